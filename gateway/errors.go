@@ -1,0 +1,133 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/foundryhq/foundry/services/platform/grpcerr"
+)
+
+// httpStatusOf is the one table from gRPC codes to HTTP statuses (the domain
+// kinds map to codes in the platform's grpcerr package).
+var httpStatusOf = map[codes.Code]int{
+	codes.OK:                 http.StatusOK,
+	codes.InvalidArgument:    http.StatusUnprocessableEntity,
+	codes.OutOfRange:         http.StatusUnprocessableEntity,
+	codes.FailedPrecondition: http.StatusBadRequest,
+	codes.Unauthenticated:    http.StatusUnauthorized,
+	codes.PermissionDenied:   http.StatusForbidden,
+	codes.NotFound:           http.StatusNotFound,
+	codes.AlreadyExists:      http.StatusConflict,
+	codes.Aborted:            http.StatusConflict,
+	codes.ResourceExhausted:  http.StatusTooManyRequests,
+	codes.Unimplemented:      http.StatusNotImplemented,
+	codes.Canceled:           499, // the client went away; nobody reads this
+	codes.Unavailable:        http.StatusServiceUnavailable,
+	codes.DeadlineExceeded:   http.StatusGatewayTimeout,
+}
+
+// HTTPStatus returns the HTTP status for a gRPC code; 500 for codes that
+// mean a bug (Internal, Unknown, DataLoss).
+func HTTPStatus(c codes.Code) int {
+	if s, ok := httpStatusOf[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// ErrorBody is every error response: {"detail": ...}, plus the invalid
+// fields of a validation failure.
+type ErrorBody struct {
+	Detail string       `json:"detail"`
+	Errors []FieldError `json:"errors,omitempty"`
+}
+
+// FieldError names one invalid field.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// serverErrorDetail is what a caller sees of a 5xx: the backend's text may
+// name hosts, dial errors or internals.
+var serverErrorDetail = map[int]string{
+	http.StatusInternalServerError: "internal error",
+	http.StatusServiceUnavailable:  "service unavailable: try again shortly",
+	http.StatusGatewayTimeout:      "the request timed out",
+}
+
+// errorBody builds the response for a gRPC status.
+func errorBody(s *status.Status) (int, ErrorBody) {
+	code := HTTPStatus(s.Code())
+	body := ErrorBody{Detail: s.Message()}
+	if code >= 500 && code != http.StatusNotImplemented {
+		body.Detail = serverErrorDetail[code]
+		if body.Detail == "" {
+			body.Detail = http.StatusText(code)
+		}
+		if s.Code() == codes.Unavailable && isServiceMessage(s) {
+			body.Detail = s.Message()
+		}
+	}
+	for _, d := range s.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				body.Errors = append(body.Errors, FieldError{Field: v.GetField(), Message: v.GetDescription()})
+			}
+		}
+	}
+	if body.Detail == "" {
+		body.Detail = http.StatusText(code)
+	}
+	return code, body
+}
+
+// isServiceMessage tells a service's own Unavailable answer (readiness naming
+// the failing part, which callers need) from a transport failure, whose text
+// is a dial error: services mark theirs with an ErrorInfo in grpcerr.Domain.
+func isServiceMessage(s *status.Status) bool {
+	for _, d := range s.Details() {
+		if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.GetDomain() == grpcerr.Domain {
+			return true
+		}
+	}
+	return false
+}
+
+// writeError writes err as a JSON error response.
+func writeError(w http.ResponseWriter, err error) {
+	var hs *runtime.HTTPStatusError
+	if errors.As(err, &hs) {
+		writeJSONError(w, hs.HTTPStatus, ErrorBody{Detail: routingDetail(hs.HTTPStatus)})
+		return
+	}
+	code, body := errorBody(status.Convert(err))
+	writeJSONError(w, code, body)
+}
+
+func routingDetail(code int) string {
+	switch code {
+	case http.StatusNotFound:
+		return "not found"
+	case http.StatusMethodNotAllowed:
+		return "method not allowed"
+	}
+	return http.StatusText(code)
+}
+
+// errorHandler is the runtime.ErrorHandlerFunc for generated routes.
+func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
+	writeError(w, err)
+}
+
+// routingErrorHandler answers unknown paths 404 and wrong methods 405 (the
+// default would turn 405 into 501).
+func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, code int) {
+	writeJSONError(w, code, ErrorBody{Detail: routingDetail(code)})
+}

@@ -1,0 +1,159 @@
+// Package gateway serves Foundry's /api REST surface by translating HTTP to
+// the four services' gRPC APIs. The path of every route is declared once, in
+// api.yaml beside this file; this package adds what generated code cannot:
+// the JSON conventions, the error table, the body cap, 201 for creates, the
+// raw routes that must see unparsed bodies, and the API docs.
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
+	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/app"
+	"github.com/foundryhq/foundry/services/platform/config"
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+)
+
+// Config holds the gateway's own settings.
+type Config struct {
+	// MaxBodyBytes caps a request body; larger ones get 413.
+	MaxBodyBytes int
+	// RequestTimeout bounds one request end to end.
+	RequestTimeout time.Duration
+}
+
+func (c *Config) register(fs *config.FlagSet) {
+	fs.Int(&c.MaxBodyBytes, "max-body-bytes", "FOUNDRY_MAX_BODY_BYTES", 1<<20, "largest request body accepted (413 beyond)")
+	fs.Duration(&c.RequestTimeout, "request-timeout", "FOUNDRY_REQUEST_TIMEOUT", 30*time.Second, "time limit of one request")
+}
+
+// Module returns the gateway module.
+func Module() app.Module {
+	cfg := &Config{}
+	return app.Module{
+		Name:  "gateway",
+		Flags: cfg.register,
+		Start: func(ctx context.Context, h *app.Host) error {
+			conns := Conns{}
+			for name, dst := range map[string]**grpc.ClientConn{
+				"portfolio": &conns.Portfolio, "ledger": &conns.Ledger, "agent": &conns.Agent, "ops": &conns.Ops,
+			} {
+				c, err := h.Dial(name)
+				if err != nil {
+					return err
+				}
+				*dst = c
+			}
+			handler, err := New(ctx, *cfg, conns, h)
+			if err != nil {
+				return err
+			}
+			h.ServeHTTP(handler)
+			return nil
+		},
+	}
+}
+
+// Conns are the gateway's connections to the services.
+type Conns struct {
+	Portfolio, Ledger, Agent, Ops *grpc.ClientConn
+}
+
+// marshalOptions are Foundry's JSON conventions: field names exactly as the
+// API names them, and every field present (unset wrappers as null, empty
+// lists as []).
+var marshalOptions = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
+
+// unmarshalOptions reject unknown fields: no silent mass assignment.
+var unmarshalOptions = protojson.UnmarshalOptions{DiscardUnknown: false}
+
+// New returns the gateway's HTTP handler.
+func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handler, error) {
+	mux := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
+			MarshalOptions:   marshalOptions,
+			UnmarshalOptions: unmarshalOptions,
+		}),
+		runtime.WithErrorHandler(errorHandler),
+		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		runtime.WithForwardResponseOption(forwardStatus),
+		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithOutgoingHeaderMatcher(dropHeader),
+		runtime.WithOutgoingTrailerMatcher(dropHeader),
+		runtime.WithMiddlewares(recordRoute),
+	)
+	for name, register := range map[string]func() error{
+		"portfolio": func() error { return portfoliov1.RegisterPortfolioServiceHandler(ctx, mux, conns.Portfolio) },
+		"ledger":    func() error { return ledgerv1.RegisterLedgerServiceHandler(ctx, mux, conns.Ledger) },
+		"agent":     func() error { return agentv1.RegisterAgentServiceHandler(ctx, mux, conns.Agent) },
+		"ops":       func() error { return opsv1.RegisterOpsServiceHandler(ctx, mux, conns.Ops) },
+	} {
+		if err := register(); err != nil {
+			return nil, fmt.Errorf("register %s routes: %w", name, err)
+		}
+	}
+
+	root := http.NewServeMux()
+	root.Handle("/api/", mux)
+	root.Handle("POST /api/contributions/github", githubWebhook(ledgerv1.NewLedgerServiceClient(conns.Ledger)))
+	root.Handle("GET /api/openapi.json", openAPIHandler())
+	root.Handle("GET /api/docs/", docsHandler())
+	root.Handle("GET /api/docs", http.RedirectHandler("/api/docs/", http.StatusMovedPermanently))
+	root.Handle("GET /{$}", http.RedirectHandler("/api/docs/", http.StatusFound))
+	root.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSONError(w, http.StatusNotFound, ErrorBody{Detail: "not found"})
+	})
+
+	return chain(root,
+		recoverPanics(h.Log),
+		observe(h.Log, h.Metrics),
+		limitBody(int64(cfg.MaxBodyBytes)),
+		withTimeout(cfg.RequestTimeout),
+	), nil
+}
+
+// incomingHeader forwards only the headers services read; everything else,
+// including client-supplied Grpc-Metadata-* headers, stays at the edge.
+// (Authorization and X-Forwarded-For are forwarded by the runtime itself.)
+func incomingHeader(key string) (string, bool) {
+	switch http.CanonicalHeaderKey(key) {
+	case "X-Api-Key":
+		return rpcmeta.APIKeyKey, true
+	case "X-Request-Id":
+		return "x-request-id", true
+	}
+	return "", false
+}
+
+// dropHeader keeps gRPC metadata out of HTTP responses.
+func dropHeader(string) (string, bool) { return "", false }
+
+// forwardStatus applies the HTTP status a handler asked for (201 on create).
+func forwardStatus(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
+	md, ok := runtime.ServerMetadataFromContext(ctx)
+	if !ok {
+		return nil
+	}
+	vals := md.HeaderMD.Get(rpcmeta.HTTPCodeKey)
+	if len(vals) == 0 {
+		return nil
+	}
+	code, err := strconv.Atoi(vals[0])
+	if err != nil || code < 200 || code > 299 {
+		return nil
+	}
+	w.WriteHeader(code)
+	return nil
+}

@@ -1,0 +1,179 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+type middleware func(http.Handler) http.Handler
+
+// chain wraps h so that the first middleware is the outermost.
+func chain(h http.Handler, mws ...middleware) http.Handler {
+	for i := len(mws) - 1; i >= 0; i-- {
+		h = mws[i](h)
+	}
+	return h
+}
+
+// writeJSONError writes an {"detail": ...} body with the status.
+func writeJSONError(w http.ResponseWriter, code int, body ErrorBody) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Del("Content-Length")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// recoverPanics turns a panic into a 500 instead of a dropped connection.
+func recoverPanics(log *zap.Logger) middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					log.Error("panic serving request", zap.String("path", r.URL.Path), zap.Any("panic", v), zap.Stack("stack"))
+					writeJSONError(w, http.StatusInternalServerError, ErrorBody{Detail: "internal error"})
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// observe logs every request and records its duration by route pattern and
+// status. It never logs headers or bodies (tokens and keys live there).
+func observe(log *zap.Logger, reg prometheus.Registerer) middleware {
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "foundry_http_request_duration_seconds",
+		Help:    "Time to serve an HTTP request, by method, route and status.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+	}, []string{"method", "route", "status"})
+	if reg != nil {
+		reg.MustRegister(duration)
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			rec := &statusRecorder{ResponseWriter: w}
+			route := new(string)
+			r = r.WithContext(context.WithValue(r.Context(), routeKey{}, route))
+			next.ServeHTTP(rec, r)
+			elapsed := time.Since(start)
+			if rec.status == 0 {
+				rec.status = http.StatusOK
+			}
+			if *route == "" {
+				*route = "unmatched"
+				if r.Pattern != "" {
+					*route = r.Pattern
+				}
+			}
+			duration.WithLabelValues(r.Method, *route, fmt.Sprint(rec.status)).Observe(elapsed.Seconds())
+			level := zapcore.InfoLevel
+			if rec.status >= 500 {
+				level = zapcore.ErrorLevel
+			}
+			if ce := log.Check(level, "http"); ce != nil {
+				ce.Write(zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.String("route", *route),
+					zap.Int("status", rec.status), zap.Int("bytes", rec.bytes), zap.Duration("elapsed", elapsed))
+			}
+		})
+	}
+}
+
+type routeKey struct{}
+
+// recordRoute is a grpc-gateway middleware (it runs after routing) that tells
+// observe which pattern matched, so metrics are labelled by route, not by
+// path with its ids.
+func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		if p, ok := runtime.HTTPPathPattern(r.Context()); ok {
+			if holder, _ := r.Context().Value(routeKey{}).(*string); holder != nil {
+				*holder = p
+			}
+		}
+		next(w, r, params)
+	}
+}
+
+// limitBody answers 413 for a body over max bytes, before any handler reads
+// it. Bodies are small, so the accepted body is buffered whole; handlers then
+// see an ordinary reader and never a half-read stream.
+func limitBody(max int64) middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Body == nil || r.Body == http.NoBody {
+				next.ServeHTTP(w, r)
+				return
+			}
+			tooLarge := ErrorBody{Detail: fmt.Sprintf("request body too large: the limit is %d bytes", max)}
+			if r.ContentLength > max {
+				writeJSONError(w, http.StatusRequestEntityTooLarge, tooLarge)
+				return
+			}
+			body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+			if err != nil {
+				writeJSONError(w, http.StatusBadRequest, ErrorBody{Detail: "could not read the request body"})
+				return
+			}
+			if int64(len(body)) > max {
+				writeJSONError(w, http.StatusRequestEntityTooLarge, tooLarge)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// withTimeout bounds a request's work; the deadline reaches the services.
+func withTimeout(d time.Duration) middleware {
+	return func(next http.Handler) http.Handler {
+		if d <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), d)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}

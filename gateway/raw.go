@@ -1,0 +1,55 @@
+package gateway
+
+import (
+	"io"
+	"net/http"
+
+	"google.golang.org/protobuf/proto"
+
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+)
+
+// githubWebhook forwards a GitHub delivery to the ledger unparsed: the
+// signature covers the exact bytes GitHub sent, so the body must not pass
+// through JSON decoding first. The body cap has already been applied.
+func githubWebhook(ledger ledgerv1.LedgerServiceClient) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, ErrorBody{Detail: "could not read the request body"})
+			return
+		}
+		resp, err := ledger.RecordGithubDelivery(r.Context(), &ledgerv1.RecordGithubDeliveryRequest{
+			Event:         r.Header.Get("X-GitHub-Event"),
+			DeliveryId:    r.Header.Get("X-GitHub-Delivery"),
+			Signature_256: r.Header.Get("X-Hub-Signature-256"),
+			Body:          body,
+		})
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		code, out := http.StatusOK, proto.Message(resp)
+		switch resp.GetStatus() {
+		case "recorded":
+			code, out = http.StatusCreated, resp.GetContribution()
+		case "duplicate":
+			out = resp.GetContribution()
+		case "ignored":
+			code = http.StatusAccepted
+		}
+		writeMessage(w, code, out)
+	})
+}
+
+// writeMessage writes a proto message with Foundry's JSON conventions.
+func writeMessage(w http.ResponseWriter, code int, m proto.Message) {
+	b, err := marshalOptions.Marshal(m)
+	if err != nil {
+		writeJSONError(w, http.StatusInternalServerError, ErrorBody{Detail: "internal error"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}

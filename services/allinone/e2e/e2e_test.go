@@ -1,0 +1,86 @@
+// Package e2e_test drives Foundry from the outside: real HTTP through the
+// gateway and real gRPC, on every storage engine available.
+package e2e_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/allinone/allinonetest"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+)
+
+var client = &http.Client{Timeout: 30 * time.Second}
+
+// response is a decoded HTTP response.
+type response struct {
+	Status int
+	Header http.Header
+	Raw    []byte
+	// JSON is the body decoded as a JSON object (nil when it is not one).
+	JSON map[string]any
+}
+
+// request sends body (a string is sent as is, anything else as JSON) with
+// headers given as "Name: value".
+func request(t *testing.T, method, url string, body any, headers ...string) response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	require.NoError(t, err)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range headers {
+		name, value, ok := strings.Cut(h, ":")
+		require.True(t, ok, "header %q", h)
+		req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	out := response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	_ = json.Unmarshal(raw, &out.JSON)
+	return out
+}
+
+// requireStatus checks the status and, for errors, the {"detail"} shape.
+func requireStatus(t *testing.T, want int, r response) {
+	t.Helper()
+	require.Equal(t, want, r.Status, "body: %s", r.Raw)
+	if want >= 400 {
+		require.Equal(t, "application/json", r.Header.Get("Content-Type"), "body: %s", r.Raw)
+		detail, ok := r.JSON["detail"].(string)
+		require.True(t, ok, "error body has a string detail: %s", r.Raw)
+		require.NotEmpty(t, detail)
+	}
+}
+
+// eachEngine runs fn on a fresh system per available storage engine.
+func eachEngine(t *testing.T, fn func(t *testing.T, sys *allinonetest.System), extra ...string) {
+	t.Helper()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		fn(t, allinonetest.Start(t, allinonetest.NewStorage(t, engine), extra...))
+	})
+}

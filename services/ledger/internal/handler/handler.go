@@ -1,0 +1,132 @@
+// Package handler implements the ledger's gRPC API: it validates requests,
+// applies the domain rules and maps store errors to domain failures. RPCs of
+// later milestones answer Unimplemented through the embedded base.
+package handler
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/ledger/internal/identity"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/ratelimit"
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+)
+
+// Handler serves foundry.ledger.v1.LedgerService.
+type Handler struct {
+	ledgerv1.UnimplementedLedgerServiceServer
+
+	store      store.Store
+	clock      clock.Clock
+	random     io.Reader
+	registers  *ratelimit.Limiter
+	sessionTTL time.Duration
+}
+
+// Options configure a Handler.
+type Options struct {
+	// Clock defaults to the wall clock.
+	Clock clock.Clock
+	// Random is the token source; nil means crypto/rand.
+	Random io.Reader
+	// RegisterRatePerMin bounds registrations per client address per minute;
+	// 0 turns the limit off.
+	RegisterRatePerMin int
+	// SessionTTL is a session's lifetime; 0 means sessions do not expire.
+	SessionTTL time.Duration
+}
+
+// New returns a Handler over s.
+func New(s store.Store, opts Options) *Handler {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	return &Handler{
+		store:      s,
+		clock:      opts.Clock,
+		random:     opts.Random,
+		registers:  ratelimit.New(opts.RegisterRatePerMin, opts.Clock),
+		sessionTTL: opts.SessionTTL,
+	}
+}
+
+// Register implements LedgerService.Register.
+func (h *Handler) Register(ctx context.Context, req *ledgerv1.RegisterRequest) (*ledgerv1.RegisterResponse, error) {
+	if !h.registers.Allow(rpcmeta.ClientAddr(ctx)) {
+		return nil, fault.New(fault.RateLimited, "too many registrations from this address: try again in a minute")
+	}
+	if err := identity.ValidateHandle(req.GetHandle()); err != nil {
+		return nil, err
+	}
+	token, hash, err := identity.NewToken(h.random)
+	if err != nil {
+		return nil, err
+	}
+	now := h.clock.Now()
+	c := store.Contributor{ID: uuid.NewString(), Handle: req.GetHandle(), TrustLevel: identity.TrustTOFU, CreatedAt: now}
+	sess := store.Session{TokenHash: hash, CreatedAt: now}
+	if h.sessionTTL > 0 {
+		sess.ExpiresAt = now.Add(h.sessionTTL)
+	}
+	if err := h.store.Register(ctx, c, sess); err != nil {
+		if errors.Is(err, store.ErrAlreadyExists) {
+			return nil, fault.New(fault.AlreadyExists, identity.HandleTaken)
+		}
+		return nil, err
+	}
+	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
+	return &ledgerv1.RegisterResponse{
+		ContributorId: c.ID,
+		Handle:        c.Handle,
+		SessionToken:  token,
+		TrustLevel:    c.TrustLevel,
+	}, nil
+}
+
+// GetSession implements LedgerService.GetSession.
+func (h *Handler) GetSession(ctx context.Context, _ *ledgerv1.GetSessionRequest) (*ledgerv1.GetSessionResponse, error) {
+	sess, err := h.authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.GetSessionResponse{
+		Valid:         true,
+		ContributorId: sess.Contributor.ID,
+		Handle:        sess.Contributor.Handle,
+		TrustLevel:    sess.Contributor.TrustLevel,
+	}, nil
+}
+
+// authenticate resolves the request's Bearer token to a live session.
+func (h *Handler) authenticate(ctx context.Context) (store.Session, error) {
+	token, ok := rpcmeta.BearerToken(ctx)
+	if !ok {
+		return store.Session{}, fault.New(fault.Unauthenticated, "missing or malformed Authorization header: want Bearer <session_token>")
+	}
+	sess, err := h.store.SessionByTokenHash(ctx, identity.HashToken(token))
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Session{}, fault.New(fault.Unauthenticated, "invalid session token")
+	}
+	if err != nil {
+		return store.Session{}, err
+	}
+	if !sess.ExpiresAt.IsZero() && !h.clock.Now().Before(sess.ExpiresAt) {
+		return store.Session{}, fault.New(fault.Unauthenticated, "session expired")
+	}
+	return sess, nil
+}
+
+// UpgradeTrust implements LedgerService.UpgradeTrust: a stub until an
+// OAuth-based upgrade is designed.
+func (h *Handler) UpgradeTrust(context.Context, *ledgerv1.UpgradeTrustRequest) (*ledgerv1.UpgradeTrustResponse, error) {
+	return nil, fault.New(fault.Unimplemented, "trust upgrade is not available yet: it awaits an OAuth-based design")
+}

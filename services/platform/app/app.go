@@ -1,0 +1,515 @@
+// Package app runs Foundry modules. A module is one deployable part (a
+// service, or the gateway); a process runs any set of them, chosen with
+// -target, on one gRPC server, one public HTTP server and one admin server.
+// Modules reach each other only through gRPC clients from Host.Dial, also
+// when they share a process, so a laptop run takes the path Kubernetes takes.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/foundryhq/foundry/services/platform/config"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/grpcserver"
+	"github.com/foundryhq/foundry/services/platform/logging"
+	"github.com/foundryhq/foundry/services/platform/migrate"
+)
+
+// Module is one deployable part of Foundry.
+type Module struct {
+	// Name is the target name ("ledger") and, for modules with a database,
+	// the Postgres schema and SQLite file name.
+	Name string
+	// Service is the fully qualified gRPC service the module serves, whose
+	// health status the process reports; empty for none.
+	Service string
+	// Migrations, when set, gives the module its own database: directories
+	// "postgres" and "sqlite" of NNNN_name.sql files.
+	Migrations fs.FS
+	// Flags registers the module's own settings.
+	Flags func(fs *config.FlagSet)
+	// Start registers the module's gRPC services and starts its work. It
+	// must not block.
+	Start func(ctx context.Context, h *Host) error
+}
+
+// Peers are the modules other modules may dial.
+var Peers = []string{"portfolio", "ledger", "agent", "ops"}
+
+// Settings are shared by every module of a process.
+type Settings struct {
+	Target          string
+	GRPCAddr        string
+	HTTPAddr        string
+	AdminAddr       string
+	DataDir         string
+	DatabaseURL     string
+	AutoMigrate     bool
+	AdminKey        string
+	LogFormat       string
+	LogLevel        string
+	HealthInterval  time.Duration
+	ShutdownDelay   time.Duration
+	ShutdownTimeout time.Duration
+	// PeerAddrs maps a peer module to its gRPC address; empty means "this
+	// process", which must then run that module.
+	PeerAddrs map[string]*string
+}
+
+func (s *Settings) register(fs *config.FlagSet, multi bool) {
+	if multi {
+		fs.String(&s.Target, "target", "FOUNDRY_TARGET", "all", "comma-separated modules to run, or all")
+	}
+	fs.String(&s.GRPCAddr, "grpc-addr", "FOUNDRY_GRPC_ADDR", "127.0.0.1:9090", "gRPC listen address")
+	fs.String(&s.HTTPAddr, "http-addr", "FOUNDRY_HTTP_ADDR", "127.0.0.1:8080", "REST gateway listen address")
+	fs.String(&s.AdminAddr, "admin-addr", "FOUNDRY_ADMIN_ADDR", "127.0.0.1:9100", "admin listen address (/metrics, /healthz, /readyz); empty disables")
+	fs.String(&s.DataDir, "data-dir", "FOUNDRY_DATA_DIR", "data", "directory of the SQLite files")
+	fs.String(&s.DatabaseURL, "database-url", "FOUNDRY_DATABASE_URL", "", "postgres:// URL; empty uses embedded SQLite under -data-dir")
+	fs.Bool(&s.AutoMigrate, "auto-migrate", "FOUNDRY_AUTO_MIGRATE", true, "apply pending schema migrations at startup")
+	fs.String(&s.AdminKey, "admin-key", "FOUNDRY_ADMIN_KEY", "", "administrator key (X-API-Key); generated and printed when empty")
+	fs.String(&s.LogFormat, "log-format", "FOUNDRY_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal)")
+	fs.String(&s.LogLevel, "log-level", "FOUNDRY_LOG_LEVEL", "info", "debug, info, warn or error")
+	fs.Duration(&s.HealthInterval, "health-interval", "FOUNDRY_HEALTH_INTERVAL", 5*time.Second, "how often database health is checked")
+	fs.Duration(&s.ShutdownDelay, "shutdown-delay", "FOUNDRY_SHUTDOWN_DELAY", 0, "time between reporting NOT_SERVING and draining, for load balancers to notice")
+	fs.Duration(&s.ShutdownTimeout, "shutdown-timeout", "FOUNDRY_SHUTDOWN_TIMEOUT", 15*time.Second, "how long draining may take before connections are cut")
+	s.PeerAddrs = map[string]*string{}
+	for _, p := range Peers {
+		addr := new(string)
+		s.PeerAddrs[p] = addr
+		fs.String(addr, p+"-addr", "FOUNDRY_"+strings.ToUpper(p)+"_ADDR", "", "gRPC address of the "+p+" service; empty when this process runs it")
+	}
+}
+
+// Host is what a module gets from the process it runs in.
+type Host struct {
+	// Log is the module's logger.
+	Log *zap.Logger
+	// Settings are the process-wide settings.
+	Settings *Settings
+	// DB is the module's database, when it declared migrations.
+	DB *database.DB
+	// Metrics registers the module's Prometheus collectors.
+	Metrics prometheus.Registerer
+
+	proc   *Process
+	module Module
+}
+
+// RegisterService registers a gRPC service implementation.
+func (h *Host) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	h.proc.grpc.RegisterService(desc, impl)
+}
+
+// Dial returns a client connection to a peer module ("portfolio", ...).
+// Connections are shared and closed when the process stops.
+func (h *Host) Dial(peer string) (*grpc.ClientConn, error) {
+	return h.proc.dial(peer)
+}
+
+// ServeHTTP makes handler the process's public HTTP handler (the gateway).
+func (h *Host) ServeHTTP(handler http.Handler) {
+	h.proc.httpHandler = handler
+}
+
+// Go runs fn in the background until the process stops; fn must return when
+// ctx is done.
+func (h *Host) Go(fn func(ctx context.Context)) {
+	h.proc.loops.Go(func() { fn(h.proc.loopCtx) })
+}
+
+// OnStop runs fn when the process stops, after the servers have drained.
+func (h *Host) OnStop(fn func()) {
+	h.proc.onStop = append(h.proc.onStop, fn)
+}
+
+// AddCheck adds a health check to the module's gRPC service status: it is
+// SERVING only while every check passes.
+func (h *Host) AddCheck(name string, check func(ctx context.Context) error) {
+	h.proc.checks = append(h.proc.checks, healthCheck{service: h.module.Service, name: name, fn: check})
+}
+
+type healthCheck struct {
+	service string
+	name    string
+	fn      func(ctx context.Context) error
+}
+
+// Process is a running set of modules.
+type Process struct {
+	// GRPCAddr, HTTPAddr and AdminAddr are the bound addresses ("" when not
+	// serving).
+	GRPCAddr  string
+	HTTPAddr  string
+	AdminAddr string
+	// Settings are the parsed settings.
+	Settings *Settings
+	// Log is the process logger.
+	Log *zap.Logger
+
+	modules     []Module
+	grpc        *grpc.Server
+	health      *health.Server
+	httpHandler http.Handler
+	httpSrv     *http.Server
+	adminSrv    *http.Server
+	checks      []healthCheck
+	onStop      []func()
+	dbs         []*database.DB
+
+	connMu sync.Mutex
+	conns  map[string]*grpc.ClientConn
+
+	loopCtx    context.Context
+	loopCancel context.CancelFunc
+	loops      sync.WaitGroup
+
+	errs     chan error
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Options tune Start; the zero value reads the real environment.
+type Options struct {
+	// Getenv replaces os.Getenv (tests).
+	Getenv func(string) string
+}
+
+// Parse builds the settings of a process running the given modules from args
+// and the environment. It returns the selected modules and the positional
+// arguments left over.
+func Parse(program string, all []Module, args []string, opts Options) (*Settings, []Module, []string, error) {
+	fs := config.New(program)
+	s := &Settings{}
+	s.register(fs, len(all) > 1)
+	for _, m := range all {
+		if m.Flags != nil {
+			m.Flags(fs)
+		}
+	}
+	rest, err := fs.Parse(args, opts.Getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	selected, err := selectModules(all, s.Target)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return s, selected, rest, nil
+}
+
+func selectModules(all []Module, target string) ([]Module, error) {
+	if len(all) == 1 || target == "" || target == "all" {
+		return all, nil
+	}
+	var out []Module
+	for _, name := range strings.Split(target, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(all, func(m Module) bool { return m.Name == name })
+		if i < 0 {
+			names := make([]string, len(all))
+			for j, m := range all {
+				names[j] = m.Name
+			}
+			return nil, fmt.Errorf("unknown target %q: want all or some of %s", name, strings.Join(names, ","))
+		}
+		if !slices.ContainsFunc(out, func(m Module) bool { return m.Name == name }) {
+			out = append(out, all[i])
+		}
+	}
+	return out, nil
+}
+
+// Start runs the modules with the settings and returns once every server is
+// listening. Stop the process with Stop.
+func Start(ctx context.Context, s *Settings, modules []Module) (p *Process, err error) {
+	log, err := logging.New(s.LogFormat, s.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	if s.AdminKey == "" {
+		s.AdminKey = generateKey()
+		log.Warn("no administrator key configured: generated one for this run", zap.String("admin_key", s.AdminKey))
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv, hs := grpcserver.New(log.Named("grpc"), reg)
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p = &Process{
+		Settings: s, Log: log, modules: modules, grpc: srv, health: hs,
+		conns: map[string]*grpc.ClientConn{}, loopCtx: loopCtx, loopCancel: cancel,
+		errs: make(chan error, 3),
+	}
+	defer func() {
+		if err != nil {
+			p.release()
+		}
+	}()
+
+	lis, err := net.Listen("tcp", s.GRPCAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen gRPC on %s: %w", s.GRPCAddr, err)
+	}
+	p.GRPCAddr = lis.Addr().String()
+
+	for _, m := range modules {
+		if m.Service != "" {
+			hs.SetServingStatus(m.Service, healthpb.HealthCheckResponse_NOT_SERVING)
+		}
+	}
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	for _, m := range modules {
+		if err := p.startModule(ctx, m, reg); err != nil {
+			_ = lis.Close()
+			return nil, fmt.Errorf("start %s: %w", m.Name, err)
+		}
+	}
+
+	go func() { p.errs <- srv.Serve(lis) }()
+	if p.httpHandler != nil {
+		if p.httpSrv, p.HTTPAddr, err = p.serveHTTP(s.HTTPAddr, p.httpHandler); err != nil {
+			return nil, fmt.Errorf("listen HTTP on %s: %w", s.HTTPAddr, err)
+		}
+	}
+	if s.AdminAddr != "" {
+		if p.adminSrv, p.AdminAddr, err = p.serveHTTP(s.AdminAddr, p.adminHandler(reg)); err != nil {
+			return nil, fmt.Errorf("listen admin on %s: %w", s.AdminAddr, err)
+		}
+	}
+	p.checkHealth(ctx)
+	p.loops.Go(p.healthLoop)
+	return p, nil
+}
+
+func (p *Process) startModule(ctx context.Context, m Module, reg prometheus.Registerer) error {
+	h := &Host{
+		Log:      p.Log.Named(m.Name),
+		Settings: p.Settings,
+		Metrics:  prometheus.WrapRegistererWith(prometheus.Labels{"module": m.Name}, reg),
+		proc:     p,
+		module:   m,
+	}
+	if m.Migrations != nil {
+		db, err := database.Open(ctx, database.Config{URL: p.Settings.DatabaseURL, DataDir: p.Settings.DataDir, Schema: m.Name})
+		if err != nil {
+			return err
+		}
+		p.dbs = append(p.dbs, db)
+		if p.Settings.AutoMigrate {
+			n, err := migrate.Up(ctx, db, m.Migrations)
+			if err != nil {
+				return fmt.Errorf("migrate %s database: %w", m.Name, err)
+			}
+			v, _ := migrate.Version(ctx, db)
+			h.Log.Info("database ready", zap.String("engine", string(db.Engine())), zap.String("target", db.Target()),
+				zap.Int("applied_migrations", n), zap.Int("schema_version", v))
+		}
+		h.DB = db
+		h.AddCheck("database", db.Ping)
+	}
+	if m.Start == nil {
+		return nil
+	}
+	return m.Start(ctx, h)
+}
+
+func (p *Process) serveHTTP(addr string, handler http.Handler) (*http.Server, string, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          zap.NewStdLog(p.Log.Named("http")),
+	}
+	go func() {
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			p.errs <- err
+		}
+	}()
+	return srv, lis.Addr().String(), nil
+}
+
+func (p *Process) adminHandler(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		resp, err := p.health.Check(r.Context(), &healthpb.HealthCheckRequest{})
+		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			http.Error(w, "not serving", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return mux
+}
+
+// healthLoop re-runs the checks until the process stops.
+func (p *Process) healthLoop() {
+	t := time.NewTicker(p.Settings.HealthInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.loopCtx.Done():
+			return
+		case <-t.C:
+			p.checkHealth(p.loopCtx)
+		}
+	}
+}
+
+// checkHealth sets each module's service SERVING when all its checks pass,
+// and the overall ("") status SERVING when every service is.
+func (p *Process) checkHealth(ctx context.Context) {
+	failing := map[string]bool{}
+	for _, c := range p.checks {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := c.fn(cctx)
+		cancel()
+		if err != nil {
+			if !failing[c.service] {
+				p.Log.Warn("health check failing", zap.String("service", c.service), zap.String("check", c.name), zap.Error(err))
+			}
+			failing[c.service] = true
+		}
+	}
+	if ctx.Err() != nil {
+		return // stopping: Shutdown owns the status now
+	}
+	all := healthpb.HealthCheckResponse_SERVING
+	for _, m := range p.modules {
+		if m.Service == "" {
+			continue
+		}
+		st := healthpb.HealthCheckResponse_SERVING
+		if failing[m.Service] {
+			st, all = healthpb.HealthCheckResponse_NOT_SERVING, healthpb.HealthCheckResponse_NOT_SERVING
+		}
+		p.health.SetServingStatus(m.Service, st)
+	}
+	p.health.SetServingStatus("", all)
+}
+
+func (p *Process) dial(peer string) (*grpc.ClientConn, error) {
+	addrPtr, known := p.Settings.PeerAddrs[peer]
+	if !known {
+		return nil, fmt.Errorf("unknown peer %q", peer)
+	}
+	addr := *addrPtr
+	if addr == "" {
+		if !slices.ContainsFunc(p.modules, func(m Module) bool { return m.Name == peer }) {
+			return nil, fmt.Errorf("no address for the %s service: set -%s-addr (FOUNDRY_%s_ADDR)", peer, peer, strings.ToUpper(peer))
+		}
+		addr = p.GRPCAddr
+	}
+	p.connMu.Lock()
+	defer p.connMu.Unlock()
+	if c, ok := p.conns[addr]; ok {
+		return c, nil
+	}
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcserver.MaxMessageBytes)))
+	if err != nil {
+		return nil, fmt.Errorf("dial %s at %s: %w", peer, addr, err)
+	}
+	p.conns[addr] = c
+	return c, nil
+}
+
+// Done delivers the first fatal server error.
+func (p *Process) Done() <-chan error { return p.errs }
+
+// Stop reports NOT_SERVING, waits the shutdown delay, drains the HTTP and
+// gRPC servers (cutting them off after the shutdown timeout), stops the
+// background loops and closes the databases. It is safe to call twice.
+func (p *Process) Stop(ctx context.Context) error {
+	p.stopOnce.Do(func() {
+		p.health.Shutdown()
+		if d := p.Settings.ShutdownDelay; d > 0 {
+			p.Log.Info("reported NOT_SERVING; waiting before draining", zap.Duration("delay", d))
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+			}
+		}
+		dctx, cancel := context.WithTimeout(ctx, p.Settings.ShutdownTimeout)
+		defer cancel()
+		var errs []error
+		for _, srv := range []*http.Server{p.httpSrv, p.adminSrv} {
+			if srv != nil {
+				if err := srv.Shutdown(dctx); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		drained := make(chan struct{})
+		go func() { p.grpc.GracefulStop(); close(drained) }()
+		select {
+		case <-drained:
+		case <-dctx.Done():
+			p.grpc.Stop()
+			errs = append(errs, errors.New("gRPC drain timed out"))
+		}
+		p.release()
+		p.stopErr = errors.Join(errs...)
+		p.Log.Info("stopped")
+		_ = p.Log.Sync()
+	})
+	return p.stopErr
+}
+
+// release stops the loops and frees every resource; also used when Start
+// fails half-way.
+func (p *Process) release() {
+	for _, srv := range []*http.Server{p.httpSrv, p.adminSrv} {
+		if srv != nil {
+			_ = srv.Close()
+		}
+	}
+	p.loopCancel()
+	p.loops.Wait()
+	for i := len(p.onStop) - 1; i >= 0; i-- {
+		p.onStop[i]()
+	}
+	p.connMu.Lock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = map[string]*grpc.ClientConn{}
+	p.connMu.Unlock()
+	for _, db := range p.dbs {
+		db.Close()
+	}
+	p.dbs = nil
+	p.grpc.Stop()
+}
+
+func generateKey() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

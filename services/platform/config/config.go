@@ -1,0 +1,113 @@
+// Package config reads settings the twelve-factor way: every setting is a
+// command-line flag with a default, and an environment variable overrides the
+// default (an explicit flag wins over both).
+package config
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FlagSet is a flag.FlagSet whose flags each have an environment variable.
+type FlagSet struct {
+	fs   *flag.FlagSet
+	envs map[string]string // flag name -> environment variable
+}
+
+// New returns an empty FlagSet for the named program.
+func New(program string) *FlagSet {
+	fs := flag.NewFlagSet(program, flag.ContinueOnError)
+	return &FlagSet{fs: fs, envs: map[string]string{}}
+}
+
+// Flags exposes the underlying flag set (for usage output).
+func (s *FlagSet) Flags() *flag.FlagSet { return s.fs }
+
+func (s *FlagSet) bind(name, env string) {
+	if _, dup := s.envs[name]; dup {
+		panic("config: flag defined twice: " + name)
+	}
+	s.envs[name] = env
+}
+
+func (s *FlagSet) usage(env, usage string) string {
+	return fmt.Sprintf("%s (env %s)", usage, env)
+}
+
+// String defines a string setting.
+func (s *FlagSet) String(p *string, name, env, def, usage string) {
+	s.bind(name, env)
+	s.fs.StringVar(p, name, def, s.usage(env, usage))
+}
+
+// Int defines an integer setting.
+func (s *FlagSet) Int(p *int, name, env string, def int, usage string) {
+	s.bind(name, env)
+	s.fs.IntVar(p, name, def, s.usage(env, usage))
+}
+
+// Float defines a floating-point setting.
+func (s *FlagSet) Float(p *float64, name, env string, def float64, usage string) {
+	s.bind(name, env)
+	s.fs.Float64Var(p, name, def, s.usage(env, usage))
+}
+
+// Bool defines a boolean setting.
+func (s *FlagSet) Bool(p *bool, name, env string, def bool, usage string) {
+	s.bind(name, env)
+	s.fs.BoolVar(p, name, def, s.usage(env, usage))
+}
+
+// Duration defines a duration setting ("90s", "6h").
+func (s *FlagSet) Duration(p *time.Duration, name, env string, def time.Duration, usage string) {
+	s.bind(name, env)
+	s.fs.DurationVar(p, name, def, s.usage(env, usage))
+}
+
+// Parse reads args, then applies environment variables (looked up with
+// getenv) to every flag not given explicitly. It returns the remaining
+// positional arguments.
+func (s *FlagSet) Parse(args []string, getenv func(string) string) ([]string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if err := s.fs.Parse(args); err != nil {
+		return nil, err
+	}
+	explicit := map[string]bool{}
+	s.fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	for name, env := range s.envs {
+		if explicit[name] {
+			continue
+		}
+		v, ok := lookup(getenv, env)
+		if !ok {
+			continue
+		}
+		if err := s.fs.Set(name, v); err != nil {
+			return nil, fmt.Errorf("environment %s=%q: %w", env, v, err)
+		}
+	}
+	return s.fs.Args(), nil
+}
+
+// lookup treats an empty variable as unset, so `FOO= make run` means default.
+func lookup(getenv func(string) string, env string) (string, bool) {
+	v := strings.TrimSpace(getenv(env))
+	return v, v != ""
+}
+
+// ParseBool is strconv.ParseBool that also accepts yes/no and on/off.
+func ParseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "yes", "on":
+		return true, nil
+	case "no", "off":
+		return false, nil
+	}
+	return strconv.ParseBool(v)
+}

@@ -1,0 +1,106 @@
+// Package grpcerr is the one table from domain failure kinds to gRPC status
+// codes. Handlers return domain errors; the interceptor here turns them into
+// statuses so no handler builds a status by hand.
+package grpcerr
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"go.uber.org/zap"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
+
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// codeOf is the table. Every fault.Kind has a row.
+var codeOf = map[fault.Kind]codes.Code{
+	fault.Internal:        codes.Internal,
+	fault.Invalid:         codes.InvalidArgument,
+	fault.Rejected:        codes.FailedPrecondition,
+	fault.NotFound:        codes.NotFound,
+	fault.AlreadyExists:   codes.AlreadyExists,
+	fault.Conflict:        codes.Aborted,
+	fault.Unauthenticated: codes.Unauthenticated,
+	fault.Forbidden:       codes.PermissionDenied,
+	fault.RateLimited:     codes.ResourceExhausted,
+	fault.Unimplemented:   codes.Unimplemented,
+	fault.Unavailable:     codes.Unavailable,
+}
+
+// Code returns the gRPC code for a failure kind.
+func Code(k fault.Kind) codes.Code {
+	if c, ok := codeOf[k]; ok {
+		return c
+	}
+	return codes.Internal
+}
+
+// Domain marks the ErrorInfo detail of every status built from a domain
+// failure: its message was written for the caller, so a proxy may show it
+// even for codes whose text it would otherwise hide.
+const Domain = "foundry"
+
+// internalMessage replaces the text of unclassified errors: their details are
+// logged, never sent.
+const internalMessage = "internal error"
+
+// Status converts err to a gRPC status. A status error passes through; a
+// fault.Error maps through the table with an ErrorInfo detail (Domain, and
+// the kind as reason) and its field violations as a BadRequest detail; anything else is Internal with a generic message. A
+// context error keeps its meaning (Canceled or DeadlineExceeded).
+func Status(err error) *status.Status {
+	if err == nil {
+		return nil
+	}
+	if s, ok := status.FromError(err); ok {
+		return s
+	}
+	if fe, ok := fault.As(err); ok {
+		if fe.Kind == fault.Internal {
+			return status.New(codes.Internal, internalMessage)
+		}
+		s := status.New(Code(fe.Kind), fe.Detail)
+		details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Domain: Domain, Reason: strings.ToUpper(fe.Kind.String())}}
+		if len(fe.Fields) > 0 {
+			br := &errdetails.BadRequest{}
+			for _, f := range fe.Fields {
+				br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: f.Field, Description: f.Message})
+			}
+			details = append(details, br)
+		}
+		if withDetails, derr := s.WithDetails(details...); derr == nil {
+			return withDetails
+		}
+		return s
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.New(codes.Canceled, "request canceled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.New(codes.DeadlineExceeded, "deadline exceeded")
+	}
+	return status.New(codes.Internal, internalMessage)
+}
+
+// UnaryServerInterceptor converts handler errors with Status, logging the
+// original error of every Internal failure (the caller sees only a generic
+// message).
+func UnaryServerInterceptor(log *zap.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		s := Status(err)
+		if s.Code() == codes.Internal {
+			log.Error("internal error", zap.String("method", info.FullMethod), zap.Error(err))
+		}
+		return nil, s.Err()
+	}
+}

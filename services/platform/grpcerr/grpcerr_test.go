@@ -1,0 +1,65 @@
+package grpcerr_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/grpcerr"
+)
+
+func TestStatus(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		err      error
+		wantCode codes.Code
+		wantMsg  string
+	}{
+		{"invalid", fault.New(fault.Invalid, "bad handle"), codes.InvalidArgument, "bad handle"},
+		{"rejected", fault.New(fault.Rejected, "empty patch"), codes.FailedPrecondition, "empty patch"},
+		{"not found", fault.New(fault.NotFound, "idea not found"), codes.NotFound, "idea not found"},
+		{"already exists", fault.New(fault.AlreadyExists, "handle_taken"), codes.AlreadyExists, "handle_taken"},
+		{"conflict", fault.New(fault.Conflict, "already complete"), codes.Aborted, "already complete"},
+		{"unauthenticated", fault.New(fault.Unauthenticated, "no token"), codes.Unauthenticated, "no token"},
+		{"forbidden", fault.New(fault.Forbidden, "not yours"), codes.PermissionDenied, "not yours"},
+		{"rate limited", fault.New(fault.RateLimited, "slow down"), codes.ResourceExhausted, "slow down"},
+		{"unimplemented", fault.New(fault.Unimplemented, "stub"), codes.Unimplemented, "stub"},
+		{"unavailable", fault.New(fault.Unavailable, "db down"), codes.Unavailable, "db down"},
+		{"wrapped fault", fmt.Errorf("ctx: %w", fault.New(fault.NotFound, "gone")), codes.NotFound, "gone"},
+		{"plain error hides its text", errors.New("pq: password leaked"), codes.Internal, "internal error"},
+		{"internal fault hides its text", fault.New(fault.Internal, "secret"), codes.Internal, "internal error"},
+		{"status passes through", status.Error(codes.NotFound, "x"), codes.NotFound, "x"},
+		{"canceled", fmt.Errorf("q: %w", context.Canceled), codes.Canceled, "request canceled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := grpcerr.Status(tt.err)
+			require.Equal(t, tt.wantCode, s.Code())
+			require.Equal(t, tt.wantMsg, s.Message())
+		})
+	}
+}
+
+func TestStatusCarriesFieldViolations(t *testing.T) {
+	t.Parallel()
+	s := grpcerr.Status(fault.Validation(fault.Field("handle", "too short")))
+	require.Equal(t, codes.InvalidArgument, s.Code())
+	require.Len(t, s.Details(), 2)
+	info, ok := s.Details()[0].(*errdetails.ErrorInfo)
+	require.True(t, ok, "first detail is %T", s.Details()[0])
+	require.Equal(t, grpcerr.Domain, info.Domain)
+	require.Equal(t, "INVALID", info.Reason)
+	br, ok := s.Details()[1].(*errdetails.BadRequest)
+	require.True(t, ok, "second detail is %T", s.Details()[1])
+	require.Equal(t, "handle", br.FieldViolations[0].Field)
+	require.Equal(t, "too short", br.FieldViolations[0].Description)
+}

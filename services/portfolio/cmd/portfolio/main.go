@@ -1,0 +1,10 @@
+// Command portfolio runs the portfolio service alone (as deployed on Kubernetes).
+// "portfolio migrate" applies its schema migrations and exits.
+package main
+
+import (
+	"github.com/foundryhq/foundry/services/portfolio"
+	"github.com/foundryhq/foundry/services/platform/app"
+)
+
+func main() { app.Main("portfolio", portfolio.Module()) }
