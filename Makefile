@@ -53,27 +53,94 @@ $(BIN)/.grpc-gateway-$(GRPC_GATEWAY_VERSION):
 GENERATED := proto/gen/go gateway/openapi
 
 .PHONY: generate
-# Generation writes to a scratch directory and replaces the committed output
-# only when it succeeded, so a failed run leaves the tree as it was.
+# Generation writes to a scratch directory first: `generate` then replaces the
+# committed output (so a failed run leaves the tree as it was), and
+# `check-generated` compares the two byte for byte.
+GEN_SCRATCH := .cache/gen
+
+.PHONY: gen-scratch
+gen-scratch: tools
+	buf lint
+	rm -rf $(GEN_SCRATCH) && mkdir -p $(GEN_SCRATCH)
+	buf generate -o $(GEN_SCRATCH)
+
+.PHONY: generate
 generate: tools ## Format, lint and generate the protobuf code (committed).
 	buf format -w proto
-	buf lint
-	rm -rf .cache/gen && mkdir -p .cache/gen
-	buf generate -o .cache/gen
+	$(MAKE) --no-print-directory gen-scratch
 	rm -rf proto/gen/go/foundry gateway/openapi/*.json
-	cp -R .cache/gen/proto/gen/go/foundry proto/gen/go/
-	cp .cache/gen/gateway/openapi/*.json gateway/openapi/
-	rm -rf .cache/gen
+	cp -R $(GEN_SCRATCH)/proto/gen/go/foundry proto/gen/go/
+	cp $(GEN_SCRATCH)/gateway/openapi/*.json gateway/openapi/
 
 .PHONY: check-generated
-check-generated: generate ## Fail when the committed generated code differs from `make generate`.
-	@if [ -n "$$(git status --porcelain -- proto $(GENERATED))" ]; then \
-		git status --porcelain -- proto $(GENERATED); \
-		echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; \
-	fi
+check-generated: gen-scratch ## Fail when the protos are unformatted or the committed generated code is stale.
+	@buf format --diff --exit-code proto || { echo "protos are not formatted: run 'make generate'" >&2; exit 1; }
+	@diff -r $(GEN_SCRATCH)/proto/gen/go/foundry proto/gen/go/foundry && \
+		diff -r $(GEN_SCRATCH)/gateway/openapi gateway/openapi || \
+		{ echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; }
+	@echo "generated code is up to date"
 
 .PHONY: breaking
 breaking: tools ## Check the protos against main for breaking changes.
 	@if git rev-parse --verify -q main >/dev/null && [ -n "$$(git ls-tree -r main --name-only -- proto/foundry)" ]; then \
-		buf breaking --against '.git#branch=main'; \
+		buf breaking --against '.git#branch=main' && echo "no breaking changes against main"; \
 	else echo "breaking: main has no protos yet, nothing to compare"; fi
+
+# --- build and run -------------------------------------------------------------
+
+BINARIES := foundry:./services/allinone/cmd/foundry \
+	portfolio:./services/portfolio/cmd/portfolio \
+	ledger:./services/ledger/cmd/ledger \
+	agent:./services/agent/cmd/agent \
+	ops:./services/ops/cmd/ops \
+	gateway:./gateway/cmd/gateway
+
+.PHONY: build
+build: ## Build every binary into ./bin.
+	@for b in $(BINARIES); do \
+		echo "go build -o bin/$${b%%:*} $${b#*:}"; \
+		go build -trimpath -o bin/$${b%%:*} $${b#*:}; \
+	done
+
+.PHONY: run
+run: ## Build and run all services and the gateway on SQLite under ./data.
+	go build -trimpath -o bin/foundry ./services/allinone/cmd/foundry
+	./bin/foundry
+
+# --- checks --------------------------------------------------------------------
+
+# Postgres for the tests: FOUNDRY_TEST_DATABASE_URL if set, else the local
+# server when one answers (each test gets its own schema or database).
+LOCAL_PG_URL := postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+TEST_LOG := .cache/test.log
+
+.PHONY: fmt
+fmt: ## Format the Go code.
+	gofmt -w $$(git ls-files '*.go' | grep -v '^proto/gen/')
+
+.PHONY: check-format
+check-format: ## Fail when Go code is not gofmt-formatted.
+	@out=$$(git ls-files '*.go' | grep -v '^proto/gen/' | xargs gofmt -l); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+.PHONY: vet
+vet: ## Run go vet on every module.
+	go vet $(MODULES)
+
+.PHONY: test
+test: check-generated breaking check-format vet ## Run every check and every test, on SQLite and (when reachable) Postgres.
+	@mkdir -p .cache
+	@url="$${FOUNDRY_TEST_DATABASE_URL:-}"; \
+	if [ -z "$$url" ] && command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then url='$(LOCAL_PG_URL)'; fi; \
+	if [ -n "$$url" ]; then echo "engines: sqlite and postgres"; else echo "engines: sqlite only (no Postgres reachable)"; fi; \
+	status=0; FOUNDRY_TEST_DATABASE_URL="$$url" go test -race -count=1 -v $(MODULES) > $(TEST_LOG) 2>&1 || status=$$?; \
+	grep -E '^(ok|FAIL|panic:)|^--- FAIL|--- (PASS|FAIL|SKIP): TestConformance/(sqlite|postgres)$$' $(TEST_LOG) || true; \
+	if [ $$status -ne 0 ]; then echo; echo "=== failures (full log: $(TEST_LOG)) ==="; grep -E -B 3 -A 25 -- '--- FAIL|^panic:|\[build failed\]|cannot|undefined' $(TEST_LOG) | head -400; fi; \
+	passed=$$(grep -cE -- '--- PASS' $(TEST_LOG) || true); failed=$$(grep -cE -- '--- FAIL' $(TEST_LOG) || true); \
+	skipped=$$(grep -cE -- '--- SKIP' $(TEST_LOG) || true); \
+	echo "$$passed passed, $$failed failed, $$skipped skipped"; \
+	exit $$status
+
+.PHONY: clean
+clean: ## Remove build output and the laptop data directory.
+	rm -rf .cache data bin/foundry bin/portfolio bin/ledger bin/agent bin/ops bin/gateway

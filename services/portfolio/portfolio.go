@@ -5,9 +5,9 @@ import (
 	"context"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/portfolio/internal/handler"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
-	"github.com/foundryhq/foundry/services/platform/app"
 )
 
 // Module returns the portfolio module.

@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/foundryhq/foundry/services/portfolio"
 	"github.com/foundryhq/foundry/services/platform/app"
+	"github.com/foundryhq/foundry/services/portfolio"
 )
 
 func main() { app.Main("portfolio", portfolio.Module()) }

@@ -9,7 +9,7 @@
 // (CC balances, stakes, pledges, the audit chain, the oracle breaker and the
 // emergency freeze).
 //
-// Wire conventions shared by every Foundry API (see docs/api-conventions.md):
+// Wire conventions shared by every Foundry API (see docs/api.md):
 // enum-like fields are lowercase strings validated by the service, amounts are
 // doubles, counts are int32, a field the API may leave unset is a wrapper type
 // (rendered as JSON null), free-form JSON is google.protobuf.Struct.

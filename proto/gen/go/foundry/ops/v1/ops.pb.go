@@ -8,7 +8,7 @@
 // health, runtime telemetry, provider automation usage (quota reporting with a
 // latency-budget fallback) and the graph data layer of uniform nodes and edges.
 //
-// Wire conventions shared by every Foundry API (see docs/api-conventions.md):
+// Wire conventions shared by every Foundry API (see docs/api.md):
 // enum-like fields are lowercase strings validated by the service, amounts are
 // doubles, counts are int32, a field the API may leave unset is a wrapper type
 // (rendered as JSON null), free-form JSON is google.protobuf.Struct.

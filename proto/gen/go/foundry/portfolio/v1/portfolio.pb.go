@@ -10,7 +10,7 @@
 // snapshots) and the progress dashboard. The agent service reads candidates
 // from it and advances ideas when their tasks complete.
 //
-// Wire conventions shared by every Foundry API (see docs/api-conventions.md):
+// Wire conventions shared by every Foundry API (see docs/api.md):
 // enum-like fields are lowercase strings validated by the service, amounts are
 // doubles, counts are int32, a field the API may leave unset is a wrapper type
 // (rendered as JSON null), free-form JSON is google.protobuf.Struct.
