@@ -6,7 +6,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -79,13 +81,44 @@ var marshalOptions = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulat
 // unmarshalOptions reject unknown fields: no silent mass assignment.
 var unmarshalOptions = protojson.UnmarshalOptions{DiscardUnknown: false}
 
+// compactJSON is runtime.JSONPb with stable output. protojson inserts random
+// whitespace on purpose (so nobody depends on its bytes); Foundry compacts
+// it, so a response is the same bytes every time and no larger than needed.
+type compactJSON struct{ *runtime.JSONPb }
+
+// Marshal implements runtime.Marshaler.
+func (m compactJSON) Marshal(v any) ([]byte, error) {
+	b, err := m.JSONPb.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return compact(b), nil
+}
+
+// marshalJSON renders a message with Foundry's JSON conventions.
+func marshalJSON(msg proto.Message) ([]byte, error) {
+	b, err := marshalOptions.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	return compact(b), nil
+}
+
+func compact(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b // cannot happen for marshaller output; keep it as is
+	}
+	return buf.Bytes()
+}
+
 // New returns the gateway's HTTP handler.
 func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handler, error) {
 	mux := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, compactJSON{&runtime.JSONPb{
 			MarshalOptions:   marshalOptions,
 			UnmarshalOptions: unmarshalOptions,
-		}),
+		}}),
 		runtime.WithErrorHandler(errorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithForwardResponseOption(forwardStatus),

@@ -124,9 +124,9 @@ type routeKey struct{}
 // path with its ids.
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		if p, ok := runtime.HTTPPathPattern(r.Context()); ok {
+		if p, ok := runtime.HTTPPattern(r.Context()); ok {
 			if holder, _ := r.Context().Value(routeKey{}).(*string); holder != nil {
-				*holder = p
+				*holder = r.Method + " " + p.String()
 			}
 		}
 		next(w, r, params)

@@ -44,7 +44,7 @@ func githubWebhook(ledger ledgerv1.LedgerServiceClient) http.Handler {
 
 // writeMessage writes a proto message with Foundry's JSON conventions.
 func writeMessage(w http.ResponseWriter, code int, m proto.Message) {
-	b, err := marshalOptions.Marshal(m)
+	b, err := marshalJSON(m)
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, ErrorBody{Detail: "internal error"})
 		return

@@ -37,6 +37,8 @@ func TestOnboarding(t *testing.T) {
 			require.Equal(t, map[string]any{
 				"valid": true, "contributor_id": r.JSON["contributor_id"], "handle": "ada_lovelace-1", "trust_level": "tofu",
 			}, s.JSON)
+			require.Equal(t, `{"valid":true,"contributor_id":"`+r.JSON["contributor_id"].(string)+`","handle":"ada_lovelace-1","trust_level":"tofu"}`,
+				string(s.Raw), "responses are compact, stable JSON")
 		})
 
 		t.Run("session without valid credentials is 401", func(t *testing.T) {
