@@ -42,6 +42,10 @@ $(BIN)/.protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION):
 	GOBIN=$(BIN) GOWORK=off go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	@touch $@
 
+$(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION):
+	GOBIN=$(BIN) GOWORK=off go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	@touch $@
+
 $(BIN)/.grpc-gateway-$(GRPC_GATEWAY_VERSION):
 	GOBIN=$(BIN) GOWORK=off go install \
 		github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION) \
@@ -122,6 +126,10 @@ fmt: ## Format the Go code.
 check-format: ## Fail when Go code is not gofmt-formatted.
 	@out=$$(git ls-files '*.go' | grep -v '^proto/gen/' | xargs gofmt -l); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+.PHONY: lint
+lint: $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION) ## Run golangci-lint on every module (see .golangci.yml).
+	@for m in $$(go list -f '{{.Dir}}' -m); do echo "golangci-lint $$m"; (cd $$m && golangci-lint run ./...) || exit 1; done
 
 .PHONY: vet
 vet: ## Run go vet on every module.

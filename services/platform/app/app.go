@@ -241,7 +241,7 @@ func selectModules(all []Module, target string) ([]Module, error) {
 
 // Start runs the modules with the settings and returns once every server is
 // listening. Stop the process with Stop.
-func Start(ctx context.Context, s *Settings, modules []Module) (p *Process, err error) {
+func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err error) {
 	log, err := logging.New(s.LogFormat, s.LogLevel)
 	if err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func Start(ctx context.Context, s *Settings, modules []Module) (p *Process, err 
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv, hs := grpcserver.New(log.Named("grpc"), reg)
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p = &Process{
+	p := &Process{
 		Settings: s, Log: log, modules: modules, grpc: srv, health: hs,
 		conns: map[string]*grpc.ClientConn{}, loopCtx: loopCtx, loopCancel: cancel,
 		errs: make(chan error, 3),

@@ -1,0 +1,129 @@
+package app_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/foundryhq/foundry/services/platform/app"
+	"github.com/foundryhq/foundry/services/platform/config"
+)
+
+var migrations = fstest.MapFS{
+	"postgres/0001_t.sql": {Data: []byte("CREATE TABLE t (id INTEGER PRIMARY KEY);")},
+	"sqlite/0001_t.sql":   {Data: []byte("CREATE TABLE t (id INTEGER PRIMARY KEY);")},
+}
+
+// module is a minimal module with a database, a flag and an HTTP handler.
+func module(started *string) app.Module {
+	var greeting string
+	return app.Module{
+		Name:       "demo",
+		Service:    "demo.v1.DemoService",
+		Migrations: migrations,
+		Flags: func(fs *config.FlagSet) {
+			fs.String(&greeting, "greeting", "DEMO_GREETING", "hello", "greeting")
+		},
+		Start: func(_ context.Context, h *app.Host) error {
+			*started = greeting
+			h.ServeHTTP(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(greeting)) }))
+			return nil
+		},
+	}
+}
+
+func settings(t *testing.T, mods []app.Module, args ...string) (*app.Settings, []app.Module) {
+	t.Helper()
+	base := []string{"-grpc-addr=127.0.0.1:0", "-http-addr=127.0.0.1:0", "-admin-addr=127.0.0.1:0",
+		"-data-dir=" + t.TempDir(), "-log-level=error", "-log-format=json"}
+	s, selected, rest, err := app.Parse("test", mods, append(base, args...), app.Options{Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	require.Empty(t, rest)
+	return s, selected
+}
+
+func TestStartServesAndStops(t *testing.T) {
+	t.Parallel()
+	var started string
+	s, mods := settings(t, []app.Module{module(&started)}, "-greeting=hi")
+	p, err := app.Start(context.Background(), s, mods)
+	require.NoError(t, err)
+	require.Equal(t, "hi", started, "the module saw its own flag")
+	require.NotEmpty(t, s.AdminKey, "an admin key is generated when none is set")
+
+	resp, err := http.Get("http://" + p.HTTPAddr + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	conn, err := grpc.NewClient(p.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	hc := healthpb.NewHealthClient(conn)
+	for _, svc := range []string{"", "demo.v1.DemoService"} {
+		hr, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: svc})
+		require.NoError(t, err)
+		require.Equal(t, healthpb.HealthCheckResponse_SERVING, hr.GetStatus(), "service %q", svc)
+	}
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200} {
+		r, err := http.Get("http://" + p.AdminAddr + path)
+		require.NoError(t, err)
+		r.Body.Close()
+		require.Equal(t, want, r.StatusCode, path)
+	}
+
+	require.NoError(t, p.Stop(context.Background()))
+	require.NoError(t, p.Stop(context.Background()), "stopping twice is harmless")
+	_, err = http.Get("http://" + p.HTTPAddr + "/")
+	require.Error(t, err, "the HTTP server is closed")
+}
+
+func TestStartFailsCleanlyWhenAPortIsTaken(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer lis.Close()
+	var started string
+	s, mods := settings(t, []app.Module{module(&started)}, "-http-addr="+lis.Addr().String())
+	p, err := app.Start(context.Background(), s, mods)
+	require.ErrorContains(t, err, "listen HTTP")
+	require.Nil(t, p)
+}
+
+func TestTargetSelection(t *testing.T) {
+	t.Parallel()
+	a := app.Module{Name: "a"}
+	b := app.Module{Name: "b"}
+	for target, want := range map[string][]string{"all": {"a", "b"}, "b": {"b"}, "b,a,b": {"b", "a"}} {
+		_, mods, _, err := app.Parse("t", []app.Module{a, b}, []string{"-target=" + target}, app.Options{Getenv: func(string) string { return "" }})
+		require.NoError(t, err)
+		var got []string
+		for _, m := range mods {
+			got = append(got, m.Name)
+		}
+		require.Equal(t, want, got, "target %q", target)
+	}
+	_, _, _, err := app.Parse("t", []app.Module{a, b}, []string{"-target=c"}, app.Options{Getenv: func(string) string { return "" }})
+	require.ErrorContains(t, err, `unknown target "c"`)
+}
+
+func TestDialNeedsAnAddressForAnAbsentPeer(t *testing.T) {
+	t.Parallel()
+	var dialErr error
+	m := app.Module{Name: "solo", Start: func(_ context.Context, h *app.Host) error {
+		_, dialErr = h.Dial("ledger")
+		return nil
+	}}
+	s, mods := settings(t, []app.Module{m})
+	p, err := app.Start(context.Background(), s, mods)
+	require.NoError(t, err)
+	defer p.Stop(context.Background())
+	require.ErrorContains(t, dialErr, "-ledger-addr")
+}
