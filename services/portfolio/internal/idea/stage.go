@@ -1,0 +1,162 @@
+package idea
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// Stage is a development stage.
+type Stage string
+
+// The stages, in order.
+const (
+	None         Stage = "none"
+	Specced      Stage = "specced"
+	Implementing Stage = "implementing"
+	Testing      Stage = "testing"
+	Reviewing    Stage = "reviewing"
+	Complete     Stage = "complete"
+)
+
+// Stages lists every stage in order.
+var Stages = []Stage{None, Specced, Implementing, Testing, Reviewing, Complete}
+
+// ParseStage accepts a stage name exactly as written (lowercase).
+func ParseStage(s string) (Stage, error) {
+	for _, st := range Stages {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", fmt.Errorf("must be one of %s", joinStages())
+}
+
+func joinStages() string {
+	names := make([]string, len(Stages))
+	for i, s := range Stages {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Index is the stage's position (none = 0, complete = 5); -1 if unknown.
+func (s Stage) Index() int {
+	for i, st := range Stages {
+		if st == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// Next returns the immediately next stage; false at complete.
+func (s Stage) Next() (Stage, bool) {
+	i := s.Index()
+	if i < 0 || i+1 >= len(Stages) {
+		return s, false
+	}
+	return Stages[i+1], true
+}
+
+// Manifestation is the coarse status that coexists with the stage.
+type Manifestation string
+
+// The manifestation statuses.
+const (
+	Unmanifested Manifestation = "none"
+	Partial      Manifestation = "partial"
+	Validated    Manifestation = "validated"
+)
+
+// ParseManifestation accepts none, partial or validated.
+func ParseManifestation(s string) (Manifestation, error) {
+	switch m := Manifestation(s); m {
+	case Unmanifested, Partial, Validated:
+		return m, nil
+	}
+	return "", fmt.Errorf("must be one of none, partial, validated")
+}
+
+// ManifestationFor is the status a stage implies: nothing built at none,
+// partly built while in progress (specced to reviewing), validated at
+// complete.
+func ManifestationFor(s Stage) Manifestation {
+	switch s {
+	case None:
+		return Unmanifested
+	case Complete:
+		return Validated
+	default:
+		return Partial
+	}
+}
+
+// setStage moves the idea to s and keeps the manifestation status in step.
+func (i *Idea) setStage(s Stage) {
+	i.Stage = s
+	i.Manifestation = ManifestationFor(s)
+}
+
+// Advance moves the idea exactly one stage forward. At complete it is a
+// conflict and the idea is unchanged.
+func (i *Idea) Advance(now time.Time) error {
+	next, ok := i.Stage.Next()
+	if !ok {
+		return fault.New(fault.Conflict, "idea %s is already complete: there is no next stage", i.ID)
+	}
+	i.setStage(next)
+	i.UpdatedAt = now
+	return nil
+}
+
+// SetStage moves the idea to any stage (administrator override).
+func (i *Idea) SetStage(stage string, now time.Time) error {
+	s, err := ParseStage(stage)
+	if err != nil {
+		return fault.Validation(fault.Field("stage", "%v", err))
+	}
+	i.setStage(s)
+	i.UpdatedAt = now
+	return nil
+}
+
+// taskStage is the stage a completed task of each type brings its idea to.
+var taskStage = map[string]Stage{"spec": Specced, "impl": Implementing, "test": Testing, "review": Reviewing}
+
+// AdvanceForTask applies a completed task of taskType to the idea: it moves
+// exactly one stage forward when the task's stage is ahead of the idea's, and
+// not at all otherwise (a stale or unrelated task). A review task moves a
+// reviewing idea to complete. It reports whether the idea moved.
+func (i *Idea) AdvanceForTask(taskType string, now time.Time) bool {
+	target, ok := taskStage[taskType]
+	if !ok {
+		return false
+	}
+	if taskType == "review" && i.Stage == Reviewing {
+		target = Complete
+	}
+	if target.Index() <= i.Stage.Index() {
+		return false
+	}
+	return i.Advance(now) == nil
+}
+
+// NextTaskType is the task an idea at stage s needs next: none → spec,
+// specced → impl, implementing → test, testing → review, reviewing →
+// review; "" at complete.
+func NextTaskType(s Stage) string {
+	switch s {
+	case None:
+		return "spec"
+	case Specced:
+		return "impl"
+	case Implementing:
+		return "test"
+	case Testing, Reviewing:
+		return "review"
+	}
+	return ""
+}
