@@ -1,19 +1,291 @@
-// Package handler implements the portfolio service's gRPC API. RPCs whose
-// milestone has not landed answer Unimplemented (HTTP 501) through the
-// embedded base.
+// Package handler implements the portfolio's gRPC API: it validates
+// requests, applies the rules of the idea and rightsizing packages, and maps
+// store errors to domain failures.
 package handler
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/types/known/structpb"
+
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/migrate"
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
+	"github.com/foundryhq/foundry/services/portfolio/internal/store"
+)
+
+// Page sizes of list endpoints.
+const (
+	DefaultLimit          = 50
+	DefaultCandidateLimit = 10
+	MaxLimit              = 500
+	MaxQuestionLen        = 2000
 )
 
 // Handler serves foundry.portfolio.v1.PortfolioService.
 type Handler struct {
 	portfoliov1.UnimplementedPortfolioServiceServer
 
-	db *database.DB
+	store    store.Store
+	db       *database.DB
+	clock    clock.Clock
+	adminKey string
 }
 
-// New returns a Handler over the service's database.
-func New(db *database.DB) *Handler { return &Handler{db: db} }
+// New returns a Handler. db is only read for the storage report.
+func New(s store.Store, db *database.DB, c clock.Clock, adminKey string) *Handler {
+	if c == nil {
+		c = clock.Real{}
+	}
+	return &Handler{store: s, db: db, clock: c, adminKey: adminKey}
+}
+
+// storeError maps store errors to domain failures; others pass through.
+func storeError(err error, id string) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fault.New(fault.NotFound, "idea %s not found", id)
+	case errors.Is(err, store.ErrArchived):
+		return fault.New(fault.Conflict, "idea %s is archived (merged into another idea)", id)
+	case errors.Is(err, store.ErrAlreadyExists):
+		return fault.New(fault.AlreadyExists, "idea %s already exists", id)
+	}
+	return err
+}
+
+// CreateIdea implements PortfolioService.CreateIdea.
+func (h *Handler) CreateIdea(ctx context.Context, req *portfoliov1.CreateIdeaRequest) (*portfoliov1.CreateIdeaResponse, error) {
+	d := idea.Draft{
+		ID: req.GetId(), Name: req.GetName(), Description: req.GetDescription(),
+		PotentialValue: req.GetPotentialValue(), EstimatedCost: req.GetEstimatedCost(),
+		ActualValue: req.GetActualValue(), ActualCost: req.GetActualCost(),
+		Confidence: req.Confidence, ResistanceRisk: req.ResistanceRisk,
+		Tags: req.GetTags(), Stage: req.GetStage(),
+	}
+	if v := req.GetCostVector(); v != nil {
+		d.CostVector = &idea.CostVector{Compute: v.GetCompute(), Infrastructure: v.GetInfrastructure(), HumanAttention: v.GetHumanAttention()}
+	}
+	if v := req.GetValueVector(); v != nil {
+		d.ValueVector = &idea.ValueVector{Adoption: v.GetAdoption(), Lineage: v.GetLineage(), FrictionAvoided: v.GetFrictionAvoided()}
+	}
+	i, err := idea.New(d, uuid.NewString(), h.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := h.store.CreateIdea(ctx, i); err != nil {
+		return nil, storeError(err, i.ID)
+	}
+	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
+	return &portfoliov1.CreateIdeaResponse{Idea: toProto(i)}, nil
+}
+
+// pageLimit validates an optional limit: def when absent, 1..MaxLimit.
+func pageLimit(limit *int32, def int) (int, error) {
+	if limit == nil {
+		return def, nil
+	}
+	if *limit < 1 || *limit > MaxLimit {
+		return 0, fault.Validation(fault.Field("limit", "must be between 1 and %d", MaxLimit))
+	}
+	return int(*limit), nil
+}
+
+// ListIdeas implements PortfolioService.ListIdeas.
+func (h *Handler) ListIdeas(ctx context.Context, req *portfoliov1.ListIdeasRequest) (*portfoliov1.ListIdeasResponse, error) {
+	limit, err := pageLimit(req.Limit, DefaultLimit)
+	if err != nil {
+		return nil, err
+	}
+	if req.GetOffset() < 0 {
+		return nil, fault.Validation(fault.Field("offset", "must not be negative"))
+	}
+	tags, err := idea.NormalizeTags(req.GetTags())
+	if err != nil {
+		return nil, fault.Validation(fault.Field("tags", "%v", err))
+	}
+	f := store.Filter{OnlyUnvalidated: req.GetOnlyUnvalidated(), Tags: tags, Limit: limit, Offset: int(req.GetOffset())}
+	ideas, total, err := h.store.ListIdeas(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	totals, err := h.store.Totals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &portfoliov1.ListIdeasResponse{
+		Ideas: make([]*portfoliov1.Idea, 0, len(ideas)),
+		Summary: &portfoliov1.IdeaSummary{
+			TotalIdeas: int32(totals.Ideas), ValidatedIdeas: int32(totals.Validated),
+			UnvalidatedIdeas:    int32(totals.Ideas - totals.Validated),
+			TotalPotentialValue: round6(totals.PotentialValue), TotalActualValue: round6(totals.ActualValue),
+			TotalValueGap: round6(totals.PotentialValue - totals.ActualValue),
+		},
+		Pagination: &portfoliov1.Pagination{
+			Limit: int32(limit), Offset: req.GetOffset(), Total: int32(total),
+			HasMore: int(req.GetOffset())+len(ideas) < total,
+		},
+	}
+	for _, i := range ideas {
+		resp.Ideas = append(resp.Ideas, toProto(i))
+	}
+	return resp, nil
+}
+
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// GetIdea implements PortfolioService.GetIdea.
+func (h *Handler) GetIdea(ctx context.Context, req *portfoliov1.GetIdeaRequest) (*portfoliov1.GetIdeaResponse, error) {
+	i, err := h.store.GetIdea(ctx, req.GetId())
+	if err != nil {
+		return nil, storeError(err, req.GetId())
+	}
+	return &portfoliov1.GetIdeaResponse{Idea: toProto(i)}, nil
+}
+
+// UpdateIdea implements PortfolioService.UpdateIdea.
+func (h *Handler) UpdateIdea(ctx context.Context, req *portfoliov1.UpdateIdeaRequest) (*portfoliov1.UpdateIdeaResponse, error) {
+	p := idea.Patch{
+		ActualValue: req.ActualValue, ActualCost: req.ActualCost, Confidence: req.Confidence,
+		Manifestation: req.ManifestationStatus, Name: req.Name, Description: req.Description,
+		PotentialValue: req.PotentialValue, EstimatedCost: req.EstimatedCost, Stage: req.Stage,
+	}
+	if req.GetTags() != nil {
+		tags, err := stringList(req.GetTags())
+		if err != nil {
+			return nil, err
+		}
+		p.Tags = &tags
+	}
+	if p.Empty() {
+		return nil, fault.New(fault.Rejected, "the patch changes nothing: send at least one field")
+	}
+	now := h.clock.Now()
+	i, err := h.store.UpdateIdea(ctx, req.GetId(), func(i *idea.Idea) error { return i.Apply(p, now) })
+	if err != nil {
+		return nil, storeError(err, req.GetId())
+	}
+	return &portfoliov1.UpdateIdeaResponse{Idea: toProto(i)}, nil
+}
+
+// stringList reads a JSON array that must hold only strings.
+func stringList(l *structpb.ListValue) ([]string, error) {
+	out := make([]string, 0, len(l.GetValues()))
+	for k, v := range l.GetValues() {
+		s, ok := v.GetKind().(*structpb.Value_StringValue)
+		if !ok {
+			return nil, fault.Validation(fault.Field("tags", "item %d must be a string", k))
+		}
+		out = append(out, s.StringValue)
+	}
+	return out, nil
+}
+
+// GetStorage implements PortfolioService.GetStorage.
+func (h *Handler) GetStorage(ctx context.Context, _ *portfoliov1.GetStorageRequest) (*portfoliov1.GetStorageResponse, error) {
+	counts, err := h.store.Counts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	version, err := migrate.Version(ctx, h.db)
+	if err != nil {
+		return nil, err
+	}
+	return &portfoliov1.GetStorageResponse{
+		Backend: string(h.db.Engine()), Database: h.db.Target(), SchemaVersion: int32(version),
+		IdeaCount: int32(counts.Ideas), QuestionCount: int32(counts.Questions),
+		IdeaTagCount: int32(counts.IdeaTags), HealthSnapshotCount: int32(counts.Snapshots),
+	}, nil
+}
+
+// GetProgress implements PortfolioService.GetProgress.
+func (h *Handler) GetProgress(ctx context.Context, _ *portfoliov1.GetProgressRequest) (*portfoliov1.GetProgressResponse, error) {
+	ideas, err := h.store.ActiveIdeas(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &portfoliov1.GetProgressResponse{TotalIdeas: int32(len(ideas)), ByStage: map[string]*portfoliov1.StageBucket{}}
+	for _, s := range idea.Stages {
+		resp.ByStage[string(s)] = &portfoliov1.StageBucket{IdeaIds: []string{}}
+	}
+	for _, i := range ideas {
+		b := resp.ByStage[string(i.Stage)]
+		b.Count++
+		b.IdeaIds = append(b.IdeaIds, i.ID)
+	}
+	if len(ideas) > 0 {
+		resp.CompletionPct = math.Round(float64(resp.ByStage[string(idea.Complete)].Count)/float64(len(ideas))*1e4) / 1e4
+	}
+	return resp, nil
+}
+
+// ListTags implements PortfolioService.ListTags.
+func (h *Handler) ListTags(ctx context.Context, _ *portfoliov1.ListTagsRequest) (*portfoliov1.ListTagsResponse, error) {
+	tags, err := h.store.Tags(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &portfoliov1.ListTagsResponse{Tags: make([]*portfoliov1.TagCount, 0, len(tags))}
+	for _, t := range tags {
+		resp.Tags = append(resp.Tags, &portfoliov1.TagCount{Tag: t.Tag, IdeaCount: int32(t.Ideas)})
+	}
+	return resp, nil
+}
+
+// SetIdeaTags implements PortfolioService.SetIdeaTags.
+func (h *Handler) SetIdeaTags(ctx context.Context, req *portfoliov1.SetIdeaTagsRequest) (*portfoliov1.SetIdeaTagsResponse, error) {
+	tags := append([]string{}, req.GetTags()...)
+	now := h.clock.Now()
+	i, err := h.store.UpdateIdea(ctx, req.GetId(), func(i *idea.Idea) error { return i.Apply(idea.Patch{Tags: &tags}, now) })
+	if err != nil {
+		return nil, storeError(err, req.GetId())
+	}
+	return &portfoliov1.SetIdeaTagsResponse{Idea: toProto(i)}, nil
+}
+
+// AddQuestion implements PortfolioService.AddQuestion.
+func (h *Handler) AddQuestion(ctx context.Context, req *portfoliov1.AddQuestionRequest) (*portfoliov1.AddQuestionResponse, error) {
+	text := req.GetQuestion()
+	if text == "" || len(text) > MaxQuestionLen {
+		return nil, fault.Validation(fault.Field("question", "must be 1 to %d bytes", MaxQuestionLen))
+	}
+	q := store.Question{ID: uuid.NewString(), IdeaID: req.GetId(), Text: text, Status: "open", CreatedAt: h.clock.Now()}
+	if err := h.store.AddQuestion(ctx, q); err != nil {
+		return nil, storeError(err, req.GetId())
+	}
+	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
+	return &portfoliov1.AddQuestionResponse{Question: questionProto(q)}, nil
+}
+
+// ListQuestions implements PortfolioService.ListQuestions.
+func (h *Handler) ListQuestions(ctx context.Context, req *portfoliov1.ListQuestionsRequest) (*portfoliov1.ListQuestionsResponse, error) {
+	qs, err := h.store.ListQuestions(ctx, req.GetId())
+	if err != nil {
+		return nil, storeError(err, req.GetId())
+	}
+	resp := &portfoliov1.ListQuestionsResponse{Questions: make([]*portfoliov1.Question, 0, len(qs))}
+	for _, q := range qs {
+		resp.Questions = append(resp.Questions, questionProto(q))
+	}
+	return resp, nil
+}
+
+func questionProto(q store.Question) *portfoliov1.Question {
+	return &portfoliov1.Question{Id: q.ID, IdeaId: q.IdeaID, Question: q.Text, Status: q.Status, CreatedAt: rfc3339(q.CreatedAt)}
+}
+
+// requireAdmin guards administrator actions.
+func (h *Handler) requireAdmin(ctx context.Context) error {
+	if err := rpcmeta.RequireAdmin(ctx, h.adminKey); err != nil {
+		return fmt.Errorf("administrator action: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+package handler
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
+)
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// toProto renders an idea; the score is shown to 4 decimals.
+func toProto(i idea.Idea) *portfoliov1.Idea {
+	c, v := i.Costs(), i.Values()
+	p := &portfoliov1.Idea{
+		Id: i.ID, Name: i.Name, Description: i.Description,
+		PotentialValue: i.PotentialValue, EstimatedCost: i.EstimatedCost,
+		ActualValue: i.ActualValue, ActualCost: i.ActualCost,
+		Confidence: i.Confidence, ResistanceRisk: i.ResistanceRisk,
+		Stage: string(i.Stage), ManifestationStatus: string(i.Manifestation),
+		Tags:              append([]string{}, i.Tags...),
+		CostVector:        &portfoliov1.CostVector{Compute: c.Compute, Infrastructure: c.Infrastructure, HumanAttention: c.HumanAttention},
+		ValueVector:       &portfoliov1.ValueVector{Adoption: v.Adoption, Lineage: v.Lineage, FrictionAvoided: v.FrictionAvoided},
+		Score:             idea.Round4(i.Score()),
+		OpenQuestionCount: int32(i.OpenQuestions),
+		Archived:          i.Archived,
+		CreatedAt:         rfc3339(i.CreatedAt),
+		UpdatedAt:         rfc3339(i.UpdatedAt),
+	}
+	if i.ParentID != "" {
+		p.ParentIdeaId = wrapperspb.String(i.ParentID)
+	}
+	return p
+}

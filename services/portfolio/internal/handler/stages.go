@@ -1,0 +1,76 @@
+package handler
+
+import (
+	"context"
+
+	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
+	"github.com/foundryhq/foundry/services/portfolio/internal/store"
+)
+
+// AdvanceIdea implements PortfolioService.AdvanceIdea: exactly one stage,
+// under the idea's lock, so concurrent advances each move it once.
+func (h *Handler) AdvanceIdea(ctx context.Context, req *portfoliov1.AdvanceIdeaRequest) (*portfoliov1.AdvanceIdeaResponse, error) {
+	now := h.clock.Now()
+	i, err := h.store.UpdateIdea(ctx, req.GetIdeaId(), func(i *idea.Idea) error { return i.Advance(now) })
+	if err != nil {
+		return nil, storeError(err, req.GetIdeaId())
+	}
+	return &portfoliov1.AdvanceIdeaResponse{Idea: toProto(i)}, nil
+}
+
+// SetIdeaStage implements PortfolioService.SetIdeaStage (administrator).
+func (h *Handler) SetIdeaStage(ctx context.Context, req *portfoliov1.SetIdeaStageRequest) (*portfoliov1.SetIdeaStageResponse, error) {
+	if err := h.requireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := idea.ParseStage(req.GetStage()); err != nil {
+		return nil, fault.Validation(fault.Field("stage", "%v", err))
+	}
+	now := h.clock.Now()
+	i, err := h.store.UpdateIdea(ctx, req.GetIdeaId(), func(i *idea.Idea) error { return i.SetStage(req.GetStage(), now) })
+	if err != nil {
+		return nil, storeError(err, req.GetIdeaId())
+	}
+	return &portfoliov1.SetIdeaStageResponse{Idea: toProto(i)}, nil
+}
+
+// AdvanceForTask implements PortfolioService.AdvanceForTask: a completed
+// task moves its idea at most one stage, and at most once per task id.
+func (h *Handler) AdvanceForTask(ctx context.Context, req *portfoliov1.AdvanceForTaskRequest) (*portfoliov1.AdvanceForTaskResponse, error) {
+	var errs []fault.FieldError
+	for _, f := range []struct{ name, v string }{{"idea_id", req.GetIdeaId()}, {"task_id", req.GetTaskId()}, {"task_type", req.GetTaskType()}} {
+		if f.v == "" {
+			errs = append(errs, fault.Field(f.name, "is required"))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fault.Validation(errs...)
+	}
+	now := h.clock.Now()
+	i, moved, from, err := h.store.AdvanceForTask(ctx, req.GetIdeaId(), req.GetTaskId(), req.GetTaskType(), now,
+		func(i *idea.Idea) bool { return i.AdvanceForTask(req.GetTaskType(), now) })
+	if err != nil {
+		return nil, storeError(err, req.GetIdeaId())
+	}
+	return &portfoliov1.AdvanceForTaskResponse{Idea: toProto(i), Advanced: moved, PreviousStage: string(from)}, nil
+}
+
+// ListCandidates implements PortfolioService.ListCandidates: active ideas
+// not yet complete, best score first, with the task each needs next.
+func (h *Handler) ListCandidates(ctx context.Context, req *portfoliov1.ListCandidatesRequest) (*portfoliov1.ListCandidatesResponse, error) {
+	limit, err := pageLimit(req.Limit, DefaultCandidateLimit)
+	if err != nil {
+		return nil, err
+	}
+	ideas, _, err := h.store.ListIdeas(ctx, store.Filter{ExcludeComplete: true, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	resp := &portfoliov1.ListCandidatesResponse{Candidates: make([]*portfoliov1.Candidate, 0, len(ideas))}
+	for _, i := range ideas {
+		resp.Candidates = append(resp.Candidates, &portfoliov1.Candidate{Idea: toProto(i), NextTaskType: idea.NextTaskType(i.Stage)})
+	}
+	return resp, nil
+}
