@@ -111,6 +111,14 @@ run: ## Build and run all services and the gateway on SQLite under ./data.
 	go build -trimpath -o bin/foundry ./services/allinone/cmd/foundry
 	./bin/foundry
 
+.PHONY: load
+load: ## Put a running Foundry (make run) under load for 20 s and print latencies.
+	go run ./services/allinone/cmd/loadgen -addr http://$${FOUNDRY_HTTP_ADDR:-127.0.0.1:8080} -c 8 -d 20s
+
+.PHONY: bench
+bench: ## Run the Go benchmarks (Postgres ones need FOUNDRY_TEST_DATABASE_URL).
+	go test -run '^$$' -bench . $(MODULES)
+
 # --- checks --------------------------------------------------------------------
 
 # Postgres for the tests: FOUNDRY_TEST_DATABASE_URL if set, else the local

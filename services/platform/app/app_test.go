@@ -81,7 +81,10 @@ func TestStartServesAndStops(t *testing.T) {
 
 	require.NoError(t, p.Stop(context.Background()))
 	require.NoError(t, p.Stop(context.Background()), "stopping twice is harmless")
-	_, err = http.Get("http://" + p.HTTPAddr + "/")
+	closed, err := http.Get("http://" + p.HTTPAddr + "/")
+	if err == nil {
+		closed.Body.Close()
+	}
 	require.Error(t, err, "the HTTP server is closed")
 }
 
@@ -124,6 +127,6 @@ func TestDialNeedsAnAddressForAnAbsentPeer(t *testing.T) {
 	s, mods := settings(t, []app.Module{m})
 	p, err := app.Start(context.Background(), s, mods)
 	require.NoError(t, err)
-	defer p.Stop(context.Background())
+	t.Cleanup(func() { require.NoError(t, p.Stop(context.Background())) })
 	require.ErrorContains(t, dialErr, "-ledger-addr")
 }

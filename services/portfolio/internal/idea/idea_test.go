@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 )
 
 var now = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
@@ -19,7 +19,7 @@ func ptr[T any](v T) *T { return &v }
 func TestScore(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name                         string
+		name                          string
 		value, conf, cost, risk, want float64
 	}{
 		{"the worked example", 100, 0.5, 10, 5, 3.3333},

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 )
 
 func TestAdvanceWalksEveryStageThenConflicts(t *testing.T) {
