@@ -1,6 +1,7 @@
-// Package migrate applies a service's embedded schema migrations. Each engine
-// has its own directory of files named NNNN_description.sql with the same
-// version numbers on both, so a schema version means the same thing
+// Package migrate applies a service's embedded schema migrations, files named
+// NNNN_description.sql. SQL that is the same on both engines lives in the
+// directory "common"; SQL that differs lives in "postgres" and "sqlite" under
+// the same version number, so a schema version means the same thing
 // everywhere.
 //
 // Replicas may race: on Postgres every migration runs in a transaction that
@@ -10,6 +11,8 @@ package migrate
 
 import (
 	"context"
+	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -28,16 +31,73 @@ type Migration struct {
 	SQL     string
 }
 
-// Load reads the migrations for engine from fsys (directory "postgres" or
-// "sqlite"), ordered by version.
+// Common is the directory of migrations whose SQL is the same on every
+// engine; an engine's own directory holds the versions that differ.
+const Common = "common"
+
+// engines are the directories a migration set may have besides Common.
+var engines = []database.Engine{database.Postgres, database.SQLite}
+
+// Load reads the migrations for engine from fsys, ordered by version: the
+// files of its directory ("postgres" or "sqlite") and of Common. A version
+// must be defined once for each engine, and both engines must have the same
+// versions, so a migration written for one engine only fails fast.
 func Load(fsys fs.FS, engine database.Engine) ([]Migration, error) {
-	dir := string(engine)
+	sets := map[database.Engine]map[int]Migration{}
+	common, err := readDir(fsys, Common)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range engines {
+		own, err := readDir(fsys, string(e))
+		if err != nil {
+			return nil, err
+		}
+		set := map[int]Migration{}
+		for v, m := range common {
+			set[v] = m
+		}
+		for v, m := range own {
+			if _, dup := common[v]; dup {
+				return nil, fmt.Errorf("migration version %d is both in %s and in %s", v, Common, e)
+			}
+			set[v] = m
+		}
+		sets[e] = set
+	}
+	for v := range sets[database.Postgres] {
+		if _, ok := sets[database.SQLite][v]; !ok {
+			return nil, fmt.Errorf("migration version %d exists for postgres but not for sqlite", v)
+		}
+	}
+	for v := range sets[database.SQLite] {
+		if _, ok := sets[database.Postgres][v]; !ok {
+			return nil, fmt.Errorf("migration version %d exists for sqlite but not for postgres", v)
+		}
+	}
+	set, ok := sets[engine]
+	if !ok {
+		return nil, fmt.Errorf("no migrations for engine %q", engine)
+	}
+	out := make([]Migration, 0, len(set))
+	for _, m := range set {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// readDir reads one directory of NNNN_name.sql files; a missing directory
+// holds none.
+func readDir(fsys fs.FS, dir string) (map[int]Migration, error) {
 	entries, err := fs.ReadDir(fsys, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[int]Migration{}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s migrations: %w", dir, err)
 	}
-	var out []Migration
-	seen := map[int]string{}
+	out := map[int]Migration{}
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
 			continue
@@ -47,18 +107,26 @@ func Load(fsys fs.FS, engine database.Engine) ([]Migration, error) {
 		if !ok || err != nil || v <= 0 {
 			return nil, fmt.Errorf("migration %s/%s: want NNNN_name.sql", dir, e.Name())
 		}
-		if prev, dup := seen[v]; dup {
-			return nil, fmt.Errorf("migration version %d twice: %s and %s", v, prev, e.Name())
+		if prev, dup := out[v]; dup {
+			return nil, fmt.Errorf("migration version %d twice in %s: %s and %s", v, dir, prev.Name, name)
 		}
-		seen[v] = e.Name()
 		body, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("read migration %s: %w", e.Name(), err)
 		}
-		out = append(out, Migration{Version: v, Name: name, SQL: string(body)})
+		out[v] = Migration{Version: v, Name: name, SQL: string(body)}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil
+}
+
+// Embedded returns the "migrations" directory of a service's embedded files
+// (declared as //go:embed migrations).
+func Embedded(files embed.FS) fs.FS {
+	sub, err := fs.Sub(files, "migrations")
+	if err != nil {
+		panic(err) // cannot happen: fs.Sub fails only for an invalid path
+	}
+	return sub
 }
 
 // Up applies every pending migration and returns how many it applied.

@@ -1,20 +1,16 @@
 // Package store holds the agent service's storage: its embedded schema
-// migrations, one directory per engine.
+// migrations.
 package store
 
 import (
 	"embed"
 	"io/fs"
+
+	"github.com/foundryhq/foundry/services/platform/migrate"
 )
 
 //go:embed migrations
 var migrations embed.FS
 
-// Migrations are the agent schema's migrations, one directory per engine.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the directory is embedded above
-	}
-	return sub
-}
+// Migrations are the agent schema's migrations (see the platform migrate package).
+func Migrations() fs.FS { return migrate.Embedded(migrations) }

@@ -8,6 +8,8 @@ import (
 	"embed"
 	"errors"
 	"io/fs"
+
+	"github.com/foundryhq/foundry/services/platform/migrate"
 	"time"
 
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
@@ -24,14 +26,8 @@ var (
 //go:embed migrations
 var migrations embed.FS
 
-// Migrations are the portfolio schema's migrations, one directory per engine.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the directory is embedded above
-	}
-	return sub
-}
+// Migrations are the portfolio schema's migrations (see the platform migrate package).
+func Migrations() fs.FS { return migrate.Embedded(migrations) }
 
 // Filter selects a page of the ranked list. Archived ideas are never listed.
 type Filter struct {
