@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/ledger/internal/github"
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/clock"
@@ -30,6 +31,7 @@ type Handler struct {
 	random     io.Reader
 	registers  *ratelimit.Limiter
 	sessionTTL time.Duration
+	webhook    github.Verifier
 }
 
 // Options configure a Handler.
@@ -43,6 +45,9 @@ type Options struct {
 	RegisterRatePerMin int
 	// SessionTTL is a session's lifetime; 0 means sessions do not expire.
 	SessionTTL time.Duration
+	// GitHubWebhookSecret verifies X-Hub-Signature-256; empty means GitHub
+	// deliveries need not (and must not) be signed.
+	GitHubWebhookSecret string
 }
 
 // New returns a Handler over s.
@@ -56,8 +61,13 @@ func New(s store.Store, opts Options) *Handler {
 		random:     opts.Random,
 		registers:  ratelimit.New(opts.RegisterRatePerMin, opts.Clock),
 		sessionTTL: opts.SessionTTL,
+		webhook:    github.NewVerifier(opts.GitHubWebhookSecret),
 	}
 }
+
+// now is the time records carry, to the microsecond the store keeps, so a
+// create's answer equals what a later read returns.
+func (h *Handler) now() time.Time { return h.clock.Now().UTC().Truncate(time.Microsecond) }
 
 // Register implements LedgerService.Register.
 func (h *Handler) Register(ctx context.Context, req *ledgerv1.RegisterRequest) (*ledgerv1.RegisterResponse, error) {

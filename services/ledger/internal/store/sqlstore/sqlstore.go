@@ -94,8 +94,30 @@ func (s *Store) SessionByTokenHash(ctx context.Context, tokenHash string) (store
 	return sess, nil
 }
 
+// GetContributor implements store.Store.
+func (s *Store) GetContributor(ctx context.Context, id string) (store.Contributor, error) {
+	var (
+		c       store.Contributor
+		handle  *string
+		created int64
+	)
+	err := s.db.QueryRow(ctx, `SELECT id, handle, trust_level, created_at FROM contributors WHERE id = $1`, id).
+		Scan(&c.ID, &handle, &c.TrustLevel, &created)
+	if errors.Is(err, database.ErrNoRows) {
+		return store.Contributor{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Contributor{}, fmt.Errorf("get contributor %s: %w", id, err)
+	}
+	if handle != nil {
+		c.Handle = *handle
+	}
+	c.CreatedAt = fromMicros(created)
+	return c, nil
+}
+
 // countedTables are the tables storage reports count.
-var countedTables = []string{"contributors", "sessions"}
+var countedTables = []string{"contributors", "sessions", "assets", "contributions", "github_deliveries", "distributions", "payouts"}
 
 // Counts implements store.Store.
 func (s *Store) Counts(ctx context.Context) (map[string]int, error) {

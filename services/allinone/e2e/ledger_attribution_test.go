@@ -1,0 +1,428 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/allinone/allinonetest"
+)
+
+// ledgerAsset creates an asset of typ through the gateway and returns it.
+func ledgerAsset(t *testing.T, sys *allinonetest.System, typ string) map[string]any {
+	t.Helper()
+	r := request(t, http.MethodPost, sys.URL("/api/assets"), map[string]any{"type": typ, "name": "asset " + typ})
+	requireStatus(t, http.StatusCreated, r)
+	return r.JSON
+}
+
+// ledgerContribute records a contribution through the gateway.
+func ledgerContribute(t *testing.T, sys *allinonetest.System, body map[string]any) response {
+	t.Helper()
+	return request(t, http.MethodPost, sys.URL("/api/contributions"), body)
+}
+
+// ledgerList GETs a bare JSON array.
+func ledgerList(t *testing.T, sys *allinonetest.System, path string) []map[string]any {
+	t.Helper()
+	r := request(t, http.MethodGet, sys.URL(path), nil)
+	requireStatus(t, http.StatusOK, r)
+	var out []map[string]any
+	require.NoError(t, json.Unmarshal(r.Raw, &out), "a bare array: %s", r.Raw)
+	require.NotNil(t, out, "an empty list is [], not null: %s", r.Raw)
+	return out
+}
+
+func ledgerKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func ledgerIDs(items []map[string]any) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i], _ = it["id"].(string)
+	}
+	return out
+}
+
+// requireFieldError checks a 422 names field among its errors.
+func requireFieldError(t *testing.T, r response, field string) {
+	t.Helper()
+	requireStatus(t, http.StatusUnprocessableEntity, r)
+	errs, _ := r.JSON["errors"].([]any)
+	var fields []string
+	for _, e := range errs {
+		fields = append(fields, e.(map[string]any)["field"].(string))
+	}
+	require.Contains(t, fields, field, "body: %s", r.Raw)
+}
+
+func TestLedgerAssets(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		var created []map[string]any
+		t.Run("create each type", func(t *testing.T) {
+			for _, typ := range []string{"CODE", "MODEL", "CONTENT", "DATA"} {
+				r := request(t, http.MethodPost, sys.URL("/api/assets"), map[string]any{"type": typ, "name": "n", "description": "d"})
+				requireStatus(t, http.StatusCreated, r)
+				require.Equal(t, typ, r.JSON["type"])
+				require.Equal(t, 0.0, r.JSON["total_cost"])
+				require.Equal(t, 0.0, r.JSON["contribution_count"])
+				require.Regexp(t, `^[0-9a-f-]{36}$`, r.JSON["id"])
+				require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`, r.JSON["created_at"])
+				require.ElementsMatch(t, []string{"id", "type", "name", "description", "total_cost", "contribution_count", "created_at"}, ledgerKeys(r.JSON))
+				created = append(created, r.JSON)
+			}
+		})
+
+		t.Run("bad types and bodies are 422", func(t *testing.T) {
+			for _, body := range []any{
+				map[string]any{"type": "code"}, map[string]any{"type": "VIDEO"}, map[string]any{},
+				map[string]any{"type": ""},
+			} {
+				requireFieldError(t, request(t, http.MethodPost, sys.URL("/api/assets"), body), "type")
+			}
+			for _, body := range []string{`{"type":"CODE","total_cost":5}`, `{"type":`, `["CODE"]`, `{"type":1}`} {
+				requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodPost, sys.URL("/api/assets"), body))
+			}
+		})
+
+		t.Run("get and 404", func(t *testing.T) {
+			r := request(t, http.MethodGet, sys.URL("/api/assets/"+created[0]["id"].(string)), nil)
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, created[0], r.JSON)
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/assets/no-such-asset"), nil))
+		})
+
+		t.Run("list: bare array, newest first, paged", func(t *testing.T) {
+			all := ledgerList(t, sys, "/api/assets")
+			require.Equal(t, []string{ledgerIDs(created)[3], ledgerIDs(created)[2], ledgerIDs(created)[1], ledgerIDs(created)[0]}, ledgerIDs(all))
+			require.Equal(t, ledgerIDs(all)[:2], ledgerIDs(ledgerList(t, sys, "/api/assets?limit=2")))
+			require.Equal(t, ledgerIDs(all)[2:3], ledgerIDs(ledgerList(t, sys, "/api/assets?limit=1&offset=2")))
+			require.Empty(t, ledgerList(t, sys, "/api/assets?offset=10"))
+			require.Len(t, ledgerList(t, sys, "/api/assets?limit=500"), 4)
+		})
+
+		t.Run("list: limit outside 1..500 or a negative offset is 422", func(t *testing.T) {
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/assets?limit=0"), nil), "limit")
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/assets?limit=501"), nil), "limit")
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/assets?limit=-1"), nil), "limit")
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/assets?offset=-1"), nil), "offset")
+			requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodGet, sys.URL("/api/assets?limit=ten"), nil))
+			requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodGet, sys.URL("/api/assets?limit=99999999999"), nil))
+		})
+	})
+}
+
+func TestLedgerContributions(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		asset := ledgerAsset(t, sys, "CODE")
+		assetID := asset["id"].(string)
+
+		t.Run("coherence is computed from metadata", func(t *testing.T) {
+			tests := []struct {
+				meta map[string]any
+				want float64
+			}{
+				{nil, 0.5},
+				{map[string]any{"has_tests": true}, 0.7},
+				{map[string]any{"has_docs": true}, 0.7},
+				{map[string]any{"complexity": "low"}, 0.6},
+				{map[string]any{"has_tests": true, "has_docs": true}, 0.9},
+				{map[string]any{"has_tests": true, "has_docs": true, "complexity": "low"}, 1.0},
+				{map[string]any{"complexity": "high", "other": "kept"}, 0.5},
+			}
+			for _, tt := range tests {
+				body := map[string]any{"contributor_id": "coherent", "asset_id": assetID, "cost_amount": 1}
+				if tt.meta != nil {
+					body["metadata"] = tt.meta
+				}
+				r := ledgerContribute(t, sys, body)
+				requireStatus(t, http.StatusCreated, r)
+				require.Equal(t, tt.want, r.JSON["coherence_score"], "metadata %v", tt.meta)
+				if tt.meta == nil {
+					require.Equal(t, map[string]any{}, r.JSON["metadata"])
+				} else {
+					require.Equal(t, tt.meta, r.JSON["metadata"])
+				}
+			}
+		})
+
+		t.Run("shape, read back, and an unknown contributor is created", func(t *testing.T) {
+			r := ledgerContribute(t, sys, map[string]any{"contributor_id": "new person", "asset_id": assetID, "cost_amount": 12.345678})
+			requireStatus(t, http.StatusCreated, r)
+			require.ElementsMatch(t, []string{"id", "contributor_id", "asset_id", "cost_amount", "coherence_score", "metadata", "source", "created_at"}, ledgerKeys(r.JSON))
+			require.Equal(t, 12.345678, r.JSON["cost_amount"])
+			require.Equal(t, "api", r.JSON["source"])
+			got := request(t, http.MethodGet, sys.URL("/api/contributions/"+r.JSON["id"].(string)), nil)
+			requireStatus(t, http.StatusOK, got)
+			require.Equal(t, r.JSON, got.JSON)
+			mine := ledgerList(t, sys, "/api/contributors/"+url.PathEscape("new person")+"/contributions")
+			require.Equal(t, []string{r.JSON["id"].(string)}, ledgerIDs(mine))
+		})
+
+		t.Run("404s", func(t *testing.T) {
+			r := ledgerContribute(t, sys, map[string]any{"contributor_id": "ghost", "asset_id": "no-such-asset", "cost_amount": 1})
+			requireStatus(t, http.StatusNotFound, r)
+			require.Contains(t, r.JSON["detail"], "no-such-asset")
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/contributors/ghost/contributions"), nil))
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/contributions/no-such-contribution"), nil))
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/assets/no-such-asset/contributions"), nil))
+		})
+
+		t.Run("422s", func(t *testing.T) {
+			tests := []struct {
+				name  string
+				body  any
+				field string
+			}{
+				{"negative cost", map[string]any{"contributor_id": "x", "asset_id": assetID, "cost_amount": -0.01}, "cost_amount"},
+				{"seven decimals", map[string]any{"contributor_id": "x", "asset_id": assetID, "cost_amount": 0.0000001}, "cost_amount"},
+				{"too large", map[string]any{"contributor_id": "x", "asset_id": assetID, "cost_amount": 1e10}, "cost_amount"},
+				{"no contributor", map[string]any{"asset_id": assetID, "cost_amount": 1}, "contributor_id"},
+				{"blank contributor", map[string]any{"contributor_id": "  ", "asset_id": assetID, "cost_amount": 1}, "contributor_id"},
+				{"no asset", map[string]any{"contributor_id": "x", "cost_amount": 1}, "asset_id"},
+				{"metadata over 4 KiB", map[string]any{"contributor_id": "x", "asset_id": assetID, "cost_amount": 1, "metadata": map[string]any{"big": strings.Repeat("x", 5000)}}, "metadata"},
+				{"has_tests not a boolean", map[string]any{"contributor_id": "x", "asset_id": assetID, "cost_amount": 1, "metadata": map[string]any{"has_tests": "yes"}}, "metadata.has_tests"},
+			}
+			for _, tt := range tests {
+				requireFieldError(t, ledgerContribute(t, sys, tt.body.(map[string]any)), tt.field)
+			}
+			for _, body := range []string{
+				`{"contributor_id":"x","asset_id":"` + assetID + `","cost_amount":1,"coherence_score":1}`,
+				`{"contributor_id":"x","asset_id":"` + assetID + `","cost_amount":NaN}`,
+				`{"contributor_id":"x","asset_id":"` + assetID + `","cost_amount":"Infinity"}`,
+			} {
+				requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodPost, sys.URL("/api/contributions"), body))
+			}
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/contributors/x/contributions"), nil))
+		})
+
+		t.Run("lists are ordered by creation", func(t *testing.T) {
+			other := ledgerAsset(t, sys, "DATA")["id"].(string)
+			var want []string
+			for i := range 5 {
+				r := ledgerContribute(t, sys, map[string]any{"contributor_id": "lister", "asset_id": other, "cost_amount": i})
+				requireStatus(t, http.StatusCreated, r)
+				want = append(want, r.JSON["id"].(string))
+			}
+			require.Equal(t, want, ledgerIDs(ledgerList(t, sys, "/api/assets/"+other+"/contributions")))
+			require.Equal(t, want, ledgerIDs(ledgerList(t, sys, "/api/contributors/lister/contributions")))
+			require.Equal(t, want[1:3], ledgerIDs(ledgerList(t, sys, "/api/assets/"+other+"/contributions?limit=2&offset=1")))
+			require.Equal(t, want[4:], ledgerIDs(ledgerList(t, sys, "/api/contributors/lister/contributions?offset=4")))
+			for _, q := range []string{"limit=0", "limit=501", "limit=-1"} {
+				requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/assets/"+other+"/contributions?"+q), nil), "limit")
+			}
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/contributors/lister/contributions?offset=-1"), nil), "offset")
+			empty := ledgerAsset(t, sys, "MODEL")["id"].(string)
+			r := request(t, http.MethodGet, sys.URL("/api/assets/"+empty+"/contributions"), nil)
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, "[]", string(r.Raw))
+		})
+	})
+}
+
+func TestLedgerTotalCostIsExact(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		t.Run("50 concurrent contributions to one asset", func(t *testing.T) {
+			assetID := ledgerAsset(t, sys, "CODE")["id"].(string)
+			const n = 50
+			var wg sync.WaitGroup
+			statuses := make([]int, n)
+			for i := range n {
+				wg.Go(func() {
+					// 0.000001 .. 49.000049: every micro-unit matters.
+					cost := float64(i) + float64(i)/1e6
+					r := ledgerContribute(t, sys, map[string]any{"contributor_id": fmt.Sprint("racer-", i%5), "asset_id": assetID, "cost_amount": cost})
+					statuses[i] = r.Status
+				})
+			}
+			wg.Wait()
+			for i, s := range statuses {
+				require.Equal(t, http.StatusCreated, s, "contribution %d", i)
+			}
+			// sum of i + i/1e6 for i < 50 = 1225 + 0.001225
+			a := request(t, http.MethodGet, sys.URL("/api/assets/"+assetID), nil)
+			requireStatus(t, http.StatusOK, a)
+			require.Equal(t, 1225.001225, a.JSON["total_cost"])
+			require.Equal(t, float64(n), a.JSON["contribution_count"])
+			require.Len(t, ledgerList(t, sys, "/api/assets/"+assetID+"/contributions"), n)
+		})
+
+		t.Run("thousands of tenths do not drift", func(t *testing.T) {
+			assetID := ledgerAsset(t, sys, "DATA")["id"].(string)
+			const n, workers = 2000, 8
+			var wg sync.WaitGroup
+			failures := make(chan string, n)
+			for w := range workers {
+				wg.Go(func() {
+					for i := w; i < n; i += workers {
+						r := ledgerContribute(t, sys, map[string]any{"contributor_id": "tenth", "asset_id": assetID, "cost_amount": 0.1})
+						if r.Status != http.StatusCreated {
+							failures <- fmt.Sprintf("%d: %s", r.Status, r.Raw)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(failures)
+			for f := range failures {
+				require.Fail(t, "a contribution failed", f)
+			}
+			a := request(t, http.MethodGet, sys.URL("/api/assets/"+assetID), nil)
+			requireStatus(t, http.StatusOK, a)
+			require.Equal(t, 200.0, a.JSON["total_cost"], "2000 × 0.1 is exactly 200")
+			require.Contains(t, string(a.Raw), `"total_cost":200,`, "printed exactly")
+			var drift float64
+			for range n {
+				drift += 0.1
+			}
+			require.NotEqual(t, 200.0, drift, "a float sum would have drifted")
+		})
+	})
+}
+
+func TestLedgerDistributions(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		distribute := func(t *testing.T, assetID string, value any) response {
+			t.Helper()
+			return request(t, http.MethodPost, sys.URL("/api/distributions"), map[string]any{"asset_id": assetID, "value_amount": value})
+		}
+
+		var worked response
+		var workedAsset string
+		t.Run("the worked example: 40.00 / 60.00", func(t *testing.T) {
+			workedAsset = ledgerAsset(t, sys, "CODE")["id"].(string)
+			requireStatus(t, http.StatusCreated, ledgerContribute(t, sys, map[string]any{"contributor_id": "A", "asset_id": workedAsset, "cost_amount": 100}))
+			requireStatus(t, http.StatusCreated, ledgerContribute(t, sys, map[string]any{"contributor_id": "B", "asset_id": workedAsset, "cost_amount": 100,
+				"metadata": map[string]any{"has_tests": true, "has_docs": true, "complexity": "low"}}))
+			worked = distribute(t, workedAsset, 100)
+			requireStatus(t, http.StatusCreated, worked)
+			require.ElementsMatch(t, []string{"id", "asset_id", "value_amount", "payouts", "created_at"}, ledgerKeys(worked.JSON))
+			require.Equal(t, workedAsset, worked.JSON["asset_id"])
+			require.Equal(t, 100.0, worked.JSON["value_amount"])
+			require.Equal(t, []any{
+				map[string]any{"contributor_id": "B", "amount": 60.0},
+				map[string]any{"contributor_id": "A", "amount": 40.0},
+			}, worked.JSON["payouts"])
+		})
+
+		t.Run("persisted and readable", func(t *testing.T) {
+			got := request(t, http.MethodGet, sys.URL("/api/distributions/"+worked.JSON["id"].(string)), nil)
+			requireStatus(t, http.StatusOK, got)
+			require.Equal(t, worked.JSON, got.JSON)
+			second := distribute(t, workedAsset, 10)
+			requireStatus(t, http.StatusCreated, second)
+			list := ledgerList(t, sys, "/api/assets/"+workedAsset+"/distributions")
+			require.Equal(t, []string{worked.JSON["id"].(string), second.JSON["id"].(string)}, ledgerIDs(list))
+			require.Equal(t, worked.JSON, list[0])
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/distributions/no-such-distribution"), nil))
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/assets/no-such-asset/distributions"), nil))
+		})
+
+		t.Run("no contributions: empty payouts, not null", func(t *testing.T) {
+			empty := ledgerAsset(t, sys, "MODEL")["id"].(string)
+			r := distribute(t, empty, 50)
+			requireStatus(t, http.StatusCreated, r)
+			require.Equal(t, []any{}, r.JSON["payouts"])
+			require.Contains(t, string(r.Raw), `"payouts":[]`)
+			got := request(t, http.MethodGet, sys.URL("/api/distributions/"+r.JSON["id"].(string)), nil)
+			require.Contains(t, string(got.Raw), `"payouts":[]`)
+		})
+
+		t.Run("zero total weight: empty payouts", func(t *testing.T) {
+			free := ledgerAsset(t, sys, "CONTENT")["id"].(string)
+			for _, who := range []string{"free-1", "free-2"} {
+				requireStatus(t, http.StatusCreated, ledgerContribute(t, sys, map[string]any{"contributor_id": who, "asset_id": free, "cost_amount": 0,
+					"metadata": map[string]any{"has_tests": true}}))
+			}
+			r := distribute(t, free, 1000)
+			requireStatus(t, http.StatusCreated, r)
+			require.Equal(t, []any{}, r.JSON["payouts"])
+		})
+
+		t.Run("each payout is rounded half-up on its own", func(t *testing.T) {
+			thirds := ledgerAsset(t, sys, "DATA")["id"].(string)
+			for _, who := range []string{"t1", "t2", "t3"} {
+				requireStatus(t, http.StatusCreated, ledgerContribute(t, sys, map[string]any{"contributor_id": who, "asset_id": thirds, "cost_amount": 1}))
+			}
+			r := distribute(t, thirds, 100)
+			requireStatus(t, http.StatusCreated, r)
+			require.Equal(t, []any{
+				map[string]any{"contributor_id": "t1", "amount": 33.33},
+				map[string]any{"contributor_id": "t2", "amount": 33.33},
+				map[string]any{"contributor_id": "t3", "amount": 33.33},
+			}, r.JSON["payouts"], "99.99 paid of 100: the cent is not moved to anyone")
+			r = distribute(t, thirds, 0.05)
+			requireStatus(t, http.StatusCreated, r)
+			for _, p := range r.JSON["payouts"].([]any) {
+				require.Equal(t, 0.02, p.(map[string]any)["amount"], "0.016667 rounds up to 0.02")
+			}
+		})
+
+		t.Run("404 and 422", func(t *testing.T) {
+			requireStatus(t, http.StatusNotFound, distribute(t, "no-such-asset", 10))
+			requireFieldError(t, distribute(t, workedAsset, -1), "value_amount")
+			requireFieldError(t, distribute(t, workedAsset, 0.0000001), "value_amount")
+			requireFieldError(t, request(t, http.MethodPost, sys.URL("/api/distributions"), map[string]any{"value_amount": 1}), "asset_id")
+			requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodPost, sys.URL("/api/distributions"), `{"asset_id":"x","value_amount":1,"payouts":[]}`))
+		})
+	})
+}
+
+func TestLedgerAttributionOverGRPC(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		conn, err := grpc.NewClient(sys.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		require.NoError(t, err)
+		defer conn.Close()
+		ledger := ledgerv1.NewLedgerServiceClient(conn)
+		ctx := context.Background()
+
+		a, err := ledger.CreateAsset(ctx, &ledgerv1.CreateAssetRequest{Type: "CODE", Name: "over gRPC"})
+		require.NoError(t, err)
+		meta, err := structpb.NewStruct(map[string]any{"has_tests": true})
+		require.NoError(t, err)
+		c, err := ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "grpc-user", AssetId: a.GetAsset().GetId(), CostAmount: 2.5, Metadata: meta})
+		require.NoError(t, err)
+		require.Equal(t, 0.7, c.GetContribution().GetCoherenceScore())
+		got, err := ledger.GetAsset(ctx, &ledgerv1.GetAssetRequest{Id: a.GetAsset().GetId()})
+		require.NoError(t, err)
+		require.Equal(t, 2.5, got.GetAsset().GetTotalCost())
+		d, err := ledger.CreateDistribution(ctx, &ledgerv1.CreateDistributionRequest{AssetId: a.GetAsset().GetId(), ValueAmount: 7})
+		require.NoError(t, err)
+		require.Len(t, d.GetDistribution().GetPayouts(), 1)
+		require.Equal(t, 7.0, d.GetDistribution().GetPayouts()[0].GetAmount())
+
+		_, err = ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: "missing", CostAmount: 1})
+		require.Equal(t, codes.NotFound, status.Code(err))
+		_, err = ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: a.GetAsset().GetId(), CostAmount: math.NaN()})
+		require.Equal(t, codes.InvalidArgument, status.Code(err))
+		nan, err := structpb.NewStruct(map[string]any{"score": math.NaN()})
+		require.NoError(t, err)
+		odd, err := ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: a.GetAsset().GetId(), CostAmount: 1, Metadata: nan})
+		require.NoError(t, err, "a NaN in metadata is stored the way JSON can hold it, never a 500")
+		require.Equal(t, "NaN", odd.GetContribution().GetMetadata().AsMap()["score"])
+	})
+}

@@ -1,0 +1,182 @@
+// Package attribution holds the value-attribution rules: what an asset and a
+// contribution may be, the coherence score, the cost estimate of a code
+// change, and how a distribution splits value among contributors. No SQL, no
+// proto: the handler and the store translate.
+package attribution
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// Asset types, spelled as the contract names them.
+const (
+	TypeCode    = "CODE"
+	TypeModel   = "MODEL"
+	TypeContent = "CONTENT"
+	TypeData    = "DATA"
+)
+
+// Types lists the asset types in the contract's order.
+var Types = []string{TypeCode, TypeModel, TypeContent, TypeData}
+
+// Contribution sources.
+const (
+	SourceAPI    = "api"
+	SourceGitHub = "github"
+)
+
+// Trust levels of contributors the ledger creates itself (registration
+// creates "tofu" ones).
+const (
+	// TrustImplicit marks a contributor first named by a contribution.
+	TrustImplicit = "implicit"
+	// TrustGitHub marks a contributor first seen in a GitHub delivery,
+	// keyed on the GitHub login GitHub authenticated.
+	TrustGitHub = "github"
+)
+
+// Limits on amounts.
+const (
+	// MaxAmount bounds one cost_amount or value_amount: a billion units.
+	MaxAmount money.Micros = 1_000_000_000 * money.Scale
+	// MaxAssetTotal bounds an asset's total_cost. It stays below 2^53
+	// micro-units, so the total is exact also as a JSON number.
+	MaxAssetTotal money.Micros = 9_000_000_000 * money.Scale
+)
+
+// Limits on text, metadata and pages.
+const (
+	MaxNameLen          = 200
+	MaxDescriptionLen   = 10_000
+	MaxContributorIDLen = 256
+	// MaxMetadataBytes bounds a contribution's metadata, as JSON. With
+	// MaxContributionPage it keeps a page of contributions well inside one
+	// 4 MiB gRPC message.
+	MaxMetadataBytes = 4 << 10
+	// DefaultLimit and MaxLimit bound asset list pages.
+	DefaultLimit = 50
+	MaxLimit     = 500
+	// MaxContributionPage is both the default and the largest page of a
+	// contribution list: "all contributions" for all but the busiest
+	// assets, in one response.
+	MaxContributionPage = 500
+)
+
+// ValidateAsset checks a create request's fields.
+func ValidateAsset(typ, name, description string) error {
+	var errs []fault.FieldError
+	if !slices.Contains(Types, typ) {
+		errs = append(errs, fault.Field("type", "must be one of %s", strings.Join(Types, ", ")))
+	}
+	errs = append(errs, checkText("name", name, MaxNameLen)...)
+	errs = append(errs, checkText("description", description, MaxDescriptionLen)...)
+	if len(errs) > 0 {
+		return fault.Validation(errs...)
+	}
+	return nil
+}
+
+func checkText(field, s string, maxLen int) []fault.FieldError {
+	switch {
+	case !utf8.ValidString(s):
+		return []fault.FieldError{fault.Field(field, "must be valid UTF-8")}
+	case utf8.RuneCountInString(s) > maxLen:
+		return []fault.FieldError{fault.Field(field, "must be at most %d characters", maxLen)}
+	}
+	return nil
+}
+
+// ValidateContributorID checks a contributor id named by a contribution:
+// any non-empty string of at most MaxContributorIDLen characters without
+// control characters (an id is shown in lists and logs) and not only spaces.
+func ValidateContributorID(id string) error {
+	msg := ""
+	switch {
+	case strings.TrimSpace(id) == "":
+		msg = "is required"
+	case !utf8.ValidString(id):
+		msg = "must be valid UTF-8"
+	case utf8.RuneCountInString(id) > MaxContributorIDLen:
+		msg = fmt.Sprintf("must be at most %d characters", MaxContributorIDLen)
+	case strings.ContainsFunc(id, unicode.IsControl):
+		msg = "must not contain control characters"
+	}
+	if msg != "" {
+		return fault.Validation(fault.Field("contributor_id", "%s", msg))
+	}
+	return nil
+}
+
+// CheckMetadata checks a contribution's metadata can be stored: at most
+// MaxMetadataBytes of JSON. (Values JSON cannot hold, NaN and infinities,
+// are refused too, though protobuf's Struct already turns them into
+// strings.)
+func CheckMetadata(metadata map[string]any) error {
+	b, err := json.Marshal(metadata)
+	switch {
+	case err != nil:
+		return fault.Validation(fault.Field("metadata", "must be plain JSON (no NaN or infinite numbers)"))
+	case len(b) > MaxMetadataBytes:
+		return fault.Validation(fault.Field("metadata", "must be at most %d bytes of JSON", MaxMetadataBytes))
+	}
+	return nil
+}
+
+// Amount converts a request amount (cost_amount, value_amount) to exact
+// micro-units: finite, not negative, at most six decimals, at most MaxAmount.
+func Amount(field string, x float64) (money.Micros, error) {
+	m, err := money.FromFloat(x)
+	switch {
+	case err != nil:
+		return 0, fault.Validation(fault.Field(field, "%s", err.Error()))
+	case m < 0:
+		return 0, fault.Validation(fault.Field(field, "must not be negative"))
+	case m > MaxAmount:
+		return 0, fault.Validation(fault.Field(field, "must be at most %d", MaxAmount/money.Scale))
+	}
+	return m, nil
+}
+
+// PageLimit validates an asset list page: an absent limit means
+// DefaultLimit, a given one must be 1..MaxLimit; the offset must not be
+// negative.
+func PageLimit(limit *int32, offset int32) (int, int, error) {
+	l := int32(DefaultLimit)
+	if limit != nil {
+		l = *limit
+	}
+	return page(l, offset, MaxLimit)
+}
+
+// ContributionPage validates a contribution list page: an absent limit
+// means MaxContributionPage, a given one must be 1..MaxContributionPage; the
+// offset must not be negative.
+func ContributionPage(limit *int32, offset int32) (int, int, error) {
+	l := int32(MaxContributionPage)
+	if limit != nil {
+		l = *limit
+	}
+	return page(l, offset, MaxContributionPage)
+}
+
+func page(limit, offset, maxLimit int32) (int, int, error) {
+	var errs []fault.FieldError
+	if limit < 1 || limit > maxLimit {
+		errs = append(errs, fault.Field("limit", "must be between 1 and %d", maxLimit))
+	}
+	if offset < 0 {
+		errs = append(errs, fault.Field("offset", "must not be negative"))
+	}
+	if len(errs) > 0 {
+		return 0, 0, fault.Validation(errs...)
+	}
+	return int(limit), int(offset), nil
+}

@@ -1,0 +1,103 @@
+package sqlstore_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/ledger/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+)
+
+// BenchmarkCreateDistribution measures a distribution over an asset with
+// 100 000 contributions, from 1 000 and from 100 000 contributors: summing
+// the stakes in SQL, splitting them with big integers, and writing the
+// distribution and one payout row per contributor, in one transaction.
+//
+//	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./services/ledger/internal/store/sqlstore -run '^$' -bench CreateDistribution -benchtime 10x
+func BenchmarkCreateDistribution(b *testing.B) {
+	const contributions = 100_000
+	for _, engine := range []database.Engine{database.Postgres, database.SQLite} {
+		for _, contributors := range []int{1_000, 100_000} {
+			b.Run(fmt.Sprintf("%s/contributions=%d/contributors=%d", engine, contributions, contributors), func(b *testing.B) {
+				if engine == database.Postgres && dbtest.PostgresURL() == "" {
+					b.Skipf("%s is not set: skipping Postgres", dbtest.URLEnv)
+				}
+				db := dbtest.Open(b, engine, "ledger", store.Migrations())
+				s := sqlstore.New(db)
+				assetID := seedContributions(b, db, s, contributions, contributors)
+				value := money.Micros(1_000_000) * money.Scale
+				ctx := context.Background()
+				b.ResetTimer()
+				for b.Loop() {
+					d, err := s.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: assetID, Value: value, CreatedAt: time.Now()},
+						func(stakes []attribution.Stake) []attribution.Payout { return attribution.Split(value, stakes) })
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(d.Payouts) != contributors {
+						b.Fatalf("%d payouts, want %d", len(d.Payouts), contributors)
+					}
+				}
+			})
+		}
+	}
+}
+
+// seedContributions writes n contributions from k contributors straight
+// into the tables with multi-row INSERTs (through the store it would take
+// minutes) and sets the asset's total to match.
+func seedContributions(b *testing.B, db *database.DB, s *sqlstore.Store, n, k int) string {
+	b.Helper()
+	ctx := context.Background()
+	asset := store.Asset{ID: uuid.NewString(), Type: attribution.TypeCode, Name: "bench", CreatedAt: time.Now()}
+	if err := s.CreateAsset(ctx, asset); err != nil {
+		b.Fatal(err)
+	}
+	const batch = 1000
+	insert := func(table string, cols int, rows int, row func(i int) []any) {
+		for start := 0; start < rows; start += batch {
+			end := min(start+batch, rows)
+			var q strings.Builder
+			args := make([]any, 0, cols*(end-start))
+			fmt.Fprintf(&q, "INSERT INTO %s VALUES ", table)
+			for i := start; i < end; i++ {
+				if i > start {
+					q.WriteString(", ")
+				}
+				fmt.Fprintf(&q, "(%s)", database.Placeholders(len(args)+1, cols))
+				args = append(args, row(i)...)
+			}
+			if _, err := db.Exec(ctx, q.String(), args...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	now := time.Now().UnixMicro()
+	insert("contributors (id, handle, trust_level, created_at)", 4, k, func(i int) []any {
+		return []any{fmt.Sprintf("c%06d", i), nil, attribution.TrustImplicit, now}
+	})
+	var total int64
+	insert("contributions (id, contributor_id, asset_id, cost_micros, coherence, metadata, source, created_at)", 8, n, func(i int) []any {
+		cost := int64(i%997+1) * int64(money.Cent)
+		total += cost
+		return []any{uuid.NewString(), fmt.Sprintf("c%06d", i%k), asset.ID, cost, int64(500 + 100*(i%6)), "{}", attribution.SourceAPI, now + int64(i)}
+	})
+	if _, err := db.Exec(ctx, `UPDATE assets SET total_cost_micros = $2, contribution_count = $3 WHERE id = $1`, asset.ID, total, n); err != nil {
+		b.Fatal(err)
+	}
+	if engine := db.Engine(); engine == database.Postgres {
+		if _, err := db.Exec(ctx, `ANALYZE contributions`); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return asset.ID
+}
