@@ -141,6 +141,8 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 	root := http.NewServeMux()
 	root.Handle("/api/", mux)
 	root.Handle("POST /api/contributions/github", githubWebhook(ledgerv1.NewLedgerServiceClient(conns.Ledger)))
+	opsClient := opsv1.NewOpsServiceClient(conns.Ops)
+	root.Handle("GET /api/ready", readyHandler(opsClient))
 	root.Handle("GET /api/openapi.json", openAPIHandler())
 	root.Handle("GET /api/docs/", docsHandler())
 	root.Handle("GET /api/docs", http.RedirectHandler("/api/docs/", http.StatusMovedPermanently))
@@ -149,11 +151,14 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 		writeJSONError(w, http.StatusNotFound, ErrorBody{Detail: "not found"})
 	})
 
+	tel := newTelemetry(opsClient, h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
+	h.Go(tel.run)
 	return chain(root,
 		recoverPanics(h.Log),
-		observe(h.Log, h.Metrics),
+		observe(h.Log, h.Metrics, tel),
 		limitBody(int64(cfg.MaxBodyBytes)),
 		withTimeout(cfg.RequestTimeout),
+		notePattern,
 	), nil
 }
 
@@ -183,10 +188,10 @@ func forwardStatus(ctx context.Context, w http.ResponseWriter, _ proto.Message) 
 	if len(vals) == 0 {
 		return nil
 	}
-	code, err := strconv.Atoi(vals[0])
-	if err != nil || code < 200 || code > 299 {
-		return nil
+	// A value that is not a 2xx status is ignored: the call succeeded, and
+	// the default 200 is the right answer then.
+	if code, err := strconv.Atoi(vals[0]); err == nil && code >= 200 && code <= 299 {
+		w.WriteHeader(code)
 	}
-	w.WriteHeader(code)
 	return nil
 }

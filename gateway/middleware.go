@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,7 +40,7 @@ func recoverPanics(log *zap.Logger) middleware {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer func() {
 				if v := recover(); v != nil {
-					if v == http.ErrAbortHandler {
+					if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 						panic(v)
 					}
 					log.Error("panic serving request", zap.String("path", r.URL.Path), zap.Any("panic", v), zap.Stack("stack"))
@@ -76,9 +77,11 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// observe logs every request and records its duration by route pattern and
-// status. It never logs headers or bodies (tokens and keys live there).
-func observe(log *zap.Logger, reg prometheus.Registerer) middleware {
+// observe logs every request, records its duration by route pattern and
+// status, and queues a runtime telemetry event (when tel is not nil). It
+// never logs or records headers, query strings or bodies (tokens and keys
+// live there).
+func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middleware {
 	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "foundry_http_request_duration_seconds",
 		Help:    "Time to serve an HTTP request, by method, route and status.",
@@ -105,6 +108,9 @@ func observe(log *zap.Logger, reg prometheus.Registerer) middleware {
 				}
 			}
 			duration.WithLabelValues(r.Method, *route, fmt.Sprint(rec.status)).Observe(elapsed.Seconds())
+			if tel != nil {
+				tel.record(event(r.Method, *route, rec.status, start, elapsed))
+			}
 			level := zapcore.InfoLevel
 			if rec.status >= 500 {
 				level = zapcore.ErrorLevel
@@ -131,6 +137,24 @@ func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		next(w, r, params)
 	}
+}
+
+// catchAll are the root patterns that mean "no route matched".
+var catchAll = map[string]bool{"/": true, "/api/": true}
+
+// notePattern tells observe which pattern of the root mux matched a raw
+// route (GET /api/ready, the docs, the webhook). It must wrap the root mux
+// directly: the mux records the pattern on the request it is given, which
+// the middlewares in between (withTimeout) have copied, so observe's own
+// request never shows it. Routes of the generated mux are recorded earlier
+// by recordRoute and kept.
+func notePattern(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r)
+		if holder, _ := r.Context().Value(routeKey{}).(*string); holder != nil && *holder == "" && !catchAll[r.Pattern] {
+			*holder = r.Pattern
+		}
+	})
 }
 
 // limitBody answers 413 for a body over max bytes, before any handler reads

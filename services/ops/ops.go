@@ -4,16 +4,27 @@ package ops
 
 import (
 	"context"
+	"fmt"
+	"net/url"
+	"time"
 
+	"go.uber.org/zap"
+	"google.golang.org/grpc/connectivity"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
+	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/ops/internal/collector"
 	"github.com/foundryhq/foundry/services/ops/internal/handler"
 	"github.com/foundryhq/foundry/services/ops/internal/store"
+	"github.com/foundryhq/foundry/services/ops/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
+	"github.com/foundryhq/foundry/services/ops/internal/usage"
 	"github.com/foundryhq/foundry/services/platform/app"
+	"github.com/foundryhq/foundry/services/platform/config"
 )
 
 // peerServices are the services readiness probes, by module name.
@@ -23,22 +34,102 @@ var peerServices = []struct{ name, service string }{
 	{"agent", agentv1.AgentService_ServiceDesc.ServiceName},
 }
 
+// Config holds the ops service's own settings.
+type Config struct {
+	// RuntimeDatabaseURL receives runtime telemetry when set (postgres://…
+	// or sqlite:<path>.db), even when RuntimeEventsPath is set too.
+	RuntimeDatabaseURL string
+	// RuntimeEventsPath is the JSON-lines telemetry file used when no
+	// runtime database is set.
+	RuntimeEventsPath string
+	// Usage collectors: one HTTP endpoint (and key) per provider family.
+	UsageOpenAIURL, UsageOpenAIKey string
+	UsageClaudeURL, UsageClaudeKey string
+	// UsageLatencyBudget bounds live usage collection.
+	UsageLatencyBudget time.Duration
+}
+
+func (c *Config) register(fs *config.FlagSet) {
+	fs.String(&c.RuntimeDatabaseURL, "runtime-database-url", "RUNTIME_DATABASE_URL", "",
+		"database for runtime telemetry events (postgres://… or sqlite:<path>.db); wins over -runtime-events-path")
+	fs.String(&c.RuntimeEventsPath, "runtime-events-path", "RUNTIME_EVENTS_PATH", "",
+		"JSON-lines file for runtime telemetry events when no runtime database is set; neither set: telemetry off")
+	fs.String(&c.UsageOpenAIURL, "usage-openai-url", "FOUNDRY_USAGE_OPENAI_URL", "",
+		"URL answering OpenAI usage as JSON (see docs/ops.md); empty: stored snapshots only")
+	fs.String(&c.UsageOpenAIKey, "usage-openai-key", "FOUNDRY_USAGE_OPENAI_KEY", "", "bearer key sent to -usage-openai-url")
+	fs.String(&c.UsageClaudeURL, "usage-claude-url", "FOUNDRY_USAGE_CLAUDE_URL", "",
+		"URL answering Claude usage as JSON (see docs/ops.md); empty: stored snapshots only")
+	fs.String(&c.UsageClaudeKey, "usage-claude-key", "FOUNDRY_USAGE_CLAUDE_KEY", "", "bearer key sent to -usage-claude-url")
+	fs.Duration(&c.UsageLatencyBudget, "usage-latency-budget", "FOUNDRY_USAGE_LATENCY_BUDGET", handler.DefaultLatencyBudget,
+		"longest live usage collection; past it the last snapshots are returned")
+}
+
+// collectors builds the configured usage collectors.
+func (c *Config) collectors() ([]collector.Collector, error) {
+	var out []collector.Collector
+	for _, p := range []struct{ family, flag, url, key string }{
+		{usage.OpenAI, "usage-openai-url", c.UsageOpenAIURL, c.UsageOpenAIKey},
+		{usage.Claude, "usage-claude-url", c.UsageClaudeURL, c.UsageClaudeKey},
+	} {
+		if p.url == "" {
+			continue
+		}
+		u, err := url.Parse(p.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("-%s: want an http:// or https:// URL", p.flag)
+		}
+		out = append(out, collector.NewHTTP(p.family, p.url, p.key, nil, nil))
+	}
+	return out, nil
+}
+
 // Module returns the ops module.
 func Module() app.Module {
+	cfg := &Config{}
 	return app.Module{
 		Name:       "ops",
 		Service:    opsv1.OpsService_ServiceDesc.ServiceName,
 		Migrations: store.Migrations(),
+		Flags:      cfg.register,
 		Start: func(_ context.Context, h *app.Host) error {
+			if cfg.UsageLatencyBudget <= 0 {
+				return fmt.Errorf("-usage-latency-budget must be positive, got %s", cfg.UsageLatencyBudget)
+			}
+			collectors, err := cfg.collectors()
+			if err != nil {
+				return err
+			}
+			sink, err := telemetry.Open(telemetry.Config{DatabaseURL: cfg.RuntimeDatabaseURL, EventsPath: cfg.RuntimeEventsPath})
+			if err != nil {
+				return err
+			}
+			h.OnStop(sink.Close)
+			h.Log.Info("runtime telemetry", zap.String("backend", sink.Backend()), zap.String("target", sink.Target()))
+
 			var peers []handler.Peer
 			for _, p := range peerServices {
 				conn, err := h.Dial(p.name)
 				if err != nil {
 					return err
 				}
-				peers = append(peers, handler.Peer{Name: p.name, Service: p.service, Health: healthpb.NewHealthClient(conn)})
+				peers = append(peers, handler.Peer{
+					Name: p.name, Service: p.service,
+					Health:  healthpb.NewHealthClient(conn),
+					Storage: platformv1.NewStorageServiceClient(conn),
+					Reconnect: func() {
+						if conn.GetState() == connectivity.TransientFailure {
+							conn.ResetConnectBackoff()
+						}
+					},
+				})
 			}
-			h.RegisterService(&opsv1.OpsService_ServiceDesc, handler.New(h.DB, peers))
+			srv := handler.New(handler.Options{
+				Store: sqlstore.New(h.DB), DB: h.DB, Peers: peers, Telemetry: sink,
+				Collectors: collectors, LatencyBudget: cfg.UsageLatencyBudget,
+				Log: h.Log, Metrics: h.Metrics,
+			})
+			h.OnStop(srv.Close)
+			h.RegisterService(&opsv1.OpsService_ServiceDesc, srv)
 			return nil
 		},
 	}

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/url"
 	"testing"
 
@@ -99,6 +100,34 @@ func Start(t testing.TB, storage Storage, extra ...string) *System {
 	return sys
 }
 
+// StartModules runs only the modules in target (comma-separated, e.g.
+// "ledger" or "portfolio,agent,ops,gateway") on storage, with extra flags
+// appended. With a fixed "-grpc-addr=" + FreeAddr(t) among them, the modules
+// keep their address across Stop and Restart, so another system started
+// with "-ledger-addr=..." (say) finds them again: a test can stop one
+// service and bring it back.
+func StartModules(t testing.TB, storage Storage, target string, extra ...string) *System {
+	t.Helper()
+	return Start(t, storage, append([]string{"-target=" + target}, extra...)...)
+}
+
+// FreeAddr returns a loopback address that nothing listens on right now.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	addr := lis.Addr().String()
+	if err := lis.Close(); err != nil {
+		t.Fatalf("free port %s: %v", addr, err)
+	}
+	return addr
+}
+
+// Running reports whether the system is running (not stopped).
+func (s *System) Running() bool { return s.proc != nil }
+
 func (s *System) start() {
 	s.t.Helper()
 	settings, modules, _, err := app.Parse("foundry", allinone.Modules(), s.args, app.Options{Getenv: func(string) string { return "" }})
@@ -125,8 +154,9 @@ func (s *System) Stop() {
 	s.proc = nil
 }
 
-// Restart stops the system and starts it again on the same storage (on new
-// ports), as an operator restarting `make run` would.
+// Restart stops the system (unless already stopped) and starts it again on
+// the same storage, as an operator restarting `make run` would: on new
+// ports, or on the same ones when the flags fix them.
 func (s *System) Restart() {
 	s.t.Helper()
 	s.Stop()

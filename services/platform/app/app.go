@@ -174,7 +174,7 @@ type Process struct {
 	adminSrv    *http.Server
 	checks      []healthCheck
 	onStop      []func()
-	dbs         []*database.DB
+	dbs         map[string]*database.DB // by module name
 
 	connMu sync.Mutex
 	conns  map[string]*grpc.ClientConn
@@ -240,7 +240,9 @@ func selectModules(all []Module, target string) ([]Module, error) {
 }
 
 // Start runs the modules with the settings and returns once every server is
-// listening. Stop the process with Stop.
+// listening. Stop the process with Stop. When a module has a database, the
+// process also serves foundry.platform.v1.StorageService, which describes
+// each module's storage (see storage.go).
 func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err error) {
 	log, err := logging.New(s.LogFormat, s.LogLevel)
 	if err != nil {
@@ -256,7 +258,7 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &Process{
 		Settings: s, Log: log, modules: modules, grpc: srv, health: hs,
-		conns: map[string]*grpc.ClientConn{}, loopCtx: loopCtx, loopCancel: cancel,
+		conns: map[string]*grpc.ClientConn{}, dbs: map[string]*database.DB{}, loopCtx: loopCtx, loopCancel: cancel,
 		errs: make(chan error, 3),
 	}
 	defer func() {
@@ -283,6 +285,7 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 			return nil, fmt.Errorf("start %s: %w", m.Name, err)
 		}
 	}
+	p.registerStorage()
 
 	go func() { p.errs <- srv.Serve(lis) }()
 	if p.httpHandler != nil {
@@ -313,7 +316,7 @@ func (p *Process) startModule(ctx context.Context, m Module, reg prometheus.Regi
 		if err != nil {
 			return err
 		}
-		p.dbs = append(p.dbs, db)
+		p.dbs[m.Name] = db
 		if p.Settings.AutoMigrate {
 			n, err := migrate.Up(ctx, db, m.Migrations)
 			if err != nil {
@@ -504,7 +507,7 @@ func (p *Process) release() {
 	for _, db := range p.dbs {
 		db.Close()
 	}
-	p.dbs = nil
+	p.dbs = map[string]*database.DB{}
 	p.grpc.Stop()
 }
 

@@ -624,8 +624,9 @@ func (x *GetAssetResponse) GetAsset() *Asset {
 // ListAssetsRequest pages through assets.
 type ListAssetsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// limit defaults to 50; 1..500.
-	Limit         int32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	// limit defaults to 50 when absent; 1..500.
+	Limit *int32 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	// offset must not be negative.
 	Offset        int32 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -662,8 +663,8 @@ func (*ListAssetsRequest) Descriptor() ([]byte, []int) {
 }
 
 func (x *ListAssetsRequest) GetLimit() int32 {
-	if x != nil {
-		return x.Limit
+	if x != nil && x.Limit != nil {
+		return *x.Limit
 	}
 	return 0
 }
@@ -825,11 +826,15 @@ func (x *Contribution) GetCreatedAt() string {
 
 // CreateContributionRequest records a contribution.
 type CreateContributionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
-	AssetId       string                 `protobuf:"bytes,2,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
-	CostAmount    float64                `protobuf:"fixed64,3,opt,name=cost_amount,json=costAmount,proto3" json:"cost_amount,omitempty"`
-	Metadata      *structpb.Struct       `protobuf:"bytes,4,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// contributor_id is any non-empty string; an unknown contributor is created.
+	ContributorId string `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
+	AssetId       string `protobuf:"bytes,2,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
+	// cost_amount is >= 0 with at most 6 decimals.
+	CostAmount float64 `protobuf:"fixed64,3,opt,name=cost_amount,json=costAmount,proto3" json:"cost_amount,omitempty"`
+	// metadata is free JSON; has_tests, has_docs (booleans) and complexity
+	// (a string) feed coherence_score.
+	Metadata      *structpb.Struct `protobuf:"bytes,4,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1027,10 +1032,14 @@ func (x *GetContributionResponse) GetContribution() *Contribution {
 	return nil
 }
 
-// ListAssetContributionsRequest names an asset.
+// ListAssetContributionsRequest names an asset and, optionally, a page.
 type ListAssetContributionsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AssetId       string                 `protobuf:"bytes,1,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AssetId string                 `protobuf:"bytes,1,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
+	// limit defaults to 500; 1..500 when given.
+	Limit *int32 `protobuf:"varint,2,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	// offset must not be negative.
+	Offset        int32 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1070,6 +1079,20 @@ func (x *ListAssetContributionsRequest) GetAssetId() string {
 		return x.AssetId
 	}
 	return ""
+}
+
+func (x *ListAssetContributionsRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *ListAssetContributionsRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
 }
 
 // ListAssetContributionsResponse holds the asset's contributions (HTTP body: the list).
@@ -1117,10 +1140,14 @@ func (x *ListAssetContributionsResponse) GetContributions() []*Contribution {
 	return nil
 }
 
-// ListContributorContributionsRequest names a contributor.
+// ListContributorContributionsRequest names a contributor and, optionally, a page.
 type ListContributorContributionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
+	// limit defaults to 500; 1..500 when given.
+	Limit *int32 `protobuf:"varint,2,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	// offset must not be negative.
+	Offset        int32 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1160,6 +1187,20 @@ func (x *ListContributorContributionsRequest) GetContributorId() string {
 		return x.ContributorId
 	}
 	return ""
+}
+
+func (x *ListContributorContributionsRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *ListContributorContributionsRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
 }
 
 // ListContributorContributionsResponse holds the contributor's contributions (HTTP body: the list).
@@ -1346,7 +1387,8 @@ func (x *RecordGithubDeliveryResponse) GetDetail() string {
 type Payout struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
-	Amount        float64                `protobuf:"fixed64,2,opt,name=amount,proto3" json:"amount,omitempty"`
+	// amount is the contributor's exact share rounded half-up to the cent.
+	Amount        float64 `protobuf:"fixed64,2,opt,name=amount,proto3" json:"amount,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1397,12 +1439,14 @@ func (x *Payout) GetAmount() float64 {
 
 // Distribution is a persisted split of value among an asset's contributors.
 type Distribution struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	AssetId       string                 `protobuf:"bytes,2,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
-	ValueAmount   float64                `protobuf:"fixed64,3,opt,name=value_amount,json=valueAmount,proto3" json:"value_amount,omitempty"`
-	Payouts       []*Payout              `protobuf:"bytes,4,rep,name=payouts,proto3" json:"payouts,omitempty"`
-	CreatedAt     string                 `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	AssetId     string                 `protobuf:"bytes,2,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
+	ValueAmount float64                `protobuf:"fixed64,3,opt,name=value_amount,json=valueAmount,proto3" json:"value_amount,omitempty"`
+	// payouts has one entry per contributor, largest weight first; empty when
+	// the asset has no contributions or their total weight is zero.
+	Payouts       []*Payout `protobuf:"bytes,4,rep,name=payouts,proto3" json:"payouts,omitempty"`
+	CreatedAt     string    `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1474,9 +1518,10 @@ func (x *Distribution) GetCreatedAt() string {
 
 // CreateDistributionRequest distributes value_amount over an asset.
 type CreateDistributionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AssetId       string                 `protobuf:"bytes,1,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
-	ValueAmount   float64                `protobuf:"fixed64,2,opt,name=value_amount,json=valueAmount,proto3" json:"value_amount,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AssetId string                 `protobuf:"bytes,1,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
+	// value_amount is >= 0 with at most 6 decimals.
+	ValueAmount   float64 `protobuf:"fixed64,2,opt,name=value_amount,json=valueAmount,proto3" json:"value_amount,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4573,10 +4618,11 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x0fGetAssetRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"B\n" +
 	"\x10GetAssetResponse\x12.\n" +
-	"\x05asset\x18\x01 \x01(\v2\x18.foundry.ledger.v1.AssetR\x05asset\"A\n" +
-	"\x11ListAssetsRequest\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x05R\x06offset\"F\n" +
+	"\x05asset\x18\x01 \x01(\v2\x18.foundry.ledger.v1.AssetR\x05asset\"P\n" +
+	"\x11ListAssetsRequest\x12\x19\n" +
+	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"F\n" +
 	"\x12ListAssetsResponse\x120\n" +
 	"\x06assets\x18\x01 \x03(\v2\x18.foundry.ledger.v1.AssetR\x06assets\"\x96\x02\n" +
 	"\fContribution\x12\x0e\n" +
@@ -4601,13 +4647,19 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x16GetContributionRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"^\n" +
 	"\x17GetContributionResponse\x12C\n" +
-	"\fcontribution\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.ContributionR\fcontribution\":\n" +
+	"\fcontribution\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.ContributionR\fcontribution\"w\n" +
 	"\x1dListAssetContributionsRequest\x12\x19\n" +
-	"\basset_id\x18\x01 \x01(\tR\aassetId\"g\n" +
+	"\basset_id\x18\x01 \x01(\tR\aassetId\x12\x19\n" +
+	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"g\n" +
 	"\x1eListAssetContributionsResponse\x12E\n" +
-	"\rcontributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.ContributionR\rcontributions\"L\n" +
+	"\rcontributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.ContributionR\rcontributions\"\x89\x01\n" +
 	"#ListContributorContributionsRequest\x12%\n" +
-	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\"m\n" +
+	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x19\n" +
+	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"m\n" +
 	"$ListContributorContributionsResponse\x12E\n" +
 	"\rcontributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.ContributionR\rcontributions\"\x8d\x01\n" +
 	"\x1bRecordGithubDeliveryRequest\x12\x14\n" +
@@ -5092,6 +5144,9 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 	if File_foundry_ledger_v1_ledger_proto != nil {
 		return
 	}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[11].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[18].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -271,6 +271,8 @@ func local_request_LedgerService_GetContribution_0(ctx context.Context, marshale
 	return msg, metadata, err
 }
 
+var filter_LedgerService_ListAssetContributions_0 = &utilities.DoubleArray{Encoding: map[string]int{"asset_id": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
 func request_LedgerService_ListAssetContributions_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq ListAssetContributionsRequest
@@ -284,6 +286,12 @@ func request_LedgerService_ListAssetContributions_0(ctx context.Context, marshal
 	protoReq.AssetId, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "asset_id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_ListAssetContributions_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
@@ -306,9 +314,17 @@ func local_request_LedgerService_ListAssetContributions_0(ctx context.Context, m
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "asset_id", err)
 	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_ListAssetContributions_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
 	msg, err := server.ListAssetContributions(ctx, &protoReq)
 	return msg, metadata, err
 }
+
+var filter_LedgerService_ListContributorContributions_0 = &utilities.DoubleArray{Encoding: map[string]int{"contributor_id": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
 
 func request_LedgerService_ListContributorContributions_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
@@ -323,6 +339,12 @@ func request_LedgerService_ListContributorContributions_0(ctx context.Context, m
 	protoReq.ContributorId, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "contributor_id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_ListContributorContributions_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
@@ -344,6 +366,12 @@ func local_request_LedgerService_ListContributorContributions_0(ctx context.Cont
 	protoReq.ContributorId, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "contributor_id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_ListContributorContributions_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	msg, err := server.ListContributorContributions(ctx, &protoReq)
 	return msg, metadata, err

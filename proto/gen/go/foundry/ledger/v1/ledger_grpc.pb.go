@@ -86,9 +86,9 @@ type LedgerServiceClient interface {
 	CreateContribution(ctx context.Context, in *CreateContributionRequest, opts ...grpc.CallOption) (*CreateContributionResponse, error)
 	// GetContribution returns one contribution.
 	GetContribution(ctx context.Context, in *GetContributionRequest, opts ...grpc.CallOption) (*GetContributionResponse, error)
-	// ListAssetContributions returns every contribution to an asset.
+	// ListAssetContributions returns an asset's contributions, oldest first, by pages of up to 500.
 	ListAssetContributions(ctx context.Context, in *ListAssetContributionsRequest, opts ...grpc.CallOption) (*ListAssetContributionsResponse, error)
-	// ListContributorContributions returns every contribution by a contributor.
+	// ListContributorContributions returns a contributor's contributions, oldest first, by pages of up to 500.
 	ListContributorContributions(ctx context.Context, in *ListContributorContributionsRequest, opts ...grpc.CallOption) (*ListContributorContributionsResponse, error)
 	// RecordGithubDelivery takes a raw GitHub webhook delivery (the gateway
 	// forwards the unparsed body and headers so the signature can be verified).
@@ -499,9 +499,9 @@ type LedgerServiceServer interface {
 	CreateContribution(context.Context, *CreateContributionRequest) (*CreateContributionResponse, error)
 	// GetContribution returns one contribution.
 	GetContribution(context.Context, *GetContributionRequest) (*GetContributionResponse, error)
-	// ListAssetContributions returns every contribution to an asset.
+	// ListAssetContributions returns an asset's contributions, oldest first, by pages of up to 500.
 	ListAssetContributions(context.Context, *ListAssetContributionsRequest) (*ListAssetContributionsResponse, error)
-	// ListContributorContributions returns every contribution by a contributor.
+	// ListContributorContributions returns a contributor's contributions, oldest first, by pages of up to 500.
 	ListContributorContributions(context.Context, *ListContributorContributionsRequest) (*ListContributorContributionsResponse, error)
 	// RecordGithubDelivery takes a raw GitHub webhook delivery (the gateway
 	// forwards the unparsed body and headers so the signature can be verified).

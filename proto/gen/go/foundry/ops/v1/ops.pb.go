@@ -234,7 +234,12 @@ type ServicePersistence struct {
 	// schema_version is the last applied migration.
 	SchemaVersion int32 `protobuf:"varint,3,opt,name=schema_version,json=schemaVersion,proto3" json:"schema_version,omitempty"`
 	// status is "ok" or "fail".
-	Status        string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// detail explains a failure ("unreachable", the database error); empty when ok.
+	Detail string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	// target is where the data lives: the Postgres URL with its password
+	// redacted, or the SQLite file; empty when the service is unreachable.
+	Target        string `protobuf:"bytes,6,opt,name=target,proto3" json:"target,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -297,6 +302,20 @@ func (x *ServicePersistence) GetStatus() string {
 	return ""
 }
 
+func (x *ServicePersistence) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *ServicePersistence) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
 // TelemetryPersistence says where runtime telemetry events go:
 // RUNTIME_DATABASE_URL wins over RUNTIME_EVENTS_PATH; neither means off.
 type TelemetryPersistence struct {
@@ -306,7 +325,9 @@ type TelemetryPersistence struct {
 	// target is the database (password redacted) or the file path; empty when off.
 	Target string `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
 	// status is "ok", "fail" or "off". A file target never fails the report.
-	Status        string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	// detail explains a failure; empty otherwise.
+	Detail        string `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -362,11 +383,21 @@ func (x *TelemetryPersistence) GetStatus() string {
 	return ""
 }
 
+func (x *TelemetryPersistence) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
 // GetPersistenceResponse is the persistence contract.
 type GetPersistenceResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Services      []*ServicePersistence  `protobuf:"bytes,1,rep,name=services,proto3" json:"services,omitempty"`
-	Telemetry     *TelemetryPersistence  `protobuf:"bytes,2,opt,name=telemetry,proto3" json:"telemetry,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Services  []*ServicePersistence  `protobuf:"bytes,1,rep,name=services,proto3" json:"services,omitempty"`
+	Telemetry *TelemetryPersistence  `protobuf:"bytes,2,opt,name=telemetry,proto3" json:"telemetry,omitempty"`
+	// status is "ok" when every service's storage is ok, else "degraded". The
+	// telemetry sink never changes it.
+	Status        string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -413,6 +444,13 @@ func (x *GetPersistenceResponse) GetTelemetry() *TelemetryPersistence {
 		return x.Telemetry
 	}
 	return nil
+}
+
+func (x *GetPersistenceResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
 }
 
 // RuntimeEvent is one served request.
@@ -803,13 +841,19 @@ func (x *ProviderUsage) GetAlerts() []*UsageAlert {
 // UsageMeta describes how the overview was produced.
 type UsageMeta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// data_source is "live", "snapshot_fallback" (latency budget exceeded) or "none".
+	// data_source is "live" (collected now), "snapshot_fallback" (a live
+	// collection missed the latency budget or failed, so stored snapshots stand
+	// in), "snapshot" (no live collector is configured; stored snapshots) or
+	// "none" (no data at all).
 	DataSource string `protobuf:"bytes,1,opt,name=data_source,json=dataSource,proto3" json:"data_source,omitempty"`
 	// latency_budget_ms is the budget for live collection (default 1000).
 	LatencyBudgetMs int32  `protobuf:"varint,2,opt,name=latency_budget_ms,json=latencyBudgetMs,proto3" json:"latency_budget_ms,omitempty"`
 	GeneratedAt     string `protobuf:"bytes,3,opt,name=generated_at,json=generatedAt,proto3" json:"generated_at,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// fallback_providers are the families whose live collection missed the
+	// budget or failed.
+	FallbackProviders []string `protobuf:"bytes,4,rep,name=fallback_providers,json=fallbackProviders,proto3" json:"fallback_providers,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *UsageMeta) Reset() {
@@ -861,6 +905,13 @@ func (x *UsageMeta) GetGeneratedAt() string {
 		return x.GeneratedAt
 	}
 	return ""
+}
+
+func (x *UsageMeta) GetFallbackProviders() []string {
+	if x != nil {
+		return x.FallbackProviders
+	}
+	return nil
 }
 
 // GetAutomationUsageResponse is the spec's ProviderUsageOverview.
@@ -1548,10 +1599,14 @@ type GetNodeResponse struct {
 	Payload    *structpb.Struct        `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
 	CreatedAt  string                  `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	UpdatedAt  string                  `protobuf:"bytes,6,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	// outgoing_edges are the edges whose from_node_id is this node, oldest first.
+	// outgoing_edges are the edges whose from_node_id is this node, oldest
+	// first: at most the first 500 (page through the rest with
+	// ListNodeEdges).
 	OutgoingEdges []*Edge `protobuf:"bytes,7,rep,name=outgoing_edges,json=outgoingEdges,proto3" json:"outgoing_edges,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// outgoing_edge_count counts all of the node's outgoing edges.
+	OutgoingEdgeCount int32 `protobuf:"varint,8,opt,name=outgoing_edge_count,json=outgoingEdgeCount,proto3" json:"outgoing_edge_count,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GetNodeResponse) Reset() {
@@ -1631,6 +1686,13 @@ func (x *GetNodeResponse) GetOutgoingEdges() []*Edge {
 		return x.OutgoingEdges
 	}
 	return nil
+}
+
+func (x *GetNodeResponse) GetOutgoingEdgeCount() int32 {
+	if x != nil {
+		return x.OutgoingEdgeCount
+	}
+	return 0
 }
 
 // CreateEdgeRequest links two existing nodes.
@@ -1760,7 +1822,8 @@ func (x *CreateEdgeResponse) GetEdge() *Edge {
 type ListNodeEdgesRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	NodeId string                 `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
-	// direction is "out", "in" or "both"; "both" when empty.
+	// direction is "outgoing", "incoming" or "both" ("out" and "in" are
+	// accepted too); "both" when empty.
 	Direction string `protobuf:"bytes,2,opt,name=direction,proto3" json:"direction,omitempty"`
 	// edge_type filters by type when not empty.
 	EdgeType string `protobuf:"bytes,3,opt,name=edge_type,json=edgeType,proto3" json:"edge_type,omitempty"`
@@ -1842,6 +1905,8 @@ type ListNodeEdgesResponse struct {
 	Edges []*Edge                `protobuf:"bytes,1,rep,name=edges,proto3" json:"edges,omitempty"`
 	// total counts the matching edges.
 	Total         int32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Offset        int32 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1886,6 +1951,20 @@ func (x *ListNodeEdgesResponse) GetEdges() []*Edge {
 func (x *ListNodeEdgesResponse) GetTotal() int32 {
 	if x != nil {
 		return x.Total
+	}
+	return 0
+}
+
+func (x *ListNodeEdgesResponse) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListNodeEdgesResponse) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
 	}
 	return 0
 }
@@ -2051,19 +2130,23 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\rReadyResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x126\n" +
 	"\x06checks\x18\x02 \x03(\v2\x1e.foundry.ops.v1.ReadinessCheckR\x06checks\"\x17\n" +
-	"\x15GetPersistenceRequest\"\x87\x01\n" +
+	"\x15GetPersistenceRequest\"\xb7\x01\n" +
 	"\x12ServicePersistence\x12\x18\n" +
 	"\aservice\x18\x01 \x01(\tR\aservice\x12\x18\n" +
 	"\abackend\x18\x02 \x01(\tR\abackend\x12%\n" +
 	"\x0eschema_version\x18\x03 \x01(\x05R\rschemaVersion\x12\x16\n" +
-	"\x06status\x18\x04 \x01(\tR\x06status\"`\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x16\n" +
+	"\x06target\x18\x06 \x01(\tR\x06target\"x\n" +
 	"\x14TelemetryPersistence\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x16\n" +
-	"\x06status\x18\x03 \x01(\tR\x06status\"\x9c\x01\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12\x16\n" +
+	"\x06detail\x18\x04 \x01(\tR\x06detail\"\xb4\x01\n" +
 	"\x16GetPersistenceResponse\x12>\n" +
 	"\bservices\x18\x01 \x03(\v2\".foundry.ops.v1.ServicePersistenceR\bservices\x12B\n" +
-	"\ttelemetry\x18\x02 \x01(\v2$.foundry.ops.v1.TelemetryPersistenceR\ttelemetry\"\x96\x01\n" +
+	"\ttelemetry\x18\x02 \x01(\v2$.foundry.ops.v1.TelemetryPersistenceR\ttelemetry\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\"\x96\x01\n" +
 	"\fRuntimeEvent\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\tR\x05route\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
@@ -2095,12 +2178,13 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"dataSource\x12?\n" +
 	"\fcollected_at\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\vcollectedAt\x122\n" +
 	"\x06alerts\x18\n" +
-	" \x03(\v2\x1a.foundry.ops.v1.UsageAlertR\x06alerts\"{\n" +
+	" \x03(\v2\x1a.foundry.ops.v1.UsageAlertR\x06alerts\"\xaa\x01\n" +
 	"\tUsageMeta\x12\x1f\n" +
 	"\vdata_source\x18\x01 \x01(\tR\n" +
 	"dataSource\x12*\n" +
 	"\x11latency_budget_ms\x18\x02 \x01(\x05R\x0flatencyBudgetMs\x12!\n" +
-	"\fgenerated_at\x18\x03 \x01(\tR\vgeneratedAt\"\x88\x01\n" +
+	"\fgenerated_at\x18\x03 \x01(\tR\vgeneratedAt\x12-\n" +
+	"\x12fallback_providers\x18\x04 \x03(\tR\x11fallbackProviders\"\x88\x01\n" +
 	"\x1aGetAutomationUsageResponse\x12;\n" +
 	"\tproviders\x18\x01 \x03(\v2\x1d.foundry.ops.v1.ProviderUsageR\tproviders\x12-\n" +
 	"\x04meta\x18\x02 \x01(\v2\x19.foundry.ops.v1.UsageMetaR\x04meta\"\x9e\x01\n" +
@@ -2156,7 +2240,7 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\v2\x14.foundry.ops.v1.NodeR\x04node\x12\x18\n" +
 	"\acreated\x18\x02 \x01(\bR\acreated\")\n" +
 	"\x0eGetNodeRequest\x12\x17\n" +
-	"\anode_id\x18\x01 \x01(\tR\x06nodeId\"\xab\x02\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\"\xdb\x02\n" +
 	"\x0fGetNodeResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\tnode_type\x18\x02 \x01(\tR\bnodeType\x12=\n" +
@@ -2167,7 +2251,8 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"created_at\x18\x05 \x01(\tR\tcreatedAt\x12\x1d\n" +
 	"\n" +
 	"updated_at\x18\x06 \x01(\tR\tupdatedAt\x12;\n" +
-	"\x0eoutgoing_edges\x18\a \x03(\v2\x14.foundry.ops.v1.EdgeR\routgoingEdges\"\xcb\x01\n" +
+	"\x0eoutgoing_edges\x18\a \x03(\v2\x14.foundry.ops.v1.EdgeR\routgoingEdges\x12.\n" +
+	"\x13outgoing_edge_count\x18\b \x01(\x05R\x11outgoingEdgeCount\"\xcb\x01\n" +
 	"\x11CreateEdgeRequest\x12\x1b\n" +
 	"\tedge_type\x18\x01 \x01(\tR\bedgeType\x12 \n" +
 	"\ffrom_node_id\x18\x02 \x01(\tR\n" +
@@ -2185,10 +2270,12 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\tedge_type\x18\x03 \x01(\tR\bedgeType\x12\x19\n" +
 	"\x05limit\x18\x04 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x05 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"Y\n" +
+	"\x06_limit\"\x87\x01\n" +
 	"\x15ListNodeEdgesResponse\x12*\n" +
 	"\x05edges\x18\x01 \x03(\v2\x14.foundry.ops.v1.EdgeR\x05edges\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\"\xac\x01\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x05R\x06offset\"\xac\x01\n" +
 	"\x10ListEdgesRequest\x12\x1b\n" +
 	"\tedge_type\x18\x01 \x01(\tR\bedgeType\x12 \n" +
 	"\ffrom_node_id\x18\x02 \x01(\tR\n" +

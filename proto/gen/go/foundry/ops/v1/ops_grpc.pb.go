@@ -46,9 +46,13 @@ const (
 //
 // OpsService owns health, telemetry, usage reporting and the graph layer.
 type OpsServiceClient interface {
-	// Ready reports whether the service and its database answer (HTTP 503 when not).
+	// Ready reports whether every service and its database answer (HTTP 503
+	// naming the failing parts when not). A telemetry database is reported but
+	// never fails readiness.
 	Ready(ctx context.Context, in *ReadyRequest, opts ...grpc.CallOption) (*ReadyResponse, error)
-	// GetPersistence reports each service's storage and where telemetry goes.
+	// GetPersistence reports each service's storage and where telemetry goes;
+	// it answers whenever ops can, with status "degraded" when a service's
+	// storage fails (the telemetry sink never changes it).
 	GetPersistence(ctx context.Context, in *GetPersistenceRequest, opts ...grpc.CallOption) (*GetPersistenceResponse, error)
 	// RecordEvents stores runtime telemetry events (internal: the gateway and
 	// services report requests; no REST route).
@@ -185,9 +189,13 @@ func (c *opsServiceClient) ListEdges(ctx context.Context, in *ListEdgesRequest, 
 //
 // OpsService owns health, telemetry, usage reporting and the graph layer.
 type OpsServiceServer interface {
-	// Ready reports whether the service and its database answer (HTTP 503 when not).
+	// Ready reports whether every service and its database answer (HTTP 503
+	// naming the failing parts when not). A telemetry database is reported but
+	// never fails readiness.
 	Ready(context.Context, *ReadyRequest) (*ReadyResponse, error)
-	// GetPersistence reports each service's storage and where telemetry goes.
+	// GetPersistence reports each service's storage and where telemetry goes;
+	// it answers whenever ops can, with status "degraded" when a service's
+	// storage fails (the telemetry sink never changes it).
 	GetPersistence(context.Context, *GetPersistenceRequest) (*GetPersistenceResponse, error)
 	// RecordEvents stores runtime telemetry events (internal: the gateway and
 	// services report requests; no REST route).

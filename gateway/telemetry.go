@@ -1,0 +1,166 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
+)
+
+// eventSender is the part of the ops client the recorder uses.
+type eventSender interface {
+	RecordEvents(ctx context.Context, in *opsv1.RecordEventsRequest, opts ...grpc.CallOption) (*opsv1.RecordEventsResponse, error)
+}
+
+// telemetryOptions tune a recorder.
+type telemetryOptions struct {
+	// Buffer is how many events wait for sending; past it events are dropped.
+	Buffer int
+	// BatchSize sends a batch as soon as it holds this many events.
+	BatchSize int
+	// Interval sends whatever is waiting this often.
+	Interval time.Duration
+	// SendTimeout bounds one batch's delivery.
+	SendTimeout time.Duration
+	// tick replaces the interval ticker (tests).
+	tick <-chan time.Time
+}
+
+// finalSendTimeout bounds the last delivery when the process stops.
+const finalSendTimeout = time.Second
+
+var defaultTelemetryOptions = telemetryOptions{Buffer: 4096, BatchSize: 256, Interval: time.Second, SendTimeout: 5 * time.Second}
+
+// telemetry records one runtime event per request and sends them to the ops
+// service in batches, from a background goroutine: record never blocks, so
+// a slow or failing ops service (or telemetry sink) never slows or fails a
+// request. When the buffer is full, events are dropped and counted. Where
+// the events end up (a database, a file, nowhere) is the ops service's
+// configuration.
+type telemetry struct {
+	sender eventSender
+	opts   telemetryOptions
+	events chan *opsv1.RuntimeEvent
+	log    *zap.Logger
+	// failing is true while deliveries fail (only run touches it), so a
+	// long outage logs once, not once a batch.
+	failing bool
+
+	dropped prometheus.Counter
+	sent    prometheus.Counter
+	failed  prometheus.Counter
+}
+
+func newTelemetry(sender eventSender, log *zap.Logger, reg prometheus.Registerer, opts telemetryOptions) *telemetry {
+	t := &telemetry{
+		sender: sender, opts: opts, events: make(chan *opsv1.RuntimeEvent, opts.Buffer), log: log,
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "foundry_gateway_telemetry_events_dropped_total",
+			Help: "Runtime telemetry events dropped because the gateway's buffer was full.",
+		}),
+		sent: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "foundry_gateway_telemetry_events_sent_total",
+			Help: "Runtime telemetry events the ops service accepted.",
+		}),
+		failed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "foundry_gateway_telemetry_events_failed_total",
+			Help: "Runtime telemetry events lost because sending them to the ops service failed.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(t.dropped, t.sent, t.failed)
+	}
+	return t
+}
+
+// record queues an event without ever waiting.
+func (t *telemetry) record(e *opsv1.RuntimeEvent) {
+	select {
+	case t.events <- e:
+	default:
+		t.dropped.Inc()
+	}
+}
+
+// event builds the event of one request. route is the matched pattern as
+// observe labels it ("GET /api/ideas/{id=*}"); the event keeps the pattern
+// in template form (/api/ideas/{id}) and never the raw path, its query
+// string, a header or a body.
+func event(method, route string, status int, start time.Time, elapsed time.Duration) *opsv1.RuntimeEvent {
+	if _, pattern, ok := strings.Cut(route, " "); ok {
+		route = pattern // drop the method ("GET /api/ready" also serves HEAD)
+	}
+	route = strings.ReplaceAll(route, "=*}", "}")
+	return &opsv1.RuntimeEvent{
+		Route: route, Method: method, Status: int32(status),
+		DurationMs: float64(elapsed.Microseconds()) / 1000, OccurredAt: start.UTC().Format(time.RFC3339Nano),
+	}
+}
+
+// run sends batches until ctx is done, then sends what is left, once.
+func (t *telemetry) run(ctx context.Context) {
+	tick := t.opts.tick
+	if tick == nil {
+		ticker := time.NewTicker(t.opts.Interval)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	var batch []*opsv1.RuntimeEvent
+	flush := func(ctx context.Context, timeout time.Duration) {
+		if len(batch) > 0 {
+			t.send(ctx, batch, timeout)
+			batch = nil
+		}
+	}
+	for {
+		select {
+		case e := <-t.events:
+			batch = append(batch, e)
+			if len(batch) >= t.opts.BatchSize {
+				flush(ctx, t.opts.SendTimeout)
+			}
+		case <-tick:
+			flush(ctx, t.opts.SendTimeout)
+		case <-ctx.Done():
+		drain:
+			for {
+				select {
+				case e := <-t.events:
+					batch = append(batch, e)
+				default:
+					break drain
+				}
+			}
+			// The process is stopping: one short last try, so shutdown is
+			// never held up by telemetry.
+			flush(context.WithoutCancel(ctx), min(t.opts.SendTimeout, finalSendTimeout))
+			return
+		}
+	}
+}
+
+// send delivers one batch; a failure loses the batch (counted, and logged
+// when delivery starts failing) rather than letting events pile up.
+func (t *telemetry) send(ctx context.Context, batch []*opsv1.RuntimeEvent, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := t.sender.RecordEvents(ctx, &opsv1.RecordEventsRequest{Events: batch})
+	if err != nil {
+		t.failed.Add(float64(len(batch)))
+		if !t.failing {
+			t.log.Warn("runtime telemetry not delivered: dropping events until it works again", zap.Int("events", len(batch)), zap.Error(err))
+		}
+		t.failing = true
+		return
+	}
+	if t.failing {
+		t.log.Info("runtime telemetry delivered again")
+	}
+	t.failing = false
+	t.sent.Add(float64(resp.GetAccepted()))
+}

@@ -1,0 +1,307 @@
+package handler_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/proto"
+
+	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
+	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
+	"github.com/foundryhq/foundry/services/ops/internal/handler"
+	"github.com/foundryhq/foundry/services/ops/internal/store"
+	"github.com/foundryhq/foundry/services/ops/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
+	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// setup returns a handler over a fresh SQLite ops database; opts may set
+// anything but the store and database.
+func setup(t *testing.T, opts handler.Options) *handler.Handler {
+	t.Helper()
+	db := dbtest.Open(t, database.SQLite, "ops", store.Migrations())
+	opts.Store, opts.DB = sqlstore.New(db), db
+	if opts.Clock == nil {
+		opts.Clock = clock.NewFake(t0)
+	}
+	h := handler.New(opts)
+	t.Cleanup(h.Close)
+	return h
+}
+
+// fakeHealth answers Check with a fixed status or error.
+type fakeHealth struct {
+	healthpb.HealthClient
+	status healthpb.HealthCheckResponse_ServingStatus
+	err    error
+}
+
+func (f fakeHealth) Check(context.Context, *healthpb.HealthCheckRequest, ...grpc.CallOption) (*healthpb.HealthCheckResponse, error) {
+	return &healthpb.HealthCheckResponse{Status: f.status}, f.err
+}
+
+// fakeStorage answers DescribeStorage with a fixed description or error.
+type fakeStorage struct {
+	resp *platformv1.DescribeStorageResponse
+	err  error
+}
+
+func (f fakeStorage) DescribeStorage(_ context.Context, req *platformv1.DescribeStorageRequest, _ ...grpc.CallOption) (*platformv1.DescribeStorageResponse, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	r := proto.Clone(f.resp).(*platformv1.DescribeStorageResponse)
+	r.Service = req.GetService()
+	return r, nil
+}
+
+var okStorage = fakeStorage{resp: &platformv1.DescribeStorageResponse{Backend: "sqlite", SchemaVersion: 2, Status: "ok", Target: "data/x.db"}}
+
+func peer(name string, health fakeHealth, storage fakeStorage) handler.Peer {
+	return handler.Peer{Name: name, Service: "foundry." + name + ".v1.Service", Health: health, Storage: storage}
+}
+
+func healthy(name string) handler.Peer {
+	return peer(name, fakeHealth{status: healthpb.HealthCheckResponse_SERVING}, okStorage)
+}
+
+// downDatabaseURL is a Postgres URL where nothing listens.
+func downDatabaseURL(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	require.NoError(t, lis.Close())
+	return fmt.Sprintf("postgres://u:secret@%s/x?sslmode=disable&connect_timeout=1", addr)
+}
+
+func sink(t *testing.T, cfg telemetry.Config) telemetry.Sink {
+	t.Helper()
+	s, err := telemetry.Open(cfg)
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func checks(resp *opsv1.ReadyResponse) map[string]string {
+	out := map[string]string{}
+	for _, c := range resp.GetChecks() {
+		out[c.GetName()] = c.GetStatus()
+	}
+	return out
+}
+
+func TestReady(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("every part answers", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, handler.Options{Peers: []handler.Peer{healthy("ledger"), healthy("agent")}})
+		resp, err := h.Ready(ctx, &opsv1.ReadyRequest{})
+		require.NoError(t, err)
+		require.Equal(t, "ready", resp.GetStatus())
+		require.Equal(t, map[string]string{"ops database": "ok", "ledger": "ok", "agent": "ok"}, checks(resp))
+	})
+
+	tests := []struct {
+		name   string
+		ledger handler.Peer
+		want   string
+	}{
+		{"unreachable", peer("ledger", fakeHealth{err: errors.New("connection refused")}, okStorage), "not ready: ledger: unreachable"},
+		{"not serving", peer("ledger", fakeHealth{status: healthpb.HealthCheckResponse_NOT_SERVING}, okStorage), "not ready: ledger: not serving"},
+		{"database failing", peer("ledger", fakeHealth{status: healthpb.HealthCheckResponse_SERVING},
+			fakeStorage{resp: &platformv1.DescribeStorageResponse{Status: "fail", Detail: "dial tcp 10.0.0.1:5432: refused"}}),
+			"not ready: ledger: database not answering"},
+	}
+	for _, tc := range tests {
+		t.Run("one peer "+tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := setup(t, handler.Options{Peers: []handler.Peer{tc.ledger, healthy("agent")}})
+			_, err := h.Ready(ctx, &opsv1.ReadyRequest{})
+			fe, ok := fault.As(err)
+			require.True(t, ok, "%v", err)
+			require.Equal(t, fault.Unavailable, fe.Kind)
+			require.Equal(t, tc.want, fe.Detail, "the failing part is named, internals are not")
+		})
+	}
+
+	t.Run("a telemetry database is reported but never fails readiness", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, handler.Options{
+			Peers:     []handler.Peer{healthy("ledger")},
+			Telemetry: sink(t, telemetry.Config{DatabaseURL: downDatabaseURL(t), EventsPath: filepath.Join(t.TempDir(), "e.jsonl")}),
+		})
+		resp, err := h.Ready(ctx, &opsv1.ReadyRequest{})
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"ops database": "ok", "ledger": "ok", "telemetry": "fail"}, checks(resp))
+	})
+
+	t.Run("a working telemetry database is checked", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, handler.Options{Telemetry: sink(t, telemetry.Config{DatabaseURL: "sqlite:" + filepath.Join(t.TempDir(), "telemetry.db")})})
+		resp, err := h.Ready(ctx, &opsv1.ReadyRequest{})
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"ops database": "ok", "telemetry": "ok"}, checks(resp))
+	})
+
+	t.Run("a telemetry file is not a readiness check", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, handler.Options{Telemetry: sink(t, telemetry.Config{EventsPath: "/proc/no/such/dir/e.jsonl"})})
+		resp, err := h.Ready(ctx, &opsv1.ReadyRequest{})
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"ops database": "ok"}, checks(resp))
+	})
+}
+
+func TestGetPersistence(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("every service and a telemetry file", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "events.jsonl")
+		h := setup(t, handler.Options{Peers: []handler.Peer{healthy("ledger")}, Telemetry: sink(t, telemetry.Config{EventsPath: path})})
+		resp, err := h.GetPersistence(ctx, &opsv1.GetPersistenceRequest{})
+		require.NoError(t, err)
+		require.Equal(t, "ok", resp.GetStatus())
+		require.Len(t, resp.GetServices(), 2)
+		ledger, ops := resp.GetServices()[0], resp.GetServices()[1]
+		require.Equal(t, []any{"ledger", "sqlite", int32(2), "ok"}, []any{ledger.GetService(), ledger.GetBackend(), ledger.GetSchemaVersion(), ledger.GetStatus()})
+		require.Equal(t, []any{"ops", "sqlite", int32(2), "ok"}, []any{ops.GetService(), ops.GetBackend(), ops.GetSchemaVersion(), ops.GetStatus()})
+		require.Equal(t, &opsv1.TelemetryPersistence{Backend: "file", Target: path, Status: "ok"}, resp.GetTelemetry())
+	})
+
+	t.Run("a broken telemetry sink never degrades the report", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, handler.Options{Telemetry: sink(t, telemetry.Config{EventsPath: "/proc/no/such/dir/e.jsonl"})})
+		resp, err := h.GetPersistence(ctx, &opsv1.GetPersistenceRequest{})
+		require.NoError(t, err)
+		require.Equal(t, "ok", resp.GetStatus())
+		require.Equal(t, "fail", resp.GetTelemetry().GetStatus())
+		require.NotEmpty(t, resp.GetTelemetry().GetDetail())
+	})
+
+	t.Run("telemetry off", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, handler.Options{})
+		resp, err := h.GetPersistence(ctx, &opsv1.GetPersistenceRequest{})
+		require.NoError(t, err)
+		require.Equal(t, &opsv1.TelemetryPersistence{Backend: "off", Status: "off"}, resp.GetTelemetry())
+	})
+
+	t.Run("a telemetry database wins and its password is redacted", func(t *testing.T) {
+		t.Parallel()
+		url := downDatabaseURL(t)
+		h := setup(t, handler.Options{Telemetry: sink(t, telemetry.Config{DatabaseURL: url, EventsPath: filepath.Join(t.TempDir(), "e.jsonl")})})
+		resp, err := h.GetPersistence(ctx, &opsv1.GetPersistenceRequest{})
+		require.NoError(t, err)
+		require.Equal(t, "postgres", resp.GetTelemetry().GetBackend())
+		require.NotContains(t, resp.GetTelemetry().GetTarget(), "secret")
+		require.Equal(t, "fail", resp.GetTelemetry().GetStatus(), "nothing listens there")
+		require.Equal(t, "ok", resp.GetStatus())
+	})
+
+	t.Run("an unreachable service degrades the report", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, handler.Options{Peers: []handler.Peer{peer("ledger", fakeHealth{}, fakeStorage{err: errors.New("refused")})}})
+		resp, err := h.GetPersistence(ctx, &opsv1.GetPersistenceRequest{})
+		require.NoError(t, err)
+		require.Equal(t, "degraded", resp.GetStatus())
+		require.Equal(t, &opsv1.ServicePersistence{Service: "ledger", Status: "fail", Detail: "unreachable"}, resp.GetServices()[0])
+	})
+}
+
+// failingSink fails every write.
+type failingSink struct{ telemetry.Sink }
+
+func (failingSink) Backend() string                                { return telemetry.Postgres }
+func (failingSink) Write(context.Context, []telemetry.Event) error { return errors.New("down") }
+
+func TestRecordEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	batch := &opsv1.RecordEventsRequest{Events: []*opsv1.RuntimeEvent{
+		{Route: "/api/graph/nodes/{node_id}", Method: "get", Status: 200, DurationMs: 1.25, OccurredAt: "2026-05-01T12:00:00Z"},
+		{Route: "/api/ideas?token=secret", Method: "POST", Status: 201, DurationMs: -3, OccurredAt: "garbage"},
+	}}
+
+	t.Run("to a file", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "events.jsonl")
+		h := setup(t, handler.Options{Telemetry: sink(t, telemetry.Config{EventsPath: path})})
+		resp, err := h.RecordEvents(ctx, batch)
+		require.NoError(t, err)
+		require.Equal(t, int32(2), resp.GetAccepted())
+		lines := readLines(t, path)
+		require.Equal(t, []map[string]any{
+			{"occurred_at": "2026-05-01T12:00:00Z", "method": "GET", "route": "/api/graph/nodes/{node_id}", "status": 200.0, "duration_ms": 1.25},
+			{"occurred_at": "2026-05-01T12:00:00Z", "method": "POST", "route": "/api/ideas", "status": 201.0, "duration_ms": 0.0},
+		}, lines, "query strings are cut, bad values made sane, the time of receipt fills in")
+	})
+
+	t.Run("off accepts and discards", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, handler.Options{})
+		resp, err := h.RecordEvents(ctx, batch)
+		require.NoError(t, err)
+		require.Equal(t, int32(0), resp.GetAccepted())
+	})
+
+	t.Run("a failing sink is counted and reported to the sender only", func(t *testing.T) {
+		t.Parallel()
+		reg := prometheus.NewRegistry()
+		h := setup(t, handler.Options{Telemetry: failingSink{}, Metrics: reg})
+		_, err := h.RecordEvents(ctx, batch)
+		require.Equal(t, fault.Unavailable, fault.KindOf(err))
+		require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP foundry_telemetry_events_failed_total Runtime telemetry events lost because the telemetry sink failed.
+# TYPE foundry_telemetry_events_failed_total counter
+foundry_telemetry_events_failed_total 2
+`), "foundry_telemetry_events_failed_total"))
+	})
+
+	t.Run("oversized batches are refused", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, handler.Options{})
+		big := &opsv1.RecordEventsRequest{Events: make([]*opsv1.RuntimeEvent, 5001)}
+		_, err := h.RecordEvents(ctx, big)
+		require.Equal(t, fault.Invalid, fault.KindOf(err))
+	})
+}
+
+func readLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
+		out = append(out, m)
+	}
+	require.NoError(t, sc.Err())
+	return out
+}

@@ -1,0 +1,130 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/ops/internal/store"
+	"github.com/foundryhq/foundry/services/ops/internal/usage"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+)
+
+// nodeID is the id of the i-th seeded node (a valid UUID).
+func nodeID(i int) string { return fmt.Sprintf("%08x-0000-4000-8000-000000000000", i) }
+
+// TestTraversalUsesTheTypedIndexesOnPostgres seeds enough edges for the
+// planner's statistics to matter, analyzes the table, and checks that the
+// typed traversals the API runs use (edge_type, from_node_id) and
+// (edge_type, to_node_id).
+func TestTraversalUsesTheTypedIndexesOnPostgres(t *testing.T) {
+	t.Parallel()
+	db := dbtest.Open(t, database.Postgres, "ops", store.Migrations())
+	ctx := context.Background()
+	const nodes, edges, types = 200, 20000, 50
+	_, err := db.Exec(ctx, `INSERT INTO graph_nodes (id, node_type, external_id, payload, created_at, updated_at)
+		SELECT lpad(to_hex(g), 8, '0') || '-0000-4000-8000-000000000000', 'thing', NULL, '{}', g, g
+		FROM generate_series(0, $1 - 1) g`, nodes)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `INSERT INTO graph_edges (id, edge_type, from_node_id, to_node_id, weight, payload, created_at)
+		SELECT gen_random_uuid()::text, 'type' || floor(random() * $2)::int,
+			lpad(to_hex(floor(random() * $3)::int), 8, '0') || '-0000-4000-8000-000000000000',
+			lpad(to_hex(floor(random() * $3)::int), 8, '0') || '-0000-4000-8000-000000000000',
+			1, '{}', g
+		FROM generate_series(1, $1) g`, edges, types, nodes)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `ANALYZE graph_edges`)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name  string
+		f     store.EdgeFilter
+		index string
+	}{
+		{"list by type and source", store.EdgeFilter{EdgeType: "type7", FromNodeID: nodeID(3)}, "graph_edges_type_from"},
+		{"list by type and target", store.EdgeFilter{EdgeType: "type7", ToNodeID: nodeID(3)}, "graph_edges_type_to"},
+		{"a node's outgoing edges of a type", store.EdgeFilter{EdgeType: "type7", Node: nodeID(3), Direction: "outgoing"}, "graph_edges_type_from"},
+		{"a node's incoming edges of a type", store.EdgeFilter{EdgeType: "type7", Node: nodeID(3), Direction: "incoming"}, "graph_edges_type_to"},
+	} {
+		tc.f.Limit = 50
+		query, args := edgesQuery(tc.f)
+		plan := explain(t, db, "EXPLAIN "+query, args)
+		require.Contains(t, plan, tc.index, "%s: plan\n%s", tc.name, plan)
+		require.NotContains(t, plan, "Seq Scan", "%s: plan\n%s", tc.name, plan)
+	}
+}
+
+// TestTraversalUsesTheTypedIndexesOnSQLite checks the same on SQLite, whose
+// planner prefers the index matching the most equality constraints.
+func TestTraversalUsesTheTypedIndexesOnSQLite(t *testing.T) {
+	t.Parallel()
+	db := dbtest.Open(t, database.SQLite, "ops", store.Migrations())
+	for f, index := range map[*store.EdgeFilter]string{
+		{EdgeType: "t", FromNodeID: nodeID(1)}: "graph_edges_type_from",
+		{EdgeType: "t", ToNodeID: nodeID(1)}:   "graph_edges_type_to",
+	} {
+		f.Limit = 50
+		query, args := edgesQuery(*f)
+		plan := explain(t, db, "EXPLAIN QUERY PLAN "+query, args)
+		require.Contains(t, plan, index, "plan:\n%s", plan)
+	}
+}
+
+// explain returns a plan's text, one line per row (the last column of each
+// row holds the text on both engines).
+func explain(t *testing.T, db *database.DB, query string, args []any) string {
+	t.Helper()
+	rows, err := db.Query(context.Background(), query, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		if db.Engine() == database.Postgres {
+			var line string
+			require.NoError(t, rows.Scan(&line))
+			lines = append(lines, line)
+			continue
+		}
+		var id, parent, unused int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+		lines = append(lines, detail)
+	}
+	require.NoError(t, rows.Err())
+	return strings.Join(lines, "\n")
+}
+
+func TestUsageHistoryIsPruned(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		db := dbtest.Open(t, engine, "ops", store.Migrations())
+		s := New(db)
+		ctx := context.Background()
+		t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+		const n = store.SnapshotsKept + 5
+		for i := range n {
+			require.NoError(t, s.AddUsageSnapshot(ctx, store.UsageSnapshot{
+				ID: uuid.NewString(), Family: usage.OpenAI, Source: "live", CreatedAt: t0,
+				Snapshot: usage.Snapshot{Provider: "openai", CollectedAt: t0.Add(time.Duration(i) * time.Minute),
+					Metrics: []usage.Metric{{Name: "m", Value: float64(i)}}},
+			}))
+		}
+		require.NoError(t, s.AddUsageSnapshot(ctx, store.UsageSnapshot{
+			ID: uuid.NewString(), Family: usage.Claude, Source: "ingest", CreatedAt: t0,
+			Snapshot: usage.Snapshot{Provider: "claude", CollectedAt: t0, Metrics: []usage.Metric{{Name: "m"}}},
+		}))
+		var kept int
+		var oldest int64
+		require.NoError(t, db.QueryRow(ctx, `SELECT COUNT(*), MIN(collected_at) FROM usage_snapshots WHERE provider = 'openai'`).Scan(&kept, &oldest))
+		require.Equal(t, store.SnapshotsKept, kept)
+		require.Equal(t, t0.Add(5*time.Minute).UnixMicro(), oldest, "the oldest were pruned")
+		require.NoError(t, db.QueryRow(ctx, `SELECT COUNT(*) FROM usage_snapshots WHERE provider = 'claude'`).Scan(&kept))
+		require.Equal(t, 1, kept, "pruning is per provider")
+	})
+}

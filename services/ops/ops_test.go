@@ -1,0 +1,56 @@
+package ops
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/platform/config"
+)
+
+func parse(t *testing.T, args []string, env map[string]string) *Config {
+	t.Helper()
+	cfg := &Config{}
+	fs := config.New("ops")
+	cfg.register(fs)
+	_, err := fs.Parse(args, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	return cfg
+}
+
+func TestSettingsAreBoundToTheirVariables(t *testing.T) {
+	t.Parallel()
+	cfg := parse(t, nil, map[string]string{
+		"RUNTIME_DATABASE_URL":         "postgres://db/telemetry",
+		"RUNTIME_EVENTS_PATH":          "/var/log/foundry/events.jsonl",
+		"FOUNDRY_USAGE_OPENAI_URL":     "http://usage.local/openai",
+		"FOUNDRY_USAGE_OPENAI_KEY":     "k1",
+		"FOUNDRY_USAGE_CLAUDE_URL":     "http://usage.local/claude",
+		"FOUNDRY_USAGE_CLAUDE_KEY":     "k2",
+		"FOUNDRY_USAGE_LATENCY_BUDGET": "250ms",
+	})
+	require.Equal(t, &Config{
+		RuntimeDatabaseURL: "postgres://db/telemetry", RuntimeEventsPath: "/var/log/foundry/events.jsonl",
+		UsageOpenAIURL: "http://usage.local/openai", UsageOpenAIKey: "k1",
+		UsageClaudeURL: "http://usage.local/claude", UsageClaudeKey: "k2",
+		UsageLatencyBudget: 250 * time.Millisecond,
+	}, cfg)
+
+	cfg = parse(t, []string{"-runtime-events-path=/tmp/e.jsonl"}, map[string]string{"RUNTIME_EVENTS_PATH": "/elsewhere"})
+	require.Equal(t, "/tmp/e.jsonl", cfg.RuntimeEventsPath, "a flag wins over its variable")
+	require.Equal(t, time.Second, cfg.UsageLatencyBudget, "the default budget is 1 s")
+}
+
+func TestCollectors(t *testing.T) {
+	t.Parallel()
+	cs, err := (&Config{UsageClaudeURL: "https://usage.local/claude"}).collectors()
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	require.Equal(t, "claude", cs[0].Family())
+
+	for _, bad := range []string{"usage.local/openai", "ftp://usage.local", "http://"} {
+		_, err := (&Config{UsageOpenAIURL: bad}).collectors()
+		require.ErrorContains(t, err, "-usage-openai-url", bad)
+	}
+}
