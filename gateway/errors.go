@@ -65,6 +65,11 @@ var serverErrorDetail = map[int]string{
 // errorBody builds the response for a gRPC status.
 func errorBody(s *status.Status) (int, ErrorBody) {
 	code := HTTPStatus(s.Code())
+	if s.Code() == codes.ResourceExhausted && !isServiceMessage(s) {
+		// Not a rate limit but a transport limit (a message over the gRPC
+		// size cap): the server's problem, not the caller's.
+		code = http.StatusInternalServerError
+	}
 	body := ErrorBody{Detail: s.Message()}
 	if code >= 500 && code != http.StatusNotImplemented {
 		body.Detail = serverErrorDetail[code]

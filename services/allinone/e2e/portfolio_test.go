@@ -77,6 +77,8 @@ func TestIdeas(t *testing.T) {
 				"bad tag":           map[string]any{"name": "x", "tags": []string{"!!"}},
 				"bad id":            map[string]any{"id": "a b", "name": "x"},
 				"array body":        `[{"name":"x"}]`,
+				"quoted number":     map[string]any{"name": "x", "potential_value": "5"},
+				"NaN as a string":   map[string]any{"name": "x", "confidence": "NaN"},
 			} {
 				r := request(t, http.MethodPost, sys.URL("/api/ideas"), body)
 				require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s: %s", name, r.Raw)

@@ -133,12 +133,20 @@ func main() {
 	conc := flag.Int("c", 8, "concurrent clients")
 	dur := flag.Duration("d", 20*time.Second, "how long to run")
 	flag.Parse()
+	if err := run(*addr, *conc, *dur); err != nil {
+		fmt.Fprintf(os.Stderr, "loadgen: %v\n", err)
+		os.Exit(1)
+	}
+}
 
+// run drives the load and prints the report; it fails when any request
+// failed or none was made.
+func run(addr string, conc int, dur time.Duration) error {
 	total := 0
 	for _, o := range ops {
 		total += o.weight
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *dur)
+	ctx, cancel := context.WithTimeout(context.Background(), dur)
 	defer cancel()
 	var (
 		ideas   []string
@@ -147,9 +155,9 @@ func main() {
 		results = make(chan sample, 1024)
 		wg      sync.WaitGroup
 	)
-	transport := &http.Transport{MaxIdleConnsPerHost: *conc}
-	for k := range *conc {
-		w := &worker{base: *addr, client: &http.Client{Transport: transport, Timeout: 30 * time.Second},
+	transport := &http.Transport{MaxIdleConnsPerHost: conc}
+	for k := range conc {
+		w := &worker{base: addr, client: &http.Client{Transport: transport, Timeout: 30 * time.Second},
 			rng: rand.New(rand.NewPCG(uint64(k), 42)), ideas: &ideas, mu: &mu, seq: &seq}
 		wg.Go(func() {
 			for ctx.Err() == nil {
@@ -179,7 +187,7 @@ func main() {
 		}
 	}
 	elapsed := time.Since(start)
-	fmt.Printf("%d clients for %s against %s\n\n", *conc, elapsed.Round(time.Millisecond), *addr)
+	fmt.Printf("%d clients for %s against %s\n\n", conc, elapsed.Round(time.Millisecond), addr)
 	fmt.Printf("%-14s %8s %9s %9s %9s %9s %7s\n", "operation", "requests", "req/s", "p50", "p95", "p99", "failed")
 	sum, bad := 0, 0
 	for i, o := range ops {
@@ -192,9 +200,9 @@ func main() {
 	}
 	fmt.Printf("%-14s %8d %9.1f\n", "all", sum, float64(sum)/elapsed.Seconds())
 	if bad > 0 || sum == 0 {
-		fmt.Fprintf(os.Stderr, "loadgen: %d of %d requests failed\n", bad, sum)
-		os.Exit(1)
+		return fmt.Errorf("%d of %d requests failed", bad, sum)
 	}
+	return nil
 }
 
 func pct(l []time.Duration, p int) string {

@@ -1,0 +1,173 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// strictDecoder decodes request bodies with Foundry's rules: on top of
+// protojson's (unknown fields are errors), every value must have its field's
+// JSON type. protojson alone accepts "1.5" for a number and "NaN" for a
+// double, which would let a string slip through where the API promises a
+// 422 for a wrong type.
+type strictDecoder struct {
+	r        io.Reader
+	fallback runtime.Decoder
+}
+
+// Decode implements runtime.Decoder. An empty body is io.EOF, which the
+// generated handlers treat as "no fields".
+func (d strictDecoder) Decode(v any) error {
+	msg, ok := v.(proto.Message)
+	if !ok {
+		return d.fallback.Decode(v)
+	}
+	data, err := io.ReadAll(d.r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return io.EOF
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("malformed JSON: %w", err)
+	}
+	if dec.More() {
+		return fmt.Errorf("malformed JSON: more than one value in the body")
+	}
+	if err := checkMessage(msg.ProtoReflect().Descriptor(), doc, ""); err != nil {
+		return err
+	}
+	return unmarshalOptions.Unmarshal(data, msg)
+}
+
+// checkMessage checks a JSON value against a message's fields. Fields it
+// does not know are left to protojson, which rejects them.
+func checkMessage(md protoreflect.MessageDescriptor, v any, path string) error {
+	switch md.FullName() {
+	case "google.protobuf.Struct":
+		return expect(v, isObject, path, "an object")
+	case "google.protobuf.ListValue":
+		return expect(v, isArray, path, "an array")
+	case "google.protobuf.Value":
+		return nil
+	case "google.protobuf.DoubleValue", "google.protobuf.FloatValue", "google.protobuf.Int32Value",
+		"google.protobuf.UInt32Value", "google.protobuf.Int64Value", "google.protobuf.UInt64Value":
+		return expect(v, isNumber, path, "a number or null")
+	case "google.protobuf.StringValue", "google.protobuf.BytesValue":
+		return expect(v, isString, path, "a string or null")
+	case "google.protobuf.BoolValue":
+		return expect(v, isBool, path, "true, false or null")
+	}
+	if v == nil {
+		return nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		if path == "" {
+			return fmt.Errorf("the body must be a JSON object")
+		}
+		return fmt.Errorf("%s: must be an object", path)
+	}
+	fields := md.Fields()
+	for key, val := range obj {
+		fd := fields.ByJSONName(key)
+		if fd == nil {
+			fd = fields.ByTextName(key)
+		}
+		if fd == nil {
+			continue
+		}
+		if err := checkField(fd, val, join(path, key)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkField(fd protoreflect.FieldDescriptor, v any, path string) error {
+	switch {
+	case v == nil:
+		return nil
+	case fd.IsMap():
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: must be an object", path)
+		}
+		for k, item := range obj {
+			if err := checkValue(fd.MapValue(), item, path+"."+k); err != nil {
+				return err
+			}
+		}
+		return nil
+	case fd.IsList():
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%s: must be an array", path)
+		}
+		for i, item := range arr {
+			if err := checkValue(fd, item, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return checkValue(fd, v, path)
+}
+
+// checkValue checks one (non-list) value of the field's kind.
+func checkValue(fd protoreflect.FieldDescriptor, v any, path string) error {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return checkMessage(fd.Message(), v, path)
+	case protoreflect.BoolKind:
+		return expect(v, isBool, path, "true or false")
+	case protoreflect.StringKind, protoreflect.BytesKind:
+		return expect(v, isString, path, "a string")
+	case protoreflect.EnumKind:
+		if isString(v) || isNumber(v) {
+			return nil
+		}
+		return fmt.Errorf("%s: must be a string", path)
+	default: // every numeric kind
+		return expect(v, isNumber, path, "a number")
+	}
+}
+
+func expect(v any, ok func(any) bool, path, what string) error {
+	if v == nil || ok(v) {
+		return nil
+	}
+	if path == "" {
+		return fmt.Errorf("the body must be %s", what)
+	}
+	return fmt.Errorf("%s: must be %s", path, what)
+}
+
+func isObject(v any) bool { _, ok := v.(map[string]any); return ok }
+func isArray(v any) bool  { _, ok := v.([]any); return ok }
+func isNumber(v any) bool { _, ok := v.(json.Number); return ok }
+func isString(v any) bool { _, ok := v.(string); return ok }
+func isBool(v any) bool   { _, ok := v.(bool); return ok }
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// NewDecoder implements runtime.Marshaler: request bodies go through the
+// strict decoder.
+func (m compactJSON) NewDecoder(r io.Reader) runtime.Decoder {
+	return strictDecoder{r: r, fallback: m.JSONPb.NewDecoder(r)}
+}

@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+)
+
+func decode(body string, msg proto.Message) error {
+	return strictDecoder{r: strings.NewReader(body)}.Decode(msg)
+}
+
+func TestStrictDecoderAcceptsWellTypedBodies(t *testing.T) {
+	t.Parallel()
+	var c ledgerv1.CreateContributionRequest
+	require.NoError(t, decode(`{"contributor_id":"a","asset_id":"b","cost_amount":1.5,"metadata":{"has_tests":true,"n":[1,"x",null]}}`, &c))
+	require.Equal(t, 1.5, c.GetCostAmount())
+	require.Equal(t, true, c.GetMetadata().AsMap()["has_tests"])
+
+	var u portfoliov1.UpdateIdeaRequest
+	require.NoError(t, decode(`{"confidence":0.25,"tags":["a","b"],"name":null}`, &u))
+	require.Equal(t, 0.25, u.GetConfidence())
+	require.Len(t, u.GetTags().GetValues(), 2)
+
+	var ci portfoliov1.CreateIdeaRequest
+	require.NoError(t, decode(`{"name":"x","cost_vector":{"compute":1},"tags":[]}`, &ci), "nested messages and empty lists")
+	require.Equal(t, 1.0, ci.GetCostVector().GetCompute())
+}
+
+func TestStrictDecoderRejectsWrongTypes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body, want string
+		msg              proto.Message
+	}{
+		{"quoted number", `{"cost_amount":"1"}`, "cost_amount: must be a number", &ledgerv1.CreateContributionRequest{}},
+		{"NaN string", `{"cost_amount":"NaN"}`, "cost_amount: must be a number", &ledgerv1.CreateContributionRequest{}},
+		{"number for a string", `{"contributor_id":7}`, "contributor_id: must be a string", &ledgerv1.CreateContributionRequest{}},
+		{"array for an object", `{"metadata":[1]}`, "metadata: must be an object", &ledgerv1.CreateContributionRequest{}},
+		{"string for a bool", `{"only_unvalidated":"true"}`, "only_unvalidated: must be true or false", &portfoliov1.ListIdeasRequest{}},
+		{"nested", `{"name":"x","cost_vector":{"compute":"1"}}`, "cost_vector.compute: must be a number", &portfoliov1.CreateIdeaRequest{}},
+		{"list item", `{"name":"x","tags":["a",2]}`, "tags[1]: must be a string", &portfoliov1.CreateIdeaRequest{}},
+		{"string for a list", `{"name":"x","tags":"a"}`, "tags: must be an array", &portfoliov1.CreateIdeaRequest{}},
+		{"wrapper", `{"confidence":"0.5"}`, "confidence: must be a number", &portfoliov1.UpdateIdeaRequest{}},
+		{"array body", `[1]`, "the body must be a JSON object", &ledgerv1.CreateContributionRequest{}},
+		{"two values", `{} {}`, "more than one value", &ledgerv1.CreateContributionRequest{}},
+		{"malformed", `{"a":`, "malformed JSON", &ledgerv1.CreateContributionRequest{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := decode(tt.body, tt.msg)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
+func TestStrictDecoderEmptyBodyIsEOF(t *testing.T) {
+	t.Parallel()
+	err := decode("  \n", &ledgerv1.CreateContributionRequest{})
+	require.True(t, errors.Is(err, io.EOF), "got %v", err)
+}
+
+func TestStrictDecoderLeavesUnknownFieldsToProtojson(t *testing.T) {
+	t.Parallel()
+	err := decode(`{"handle":"abc","admin":true}`, &ledgerv1.RegisterRequest{})
+	require.ErrorContains(t, err, `unknown field "admin"`)
+}

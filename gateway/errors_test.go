@@ -1,0 +1,45 @@
+package gateway
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/grpcerr"
+)
+
+func TestErrorBody(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		status     *status.Status
+		wantCode   int
+		wantDetail string
+	}{
+		{"validation", grpcerr.Status(fault.Validation(fault.Field("handle", "bad"))), 422, "handle: bad"},
+		{"rejected", grpcerr.Status(fault.New(fault.Rejected, "empty patch")), 400, "empty patch"},
+		{"conflict", grpcerr.Status(fault.New(fault.AlreadyExists, "handle_taken")), 409, "handle_taken"},
+		{"rate limited by a service", grpcerr.Status(fault.New(fault.RateLimited, "slow down")), 429, "slow down"},
+		{"transport size limit", status.New(codes.ResourceExhausted, "grpc: received message larger than max"), 500, "internal error"},
+		{"service unavailable keeps its detail", grpcerr.Status(fault.New(fault.Unavailable, "not ready: ledger")), 503, "not ready: ledger"},
+		{"dial failure hides its detail", status.New(codes.Unavailable, "connection refused 10.0.0.1:9090"), 503, "service unavailable: try again shortly"},
+		{"internal hides its detail", status.New(codes.Internal, "pq: secret"), 500, "internal error"},
+		{"unimplemented keeps its detail", status.New(codes.Unimplemented, "method X not implemented"), 501, "method X not implemented"},
+		{"deadline", status.New(codes.DeadlineExceeded, "ctx"), 504, "the request timed out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, body := errorBody(tt.status)
+			require.Equal(t, tt.wantCode, code)
+			require.Equal(t, tt.wantDetail, body.Detail)
+		})
+	}
+	_, body := errorBody(grpcerr.Status(fault.Validation(fault.Field("handle", "bad"))))
+	require.Equal(t, []FieldError{{Field: "handle", Message: "bad"}}, body.Errors)
+	require.Equal(t, http.StatusUnprocessableEntity, HTTPStatus(codes.InvalidArgument))
+}
