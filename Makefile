@@ -150,7 +150,7 @@ test: check-generated breaking check-format vet ## Run every check and every tes
 	if [ -z "$$url" ] && command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then url='$(LOCAL_PG_URL)'; fi; \
 	if [ -n "$$url" ]; then echo "engines: sqlite and postgres"; else echo "engines: sqlite only (no Postgres reachable)"; fi; \
 	status=0; FOUNDRY_TEST_DATABASE_URL="$$url" go test -race -count=1 -v $(MODULES) > $(TEST_LOG) 2>&1 || status=$$?; \
-	grep -E '^(ok|FAIL|panic:)|^--- FAIL|--- (PASS|FAIL|SKIP): TestConformance/(sqlite|postgres)$$' $(TEST_LOG) || true; \
+	grep -E '^(ok|FAIL|panic:)|^--- FAIL|--- (PASS|FAIL|SKIP): TestConformance/(sqlite|postgres) ' $(TEST_LOG) || true; \
 	if [ $$status -ne 0 ]; then echo; echo "=== failures (full log: $(TEST_LOG)) ==="; grep -E -B 3 -A 25 -- '--- FAIL|^panic:|\[build failed\]|cannot|undefined' $(TEST_LOG) | head -400; fi; \
 	passed=$$(grep -cE -- '--- PASS' $(TEST_LOG) || true); failed=$$(grep -cE -- '--- FAIL' $(TEST_LOG) || true); \
 	skipped=$$(grep -cE -- '--- SKIP' $(TEST_LOG) || true); \
