@@ -29,14 +29,14 @@ func scanAsset(row database.Row) (store.Asset, error) {
 		a.GitHubRepository = *repo
 	}
 	a.TotalCost = money.Micros(total)
-	a.CreatedAt = fromMicros(created)
+	a.CreatedAt = database.Time(created)
 	return a, nil
 }
 
 // CreateAsset implements store.Store.
 func (s *Store) CreateAsset(ctx context.Context, a store.Asset) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO assets (`+assetColumns+`) VALUES ($1, $2, $3, $4, $5, 0, 0, $6)`,
-		a.ID, a.Type, a.Name, a.Description, nullString(a.GitHubRepository), micros(a.CreatedAt))
+		a.ID, a.Type, a.Name, a.Description, database.NullString(a.GitHubRepository), database.Micros(a.CreatedAt))
 	if database.IsUniqueViolation(err) {
 		return fmt.Errorf("create asset %s: %w", a.ID, store.ErrAlreadyExists)
 	}
@@ -100,7 +100,7 @@ func scanContribution(row database.Row) (store.Contribution, error) {
 	}
 	c.Cost = money.Micros(cost)
 	c.Coherence = attribution.Coherence(coherence)
-	c.CreatedAt = fromMicros(created)
+	c.CreatedAt = database.Time(created)
 	return c, nil
 }
 
@@ -119,7 +119,7 @@ func metadataJSON(m map[string]any) (string, error) {
 // its id exists.
 func ensureContributor(ctx context.Context, tx database.Querier, c store.Contributor) error {
 	_, err := tx.Exec(ctx, `INSERT INTO contributors (id, handle, trust_level, created_at) VALUES ($1, NULL, $2, $3)
-		ON CONFLICT (id) DO NOTHING`, c.ID, c.TrustLevel, micros(c.CreatedAt))
+		ON CONFLICT (id) DO NOTHING`, c.ID, c.TrustLevel, database.Micros(c.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("ensure contributor %s: %w", c.ID, err)
 	}
@@ -151,7 +151,7 @@ func addContribution(ctx context.Context, tx database.Querier, c store.Contribut
 		return store.ErrTotalTooLarge
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO contributions (`+contributionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, micros(c.CreatedAt))
+		c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("insert contribution: %w", err)
 	}
@@ -246,7 +246,7 @@ func (s *Store) RecordGitHubContribution(ctx context.Context, g store.GitHubCont
 		// Claim the delivery first: a concurrent redelivery waits here for
 		// this transaction and then fails on the key, having done nothing.
 		_, err := tx.Exec(ctx, `INSERT INTO github_deliveries (delivery_id, contribution_id, received_at) VALUES ($1, $2, $3)`,
-			g.DeliveryID, c.ID, micros(c.CreatedAt))
+			g.DeliveryID, c.ID, database.Micros(c.CreatedAt))
 		if database.IsUniqueViolation(err) {
 			return errDuplicateDelivery
 		}
@@ -258,7 +258,7 @@ func (s *Store) RecordGitHubContribution(ctx context.Context, g store.GitHubCont
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO assets (`+assetColumns+`) VALUES ($1, $2, $3, $4, $5, 0, 0, $6)
 			ON CONFLICT (github_repository) DO NOTHING`,
-			g.Asset.ID, g.Asset.Type, g.Asset.Name, g.Asset.Description, g.Asset.GitHubRepository, micros(g.Asset.CreatedAt)); err != nil {
+			g.Asset.ID, g.Asset.Type, g.Asset.Name, g.Asset.Description, g.Asset.GitHubRepository, database.Micros(g.Asset.CreatedAt)); err != nil {
 			return fmt.Errorf("ensure asset for %s: %w", g.Asset.GitHubRepository, err)
 		}
 		if err := tx.QueryRow(ctx, `SELECT id FROM assets WHERE github_repository = $1`, g.Asset.GitHubRepository).Scan(&c.AssetID); err != nil {
@@ -311,7 +311,7 @@ func (s *Store) CreateDistribution(ctx context.Context, d store.Distribution, sp
 		}
 		d.Payouts = split(stakes)
 		if _, err := tx.Exec(ctx, `INSERT INTO distributions (id, asset_id, value_micros, created_at) VALUES ($1, $2, $3, $4)`,
-			d.ID, d.AssetID, int64(d.Value), micros(d.CreatedAt)); err != nil {
+			d.ID, d.AssetID, int64(d.Value), database.Micros(d.CreatedAt)); err != nil {
 			return fmt.Errorf("insert distribution: %w", err)
 		}
 		for start := 0; start < len(d.Payouts); start += payoutBatch {
@@ -381,7 +381,7 @@ func (s *Store) GetDistribution(ctx context.Context, id string) (store.Distribut
 	if err != nil {
 		return store.Distribution{}, fmt.Errorf("get distribution %s: %w", id, err)
 	}
-	d.Value, d.CreatedAt = money.Micros(value), fromMicros(created)
+	d.Value, d.CreatedAt = money.Micros(value), database.Time(created)
 	payouts, err := s.payouts(ctx, `SELECT distribution_id, contributor_id, amount_micros FROM payouts WHERE distribution_id = $1 ORDER BY position`, id)
 	if err != nil {
 		return store.Distribution{}, err
@@ -443,7 +443,7 @@ func (s *Store) ListAssetDistributions(ctx context.Context, assetID string) ([]s
 		if err := rows.Scan(&d.ID, &d.AssetID, &value, &created); err != nil {
 			return nil, fmt.Errorf("list distributions: %w", err)
 		}
-		d.Value, d.CreatedAt = money.Micros(value), fromMicros(created)
+		d.Value, d.CreatedAt = money.Micros(value), database.Time(created)
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {

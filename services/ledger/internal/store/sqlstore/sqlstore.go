@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -22,36 +21,17 @@ var _ store.Store = (*Store)(nil)
 // New returns a store over an open, migrated database.
 func New(db *database.DB) *Store { return &Store{db: db} }
 
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
-
-func nullMicros(t time.Time) *int64 {
-	if t.IsZero() {
-		return nil
-	}
-	us := t.UnixMicro()
-	return &us
-}
-
-func nullString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 // Register implements store.Store.
 func (s *Store) Register(ctx context.Context, c store.Contributor, sess store.Session) error {
 	err := s.db.Tx(ctx, func(tx database.Querier) error {
 		if _, err := tx.Exec(ctx,
 			`INSERT INTO contributors (id, handle, trust_level, created_at) VALUES ($1, $2, $3, $4)`,
-			c.ID, nullString(c.Handle), c.TrustLevel, micros(c.CreatedAt)); err != nil {
+			c.ID, database.NullString(c.Handle), c.TrustLevel, database.Micros(c.CreatedAt)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx,
 			`INSERT INTO sessions (token_hash, contributor_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
-			sess.TokenHash, c.ID, micros(sess.CreatedAt), nullMicros(sess.ExpiresAt))
+			sess.TokenHash, c.ID, database.Micros(sess.CreatedAt), database.NullMicros(sess.ExpiresAt))
 		return err
 	})
 	if database.IsUniqueViolation(err) {
@@ -83,13 +63,13 @@ func (s *Store) SessionByTokenHash(ctx context.Context, tokenHash string) (store
 	if err != nil {
 		return store.Session{}, fmt.Errorf("find session: %w", err)
 	}
-	sess.CreatedAt = fromMicros(created)
-	sess.Contributor.CreatedAt = fromMicros(cCreated)
+	sess.CreatedAt = database.Time(created)
+	sess.Contributor.CreatedAt = database.Time(cCreated)
 	if handle != nil {
 		sess.Contributor.Handle = *handle
 	}
 	if expiresAt != nil {
-		sess.ExpiresAt = fromMicros(*expiresAt)
+		sess.ExpiresAt = database.Time(*expiresAt)
 	}
 	return sess, nil
 }
@@ -112,7 +92,7 @@ func (s *Store) GetContributor(ctx context.Context, id string) (store.Contributo
 	if handle != nil {
 		c.Handle = *handle
 	}
-	c.CreatedAt = fromMicros(created)
+	c.CreatedAt = database.Time(created)
 	return c, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/foundryhq/foundry/services/ops/internal/graph"
 	"github.com/foundryhq/foundry/services/ops/internal/store"
@@ -25,17 +24,6 @@ var _ store.Store = (*Store)(nil)
 // New returns a store over an open, migrated database.
 func New(db *database.DB) *Store { return &Store{db: db} }
 
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
-
-func nullString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 const nodeColumns = `id, node_type, external_id, payload, created_at, updated_at`
 
 func scanNode(row database.Row) (store.Node, error) {
@@ -50,7 +38,7 @@ func scanNode(row database.Row) (store.Node, error) {
 	if ext != nil {
 		n.ExternalID = *ext
 	}
-	n.CreatedAt, n.UpdatedAt = fromMicros(created), fromMicros(updated)
+	n.CreatedAt, n.UpdatedAt = database.Time(created), database.Time(updated)
 	return n, nil
 }
 
@@ -65,7 +53,7 @@ func (s *Store) UpsertNode(ctx context.Context, n store.Node) (store.Node, bool,
 			DO UPDATE SET payload = excluded.payload, updated_at = excluded.updated_at`
 	}
 	got, err := scanNode(s.db.QueryRow(ctx, query+` RETURNING `+nodeColumns,
-		n.ID, n.NodeType, nullString(n.ExternalID), n.Payload, micros(n.CreatedAt), micros(n.UpdatedAt)))
+		n.ID, n.NodeType, database.NullString(n.ExternalID), n.Payload, database.Micros(n.CreatedAt), database.Micros(n.UpdatedAt)))
 	if err != nil {
 		return store.Node{}, false, fmt.Errorf("upsert node %s/%s: %w", n.NodeType, n.ExternalID, err)
 	}
@@ -99,7 +87,7 @@ func (s *Store) CreateEdge(ctx context.Context, e store.Edge) error {
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO graph_edges (id, edge_type, from_node_id, to_node_id, weight, payload, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			e.ID, e.EdgeType, e.FromNodeID, e.ToNodeID, e.Weight, e.Payload, micros(e.CreatedAt))
+			e.ID, e.EdgeType, e.FromNodeID, e.ToNodeID, e.Weight, e.Payload, database.Micros(e.CreatedAt))
 		return err
 	})
 	var ee *store.EndpointError
@@ -185,7 +173,7 @@ func (s *Store) Edges(ctx context.Context, f store.EdgeFilter) ([]store.Edge, in
 		if err := rows.Scan(&e.ID, &e.EdgeType, &e.FromNodeID, &e.ToNodeID, &e.Weight, &e.Payload, &created); err != nil {
 			return nil, 0, fmt.Errorf("list edges: %w", err)
 		}
-		e.CreatedAt = fromMicros(created)
+		e.CreatedAt = database.Time(created)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -203,7 +191,7 @@ func (s *Store) AddUsageSnapshot(ctx context.Context, snap store.UsageSnapshot) 
 	err = s.db.Tx(ctx, func(tx database.Querier) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO usage_snapshots (id, provider, family, source, metrics, collected_at, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			snap.ID, snap.Provider, snap.Family, snap.Source, string(metrics), micros(snap.CollectedAt), micros(snap.CreatedAt)); err != nil {
+			snap.ID, snap.Provider, snap.Family, snap.Source, string(metrics), database.Micros(snap.CollectedAt), database.Micros(snap.CreatedAt)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM usage_snapshots WHERE provider = $1 AND id NOT IN (
@@ -242,7 +230,7 @@ func (s *Store) LatestUsageSnapshots(ctx context.Context) ([]store.UsageSnapshot
 		if err := json.Unmarshal([]byte(metrics), &snap.Metrics); err != nil {
 			return nil, fmt.Errorf("decode usage snapshot %s: %w", snap.ID, err)
 		}
-		snap.CollectedAt, snap.CreatedAt = fromMicros(collected), fromMicros(added)
+		snap.CollectedAt, snap.CreatedAt = database.Time(collected), database.Time(added)
 		out = append(out, snap)
 	}
 	if err := rows.Err(); err != nil {

@@ -59,18 +59,9 @@ func scanIdea(row database.Row) (idea.Idea, error) {
 	if merged != nil {
 		i.MergedIntoID = *merged
 	}
-	i.CreatedAt, i.UpdatedAt = fromMicros(createdMicros), fromMicros(updatedMicro)
+	i.CreatedAt, i.UpdatedAt = database.Time(createdMicros), database.Time(updatedMicro)
 	i.Tags = []string{}
 	return i, nil
-}
-
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
-
-func nullString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // ideaArgs are the values of ideaColumns, in order.
@@ -85,7 +76,7 @@ func ideaArgs(i idea.Idea) []any {
 	return []any{i.ID, i.Name, i.Description, i.PotentialValue, i.EstimatedCost, i.ActualValue, i.ActualCost,
 		i.Confidence, i.ResistanceRisk, string(i.Stage), string(i.Manifestation),
 		cc, ci, ch, va, vl, vf,
-		i.OpenQuestions, i.TaskCount, nullString(i.ParentID), nullString(i.MergedIntoID), i.Archived,
+		i.OpenQuestions, i.TaskCount, database.NullString(i.ParentID), database.NullString(i.MergedIntoID), i.Archived,
 		i.CreatedAt.UnixMicro(), i.UpdatedAt.UnixMicro()}
 }
 
@@ -128,14 +119,15 @@ func contributionOf(i idea.Idea) contribution {
 	if i.Archived {
 		return contribution{}
 	}
-	c := contribution{ideas: 1, potential: micros(i.PotentialValue), actual: micros(i.ActualValue)}
+	c := contribution{ideas: 1, potential: amountMicros(i.PotentialValue), actual: amountMicros(i.ActualValue)}
 	if i.Manifestation == idea.Validated {
 		c.validated = 1
 	}
 	return c
 }
 
-func micros(v float64) int64 { return int64(math.Round(v * 1e6)) }
+// amountMicros is an amount in exact micro-units, as the totals keep it.
+func amountMicros(v float64) int64 { return int64(math.Round(v * 1e6)) }
 
 // adjustTotals moves the totals from before's contribution to after's.
 func adjustTotals(ctx context.Context, tx database.Querier, before, after idea.Idea) error {
@@ -434,7 +426,7 @@ func (s *Store) ListQuestions(ctx context.Context, ideaID string) ([]store.Quest
 		if err := rows.Scan(&q.ID, &q.IdeaID, &q.Text, &q.Status, &created); err != nil {
 			return nil, fmt.Errorf("list questions: %w", err)
 		}
-		q.CreatedAt = fromMicros(created)
+		q.CreatedAt = database.Time(created)
 		out = append(out, q)
 	}
 	return out, rows.Err()
@@ -606,7 +598,7 @@ func (s *Store) Snapshots(ctx context.Context, since time.Time) ([]store.Snapsho
 		if err := rows.Scan(&sn.ID, &taken, &sn.TotalIdeas, &sn.TooLarge, &sn.TooSmall, &sn.Overlap, &sn.Healthy, &sn.Suggested); err != nil {
 			return nil, fmt.Errorf("list snapshots: %w", err)
 		}
-		sn.TakenAt = fromMicros(taken)
+		sn.TakenAt = database.Time(taken)
 		out = append(out, sn)
 	}
 	return out, rows.Err()
