@@ -83,14 +83,9 @@ type Config struct {
 //go:embed migrations
 var migrations embed.FS
 
-// Migrations are the telemetry database's migrations, one directory per engine.
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the directory is embedded above
-	}
-	return sub
-}
+// Migrations are the telemetry database's migrations (see the platform
+// migrate package).
+func Migrations() fs.FS { return migrate.Embedded(migrations) }
 
 // Open returns the sink cfg chooses (see the package comment). It fails only
 // on a malformed configuration; it does not connect.
