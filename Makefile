@@ -122,7 +122,8 @@ bench: ## Run the Go benchmarks (Postgres ones need FOUNDRY_TEST_DATABASE_URL).
 # --- checks --------------------------------------------------------------------
 
 # Postgres for the tests: FOUNDRY_TEST_DATABASE_URL if set, else the local
-# server when one answers (each test gets its own schema or database).
+# server when it accepts a connection (each test gets its own schema or
+# database); otherwise the tests run on SQLite alone, and say so.
 LOCAL_PG_URL := postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 TEST_LOG := .cache/test.log
 
@@ -147,7 +148,7 @@ vet: ## Run go vet on every module.
 test: check-generated breaking check-format vet ## Run every check and every test, on SQLite and (when reachable) Postgres.
 	@mkdir -p .cache
 	@url="$${FOUNDRY_TEST_DATABASE_URL:-}"; \
-	if [ -z "$$url" ] && command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then url='$(LOCAL_PG_URL)'; fi; \
+	if [ -z "$$url" ] && command -v psql >/dev/null && psql '$(LOCAL_PG_URL)' -qtAc 'SELECT 1' >/dev/null 2>&1; then url='$(LOCAL_PG_URL)'; fi; \
 	if [ -n "$$url" ]; then echo "engines: sqlite and postgres"; else echo "engines: sqlite only (no Postgres reachable)"; fi; \
 	status=0; FOUNDRY_TEST_DATABASE_URL="$$url" go test -race -count=1 -v $(MODULES) > $(TEST_LOG) 2>&1 || status=$$?; \
 	grep -E '^(ok|FAIL|panic:)|^--- FAIL|--- (PASS|FAIL|SKIP): TestConformance/(sqlite|postgres) ' $(TEST_LOG) || true; \
