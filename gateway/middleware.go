@@ -101,11 +101,8 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 			if rec.status == 0 {
 				rec.status = http.StatusOK
 			}
-			if *route == "" {
+			if *route == "" { // neither recordRoute nor notePattern named one
 				*route = "unmatched"
-				if r.Pattern != "" {
-					*route = r.Pattern
-				}
 			}
 			duration.WithLabelValues(r.Method, *route, fmt.Sprint(rec.status)).Observe(elapsed.Seconds())
 			if tel != nil {
