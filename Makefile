@@ -107,9 +107,14 @@ build: ## Build every binary into ./bin.
 	done
 
 .PHONY: run
+# A laptop run accepts unsigned GitHub deliveries (no secret to share with a
+# hook); FOUNDRY_GITHUB_ALLOW_UNSIGNED=false or a webhook secret turns that off.
 run: ## Build and run all services and the gateway on SQLite under ./data.
 	go build -trimpath -o bin/foundry ./services/allinone/cmd/foundry
-	./bin/foundry
+	@if [ "$${FOUNDRY_GITHUB_ALLOW_UNSIGNED:-true}" = true ] && [ -z "$${FOUNDRY_GITHUB_WEBHOOK_SECRET:-}" ]; then \
+		echo "make run: unsigned GitHub deliveries are accepted at POST /api/contributions/github (local use only;" \
+			"set FOUNDRY_GITHUB_WEBHOOK_SECRET, or FOUNDRY_GITHUB_ALLOW_UNSIGNED=false, to refuse them)"; fi
+	FOUNDRY_GITHUB_ALLOW_UNSIGNED=$${FOUNDRY_GITHUB_ALLOW_UNSIGNED:-true} ./bin/foundry
 
 .PHONY: load
 load: ## Put a running Foundry (make run) under load for 20 s and print latencies.

@@ -55,6 +55,7 @@ var secretKeys = map[string][]string{
 	"foundry-database":           {"url"},
 	"foundry-admin":              {"admin-key"},
 	"foundry-github":             {"webhook-secret"},
+	"foundry-signers":            {"signers"},
 	"foundry-telemetry-database": {"url"},
 }
 
@@ -513,7 +514,11 @@ func (m *manifests) checkSplit(t *testing.T) {
 	}
 
 	ledger := m.effectiveEnv(t, m.deployments["ledger"].Spec.Template.Spec.Containers[0])
-	requireSecretRef(t, ledger, "FOUNDRY_GITHUB_WEBHOOK_SECRET", "foundry-github", "webhook-secret", true)
+	// Optional in the base and dev (the webhook then refuses every
+	// delivery), required in production: see webhookSecretOptional.
+	requireSecretRef(t, ledger, "FOUNDRY_GITHUB_WEBHOOK_SECRET", "foundry-github", "webhook-secret", webhookSecretOptional(t, ledger))
+	requireSecretRef(t, ledger, "FOUNDRY_SIGNERS", "foundry-signers", "signers", true)
+	require.NotContains(t, ledger, "FOUNDRY_GITHUB_ALLOW_UNSIGNED", "unsigned GitHub deliveries are for local runs only")
 	rate, err := strconv.Atoi(envValue(t, ledger, "FOUNDRY_REGISTER_RATE_PER_MIN"))
 	require.NoError(t, err)
 	require.Positive(t, rate, "FOUNDRY_REGISTER_RATE_PER_MIN")
@@ -555,6 +560,17 @@ func (m *manifests) checkSplit(t *testing.T) {
 	}), "Service gateway exposes http 8080")
 }
 
+// webhookSecretOptional reports whether the ledger's webhook secret is an
+// optional Secret reference (failing when it is not a Secret reference).
+func webhookSecretOptional(t *testing.T, env map[string]corev1.EnvVar) bool {
+	t.Helper()
+	e, ok := env["FOUNDRY_GITHUB_WEBHOOK_SECRET"]
+	require.True(t, ok, "FOUNDRY_GITHUB_WEBHOOK_SECRET is not set")
+	require.NotNil(t, e.ValueFrom, "FOUNDRY_GITHUB_WEBHOOK_SECRET must come from a Secret")
+	require.NotNil(t, e.ValueFrom.SecretKeyRef, "FOUNDRY_GITHUB_WEBHOOK_SECRET must come from a Secret")
+	return e.ValueFrom.SecretKeyRef.Optional != nil && *e.ValueFrom.SecretKeyRef.Optional
+}
+
 func keys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -577,6 +593,8 @@ var overlayChecks = map[string]func(t *testing.T, m *manifests){
 	"dev": func(t *testing.T, m *manifests) {
 		m.checkSplit(t)
 		require.Empty(t, m.hpas, "dev has no HPAs")
+		ledger := m.effectiveEnv(t, m.deployments["ledger"].Spec.Template.Spec.Containers[0])
+		requireSecretRef(t, ledger, "FOUNDRY_GITHUB_WEBHOOK_SECRET", "foundry-github", "webhook-secret", true)
 		for name, d := range m.deployments {
 			require.NotNil(t, d.Spec.Replicas, "dev %s replicas", name)
 			require.Equal(t, int32(1), *d.Spec.Replicas, "dev %s replicas", name)
@@ -594,6 +612,10 @@ var overlayChecks = map[string]func(t *testing.T, m *manifests){
 			require.LessOrEqual(t, *h.Spec.MinReplicas, int32(3), "HPA %s minReplicas", name)
 		}
 		require.Equal(t, int32(3), *m.hpas["gateway"].Spec.MinReplicas, "gateway minReplicas")
+		// The webhook refuses every delivery without its secret: production
+		// must not start without it (a missing Secret blocks the pod).
+		ledger := m.effectiveEnv(t, m.deployments["ledger"].Spec.Template.Spec.Containers[0])
+		requireSecretRef(t, ledger, "FOUNDRY_GITHUB_WEBHOOK_SECRET", "foundry-github", "webhook-secret", false)
 		for name, d := range m.deployments {
 			require.Nil(t, d.Spec.Replicas, "production %s replicas belong to its HPA", name)
 			c := d.Spec.Template.Spec.Containers[0]
@@ -673,6 +695,8 @@ func TestBase(t *testing.T) {
 		require.NotNil(t, d.Spec.Replicas, "%s replicas", name)
 		require.Equal(t, int32(2), *d.Spec.Replicas, "%s replicas", name)
 	}
+	ledger := m.effectiveEnv(t, m.deployments["ledger"].Spec.Template.Spec.Containers[0])
+	requireSecretRef(t, ledger, "FOUNDRY_GITHUB_WEBHOOK_SECRET", "foundry-github", "webhook-secret", true)
 }
 
 // TestServiceAlone renders each deploy/base/<svc> alone, as an operator

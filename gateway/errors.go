@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -112,8 +114,32 @@ func writeError(w http.ResponseWriter, err error) {
 		writeJSONError(w, hs.HTTPStatus, ErrorBody{Detail: routingDetail(hs.HTTPStatus)})
 		return
 	}
-	code, body := errorBody(status.Convert(err))
+	s := status.Convert(err)
+	code, body := errorBody(s)
+	if code == http.StatusTooManyRequests {
+		if wait, ok := retryDelay(s); ok {
+			w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(wait), 10))
+		}
+	}
 	writeJSONError(w, code, body)
+}
+
+// retryDelay is the wait a service put in the status's RetryInfo detail.
+func retryDelay(s *status.Status) (time.Duration, bool) {
+	for _, d := range s.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
+			if wait := ri.GetRetryDelay().AsDuration(); wait > 0 {
+				return wait, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// retrySeconds is a wait as Retry-After states it: whole seconds, rounded
+// up (a client retrying after 0 s would only be refused again).
+func retrySeconds(d time.Duration) int64 {
+	return max(1, int64((d+time.Second-1)/time.Second))
 }
 
 func routingDetail(code int) string {

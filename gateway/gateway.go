@@ -154,9 +154,12 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 	tel := newTelemetry(opsClient, h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
 	h.Go(tel.run)
 	return chain(root,
+		secureHeaders,
 		recoverPanics(h.Log),
 		observe(h.Log, h.Metrics, tel),
 		limitBody(int64(cfg.MaxBodyBytes)),
+		requireJSON,
+		forwardClient(h.Settings.Proxies),
 		withTimeout(cfg.RequestTimeout),
 		notePattern,
 	), nil
@@ -164,13 +167,16 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 
 // incomingHeader forwards only the headers services read; everything else,
 // including client-supplied Grpc-Metadata-* headers, stays at the edge.
-// (Authorization and X-Forwarded-For are forwarded by the runtime itself.)
+// (Authorization and X-Forwarded-For are forwarded by the runtime itself;
+// forwardClient has reduced the latter to the one resolved client address.)
 func incomingHeader(key string) (string, bool) {
 	switch http.CanonicalHeaderKey(key) {
 	case "X-Api-Key":
 		return rpcmeta.APIKeyKey, true
 	case "X-Request-Id":
 		return "x-request-id", true
+	case "Idempotency-Key":
+		return rpcmeta.IdempotencyKeyKey, true
 	}
 	return "", false
 }

@@ -7,13 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/foundryhq/foundry/services/platform/clientip"
 )
 
 type middleware func(http.Handler) http.Handler
@@ -104,9 +109,10 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 			if *route == "" { // neither recordRoute nor notePattern named one
 				*route = "unmatched"
 			}
-			duration.WithLabelValues(r.Method, *route, fmt.Sprint(rec.status)).Observe(elapsed.Seconds())
+			method := metricMethod(r.Method)
+			duration.WithLabelValues(method, *route, fmt.Sprint(rec.status)).Observe(elapsed.Seconds())
 			if tel != nil {
-				tel.record(event(r.Method, *route, rec.status, start, elapsed))
+				tel.record(event(method, *route, rec.status, start, elapsed))
 			}
 			level := zapcore.InfoLevel
 			if rec.status >= 500 {
@@ -118,6 +124,23 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 			}
 		})
 	}
+}
+
+// knownMethods are the methods metrics and telemetry name as they are.
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+}
+
+// metricMethod is the method as metrics label it: any token is a valid HTTP
+// method, so labelling the raw one would let each client-made-up method
+// ("FOOBAR1", "FOOBAR2", ...) create a new time series without bound.
+// Everything but the standard methods counts as "other".
+func metricMethod(m string) string {
+	if knownMethods[m] {
+		return m
+	}
+	return "other"
 }
 
 type routeKey struct{}
@@ -180,6 +203,83 @@ func limitBody(max int64) middleware {
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// secureHeaders sets the headers every response carries, errors included:
+// X-Content-Type-Options: nosniff stops a browser from reading a JSON answer
+// as HTML or script. It is the outermost middleware, so even a panic's 500
+// carries them.
+func secureHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireJSON answers 415 to a POST, PUT or PATCH whose body is not declared
+// JSON (application/json or application/*+json, parameters such as charset
+// allowed). Browsers send text/plain, form and multipart bodies across
+// sites without asking first (no CORS preflight); refusing them keeps a web
+// page the user visits from posting to a Foundry on localhost. A request
+// with an empty body and no Content-Type passes: body-less actions
+// (POST /api/ideas/{id}/advance) need no type. It runs after limitBody,
+// whose buffering makes ContentLength exact.
+func requireJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost, http.MethodPut, http.MethodPatch:
+		default:
+			next.ServeHTTP(w, r)
+			return
+		}
+		ct := r.Header.Get("Content-Type")
+		if ct == "" && (r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !isJSONMediaType(ct) {
+			detail := "unsupported Content-Type: send the body as JSON with Content-Type: application/json"
+			if ct == "" {
+				detail = "missing Content-Type: send the body as JSON with Content-Type: application/json"
+			}
+			writeJSONError(w, http.StatusUnsupportedMediaType, ErrorBody{Detail: detail})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isJSONMediaType reports whether a Content-Type value is JSON:
+// application/json or a structured syntax type application/*+json.
+func isJSONMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	sub, ok := strings.CutPrefix(mt, "application/")
+	return ok && (sub == "json" || (strings.HasSuffix(sub, "+json") && len(sub) > len("+json")))
+}
+
+// forwardClient resolves the client's address (clientip: the peer, or the
+// X-Forwarded-For hop a trusted proxy recorded) and leaves it as the only
+// address the services see. grpc-gateway forwards the X-Forwarded-For the
+// client sent followed by the peer address; so the header is dropped and
+// the peer replaced by the resolved client, and x-forwarded-for reaches the
+// services holding exactly that one address, whatever the client sent.
+func forwardClient(proxies clientip.Proxies) middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			client := proxies.FromHTTP(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
+			r = r.Clone(r.Context())
+			r.Header.Del("X-Forwarded-For")
+			_, port, err := net.SplitHostPort(r.RemoteAddr)
+			if err != nil {
+				port = "0"
+			}
+			r.RemoteAddr = net.JoinHostPort(client, port)
 			next.ServeHTTP(w, r)
 		})
 	}

@@ -1,24 +1,226 @@
-// Package agent is the agent service as a module, on its own schema.
+// Package agent is the agent service as a module, on its own schema: the
+// task pipeline (tasks, claims with leases, attention, metrics, prompt A/B
+// measurement, diagnostics) and the delivery of idea advancements to the
+// portfolio.
 package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
 
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
+	"github.com/foundryhq/foundry/services/agent/internal/attention"
 	"github.com/foundryhq/foundry/services/agent/internal/handler"
+	"github.com/foundryhq/foundry/services/agent/internal/peer"
+	"github.com/foundryhq/foundry/services/agent/internal/routing"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/agent/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/app"
+	"github.com/foundryhq/foundry/services/platform/config"
+	"github.com/foundryhq/foundry/services/platform/database"
 )
+
+// Config holds the agent's own settings.
+type Config struct {
+	// Attention thresholds.
+	StuckAfter      time.Duration
+	FailureStreak   int
+	SuccessWindow   time.Duration
+	MinSuccessTasks int
+	MinSuccessRate  float64
+
+	// Claims.
+	Lease        time.Duration
+	MaxAttempts  int
+	ReapInterval time.Duration
+
+	// Routing.
+	Routing     string
+	RoutingFile string
+
+	// Prompt A/B.
+	PromptVariants string
+	ABSeed         int
+
+	// Outbox delivery.
+	OutboxInterval time.Duration
+}
+
+func (c *Config) register(fs *config.FlagSet) {
+	d := attention.Defaults
+	fs.Duration(&c.StuckAfter, "agent-stuck-after", "FOUNDRY_AGENT_STUCK_AFTER", d.StuckAfter,
+		"attention: the queue is stuck when tasks are pending, none runs, and the oldest waited longer than this")
+	fs.Int(&c.FailureStreak, "agent-failure-streak", "FOUNDRY_AGENT_FAILURE_STREAK", d.FailureStreak,
+		"attention: repeated_failures when this many most recently finished tasks all failed; 0 turns the flag off")
+	fs.Duration(&c.SuccessWindow, "agent-success-window", "FOUNDRY_AGENT_SUCCESS_WINDOW", d.Window,
+		"attention: the rolling window of the pipeline's success rate")
+	fs.Int(&c.MinSuccessTasks, "agent-min-success-tasks", "FOUNDRY_AGENT_MIN_SUCCESS_TASKS", d.MinTasks,
+		"attention: the fewest finished tasks in the window for low_success_rate to be judged")
+	fs.Float(&c.MinSuccessRate, "agent-min-success-rate", "FOUNDRY_AGENT_MIN_SUCCESS_RATE", d.MinSuccessRate,
+		"attention: low_success_rate below this success rate (0..1)")
+	fs.Duration(&c.Lease, "agent-lease", "FOUNDRY_AGENT_LEASE", usecase.DefaultLease,
+		"how long a claim holds without a renewal (a PATCH of the running task) when the claim names no lease_seconds")
+	fs.Int(&c.MaxAttempts, "agent-max-attempts", "FOUNDRY_AGENT_MAX_ATTEMPTS", usecase.DefaultMaxAttempts,
+		"claims a task gets: an expired lease returns it to pending, after this many it is timed_out")
+	fs.Duration(&c.ReapInterval, "agent-reap-interval", "FOUNDRY_AGENT_REAP_INTERVAL", 15*time.Second,
+		"how often expired leases are reaped (every replica reaps; it is idempotent)")
+	fs.String(&c.Routing, "agent-routing", "FOUNDRY_AGENT_ROUTING", "",
+		"routing overrides as type=executor:tier,... (for example impl=claude:strong,test=codex:fast)")
+	fs.String(&c.RoutingFile, "agent-routing-file", "FOUNDRY_AGENT_ROUTING_FILE", "",
+		`JSON routing file {"executors": {name: {"models": {tier: model}, "command": template}}, "task_types": {type: {"executor", "tier"}}} laid over the defaults`)
+	fs.String(&c.PromptVariants, "agent-prompt-variants", "FOUNDRY_AGENT_PROMPT_VARIANTS", "",
+		"comma-separated prompt variants to choose among (with those already recorded) when a task's context names none")
+	fs.Int(&c.ABSeed, "agent-ab-seed", "FOUNDRY_AGENT_AB_SEED", 0, "seed of the prompt-variant selection; 0 picks one at startup")
+	fs.Duration(&c.OutboxInterval, "agent-outbox-interval", "FOUNDRY_AGENT_OUTBOX_INTERVAL", 2*time.Second,
+		"how often undelivered idea advancements are looked for (a completion also wakes the deliverer at once)")
+}
+
+// useCases builds the use-case configuration from the settings.
+func (c *Config) useCases() (usecase.Config, error) {
+	var errs []error
+	if c.StuckAfter <= 0 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_STUCK_AFTER: want a positive duration"))
+	}
+	if c.FailureStreak < 0 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_FAILURE_STREAK: want 0 or more"))
+	}
+	if c.SuccessWindow < time.Hour {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_SUCCESS_WINDOW: want at least 1h"))
+	}
+	if c.MinSuccessTasks < 1 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_MIN_SUCCESS_TASKS: want 1 or more"))
+	}
+	if c.MinSuccessRate < 0 || c.MinSuccessRate > 1 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_MIN_SUCCESS_RATE: want a rate between 0 and 1"))
+	}
+	if c.Lease < time.Second || c.Lease > usecase.MaxLeaseSeconds*time.Second {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_LEASE: want between 1s and 24h"))
+	}
+	if c.MaxAttempts < 1 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_MAX_ATTEMPTS: want 1 or more"))
+	}
+	if c.ReapInterval <= 0 || c.OutboxInterval <= 0 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_REAP_INTERVAL and FOUNDRY_AGENT_OUTBOX_INTERVAL: want positive durations"))
+	}
+	if c.ABSeed < 0 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_AB_SEED: want 0 or a positive number"))
+	}
+	table, err := routing.Load(c.RoutingFile, c.Routing)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return usecase.Config{}, errors.Join(errs...)
+	}
+	var variants []string
+	for v := range strings.SplitSeq(c.PromptVariants, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			if len(v) > usecase.MaxVariant {
+				return usecase.Config{}, fmt.Errorf("FOUNDRY_AGENT_PROMPT_VARIANTS: %q is longer than %d characters", v, usecase.MaxVariant)
+			}
+			variants = append(variants, v)
+		}
+	}
+	return usecase.Config{
+		Seed:    uint64(c.ABSeed),
+		Routing: table,
+		Attention: attention.Config{StuckAfter: c.StuckAfter, FailureStreak: c.FailureStreak, Window: c.SuccessWindow,
+			MinTasks: c.MinSuccessTasks, MinSuccessRate: c.MinSuccessRate},
+		Lease:       c.Lease,
+		MaxAttempts: c.MaxAttempts,
+		Variants:    variants,
+	}, nil
+}
 
 // Module returns the agent module.
 func Module() app.Module {
+	cfg := &Config{}
 	return app.Module{
 		Name:       "agent",
 		Service:    agentv1.AgentService_ServiceDesc.ServiceName,
 		Migrations: store.Migrations(),
+		Flags:      cfg.register,
 		Start: func(_ context.Context, h *app.Host) error {
-			h.RegisterService(&agentv1.AgentService_ServiceDesc, handler.New(h.DB))
+			ucfg, err := cfg.useCases()
+			if err != nil {
+				return err
+			}
+			conn, err := h.Dial("portfolio")
+			if err != nil {
+				return err
+			}
+			ucfg.Ideas = peer.NewPortfolio(conn)
+			ucfg.Log = h.Log
+			uc := usecase.New(h.DB, repos, ucfg)
+			h.RegisterService(&agentv1.AgentService_ServiceDesc, handler.New(uc))
+			h.Go(func(ctx context.Context) { reap(ctx, h.Log, uc, cfg.ReapInterval) })
+			h.Go(func(ctx context.Context) { deliver(ctx, h.Log, uc, cfg.OutboxInterval) })
 			return nil
 		},
+	}
+}
+
+// repos builds all the agent's repositories over one querier: the use
+// cases open a transaction and write through these, so everything one use
+// case writes commits together.
+func repos(q database.Querier) usecase.Repos {
+	return usecase.Repos{
+		Tasks:   sqlstore.NewTasks(q),
+		Stats:   sqlstore.NewStats(q),
+		Prompts: sqlstore.NewPrompts(q),
+		Outbox:  sqlstore.NewOutbox(q),
+	}
+}
+
+// reap returns expired claims to the queue every interval until ctx ends.
+func reap(ctx context.Context, log *zap.Logger, uc *usecase.App, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		requeued, timedOut, err := uc.Reap(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("reaping expired task leases failed", zap.Error(err))
+		case requeued+timedOut > 0:
+			log.Info("expired task leases reaped", zap.Int("requeued", requeued), zap.Int("timed_out", timedOut))
+		}
+	}
+}
+
+// outboxBatch is how many idea advancements one delivery pass takes.
+const outboxBatch = 50
+
+// deliver delivers the outbox every interval, and at once when a
+// completion queued an advancement, until ctx ends.
+func deliver(ctx context.Context, log *zap.Logger, uc *usecase.App, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		for {
+			n, err := uc.DeliverOutbox(ctx, outboxBatch)
+			if err != nil && ctx.Err() == nil {
+				log.Warn("delivering idea advancements failed", zap.Error(err))
+			}
+			if err != nil || n < outboxBatch {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-uc.Wake():
+		}
 	}
 }

@@ -4,14 +4,24 @@ package ledger
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
 	"time"
+
+	"go.uber.org/zap"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/handler"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/peer"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
+	"github.com/foundryhq/foundry/services/platform/database"
 )
 
 // Config holds the ledger's own settings.
@@ -19,6 +29,14 @@ type Config struct {
 	RegisterRatePerMin  int
 	SessionTTL          time.Duration
 	GitHubWebhookSecret string
+	GitHubAllowUnsigned bool
+
+	// The credit economy.
+	Signers          string
+	CCPerUSD         float64
+	RateOracleURL    string
+	RatePollInterval time.Duration
+	PledgeCCPerHour  float64
 }
 
 func (c *Config) register(fs *config.FlagSet) {
@@ -26,7 +44,63 @@ func (c *Config) register(fs *config.FlagSet) {
 		"registrations allowed per client address per minute; 0 turns the limit off")
 	fs.Duration(&c.SessionTTL, "session-ttl", "FOUNDRY_SESSION_TTL", 0, "session token lifetime; 0 means no expiry")
 	fs.String(&c.GitHubWebhookSecret, "github-webhook-secret", "FOUNDRY_GITHUB_WEBHOOK_SECRET", "",
-		"secret of the GitHub webhook: X-Hub-Signature-256 is required and verified; empty accepts only unsigned deliveries")
+		"secret of the GitHub webhook: X-Hub-Signature-256 is required and verified; empty refuses every delivery unless -github-allow-unsigned")
+	fs.Bool(&c.GitHubAllowUnsigned, "github-allow-unsigned", "FOUNDRY_GITHUB_ALLOW_UNSIGNED", false,
+		"without a webhook secret, accept unsigned GitHub deliveries (anyone can then post contributions): for local use only")
+	fs.String(&c.Signers, "signers", "FOUNDRY_SIGNERS", "",
+		"emergency-freeze signers as id:secret,id:secret; a freeze carries hex HMAC-SHA256(secret, reason); empty: nobody can freeze")
+	fs.Float(&c.CCPerUSD, "cc-per-usd", "FOUNDRY_CC_PER_USD", 100, "the fixed exchange rate (mid), CC per USD, when no rate oracle is set")
+	fs.String(&c.RateOracleURL, "rate-oracle-url", "FOUNDRY_RATE_ORACLE_URL", "",
+		`HTTP rate oracle answering GET with {"cc_per_usd": <number>}; empty: the fixed rate`)
+	fs.Duration(&c.RatePollInterval, "rate-poll-interval", "FOUNDRY_RATE_POLL_INTERVAL", time.Minute,
+		"how often the rate source is read through the circuit breaker; 0 reads it only at startup")
+	fs.Float(&c.PledgeCCPerHour, "pledge-cc-per-hour", "FOUNDRY_PLEDGE_CC_PER_HOUR", 500, "CC a pledged hour is worth (cc_equivalent)")
+}
+
+// economy builds the credit economy's configuration from the settings.
+func (c *Config) economy() (usecase.Config, error) {
+	var out usecase.Config
+	signers, err := parseSigners(c.Signers)
+	if err != nil {
+		return out, err
+	}
+	rate, err := money.FromFloat(c.CCPerUSD)
+	if err != nil || rate <= 0 {
+		return out, fmt.Errorf("FOUNDRY_CC_PER_USD: want a positive number with at most 6 decimals, got %v", c.CCPerUSD)
+	}
+	pledge, err := money.FromFloat(c.PledgeCCPerHour)
+	if err != nil || pledge <= 0 {
+		return out, fmt.Errorf("FOUNDRY_PLEDGE_CC_PER_HOUR: want a positive number with at most 6 decimals, got %v", c.PledgeCCPerHour)
+	}
+	out = usecase.Config{Signers: signers, Rates: usecase.FixedRate(rate), PledgeRate: pledge}
+	if c.RateOracleURL != "" {
+		u, err := url.Parse(c.RateOracleURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return out, errors.New("FOUNDRY_RATE_ORACLE_URL: want an http(s) URL")
+		}
+		out.Rates = usecase.HTTPRate{URL: c.RateOracleURL}
+	}
+	return out, nil
+}
+
+// parseSigners reads "id:secret,id:secret".
+func parseSigners(v string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, pair := range strings.Split(v, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		id, secret, ok := strings.Cut(pair, ":")
+		if !ok || id == "" || secret == "" {
+			return nil, errors.New("FOUNDRY_SIGNERS: want id:secret pairs separated by commas")
+		}
+		if _, dup := out[id]; dup {
+			return nil, fmt.Errorf("FOUNDRY_SIGNERS: signer %q appears twice", id)
+		}
+		out[id] = secret
+	}
+	return out, nil
 }
 
 // Module returns the ledger module.
@@ -38,16 +112,87 @@ func Module() app.Module {
 		Migrations: store.Migrations(),
 		Flags:      cfg.register,
 		Start: func(_ context.Context, h *app.Host) error {
-			if cfg.GitHubWebhookSecret == "" {
-				h.Log.Warn("no GitHub webhook secret: POST /api/contributions/github accepts unsigned deliveries from anyone; set FOUNDRY_GITHUB_WEBHOOK_SECRET")
+			switch {
+			case cfg.GitHubWebhookSecret != "" && cfg.GitHubAllowUnsigned:
+				h.Log.Warn("FOUNDRY_GITHUB_ALLOW_UNSIGNED is ignored: a GitHub webhook secret is set, so every delivery must be signed")
+			case cfg.GitHubAllowUnsigned:
+				h.Log.Warn("FOUNDRY_GITHUB_ALLOW_UNSIGNED=true and no GitHub webhook secret: POST /api/contributions/github accepts unsigned deliveries " +
+					"from anyone, who can then post contributions of any cost in anyone's name; for local use only, set FOUNDRY_GITHUB_WEBHOOK_SECRET elsewhere")
+			case cfg.GitHubWebhookSecret == "":
+				h.Log.Info("no GitHub webhook secret: POST /api/contributions/github refuses every delivery until FOUNDRY_GITHUB_WEBHOOK_SECRET is set")
 			}
-			srv := handler.New(sqlstore.New(h.DB), handler.Options{
+			ecfg, err := cfg.economy()
+			if err != nil {
+				return err
+			}
+			// The portfolio answers whether an idea exists (stakes, pledges,
+			// previews). A ledger run without it still serves everything
+			// else; those three answer 503 and the log says why.
+			if conn, err := h.Dial("portfolio"); err != nil {
+				h.Log.Warn("the portfolio is not reachable from this ledger: stakes, pledges and invest previews answer 503", zap.Error(err))
+			} else {
+				ecfg.Ideas = peer.NewPortfolio(conn)
+			}
+			if len(ecfg.Signers) == 0 {
+				h.Log.Info("no freeze signers configured (FOUNDRY_SIGNERS): POST /api/incidents/freeze refuses every request")
+			}
+			uc := usecase.New(h.DB, repos, ecfg)
+			h.Go(func(ctx context.Context) { readRates(ctx, h.Log, uc, cfg.RatePollInterval) })
+			srv := handler.New(uc, handler.Options{
+				AdminKey:            h.Settings.AdminKey,
 				RegisterRatePerMin:  cfg.RegisterRatePerMin,
+				TrustedProxies:      h.Settings.Proxies,
 				SessionTTL:          cfg.SessionTTL,
 				GitHubWebhookSecret: cfg.GitHubWebhookSecret,
+				GitHubAllowUnsigned: cfg.GitHubAllowUnsigned,
 			})
 			h.RegisterService(&ledgerv1.LedgerService_ServiceDesc, srv)
 			return nil
 		},
+	}
+}
+
+// repos builds all the ledger's repositories over one querier: the use
+// cases open a transaction and write through these, so everything one use
+// case writes commits together.
+func repos(q database.Querier) usecase.Repos {
+	return usecase.Repos{
+		Credit:      sqlstore.NewCredit(q),
+		Audit:       sqlstore.NewAudit(q),
+		Identity:    sqlstore.NewIdentity(q),
+		Attribution: sqlstore.NewAttribution(q),
+	}
+}
+
+// readRates reads the rate source through the circuit breaker at startup
+// and then every interval, until ctx ends. A failed reading is logged and
+// the rate in force stays; the breaker, not this loop, decides what a
+// reading may change.
+func readRates(ctx context.Context, log *zap.Logger, uc *usecase.App, every time.Duration) {
+	read := func() {
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		rd, recorded, err := uc.ReadRate(rctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("reading the exchange rate failed; the rate in force stays", zap.Error(err))
+		case recorded && rd.Verdict != "accepted":
+			log.Warn("exchange-rate reading held by the circuit breaker", zap.String("verdict", string(rd.Verdict)),
+				zap.Stringer("price", rd.Price), zap.Stringer("rate_in_force", rd.State.LastGood))
+		}
+	}
+	read()
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			read()
+		}
 	}
 }

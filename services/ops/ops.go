@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/connectivity"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -19,12 +20,15 @@ import (
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/collector"
 	"github.com/foundryhq/foundry/services/ops/internal/handler"
+	"github.com/foundryhq/foundry/services/ops/internal/monitor"
 	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/ops/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
 	"github.com/foundryhq/foundry/services/ops/internal/usage"
 	"github.com/foundryhq/foundry/services/platform/app"
+	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/config"
+	"github.com/foundryhq/foundry/services/platform/database"
 )
 
 // peerServices are the services readiness probes, by module name.
@@ -47,6 +51,15 @@ type Config struct {
 	UsageClaudeURL, UsageClaudeKey string
 	// UsageLatencyBudget bounds live usage collection.
 	UsageLatencyBudget time.Duration
+	// UsageCacheTTL is how long a provider's live usage is reused, so a
+	// burst of requests costs the provider one call; 0 asks every time.
+	UsageCacheTTL time.Duration
+	// RuntimeEventsRetention is how long telemetry events are kept in a
+	// telemetry database; 0 keeps them all.
+	RuntimeEventsRetention time.Duration
+	// MonitorInterval is how often the economy monitor checks the ledger;
+	// 0 turns the monitor off.
+	MonitorInterval time.Duration
 }
 
 func (c *Config) register(fs *config.FlagSet) {
@@ -60,8 +73,30 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.String(&c.UsageClaudeURL, "usage-claude-url", "FOUNDRY_USAGE_CLAUDE_URL", "",
 		"URL answering Claude usage as JSON (see docs/ops.md); empty: stored snapshots only")
 	fs.String(&c.UsageClaudeKey, "usage-claude-key", "FOUNDRY_USAGE_CLAUDE_KEY", "", "bearer key sent to -usage-claude-url")
+	fs.Duration(&c.UsageCacheTTL, "usage-cache-ttl", "FOUNDRY_USAGE_CACHE_TTL", 30*time.Second,
+		"how long a provider's live usage answer is reused (concurrent requests share one provider call); 0 asks every time")
+	fs.Duration(&c.RuntimeEventsRetention, "runtime-events-retention", "RUNTIME_EVENTS_RETENTION", telemetry.DefaultRetention,
+		"how long runtime telemetry events are kept in a telemetry database (pruned hourly); 0 keeps them all")
+	fs.Duration(&c.MonitorInterval, "monitor-interval", "FOUNDRY_MONITOR_INTERVAL", 30*time.Second,
+		"how often the economy monitor (one leader across ops replicas) checks the ledger; 0 turns it off")
 	fs.Duration(&c.UsageLatencyBudget, "usage-latency-budget", "FOUNDRY_USAGE_LATENCY_BUDGET", handler.DefaultLatencyBudget,
 		"longest live usage collection; past it the last snapshots are returned")
+}
+
+// validate refuses settings that cannot mean anything. A negative duration
+// is refused rather than read as "off": -runtime-events-retention=-1h more
+// likely means a typo than "keep everything", and silently keeping every
+// event is the failure retention exists to prevent.
+func (c *Config) validate() error {
+	switch {
+	case c.UsageLatencyBudget <= 0:
+		return fmt.Errorf("-usage-latency-budget must be positive, got %s", c.UsageLatencyBudget)
+	case c.UsageCacheTTL < 0:
+		return fmt.Errorf("-usage-cache-ttl must be 0 (no cache) or positive, got %s", c.UsageCacheTTL)
+	case c.RuntimeEventsRetention < 0:
+		return fmt.Errorf("-runtime-events-retention must be 0 (keep everything) or positive, got %s", c.RuntimeEventsRetention)
+	}
+	return nil
 }
 
 // collectors builds the configured usage collectors.
@@ -78,7 +113,11 @@ func (c *Config) collectors() ([]collector.Collector, error) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("-%s: want an http:// or https:// URL", p.flag)
 		}
-		out = append(out, collector.NewHTTP(p.family, p.url, p.key, nil, nil))
+		var col collector.Collector = collector.NewHTTP(p.family, p.url, p.key, nil, nil)
+		if c.UsageCacheTTL > 0 {
+			col = collector.NewCached(col, c.UsageCacheTTL, nil)
+		}
+		out = append(out, col)
 	}
 	return out, nil
 }
@@ -92,8 +131,8 @@ func Module() app.Module {
 		Migrations: store.Migrations(),
 		Flags:      cfg.register,
 		Start: func(_ context.Context, h *app.Host) error {
-			if cfg.UsageLatencyBudget <= 0 {
-				return fmt.Errorf("-usage-latency-budget must be positive, got %s", cfg.UsageLatencyBudget)
+			if err := cfg.validate(); err != nil {
+				return err
 			}
 			collectors, err := cfg.collectors()
 			if err != nil {
@@ -104,6 +143,10 @@ func Module() app.Module {
 				return err
 			}
 			h.OnStop(sink.Close)
+			if cfg.RuntimeEventsRetention > 0 && telemetry.IsDatabase(sink.Backend()) {
+				r := &telemetry.Retainer{Sink: sink, Retention: cfg.RuntimeEventsRetention, Clock: clock.Real{}, Log: h.Log}
+				h.Go(r.Run)
+			}
 			h.Log.Info("runtime telemetry", zap.String("backend", sink.Backend()), zap.String("target", sink.Target()))
 
 			var peers []handler.Peer
@@ -123,7 +166,22 @@ func Module() app.Module {
 					},
 				})
 			}
+			// The runner serves GET /api/health/coherence (a live check when
+			// no recent one is recorded) even when its loop is off.
+			ledgerConn, err := h.Dial("ledger")
+			if err != nil {
+				return err
+			}
+			mon := &monitor.Runner{
+				DB: h.DB, Recorder: func(q database.Querier) monitor.Recorder { return sqlstore.NewChecks(q) },
+				Ledger: newLedgerMonitor(ledgerConn), Holder: holderID(), Interval: cfg.MonitorInterval,
+				Clock: clock.Real{}, NewID: uuid.NewString, Log: h.Log.Named("monitor"),
+			}
+			if cfg.MonitorInterval > 0 {
+				h.Go(mon.Run)
+			}
 			srv := handler.New(handler.Options{
+				Monitor: mon, AdminKey: h.Settings.AdminKey,
 				Store: sqlstore.New(h.DB), DB: h.DB, Peers: peers, Telemetry: sink,
 				Collectors: collectors, LatencyBudget: cfg.UsageLatencyBudget,
 				Log: h.Log, Metrics: h.Metrics,

@@ -29,17 +29,52 @@ func TestSettingsAreBoundToTheirVariables(t *testing.T) {
 		"FOUNDRY_USAGE_CLAUDE_URL":     "http://usage.local/claude",
 		"FOUNDRY_USAGE_CLAUDE_KEY":     "k2",
 		"FOUNDRY_USAGE_LATENCY_BUDGET": "250ms",
+		"FOUNDRY_USAGE_CACHE_TTL":      "5s",
+		"RUNTIME_EVENTS_RETENTION":     "48h",
+		"FOUNDRY_MONITOR_INTERVAL":     "1m",
 	})
 	require.Equal(t, &Config{
 		RuntimeDatabaseURL: "postgres://db/telemetry", RuntimeEventsPath: "/var/log/foundry/events.jsonl",
 		UsageOpenAIURL: "http://usage.local/openai", UsageOpenAIKey: "k1",
 		UsageClaudeURL: "http://usage.local/claude", UsageClaudeKey: "k2",
-		UsageLatencyBudget: 250 * time.Millisecond,
+		UsageLatencyBudget: 250 * time.Millisecond, UsageCacheTTL: 5 * time.Second,
+		RuntimeEventsRetention: 48 * time.Hour, MonitorInterval: time.Minute,
 	}, cfg)
 
 	cfg = parse(t, []string{"-runtime-events-path=/tmp/e.jsonl"}, map[string]string{"RUNTIME_EVENTS_PATH": "/elsewhere"})
 	require.Equal(t, "/tmp/e.jsonl", cfg.RuntimeEventsPath, "a flag wins over its variable")
 	require.Equal(t, time.Second, cfg.UsageLatencyBudget, "the default budget is 1 s")
+	require.Equal(t, 30*time.Second, cfg.UsageCacheTTL, "the default cache TTL is 30 s")
+	require.Equal(t, 720*time.Hour, cfg.RuntimeEventsRetention, "the default retention is 30 days")
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	valid := Config{UsageLatencyBudget: time.Second, UsageCacheTTL: 30 * time.Second, RuntimeEventsRetention: time.Hour}
+	tests := []struct {
+		name    string
+		edit    func(c *Config)
+		wantErr string
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"zero TTL and retention turn them off", func(c *Config) { c.UsageCacheTTL, c.RuntimeEventsRetention = 0, 0 }, ""},
+		{"no latency budget", func(c *Config) { c.UsageLatencyBudget = 0 }, "-usage-latency-budget"},
+		{"negative cache TTL", func(c *Config) { c.UsageCacheTTL = -time.Second }, "-usage-cache-ttl"},
+		{"negative retention", func(c *Config) { c.RuntimeEventsRetention = -time.Hour }, "-runtime-events-retention"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := valid
+			tc.edit(&c)
+			err := c.validate()
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.wantErr)
+		})
+	}
 }
 
 func TestCollectors(t *testing.T) {

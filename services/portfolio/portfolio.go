@@ -5,17 +5,20 @@ package portfolio
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/app"
-	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/config"
+	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/portfolio/internal/handler"
+	"github.com/foundryhq/foundry/services/portfolio/internal/rightsizing"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
 )
 
 // Config holds the portfolio's own settings.
@@ -23,11 +26,22 @@ type Config struct {
 	// SnapshotInterval is how often a health snapshot is taken (one is
 	// always taken at startup); 0 turns the schedule off.
 	SnapshotInterval time.Duration
+	// SnapshotTimeout bounds one snapshot, the startup one included.
+	SnapshotTimeout time.Duration
+	// Right-sizing's bounds.
+	CandidatesPerIdea int
+	MaxSuggestions    int
 }
 
 func (c *Config) register(fs *config.FlagSet) {
 	fs.Duration(&c.SnapshotInterval, "rightsizing-snapshot-interval", "FOUNDRY_RIGHTSIZING_SNAPSHOT_INTERVAL", 6*time.Hour,
 		"how often a portfolio health snapshot is taken (one is taken at startup); 0 disables the schedule")
+	fs.Duration(&c.SnapshotTimeout, "rightsizing-snapshot-timeout", "FOUNDRY_RIGHTSIZING_SNAPSHOT_TIMEOUT", time.Minute,
+		"longest a health snapshot may take; past it the snapshot is abandoned and logged")
+	fs.Int(&c.CandidatesPerIdea, "rightsizing-candidates-per-idea", "FOUNDRY_RIGHTSIZING_CANDIDATES_PER_IDEA",
+		rightsizing.DefaultLimits.CandidatesPerIdea, "how many other ideas one idea is compared with for overlap")
+	fs.Int(&c.MaxSuggestions, "rightsizing-max-suggestions", "FOUNDRY_RIGHTSIZING_MAX_SUGGESTIONS",
+		rightsizing.DefaultLimits.MaxSuggestions, "how many split and merge suggestions a report keeps (the most confident)")
 }
 
 // Module returns the portfolio module.
@@ -38,33 +52,58 @@ func Module() app.Module {
 		Service:    portfoliov1.PortfolioService_ServiceDesc.ServiceName,
 		Migrations: store.Migrations(),
 		Flags:      cfg.register,
-		Start: func(ctx context.Context, h *app.Host) error {
-			srv := handler.New(sqlstore.New(h.DB), h.DB, clock.Real{}, h.Settings.AdminKey)
-			h.RegisterService(&portfoliov1.PortfolioService_ServiceDesc, srv)
-			snapshot(ctx, h.Log, srv)
-			if cfg.SnapshotInterval > 0 {
-				h.Go(func(ctx context.Context) {
-					t := time.NewTicker(cfg.SnapshotInterval)
-					defer t.Stop()
-					for {
-						select {
-						case <-ctx.Done():
-							return
-						case <-t.C:
-							snapshot(ctx, h.Log, srv)
-						}
-					}
-				})
+		Start: func(_ context.Context, h *app.Host) error {
+			if cfg.CandidatesPerIdea < 1 || cfg.MaxSuggestions < 1 {
+				return fmt.Errorf("-rightsizing-candidates-per-idea and -rightsizing-max-suggestions must be at least 1")
 			}
+			uc := usecase.New(h.DB, repos, usecase.Config{
+				Limits: rightsizing.Limits{CandidatesPerIdea: cfg.CandidatesPerIdea, MaxSuggestions: cfg.MaxSuggestions},
+			})
+			h.RegisterService(&portfoliov1.PortfolioService_ServiceDesc, handler.New(uc, h.Settings.AdminKey))
+			// The startup snapshot runs in the background with a deadline:
+			// however large (or hostile) the portfolio, it can neither delay
+			// readiness nor crash-loop the service.
+			h.Go(func(ctx context.Context) {
+				snapshot(ctx, h.Log, uc, cfg.SnapshotTimeout)
+				if cfg.SnapshotInterval <= 0 {
+					return
+				}
+				t := time.NewTicker(cfg.SnapshotInterval)
+				defer t.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-t.C:
+						snapshot(ctx, h.Log, uc, cfg.SnapshotTimeout)
+					}
+				}
+			})
 			return nil
 		},
 	}
 }
 
+// repos builds all the portfolio's repositories over one querier: the use
+// cases open a transaction and write through these, so everything one use
+// case writes commits together.
+func repos(q database.Querier) usecase.Repos {
+	return usecase.Repos{
+		Ideas:     sqlstore.NewIdeas(q),
+		Questions: sqlstore.NewQuestions(q),
+		Snapshots: sqlstore.NewSnapshots(q),
+	}
+}
+
 // snapshot takes a health snapshot; a failure is logged, not fatal: the
 // next one will try again.
-func snapshot(ctx context.Context, log *zap.Logger, srv *handler.Handler) {
-	s, err := srv.TakeSnapshot(ctx)
+func snapshot(ctx context.Context, log *zap.Logger, uc *usecase.App, timeout time.Duration) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	s, err := uc.TakeSnapshot(ctx)
 	if err != nil {
 		log.Warn("health snapshot failed", zap.Error(err))
 		return

@@ -93,6 +93,9 @@ func Start(t testing.TB, storage Storage, extra ...string) *System {
 		"-data-dir=" + storage.DataDir, "-database-url=" + storage.DatabaseURL,
 		"-admin-key=" + AdminKey, "-log-format=json", "-log-level=error",
 		"-register-rate-per-min=0",
+		// The economy monitor would change the economy's mode under a test that
+		// did not ask for it; tests that want it pass -monitor-interval.
+		"-monitor-interval=0",
 	}
 	sys := &System{t: t, Storage: storage, args: append(args, extra...)}
 	sys.start()

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
@@ -319,7 +320,9 @@ func TestLedgerDistributions(t *testing.T) {
 				"metadata": map[string]any{"has_tests": true, "has_docs": true, "complexity": "low"}}))
 			worked = distribute(t, workedAsset, 100)
 			requireStatus(t, http.StatusCreated, worked)
-			require.ElementsMatch(t, []string{"id", "asset_id", "value_amount", "payouts", "created_at"}, ledgerKeys(worked.JSON))
+			require.ElementsMatch(t, []string{"id", "asset_id", "value_amount", "payouts", "payout_count", "paid_cc", "created_at"}, ledgerKeys(worked.JSON))
+			require.Equal(t, 2.0, worked.JSON["payout_count"])
+			require.Equal(t, false, worked.JSON["paid_cc"], "no CC unless asked for, with the administrator key")
 			require.Equal(t, workedAsset, worked.JSON["asset_id"])
 			require.Equal(t, 100.0, worked.JSON["value_amount"])
 			require.Equal(t, []any{
@@ -334,7 +337,7 @@ func TestLedgerDistributions(t *testing.T) {
 			require.Equal(t, worked.JSON, got.JSON)
 			second := distribute(t, workedAsset, 10)
 			requireStatus(t, http.StatusCreated, second)
-			list := ledgerList(t, sys, "/api/assets/"+workedAsset+"/distributions")
+			list := ledgerDistributions(t, sys, "/api/assets/"+workedAsset+"/distributions")
 			require.Equal(t, []string{worked.JSON["id"].(string), second.JSON["id"].(string)}, ledgerIDs(list))
 			require.Equal(t, worked.JSON, list[0])
 			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/distributions/no-such-distribution"), nil))
@@ -404,7 +407,7 @@ func TestLedgerAttributionOverGRPC(t *testing.T) {
 		require.NoError(t, err)
 		meta, err := structpb.NewStruct(map[string]any{"has_tests": true})
 		require.NoError(t, err)
-		c, err := ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "grpc-user", AssetId: a.GetAsset().GetId(), CostAmount: 2.5, Metadata: meta})
+		c, err := ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "grpc-user", AssetId: a.GetAsset().GetId(), CostAmount: proto.Float64(2.5), Metadata: meta})
 		require.NoError(t, err)
 		require.Equal(t, 0.7, c.GetContribution().GetCoherenceScore())
 		got, err := ledger.GetAsset(ctx, &ledgerv1.GetAssetRequest{Id: a.GetAsset().GetId()})
@@ -415,13 +418,15 @@ func TestLedgerAttributionOverGRPC(t *testing.T) {
 		require.Len(t, d.GetDistribution().GetPayouts(), 1)
 		require.Equal(t, 7.0, d.GetDistribution().GetPayouts()[0].GetAmount())
 
-		_, err = ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: "missing", CostAmount: 1})
+		_, err = ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: "missing", CostAmount: proto.Float64(1)})
 		require.Equal(t, codes.NotFound, status.Code(err))
-		_, err = ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: a.GetAsset().GetId(), CostAmount: math.NaN()})
+		_, err = ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: a.GetAsset().GetId(), CostAmount: proto.Float64(math.NaN())})
 		require.Equal(t, codes.InvalidArgument, status.Code(err))
+		_, err = ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: a.GetAsset().GetId()})
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "cost_amount is required over gRPC too")
 		nan, err := structpb.NewStruct(map[string]any{"score": math.NaN()})
 		require.NoError(t, err)
-		odd, err := ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: a.GetAsset().GetId(), CostAmount: 1, Metadata: nan})
+		odd, err := ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: a.GetAsset().GetId(), CostAmount: proto.Float64(1), Metadata: nan})
 		require.NoError(t, err, "a NaN in metadata is stored the way JSON can hold it, never a 500")
 		require.Equal(t, "NaN", odd.GetContribution().GetMetadata().AsMap()["score"])
 	})

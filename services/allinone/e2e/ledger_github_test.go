@@ -212,7 +212,7 @@ func TestLedgerGitHubWebhook(t *testing.T) {
 		})
 
 		t.Run("bad deliveries are 422", func(t *testing.T) {
-			requireFieldError(t, deliverSigned(t, sys, "push", "", push), "X-GitHub-Delivery")
+			requireFieldError(t, deliverSigned(t, sys, "push", strings.Repeat("d", 201), push), "X-GitHub-Delivery")
 			for _, body := range []string{`{"ref":`, `[]`, `{"repository":{"full_name":"a/b"}}`, `{"contributor_email":"nobody","repository":"a/b"}`} {
 				requireStatus(t, http.StatusUnprocessableEntity, deliverSigned(t, sys, "push", newDeliveryID(t), []byte(body)))
 			}
@@ -246,9 +246,12 @@ func TestLedgerGitHubWebhook(t *testing.T) {
 	}, "-github-webhook-secret="+webhookSecret)
 }
 
+// TestLedgerGitHubWebhookWithoutSecret runs a laptop setup: no secret, and
+// unsigned deliveries explicitly allowed (without that, every delivery is
+// refused: see TestHardeningLedgerWebhookRefusesUnsignedByDefault).
 func TestLedgerGitHubWebhookWithoutSecret(t *testing.T) {
 	t.Parallel()
-	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite))
+	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite), "-github-allow-unsigned=true")
 	push := githubFixture(t, "push-with-new-branch.payload.json")
 
 	r := deliver(t, sys, "push", newDeliveryID(t), push)

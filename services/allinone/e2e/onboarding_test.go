@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -134,4 +135,8 @@ func TestRegistrationRateLimit(t *testing.T) {
 	r := register(t, sys, "rate_d")
 	requireStatus(t, http.StatusTooManyRequests, r)
 	require.Contains(t, r.JSON["detail"], "too many registrations")
+	// 3 a minute: the next token comes 20 s after the first was taken.
+	retry, err := strconv.Atoi(r.Header.Get("Retry-After"))
+	require.NoError(t, err, "Retry-After in whole seconds, got %q", r.Header.Get("Retry-After"))
+	require.True(t, retry >= 1 && retry <= 20, "Retry-After %d, want 1..20", retry)
 }

@@ -119,10 +119,23 @@ func TestReadyAndPersistenceWithTelemetry(t *testing.T) {
 			storage := allinonetest.NewStorage(t, engine)
 			path := filepath.Join(t.TempDir(), "events.jsonl")
 			sys := allinonetest.Start(t, storage, "-runtime-events-path="+path)
-			p := request(t, http.MethodGet, sys.URL("/api/health/persistence"), nil)
+			p := request(t, http.MethodGet, sys.URL("/api/health/persistence"), nil, "X-API-Key: "+allinonetest.AdminKey)
 			requireStatus(t, http.StatusOK, p)
 			require.Equal(t, "ok", p.JSON["status"], "a telemetry file never fails the report: %s", p.Raw)
 			require.Equal(t, map[string]any{"backend": "file", "target": path, "status": "ok", "detail": ""}, p.JSON["telemetry"])
+			require.Equal(t, true, p.JSON["targets_shown"])
+
+			// Without the administrator key: engines, schemas and versions,
+			// but no connection target.
+			pub := request(t, http.MethodGet, sys.URL("/api/health/persistence"), nil)
+			requireStatus(t, http.StatusOK, pub)
+			require.Equal(t, false, pub.JSON["targets_shown"])
+			require.Equal(t, map[string]any{"backend": "file", "target": "", "status": "ok", "detail": ""}, pub.JSON["telemetry"])
+			for name, row := range serviceRows(t, pub) {
+				require.Equal(t, "", row["target"], name)
+				require.Equal(t, name, row["schema"], name)
+				require.NotContains(t, string(pub.Raw), sys.Storage.DataDir, "no file path leaks")
+			}
 
 			rows := serviceRows(t, p)
 			require.ElementsMatch(t, []string{"portfolio", "ledger", "agent", "ops"}, keysOf(rows))
@@ -131,7 +144,7 @@ func TestReadyAndPersistenceWithTelemetry(t *testing.T) {
 				require.Equal(t, "ok", row["status"], name)
 				require.GreaterOrEqual(t, row["schema_version"], 1.0, name)
 			}
-			require.Equal(t, 2.0, rows["ops"]["schema_version"], "ops has its graph and usage tables")
+			require.Equal(t, 3.0, rows["ops"]["schema_version"], "ops has its graph, usage and monitor tables")
 			if engine == database.Postgres {
 				require.NotContains(t, string(p.Raw), "password")
 			}

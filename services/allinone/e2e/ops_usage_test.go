@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ type usageProvider struct {
 	body  atomic.Value // string
 	stall atomic.Bool
 	auth  atomic.Value // string: the last Authorization header
+	calls atomic.Int32
 }
 
 func newUsageProvider(t *testing.T, body string) *usageProvider {
@@ -28,6 +30,7 @@ func newUsageProvider(t *testing.T, body string) *usageProvider {
 	p := &usageProvider{}
 	p.body.Store(body)
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.calls.Add(1)
 		p.auth.Store(r.Header.Get("Authorization"))
 		if p.stall.Load() {
 			<-r.Context().Done()
@@ -73,7 +76,10 @@ func TestAutomationUsage(t *testing.T) {
 		sys := allinonetest.Start(t, allinonetest.NewStorage(t, engine),
 			"-usage-openai-url="+openai.srv.URL, "-usage-openai-key=sk-openai-test",
 			"-usage-claude-url="+claude.srv.URL, "-usage-claude-key=sk-claude-test",
-			"-usage-latency-budget="+budget.String())
+			"-usage-latency-budget="+budget.String(),
+			// Every request asks the providers, so the fallbacks below show
+			// at once (the cache is tested on its own, below).
+			"-usage-cache-ttl=0")
 
 		// Live: variants coalesce into two rows, and usage_remaining comes from
 		// the summary metric although the primary metric bears no quota.
@@ -169,5 +175,41 @@ func TestUsageSnapshotIngest(t *testing.T) {
 			require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s: %s", name, r.Raw)
 			requireStatus(t, http.StatusUnprocessableEntity, r)
 		}
+	})
+}
+
+// TestAutomationUsageIsCachedPerProvider: 20 concurrent requests share one
+// call per provider, and later requests within the TTL ask nobody.
+func TestAutomationUsageIsCachedPerProvider(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		openai := newUsageProvider(t, openAIUsage)
+		claude := newUsageProvider(t, claudeUsage)
+		sys := allinonetest.Start(t, allinonetest.NewStorage(t, engine),
+			"-usage-openai-url="+openai.srv.URL, "-usage-claude-url="+claude.srv.URL,
+			"-usage-latency-budget=5s", "-usage-cache-ttl=1h")
+		var wg sync.WaitGroup
+		sources := make(chan any, 20)
+		for range 20 {
+			wg.Go(func() {
+				r := request(t, http.MethodGet, sys.URL("/api/automation/usage"), nil)
+				requireStatus(t, http.StatusOK, r)
+				sources <- r.JSON["meta"].(map[string]any)["data_source"]
+			})
+		}
+		wg.Wait()
+		close(sources)
+		for s := range sources {
+			require.Equal(t, "live", s, "every concurrent request gets the shared live answer")
+		}
+		require.Equal(t, int32(1), openai.calls.Load(), "20 concurrent requests, one call to the OpenAI endpoint")
+		require.Equal(t, int32(1), claude.calls.Load(), "and one to the Claude endpoint")
+
+		r := request(t, http.MethodGet, sys.URL("/api/automation/usage"), nil)
+		requireStatus(t, http.StatusOK, r)
+		require.Equal(t, "live", r.JSON["meta"].(map[string]any)["data_source"], "a cached live answer is live")
+		require.Equal(t, 750000.0, usageRows(t, r)["openai"]["usage_remaining"])
+		require.Equal(t, int32(1), openai.calls.Load(), "within the TTL: no new call")
+		require.Equal(t, int32(1), claude.calls.Load())
 	})
 }

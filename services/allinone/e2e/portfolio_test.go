@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -282,7 +283,7 @@ func TestRightSizing(t *testing.T) {
 
 		r := request(t, http.MethodGet, sys.URL("/api/ideas/right-sizing"), nil)
 		requireStatus(t, http.StatusOK, r)
-		require.Equal(t, map[string]any{"total_ideas": 4.0, "too_large": 1.0, "too_small": 1.0, "overlap": 2.0, "healthy": 0.0}, r.JSON["health"])
+		require.Equal(t, map[string]any{"total_ideas": 4.0, "too_large": 1.0, "too_small": 1.0, "overlap": 2.0, "healthy": 0.0, "suggestion_count": 2.0}, r.JSON["health"])
 		var split, merge map[string]any
 		for _, s := range r.JSON["suggestions"].([]any) {
 			s := s.(map[string]any)
@@ -375,9 +376,8 @@ func TestRightSizing(t *testing.T) {
 			for _, q := range []string{"days=0", "days=366", "days=x"} {
 				requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodGet, sys.URL("/api/ideas/right-sizing/history?"+q), nil))
 			}
-			h := request(t, http.MethodGet, sys.URL("/api/ideas/right-sizing/history?days=1"), nil)
-			requireStatus(t, http.StatusOK, h)
-			require.Len(t, h.JSON["snapshots"], 1, "one snapshot taken at startup")
+			snaps := waitSnapshots(t, sys, "?days=1", 1)
+			require.Len(t, snaps, 1, "one snapshot taken at startup")
 		})
 	})
 }
@@ -386,14 +386,28 @@ func TestHealthHistorySurvivesRestart(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		sys := allinonetest.Start(t, allinonetest.NewStorage(t, engine))
+		waitSnapshots(t, sys, "", 1) // the startup snapshot runs in the background
 		createIdea(t, sys, map[string]any{"id": "x", "name": "X"})
 		sys.Restart()
-		h := request(t, http.MethodGet, sys.URL("/api/ideas/right-sizing/history"), nil)
-		requireStatus(t, http.StatusOK, h)
-		snaps := h.JSON["snapshots"].([]any)
+		snaps := waitSnapshots(t, sys, "", 2)
 		require.Len(t, snaps, 2, "the first run's snapshot persisted; the restart took another")
 		require.Equal(t, 0.0, snaps[0].(map[string]any)["total_ideas"])
 		require.Equal(t, 1.0, snaps[1].(map[string]any)["total_ideas"])
 		require.LessOrEqual(t, snaps[0].(map[string]any)["taken_at"], snaps[1].(map[string]any)["taken_at"])
 	})
+}
+
+// waitSnapshots polls the health history until it holds at least n
+// snapshots (the startup snapshot is taken in the background) and returns
+// them.
+func waitSnapshots(t *testing.T, sys *allinonetest.System, query string, n int) []any {
+	t.Helper()
+	var snaps []any
+	require.Eventually(t, func() bool {
+		h := request(t, http.MethodGet, sys.URL("/api/ideas/right-sizing/history"+query), nil)
+		requireStatus(t, http.StatusOK, h)
+		snaps, _ = h.JSON["snapshots"].([]any)
+		return len(snaps) >= n
+	}, 20*time.Second, 20*time.Millisecond, "want %d health snapshots", n)
+	return snaps
 }

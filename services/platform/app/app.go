@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/foundryhq/foundry/services/platform/clientip"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/grpcserver"
@@ -71,9 +72,18 @@ type Settings struct {
 	HealthInterval  time.Duration
 	ShutdownDelay   time.Duration
 	ShutdownTimeout time.Duration
+	// TrustedProxies is FOUNDRY_TRUSTED_PROXIES as given (comma-separated
+	// CIDRs); Proxies is its parsed form, which modules use.
+	TrustedProxies string
+	Proxies        clientip.Proxies
 	// PeerAddrs maps a peer module to its gRPC address; empty means "this
 	// process", which must then run that module.
 	PeerAddrs map[string]*string
+
+	// adminKeyGiven is true when -admin-key or FOUNDRY_ADMIN_KEY was given
+	// at all, even empty: then an empty key is a mistake, not a request to
+	// generate one.
+	adminKeyGiven bool
 }
 
 func (s *Settings) register(fs *config.FlagSet, multi bool) {
@@ -86,12 +96,14 @@ func (s *Settings) register(fs *config.FlagSet, multi bool) {
 	fs.String(&s.DataDir, "data-dir", "FOUNDRY_DATA_DIR", "data", "directory of the SQLite files")
 	fs.String(&s.DatabaseURL, "database-url", "FOUNDRY_DATABASE_URL", "", "postgres:// URL; empty uses embedded SQLite under -data-dir")
 	fs.Bool(&s.AutoMigrate, "auto-migrate", "FOUNDRY_AUTO_MIGRATE", true, "apply pending schema migrations at startup")
-	fs.String(&s.AdminKey, "admin-key", "FOUNDRY_ADMIN_KEY", "", "administrator key (X-API-Key); generated and printed when empty")
+	fs.String(&s.AdminKey, "admin-key", "FOUNDRY_ADMIN_KEY", "", "administrator key (X-API-Key); generated and printed when not set at all, refused when set but empty")
 	fs.String(&s.LogFormat, "log-format", "FOUNDRY_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal)")
 	fs.String(&s.LogLevel, "log-level", "FOUNDRY_LOG_LEVEL", "info", "debug, info, warn or error")
 	fs.Duration(&s.HealthInterval, "health-interval", "FOUNDRY_HEALTH_INTERVAL", 5*time.Second, "how often database health is checked")
 	fs.Duration(&s.ShutdownDelay, "shutdown-delay", "FOUNDRY_SHUTDOWN_DELAY", 0, "time between reporting NOT_SERVING and draining, for load balancers to notice")
 	fs.Duration(&s.ShutdownTimeout, "shutdown-timeout", "FOUNDRY_SHUTDOWN_TIMEOUT", 15*time.Second, "how long draining may take before connections are cut")
+	fs.String(&s.TrustedProxies, "trusted-proxies", "FOUNDRY_TRUSTED_PROXIES", "",
+		"comma-separated CIDRs of proxies whose X-Forwarded-For is believed (the ingress, the gateway's pods); empty: none")
 	s.PeerAddrs = map[string]*string{}
 	for _, p := range Peers {
 		addr := new(string)
@@ -190,8 +202,11 @@ type Process struct {
 
 // Options tune Start; the zero value reads the real environment.
 type Options struct {
-	// Getenv replaces os.Getenv (tests).
+	// Getenv replaces os.Getenv (tests); it cannot tell an empty variable
+	// from an absent one, so with it an empty variable counts as absent.
 	Getenv func(string) string
+	// LookupEnv replaces os.LookupEnv (tests); it wins over Getenv.
+	LookupEnv func(string) (string, bool)
 }
 
 // Parse builds the settings of a process running the given modules from args
@@ -206,9 +221,17 @@ func Parse(program string, all []Module, args []string, opts Options) (*Settings
 			m.Flags(fs)
 		}
 	}
-	rest, err := fs.Parse(args, opts.Getenv)
+	lookupEnv := opts.LookupEnv
+	if lookupEnv == nil && opts.Getenv != nil {
+		lookupEnv = func(k string) (string, bool) { v := opts.Getenv(k); return v, v != "" }
+	}
+	rest, err := fs.ParseLookup(args, lookupEnv)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	s.adminKeyGiven = fs.Given("admin-key")
+	if s.Proxies, err = clientip.Parse(s.TrustedProxies); err != nil {
+		return nil, nil, nil, fmt.Errorf("FOUNDRY_TRUSTED_PROXIES: %w", err)
 	}
 	selected, err := selectModules(all, s.Target)
 	if err != nil {
@@ -246,6 +269,9 @@ func selectModules(all []Module, target string) ([]Module, error) {
 func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err error) {
 	log, err := logging.New(s.LogFormat, s.LogLevel)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkAdminKey(); err != nil {
 		return nil, err
 	}
 	if s.AdminKey == "" {
@@ -509,6 +535,19 @@ func (p *Process) release() {
 	}
 	p.dbs = map[string]*database.DB{}
 	p.grpc.Stop()
+}
+
+// checkAdminKey refuses a key that was set but is empty or blank. Generating
+// one then would be wrong twice over: each replica would make up its own
+// key (so the administrator's key works on one pod in N), and the mistake
+// (an empty Kubernetes Secret value) would go unnoticed. Only a key not set
+// at all, the laptop run, is generated.
+func (s *Settings) checkAdminKey() error {
+	if s.adminKeyGiven && strings.TrimSpace(s.AdminKey) == "" {
+		return errors.New("FOUNDRY_ADMIN_KEY (-admin-key) is set but empty: give it a value (check the Secret it comes from), " +
+			"or leave it unset entirely for a local run to generate one")
+	}
+	return nil
 }
 
 func generateKey() string {

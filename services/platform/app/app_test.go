@@ -130,3 +130,57 @@ func TestDialNeedsAnAddressForAnAbsentPeer(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, p.Stop(context.Background())) })
 	require.ErrorContains(t, dialErr, "-ledger-addr")
 }
+
+func TestAdminKeyRule(t *testing.T) {
+	t.Parallel()
+	base := []string{"-grpc-addr=127.0.0.1:0", "-http-addr=127.0.0.1:0", "-admin-addr=", "-log-level=error", "-log-format=json"}
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr bool
+		wantKey string // "" means "a generated one"
+	}{
+		{"not set at all: generated (the laptop run)", nil, nil, false, ""},
+		{"set in the environment", nil, map[string]string{"FOUNDRY_ADMIN_KEY": "k-env"}, false, "k-env"},
+		{"set as a flag", []string{"-admin-key=k-flag"}, nil, false, "k-flag"},
+		{"an empty variable (an empty Secret value)", nil, map[string]string{"FOUNDRY_ADMIN_KEY": ""}, true, ""},
+		{"a blank variable", nil, map[string]string{"FOUNDRY_ADMIN_KEY": " \n"}, true, ""},
+		{"an empty flag", []string{"-admin-key="}, nil, true, ""},
+		{"a blank flag", []string{"-admin-key=  "}, nil, true, ""},
+		{"an empty flag does not fall back to the variable", []string{"-admin-key="}, map[string]string{"FOUNDRY_ADMIN_KEY": "k-env"}, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := append(append([]string{"-data-dir=" + t.TempDir()}, base...), tt.args...)
+			s, mods, _, err := app.Parse("test", []app.Module{{Name: "demo"}}, args, app.Options{
+				LookupEnv: func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok },
+			})
+			require.NoError(t, err)
+			p, err := app.Start(context.Background(), s, mods)
+			if tt.wantErr {
+				require.ErrorContains(t, err, "FOUNDRY_ADMIN_KEY (-admin-key) is set but empty")
+				require.Nil(t, p, "nothing runs")
+				return
+			}
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = p.Stop(context.Background()) })
+			if tt.wantKey == "" {
+				require.Len(t, s.AdminKey, 48, "a generated key: got %q", s.AdminKey)
+				return
+			}
+			require.Equal(t, tt.wantKey, s.AdminKey)
+		})
+	}
+}
+
+func TestTrustedProxiesSetting(t *testing.T) {
+	t.Parallel()
+	noEnv := app.Options{Getenv: func(string) string { return "" }}
+	s, _, _, err := app.Parse("test", []app.Module{{Name: "demo"}}, []string{"-trusted-proxies=10.0.0.0/8, 192.168.1.1"}, noEnv)
+	require.NoError(t, err)
+	require.Equal(t, "10.0.0.0/8,192.168.1.1/32", s.Proxies.String())
+	_, _, _, err = app.Parse("test", []app.Module{{Name: "demo"}}, []string{"-trusted-proxies=ingress"}, noEnv)
+	require.ErrorContains(t, err, "FOUNDRY_TRUSTED_PROXIES")
+}

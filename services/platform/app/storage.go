@@ -42,6 +42,7 @@ func (s *storageService) DescribeStorage(ctx context.Context, req *platformv1.De
 		Service: req.GetService(),
 		Backend: string(db.Engine()),
 		Target:  db.Target(),
+		Schema:  db.Schema(),
 		Status:  "ok",
 	}
 	cctx, cancel := context.WithTimeout(ctx, storageProbeTimeout)

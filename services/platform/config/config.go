@@ -16,12 +16,15 @@ import (
 type FlagSet struct {
 	fs   *flag.FlagSet
 	envs map[string]string // flag name -> environment variable
+	// given holds the settings the flags or the environment named at all,
+	// even with an empty value (see Given).
+	given map[string]bool
 }
 
 // New returns an empty FlagSet for the named program.
 func New(program string) *FlagSet {
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
-	return &FlagSet{fs: fs, envs: map[string]string{}}
+	return &FlagSet{fs: fs, envs: map[string]string{}, given: map[string]bool{}}
 }
 
 // Flags exposes the underlying flag set (for usage output).
@@ -70,21 +73,38 @@ func (s *FlagSet) Duration(p *time.Duration, name, env string, def time.Duration
 
 // Parse reads args, then applies environment variables (looked up with
 // getenv) to every flag not given explicitly. It returns the remaining
-// positional arguments.
+// positional arguments. getenv cannot tell an empty variable from an absent
+// one; ParseLookup can.
 func (s *FlagSet) Parse(args []string, getenv func(string) string) ([]string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
+	}
+	return s.ParseLookup(args, func(env string) (string, bool) {
+		v := getenv(env)
+		return v, v != ""
+	})
+}
+
+// ParseLookup is Parse with an os.LookupEnv-style lookup (nil means
+// os.LookupEnv), which also tells Given about variables set to nothing.
+func (s *FlagSet) ParseLookup(args []string, lookupEnv func(string) (string, bool)) ([]string, error) {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
 	}
 	if err := s.fs.Parse(args); err != nil {
 		return nil, err
 	}
 	explicit := map[string]bool{}
-	s.fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	s.fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true; s.given[f.Name] = true })
 	for name, env := range s.envs {
 		if explicit[name] {
 			continue
 		}
-		v, ok := lookup(getenv, env)
+		raw, present := lookupEnv(env)
+		if present {
+			s.given[name] = true
+		}
+		v, ok := lookup(raw)
 		if !ok {
 			continue
 		}
@@ -95,9 +115,16 @@ func (s *FlagSet) Parse(args []string, getenv func(string) string) ([]string, er
 	return s.fs.Args(), nil
 }
 
+// Given reports whether the setting was named at all: its flag on the
+// command line, or its environment variable present, even empty. Most
+// settings treat empty as "use the default"; a secret must not, because an
+// empty value there is a deployment mistake (an empty Kubernetes Secret),
+// not a request for the default.
+func (s *FlagSet) Given(name string) bool { return s.given[name] }
+
 // lookup treats an empty variable as unset, so `FOO= make run` means default.
-func lookup(getenv func(string) string, env string) (string, bool) {
-	v := strings.TrimSpace(getenv(env))
+func lookup(raw string) (string, bool) {
+	v := strings.TrimSpace(raw)
 	return v, v != ""
 }
 

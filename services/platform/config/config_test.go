@@ -72,3 +72,31 @@ func TestParseBool(t *testing.T) {
 	_, err := config.ParseBool("maybe")
 	require.Error(t, err)
 }
+
+func TestGiven(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{"neither flag nor variable", nil, map[string]string{"T_RATE": "3"}, false},
+		{"the flag, even empty", []string{"-addr="}, nil, true},
+		{"the variable with a value", nil, map[string]string{"T_ADDR": ":9"}, true},
+		{"the variable present but empty", nil, map[string]string{"T_ADDR": ""}, true},
+		{"the variable present but blank", nil, map[string]string{"T_ADDR": "  "}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fs, got := setup(t)
+			_, err := fs.ParseLookup(tt.args, func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			require.NoError(t, err)
+			require.Equal(t, tt.want, fs.Given("addr"), "Given(addr)")
+			if tt.args == nil && tt.env["T_ADDR"] != ":9" {
+				require.Equal(t, "127.0.0.1:1", got.addr, "an empty variable still means the default")
+			}
+		})
+	}
+}

@@ -97,7 +97,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return nil, fmt.Errorf("database URL: want postgres://user@host:port/db")
 	}
-	return openPostgres(ctx, cfg, u.Redacted())
+	return openPostgres(ctx, cfg, Redact(cfg.URL))
 }
 
 func openPostgres(ctx context.Context, cfg Config, redacted string) (*DB, error) {
@@ -152,8 +152,8 @@ func (db *DB) Engine() Engine { return db.engine }
 // Schema is the service's schema (Postgres) or file stem (SQLite).
 func (db *DB) Schema() string { return db.schema }
 
-// Target describes where the data lives: the URL with its password redacted,
-// or the SQLite file path.
+// Target describes where the data lives: the URL with its secrets redacted
+// (Redact), or the SQLite file path.
 func (db *DB) Target() string { return db.target }
 
 // Ping checks the database answers.

@@ -6,6 +6,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies a failure by what the caller should do about it.
@@ -54,6 +55,10 @@ type Error struct {
 	Kind   Kind
 	Detail string
 	Fields []FieldError
+	// RetryAfter, when positive, tells the caller how long to wait before
+	// trying again (a RateLimited failure): it travels as a gRPC RetryInfo
+	// and becomes the HTTP Retry-After header.
+	RetryAfter time.Duration
 }
 
 // Error implements error.

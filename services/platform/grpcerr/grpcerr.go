@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
@@ -52,7 +53,9 @@ const internalMessage = "internal error"
 
 // Status converts err to a gRPC status. A status error passes through; a
 // fault.Error maps through the table with an ErrorInfo detail (Domain, and
-// the kind as reason) and its field violations as a BadRequest detail; anything else is Internal with a generic message. A
+// the kind as reason), its field violations as a BadRequest detail and its
+// retry delay as a RetryInfo detail; anything else is Internal with a
+// generic message. A
 // context error keeps its meaning (Canceled or DeadlineExceeded).
 func Status(err error) *status.Status {
 	if err == nil {
@@ -73,6 +76,9 @@ func Status(err error) *status.Status {
 				br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: f.Field, Description: f.Message})
 			}
 			details = append(details, br)
+		}
+		if fe.RetryAfter > 0 {
+			details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(fe.RetryAfter)})
 		}
 		if withDetails, derr := s.WithDetails(details...); derr == nil {
 			return withDetails

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -62,4 +63,23 @@ func TestStatusCarriesFieldViolations(t *testing.T) {
 	require.True(t, ok, "second detail is %T", s.Details()[1])
 	require.Equal(t, "handle", br.FieldViolations[0].Field)
 	require.Equal(t, "too short", br.FieldViolations[0].Description)
+}
+
+func TestStatusCarriesRetryDelay(t *testing.T) {
+	t.Parallel()
+	s := grpcerr.Status(&fault.Error{Kind: fault.RateLimited, Detail: "slow down", RetryAfter: 20 * time.Second})
+	require.Equal(t, codes.ResourceExhausted, s.Code())
+	var got *errdetails.RetryInfo
+	for _, d := range s.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			got = ri
+		}
+	}
+	require.NotNil(t, got, "a RetryInfo detail among %v", s.Details())
+	require.Equal(t, 20*time.Second, got.GetRetryDelay().AsDuration())
+
+	for _, d := range grpcerr.Status(fault.New(fault.RateLimited, "slow down")).Details() {
+		_, isRetry := d.(*errdetails.RetryInfo)
+		require.False(t, isRetry, "no RetryInfo without a delay")
+	}
 }

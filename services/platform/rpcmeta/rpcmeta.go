@@ -6,7 +6,7 @@ package rpcmeta
 import (
 	"context"
 	"crypto/subtle"
-	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
+	"github.com/foundryhq/foundry/services/platform/clientip"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -22,6 +23,8 @@ const (
 	AuthorizationKey = "authorization"
 	APIKeyKey        = "x-api-key"
 	ForwardedForKey  = "x-forwarded-for"
+	// IdempotencyKeyKey carries the Idempotency-Key header of a money POST.
+	IdempotencyKeyKey = "idempotency-key"
 	// HTTPCodeKey is a response header the gateway turns into the HTTP status
 	// (201 for creates) and then drops.
 	HTTPCodeKey = "x-http-code"
@@ -46,6 +49,11 @@ func BearerToken(ctx context.Context) (string, bool) {
 	return token, token != ""
 }
 
+// IdempotencyKey returns the request's Idempotency-Key ("" when absent).
+func IdempotencyKey(ctx context.Context) string {
+	return strings.TrimSpace(first(ctx, IdempotencyKeyKey))
+}
+
 // RequireAdmin checks the x-api-key metadata against the configured key in
 // constant time. Missing or wrong keys are Unauthenticated.
 func RequireAdmin(ctx context.Context, adminKey string) error {
@@ -59,24 +67,27 @@ func RequireAdmin(ctx context.Context, adminKey string) error {
 	return nil
 }
 
-// ClientAddr is the address of the client the request came from: the last
-// hop the gateway recorded in x-forwarded-for (the address it saw, which a
-// client cannot forge), else the gRPC peer's host.
-func ClientAddr(ctx context.Context) string {
+// ClientAddr is the address of the client the request came from, the key of
+// per-client limits. The x-forwarded-for metadata is believed only when the
+// gRPC peer may have written it: a loopback peer (the gateway of an
+// all-in-one process, a sidecar in the same pod) or one inside proxies (the
+// gateway's pods, FOUNDRY_TRUSTED_PROXIES). The chain is then resolved as
+// clientip.Resolve does, loopback hops counting as trusted. Any other peer is
+// itself the client, so a direct gRPC caller cannot choose its own key by
+// sending x-forwarded-for. Without a peer (no transport) the answer is
+// "unknown".
+func ClientAddr(ctx context.Context, proxies clientip.Proxies) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return "unknown"
+	}
+	addr, ok := clientip.ParseAddr(p.Addr.String())
+	if !ok {
+		return p.Addr.String() // not an IP peer (a Unix socket): itself
+	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	if vals := md.Get(ForwardedForKey); len(vals) > 0 {
-		parts := strings.Split(vals[len(vals)-1], ",")
-		if last := strings.TrimSpace(parts[len(parts)-1]); last != "" {
-			return last
-		}
-	}
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
-			return host
-		}
-		return p.Addr.String()
-	}
-	return "unknown"
+	trusted := func(a netip.Addr) bool { return a.IsLoopback() || proxies.Trusts(a) }
+	return clientip.Resolve(addr, md.Get(ForwardedForKey), trusted).String()
 }
 
 // SetHTTPStatus asks the gateway to answer with code instead of 200.

@@ -1,19 +1,299 @@
-// Package handler implements the agent service's gRPC API. RPCs whose
-// milestone has not landed answer Unimplemented (HTTP 501) through the
-// embedded base.
+// Package handler implements the agent service's gRPC API: it maps proto
+// messages to the use cases and back, and nothing more. The pipeline loop's
+// RPCs (GetLoopStatus, RunLoopOnce) answer Unimplemented (HTTP 501) through
+// the embedded base until the loop is wired.
 package handler
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
-	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/agent/internal/metrics"
+	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
 // Handler serves foundry.agent.v1.AgentService.
 type Handler struct {
 	agentv1.UnimplementedAgentServiceServer
 
-	db *database.DB
+	uc *usecase.App
 }
 
-// New returns a Handler over the service's database.
-func New(db *database.DB) *Handler { return &Handler{db: db} }
+// New returns a Handler over the use cases.
+func New(uc *usecase.App) *Handler { return &Handler{uc: uc} }
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func optTime(t time.Time) *wrapperspb.StringValue {
+	if t.IsZero() {
+		return nil
+	}
+	return wrapperspb.String(rfc3339(t))
+}
+
+func optString(s string) *wrapperspb.StringValue {
+	if s == "" {
+		return nil
+	}
+	return wrapperspb.String(s)
+}
+
+func optFloat(f *float64) *wrapperspb.DoubleValue {
+	if f == nil {
+		return nil
+	}
+	return wrapperspb.Double(*f)
+}
+
+func optInt(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	i := int(*v)
+	return &i
+}
+
+// contextOf decodes a stored context (a JSON object).
+func contextOf(raw string) (*structpb.Struct, error) {
+	m := map[string]any{}
+	if raw != "" {
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			return nil, fmt.Errorf("decode task context: %w", err)
+		}
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		return nil, fmt.Errorf("task context: %w", err)
+	}
+	return s, nil
+}
+
+func toProto(t store.Task) (*agentv1.AgentTask, error) {
+	c, err := contextOf(t.Context)
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.AgentTask{
+		Id: t.ID, TaskId: t.ID, Direction: t.Direction, TaskType: string(t.Type), Status: string(t.Status),
+		Model: t.Model, Executor: t.Executor, Command: t.Command, Tier: t.Tier,
+		Output: t.Output, ProgressPct: t.ProgressPct, CurrentStep: t.CurrentStep, DecisionPrompt: t.DecisionPrompt,
+		ErrorSummary: optString(t.ErrorSummary), ErrorCategory: optString(t.ErrorCategory),
+		Context: c, WorkerId: optString(t.WorkerID), PromptVariant: optString(t.PromptVariant),
+		ValueScore: optFloat(t.ValueScore), ResourceCost: optFloat(t.ResourceCost), DurationSeconds: optFloat(t.Duration),
+		CreatedAt: rfc3339(t.CreatedAt), UpdatedAt: rfc3339(t.UpdatedAt),
+		StartedAt: optTime(t.StartedAt), CompletedAt: optTime(t.CompletedAt),
+		Attempts: int32(t.Attempts), LeaseExpiresAt: optTime(t.LeaseExpiresAt),
+	}, nil
+}
+
+func toItem(t store.Task) *agentv1.AgentTaskListItem {
+	return &agentv1.AgentTaskListItem{
+		Id: t.ID, TaskId: t.ID, Direction: t.Direction, TaskType: string(t.Type), Status: string(t.Status),
+		Model: t.Model, Executor: t.Executor, ProgressPct: t.ProgressPct, DecisionPrompt: t.DecisionPrompt,
+		ErrorSummary: optString(t.ErrorSummary), ErrorCategory: optString(t.ErrorCategory),
+		CreatedAt: rfc3339(t.CreatedAt), UpdatedAt: rfc3339(t.UpdatedAt),
+	}
+}
+
+func toItems(ts []store.Task) []*agentv1.AgentTaskListItem {
+	out := make([]*agentv1.AgentTaskListItem, len(ts))
+	for i, t := range ts {
+		out[i] = toItem(t)
+	}
+	return out
+}
+
+// CreateTask implements AgentService.CreateTask: 201 with the task.
+func (h *Handler) CreateTask(ctx context.Context, req *agentv1.CreateTaskRequest) (*agentv1.CreateTaskResponse, error) {
+	var c map[string]any
+	if req.GetContext() != nil {
+		c = req.GetContext().AsMap()
+	}
+	t, err := h.uc.Create(ctx, usecase.NewTask{Direction: req.GetDirection(), Type: req.GetTaskType(), Context: c})
+	if err != nil {
+		return nil, err
+	}
+	p, err := toProto(t)
+	if err != nil {
+		return nil, err
+	}
+	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
+	return &agentv1.CreateTaskResponse{Task: p}, nil
+}
+
+// ListTasks implements AgentService.ListTasks.
+func (h *Handler) ListTasks(ctx context.Context, req *agentv1.ListTasksRequest) (*agentv1.ListTasksResponse, error) {
+	page, err := h.uc.List(ctx, usecase.ListQuery{Status: req.GetStatus(), Type: req.GetTaskType(), Limit: optInt(req.Limit),
+		Offset: int(req.GetOffset())})
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.ListTasksResponse{Tasks: toItems(page.Tasks), Total: int32(page.Total), Limit: int32(page.Limit),
+		Offset: int32(page.Offset)}, nil
+}
+
+// GetTask implements AgentService.GetTask.
+func (h *Handler) GetTask(ctx context.Context, req *agentv1.GetTaskRequest) (*agentv1.GetTaskResponse, error) {
+	t, err := h.uc.Get(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	p, err := toProto(t)
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.GetTaskResponse{Task: p}, nil
+}
+
+// UpdateTask implements AgentService.UpdateTask.
+func (h *Handler) UpdateTask(ctx context.Context, req *agentv1.UpdateTaskRequest) (*agentv1.UpdateTaskResponse, error) {
+	t, err := h.uc.Update(ctx, req.GetId(), usecase.Patch{
+		Status: req.Status, Output: req.Output, ProgressPct: req.ProgressPct, CurrentStep: req.CurrentStep,
+		DecisionPrompt: req.DecisionPrompt, ErrorSummary: req.ErrorSummary, ErrorCategory: req.ErrorCategory,
+		WorkerID: req.WorkerId, ValueScore: req.ValueScore, ResourceCost: req.ResourceCost,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p, err := toProto(t)
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.UpdateTaskResponse{Task: p}, nil
+}
+
+// ListAttentionTasks implements AgentService.ListAttentionTasks.
+func (h *Handler) ListAttentionTasks(ctx context.Context, req *agentv1.ListAttentionTasksRequest) (*agentv1.ListAttentionTasksResponse, error) {
+	page, err := h.uc.Attention(ctx, optInt(req.Limit), int(req.GetOffset()))
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.ListAttentionTasksResponse{Tasks: toItems(page.Tasks), Total: int32(page.Total), Limit: int32(page.Limit),
+		Offset: int32(page.Offset)}, nil
+}
+
+// CountTasks implements AgentService.CountTasks.
+func (h *Handler) CountTasks(ctx context.Context, _ *agentv1.CountTasksRequest) (*agentv1.CountTasksResponse, error) {
+	c, err := h.uc.Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	by := make(map[string]int32, len(c.ByStatus))
+	for s, n := range c.ByStatus {
+		by[string(s)] = int32(n)
+	}
+	return &agentv1.CountTasksResponse{Total: int32(c.Total), ByStatus: by}, nil
+}
+
+// ClaimTask implements AgentService.ClaimTask: 200 with the claimed task,
+// or with a null task when none is pending.
+func (h *Handler) ClaimTask(ctx context.Context, req *agentv1.ClaimTaskRequest) (*agentv1.ClaimTaskResponse, error) {
+	t, ok, err := h.uc.Claim(ctx, req.GetWorkerId(), req.GetTaskTypes(), optInt(req.LeaseSeconds))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return &agentv1.ClaimTaskResponse{}, nil
+	}
+	p, err := toProto(t)
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.ClaimTaskResponse{Task: p}, nil
+}
+
+// GetPipelineStatus implements AgentService.GetPipelineStatus.
+func (h *Handler) GetPipelineStatus(ctx context.Context, _ *agentv1.GetPipelineStatusRequest) (*agentv1.GetPipelineStatusResponse, error) {
+	s, err := h.uc.PipelineStatus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &agentv1.GetPipelineStatusResponse{
+		Pending: int32(s.Counts.ByStatus[task.Pending]), Running: int32(s.Counts.ByStatus[task.Running]),
+		Completed: int32(s.Counts.ByStatus[task.Completed]), Failed: int32(s.Counts.ByStatus[task.Failed]),
+		NeedsDecision: int32(s.Counts.ByStatus[task.NeedsDecision]), TimedOut: int32(s.Counts.ByStatus[task.TimedOut]),
+		Total: int32(s.Counts.Total), SuccessRate: optFloat(s.SuccessRate),
+		Attention: &agentv1.PipelineAttention{Stuck: s.Flags.Stuck, RepeatedFailures: s.Flags.RepeatedFailures,
+			LowSuccessRate: s.Flags.LowSuccessRate, Flags: s.Flags.Names},
+		GeneratedAt: rfc3339(s.GeneratedAt),
+	}
+	if s.LongestPending != nil {
+		out.LongestPendingSeconds = wrapperspb.Double(s.LongestPending.Seconds())
+	}
+	return out, nil
+}
+
+func bucket(r metrics.Rate) *agentv1.RateBucket {
+	return &agentv1.RateBucket{Completed: int32(r.Completed), Failed: int32(r.Failed), Rate: r.Value()}
+}
+
+func buckets(m map[string]metrics.Rate) map[string]*agentv1.RateBucket {
+	out := make(map[string]*agentv1.RateBucket, len(m))
+	for k, r := range m {
+		out[k] = bucket(r)
+	}
+	return out
+}
+
+func counts(m map[string]int) map[string]int32 {
+	out := make(map[string]int32, len(m))
+	for k, n := range m {
+		out[k] = int32(n)
+	}
+	return out
+}
+
+// GetMetrics implements AgentService.GetMetrics.
+func (h *Handler) GetMetrics(ctx context.Context, req *agentv1.GetMetricsRequest) (*agentv1.GetMetricsResponse, error) {
+	m, err := h.uc.Metrics(ctx, optInt(req.WindowDays))
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.GetMetricsResponse{
+		ExecutionTime: &agentv1.ExecutionTime{P50Seconds: optFloat(m.P50), P95Seconds: optFloat(m.P95), SampleCount: int32(m.Samples)},
+		SuccessRate: &agentv1.SuccessRate{Overall: bucket(m.Overall), ByTaskType: buckets(m.ByType), ByModel: buckets(m.ByModel),
+			ByExecutor: buckets(m.ByExecutor)},
+		Usage: &agentv1.UsageSummary{
+			TasksCreated: int32(m.Usage.TasksCreated), TasksFinished: int32(m.Usage.TasksFinished),
+			TotalDurationSeconds: m.Usage.DurationSeconds, TotalResourceCost: m.Usage.ResourceCost,
+			TotalValueScore: m.Usage.ValueScore, TasksByModel: counts(m.Usage.ByModel), TasksByExecutor: counts(m.Usage.ByExecutor),
+		},
+		WindowDays: int32(m.WindowDays),
+	}, nil
+}
+
+// GetPromptABStats implements AgentService.GetPromptABStats.
+func (h *Handler) GetPromptABStats(ctx context.Context, _ *agentv1.GetPromptABStatsRequest) (*agentv1.GetPromptABStatsResponse, error) {
+	vs, err := h.uc.PromptABStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*agentv1.VariantStats, len(vs))
+	for i, v := range vs {
+		out[i] = &agentv1.VariantStats{
+			Variant: v.Arm.Variant, Samples: int32(v.Arm.Samples), TotalValue: v.Arm.SumValue, TotalCost: v.Arm.SumCost,
+			Roi: optFloat(v.ROI), SelectionProbability: v.Probability, Blocked: v.Blocked, Exploring: v.Exploring,
+		}
+	}
+	return &agentv1.GetPromptABStatsResponse{Variants: out}, nil
+}
+
+// GetDiagnosticsCompleteness implements AgentService.GetDiagnosticsCompleteness.
+func (h *Handler) GetDiagnosticsCompleteness(ctx context.Context, _ *agentv1.GetDiagnosticsCompletenessRequest) (*agentv1.GetDiagnosticsCompletenessResponse, error) {
+	d, err := h.uc.Diagnostics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.GetDiagnosticsCompletenessResponse{TotalFailed: int32(d.TotalFailed), WithDiagnostics: int32(d.WithDiagnostics),
+		MissingPct: d.MissingPct, ByCategory: counts(d.ByCategory)}, nil
+}

@@ -1,11 +1,19 @@
-// Package store holds the agent service's storage: its embedded schema
-// migrations.
+// Package store defines what the agent service keeps and its repositories.
+// Repositories work over a querier (the pool or the use case's transaction)
+// and never open a transaction: the use-case layer opens one per use case,
+// so a status change, its counters, its A/B outcome and its outbox row
+// commit together. sqlstore implements them on Postgres and SQLite.
 package store
 
 import (
+	"context"
 	"embed"
+	"errors"
 	"io/fs"
+	"time"
 
+	"github.com/foundryhq/foundry/services/agent/internal/abtest"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/migrate"
 )
 
@@ -14,3 +22,197 @@ var migrations embed.FS
 
 // Migrations are the agent schema's migrations (see the platform migrate package).
 func Migrations() fs.FS { return migrate.Embedded(migrations) }
+
+// Errors every implementation returns (wrapped or not).
+var (
+	ErrNotFound      = errors.New("not found")
+	ErrAlreadyExists = errors.New("already exists")
+)
+
+// Task is a stored task. Empty strings and zero times are NULL columns;
+// nil pointers are unset measurements.
+type Task struct {
+	ID        string
+	Direction string
+	Type      task.Type
+	Status    task.Status
+	Model     string
+	Executor  string
+	Tier      string
+	Command   string
+	// Context is the JSON object given on create.
+	Context       string
+	IdeaID        string
+	PromptVariant string
+
+	Output         string
+	ProgressPct    float64
+	CurrentStep    string
+	DecisionPrompt string
+	ErrorSummary   string
+	ErrorCategory  string
+
+	WorkerID       string
+	LeaseSeconds   int
+	LeaseExpiresAt time.Time
+	Attempts       int
+
+	ValueScore   *float64
+	ResourceCost *float64
+	// Duration is in seconds; nil until the task finishes.
+	Duration *float64
+
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	StartedAt   time.Time
+	CompletedAt time.Time
+}
+
+// Filter selects a page of tasks, newest first.
+type Filter struct {
+	// Status and Type filter when not empty.
+	Status task.Status
+	Type   task.Type
+	Limit  int
+	Offset int
+}
+
+// Tasks is the task repository.
+type Tasks interface {
+	// Insert stores a new task; ErrAlreadyExists when the id is taken.
+	Insert(ctx context.Context, t Task) error
+	// Get returns a task; ErrNotFound when there is none.
+	Get(ctx context.Context, id string) (Task, error)
+	// Lock returns a task locked for the rest of the transaction (a row
+	// lock on Postgres; SQLite's write transactions are exclusive).
+	Lock(ctx context.Context, id string) (Task, error)
+	// Save writes every mutable field of t.
+	Save(ctx context.Context, t Task) error
+	// List returns a page, newest first.
+	List(ctx context.Context, f Filter) ([]Task, error)
+	// Attention returns a page of the failed and needs_decision tasks,
+	// newest first.
+	Attention(ctx context.Context, limit, offset int) ([]Task, error)
+	// NextPending locks and returns the oldest pending task of the types
+	// (any type when empty), skipping tasks other transactions hold;
+	// ErrNotFound when none is pending.
+	NextPending(ctx context.Context, types []task.Type) (Task, error)
+	// Reap returns every running task whose lease expired before now to
+	// pending, or times it out when it had maxAttempts claims already, in
+	// one statement; it returns the changed tasks as they now are.
+	Reap(ctx context.Context, now time.Time, maxAttempts int, summary string) ([]Task, error)
+	// OldestPending is the creation time of the longest-waiting pending
+	// task; ok is false when none is pending.
+	OldestPending(ctx context.Context) (at time.Time, ok bool, err error)
+	// LastFinished returns the statuses of the n most recently finished
+	// tasks, newest first.
+	LastFinished(ctx context.Context, n int) ([]task.Status, error)
+	// Durations returns the durations (seconds) of at most limit tasks
+	// finished at or after since, the most recently finished first.
+	Durations(ctx context.Context, since time.Time, limit int) ([]float64, error)
+	// OpenIdeas reports which of the ideas have a pending, running or
+	// needs_decision task.
+	OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool, error)
+}
+
+// Count is the number of tasks of one status and type.
+type Count struct {
+	Status task.Status
+	Type   task.Type
+	N      int64
+}
+
+// Hourly is one row of the hourly rollup, or a change to it.
+type Hourly struct {
+	Hour        time.Time
+	Type        task.Type
+	Model       string
+	Executor    string
+	Created     int64
+	Completed   int64
+	Failed      int64
+	TimedOut    int64
+	DurationSum float64
+	ValueSum    float64
+	CostSum     float64
+}
+
+// FailureCount is the failed tasks of one error category.
+type FailureCount struct {
+	Category  string
+	Failed    int64
+	Diagnosed int64
+}
+
+// Stats is the repository of the counters and rollups maintained with
+// every status change.
+type Stats interface {
+	// AddCounts adds the deltas to the status counters, in a fixed order
+	// (so concurrent transactions lock the counter rows in the same order).
+	AddCounts(ctx context.Context, deltas []Count) error
+	// Counts returns every non-empty counter.
+	Counts(ctx context.Context) ([]Count, error)
+	// AddHourly adds h to its hour's row.
+	AddHourly(ctx context.Context, h Hourly) error
+	// Rollup sums the rows of the hours starting at or after since by task
+	// type, model and executor (Hour is zero in the result).
+	Rollup(ctx context.Context, since time.Time) ([]Hourly, error)
+	// AddFailure counts one failed task of the category.
+	AddFailure(ctx context.Context, category string, diagnosed bool) error
+	// Failures returns the failure counts by category.
+	Failures(ctx context.Context) ([]FailureCount, error)
+}
+
+// Outcome is one prompt A/B measurement.
+type Outcome struct {
+	TaskID       string
+	Variant      string
+	ValueScore   float64
+	ResourceCost float64
+	CreatedAt    time.Time
+}
+
+// Prompts is the prompt A/B repository.
+type Prompts interface {
+	// RecordOutcome stores the task's outcome; false when the task already
+	// has one (nothing is written).
+	RecordOutcome(ctx context.Context, o Outcome) (bool, error)
+	// LockArm returns the variant's record, locked (a zero record when the
+	// variant has none yet).
+	LockArm(ctx context.Context, variant string) (abtest.Arm, error)
+	// SaveArm writes the variant's record.
+	SaveArm(ctx context.Context, a abtest.Arm, at time.Time) error
+	// Arms returns every variant's record.
+	Arms(ctx context.Context) ([]abtest.Arm, error)
+}
+
+// OutboxItem is an idea advancement a completed task owes the portfolio.
+type OutboxItem struct {
+	TaskID        string
+	IdeaID        string
+	TaskType      task.Type
+	CreatedAt     time.Time
+	DeliveredAt   time.Time
+	Attempts      int
+	LastError     string
+	NextAttemptAt time.Time
+}
+
+// Outbox is the repository of idea advancements to deliver.
+type Outbox interface {
+	// Enqueue stores the item; false when the task already has one.
+	Enqueue(ctx context.Context, it OutboxItem) (bool, error)
+	// Get returns the task's item; ErrNotFound when there is none.
+	Get(ctx context.Context, taskID string) (OutboxItem, error)
+	// Take returns up to limit undelivered items due at now, oldest due
+	// first, and moves each one's next attempt to until, so another
+	// deliverer leaves them alone while this one works (a lost deliverer's
+	// items come due again at until).
+	Take(ctx context.Context, now, until time.Time, limit int) ([]OutboxItem, error)
+	// TakeOne is Take for one task's item, whether due or not; ErrNotFound
+	// when it has none or it was delivered.
+	TakeOne(ctx context.Context, taskID string, until time.Time) (OutboxItem, error)
+	// Settle records an attempt: the item's attempts, last error, and
+	// either its delivery time or its next attempt.
+	Settle(ctx context.Context, it OutboxItem) error
+}

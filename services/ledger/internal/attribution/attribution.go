@@ -68,6 +68,19 @@ const (
 	// contribution list: "all contributions" for all but the busiest
 	// assets, in one response.
 	MaxContributionPage = 500
+	// DefaultPayoutPage and MaxPayoutPage bound the payouts one
+	// distribution response carries (GET /api/distributions/{id}; the
+	// create answers with the first DefaultPayoutPage): a distribution has
+	// one payout per contributor to the asset, so without a page a busy
+	// asset's would outgrow a 4 MiB gRPC message.
+	DefaultPayoutPage = 100
+	MaxPayoutPage     = 1000
+	// DefaultDistributionPage and MaxDistributionPage bound a page of an
+	// asset's distributions, each carrying its first ListedPayouts payouts:
+	// at most 1 000 payouts in one list response.
+	DefaultDistributionPage = 20
+	MaxDistributionPage     = 100
+	ListedPayouts           = 10
 )
 
 // ValidateAsset checks a create request's fields.
@@ -165,6 +178,28 @@ func ContributionPage(limit *int32, offset int32) (int, int, error) {
 		l = *limit
 	}
 	return page(l, offset, MaxContributionPage)
+}
+
+// PayoutPage validates a page of a distribution's payouts: an absent limit
+// means DefaultPayoutPage, a given one must be 1..MaxPayoutPage; the offset
+// must not be negative.
+func PayoutPage(limit *int32, offset int32) (int, int, error) {
+	l := int32(DefaultPayoutPage)
+	if limit != nil {
+		l = *limit
+	}
+	return page(l, offset, MaxPayoutPage)
+}
+
+// DistributionPage validates a page of an asset's distributions: an absent
+// limit means DefaultDistributionPage, a given one must be
+// 1..MaxDistributionPage; the offset must not be negative.
+func DistributionPage(limit *int32, offset int32) (int, int, error) {
+	l := int32(DefaultDistributionPage)
+	if limit != nil {
+		l = *limit
+	}
+	return page(l, offset, MaxDistributionPage)
 }
 
 func page(limit, offset, maxLimit int32) (int, int, error) {

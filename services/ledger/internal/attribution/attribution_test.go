@@ -119,6 +119,42 @@ func TestContributionPage(t *testing.T) {
 	requireField(t, err, "offset")
 }
 
+func TestPayoutAndDistributionPages(t *testing.T) {
+	t.Parallel()
+	i32 := func(v int32) *int32 { return &v }
+	tests := []struct {
+		name       string
+		page       func(*int32, int32) (int, int, error)
+		limit      *int32
+		offset     int32
+		want       []int
+		wrongField string
+	}{
+		{"payouts: default", attribution.PayoutPage, nil, 0, []int{attribution.DefaultPayoutPage, 0}, ""},
+		{"payouts: largest", attribution.PayoutPage, i32(attribution.MaxPayoutPage), 5, []int{attribution.MaxPayoutPage, 5}, ""},
+		{"payouts: zero", attribution.PayoutPage, i32(0), 0, nil, "limit"},
+		{"payouts: past the maximum", attribution.PayoutPage, i32(attribution.MaxPayoutPage + 1), 0, nil, "limit"},
+		{"payouts: negative offset", attribution.PayoutPage, nil, -1, nil, "offset"},
+		{"distributions: default", attribution.DistributionPage, nil, 3, []int{attribution.DefaultDistributionPage, 3}, ""},
+		{"distributions: one", attribution.DistributionPage, i32(1), 0, []int{1, 0}, ""},
+		{"distributions: past the maximum", attribution.DistributionPage, i32(attribution.MaxDistributionPage + 1), 0, nil, "limit"},
+		{"distributions: negative limit", attribution.DistributionPage, i32(-1), 0, nil, "limit"},
+		{"distributions: negative offset", attribution.DistributionPage, i32(1), -5, nil, "offset"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			limit, offset, err := tt.page(tt.limit, tt.offset)
+			if tt.wrongField != "" {
+				requireField(t, err, tt.wrongField)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, []int{limit, offset}, "got limit, offset %d, %d; want %v", limit, offset, tt.want)
+		})
+	}
+}
+
 func TestScore(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

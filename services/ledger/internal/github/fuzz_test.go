@@ -31,15 +31,18 @@ func FuzzVerify(f *testing.F) {
 	f.Add("", []byte("{}"), "")
 	f.Add("s", []byte{}, "sha1=0000000000000000000000000000000000000000")
 	f.Fuzz(func(t *testing.T, secret string, body []byte, header string) {
-		v := github.NewVerifier(secret)
+		v := github.NewVerifier(secret, true)
 		err := v.Verify(body, header)
 		if err != nil {
 			require.Equal(t, fault.Unauthenticated, fault.KindOf(err), "every refusal is a 401: %v", err)
 		}
+		strictErr := github.NewVerifier(secret, false).Verify(body, header)
 		if secret == "" {
-			require.Equal(t, header == "", err == nil, "without a secret only unsigned deliveries pass")
+			require.Equal(t, header == "", err == nil, "without a secret, when allowed, only unsigned deliveries pass")
+			require.Equal(t, fault.Unauthenticated, fault.KindOf(strictErr), "without a secret, by default, nothing passes")
 			return
 		}
+		require.Equal(t, err == nil, strictErr == nil, "with a secret, allowing unsigned deliveries changes nothing")
 		want := github.Sign(secret, body)
 		require.Equal(t, strings.EqualFold(header, want) && strings.HasPrefix(header, "sha256="), err == nil,
 			"header %q, want %q: %v", header, want, err)

@@ -35,8 +35,9 @@ func TestVerify(t *testing.T) {
 	good := github.Sign(secret, body)
 	require.Regexp(t, `^sha256=[0-9a-f]{64}$`, good)
 
-	withSecret := github.NewVerifier(secret)
+	withSecret := github.NewVerifier(secret, false)
 	require.True(t, withSecret.Required())
+	require.False(t, withSecret.AcceptsUnsigned())
 	require.NoError(t, withSecret.Verify(body, good))
 	require.NoError(t, withSecret.Verify(body, "sha256="+strings.ToUpper(strings.TrimPrefix(good, "sha256="))), "hex case does not matter")
 
@@ -62,15 +63,37 @@ func TestVerify(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			requireKind(t, withSecret.Verify(tc.body, tc.header), fault.Unauthenticated)
+			requireKind(t, github.NewVerifier(secret, true).Verify(tc.body, tc.header), fault.Unauthenticated)
 		})
 	}
 
-	t.Run("without a secret", func(t *testing.T) {
+	t.Run("a secret wins over allowing unsigned deliveries", func(t *testing.T) {
 		t.Parallel()
-		none := github.NewVerifier("")
+		both := github.NewVerifier(secret, true)
+		require.False(t, both.AcceptsUnsigned())
+		require.NoError(t, both.Verify(body, good))
+		requireKind(t, both.Verify(body, ""), fault.Unauthenticated)
+	})
+
+	t.Run("without a secret every delivery is refused", func(t *testing.T) {
+		t.Parallel()
+		none := github.NewVerifier("", false)
 		require.False(t, none.Required())
-		require.NoError(t, none.Verify(body, ""), "unsigned deliveries pass")
-		requireKind(t, none.Verify(body, good), fault.Unauthenticated)
+		require.False(t, none.AcceptsUnsigned())
+		for _, header := range []string{"", good} {
+			err := none.Verify(body, header)
+			requireKind(t, err, fault.Unauthenticated)
+			require.Contains(t, err.Error(), "FOUNDRY_GITHUB_WEBHOOK_SECRET", "header %q", header)
+			require.Contains(t, err.Error(), "FOUNDRY_GITHUB_ALLOW_UNSIGNED=true", "header %q", header)
+		}
+	})
+
+	t.Run("without a secret, allowed: unsigned deliveries pass, signed ones do not", func(t *testing.T) {
+		t.Parallel()
+		open := github.NewVerifier("", true)
+		require.True(t, open.AcceptsUnsigned())
+		require.NoError(t, open.Verify(body, ""), "unsigned deliveries pass")
+		requireKind(t, open.Verify(body, good), fault.Unauthenticated)
 	})
 }
 
@@ -220,9 +243,49 @@ func TestDecodeRejects(t *testing.T) {
 func TestValidateDeliveryID(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, github.ValidateDeliveryID("72d3162e-cc78-11e3-81ab-4c9367dc0958"))
-	for _, bad := range []string{"", strings.Repeat("d", github.MaxDeliveryIDLen+1), "line\nbreak"} {
+	require.NoError(t, github.ValidateDeliveryID(""), "the header is optional")
+	for _, bad := range []string{strings.Repeat("d", github.MaxDeliveryIDLen+1), "line\nbreak"} {
 		requireKind(t, github.ValidateDeliveryID(bad), fault.Invalid)
 	}
+}
+
+func TestCheckRedeliveryKey(t *testing.T) {
+	t.Parallel()
+	shaped := func(hash string) github.Push {
+		p, err := github.Decode([]byte(`{"contributor_email":"a@b.c","repository":"Acme/Engine","commit_hash":"` + hash + `","cost_amount":1}`))
+		require.NoError(t, err)
+		return p
+	}
+	noHash, err := github.Decode([]byte(`{"contributor_email":"a@b.c","repository":"acme/engine","cost_amount":1}`))
+	require.NoError(t, err)
+	tests := []struct {
+		name       string
+		push       github.Push
+		deliveryID string
+		wantField  string
+	}{
+		{"a delivery id is enough", noHash, "72d3162e", ""},
+		{"a commit hash is enough", shaped("ABC123"), "", ""},
+		{"both", shaped("abc123"), "72d3162e", ""},
+		{"neither", noHash, "", "commit_hash"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.push.CheckRedeliveryKey(tt.deliveryID)
+			if tt.wantField == "" {
+				require.NoError(t, err)
+				return
+			}
+			requireKind(t, err, fault.Invalid)
+			fe, _ := fault.As(err)
+			require.Equal(t, tt.wantField, fe.Fields[0].Field, "got field %q, want %q", fe.Fields[0].Field, tt.wantField)
+		})
+	}
+	require.Equal(t, "abc123", shaped("ABC123").CommitKey(), "hex case does not matter")
+	require.Equal(t, "acme/engine", shaped("abc123").RepositoryKey())
+	require.Equal(t, map[string]any{"repository": "Acme/Engine", "commit_hash": "ABC123", "email": "a@b.c"},
+		shaped("ABC123").RecordedMetadata("")[github.KeyGitHub], "no delivery_id without the header")
 }
 
 func TestPathClassifiers(t *testing.T) {

@@ -92,6 +92,11 @@ func (p Push) ContributorID() string {
 // lowercased (GitHub repository names are case-insensitive).
 func (p Push) RepositoryKey() string { return strings.ToLower(p.Repository) }
 
+// CommitKey is the commit hash, lowercased, that recognises a redelivery
+// of a push sent without X-GitHub-Delivery (with RepositoryKey); "" when the
+// push names no commit.
+func (p Push) CommitKey() string { return strings.ToLower(p.CommitHash) }
+
 // EstimatedCost is the cost recorded: the explicit one, else the estimate
 // from files and lines.
 func (p Push) EstimatedCost() money.Micros {
@@ -431,13 +436,17 @@ func IsDocPath(p string) bool {
 const KeyGitHub = "github"
 
 // RecordedMetadata is the metadata stored with the contribution: the push's
-// metadata plus, under "github", the delivery and what it named.
+// metadata plus, under "github", the delivery (when it had an id) and what
+// it named.
 func (p Push) RecordedMetadata(deliveryID string) map[string]any {
 	out := make(map[string]any, len(p.Metadata)+1)
 	for k, v := range p.Metadata {
 		out[k] = v
 	}
-	origin := map[string]any{"delivery_id": deliveryID, "repository": p.Repository}
+	origin := map[string]any{"repository": p.Repository}
+	if deliveryID != "" {
+		origin["delivery_id"] = deliveryID
+	}
 	if p.CommitHash != "" {
 		origin["commit_hash"] = p.CommitHash
 	}
@@ -454,14 +463,12 @@ func (p Push) RecordedMetadata(deliveryID string) map[string]any {
 	return out
 }
 
-// ValidateDeliveryID checks an X-GitHub-Delivery value: required for a push
-// (it is what makes redeliveries idempotent), at most MaxDeliveryIDLen
-// printable characters.
+// ValidateDeliveryID checks an X-GitHub-Delivery value: optional (GitHub
+// always sends it; scripts posting the shaped body need not), and when
+// present at most MaxDeliveryIDLen printable characters.
 func ValidateDeliveryID(id string) error {
 	msg := ""
 	switch {
-	case id == "":
-		msg = "is required: redeliveries are recognised by it"
 	case len(id) > MaxDeliveryIDLen:
 		msg = fmt.Sprintf("must be at most %d characters", MaxDeliveryIDLen)
 	case strings.ContainsFunc(id, func(r rune) bool { return !unicode.IsPrint(r) }):
@@ -471,4 +478,19 @@ func ValidateDeliveryID(id string) error {
 		return fault.Validation(fault.Field(HeaderDelivery, "%s", msg))
 	}
 	return nil
+}
+
+// CheckRedeliveryKey checks a push can be recognised when it is delivered
+// again: by its delivery id, else by its repository and commit hash. A push
+// with neither would make a new contribution at every retry of its sender.
+func (p Push) CheckRedeliveryKey(deliveryID string) error {
+	if deliveryID != "" || p.CommitKey() != "" {
+		return nil
+	}
+	field := "commit_hash"
+	if !p.Shaped {
+		field = "head_commit.id"
+	}
+	return fault.Validation(fault.Field(field,
+		"is required without %s: a delivery without one is recognised by its repository and commit hash", HeaderDelivery))
 }

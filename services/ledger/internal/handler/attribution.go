@@ -50,13 +50,20 @@ func contributionsProto(cs []store.Contribution) ([]*ledgerv1.Contribution, erro
 	return out, nil
 }
 
-func distributionProto(d store.Distribution) *ledgerv1.Distribution {
-	payouts := make([]*ledgerv1.Payout, 0, len(d.Payouts))
-	for _, p := range d.Payouts {
+// distributionProto renders d with at most maxPayouts of its payouts (all
+// it holds when maxPayouts is negative).
+func distributionProto(d store.Distribution, maxPayouts int) *ledgerv1.Distribution {
+	shown := d.Payouts
+	if maxPayouts >= 0 && len(shown) > maxPayouts {
+		shown = shown[:maxPayouts]
+	}
+	payouts := make([]*ledgerv1.Payout, 0, len(shown))
+	for _, p := range shown {
 		payouts = append(payouts, &ledgerv1.Payout{ContributorId: p.ContributorID, Amount: p.Amount.Float64()})
 	}
 	return &ledgerv1.Distribution{
 		Id: d.ID, AssetId: d.AssetID, ValueAmount: d.Value.Float64(), Payouts: payouts, CreatedAt: rfc3339(d.CreatedAt),
+		PayoutCount: int32(d.PayoutCount), PaidCc: d.PaidCC,
 	}
 }
 
@@ -101,7 +108,7 @@ func (h *Handler) CreateAsset(ctx context.Context, req *ledgerv1.CreateAssetRequ
 		return nil, err
 	}
 	a := store.Asset{ID: uuid.NewString(), Type: req.GetType(), Name: req.GetName(), Description: req.GetDescription(), CreatedAt: h.now()}
-	if err := h.store.CreateAsset(ctx, a); err != nil {
+	if err := h.app.CreateAsset(ctx, a); err != nil {
 		return nil, err
 	}
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
@@ -110,7 +117,7 @@ func (h *Handler) CreateAsset(ctx context.Context, req *ledgerv1.CreateAssetRequ
 
 // GetAsset implements LedgerService.GetAsset.
 func (h *Handler) GetAsset(ctx context.Context, req *ledgerv1.GetAssetRequest) (*ledgerv1.GetAssetResponse, error) {
-	a, err := h.store.GetAsset(ctx, req.GetId())
+	a, err := h.app.GetAsset(ctx, req.GetId())
 	if err != nil {
 		return nil, notFound(err, "asset %q not found", req.GetId())
 	}
@@ -123,7 +130,7 @@ func (h *Handler) ListAssets(ctx context.Context, req *ledgerv1.ListAssetsReques
 	if err != nil {
 		return nil, err
 	}
-	assets, err := h.store.ListAssets(ctx, limit, offset)
+	assets, err := h.app.ListAssets(ctx, limit, offset)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +145,10 @@ func (h *Handler) ListAssets(ctx context.Context, req *ledgerv1.ListAssetsReques
 func (h *Handler) CreateContribution(ctx context.Context, req *ledgerv1.CreateContributionRequest) (*ledgerv1.CreateContributionResponse, error) {
 	meta := req.GetMetadata().AsMap()
 	cost, costErr := attribution.Amount("cost_amount", req.GetCostAmount())
+	if req.CostAmount == nil {
+		// Required by the contract: a missing amount is not read as 0.
+		costErr = fault.Validation(fault.Field("cost_amount", "is required"))
+	}
 	coherence, scoreErr := attribution.Score(meta)
 	if err := collect(
 		attribution.ValidateContributorID(req.GetContributorId()),
@@ -151,7 +162,7 @@ func (h *Handler) CreateContribution(ctx context.Context, req *ledgerv1.CreateCo
 		ID: uuid.NewString(), ContributorID: req.GetContributorId(), AssetID: req.GetAssetId(), Cost: cost,
 		Coherence: coherence, Metadata: meta, Source: attribution.SourceAPI, CreatedAt: now,
 	}
-	err := h.store.CreateContribution(ctx, c, store.Contributor{ID: c.ContributorID, TrustLevel: attribution.TrustImplicit, CreatedAt: now})
+	err := h.app.CreateContribution(ctx, c, store.Contributor{ID: c.ContributorID, TrustLevel: attribution.TrustImplicit, CreatedAt: now})
 	if err != nil {
 		return nil, contributionError(err, c.AssetID)
 	}
@@ -173,7 +184,7 @@ func contributionError(err error, assetID string) error {
 
 // GetContribution implements LedgerService.GetContribution.
 func (h *Handler) GetContribution(ctx context.Context, req *ledgerv1.GetContributionRequest) (*ledgerv1.GetContributionResponse, error) {
-	c, err := h.store.GetContribution(ctx, req.GetId())
+	c, err := h.app.GetContribution(ctx, req.GetId())
 	if err != nil {
 		return nil, notFound(err, "contribution %q not found", req.GetId())
 	}
@@ -190,7 +201,7 @@ func (h *Handler) ListAssetContributions(ctx context.Context, req *ledgerv1.List
 	if err != nil {
 		return nil, err
 	}
-	cs, err := h.store.ListAssetContributions(ctx, req.GetAssetId(), limit, offset)
+	cs, err := h.app.ListAssetContributions(ctx, req.GetAssetId(), limit, offset)
 	if err != nil {
 		return nil, notFound(err, "asset %q not found", req.GetAssetId())
 	}
@@ -207,7 +218,7 @@ func (h *Handler) ListContributorContributions(ctx context.Context, req *ledgerv
 	if err != nil {
 		return nil, err
 	}
-	cs, err := h.store.ListContributorContributions(ctx, req.GetContributorId(), limit, offset)
+	cs, err := h.app.ListContributorContributions(ctx, req.GetContributorId(), limit, offset)
 	if err != nil {
 		return nil, notFound(err, "contributor %q not found", req.GetContributorId())
 	}
@@ -224,35 +235,54 @@ func (h *Handler) CreateDistribution(ctx context.Context, req *ledgerv1.CreateDi
 	if err := collect(required("asset_id", req.GetAssetId()), valueErr); err != nil {
 		return nil, err
 	}
-	d := store.Distribution{ID: uuid.NewString(), AssetID: req.GetAssetId(), Value: value, CreatedAt: h.now()}
-	d, err := h.store.CreateDistribution(ctx, d, func(stakes []attribution.Stake) []attribution.Payout {
-		return attribution.Split(value, stakes)
-	})
+	if req.GetPayCc() {
+		// Paying CC mints it: an administrator's action.
+		if err := h.admin(ctx); err != nil {
+			return nil, err
+		}
+	}
+	d := store.Distribution{ID: uuid.NewString(), AssetID: req.GetAssetId(), Value: value, CreatedAt: h.now(), PaidCC: req.GetPayCc()}
+	d, err := h.app.CreateDistribution(ctx, d)
 	if err != nil {
 		return nil, notFound(err, "asset %q not found", req.GetAssetId())
 	}
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
-	return &ledgerv1.CreateDistributionResponse{Distribution: distributionProto(d)}, nil
+	// The first page of payouts, as a read without a limit gives; the rest
+	// is read back by pages (payout_count says how many there are).
+	return &ledgerv1.CreateDistributionResponse{Distribution: distributionProto(d, attribution.DefaultPayoutPage)}, nil
 }
 
 // GetDistribution implements LedgerService.GetDistribution.
 func (h *Handler) GetDistribution(ctx context.Context, req *ledgerv1.GetDistributionRequest) (*ledgerv1.GetDistributionResponse, error) {
-	d, err := h.store.GetDistribution(ctx, req.GetId())
+	limit, offset, err := attribution.PayoutPage(req.Limit, req.GetOffset())
+	if err != nil {
+		return nil, err
+	}
+	d, err := h.app.GetDistribution(ctx, req.GetId(), limit, offset)
 	if err != nil {
 		return nil, notFound(err, "distribution %q not found", req.GetId())
 	}
-	return &ledgerv1.GetDistributionResponse{Distribution: distributionProto(d)}, nil
+	return &ledgerv1.GetDistributionResponse{Distribution: distributionProto(d, -1)}, nil
 }
 
 // ListAssetDistributions implements LedgerService.ListAssetDistributions.
 func (h *Handler) ListAssetDistributions(ctx context.Context, req *ledgerv1.ListAssetDistributionsRequest) (*ledgerv1.ListAssetDistributionsResponse, error) {
-	ds, err := h.store.ListAssetDistributions(ctx, req.GetAssetId())
+	limit, offset, err := attribution.DistributionPage(req.Limit, req.GetOffset())
+	if err != nil {
+		return nil, err
+	}
+	ds, total, err := h.app.ListAssetDistributions(ctx, req.GetAssetId(), limit, offset, attribution.ListedPayouts)
 	if err != nil {
 		return nil, notFound(err, "asset %q not found", req.GetAssetId())
 	}
 	out := make([]*ledgerv1.Distribution, 0, len(ds))
 	for _, d := range ds {
-		out = append(out, distributionProto(d))
+		out = append(out, distributionProto(d, -1))
 	}
-	return &ledgerv1.ListAssetDistributionsResponse{Distributions: out}, nil
+	return &ledgerv1.ListAssetDistributionsResponse{
+		Distributions: out,
+		Pagination: &ledgerv1.Pagination{
+			Limit: int32(limit), Offset: int32(offset), Total: int32(total), HasMore: offset+len(ds) < total,
+		},
+	}, nil
 }

@@ -26,7 +26,8 @@ const maxEventShown = 64
 
 // RecordGithubDelivery implements LedgerService.RecordGithubDelivery: it
 // verifies the signature over the raw body before anything else, then
-// records a push once per X-GitHub-Delivery.
+// records a push once per X-GitHub-Delivery or, for a delivery without the
+// header, once per repository and commit.
 func (h *Handler) RecordGithubDelivery(ctx context.Context, req *ledgerv1.RecordGithubDeliveryRequest) (*ledgerv1.RecordGithubDeliveryResponse, error) {
 	if err := h.webhook.Verify(req.GetBody(), req.GetSignature_256()); err != nil {
 		return nil, err
@@ -44,7 +45,8 @@ func (h *Handler) RecordGithubDelivery(ctx context.Context, req *ledgerv1.Record
 			Status: deliveryIgnored, Detail: fmt.Sprintf("event %q is not recorded: only push deliveries make contributions", event),
 		}, nil
 	}
-	if err := github.ValidateDeliveryID(req.GetDeliveryId()); err != nil {
+	deliveryID := req.GetDeliveryId()
+	if err := github.ValidateDeliveryID(deliveryID); err != nil {
 		return nil, err
 	}
 	push, err := github.Decode(req.GetBody())
@@ -52,6 +54,9 @@ func (h *Handler) RecordGithubDelivery(ctx context.Context, req *ledgerv1.Record
 		return &ledgerv1.RecordGithubDeliveryResponse{Status: deliveryIgnored, Detail: ig.Detail}, nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := push.CheckRedeliveryKey(deliveryID); err != nil {
 		return nil, err
 	}
 	coherence, scoreErr := attribution.Score(push.Metadata)
@@ -62,7 +67,8 @@ func (h *Handler) RecordGithubDelivery(ctx context.Context, req *ledgerv1.Record
 	now := h.now()
 	contributor := store.Contributor{ID: push.ContributorID(), TrustLevel: attribution.TrustGitHub, CreatedAt: now}
 	g := store.GitHubContribution{
-		DeliveryID:  req.GetDeliveryId(),
+		DeliveryID:  deliveryID,
+		CommitHash:  push.CommitKey(),
 		Contributor: contributor,
 		Asset: store.Asset{
 			ID: uuid.NewString(), Type: attribution.TypeCode, Name: push.Repository,
@@ -70,10 +76,10 @@ func (h *Handler) RecordGithubDelivery(ctx context.Context, req *ledgerv1.Record
 		},
 		Contribution: store.Contribution{
 			ID: uuid.NewString(), ContributorID: contributor.ID, Cost: push.EstimatedCost(), Coherence: coherence,
-			Metadata: push.RecordedMetadata(req.GetDeliveryId()), Source: attribution.SourceGitHub, CreatedAt: now,
+			Metadata: push.RecordedMetadata(deliveryID), Source: attribution.SourceGitHub, CreatedAt: now,
 		},
 	}
-	c, duplicate, err := h.store.RecordGitHubContribution(ctx, g)
+	c, duplicate, err := h.app.RecordGitHubContribution(ctx, g)
 	if err != nil {
 		return nil, contributionError(err, push.Repository)
 	}
@@ -82,8 +88,12 @@ func (h *Handler) RecordGithubDelivery(ctx context.Context, req *ledgerv1.Record
 		return nil, err
 	}
 	if duplicate {
+		what := "delivery " + deliveryID
+		if deliveryID == "" {
+			what = "commit " + push.CommitHash + " of " + push.Repository
+		}
 		return &ledgerv1.RecordGithubDeliveryResponse{
-			Status: deliveryDuplicate, Contribution: out, Detail: "delivery " + req.GetDeliveryId() + " was recorded before: nothing new recorded",
+			Status: deliveryDuplicate, Contribution: out, Detail: what + " was recorded before: nothing new recorded",
 		}, nil
 	}
 	return &ledgerv1.RecordGithubDeliveryResponse{Status: deliveryRecorded, Contribution: out}, nil

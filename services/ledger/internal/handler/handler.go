@@ -6,6 +6,7 @@ package handler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -16,6 +17,8 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/github"
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/clientip"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/ratelimit"
@@ -26,10 +29,12 @@ import (
 type Handler struct {
 	ledgerv1.UnimplementedLedgerServiceServer
 
-	store      store.Store
+	app        *usecase.App
+	adminKey   string
 	clock      clock.Clock
 	random     io.Reader
 	registers  *ratelimit.Limiter
+	proxies    clientip.Proxies
 	sessionTTL time.Duration
 	webhook    github.Verifier
 }
@@ -43,25 +48,36 @@ type Options struct {
 	// RegisterRatePerMin bounds registrations per client address per minute;
 	// 0 turns the limit off.
 	RegisterRatePerMin int
+	// TrustedProxies are the peers whose x-forwarded-for names the client
+	// (besides loopback); see rpcmeta.ClientAddr.
+	TrustedProxies clientip.Proxies
 	// SessionTTL is a session's lifetime; 0 means sessions do not expire.
 	SessionTTL time.Duration
-	// GitHubWebhookSecret verifies X-Hub-Signature-256; empty means GitHub
-	// deliveries need not (and must not) be signed.
+	// GitHubWebhookSecret verifies X-Hub-Signature-256; empty refuses
+	// every delivery unless GitHubAllowUnsigned.
 	GitHubWebhookSecret string
+	// GitHubAllowUnsigned accepts unsigned deliveries (and refuses signed
+	// ones) when there is no secret: for local use only.
+	GitHubAllowUnsigned bool
+	// AdminKey is the administrator key (X-API-Key) of deposits, oracle
+	// readings, audit repair and unfreezing.
+	AdminKey string
 }
 
-// New returns a Handler over s.
-func New(s store.Store, opts Options) *Handler {
+// New returns a Handler over the ledger's use cases.
+func New(app *usecase.App, opts Options) *Handler {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
 	return &Handler{
-		store:      s,
+		app:        app,
+		adminKey:   opts.AdminKey,
 		clock:      opts.Clock,
 		random:     opts.Random,
 		registers:  ratelimit.New(opts.RegisterRatePerMin, opts.Clock),
+		proxies:    opts.TrustedProxies,
 		sessionTTL: opts.SessionTTL,
-		webhook:    github.NewVerifier(opts.GitHubWebhookSecret),
+		webhook:    github.NewVerifier(opts.GitHubWebhookSecret, opts.GitHubAllowUnsigned),
 	}
 }
 
@@ -71,8 +87,9 @@ func (h *Handler) now() time.Time { return h.clock.Now().UTC().Truncate(time.Mic
 
 // Register implements LedgerService.Register.
 func (h *Handler) Register(ctx context.Context, req *ledgerv1.RegisterRequest) (*ledgerv1.RegisterResponse, error) {
-	if !h.registers.Allow(rpcmeta.ClientAddr(ctx)) {
-		return nil, fault.New(fault.RateLimited, "too many registrations from this address: try again in a minute")
+	if ok, wait := h.registers.Allow(rpcmeta.ClientAddr(ctx, h.proxies)); !ok {
+		return nil, &fault.Error{Kind: fault.RateLimited, RetryAfter: wait,
+			Detail: fmt.Sprintf("too many registrations from this address: try again in %d s", retrySeconds(wait))}
 	}
 	if err := identity.ValidateHandle(req.GetHandle()); err != nil {
 		return nil, err
@@ -87,7 +104,7 @@ func (h *Handler) Register(ctx context.Context, req *ledgerv1.RegisterRequest) (
 	if h.sessionTTL > 0 {
 		sess.ExpiresAt = now.Add(h.sessionTTL)
 	}
-	if err := h.store.Register(ctx, c, sess); err != nil {
+	if err := h.app.Register(ctx, c, sess); err != nil {
 		if errors.Is(err, store.ErrAlreadyExists) {
 			return nil, fault.New(fault.AlreadyExists, identity.HandleTaken)
 		}
@@ -100,6 +117,12 @@ func (h *Handler) Register(ctx context.Context, req *ledgerv1.RegisterRequest) (
 		SessionToken:  token,
 		TrustLevel:    c.TrustLevel,
 	}, nil
+}
+
+// retrySeconds is a wait in whole seconds, rounded up, as Retry-After
+// states it.
+func retrySeconds(d time.Duration) int64 {
+	return max(1, int64((d+time.Second-1)/time.Second))
 }
 
 // GetSession implements LedgerService.GetSession.
@@ -122,7 +145,7 @@ func (h *Handler) authenticate(ctx context.Context) (store.Session, error) {
 	if !ok {
 		return store.Session{}, fault.New(fault.Unauthenticated, "missing or malformed Authorization header: want Bearer <session_token>")
 	}
-	sess, err := h.store.SessionByTokenHash(ctx, identity.HashToken(token))
+	sess, err := h.app.SessionByTokenHash(ctx, identity.HashToken(token))
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Session{}, fault.New(fault.Unauthenticated, "invalid session token")
 	}

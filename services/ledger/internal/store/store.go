@@ -1,6 +1,8 @@
-// Package store defines what the ledger service keeps and the errors its
-// storage reports. sqlstore implements it on Postgres and SQLite; storetest
-// is the conformance suite both engines must pass.
+// Package store defines what the ledger service keeps, its repositories and
+// the errors they report. Repositories work over a querier and never open a
+// transaction: the use-case layer opens one per use case, so everything a
+// use case writes commits together. sqlstore implements them on Postgres
+// and SQLite; storetest is the conformance suite both engines must pass.
 package store
 
 import (
@@ -79,8 +81,13 @@ type Contribution struct {
 
 // GitHubContribution is a push delivery to record.
 type GitHubContribution struct {
-	// DeliveryID is the X-GitHub-Delivery header: recorded once.
+	// DeliveryID is the X-GitHub-Delivery header: recorded once. Empty for
+	// a delivery without the header, which CommitHash identifies instead.
 	DeliveryID string
+	// CommitHash (lowercased) identifies a delivery without DeliveryID,
+	// together with Asset.GitHubRepository: recorded once per repository
+	// and commit. Ignored when DeliveryID is set.
+	CommitHash string
 	// Contributor is created when no contributor has its id.
 	Contributor Contributor
 	// Asset is created when no asset has its GitHubRepository.
@@ -92,30 +99,45 @@ type GitHubContribution struct {
 
 // Distribution is a persisted split of value among an asset's contributors.
 type Distribution struct {
-	ID        string
-	AssetID   string
-	Value     money.Micros
-	Payouts   []attribution.Payout
+	ID      string
+	AssetID string
+	Value   money.Micros
+	// Payouts are all of them when created, one page when read back.
+	Payouts []attribution.Payout
+	// PayoutCount is the number of payouts in all.
+	PayoutCount int
+	// PaidCC is true when the payouts were minted as CC to the payees.
+	PaidCC    bool
 	CreatedAt time.Time
 }
 
-// SplitFunc computes a distribution's payouts from the asset's stakes; the
-// store calls it inside the transaction that records the result.
-type SplitFunc func(stakes []attribution.Stake) []attribution.Payout
-
-// Store is the ledger's storage.
-type Store interface {
-	// Register creates a contributor with a handle and its first session in
-	// one transaction. ErrAlreadyExists when the handle is taken.
+// Identity is contributors and their sessions, over one querier (the pool
+// or the use case's transaction). No method opens a transaction: a use case
+// that writes opens one and calls these inside it.
+type Identity interface {
+	// Register inserts a contributor with a handle and its first session.
+	// Called inside the use case's transaction, so the contributor and its
+	// session commit together or not at all. ErrAlreadyExists when the
+	// handle is taken: the unique index decides races, so of two concurrent
+	// claims one commits and the other fails here.
 	Register(ctx context.Context, c Contributor, s Session) error
 	// SessionByTokenHash finds a session and its contributor. ErrNotFound
 	// when no session has that hash.
 	SessionByTokenHash(ctx context.Context, tokenHash string) (Session, error)
 	// GetContributor returns a contributor. ErrNotFound when there is none.
 	GetContributor(ctx context.Context, id string) (Contributor, error)
-	// Counts returns row counts by table, for storage reports.
+	// EnsureContributor inserts c without a handle unless a contributor
+	// with its id exists, which is left as it is (handle and trust level
+	// untouched). Concurrent calls for one id insert it once.
+	EnsureContributor(ctx context.Context, c Contributor) error
+	// Counts returns row counts of its tables, for storage reports.
 	Counts(ctx context.Context) (map[string]int, error)
+}
 
+// Attribution is assets, contributions, GitHub deliveries and
+// distributions, over one querier (the pool or the use case's transaction).
+// No method opens a transaction.
+type Attribution interface {
 	// CreateAsset records a new asset (its total and count are ignored:
 	// they start at zero). ErrAlreadyExists when the id or the GitHub
 	// repository is taken.
@@ -125,11 +147,14 @@ type Store interface {
 	// ListAssets returns a page of assets, newest first.
 	ListAssets(ctx context.Context, limit, offset int) ([]Asset, error)
 
-	// CreateContribution records c, creating its contributor (as given)
-	// when absent, and adds its cost to the asset's total in the same
-	// transaction. ErrNotFound when the asset does not exist (nothing is
-	// written); ErrTotalTooLarge past the asset maximum.
-	CreateContribution(ctx context.Context, c Contribution, contributor Contributor) error
+	// AddContribution adds c's cost to its asset's total and records c.
+	// The total's UPDATE comes first: it takes the asset's row lock, which
+	// serialises concurrent contributions to one asset on Postgres, so the
+	// total stays exact. ErrNotFound when the asset does not exist;
+	// ErrTotalTooLarge past the asset maximum. In both cases nothing is
+	// written, but the caller should roll back. c's contributor must exist
+	// (see Identity.EnsureContributor).
+	AddContribution(ctx context.Context, c Contribution) error
 	// GetContribution returns a contribution. ErrNotFound when there is none.
 	GetContribution(ctx context.Context, id string) (Contribution, error)
 	// ListAssetContributions returns a page of an asset's contributions by
@@ -139,23 +164,42 @@ type Store interface {
 	// contributions by creation time, then id. ErrNotFound when the
 	// contributor does not exist.
 	ListContributorContributions(ctx context.Context, contributorID string, limit, offset int) ([]Contribution, error)
-	// RecordGitHubContribution records a push delivery once: it creates the
-	// contributor and the repository's asset when absent and records the
-	// contribution, all in one transaction. A delivery id seen before
-	// (also concurrently) records nothing and returns the original
-	// contribution with duplicate true.
-	RecordGitHubContribution(ctx context.Context, g GitHubContribution) (c Contribution, duplicate bool, err error)
 
-	// CreateDistribution records a distribution of d.Value over asset
-	// d.AssetID, its payouts computed by split from the asset's stakes
-	// (summed cost per contributor and coherence) read in the same
-	// transaction; d.Payouts is ignored. ErrNotFound when the asset does
-	// not exist.
-	CreateDistribution(ctx context.Context, d Distribution, split SplitFunc) (Distribution, error)
-	// GetDistribution returns a distribution with its payouts. ErrNotFound
-	// when there is none.
-	GetDistribution(ctx context.Context, id string) (Distribution, error)
-	// ListAssetDistributions returns an asset's distributions by creation
-	// time, then id. ErrNotFound when the asset does not exist.
-	ListAssetDistributions(ctx context.Context, assetID string) ([]Distribution, error)
+	// RecordGitHubContribution records a push delivery inside the caller's
+	// transaction (the delivery keys' foreign keys to the contribution are
+	// deferred to commit, so it cannot run on the pool). It claims the
+	// delivery first, by its id or else by repository and commit hash: a
+	// concurrent redelivery waits on that key for the first transaction and
+	// then fails on it, having done nothing. Then it creates the
+	// contributor and the repository's asset when absent and adds the
+	// contribution (as AddContribution). It returns the contribution with
+	// its AssetID filled in. A key seen before returns ErrAlreadyExists and
+	// nothing else: on Postgres the transaction is then aborted, so the
+	// caller rolls back and reads the original with DeliveryContribution.
+	// A delivery with neither key is an error.
+	RecordGitHubContribution(ctx context.Context, g GitHubContribution) (Contribution, error)
+	// DeliveryContribution returns the contribution a delivery recorded
+	// before, found by the key RecordGitHubContribution claims. Read it
+	// after rolling back the transaction whose claim failed. The key was
+	// committed, so a missing row is a failure, not ErrNotFound.
+	DeliveryContribution(ctx context.Context, g GitHubContribution) (Contribution, error)
+
+	// AssetStakes sums an asset's contribution costs per contributor and
+	// coherence score: a distribution's input, aggregated where the rows
+	// are. ErrNotFound when the asset does not exist.
+	AssetStakes(ctx context.Context, assetID string) ([]attribution.Stake, error)
+	// InsertDistribution records a distribution and its payouts, in their
+	// order (the payout count is len(d.Payouts)).
+	InsertDistribution(ctx context.Context, d Distribution) error
+	// GetDistribution returns a distribution with a page of its payouts (in
+	// their order) and their count. ErrNotFound when there is none.
+	GetDistribution(ctx context.Context, id string, limit, offset int) (Distribution, error)
+	// ListAssetDistributions returns a page of an asset's distributions by
+	// creation time, then id, each with its first payouts payouts and their
+	// count, and the number of the asset's distributions. ErrNotFound when
+	// the asset does not exist.
+	ListAssetDistributions(ctx context.Context, assetID string, limit, offset, payouts int) ([]Distribution, int, error)
+
+	// Counts returns row counts of its tables, for storage reports.
+	Counts(ctx context.Context) (map[string]int, error)
 }

@@ -21,6 +21,7 @@ import (
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/collector"
+	"github.com/foundryhq/foundry/services/ops/internal/monitor"
 	"github.com/foundryhq/foundry/services/ops/internal/readiness"
 	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
@@ -28,6 +29,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/migrate"
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
 // probeTimeout bounds each readiness probe and each part of the persistence
@@ -75,6 +77,12 @@ type Options struct {
 	Log *zap.Logger
 	// Metrics registers the handler's counters; nil leaves them unregistered.
 	Metrics prometheus.Registerer
+	// Monitor is the economy monitor (GET /api/health/coherence); nil when
+	// this deployment does not run it.
+	Monitor *monitor.Runner
+	// AdminKey is the administrator key: connection targets are shown only
+	// to requests that carry it.
+	AdminKey string
 }
 
 // Handler serves foundry.ops.v1.OpsService.
@@ -82,6 +90,8 @@ type Handler struct {
 	opsv1.UnimplementedOpsServiceServer
 
 	store      store.Store
+	monitor    *monitor.Runner
+	adminKey   string
 	db         *database.DB
 	peers      []Peer
 	sink       telemetry.Sink
@@ -92,6 +102,12 @@ type Handler struct {
 
 	background sync.WaitGroup // storing live usage collections
 
+	// storedMu guards stored: per provider, the collected_at of the last
+	// live snapshot handed to the store, so an answer served again from
+	// the usage cache is not stored again.
+	storedMu sync.Mutex
+	stored   map[string]time.Time
+
 	eventsWritten prometheus.Counter
 	eventsFailed  prometheus.Counter
 	usageStoreErr prometheus.Counter
@@ -100,8 +116,9 @@ type Handler struct {
 // New returns a Handler.
 func New(opts Options) *Handler {
 	h := &Handler{
-		store: opts.Store, db: opts.DB, peers: opts.Peers, sink: opts.Telemetry,
+		store: opts.Store, monitor: opts.Monitor, adminKey: opts.AdminKey, db: opts.DB, peers: opts.Peers, sink: opts.Telemetry,
 		collectors: opts.Collectors, budget: opts.LatencyBudget, clock: opts.Clock, log: opts.Log,
+		stored: map[string]time.Time{},
 		eventsWritten: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "foundry_telemetry_events_written_total",
 			Help: "Runtime telemetry events written to the telemetry sink.",
@@ -236,6 +253,18 @@ func (h *Handler) GetPersistence(ctx context.Context, _ *opsv1.GetPersistenceReq
 			resp.Status = "degraded"
 		}
 	}
+	// Where the data lives (hosts, database names, file paths) helps an
+	// attacker more than a health check: only an administrator sees it. A
+	// missing or wrong key gets the same public view, not a 401, so probes
+	// and dashboards keep working without the key.
+	if rpcmeta.RequireAdmin(ctx, h.adminKey) == nil {
+		resp.TargetsShown = true
+	} else {
+		for _, s := range services {
+			s.Target = ""
+		}
+		tel.Target = ""
+	}
 	return resp, nil
 }
 
@@ -254,12 +283,12 @@ func (h *Handler) describePeer(ctx context.Context, p Peer) *opsv1.ServicePersis
 	}
 	return &opsv1.ServicePersistence{
 		Service: p.Name, Backend: sr.GetBackend(), SchemaVersion: sr.GetSchemaVersion(),
-		Status: sr.GetStatus(), Detail: sr.GetDetail(), Target: sr.GetTarget(),
+		Status: sr.GetStatus(), Detail: sr.GetDetail(), Target: sr.GetTarget(), Schema: sr.GetSchema(),
 	}
 }
 
 func (h *Handler) describeSelf(ctx context.Context) *opsv1.ServicePersistence {
-	out := &opsv1.ServicePersistence{Service: "ops", Backend: string(h.db.Engine()), Target: h.db.Target(), Status: "ok"}
+	out := &opsv1.ServicePersistence{Service: "ops", Backend: string(h.db.Engine()), Target: h.db.Target(), Schema: h.db.Schema(), Status: "ok"}
 	v, err := migrate.Version(ctx, h.db)
 	if err != nil {
 		h.log.Warn("persistence: ops database not answering", zap.Error(err))

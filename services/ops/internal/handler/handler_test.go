@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
@@ -181,15 +182,30 @@ func TestGetPersistence(t *testing.T) {
 	t.Run("every service and a telemetry file", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "events.jsonl")
-		h := setup(t, handler.Options{Peers: []handler.Peer{healthy("ledger")}, Telemetry: sink(t, telemetry.Config{EventsPath: path})})
-		resp, err := h.GetPersistence(ctx, &opsv1.GetPersistenceRequest{})
+		h := setup(t, handler.Options{Peers: []handler.Peer{healthy("ledger")}, Telemetry: sink(t, telemetry.Config{EventsPath: path}), AdminKey: "k"})
+		admin := metadata.NewIncomingContext(ctx, metadata.Pairs("x-api-key", "k"))
+		resp, err := h.GetPersistence(admin, &opsv1.GetPersistenceRequest{})
 		require.NoError(t, err)
 		require.Equal(t, "ok", resp.GetStatus())
+		require.True(t, resp.GetTargetsShown())
 		require.Len(t, resp.GetServices(), 2)
 		ledger, ops := resp.GetServices()[0], resp.GetServices()[1]
 		require.Equal(t, []any{"ledger", "sqlite", int32(2), "ok"}, []any{ledger.GetService(), ledger.GetBackend(), ledger.GetSchemaVersion(), ledger.GetStatus()})
-		require.Equal(t, []any{"ops", "sqlite", int32(2), "ok"}, []any{ops.GetService(), ops.GetBackend(), ops.GetSchemaVersion(), ops.GetStatus()})
+		require.Equal(t, []any{"ops", "sqlite", int32(3), "ok", "ops"}, []any{ops.GetService(), ops.GetBackend(), ops.GetSchemaVersion(), ops.GetStatus(), ops.GetSchema()})
+		require.NotEmpty(t, ops.GetTarget(), "the administrator sees where the data lives")
 		require.Equal(t, &opsv1.TelemetryPersistence{Backend: "file", Target: path, Status: "ok"}, resp.GetTelemetry())
+
+		// Without the key, or with a wrong one: the same report, no targets.
+		for _, c := range []context.Context{ctx, metadata.NewIncomingContext(ctx, metadata.Pairs("x-api-key", "wrong"))} {
+			resp, err = h.GetPersistence(c, &opsv1.GetPersistenceRequest{})
+			require.NoError(t, err)
+			require.False(t, resp.GetTargetsShown())
+			for _, s := range resp.GetServices() {
+				require.Empty(t, s.GetTarget(), s.GetService())
+			}
+			require.Equal(t, "ops", resp.GetServices()[1].GetSchema(), "engine, schema and version stay public")
+			require.Equal(t, &opsv1.TelemetryPersistence{Backend: "file", Status: "ok"}, resp.GetTelemetry())
+		}
 	})
 
 	t.Run("a broken telemetry sink never degrades the report", func(t *testing.T) {

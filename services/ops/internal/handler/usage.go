@@ -96,26 +96,51 @@ func awaitStored(deadline context.Context, stored <-chan []store.UsageSnapshot, 
 }
 
 // storeLive keeps successful live collections as snapshots, in the
-// background: the fallback of a later request. Close waits for it.
+// background: the fallback of a later request. Close waits for it. A
+// snapshot is stored once: the usage cache serves the same answer to every
+// request within its TTL, and storing each of those would cost a write per
+// request (the very load the cache exists to remove) and push distinct
+// older snapshots out of the kept window. A snapshot is the same when its
+// provider and collected_at are.
 func (h *Handler) storeLive(results []collector.Result, now time.Time) {
-	if len(results) == 0 {
+	var fresh []store.UsageSnapshot
+	h.storedMu.Lock()
+	for _, r := range results {
+		for _, s := range r.Snapshots {
+			if last, ok := h.stored[s.Provider]; ok && last.Equal(s.CollectedAt) {
+				continue
+			}
+			h.stored[s.Provider] = s.CollectedAt
+			fresh = append(fresh, store.UsageSnapshot{
+				Snapshot: s, ID: uuid.NewString(), Family: r.Family, Source: sourceLive, CreatedAt: now,
+			})
+		}
+	}
+	h.storedMu.Unlock()
+	if len(fresh) == 0 {
 		return
 	}
 	h.background.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), liveStoreTimeout)
 		defer cancel()
-		for _, r := range results {
-			for _, s := range r.Snapshots {
-				err := h.store.AddUsageSnapshot(ctx, store.UsageSnapshot{
-					Snapshot: s, ID: uuid.NewString(), Family: r.Family, Source: sourceLive, CreatedAt: now,
-				})
-				if err != nil {
-					h.usageStoreErr.Inc()
-					h.log.Warn("usage: live collection not stored", zap.String("provider", s.Provider), zap.Error(err))
-				}
+		for _, s := range fresh {
+			if err := h.store.AddUsageSnapshot(ctx, s); err != nil {
+				h.usageStoreErr.Inc()
+				h.log.Warn("usage: live collection not stored", zap.String("provider", s.Provider), zap.Error(err))
+				h.forgetStored(s.Snapshot)
 			}
 		}
 	})
+}
+
+// forgetStored lets a snapshot that could not be stored be tried again by
+// the next request that sees it (unless a newer one was stored since).
+func (h *Handler) forgetStored(s usage.Snapshot) {
+	h.storedMu.Lock()
+	defer h.storedMu.Unlock()
+	if last, ok := h.stored[s.Provider]; ok && last.Equal(s.CollectedAt) {
+		delete(h.stored, s.Provider)
+	}
 }
 
 // Close waits for background work (storing live usage) to finish.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,8 +15,12 @@ import (
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/collector"
 	"github.com/foundryhq/foundry/services/ops/internal/handler"
+	"github.com/foundryhq/foundry/services/ops/internal/store"
+	"github.com/foundryhq/foundry/services/ops/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/ops/internal/usage"
 	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -120,6 +125,52 @@ func TestLiveCollectionsBecomeTheFallback(t *testing.T) {
 	require.Equal(t, "snapshot", row.GetDataSource())
 	require.Equal(t, wrapperspb.Double(70), row.GetUsageRemaining(), "the stored live collection stands in")
 	require.Equal(t, []string{"openai-codex"}, row.GetVariants())
+}
+
+// TestCachedUsageIsStoredOnce: requests answered from the usage cache do
+// not store the same snapshots again; a new provider call (after the TTL)
+// stores its answer once more.
+func TestCachedUsageIsStoredOnce(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		db := dbtest.Open(t, engine, "ops", store.Migrations())
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			calls.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(openAIBody))
+		}))
+		t.Cleanup(srv.Close)
+		fc := clock.NewFake(t0)
+		h := handler.New(handler.Options{
+			Store: sqlstore.New(db), DB: db, Clock: fc, LatencyBudget: 5 * time.Second,
+			Collectors: []collector.Collector{
+				collector.NewCached(collector.NewHTTP(usage.OpenAI, srv.URL, "", nil, fc), 30*time.Second, fc),
+			},
+		})
+		t.Cleanup(h.Close)
+		stored := func() int {
+			h.Close() // wait for the background stores
+			var n int
+			require.NoError(t, db.QueryRow(ctx, `SELECT COUNT(*) FROM usage_snapshots`).Scan(&n))
+			return n
+		}
+
+		for range 5 {
+			resp, err := h.GetAutomationUsage(ctx, &opsv1.GetAutomationUsageRequest{})
+			require.NoError(t, err)
+			require.Equal(t, "live", resp.GetMeta().GetDataSource())
+		}
+		require.Equal(t, int32(1), calls.Load(), "five requests within the TTL, one provider call")
+		require.Equal(t, 2, stored(), "the call's two snapshots, stored once")
+
+		fc.Advance(31 * time.Second)
+		_, err := h.GetAutomationUsage(ctx, &opsv1.GetAutomationUsageRequest{})
+		require.NoError(t, err)
+		require.Equal(t, int32(2), calls.Load(), "after the TTL: a new call")
+		require.Equal(t, 4, stored(), "the new call's snapshots are stored")
+	})
 }
 
 func TestUsageFallsBackWithinTheBudget(t *testing.T) {

@@ -65,6 +65,9 @@ type Sink interface {
 	Write(ctx context.Context, events []Event) error
 	// Check reports whether the sink can take events now.
 	Check(ctx context.Context) error
+	// Prune deletes the events that occurred before before and reports how
+	// many (a database sink only: a file is the operator's to rotate).
+	Prune(ctx context.Context, before time.Time) (int64, error)
 	// Close releases the sink's resources.
 	Close()
 }
@@ -125,7 +128,7 @@ func openDB(raw, schema string) (Sink, error) {
 	if !identifier.MatchString(schema) {
 		return nil, fmt.Errorf("telemetry schema %q: want a lowercase identifier", schema)
 	}
-	return &dbSink{backend: Postgres, target: u.Redacted(), lock: make(chan struct{}, 1),
+	return &dbSink{backend: Postgres, target: database.Redact(raw), lock: make(chan struct{}, 1),
 		cfg: database.Config{URL: raw, Schema: schema, MaxConns: 2}}, nil
 }
 
@@ -217,6 +220,31 @@ func (s *dbSink) Check(ctx context.Context) error {
 	return db.Ping(ctx)
 }
 
+// pruneBatch bounds the rows one DELETE removes, so pruning a large
+// backlog never holds a long lock on the table while requests are recorded.
+const pruneBatch = 5000
+
+// Prune implements Sink: DELETEs of at most pruneBatch rows (oldest first,
+// through the occurred_at index) until none is left.
+func (s *dbSink) Prune(ctx context.Context, before time.Time) (int64, error) {
+	db, err := s.open(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for {
+		n, err := db.Exec(ctx, `DELETE FROM runtime_events WHERE id IN
+			(SELECT id FROM runtime_events WHERE occurred_at < $1 ORDER BY occurred_at LIMIT $2)`, before.UnixMicro(), pruneBatch)
+		if err != nil {
+			return total, fmt.Errorf("prune telemetry events: %w", err)
+		}
+		total += n
+		if n < pruneBatch || ctx.Err() != nil {
+			return total, ctx.Err()
+		}
+	}
+}
+
 func (s *dbSink) Close() {
 	s.lock <- struct{}{}
 	defer func() { <-s.lock }()
@@ -306,14 +334,20 @@ func (s *fileSink) Check(ctx context.Context) error {
 
 func (s *fileSink) Close() {}
 
+// Prune implements Sink: a file is never rewritten by Foundry (each batch
+// opens the path for appending, so the operator's rotation, by rename or
+// by copy-and-truncate, loses nothing); it reports 0.
+func (s *fileSink) Prune(context.Context, time.Time) (int64, error) { return 0, nil }
+
 // offSink discards events.
 type offSink struct{}
 
-func (offSink) Backend() string                      { return Off }
-func (offSink) Target() string                       { return "" }
-func (offSink) Write(context.Context, []Event) error { return nil }
-func (offSink) Check(context.Context) error          { return nil }
-func (offSink) Close()                               {}
+func (offSink) Backend() string                                 { return Off }
+func (offSink) Target() string                                  { return "" }
+func (offSink) Write(context.Context, []Event) error            { return nil }
+func (offSink) Check(context.Context) error                     { return nil }
+func (offSink) Prune(context.Context, time.Time) (int64, error) { return 0, nil }
+func (offSink) Close()                                          {}
 
 // IsDatabase reports whether a backend is a database.
 func IsDatabase(backend string) bool { return backend == Postgres || backend == SQLite }

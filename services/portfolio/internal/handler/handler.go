@@ -1,6 +1,6 @@
 // Package handler implements the portfolio's gRPC API: it validates
-// requests, applies the rules of the idea and rightsizing packages, and maps
-// store errors to domain failures.
+// requests, calls the use cases (package usecase) and maps store errors to
+// domain failures.
 package handler
 
 import (
@@ -10,17 +10,14 @@ import (
 	"math"
 	"net/http"
 
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
-	"github.com/foundryhq/foundry/services/platform/clock"
-	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
-	"github.com/foundryhq/foundry/services/platform/migrate"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
+	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
 )
 
 // Page sizes of list endpoints.
@@ -29,24 +26,23 @@ const (
 	DefaultCandidateLimit = 10
 	MaxLimit              = 500
 	MaxQuestionLen        = 2000
+	// DefaultProgressLimit and MaxProgressLimit bound the idea ids listed
+	// per stage by the progress dashboard.
+	DefaultProgressLimit = 100
+	MaxProgressLimit     = 1000
 )
 
 // Handler serves foundry.portfolio.v1.PortfolioService.
 type Handler struct {
 	portfoliov1.UnimplementedPortfolioServiceServer
 
-	store    store.Store
-	db       *database.DB
-	clock    clock.Clock
+	app      *usecase.App
 	adminKey string
 }
 
-// New returns a Handler. db is only read for the storage report.
-func New(s store.Store, db *database.DB, c clock.Clock, adminKey string) *Handler {
-	if c == nil {
-		c = clock.Real{}
-	}
-	return &Handler{store: s, db: db, clock: c, adminKey: adminKey}
+// New returns a Handler over the use cases.
+func New(app *usecase.App, adminKey string) *Handler {
+	return &Handler{app: app, adminKey: adminKey}
 }
 
 // storeError maps store errors to domain failures; others pass through.
@@ -77,12 +73,10 @@ func (h *Handler) CreateIdea(ctx context.Context, req *portfoliov1.CreateIdeaReq
 	if v := req.GetValueVector(); v != nil {
 		d.ValueVector = &idea.ValueVector{Adoption: v.GetAdoption(), Lineage: v.GetLineage(), FrictionAvoided: v.GetFrictionAvoided()}
 	}
-	i, err := idea.New(d, uuid.NewString(), h.clock.Now())
+	i, err := h.app.CreateIdea(ctx, d)
 	if err != nil {
-		return nil, err
-	}
-	if err := h.store.CreateIdea(ctx, i); err != nil {
-		return nil, storeError(err, i.ID)
+		// A generated id cannot be taken, so only a chosen one is named.
+		return nil, storeError(err, d.ID)
 	}
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
 	return &portfoliov1.CreateIdeaResponse{Idea: toProto(i)}, nil
@@ -113,14 +107,11 @@ func (h *Handler) ListIdeas(ctx context.Context, req *portfoliov1.ListIdeasReque
 		return nil, fault.Validation(fault.Field("tags", "%v", err))
 	}
 	f := store.Filter{OnlyUnvalidated: req.GetOnlyUnvalidated(), Tags: tags, Limit: limit, Offset: int(req.GetOffset())}
-	ideas, total, err := h.store.ListIdeas(ctx, f)
+	page, err := h.app.ListIdeas(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	totals, err := h.store.Totals(ctx)
-	if err != nil {
-		return nil, err
-	}
+	ideas, total, totals := page.Ideas, page.Total, page.Totals
 	resp := &portfoliov1.ListIdeasResponse{
 		Ideas: make([]*portfoliov1.Idea, 0, len(ideas)),
 		Summary: &portfoliov1.IdeaSummary{
@@ -144,7 +135,7 @@ func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 // GetIdea implements PortfolioService.GetIdea.
 func (h *Handler) GetIdea(ctx context.Context, req *portfoliov1.GetIdeaRequest) (*portfoliov1.GetIdeaResponse, error) {
-	i, err := h.store.GetIdea(ctx, req.GetId())
+	i, err := h.app.Idea(ctx, req.GetId())
 	if err != nil {
 		return nil, storeError(err, req.GetId())
 	}
@@ -168,8 +159,7 @@ func (h *Handler) UpdateIdea(ctx context.Context, req *portfoliov1.UpdateIdeaReq
 	if p.Empty() {
 		return nil, fault.New(fault.Rejected, "the patch changes nothing: send at least one field")
 	}
-	now := h.clock.Now()
-	i, err := h.store.UpdateIdea(ctx, req.GetId(), func(i *idea.Idea) error { return i.Apply(p, now) })
+	i, err := h.app.UpdateIdea(ctx, req.GetId(), p)
 	if err != nil {
 		return nil, storeError(err, req.GetId())
 	}
@@ -191,24 +181,38 @@ func stringList(l *structpb.ListValue) ([]string, error) {
 
 // GetStorage implements PortfolioService.GetStorage.
 func (h *Handler) GetStorage(ctx context.Context, _ *portfoliov1.GetStorageRequest) (*portfoliov1.GetStorageResponse, error) {
-	counts, err := h.store.Counts(ctx)
+	st, err := h.app.Storage(ctx)
 	if err != nil {
 		return nil, err
 	}
-	version, err := migrate.Version(ctx, h.db)
-	if err != nil {
-		return nil, err
-	}
-	return &portfoliov1.GetStorageResponse{
-		Backend: string(h.db.Engine()), Database: h.db.Target(), SchemaVersion: int32(version),
+	counts := st.Counts
+	resp := &portfoliov1.GetStorageResponse{
+		Backend: string(st.Engine), Schema: st.Schema, SchemaVersion: int32(st.SchemaVersion),
 		IdeaCount: int32(counts.Ideas), QuestionCount: int32(counts.Questions),
 		IdeaTagCount: int32(counts.IdeaTags), HealthSnapshotCount: int32(counts.Snapshots),
-	}, nil
+	}
+	// The connection target (host, database, file path) only for the
+	// administrator; a missing or wrong key gets the public view.
+	if rpcmeta.RequireAdmin(ctx, h.adminKey) == nil {
+		resp.Database, resp.TargetsShown = st.Target, true
+	}
+	return resp, nil
 }
 
 // GetProgress implements PortfolioService.GetProgress.
-func (h *Handler) GetProgress(ctx context.Context, _ *portfoliov1.GetProgressRequest) (*portfoliov1.GetProgressResponse, error) {
-	ideas, err := h.store.ActiveIdeas(ctx)
+func (h *Handler) GetProgress(ctx context.Context, req *portfoliov1.GetProgressRequest) (*portfoliov1.GetProgressResponse, error) {
+	limit := DefaultProgressLimit
+	if req.Limit != nil {
+		if *req.Limit < 1 || *req.Limit > MaxProgressLimit {
+			return nil, fault.Validation(fault.Field("limit", "must be between 1 and %d", MaxProgressLimit))
+		}
+		limit = int(*req.Limit)
+	}
+	if req.GetOffset() < 0 {
+		return nil, fault.Validation(fault.Field("offset", "must not be negative"))
+	}
+	offset := int(req.GetOffset())
+	ideas, err := h.app.ActiveIdeas(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +223,9 @@ func (h *Handler) GetProgress(ctx context.Context, _ *portfoliov1.GetProgressReq
 	for _, i := range ideas {
 		b := resp.ByStage[string(i.Stage)]
 		b.Count++
-		b.IdeaIds = append(b.IdeaIds, i.ID)
+		if n := int(b.Count); n > offset && n <= offset+limit {
+			b.IdeaIds = append(b.IdeaIds, i.ID)
+		}
 	}
 	if len(ideas) > 0 {
 		resp.CompletionPct = math.Round(float64(resp.ByStage[string(idea.Complete)].Count)/float64(len(ideas))*1e4) / 1e4
@@ -229,7 +235,7 @@ func (h *Handler) GetProgress(ctx context.Context, _ *portfoliov1.GetProgressReq
 
 // ListTags implements PortfolioService.ListTags.
 func (h *Handler) ListTags(ctx context.Context, _ *portfoliov1.ListTagsRequest) (*portfoliov1.ListTagsResponse, error) {
-	tags, err := h.store.Tags(ctx)
+	tags, err := h.app.Tags(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -242,9 +248,7 @@ func (h *Handler) ListTags(ctx context.Context, _ *portfoliov1.ListTagsRequest) 
 
 // SetIdeaTags implements PortfolioService.SetIdeaTags.
 func (h *Handler) SetIdeaTags(ctx context.Context, req *portfoliov1.SetIdeaTagsRequest) (*portfoliov1.SetIdeaTagsResponse, error) {
-	tags := append([]string{}, req.GetTags()...)
-	now := h.clock.Now()
-	i, err := h.store.UpdateIdea(ctx, req.GetId(), func(i *idea.Idea) error { return i.Apply(idea.Patch{Tags: &tags}, now) })
+	i, err := h.app.SetTags(ctx, req.GetId(), append([]string{}, req.GetTags()...))
 	if err != nil {
 		return nil, storeError(err, req.GetId())
 	}
@@ -257,8 +261,8 @@ func (h *Handler) AddQuestion(ctx context.Context, req *portfoliov1.AddQuestionR
 	if text == "" || len(text) > MaxQuestionLen {
 		return nil, fault.Validation(fault.Field("question", "must be 1 to %d bytes", MaxQuestionLen))
 	}
-	q := store.Question{ID: uuid.NewString(), IdeaID: req.GetId(), Text: text, Status: "open", CreatedAt: h.clock.Now()}
-	if err := h.store.AddQuestion(ctx, q); err != nil {
+	q, err := h.app.AddQuestion(ctx, req.GetId(), text)
+	if err != nil {
 		return nil, storeError(err, req.GetId())
 	}
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
@@ -267,7 +271,7 @@ func (h *Handler) AddQuestion(ctx context.Context, req *portfoliov1.AddQuestionR
 
 // ListQuestions implements PortfolioService.ListQuestions.
 func (h *Handler) ListQuestions(ctx context.Context, req *portfoliov1.ListQuestionsRequest) (*portfoliov1.ListQuestionsResponse, error) {
-	qs, err := h.store.ListQuestions(ctx, req.GetId())
+	qs, err := h.app.Questions(ctx, req.GetId())
 	if err != nil {
 		return nil, storeError(err, req.GetId())
 	}

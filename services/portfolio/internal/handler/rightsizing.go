@@ -3,9 +3,7 @@ package handler
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
@@ -21,48 +19,21 @@ const (
 	maxHistoryDays     = 365
 )
 
-// analyze runs right-sizing over the active portfolio.
-func (h *Handler) analyze(ctx context.Context) (rightsizing.Report, map[string]rightsizing.Item, error) {
-	ideas, err := h.store.ActiveIdeas(ctx)
-	if err != nil {
-		return rightsizing.Report{}, nil, err
-	}
-	questions, err := h.store.OpenQuestions(ctx)
-	if err != nil {
-		return rightsizing.Report{}, nil, err
-	}
-	children, err := h.store.ChildCounts(ctx)
-	if err != nil {
-		return rightsizing.Report{}, nil, err
-	}
-	items := make([]rightsizing.Item, 0, len(ideas))
-	byID := make(map[string]rightsizing.Item, len(ideas))
-	for _, i := range ideas {
-		it := rightsizing.Item{
-			ID: i.ID, Name: i.Name, Description: i.Description, Score: i.Score(),
-			InProgress:    i.Stage != idea.None && i.Stage != idea.Complete,
-			OpenQuestions: questions[i.ID], TaskCount: i.TaskCount, ChildCount: children[i.ID],
-		}
-		items = append(items, it)
-		byID[i.ID] = it
-	}
-	return rightsizing.Analyze(items), byID, nil
-}
-
 // GetRightSizing implements PortfolioService.GetRightSizing.
 func (h *Handler) GetRightSizing(ctx context.Context, _ *portfoliov1.GetRightSizingRequest) (*portfoliov1.GetRightSizingResponse, error) {
-	r, _, err := h.analyze(ctx)
+	an, err := h.app.Analyze(ctx)
 	if err != nil {
 		return nil, err
 	}
+	r := an.Report
 	resp := &portfoliov1.GetRightSizingResponse{
 		Health: &portfoliov1.RightSizingHealth{
 			TotalIdeas: int32(r.Health.Total), TooLarge: int32(r.Health.TooLarge), TooSmall: int32(r.Health.TooSmall),
-			Overlap: int32(r.Health.Overlap), Healthy: int32(r.Health.Healthy),
+			Overlap: int32(r.Health.Overlap), Healthy: int32(r.Health.Healthy), SuggestionCount: int32(r.Health.Suggestions),
 		},
 		Signals:     make([]*portfoliov1.IdeaSignals, 0, len(r.Signals)),
 		Suggestions: make([]*portfoliov1.RightSizingSuggestion, 0, len(r.Suggestions)),
-		GeneratedAt: rfc3339(h.clock.Now()),
+		GeneratedAt: rfc3339(an.At),
 	}
 	for _, s := range r.Signals {
 		resp.Signals = append(resp.Signals, &portfoliov1.IdeaSignals{
@@ -105,7 +76,7 @@ func (h *Handler) ApplyRightSizing(ctx context.Context, req *portfoliov1.ApplyRi
 			return nil, err
 		}
 	}
-	parent, err := h.store.GetIdea(ctx, req.GetIdeaId())
+	parent, err := h.app.Idea(ctx, req.GetIdeaId())
 	if err != nil {
 		return nil, storeError(err, req.GetIdeaId())
 	}
@@ -151,36 +122,18 @@ func validateApply(req *portfoliov1.ApplyRightSizingRequest) error {
 }
 
 // split creates child ideas of parent: the proposed children of the
-// request, or those right-sizing proposes. Each child starts at stage none
-// and takes an equal share of the parent's value and cost estimates, its
-// confidence, resistance and tags.
+// request, or those right-sizing proposes (see usecase.App.ProposeSplit).
 func (h *Handler) split(ctx context.Context, parent idea.Idea, req *portfoliov1.ApplyRightSizingRequest, dryRun bool) (*portfoliov1.ApplyRightSizingResponse, error) {
 	var proposed []rightsizing.Child
 	for _, c := range req.GetProposedChildren() {
 		proposed = append(proposed, rightsizing.Child{Name: c.GetName(), Description: c.GetDescription()})
 	}
-	if len(proposed) == 0 {
-		_, items, err := h.analyze(ctx)
-		if err != nil {
-			return nil, err
-		}
-		proposed = rightsizing.ProposeChildren(items[parent.ID])
+	children, err := h.app.ProposeSplit(ctx, parent, proposed)
+	if err != nil {
+		return nil, err
 	}
-	now := h.clock.Now()
-	share := 1 / float64(len(proposed))
-	children := make([]idea.Idea, 0, len(proposed))
 	resp := &portfoliov1.ApplyRightSizingResponse{Applied: !dryRun, DryRun: dryRun}
-	for _, c := range proposed {
-		child, err := idea.New(idea.Draft{
-			Name: c.Name, Description: c.Description,
-			PotentialValue: parent.PotentialValue * share, EstimatedCost: parent.EstimatedCost * share,
-			Confidence: &parent.Confidence, ResistanceRisk: &parent.ResistanceRisk, Tags: parent.Tags,
-		}, uuid.NewString(), now)
-		if err != nil {
-			return nil, err
-		}
-		child.ParentID = parent.ID
-		children = append(children, child)
+	for _, child := range children {
 		resp.Changes = append(resp.Changes,
 			change("create_idea", child.ID, "", fmt.Sprintf("create %q", child.Name)),
 			change("link_parent", child.ID, parent.ID, fmt.Sprintf("%q is split from %q", child.Name, parent.Name)))
@@ -188,7 +141,7 @@ func (h *Handler) split(ctx context.Context, parent idea.Idea, req *portfoliov1.
 	if dryRun {
 		return resp, nil
 	}
-	if err := h.store.Split(ctx, parent.ID, children); err != nil {
+	if err := h.app.Split(ctx, parent.ID, children); err != nil {
 		return nil, storeError(err, parent.ID)
 	}
 	return resp, nil
@@ -197,7 +150,7 @@ func (h *Handler) split(ctx context.Context, parent idea.Idea, req *portfoliov1.
 // merge folds the duplicate into keep: keep gains its tags, the duplicate
 // is archived (it leaves the list, the totals and right-sizing).
 func (h *Handler) merge(ctx context.Context, keep idea.Idea, foldID string, dryRun bool) (*portfoliov1.ApplyRightSizingResponse, error) {
-	fold, err := h.store.GetIdea(ctx, foldID)
+	fold, err := h.app.Idea(ctx, foldID)
 	if err != nil {
 		return nil, storeError(err, foldID)
 	}
@@ -211,7 +164,7 @@ func (h *Handler) merge(ctx context.Context, keep idea.Idea, foldID string, dryR
 	if dryRun {
 		return resp, nil
 	}
-	if _, err := h.store.Merge(ctx, keep.ID, fold.ID, h.clock.Now()); err != nil {
+	if _, err := h.app.Merge(ctx, keep.ID, fold.ID); err != nil {
 		return nil, storeError(err, keep.ID)
 	}
 	return resp, nil
@@ -234,7 +187,7 @@ func (h *Handler) ListRightSizingHistory(ctx context.Context, req *portfoliov1.L
 		}
 		days = int(req.GetDays())
 	}
-	snaps, err := h.store.Snapshots(ctx, h.clock.Now().Add(-time.Duration(days)*24*time.Hour))
+	snaps, err := h.app.History(ctx, days)
 	if err != nil {
 		return nil, err
 	}
@@ -246,17 +199,4 @@ func (h *Handler) ListRightSizingHistory(ctx context.Context, req *portfoliov1.L
 		})
 	}
 	return resp, nil
-}
-
-// TakeSnapshot records the portfolio's current health.
-func (h *Handler) TakeSnapshot(ctx context.Context) (store.Snapshot, error) {
-	r, _, err := h.analyze(ctx)
-	if err != nil {
-		return store.Snapshot{}, err
-	}
-	s := store.Snapshot{
-		ID: uuid.NewString(), TakenAt: h.clock.Now(), TotalIdeas: r.Health.Total, TooLarge: r.Health.TooLarge,
-		TooSmall: r.Health.TooSmall, Overlap: r.Health.Overlap, Healthy: r.Health.Healthy, Suggested: r.Health.Suggestions,
-	}
-	return s, h.store.SaveSnapshot(ctx, s)
 }

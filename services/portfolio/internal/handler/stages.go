@@ -6,14 +6,12 @@ import (
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store"
 )
 
 // AdvanceIdea implements PortfolioService.AdvanceIdea: exactly one stage,
 // under the idea's lock, so concurrent advances each move it once.
 func (h *Handler) AdvanceIdea(ctx context.Context, req *portfoliov1.AdvanceIdeaRequest) (*portfoliov1.AdvanceIdeaResponse, error) {
-	now := h.clock.Now()
-	i, err := h.store.UpdateIdea(ctx, req.GetIdeaId(), func(i *idea.Idea) error { return i.Advance(now) })
+	i, err := h.app.Advance(ctx, req.GetIdeaId())
 	if err != nil {
 		return nil, storeError(err, req.GetIdeaId())
 	}
@@ -28,8 +26,7 @@ func (h *Handler) SetIdeaStage(ctx context.Context, req *portfoliov1.SetIdeaStag
 	if _, err := idea.ParseStage(req.GetStage()); err != nil {
 		return nil, fault.Validation(fault.Field("stage", "%v", err))
 	}
-	now := h.clock.Now()
-	i, err := h.store.UpdateIdea(ctx, req.GetIdeaId(), func(i *idea.Idea) error { return i.SetStage(req.GetStage(), now) })
+	i, err := h.app.SetStage(ctx, req.GetIdeaId(), req.GetStage())
 	if err != nil {
 		return nil, storeError(err, req.GetIdeaId())
 	}
@@ -48,13 +45,11 @@ func (h *Handler) AdvanceForTask(ctx context.Context, req *portfoliov1.AdvanceFo
 	if len(errs) > 0 {
 		return nil, fault.Validation(errs...)
 	}
-	now := h.clock.Now()
-	i, moved, from, err := h.store.AdvanceForTask(ctx, req.GetIdeaId(), req.GetTaskId(), req.GetTaskType(), now,
-		func(i *idea.Idea) bool { return i.AdvanceForTask(req.GetTaskType(), now) })
+	out, err := h.app.AdvanceForTask(ctx, req.GetIdeaId(), req.GetTaskId(), req.GetTaskType())
 	if err != nil {
 		return nil, storeError(err, req.GetIdeaId())
 	}
-	return &portfoliov1.AdvanceForTaskResponse{Idea: toProto(i), Advanced: moved, PreviousStage: string(from)}, nil
+	return &portfoliov1.AdvanceForTaskResponse{Idea: toProto(out.Idea), Advanced: out.Moved, PreviousStage: string(out.From)}, nil
 }
 
 // ListCandidates implements PortfolioService.ListCandidates: active ideas
@@ -64,7 +59,7 @@ func (h *Handler) ListCandidates(ctx context.Context, req *portfoliov1.ListCandi
 	if err != nil {
 		return nil, err
 	}
-	ideas, _, err := h.store.ListIdeas(ctx, store.Filter{ExcludeComplete: true, Limit: limit})
+	ideas, err := h.app.Candidates(ctx, limit)
 	if err != nil {
 		return nil, err
 	}

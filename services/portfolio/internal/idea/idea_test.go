@@ -104,18 +104,36 @@ func TestApply(t *testing.T) {
 	t.Run("fields change and the stage drags the status", func(t *testing.T) {
 		i := base
 		later := now.Add(time.Hour)
-		require.NoError(t, i.Apply(idea.Patch{ActualValue: ptr(4.0), Confidence: ptr(0.9), Stage: ptr("implementing"), Tags: ptr([]string{"B", "a"})}, later))
+		require.NoError(t, i.Apply(idea.Patch{ActualValue: ptr(4.0), Confidence: ptr(0.9), Stage: ptr("specced"), Tags: ptr([]string{"B", "a"})}, later))
 		require.Equal(t, 4.0, i.ActualValue)
 		require.Equal(t, 0.9, i.Confidence)
-		require.Equal(t, idea.Implementing, i.Stage)
+		require.Equal(t, idea.Specced, i.Stage)
 		require.Equal(t, idea.Partial, i.Manifestation)
 		require.Equal(t, []string{"a", "b"}, i.Tags)
 		require.Equal(t, later, i.UpdatedAt)
 	})
 	t.Run("explicit status wins over the stage's", func(t *testing.T) {
 		i := base
-		require.NoError(t, i.Apply(idea.Patch{Stage: ptr("testing"), Manifestation: ptr("validated")}, now))
+		require.NoError(t, i.Apply(idea.Patch{Stage: ptr("specced"), Manifestation: ptr("validated")}, now))
 		require.Equal(t, idea.Validated, i.Manifestation)
+	})
+	t.Run("PATCH keeps the stage or moves it one step, never more", func(t *testing.T) {
+		i := base
+		require.NoError(t, i.Apply(idea.Patch{Stage: ptr("none")}, now), "the same stage is fine")
+		require.Equal(t, idea.None, i.Stage)
+		for _, bad := range []string{"implementing", "complete"} {
+			err := i.Apply(idea.Patch{Stage: ptr(bad), Name: ptr("renamed")}, now)
+			require.Equal(t, fault.Invalid, fault.KindOf(err), bad)
+			require.Contains(t, err.Error(), "POST /api/ideas/{id}/stage")
+			require.Equal(t, base, i, "a refused patch changes nothing")
+		}
+		require.NoError(t, i.Apply(idea.Patch{Stage: ptr("specced")}, now))
+		require.Equal(t, idea.Specced, i.Stage)
+		err := i.Apply(idea.Patch{Stage: ptr("none")}, now)
+		require.Equal(t, fault.Invalid, fault.KindOf(err), "going back is the explicit endpoint's job")
+		done := base
+		done.Stage = idea.Complete
+		require.Equal(t, fault.Invalid, fault.KindOf(done.Apply(idea.Patch{Stage: ptr("none")}, now)), "complete has no next stage")
 	})
 	t.Run("an invalid patch changes nothing", func(t *testing.T) {
 		i := base

@@ -6,9 +6,9 @@
 package rightsizing
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 )
 
@@ -93,10 +93,52 @@ type Report struct {
 	Suggestions []Suggestion
 }
 
-// Analyze computes signals for every item, suggestions ordered by confidence
-// (descending, then idea id), and the health counts.
-func Analyze(items []Item) Report {
-	overlaps := findOverlaps(items)
+// Limits bound the analysis, so its time and memory grow linearly with the
+// portfolio whatever the ideas say.
+type Limits struct {
+	// CandidatesPerIdea is how many other ideas one idea is compared with
+	// for overlap (its rarest shared terms first).
+	CandidatesPerIdea int
+	// MaxSuggestions is how many suggestions a report keeps: the most
+	// confident.
+	MaxSuggestions int
+}
+
+// DefaultLimits are the documented bounds.
+var DefaultLimits = Limits{CandidatesPerIdea: 50, MaxSuggestions: 200}
+
+// Analyze is AnalyzeWithin with the default limits.
+func Analyze(items []Item) Report { return AnalyzeWithin(items, DefaultLimits) }
+
+// AnalyzeWithin computes signals for every item, the most confident
+// suggestions ordered by confidence (descending, then idea id, then the
+// merged idea's id), at most lim.MaxSuggestions of them, and the health
+// counts. Health.Suggestions counts every suggestion found; the report
+// carries the best ones.
+func AnalyzeWithin(items []Item, lim Limits) Report {
+	if lim.CandidatesPerIdea <= 0 {
+		lim.CandidatesPerIdea = DefaultLimits.CandidatesPerIdea
+	}
+	if lim.MaxSuggestions <= 0 {
+		lim.MaxSuggestions = DefaultLimits.MaxSuggestions
+	}
+	overlaps, pairs := findOverlaps(items, lim.CandidatesPerIdea)
+	best := &suggestionHeap{}
+	found := 0
+	// offer keeps s when it ranks among the best so far; the rationale, the
+	// costly part, is written only for a suggestion that is kept.
+	offer := func(s Suggestion, rationale func() string) {
+		found++
+		switch {
+		case best.Len() < lim.MaxSuggestions:
+			s.Rationale = rationale()
+			heap.Push(best, s)
+		case before(s, (*best)[0]):
+			s.Rationale = rationale()
+			(*best)[0] = s
+			heap.Fix(best, 0)
+		}
+	}
 	r := Report{Health: Health{Total: len(items)}}
 	for i, it := range items {
 		s := Signals{
@@ -105,6 +147,9 @@ func Analyze(items []Item) Report {
 			TooLarge: len(it.OpenQuestions) >= TooLargeQuestions || it.TaskCount > TooLargeTasks,
 			TooSmall: it.InProgress && it.TaskCount == 0 && it.ChildCount == 0,
 		}
+		if len(overlaps[i]) > 0 {
+			s.OverlapWith = make([]string, 0, len(overlaps[i]))
+		}
 		for _, o := range overlaps[i] {
 			s.OverlapWith = append(s.OverlapWith, items[o.other].ID)
 		}
@@ -112,7 +157,8 @@ func Analyze(items []Item) Report {
 		r.Signals = append(r.Signals, s)
 		if s.TooLarge {
 			r.Health.TooLarge++
-			r.Suggestions = append(r.Suggestions, splitSuggestion(it))
+			sp := splitSuggestion(it)
+			offer(sp, func() string { return sp.Rationale })
 		}
 		if s.TooSmall {
 			r.Health.TooSmall++
@@ -123,28 +169,50 @@ func Analyze(items []Item) Report {
 		if !s.TooLarge && !s.TooSmall && !s.Overlap {
 			r.Health.Healthy++
 		}
-		for _, o := range overlaps[i] {
-			if keep, fold := keeper(items[i], items[o.other]); keep.ID == it.ID {
-				r.Suggestions = append(r.Suggestions, Suggestion{
-					Type: Merge, IdeaID: keep.ID, OverlapWithID: fold.ID, Confidence: round4(o.similarity),
-					Rationale: fmt.Sprintf("%q and %q describe much the same work (similarity %.2f): merge %q into %q, the higher-scoring one",
-						keep.Name, fold.Name, o.similarity, fold.Name, keep.Name),
-				})
-			}
-		}
 	}
-	sort.SliceStable(r.Suggestions, func(a, b int) bool {
-		sa, sb := r.Suggestions[a], r.Suggestions[b]
-		if sa.Confidence != sb.Confidence {
-			return sa.Confidence > sb.Confidence
-		}
-		if sa.IdeaID != sb.IdeaID {
-			return sa.IdeaID < sb.IdeaID
-		}
-		return sa.OverlapWithID < sb.OverlapWithID
-	})
-	r.Health.Suggestions = len(r.Suggestions)
+	// One merge per overlapping pair found, whichever side found it.
+	for _, p := range pairs {
+		keep, fold := keeper(items[p.a], items[p.b])
+		sim := p.similarity
+		offer(Suggestion{Type: Merge, IdeaID: keep.ID, OverlapWithID: fold.ID, Confidence: round4(sim)}, func() string {
+			return fmt.Sprintf("%q and %q describe much the same work (similarity %.2f): merge %q into %q, the higher-scoring one",
+				keep.Name, fold.Name, sim, fold.Name, keep.Name)
+		})
+	}
+	r.Suggestions = make([]Suggestion, best.Len())
+	for k := len(r.Suggestions) - 1; k >= 0; k-- {
+		r.Suggestions[k] = heap.Pop(best).(Suggestion)
+	}
+	r.Health.Suggestions = found
 	return r
+}
+
+// before reports whether a ranks before b: more confident first, then by
+// idea id, then by the merged idea's id.
+func before(a, b Suggestion) bool {
+	if a.Confidence != b.Confidence {
+		return a.Confidence > b.Confidence
+	}
+	if a.IdeaID != b.IdeaID {
+		return a.IdeaID < b.IdeaID
+	}
+	return a.OverlapWithID < b.OverlapWithID
+}
+
+// suggestionHeap keeps the best suggestions seen so far with the worst of
+// them on top, so a better one replaces it in O(log n): the report holds
+// at most MaxSuggestions however many are found.
+type suggestionHeap []Suggestion
+
+func (h suggestionHeap) Len() int           { return len(h) }
+func (h suggestionHeap) Less(i, j int) bool { return before(h[j], h[i]) }
+func (h suggestionHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *suggestionHeap) Push(x any)        { *h = append(*h, x.(Suggestion)) }
+func (h *suggestionHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // keeper decides which of two overlapping ideas survives a merge: the higher

@@ -2,6 +2,7 @@ package rightsizing
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -75,10 +76,25 @@ type overlap struct {
 	similarity float64
 }
 
-// findOverlaps returns, per item, the items it overlaps, most similar first.
-// Only pairs sharing a term are compared (an inverted index), so a portfolio
-// of unrelated ideas costs far less than every pair.
-func findOverlaps(items []Item) [][]overlap {
+// pair is one overlapping pair of items, a < b.
+type pair struct {
+	a, b       int
+	similarity float64
+}
+
+// findOverlaps returns, per item, the items it overlaps, most similar first,
+// and every overlapping pair once. Only items sharing a term are compared
+// (an inverted index), and each item is compared with at most perItem
+// candidates, gathered through its rarest terms first (a rare shared term
+// is the best evidence of overlap): the work is at most n × perItem
+// comparisons and the result at most n × perItem pairs, however alike the
+// ideas are. Without the bound, a few thousand near-identical ideas made
+// every pair a candidate and an overlap.
+//
+// A pair found by either side is an overlap of both (one side may have
+// spent its candidates elsewhere), so an idea another overlaps is never
+// reported healthy; each list then keeps its perItem most similar.
+func findOverlaps(items []Item, perItem int) ([][]overlap, []pair) {
 	vecs := make([]map[string]int, len(items))
 	index := map[string][]int{}
 	for i, it := range items {
@@ -88,20 +104,50 @@ func findOverlaps(items []Item) [][]overlap {
 		}
 	}
 	out := make([][]overlap, len(items))
+	var pairs []pair
+	// cands[i] are the candidates item i was compared with, sorted: a pair
+	// an earlier item already compared is not compared again.
+	cands := make([][]int, len(items))
+	// seenBy[j] == i+1 once item i has taken j as a candidate: no set to
+	// clear per item.
+	seenBy := make([]int, len(items))
+	terms := []string{}
 	for i := range items {
-		seen := map[int]bool{}
+		terms = terms[:0]
 		for t := range vecs[i] {
+			terms = append(terms, t)
+		}
+		sort.Slice(terms, func(a, b int) bool {
+			if la, lb := len(index[terms[a]]), len(index[terms[b]]); la != lb {
+				return la < lb
+			}
+			return terms[a] < terms[b]
+		})
+		mine := make([]int, 0, min(perItem, len(items)-1))
+	gather:
+		for _, t := range terms {
 			for _, j := range index[t] {
-				if j <= i || seen[j] {
+				if j == i || seenBy[j] == i+1 {
 					continue
 				}
-				seen[j] = true
-				if s := Cosine(vecs[i], vecs[j]); s >= OverlapSimilarity {
-					out[i] = append(out[i], overlap{other: j, similarity: s})
-					out[j] = append(out[j], overlap{other: i, similarity: s})
+				seenBy[j] = i + 1
+				mine = append(mine, j)
+				// A pair the earlier item compared is settled already; it
+				// still counts as one of this item's candidates.
+				if _, done := slices.BinarySearch(cands[j], i); !(j < i && done) {
+					if s := Cosine(vecs[i], vecs[j]); s >= OverlapSimilarity {
+						pairs = append(pairs, pair{a: min(i, j), b: max(i, j), similarity: s})
+						out[i] = append(out[i], overlap{other: j, similarity: s})
+						out[j] = append(out[j], overlap{other: i, similarity: s})
+					}
+				}
+				if len(mine) >= perItem {
+					break gather
 				}
 			}
 		}
+		slices.Sort(mine)
+		cands[i] = mine
 	}
 	for i := range out {
 		sort.Slice(out[i], func(a, b int) bool {
@@ -110,6 +156,9 @@ func findOverlaps(items []Item) [][]overlap {
 			}
 			return items[out[i][a].other].ID < items[out[i][b].other].ID
 		})
+		if len(out[i]) > perItem {
+			out[i] = out[i][:perItem:perItem]
+		}
 	}
-	return out
+	return out, pairs
 }

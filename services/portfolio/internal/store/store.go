@@ -1,6 +1,9 @@
-// Package store defines what the portfolio service keeps and the errors its
-// storage reports. sqlstore implements it on Postgres and SQLite; storetest
-// is the conformance suite both engines must pass.
+// Package store defines what the portfolio service keeps, its repositories
+// and the errors they report. Repositories work over a querier and never
+// open a transaction: the use-case layer opens one per use case that
+// writes, so an idea, its tags and the portfolio totals commit together.
+// sqlstore implements them on Postgres and SQLite; storetest is the
+// conformance suite both engines must pass.
 package store
 
 import (
@@ -8,10 +11,9 @@ import (
 	"embed"
 	"errors"
 	"io/fs"
-
-	"github.com/foundryhq/foundry/services/platform/migrate"
 	"time"
 
+	"github.com/foundryhq/foundry/services/platform/migrate"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 )
 
@@ -76,51 +78,73 @@ type Counts struct {
 	Ideas, Questions, IdeaTags, Snapshots int
 }
 
-// Store is the portfolio's storage. Ideas returned carry their tags.
-type Store interface {
-	// CreateIdea stores a new idea. ErrAlreadyExists when the id is taken.
-	CreateIdea(ctx context.Context, i idea.Idea) error
-	// GetIdea returns an idea, archived or not. ErrNotFound when absent.
-	GetIdea(ctx context.Context, id string) (idea.Idea, error)
-	// ListIdeas returns a page of active ideas by score (descending, then
-	// id) and how many ideas match the filter in all.
-	ListIdeas(ctx context.Context, f Filter) ([]idea.Idea, int, error)
+// TaskEvent records that a task completed against an idea, and the stage
+// move it caused (From equals To when it moved nothing).
+type TaskEvent struct {
+	TaskID   string
+	IdeaID   string
+	TaskType string
+	From, To idea.Stage
+	At       time.Time
+}
+
+// Ideas is the repository of ideas, their tags, the portfolio totals and
+// the task events, over one querier. It never opens a transaction: every
+// write keeps portfolio_totals in step within the caller's transaction, so
+// the caller must write inside one (see the usecase package). Ideas
+// returned carry their tags.
+type Ideas interface {
+	// Create stores a new idea and its tags and adds it to the totals.
+	// ErrAlreadyExists when the id is taken.
+	Create(ctx context.Context, i idea.Idea) error
+	// Get returns an idea, archived or not. ErrNotFound when absent.
+	Get(ctx context.Context, id string) (idea.Idea, error)
+	// Lock returns an idea like Get and, on Postgres, locks its row until
+	// the transaction ends (FOR UPDATE), so concurrent changes of one idea
+	// apply one after the other. SQLite's write transactions are already
+	// exclusive. ErrNotFound when absent.
+	Lock(ctx context.Context, id string) (idea.Idea, error)
+	// Update stores after over before, the same idea as read (locked) in
+	// this transaction: its columns and score, its tags when they changed,
+	// and the totals moved from before's contribution to after's.
+	Update(ctx context.Context, before, after idea.Idea) error
+	// List returns a page of active ideas by score (descending, then id)
+	// and how many ideas match the filter in all.
+	List(ctx context.Context, f Filter) ([]idea.Idea, int, error)
 	// Totals returns the portfolio totals without scanning the portfolio.
 	Totals(ctx context.Context) (Totals, error)
-	// UpdateIdea runs change on the idea under a lock and stores the result
-	// in the same transaction: concurrent updates of one idea apply one
-	// after the other, each seeing the previous one's result. An error from
-	// change aborts and is returned as is. change may run more than once
-	// (a retried transaction), so it must only modify the idea.
-	// ErrNotFound when absent; ErrArchived for an archived idea.
-	UpdateIdea(ctx context.Context, id string, change func(*idea.Idea) error) (idea.Idea, error)
-	// AdvanceForTask records that task taskID of taskType completed at at and
-	// lets advance move the idea, once per task id: a task id seen before changes
-	// nothing and returns the idea as it is with moved false.
-	AdvanceForTask(ctx context.Context, id, taskID, taskType string, at time.Time, advance func(*idea.Idea) bool) (i idea.Idea, moved bool, from idea.Stage, err error)
-	// AddQuestion stores an open question. ErrNotFound when the idea is absent.
-	AddQuestion(ctx context.Context, q Question) error
-	// ListQuestions returns an idea's questions, oldest first. ErrNotFound
-	// when the idea is absent.
-	ListQuestions(ctx context.Context, ideaID string) ([]Question, error)
-	// OpenQuestions returns the open questions' texts of every active idea
-	// that has any, oldest first.
-	OpenQuestions(ctx context.Context) (map[string][]string, error)
-	// ActiveIdeas returns every active idea, by score (descending, then id).
-	ActiveIdeas(ctx context.Context) ([]idea.Idea, error)
+	// Active returns every active idea, by score (descending, then id).
+	Active(ctx context.Context) ([]idea.Idea, error)
 	// ChildCounts returns, per idea, how many ideas were split from it.
 	ChildCounts(ctx context.Context) (map[string]int, error)
 	// Tags is the tags catalog over active ideas, ordered by tag.
 	Tags(ctx context.Context) ([]TagCount, error)
-	// Split stores children of an active parent in one transaction.
-	Split(ctx context.Context, parentID string, children []idea.Idea) error
-	// Merge archives fold into keep (which gains fold's tags) in one
-	// transaction and returns keep as stored.
-	Merge(ctx context.Context, keepID, foldID string, now time.Time) (idea.Idea, error)
-	// SaveSnapshot stores a health snapshot.
-	SaveSnapshot(ctx context.Context, s Snapshot) error
-	// Snapshots returns the snapshots taken at or after since, oldest first.
-	Snapshots(ctx context.Context, since time.Time) ([]Snapshot, error)
-	// Counts returns row counts.
+	// TaskSeen reports whether a task id has been recorded.
+	TaskSeen(ctx context.Context, taskID string) (bool, error)
+	// RecordTask records a task event. ErrAlreadyExists when the task id is
+	// recorded already (a concurrent report of the same task).
+	RecordTask(ctx context.Context, e TaskEvent) error
+	// Counts returns the row counts of the portfolio schema.
 	Counts(ctx context.Context) (Counts, error)
+}
+
+// Questions is the repository of open questions, over one querier.
+type Questions interface {
+	// Add stores an open question and counts it on its idea; the two writes
+	// belong in one transaction. ErrNotFound when the idea is absent.
+	Add(ctx context.Context, q Question) error
+	// List returns an idea's questions, oldest first. ErrNotFound when the
+	// idea is absent.
+	List(ctx context.Context, ideaID string) ([]Question, error)
+	// Open returns the open questions' texts of every active idea that has
+	// any, oldest first.
+	Open(ctx context.Context) (map[string][]string, error)
+}
+
+// Snapshots is the repository of health snapshots, over one querier.
+type Snapshots interface {
+	// Save stores a health snapshot.
+	Save(ctx context.Context, s Snapshot) error
+	// Since returns the snapshots taken at or after since, oldest first.
+	Since(ctx context.Context, since time.Time) ([]Snapshot, error)
 }

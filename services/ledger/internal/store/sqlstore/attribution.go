@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
@@ -12,6 +13,17 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/database"
 )
+
+// Attribution implements store.Attribution over a querier: the pool for
+// reads, the use case's transaction for everything that writes.
+type Attribution struct {
+	q database.Querier
+}
+
+var _ store.Attribution = Attribution{}
+
+// NewAttribution returns the attribution repository over q.
+func NewAttribution(q database.Querier) Attribution { return Attribution{q: q} }
 
 const assetColumns = `id, type, name, description, github_repository, total_cost_micros, contribution_count, created_at`
 
@@ -33,9 +45,9 @@ func scanAsset(row database.Row) (store.Asset, error) {
 	return a, nil
 }
 
-// CreateAsset implements store.Store.
-func (s *Store) CreateAsset(ctx context.Context, a store.Asset) error {
-	_, err := s.db.Exec(ctx, `INSERT INTO assets (`+assetColumns+`) VALUES ($1, $2, $3, $4, $5, 0, 0, $6)`,
+// CreateAsset implements store.Attribution.
+func (s Attribution) CreateAsset(ctx context.Context, a store.Asset) error {
+	_, err := s.q.Exec(ctx, `INSERT INTO assets (`+assetColumns+`) VALUES ($1, $2, $3, $4, $5, 0, 0, $6)`,
 		a.ID, a.Type, a.Name, a.Description, database.NullString(a.GitHubRepository), database.Micros(a.CreatedAt))
 	if database.IsUniqueViolation(err) {
 		return fmt.Errorf("create asset %s: %w", a.ID, store.ErrAlreadyExists)
@@ -46,9 +58,9 @@ func (s *Store) CreateAsset(ctx context.Context, a store.Asset) error {
 	return nil
 }
 
-// GetAsset implements store.Store.
-func (s *Store) GetAsset(ctx context.Context, id string) (store.Asset, error) {
-	a, err := scanAsset(s.db.QueryRow(ctx, `SELECT `+assetColumns+` FROM assets WHERE id = $1`, id))
+// GetAsset implements store.Attribution.
+func (s Attribution) GetAsset(ctx context.Context, id string) (store.Asset, error) {
+	a, err := scanAsset(s.q.QueryRow(ctx, `SELECT `+assetColumns+` FROM assets WHERE id = $1`, id))
 	if errors.Is(err, database.ErrNoRows) {
 		return store.Asset{}, store.ErrNotFound
 	}
@@ -58,9 +70,9 @@ func (s *Store) GetAsset(ctx context.Context, id string) (store.Asset, error) {
 	return a, nil
 }
 
-// ListAssets implements store.Store.
-func (s *Store) ListAssets(ctx context.Context, limit, offset int) ([]store.Asset, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+assetColumns+` FROM assets ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, limit, offset)
+// ListAssets implements store.Attribution.
+func (s Attribution) ListAssets(ctx context.Context, limit, offset int) ([]store.Asset, error) {
+	rows, err := s.q.Query(ctx, `SELECT `+assetColumns+` FROM assets ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, limit, offset)
 	if err != nil {
 		return nil, fmt.Errorf("list assets: %w", err)
 	}
@@ -115,17 +127,6 @@ func metadataJSON(m map[string]any) (string, error) {
 	return string(b), nil
 }
 
-// ensureContributor creates a contributor without a handle unless one with
-// its id exists.
-func ensureContributor(ctx context.Context, tx database.Querier, c store.Contributor) error {
-	_, err := tx.Exec(ctx, `INSERT INTO contributors (id, handle, trust_level, created_at) VALUES ($1, NULL, $2, $3)
-		ON CONFLICT (id) DO NOTHING`, c.ID, c.TrustLevel, database.Micros(c.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("ensure contributor %s: %w", c.ID, err)
-	}
-	return nil
-}
-
 // addContribution adds c's cost to its asset (the UPDATE takes the row lock
 // that serialises concurrent contributions to one asset on Postgres) and
 // inserts it.
@@ -158,23 +159,17 @@ func addContribution(ctx context.Context, tx database.Querier, c store.Contribut
 	return nil
 }
 
-// CreateContribution implements store.Store.
-func (s *Store) CreateContribution(ctx context.Context, c store.Contribution, contributor store.Contributor) error {
-	err := s.db.Tx(ctx, func(tx database.Querier) error {
-		if err := ensureContributor(ctx, tx, contributor); err != nil {
-			return err
-		}
-		return addContribution(ctx, tx, c)
-	})
-	if err != nil {
-		return fmt.Errorf("create contribution to asset %s: %w", c.AssetID, err)
+// AddContribution implements store.Attribution.
+func (s Attribution) AddContribution(ctx context.Context, c store.Contribution) error {
+	if err := addContribution(ctx, s.q, c); err != nil {
+		return fmt.Errorf("add contribution to asset %s: %w", c.AssetID, err)
 	}
 	return nil
 }
 
-// GetContribution implements store.Store.
-func (s *Store) GetContribution(ctx context.Context, id string) (store.Contribution, error) {
-	c, err := scanContribution(s.db.QueryRow(ctx, `SELECT `+contributionColumns+` FROM contributions WHERE id = $1`, id))
+// GetContribution implements store.Attribution.
+func (s Attribution) GetContribution(ctx context.Context, id string) (store.Contribution, error) {
+	c, err := scanContribution(s.q.QueryRow(ctx, `SELECT `+contributionColumns+` FROM contributions WHERE id = $1`, id))
 	if errors.Is(err, database.ErrNoRows) {
 		return store.Contribution{}, store.ErrNotFound
 	}
@@ -186,9 +181,9 @@ func (s *Store) GetContribution(ctx context.Context, id string) (store.Contribut
 
 // exists reports whether table has a row whose column equals value; table
 // and column are constants of this package, never input.
-func (s *Store) exists(ctx context.Context, table, column, value string) (bool, error) {
+func (s Attribution) exists(ctx context.Context, table, column, value string) (bool, error) {
 	var one int
-	err := s.db.QueryRow(ctx, `SELECT 1 FROM `+table+` WHERE `+column+` = $1`, value).Scan(&one)
+	err := s.q.QueryRow(ctx, `SELECT 1 FROM `+table+` WHERE `+column+` = $1`, value).Scan(&one)
 	if errors.Is(err, database.ErrNoRows) {
 		return false, nil
 	}
@@ -198,7 +193,7 @@ func (s *Store) exists(ctx context.Context, table, column, value string) (bool, 
 	return true, nil
 }
 
-func (s *Store) listContributions(ctx context.Context, table, column, value string, limit, offset int) ([]store.Contribution, error) {
+func (s Attribution) listContributions(ctx context.Context, table, column, value string, limit, offset int) ([]store.Contribution, error) {
 	ok, err := s.exists(ctx, table, "id", value)
 	if err != nil {
 		return nil, err
@@ -206,7 +201,7 @@ func (s *Store) listContributions(ctx context.Context, table, column, value stri
 	if !ok {
 		return nil, store.ErrNotFound
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+contributionColumns+` FROM contributions WHERE `+column+` = $1
+	rows, err := s.q.Query(ctx, `SELECT `+contributionColumns+` FROM contributions WHERE `+column+` = $1
 		ORDER BY created_at, id LIMIT $2 OFFSET $3`, value, limit, offset)
 	if err != nil {
 		return nil, fmt.Errorf("list contributions: %w", err)
@@ -226,66 +221,88 @@ func (s *Store) listContributions(ctx context.Context, table, column, value stri
 	return out, nil
 }
 
-// ListAssetContributions implements store.Store.
-func (s *Store) ListAssetContributions(ctx context.Context, assetID string, limit, offset int) ([]store.Contribution, error) {
+// ListAssetContributions implements store.Attribution.
+func (s Attribution) ListAssetContributions(ctx context.Context, assetID string, limit, offset int) ([]store.Contribution, error) {
 	return s.listContributions(ctx, "assets", "asset_id", assetID, limit, offset)
 }
 
-// ListContributorContributions implements store.Store.
-func (s *Store) ListContributorContributions(ctx context.Context, contributorID string, limit, offset int) ([]store.Contribution, error) {
+// ListContributorContributions implements store.Attribution.
+func (s Attribution) ListContributorContributions(ctx context.Context, contributorID string, limit, offset int) ([]store.Contribution, error) {
 	return s.listContributions(ctx, "contributors", "contributor_id", contributorID, limit, offset)
 }
 
-// errDuplicateDelivery aborts the transaction of a delivery recorded before.
-var errDuplicateDelivery = errors.New("delivery already recorded")
-
-// RecordGitHubContribution implements store.Store.
-func (s *Store) RecordGitHubContribution(ctx context.Context, g store.GitHubContribution) (store.Contribution, bool, error) {
+// RecordGitHubContribution implements store.Attribution.
+func (s Attribution) RecordGitHubContribution(ctx context.Context, g store.GitHubContribution) (store.Contribution, error) {
 	c := g.Contribution
-	err := s.db.Tx(ctx, func(tx database.Querier) error {
-		// Claim the delivery first: a concurrent redelivery waits here for
-		// this transaction and then fails on the key, having done nothing.
-		_, err := tx.Exec(ctx, `INSERT INTO github_deliveries (delivery_id, contribution_id, received_at) VALUES ($1, $2, $3)`,
-			g.DeliveryID, c.ID, database.Micros(c.CreatedAt))
-		if database.IsUniqueViolation(err) {
-			return errDuplicateDelivery
-		}
-		if err != nil {
-			return fmt.Errorf("claim delivery: %w", err)
-		}
-		if err := ensureContributor(ctx, tx, g.Contributor); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO assets (`+assetColumns+`) VALUES ($1, $2, $3, $4, $5, 0, 0, $6)
-			ON CONFLICT (github_repository) DO NOTHING`,
-			g.Asset.ID, g.Asset.Type, g.Asset.Name, g.Asset.Description, g.Asset.GitHubRepository, database.Micros(g.Asset.CreatedAt)); err != nil {
-			return fmt.Errorf("ensure asset for %s: %w", g.Asset.GitHubRepository, err)
-		}
-		if err := tx.QueryRow(ctx, `SELECT id FROM assets WHERE github_repository = $1`, g.Asset.GitHubRepository).Scan(&c.AssetID); err != nil {
-			return fmt.Errorf("find asset for %s: %w", g.Asset.GitHubRepository, err)
-		}
-		return addContribution(ctx, tx, c)
-	})
-	if errors.Is(err, errDuplicateDelivery) {
-		orig, err := s.deliveryContribution(ctx, g.DeliveryID)
-		if err != nil {
-			return store.Contribution{}, false, err
-		}
-		return orig, true, nil
+	if g.DeliveryID == "" && g.CommitHash == "" {
+		return store.Contribution{}, errors.New("record delivery: neither a delivery id nor a commit hash identifies it")
 	}
-	if err != nil {
-		return store.Contribution{}, false, fmt.Errorf("record delivery %s: %w", g.DeliveryID, err)
+	if err := s.recordGitHubContribution(ctx, g, &c); err != nil {
+		return store.Contribution{}, fmt.Errorf("record delivery %s: %w", deliveryName(g), err)
 	}
-	return c, false, nil
+	return c, nil
 }
 
-func (s *Store) deliveryContribution(ctx context.Context, deliveryID string) (store.Contribution, error) {
-	c, err := scanContribution(s.db.QueryRow(ctx, `SELECT c.id, c.contributor_id, c.asset_id, c.cost_micros, c.coherence, c.metadata, c.source, c.created_at
-		FROM github_deliveries d JOIN contributions c ON c.id = d.contribution_id WHERE d.delivery_id = $1`, deliveryID))
+func (s Attribution) recordGitHubContribution(ctx context.Context, g store.GitHubContribution, c *store.Contribution) error {
+	// Claim the delivery first, by its id or else by repository and
+	// commit: a concurrent redelivery waits here for this transaction and
+	// then fails on the key, having done nothing.
+	var err error
+	if g.DeliveryID != "" {
+		_, err = s.q.Exec(ctx, `INSERT INTO github_deliveries (delivery_id, contribution_id, received_at) VALUES ($1, $2, $3)`,
+			g.DeliveryID, c.ID, database.Micros(c.CreatedAt))
+	} else {
+		_, err = s.q.Exec(ctx, `INSERT INTO github_commits (repository, commit_hash, contribution_id, received_at) VALUES ($1, $2, $3, $4)`,
+			g.Asset.GitHubRepository, g.CommitHash, c.ID, database.Micros(c.CreatedAt))
+	}
+	if database.IsUniqueViolation(err) {
+		// On Postgres the transaction is aborted now: report the duplicate
+		// and nothing else, and let the caller read the original after
+		// rolling back.
+		return store.ErrAlreadyExists
+	}
+	if err != nil {
+		return fmt.Errorf("claim delivery: %w", err)
+	}
+	if err := ensureContributor(ctx, s.q, g.Contributor); err != nil {
+		return err
+	}
+	if _, err := s.q.Exec(ctx, `INSERT INTO assets (`+assetColumns+`) VALUES ($1, $2, $3, $4, $5, 0, 0, $6)
+		ON CONFLICT (github_repository) DO NOTHING`,
+		g.Asset.ID, g.Asset.Type, g.Asset.Name, g.Asset.Description, g.Asset.GitHubRepository, database.Micros(g.Asset.CreatedAt)); err != nil {
+		return fmt.Errorf("ensure asset for %s: %w", g.Asset.GitHubRepository, err)
+	}
+	if err := s.q.QueryRow(ctx, `SELECT id FROM assets WHERE github_repository = $1`, g.Asset.GitHubRepository).Scan(&c.AssetID); err != nil {
+		return fmt.Errorf("find asset for %s: %w", g.Asset.GitHubRepository, err)
+	}
+	return addContribution(ctx, s.q, *c)
+}
+
+// deliveryName names a delivery in errors: its id, or repository@commit.
+func deliveryName(g store.GitHubContribution) string {
+	if g.DeliveryID != "" {
+		return g.DeliveryID
+	}
+	return g.Asset.GitHubRepository + "@" + g.CommitHash
+}
+
+// DeliveryContribution implements store.Attribution: it finds the
+// contribution a delivery recorded, by the key that conflicted.
+func (s Attribution) DeliveryContribution(ctx context.Context, g store.GitHubContribution) (store.Contribution, error) {
+	const columns = `SELECT c.id, c.contributor_id, c.asset_id, c.cost_micros, c.coherence, c.metadata, c.source, c.created_at`
+	var row database.Row
+	if g.DeliveryID != "" {
+		row = s.q.QueryRow(ctx, columns+` FROM github_deliveries d JOIN contributions c ON c.id = d.contribution_id
+			WHERE d.delivery_id = $1`, g.DeliveryID)
+	} else {
+		row = s.q.QueryRow(ctx, columns+` FROM github_commits k JOIN contributions c ON c.id = k.contribution_id
+			WHERE k.repository = $1 AND k.commit_hash = $2`, g.Asset.GitHubRepository, g.CommitHash)
+	}
+	c, err := scanContribution(row)
 	if err != nil {
 		// The key conflicted, so the row exists (committed): anything else
 		// is a failure, not a missing delivery.
-		return store.Contribution{}, fmt.Errorf("find the contribution of delivery %s: %w", deliveryID, err)
+		return store.Contribution{}, fmt.Errorf("find the contribution of delivery %s: %w", deliveryName(g), err)
 	}
 	return c, nil
 }
@@ -294,54 +311,17 @@ func (s *Store) deliveryContribution(ctx context.Context, deliveryID string) (st
 // each, far below both engines' parameter limits).
 const payoutBatch = 500
 
-// CreateDistribution implements store.Store.
-func (s *Store) CreateDistribution(ctx context.Context, d store.Distribution, split store.SplitFunc) (store.Distribution, error) {
-	err := s.db.Tx(ctx, func(tx database.Querier) error {
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM assets WHERE id = $1`, d.AssetID).Scan(&one)
-		if errors.Is(err, database.ErrNoRows) {
-			return store.ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("find asset: %w", err)
-		}
-		stakes, err := assetStakes(ctx, tx, d.AssetID)
-		if err != nil {
-			return err
-		}
-		d.Payouts = split(stakes)
-		if _, err := tx.Exec(ctx, `INSERT INTO distributions (id, asset_id, value_micros, created_at) VALUES ($1, $2, $3, $4)`,
-			d.ID, d.AssetID, int64(d.Value), database.Micros(d.CreatedAt)); err != nil {
-			return fmt.Errorf("insert distribution: %w", err)
-		}
-		for start := 0; start < len(d.Payouts); start += payoutBatch {
-			batch := d.Payouts[start:min(start+payoutBatch, len(d.Payouts))]
-			var q strings.Builder
-			q.WriteString(`INSERT INTO payouts (distribution_id, position, contributor_id, amount_micros) VALUES `)
-			args := make([]any, 0, 4*len(batch))
-			for i, p := range batch {
-				if i > 0 {
-					q.WriteString(", ")
-				}
-				fmt.Fprintf(&q, "(%s)", database.Placeholders(len(args)+1, 4))
-				args = append(args, d.ID, start+i, p.ContributorID, int64(p.Amount))
-			}
-			if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
-				return fmt.Errorf("insert payouts: %w", err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return store.Distribution{}, fmt.Errorf("create distribution of asset %s: %w", d.AssetID, err)
+// AssetStakes implements store.Attribution.
+func (s Attribution) AssetStakes(ctx context.Context, assetID string) ([]attribution.Stake, error) {
+	var one int
+	err := s.q.QueryRow(ctx, `SELECT 1 FROM assets WHERE id = $1`, assetID).Scan(&one)
+	if errors.Is(err, database.ErrNoRows) {
+		return nil, store.ErrNotFound
 	}
-	return d, nil
-}
-
-// assetStakes sums an asset's contribution costs per contributor and
-// coherence score: the split's input, aggregated where the rows are.
-func assetStakes(ctx context.Context, tx database.Querier, assetID string) ([]attribution.Stake, error) {
-	rows, err := tx.Query(ctx, `SELECT contributor_id, coherence, CAST(SUM(cost_micros) AS BIGINT)
+	if err != nil {
+		return nil, fmt.Errorf("find asset: %w", err)
+	}
+	rows, err := s.q.Query(ctx, `SELECT contributor_id, coherence, CAST(SUM(cost_micros) AS BIGINT)
 		FROM contributions WHERE asset_id = $1 GROUP BY contributor_id, coherence`, assetID)
 	if err != nil {
 		return nil, fmt.Errorf("sum stakes: %w", err)
@@ -366,36 +346,75 @@ func assetStakes(ctx context.Context, tx database.Querier, assetID string) ([]at
 	return out, nil
 }
 
-// GetDistribution implements store.Store.
-func (s *Store) GetDistribution(ctx context.Context, id string) (store.Distribution, error) {
+// InsertDistribution implements store.Attribution.
+func (s Attribution) InsertDistribution(ctx context.Context, d store.Distribution) error {
+	if _, err := s.q.Exec(ctx, `INSERT INTO distributions (id, asset_id, value_micros, payout_count, paid_cc, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		d.ID, d.AssetID, int64(d.Value), len(d.Payouts), boolInt(d.PaidCC), database.Micros(d.CreatedAt)); err != nil {
+		return fmt.Errorf("insert distribution: %w", err)
+	}
+	for start := 0; start < len(d.Payouts); start += payoutBatch {
+		batch := d.Payouts[start:min(start+payoutBatch, len(d.Payouts))]
+		var q strings.Builder
+		q.WriteString(`INSERT INTO payouts (distribution_id, position, contributor_id, amount_micros) VALUES `)
+		args := make([]any, 0, 4*len(batch))
+		for i, p := range batch {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			fmt.Fprintf(&q, "(%s)", database.Placeholders(len(args)+1, 4))
+			args = append(args, d.ID, start+i, p.ContributorID, int64(p.Amount))
+		}
+		if _, err := s.q.Exec(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("insert payouts: %w", err)
+		}
+	}
+	return nil
+}
+
+const distributionColumns = `id, asset_id, value_micros, payout_count, paid_cc, created_at`
+
+func scanDistribution(row database.Row) (store.Distribution, error) {
 	var (
 		d       store.Distribution
 		value   int64
 		created int64
+		paid    int
 	)
-	err := s.db.QueryRow(ctx, `SELECT id, asset_id, value_micros, created_at FROM distributions WHERE id = $1`, id).
-		Scan(&d.ID, &d.AssetID, &value, &created)
+	if err := row.Scan(&d.ID, &d.AssetID, &value, &d.PayoutCount, &paid, &created); err != nil {
+		return store.Distribution{}, err
+	}
+	d.Value, d.CreatedAt, d.PaidCC = money.Micros(value), database.Time(created), paid == 1
+	d.Payouts = []attribution.Payout{}
+	return d, nil
+}
+
+// GetDistribution implements store.Attribution.
+func (s Attribution) GetDistribution(ctx context.Context, id string, limit, offset int) (store.Distribution, error) {
+	d, err := scanDistribution(s.q.QueryRow(ctx, `SELECT `+distributionColumns+` FROM distributions WHERE id = $1`, id))
 	if errors.Is(err, database.ErrNoRows) {
 		return store.Distribution{}, store.ErrNotFound
 	}
 	if err != nil {
 		return store.Distribution{}, fmt.Errorf("get distribution %s: %w", id, err)
 	}
-	d.Value, d.CreatedAt = money.Micros(value), database.Time(created)
-	payouts, err := s.payouts(ctx, `SELECT distribution_id, contributor_id, amount_micros FROM payouts WHERE distribution_id = $1 ORDER BY position`, id)
+	// Positions run from 0 without gaps, so a page is a range of the
+	// primary key rather than an OFFSET scan. The end stays within the
+	// column's 32 bits whatever offset a caller sends.
+	end := min(int64(offset)+int64(limit), math.MaxInt32)
+	payouts, err := s.payouts(ctx, `SELECT distribution_id, contributor_id, amount_micros FROM payouts
+		WHERE distribution_id = $1 AND position >= $2 AND position < $3 ORDER BY position`, id, min(int64(offset), math.MaxInt32), end)
 	if err != nil {
 		return store.Distribution{}, err
 	}
-	d.Payouts = payouts[id]
-	if d.Payouts == nil {
-		d.Payouts = []attribution.Payout{}
+	if page := payouts[id]; page != nil {
+		d.Payouts = page
 	}
 	return d, nil
 }
 
 // payouts runs a payout query and groups its rows by distribution.
-func (s *Store) payouts(ctx context.Context, query, arg string) (map[string][]attribution.Payout, error) {
-	rows, err := s.db.Query(ctx, query, arg)
+func (s Attribution) payouts(ctx context.Context, query string, args ...any) (map[string][]attribution.Payout, error) {
+	rows, err := s.q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list payouts: %w", err)
 	}
@@ -419,47 +438,67 @@ func (s *Store) payouts(ctx context.Context, query, arg string) (map[string][]at
 	return out, nil
 }
 
-// ListAssetDistributions implements store.Store.
-func (s *Store) ListAssetDistributions(ctx context.Context, assetID string) ([]store.Distribution, error) {
+// ListAssetDistributions implements store.Attribution.
+func (s Attribution) ListAssetDistributions(ctx context.Context, assetID string, limit, offset, payouts int) ([]store.Distribution, int, error) {
 	ok, err := s.exists(ctx, "assets", "id", assetID)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !ok {
-		return nil, store.ErrNotFound
+		return nil, 0, store.ErrNotFound
 	}
-	rows, err := s.db.Query(ctx, `SELECT id, asset_id, value_micros, created_at FROM distributions WHERE asset_id = $1 ORDER BY created_at, id`, assetID)
+	var total int
+	if err := s.q.QueryRow(ctx, `SELECT COUNT(*) FROM distributions WHERE asset_id = $1`, assetID).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count distributions: %w", err)
+	}
+	rows, err := s.q.Query(ctx, `SELECT `+distributionColumns+` FROM distributions WHERE asset_id = $1
+		ORDER BY created_at, id LIMIT $2 OFFSET $3`, assetID, limit, offset)
 	if err != nil {
-		return nil, fmt.Errorf("list distributions: %w", err)
+		return nil, 0, fmt.Errorf("list distributions: %w", err)
 	}
 	defer rows.Close()
 	out := []store.Distribution{}
 	for rows.Next() {
-		var (
-			d       store.Distribution
-			value   int64
-			created int64
-		)
-		if err := rows.Scan(&d.ID, &d.AssetID, &value, &created); err != nil {
-			return nil, fmt.Errorf("list distributions: %w", err)
+		d, err := scanDistribution(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list distributions: %w", err)
 		}
-		d.Value, d.CreatedAt = money.Micros(value), database.Time(created)
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list distributions: %w", err)
+		return nil, 0, fmt.Errorf("list distributions: %w", err)
 	}
 	rows.Close()
-	payouts, err := s.payouts(ctx, `SELECT p.distribution_id, p.contributor_id, p.amount_micros FROM payouts p
-		JOIN distributions d ON d.id = p.distribution_id WHERE d.asset_id = $1 ORDER BY p.distribution_id, p.position`, assetID)
+	if len(out) == 0 || payouts <= 0 {
+		return out, total, nil
+	}
+	args := make([]any, 0, len(out)+1)
+	args = append(args, payouts)
+	for _, d := range out {
+		args = append(args, d.ID)
+	}
+	first, err := s.payouts(ctx, `SELECT distribution_id, contributor_id, amount_micros FROM payouts
+		WHERE position < $1 AND distribution_id IN (`+database.Placeholders(2, len(out))+`) ORDER BY distribution_id, position`, args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for i := range out {
-		out[i].Payouts = payouts[out[i].ID]
-		if out[i].Payouts == nil {
-			out[i].Payouts = []attribution.Payout{}
+		if page := first[out[i].ID]; page != nil {
+			out[i].Payouts = page
 		}
 	}
-	return out, nil
+	return out, total, nil
+}
+
+// Counts implements store.Attribution.
+func (s Attribution) Counts(ctx context.Context) (map[string]int, error) {
+	return count(ctx, s.q, "assets", "contributions", "github_deliveries", "github_commits", "distributions", "payouts")
+}
+
+// boolInt stores a boolean as 0 or 1, the same on both engines.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -13,14 +13,16 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
 
-// BenchmarkCreateDistribution measures a distribution over an asset with
-// 100 000 contributions, from 1 000 and from 100 000 contributors: summing
-// the stakes in SQL, splitting them with big integers, and writing the
-// distribution and one payout row per contributor, in one transaction.
+// BenchmarkCreateDistribution measures the distribution use case over an
+// asset with 100 000 contributions, from 1 000 and from 100 000
+// contributors: summing the stakes in SQL, splitting them with big
+// integers, and writing the distribution and one payout row per
+// contributor, in one transaction.
 //
 //	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./services/ledger/internal/store/sqlstore -run '^$' -bench CreateDistribution -benchtime 10x
 func BenchmarkCreateDistribution(b *testing.B) {
@@ -32,14 +34,18 @@ func BenchmarkCreateDistribution(b *testing.B) {
 					b.Skipf("%s is not set: skipping Postgres", dbtest.URLEnv)
 				}
 				db := dbtest.Open(b, engine, "ledger", store.Migrations())
-				s := sqlstore.New(db)
-				assetID := seedContributions(b, db, s, contributions, contributors)
+				app := usecase.New(db, func(q database.Querier) usecase.Repos {
+					return usecase.Repos{
+						Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q),
+						Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q),
+					}
+				}, usecase.Config{})
+				assetID := seedContributions(b, db, contributions, contributors)
 				value := money.Micros(1_000_000) * money.Scale
 				ctx := context.Background()
 				b.ResetTimer()
 				for b.Loop() {
-					d, err := s.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: assetID, Value: value, CreatedAt: time.Now()},
-						func(stakes []attribution.Stake) []attribution.Payout { return attribution.Split(value, stakes) })
+					d, err := app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: assetID, Value: value, CreatedAt: time.Now()})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -55,11 +61,11 @@ func BenchmarkCreateDistribution(b *testing.B) {
 // seedContributions writes n contributions from k contributors straight
 // into the tables with multi-row INSERTs (through the store it would take
 // minutes) and sets the asset's total to match.
-func seedContributions(b *testing.B, db *database.DB, s *sqlstore.Store, n, k int) string {
+func seedContributions(b *testing.B, db *database.DB, n, k int) string {
 	b.Helper()
 	ctx := context.Background()
 	asset := store.Asset{ID: uuid.NewString(), Type: attribution.TypeCode, Name: "bench", CreatedAt: time.Now()}
-	if err := s.CreateAsset(ctx, asset); err != nil {
+	if err := sqlstore.NewAttribution(db).CreateAsset(ctx, asset); err != nil {
 		b.Fatal(err)
 	}
 	const batch = 1000

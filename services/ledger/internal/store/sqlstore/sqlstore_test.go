@@ -13,8 +13,12 @@ import (
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
-		storetest.Run(t, func(t *testing.T) store.Store {
-			return sqlstore.New(dbtest.Open(t, engine, "ledger", store.Migrations()))
+		storetest.Run(t, func(t *testing.T) storetest.Harness {
+			return storetest.Harness{
+				DB:          dbtest.Open(t, engine, "ledger", store.Migrations()),
+				Identity:    func(q database.Querier) store.Identity { return sqlstore.NewIdentity(q) },
+				Attribution: func(q database.Querier) store.Attribution { return sqlstore.NewAttribution(q) },
+			}
 		})
 	})
 }

@@ -3,8 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"sync"
+	"math"
 	"testing"
 	"time"
 
@@ -22,34 +21,68 @@ func newAsset(typ string, at time.Time) store.Asset {
 	return store.Asset{ID: uuid.NewString(), Type: typ, Name: "asset " + typ, Description: "d", CreatedAt: at}
 }
 
-func newContribution(contributorID, assetID string, cost money.Micros, at time.Time) store.Contribution {
+// NewContribution is an API contribution of cost by contributorID to assetID.
+func NewContribution(contributorID, assetID string, cost money.Micros, at time.Time) store.Contribution {
 	return store.Contribution{
 		ID: uuid.NewString(), ContributorID: contributorID, AssetID: assetID, Cost: cost,
 		Coherence: attribution.CoherenceBase, Metadata: map[string]any{}, Source: attribution.SourceAPI, CreatedAt: at,
 	}
 }
 
-func implicit(id string, at time.Time) store.Contributor {
+// Implicit is a contributor created by a contribution (no handle).
+func Implicit(id string, at time.Time) store.Contributor {
 	return store.Contributor{ID: id, TrustLevel: attribution.TrustImplicit, CreatedAt: at}
 }
 
+// add records c by an implicit contributor in one transaction, as the
+// contribution use case does: ensure the contributor, then add.
+func add(h Harness, c store.Contribution, at time.Time) error {
+	ctx := context.Background()
+	return h.write(func(r repos) error {
+		if err := r.identity.EnsureContributor(ctx, Implicit(c.ContributorID, at)); err != nil {
+			return err
+		}
+		return r.attribution.AddContribution(ctx, c)
+	})
+}
+
 // contribute records a contribution by an implicit contributor.
-func contribute(t *testing.T, s store.Store, contributorID, assetID string, cost money.Micros, at time.Time) store.Contribution {
+func contribute(t *testing.T, h Harness, contributorID, assetID string, cost money.Micros, at time.Time) store.Contribution {
 	t.Helper()
-	c := newContribution(contributorID, assetID, cost, at)
-	require.NoError(t, s.CreateContribution(context.Background(), c, implicit(contributorID, at)))
+	c := NewContribution(contributorID, assetID, cost, at)
+	require.NoError(t, add(h, c, at))
 	return c
 }
 
-func createAsset(t *testing.T, s store.Store, at time.Time) store.Asset {
+func createAsset(t *testing.T, h Harness, at time.Time) store.Asset {
 	t.Helper()
 	a := newAsset(attribution.TypeCode, at)
-	require.NoError(t, s.CreateAsset(context.Background(), a))
+	require.NoError(t, h.write(func(r repos) error { return r.attribution.CreateAsset(context.Background(), a) }))
 	return a
 }
 
-func githubDelivery(deliveryID, login, repo string, cost money.Micros, at time.Time) store.GitHubContribution {
-	c := newContribution("github:"+login, "", cost, at)
+// record records a delivery in its own transaction.
+func record(h Harness, g store.GitHubContribution) (store.Contribution, error) {
+	var c store.Contribution
+	err := h.write(func(r repos) error {
+		var err error
+		c, err = r.attribution.RecordGitHubContribution(context.Background(), g)
+		return err
+	})
+	return c, err
+}
+
+// CommitDelivery is a delivery without an id, recognised by repo and hash.
+func CommitDelivery(hash, login, repo string, cost money.Micros, at time.Time) store.GitHubContribution {
+	g := GitHubDelivery("", login, repo, cost, at)
+	g.CommitHash = hash
+	g.Contribution.Metadata = map[string]any{"github": map[string]any{"commit_hash": hash}}
+	return g
+}
+
+// GitHubDelivery is a push delivery with an id, by login, to repository repo.
+func GitHubDelivery(deliveryID, login, repo string, cost money.Micros, at time.Time) store.GitHubContribution {
+	c := NewContribution("github:"+login, "", cost, at)
 	c.Source = attribution.SourceGitHub
 	c.Metadata = map[string]any{"github": map[string]any{"delivery_id": deliveryID}}
 	return store.GitHubContribution{
@@ -60,32 +93,40 @@ func githubDelivery(deliveryID, login, repo string, cost money.Micros, at time.T
 	}
 }
 
-func runAttribution(t *testing.T, newStore func(t *testing.T) store.Store) {
+// insertDistribution records d in its own transaction.
+func insertDistribution(t *testing.T, h Harness, d store.Distribution) {
+	t.Helper()
+	require.NoError(t, h.write(func(r repos) error { return r.attribution.InsertDistribution(context.Background(), d) }))
+}
+
+func runAttribution(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Run("assets round-trip and start at zero", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		ctx := context.Background()
 		a := newAsset(attribution.TypeModel, base.Add(123*time.Microsecond))
 		a.TotalCost, a.ContributionCount = 99, 7 // ignored on create
-		require.NoError(t, s.CreateAsset(ctx, a))
-		got, err := s.GetAsset(ctx, a.ID)
+		create := func() error { return h.write(func(r repos) error { return r.attribution.CreateAsset(ctx, a) }) }
+		require.NoError(t, create())
+		got, err := h.read().attribution.GetAsset(ctx, a.ID)
 		require.NoError(t, err)
 		a.TotalCost, a.ContributionCount = 0, 0
 		require.Equal(t, a, got)
 
-		_, err = s.GetAsset(ctx, "missing")
+		_, err = h.read().attribution.GetAsset(ctx, "missing")
 		require.ErrorIs(t, err, store.ErrNotFound)
-		require.ErrorIs(t, s.CreateAsset(ctx, a), store.ErrAlreadyExists)
+		require.ErrorIs(t, create(), store.ErrAlreadyExists)
 	})
 
 	t.Run("assets list newest first, paged", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		ctx := context.Background()
 		var ids []string
 		for i := range 5 {
-			ids = append(ids, createAsset(t, s, base.Add(time.Duration(i)*time.Second)).ID)
+			ids = append(ids, createAsset(t, h, base.Add(time.Duration(i)*time.Second)).ID)
 		}
+		s := h.read().attribution
 		page, err := s.ListAssets(ctx, 2, 0)
 		require.NoError(t, err)
 		require.Equal(t, []string{ids[4], ids[3]}, assetIDs(page))
@@ -98,89 +139,79 @@ func runAttribution(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.Empty(t, page)
 	})
 
-	t.Run("a contribution grows the total, creates its contributor, round-trips", func(t *testing.T) {
+	t.Run("a contribution grows the total and round-trips", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		ctx := context.Background()
-		a := createAsset(t, s, base)
-		c := newContribution("someone", a.ID, 1_234_567, base.Add(time.Second))
+		a := createAsset(t, h, base)
+		c := NewContribution("someone", a.ID, 1_234_567, base.Add(time.Second))
 		c.Coherence = 800
 		c.Metadata = map[string]any{"has_docs": true, "n": 2.0, "nested": map[string]any{"k": "v"}}
-		require.NoError(t, s.CreateContribution(ctx, c, implicit("someone", base)))
+		require.NoError(t, add(h, c, base))
 
-		got, err := s.GetContribution(ctx, c.ID)
+		s := h.read()
+		got, err := s.attribution.GetContribution(ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, c, got)
-		asset, err := s.GetAsset(ctx, a.ID)
+		asset, err := s.attribution.GetAsset(ctx, a.ID)
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(1_234_567), asset.TotalCost)
 		require.Equal(t, 1, asset.ContributionCount)
-		who, err := s.GetContributor(ctx, "someone")
+		who, err := s.identity.GetContributor(ctx, "someone")
 		require.NoError(t, err)
-		require.Equal(t, implicit("someone", base), who)
+		require.Equal(t, Implicit("someone", base), who)
 
-		_, err = s.GetContribution(ctx, "missing")
-		require.ErrorIs(t, err, store.ErrNotFound)
-		_, err = s.GetContributor(ctx, "missing")
+		_, err = s.attribution.GetContribution(ctx, "missing")
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
-	t.Run("an existing contributor is reused as it is", func(t *testing.T) {
+	t.Run("a contribution to an unknown asset: not found, and its transaction writes nothing", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		ctx := context.Background()
-		registered := contributor("erin", base)
-		require.NoError(t, s.Register(ctx, registered, store.Session{TokenHash: "h", CreatedAt: base}))
-		a := createAsset(t, s, base)
-		contribute(t, s, registered.ID, a.ID, 5, base)
-		got, err := s.GetContributor(ctx, registered.ID)
-		require.NoError(t, err)
-		require.Equal(t, registered, got, "handle and trust level untouched")
-	})
-
-	t.Run("a contribution to an unknown asset writes nothing", func(t *testing.T) {
-		t.Parallel()
-		s := newStore(t)
-		ctx := context.Background()
-		err := s.CreateContribution(ctx, newContribution("ghost", "no-such-asset", 1, base), implicit("ghost", base))
+		err := add(h, NewContribution("ghost", "no-such-asset", 1, base), base)
 		require.ErrorIs(t, err, store.ErrNotFound)
-		_, err = s.GetContributor(ctx, "ghost")
+		_, err = h.read().identity.GetContributor(ctx, "ghost")
 		require.ErrorIs(t, err, store.ErrNotFound, "the contributor was rolled back")
-		counts, err := s.Counts(ctx)
+		counts, err := h.read().attribution.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 0, counts["contributions"])
 	})
 
 	t.Run("the asset total has a ceiling and a refused contribution writes nothing", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		ctx := context.Background()
-		a := createAsset(t, s, base)
+		a := createAsset(t, h, base)
 		for range 9 {
-			contribute(t, s, "big", a.ID, attribution.MaxAmount, base)
+			contribute(t, h, "big", a.ID, attribution.MaxAmount, base)
 		}
-		err := s.CreateContribution(ctx, newContribution("big", a.ID, 1, base), implicit("big", base))
+		err := add(h, NewContribution("big", a.ID, 1, base), base)
 		require.ErrorIs(t, err, store.ErrTotalTooLarge)
-		got, err := s.GetAsset(ctx, a.ID)
+		got, err := h.read().attribution.GetAsset(ctx, a.ID)
 		require.NoError(t, err)
 		require.Equal(t, attribution.MaxAssetTotal, got.TotalCost)
 		require.Equal(t, 9, got.ContributionCount)
+		counts, err := h.read().attribution.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 9, counts["contributions"])
 	})
 
 	t.Run("contribution lists are ordered by time then id", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		ctx := context.Background()
-		a := createAsset(t, s, base)
-		other := createAsset(t, s, base)
-		late := contribute(t, s, "amy", a.ID, 1, base.Add(2*time.Second))
-		early := contribute(t, s, "bob", a.ID, 2, base.Add(time.Second))
-		same1 := contribute(t, s, "amy", a.ID, 3, base.Add(3*time.Second))
-		same2 := contribute(t, s, "amy", other.ID, 4, base.Add(3*time.Second))
+		a := createAsset(t, h, base)
+		other := createAsset(t, h, base)
+		late := contribute(t, h, "amy", a.ID, 1, base.Add(2*time.Second))
+		early := contribute(t, h, "bob", a.ID, 2, base.Add(time.Second))
+		same1 := contribute(t, h, "amy", a.ID, 3, base.Add(3*time.Second))
+		same2 := contribute(t, h, "amy", other.ID, 4, base.Add(3*time.Second))
 		if same2.ID < same1.ID {
 			same1, same2 = same2, same1
 		}
 
+		s := h.read().attribution
 		got, err := s.ListAssetContributions(ctx, a.ID, 500, 0)
 		require.NoError(t, err)
 		var wantAsset []string
@@ -206,235 +237,237 @@ func runAttribution(t *testing.T, newStore func(t *testing.T) store.Store) {
 		_, err = s.ListContributorContributions(ctx, "missing", 500, 0)
 		require.ErrorIs(t, err, store.ErrNotFound)
 
-		empty := createAsset(t, s, base)
+		empty := createAsset(t, h, base)
 		got, err = s.ListAssetContributions(ctx, empty.ID, 500, 0)
 		require.NoError(t, err)
 		require.NotNil(t, got)
 		require.Empty(t, got)
 	})
 
-	t.Run("50 concurrent contributions to one asset: exact total, 50 rows", func(t *testing.T) {
-		t.Parallel()
-		s := newStore(t)
-		ctx := context.Background()
-		a := createAsset(t, s, base)
-		const n = 50
-		rng := rand.New(rand.NewPCG(1, 2))
-		costs := make([]money.Micros, n)
-		var want money.Micros
-		for i := range costs {
-			costs[i] = money.Micros(rng.Int64N(10_000_000_000)) // up to 10 000.000000, any micro-unit
-			want += costs[i]
-		}
-		var wg sync.WaitGroup
-		errs := make([]error, n)
-		for i := range n {
-			wg.Go(func() {
-				id := fmt.Sprintf("c%d", i%7) // shared contributors race on creation too
-				errs[i] = s.CreateContribution(ctx, newContribution(id, a.ID, costs[i], time.Now().UTC()), implicit(id, base))
-			})
-		}
-		wg.Wait()
-		for _, err := range errs {
-			require.NoError(t, err)
-		}
-		got, err := s.GetAsset(ctx, a.ID)
-		require.NoError(t, err)
-		require.Equal(t, want, got.TotalCost)
-		require.Equal(t, n, got.ContributionCount)
-		list, err := s.ListAssetContributions(ctx, a.ID, 500, 0)
-		require.NoError(t, err)
-		require.Len(t, list, n)
-		counts, err := s.Counts(ctx)
-		require.NoError(t, err)
-		require.Equal(t, 7, counts["contributors"])
-	})
-
 	t.Run("thousands of tenths add up exactly", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
-		a := createAsset(t, s, base)
+		h := newHarness(t)
+		a := createAsset(t, h, base)
 		for range 2000 {
-			contribute(t, s, "tenths", a.ID, 100_000, base) // 0.1
+			contribute(t, h, "tenths", a.ID, 100_000, base) // 0.1
 		}
-		got, err := s.GetAsset(context.Background(), a.ID)
+		got, err := h.read().attribution.GetAsset(context.Background(), a.ID)
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(200*money.Scale), got.TotalCost)
 		require.Equal(t, 200.0, got.TotalCost.Float64())
 	})
 
-	t.Run("a GitHub delivery creates contributor and asset once", func(t *testing.T) {
+	t.Run("a GitHub delivery creates contributor and asset once; its key is claimed once", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		ctx := context.Background()
-		first := githubDelivery("d-1", "octocat", "octo/repo", 250_000, base)
-		c, dup, err := s.RecordGitHubContribution(ctx, first)
+		first := GitHubDelivery("d-1", "octocat", "octo/repo", 250_000, base)
+		c, err := record(h, first)
 		require.NoError(t, err)
-		require.False(t, dup)
 		require.Equal(t, first.Asset.ID, c.AssetID)
 		require.Equal(t, first.Contribution.ID, c.ID)
 
-		second := githubDelivery("d-2", "octocat", "octo/repo", 100_000, base.Add(time.Second))
-		c2, dup, err := s.RecordGitHubContribution(ctx, second)
+		second := GitHubDelivery("d-2", "octocat", "octo/repo", 100_000, base.Add(time.Second))
+		c2, err := record(h, second)
 		require.NoError(t, err)
-		require.False(t, dup)
 		require.Equal(t, first.Asset.ID, c2.AssetID, "the repository's asset is reused")
 
-		asset, err := s.GetAsset(ctx, first.Asset.ID)
+		s := h.read()
+		asset, err := s.attribution.GetAsset(ctx, first.Asset.ID)
 		require.NoError(t, err)
 		require.Equal(t, "octo/repo", asset.GitHubRepository)
 		require.Equal(t, money.Micros(350_000), asset.TotalCost)
-		who, err := s.GetContributor(ctx, "github:octocat")
+		who, err := s.identity.GetContributor(ctx, "github:octocat")
 		require.NoError(t, err)
 		require.Equal(t, attribution.TrustGitHub, who.TrustLevel)
-		stored, err := s.GetContribution(ctx, c.ID)
+		stored, err := s.attribution.GetContribution(ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, first.Contribution.Metadata, stored.Metadata)
 		require.Equal(t, attribution.SourceGitHub, stored.Source)
 
-		again := githubDelivery("d-1", "someone-else", "other/repo", 9_000_000, base.Add(time.Hour))
-		orig, dup, err := s.RecordGitHubContribution(ctx, again)
+		again := GitHubDelivery("d-1", "someone-else", "other/repo", 9_000_000, base.Add(time.Hour))
+		_, err = record(h, again)
+		require.ErrorIs(t, err, store.ErrAlreadyExists, "a redelivery claims nothing")
+		orig, err := s.attribution.DeliveryContribution(ctx, again)
 		require.NoError(t, err)
-		require.True(t, dup)
-		require.Equal(t, stored, orig, "a redelivery returns the original")
-		counts, err := s.Counts(ctx)
+		require.Equal(t, stored, orig, "the original, found by the key")
+		counts, err := s.attribution.Counts(ctx)
+		require.NoError(t, err)
+		people, err := s.identity.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"contributions": 2, "assets": 1, "contributors": 1, "github_deliveries": 2},
-			map[string]int{"contributions": counts["contributions"], "assets": counts["assets"], "contributors": counts["contributors"], "github_deliveries": counts["github_deliveries"]},
+			map[string]int{"contributions": counts["contributions"], "assets": counts["assets"], "contributors": people["contributors"], "github_deliveries": counts["github_deliveries"]},
 			"the redelivery created nothing")
 	})
 
-	t.Run("100 concurrent redeliveries make one contribution", func(t *testing.T) {
+	t.Run("a delivery without an id is claimed once per repository and commit", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		ctx := context.Background()
-		const n = 100
-		var wg sync.WaitGroup
-		results := make([]store.Contribution, n)
-		dups := make([]bool, n)
-		errs := make([]error, n)
-		for i := range n {
-			wg.Go(func() {
-				results[i], dups[i], errs[i] = s.RecordGitHubContribution(ctx, githubDelivery("same", "octocat", "octo/repo", 250_000, base))
-			})
+		first := CommitDelivery("abc123", "octocat", "octo/repo", 250_000, base)
+		c, err := record(h, first)
+		require.NoError(t, err)
+		require.Equal(t, first.Contribution.ID, c.ID)
+
+		again := CommitDelivery("abc123", "someone-else", "octo/repo", 9_000_000, base.Add(time.Hour))
+		_, err = record(h, again)
+		require.ErrorIs(t, err, store.ErrAlreadyExists, "the same repository and commit is a redelivery")
+		s := h.read().attribution
+		stored, err := s.GetContribution(ctx, c.ID)
+		require.NoError(t, err)
+		orig, err := s.DeliveryContribution(ctx, again)
+		require.NoError(t, err)
+		require.Equal(t, stored, orig, "the original, found by repository and commit")
+
+		for _, other := range []store.GitHubContribution{
+			CommitDelivery("abc123", "octocat", "octo/other", 100_000, base), // another repository
+			CommitDelivery("def456", "octocat", "octo/repo", 100_000, base),  // another commit
+			GitHubDelivery("d-1", "octocat", "octo/repo", 100_000, base),     // a delivery id is its own key
+			GitHubDelivery("d-2", "octocat", "octo/repo", 100_000, base),     // (even for the same commit)
+		} {
+			_, err := record(h, other)
+			require.NoError(t, err, "%s %s %s", other.DeliveryID, other.Asset.GitHubRepository, other.CommitHash)
 		}
-		wg.Wait()
-		fresh := 0
-		for i := range n {
-			require.NoError(t, errs[i])
-			if !dups[i] {
-				fresh++
-			}
-			require.Equal(t, results[0].ID, results[i].ID, "every answer names the same contribution")
-		}
-		require.Equal(t, 1, fresh)
 		counts, err := s.Counts(ctx)
 		require.NoError(t, err)
-		require.Equal(t, 1, counts["contributions"])
-		require.Equal(t, 1, counts["assets"])
-		assets, err := s.ListAssets(ctx, 10, 0)
-		require.NoError(t, err)
-		require.Equal(t, money.Micros(250_000), assets[0].TotalCost)
+		require.Equal(t, map[string]int{"contributions": 5, "github_deliveries": 2, "github_commits": 3},
+			map[string]int{"contributions": counts["contributions"], "github_deliveries": counts["github_deliveries"], "github_commits": counts["github_commits"]})
+
+		_, err = record(h, CommitDelivery("", "octocat", "octo/repo", 1, base))
+		require.Error(t, err, "a delivery with neither key cannot be recorded once")
+		require.NotErrorIs(t, err, store.ErrAlreadyExists)
 	})
 
-	t.Run("concurrent first deliveries for a new repository make one asset", func(t *testing.T) {
+	t.Run("stakes are summed per contributor and coherence", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		ctx := context.Background()
-		const n = 20
-		var wg sync.WaitGroup
-		errs := make([]error, n)
-		for i := range n {
-			wg.Go(func() {
-				_, _, errs[i] = s.RecordGitHubContribution(ctx, githubDelivery(fmt.Sprint("d", i), fmt.Sprint("user", i%3), "new/repo", 100_000, base))
-			})
-		}
-		wg.Wait()
-		for _, err := range errs {
-			require.NoError(t, err)
-		}
-		assets, err := s.ListAssets(ctx, 10, 0)
-		require.NoError(t, err)
-		require.Len(t, assets, 1)
-		require.Equal(t, money.Micros(n*100_000), assets[0].TotalCost)
-		require.Equal(t, n, assets[0].ContributionCount)
-	})
-
-	t.Run("distributions split the summed stakes and persist", func(t *testing.T) {
-		t.Parallel()
-		s := newStore(t)
-		ctx := context.Background()
-		a := createAsset(t, s, base)
-		contribute(t, s, "A", a.ID, 60*money.Scale, base)
-		contribute(t, s, "A", a.ID, 40*money.Scale, base)
-		c := newContribution("B", a.ID, 100*money.Scale, base)
+		a := createAsset(t, h, base)
+		contribute(t, h, "A", a.ID, 60*money.Scale, base)
+		contribute(t, h, "A", a.ID, 40*money.Scale, base)
+		c := NewContribution("B", a.ID, 100*money.Scale, base)
 		c.Coherence = attribution.CoherenceMax
-		require.NoError(t, s.CreateContribution(ctx, c, implicit("B", base)))
+		require.NoError(t, add(h, c, base))
 
-		var seen []attribution.Stake
-		d, err := s.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 100 * money.Scale, CreatedAt: base},
-			func(stakes []attribution.Stake) []attribution.Payout {
-				seen = stakes
-				return attribution.Split(100*money.Scale, stakes)
-			})
+		s := h.read().attribution
+		stakes, err := s.AssetStakes(ctx, a.ID)
 		require.NoError(t, err)
 		require.ElementsMatch(t, []attribution.Stake{
 			{ContributorID: "A", Cost: 100 * money.Scale, Coherence: attribution.CoherenceBase},
 			{ContributorID: "B", Cost: 100 * money.Scale, Coherence: attribution.CoherenceMax},
-		}, seen, "costs are summed per contributor and coherence")
-		require.Equal(t, []attribution.Payout{{ContributorID: "B", Amount: 60 * money.Scale}, {ContributorID: "A", Amount: 40 * money.Scale}}, d.Payouts)
+		}, stakes, "costs are summed per contributor and coherence")
 
-		got, err := s.GetDistribution(ctx, d.ID)
+		empty := createAsset(t, h, base)
+		stakes, err = s.AssetStakes(ctx, empty.ID)
 		require.NoError(t, err)
-		require.Equal(t, d, got)
-
-		empty := createAsset(t, s, base)
-		e, err := s.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: empty.ID, Value: 5, CreatedAt: base.Add(time.Second)},
-			func(stakes []attribution.Stake) []attribution.Payout { return attribution.Split(5, stakes) })
-		require.NoError(t, err)
-		require.Equal(t, []attribution.Payout{}, e.Payouts)
-		got, err = s.GetDistribution(ctx, e.ID)
-		require.NoError(t, err)
-		require.Equal(t, []attribution.Payout{}, got.Payouts, "read back as empty, not nil")
-
-		second, err := s.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 0, CreatedAt: base.Add(time.Second)},
-			func(stakes []attribution.Stake) []attribution.Payout { return attribution.Split(0, stakes) })
-		require.NoError(t, err)
-		list, err := s.ListAssetDistributions(ctx, a.ID)
-		require.NoError(t, err)
-		require.Equal(t, []store.Distribution{d, second}, list)
-		list, err = s.ListAssetDistributions(ctx, empty.ID)
-		require.NoError(t, err)
-		require.Equal(t, []store.Distribution{got}, list)
-
-		_, err = s.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: "missing", CreatedAt: base},
-			func([]attribution.Stake) []attribution.Payout { return nil })
-		require.ErrorIs(t, err, store.ErrNotFound)
-		_, err = s.GetDistribution(ctx, "missing")
-		require.ErrorIs(t, err, store.ErrNotFound)
-		_, err = s.ListAssetDistributions(ctx, "missing")
+		require.Empty(t, stakes)
+		_, err = s.AssetStakes(ctx, "missing")
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
-	t.Run("a distribution with more payouts than one insert batch", func(t *testing.T) {
+	t.Run("distributions persist with their payouts in order", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		ctx := context.Background()
-		a := createAsset(t, s, base)
+		a := createAsset(t, h, base)
+		contribute(t, h, "A", a.ID, 1, base)
+		contribute(t, h, "B", a.ID, 1, base)
+
+		d := store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 100 * money.Scale, CreatedAt: base,
+			Payouts: []attribution.Payout{{ContributorID: "B", Amount: 60 * money.Scale}, {ContributorID: "A", Amount: 40 * money.Scale}}}
+		insertDistribution(t, h, d)
+		s := h.read().attribution
+		got, err := s.GetDistribution(ctx, d.ID, 100, 0)
+		require.NoError(t, err)
+		d.PayoutCount = 2
+		require.Equal(t, d, got, "the payout count is the number of payouts")
+
+		empty := createAsset(t, h, base)
+		e := store.Distribution{ID: uuid.NewString(), AssetID: empty.ID, Value: 5, CreatedAt: base.Add(time.Second), Payouts: []attribution.Payout{}}
+		insertDistribution(t, h, e)
+		gotEmpty, err := s.GetDistribution(ctx, e.ID, 100, 0)
+		require.NoError(t, err)
+		require.Equal(t, []attribution.Payout{}, gotEmpty.Payouts, "read back as empty, not nil")
+		require.Equal(t, 0, gotEmpty.PayoutCount)
+
+		second := store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 0, CreatedAt: base.Add(time.Second),
+			Payouts: []attribution.Payout{{ContributorID: "A", Amount: 0}, {ContributorID: "B", Amount: 0}}, PayoutCount: 2}
+		insertDistribution(t, h, second)
+		list, total, err := s.ListAssetDistributions(ctx, a.ID, 10, 0, 10)
+		require.NoError(t, err)
+		require.Equal(t, []store.Distribution{d, second}, list)
+		require.Equal(t, 2, total)
+		list, total, err = s.ListAssetDistributions(ctx, a.ID, 1, 1, 10)
+		require.NoError(t, err)
+		require.Equal(t, []store.Distribution{second}, list, "a page")
+		require.Equal(t, 2, total, "the total counts every page")
+		list, total, err = s.ListAssetDistributions(ctx, a.ID, 10, 5, 10)
+		require.NoError(t, err)
+		require.Equal(t, []store.Distribution{}, list, "past the end: empty, not nil")
+		require.Equal(t, 2, total)
+		list, total, err = s.ListAssetDistributions(ctx, empty.ID, 10, 0, 10)
+		require.NoError(t, err)
+		require.Equal(t, []store.Distribution{gotEmpty}, list)
+		require.Equal(t, 1, total)
+
+		_, err = s.GetDistribution(ctx, "missing", 100, 0)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, _, err = s.ListAssetDistributions(ctx, "missing", 10, 0, 10)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		counts, err := s.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 3, counts["distributions"])
+		require.Equal(t, 4, counts["payouts"])
+	})
+
+	t.Run("a distribution with more payouts than one insert batch, read back by pages", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		a := createAsset(t, h, base)
 		const n = 1234
+		d := store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: n * money.Scale, CreatedAt: base, PayoutCount: n}
 		for i := range n {
-			contribute(t, s, fmt.Sprintf("p%04d", i), a.ID, money.Cent, base)
+			d.Payouts = append(d.Payouts, attribution.Payout{ContributorID: fmt.Sprintf("p%04d", i), Amount: money.Micros(n - i)})
 		}
-		d, err := s.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: n * money.Scale, CreatedAt: base},
-			func(stakes []attribution.Stake) []attribution.Payout { return attribution.Split(n*money.Scale, stakes) })
+		require.NoError(t, h.write(func(r repos) error {
+			for _, p := range d.Payouts {
+				if err := r.identity.EnsureContributor(ctx, Implicit(p.ContributorID, base)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		insertDistribution(t, h, d)
+		s := h.read().attribution
+		got, err := s.GetDistribution(ctx, d.ID, 2*n, 0)
 		require.NoError(t, err)
-		got, err := s.GetDistribution(ctx, d.ID)
-		require.NoError(t, err)
+		require.Equal(t, n, got.PayoutCount)
 		require.Len(t, got.Payouts, n)
 		require.Equal(t, d.Payouts, got.Payouts, "order kept")
-		for _, p := range got.Payouts {
-			require.Equal(t, money.Micros(money.Scale), p.Amount, p.ContributorID)
+
+		// Pages of payouts, in order, with the count of all of them.
+		var paged []attribution.Payout
+		for offset := 0; offset < n; offset += 500 {
+			page, err := s.GetDistribution(ctx, d.ID, 500, offset)
+			require.NoError(t, err)
+			require.Equal(t, n, page.PayoutCount)
+			require.Len(t, page.Payouts, min(500, n-offset), "page at %d", offset)
+			paged = append(paged, page.Payouts...)
 		}
+		require.Equal(t, d.Payouts, paged, "the pages make up the whole list")
+		for _, offset := range []int{n, n + 1, math.MaxInt32} {
+			past, err := s.GetDistribution(ctx, d.ID, 1000, offset)
+			require.NoError(t, err, "offset %d", offset)
+			require.Equal(t, []attribution.Payout{}, past.Payouts, "offset %d: empty, not nil", offset)
+			require.Equal(t, n, past.PayoutCount)
+		}
+		list, total, err := s.ListAssetDistributions(ctx, a.ID, 10, 0, 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, total)
+		require.Len(t, list, 1)
+		require.Equal(t, d.Payouts[:10], list[0].Payouts, "a list carries the first payouts of each")
+		require.Equal(t, n, list[0].PayoutCount)
 	})
 }
 

@@ -1,256 +1,313 @@
-// Package storetest is the portfolio store conformance suite: every engine's
-// implementation must pass it.
+// Package storetest is the portfolio repositories' conformance suite: every
+// engine's implementation must pass it. The repositories open no
+// transactions, so the suite writes inside db.Tx as the use cases do; the
+// use cases' own composite and concurrent behaviour (concurrent advances,
+// a task counted once per id, split and merge) is tested in the usecase
+// package, on every engine too.
 package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
 )
 
-var t0 = time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+// T0 is the time the suite's fixtures are stamped with.
+var T0 = time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 
-// newIdea builds a valid idea with the given score inputs.
-func newIdea(t *testing.T, id string, potential, cost float64, tags ...string) idea.Idea {
+// NewIdea builds a valid idea with the given score inputs, created at T0.
+func NewIdea(t testing.TB, id string, potential, cost float64, tags ...string) idea.Idea {
 	t.Helper()
-	i, err := idea.New(idea.Draft{ID: id, Name: "Idea " + id, Description: "about " + id, PotentialValue: potential, EstimatedCost: cost, Tags: tags}, id, t0)
+	i, err := idea.New(idea.Draft{ID: id, Name: "Idea " + id, Description: "about " + id, PotentialValue: potential, EstimatedCost: cost, Tags: tags}, id, T0)
 	require.NoError(t, err)
 	return i
 }
 
-// Run runs the suite; newStore returns an empty store for one subtest.
-func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
+// Harness is what the suite runs against: an empty, migrated database and
+// the constructors of the repositories over a querier.
+type Harness struct {
+	DB        *database.DB
+	Ideas     func(q database.Querier) store.Ideas
+	Questions func(q database.Querier) store.Questions
+	Snapshots func(q database.Querier) store.Snapshots
+}
+
+// repos are the repositories over one querier.
+type repos struct {
+	ideas     store.Ideas
+	questions store.Questions
+	snapshots store.Snapshots
+}
+
+func (h Harness) over(q database.Querier) repos {
+	return repos{ideas: h.Ideas(q), questions: h.Questions(q), snapshots: h.Snapshots(q)}
+}
+
+// read returns the repositories over the pool.
+func (h Harness) read() repos { return h.over(h.DB) }
+
+// write runs fn in one transaction, as a use case does.
+func (h Harness) write(fn func(r repos) error) error {
+	return h.DB.Tx(context.Background(), func(q database.Querier) error { return fn(h.over(q)) })
+}
+
+// create stores ideas, one transaction each.
+func (h Harness) create(t *testing.T, ideas ...idea.Idea) {
+	t.Helper()
+	for _, i := range ideas {
+		require.NoError(t, h.write(func(r repos) error { return r.ideas.Create(context.Background(), i) }))
+	}
+}
+
+// change locks an idea, applies rule and writes the result in one
+// transaction, the way the use cases change an idea.
+func (h Harness) change(id string, rule func(*idea.Idea) error) (idea.Idea, error) {
+	ctx := context.Background()
+	var out idea.Idea
+	err := h.write(func(r repos) error {
+		before, err := r.ideas.Lock(ctx, id)
+		if err != nil {
+			return err
+		}
+		after := before
+		after.Tags = append([]string(nil), before.Tags...)
+		if err := rule(&after); err != nil {
+			return err
+		}
+		if err := r.ideas.Update(ctx, before, after); err != nil {
+			return err
+		}
+		out = after
+		return nil
+	})
+	return out, err
+}
+
+// Run runs the suite; newHarness returns a harness over an empty database
+// for one subtest.
+func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	ctx := context.Background()
 
 	t.Run("create, get, duplicate", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
-		i := newIdea(t, "a", 100, 10, "x", "y")
+		h := newHarness(t)
+		i := NewIdea(t, "a", 100, 10, "x", "y")
 		i.CostVector = &idea.CostVector{Compute: 1, Infrastructure: 2, HumanAttention: 3}
-		require.NoError(t, s.CreateIdea(ctx, i))
-		got, err := s.GetIdea(ctx, "a")
+		h.create(t, i)
+		got, err := h.read().ideas.Get(ctx, "a")
 		require.NoError(t, err)
 		require.Equal(t, i, got, "every field round-trips")
-		require.ErrorIs(t, s.CreateIdea(ctx, newIdea(t, "a", 1, 1)), store.ErrAlreadyExists)
-		_, err = s.GetIdea(ctx, "missing")
+		err = h.write(func(r repos) error { return r.ideas.Create(ctx, NewIdea(t, "a", 1, 1)) })
+		require.ErrorIs(t, err, store.ErrAlreadyExists)
+		_, err = h.read().ideas.Get(ctx, "missing")
 		require.ErrorIs(t, err, store.ErrNotFound)
+		err = h.write(func(r repos) error { _, err := r.ideas.Lock(ctx, "missing"); return err })
+		require.ErrorIs(t, err, store.ErrNotFound)
+		totals, err := h.read().ideas.Totals(ctx)
+		require.NoError(t, err)
+		require.Equal(t, store.Totals{Ideas: 1, PotentialValue: 100}, totals, "the duplicate was rolled back")
 	})
 
 	t.Run("ranking, filters, pagination and totals", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
+		h := newHarness(t)
 		// Scores: 100*0.5/11 = 4.545, 50*0.5/1.5 = 16.67, 10*0.5/1 = 5, 10*0.5/1 = 5 (tie: by id).
-		for _, i := range []idea.Idea{newIdea(t, "low", 100, 10, "ml"), newIdea(t, "top", 50, 0.5, "ml", "infra"), newIdea(t, "tie-b", 10, 0), newIdea(t, "tie-a", 10, 0, "infra")} {
-			require.NoError(t, s.CreateIdea(ctx, i))
-		}
-		page, total, err := s.ListIdeas(ctx, store.Filter{Limit: 10})
+		h.create(t, NewIdea(t, "low", 100, 10, "ml"), NewIdea(t, "top", 50, 0.5, "ml", "infra"), NewIdea(t, "tie-b", 10, 0), NewIdea(t, "tie-a", 10, 0, "infra"))
+		ideas := h.read().ideas
+		page, total, err := ideas.List(ctx, store.Filter{Limit: 10})
 		require.NoError(t, err)
 		require.Equal(t, 4, total)
-		require.Equal(t, []string{"top", "tie-a", "tie-b", "low"}, ids(page))
+		require.Equal(t, []string{"top", "tie-a", "tie-b", "low"}, IDs(page))
 		require.Equal(t, []string{"infra", "ml"}, page[0].Tags)
 
-		page, total, err = s.ListIdeas(ctx, store.Filter{Limit: 2, Offset: 1})
+		page, total, err = ideas.List(ctx, store.Filter{Limit: 2, Offset: 1})
 		require.NoError(t, err)
 		require.Equal(t, 4, total)
-		require.Equal(t, []string{"tie-a", "tie-b"}, ids(page))
+		require.Equal(t, []string{"tie-a", "tie-b"}, IDs(page))
 
-		page, total, err = s.ListIdeas(ctx, store.Filter{Limit: 10, Tags: []string{"ml", "infra"}})
+		page, total, err = ideas.List(ctx, store.Filter{Limit: 10, Tags: []string{"ml", "infra"}})
 		require.NoError(t, err)
 		require.Equal(t, 1, total)
-		require.Equal(t, []string{"top"}, ids(page))
+		require.Equal(t, []string{"top"}, IDs(page))
 
-		_, err = s.UpdateIdea(ctx, "low", func(i *idea.Idea) error { return i.SetStage("complete", t0) })
+		_, err = h.change("low", func(i *idea.Idea) error { return i.SetStage("complete", T0) })
 		require.NoError(t, err)
-		page, total, err = s.ListIdeas(ctx, store.Filter{Limit: 10, OnlyUnvalidated: true})
+		page, total, err = ideas.List(ctx, store.Filter{Limit: 10, OnlyUnvalidated: true})
 		require.NoError(t, err)
 		require.Equal(t, 3, total)
-		require.Equal(t, []string{"top", "tie-a", "tie-b"}, ids(page))
-		_, total, err = s.ListIdeas(ctx, store.Filter{Limit: 10, ExcludeComplete: true})
+		require.Equal(t, []string{"top", "tie-a", "tie-b"}, IDs(page))
+		page, total, err = ideas.List(ctx, store.Filter{Limit: 10, ExcludeComplete: true})
 		require.NoError(t, err)
 		require.Equal(t, 3, total)
+		require.Equal(t, []string{"top", "tie-a", "tie-b"}, IDs(page))
 
-		totals, err := s.Totals(ctx)
+		totals, err := ideas.Totals(ctx)
 		require.NoError(t, err)
 		require.Equal(t, store.Totals{Ideas: 4, Validated: 1, PotentialValue: 170, ActualValue: 0}, totals)
+		active, err := ideas.Active(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []string{"top", "tie-a", "tie-b", "low"}, IDs(active), "active ideas by score, then id")
 	})
 
 	t.Run("update keeps score, tags and totals in step", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
-		require.NoError(t, s.CreateIdea(ctx, newIdea(t, "a", 10, 0, "old")))
-		require.NoError(t, s.CreateIdea(ctx, newIdea(t, "b", 20, 0)))
-		updated, err := s.UpdateIdea(ctx, "a", func(i *idea.Idea) error {
-			return i.Apply(idea.Patch{PotentialValue: ptr(100.0), ActualValue: ptr(2.5), Tags: ptr([]string{"new"})}, t0.Add(time.Minute))
+		h := newHarness(t)
+		h.create(t, NewIdea(t, "a", 10, 0, "old"), NewIdea(t, "b", 20, 0))
+		updated, err := h.change("a", func(i *idea.Idea) error {
+			return i.Apply(idea.Patch{PotentialValue: ptr(100.0), ActualValue: ptr(2.5), Tags: ptr([]string{"new"})}, T0.Add(time.Minute))
 		})
 		require.NoError(t, err)
 		require.Equal(t, []string{"new"}, updated.Tags)
-		got, err := s.GetIdea(ctx, "a")
+		got, err := h.read().ideas.Get(ctx, "a")
 		require.NoError(t, err)
 		require.Equal(t, updated, got)
-		page, _, err := s.ListIdeas(ctx, store.Filter{Limit: 10})
+		page, _, err := h.read().ideas.List(ctx, store.Filter{Limit: 10})
 		require.NoError(t, err)
-		require.Equal(t, []string{"a", "b"}, ids(page), "the stored score moved with the value")
-		totals, err := s.Totals(ctx)
+		require.Equal(t, []string{"a", "b"}, IDs(page), "the stored score moved with the value")
+		totals, err := h.read().ideas.Totals(ctx)
 		require.NoError(t, err)
 		require.Equal(t, store.Totals{Ideas: 2, PotentialValue: 120, ActualValue: 2.5}, totals)
-		tags, err := s.Tags(ctx)
+		tags, err := h.read().ideas.Tags(ctx)
 		require.NoError(t, err)
 		require.Equal(t, []store.TagCount{{Tag: "new", Ideas: 1}}, tags)
 
-		boom := fmt.Errorf("refused")
-		_, err = s.UpdateIdea(ctx, "a", func(i *idea.Idea) error { i.Name = "changed"; return boom })
+		// A transaction that fails after the write leaves no trace: not the
+		// idea, not its tags, not the totals.
+		boom := errors.New("refused")
+		err = h.write(func(r repos) error {
+			before, err := r.ideas.Lock(ctx, "a")
+			if err != nil {
+				return err
+			}
+			after := before
+			after.Name, after.PotentialValue, after.Tags = "changed", 1, []string{"other"}
+			if err := r.ideas.Update(ctx, before, after); err != nil {
+				return err
+			}
+			return boom
+		})
 		require.ErrorIs(t, err, boom)
-		unchanged, err := s.GetIdea(ctx, "a")
+		unchanged, err := h.read().ideas.Get(ctx, "a")
 		require.NoError(t, err)
 		require.Equal(t, got, unchanged, "a refused change writes nothing")
-		_, err = s.UpdateIdea(ctx, "missing", func(*idea.Idea) error { return nil })
+		totals, err = h.read().ideas.Totals(ctx)
+		require.NoError(t, err)
+		require.Equal(t, store.Totals{Ideas: 2, PotentialValue: 120, ActualValue: 2.5}, totals)
+		_, err = h.change("missing", func(*idea.Idea) error { return nil })
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
-	t.Run("concurrent advances move one stage each", func(t *testing.T) {
+	t.Run("task events are recorded once per task id", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
-		require.NoError(t, s.CreateIdea(ctx, newIdea(t, "a", 1, 1)))
-		const racers = 8 // more than the five steps to complete
-		var wg sync.WaitGroup
-		errs := make([]error, racers)
-		for k := range racers {
-			wg.Go(func() {
-				_, errs[k] = s.UpdateIdea(ctx, "a", func(i *idea.Idea) error { return i.Advance(t0) })
-			})
-		}
-		wg.Wait()
-		ok := 0
-		for _, err := range errs {
-			if err == nil {
-				ok++
-			}
-		}
-		require.Equal(t, 5, ok, "exactly five advances succeed: none → complete")
-		got, err := s.GetIdea(ctx, "a")
+		h := newHarness(t)
+		h.create(t, NewIdea(t, "a", 1, 1))
+		seen, err := h.read().ideas.TaskSeen(ctx, "task-1")
 		require.NoError(t, err)
-		require.Equal(t, idea.Complete, got.Stage)
-		totals, err := s.Totals(ctx)
+		require.False(t, seen)
+		ev := store.TaskEvent{TaskID: "task-1", IdeaID: "a", TaskType: "spec", From: idea.None, To: idea.Specced, At: T0}
+		require.NoError(t, h.write(func(r repos) error { return r.ideas.RecordTask(ctx, ev) }))
+		seen, err = h.read().ideas.TaskSeen(ctx, "task-1")
 		require.NoError(t, err)
-		require.Equal(t, 1, totals.Validated)
-	})
-
-	t.Run("a task advances its idea once", func(t *testing.T) {
-		t.Parallel()
-		s := newStore(t)
-		require.NoError(t, s.CreateIdea(ctx, newIdea(t, "a", 1, 1)))
-		advance := func(i *idea.Idea) bool { return i.AdvanceForTask("spec", t0) }
-		var wg sync.WaitGroup
-		moves := make([]bool, 10)
-		for k := range moves {
-			wg.Go(func() {
-				_, moved, _, err := s.AdvanceForTask(ctx, "a", "task-1", "spec", t0, advance)
-				require.NoError(t, err)
-				moves[k] = moved
-			})
-		}
-		wg.Wait()
-		n := 0
-		for _, m := range moves {
-			if m {
-				n++
-			}
-		}
-		require.Equal(t, 1, n, "one of ten reports of the same task moved the idea")
-		got, err := s.GetIdea(ctx, "a")
-		require.NoError(t, err)
-		require.Equal(t, idea.Specced, got.Stage)
-		require.Equal(t, 1, got.TaskCount)
-
-		_, moved, from, err := s.AdvanceForTask(ctx, "a", "task-2", "impl", t0, func(i *idea.Idea) bool { return i.AdvanceForTask("impl", t0) })
-		require.NoError(t, err)
-		require.True(t, moved)
-		require.Equal(t, idea.Specced, from)
-		_, _, _, err = s.AdvanceForTask(ctx, "missing", "task-3", "spec", t0, advance)
-		require.ErrorIs(t, err, store.ErrNotFound)
+		require.True(t, seen)
+		err = h.write(func(r repos) error { return r.ideas.RecordTask(ctx, ev) })
+		require.ErrorIs(t, err, store.ErrAlreadyExists, "a task id is recorded once")
 	})
 
 	t.Run("questions", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
-		require.NoError(t, s.CreateIdea(ctx, newIdea(t, "a", 1, 1)))
+		h := newHarness(t)
+		h.create(t, NewIdea(t, "a", 1, 1))
 		for k := range 3 {
-			require.NoError(t, s.AddQuestion(ctx, store.Question{ID: fmt.Sprintf("q%d", k), IdeaID: "a", Text: fmt.Sprintf("why %d?", k), Status: "open", CreatedAt: t0.Add(time.Duration(k) * time.Second)}))
+			require.NoError(t, h.write(func(r repos) error {
+				return r.questions.Add(ctx, store.Question{ID: fmt.Sprintf("q%d", k), IdeaID: "a", Text: fmt.Sprintf("why %d?", k), Status: "open", CreatedAt: T0.Add(time.Duration(k) * time.Second)})
+			}))
 		}
-		qs, err := s.ListQuestions(ctx, "a")
+		qs, err := h.read().questions.List(ctx, "a")
 		require.NoError(t, err)
 		require.Len(t, qs, 3)
-		require.Equal(t, store.Question{ID: "q0", IdeaID: "a", Text: "why 0?", Status: "open", CreatedAt: t0}, qs[0])
-		open, err := s.OpenQuestions(ctx)
+		require.Equal(t, store.Question{ID: "q0", IdeaID: "a", Text: "why 0?", Status: "open", CreatedAt: T0}, qs[0])
+		open, err := h.read().questions.Open(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[string][]string{"a": {"why 0?", "why 1?", "why 2?"}}, open)
-		got, err := s.GetIdea(ctx, "a")
+		got, err := h.read().ideas.Get(ctx, "a")
 		require.NoError(t, err)
 		require.Equal(t, 3, got.OpenQuestions)
-		require.ErrorIs(t, s.AddQuestion(ctx, store.Question{ID: "qx", IdeaID: "missing", Text: "?", Status: "open", CreatedAt: t0}), store.ErrNotFound)
-		_, err = s.ListQuestions(ctx, "missing")
+		err = h.write(func(r repos) error {
+			return r.questions.Add(ctx, store.Question{ID: "qx", IdeaID: "missing", Text: "?", Status: "open", CreatedAt: T0})
+		})
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = h.read().questions.List(ctx, "missing")
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
-	t.Run("split and merge", func(t *testing.T) {
+	t.Run("children and archived ideas", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
-		require.NoError(t, s.CreateIdea(ctx, newIdea(t, "parent", 10, 1, "p")))
-		require.NoError(t, s.Split(ctx, "parent", []idea.Idea{newIdea(t, "c1", 5, 1), newIdea(t, "c2", 5, 1)}))
-		c1, err := s.GetIdea(ctx, "c1")
+		h := newHarness(t)
+		c1, c2 := NewIdea(t, "c1", 5, 1), NewIdea(t, "c2", 5, 1)
+		c1.ParentID, c2.ParentID = "parent", "parent"
+		h.create(t, NewIdea(t, "parent", 10, 1, "p"), c1, c2)
+		got, err := h.read().ideas.Get(ctx, "c1")
 		require.NoError(t, err)
-		require.Equal(t, "parent", c1.ParentID)
-		children, err := s.ChildCounts(ctx)
+		require.Equal(t, "parent", got.ParentID)
+		children, err := h.read().ideas.ChildCounts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"parent": 2}, children)
-		require.ErrorIs(t, s.Split(ctx, "parent", []idea.Idea{newIdea(t, "c1", 1, 1)}), store.ErrAlreadyExists)
-		_, err = s.GetIdea(ctx, "c1")
-		require.NoError(t, err)
+		require.NoError(t, h.write(func(r repos) error {
+			return r.questions.Add(ctx, store.Question{ID: "q", IdeaID: "parent", Text: "?", Status: "open", CreatedAt: T0})
+		}))
 
-		kept, err := s.Merge(ctx, "c1", "parent", t0.Add(time.Hour))
+		_, err = h.change("parent", func(i *idea.Idea) error { i.Archived, i.MergedIntoID = true, "c1"; return nil })
 		require.NoError(t, err)
-		require.Equal(t, []string{"p"}, kept.Tags, "the kept idea gains the folded one's tags")
-		folded, err := s.GetIdea(ctx, "parent")
+		folded, err := h.read().ideas.Get(ctx, "parent")
 		require.NoError(t, err)
-		require.True(t, folded.Archived)
+		require.True(t, folded.Archived, "an archived idea can still be read")
 		require.Equal(t, "c1", folded.MergedIntoID)
-		_, err = s.UpdateIdea(ctx, "parent", func(*idea.Idea) error { return nil })
-		require.ErrorIs(t, err, store.ErrArchived)
-		_, err = s.Merge(ctx, "c2", "parent", t0)
-		require.ErrorIs(t, err, store.ErrArchived)
-		page, total, err := s.ListIdeas(ctx, store.Filter{Limit: 10})
+		page, total, err := h.read().ideas.List(ctx, store.Filter{Limit: 10})
 		require.NoError(t, err)
 		require.Equal(t, 2, total, "archived ideas leave the list and the totals")
-		require.ElementsMatch(t, []string{"c1", "c2"}, ids(page))
-		active, err := s.ActiveIdeas(ctx)
+		require.ElementsMatch(t, []string{"c1", "c2"}, IDs(page))
+		totals, err := h.read().ideas.Totals(ctx)
+		require.NoError(t, err)
+		require.Equal(t, store.Totals{Ideas: 2, PotentialValue: 10}, totals)
+		active, err := h.read().ideas.Active(ctx)
 		require.NoError(t, err)
 		require.Len(t, active, 2)
+		tags, err := h.read().ideas.Tags(ctx)
+		require.NoError(t, err)
+		require.Empty(t, tags, "the catalog counts active ideas only")
+		open, err := h.read().questions.Open(ctx)
+		require.NoError(t, err)
+		require.Empty(t, open, "open questions of archived ideas are not listed")
 	})
 
 	t.Run("snapshots and counts", func(t *testing.T) {
 		t.Parallel()
-		s := newStore(t)
-		for k, at := range []time.Time{t0.Add(-48 * time.Hour), t0.Add(-time.Hour), t0} {
-			require.NoError(t, s.SaveSnapshot(ctx, store.Snapshot{ID: fmt.Sprint(k), TakenAt: at, TotalIdeas: k, Healthy: k}))
+		h := newHarness(t)
+		for k, at := range []time.Time{T0.Add(-48 * time.Hour), T0.Add(-time.Hour), T0} {
+			require.NoError(t, h.write(func(r repos) error {
+				return r.snapshots.Save(ctx, store.Snapshot{ID: fmt.Sprint(k), TakenAt: at, TotalIdeas: k, Healthy: k})
+			}))
 		}
-		got, err := s.Snapshots(ctx, t0.Add(-24*time.Hour))
+		got, err := h.read().snapshots.Since(ctx, T0.Add(-24*time.Hour))
 		require.NoError(t, err)
-		require.Equal(t, []store.Snapshot{{ID: "1", TakenAt: t0.Add(-time.Hour), TotalIdeas: 1, Healthy: 1}, {ID: "2", TakenAt: t0, TotalIdeas: 2, Healthy: 2}}, got)
-		require.NoError(t, s.CreateIdea(ctx, newIdea(t, "a", 1, 1, "t1", "t2")))
-		counts, err := s.Counts(ctx)
+		require.Equal(t, []store.Snapshot{{ID: "1", TakenAt: T0.Add(-time.Hour), TotalIdeas: 1, Healthy: 1}, {ID: "2", TakenAt: T0, TotalIdeas: 2, Healthy: 2}}, got)
+		h.create(t, NewIdea(t, "a", 1, 1, "t1", "t2"))
+		counts, err := h.read().ideas.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, store.Counts{Ideas: 1, IdeaTags: 2, Snapshots: 3}, counts)
 	})
 }
 
-func ids(ideas []idea.Idea) []string {
+// IDs returns the ideas' ids, in order.
+func IDs(ideas []idea.Idea) []string {
 	out := make([]string, len(ideas))
 	for k, i := range ideas {
 		out[k] = i.ID

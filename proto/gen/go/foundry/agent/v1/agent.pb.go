@@ -78,12 +78,21 @@ type AgentTask struct {
 	DurationSeconds *wrapperspb.DoubleValue `protobuf:"bytes,20,opt,name=duration_seconds,json=durationSeconds,proto3" json:"duration_seconds,omitempty"`
 	// Timestamps are RFC 3339 UTC; started_at and completed_at are null until
 	// the task runs and finishes.
-	CreatedAt     string                  `protobuf:"bytes,21,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	UpdatedAt     string                  `protobuf:"bytes,22,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	StartedAt     *wrapperspb.StringValue `protobuf:"bytes,23,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	CompletedAt   *wrapperspb.StringValue `protobuf:"bytes,24,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CreatedAt   string                  `protobuf:"bytes,21,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt   string                  `protobuf:"bytes,22,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	StartedAt   *wrapperspb.StringValue `protobuf:"bytes,23,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	CompletedAt *wrapperspb.StringValue `protobuf:"bytes,24,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	// tier is the routing tier of the task type (fast, balanced, strong);
+	// the model is the executor's model for that tier.
+	Tier string `protobuf:"bytes,25,opt,name=tier,proto3" json:"tier,omitempty"`
+	// attempts counts the claims of the task (a lease that expired returns
+	// it to pending; after the last attempt it times out).
+	Attempts int32 `protobuf:"varint,26,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	// lease_expires_at is when a running task's claim lapses unless the
+	// worker renews it; null unless running.
+	LeaseExpiresAt *wrapperspb.StringValue `protobuf:"bytes,27,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AgentTask) Reset() {
@@ -280,6 +289,27 @@ func (x *AgentTask) GetStartedAt() *wrapperspb.StringValue {
 func (x *AgentTask) GetCompletedAt() *wrapperspb.StringValue {
 	if x != nil {
 		return x.CompletedAt
+	}
+	return nil
+}
+
+func (x *AgentTask) GetTier() string {
+	if x != nil {
+		return x.Tier
+	}
+	return ""
+}
+
+func (x *AgentTask) GetAttempts() int32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
+func (x *AgentTask) GetLeaseExpiresAt() *wrapperspb.StringValue {
+	if x != nil {
+		return x.LeaseExpiresAt
 	}
 	return nil
 }
@@ -775,9 +805,13 @@ func (x *GetTaskResponse) GetTask() *AgentTask {
 
 // UpdateTaskRequest is a PATCH: only the fields present change, and a
 // request with none of them is rejected. Claiming is status "running" with a
-// worker_id (a second claim is a conflict). Failing requires a non-empty
-// error_summary or output; a missing error_summary and error_category are
-// then classified from output.
+// worker_id (a second claim is a conflict). Any PATCH of a running task
+// renews its lease (the heartbeat); one naming another worker_id is a
+// conflict. Failing requires a non-empty error_summary or output; a missing
+// error_summary and error_category are then classified from output. A
+// finished task (completed, failed, timed_out) no longer changes: repeating
+// the PATCH that finished it answers the task again, anything else is a
+// conflict.
 type UpdateTaskRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -952,9 +986,12 @@ func (x *UpdateTaskResponse) GetTask() *AgentTask {
 	return nil
 }
 
-// ListAttentionTasksRequest is empty.
+// ListAttentionTasksRequest pages the attention list.
 type ListAttentionTasksRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// limit defaults to 50; 1..500 when given.
+	Limit         *int32 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset        int32  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -989,11 +1026,28 @@ func (*ListAttentionTasksRequest) Descriptor() ([]byte, []int) {
 	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
+func (x *ListAttentionTasksRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *ListAttentionTasksRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
 // ListAttentionTasksResponse holds the tasks needing a human, newest first.
 type ListAttentionTasksResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tasks         []*AgentTaskListItem   `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
-	Total         int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tasks []*AgentTaskListItem   `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// total counts every failed and needs_decision task.
+	Total         int32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Offset        int32 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1038,6 +1092,20 @@ func (x *ListAttentionTasksResponse) GetTasks() []*AgentTaskListItem {
 func (x *ListAttentionTasksResponse) GetTotal() int32 {
 	if x != nil {
 		return x.Total
+	}
+	return 0
+}
+
+func (x *ListAttentionTasksResponse) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListAttentionTasksResponse) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
 	}
 	return 0
 }
@@ -1133,6 +1201,117 @@ func (x *CountTasksResponse) GetByStatus() map[string]int32 {
 	return nil
 }
 
+// ClaimTaskRequest asks for the oldest pending task of some types.
+type ClaimTaskRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// worker_id names the claiming worker (required).
+	WorkerId string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// task_types limits the claim to these types; empty means any type.
+	TaskTypes []string `protobuf:"bytes,2,rep,name=task_types,json=taskTypes,proto3" json:"task_types,omitempty"`
+	// lease_seconds is how long the claim holds without a renewal, 1..86400;
+	// the configured lease (5 minutes by default) when absent.
+	LeaseSeconds  *int32 `protobuf:"varint,3,opt,name=lease_seconds,json=leaseSeconds,proto3,oneof" json:"lease_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimTaskRequest) Reset() {
+	*x = ClaimTaskRequest{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimTaskRequest) ProtoMessage() {}
+
+func (x *ClaimTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimTaskRequest.ProtoReflect.Descriptor instead.
+func (*ClaimTaskRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ClaimTaskRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *ClaimTaskRequest) GetTaskTypes() []string {
+	if x != nil {
+		return x.TaskTypes
+	}
+	return nil
+}
+
+func (x *ClaimTaskRequest) GetLeaseSeconds() int32 {
+	if x != nil && x.LeaseSeconds != nil {
+		return *x.LeaseSeconds
+	}
+	return 0
+}
+
+// ClaimTaskResponse holds the claimed task, now running for the worker, or
+// null when no pending task matched.
+type ClaimTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          *AgentTask             `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimTaskResponse) Reset() {
+	*x = ClaimTaskResponse{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimTaskResponse) ProtoMessage() {}
+
+func (x *ClaimTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimTaskResponse.ProtoReflect.Descriptor instead.
+func (*ClaimTaskResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ClaimTaskResponse) GetTask() *AgentTask {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
 // GetPipelineStatusRequest is empty.
 type GetPipelineStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1142,7 +1321,7 @@ type GetPipelineStatusRequest struct {
 
 func (x *GetPipelineStatusRequest) Reset() {
 	*x = GetPipelineStatusRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1154,7 +1333,7 @@ func (x *GetPipelineStatusRequest) String() string {
 func (*GetPipelineStatusRequest) ProtoMessage() {}
 
 func (x *GetPipelineStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1167,7 +1346,7 @@ func (x *GetPipelineStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPipelineStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetPipelineStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 // PipelineAttention is the set of conditions that need a human.
@@ -1190,7 +1369,7 @@ type PipelineAttention struct {
 
 func (x *PipelineAttention) Reset() {
 	*x = PipelineAttention{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1202,7 +1381,7 @@ func (x *PipelineAttention) String() string {
 func (*PipelineAttention) ProtoMessage() {}
 
 func (x *PipelineAttention) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1215,7 +1394,7 @@ func (x *PipelineAttention) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineAttention.ProtoReflect.Descriptor instead.
 func (*PipelineAttention) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PipelineAttention) GetStuck() bool {
@@ -1270,7 +1449,7 @@ type GetPipelineStatusResponse struct {
 
 func (x *GetPipelineStatusResponse) Reset() {
 	*x = GetPipelineStatusResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1461,7 @@ func (x *GetPipelineStatusResponse) String() string {
 func (*GetPipelineStatusResponse) ProtoMessage() {}
 
 func (x *GetPipelineStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1474,7 @@ func (x *GetPipelineStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPipelineStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetPipelineStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetPipelineStatusResponse) GetPending() int32 {
@@ -1386,7 +1565,7 @@ type GetMetricsRequest struct {
 
 func (x *GetMetricsRequest) Reset() {
 	*x = GetMetricsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1577,7 @@ func (x *GetMetricsRequest) String() string {
 func (*GetMetricsRequest) ProtoMessage() {}
 
 func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1590,7 @@ func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetMetricsRequest) GetWindowDays() int32 {
@@ -1435,7 +1614,7 @@ type ExecutionTime struct {
 
 func (x *ExecutionTime) Reset() {
 	*x = ExecutionTime{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1626,7 @@ func (x *ExecutionTime) String() string {
 func (*ExecutionTime) ProtoMessage() {}
 
 func (x *ExecutionTime) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1639,7 @@ func (x *ExecutionTime) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutionTime.ProtoReflect.Descriptor instead.
 func (*ExecutionTime) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ExecutionTime) GetP50Seconds() *wrapperspb.DoubleValue {
@@ -1497,7 +1676,7 @@ type RateBucket struct {
 
 func (x *RateBucket) Reset() {
 	*x = RateBucket{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1688,7 @@ func (x *RateBucket) String() string {
 func (*RateBucket) ProtoMessage() {}
 
 func (x *RateBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1701,7 @@ func (x *RateBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RateBucket.ProtoReflect.Descriptor instead.
 func (*RateBucket) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RateBucket) GetCompleted() int32 {
@@ -1559,7 +1738,7 @@ type SuccessRate struct {
 
 func (x *SuccessRate) Reset() {
 	*x = SuccessRate{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1571,7 +1750,7 @@ func (x *SuccessRate) String() string {
 func (*SuccessRate) ProtoMessage() {}
 
 func (x *SuccessRate) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1584,7 +1763,7 @@ func (x *SuccessRate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuccessRate.ProtoReflect.Descriptor instead.
 func (*SuccessRate) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SuccessRate) GetOverall() *RateBucket {
@@ -1632,7 +1811,7 @@ type UsageSummary struct {
 
 func (x *UsageSummary) Reset() {
 	*x = UsageSummary{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1644,7 +1823,7 @@ func (x *UsageSummary) String() string {
 func (*UsageSummary) ProtoMessage() {}
 
 func (x *UsageSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1657,7 +1836,7 @@ func (x *UsageSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageSummary.ProtoReflect.Descriptor instead.
 func (*UsageSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *UsageSummary) GetTasksCreated() int32 {
@@ -1722,7 +1901,7 @@ type GetMetricsResponse struct {
 
 func (x *GetMetricsResponse) Reset() {
 	*x = GetMetricsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1734,7 +1913,7 @@ func (x *GetMetricsResponse) String() string {
 func (*GetMetricsResponse) ProtoMessage() {}
 
 func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1747,7 +1926,7 @@ func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetMetricsResponse) GetExecutionTime() *ExecutionTime {
@@ -1787,7 +1966,7 @@ type GetPromptABStatsRequest struct {
 
 func (x *GetPromptABStatsRequest) Reset() {
 	*x = GetPromptABStatsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +1978,7 @@ func (x *GetPromptABStatsRequest) String() string {
 func (*GetPromptABStatsRequest) ProtoMessage() {}
 
 func (x *GetPromptABStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +1991,7 @@ func (x *GetPromptABStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptABStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptABStatsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 // VariantStats is one prompt variant's outcome record.
@@ -1837,7 +2016,7 @@ type VariantStats struct {
 
 func (x *VariantStats) Reset() {
 	*x = VariantStats{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1849,7 +2028,7 @@ func (x *VariantStats) String() string {
 func (*VariantStats) ProtoMessage() {}
 
 func (x *VariantStats) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1862,7 +2041,7 @@ func (x *VariantStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantStats.ProtoReflect.Descriptor instead.
 func (*VariantStats) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *VariantStats) GetVariant() string {
@@ -1931,7 +2110,7 @@ type GetPromptABStatsResponse struct {
 
 func (x *GetPromptABStatsResponse) Reset() {
 	*x = GetPromptABStatsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1943,7 +2122,7 @@ func (x *GetPromptABStatsResponse) String() string {
 func (*GetPromptABStatsResponse) ProtoMessage() {}
 
 func (x *GetPromptABStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1956,7 +2135,7 @@ func (x *GetPromptABStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptABStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptABStatsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetPromptABStatsResponse) GetVariants() []*VariantStats {
@@ -1975,7 +2154,7 @@ type GetDiagnosticsCompletenessRequest struct {
 
 func (x *GetDiagnosticsCompletenessRequest) Reset() {
 	*x = GetDiagnosticsCompletenessRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2166,7 @@ func (x *GetDiagnosticsCompletenessRequest) String() string {
 func (*GetDiagnosticsCompletenessRequest) ProtoMessage() {}
 
 func (x *GetDiagnosticsCompletenessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2179,7 @@ func (x *GetDiagnosticsCompletenessRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetDiagnosticsCompletenessRequest.ProtoReflect.Descriptor instead.
 func (*GetDiagnosticsCompletenessRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 // GetDiagnosticsCompletenessResponse measures diagnostics over all failed tasks.
@@ -2020,7 +2199,7 @@ type GetDiagnosticsCompletenessResponse struct {
 
 func (x *GetDiagnosticsCompletenessResponse) Reset() {
 	*x = GetDiagnosticsCompletenessResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2211,7 @@ func (x *GetDiagnosticsCompletenessResponse) String() string {
 func (*GetDiagnosticsCompletenessResponse) ProtoMessage() {}
 
 func (x *GetDiagnosticsCompletenessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2045,7 +2224,7 @@ func (x *GetDiagnosticsCompletenessResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetDiagnosticsCompletenessResponse.ProtoReflect.Descriptor instead.
 func (*GetDiagnosticsCompletenessResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetDiagnosticsCompletenessResponse) GetTotalFailed() int32 {
@@ -2102,7 +2281,7 @@ type LoopIteration struct {
 
 func (x *LoopIteration) Reset() {
 	*x = LoopIteration{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2114,7 +2293,7 @@ func (x *LoopIteration) String() string {
 func (*LoopIteration) ProtoMessage() {}
 
 func (x *LoopIteration) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2127,7 +2306,7 @@ func (x *LoopIteration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoopIteration.ProtoReflect.Descriptor instead.
 func (*LoopIteration) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *LoopIteration) GetOutcome() string {
@@ -2209,7 +2388,7 @@ type GetLoopStatusRequest struct {
 
 func (x *GetLoopStatusRequest) Reset() {
 	*x = GetLoopStatusRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2221,7 +2400,7 @@ func (x *GetLoopStatusRequest) String() string {
 func (*GetLoopStatusRequest) ProtoMessage() {}
 
 func (x *GetLoopStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2234,7 +2413,7 @@ func (x *GetLoopStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoopStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetLoopStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 // GetLoopStatusResponse describes the background loop.
@@ -2255,7 +2434,7 @@ type GetLoopStatusResponse struct {
 
 func (x *GetLoopStatusResponse) Reset() {
 	*x = GetLoopStatusResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2267,7 +2446,7 @@ func (x *GetLoopStatusResponse) String() string {
 func (*GetLoopStatusResponse) ProtoMessage() {}
 
 func (x *GetLoopStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2280,7 +2459,7 @@ func (x *GetLoopStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoopStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetLoopStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetLoopStatusResponse) GetEnabled() bool {
@@ -2337,7 +2516,7 @@ type RunLoopOnceRequest struct {
 
 func (x *RunLoopOnceRequest) Reset() {
 	*x = RunLoopOnceRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2349,7 +2528,7 @@ func (x *RunLoopOnceRequest) String() string {
 func (*RunLoopOnceRequest) ProtoMessage() {}
 
 func (x *RunLoopOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2362,7 +2541,7 @@ func (x *RunLoopOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunLoopOnceRequest.ProtoReflect.Descriptor instead.
 func (*RunLoopOnceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RunLoopOnceRequest) GetDryRun() bool {
@@ -2382,7 +2561,7 @@ type RunLoopOnceResponse struct {
 
 func (x *RunLoopOnceResponse) Reset() {
 	*x = RunLoopOnceResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2394,7 +2573,7 @@ func (x *RunLoopOnceResponse) String() string {
 func (*RunLoopOnceResponse) ProtoMessage() {}
 
 func (x *RunLoopOnceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2407,7 +2586,7 @@ func (x *RunLoopOnceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunLoopOnceResponse.ProtoReflect.Descriptor instead.
 func (*RunLoopOnceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RunLoopOnceResponse) GetIteration() *LoopIteration {
@@ -2421,7 +2600,7 @@ var File_foundry_agent_v1_agent_proto protoreflect.FileDescriptor
 
 const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x9c\b\n" +
+	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x94\t\n" +
 	"\tAgentTask\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
@@ -2451,7 +2630,10 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"updated_at\x18\x16 \x01(\tR\tupdatedAt\x12;\n" +
 	"\n" +
 	"started_at\x18\x17 \x01(\v2\x1c.google.protobuf.StringValueR\tstartedAt\x12?\n" +
-	"\fcompleted_at\x18\x18 \x01(\v2\x1c.google.protobuf.StringValueR\vcompletedAt\"\xd3\x03\n" +
+	"\fcompleted_at\x18\x18 \x01(\v2\x1c.google.protobuf.StringValueR\vcompletedAt\x12\x12\n" +
+	"\x04tier\x18\x19 \x01(\tR\x04tier\x12\x1a\n" +
+	"\battempts\x18\x1a \x01(\x05R\battempts\x12F\n" +
+	"\x10lease_expires_at\x18\x1b \x01(\v2\x1c.google.protobuf.StringValueR\x0eleaseExpiresAt\"\xd3\x03\n" +
 	"\x11AgentTaskListItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
@@ -2516,18 +2698,31 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\f_value_scoreB\x10\n" +
 	"\x0e_resource_cost\"E\n" +
 	"\x12UpdateTaskResponse\x12/\n" +
-	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\x1b\n" +
-	"\x19ListAttentionTasksRequest\"m\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"X\n" +
+	"\x19ListAttentionTasksRequest\x12\x19\n" +
+	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"\x9b\x01\n" +
 	"\x1aListAttentionTasksResponse\x129\n" +
 	"\x05tasks\x18\x01 \x03(\v2#.foundry.agent.v1.AgentTaskListItemR\x05tasks\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\"\x13\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x05R\x06offset\"\x13\n" +
 	"\x11CountTasksRequest\"\xb8\x01\n" +
 	"\x12CountTasksResponse\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x05R\x05total\x12O\n" +
 	"\tby_status\x18\x02 \x03(\v22.foundry.agent.v1.CountTasksResponse.ByStatusEntryR\bbyStatus\x1a;\n" +
 	"\rByStatusEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x1a\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x8a\x01\n" +
+	"\x10ClaimTaskRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1d\n" +
+	"\n" +
+	"task_types\x18\x02 \x03(\tR\ttaskTypes\x12(\n" +
+	"\rlease_seconds\x18\x03 \x01(\x05H\x00R\fleaseSeconds\x88\x01\x01B\x10\n" +
+	"\x0e_lease_seconds\"D\n" +
+	"\x11ClaimTaskResponse\x12/\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\x1a\n" +
 	"\x18GetPipelineStatusRequest\"\x96\x01\n" +
 	"\x11PipelineAttention\x12\x14\n" +
 	"\x05stuck\x18\x01 \x01(\bR\x05stuck\x12+\n" +
@@ -2652,7 +2847,8 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x12RunLoopOnceRequest\x12\x17\n" +
 	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"T\n" +
 	"\x13RunLoopOnceResponse\x12=\n" +
-	"\titeration\x18\x01 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\titeration2\xaa\t\n" +
+	"\titeration\x18\x01 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\titeration2\x80\n" +
+	"\n" +
 	"\fAgentService\x12W\n" +
 	"\n" +
 	"CreateTask\x12#.foundry.agent.v1.CreateTaskRequest\x1a$.foundry.agent.v1.CreateTaskResponse\x12T\n" +
@@ -2662,7 +2858,8 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"UpdateTask\x12#.foundry.agent.v1.UpdateTaskRequest\x1a$.foundry.agent.v1.UpdateTaskResponse\x12o\n" +
 	"\x12ListAttentionTasks\x12+.foundry.agent.v1.ListAttentionTasksRequest\x1a,.foundry.agent.v1.ListAttentionTasksResponse\x12W\n" +
 	"\n" +
-	"CountTasks\x12#.foundry.agent.v1.CountTasksRequest\x1a$.foundry.agent.v1.CountTasksResponse\x12l\n" +
+	"CountTasks\x12#.foundry.agent.v1.CountTasksRequest\x1a$.foundry.agent.v1.CountTasksResponse\x12T\n" +
+	"\tClaimTask\x12\".foundry.agent.v1.ClaimTaskRequest\x1a#.foundry.agent.v1.ClaimTaskResponse\x12l\n" +
 	"\x11GetPipelineStatus\x12*.foundry.agent.v1.GetPipelineStatusRequest\x1a+.foundry.agent.v1.GetPipelineStatusResponse\x12W\n" +
 	"\n" +
 	"GetMetrics\x12#.foundry.agent.v1.GetMetricsRequest\x1a$.foundry.agent.v1.GetMetricsResponse\x12i\n" +
@@ -2685,7 +2882,7 @@ func file_foundry_agent_v1_agent_proto_rawDescGZIP() []byte {
 	return file_foundry_agent_v1_agent_proto_rawDescData
 }
 
-var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	(*AgentTask)(nil),                          // 0: foundry.agent.v1.AgentTask
 	(*AgentTaskListItem)(nil),                  // 1: foundry.agent.v1.AgentTaskListItem
@@ -2701,114 +2898,120 @@ var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	(*ListAttentionTasksResponse)(nil),         // 11: foundry.agent.v1.ListAttentionTasksResponse
 	(*CountTasksRequest)(nil),                  // 12: foundry.agent.v1.CountTasksRequest
 	(*CountTasksResponse)(nil),                 // 13: foundry.agent.v1.CountTasksResponse
-	(*GetPipelineStatusRequest)(nil),           // 14: foundry.agent.v1.GetPipelineStatusRequest
-	(*PipelineAttention)(nil),                  // 15: foundry.agent.v1.PipelineAttention
-	(*GetPipelineStatusResponse)(nil),          // 16: foundry.agent.v1.GetPipelineStatusResponse
-	(*GetMetricsRequest)(nil),                  // 17: foundry.agent.v1.GetMetricsRequest
-	(*ExecutionTime)(nil),                      // 18: foundry.agent.v1.ExecutionTime
-	(*RateBucket)(nil),                         // 19: foundry.agent.v1.RateBucket
-	(*SuccessRate)(nil),                        // 20: foundry.agent.v1.SuccessRate
-	(*UsageSummary)(nil),                       // 21: foundry.agent.v1.UsageSummary
-	(*GetMetricsResponse)(nil),                 // 22: foundry.agent.v1.GetMetricsResponse
-	(*GetPromptABStatsRequest)(nil),            // 23: foundry.agent.v1.GetPromptABStatsRequest
-	(*VariantStats)(nil),                       // 24: foundry.agent.v1.VariantStats
-	(*GetPromptABStatsResponse)(nil),           // 25: foundry.agent.v1.GetPromptABStatsResponse
-	(*GetDiagnosticsCompletenessRequest)(nil),  // 26: foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	(*GetDiagnosticsCompletenessResponse)(nil), // 27: foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	(*LoopIteration)(nil),                      // 28: foundry.agent.v1.LoopIteration
-	(*GetLoopStatusRequest)(nil),               // 29: foundry.agent.v1.GetLoopStatusRequest
-	(*GetLoopStatusResponse)(nil),              // 30: foundry.agent.v1.GetLoopStatusResponse
-	(*RunLoopOnceRequest)(nil),                 // 31: foundry.agent.v1.RunLoopOnceRequest
-	(*RunLoopOnceResponse)(nil),                // 32: foundry.agent.v1.RunLoopOnceResponse
-	nil,                                        // 33: foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	nil,                                        // 34: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	nil,                                        // 35: foundry.agent.v1.SuccessRate.ByModelEntry
-	nil,                                        // 36: foundry.agent.v1.SuccessRate.ByExecutorEntry
-	nil,                                        // 37: foundry.agent.v1.UsageSummary.TasksByModelEntry
-	nil,                                        // 38: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	nil,                                        // 39: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	(*wrapperspb.StringValue)(nil),             // 40: google.protobuf.StringValue
-	(*structpb.Struct)(nil),                    // 41: google.protobuf.Struct
-	(*wrapperspb.DoubleValue)(nil),             // 42: google.protobuf.DoubleValue
+	(*ClaimTaskRequest)(nil),                   // 14: foundry.agent.v1.ClaimTaskRequest
+	(*ClaimTaskResponse)(nil),                  // 15: foundry.agent.v1.ClaimTaskResponse
+	(*GetPipelineStatusRequest)(nil),           // 16: foundry.agent.v1.GetPipelineStatusRequest
+	(*PipelineAttention)(nil),                  // 17: foundry.agent.v1.PipelineAttention
+	(*GetPipelineStatusResponse)(nil),          // 18: foundry.agent.v1.GetPipelineStatusResponse
+	(*GetMetricsRequest)(nil),                  // 19: foundry.agent.v1.GetMetricsRequest
+	(*ExecutionTime)(nil),                      // 20: foundry.agent.v1.ExecutionTime
+	(*RateBucket)(nil),                         // 21: foundry.agent.v1.RateBucket
+	(*SuccessRate)(nil),                        // 22: foundry.agent.v1.SuccessRate
+	(*UsageSummary)(nil),                       // 23: foundry.agent.v1.UsageSummary
+	(*GetMetricsResponse)(nil),                 // 24: foundry.agent.v1.GetMetricsResponse
+	(*GetPromptABStatsRequest)(nil),            // 25: foundry.agent.v1.GetPromptABStatsRequest
+	(*VariantStats)(nil),                       // 26: foundry.agent.v1.VariantStats
+	(*GetPromptABStatsResponse)(nil),           // 27: foundry.agent.v1.GetPromptABStatsResponse
+	(*GetDiagnosticsCompletenessRequest)(nil),  // 28: foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	(*GetDiagnosticsCompletenessResponse)(nil), // 29: foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	(*LoopIteration)(nil),                      // 30: foundry.agent.v1.LoopIteration
+	(*GetLoopStatusRequest)(nil),               // 31: foundry.agent.v1.GetLoopStatusRequest
+	(*GetLoopStatusResponse)(nil),              // 32: foundry.agent.v1.GetLoopStatusResponse
+	(*RunLoopOnceRequest)(nil),                 // 33: foundry.agent.v1.RunLoopOnceRequest
+	(*RunLoopOnceResponse)(nil),                // 34: foundry.agent.v1.RunLoopOnceResponse
+	nil,                                        // 35: foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	nil,                                        // 36: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	nil,                                        // 37: foundry.agent.v1.SuccessRate.ByModelEntry
+	nil,                                        // 38: foundry.agent.v1.SuccessRate.ByExecutorEntry
+	nil,                                        // 39: foundry.agent.v1.UsageSummary.TasksByModelEntry
+	nil,                                        // 40: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	nil,                                        // 41: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	(*wrapperspb.StringValue)(nil),             // 42: google.protobuf.StringValue
+	(*structpb.Struct)(nil),                    // 43: google.protobuf.Struct
+	(*wrapperspb.DoubleValue)(nil),             // 44: google.protobuf.DoubleValue
 }
 var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
-	40, // 0: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
-	40, // 1: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
-	41, // 2: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
-	40, // 3: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
-	40, // 4: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
-	42, // 5: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
-	42, // 6: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
-	42, // 7: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
-	40, // 8: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
-	40, // 9: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
-	40, // 10: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
-	40, // 11: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
-	41, // 12: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	0,  // 13: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	1,  // 14: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	0,  // 15: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 16: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	1,  // 17: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	33, // 18: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	42, // 19: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
-	42, // 20: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
-	15, // 21: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
-	42, // 22: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
-	42, // 23: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
-	19, // 24: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
-	34, // 25: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	35, // 26: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
-	36, // 27: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
-	37, // 28: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
-	38, // 29: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	18, // 30: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
-	20, // 31: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
-	21, // 32: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
-	42, // 33: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
-	24, // 34: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
-	39, // 35: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	40, // 36: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
-	42, // 37: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
-	40, // 38: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
-	40, // 39: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
-	40, // 40: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
-	40, // 41: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
-	40, // 42: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
-	28, // 43: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
-	28, // 44: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
-	19, // 45: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
-	19, // 46: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
-	19, // 47: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
-	2,  // 48: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
-	4,  // 49: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
-	6,  // 50: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
-	8,  // 51: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
-	10, // 52: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
-	12, // 53: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
-	14, // 54: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
-	17, // 55: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
-	23, // 56: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
-	26, // 57: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	29, // 58: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
-	31, // 59: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
-	3,  // 60: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
-	5,  // 61: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
-	7,  // 62: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
-	9,  // 63: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
-	11, // 64: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
-	13, // 65: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
-	16, // 66: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
-	22, // 67: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
-	25, // 68: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
-	27, // 69: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	30, // 70: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
-	32, // 71: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
-	60, // [60:72] is the sub-list for method output_type
-	48, // [48:60] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	42, // 0: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
+	42, // 1: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
+	43, // 2: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
+	42, // 3: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
+	42, // 4: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
+	44, // 5: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
+	44, // 6: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
+	44, // 7: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
+	42, // 8: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
+	42, // 9: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
+	42, // 10: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
+	42, // 11: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
+	42, // 12: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
+	43, // 13: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	0,  // 14: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	1,  // 15: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	0,  // 16: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,  // 17: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	1,  // 18: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	35, // 19: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	0,  // 20: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	44, // 21: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
+	44, // 22: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
+	17, // 23: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
+	44, // 24: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
+	44, // 25: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
+	21, // 26: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
+	36, // 27: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	37, // 28: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
+	38, // 29: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
+	39, // 30: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
+	40, // 31: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	20, // 32: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
+	22, // 33: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
+	23, // 34: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
+	44, // 35: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
+	26, // 36: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
+	41, // 37: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	42, // 38: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
+	44, // 39: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
+	42, // 40: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
+	42, // 41: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
+	42, // 42: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
+	42, // 43: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
+	42, // 44: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
+	30, // 45: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
+	30, // 46: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
+	21, // 47: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
+	21, // 48: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
+	21, // 49: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
+	2,  // 50: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
+	4,  // 51: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
+	6,  // 52: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
+	8,  // 53: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
+	10, // 54: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
+	12, // 55: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
+	14, // 56: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
+	16, // 57: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
+	19, // 58: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
+	25, // 59: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
+	28, // 60: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	31, // 61: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
+	33, // 62: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
+	3,  // 63: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
+	5,  // 64: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
+	7,  // 65: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
+	9,  // 66: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
+	11, // 67: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
+	13, // 68: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
+	15, // 69: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
+	18, // 70: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
+	24, // 71: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
+	27, // 72: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
+	29, // 73: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	32, // 74: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
+	34, // 75: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
+	63, // [63:76] is the sub-list for method output_type
+	50, // [50:63] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_foundry_agent_v1_agent_proto_init() }
@@ -2818,14 +3021,16 @@ func file_foundry_agent_v1_agent_proto_init() {
 	}
 	file_foundry_agent_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
 	file_foundry_agent_v1_agent_proto_msgTypes[8].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[17].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[14].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_agent_v1_agent_proto_rawDesc), len(file_foundry_agent_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,7 @@ const (
 	AgentService_UpdateTask_FullMethodName                 = "/foundry.agent.v1.AgentService/UpdateTask"
 	AgentService_ListAttentionTasks_FullMethodName         = "/foundry.agent.v1.AgentService/ListAttentionTasks"
 	AgentService_CountTasks_FullMethodName                 = "/foundry.agent.v1.AgentService/CountTasks"
+	AgentService_ClaimTask_FullMethodName                  = "/foundry.agent.v1.AgentService/ClaimTask"
 	AgentService_GetPipelineStatus_FullMethodName          = "/foundry.agent.v1.AgentService/GetPipelineStatus"
 	AgentService_GetMetrics_FullMethodName                 = "/foundry.agent.v1.AgentService/GetMetrics"
 	AgentService_GetPromptABStats_FullMethodName           = "/foundry.agent.v1.AgentService/GetPromptABStats"
@@ -67,6 +68,11 @@ type AgentServiceClient interface {
 	ListAttentionTasks(ctx context.Context, in *ListAttentionTasksRequest, opts ...grpc.CallOption) (*ListAttentionTasksResponse, error)
 	// CountTasks counts tasks in total and by status.
 	CountTasks(ctx context.Context, in *CountTasksRequest, opts ...grpc.CallOption) (*CountTasksResponse, error)
+	// ClaimTask hands a worker the oldest pending task of the given types
+	// with a lease; the task is null when none is pending. The worker renews
+	// the lease by PATCHing the task while it runs; an expired lease returns
+	// the task to the queue (timed_out after the last attempt).
+	ClaimTask(ctx context.Context, in *ClaimTaskRequest, opts ...grpc.CallOption) (*ClaimTaskResponse, error)
 	// GetPipelineStatus reports the queue by status and its attention flags.
 	GetPipelineStatus(ctx context.Context, in *GetPipelineStatusRequest, opts ...grpc.CallOption) (*GetPipelineStatusResponse, error)
 	// GetMetrics reports execution time percentiles, success rates and usage.
@@ -144,6 +150,16 @@ func (c *agentServiceClient) CountTasks(ctx context.Context, in *CountTasksReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CountTasksResponse)
 	err := c.cc.Invoke(ctx, AgentService_CountTasks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ClaimTask(ctx context.Context, in *ClaimTaskRequest, opts ...grpc.CallOption) (*ClaimTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClaimTaskResponse)
+	err := c.cc.Invoke(ctx, AgentService_ClaimTask_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -234,6 +250,11 @@ type AgentServiceServer interface {
 	ListAttentionTasks(context.Context, *ListAttentionTasksRequest) (*ListAttentionTasksResponse, error)
 	// CountTasks counts tasks in total and by status.
 	CountTasks(context.Context, *CountTasksRequest) (*CountTasksResponse, error)
+	// ClaimTask hands a worker the oldest pending task of the given types
+	// with a lease; the task is null when none is pending. The worker renews
+	// the lease by PATCHing the task while it runs; an expired lease returns
+	// the task to the queue (timed_out after the last attempt).
+	ClaimTask(context.Context, *ClaimTaskRequest) (*ClaimTaskResponse, error)
 	// GetPipelineStatus reports the queue by status and its attention flags.
 	GetPipelineStatus(context.Context, *GetPipelineStatusRequest) (*GetPipelineStatusResponse, error)
 	// GetMetrics reports execution time percentiles, success rates and usage.
@@ -274,6 +295,9 @@ func (UnimplementedAgentServiceServer) ListAttentionTasks(context.Context, *List
 }
 func (UnimplementedAgentServiceServer) CountTasks(context.Context, *CountTasksRequest) (*CountTasksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CountTasks not implemented")
+}
+func (UnimplementedAgentServiceServer) ClaimTask(context.Context, *ClaimTaskRequest) (*ClaimTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClaimTask not implemented")
 }
 func (UnimplementedAgentServiceServer) GetPipelineStatus(context.Context, *GetPipelineStatusRequest) (*GetPipelineStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPipelineStatus not implemented")
@@ -422,6 +446,24 @@ func _AgentService_CountTasks_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_ClaimTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClaimTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ClaimTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ClaimTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ClaimTask(ctx, req.(*ClaimTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_GetPipelineStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetPipelineStatusRequest)
 	if err := dec(in); err != nil {
@@ -560,6 +602,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CountTasks",
 			Handler:    _AgentService_CountTasks_Handler,
+		},
+		{
+			MethodName: "ClaimTask",
+			Handler:    _AgentService_ClaimTask_Handler,
 		},
 		{
 			MethodName: "GetPipelineStatus",

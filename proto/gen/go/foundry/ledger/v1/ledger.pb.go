@@ -830,8 +830,9 @@ type CreateContributionRequest struct {
 	// contributor_id is any non-empty string; an unknown contributor is created.
 	ContributorId string `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
 	AssetId       string `protobuf:"bytes,2,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
-	// cost_amount is >= 0 with at most 6 decimals.
-	CostAmount float64 `protobuf:"fixed64,3,opt,name=cost_amount,json=costAmount,proto3" json:"cost_amount,omitempty"`
+	// cost_amount is required (optional here only so that a missing one is
+	// told from 0): >= 0 with at most 6 decimals.
+	CostAmount *float64 `protobuf:"fixed64,3,opt,name=cost_amount,json=costAmount,proto3,oneof" json:"cost_amount,omitempty"`
 	// metadata is free JSON; has_tests, has_docs (booleans) and complexity
 	// (a string) feed coherence_score.
 	Metadata      *structpb.Struct `protobuf:"bytes,4,opt,name=metadata,proto3" json:"metadata,omitempty"`
@@ -884,8 +885,8 @@ func (x *CreateContributionRequest) GetAssetId() string {
 }
 
 func (x *CreateContributionRequest) GetCostAmount() float64 {
-	if x != nil {
-		return x.CostAmount
+	if x != nil && x.CostAmount != nil {
+		return *x.CostAmount
 	}
 	return 0
 }
@@ -1254,6 +1255,7 @@ type RecordGithubDeliveryRequest struct {
 	// event is the X-GitHub-Event header.
 	Event string `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
 	// delivery_id is the X-GitHub-Delivery header; redeliveries are idempotent.
+	// Without it, a push is recognised by its repository and commit hash.
 	DeliveryId string `protobuf:"bytes,2,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
 	// signature_256 is the X-Hub-Signature-256 header ("sha256=<hex>").
 	Signature_256 string `protobuf:"bytes,3,opt,name=signature_256,json=signature256,proto3" json:"signature_256,omitempty"`
@@ -1443,10 +1445,16 @@ type Distribution struct {
 	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	AssetId     string                 `protobuf:"bytes,2,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
 	ValueAmount float64                `protobuf:"fixed64,3,opt,name=value_amount,json=valueAmount,proto3" json:"value_amount,omitempty"`
-	// payouts has one entry per contributor, largest weight first; empty when
-	// the asset has no contributions or their total weight is zero.
-	Payouts       []*Payout `protobuf:"bytes,4,rep,name=payouts,proto3" json:"payouts,omitempty"`
-	CreatedAt     string    `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// payouts is one page of the payouts (one entry per contributor, largest
+	// weight first): the requested page on a read, the first page on create,
+	// the first few in a list. Empty when the asset has no contributions or
+	// their total weight is zero.
+	Payouts   []*Payout `protobuf:"bytes,4,rep,name=payouts,proto3" json:"payouts,omitempty"`
+	CreatedAt string    `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// payout_count is the number of payouts in all, whatever the page holds.
+	PayoutCount int32 `protobuf:"varint,6,opt,name=payout_count,json=payoutCount,proto3" json:"payout_count,omitempty"`
+	// paid_cc is true when the payouts were paid as CC.
+	PaidCc        bool `protobuf:"varint,7,opt,name=paid_cc,json=paidCc,proto3" json:"paid_cc,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1516,19 +1524,106 @@ func (x *Distribution) GetCreatedAt() string {
 	return ""
 }
 
+func (x *Distribution) GetPayoutCount() int32 {
+	if x != nil {
+		return x.PayoutCount
+	}
+	return 0
+}
+
+func (x *Distribution) GetPaidCc() bool {
+	if x != nil {
+		return x.PaidCc
+	}
+	return false
+}
+
+// Pagination describes the returned page of a list.
+type Pagination struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Limit  int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	Offset int32                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	// total counts every item of the list.
+	Total         int32 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
+	HasMore       bool  `protobuf:"varint,4,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pagination) Reset() {
+	*x = Pagination{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pagination) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pagination) ProtoMessage() {}
+
+func (x *Pagination) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pagination.ProtoReflect.Descriptor instead.
+func (*Pagination) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *Pagination) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *Pagination) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *Pagination) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *Pagination) GetHasMore() bool {
+	if x != nil {
+		return x.HasMore
+	}
+	return false
+}
+
 // CreateDistributionRequest distributes value_amount over an asset.
 type CreateDistributionRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AssetId string                 `protobuf:"bytes,1,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
 	// value_amount is >= 0 with at most 6 decimals.
-	ValueAmount   float64 `protobuf:"fixed64,2,opt,name=value_amount,json=valueAmount,proto3" json:"value_amount,omitempty"`
+	ValueAmount float64 `protobuf:"fixed64,2,opt,name=value_amount,json=valueAmount,proto3" json:"value_amount,omitempty"`
+	// pay_cc mints each payout as CC into the payee's available balance
+	// (administrator only; the treasury must back it, as for every movement).
+	PayCc         bool `protobuf:"varint,3,opt,name=pay_cc,json=payCc,proto3" json:"pay_cc,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateDistributionRequest) Reset() {
 	*x = CreateDistributionRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1635,7 @@ func (x *CreateDistributionRequest) String() string {
 func (*CreateDistributionRequest) ProtoMessage() {}
 
 func (x *CreateDistributionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1648,7 @@ func (x *CreateDistributionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDistributionRequest.ProtoReflect.Descriptor instead.
 func (*CreateDistributionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateDistributionRequest) GetAssetId() string {
@@ -1570,6 +1665,13 @@ func (x *CreateDistributionRequest) GetValueAmount() float64 {
 	return 0
 }
 
+func (x *CreateDistributionRequest) GetPayCc() bool {
+	if x != nil {
+		return x.PayCc
+	}
+	return false
+}
+
 // CreateDistributionResponse wraps the distribution (HTTP body: the distribution).
 type CreateDistributionResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1580,7 +1682,7 @@ type CreateDistributionResponse struct {
 
 func (x *CreateDistributionResponse) Reset() {
 	*x = CreateDistributionResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1694,7 @@ func (x *CreateDistributionResponse) String() string {
 func (*CreateDistributionResponse) ProtoMessage() {}
 
 func (x *CreateDistributionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1707,7 @@ func (x *CreateDistributionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDistributionResponse.ProtoReflect.Descriptor instead.
 func (*CreateDistributionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateDistributionResponse) GetDistribution() *Distribution {
@@ -1615,17 +1717,21 @@ func (x *CreateDistributionResponse) GetDistribution() *Distribution {
 	return nil
 }
 
-// GetDistributionRequest names a distribution.
+// GetDistributionRequest names a distribution and a page of its payouts.
 type GetDistributionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// limit bounds the payouts returned: 100 when absent, 1..1000.
+	Limit *int32 `protobuf:"varint,2,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	// offset skips that many payouts; must not be negative.
+	Offset        int32 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetDistributionRequest) Reset() {
 	*x = GetDistributionRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1637,7 +1743,7 @@ func (x *GetDistributionRequest) String() string {
 func (*GetDistributionRequest) ProtoMessage() {}
 
 func (x *GetDistributionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +1756,7 @@ func (x *GetDistributionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDistributionRequest.ProtoReflect.Descriptor instead.
 func (*GetDistributionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetDistributionRequest) GetId() string {
@@ -1658,6 +1764,20 @@ func (x *GetDistributionRequest) GetId() string {
 		return x.Id
 	}
 	return ""
+}
+
+func (x *GetDistributionRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *GetDistributionRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
 }
 
 // GetDistributionResponse wraps the distribution.
@@ -1670,7 +1790,7 @@ type GetDistributionResponse struct {
 
 func (x *GetDistributionResponse) Reset() {
 	*x = GetDistributionResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1682,7 +1802,7 @@ func (x *GetDistributionResponse) String() string {
 func (*GetDistributionResponse) ProtoMessage() {}
 
 func (x *GetDistributionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1695,7 +1815,7 @@ func (x *GetDistributionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDistributionResponse.ProtoReflect.Descriptor instead.
 func (*GetDistributionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{29}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetDistributionResponse) GetDistribution() *Distribution {
@@ -1705,17 +1825,21 @@ func (x *GetDistributionResponse) GetDistribution() *Distribution {
 	return nil
 }
 
-// ListAssetDistributionsRequest names an asset.
+// ListAssetDistributionsRequest names an asset and a page of its distributions.
 type ListAssetDistributionsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AssetId       string                 `protobuf:"bytes,1,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AssetId string                 `protobuf:"bytes,1,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
+	// limit bounds the distributions returned: 20 when absent, 1..100.
+	Limit *int32 `protobuf:"varint,2,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	// offset skips that many distributions; must not be negative.
+	Offset        int32 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListAssetDistributionsRequest) Reset() {
 	*x = ListAssetDistributionsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1727,7 +1851,7 @@ func (x *ListAssetDistributionsRequest) String() string {
 func (*ListAssetDistributionsRequest) ProtoMessage() {}
 
 func (x *ListAssetDistributionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1740,7 +1864,7 @@ func (x *ListAssetDistributionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetDistributionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAssetDistributionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{30}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListAssetDistributionsRequest) GetAssetId() string {
@@ -1750,17 +1874,33 @@ func (x *ListAssetDistributionsRequest) GetAssetId() string {
 	return ""
 }
 
-// ListAssetDistributionsResponse holds the asset's distributions (HTTP body: the list).
+func (x *ListAssetDistributionsRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *ListAssetDistributionsRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+// ListAssetDistributionsResponse holds one page of the asset's
+// distributions, oldest first, each with its first 10 payouts.
 type ListAssetDistributionsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Distributions []*Distribution        `protobuf:"bytes,1,rep,name=distributions,proto3" json:"distributions,omitempty"`
+	Pagination    *Pagination            `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListAssetDistributionsResponse) Reset() {
 	*x = ListAssetDistributionsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1772,7 +1912,7 @@ func (x *ListAssetDistributionsResponse) String() string {
 func (*ListAssetDistributionsResponse) ProtoMessage() {}
 
 func (x *ListAssetDistributionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1785,12 +1925,19 @@ func (x *ListAssetDistributionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetDistributionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAssetDistributionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{31}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListAssetDistributionsResponse) GetDistributions() []*Distribution {
 	if x != nil {
 		return x.Distributions
+	}
+	return nil
+}
+
+func (x *ListAssetDistributionsResponse) GetPagination() *Pagination {
+	if x != nil {
+		return x.Pagination
 	}
 	return nil
 }
@@ -1805,7 +1952,7 @@ type GetInvestPreviewRequest struct {
 
 func (x *GetInvestPreviewRequest) Reset() {
 	*x = GetInvestPreviewRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +1964,7 @@ func (x *GetInvestPreviewRequest) String() string {
 func (*GetInvestPreviewRequest) ProtoMessage() {}
 
 func (x *GetInvestPreviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +1977,7 @@ func (x *GetInvestPreviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestPreviewRequest.ProtoReflect.Descriptor instead.
 func (*GetInvestPreviewRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{32}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetInvestPreviewRequest) GetIdeaId() string {
@@ -1840,7 +1987,7 @@ func (x *GetInvestPreviewRequest) GetIdeaId() string {
 	return ""
 }
 
-// InvestProjection bounds the projected return multiplier.
+// InvestProjection bounds the projected return multiplier of one staked CC.
 type InvestProjection struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	LowMultiplier  float64                `protobuf:"fixed64,1,opt,name=low_multiplier,json=lowMultiplier,proto3" json:"low_multiplier,omitempty"`
@@ -1851,7 +1998,7 @@ type InvestProjection struct {
 
 func (x *InvestProjection) Reset() {
 	*x = InvestProjection{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +2010,7 @@ func (x *InvestProjection) String() string {
 func (*InvestProjection) ProtoMessage() {}
 
 func (x *InvestProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +2023,7 @@ func (x *InvestProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvestProjection.ProtoReflect.Descriptor instead.
 func (*InvestProjection) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{33}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *InvestProjection) GetLowMultiplier() float64 {
@@ -1895,20 +2042,23 @@ func (x *InvestProjection) GetHighMultiplier() float64 {
 
 // GetInvestPreviewResponse is an ROI projection for an idea.
 type GetInvestPreviewResponse struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	IdeaId         string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
-	Stage          string                 `protobuf:"bytes,2,opt,name=stage,proto3" json:"stage,omitempty"`
-	CoherenceScore float64                `protobuf:"fixed64,3,opt,name=coherence_score,json=coherenceScore,proto3" json:"coherence_score,omitempty"`
-	TotalCcStaked  float64                `protobuf:"fixed64,4,opt,name=total_cc_staked,json=totalCcStaked,proto3" json:"total_cc_staked,omitempty"`
-	Projections    *InvestProjection      `protobuf:"bytes,5,opt,name=projections,proto3" json:"projections,omitempty"`
-	StageUnlockPct float64                `protobuf:"fixed64,6,opt,name=stage_unlock_pct,json=stageUnlockPct,proto3" json:"stage_unlock_pct,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	IdeaId string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	Stage  string                 `protobuf:"bytes,2,opt,name=stage,proto3" json:"stage,omitempty"`
+	// coherence_score is the idea's confidence (0..1), which scales the upside.
+	CoherenceScore float64           `protobuf:"fixed64,3,opt,name=coherence_score,json=coherenceScore,proto3" json:"coherence_score,omitempty"`
+	TotalCcStaked  float64           `protobuf:"fixed64,4,opt,name=total_cc_staked,json=totalCcStaked,proto3" json:"total_cc_staked,omitempty"`
+	Projections    *InvestProjection `protobuf:"bytes,5,opt,name=projections,proto3" json:"projections,omitempty"`
+	// stage_unlock_pct is the share (0..1) of the idea's value its stages unlocked.
+	StageUnlockPct float64 `protobuf:"fixed64,6,opt,name=stage_unlock_pct,json=stageUnlockPct,proto3" json:"stage_unlock_pct,omitempty"`
+	StakerCount    int32   `protobuf:"varint,7,opt,name=staker_count,json=stakerCount,proto3" json:"staker_count,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
 
 func (x *GetInvestPreviewResponse) Reset() {
 	*x = GetInvestPreviewResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +2070,7 @@ func (x *GetInvestPreviewResponse) String() string {
 func (*GetInvestPreviewResponse) ProtoMessage() {}
 
 func (x *GetInvestPreviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2083,7 @@ func (x *GetInvestPreviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestPreviewResponse.ProtoReflect.Descriptor instead.
 func (*GetInvestPreviewResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{34}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetInvestPreviewResponse) GetIdeaId() string {
@@ -1978,24 +2128,27 @@ func (x *GetInvestPreviewResponse) GetStageUnlockPct() float64 {
 	return 0
 }
 
-// Position is CC staked on an idea by a contributor.
+func (x *GetInvestPreviewResponse) GetStakerCount() int32 {
+	if x != nil {
+		return x.StakerCount
+	}
+	return 0
+}
+
+// Position is CC a contributor has staked on one idea.
 type Position struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	ContributorId string                 `protobuf:"bytes,2,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
-	IdeaId        string                 `protobuf:"bytes,3,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
-	AmountCc      float64                `protobuf:"fixed64,4,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
-	// status is "active", "cooling" or "released".
-	Status        string                  `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
-	CreatedAt     string                  `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	AvailableAt   *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=available_at,json=availableAt,proto3" json:"available_at,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	IdeaId   string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	AmountCc float64                `protobuf:"fixed64,2,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
+	// since is when the contributor first staked on the idea.
+	Since         string `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Position) Reset() {
 	*x = Position{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2007,7 +2160,7 @@ func (x *Position) String() string {
 func (*Position) ProtoMessage() {}
 
 func (x *Position) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2020,21 +2173,7 @@ func (x *Position) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Position.ProtoReflect.Descriptor instead.
 func (*Position) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{35}
-}
-
-func (x *Position) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
-func (x *Position) GetContributorId() string {
-	if x != nil {
-		return x.ContributorId
-	}
-	return ""
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Position) GetIdeaId() string {
@@ -2051,41 +2190,27 @@ func (x *Position) GetAmountCc() float64 {
 	return 0
 }
 
-func (x *Position) GetStatus() string {
+func (x *Position) GetSince() string {
 	if x != nil {
-		return x.Status
+		return x.Since
 	}
 	return ""
 }
 
-func (x *Position) GetCreatedAt() string {
-	if x != nil {
-		return x.CreatedAt
-	}
-	return ""
-}
-
-func (x *Position) GetAvailableAt() *wrapperspb.StringValue {
-	if x != nil {
-		return x.AvailableAt
-	}
-	return nil
-}
-
-// PositionSummary totals a contributor's positions.
+// PositionSummary totals a contributor's positions and balances.
 type PositionSummary struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	PositionCount  int32                  `protobuf:"varint,1,opt,name=position_count,json=positionCount,proto3" json:"position_count,omitempty"`
-	TotalStakedCc  float64                `protobuf:"fixed64,2,opt,name=total_staked_cc,json=totalStakedCc,proto3" json:"total_staked_cc,omitempty"`
-	TotalCoolingCc float64                `protobuf:"fixed64,3,opt,name=total_cooling_cc,json=totalCoolingCc,proto3" json:"total_cooling_cc,omitempty"`
-	IdeaCount      int32                  `protobuf:"varint,4,opt,name=idea_count,json=ideaCount,proto3" json:"idea_count,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PositionCount int32                  `protobuf:"varint,1,opt,name=position_count,json=positionCount,proto3" json:"position_count,omitempty"`
+	TotalStakedCc float64                `protobuf:"fixed64,2,opt,name=total_staked_cc,json=totalStakedCc,proto3" json:"total_staked_cc,omitempty"`
+	AvailableCc   float64                `protobuf:"fixed64,3,opt,name=available_cc,json=availableCc,proto3" json:"available_cc,omitempty"`
+	CoolingCc     float64                `protobuf:"fixed64,4,opt,name=cooling_cc,json=coolingCc,proto3" json:"cooling_cc,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PositionSummary) Reset() {
 	*x = PositionSummary{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2097,7 +2222,7 @@ func (x *PositionSummary) String() string {
 func (*PositionSummary) ProtoMessage() {}
 
 func (x *PositionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2110,7 +2235,7 @@ func (x *PositionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PositionSummary.ProtoReflect.Descriptor instead.
 func (*PositionSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{36}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PositionSummary) GetPositionCount() int32 {
@@ -2127,16 +2252,16 @@ func (x *PositionSummary) GetTotalStakedCc() float64 {
 	return 0
 }
 
-func (x *PositionSummary) GetTotalCoolingCc() float64 {
+func (x *PositionSummary) GetAvailableCc() float64 {
 	if x != nil {
-		return x.TotalCoolingCc
+		return x.AvailableCc
 	}
 	return 0
 }
 
-func (x *PositionSummary) GetIdeaCount() int32 {
+func (x *PositionSummary) GetCoolingCc() float64 {
 	if x != nil {
-		return x.IdeaCount
+		return x.CoolingCc
 	}
 	return 0
 }
@@ -2151,7 +2276,7 @@ type ListInvestmentsRequest struct {
 
 func (x *ListInvestmentsRequest) Reset() {
 	*x = ListInvestmentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2163,7 +2288,7 @@ func (x *ListInvestmentsRequest) String() string {
 func (*ListInvestmentsRequest) ProtoMessage() {}
 
 func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2176,7 +2301,7 @@ func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{37}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListInvestmentsRequest) GetId() string {
@@ -2186,7 +2311,7 @@ func (x *ListInvestmentsRequest) GetId() string {
 	return ""
 }
 
-// ListInvestmentsResponse holds every position plus a summary.
+// ListInvestmentsResponse holds every position, largest first, plus a summary.
 type ListInvestmentsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
@@ -2198,7 +2323,7 @@ type ListInvestmentsResponse struct {
 
 func (x *ListInvestmentsResponse) Reset() {
 	*x = ListInvestmentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2335,7 @@ func (x *ListInvestmentsResponse) String() string {
 func (*ListInvestmentsResponse) ProtoMessage() {}
 
 func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2348,7 @@ func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{38}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListInvestmentsResponse) GetContributorId() string {
@@ -2251,18 +2376,22 @@ func (x *ListInvestmentsResponse) GetSummary() *PositionSummary {
 type FlowEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// kind is deposit, withdraw, stake, unstake, release or pledge.
-	Kind          string                  `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	AmountCc      float64                 `protobuf:"fixed64,3,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
-	IdeaId        *wrapperspb.StringValue `protobuf:"bytes,4,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
-	CreatedAt     string                  `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// kind is deposit, withdraw, stake, unstake or release.
+	Kind      string                  `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	AmountCc  float64                 `protobuf:"fixed64,3,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
+	IdeaId    *wrapperspb.StringValue `protobuf:"bytes,4,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	CreatedAt string                  `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// lines are the movement's journal lines: account and signed amount.
+	Lines []*JournalLine `protobuf:"bytes,6,rep,name=lines,proto3" json:"lines,omitempty"`
+	// audit_seq is the audit entry that records the movement.
+	AuditSeq      int32 `protobuf:"varint,7,opt,name=audit_seq,json=auditSeq,proto3" json:"audit_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FlowEvent) Reset() {
 	*x = FlowEvent{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2403,7 @@ func (x *FlowEvent) String() string {
 func (*FlowEvent) ProtoMessage() {}
 
 func (x *FlowEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2416,7 @@ func (x *FlowEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowEvent.ProtoReflect.Descriptor instead.
 func (*FlowEvent) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{39}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *FlowEvent) GetId() string {
@@ -2325,17 +2454,87 @@ func (x *FlowEvent) GetCreatedAt() string {
 	return ""
 }
 
-// GetInvestmentHistoryRequest names a contributor.
-type GetInvestmentHistoryRequest struct {
+func (x *FlowEvent) GetLines() []*JournalLine {
+	if x != nil {
+		return x.Lines
+	}
+	return nil
+}
+
+func (x *FlowEvent) GetAuditSeq() int32 {
+	if x != nil {
+		return x.AuditSeq
+	}
+	return 0
+}
+
+// JournalLine is one side of a double-entry movement.
+type JournalLine struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Account       string                 `protobuf:"bytes,1,opt,name=account,proto3" json:"account,omitempty"`
+	AmountCc      float64                `protobuf:"fixed64,2,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JournalLine) Reset() {
+	*x = JournalLine{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JournalLine) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JournalLine) ProtoMessage() {}
+
+func (x *JournalLine) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JournalLine.ProtoReflect.Descriptor instead.
+func (*JournalLine) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *JournalLine) GetAccount() string {
+	if x != nil {
+		return x.Account
+	}
+	return ""
+}
+
+func (x *JournalLine) GetAmountCc() float64 {
+	if x != nil {
+		return x.AmountCc
+	}
+	return 0
+}
+
+// GetInvestmentHistoryRequest names a contributor and a page.
+type GetInvestmentHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// limit is 1..500 (default 50).
+	Limit         *int32 `protobuf:"varint,2,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset        int32  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetInvestmentHistoryRequest) Reset() {
 	*x = GetInvestmentHistoryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2347,7 +2546,7 @@ func (x *GetInvestmentHistoryRequest) String() string {
 func (*GetInvestmentHistoryRequest) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2360,7 +2559,7 @@ func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{40}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetInvestmentHistoryRequest) GetId() string {
@@ -2370,7 +2569,21 @@ func (x *GetInvestmentHistoryRequest) GetId() string {
 	return ""
 }
 
-// GetInvestmentHistoryResponse is the CC flow timeline, oldest first.
+func (x *GetInvestmentHistoryRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *GetInvestmentHistoryRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+// GetInvestmentHistoryResponse is a page of the CC flow timeline, newest first.
 type GetInvestmentHistoryResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
@@ -2381,7 +2594,7 @@ type GetInvestmentHistoryResponse struct {
 
 func (x *GetInvestmentHistoryResponse) Reset() {
 	*x = GetInvestmentHistoryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2393,7 +2606,7 @@ func (x *GetInvestmentHistoryResponse) String() string {
 func (*GetInvestmentHistoryResponse) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2406,7 +2619,7 @@ func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{41}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetInvestmentHistoryResponse) GetContributorId() string {
@@ -2425,20 +2638,20 @@ func (x *GetInvestmentHistoryResponse) GetEvents() []*FlowEvent {
 
 // Pledge is a promise of time, valued in CC.
 type Pledge struct {
-	state         protoimpl.MessageState  `protogen:"open.v1"`
-	Id            string                  `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	ContributorId string                  `protobuf:"bytes,2,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
-	IdeaId        *wrapperspb.StringValue `protobuf:"bytes,3,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
-	HoursPledged  float64                 `protobuf:"fixed64,4,opt,name=hours_pledged,json=hoursPledged,proto3" json:"hours_pledged,omitempty"`
-	CcEquivalent  float64                 `protobuf:"fixed64,5,opt,name=cc_equivalent,json=ccEquivalent,proto3" json:"cc_equivalent,omitempty"`
-	CreatedAt     string                  `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ContributorId string                 `protobuf:"bytes,2,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
+	IdeaId        string                 `protobuf:"bytes,3,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	HoursPledged  float64                `protobuf:"fixed64,4,opt,name=hours_pledged,json=hoursPledged,proto3" json:"hours_pledged,omitempty"`
+	CcEquivalent  float64                `protobuf:"fixed64,5,opt,name=cc_equivalent,json=ccEquivalent,proto3" json:"cc_equivalent,omitempty"`
+	CreatedAt     string                 `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Pledge) Reset() {
 	*x = Pledge{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2450,7 +2663,7 @@ func (x *Pledge) String() string {
 func (*Pledge) ProtoMessage() {}
 
 func (x *Pledge) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2463,7 +2676,7 @@ func (x *Pledge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pledge.ProtoReflect.Descriptor instead.
 func (*Pledge) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{42}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Pledge) GetId() string {
@@ -2480,11 +2693,11 @@ func (x *Pledge) GetContributorId() string {
 	return ""
 }
 
-func (x *Pledge) GetIdeaId() *wrapperspb.StringValue {
+func (x *Pledge) GetIdeaId() string {
 	if x != nil {
 		return x.IdeaId
 	}
-	return nil
+	return ""
 }
 
 func (x *Pledge) GetHoursPledged() float64 {
@@ -2508,19 +2721,19 @@ func (x *Pledge) GetCreatedAt() string {
 	return ""
 }
 
-// CreatePledgeRequest pledges hours (owner only).
+// CreatePledgeRequest pledges hours to an idea (owner only).
 type CreatePledgeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	HoursPledged  float64                `protobuf:"fixed64,2,opt,name=hours_pledged,json=hoursPledged,proto3" json:"hours_pledged,omitempty"`
-	IdeaId        string                 `protobuf:"bytes,3,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	IdeaId        string                 `protobuf:"bytes,2,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	HoursPledged  float64                `protobuf:"fixed64,3,opt,name=hours_pledged,json=hoursPledged,proto3" json:"hours_pledged,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreatePledgeRequest) Reset() {
 	*x = CreatePledgeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2745,7 @@ func (x *CreatePledgeRequest) String() string {
 func (*CreatePledgeRequest) ProtoMessage() {}
 
 func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2758,7 @@ func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeRequest.ProtoReflect.Descriptor instead.
 func (*CreatePledgeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{43}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CreatePledgeRequest) GetId() string {
@@ -2555,18 +2768,18 @@ func (x *CreatePledgeRequest) GetId() string {
 	return ""
 }
 
-func (x *CreatePledgeRequest) GetHoursPledged() float64 {
-	if x != nil {
-		return x.HoursPledged
-	}
-	return 0
-}
-
 func (x *CreatePledgeRequest) GetIdeaId() string {
 	if x != nil {
 		return x.IdeaId
 	}
 	return ""
+}
+
+func (x *CreatePledgeRequest) GetHoursPledged() float64 {
+	if x != nil {
+		return x.HoursPledged
+	}
+	return 0
 }
 
 // CreatePledgeResponse wraps the pledge (HTTP body: the pledge).
@@ -2579,7 +2792,7 @@ type CreatePledgeResponse struct {
 
 func (x *CreatePledgeResponse) Reset() {
 	*x = CreatePledgeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2591,7 +2804,7 @@ func (x *CreatePledgeResponse) String() string {
 func (*CreatePledgeResponse) ProtoMessage() {}
 
 func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2604,7 +2817,7 @@ func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeResponse.ProtoReflect.Descriptor instead.
 func (*CreatePledgeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{44}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CreatePledgeResponse) GetPledge() *Pledge {
@@ -2614,20 +2827,19 @@ func (x *CreatePledgeResponse) GetPledge() *Pledge {
 	return nil
 }
 
-// StakeProjection is what a stake would do.
+// StakeProjection is what a staked CC may return.
 type StakeProjection struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	AmountCc         float64                `protobuf:"fixed64,1,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
-	AvailableCcAfter float64                `protobuf:"fixed64,2,opt,name=available_cc_after,json=availableCcAfter,proto3" json:"available_cc_after,omitempty"`
-	LowMultiplier    float64                `protobuf:"fixed64,3,opt,name=low_multiplier,json=lowMultiplier,proto3" json:"low_multiplier,omitempty"`
-	HighMultiplier   float64                `protobuf:"fixed64,4,opt,name=high_multiplier,json=highMultiplier,proto3" json:"high_multiplier,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	LowMultiplier  float64                `protobuf:"fixed64,1,opt,name=low_multiplier,json=lowMultiplier,proto3" json:"low_multiplier,omitempty"`
+	HighMultiplier float64                `protobuf:"fixed64,2,opt,name=high_multiplier,json=highMultiplier,proto3" json:"high_multiplier,omitempty"`
+	StageUnlockPct float64                `protobuf:"fixed64,3,opt,name=stage_unlock_pct,json=stageUnlockPct,proto3" json:"stage_unlock_pct,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *StakeProjection) Reset() {
 	*x = StakeProjection{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2851,7 @@ func (x *StakeProjection) String() string {
 func (*StakeProjection) ProtoMessage() {}
 
 func (x *StakeProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,21 +2864,7 @@ func (x *StakeProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeProjection.ProtoReflect.Descriptor instead.
 func (*StakeProjection) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{45}
-}
-
-func (x *StakeProjection) GetAmountCc() float64 {
-	if x != nil {
-		return x.AmountCc
-	}
-	return 0
-}
-
-func (x *StakeProjection) GetAvailableCcAfter() float64 {
-	if x != nil {
-		return x.AvailableCcAfter
-	}
-	return 0
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StakeProjection) GetLowMultiplier() float64 {
@@ -2683,7 +2881,15 @@ func (x *StakeProjection) GetHighMultiplier() float64 {
 	return 0
 }
 
-// StakeRequest stakes CC on an idea (owner only unless dry_run).
+func (x *StakeProjection) GetStageUnlockPct() float64 {
+	if x != nil {
+		return x.StageUnlockPct
+	}
+	return 0
+}
+
+// StakeRequest stakes CC on an idea (owner only unless dry_run). On
+// /api/ideas/{idea_id}/stake the path names the idea.
 type StakeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
@@ -2696,7 +2902,7 @@ type StakeRequest struct {
 
 func (x *StakeRequest) Reset() {
 	*x = StakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2708,7 +2914,7 @@ func (x *StakeRequest) String() string {
 func (*StakeRequest) ProtoMessage() {}
 
 func (x *StakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2721,7 +2927,7 @@ func (x *StakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeRequest.ProtoReflect.Descriptor instead.
 func (*StakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{46}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *StakeRequest) GetContributorId() string {
@@ -2752,19 +2958,28 @@ func (x *StakeRequest) GetDryRun() bool {
 	return false
 }
 
-// StakeResponse is the recorded position, or only the projection on dry_run.
+// StakeResponse is the position after the stake, or its projection on
+// dry_run (nothing recorded).
 type StakeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	DryRun        bool                   `protobuf:"varint,1,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
-	Position      *Position              `protobuf:"bytes,2,opt,name=position,proto3" json:"position,omitempty"`
-	Projection    *StakeProjection       `protobuf:"bytes,3,opt,name=projection,proto3" json:"projection,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ContributorId string                 `protobuf:"bytes,2,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
+	IdeaId        string                 `protobuf:"bytes,3,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	AmountCc      float64                `protobuf:"fixed64,4,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
+	// position_cc is the contributor's whole stake on the idea afterwards.
+	PositionCc float64 `protobuf:"fixed64,5,opt,name=position_cc,json=positionCc,proto3" json:"position_cc,omitempty"`
+	// available_cc_after is the available balance afterwards (on dry_run:
+	// what it would be; negative when the balance is short).
+	AvailableCcAfter float64          `protobuf:"fixed64,6,opt,name=available_cc_after,json=availableCcAfter,proto3" json:"available_cc_after,omitempty"`
+	Stage            string           `protobuf:"bytes,7,opt,name=stage,proto3" json:"stage,omitempty"`
+	Projection       *StakeProjection `protobuf:"bytes,8,opt,name=projection,proto3" json:"projection,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *StakeResponse) Reset() {
 	*x = StakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2776,7 +2991,7 @@ func (x *StakeResponse) String() string {
 func (*StakeResponse) ProtoMessage() {}
 
 func (x *StakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2789,7 +3004,7 @@ func (x *StakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeResponse.ProtoReflect.Descriptor instead.
 func (*StakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *StakeResponse) GetDryRun() bool {
@@ -2799,11 +3014,46 @@ func (x *StakeResponse) GetDryRun() bool {
 	return false
 }
 
-func (x *StakeResponse) GetPosition() *Position {
+func (x *StakeResponse) GetContributorId() string {
 	if x != nil {
-		return x.Position
+		return x.ContributorId
 	}
-	return nil
+	return ""
+}
+
+func (x *StakeResponse) GetIdeaId() string {
+	if x != nil {
+		return x.IdeaId
+	}
+	return ""
+}
+
+func (x *StakeResponse) GetAmountCc() float64 {
+	if x != nil {
+		return x.AmountCc
+	}
+	return 0
+}
+
+func (x *StakeResponse) GetPositionCc() float64 {
+	if x != nil {
+		return x.PositionCc
+	}
+	return 0
+}
+
+func (x *StakeResponse) GetAvailableCcAfter() float64 {
+	if x != nil {
+		return x.AvailableCcAfter
+	}
+	return 0
+}
+
+func (x *StakeResponse) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
 }
 
 func (x *StakeResponse) GetProjection() *StakeProjection {
@@ -2813,137 +3063,7 @@ func (x *StakeResponse) GetProjection() *StakeProjection {
 	return nil
 }
 
-// StakeOnIdeaRequest stakes CC on the idea named in the path.
-type StakeOnIdeaRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	IdeaId        string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
-	ContributorId string                 `protobuf:"bytes,2,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
-	AmountCc      float64                `protobuf:"fixed64,3,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
-	DryRun        bool                   `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *StakeOnIdeaRequest) Reset() {
-	*x = StakeOnIdeaRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *StakeOnIdeaRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*StakeOnIdeaRequest) ProtoMessage() {}
-
-func (x *StakeOnIdeaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use StakeOnIdeaRequest.ProtoReflect.Descriptor instead.
-func (*StakeOnIdeaRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
-}
-
-func (x *StakeOnIdeaRequest) GetIdeaId() string {
-	if x != nil {
-		return x.IdeaId
-	}
-	return ""
-}
-
-func (x *StakeOnIdeaRequest) GetContributorId() string {
-	if x != nil {
-		return x.ContributorId
-	}
-	return ""
-}
-
-func (x *StakeOnIdeaRequest) GetAmountCc() float64 {
-	if x != nil {
-		return x.AmountCc
-	}
-	return 0
-}
-
-func (x *StakeOnIdeaRequest) GetDryRun() bool {
-	if x != nil {
-		return x.DryRun
-	}
-	return false
-}
-
-// StakeOnIdeaResponse is the same as StakeResponse.
-type StakeOnIdeaResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	DryRun        bool                   `protobuf:"varint,1,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
-	Position      *Position              `protobuf:"bytes,2,opt,name=position,proto3" json:"position,omitempty"`
-	Projection    *StakeProjection       `protobuf:"bytes,3,opt,name=projection,proto3" json:"projection,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *StakeOnIdeaResponse) Reset() {
-	*x = StakeOnIdeaResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *StakeOnIdeaResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*StakeOnIdeaResponse) ProtoMessage() {}
-
-func (x *StakeOnIdeaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use StakeOnIdeaResponse.ProtoReflect.Descriptor instead.
-func (*StakeOnIdeaResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
-}
-
-func (x *StakeOnIdeaResponse) GetDryRun() bool {
-	if x != nil {
-		return x.DryRun
-	}
-	return false
-}
-
-func (x *StakeOnIdeaResponse) GetPosition() *Position {
-	if x != nil {
-		return x.Position
-	}
-	return nil
-}
-
-func (x *StakeOnIdeaResponse) GetProjection() *StakeProjection {
-	if x != nil {
-		return x.Projection
-	}
-	return nil
-}
-
-// UnstakeRequest releases staked CC (owner only).
+// UnstakeRequest takes CC out of a position (owner only).
 type UnstakeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
@@ -3004,7 +3124,7 @@ func (x *UnstakeRequest) GetAmountCc() float64 {
 	return 0
 }
 
-// UnstakeResponse says when the CC becomes available again.
+// UnstakeResponse says when the CC is available again.
 type UnstakeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
@@ -3012,7 +3132,7 @@ type UnstakeResponse struct {
 	AmountCc      float64                `protobuf:"fixed64,3,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
 	CooldownHours int32                  `protobuf:"varint,4,opt,name=cooldown_hours,json=cooldownHours,proto3" json:"cooldown_hours,omitempty"`
 	AvailableAt   string                 `protobuf:"bytes,5,opt,name=available_at,json=availableAt,proto3" json:"available_at,omitempty"`
-	// status is "released" (instant) or "cooling".
+	// status is "released" (available at once) or "cooling".
 	Status        string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3090,7 +3210,7 @@ func (x *UnstakeResponse) GetStatus() string {
 	return ""
 }
 
-// DepositRequest confirms a fiat deposit (administrator); reference makes it idempotent.
+// DepositRequest confirms a USD deposit (administrator); reference makes it idempotent.
 type DepositRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
@@ -3159,6 +3279,11 @@ type DepositResponse struct {
 	AmountCc      float64                `protobuf:"fixed64,3,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
 	Reference     string                 `protobuf:"bytes,4,opt,name=reference,proto3" json:"reference,omitempty"`
 	BuyRate       float64                `protobuf:"fixed64,5,opt,name=buy_rate,json=buyRate,proto3" json:"buy_rate,omitempty"`
+	// spread_usd is the part of the deposit the 1% spread kept.
+	SpreadUsd float64 `protobuf:"fixed64,6,opt,name=spread_usd,json=spreadUsd,proto3" json:"spread_usd,omitempty"`
+	// duplicate is true when the reference was recorded before: nothing new minted.
+	Duplicate     bool   `protobuf:"varint,7,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	CreatedAt     string `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3228,6 +3353,27 @@ func (x *DepositResponse) GetBuyRate() float64 {
 	return 0
 }
 
+func (x *DepositResponse) GetSpreadUsd() float64 {
+	if x != nil {
+		return x.SpreadUsd
+	}
+	return 0
+}
+
+func (x *DepositResponse) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
+func (x *DepositResponse) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
 // WithdrawRequest burns CC (owner only).
 type WithdrawRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3281,7 +3427,7 @@ func (x *WithdrawRequest) GetAmountCc() float64 {
 	return 0
 }
 
-// WithdrawResponse is the fiat paid out and the spread kept.
+// WithdrawResponse is the USD paid out and the spread kept.
 type WithdrawResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
@@ -3289,6 +3435,7 @@ type WithdrawResponse struct {
 	AmountUsd     float64                `protobuf:"fixed64,3,opt,name=amount_usd,json=amountUsd,proto3" json:"amount_usd,omitempty"`
 	SpreadUsd     float64                `protobuf:"fixed64,4,opt,name=spread_usd,json=spreadUsd,proto3" json:"spread_usd,omitempty"`
 	SellRate      float64                `protobuf:"fixed64,5,opt,name=sell_rate,json=sellRate,proto3" json:"sell_rate,omitempty"`
+	CreatedAt     string                 `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3356,6 +3503,13 @@ func (x *WithdrawResponse) GetSellRate() float64 {
 		return x.SellRate
 	}
 	return 0
+}
+
+func (x *WithdrawResponse) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
 }
 
 // GetBalancesRequest names a contributor.
@@ -3509,17 +3663,23 @@ func (*GetExchangeRateRequest) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
 }
 
-// GetExchangeRateResponse is the posted rate: buy_rate < cc_per_usd < sell_rate.
+// GetExchangeRateResponse is the posted rate in CC per USD:
+// buy_rate < cc_per_usd < sell_rate. A deposit mints buy_rate CC per USD; a
+// withdrawal burns sell_rate CC per USD paid.
 type GetExchangeRateResponse struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	CcPerUsd       float64                `protobuf:"fixed64,1,opt,name=cc_per_usd,json=ccPerUsd,proto3" json:"cc_per_usd,omitempty"`
-	SpreadPct      float64                `protobuf:"fixed64,2,opt,name=spread_pct,json=spreadPct,proto3" json:"spread_pct,omitempty"`
-	BuyRate        float64                `protobuf:"fixed64,3,opt,name=buy_rate,json=buyRate,proto3" json:"buy_rate,omitempty"`
-	SellRate       float64                `protobuf:"fixed64,4,opt,name=sell_rate,json=sellRate,proto3" json:"sell_rate,omitempty"`
-	BreakerTripped bool                   `protobuf:"varint,5,opt,name=breaker_tripped,json=breakerTripped,proto3" json:"breaker_tripped,omitempty"`
-	AsOf           string                 `protobuf:"bytes,6,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	CcPerUsd  float64                `protobuf:"fixed64,1,opt,name=cc_per_usd,json=ccPerUsd,proto3" json:"cc_per_usd,omitempty"`
+	SpreadPct float64                `protobuf:"fixed64,2,opt,name=spread_pct,json=spreadPct,proto3" json:"spread_pct,omitempty"`
+	BuyRate   float64                `protobuf:"fixed64,3,opt,name=buy_rate,json=buyRate,proto3" json:"buy_rate,omitempty"`
+	SellRate  float64                `protobuf:"fixed64,4,opt,name=sell_rate,json=sellRate,proto3" json:"sell_rate,omitempty"`
+	// usd_per_cc is the mid rate inverted (the invariant's exchange_rate).
+	UsdPerCc       float64 `protobuf:"fixed64,5,opt,name=usd_per_cc,json=usdPerCc,proto3" json:"usd_per_cc,omitempty"`
+	Source         string  `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
+	BreakerTripped bool    `protobuf:"varint,7,opt,name=breaker_tripped,json=breakerTripped,proto3" json:"breaker_tripped,omitempty"`
+	// as_of is when the rate in force was read; null before the first reading.
+	AsOf          *wrapperspb.StringValue `protobuf:"bytes,8,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetExchangeRateResponse) Reset() {
@@ -3580,6 +3740,20 @@ func (x *GetExchangeRateResponse) GetSellRate() float64 {
 	return 0
 }
 
+func (x *GetExchangeRateResponse) GetUsdPerCc() float64 {
+	if x != nil {
+		return x.UsdPerCc
+	}
+	return 0
+}
+
+func (x *GetExchangeRateResponse) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 func (x *GetExchangeRateResponse) GetBreakerTripped() bool {
 	if x != nil {
 		return x.BreakerTripped
@@ -3587,11 +3761,11 @@ func (x *GetExchangeRateResponse) GetBreakerTripped() bool {
 	return false
 }
 
-func (x *GetExchangeRateResponse) GetAsOf() string {
+func (x *GetExchangeRateResponse) GetAsOf() *wrapperspb.StringValue {
 	if x != nil {
 		return x.AsOf
 	}
-	return ""
+	return nil
 }
 
 // GetSupplyRequest is empty.
@@ -3636,10 +3810,15 @@ type GetSupplyResponse struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	TotalCcOutstanding float64                `protobuf:"fixed64,1,opt,name=total_cc_outstanding,json=totalCcOutstanding,proto3" json:"total_cc_outstanding,omitempty"`
 	TreasuryValueUsd   float64                `protobuf:"fixed64,2,opt,name=treasury_value_usd,json=treasuryValueUsd,proto3" json:"treasury_value_usd,omitempty"`
-	ExchangeRate       float64                `protobuf:"fixed64,3,opt,name=exchange_rate,json=exchangeRate,proto3" json:"exchange_rate,omitempty"`
-	ReserveRatio       float64                `protobuf:"fixed64,4,opt,name=reserve_ratio,json=reserveRatio,proto3" json:"reserve_ratio,omitempty"`
-	// status is "healthy" or "under_reserved".
-	Status        string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	// exchange_rate is USD per CC at the mid rate, so that
+	// total_cc_outstanding <= treasury_value_usd / exchange_rate.
+	ExchangeRate float64 `protobuf:"fixed64,3,opt,name=exchange_rate,json=exchangeRate,proto3" json:"exchange_rate,omitempty"`
+	ReserveRatio float64 `protobuf:"fixed64,4,opt,name=reserve_ratio,json=reserveRatio,proto3" json:"reserve_ratio,omitempty"`
+	// status is "healthy" (reserve ratio at least 1.0) or "under_reserved".
+	Status string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	// mode is normal, warning, minting_paused, read_only or frozen.
+	Mode          string  `protobuf:"bytes,6,opt,name=mode,proto3" json:"mode,omitempty"`
+	CcPerUsd      float64 `protobuf:"fixed64,7,opt,name=cc_per_usd,json=ccPerUsd,proto3" json:"cc_per_usd,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3709,6 +3888,20 @@ func (x *GetSupplyResponse) GetStatus() string {
 	return ""
 }
 
+func (x *GetSupplyResponse) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *GetSupplyResponse) GetCcPerUsd() float64 {
+	if x != nil {
+		return x.CcPerUsd
+	}
+	return 0
+}
+
 // RecordOraclePriceRequest is one oracle reading in CC per USD (administrator).
 type RecordOraclePriceRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3754,16 +3947,18 @@ func (x *RecordOraclePriceRequest) GetCcPerUsd() float64 {
 	return 0
 }
 
-// RecordOraclePriceResponse says whether the reading was accepted.
+// RecordOraclePriceResponse says what the reading did.
 type RecordOraclePriceResponse struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	Accepted       bool                   `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
-	BreakerTripped bool                   `protobuf:"varint,2,opt,name=breaker_tripped,json=breakerTripped,proto3" json:"breaker_tripped,omitempty"`
-	MovingAverage  float64                `protobuf:"fixed64,3,opt,name=moving_average,json=movingAverage,proto3" json:"moving_average,omitempty"`
-	DeviationPct   float64                `protobuf:"fixed64,4,opt,name=deviation_pct,json=deviationPct,proto3" json:"deviation_pct,omitempty"`
-	CcPerUsd       float64                `protobuf:"fixed64,5,opt,name=cc_per_usd,json=ccPerUsd,proto3" json:"cc_per_usd,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// verdict is accepted, tripped, held or recovered.
+	Verdict         string  `protobuf:"bytes,1,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	BreakerTripped  bool    `protobuf:"varint,2,opt,name=breaker_tripped,json=breakerTripped,proto3" json:"breaker_tripped,omitempty"`
+	ReadingCcPerUsd float64 `protobuf:"fixed64,3,opt,name=reading_cc_per_usd,json=readingCcPerUsd,proto3" json:"reading_cc_per_usd,omitempty"`
+	// cc_per_usd is the rate in force afterwards (the last good value while tripped).
+	CcPerUsd      float64 `protobuf:"fixed64,4,opt,name=cc_per_usd,json=ccPerUsd,proto3" json:"cc_per_usd,omitempty"`
+	CleanReadings int32   `protobuf:"varint,5,opt,name=clean_readings,json=cleanReadings,proto3" json:"clean_readings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecordOraclePriceResponse) Reset() {
@@ -3796,11 +3991,11 @@ func (*RecordOraclePriceResponse) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
 }
 
-func (x *RecordOraclePriceResponse) GetAccepted() bool {
+func (x *RecordOraclePriceResponse) GetVerdict() string {
 	if x != nil {
-		return x.Accepted
+		return x.Verdict
 	}
-	return false
+	return ""
 }
 
 func (x *RecordOraclePriceResponse) GetBreakerTripped() bool {
@@ -3810,16 +4005,9 @@ func (x *RecordOraclePriceResponse) GetBreakerTripped() bool {
 	return false
 }
 
-func (x *RecordOraclePriceResponse) GetMovingAverage() float64 {
+func (x *RecordOraclePriceResponse) GetReadingCcPerUsd() float64 {
 	if x != nil {
-		return x.MovingAverage
-	}
-	return 0
-}
-
-func (x *RecordOraclePriceResponse) GetDeviationPct() float64 {
-	if x != nil {
-		return x.DeviationPct
+		return x.ReadingCcPerUsd
 	}
 	return 0
 }
@@ -3831,15 +4019,26 @@ func (x *RecordOraclePriceResponse) GetCcPerUsd() float64 {
 	return 0
 }
 
+func (x *RecordOraclePriceResponse) GetCleanReadings() int32 {
+	if x != nil {
+		return x.CleanReadings
+	}
+	return 0
+}
+
 // AuditEntry is one link of the hash chain.
 type AuditEntry struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Kind          string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	Data          *structpb.Struct       `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
-	PrevHash      string                 `protobuf:"bytes,4,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"`
-	Hash          string                 `protobuf:"bytes,5,opt,name=hash,proto3" json:"hash,omitempty"`
-	CreatedAt     string                 `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Seq     int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Kind    string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Actor   string                 `protobuf:"bytes,3,opt,name=actor,proto3" json:"actor,omitempty"`
+	Subject string                 `protobuf:"bytes,4,opt,name=subject,proto3" json:"subject,omitempty"`
+	// amount is in micro-units of attrs.unit (micro_cc or micro_usd).
+	Amount        float64           `protobuf:"fixed64,5,opt,name=amount,proto3" json:"amount,omitempty"`
+	Attrs         map[string]string `protobuf:"bytes,6,rep,name=attrs,proto3" json:"attrs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	PrevHash      string            `protobuf:"bytes,7,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"`
+	Hash          string            `protobuf:"bytes,8,opt,name=hash,proto3" json:"hash,omitempty"`
+	CreatedAt     string            `protobuf:"bytes,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3888,9 +4087,30 @@ func (x *AuditEntry) GetKind() string {
 	return ""
 }
 
-func (x *AuditEntry) GetData() *structpb.Struct {
+func (x *AuditEntry) GetActor() string {
 	if x != nil {
-		return x.Data
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetAmount() float64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *AuditEntry) GetAttrs() map[string]string {
+	if x != nil {
+		return x.Attrs
 	}
 	return nil
 }
@@ -3916,11 +4136,12 @@ func (x *AuditEntry) GetCreatedAt() string {
 	return ""
 }
 
-// ListAuditEntriesRequest pages through the chain in order.
+// ListAuditEntriesRequest pages through the chain.
 type ListAuditEntriesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Limit         int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
-	Offset        int32                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// limit is 1..500 (default 50).
+	Limit         *int32 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset        int32  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3956,8 +4177,8 @@ func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
 }
 
 func (x *ListAuditEntriesRequest) GetLimit() int32 {
-	if x != nil {
-		return x.Limit
+	if x != nil && x.Limit != nil {
+		return *x.Limit
 	}
 	return 0
 }
@@ -3969,7 +4190,7 @@ func (x *ListAuditEntriesRequest) GetOffset() int32 {
 	return 0
 }
 
-// ListAuditEntriesResponse holds one page of the chain.
+// ListAuditEntriesResponse holds one page of the chain, newest first.
 type ListAuditEntriesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Entries       []*AuditEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
@@ -4061,13 +4282,16 @@ func (*VerifyAuditRequest) Descriptor() ([]byte, []int) {
 
 // VerifyAuditResponse reports the chain's state.
 type VerifyAuditResponse struct {
-	state             protoimpl.MessageState `protogen:"open.v1"`
-	Valid             bool                   `protobuf:"varint,1,opt,name=valid,proto3" json:"valid,omitempty"`
-	EntriesChecked    int32                  `protobuf:"varint,2,opt,name=entries_checked,json=entriesChecked,proto3" json:"entries_checked,omitempty"`
-	LastVerifiedSeq   *wrapperspb.Int32Value `protobuf:"bytes,3,opt,name=last_verified_seq,json=lastVerifiedSeq,proto3" json:"last_verified_seq,omitempty"`
-	FirstDivergentSeq *wrapperspb.Int32Value `protobuf:"bytes,4,opt,name=first_divergent_seq,json=firstDivergentSeq,proto3" json:"first_divergent_seq,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	state             protoimpl.MessageState  `protogen:"open.v1"`
+	Valid             bool                    `protobuf:"varint,1,opt,name=valid,proto3" json:"valid,omitempty"`
+	EntriesChecked    int32                   `protobuf:"varint,2,opt,name=entries_checked,json=entriesChecked,proto3" json:"entries_checked,omitempty"`
+	LastVerifiedSeq   *wrapperspb.Int32Value  `protobuf:"bytes,3,opt,name=last_verified_seq,json=lastVerifiedSeq,proto3" json:"last_verified_seq,omitempty"`
+	FirstDivergentSeq *wrapperspb.Int32Value  `protobuf:"bytes,4,opt,name=first_divergent_seq,json=firstDivergentSeq,proto3" json:"first_divergent_seq,omitempty"`
+	Reason            *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// verified_from_seq is where the walk started: 0, or the last repair entry.
+	VerifiedFromSeq int32 `protobuf:"varint,6,opt,name=verified_from_seq,json=verifiedFromSeq,proto3" json:"verified_from_seq,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *VerifyAuditResponse) Reset() {
@@ -4128,6 +4352,20 @@ func (x *VerifyAuditResponse) GetFirstDivergentSeq() *wrapperspb.Int32Value {
 	return nil
 }
 
+func (x *VerifyAuditResponse) GetReason() *wrapperspb.StringValue {
+	if x != nil {
+		return x.Reason
+	}
+	return nil
+}
+
+func (x *VerifyAuditResponse) GetVerifiedFromSeq() int32 {
+	if x != nil {
+		return x.VerifiedFromSeq
+	}
+	return 0
+}
+
 // RepairAuditRequest is empty; the break is found by verification.
 type RepairAuditRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4171,9 +4409,10 @@ type RepairAuditResponse struct {
 	Repaired          bool                   `protobuf:"varint,1,opt,name=repaired,proto3" json:"repaired,omitempty"`
 	LastVerifiedSeq   *wrapperspb.Int32Value `protobuf:"bytes,2,opt,name=last_verified_seq,json=lastVerifiedSeq,proto3" json:"last_verified_seq,omitempty"`
 	FirstDivergentSeq *wrapperspb.Int32Value `protobuf:"bytes,3,opt,name=first_divergent_seq,json=firstDivergentSeq,proto3" json:"first_divergent_seq,omitempty"`
-	RepairEntry       *AuditEntry            `protobuf:"bytes,4,opt,name=repair_entry,json=repairEntry,proto3" json:"repair_entry,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// repair_entry is the appended entry; null when the chain was sound.
+	RepairEntry   *AuditEntry `protobuf:"bytes,4,opt,name=repair_entry,json=repairEntry,proto3" json:"repair_entry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RepairAuditResponse) Reset() {
@@ -4413,6 +4652,7 @@ func (x *UnfreezeRequest) GetReason() string {
 type UnfreezeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Frozen        bool                   `protobuf:"varint,1,opt,name=frozen,proto3" json:"frozen,omitempty"`
+	Mode          string                 `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4454,6 +4694,13 @@ func (x *UnfreezeResponse) GetFrozen() bool {
 	return false
 }
 
+func (x *UnfreezeResponse) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
 // GetIncidentStatusRequest is empty.
 type GetIncidentStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4491,7 +4738,7 @@ func (*GetIncidentStatusRequest) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
 }
 
-// GetIncidentStatusResponse is the incident monitor's view.
+// GetIncidentStatusResponse is the incident view of the economy.
 type GetIncidentStatusResponse struct {
 	state                protoimpl.MessageState  `protogen:"open.v1"`
 	Frozen               bool                    `protobuf:"varint,1,opt,name=frozen,proto3" json:"frozen,omitempty"`
@@ -4500,7 +4747,9 @@ type GetIncidentStatusResponse struct {
 	ReserveRatio         float64                 `protobuf:"fixed64,4,opt,name=reserve_ratio,json=reserveRatio,proto3" json:"reserve_ratio,omitempty"`
 	AuditChainValid      bool                    `protobuf:"varint,5,opt,name=audit_chain_valid,json=auditChainValid,proto3" json:"audit_chain_valid,omitempty"`
 	// severity is "normal", "elevated" or "critical".
-	Severity      string `protobuf:"bytes,6,opt,name=severity,proto3" json:"severity,omitempty"`
+	Severity      string                  `protobuf:"bytes,6,opt,name=severity,proto3" json:"severity,omitempty"`
+	Mode          string                  `protobuf:"bytes,7,opt,name=mode,proto3" json:"mode,omitempty"`
+	ModeReason    *wrapperspb.StringValue `protobuf:"bytes,8,opt,name=mode_reason,json=modeReason,proto3" json:"mode_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4577,6 +4826,419 @@ func (x *GetIncidentStatusResponse) GetSeverity() string {
 	return ""
 }
 
+func (x *GetIncidentStatusResponse) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *GetIncidentStatusResponse) GetModeReason() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ModeReason
+	}
+	return nil
+}
+
+// Incident is a freeze, an unfreeze, a breaker trip, a repair or a monitor decision.
+type Incident struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Kind  string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// severity is info, warning or critical.
+	Severity      string `protobuf:"bytes,3,opt,name=severity,proto3" json:"severity,omitempty"`
+	Detail        string `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
+	Actor         string `protobuf:"bytes,5,opt,name=actor,proto3" json:"actor,omitempty"`
+	CreatedAt     string `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Incident) Reset() {
+	*x = Incident{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Incident) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Incident) ProtoMessage() {}
+
+func (x *Incident) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Incident.ProtoReflect.Descriptor instead.
+func (*Incident) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *Incident) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Incident) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Incident) GetSeverity() string {
+	if x != nil {
+		return x.Severity
+	}
+	return ""
+}
+
+func (x *Incident) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *Incident) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *Incident) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+// ListIncidentsRequest pages through incidents.
+type ListIncidentsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// limit is 1..500 (default 50).
+	Limit         *int32 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset        int32  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListIncidentsRequest) Reset() {
+	*x = ListIncidentsRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListIncidentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListIncidentsRequest) ProtoMessage() {}
+
+func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListIncidentsRequest.ProtoReflect.Descriptor instead.
+func (*ListIncidentsRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *ListIncidentsRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *ListIncidentsRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+// ListIncidentsResponse holds a page of incidents, newest first.
+type ListIncidentsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Incidents     []*Incident            `protobuf:"bytes,1,rep,name=incidents,proto3" json:"incidents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListIncidentsResponse) Reset() {
+	*x = ListIncidentsResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListIncidentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListIncidentsResponse) ProtoMessage() {}
+
+func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListIncidentsResponse.ProtoReflect.Descriptor instead.
+func (*ListIncidentsResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *ListIncidentsResponse) GetIncidents() []*Incident {
+	if x != nil {
+		return x.Incidents
+	}
+	return nil
+}
+
+// CheckCoherenceRequest is empty.
+type CheckCoherenceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckCoherenceRequest) Reset() {
+	*x = CheckCoherenceRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckCoherenceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckCoherenceRequest) ProtoMessage() {}
+
+func (x *CheckCoherenceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckCoherenceRequest.ProtoReflect.Descriptor instead.
+func (*CheckCoherenceRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
+}
+
+// CheckCoherenceResponse is the ledger's check of itself.
+type CheckCoherenceResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Supply *GetSupplyResponse     `protobuf:"bytes,1,opt,name=supply,proto3" json:"supply,omitempty"`
+	Chain  *VerifyAuditResponse   `protobuf:"bytes,2,opt,name=chain,proto3" json:"chain,omitempty"`
+	// mismatched_accounts have a cached balance that differs from their journal.
+	MismatchedAccounts   []string `protobuf:"bytes,3,rep,name=mismatched_accounts,json=mismatchedAccounts,proto3" json:"mismatched_accounts,omitempty"`
+	OracleBreakerTripped bool     `protobuf:"varint,4,opt,name=oracle_breaker_tripped,json=oracleBreakerTripped,proto3" json:"oracle_breaker_tripped,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *CheckCoherenceResponse) Reset() {
+	*x = CheckCoherenceResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckCoherenceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckCoherenceResponse) ProtoMessage() {}
+
+func (x *CheckCoherenceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckCoherenceResponse.ProtoReflect.Descriptor instead.
+func (*CheckCoherenceResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *CheckCoherenceResponse) GetSupply() *GetSupplyResponse {
+	if x != nil {
+		return x.Supply
+	}
+	return nil
+}
+
+func (x *CheckCoherenceResponse) GetChain() *VerifyAuditResponse {
+	if x != nil {
+		return x.Chain
+	}
+	return nil
+}
+
+func (x *CheckCoherenceResponse) GetMismatchedAccounts() []string {
+	if x != nil {
+		return x.MismatchedAccounts
+	}
+	return nil
+}
+
+func (x *CheckCoherenceResponse) GetOracleBreakerTripped() bool {
+	if x != nil {
+		return x.OracleBreakerTripped
+	}
+	return false
+}
+
+// SetEconomyModeRequest is the monitor's decision.
+type SetEconomyModeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// mode is normal, warning, minting_paused, read_only or frozen.
+	Mode          string `protobuf:"bytes,1,opt,name=mode,proto3" json:"mode,omitempty"`
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetEconomyModeRequest) Reset() {
+	*x = SetEconomyModeRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetEconomyModeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetEconomyModeRequest) ProtoMessage() {}
+
+func (x *SetEconomyModeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetEconomyModeRequest.ProtoReflect.Descriptor instead.
+func (*SetEconomyModeRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *SetEconomyModeRequest) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *SetEconomyModeRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// SetEconomyModeResponse is the mode in force afterwards.
+type SetEconomyModeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Mode          string                 `protobuf:"bytes,1,opt,name=mode,proto3" json:"mode,omitempty"`
+	Changed       bool                   `protobuf:"varint,2,opt,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetEconomyModeResponse) Reset() {
+	*x = SetEconomyModeResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetEconomyModeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetEconomyModeResponse) ProtoMessage() {}
+
+func (x *SetEconomyModeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetEconomyModeResponse.ProtoReflect.Descriptor instead.
+func (*SetEconomyModeResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *SetEconomyModeResponse) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *SetEconomyModeResponse) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
 var File_foundry_ledger_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
@@ -4635,13 +5297,14 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x16\n" +
 	"\x06source\x18\a \x01(\tR\x06source\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\b \x01(\tR\tcreatedAt\"\xb3\x01\n" +
+	"created_at\x18\b \x01(\tR\tcreatedAt\"\xc8\x01\n" +
 	"\x19CreateContributionRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x19\n" +
-	"\basset_id\x18\x02 \x01(\tR\aassetId\x12\x1f\n" +
-	"\vcost_amount\x18\x03 \x01(\x01R\n" +
-	"costAmount\x123\n" +
-	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"a\n" +
+	"\basset_id\x18\x02 \x01(\tR\aassetId\x12$\n" +
+	"\vcost_amount\x18\x03 \x01(\x01H\x00R\n" +
+	"costAmount\x88\x01\x01\x123\n" +
+	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadataB\x0e\n" +
+	"\f_cost_amount\"a\n" +
 	"\x1aCreateContributionResponse\x12C\n" +
 	"\fcontribution\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.ContributionR\fcontribution\"(\n" +
 	"\x16GetContributionRequest\x12\x0e\n" +
@@ -4674,112 +5337,128 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06detail\x18\x03 \x01(\tR\x06detail\"G\n" +
 	"\x06Payout\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x16\n" +
-	"\x06amount\x18\x02 \x01(\x01R\x06amount\"\xb0\x01\n" +
+	"\x06amount\x18\x02 \x01(\x01R\x06amount\"\xec\x01\n" +
 	"\fDistribution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\basset_id\x18\x02 \x01(\tR\aassetId\x12!\n" +
 	"\fvalue_amount\x18\x03 \x01(\x01R\vvalueAmount\x123\n" +
 	"\apayouts\x18\x04 \x03(\v2\x19.foundry.ledger.v1.PayoutR\apayouts\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\tR\tcreatedAt\"Y\n" +
+	"created_at\x18\x05 \x01(\tR\tcreatedAt\x12!\n" +
+	"\fpayout_count\x18\x06 \x01(\x05R\vpayoutCount\x12\x17\n" +
+	"\apaid_cc\x18\a \x01(\bR\x06paidCc\"k\n" +
+	"\n" +
+	"Pagination\x12\x14\n" +
+	"\x05limit\x18\x01 \x01(\x05R\x05limit\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x05R\x06offset\x12\x14\n" +
+	"\x05total\x18\x03 \x01(\x05R\x05total\x12\x19\n" +
+	"\bhas_more\x18\x04 \x01(\bR\ahasMore\"p\n" +
 	"\x19CreateDistributionRequest\x12\x19\n" +
 	"\basset_id\x18\x01 \x01(\tR\aassetId\x12!\n" +
-	"\fvalue_amount\x18\x02 \x01(\x01R\vvalueAmount\"a\n" +
+	"\fvalue_amount\x18\x02 \x01(\x01R\vvalueAmount\x12\x15\n" +
+	"\x06pay_cc\x18\x03 \x01(\bR\x05payCc\"a\n" +
 	"\x1aCreateDistributionResponse\x12C\n" +
-	"\fdistribution\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.DistributionR\fdistribution\"(\n" +
+	"\fdistribution\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.DistributionR\fdistribution\"e\n" +
 	"\x16GetDistributionRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"^\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
+	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"^\n" +
 	"\x17GetDistributionResponse\x12C\n" +
-	"\fdistribution\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.DistributionR\fdistribution\":\n" +
+	"\fdistribution\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.DistributionR\fdistribution\"w\n" +
 	"\x1dListAssetDistributionsRequest\x12\x19\n" +
-	"\basset_id\x18\x01 \x01(\tR\aassetId\"g\n" +
+	"\basset_id\x18\x01 \x01(\tR\aassetId\x12\x19\n" +
+	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"\xa6\x01\n" +
 	"\x1eListAssetDistributionsResponse\x12E\n" +
-	"\rdistributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.DistributionR\rdistributions\"2\n" +
+	"\rdistributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.DistributionR\rdistributions\x12=\n" +
+	"\n" +
+	"pagination\x18\x02 \x01(\v2\x1d.foundry.ledger.v1.PaginationR\n" +
+	"pagination\"2\n" +
 	"\x17GetInvestPreviewRequest\x12\x17\n" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\"b\n" +
 	"\x10InvestProjection\x12%\n" +
 	"\x0elow_multiplier\x18\x01 \x01(\x01R\rlowMultiplier\x12'\n" +
-	"\x0fhigh_multiplier\x18\x02 \x01(\x01R\x0ehighMultiplier\"\x8b\x02\n" +
+	"\x0fhigh_multiplier\x18\x02 \x01(\x01R\x0ehighMultiplier\"\xae\x02\n" +
 	"\x18GetInvestPreviewResponse\x12\x17\n" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x14\n" +
 	"\x05stage\x18\x02 \x01(\tR\x05stage\x12'\n" +
 	"\x0fcoherence_score\x18\x03 \x01(\x01R\x0ecoherenceScore\x12&\n" +
 	"\x0ftotal_cc_staked\x18\x04 \x01(\x01R\rtotalCcStaked\x12E\n" +
 	"\vprojections\x18\x05 \x01(\v2#.foundry.ledger.v1.InvestProjectionR\vprojections\x12(\n" +
-	"\x10stage_unlock_pct\x18\x06 \x01(\x01R\x0estageUnlockPct\"\xef\x01\n" +
-	"\bPosition\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
-	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x17\n" +
-	"\aidea_id\x18\x03 \x01(\tR\x06ideaId\x12\x1b\n" +
-	"\tamount_cc\x18\x04 \x01(\x01R\bamountCc\x12\x16\n" +
-	"\x06status\x18\x05 \x01(\tR\x06status\x12\x1d\n" +
-	"\n" +
-	"created_at\x18\x06 \x01(\tR\tcreatedAt\x12?\n" +
-	"\favailable_at\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\vavailableAt\"\xa9\x01\n" +
+	"\x10stage_unlock_pct\x18\x06 \x01(\x01R\x0estageUnlockPct\x12!\n" +
+	"\fstaker_count\x18\a \x01(\x05R\vstakerCount\"V\n" +
+	"\bPosition\x12\x17\n" +
+	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x1b\n" +
+	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\x12\x14\n" +
+	"\x05since\x18\x03 \x01(\tR\x05since\"\xa2\x01\n" +
 	"\x0fPositionSummary\x12%\n" +
 	"\x0eposition_count\x18\x01 \x01(\x05R\rpositionCount\x12&\n" +
-	"\x0ftotal_staked_cc\x18\x02 \x01(\x01R\rtotalStakedCc\x12(\n" +
-	"\x10total_cooling_cc\x18\x03 \x01(\x01R\x0etotalCoolingCc\x12\x1d\n" +
+	"\x0ftotal_staked_cc\x18\x02 \x01(\x01R\rtotalStakedCc\x12!\n" +
+	"\favailable_cc\x18\x03 \x01(\x01R\vavailableCc\x12\x1d\n" +
 	"\n" +
-	"idea_count\x18\x04 \x01(\x05R\tideaCount\"(\n" +
+	"cooling_cc\x18\x04 \x01(\x01R\tcoolingCc\"(\n" +
 	"\x16ListInvestmentsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\xb9\x01\n" +
 	"\x17ListInvestmentsResponse\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x129\n" +
 	"\tpositions\x18\x02 \x03(\v2\x1b.foundry.ledger.v1.PositionR\tpositions\x12<\n" +
-	"\asummary\x18\x03 \x01(\v2\".foundry.ledger.v1.PositionSummaryR\asummary\"\xa2\x01\n" +
+	"\asummary\x18\x03 \x01(\v2\".foundry.ledger.v1.PositionSummaryR\asummary\"\xf5\x01\n" +
 	"\tFlowEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1b\n" +
 	"\tamount_cc\x18\x03 \x01(\x01R\bamountCc\x125\n" +
 	"\aidea_id\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x06ideaId\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\tR\tcreatedAt\"-\n" +
+	"created_at\x18\x05 \x01(\tR\tcreatedAt\x124\n" +
+	"\x05lines\x18\x06 \x03(\v2\x1e.foundry.ledger.v1.JournalLineR\x05lines\x12\x1b\n" +
+	"\taudit_seq\x18\a \x01(\x05R\bauditSeq\"D\n" +
+	"\vJournalLine\x12\x18\n" +
+	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x1b\n" +
+	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\"j\n" +
 	"\x1bGetInvestmentHistoryRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"{\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
+	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"{\n" +
 	"\x1cGetInvestmentHistoryResponse\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x124\n" +
-	"\x06events\x18\x02 \x03(\v2\x1c.foundry.ledger.v1.FlowEventR\x06events\"\xdf\x01\n" +
+	"\x06events\x18\x02 \x03(\v2\x1c.foundry.ledger.v1.FlowEventR\x06events\"\xc1\x01\n" +
 	"\x06Pledge\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
-	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x125\n" +
-	"\aidea_id\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\x06ideaId\x12#\n" +
+	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x17\n" +
+	"\aidea_id\x18\x03 \x01(\tR\x06ideaId\x12#\n" +
 	"\rhours_pledged\x18\x04 \x01(\x01R\fhoursPledged\x12#\n" +
 	"\rcc_equivalent\x18\x05 \x01(\x01R\fccEquivalent\x12\x1d\n" +
 	"\n" +
 	"created_at\x18\x06 \x01(\tR\tcreatedAt\"c\n" +
 	"\x13CreatePledgeRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12#\n" +
-	"\rhours_pledged\x18\x02 \x01(\x01R\fhoursPledged\x12\x17\n" +
-	"\aidea_id\x18\x03 \x01(\tR\x06ideaId\"I\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
+	"\aidea_id\x18\x02 \x01(\tR\x06ideaId\x12#\n" +
+	"\rhours_pledged\x18\x03 \x01(\x01R\fhoursPledged\"I\n" +
 	"\x14CreatePledgeResponse\x121\n" +
-	"\x06pledge\x18\x01 \x01(\v2\x19.foundry.ledger.v1.PledgeR\x06pledge\"\xac\x01\n" +
-	"\x0fStakeProjection\x12\x1b\n" +
-	"\tamount_cc\x18\x01 \x01(\x01R\bamountCc\x12,\n" +
-	"\x12available_cc_after\x18\x02 \x01(\x01R\x10availableCcAfter\x12%\n" +
-	"\x0elow_multiplier\x18\x03 \x01(\x01R\rlowMultiplier\x12'\n" +
-	"\x0fhigh_multiplier\x18\x04 \x01(\x01R\x0ehighMultiplier\"\x84\x01\n" +
+	"\x06pledge\x18\x01 \x01(\v2\x19.foundry.ledger.v1.PledgeR\x06pledge\"\x8b\x01\n" +
+	"\x0fStakeProjection\x12%\n" +
+	"\x0elow_multiplier\x18\x01 \x01(\x01R\rlowMultiplier\x12'\n" +
+	"\x0fhigh_multiplier\x18\x02 \x01(\x01R\x0ehighMultiplier\x12(\n" +
+	"\x10stage_unlock_pct\x18\x03 \x01(\x01R\x0estageUnlockPct\"\x84\x01\n" +
 	"\fStakeRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x17\n" +
 	"\aidea_id\x18\x02 \x01(\tR\x06ideaId\x12\x1b\n" +
 	"\tamount_cc\x18\x03 \x01(\x01R\bamountCc\x12\x17\n" +
-	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"\xa5\x01\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"\xae\x02\n" +
 	"\rStakeResponse\x12\x17\n" +
-	"\adry_run\x18\x01 \x01(\bR\x06dryRun\x127\n" +
-	"\bposition\x18\x02 \x01(\v2\x1b.foundry.ledger.v1.PositionR\bposition\x12B\n" +
+	"\adry_run\x18\x01 \x01(\bR\x06dryRun\x12%\n" +
+	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x17\n" +
+	"\aidea_id\x18\x03 \x01(\tR\x06ideaId\x12\x1b\n" +
+	"\tamount_cc\x18\x04 \x01(\x01R\bamountCc\x12\x1f\n" +
+	"\vposition_cc\x18\x05 \x01(\x01R\n" +
+	"positionCc\x12,\n" +
+	"\x12available_cc_after\x18\x06 \x01(\x01R\x10availableCcAfter\x12\x14\n" +
+	"\x05stage\x18\a \x01(\tR\x05stage\x12B\n" +
 	"\n" +
-	"projection\x18\x03 \x01(\v2\".foundry.ledger.v1.StakeProjectionR\n" +
-	"projection\"\x8a\x01\n" +
-	"\x12StakeOnIdeaRequest\x12\x17\n" +
-	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12%\n" +
-	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x1b\n" +
-	"\tamount_cc\x18\x03 \x01(\x01R\bamountCc\x12\x17\n" +
-	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"\xab\x01\n" +
-	"\x13StakeOnIdeaResponse\x12\x17\n" +
-	"\adry_run\x18\x01 \x01(\bR\x06dryRun\x127\n" +
-	"\bposition\x18\x02 \x01(\v2\x1b.foundry.ledger.v1.PositionR\bposition\x12B\n" +
-	"\n" +
-	"projection\x18\x03 \x01(\v2\".foundry.ledger.v1.StakeProjectionR\n" +
+	"projection\x18\b \x01(\v2\".foundry.ledger.v1.StakeProjectionR\n" +
 	"projection\"m\n" +
 	"\x0eUnstakeRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x17\n" +
@@ -4796,17 +5475,22 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x1d\n" +
 	"\n" +
 	"amount_usd\x18\x02 \x01(\x01R\tamountUsd\x12\x1c\n" +
-	"\treference\x18\x03 \x01(\tR\treference\"\xad\x01\n" +
+	"\treference\x18\x03 \x01(\tR\treference\"\x89\x02\n" +
 	"\x0fDepositResponse\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x1d\n" +
 	"\n" +
 	"amount_usd\x18\x02 \x01(\x01R\tamountUsd\x12\x1b\n" +
 	"\tamount_cc\x18\x03 \x01(\x01R\bamountCc\x12\x1c\n" +
 	"\treference\x18\x04 \x01(\tR\treference\x12\x19\n" +
-	"\bbuy_rate\x18\x05 \x01(\x01R\abuyRate\"U\n" +
+	"\bbuy_rate\x18\x05 \x01(\x01R\abuyRate\x12\x1d\n" +
+	"\n" +
+	"spread_usd\x18\x06 \x01(\x01R\tspreadUsd\x12\x1c\n" +
+	"\tduplicate\x18\a \x01(\bR\tduplicate\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\b \x01(\tR\tcreatedAt\"U\n" +
 	"\x0fWithdrawRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x1b\n" +
-	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\"\xb1\x01\n" +
+	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\"\xd0\x01\n" +
 	"\x10WithdrawResponse\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x1b\n" +
 	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\x12\x1d\n" +
@@ -4814,7 +5498,9 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"amount_usd\x18\x03 \x01(\x01R\tamountUsd\x12\x1d\n" +
 	"\n" +
 	"spread_usd\x18\x04 \x01(\x01R\tspreadUsd\x12\x1b\n" +
-	"\tsell_rate\x18\x05 \x01(\x01R\bsellRate\";\n" +
+	"\tsell_rate\x18\x05 \x01(\x01R\bsellRate\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x06 \x01(\tR\tcreatedAt\";\n" +
 	"\x12GetBalancesRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\"\x9b\x01\n" +
 	"\x13GetBalancesResponse\x12%\n" +
@@ -4823,54 +5509,70 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\tstaked_cc\x18\x03 \x01(\x01R\bstakedCc\x12\x1d\n" +
 	"\n" +
 	"cooling_cc\x18\x04 \x01(\x01R\tcoolingCc\"\x18\n" +
-	"\x16GetExchangeRateRequest\"\xcc\x01\n" +
+	"\x16GetExchangeRateRequest\"\xa0\x02\n" +
 	"\x17GetExchangeRateResponse\x12\x1c\n" +
 	"\n" +
 	"cc_per_usd\x18\x01 \x01(\x01R\bccPerUsd\x12\x1d\n" +
 	"\n" +
 	"spread_pct\x18\x02 \x01(\x01R\tspreadPct\x12\x19\n" +
 	"\bbuy_rate\x18\x03 \x01(\x01R\abuyRate\x12\x1b\n" +
-	"\tsell_rate\x18\x04 \x01(\x01R\bsellRate\x12'\n" +
-	"\x0fbreaker_tripped\x18\x05 \x01(\bR\x0ebreakerTripped\x12\x13\n" +
-	"\x05as_of\x18\x06 \x01(\tR\x04asOf\"\x12\n" +
-	"\x10GetSupplyRequest\"\xd5\x01\n" +
+	"\tsell_rate\x18\x04 \x01(\x01R\bsellRate\x12\x1c\n" +
+	"\n" +
+	"usd_per_cc\x18\x05 \x01(\x01R\busdPerCc\x12\x16\n" +
+	"\x06source\x18\x06 \x01(\tR\x06source\x12'\n" +
+	"\x0fbreaker_tripped\x18\a \x01(\bR\x0ebreakerTripped\x121\n" +
+	"\x05as_of\x18\b \x01(\v2\x1c.google.protobuf.StringValueR\x04asOf\"\x12\n" +
+	"\x10GetSupplyRequest\"\x87\x02\n" +
 	"\x11GetSupplyResponse\x120\n" +
 	"\x14total_cc_outstanding\x18\x01 \x01(\x01R\x12totalCcOutstanding\x12,\n" +
 	"\x12treasury_value_usd\x18\x02 \x01(\x01R\x10treasuryValueUsd\x12#\n" +
 	"\rexchange_rate\x18\x03 \x01(\x01R\fexchangeRate\x12#\n" +
 	"\rreserve_ratio\x18\x04 \x01(\x01R\freserveRatio\x12\x16\n" +
-	"\x06status\x18\x05 \x01(\tR\x06status\"8\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12\x12\n" +
+	"\x04mode\x18\x06 \x01(\tR\x04mode\x12\x1c\n" +
+	"\n" +
+	"cc_per_usd\x18\a \x01(\x01R\bccPerUsd\"8\n" +
 	"\x18RecordOraclePriceRequest\x12\x1c\n" +
 	"\n" +
-	"cc_per_usd\x18\x01 \x01(\x01R\bccPerUsd\"\xca\x01\n" +
-	"\x19RecordOraclePriceResponse\x12\x1a\n" +
-	"\baccepted\x18\x01 \x01(\bR\baccepted\x12'\n" +
-	"\x0fbreaker_tripped\x18\x02 \x01(\bR\x0ebreakerTripped\x12%\n" +
-	"\x0emoving_average\x18\x03 \x01(\x01R\rmovingAverage\x12#\n" +
-	"\rdeviation_pct\x18\x04 \x01(\x01R\fdeviationPct\x12\x1c\n" +
+	"cc_per_usd\x18\x01 \x01(\x01R\bccPerUsd\"\xd0\x01\n" +
+	"\x19RecordOraclePriceResponse\x12\x18\n" +
+	"\averdict\x18\x01 \x01(\tR\averdict\x12'\n" +
+	"\x0fbreaker_tripped\x18\x02 \x01(\bR\x0ebreakerTripped\x12+\n" +
+	"\x12reading_cc_per_usd\x18\x03 \x01(\x01R\x0freadingCcPerUsd\x12\x1c\n" +
 	"\n" +
-	"cc_per_usd\x18\x05 \x01(\x01R\bccPerUsd\"\xaf\x01\n" +
+	"cc_per_usd\x18\x04 \x01(\x01R\bccPerUsd\x12%\n" +
+	"\x0eclean_readings\x18\x05 \x01(\x05R\rcleanReadings\"\xc4\x02\n" +
 	"\n" +
 	"AuditEntry\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x12\n" +
-	"\x04kind\x18\x02 \x01(\tR\x04kind\x12+\n" +
-	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\x12\x1b\n" +
-	"\tprev_hash\x18\x04 \x01(\tR\bprevHash\x12\x12\n" +
-	"\x04hash\x18\x05 \x01(\tR\x04hash\x12\x1d\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05actor\x18\x03 \x01(\tR\x05actor\x12\x18\n" +
+	"\asubject\x18\x04 \x01(\tR\asubject\x12\x16\n" +
+	"\x06amount\x18\x05 \x01(\x01R\x06amount\x12>\n" +
+	"\x05attrs\x18\x06 \x03(\v2(.foundry.ledger.v1.AuditEntry.AttrsEntryR\x05attrs\x12\x1b\n" +
+	"\tprev_hash\x18\a \x01(\tR\bprevHash\x12\x12\n" +
+	"\x04hash\x18\b \x01(\tR\x04hash\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x06 \x01(\tR\tcreatedAt\"G\n" +
-	"\x17ListAuditEntriesRequest\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x05R\x06offset\"i\n" +
+	"created_at\x18\t \x01(\tR\tcreatedAt\x1a8\n" +
+	"\n" +
+	"AttrsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"V\n" +
+	"\x17ListAuditEntriesRequest\x12\x19\n" +
+	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"i\n" +
 	"\x18ListAuditEntriesResponse\x127\n" +
 	"\aentries\x18\x01 \x03(\v2\x1d.foundry.ledger.v1.AuditEntryR\aentries\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x05R\x05total\"\x14\n" +
-	"\x12VerifyAuditRequest\"\xea\x01\n" +
+	"\x12VerifyAuditRequest\"\xcc\x02\n" +
 	"\x13VerifyAuditResponse\x12\x14\n" +
 	"\x05valid\x18\x01 \x01(\bR\x05valid\x12'\n" +
 	"\x0fentries_checked\x18\x02 \x01(\x05R\x0eentriesChecked\x12G\n" +
 	"\x11last_verified_seq\x18\x03 \x01(\v2\x1b.google.protobuf.Int32ValueR\x0flastVerifiedSeq\x12K\n" +
-	"\x13first_divergent_seq\x18\x04 \x01(\v2\x1b.google.protobuf.Int32ValueR\x11firstDivergentSeq\"\x14\n" +
+	"\x13first_divergent_seq\x18\x04 \x01(\v2\x1b.google.protobuf.Int32ValueR\x11firstDivergentSeq\x124\n" +
+	"\x06reason\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\x06reason\x12*\n" +
+	"\x11verified_from_seq\x18\x06 \x01(\x05R\x0fverifiedFromSeq\"\x14\n" +
 	"\x12RepairAuditRequest\"\x89\x02\n" +
 	"\x13RepairAuditResponse\x12\x1a\n" +
 	"\brepaired\x18\x01 \x01(\bR\brepaired\x12G\n" +
@@ -4887,17 +5589,47 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1b\n" +
 	"\tfrozen_at\x18\x04 \x01(\tR\bfrozenAt\")\n" +
 	"\x0fUnfreezeRequest\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"*\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\">\n" +
 	"\x10UnfreezeResponse\x12\x16\n" +
-	"\x06frozen\x18\x01 \x01(\bR\x06frozen\"\x1a\n" +
-	"\x18GetIncidentStatusRequest\"\x99\x02\n" +
+	"\x06frozen\x18\x01 \x01(\bR\x06frozen\x12\x12\n" +
+	"\x04mode\x18\x02 \x01(\tR\x04mode\"\x1a\n" +
+	"\x18GetIncidentStatusRequest\"\xec\x02\n" +
 	"\x19GetIncidentStatusResponse\x12\x16\n" +
 	"\x06frozen\x18\x01 \x01(\bR\x06frozen\x12A\n" +
 	"\rfrozen_reason\x18\x02 \x01(\v2\x1c.google.protobuf.StringValueR\ffrozenReason\x124\n" +
 	"\x16oracle_breaker_tripped\x18\x03 \x01(\bR\x14oracleBreakerTripped\x12#\n" +
 	"\rreserve_ratio\x18\x04 \x01(\x01R\freserveRatio\x12*\n" +
 	"\x11audit_chain_valid\x18\x05 \x01(\bR\x0fauditChainValid\x12\x1a\n" +
-	"\bseverity\x18\x06 \x01(\tR\bseverity2\x92\x1a\n" +
+	"\bseverity\x18\x06 \x01(\tR\bseverity\x12\x12\n" +
+	"\x04mode\x18\a \x01(\tR\x04mode\x12=\n" +
+	"\vmode_reason\x18\b \x01(\v2\x1c.google.protobuf.StringValueR\n" +
+	"modeReason\"\x97\x01\n" +
+	"\bIncident\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bseverity\x18\x03 \x01(\tR\bseverity\x12\x16\n" +
+	"\x06detail\x18\x04 \x01(\tR\x06detail\x12\x14\n" +
+	"\x05actor\x18\x05 \x01(\tR\x05actor\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x06 \x01(\tR\tcreatedAt\"S\n" +
+	"\x14ListIncidentsRequest\x12\x19\n" +
+	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"R\n" +
+	"\x15ListIncidentsResponse\x129\n" +
+	"\tincidents\x18\x01 \x03(\v2\x1b.foundry.ledger.v1.IncidentR\tincidents\"\x17\n" +
+	"\x15CheckCoherenceRequest\"\xfb\x01\n" +
+	"\x16CheckCoherenceResponse\x12<\n" +
+	"\x06supply\x18\x01 \x01(\v2$.foundry.ledger.v1.GetSupplyResponseR\x06supply\x12<\n" +
+	"\x05chain\x18\x02 \x01(\v2&.foundry.ledger.v1.VerifyAuditResponseR\x05chain\x12/\n" +
+	"\x13mismatched_accounts\x18\x03 \x03(\tR\x12mismatchedAccounts\x124\n" +
+	"\x16oracle_breaker_tripped\x18\x04 \x01(\bR\x14oracleBreakerTripped\"C\n" +
+	"\x15SetEconomyModeRequest\x12\x12\n" +
+	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
+	"\x16SetEconomyModeResponse\x12\x12\n" +
+	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\x18\n" +
+	"\achanged\x18\x02 \x01(\bR\achanged2\xe6\x1b\n" +
 	"\rLedgerService\x12S\n" +
 	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\x12Y\n" +
 	"\n" +
@@ -4919,8 +5651,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x0fListInvestments\x12).foundry.ledger.v1.ListInvestmentsRequest\x1a*.foundry.ledger.v1.ListInvestmentsResponse\x12w\n" +
 	"\x14GetInvestmentHistory\x12..foundry.ledger.v1.GetInvestmentHistoryRequest\x1a/.foundry.ledger.v1.GetInvestmentHistoryResponse\x12_\n" +
 	"\fCreatePledge\x12&.foundry.ledger.v1.CreatePledgeRequest\x1a'.foundry.ledger.v1.CreatePledgeResponse\x12J\n" +
-	"\x05Stake\x12\x1f.foundry.ledger.v1.StakeRequest\x1a .foundry.ledger.v1.StakeResponse\x12\\\n" +
-	"\vStakeOnIdea\x12%.foundry.ledger.v1.StakeOnIdeaRequest\x1a&.foundry.ledger.v1.StakeOnIdeaResponse\x12P\n" +
+	"\x05Stake\x12\x1f.foundry.ledger.v1.StakeRequest\x1a .foundry.ledger.v1.StakeResponse\x12P\n" +
 	"\aUnstake\x12!.foundry.ledger.v1.UnstakeRequest\x1a\".foundry.ledger.v1.UnstakeResponse\x12P\n" +
 	"\aDeposit\x12!.foundry.ledger.v1.DepositRequest\x1a\".foundry.ledger.v1.DepositResponse\x12S\n" +
 	"\bWithdraw\x12\".foundry.ledger.v1.WithdrawRequest\x1a#.foundry.ledger.v1.WithdrawResponse\x12\\\n" +
@@ -4933,7 +5664,10 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\vRepairAudit\x12%.foundry.ledger.v1.RepairAuditRequest\x1a&.foundry.ledger.v1.RepairAuditResponse\x12M\n" +
 	"\x06Freeze\x12 .foundry.ledger.v1.FreezeRequest\x1a!.foundry.ledger.v1.FreezeResponse\x12S\n" +
 	"\bUnfreeze\x12\".foundry.ledger.v1.UnfreezeRequest\x1a#.foundry.ledger.v1.UnfreezeResponse\x12n\n" +
-	"\x11GetIncidentStatus\x12+.foundry.ledger.v1.GetIncidentStatusRequest\x1a,.foundry.ledger.v1.GetIncidentStatusResponseB\xd0\x01\n" +
+	"\x11GetIncidentStatus\x12+.foundry.ledger.v1.GetIncidentStatusRequest\x1a,.foundry.ledger.v1.GetIncidentStatusResponse\x12b\n" +
+	"\rListIncidents\x12'.foundry.ledger.v1.ListIncidentsRequest\x1a(.foundry.ledger.v1.ListIncidentsResponse\x12e\n" +
+	"\x0eCheckCoherence\x12(.foundry.ledger.v1.CheckCoherenceRequest\x1a).foundry.ledger.v1.CheckCoherenceResponse\x12e\n" +
+	"\x0eSetEconomyMode\x12(.foundry.ledger.v1.SetEconomyModeRequest\x1a).foundry.ledger.v1.SetEconomyModeResponseB\xd0\x01\n" +
 	"\x15com.foundry.ledger.v1B\vLedgerProtoP\x01ZDgithub.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1;ledgerv1\xa2\x02\x03FLX\xaa\x02\x11Foundry.Ledger.V1\xca\x02\x11Foundry\\Ledger\\V1\xe2\x02\x1dFoundry\\Ledger\\V1\\GPBMetadata\xea\x02\x13Foundry::Ledger::V1b\x06proto3"
 
 var (
@@ -4948,7 +5682,7 @@ func file_foundry_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
+var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
 var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RegisterRequest)(nil),                      // 0: foundry.ledger.v1.RegisterRequest
 	(*RegisterResponse)(nil),                     // 1: foundry.ledger.v1.RegisterResponse
@@ -4976,30 +5710,30 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RecordGithubDeliveryResponse)(nil),         // 23: foundry.ledger.v1.RecordGithubDeliveryResponse
 	(*Payout)(nil),                               // 24: foundry.ledger.v1.Payout
 	(*Distribution)(nil),                         // 25: foundry.ledger.v1.Distribution
-	(*CreateDistributionRequest)(nil),            // 26: foundry.ledger.v1.CreateDistributionRequest
-	(*CreateDistributionResponse)(nil),           // 27: foundry.ledger.v1.CreateDistributionResponse
-	(*GetDistributionRequest)(nil),               // 28: foundry.ledger.v1.GetDistributionRequest
-	(*GetDistributionResponse)(nil),              // 29: foundry.ledger.v1.GetDistributionResponse
-	(*ListAssetDistributionsRequest)(nil),        // 30: foundry.ledger.v1.ListAssetDistributionsRequest
-	(*ListAssetDistributionsResponse)(nil),       // 31: foundry.ledger.v1.ListAssetDistributionsResponse
-	(*GetInvestPreviewRequest)(nil),              // 32: foundry.ledger.v1.GetInvestPreviewRequest
-	(*InvestProjection)(nil),                     // 33: foundry.ledger.v1.InvestProjection
-	(*GetInvestPreviewResponse)(nil),             // 34: foundry.ledger.v1.GetInvestPreviewResponse
-	(*Position)(nil),                             // 35: foundry.ledger.v1.Position
-	(*PositionSummary)(nil),                      // 36: foundry.ledger.v1.PositionSummary
-	(*ListInvestmentsRequest)(nil),               // 37: foundry.ledger.v1.ListInvestmentsRequest
-	(*ListInvestmentsResponse)(nil),              // 38: foundry.ledger.v1.ListInvestmentsResponse
-	(*FlowEvent)(nil),                            // 39: foundry.ledger.v1.FlowEvent
-	(*GetInvestmentHistoryRequest)(nil),          // 40: foundry.ledger.v1.GetInvestmentHistoryRequest
-	(*GetInvestmentHistoryResponse)(nil),         // 41: foundry.ledger.v1.GetInvestmentHistoryResponse
-	(*Pledge)(nil),                               // 42: foundry.ledger.v1.Pledge
-	(*CreatePledgeRequest)(nil),                  // 43: foundry.ledger.v1.CreatePledgeRequest
-	(*CreatePledgeResponse)(nil),                 // 44: foundry.ledger.v1.CreatePledgeResponse
-	(*StakeProjection)(nil),                      // 45: foundry.ledger.v1.StakeProjection
-	(*StakeRequest)(nil),                         // 46: foundry.ledger.v1.StakeRequest
-	(*StakeResponse)(nil),                        // 47: foundry.ledger.v1.StakeResponse
-	(*StakeOnIdeaRequest)(nil),                   // 48: foundry.ledger.v1.StakeOnIdeaRequest
-	(*StakeOnIdeaResponse)(nil),                  // 49: foundry.ledger.v1.StakeOnIdeaResponse
+	(*Pagination)(nil),                           // 26: foundry.ledger.v1.Pagination
+	(*CreateDistributionRequest)(nil),            // 27: foundry.ledger.v1.CreateDistributionRequest
+	(*CreateDistributionResponse)(nil),           // 28: foundry.ledger.v1.CreateDistributionResponse
+	(*GetDistributionRequest)(nil),               // 29: foundry.ledger.v1.GetDistributionRequest
+	(*GetDistributionResponse)(nil),              // 30: foundry.ledger.v1.GetDistributionResponse
+	(*ListAssetDistributionsRequest)(nil),        // 31: foundry.ledger.v1.ListAssetDistributionsRequest
+	(*ListAssetDistributionsResponse)(nil),       // 32: foundry.ledger.v1.ListAssetDistributionsResponse
+	(*GetInvestPreviewRequest)(nil),              // 33: foundry.ledger.v1.GetInvestPreviewRequest
+	(*InvestProjection)(nil),                     // 34: foundry.ledger.v1.InvestProjection
+	(*GetInvestPreviewResponse)(nil),             // 35: foundry.ledger.v1.GetInvestPreviewResponse
+	(*Position)(nil),                             // 36: foundry.ledger.v1.Position
+	(*PositionSummary)(nil),                      // 37: foundry.ledger.v1.PositionSummary
+	(*ListInvestmentsRequest)(nil),               // 38: foundry.ledger.v1.ListInvestmentsRequest
+	(*ListInvestmentsResponse)(nil),              // 39: foundry.ledger.v1.ListInvestmentsResponse
+	(*FlowEvent)(nil),                            // 40: foundry.ledger.v1.FlowEvent
+	(*JournalLine)(nil),                          // 41: foundry.ledger.v1.JournalLine
+	(*GetInvestmentHistoryRequest)(nil),          // 42: foundry.ledger.v1.GetInvestmentHistoryRequest
+	(*GetInvestmentHistoryResponse)(nil),         // 43: foundry.ledger.v1.GetInvestmentHistoryResponse
+	(*Pledge)(nil),                               // 44: foundry.ledger.v1.Pledge
+	(*CreatePledgeRequest)(nil),                  // 45: foundry.ledger.v1.CreatePledgeRequest
+	(*CreatePledgeResponse)(nil),                 // 46: foundry.ledger.v1.CreatePledgeResponse
+	(*StakeProjection)(nil),                      // 47: foundry.ledger.v1.StakeProjection
+	(*StakeRequest)(nil),                         // 48: foundry.ledger.v1.StakeRequest
+	(*StakeResponse)(nil),                        // 49: foundry.ledger.v1.StakeResponse
 	(*UnstakeRequest)(nil),                       // 50: foundry.ledger.v1.UnstakeRequest
 	(*UnstakeResponse)(nil),                      // 51: foundry.ledger.v1.UnstakeResponse
 	(*DepositRequest)(nil),                       // 52: foundry.ledger.v1.DepositRequest
@@ -5027,16 +5761,24 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*UnfreezeResponse)(nil),                     // 74: foundry.ledger.v1.UnfreezeResponse
 	(*GetIncidentStatusRequest)(nil),             // 75: foundry.ledger.v1.GetIncidentStatusRequest
 	(*GetIncidentStatusResponse)(nil),            // 76: foundry.ledger.v1.GetIncidentStatusResponse
-	(*structpb.Struct)(nil),                      // 77: google.protobuf.Struct
-	(*wrapperspb.StringValue)(nil),               // 78: google.protobuf.StringValue
-	(*wrapperspb.Int32Value)(nil),                // 79: google.protobuf.Int32Value
+	(*Incident)(nil),                             // 77: foundry.ledger.v1.Incident
+	(*ListIncidentsRequest)(nil),                 // 78: foundry.ledger.v1.ListIncidentsRequest
+	(*ListIncidentsResponse)(nil),                // 79: foundry.ledger.v1.ListIncidentsResponse
+	(*CheckCoherenceRequest)(nil),                // 80: foundry.ledger.v1.CheckCoherenceRequest
+	(*CheckCoherenceResponse)(nil),               // 81: foundry.ledger.v1.CheckCoherenceResponse
+	(*SetEconomyModeRequest)(nil),                // 82: foundry.ledger.v1.SetEconomyModeRequest
+	(*SetEconomyModeResponse)(nil),               // 83: foundry.ledger.v1.SetEconomyModeResponse
+	nil,                                          // 84: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*structpb.Struct)(nil),                      // 85: google.protobuf.Struct
+	(*wrapperspb.StringValue)(nil),               // 86: google.protobuf.StringValue
+	(*wrapperspb.Int32Value)(nil),                // 87: google.protobuf.Int32Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,  // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,  // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,  // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
-	77, // 3: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	77, // 4: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	85, // 3: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
+	85, // 4: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
 	13, // 5: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13, // 6: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13, // 7: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
@@ -5046,97 +5788,104 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	25, // 11: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
 	25, // 12: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
 	25, // 13: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
-	33, // 14: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
-	78, // 15: foundry.ledger.v1.Position.available_at:type_name -> google.protobuf.StringValue
-	35, // 16: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
-	36, // 17: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	78, // 18: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
-	39, // 19: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
-	78, // 20: foundry.ledger.v1.Pledge.idea_id:type_name -> google.protobuf.StringValue
-	42, // 21: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	35, // 22: foundry.ledger.v1.StakeResponse.position:type_name -> foundry.ledger.v1.Position
-	45, // 23: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	35, // 24: foundry.ledger.v1.StakeOnIdeaResponse.position:type_name -> foundry.ledger.v1.Position
-	45, // 25: foundry.ledger.v1.StakeOnIdeaResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	77, // 26: foundry.ledger.v1.AuditEntry.data:type_name -> google.protobuf.Struct
-	64, // 27: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	79, // 28: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	79, // 29: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	79, // 30: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	79, // 31: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	64, // 32: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	78, // 33: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	0,  // 34: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,  // 35: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,  // 36: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	7,  // 37: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,  // 38: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11, // 39: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14, // 40: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16, // 41: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18, // 42: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	20, // 43: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	22, // 44: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	26, // 45: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	28, // 46: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	30, // 47: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	32, // 48: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	37, // 49: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	40, // 50: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	43, // 51: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	46, // 52: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	48, // 53: foundry.ledger.v1.LedgerService.StakeOnIdea:input_type -> foundry.ledger.v1.StakeOnIdeaRequest
-	50, // 54: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	52, // 55: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	54, // 56: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	56, // 57: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	58, // 58: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	60, // 59: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	62, // 60: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	65, // 61: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	67, // 62: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	69, // 63: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	71, // 64: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	73, // 65: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	75, // 66: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	1,  // 67: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,  // 68: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,  // 69: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	8,  // 70: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10, // 71: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12, // 72: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15, // 73: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17, // 74: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19, // 75: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	21, // 76: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	23, // 77: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	27, // 78: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	29, // 79: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	31, // 80: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	34, // 81: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	38, // 82: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	41, // 83: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	44, // 84: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	47, // 85: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	49, // 86: foundry.ledger.v1.LedgerService.StakeOnIdea:output_type -> foundry.ledger.v1.StakeOnIdeaResponse
-	51, // 87: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	53, // 88: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	55, // 89: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	57, // 90: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	59, // 91: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	61, // 92: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	63, // 93: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	66, // 94: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	68, // 95: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	70, // 96: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	72, // 97: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	74, // 98: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	76, // 99: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	67, // [67:100] is the sub-list for method output_type
-	34, // [34:67] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	26, // 14: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.ledger.v1.Pagination
+	34, // 15: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
+	36, // 16: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
+	37, // 17: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
+	86, // 18: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	41, // 19: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
+	40, // 20: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
+	44, // 21: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
+	47, // 22: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
+	86, // 23: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	84, // 24: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	64, // 25: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
+	87, // 26: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	87, // 27: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	86, // 28: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	87, // 29: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	87, // 30: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	64, // 31: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	86, // 32: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	86, // 33: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	77, // 34: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	61, // 35: foundry.ledger.v1.CheckCoherenceResponse.supply:type_name -> foundry.ledger.v1.GetSupplyResponse
+	68, // 36: foundry.ledger.v1.CheckCoherenceResponse.chain:type_name -> foundry.ledger.v1.VerifyAuditResponse
+	0,  // 37: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,  // 38: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,  // 39: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	7,  // 40: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,  // 41: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11, // 42: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14, // 43: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16, // 44: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18, // 45: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	20, // 46: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	22, // 47: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	27, // 48: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	29, // 49: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	31, // 50: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	33, // 51: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	38, // 52: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	42, // 53: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	45, // 54: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	48, // 55: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	50, // 56: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	52, // 57: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	54, // 58: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	56, // 59: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	58, // 60: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	60, // 61: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	62, // 62: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	65, // 63: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	67, // 64: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	69, // 65: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	71, // 66: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	73, // 67: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	75, // 68: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	78, // 69: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	80, // 70: foundry.ledger.v1.LedgerService.CheckCoherence:input_type -> foundry.ledger.v1.CheckCoherenceRequest
+	82, // 71: foundry.ledger.v1.LedgerService.SetEconomyMode:input_type -> foundry.ledger.v1.SetEconomyModeRequest
+	1,  // 72: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,  // 73: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,  // 74: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	8,  // 75: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10, // 76: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12, // 77: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15, // 78: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17, // 79: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19, // 80: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	21, // 81: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	23, // 82: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	28, // 83: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	30, // 84: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	32, // 85: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	35, // 86: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	39, // 87: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	43, // 88: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	46, // 89: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	49, // 90: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	51, // 91: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	53, // 92: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	55, // 93: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	57, // 94: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	59, // 95: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	61, // 96: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	63, // 97: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	66, // 98: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	68, // 99: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	70, // 100: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	72, // 101: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	74, // 102: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	76, // 103: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	79, // 104: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	81, // 105: foundry.ledger.v1.LedgerService.CheckCoherence:output_type -> foundry.ledger.v1.CheckCoherenceResponse
+	83, // 106: foundry.ledger.v1.LedgerService.SetEconomyMode:output_type -> foundry.ledger.v1.SetEconomyModeResponse
+	72, // [72:107] is the sub-list for method output_type
+	37, // [37:72] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
@@ -5145,15 +5894,21 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 		return
 	}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[11].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[14].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[18].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[20].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[29].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[31].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[42].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[65].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[78].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ledger_v1_ledger_proto_rawDesc), len(file_foundry_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   77,
+			NumMessages:   85,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

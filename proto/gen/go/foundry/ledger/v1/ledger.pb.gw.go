@@ -404,6 +404,8 @@ func local_request_LedgerService_CreateDistribution_0(ctx context.Context, marsh
 	return msg, metadata, err
 }
 
+var filter_LedgerService_GetDistribution_0 = &utilities.DoubleArray{Encoding: map[string]int{"id": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
 func request_LedgerService_GetDistribution_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq GetDistributionRequest
@@ -417,6 +419,12 @@ func request_LedgerService_GetDistribution_0(ctx context.Context, marshaler runt
 	protoReq.Id, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_GetDistribution_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
@@ -439,9 +447,17 @@ func local_request_LedgerService_GetDistribution_0(ctx context.Context, marshale
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
 	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_GetDistribution_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
 	msg, err := server.GetDistribution(ctx, &protoReq)
 	return msg, metadata, err
 }
+
+var filter_LedgerService_ListAssetDistributions_0 = &utilities.DoubleArray{Encoding: map[string]int{"asset_id": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
 
 func request_LedgerService_ListAssetDistributions_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
@@ -456,6 +472,12 @@ func request_LedgerService_ListAssetDistributions_0(ctx context.Context, marshal
 	protoReq.AssetId, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "asset_id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_ListAssetDistributions_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
@@ -477,6 +499,12 @@ func local_request_LedgerService_ListAssetDistributions_0(ctx context.Context, m
 	protoReq.AssetId, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "asset_id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_ListAssetDistributions_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	msg, err := server.ListAssetDistributions(ctx, &protoReq)
 	return msg, metadata, err
@@ -560,6 +588,8 @@ func local_request_LedgerService_ListInvestments_0(ctx context.Context, marshale
 	return msg, metadata, err
 }
 
+var filter_LedgerService_GetInvestmentHistory_0 = &utilities.DoubleArray{Encoding: map[string]int{"id": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
 func request_LedgerService_GetInvestmentHistory_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq GetInvestmentHistoryRequest
@@ -573,6 +603,12 @@ func request_LedgerService_GetInvestmentHistory_0(ctx context.Context, marshaler
 	protoReq.Id, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_GetInvestmentHistory_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
@@ -594,6 +630,12 @@ func local_request_LedgerService_GetInvestmentHistory_0(ctx context.Context, mar
 	protoReq.Id, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_GetInvestmentHistory_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	msg, err := server.GetInvestmentHistory(ctx, &protoReq)
 	return msg, metadata, err
@@ -671,9 +713,9 @@ func local_request_LedgerService_Stake_0(ctx context.Context, marshaler runtime.
 	return msg, metadata, err
 }
 
-func request_LedgerService_StakeOnIdea_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+func request_LedgerService_Stake_1(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
-		protoReq StakeOnIdeaRequest
+		protoReq StakeRequest
 		metadata runtime.ServerMetadata
 		err      error
 	)
@@ -691,13 +733,13 @@ func request_LedgerService_StakeOnIdea_0(ctx context.Context, marshaler runtime.
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
 	}
-	msg, err := client.StakeOnIdea(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	msg, err := client.Stake(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
 	return msg, metadata, err
 }
 
-func local_request_LedgerService_StakeOnIdea_0(ctx context.Context, marshaler runtime.Marshaler, server LedgerServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+func local_request_LedgerService_Stake_1(ctx context.Context, marshaler runtime.Marshaler, server LedgerServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
-		protoReq StakeOnIdeaRequest
+		protoReq StakeRequest
 		metadata runtime.ServerMetadata
 		err      error
 	)
@@ -712,7 +754,7 @@ func local_request_LedgerService_StakeOnIdea_0(ctx context.Context, marshaler ru
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "idea_id", err)
 	}
-	msg, err := server.StakeOnIdea(ctx, &protoReq)
+	msg, err := server.Stake(ctx, &protoReq)
 	return msg, metadata, err
 }
 
@@ -1063,6 +1105,41 @@ func local_request_LedgerService_GetIncidentStatus_0(ctx context.Context, marsha
 	return msg, metadata, err
 }
 
+var filter_LedgerService_ListIncidents_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
+
+func request_LedgerService_ListIncidents_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListIncidentsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_ListIncidents_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListIncidents(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_LedgerService_ListIncidents_0(ctx context.Context, marshaler runtime.Marshaler, server LedgerServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListIncidentsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LedgerService_ListIncidents_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.ListIncidents(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterLedgerServiceHandlerServer registers the http handlers for service LedgerService to "mux".
 // UnaryRPC     :call LedgerServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -1327,7 +1404,7 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_LedgerService_ListAssetDistributions_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_ListAssetDistributions_0{resp.(*ListAssetDistributionsResponse)}, mux.GetForwardResponseOptions()...)
+		forward_LedgerService_ListAssetDistributions_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_LedgerService_GetInvestPreview_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -1429,25 +1506,25 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_LedgerService_Stake_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
-	mux.Handle(http.MethodPost, pattern_LedgerService_StakeOnIdea_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+	mux.Handle(http.MethodPost, pattern_LedgerService_Stake_1, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
 		var stream runtime.ServerTransportStream
 		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
 		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
-		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/StakeOnIdea", runtime.WithHTTPPathPattern("/api/ideas/{idea_id}/stake"))
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/Stake", runtime.WithHTTPPathPattern("/api/ideas/{idea_id}/stake"))
 		if err != nil {
 			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		resp, md, err := local_request_LedgerService_StakeOnIdea_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		resp, md, err := local_request_LedgerService_Stake_1(annotatedContext, inboundMarshaler, server, req, pathParams)
 		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
 		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
 		if err != nil {
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_LedgerService_StakeOnIdea_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+		forward_LedgerService_Stake_1(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodPost, pattern_LedgerService_Unstake_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -1595,7 +1672,7 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 		var stream runtime.ServerTransportStream
 		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
 		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
-		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/ListAuditEntries", runtime.WithHTTPPathPattern("/api/cc/audit"))
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/ListAuditEntries", runtime.WithHTTPPathPattern("/api/audit"))
 		if err != nil {
 			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
 			return
@@ -1615,7 +1692,7 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 		var stream runtime.ServerTransportStream
 		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
 		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
-		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/VerifyAudit", runtime.WithHTTPPathPattern("/api/cc/audit/verify"))
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/VerifyAudit", runtime.WithHTTPPathPattern("/api/audit/verify"))
 		if err != nil {
 			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
 			return
@@ -1635,7 +1712,7 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 		var stream runtime.ServerTransportStream
 		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
 		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
-		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/RepairAudit", runtime.WithHTTPPathPattern("/api/cc/audit/repair"))
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/RepairAudit", runtime.WithHTTPPathPattern("/api/audit/repair"))
 		if err != nil {
 			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
 			return
@@ -1708,6 +1785,26 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 			return
 		}
 		forward_LedgerService_GetIncidentStatus_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_LedgerService_ListIncidents_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/ListIncidents", runtime.WithHTTPPathPattern("/api/incidents"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_LedgerService_ListIncidents_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_LedgerService_ListIncidents_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -1968,7 +2065,7 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_LedgerService_ListAssetDistributions_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_ListAssetDistributions_0{resp.(*ListAssetDistributionsResponse)}, mux.GetForwardResponseOptions()...)
+		forward_LedgerService_ListAssetDistributions_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_LedgerService_GetInvestPreview_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -2055,22 +2152,22 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_LedgerService_Stake_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
-	mux.Handle(http.MethodPost, pattern_LedgerService_StakeOnIdea_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+	mux.Handle(http.MethodPost, pattern_LedgerService_Stake_1, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
 		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
-		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/StakeOnIdea", runtime.WithHTTPPathPattern("/api/ideas/{idea_id}/stake"))
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/Stake", runtime.WithHTTPPathPattern("/api/ideas/{idea_id}/stake"))
 		if err != nil {
 			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		resp, md, err := request_LedgerService_StakeOnIdea_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		resp, md, err := request_LedgerService_Stake_1(annotatedContext, inboundMarshaler, client, req, pathParams)
 		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
 		if err != nil {
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_LedgerService_StakeOnIdea_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+		forward_LedgerService_Stake_1(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodPost, pattern_LedgerService_Unstake_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -2195,7 +2292,7 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
 		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
-		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/ListAuditEntries", runtime.WithHTTPPathPattern("/api/cc/audit"))
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/ListAuditEntries", runtime.WithHTTPPathPattern("/api/audit"))
 		if err != nil {
 			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
 			return
@@ -2212,7 +2309,7 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
 		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
-		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/VerifyAudit", runtime.WithHTTPPathPattern("/api/cc/audit/verify"))
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/VerifyAudit", runtime.WithHTTPPathPattern("/api/audit/verify"))
 		if err != nil {
 			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
 			return
@@ -2229,7 +2326,7 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
 		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
-		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/RepairAudit", runtime.WithHTTPPathPattern("/api/cc/audit/repair"))
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/RepairAudit", runtime.WithHTTPPathPattern("/api/audit/repair"))
 		if err != nil {
 			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
 			return
@@ -2292,6 +2389,23 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 			return
 		}
 		forward_LedgerService_GetIncidentStatus_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_LedgerService_ListIncidents_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/ListIncidents", runtime.WithHTTPPathPattern("/api/incidents"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_LedgerService_ListIncidents_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_LedgerService_ListIncidents_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	return nil
 }
@@ -2377,15 +2491,6 @@ func (m response_LedgerService_GetDistribution_0) XXX_ResponseBody() interface{}
 	return response.Distribution
 }
 
-type response_LedgerService_ListAssetDistributions_0 struct {
-	*ListAssetDistributionsResponse
-}
-
-func (m response_LedgerService_ListAssetDistributions_0) XXX_ResponseBody() interface{} {
-	response := m.ListAssetDistributionsResponse
-	return response.Distributions
-}
-
 type response_LedgerService_CreatePledge_0 struct {
 	*CreatePledgeResponse
 }
@@ -2414,7 +2519,7 @@ var (
 	pattern_LedgerService_GetInvestmentHistory_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "contributors", "id", "investment-history"}, ""))
 	pattern_LedgerService_CreatePledge_0                 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "contributors", "id", "pledges"}, ""))
 	pattern_LedgerService_Stake_0                        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "cc", "stake"}, ""))
-	pattern_LedgerService_StakeOnIdea_0                  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "ideas", "idea_id", "stake"}, ""))
+	pattern_LedgerService_Stake_1                        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "ideas", "idea_id", "stake"}, ""))
 	pattern_LedgerService_Unstake_0                      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "cc", "unstake"}, ""))
 	pattern_LedgerService_Deposit_0                      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "cc", "deposit"}, ""))
 	pattern_LedgerService_Withdraw_0                     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "cc", "withdraw"}, ""))
@@ -2422,12 +2527,13 @@ var (
 	pattern_LedgerService_GetExchangeRate_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "cc", "exchange-rate"}, ""))
 	pattern_LedgerService_GetSupply_0                    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "cc", "supply"}, ""))
 	pattern_LedgerService_RecordOraclePrice_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "cc", "oracle", "readings"}, ""))
-	pattern_LedgerService_ListAuditEntries_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "cc", "audit"}, ""))
-	pattern_LedgerService_VerifyAudit_0                  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "cc", "audit", "verify"}, ""))
-	pattern_LedgerService_RepairAudit_0                  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "cc", "audit", "repair"}, ""))
+	pattern_LedgerService_ListAuditEntries_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "audit"}, ""))
+	pattern_LedgerService_VerifyAudit_0                  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "audit", "verify"}, ""))
+	pattern_LedgerService_RepairAudit_0                  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "audit", "repair"}, ""))
 	pattern_LedgerService_Freeze_0                       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "incidents", "freeze"}, ""))
 	pattern_LedgerService_Unfreeze_0                     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "incidents", "unfreeze"}, ""))
 	pattern_LedgerService_GetIncidentStatus_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "incidents", "status"}, ""))
+	pattern_LedgerService_ListIncidents_0                = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "incidents"}, ""))
 )
 
 var (
@@ -2449,7 +2555,7 @@ var (
 	forward_LedgerService_GetInvestmentHistory_0         = runtime.ForwardResponseMessage
 	forward_LedgerService_CreatePledge_0                 = runtime.ForwardResponseMessage
 	forward_LedgerService_Stake_0                        = runtime.ForwardResponseMessage
-	forward_LedgerService_StakeOnIdea_0                  = runtime.ForwardResponseMessage
+	forward_LedgerService_Stake_1                        = runtime.ForwardResponseMessage
 	forward_LedgerService_Unstake_0                      = runtime.ForwardResponseMessage
 	forward_LedgerService_Deposit_0                      = runtime.ForwardResponseMessage
 	forward_LedgerService_Withdraw_0                     = runtime.ForwardResponseMessage
@@ -2463,4 +2569,5 @@ var (
 	forward_LedgerService_Freeze_0                       = runtime.ForwardResponseMessage
 	forward_LedgerService_Unfreeze_0                     = runtime.ForwardResponseMessage
 	forward_LedgerService_GetIncidentStatus_0            = runtime.ForwardResponseMessage
+	forward_LedgerService_ListIncidents_0                = runtime.ForwardResponseMessage
 )

@@ -48,7 +48,6 @@ const (
 	LedgerService_GetInvestmentHistory_FullMethodName         = "/foundry.ledger.v1.LedgerService/GetInvestmentHistory"
 	LedgerService_CreatePledge_FullMethodName                 = "/foundry.ledger.v1.LedgerService/CreatePledge"
 	LedgerService_Stake_FullMethodName                        = "/foundry.ledger.v1.LedgerService/Stake"
-	LedgerService_StakeOnIdea_FullMethodName                  = "/foundry.ledger.v1.LedgerService/StakeOnIdea"
 	LedgerService_Unstake_FullMethodName                      = "/foundry.ledger.v1.LedgerService/Unstake"
 	LedgerService_Deposit_FullMethodName                      = "/foundry.ledger.v1.LedgerService/Deposit"
 	LedgerService_Withdraw_FullMethodName                     = "/foundry.ledger.v1.LedgerService/Withdraw"
@@ -62,6 +61,9 @@ const (
 	LedgerService_Freeze_FullMethodName                       = "/foundry.ledger.v1.LedgerService/Freeze"
 	LedgerService_Unfreeze_FullMethodName                     = "/foundry.ledger.v1.LedgerService/Unfreeze"
 	LedgerService_GetIncidentStatus_FullMethodName            = "/foundry.ledger.v1.LedgerService/GetIncidentStatus"
+	LedgerService_ListIncidents_FullMethodName                = "/foundry.ledger.v1.LedgerService/ListIncidents"
+	LedgerService_CheckCoherence_FullMethodName               = "/foundry.ledger.v1.LedgerService/CheckCoherence"
+	LedgerService_SetEconomyMode_FullMethodName               = "/foundry.ledger.v1.LedgerService/SetEconomyMode"
 )
 
 // LedgerServiceClient is the client API for LedgerService service.
@@ -95,27 +97,29 @@ type LedgerServiceClient interface {
 	RecordGithubDelivery(ctx context.Context, in *RecordGithubDeliveryRequest, opts ...grpc.CallOption) (*RecordGithubDeliveryResponse, error)
 	// CreateDistribution splits a value among an asset's contributors.
 	CreateDistribution(ctx context.Context, in *CreateDistributionRequest, opts ...grpc.CallOption) (*CreateDistributionResponse, error)
-	// GetDistribution returns one persisted distribution.
+	// GetDistribution returns one persisted distribution with a page of its payouts.
 	GetDistribution(ctx context.Context, in *GetDistributionRequest, opts ...grpc.CallOption) (*GetDistributionResponse, error)
-	// ListAssetDistributions returns every distribution of an asset.
+	// ListAssetDistributions returns a page of an asset's distributions.
 	ListAssetDistributions(ctx context.Context, in *ListAssetDistributionsRequest, opts ...grpc.CallOption) (*ListAssetDistributionsResponse, error)
-	// GetInvestPreview projects the return of staking on an idea.
+	// GetInvestPreview projects the return of staking on an idea (404 for an
+	// idea the portfolio does not know).
 	GetInvestPreview(ctx context.Context, in *GetInvestPreviewRequest, opts ...grpc.CallOption) (*GetInvestPreviewResponse, error)
 	// ListInvestments returns a contributor's positions and their summary.
 	ListInvestments(ctx context.Context, in *ListInvestmentsRequest, opts ...grpc.CallOption) (*ListInvestmentsResponse, error)
-	// GetInvestmentHistory returns a contributor's CC flow timeline.
+	// GetInvestmentHistory returns a page of a contributor's CC movements.
 	GetInvestmentHistory(ctx context.Context, in *GetInvestmentHistoryRequest, opts ...grpc.CallOption) (*GetInvestmentHistoryResponse, error)
-	// CreatePledge records a time pledge and its CC equivalent.
+	// CreatePledge records a time pledge and its CC equivalent (owner only).
 	CreatePledge(ctx context.Context, in *CreatePledgeRequest, opts ...grpc.CallOption) (*CreatePledgeResponse, error)
-	// Stake moves available CC into a position on an idea (or projects it on dry_run).
+	// Stake moves available CC into a position on an idea (owner only), or
+	// only projects it on dry_run. Two routes: /api/cc/stake and
+	// /api/ideas/{idea_id}/stake.
 	Stake(ctx context.Context, in *StakeRequest, opts ...grpc.CallOption) (*StakeResponse, error)
-	// StakeOnIdea is Stake addressed through the idea's path.
-	StakeOnIdea(ctx context.Context, in *StakeOnIdeaRequest, opts ...grpc.CallOption) (*StakeOnIdeaResponse, error)
-	// Unstake releases staked CC, instantly or after a cooldown by amount.
+	// Unstake takes CC out of a position, available at once or after a
+	// cooldown by amount (owner only).
 	Unstake(ctx context.Context, in *UnstakeRequest, opts ...grpc.CallOption) (*UnstakeResponse, error)
-	// Deposit mints CC for a confirmed fiat deposit (administrator).
+	// Deposit mints CC at the buy rate for a confirmed USD deposit (administrator).
 	Deposit(ctx context.Context, in *DepositRequest, opts ...grpc.CallOption) (*DepositResponse, error)
-	// Withdraw burns CC at the sell rate.
+	// Withdraw burns CC at the sell rate (owner only).
 	Withdraw(ctx context.Context, in *WithdrawRequest, opts ...grpc.CallOption) (*WithdrawResponse, error)
 	// GetBalances returns a contributor's available, staked and cooling CC.
 	GetBalances(ctx context.Context, in *GetBalancesRequest, opts ...grpc.CallOption) (*GetBalancesResponse, error)
@@ -123,9 +127,10 @@ type LedgerServiceClient interface {
 	GetExchangeRate(ctx context.Context, in *GetExchangeRateRequest, opts ...grpc.CallOption) (*GetExchangeRateResponse, error)
 	// GetSupply returns outstanding CC against the treasury.
 	GetSupply(ctx context.Context, in *GetSupplyRequest, opts ...grpc.CallOption) (*GetSupplyResponse, error)
-	// RecordOraclePrice feeds one exchange-rate oracle reading (administrator).
+	// RecordOraclePrice runs one exchange-rate reading through the circuit
+	// breaker (administrator).
 	RecordOraclePrice(ctx context.Context, in *RecordOraclePriceRequest, opts ...grpc.CallOption) (*RecordOraclePriceResponse, error)
-	// ListAuditEntries pages through the hash-chained audit ledger.
+	// ListAuditEntries pages through the hash-chained audit ledger, newest first.
 	ListAuditEntries(ctx context.Context, in *ListAuditEntriesRequest, opts ...grpc.CallOption) (*ListAuditEntriesResponse, error)
 	// VerifyAudit walks the hash chain and reports the first break, if any.
 	VerifyAudit(ctx context.Context, in *VerifyAuditRequest, opts ...grpc.CallOption) (*VerifyAuditResponse, error)
@@ -133,10 +138,19 @@ type LedgerServiceClient interface {
 	RepairAudit(ctx context.Context, in *RepairAuditRequest, opts ...grpc.CallOption) (*RepairAuditResponse, error)
 	// Freeze stops every CC movement; one configured signer suffices.
 	Freeze(ctx context.Context, in *FreezeRequest, opts ...grpc.CallOption) (*FreezeResponse, error)
-	// Unfreeze lifts the freeze (administrator).
+	// Unfreeze lifts the freeze (administrator; reserve ratio at least 1.0).
 	Unfreeze(ctx context.Context, in *UnfreezeRequest, opts ...grpc.CallOption) (*UnfreezeResponse, error)
-	// GetIncidentStatus reports the freeze, the oracle breaker and the reserve monitor.
+	// GetIncidentStatus reports the economy's mode, the oracle breaker, the
+	// reserve ratio and the audit chain.
 	GetIncidentStatus(ctx context.Context, in *GetIncidentStatusRequest, opts ...grpc.CallOption) (*GetIncidentStatusResponse, error)
+	// ListIncidents returns a page of incidents, newest first.
+	ListIncidents(ctx context.Context, in *ListIncidentsRequest, opts ...grpc.CallOption) (*ListIncidentsResponse, error)
+	// CheckCoherence verifies the chain and the balances against the journal
+	// for the monitor (internal: no REST route).
+	CheckCoherence(ctx context.Context, in *CheckCoherenceRequest, opts ...grpc.CallOption) (*CheckCoherenceResponse, error)
+	// SetEconomyMode applies the monitor's graduated response (internal: no
+	// REST route). It never lifts a freeze.
+	SetEconomyMode(ctx context.Context, in *SetEconomyModeRequest, opts ...grpc.CallOption) (*SetEconomyModeResponse, error)
 }
 
 type ledgerServiceClient struct {
@@ -337,16 +351,6 @@ func (c *ledgerServiceClient) Stake(ctx context.Context, in *StakeRequest, opts 
 	return out, nil
 }
 
-func (c *ledgerServiceClient) StakeOnIdea(ctx context.Context, in *StakeOnIdeaRequest, opts ...grpc.CallOption) (*StakeOnIdeaResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(StakeOnIdeaResponse)
-	err := c.cc.Invoke(ctx, LedgerService_StakeOnIdea_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *ledgerServiceClient) Unstake(ctx context.Context, in *UnstakeRequest, opts ...grpc.CallOption) (*UnstakeResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(UnstakeResponse)
@@ -477,6 +481,36 @@ func (c *ledgerServiceClient) GetIncidentStatus(ctx context.Context, in *GetInci
 	return out, nil
 }
 
+func (c *ledgerServiceClient) ListIncidents(ctx context.Context, in *ListIncidentsRequest, opts ...grpc.CallOption) (*ListIncidentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListIncidentsResponse)
+	err := c.cc.Invoke(ctx, LedgerService_ListIncidents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) CheckCoherence(ctx context.Context, in *CheckCoherenceRequest, opts ...grpc.CallOption) (*CheckCoherenceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckCoherenceResponse)
+	err := c.cc.Invoke(ctx, LedgerService_CheckCoherence_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) SetEconomyMode(ctx context.Context, in *SetEconomyModeRequest, opts ...grpc.CallOption) (*SetEconomyModeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetEconomyModeResponse)
+	err := c.cc.Invoke(ctx, LedgerService_SetEconomyMode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LedgerServiceServer is the server API for LedgerService service.
 // All implementations must embed UnimplementedLedgerServiceServer
 // for forward compatibility.
@@ -508,27 +542,29 @@ type LedgerServiceServer interface {
 	RecordGithubDelivery(context.Context, *RecordGithubDeliveryRequest) (*RecordGithubDeliveryResponse, error)
 	// CreateDistribution splits a value among an asset's contributors.
 	CreateDistribution(context.Context, *CreateDistributionRequest) (*CreateDistributionResponse, error)
-	// GetDistribution returns one persisted distribution.
+	// GetDistribution returns one persisted distribution with a page of its payouts.
 	GetDistribution(context.Context, *GetDistributionRequest) (*GetDistributionResponse, error)
-	// ListAssetDistributions returns every distribution of an asset.
+	// ListAssetDistributions returns a page of an asset's distributions.
 	ListAssetDistributions(context.Context, *ListAssetDistributionsRequest) (*ListAssetDistributionsResponse, error)
-	// GetInvestPreview projects the return of staking on an idea.
+	// GetInvestPreview projects the return of staking on an idea (404 for an
+	// idea the portfolio does not know).
 	GetInvestPreview(context.Context, *GetInvestPreviewRequest) (*GetInvestPreviewResponse, error)
 	// ListInvestments returns a contributor's positions and their summary.
 	ListInvestments(context.Context, *ListInvestmentsRequest) (*ListInvestmentsResponse, error)
-	// GetInvestmentHistory returns a contributor's CC flow timeline.
+	// GetInvestmentHistory returns a page of a contributor's CC movements.
 	GetInvestmentHistory(context.Context, *GetInvestmentHistoryRequest) (*GetInvestmentHistoryResponse, error)
-	// CreatePledge records a time pledge and its CC equivalent.
+	// CreatePledge records a time pledge and its CC equivalent (owner only).
 	CreatePledge(context.Context, *CreatePledgeRequest) (*CreatePledgeResponse, error)
-	// Stake moves available CC into a position on an idea (or projects it on dry_run).
+	// Stake moves available CC into a position on an idea (owner only), or
+	// only projects it on dry_run. Two routes: /api/cc/stake and
+	// /api/ideas/{idea_id}/stake.
 	Stake(context.Context, *StakeRequest) (*StakeResponse, error)
-	// StakeOnIdea is Stake addressed through the idea's path.
-	StakeOnIdea(context.Context, *StakeOnIdeaRequest) (*StakeOnIdeaResponse, error)
-	// Unstake releases staked CC, instantly or after a cooldown by amount.
+	// Unstake takes CC out of a position, available at once or after a
+	// cooldown by amount (owner only).
 	Unstake(context.Context, *UnstakeRequest) (*UnstakeResponse, error)
-	// Deposit mints CC for a confirmed fiat deposit (administrator).
+	// Deposit mints CC at the buy rate for a confirmed USD deposit (administrator).
 	Deposit(context.Context, *DepositRequest) (*DepositResponse, error)
-	// Withdraw burns CC at the sell rate.
+	// Withdraw burns CC at the sell rate (owner only).
 	Withdraw(context.Context, *WithdrawRequest) (*WithdrawResponse, error)
 	// GetBalances returns a contributor's available, staked and cooling CC.
 	GetBalances(context.Context, *GetBalancesRequest) (*GetBalancesResponse, error)
@@ -536,9 +572,10 @@ type LedgerServiceServer interface {
 	GetExchangeRate(context.Context, *GetExchangeRateRequest) (*GetExchangeRateResponse, error)
 	// GetSupply returns outstanding CC against the treasury.
 	GetSupply(context.Context, *GetSupplyRequest) (*GetSupplyResponse, error)
-	// RecordOraclePrice feeds one exchange-rate oracle reading (administrator).
+	// RecordOraclePrice runs one exchange-rate reading through the circuit
+	// breaker (administrator).
 	RecordOraclePrice(context.Context, *RecordOraclePriceRequest) (*RecordOraclePriceResponse, error)
-	// ListAuditEntries pages through the hash-chained audit ledger.
+	// ListAuditEntries pages through the hash-chained audit ledger, newest first.
 	ListAuditEntries(context.Context, *ListAuditEntriesRequest) (*ListAuditEntriesResponse, error)
 	// VerifyAudit walks the hash chain and reports the first break, if any.
 	VerifyAudit(context.Context, *VerifyAuditRequest) (*VerifyAuditResponse, error)
@@ -546,10 +583,19 @@ type LedgerServiceServer interface {
 	RepairAudit(context.Context, *RepairAuditRequest) (*RepairAuditResponse, error)
 	// Freeze stops every CC movement; one configured signer suffices.
 	Freeze(context.Context, *FreezeRequest) (*FreezeResponse, error)
-	// Unfreeze lifts the freeze (administrator).
+	// Unfreeze lifts the freeze (administrator; reserve ratio at least 1.0).
 	Unfreeze(context.Context, *UnfreezeRequest) (*UnfreezeResponse, error)
-	// GetIncidentStatus reports the freeze, the oracle breaker and the reserve monitor.
+	// GetIncidentStatus reports the economy's mode, the oracle breaker, the
+	// reserve ratio and the audit chain.
 	GetIncidentStatus(context.Context, *GetIncidentStatusRequest) (*GetIncidentStatusResponse, error)
+	// ListIncidents returns a page of incidents, newest first.
+	ListIncidents(context.Context, *ListIncidentsRequest) (*ListIncidentsResponse, error)
+	// CheckCoherence verifies the chain and the balances against the journal
+	// for the monitor (internal: no REST route).
+	CheckCoherence(context.Context, *CheckCoherenceRequest) (*CheckCoherenceResponse, error)
+	// SetEconomyMode applies the monitor's graduated response (internal: no
+	// REST route). It never lifts a freeze.
+	SetEconomyMode(context.Context, *SetEconomyModeRequest) (*SetEconomyModeResponse, error)
 	mustEmbedUnimplementedLedgerServiceServer()
 }
 
@@ -617,9 +663,6 @@ func (UnimplementedLedgerServiceServer) CreatePledge(context.Context, *CreatePle
 func (UnimplementedLedgerServiceServer) Stake(context.Context, *StakeRequest) (*StakeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Stake not implemented")
 }
-func (UnimplementedLedgerServiceServer) StakeOnIdea(context.Context, *StakeOnIdeaRequest) (*StakeOnIdeaResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method StakeOnIdea not implemented")
-}
 func (UnimplementedLedgerServiceServer) Unstake(context.Context, *UnstakeRequest) (*UnstakeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Unstake not implemented")
 }
@@ -658,6 +701,15 @@ func (UnimplementedLedgerServiceServer) Unfreeze(context.Context, *UnfreezeReque
 }
 func (UnimplementedLedgerServiceServer) GetIncidentStatus(context.Context, *GetIncidentStatusRequest) (*GetIncidentStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetIncidentStatus not implemented")
+}
+func (UnimplementedLedgerServiceServer) ListIncidents(context.Context, *ListIncidentsRequest) (*ListIncidentsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListIncidents not implemented")
+}
+func (UnimplementedLedgerServiceServer) CheckCoherence(context.Context, *CheckCoherenceRequest) (*CheckCoherenceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckCoherence not implemented")
+}
+func (UnimplementedLedgerServiceServer) SetEconomyMode(context.Context, *SetEconomyModeRequest) (*SetEconomyModeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetEconomyMode not implemented")
 }
 func (UnimplementedLedgerServiceServer) mustEmbedUnimplementedLedgerServiceServer() {}
 func (UnimplementedLedgerServiceServer) testEmbeddedByValue()                       {}
@@ -1022,24 +1074,6 @@ func _LedgerService_Stake_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
-func _LedgerService_StakeOnIdea_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(StakeOnIdeaRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(LedgerServiceServer).StakeOnIdea(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: LedgerService_StakeOnIdea_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(LedgerServiceServer).StakeOnIdea(ctx, req.(*StakeOnIdeaRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _LedgerService_Unstake_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(UnstakeRequest)
 	if err := dec(in); err != nil {
@@ -1274,6 +1308,60 @@ func _LedgerService_GetIncidentStatus_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_ListIncidents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListIncidentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).ListIncidents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_ListIncidents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).ListIncidents(ctx, req.(*ListIncidentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_CheckCoherence_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckCoherenceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).CheckCoherence(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_CheckCoherence_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).CheckCoherence(ctx, req.(*CheckCoherenceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_SetEconomyMode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetEconomyModeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).SetEconomyMode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_SetEconomyMode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).SetEconomyMode(ctx, req.(*SetEconomyModeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LedgerService_ServiceDesc is the grpc.ServiceDesc for LedgerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1358,10 +1446,6 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _LedgerService_Stake_Handler,
 		},
 		{
-			MethodName: "StakeOnIdea",
-			Handler:    _LedgerService_StakeOnIdea_Handler,
-		},
-		{
 			MethodName: "Unstake",
 			Handler:    _LedgerService_Unstake_Handler,
 		},
@@ -1412,6 +1496,18 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetIncidentStatus",
 			Handler:    _LedgerService_GetIncidentStatus_Handler,
+		},
+		{
+			MethodName: "ListIncidents",
+			Handler:    _LedgerService_ListIncidents_Handler,
+		},
+		{
+			MethodName: "CheckCoherence",
+			Handler:    _LedgerService_CheckCoherence_Handler,
+		},
+		{
+			MethodName: "SetEconomyMode",
+			Handler:    _LedgerService_SetEconomyMode_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

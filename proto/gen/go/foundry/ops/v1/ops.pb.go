@@ -238,8 +238,11 @@ type ServicePersistence struct {
 	// detail explains a failure ("unreachable", the database error); empty when ok.
 	Detail string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
 	// target is where the data lives: the Postgres URL with its password
-	// redacted, or the SQLite file; empty when the service is unreachable.
-	Target        string `protobuf:"bytes,6,opt,name=target,proto3" json:"target,omitempty"`
+	// redacted, or the SQLite file; empty when the service is unreachable, and
+	// unless the request carries the administrator key (see targets_shown).
+	Target string `protobuf:"bytes,6,opt,name=target,proto3" json:"target,omitempty"`
+	// schema is the service's Postgres schema, or its SQLite file's stem.
+	Schema        string `protobuf:"bytes,7,opt,name=schema,proto3" json:"schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -316,13 +319,21 @@ func (x *ServicePersistence) GetTarget() string {
 	return ""
 }
 
+func (x *ServicePersistence) GetSchema() string {
+	if x != nil {
+		return x.Schema
+	}
+	return ""
+}
+
 // TelemetryPersistence says where runtime telemetry events go:
 // RUNTIME_DATABASE_URL wins over RUNTIME_EVENTS_PATH; neither means off.
 type TelemetryPersistence struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// backend is "postgres", "sqlite", "file" or "off".
 	Backend string `protobuf:"bytes,1,opt,name=backend,proto3" json:"backend,omitempty"`
-	// target is the database (password redacted) or the file path; empty when off.
+	// target is the database (password redacted) or the file path; empty when
+	// off, and unless the request carries the administrator key.
 	Target string `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
 	// status is "ok", "fail" or "off". A file target never fails the report.
 	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
@@ -397,7 +408,10 @@ type GetPersistenceResponse struct {
 	Telemetry *TelemetryPersistence  `protobuf:"bytes,2,opt,name=telemetry,proto3" json:"telemetry,omitempty"`
 	// status is "ok" when every service's storage is ok, else "degraded". The
 	// telemetry sink never changes it.
-	Status        string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	// targets_shown is true when the request carried the administrator key
+	// (X-API-Key): only then are connection targets filled in.
+	TargetsShown  bool `protobuf:"varint,4,opt,name=targets_shown,json=targetsShown,proto3" json:"targets_shown,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -451,6 +465,13 @@ func (x *GetPersistenceResponse) GetStatus() string {
 		return x.Status
 	}
 	return ""
+}
+
+func (x *GetPersistenceResponse) GetTargetsShown() bool {
+	if x != nil {
+		return x.TargetsShown
+	}
+	return false
 }
 
 // RuntimeEvent is one served request.
@@ -2117,6 +2138,192 @@ func (x *ListEdgesResponse) GetOffset() int32 {
 	return 0
 }
 
+// GetCoherenceRequest is empty.
+type GetCoherenceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCoherenceRequest) Reset() {
+	*x = GetCoherenceRequest{}
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCoherenceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCoherenceRequest) ProtoMessage() {}
+
+func (x *GetCoherenceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCoherenceRequest.ProtoReflect.Descriptor instead.
+func (*GetCoherenceRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{31}
+}
+
+// GetCoherenceResponse is one monitor check.
+type GetCoherenceResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	CheckedAt string                 `protobuf:"bytes,1,opt,name=checked_at,json=checkedAt,proto3" json:"checked_at,omitempty"`
+	// source is "monitor" (the leader's latest check) or "live" (no check in
+	// the last two intervals, so one ran for this request, changing nothing).
+	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// healthy is true when the decided mode is normal.
+	Healthy bool `protobuf:"varint,3,opt,name=healthy,proto3" json:"healthy,omitempty"`
+	// score is 100 for a healthy economy, less for each finding.
+	Score int32 `protobuf:"varint,4,opt,name=score,proto3" json:"score,omitempty"`
+	// decided_mode is normal, warning, minting_paused, read_only or frozen.
+	DecidedMode string `protobuf:"bytes,5,opt,name=decided_mode,json=decidedMode,proto3" json:"decided_mode,omitempty"`
+	// mode is the economy's mode when the check ran.
+	Mode string `protobuf:"bytes,6,opt,name=mode,proto3" json:"mode,omitempty"`
+	// reasons explain the decision, worst first; empty when healthy.
+	Reasons              []string               `protobuf:"bytes,7,rep,name=reasons,proto3" json:"reasons,omitempty"`
+	ReserveRatio         float64                `protobuf:"fixed64,8,opt,name=reserve_ratio,json=reserveRatio,proto3" json:"reserve_ratio,omitempty"`
+	AuditChainValid      bool                   `protobuf:"varint,9,opt,name=audit_chain_valid,json=auditChainValid,proto3" json:"audit_chain_valid,omitempty"`
+	FirstDivergentSeq    *wrapperspb.Int32Value `protobuf:"bytes,10,opt,name=first_divergent_seq,json=firstDivergentSeq,proto3" json:"first_divergent_seq,omitempty"`
+	MismatchedAccounts   int32                  `protobuf:"varint,11,opt,name=mismatched_accounts,json=mismatchedAccounts,proto3" json:"mismatched_accounts,omitempty"`
+	OracleBreakerTripped bool                   `protobuf:"varint,12,opt,name=oracle_breaker_tripped,json=oracleBreakerTripped,proto3" json:"oracle_breaker_tripped,omitempty"`
+	// interval_seconds is how often the monitor checks.
+	IntervalSeconds int32 `protobuf:"varint,13,opt,name=interval_seconds,json=intervalSeconds,proto3" json:"interval_seconds,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *GetCoherenceResponse) Reset() {
+	*x = GetCoherenceResponse{}
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCoherenceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCoherenceResponse) ProtoMessage() {}
+
+func (x *GetCoherenceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCoherenceResponse.ProtoReflect.Descriptor instead.
+func (*GetCoherenceResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetCoherenceResponse) GetCheckedAt() string {
+	if x != nil {
+		return x.CheckedAt
+	}
+	return ""
+}
+
+func (x *GetCoherenceResponse) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *GetCoherenceResponse) GetHealthy() bool {
+	if x != nil {
+		return x.Healthy
+	}
+	return false
+}
+
+func (x *GetCoherenceResponse) GetScore() int32 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *GetCoherenceResponse) GetDecidedMode() string {
+	if x != nil {
+		return x.DecidedMode
+	}
+	return ""
+}
+
+func (x *GetCoherenceResponse) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *GetCoherenceResponse) GetReasons() []string {
+	if x != nil {
+		return x.Reasons
+	}
+	return nil
+}
+
+func (x *GetCoherenceResponse) GetReserveRatio() float64 {
+	if x != nil {
+		return x.ReserveRatio
+	}
+	return 0
+}
+
+func (x *GetCoherenceResponse) GetAuditChainValid() bool {
+	if x != nil {
+		return x.AuditChainValid
+	}
+	return false
+}
+
+func (x *GetCoherenceResponse) GetFirstDivergentSeq() *wrapperspb.Int32Value {
+	if x != nil {
+		return x.FirstDivergentSeq
+	}
+	return nil
+}
+
+func (x *GetCoherenceResponse) GetMismatchedAccounts() int32 {
+	if x != nil {
+		return x.MismatchedAccounts
+	}
+	return 0
+}
+
+func (x *GetCoherenceResponse) GetOracleBreakerTripped() bool {
+	if x != nil {
+		return x.OracleBreakerTripped
+	}
+	return false
+}
+
+func (x *GetCoherenceResponse) GetIntervalSeconds() int32 {
+	if x != nil {
+		return x.IntervalSeconds
+	}
+	return 0
+}
+
 var File_foundry_ops_v1_ops_proto protoreflect.FileDescriptor
 
 const file_foundry_ops_v1_ops_proto_rawDesc = "" +
@@ -2130,23 +2337,25 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\rReadyResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x126\n" +
 	"\x06checks\x18\x02 \x03(\v2\x1e.foundry.ops.v1.ReadinessCheckR\x06checks\"\x17\n" +
-	"\x15GetPersistenceRequest\"\xb7\x01\n" +
+	"\x15GetPersistenceRequest\"\xcf\x01\n" +
 	"\x12ServicePersistence\x12\x18\n" +
 	"\aservice\x18\x01 \x01(\tR\aservice\x12\x18\n" +
 	"\abackend\x18\x02 \x01(\tR\abackend\x12%\n" +
 	"\x0eschema_version\x18\x03 \x01(\x05R\rschemaVersion\x12\x16\n" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12\x16\n" +
 	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x16\n" +
-	"\x06target\x18\x06 \x01(\tR\x06target\"x\n" +
+	"\x06target\x18\x06 \x01(\tR\x06target\x12\x16\n" +
+	"\x06schema\x18\a \x01(\tR\x06schema\"x\n" +
 	"\x14TelemetryPersistence\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x16\n" +
 	"\x06status\x18\x03 \x01(\tR\x06status\x12\x16\n" +
-	"\x06detail\x18\x04 \x01(\tR\x06detail\"\xb4\x01\n" +
+	"\x06detail\x18\x04 \x01(\tR\x06detail\"\xd9\x01\n" +
 	"\x16GetPersistenceResponse\x12>\n" +
 	"\bservices\x18\x01 \x03(\v2\".foundry.ops.v1.ServicePersistenceR\bservices\x12B\n" +
 	"\ttelemetry\x18\x02 \x01(\v2$.foundry.ops.v1.TelemetryPersistenceR\ttelemetry\x12\x16\n" +
-	"\x06status\x18\x03 \x01(\tR\x06status\"\x96\x01\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12#\n" +
+	"\rtargets_shown\x18\x04 \x01(\bR\ftargetsShown\"\x96\x01\n" +
 	"\fRuntimeEvent\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\tR\x05route\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
@@ -2289,12 +2498,30 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\x05edges\x18\x01 \x03(\v2\x14.foundry.ops.v1.EdgeR\x05edges\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06offset\x18\x04 \x01(\x05R\x06offset2\x91\a\n" +
+	"\x06offset\x18\x04 \x01(\x05R\x06offset\"\x15\n" +
+	"\x13GetCoherenceRequest\"\xfe\x03\n" +
+	"\x14GetCoherenceResponse\x12\x1d\n" +
+	"\n" +
+	"checked_at\x18\x01 \x01(\tR\tcheckedAt\x12\x16\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\x12\x18\n" +
+	"\ahealthy\x18\x03 \x01(\bR\ahealthy\x12\x14\n" +
+	"\x05score\x18\x04 \x01(\x05R\x05score\x12!\n" +
+	"\fdecided_mode\x18\x05 \x01(\tR\vdecidedMode\x12\x12\n" +
+	"\x04mode\x18\x06 \x01(\tR\x04mode\x12\x18\n" +
+	"\areasons\x18\a \x03(\tR\areasons\x12#\n" +
+	"\rreserve_ratio\x18\b \x01(\x01R\freserveRatio\x12*\n" +
+	"\x11audit_chain_valid\x18\t \x01(\bR\x0fauditChainValid\x12K\n" +
+	"\x13first_divergent_seq\x18\n" +
+	" \x01(\v2\x1b.google.protobuf.Int32ValueR\x11firstDivergentSeq\x12/\n" +
+	"\x13mismatched_accounts\x18\v \x01(\x05R\x12mismatchedAccounts\x124\n" +
+	"\x16oracle_breaker_tripped\x18\f \x01(\bR\x14oracleBreakerTripped\x12)\n" +
+	"\x10interval_seconds\x18\r \x01(\x05R\x0fintervalSeconds2\xec\a\n" +
 	"\n" +
 	"OpsService\x12D\n" +
 	"\x05Ready\x12\x1c.foundry.ops.v1.ReadyRequest\x1a\x1d.foundry.ops.v1.ReadyResponse\x12_\n" +
 	"\x0eGetPersistence\x12%.foundry.ops.v1.GetPersistenceRequest\x1a&.foundry.ops.v1.GetPersistenceResponse\x12Y\n" +
-	"\fRecordEvents\x12#.foundry.ops.v1.RecordEventsRequest\x1a$.foundry.ops.v1.RecordEventsResponse\x12k\n" +
+	"\fRecordEvents\x12#.foundry.ops.v1.RecordEventsRequest\x1a$.foundry.ops.v1.RecordEventsResponse\x12Y\n" +
+	"\fGetCoherence\x12#.foundry.ops.v1.GetCoherenceRequest\x1a$.foundry.ops.v1.GetCoherenceResponse\x12k\n" +
 	"\x12GetAutomationUsage\x12).foundry.ops.v1.GetAutomationUsageRequest\x1a*.foundry.ops.v1.GetAutomationUsageResponse\x12n\n" +
 	"\x13IngestUsageSnapshot\x12*.foundry.ops.v1.IngestUsageSnapshotRequest\x1a+.foundry.ops.v1.IngestUsageSnapshotResponse\x12S\n" +
 	"\n" +
@@ -2318,7 +2545,7 @@ func file_foundry_ops_v1_ops_proto_rawDescGZIP() []byte {
 	return file_foundry_ops_v1_ops_proto_rawDescData
 }
 
-var file_foundry_ops_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_foundry_ops_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_foundry_ops_v1_ops_proto_goTypes = []any{
 	(*ReadyRequest)(nil),                // 0: foundry.ops.v1.ReadyRequest
 	(*ReadinessCheck)(nil),              // 1: foundry.ops.v1.ReadinessCheck
@@ -2351,63 +2578,69 @@ var file_foundry_ops_v1_ops_proto_goTypes = []any{
 	(*ListNodeEdgesResponse)(nil),       // 28: foundry.ops.v1.ListNodeEdgesResponse
 	(*ListEdgesRequest)(nil),            // 29: foundry.ops.v1.ListEdgesRequest
 	(*ListEdgesResponse)(nil),           // 30: foundry.ops.v1.ListEdgesResponse
-	(*wrapperspb.DoubleValue)(nil),      // 31: google.protobuf.DoubleValue
-	(*wrapperspb.StringValue)(nil),      // 32: google.protobuf.StringValue
-	(*structpb.Struct)(nil),             // 33: google.protobuf.Struct
+	(*GetCoherenceRequest)(nil),         // 31: foundry.ops.v1.GetCoherenceRequest
+	(*GetCoherenceResponse)(nil),        // 32: foundry.ops.v1.GetCoherenceResponse
+	(*wrapperspb.DoubleValue)(nil),      // 33: google.protobuf.DoubleValue
+	(*wrapperspb.StringValue)(nil),      // 34: google.protobuf.StringValue
+	(*structpb.Struct)(nil),             // 35: google.protobuf.Struct
+	(*wrapperspb.Int32Value)(nil),       // 36: google.protobuf.Int32Value
 }
 var file_foundry_ops_v1_ops_proto_depIdxs = []int32{
 	1,  // 0: foundry.ops.v1.ReadyResponse.checks:type_name -> foundry.ops.v1.ReadinessCheck
 	4,  // 1: foundry.ops.v1.GetPersistenceResponse.services:type_name -> foundry.ops.v1.ServicePersistence
 	5,  // 2: foundry.ops.v1.GetPersistenceResponse.telemetry:type_name -> foundry.ops.v1.TelemetryPersistence
 	7,  // 3: foundry.ops.v1.RecordEventsRequest.events:type_name -> foundry.ops.v1.RuntimeEvent
-	31, // 4: foundry.ops.v1.ProviderUsage.usage_remaining:type_name -> google.protobuf.DoubleValue
-	31, // 5: foundry.ops.v1.ProviderUsage.usage_limit:type_name -> google.protobuf.DoubleValue
-	31, // 6: foundry.ops.v1.ProviderUsage.usage_used:type_name -> google.protobuf.DoubleValue
-	32, // 7: foundry.ops.v1.ProviderUsage.collected_at:type_name -> google.protobuf.StringValue
+	33, // 4: foundry.ops.v1.ProviderUsage.usage_remaining:type_name -> google.protobuf.DoubleValue
+	33, // 5: foundry.ops.v1.ProviderUsage.usage_limit:type_name -> google.protobuf.DoubleValue
+	33, // 6: foundry.ops.v1.ProviderUsage.usage_used:type_name -> google.protobuf.DoubleValue
+	34, // 7: foundry.ops.v1.ProviderUsage.collected_at:type_name -> google.protobuf.StringValue
 	11, // 8: foundry.ops.v1.ProviderUsage.alerts:type_name -> foundry.ops.v1.UsageAlert
 	12, // 9: foundry.ops.v1.GetAutomationUsageResponse.providers:type_name -> foundry.ops.v1.ProviderUsage
 	13, // 10: foundry.ops.v1.GetAutomationUsageResponse.meta:type_name -> foundry.ops.v1.UsageMeta
-	31, // 11: foundry.ops.v1.UsageMetric.limit:type_name -> google.protobuf.DoubleValue
+	33, // 11: foundry.ops.v1.UsageMetric.limit:type_name -> google.protobuf.DoubleValue
 	15, // 12: foundry.ops.v1.UsageSnapshot.metrics:type_name -> foundry.ops.v1.UsageMetric
 	15, // 13: foundry.ops.v1.IngestUsageSnapshotRequest.metrics:type_name -> foundry.ops.v1.UsageMetric
 	16, // 14: foundry.ops.v1.IngestUsageSnapshotResponse.snapshot:type_name -> foundry.ops.v1.UsageSnapshot
-	32, // 15: foundry.ops.v1.Node.external_id:type_name -> google.protobuf.StringValue
-	33, // 16: foundry.ops.v1.Node.payload:type_name -> google.protobuf.Struct
-	33, // 17: foundry.ops.v1.Edge.payload:type_name -> google.protobuf.Struct
-	33, // 18: foundry.ops.v1.UpsertNodeRequest.payload:type_name -> google.protobuf.Struct
+	34, // 15: foundry.ops.v1.Node.external_id:type_name -> google.protobuf.StringValue
+	35, // 16: foundry.ops.v1.Node.payload:type_name -> google.protobuf.Struct
+	35, // 17: foundry.ops.v1.Edge.payload:type_name -> google.protobuf.Struct
+	35, // 18: foundry.ops.v1.UpsertNodeRequest.payload:type_name -> google.protobuf.Struct
 	19, // 19: foundry.ops.v1.UpsertNodeResponse.node:type_name -> foundry.ops.v1.Node
-	32, // 20: foundry.ops.v1.GetNodeResponse.external_id:type_name -> google.protobuf.StringValue
-	33, // 21: foundry.ops.v1.GetNodeResponse.payload:type_name -> google.protobuf.Struct
+	34, // 20: foundry.ops.v1.GetNodeResponse.external_id:type_name -> google.protobuf.StringValue
+	35, // 21: foundry.ops.v1.GetNodeResponse.payload:type_name -> google.protobuf.Struct
 	20, // 22: foundry.ops.v1.GetNodeResponse.outgoing_edges:type_name -> foundry.ops.v1.Edge
-	33, // 23: foundry.ops.v1.CreateEdgeRequest.payload:type_name -> google.protobuf.Struct
+	35, // 23: foundry.ops.v1.CreateEdgeRequest.payload:type_name -> google.protobuf.Struct
 	20, // 24: foundry.ops.v1.CreateEdgeResponse.edge:type_name -> foundry.ops.v1.Edge
 	20, // 25: foundry.ops.v1.ListNodeEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
 	20, // 26: foundry.ops.v1.ListEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
-	0,  // 27: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
-	3,  // 28: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
-	8,  // 29: foundry.ops.v1.OpsService.RecordEvents:input_type -> foundry.ops.v1.RecordEventsRequest
-	10, // 30: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
-	17, // 31: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
-	21, // 32: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
-	23, // 33: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
-	25, // 34: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
-	27, // 35: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
-	29, // 36: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
-	2,  // 37: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
-	6,  // 38: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
-	9,  // 39: foundry.ops.v1.OpsService.RecordEvents:output_type -> foundry.ops.v1.RecordEventsResponse
-	14, // 40: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
-	18, // 41: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
-	22, // 42: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
-	24, // 43: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
-	26, // 44: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
-	28, // 45: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
-	30, // 46: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
-	37, // [37:47] is the sub-list for method output_type
-	27, // [27:37] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	36, // 27: foundry.ops.v1.GetCoherenceResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	0,  // 28: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
+	3,  // 29: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
+	8,  // 30: foundry.ops.v1.OpsService.RecordEvents:input_type -> foundry.ops.v1.RecordEventsRequest
+	31, // 31: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
+	10, // 32: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
+	17, // 33: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
+	21, // 34: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
+	23, // 35: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
+	25, // 36: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
+	27, // 37: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
+	29, // 38: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
+	2,  // 39: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
+	6,  // 40: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
+	9,  // 41: foundry.ops.v1.OpsService.RecordEvents:output_type -> foundry.ops.v1.RecordEventsResponse
+	32, // 42: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
+	14, // 43: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
+	18, // 44: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
+	22, // 45: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
+	24, // 46: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
+	26, // 47: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
+	28, // 48: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
+	30, // 49: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
+	39, // [39:50] is the sub-list for method output_type
+	28, // [28:39] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ops_v1_ops_proto_init() }
@@ -2425,7 +2658,7 @@ func file_foundry_ops_v1_ops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ops_v1_ops_proto_rawDesc), len(file_foundry_ops_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   31,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -77,6 +77,27 @@ func local_request_OpsService_GetPersistence_0(ctx context.Context, marshaler ru
 	return msg, metadata, err
 }
 
+func request_OpsService_GetCoherence_0(ctx context.Context, marshaler runtime.Marshaler, client OpsServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetCoherenceRequest
+		metadata runtime.ServerMetadata
+	)
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.GetCoherence(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_OpsService_GetCoherence_0(ctx context.Context, marshaler runtime.Marshaler, server OpsServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetCoherenceRequest
+		metadata runtime.ServerMetadata
+	)
+	msg, err := server.GetCoherence(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_OpsService_GetAutomationUsage_0(ctx context.Context, marshaler runtime.Marshaler, client OpsServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq GetAutomationUsageRequest
@@ -352,6 +373,26 @@ func RegisterOpsServiceHandlerServer(ctx context.Context, mux *runtime.ServeMux,
 		}
 		forward_OpsService_GetPersistence_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_OpsService_GetCoherence_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ops.v1.OpsService/GetCoherence", runtime.WithHTTPPathPattern("/api/health/coherence"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_OpsService_GetCoherence_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_OpsService_GetCoherence_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_OpsService_GetAutomationUsage_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -566,6 +607,23 @@ func RegisterOpsServiceHandlerClient(ctx context.Context, mux *runtime.ServeMux,
 		}
 		forward_OpsService_GetPersistence_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_OpsService_GetCoherence_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ops.v1.OpsService/GetCoherence", runtime.WithHTTPPathPattern("/api/health/coherence"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_OpsService_GetCoherence_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_OpsService_GetCoherence_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_OpsService_GetAutomationUsage_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -718,6 +776,7 @@ func (m response_OpsService_CreateEdge_0) XXX_ResponseBody() interface{} {
 var (
 	pattern_OpsService_Ready_0               = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "ready"}, ""))
 	pattern_OpsService_GetPersistence_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "health", "persistence"}, ""))
+	pattern_OpsService_GetCoherence_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "health", "coherence"}, ""))
 	pattern_OpsService_GetAutomationUsage_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "automation", "usage"}, ""))
 	pattern_OpsService_IngestUsageSnapshot_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "automation", "usage", "snapshots"}, ""))
 	pattern_OpsService_UpsertNode_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "graph", "nodes"}, ""))
@@ -730,6 +789,7 @@ var (
 var (
 	forward_OpsService_Ready_0               = runtime.ForwardResponseMessage
 	forward_OpsService_GetPersistence_0      = runtime.ForwardResponseMessage
+	forward_OpsService_GetCoherence_0        = runtime.ForwardResponseMessage
 	forward_OpsService_GetAutomationUsage_0  = runtime.ForwardResponseMessage
 	forward_OpsService_IngestUsageSnapshot_0 = runtime.ForwardResponseMessage
 	forward_OpsService_UpsertNode_0          = runtime.ForwardResponseMessage

@@ -31,6 +31,7 @@ const (
 	OpsService_Ready_FullMethodName               = "/foundry.ops.v1.OpsService/Ready"
 	OpsService_GetPersistence_FullMethodName      = "/foundry.ops.v1.OpsService/GetPersistence"
 	OpsService_RecordEvents_FullMethodName        = "/foundry.ops.v1.OpsService/RecordEvents"
+	OpsService_GetCoherence_FullMethodName        = "/foundry.ops.v1.OpsService/GetCoherence"
 	OpsService_GetAutomationUsage_FullMethodName  = "/foundry.ops.v1.OpsService/GetAutomationUsage"
 	OpsService_IngestUsageSnapshot_FullMethodName = "/foundry.ops.v1.OpsService/IngestUsageSnapshot"
 	OpsService_UpsertNode_FullMethodName          = "/foundry.ops.v1.OpsService/UpsertNode"
@@ -57,6 +58,11 @@ type OpsServiceClient interface {
 	// RecordEvents stores runtime telemetry events (internal: the gateway and
 	// services report requests; no REST route).
 	RecordEvents(ctx context.Context, in *RecordEventsRequest, opts ...grpc.CallOption) (*RecordEventsResponse, error)
+	// GetCoherence reports the economy monitor's latest check of the ledger
+	// (reserve ratio, audit chain, balances against the journal, the oracle
+	// breaker) and the graduated response it decided; with no recent check
+	// it checks now, changing nothing.
+	GetCoherence(ctx context.Context, in *GetCoherenceRequest, opts ...grpc.CallOption) (*GetCoherenceResponse, error)
 	// GetAutomationUsage reports one row per provider family, falling back to
 	// the last snapshot when live collection exceeds the latency budget.
 	GetAutomationUsage(ctx context.Context, in *GetAutomationUsageRequest, opts ...grpc.CallOption) (*GetAutomationUsageResponse, error)
@@ -107,6 +113,16 @@ func (c *opsServiceClient) RecordEvents(ctx context.Context, in *RecordEventsReq
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RecordEventsResponse)
 	err := c.cc.Invoke(ctx, OpsService_RecordEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *opsServiceClient) GetCoherence(ctx context.Context, in *GetCoherenceRequest, opts ...grpc.CallOption) (*GetCoherenceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetCoherenceResponse)
+	err := c.cc.Invoke(ctx, OpsService_GetCoherence_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +216,11 @@ type OpsServiceServer interface {
 	// RecordEvents stores runtime telemetry events (internal: the gateway and
 	// services report requests; no REST route).
 	RecordEvents(context.Context, *RecordEventsRequest) (*RecordEventsResponse, error)
+	// GetCoherence reports the economy monitor's latest check of the ledger
+	// (reserve ratio, audit chain, balances against the journal, the oracle
+	// breaker) and the graduated response it decided; with no recent check
+	// it checks now, changing nothing.
+	GetCoherence(context.Context, *GetCoherenceRequest) (*GetCoherenceResponse, error)
 	// GetAutomationUsage reports one row per provider family, falling back to
 	// the last snapshot when live collection exceeds the latency budget.
 	GetAutomationUsage(context.Context, *GetAutomationUsageRequest) (*GetAutomationUsageResponse, error)
@@ -234,6 +255,9 @@ func (UnimplementedOpsServiceServer) GetPersistence(context.Context, *GetPersist
 }
 func (UnimplementedOpsServiceServer) RecordEvents(context.Context, *RecordEventsRequest) (*RecordEventsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecordEvents not implemented")
+}
+func (UnimplementedOpsServiceServer) GetCoherence(context.Context, *GetCoherenceRequest) (*GetCoherenceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCoherence not implemented")
 }
 func (UnimplementedOpsServiceServer) GetAutomationUsage(context.Context, *GetAutomationUsageRequest) (*GetAutomationUsageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAutomationUsage not implemented")
@@ -327,6 +351,24 @@ func _OpsService_RecordEvents_Handler(srv interface{}, ctx context.Context, dec 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(OpsServiceServer).RecordEvents(ctx, req.(*RecordEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OpsService_GetCoherence_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCoherenceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OpsServiceServer).GetCoherence(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OpsService_GetCoherence_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OpsServiceServer).GetCoherence(ctx, req.(*GetCoherenceRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -475,6 +517,10 @@ var OpsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RecordEvents",
 			Handler:    _OpsService_RecordEvents_Handler,
+		},
+		{
+			MethodName: "GetCoherence",
+			Handler:    _OpsService_GetCoherence_Handler,
 		},
 		{
 			MethodName: "GetAutomationUsage",

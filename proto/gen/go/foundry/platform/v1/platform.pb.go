@@ -85,7 +85,9 @@ type DescribeStorageResponse struct {
 	// detail is the failure; empty when ok.
 	Detail string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
 	// target is the Postgres URL with its password redacted, or the SQLite file.
-	Target        string `protobuf:"bytes,6,opt,name=target,proto3" json:"target,omitempty"`
+	Target string `protobuf:"bytes,6,opt,name=target,proto3" json:"target,omitempty"`
+	// schema is the module's Postgres schema, or its SQLite file's stem.
+	Schema        string `protobuf:"bytes,7,opt,name=schema,proto3" json:"schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -162,20 +164,28 @@ func (x *DescribeStorageResponse) GetTarget() string {
 	return ""
 }
 
+func (x *DescribeStorageResponse) GetSchema() string {
+	if x != nil {
+		return x.Schema
+	}
+	return ""
+}
+
 var File_foundry_platform_v1_platform_proto protoreflect.FileDescriptor
 
 const file_foundry_platform_v1_platform_proto_rawDesc = "" +
 	"\n" +
 	"\"foundry/platform/v1/platform.proto\x12\x13foundry.platform.v1\"2\n" +
 	"\x16DescribeStorageRequest\x12\x18\n" +
-	"\aservice\x18\x01 \x01(\tR\aservice\"\xbc\x01\n" +
+	"\aservice\x18\x01 \x01(\tR\aservice\"\xd4\x01\n" +
 	"\x17DescribeStorageResponse\x12\x18\n" +
 	"\aservice\x18\x01 \x01(\tR\aservice\x12\x18\n" +
 	"\abackend\x18\x02 \x01(\tR\abackend\x12%\n" +
 	"\x0eschema_version\x18\x03 \x01(\x05R\rschemaVersion\x12\x16\n" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12\x16\n" +
 	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x16\n" +
-	"\x06target\x18\x06 \x01(\tR\x06target2~\n" +
+	"\x06target\x18\x06 \x01(\tR\x06target\x12\x16\n" +
+	"\x06schema\x18\a \x01(\tR\x06schema2~\n" +
 	"\x0eStorageService\x12l\n" +
 	"\x0fDescribeStorage\x12+.foundry.platform.v1.DescribeStorageRequest\x1a,.foundry.platform.v1.DescribeStorageResponseB\xe0\x01\n" +
 	"\x17com.foundry.platform.v1B\rPlatformProtoP\x01ZHgithub.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1;platformv1\xa2\x02\x03FPX\xaa\x02\x13Foundry.Platform.V1\xca\x02\x13Foundry\\Platform\\V1\xe2\x02\x1fFoundry\\Platform\\V1\\GPBMetadata\xea\x02\x15Foundry::Platform::V1b\x06proto3"

@@ -1161,7 +1161,8 @@ type GetStorageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// backend is "postgres" or "sqlite".
 	Backend string `protobuf:"bytes,1,opt,name=backend,proto3" json:"backend,omitempty"`
-	// database is the connection target with any password redacted.
+	// database is the connection target with any password redacted; empty
+	// unless the request carries the administrator key (see targets_shown).
 	Database      string `protobuf:"bytes,2,opt,name=database,proto3" json:"database,omitempty"`
 	SchemaVersion int32  `protobuf:"varint,3,opt,name=schema_version,json=schemaVersion,proto3" json:"schema_version,omitempty"`
 	// Row counts.
@@ -1170,8 +1171,12 @@ type GetStorageResponse struct {
 	// idea_tag_count counts (idea, tag) pairs.
 	IdeaTagCount        int32 `protobuf:"varint,6,opt,name=idea_tag_count,json=ideaTagCount,proto3" json:"idea_tag_count,omitempty"`
 	HealthSnapshotCount int32 `protobuf:"varint,7,opt,name=health_snapshot_count,json=healthSnapshotCount,proto3" json:"health_snapshot_count,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// schema is the portfolio's Postgres schema, or its SQLite file's stem.
+	Schema string `protobuf:"bytes,8,opt,name=schema,proto3" json:"schema,omitempty"`
+	// targets_shown is true when the request carried the administrator key.
+	TargetsShown  bool `protobuf:"varint,9,opt,name=targets_shown,json=targetsShown,proto3" json:"targets_shown,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetStorageResponse) Reset() {
@@ -1253,9 +1258,29 @@ func (x *GetStorageResponse) GetHealthSnapshotCount() int32 {
 	return 0
 }
 
-// GetProgressRequest is empty.
+func (x *GetStorageResponse) GetSchema() string {
+	if x != nil {
+		return x.Schema
+	}
+	return ""
+}
+
+func (x *GetStorageResponse) GetTargetsShown() bool {
+	if x != nil {
+		return x.TargetsShown
+	}
+	return false
+}
+
+// GetProgressRequest pages the idea ids listed per stage (the counts are
+// always the full counts).
 type GetProgressRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// limit caps the idea_ids of each stage: 100 when absent; 1..1000.
+	Limit *int32 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	// offset skips that many idea ids of each stage (in ranking order: score
+	// descending, then id).
+	Offset        int32 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1288,6 +1313,20 @@ func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use GetProgressRequest.ProtoReflect.Descriptor instead.
 func (*GetProgressRequest) Descriptor() ([]byte, []int) {
 	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetProgressRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *GetProgressRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
 }
 
 // StageBucket holds the ideas at one stage.
@@ -2143,9 +2182,12 @@ type RightSizingHealth struct {
 	TooSmall   int32 `protobuf:"varint,3,opt,name=too_small,json=tooSmall,proto3" json:"too_small,omitempty"`
 	Overlap    int32 `protobuf:"varint,4,opt,name=overlap,proto3" json:"overlap,omitempty"`
 	// healthy counts ideas raising no signal.
-	Healthy       int32 `protobuf:"varint,5,opt,name=healthy,proto3" json:"healthy,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Healthy int32 `protobuf:"varint,5,opt,name=healthy,proto3" json:"healthy,omitempty"`
+	// suggestion_count counts every suggestion found; the report lists the
+	// most confident of them, at most FOUNDRY_RIGHTSIZING_MAX_SUGGESTIONS.
+	SuggestionCount int32 `protobuf:"varint,6,opt,name=suggestion_count,json=suggestionCount,proto3" json:"suggestion_count,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RightSizingHealth) Reset() {
@@ -2209,6 +2251,13 @@ func (x *RightSizingHealth) GetOverlap() int32 {
 func (x *RightSizingHealth) GetHealthy() int32 {
 	if x != nil {
 		return x.Healthy
+	}
+	return 0
+}
+
+func (x *RightSizingHealth) GetSuggestionCount() int32 {
+	if x != nil {
+		return x.SuggestionCount
 	}
 	return 0
 }
@@ -3347,7 +3396,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x06_stage\"D\n" +
 	"\x12UpdateIdeaResponse\x12.\n" +
 	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"\x13\n" +
-	"\x11GetStorageRequest\"\x91\x02\n" +
+	"\x11GetStorageRequest\"\xce\x02\n" +
 	"\x12GetStorageResponse\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x1a\n" +
 	"\bdatabase\x18\x02 \x01(\tR\bdatabase\x12%\n" +
@@ -3356,8 +3405,13 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"idea_count\x18\x04 \x01(\x05R\tideaCount\x12%\n" +
 	"\x0equestion_count\x18\x05 \x01(\x05R\rquestionCount\x12$\n" +
 	"\x0eidea_tag_count\x18\x06 \x01(\x05R\fideaTagCount\x122\n" +
-	"\x15health_snapshot_count\x18\a \x01(\x05R\x13healthSnapshotCount\"\x14\n" +
-	"\x12GetProgressRequest\">\n" +
+	"\x15health_snapshot_count\x18\a \x01(\x05R\x13healthSnapshotCount\x12\x16\n" +
+	"\x06schema\x18\b \x01(\tR\x06schema\x12#\n" +
+	"\rtargets_shown\x18\t \x01(\bR\ftargetsShown\"Q\n" +
+	"\x12GetProgressRequest\x12\x19\n" +
+	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\">\n" +
 	"\vStageBucket\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x05R\x05count\x12\x19\n" +
 	"\bidea_ids\x18\x02 \x03(\tR\aideaIds\"\x8f\x02\n" +
@@ -3406,14 +3460,15 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"U\n" +
 	"\x15ListQuestionsResponse\x12<\n" +
 	"\tquestions\x18\x01 \x03(\v2\x1e.foundry.portfolio.v1.QuestionR\tquestions\"\x17\n" +
-	"\x15GetRightSizingRequest\"\xa2\x01\n" +
+	"\x15GetRightSizingRequest\"\xcd\x01\n" +
 	"\x11RightSizingHealth\x12\x1f\n" +
 	"\vtotal_ideas\x18\x01 \x01(\x05R\n" +
 	"totalIdeas\x12\x1b\n" +
 	"\ttoo_large\x18\x02 \x01(\x05R\btooLarge\x12\x1b\n" +
 	"\ttoo_small\x18\x03 \x01(\x05R\btooSmall\x12\x18\n" +
 	"\aoverlap\x18\x04 \x01(\x05R\aoverlap\x12\x18\n" +
-	"\ahealthy\x18\x05 \x01(\x05R\ahealthy\"\x87\x02\n" +
+	"\ahealthy\x18\x05 \x01(\x05R\ahealthy\x12)\n" +
+	"\x10suggestion_count\x18\x06 \x01(\x05R\x0fsuggestionCount\"\x87\x02\n" +
 	"\vIdeaSignals\x12\x17\n" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -3665,6 +3720,7 @@ func file_foundry_portfolio_v1_portfolio_proto_init() {
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[3].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[5].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[11].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[15].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[41].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[46].OneofWrappers = []any{}
 	type x struct{}

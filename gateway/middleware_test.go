@@ -1,0 +1,199 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/foundryhq/foundry/services/platform/clientip"
+	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/grpcerr"
+)
+
+func TestMetricsNormaliseUnknownMethods(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	tel := newTelemetry(&fakeSender{}, zap.NewNop(), nil, testOptions(nil))
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNotFound) })
+	h := chain(ok, observe(zap.NewNop(), reg, tel))
+
+	for _, m := range []string{"FOOBAR", "FOOBAR2", "get", http.MethodGet, http.MethodPatch} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(m, "/api/nowhere", nil))
+	}
+
+	const name = "foundry_http_request_duration_seconds"
+	got, err := testutil.GatherAndCount(reg, name)
+	require.NoError(t, err)
+	require.Equal(t, 3, got, "series: other, GET and PATCH; got %d", got)
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	counts := map[string]uint64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "method" {
+					counts[l.GetValue()] += m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	require.Equal(t, map[string]uint64{"other": 3, "GET": 1, "PATCH": 1}, counts,
+		"FOOBAR, FOOBAR2 and lower-case get are counted under other")
+
+	var methods []string
+	for range 5 {
+		methods = append(methods, (<-tel.events).GetMethod())
+	}
+	require.Equal(t, []string{"other", "other", "other", "GET", "PATCH"}, methods, "telemetry events use the same labels")
+}
+
+func TestIsJSONMediaType(t *testing.T) {
+	t.Parallel()
+	tests := map[string]bool{
+		"application/json":                  true,
+		"application/json; charset=utf-8":   true,
+		"Application/JSON;charset=UTF-8":    true,
+		"application/merge-patch+json":      true,
+		"application/vnd.github+json":       true,
+		"application/+json":                 false,
+		"text/plain":                        false,
+		"text/plain; charset=utf-8":         false,
+		"application/x-www-form-urlencoded": false,
+		"multipart/form-data; boundary=x":   false,
+		"application/jsonp":                 false,
+		"text/json":                         false,
+		"":                                  false,
+		"application/json; charset":         false,
+	}
+	for ct, want := range tests {
+		require.Equal(t, want, isJSONMediaType(ct), "Content-Type %q", ct)
+	}
+}
+
+func TestRequireJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		method string
+		ct     string
+		body   string
+		want   int
+	}{
+		{"JSON POST", http.MethodPost, "application/json", `{}`, http.StatusOK},
+		{"JSON PATCH with charset", http.MethodPatch, "application/json; charset=utf-8", `{}`, http.StatusOK},
+		{"text/plain POST", http.MethodPost, "text/plain", `{}`, http.StatusUnsupportedMediaType},
+		{"form PUT", http.MethodPut, "application/x-www-form-urlencoded", "a=1", http.StatusUnsupportedMediaType},
+		{"a body without a type", http.MethodPost, "", `{}`, http.StatusUnsupportedMediaType},
+		{"no body and no type (a body-less action)", http.MethodPost, "", "", http.StatusOK},
+		{"no body but a form type", http.MethodPost, "application/x-www-form-urlencoded", "", http.StatusUnsupportedMediaType},
+		{"GET is not checked", http.MethodGet, "text/plain", "", http.StatusOK},
+		{"DELETE is not checked", http.MethodDelete, "", "", http.StatusOK},
+	}
+	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	h := chain(next, limitBody(1<<20), requireJSON)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest(tt.method, "/api/ideas", strings.NewReader(tt.body))
+			if tt.body == "" {
+				req = httptest.NewRequest(tt.method, "/api/ideas", nil)
+			}
+			if tt.ct != "" {
+				req.Header.Set("Content-Type", tt.ct)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, tt.want, rec.Code, "body: %s", rec.Body)
+			if tt.want == http.StatusUnsupportedMediaType {
+				var body ErrorBody
+				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+				require.Contains(t, body.Detail, "application/json")
+			}
+		})
+	}
+}
+
+// forwardedFor returns the x-forwarded-for metadata grpc-gateway would send
+// to a service for r after forwardClient.
+func forwardedFor(t *testing.T, proxies clientip.Proxies, r *http.Request) []string {
+	t.Helper()
+	var got []string
+	mux := runtime.NewServeMux(runtime.WithIncomingHeaderMatcher(incomingHeader))
+	h := forwardClient(proxies)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		ctx, err := runtime.AnnotateContext(r.Context(), mux, r, "/foundry.ledger.v1.LedgerService/Register")
+		require.NoError(t, err)
+		md, _ := metadata.FromOutgoingContext(ctx)
+		got = md.Get("x-forwarded-for")
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	return got
+}
+
+func TestForwardClientSendsExactlyTheResolvedAddress(t *testing.T) {
+	t.Parallel()
+	ingress := clientip.MustParse("10.0.0.0/8")
+	tests := []struct {
+		name    string
+		proxies clientip.Proxies
+		remote  string
+		headers []string
+		want    []string
+	}{
+		{"no header: the peer", clientip.Proxies{}, "203.0.113.9:4000", nil, []string{"203.0.113.9"}},
+		{"an untrusted client's header is dropped", clientip.Proxies{}, "203.0.113.9:4000", []string{"1.2.3.4"}, []string{"203.0.113.9"}},
+		{"several header lines of an untrusted client are dropped", clientip.Proxies{}, "203.0.113.9:4000", []string{"1.2.3.4", "5.6.7.8"}, []string{"203.0.113.9"}},
+		{"behind a trusted proxy: the hop it recorded, alone", ingress, "10.0.0.5:4000", []string{"6.6.6.6, 203.0.113.9"}, []string{"203.0.113.9"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := httptest.NewRequest(http.MethodPost, "/api/onboarding/register", nil)
+			r.RemoteAddr = tt.remote
+			for _, h := range tt.headers {
+				r.Header.Add("X-Forwarded-For", h)
+			}
+			r.Header.Set("Grpc-Metadata-X-Forwarded-For", "9.9.9.9")
+			got := forwardedFor(t, tt.proxies, r)
+			require.Equal(t, tt.want, got, "got %v, want %v", got, tt.want)
+		})
+	}
+}
+
+func TestRateLimitAnswersRetryAfter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		wait time.Duration
+		want string
+	}{
+		{20 * time.Second, "20"},
+		{1500 * time.Millisecond, "2"},
+		{time.Millisecond, "1"},
+		{0, ""},
+	}
+	for _, tt := range tests {
+		rec := httptest.NewRecorder()
+		writeError(rec, grpcerr.Status(&fault.Error{Kind: fault.RateLimited, Detail: "slow down", RetryAfter: tt.wait}).Err())
+		require.Equal(t, http.StatusTooManyRequests, rec.Code)
+		require.Equal(t, tt.want, rec.Header().Get("Retry-After"), "wait %s", tt.wait)
+	}
+}
+
+func TestSecureHeadersOnEveryResponse(t *testing.T) {
+	t.Parallel()
+	panicking := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
+	h := chain(panicking, secureHeaders, recoverPanics(zap.NewNop()))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	require.Equal(t, http.StatusInternalServerError, rec.Code)
+	require.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"), "even a panic's 500")
+}

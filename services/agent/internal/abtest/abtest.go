@@ -1,0 +1,163 @@
+// Package abtest chooses prompt variants by Thompson sampling and reports
+// their ROI. Randomness comes from an injected, seedable source, so the
+// choice is reproducible in tests.
+package abtest
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// The rules' constants.
+const (
+	// ExploreBelow: a variant with fewer samples gets exploration priority.
+	ExploreBelow = 5
+	// BlockAfter: a variant whose first BlockAfter outcomes are all zero is
+	// blocked (never chosen again).
+	BlockAfter = 3
+)
+
+// Arm is one variant's record.
+type Arm struct {
+	Variant string
+	// Samples is the number of outcomes recorded.
+	Samples int
+	// SumValue and SumCost total the outcomes' value_score and resource_cost.
+	SumValue float64
+	SumCost  float64
+	// FirstZeros counts how many of the first BlockAfter outcomes had a
+	// value of zero (only the first BlockAfter outcomes count).
+	FirstZeros int
+}
+
+// Record adds one outcome to the arm.
+func (a *Arm) Record(value, cost float64) {
+	if a.Samples < BlockAfter && value == 0 {
+		a.FirstZeros++
+	}
+	a.Samples++
+	a.SumValue += value
+	a.SumCost += cost
+}
+
+// Blocked reports whether the arm's first BlockAfter outcomes were all zero.
+func (a Arm) Blocked() bool { return a.FirstZeros >= BlockAfter }
+
+// ROI is Σvalue_score / Σresource_cost; ok is false when nothing was spent.
+func (a Arm) ROI() (float64, bool) {
+	if a.SumCost <= 0 {
+		return 0, false
+	}
+	return a.SumValue / a.SumCost, true
+}
+
+// successes is Σvalue clamped to what a Beta posterior can take: value
+// scores are read as success probabilities in [0, 1].
+func (a Arm) successes() float64 { return min(max(a.SumValue, 0), float64(a.Samples)) }
+
+// Select chooses the variant for the next task: among the arms not
+// blocked, one with fewer than ExploreBelow samples first (the fewest
+// samples; ties by name, so exploration is round-robin); otherwise the arm
+// with the highest draw from Beta(1 + Σvalue, 1 + n − Σvalue). ok is false
+// when every arm is blocked or there are none.
+func Select(arms []Arm, rnd *rand.Rand) (string, bool) {
+	var (
+		explore *Arm
+		best    *Arm
+		bestX   = -1.0
+	)
+	for i := range arms {
+		a := &arms[i]
+		if a.Blocked() {
+			continue
+		}
+		if a.Samples < ExploreBelow {
+			if explore == nil || a.Samples < explore.Samples || (a.Samples == explore.Samples && a.Variant < explore.Variant) {
+				explore = a
+			}
+			continue
+		}
+		s := a.successes()
+		if x := Beta(rnd, 1+s, 1+float64(a.Samples)-s); x > bestX {
+			best, bestX = a, x
+		}
+	}
+	switch {
+	case explore != nil:
+		return explore.Variant, true
+	case best != nil:
+		return best.Variant, true
+	}
+	return "", false
+}
+
+// Probabilities estimates each variant's selection probability by running
+// Select draws times (exploration and blocking included). Variants are
+// returned in the order given.
+func Probabilities(arms []Arm, rnd *rand.Rand, draws int) map[string]float64 {
+	out := make(map[string]float64, len(arms))
+	for _, a := range arms {
+		out[a.Variant] = 0
+	}
+	if draws <= 0 {
+		return out
+	}
+	counts := map[string]int{}
+	for range draws {
+		if v, ok := Select(arms, rnd); ok {
+			counts[v]++
+		}
+	}
+	for v, n := range counts {
+		out[v] = float64(n) / float64(draws)
+	}
+	return out
+}
+
+// Beta draws from Beta(a, b) for a, b ≥ 1 as X/(X+Y) with X ~ Gamma(a)
+// and Y ~ Gamma(b).
+func Beta(rnd *rand.Rand, a, b float64) float64 {
+	x, y := gamma(rnd, a), gamma(rnd, b)
+	if x+y == 0 {
+		return 0.5
+	}
+	return x / (x + y)
+}
+
+// gamma draws from Gamma(shape, 1) for shape ≥ 1 (Marsaglia and Tsang,
+// 2000); smaller shapes are boosted by U^(1/shape).
+func gamma(rnd *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		return gamma(rnd, shape+1) * math.Pow(rnd.Float64(), 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rnd.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rnd.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
+
+// Sorted returns the arms ordered by variant name, for stable answers.
+func Sorted(arms []Arm) []Arm {
+	out := slices.Clone(arms)
+	slices.SortFunc(out, func(a, b Arm) int {
+		switch {
+		case a.Variant < b.Variant:
+			return -1
+		case a.Variant > b.Variant:
+			return 1
+		}
+		return 0
+	})
+	return out
+}

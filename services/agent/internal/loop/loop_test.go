@@ -1,0 +1,229 @@
+package loop_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/foundryhq/foundry/services/agent/internal/executor"
+	"github.com/foundryhq/foundry/services/agent/internal/loop"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/clock"
+)
+
+var stages = []string{"none", "specced", "implementing", "testing", "reviewing", "complete"}
+
+// world is a portfolio and a task queue in memory.
+type world struct {
+	mu       sync.Mutex
+	ideas    map[string]string // id -> stage
+	scores   map[string]float64
+	open     map[string]bool // idea -> open task
+	tasks    map[string]string
+	outcomes map[string]executor.Result
+	advanced map[string]int // task -> times advanced
+	n        int
+}
+
+func newWorld() *world {
+	return &world{ideas: map[string]string{}, scores: map[string]float64{}, open: map[string]bool{},
+		tasks: map[string]string{}, outcomes: map[string]executor.Result{}, advanced: map[string]int{}}
+}
+
+func (w *world) Candidates(_ context.Context, limit int) ([]loop.Candidate, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []loop.Candidate
+	for id, st := range w.ideas {
+		if st == "complete" {
+			continue
+		}
+		next, _ := task.ForStage(st)
+		out = append(out, loop.Candidate{IdeaID: id, Name: id, Score: w.scores[id], Stage: st, NextType: string(next)})
+	}
+	// best score first
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j].Score > out[i].Score {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out[:min(limit, len(out))], nil
+}
+
+func (w *world) Stage(_ context.Context, id string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ideas[id], nil
+}
+
+func (w *world) OpenIdeas(_ context.Context, ids []string) (map[string]bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]bool{}
+	for _, id := range ids {
+		out[id] = w.open[id]
+	}
+	return out, nil
+}
+
+func (w *world) Create(_ context.Context, typ, direction, idea string) (executor.Task, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n++
+	id := fmt.Sprintf("t%d", w.n)
+	w.tasks[id] = idea
+	w.open[idea] = true
+	return executor.Task{ID: id, Type: typ, Direction: direction, IdeaID: idea, Command: "true"}, nil
+}
+
+func (w *world) Finish(_ context.Context, id string, r executor.Result) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.outcomes[id] = r
+	w.open[w.tasks[id]] = false
+	return nil
+}
+
+func (w *world) Advance(_ context.Context, id string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.advanced[id] > 0 {
+		return nil
+	}
+	w.advanced[id]++
+	idea := w.tasks[id]
+	for i, s := range stages {
+		if s == w.ideas[idea] && i+1 < len(stages) {
+			w.ideas[idea] = stages[i+1]
+			break
+		}
+	}
+	return nil
+}
+
+// runner is an executor that succeeds unless told otherwise.
+type runner struct {
+	fail map[string]bool // task type -> fail
+	err  error
+}
+
+func (runner) Name() string { return "fake" }
+
+func (r runner) Run(_ context.Context, t executor.Task) (executor.Result, error) {
+	if r.err != nil {
+		return executor.Result{}, r.err
+	}
+	if r.fail[t.Type] {
+		return executor.Result{Output: "--- FAIL", Summary: "--- FAIL", Category: task.CategoryValidationFailure}, nil
+	}
+	return executor.Result{Succeeded: true, Output: "ok"}, nil
+}
+
+type recorder struct{ its []loop.Iteration }
+
+func (r *recorder) Record(_ context.Context, it loop.Iteration) error {
+	r.its = append(r.its, it)
+	return nil
+}
+
+func newLoop(w *world, ex executor.Executor, rec *recorder) *loop.Loop {
+	return &loop.Loop{Portfolio: w, Tasks: w, Executor: ex, Recorder: rec,
+		Clock: clock.NewFake(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), Log: zap.NewNop()}
+}
+
+func TestLoopDrivesTheBestIdeaToComplete(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["low"], w.scores["low"] = "none", 1
+	w.ideas["high"], w.scores["high"] = "none", 9
+	rec := &recorder{}
+	l := newLoop(w, runner{}, rec)
+	var types []string
+	for i := range 6 {
+		it, err := l.Once(context.Background(), false)
+		require.NoError(t, err)
+		require.Equal(t, loop.Advanced, it.Outcome, it.Detail)
+		want := "high"
+		if i == 5 {
+			want = "low"
+		}
+		require.Equal(t, want, it.IdeaID, "the best score goes first until it is complete")
+		types = append(types, it.TaskType)
+	}
+	require.Equal(t, []string{"spec", "impl", "test", "review", "review"}, types[:5])
+	require.Equal(t, "complete", w.ideas["high"])
+	require.Equal(t, "specced", w.ideas["low"], "the sixth pass moved on to the next idea")
+	require.Equal(t, "none", rec.its[5].StageBefore)
+	require.Equal(t, "specced", rec.its[5].StageAfter)
+	require.Len(t, rec.its, 6)
+}
+
+func TestLoopSkipsIdeasWithOpenTasksAndGoesIdle(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "testing", 5
+	w.ideas["b"], w.scores["b"] = "complete", 9
+	w.open["a"] = true
+	rec := &recorder{}
+	it, err := newLoop(w, runner{}, rec).Once(context.Background(), false)
+	require.NoError(t, err)
+	require.Equal(t, loop.Idle, it.Outcome)
+	require.Empty(t, it.IdeaID)
+	require.Len(t, rec.its, 1)
+}
+
+func TestLoopDryRunPlansOnly(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "implementing", 5
+	rec := &recorder{}
+	it, err := newLoop(w, runner{}, rec).Once(context.Background(), true)
+	require.NoError(t, err)
+	require.Equal(t, loop.Planned, it.Outcome)
+	require.Equal(t, "test", it.TaskType)
+	require.Empty(t, it.TaskID)
+	require.Empty(t, w.tasks, "nothing created")
+	require.Empty(t, rec.its, "nothing recorded")
+}
+
+func TestLoopRecordsAFailedTaskAndKeepsTheStage(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "specced", 5
+	rec := &recorder{}
+	it, err := newLoop(w, runner{fail: map[string]bool{"impl": true}}, rec).Once(context.Background(), false)
+	require.NoError(t, err)
+	require.Equal(t, loop.TaskFailed, it.Outcome)
+	require.Equal(t, "specced", it.StageAfter)
+	require.Equal(t, "specced", w.ideas["a"])
+	require.False(t, w.outcomes[it.TaskID].Succeeded)
+	require.Equal(t, task.CategoryValidationFailure, w.outcomes[it.TaskID].Category)
+
+	it, err = newLoop(w, runner{err: errors.New("no such binary")}, rec).Once(context.Background(), false)
+	require.NoError(t, err)
+	require.Equal(t, loop.TaskFailed, it.Outcome, "an executor error fails the task, recorded")
+	require.Contains(t, w.outcomes[it.TaskID].Summary, "no such binary")
+	require.Equal(t, task.CategoryExecutorCrash, w.outcomes[it.TaskID].Category)
+}
+
+func TestRunOnlyWhileLeading(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "none", 5
+	rec := &recorder{}
+	l := newLoop(w, runner{}, rec)
+	l.Lead = func(context.Context) (bool, error) { return false, nil }
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	l.Run(ctx, 10*time.Millisecond)
+	require.Empty(t, rec.its, "a follower runs no pass")
+	require.Equal(t, "none", w.ideas["a"])
+}

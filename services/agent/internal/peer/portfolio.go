@@ -1,0 +1,47 @@
+// Package peer adapts the gRPC clients of other Foundry services to what
+// the agent's use cases need of them, mapping their status codes back to
+// domain failures.
+package peer
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// Portfolio advances ideas through the portfolio's gRPC API.
+type Portfolio struct {
+	client portfoliov1.PortfolioServiceClient
+}
+
+var _ usecase.Ideas = Portfolio{}
+
+// NewPortfolio returns the adapter over a connection to the portfolio.
+func NewPortfolio(conn grpc.ClientConnInterface) Portfolio {
+	return Portfolio{client: portfoliov1.NewPortfolioServiceClient(conn)}
+}
+
+// AdvanceForTask implements usecase.Ideas: an unknown idea is
+// fault.NotFound, an id or type the portfolio refuses fault.Invalid, an
+// unreachable portfolio fault.Unavailable; anything else is returned as is
+// (all of them but the first two are retried).
+func (p Portfolio) AdvanceForTask(ctx context.Context, ideaID, taskType, taskID string) error {
+	_, err := p.client.AdvanceForTask(ctx, &portfoliov1.AdvanceForTaskRequest{IdeaId: ideaID, TaskType: taskType, TaskId: taskID})
+	switch status.Code(err) {
+	case codes.OK:
+		return nil
+	case codes.NotFound:
+		return fault.New(fault.NotFound, "idea %s not found", ideaID)
+	case codes.InvalidArgument:
+		return fault.New(fault.Invalid, "the portfolio refused the advancement: %s", status.Convert(err).Message())
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return fault.New(fault.Unavailable, "the portfolio is not reachable: %s", status.Convert(err).Message())
+	}
+	return err
+}

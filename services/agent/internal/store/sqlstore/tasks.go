@@ -1,0 +1,323 @@
+// Package sqlstore implements the agent's repositories on Postgres and
+// SQLite with one set of SQL statements (see the platform database
+// package). Every repository works over a database.Querier, the pool or
+// the use case's transaction, and none opens a transaction of its own.
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/database"
+)
+
+// Tasks implements store.Tasks over a querier.
+type Tasks struct {
+	q database.Querier
+}
+
+var _ store.Tasks = Tasks{}
+
+// NewTasks returns the task repository over q.
+func NewTasks(q database.Querier) Tasks { return Tasks{q: q} }
+
+const taskColumns = `id, direction, task_type, status, model, executor, tier, command, context, idea_id, prompt_variant,
+	output, progress_pct, current_step, decision_prompt, error_summary, error_category,
+	worker_id, lease_seconds, lease_expires_at, attempts, value_score, resource_cost, duration_seconds,
+	created_at, updated_at, started_at, completed_at`
+
+// scanner is a row or rows.
+type scanner interface{ Scan(dest ...any) error }
+
+func scanTask(s scanner) (store.Task, error) {
+	var (
+		t                                          store.Task
+		typ, status                                string
+		ideaID, variant, summary, category, worker *string
+		leaseExpires, started, completed           *int64
+		created, updated                           int64
+		value, cost, duration                      *float64
+	)
+	err := s.Scan(&t.ID, &t.Direction, &typ, &status, &t.Model, &t.Executor, &t.Tier, &t.Command, &t.Context, &ideaID, &variant,
+		&t.Output, &t.ProgressPct, &t.CurrentStep, &t.DecisionPrompt, &summary, &category,
+		&worker, &t.LeaseSeconds, &leaseExpires, &t.Attempts, &value, &cost, &duration,
+		&created, &updated, &started, &completed)
+	if err != nil {
+		return store.Task{}, err
+	}
+	t.Type, t.Status = task.Type(typ), task.Status(status)
+	t.IdeaID, t.PromptVariant, t.ErrorSummary, t.ErrorCategory, t.WorkerID =
+		deref(ideaID), deref(variant), deref(summary), deref(category), deref(worker)
+	t.LeaseExpiresAt, t.StartedAt, t.CompletedAt = timeOf(leaseExpires), timeOf(started), timeOf(completed)
+	t.CreatedAt, t.UpdatedAt = database.Time(created), database.Time(updated)
+	t.ValueScore, t.ResourceCost, t.Duration = value, cost, duration
+	return t, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func timeOf(us *int64) time.Time {
+	if us == nil {
+		return time.Time{}
+	}
+	return database.Time(*us)
+}
+
+func scanTasks(rows database.Rows, err error) ([]store.Task, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []store.Task{}
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read task: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Insert implements store.Tasks.
+func (s Tasks) Insert(ctx context.Context, t store.Task) error {
+	_, err := s.q.Exec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
+		t.ID, t.Direction, string(t.Type), string(t.Status), t.Model, t.Executor, t.Tier, t.Command, t.Context,
+		database.NullString(t.IdeaID), database.NullString(t.PromptVariant),
+		t.Output, t.ProgressPct, t.CurrentStep, t.DecisionPrompt, database.NullString(t.ErrorSummary), database.NullString(t.ErrorCategory),
+		database.NullString(t.WorkerID), t.LeaseSeconds, database.NullMicros(t.LeaseExpiresAt), t.Attempts,
+		t.ValueScore, t.ResourceCost, t.Duration,
+		database.Micros(t.CreatedAt), database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt))
+	if database.IsUniqueViolation(err) {
+		return fmt.Errorf("task %s: %w", t.ID, store.ErrAlreadyExists)
+	}
+	if err != nil {
+		return fmt.Errorf("insert task: %w", err)
+	}
+	return nil
+}
+
+func (s Tasks) get(ctx context.Context, id string, lock bool) (store.Task, error) {
+	query := `SELECT ` + taskColumns + ` FROM tasks WHERE id = $1`
+	if lock && s.q.Engine() == database.Postgres {
+		query += ` FOR UPDATE`
+	}
+	t, err := scanTask(s.q.QueryRow(ctx, query, id))
+	if errors.Is(err, database.ErrNoRows) {
+		return store.Task{}, fmt.Errorf("task %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Task{}, fmt.Errorf("read task %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// Get implements store.Tasks.
+func (s Tasks) Get(ctx context.Context, id string) (store.Task, error) { return s.get(ctx, id, false) }
+
+// Lock implements store.Tasks.
+func (s Tasks) Lock(ctx context.Context, id string) (store.Task, error) { return s.get(ctx, id, true) }
+
+// Save implements store.Tasks.
+func (s Tasks) Save(ctx context.Context, t store.Task) error {
+	n, err := s.q.Exec(ctx, `UPDATE tasks SET status = $2, output = $3, progress_pct = $4, current_step = $5,
+		decision_prompt = $6, error_summary = $7, error_category = $8, worker_id = $9, lease_seconds = $10,
+		lease_expires_at = $11, attempts = $12, value_score = $13, resource_cost = $14, duration_seconds = $15,
+		updated_at = $16, started_at = $17, completed_at = $18, prompt_variant = $19
+		WHERE id = $1`,
+		t.ID, string(t.Status), t.Output, t.ProgressPct, t.CurrentStep,
+		t.DecisionPrompt, database.NullString(t.ErrorSummary), database.NullString(t.ErrorCategory),
+		database.NullString(t.WorkerID), t.LeaseSeconds,
+		database.NullMicros(t.LeaseExpiresAt), t.Attempts, t.ValueScore, t.ResourceCost, t.Duration,
+		database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
+		database.NullString(t.PromptVariant))
+	if err != nil {
+		return fmt.Errorf("save task %s: %w", t.ID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("task %s: %w", t.ID, store.ErrNotFound)
+	}
+	return nil
+}
+
+// List implements store.Tasks.
+func (s Tasks) List(ctx context.Context, f store.Filter) ([]store.Task, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if f.Status != "" {
+		args = append(args, string(f.Status))
+		where = append(where, fmt.Sprintf("status = $%d", len(args)))
+	}
+	if f.Type != "" {
+		args = append(args, string(f.Type))
+		where = append(where, fmt.Sprintf("task_type = $%d", len(args)))
+	}
+	query := `SELECT ` + taskColumns + ` FROM tasks`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	args = append(args, f.Limit, f.Offset)
+	query += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args))
+	out, err := scanTasks(s.q.Query(ctx, query, args...))
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	return out, nil
+}
+
+// Attention implements store.Tasks. The statuses are literals so the
+// planner uses the partial index tasks_attention.
+func (s Tasks) Attention(ctx context.Context, limit, offset int) ([]store.Task, error) {
+	out, err := scanTasks(s.q.Query(ctx, `SELECT `+taskColumns+` FROM tasks
+		WHERE status IN ('failed', 'needs_decision') ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, limit, offset))
+	if err != nil {
+		return nil, fmt.Errorf("list attention tasks: %w", err)
+	}
+	return out, nil
+}
+
+// NextPending implements store.Tasks. On Postgres the row is taken with
+// FOR UPDATE SKIP LOCKED, so concurrent claimers each get a different task
+// without waiting for each other; SQLite's write transactions are already
+// exclusive (they begin IMMEDIATE).
+func (s Tasks) NextPending(ctx context.Context, types []task.Type) (store.Task, error) {
+	query := `SELECT ` + taskColumns + ` FROM tasks WHERE status = 'pending'`
+	args := make([]any, len(types))
+	for i, t := range types {
+		args[i] = string(t)
+	}
+	switch len(types) {
+	case 0:
+	case 1:
+		query += ` AND task_type = $1`
+	default:
+		query += ` AND task_type IN (` + database.Placeholders(1, len(types)) + `)`
+	}
+	query += ` ORDER BY created_at, id LIMIT 1`
+	if s.q.Engine() == database.Postgres {
+		query += ` FOR UPDATE SKIP LOCKED`
+	}
+	t, err := scanTask(s.q.QueryRow(ctx, query, args...))
+	if errors.Is(err, database.ErrNoRows) {
+		return store.Task{}, fmt.Errorf("pending task: %w", store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Task{}, fmt.Errorf("take a pending task: %w", err)
+	}
+	return t, nil
+}
+
+// Reap implements store.Tasks: one UPDATE, safe to run on every replica at
+// once (a second reaper's UPDATE re-checks each row after the first
+// commits and finds it no longer running).
+func (s Tasks) Reap(ctx context.Context, now time.Time, maxAttempts int, summary string) ([]store.Task, error) {
+	out, err := scanTasks(s.q.Query(ctx, `UPDATE tasks SET
+		status = CASE WHEN attempts >= $2 THEN 'timed_out' ELSE 'pending' END,
+		worker_id = CASE WHEN attempts >= $2 THEN worker_id ELSE NULL END,
+		lease_expires_at = NULL,
+		completed_at = CASE WHEN attempts >= $2 THEN CAST($1 AS BIGINT) ELSE NULL END,
+		duration_seconds = CASE WHEN attempts >= $2
+			THEN CAST(CAST($1 AS BIGINT) - COALESCE(started_at, created_at) AS DOUBLE PRECISION) / 1000000 ELSE NULL END,
+		error_summary = CASE WHEN attempts >= $2 THEN CAST($3 AS TEXT) ELSE NULL END,
+		error_category = CASE WHEN attempts >= $2 THEN 'timeout' ELSE NULL END,
+		updated_at = CAST($1 AS BIGINT)
+		WHERE status = 'running' AND lease_expires_at < CAST($1 AS BIGINT)
+		RETURNING `+taskColumns, database.Micros(now), maxAttempts, summary))
+	if err != nil {
+		return nil, fmt.Errorf("reap expired leases: %w", err)
+	}
+	return out, nil
+}
+
+// OldestPending implements store.Tasks.
+func (s Tasks) OldestPending(ctx context.Context) (time.Time, bool, error) {
+	var us int64
+	err := s.q.QueryRow(ctx, `SELECT created_at FROM tasks WHERE status = 'pending' ORDER BY created_at, id LIMIT 1`).Scan(&us)
+	if errors.Is(err, database.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("oldest pending task: %w", err)
+	}
+	return database.Time(us), true, nil
+}
+
+// LastFinished implements store.Tasks.
+func (s Tasks) LastFinished(ctx context.Context, n int) ([]task.Status, error) {
+	rows, err := s.q.Query(ctx, `SELECT status FROM tasks WHERE completed_at IS NOT NULL
+		ORDER BY completed_at DESC, id DESC LIMIT $1`, n)
+	if err != nil {
+		return nil, fmt.Errorf("last finished tasks: %w", err)
+	}
+	defer rows.Close()
+	out := []task.Status{}
+	for rows.Next() {
+		var st string
+		if err := rows.Scan(&st); err != nil {
+			return nil, fmt.Errorf("last finished tasks: %w", err)
+		}
+		out = append(out, task.Status(st))
+	}
+	return out, rows.Err()
+}
+
+// Durations implements store.Tasks; an index-only scan of tasks_finished.
+func (s Tasks) Durations(ctx context.Context, since time.Time, limit int) ([]float64, error) {
+	rows, err := s.q.Query(ctx, `SELECT duration_seconds FROM tasks
+		WHERE completed_at IS NOT NULL AND completed_at >= $1 ORDER BY completed_at DESC, id DESC LIMIT $2`,
+		database.Micros(since), limit)
+	if err != nil {
+		return nil, fmt.Errorf("durations of finished tasks: %w", err)
+	}
+	defer rows.Close()
+	out := []float64{}
+	for rows.Next() {
+		var d *float64
+		if err := rows.Scan(&d); err != nil {
+			return nil, fmt.Errorf("durations of finished tasks: %w", err)
+		}
+		if d != nil {
+			out = append(out, *d)
+		}
+	}
+	return out, rows.Err()
+}
+
+// OpenIdeas implements store.Tasks.
+func (s Tasks) OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ideaIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ideaIDs))
+	for i, id := range ideaIDs {
+		args[i] = id
+	}
+	rows, err := s.q.Query(ctx, `SELECT DISTINCT idea_id FROM tasks WHERE idea_id IN (`+database.Placeholders(1, len(ideaIDs))+`)
+		AND status IN ('pending', 'running', 'needs_decision')`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("open tasks of ideas: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("open tasks of ideas: %w", err)
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}

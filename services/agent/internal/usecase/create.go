@@ -1,0 +1,200 @@
+package usecase
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+
+	"github.com/foundryhq/foundry/services/agent/internal/abtest"
+	"github.com/foundryhq/foundry/services/agent/internal/routing"
+	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// Limits of a task's fields.
+const (
+	MaxDirection   = 20000
+	MaxContext     = 64 << 10
+	MaxIdeaID      = 200
+	MaxVariant     = 100
+	MaxWorkerID    = 200
+	MaxCurrentStep = 1000
+	MaxDecision    = 20000
+)
+
+// NewTask is a create request.
+type NewTask struct {
+	Direction string
+	Type      string
+	// Context is the free-form JSON object (nil: {}). idea_id links the
+	// task to an idea; prompt_variant picks an A/B variant.
+	Context map[string]any
+}
+
+// Create queues a task: status pending, routed to an executor, tier and
+// model for its type, with the suggested command; the prompt variant is
+// context.prompt_variant when given, otherwise one chosen by Thompson
+// sampling among the known variants (none when no variant is known).
+func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
+	typ, ideaID, variant, rawContext, err := validateNew(in)
+	if err != nil {
+		return store.Task{}, err
+	}
+	route, ok := a.cfg.Routing.Decide(string(typ))
+	if !ok {
+		return store.Task{}, fault.Validation(fault.Field("task_type", "has no route"))
+	}
+	source := "context"
+	if variant == "" {
+		if variant, err = a.selectVariant(ctx); err != nil {
+			return store.Task{}, wrap("select a prompt variant", err)
+		}
+		source = "selected"
+	}
+	now := a.now()
+	t := store.Task{
+		ID: a.cfg.NewID(), Direction: in.Direction, Type: typ, Status: task.Pending,
+		Model: route.Model, Executor: route.Executor, Tier: route.Tier,
+		Context: rawContext, IdeaID: ideaID, PromptVariant: variant,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	t.Command = routing.Command(route.Template, routing.Vars{
+		TaskID: t.ID, TaskType: string(t.Type), Direction: t.Direction, Model: t.Model, Tier: t.Tier,
+	})
+	err = a.tx(ctx, func(r Repos) error {
+		if err := r.Tasks.Insert(ctx, t); err != nil {
+			return err
+		}
+		if err := r.Stats.AddCounts(ctx, []store.Count{{Status: task.Pending, Type: t.Type, N: 1}}); err != nil {
+			return err
+		}
+		return r.Stats.AddHourly(ctx, store.Hourly{Hour: now, Type: t.Type, Model: t.Model, Executor: t.Executor, Created: 1})
+	})
+	if err != nil {
+		return store.Task{}, wrap("create task", err)
+	}
+	fields := []zap.Field{zap.String("task_id", t.ID), zap.String("task_type", string(t.Type)), zap.String("executor", t.Executor),
+		zap.String("model", t.Model)}
+	if variant != "" {
+		fields = append(fields, zap.String("prompt_variant", variant), zap.String("prompt_variant_source", source))
+	}
+	a.log.Info("task created", fields...)
+	return t, nil
+}
+
+// validateNew checks a create request and returns its type, the context's
+// idea_id and prompt_variant, and the context as JSON text.
+func validateNew(in NewTask) (typ task.Type, ideaID, variant, raw string, err error) {
+	var errs []fault.FieldError
+	switch d := strings.TrimSpace(in.Direction); {
+	case d == "":
+		errs = append(errs, fault.Field("direction", "is required"))
+	case utf8.RuneCountInString(in.Direction) > MaxDirection:
+		errs = append(errs, fault.Field("direction", "must be at most %d characters", MaxDirection))
+	}
+	typ, ok := task.ParseType(in.Type)
+	if !ok {
+		names := make([]string, len(task.Types))
+		for i, t := range task.Types {
+			names[i] = string(t)
+		}
+		errs = append(errs, fault.Field("task_type", "must be one of %s", strings.Join(names, ", ")))
+	}
+	c := in.Context
+	if c == nil {
+		c = map[string]any{}
+	}
+	ideaID, e := contextString(c, "idea_id", MaxIdeaID)
+	if e != nil {
+		errs = append(errs, *e)
+	}
+	variant, e = contextString(c, "prompt_variant", MaxVariant)
+	if e != nil {
+		errs = append(errs, *e)
+	}
+	b, jerr := json.Marshal(c)
+	switch {
+	case jerr != nil:
+		errs = append(errs, fault.Field("context", "must be a JSON object"))
+	case len(b) > MaxContext:
+		errs = append(errs, fault.Field("context", "must be at most %d bytes of JSON", MaxContext))
+	}
+	if len(errs) > 0 {
+		return "", "", "", "", fault.Validation(errs...)
+	}
+	return typ, ideaID, variant, string(b), nil
+}
+
+// contextString reads an optional string member of the context: absent or
+// null is "", anything but a non-blank string of at most max characters is
+// a field error.
+func contextString(c map[string]any, key string, maxLen int) (string, *fault.FieldError) {
+	v, ok := c[key]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	switch {
+	case !ok:
+		e := fault.Field("context."+key, "must be a string")
+		return "", &e
+	case strings.TrimSpace(s) == "":
+		e := fault.Field("context."+key, "must not be blank")
+		return "", &e
+	case utf8.RuneCountInString(s) > maxLen:
+		e := fault.Field("context."+key, "must be at most %d characters", maxLen)
+		return "", &e
+	}
+	return s, nil
+}
+
+// arms returns every known variant's record: the recorded ones and the
+// configured ones not recorded yet (with no samples), by name.
+func (a *App) arms(ctx context.Context) ([]abtest.Arm, error) {
+	arms, err := a.read().Prompts.Arms(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range a.cfg.Variants {
+		if !slices.ContainsFunc(arms, func(x abtest.Arm) bool { return x.Variant == v }) {
+			arms = append(arms, abtest.Arm{Variant: v})
+		}
+	}
+	return abtest.Sorted(arms), nil
+}
+
+// selectVariant chooses a variant for a new task by abtest.Select with the
+// App's seeded source; "" when none is known or every one is blocked.
+func (a *App) selectVariant(ctx context.Context) (string, error) {
+	arms, err := a.arms(ctx)
+	if err != nil || len(arms) == 0 {
+		return "", err
+	}
+	a.rndMu.Lock()
+	defer a.rndMu.Unlock()
+	v, _ := abtest.Select(arms, a.rnd)
+	return v, nil
+}
+
+// Get returns a task.
+func (a *App) Get(ctx context.Context, id string) (store.Task, error) {
+	t, err := a.read().Tasks.Get(ctx, id)
+	if err != nil {
+		return store.Task{}, notFound(err, id)
+	}
+	return t, nil
+}
+
+// notFound turns the store's ErrNotFound into the task's 404.
+func notFound(err error, id string) error {
+	if isNotFound(err) {
+		return fault.New(fault.NotFound, "task %s not found", id)
+	}
+	return fmt.Errorf("read task %s: %w", id, err)
+}

@@ -1,0 +1,262 @@
+package usecase
+
+import (
+	"cmp"
+	"context"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/foundryhq/foundry/services/agent/internal/abtest"
+	"github.com/foundryhq/foundry/services/agent/internal/attention"
+	"github.com/foundryhq/foundry/services/agent/internal/metrics"
+	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// windowStart is where a window of length d ending at now starts: rounded
+// down to the hour, the rollup's granularity, so a window covers between
+// d and d plus one hour.
+func windowStart(now time.Time, d time.Duration) time.Time { return now.Add(-d).Truncate(time.Hour) }
+
+// failedish reports whether a finished status counts as a failure in
+// success rates and failure streaks (failed and timed_out).
+func failedish(s task.Status) bool { return s == task.Failed || s == task.TimedOut }
+
+// PipelineStatus is the queue by status and its attention flags.
+type PipelineStatus struct {
+	Counts Counts
+	// LongestPending is the oldest pending task's wait; nil when none.
+	LongestPending *time.Duration
+	// Window is the success rate's rolling window; SuccessRate is nil when
+	// nothing finished in it.
+	Window      attention.Config
+	Completed   int
+	Failed      int
+	SuccessRate *float64
+	Flags       attention.Flags
+	GeneratedAt time.Time
+}
+
+// PipelineStatus reports the queue. Every read is bounded whatever the
+// number of tasks: the counters, the oldest pending task (an index), the
+// last FailureStreak finished tasks (an index) and the window's hourly
+// rollup rows.
+func (a *App) PipelineStatus(ctx context.Context) (PipelineStatus, error) {
+	r := a.read()
+	now := a.now()
+	cfg := a.cfg.Attention
+	counts, err := r.Stats.Counts(ctx)
+	if err != nil {
+		return PipelineStatus{}, wrap("pipeline status", err)
+	}
+	c := countsOf(counts)
+	q := attention.Queue{Pending: c.ByStatus[task.Pending], Running: c.ByStatus[task.Running]}
+	oldest, ok, err := r.Tasks.OldestPending(ctx)
+	if err != nil {
+		return PipelineStatus{}, wrap("pipeline status", err)
+	}
+	if ok {
+		q.OldestPending = oldest
+	}
+	if cfg.FailureStreak > 0 {
+		last, err := r.Tasks.LastFinished(ctx, cfg.FailureStreak)
+		if err != nil {
+			return PipelineStatus{}, wrap("pipeline status", err)
+		}
+		for _, s := range last {
+			q.LastFinished = append(q.LastFinished, failedish(s))
+		}
+	}
+	rows, err := r.Stats.Rollup(ctx, windowStart(now, cfg.Window))
+	if err != nil {
+		return PipelineStatus{}, wrap("pipeline status", err)
+	}
+	for _, h := range rows {
+		q.WindowCompleted += int(h.Completed)
+		q.WindowFailed += int(h.Failed + h.TimedOut)
+	}
+	out := PipelineStatus{Counts: c, Window: cfg, Completed: q.WindowCompleted, Failed: q.WindowFailed, GeneratedAt: now}
+	out.Flags = attention.Judge(cfg, q, now)
+	if ok {
+		wait := out.Flags.LongestWait
+		out.LongestPending = &wait
+	}
+	if n := q.WindowCompleted + q.WindowFailed; n > 0 {
+		rate := float64(q.WindowCompleted) / float64(n)
+		out.SuccessRate = &rate
+	}
+	return out, nil
+}
+
+// Metrics window bounds, in days.
+const (
+	DefaultWindowDays = 7
+	MaxWindowDays     = 365
+)
+
+// Metrics are the execution metrics of a window.
+type Metrics struct {
+	WindowDays int
+	// P50 and P95 are nil when no finished task in the window has a
+	// duration; Samples is how many the percentiles read (at most
+	// MetricsSample, the most recently finished).
+	P50, P95 *float64
+	Samples  int
+	Overall  metrics.Rate
+	// ByType, ByModel and ByExecutor are keyed by the slice's value.
+	ByType, ByModel, ByExecutor map[string]metrics.Rate
+	Usage                       Usage
+}
+
+// Usage is what the pipeline used in the window.
+type Usage struct {
+	TasksCreated    int
+	TasksFinished   int
+	DurationSeconds float64
+	ResourceCost    float64
+	ValueScore      float64
+	// ByModel and ByExecutor count the tasks created in the window.
+	ByModel, ByExecutor map[string]int
+}
+
+// Metrics reports the window of windowDays (DefaultWindowDays when nil;
+// 1..MaxWindowDays). Percentiles read at most MetricsSample durations,
+// the most recently finished in the window; success rates and usage come
+// from the hourly rollup, exact for any number of tasks. A timed-out task
+// counts as a failure.
+func (a *App) Metrics(ctx context.Context, windowDays *int) (Metrics, error) {
+	days := DefaultWindowDays
+	if windowDays != nil {
+		days = *windowDays
+		if days < 1 || days > MaxWindowDays {
+			return Metrics{}, fault.Validation(fault.Field("window_days", "must be between 1 and %d", MaxWindowDays))
+		}
+	}
+	r := a.read()
+	since := windowStart(a.now(), time.Duration(days)*24*time.Hour)
+	durations, err := r.Tasks.Durations(ctx, since, MetricsSample)
+	if err != nil {
+		return Metrics{}, wrap("metrics", err)
+	}
+	out := Metrics{WindowDays: days, Samples: len(durations), Overall: metrics.Rate{Key: "overall"},
+		ByType: map[string]metrics.Rate{}, ByModel: map[string]metrics.Rate{}, ByExecutor: map[string]metrics.Rate{},
+		Usage: Usage{ByModel: map[string]int{}, ByExecutor: map[string]int{}}}
+	if len(durations) > 0 {
+		slices.Sort(durations)
+		p50, p95 := metrics.PercentileSorted(durations, 50), metrics.PercentileSorted(durations, 95)
+		out.P50, out.P95 = &p50, &p95
+	}
+	rows, err := r.Stats.Rollup(ctx, since)
+	if err != nil {
+		return Metrics{}, wrap("metrics", err)
+	}
+	add := func(m map[string]metrics.Rate, key string, h store.Hourly) {
+		rt := m[key]
+		rt.Key = key
+		rt.Completed += int(h.Completed)
+		rt.Failed += int(h.Failed + h.TimedOut)
+		m[key] = rt
+	}
+	for _, h := range rows {
+		out.Overall.Completed += int(h.Completed)
+		out.Overall.Failed += int(h.Failed + h.TimedOut)
+		if h.Completed+h.Failed+h.TimedOut > 0 {
+			add(out.ByType, string(h.Type), h)
+			add(out.ByModel, h.Model, h)
+			add(out.ByExecutor, h.Executor, h)
+		}
+		u := &out.Usage
+		u.TasksCreated += int(h.Created)
+		u.TasksFinished += int(h.Completed + h.Failed + h.TimedOut)
+		u.DurationSeconds += h.DurationSum
+		u.ResourceCost += h.CostSum
+		u.ValueScore += h.ValueSum
+		if h.Created > 0 {
+			u.ByModel[h.Model] += int(h.Created)
+			u.ByExecutor[h.Executor] += int(h.Created)
+		}
+	}
+	return out, nil
+}
+
+// VariantStats is one prompt variant's report.
+type VariantStats struct {
+	Arm abtest.Arm
+	// ROI is nil when nothing was spent.
+	ROI         *float64
+	Probability float64
+	Blocked     bool
+	Exploring   bool
+}
+
+// PromptABStats reports every known variant, best ROI first (variants
+// without an ROI last, then by name). Selection probabilities are
+// estimated with abtest.Probabilities from a source seeded by the
+// configured seed, so the same records give the same answer.
+func (a *App) PromptABStats(ctx context.Context) ([]VariantStats, error) {
+	arms, err := a.arms(ctx)
+	if err != nil {
+		return nil, wrap("prompt A/B statistics", err)
+	}
+	probs := abtest.Probabilities(arms, rand.New(rand.NewPCG(a.cfg.Seed, a.cfg.Seed^0x5eed)), a.cfg.ABDraws)
+	out := make([]VariantStats, 0, len(arms))
+	for _, arm := range arms {
+		v := VariantStats{Arm: arm, Probability: probs[arm.Variant], Blocked: arm.Blocked(),
+			Exploring: !arm.Blocked() && arm.Samples < abtest.ExploreBelow}
+		if roi, ok := arm.ROI(); ok {
+			v.ROI = &roi
+		}
+		out = append(out, v)
+	}
+	slices.SortStableFunc(out, func(x, y VariantStats) int {
+		switch {
+		case x.ROI != nil && y.ROI == nil:
+			return -1
+		case x.ROI == nil && y.ROI != nil:
+			return 1
+		case x.ROI != nil && *x.ROI != *y.ROI:
+			return cmp.Compare(*y.ROI, *x.ROI)
+		}
+		return cmp.Compare(x.Arm.Variant, y.Arm.Variant)
+	})
+	return out, nil
+}
+
+// Diagnostics measures diagnostics over every failed task.
+type Diagnostics struct {
+	TotalFailed     int
+	WithDiagnostics int
+	// MissingPct is 0..100; 0 when nothing failed.
+	MissingPct float64
+	// ByCategory has the five categories, zeros included, and any other
+	// category recorded.
+	ByCategory map[string]int
+}
+
+// Diagnostics reads the failure counters.
+func (a *App) Diagnostics(ctx context.Context) (Diagnostics, error) {
+	fs, err := a.read().Stats.Failures(ctx)
+	if err != nil {
+		return Diagnostics{}, wrap("diagnostics completeness", err)
+	}
+	out := Diagnostics{ByCategory: map[string]int{}}
+	for _, c := range []string{task.CategoryTimeout, task.CategoryExecutorCrash, task.CategoryProviderError,
+		task.CategoryValidationFailure, task.CategoryUnknown} {
+		out.ByCategory[c] = 0
+	}
+	for _, f := range fs {
+		cat := f.Category
+		if cat == "" {
+			cat = task.CategoryUnknown
+		}
+		out.ByCategory[cat] += int(f.Failed)
+		out.TotalFailed += int(f.Failed)
+		out.WithDiagnostics += int(f.Diagnosed)
+	}
+	if out.TotalFailed > 0 {
+		out.MissingPct = float64(out.TotalFailed-out.WithDiagnostics) / float64(out.TotalFailed) * 100
+	}
+	return out, nil
+}

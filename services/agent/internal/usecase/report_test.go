@@ -1,0 +1,286 @@
+package usecase_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/agent/internal/attention"
+	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+func TestCompletionAdvancesTheIdeaOnce(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		tk := e.create(t, "spec", map[string]any{"idea_id": "idea-7"})
+		plain := e.create(t, "spec", nil)
+		failing := e.create(t, "impl", map[string]any{"idea_id": "idea-7"})
+		e.run(t, plain.ID, "completed", time.Second)
+		e.run(t, failing.ID, "failed", time.Second)
+		e.run(t, tk.ID, "completed", time.Second)
+		e.patch(t, tk.ID, usecase.Patch{Status: ptr("completed")})
+
+		select {
+		case <-e.app.Wake():
+		default:
+			t.Fatal("a queued advancement wakes the deliverer")
+		}
+		n, err := e.app.DeliverOutbox(ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Equal(t, []advanceCall{{"idea-7", "spec", tk.ID}}, e.ideas.Calls(), "only the completed task of an idea advances it")
+		it, err := e.app.OutboxItem(ctx, tk.ID)
+		require.NoError(t, err)
+		require.Equal(t, e.clock.Now(), it.DeliveredAt)
+		require.Equal(t, 1, it.Attempts)
+		require.Empty(t, it.LastError)
+
+		n, err = e.app.DeliverOutbox(ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, 0, n)
+		require.NoError(t, e.app.DeliverTask(ctx, tk.ID), "delivering a delivered item again does nothing")
+		require.Len(t, e.ideas.Calls(), 1, "delivered exactly once")
+	})
+}
+
+func TestOutboxRetriesWithBackoff(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		tk := e.create(t, "impl", map[string]any{"idea_id": "idea-1"})
+		e.ideas.fail(fault.New(fault.Unavailable, "portfolio down"))
+		e.run(t, tk.ID, "completed", time.Second)
+		for attempt, wait := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+			n, err := e.app.DeliverOutbox(ctx, 10)
+			require.NoError(t, err)
+			require.Equal(t, 0, n)
+			it, err := e.app.OutboxItem(ctx, tk.ID)
+			require.NoError(t, err)
+			require.Equal(t, attempt+1, it.Attempts)
+			require.Contains(t, it.LastError, "portfolio down")
+			require.True(t, it.DeliveredAt.IsZero())
+			require.Equal(t, e.clock.Now().Add(wait), it.NextAttemptAt)
+			n, err = e.app.DeliverOutbox(ctx, 10)
+			require.NoError(t, err)
+			require.Equal(t, 0, n)
+			require.Len(t, e.ideas.Calls(), attempt+1, "not retried before its backoff")
+			e.clock.Advance(wait)
+		}
+		require.Equal(t, 5*time.Minute, usecase.Backoff(20))
+
+		e.ideas.fail(nil)
+		n, err := e.app.DeliverOutbox(ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		it, err := e.app.OutboxItem(ctx, tk.ID)
+		require.NoError(t, err)
+		require.Equal(t, 4, it.Attempts)
+		require.False(t, it.DeliveredAt.IsZero())
+		require.Empty(t, it.LastError)
+
+		gone := e.create(t, "spec", map[string]any{"idea_id": "no-such-idea"})
+		e.ideas.fail(fault.New(fault.NotFound, "idea no-such-idea not found"))
+		e.run(t, gone.ID, "completed", time.Second)
+		require.NoError(t, e.app.DeliverTask(ctx, gone.ID))
+		it, err = e.app.OutboxItem(ctx, gone.ID)
+		require.NoError(t, err)
+		require.False(t, it.DeliveredAt.IsZero(), "an unknown idea is settled: nothing to retry")
+		require.Contains(t, it.LastError, "not found")
+
+		other := e.create(t, "spec", map[string]any{"idea_id": "idea-2"})
+		e.ideas.fail(errors.New("connection reset"))
+		e.run(t, other.ID, "completed", time.Second)
+		requireKind(t, fault.Unavailable, e.app.DeliverTask(ctx, other.ID))
+	})
+}
+
+func TestPipelineStatusFlags(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		s, err := e.app.PipelineStatus(ctx)
+		require.NoError(t, err)
+		require.Nil(t, s.LongestPending)
+		require.Nil(t, s.SuccessRate)
+		require.Equal(t, []string{}, s.Flags.Names)
+
+		first := e.create(t, "spec", nil)
+		e.clock.Advance(10*time.Minute + time.Second)
+		s, err = e.app.PipelineStatus(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 601*time.Second, *s.LongestPending)
+		require.True(t, s.Flags.Stuck)
+		require.Equal(t, []string{attention.Stuck}, s.Flags.Names)
+
+		_, _, err = e.app.Claim(ctx, "w", nil, nil)
+		require.NoError(t, err)
+		second := e.create(t, "impl", nil)
+		s, err = e.app.PipelineStatus(ctx)
+		require.NoError(t, err)
+		require.False(t, s.Flags.Stuck, "something is running")
+		require.Equal(t, time.Duration(0), *s.LongestPending)
+
+		e.patch(t, first.ID, usecase.Patch{Status: ptr("failed"), Output: ptr("boom")})
+		e.patch(t, second.ID, usecase.Patch{Status: ptr("failed"), Output: ptr("boom")})
+		s, err = e.app.PipelineStatus(ctx)
+		require.NoError(t, err)
+		require.False(t, s.Flags.RepeatedFailures, "two failures are not a streak of three")
+		third := e.create(t, "impl", nil)
+		e.patch(t, third.ID, usecase.Patch{Status: ptr("failed"), Output: ptr("boom")})
+		s, err = e.app.PipelineStatus(ctx)
+		require.NoError(t, err)
+		require.True(t, s.Flags.RepeatedFailures)
+		require.Equal(t, []string{attention.RepeatedFailures}, s.Flags.Names)
+		require.InDelta(t, 0.0, *s.SuccessRate, 0)
+		require.False(t, s.Flags.LowSuccessRate, "fewer than 10 finished tasks")
+
+		for range 7 {
+			tk := e.create(t, "test", nil)
+			e.patch(t, tk.ID, usecase.Patch{Status: ptr("completed")})
+		}
+		s, err = e.app.PipelineStatus(ctx)
+		require.NoError(t, err)
+		require.False(t, s.Flags.RepeatedFailures)
+		require.InDelta(t, 0.7, *s.SuccessRate, 1e-9)
+		require.True(t, s.Flags.LowSuccessRate)
+		require.Equal(t, []string{attention.LowSuccessRate}, s.Flags.Names)
+		require.Equal(t, 7, s.Counts.ByStatus["completed"])
+		require.Equal(t, 10, s.Counts.Total)
+
+		e.clock.Advance(8 * 24 * time.Hour)
+		s, err = e.app.PipelineStatus(ctx)
+		require.NoError(t, err)
+		require.Nil(t, s.SuccessRate, "the window moved past every finished task")
+		require.False(t, s.Flags.LowSuccessRate)
+	})
+}
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		old := e.create(t, "spec", nil)
+		e.run(t, old.ID, "completed", 1000*time.Second)
+		e.clock.Advance(8 * 24 * time.Hour)
+
+		for i, d := range []time.Duration{10, 20, 30, 40} {
+			typ := "impl"
+			if i == 3 {
+				typ = "spec"
+			}
+			tk := e.create(t, typ, nil)
+			status := "completed"
+			if i == 1 {
+				status = "failed"
+			}
+			e.run(t, tk.ID, status, d*time.Second)
+		}
+		costly := e.create(t, "review", nil)
+		e.patch(t, costly.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w")})
+		e.clock.Advance(50 * time.Second)
+		e.patch(t, costly.ID, usecase.Patch{Status: ptr("completed"), ValueScore: ptr(3.0), ResourceCost: ptr(1.5)})
+		e.create(t, "impl", nil)
+
+		m, err := e.app.Metrics(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, 7, m.WindowDays)
+		require.Equal(t, 5, m.Samples, "the task of 8 days ago is outside the window")
+		require.InDelta(t, 30.0, *m.P50, 1e-9)
+		require.InDelta(t, 48.0, *m.P95, 1e-9, "40 + 0.8 × (50 − 40)")
+		require.Equal(t, 4, m.Overall.Completed)
+		require.Equal(t, 1, m.Overall.Failed)
+		require.InDelta(t, 0.8, m.Overall.Value(), 1e-9)
+		require.Equal(t, 2, m.ByType["impl"].Completed)
+		require.Equal(t, 1, m.ByType["impl"].Failed)
+		require.Equal(t, 1, m.ByType["spec"].Completed)
+		require.Equal(t, 2, m.ByExecutor["codex"].Completed)
+		require.Equal(t, 1, m.ByExecutor["codex"].Failed)
+		require.Equal(t, 1, m.ByModel["claude-sonnet-4-5"].Completed)
+		require.Equal(t, 6, m.Usage.TasksCreated)
+		require.Equal(t, 5, m.Usage.TasksFinished)
+		require.InDelta(t, 150.0, m.Usage.DurationSeconds, 1e-9)
+		require.InDelta(t, 3.0, m.Usage.ValueScore, 1e-9)
+		require.InDelta(t, 1.5, m.Usage.ResourceCost, 1e-9)
+		require.Equal(t, map[string]int{"codex": 4, "claude": 2}, m.Usage.ByExecutor)
+
+		wide, err := e.app.Metrics(ctx, ptr(30))
+		require.NoError(t, err)
+		require.Equal(t, 6, wide.Samples)
+		require.Equal(t, 7, wide.Usage.TasksCreated)
+		require.InDelta(t, 762.5, *wide.P95, 1e-9, "50 + 0.75 × (1000 − 50)")
+
+		for _, bad := range []int{0, 366, -1} {
+			_, err := e.app.Metrics(ctx, ptr(bad))
+			requireKind(t, fault.Invalid, err)
+		}
+		empty := setup(t, engine)
+		none, err := empty.app.Metrics(ctx, ptr(1))
+		require.NoError(t, err)
+		require.Nil(t, none.P50)
+		require.Nil(t, none.P95)
+		require.Equal(t, 0, none.Samples)
+	})
+}
+
+func TestPromptAB(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, func(c *usecase.Config) { c.Variants = []string{"alpha", "beta"} })
+		ctx := context.Background()
+
+		first := e.create(t, "spec", nil)
+		require.Equal(t, "alpha", first.PromptVariant, "exploration: fewest samples, then by name")
+		e.run(t, first.ID, "failed", time.Second)
+		second := e.create(t, "spec", nil)
+		require.Equal(t, "beta", second.PromptVariant)
+		e.patch(t, second.ID, usecase.Patch{Status: ptr("completed"), ValueScore: ptr(2.0), ResourceCost: ptr(4.0)})
+		for range 2 {
+			tk := e.create(t, "spec", map[string]any{"prompt_variant": "alpha"})
+			e.run(t, tk.ID, "failed", time.Second)
+		}
+		given := e.create(t, "spec", map[string]any{"prompt_variant": "gamma"})
+		require.Equal(t, "gamma", given.PromptVariant)
+		e.patch(t, given.ID, usecase.Patch{Status: ptr("completed"), ResourceCost: ptr(1.0)})
+		e.patch(t, given.ID, usecase.Patch{Status: ptr("completed")})
+
+		stats, err := e.app.PromptABStats(ctx)
+		require.NoError(t, err)
+		var names []string
+		for _, v := range stats {
+			names = append(names, v.Arm.Variant)
+		}
+		require.Equal(t, []string{"gamma", "beta", "alpha"}, names, "best ROI first: 1.0, 0.5, then no ROI")
+		gamma, beta, alpha := stats[0], stats[1], stats[2]
+		require.Equal(t, 1, gamma.Arm.Samples, "a repeated completion records no second outcome")
+		require.InDelta(t, 1.0, gamma.Arm.SumValue, 0, "a completion without a score is worth 1")
+		require.InDelta(t, 1.0, *gamma.ROI, 1e-9)
+		require.InDelta(t, 0.5, *beta.ROI, 1e-9)
+		require.Nil(t, alpha.ROI)
+		require.Equal(t, 3, alpha.Arm.Samples)
+		require.True(t, alpha.Blocked, "its first three outcomes were zero")
+		require.False(t, alpha.Exploring)
+		require.InDelta(t, 0.0, alpha.Probability, 0)
+		require.True(t, beta.Exploring)
+		require.False(t, beta.Blocked)
+		require.InDelta(t, 1.0, beta.Probability+gamma.Probability, 1e-9)
+		require.InDelta(t, 1.0, beta.Probability, 0, "exploration goes to the fewest samples first (beta and gamma tie at 1: by name)")
+
+		again, err := e.app.PromptABStats(ctx)
+		require.NoError(t, err)
+		require.Equal(t, stats, again, "a seeded source gives the same answer")
+
+		next := e.create(t, "spec", nil)
+		require.Equal(t, "beta", next.PromptVariant, "never the blocked variant")
+	})
+}

@@ -1,0 +1,494 @@
+package usecase
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// Patch is a PATCH of a task: nil fields are absent.
+type Patch struct {
+	Status         *string
+	Output         *string
+	ProgressPct    *float64
+	CurrentStep    *string
+	DecisionPrompt *string
+	ErrorSummary   *string
+	ErrorCategory  *string
+	WorkerID       *string
+	ValueScore     *float64
+	ResourceCost   *float64
+}
+
+// Empty reports whether the patch names no field.
+func (p Patch) Empty() bool {
+	return p.Status == nil && p.Output == nil && p.ProgressPct == nil && p.CurrentStep == nil && p.DecisionPrompt == nil &&
+		p.ErrorSummary == nil && p.ErrorCategory == nil && p.WorkerID == nil && p.ValueScore == nil && p.ResourceCost == nil
+}
+
+// validate checks each field on its own (the rules between fields and the
+// task's state are apply's).
+func (p Patch) validate() error {
+	if p.Empty() {
+		return fault.New(fault.Rejected, "empty update: give at least one field to change")
+	}
+	var errs []fault.FieldError
+	if p.Status != nil {
+		if _, ok := task.ParseStatus(*p.Status); !ok {
+			errs = append(errs, fault.Field("status", "must be one of pending, running, completed, failed, timed_out, needs_decision"))
+		}
+	}
+	if p.ProgressPct != nil && (math.IsNaN(*p.ProgressPct) || *p.ProgressPct < 0 || *p.ProgressPct > 100) {
+		errs = append(errs, fault.Field("progress_pct", "must be between 0 and 100"))
+	}
+	for _, m := range []struct {
+		name string
+		v    *float64
+	}{{"value_score", p.ValueScore}, {"resource_cost", p.ResourceCost}} {
+		if m.v != nil && (math.IsNaN(*m.v) || math.IsInf(*m.v, 0) || *m.v < 0) {
+			errs = append(errs, fault.Field(m.name, "must be a number at least 0"))
+		}
+	}
+	if p.ErrorCategory != nil && *p.ErrorCategory != "" && !task.ValidCategory(*p.ErrorCategory) {
+		errs = append(errs, fault.Field("error_category",
+			"must be one of timeout, executor_crash, provider_error, validation_failure, unknown"))
+	}
+	if p.WorkerID != nil {
+		switch w := strings.TrimSpace(*p.WorkerID); {
+		case w == "":
+			errs = append(errs, fault.Field("worker_id", "must not be blank"))
+		case utf8.RuneCountInString(w) > MaxWorkerID:
+			errs = append(errs, fault.Field("worker_id", "must be at most %d characters", MaxWorkerID))
+		}
+	}
+	if p.CurrentStep != nil && utf8.RuneCountInString(*p.CurrentStep) > MaxCurrentStep {
+		errs = append(errs, fault.Field("current_step", "must be at most %d characters", MaxCurrentStep))
+	}
+	if p.DecisionPrompt != nil && utf8.RuneCountInString(*p.DecisionPrompt) > MaxDecision {
+		errs = append(errs, fault.Field("decision_prompt", "must be at most %d characters", MaxDecision))
+	}
+	if len(errs) > 0 {
+		return fault.Validation(errs...)
+	}
+	return nil
+}
+
+// unchanged reports whether every field the patch names already has the
+// value it gives (a repeated PATCH).
+func (p Patch) unchanged(t store.Task) bool {
+	eqS := func(v *string, cur string) bool { return v == nil || *v == cur }
+	eqF := func(v *float64, cur float64) bool { return v == nil || *v == cur }
+	eqP := func(v, cur *float64) bool { return v == nil || (cur != nil && *v == *cur) }
+	worker := p.WorkerID
+	if worker != nil {
+		w := strings.TrimSpace(*worker)
+		worker = &w
+	}
+	return eqS(p.Status, string(t.Status)) && eqS(p.Output, t.Output) && eqF(p.ProgressPct, t.ProgressPct) &&
+		eqS(p.CurrentStep, t.CurrentStep) && eqS(p.DecisionPrompt, t.DecisionPrompt) &&
+		eqS(p.ErrorSummary, t.ErrorSummary) && eqS(p.ErrorCategory, t.ErrorCategory) && eqS(worker, t.WorkerID) &&
+		eqP(p.ValueScore, t.ValueScore) && eqP(p.ResourceCost, t.ResourceCost)
+}
+
+// apply is the update rule: the task cur changed by p at now, or why not.
+//
+//   - A finished task (completed, failed, timed_out) does not change: a
+//     PATCH that repeats its values answers it unchanged, any other is a
+//     conflict.
+//   - A running task belongs to its worker: a PATCH naming another
+//     worker_id is a conflict. Any PATCH of a running task renews its
+//     lease (the heartbeat).
+//   - status running claims the task (task.Claim: a worker_id is required;
+//     a second worker is a conflict; the same worker renews).
+//   - status pending releases the claim; needs_decision keeps the worker
+//     but drops the lease.
+//   - completed, failed and timed_out finish the task: completed_at and
+//     duration_seconds (from started_at, or created_at when it never ran)
+//     are set, and a completed task's progress becomes 100 unless given.
+//     failed needs error_summary or output (task.Diagnose fills the
+//     missing summary and category); timed_out defaults to the timeout
+//     category. error_summary and error_category are refused with any
+//     other status.
+func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time) (store.Task, error) {
+	if cur.Status.Finished() {
+		if p.unchanged(cur) {
+			return cur, nil
+		}
+		return cur, fault.New(fault.Conflict, "task %s is %s: a finished task does not change", cur.ID, cur.Status)
+	}
+	next := cur
+	target := cur.Status
+	if p.Status != nil {
+		target = task.Status(*p.Status)
+	}
+	worker := ""
+	if p.WorkerID != nil {
+		worker = strings.TrimSpace(*p.WorkerID)
+	}
+	if cur.Status == task.Running && p.WorkerID != nil && worker != cur.WorkerID {
+		return cur, fault.New(fault.Conflict, "task already claimed by another worker")
+	}
+	if (p.ErrorSummary != nil || p.ErrorCategory != nil) && target != task.Failed && target != task.TimedOut {
+		return cur, fault.Validation(fault.Field("error_summary", "is set only when the task fails or times out (status failed or timed_out)"))
+	}
+
+	if p.Output != nil {
+		next.Output = *p.Output
+	}
+	if p.ProgressPct != nil {
+		next.ProgressPct = *p.ProgressPct
+	}
+	if p.CurrentStep != nil {
+		next.CurrentStep = *p.CurrentStep
+	}
+	if p.DecisionPrompt != nil {
+		next.DecisionPrompt = *p.DecisionPrompt
+	}
+	if p.ValueScore != nil {
+		next.ValueScore = p.ValueScore
+	}
+	if p.ResourceCost != nil {
+		next.ResourceCost = p.ResourceCost
+	}
+
+	switch target {
+	case task.Running:
+		if p.Status != nil {
+			if err := task.Claim(cur.Status, cur.WorkerID, worker); err != nil {
+				return cur, err
+			}
+		}
+		if cur.Status != task.Running {
+			next = claimed(next, worker, lease, now)
+		}
+		next.LeaseExpiresAt = now.Add(leaseOf(next, lease))
+	case task.Pending:
+		if p.WorkerID != nil {
+			return cur, fault.Validation(fault.Field("worker_id", "is set by claiming the task (status running)"))
+		}
+		next.WorkerID, next.LeaseSeconds, next.LeaseExpiresAt = "", 0, time.Time{}
+	case task.NeedsDecision:
+		if p.WorkerID != nil {
+			next.WorkerID = worker
+		}
+		next.LeaseExpiresAt = time.Time{}
+	case task.Completed, task.Failed, task.TimedOut:
+		if p.WorkerID != nil {
+			next.WorkerID = worker
+		}
+		if err := finish(&next, cur, target, p, now); err != nil {
+			return cur, err
+		}
+	}
+	next.Status = target
+	next.UpdatedAt = now
+	return next, nil
+}
+
+// claimed is t claimed by worker at now: running, one more attempt,
+// started now, with a lease.
+func claimed(t store.Task, worker string, lease time.Duration, now time.Time) store.Task {
+	t.Status = task.Running
+	t.WorkerID = worker
+	t.Attempts++
+	t.StartedAt = now
+	t.LeaseSeconds = int(lease / time.Second)
+	t.LeaseExpiresAt = now.Add(lease)
+	return t
+}
+
+// leaseOf is the lease a running task's renewals use: the one it was
+// claimed with.
+func leaseOf(t store.Task, def time.Duration) time.Duration {
+	if t.LeaseSeconds > 0 {
+		return time.Duration(t.LeaseSeconds) * time.Second
+	}
+	return def
+}
+
+// finish ends next (a copy of cur) with status target.
+func finish(next *store.Task, cur store.Task, target task.Status, p Patch, now time.Time) error {
+	summary, category := "", ""
+	if p.ErrorSummary != nil {
+		summary = *p.ErrorSummary
+	}
+	if p.ErrorCategory != nil {
+		category = *p.ErrorCategory
+	}
+	switch target {
+	case task.Failed:
+		d, err := task.Diagnose(summary, category, next.Output)
+		if err != nil {
+			return err
+		}
+		next.ErrorSummary, next.ErrorCategory = d.Summary, d.Category
+	case task.TimedOut:
+		if category == "" {
+			category = task.CategoryTimeout
+		}
+		d, err := task.Diagnose(summary, category, next.Output)
+		if err != nil {
+			d = task.Diagnosis{Summary: "timed out", Category: category}
+		}
+		next.ErrorSummary, next.ErrorCategory = d.Summary, d.Category
+	case task.Completed:
+		if p.ProgressPct == nil {
+			next.ProgressPct = 100
+		}
+	}
+	start := cur.StartedAt
+	if start.IsZero() {
+		start = cur.CreatedAt
+	}
+	d := max(now.Sub(start), 0).Seconds()
+	next.Duration = &d
+	next.CompletedAt = now
+	next.LeaseExpiresAt = time.Time{}
+	return nil
+}
+
+// Update applies a PATCH to a task in one transaction: the task row, the
+// counters, and on finishing the rollup, the failure counts, the prompt
+// A/B outcome and (a completed task of an idea) the outbox row.
+func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error) {
+	if err := p.validate(); err != nil {
+		return store.Task{}, err
+	}
+	var (
+		out    store.Task
+		queued bool
+	)
+	err := a.tx(ctx, func(r Repos) error {
+		cur, err := r.Tasks.Lock(ctx, id)
+		if err != nil {
+			return notFound(err, id)
+		}
+		now := a.now()
+		next, err := a.apply(cur, p, a.cfg.Lease, now)
+		if err != nil {
+			return err
+		}
+		out = next
+		if cur.Status.Finished() {
+			return nil // an unchanged repeat: nothing to write
+		}
+		if err := r.Tasks.Save(ctx, next); err != nil {
+			return err
+		}
+		queued, err = a.changed(ctx, r, cur, next)
+		return err
+	})
+	if err != nil {
+		return store.Task{}, wrap("update task "+id, err)
+	}
+	if queued {
+		a.signal()
+	}
+	return out, nil
+}
+
+// changed keeps everything derived from a task in step with its change
+// from cur to next, in the same transaction: the status counters; and when
+// the task finishes, the hourly rollup, the failure counts, the prompt A/B
+// outcome (every finished task with a variant records one: value_score,
+// or 1 when a completed task gave none; 0 for a failure or timeout), and
+// for a completed task of an idea the outbox row of its advancement. It
+// reports whether an outbox row was queued.
+func (a *App) changed(ctx context.Context, r Repos, cur, next store.Task) (bool, error) {
+	if cur.Status != next.Status {
+		if err := r.Stats.AddCounts(ctx, []store.Count{
+			{Status: cur.Status, Type: cur.Type, N: -1}, {Status: next.Status, Type: next.Type, N: 1},
+		}); err != nil {
+			return false, err
+		}
+	}
+	if cur.Status.Finished() || !next.Status.Finished() {
+		return false, nil
+	}
+	h := store.Hourly{Hour: next.CompletedAt, Type: next.Type, Model: next.Model, Executor: next.Executor}
+	switch next.Status {
+	case task.Completed:
+		h.Completed = 1
+	case task.Failed:
+		h.Failed = 1
+	default:
+		h.TimedOut = 1
+	}
+	if next.Duration != nil {
+		h.DurationSum = *next.Duration
+	}
+	if next.ValueScore != nil {
+		h.ValueSum = *next.ValueScore
+	}
+	if next.ResourceCost != nil {
+		h.CostSum = *next.ResourceCost
+	}
+	if err := r.Stats.AddHourly(ctx, h); err != nil {
+		return false, err
+	}
+	if next.Status == task.Failed {
+		if err := r.Stats.AddFailure(ctx, next.ErrorCategory, strings.TrimSpace(next.ErrorSummary) != ""); err != nil {
+			return false, err
+		}
+	}
+	if next.PromptVariant != "" {
+		if err := a.recordOutcome(ctx, r, next); err != nil {
+			return false, err
+		}
+	}
+	if next.Status != task.Completed || next.IdeaID == "" {
+		return false, nil
+	}
+	return r.Outbox.Enqueue(ctx, store.OutboxItem{
+		TaskID: next.ID, IdeaID: next.IdeaID, TaskType: next.Type, CreatedAt: next.CompletedAt, NextAttemptAt: next.CompletedAt,
+	})
+}
+
+// recordOutcome stores a finished task's prompt A/B outcome and adds it to
+// its variant's record (abtest.Arm.Record), once per task.
+func (a *App) recordOutcome(ctx context.Context, r Repos, t store.Task) error {
+	value := 0.0
+	if t.Status == task.Completed {
+		value = 1
+		if t.ValueScore != nil {
+			value = *t.ValueScore
+		}
+	}
+	cost := 0.0
+	if t.ResourceCost != nil {
+		cost = *t.ResourceCost
+	}
+	added, err := r.Prompts.RecordOutcome(ctx, store.Outcome{
+		TaskID: t.ID, Variant: t.PromptVariant, ValueScore: value, ResourceCost: cost, CreatedAt: t.CompletedAt,
+	})
+	if err != nil || !added {
+		return err
+	}
+	arm, err := r.Prompts.LockArm(ctx, t.PromptVariant)
+	if err != nil {
+		return err
+	}
+	arm.Record(value, cost)
+	return r.Prompts.SaveArm(ctx, arm, t.CompletedAt)
+}
+
+// Claim hands worker the oldest pending task of the types (any type when
+// none is given) with a lease of leaseSeconds (the configured lease when
+// nil); ok is false when no pending task matched. Concurrent claims never
+// hand out one task twice.
+func (a *App) Claim(ctx context.Context, worker string, types []string, leaseSeconds *int) (store.Task, bool, error) {
+	var errs []fault.FieldError
+	worker = strings.TrimSpace(worker)
+	switch {
+	case worker == "":
+		errs = append(errs, fault.Field("worker_id", "is required"))
+	case utf8.RuneCountInString(worker) > MaxWorkerID:
+		errs = append(errs, fault.Field("worker_id", "must be at most %d characters", MaxWorkerID))
+	}
+	var want []task.Type
+	for _, s := range types {
+		t, ok := task.ParseType(s)
+		if !ok {
+			errs = append(errs, fault.Field("task_types", "%q is not a task type", s))
+			continue
+		}
+		if !containsType(want, t) {
+			want = append(want, t)
+		}
+	}
+	lease := a.cfg.Lease
+	if leaseSeconds != nil {
+		if *leaseSeconds < 1 || *leaseSeconds > MaxLeaseSeconds {
+			errs = append(errs, fault.Field("lease_seconds", "must be between 1 and %d", MaxLeaseSeconds))
+		}
+		lease = time.Duration(*leaseSeconds) * time.Second
+	}
+	if len(errs) > 0 {
+		return store.Task{}, false, fault.Validation(errs...)
+	}
+	var (
+		out   store.Task
+		found bool
+	)
+	err := a.tx(ctx, func(r Repos) error {
+		found = false
+		cur, err := r.Tasks.NextPending(ctx, want)
+		if isNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := task.Claim(cur.Status, cur.WorkerID, worker); err != nil {
+			return err
+		}
+		now := a.now()
+		next := claimed(cur, worker, lease, now)
+		next.UpdatedAt = now
+		if err := r.Tasks.Save(ctx, next); err != nil {
+			return err
+		}
+		if _, err := a.changed(ctx, r, cur, next); err != nil {
+			return err
+		}
+		out, found = next, true
+		return nil
+	})
+	if err != nil {
+		return store.Task{}, false, wrap("claim a task", err)
+	}
+	return out, found, nil
+}
+
+// MaxLeaseSeconds bounds a claim's lease (a day).
+const MaxLeaseSeconds = 86400
+
+func containsType(ts []task.Type, t task.Type) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Reap returns every running task whose lease expired to pending, or
+// times it out when it has had MaxAttempts claims, and keeps the counters
+// (and for a timeout the rollup and the A/B outcome) in step, in one
+// transaction. Every replica may run it at any time: the reaping is one
+// UPDATE whose condition a second reaper finds false.
+func (a *App) Reap(ctx context.Context) (requeued, timedOut int, err error) {
+	err = a.tx(ctx, func(r Repos) error {
+		requeued, timedOut = 0, 0
+		now := a.now()
+		summary := fmt.Sprintf("the worker's lease expired on the last of %d attempts", a.cfg.MaxAttempts)
+		reaped, err := r.Tasks.Reap(ctx, now, a.cfg.MaxAttempts, summary)
+		if err != nil {
+			return err
+		}
+		for _, next := range reaped {
+			cur := next
+			cur.Status = task.Running
+			if next.Status == task.TimedOut {
+				timedOut++
+			} else {
+				requeued++
+			}
+			if _, err := a.changed(ctx, r, cur, next); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, wrap("reap expired leases", err)
+	}
+	return requeued, timedOut, nil
+}

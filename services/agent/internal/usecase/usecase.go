@@ -1,0 +1,178 @@
+// Package usecase is the agent's use-case layer: each exported method is
+// one use case of the task pipeline (create, claim, update, reap, deliver
+// the idea advancements, and the pipeline's reports), and each one that
+// writes runs in exactly one database transaction that it opens itself.
+// Repositories work over a querier (the pool or that transaction) and never
+// open transactions of their own, so a status change, its counters, its
+// prompt A/B outcome and its outbox row commit or roll back together. The
+// gRPC handlers and the background loops both call this layer; neither
+// touches a store directly.
+package usecase
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/foundryhq/foundry/services/agent/internal/attention"
+	"github.com/foundryhq/foundry/services/agent/internal/routing"
+	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/database"
+)
+
+// Repos are the agent's repositories over one querier.
+type Repos struct {
+	Tasks   store.Tasks
+	Stats   store.Stats
+	Prompts store.Prompts
+	Outbox  store.Outbox
+}
+
+// Opener builds the repositories over a querier.
+type Opener func(q database.Querier) Repos
+
+// Ideas advances ideas in the portfolio, through its gRPC API: the agent
+// never writes another service's schema.
+type Ideas interface {
+	// AdvanceForTask reports that task taskID of taskType completed for the
+	// idea. It is idempotent by taskID. An unknown idea is a fault.NotFound
+	// error, an id the portfolio refuses a fault.Invalid one.
+	AdvanceForTask(ctx context.Context, ideaID, taskType, taskID string) error
+}
+
+// Defaults of the configuration.
+const (
+	// DefaultLease is how long a claim holds without a renewal.
+	DefaultLease = 5 * time.Minute
+	// DefaultMaxAttempts is how many claims a task gets before an expired
+	// lease times it out.
+	DefaultMaxAttempts = 3
+	// DefaultABDraws is how many Thompson draws estimate a variant's
+	// selection probability.
+	DefaultABDraws = 10000
+	// MetricsSample bounds the finished tasks the percentiles read.
+	MetricsSample = 10000
+)
+
+// Config configures the use cases. Zero values take the documented defaults.
+type Config struct {
+	Clock clock.Clock
+	// NewID makes task ids (UUIDs by default).
+	NewID func() string
+	// Seed seeds the prompt-variant selection (0: a random seed). The
+	// selection probabilities reported by the A/B statistics are estimated
+	// with a source seeded from it too, so one seed gives reproducible
+	// answers.
+	Seed uint64
+	// Routing routes task types (routing.Default() by default).
+	Routing routing.Table
+	// Attention holds the pipeline's attention thresholds (attention.Defaults).
+	Attention attention.Config
+	// Lease is the claim lease when a claim names none (DefaultLease).
+	Lease time.Duration
+	// MaxAttempts is how many claims a task gets (DefaultMaxAttempts).
+	MaxAttempts int
+	// Variants are the prompt variants known before any is recorded.
+	Variants []string
+	// ABDraws is the number of draws behind a selection probability.
+	ABDraws int
+	// Ideas advances ideas in the portfolio (delivery fails without it).
+	Ideas Ideas
+	// Log records the variant each task uses and the outbox's troubles.
+	Log *zap.Logger
+}
+
+// App runs the agent's use cases.
+type App struct {
+	db    *database.DB
+	open  Opener
+	cfg   Config
+	clock clock.Clock
+	log   *zap.Logger
+
+	rndMu sync.Mutex
+	rnd   *rand.Rand
+
+	// wake is signalled after a commit that queued an idea advancement.
+	wake chan struct{}
+}
+
+// New returns the use-case layer over db.
+func New(db *database.DB, open Opener, cfg Config) *App {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = func() string { return uuid.Must(uuid.NewRandomFromReader(crand.Reader)).String() }
+	}
+	if cfg.Seed == 0 {
+		var b [8]byte
+		_, _ = crand.Read(b[:])
+		cfg.Seed = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	if cfg.Routing.TaskTypes == nil {
+		cfg.Routing = routing.Default()
+	}
+	if cfg.Attention == (attention.Config{}) {
+		cfg.Attention = attention.Defaults
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.ABDraws <= 0 {
+		cfg.ABDraws = DefaultABDraws
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	return &App{
+		db: db, open: open, cfg: cfg, clock: cfg.Clock, log: cfg.Log,
+		rnd:  rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		wake: make(chan struct{}, 1),
+	}
+}
+
+// now is the time records carry, to the microsecond the store keeps, so a
+// write's answer equals what a later read returns.
+func (a *App) now() time.Time { return a.clock.Now().UTC().Truncate(time.Microsecond) }
+
+// tx runs fn in one transaction over fresh repositories. Serialization
+// failures and deadlocks are retried by the database layer, so fn must have
+// no effect outside the transaction.
+func (a *App) tx(ctx context.Context, fn func(r Repos) error) error {
+	return a.db.Tx(ctx, func(q database.Querier) error { return fn(a.open(q)) })
+}
+
+// read gives repositories over the pool: for use cases that only read.
+func (a *App) read() Repos { return a.open(a.db) }
+
+// Wake is signalled (without blocking, so at most one signal waits) after
+// a transaction queued an idea advancement: the deliverer need not wait
+// for its next tick.
+func (a *App) Wake() <-chan struct{} { return a.wake }
+
+func (a *App) signal() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wrap adds the use case's name to an unclassified error.
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

@@ -1,0 +1,880 @@
+package e2e_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/allinone/allinonetest"
+)
+
+// The credit economy, black-box through the gateway: deposits, the rate and
+// the supply, stakes and unstakes, withdrawals, idempotency, the audit
+// chain, the oracle breaker and the emergency freeze. The rate is the
+// default fixed 100 CC per USD with the posted 1 % spread: buy 99.5, sell
+// 100.5. The economy monitor is off so the mode changes only by the
+// requests of each test.
+
+// creditAdmin is the administrator key header.
+const creditAdmin = "X-API-Key: " + allinonetest.AdminKey
+
+// creditFlags keep each system's economy deterministic: no monitor changing
+// the mode, the fixed rate read only at startup.
+var creditFlags = []string{"-monitor-interval=0", "-rate-poll-interval=0"}
+
+// creditUser is a registered contributor.
+type creditUser struct {
+	ID    string
+	Token string
+}
+
+// auth is the user's Authorization header.
+func (u creditUser) auth() string { return "Authorization: Bearer " + u.Token }
+
+// creditBal are a contributor's balances.
+type creditBal struct {
+	Available float64 `json:"available_cc"`
+	Staked    float64 `json:"staked_cc"`
+	Cooling   float64 `json:"cooling_cc"`
+}
+
+// creditAuditEntry is one link of the audit chain.
+type creditAuditEntry struct {
+	Seq      int               `json:"seq"`
+	Kind     string            `json:"kind"`
+	Actor    string            `json:"actor"`
+	Subject  string            `json:"subject"`
+	Amount   float64           `json:"amount"`
+	Attrs    map[string]string `json:"attrs"`
+	PrevHash string            `json:"prev_hash"`
+	Hash     string            `json:"hash"`
+}
+
+func creditRegister(t *testing.T, sys *allinonetest.System, handle string) creditUser {
+	t.Helper()
+	r := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": handle})
+	requireStatus(t, http.StatusCreated, r)
+	return creditUser{ID: r.JSON["contributor_id"].(string), Token: r.JSON["session_token"].(string)}
+}
+
+func creditIdea(t *testing.T, sys *allinonetest.System, name string) string {
+	t.Helper()
+	r := request(t, http.MethodPost, sys.URL("/api/ideas"), map[string]any{"name": name, "potential_value": 100, "estimated_cost": 10})
+	requireStatus(t, http.StatusCreated, r)
+	return r.JSON["id"].(string)
+}
+
+func creditDeposit(t *testing.T, sys *allinonetest.System, contributorID string, usd float64, reference string) response {
+	t.Helper()
+	return request(t, http.MethodPost, sys.URL("/api/cc/deposit"),
+		map[string]any{"contributor_id": contributorID, "amount_usd": usd, "reference": reference}, creditAdmin)
+}
+
+func creditBalances(t *testing.T, sys *allinonetest.System, contributorID string) creditBal {
+	t.Helper()
+	r := request(t, http.MethodGet, sys.URL("/api/cc/balances/"+contributorID), nil)
+	requireStatus(t, http.StatusOK, r)
+	require.Equal(t, contributorID, r.JSON["contributor_id"])
+	var b creditBal
+	require.NoError(t, json.Unmarshal(r.Raw, &b))
+	return b
+}
+
+func creditSupply(t *testing.T, sys *allinonetest.System) map[string]any {
+	t.Helper()
+	r := request(t, http.MethodGet, sys.URL("/api/cc/supply"), nil)
+	requireStatus(t, http.StatusOK, r)
+	return r.JSON
+}
+
+// creditAudit reads the whole chain, newest first, and its total, and
+// checks the chaining of every link.
+func creditAudit(t *testing.T, sys *allinonetest.System) ([]creditAuditEntry, int) {
+	t.Helper()
+	r := request(t, http.MethodGet, sys.URL("/api/audit?limit=500"), nil)
+	requireStatus(t, http.StatusOK, r)
+	var body struct {
+		Entries []creditAuditEntry `json:"entries"`
+		Total   int                `json:"total"`
+	}
+	require.NoError(t, json.Unmarshal(r.Raw, &body))
+	require.NotNil(t, body.Entries, "an empty chain is [], not null: %s", r.Raw)
+	require.Len(t, body.Entries, body.Total, "one page holds the whole chain")
+	for i, e := range body.Entries {
+		require.Equal(t, body.Total-i, e.Seq, "newest first, no gap")
+		require.Regexp(t, `^[0-9a-f]{64}$`, e.Hash)
+		if i+1 < len(body.Entries) {
+			require.Equal(t, body.Entries[i+1].Hash, e.PrevHash, "entry %d chains to entry %d", e.Seq, e.Seq-1)
+		} else {
+			require.Equal(t, strings.Repeat("0", 64), e.PrevHash, "the first entry chains to zero")
+		}
+	}
+	return body.Entries, body.Total
+}
+
+func creditAuditTotal(t *testing.T, sys *allinonetest.System) int {
+	t.Helper()
+	_, total := creditAudit(t, sys)
+	return total
+}
+
+func creditKinds(entries []creditAuditEntry) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.Kind
+	}
+	return out
+}
+
+func creditVerify(t *testing.T, sys *allinonetest.System, checked int) {
+	t.Helper()
+	r := request(t, http.MethodGet, sys.URL("/api/audit/verify"), nil)
+	requireStatus(t, http.StatusOK, r)
+	require.Equal(t, true, r.JSON["valid"], "body: %s", r.Raw)
+	require.Equal(t, float64(checked), r.JSON["entries_checked"])
+	require.Nil(t, r.JSON["first_divergent_seq"])
+	require.Nil(t, r.JSON["reason"])
+}
+
+// creditHistory returns a contributor's investment-history events and
+// checks they come newest first.
+func creditHistory(t *testing.T, sys *allinonetest.System, contributorID string) []map[string]any {
+	t.Helper()
+	r := request(t, http.MethodGet, sys.URL("/api/contributors/"+contributorID+"/investment-history"), nil)
+	requireStatus(t, http.StatusOK, r)
+	require.Equal(t, contributorID, r.JSON["contributor_id"])
+	events, ok := r.JSON["events"].([]any)
+	require.True(t, ok, "events is a list: %s", r.Raw)
+	out := make([]map[string]any, len(events))
+	prev := int(^uint(0) >> 1)
+	for i, e := range events {
+		out[i] = e.(map[string]any)
+		seq := int(out[i]["audit_seq"].(float64))
+		require.Less(t, seq, prev, "newest first")
+		prev = seq
+	}
+	return out
+}
+
+func creditEventKinds(events []map[string]any) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e["kind"].(string)
+	}
+	return out
+}
+
+func creditSign(secret, reason string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(reason))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// requireCreditDetail checks an error's status and that its detail says
+// what it should.
+func requireCreditDetail(t *testing.T, want int, r response, contains string) {
+	t.Helper()
+	requireStatus(t, want, r)
+	require.Contains(t, r.JSON["detail"], contains, "body: %s", r.Raw)
+}
+
+// TestLedgerCreditMinting: deposits mint at the buy rate under the
+// administrator key and are idempotent by reference; the rate and the
+// supply keep CC backed; withdrawals burn at the sell rate; the
+// Idempotency-Key replays a withdrawal's answer; every movement and spread
+// fee is chained in the audit ledger.
+func TestLedgerCreditMinting(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		ada := creditRegister(t, sys, "ada")
+		bob := creditRegister(t, sys, "bob")
+
+		t.Run("exchange rate: buy < mid < sell around 100 CC per USD with a 1 % spread", func(t *testing.T) {
+			r := request(t, http.MethodGet, sys.URL("/api/cc/exchange-rate"), nil)
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, 100.0, r.JSON["cc_per_usd"])
+			require.Equal(t, 1.0, r.JSON["spread_pct"])
+			require.Equal(t, 99.5, r.JSON["buy_rate"])
+			require.Equal(t, 100.5, r.JSON["sell_rate"])
+			require.Less(t, r.JSON["buy_rate"], r.JSON["cc_per_usd"])
+			require.Less(t, r.JSON["cc_per_usd"], r.JSON["sell_rate"])
+			require.InDelta(t, 1/100.0, r.JSON["usd_per_cc"], 1e-12)
+			require.Equal(t, false, r.JSON["breaker_tripped"])
+			require.Equal(t, "fixed", r.JSON["source"])
+		})
+
+		t.Run("supply before any deposit: nothing outstanding, ratio 1.0", func(t *testing.T) {
+			s := creditSupply(t, sys)
+			require.Equal(t, 0.0, s["total_cc_outstanding"])
+			require.Equal(t, 0.0, s["treasury_value_usd"])
+			require.Equal(t, 1.0, s["reserve_ratio"])
+			require.Equal(t, "healthy", s["status"])
+			require.Equal(t, "normal", s["mode"])
+			require.Equal(t, 100.0, s["cc_per_usd"])
+			require.InDelta(t, 0.01, s["exchange_rate"], 1e-12)
+			entries, total := creditAudit(t, sys)
+			require.Empty(t, entries)
+			require.Zero(t, total)
+		})
+
+		t.Run("deposit needs the administrator key", func(t *testing.T) {
+			body := map[string]any{"contributor_id": ada.ID, "amount_usd": 10, "reference": "wire-1"}
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/deposit"), body))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/deposit"), body, "X-API-Key: wrong"))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/deposit"), body, ada.auth()))
+			require.Equal(t, creditBal{}, creditBalances(t, sys, ada.ID), "nothing minted")
+			require.Equal(t, 0.0, creditSupply(t, sys)["total_cc_outstanding"])
+		})
+
+		t.Run("deposit validation: 422 with field errors; unknown contributor: 404", func(t *testing.T) {
+			for name, body := range map[string]map[string]any{
+				"zero":       {"contributor_id": ada.ID, "amount_usd": 0, "reference": "v-1"},
+				"negative":   {"contributor_id": ada.ID, "amount_usd": -5, "reference": "v-2"},
+				"7 decimals": {"contributor_id": ada.ID, "amount_usd": 1.0000001, "reference": "v-3"},
+			} {
+				r := request(t, http.MethodPost, sys.URL("/api/cc/deposit"), body, creditAdmin)
+				requireFieldError(t, r, "amount_usd")
+				require.Contains(t, r.JSON["detail"], "amount_usd", name)
+			}
+			requireFieldError(t, request(t, http.MethodPost, sys.URL("/api/cc/deposit"),
+				map[string]any{"contributor_id": ada.ID, "amount_usd": 10}, creditAdmin), "reference")
+			requireFieldError(t, creditDeposit(t, sys, ada.ID, 10, "   "), "reference")
+			requireFieldError(t, creditDeposit(t, sys, "", 10, "v-4"), "contributor_id")
+			requireCreditDetail(t, http.StatusNotFound, creditDeposit(t, sys, "no-such-contributor", 10, "v-5"), "no-such-contributor")
+			require.Equal(t, creditBal{}, creditBalances(t, sys, ada.ID))
+			require.Zero(t, creditAuditTotal(t, sys), "nothing was recorded")
+		})
+
+		var first response
+		t.Run("deposit: 201, minted at the buy rate with the spread kept", func(t *testing.T) {
+			first = creditDeposit(t, sys, ada.ID, 10, "wire-1")
+			requireStatus(t, http.StatusCreated, first)
+			require.Equal(t, ada.ID, first.JSON["contributor_id"])
+			require.Equal(t, 10.0, first.JSON["amount_usd"])
+			require.Equal(t, 995.0, first.JSON["amount_cc"], "10 USD × 99.5")
+			require.Equal(t, 99.5, first.JSON["buy_rate"])
+			require.InDelta(t, 0.05, first.JSON["spread_usd"], 1e-9, "10 USD less 995 CC at the mid rate")
+			require.Equal(t, false, first.JSON["duplicate"])
+			require.Equal(t, "wire-1", first.JSON["reference"])
+			require.Equal(t, creditBal{Available: 995}, creditBalances(t, sys, ada.ID))
+		})
+
+		t.Run("supply after the deposit: backed, ratio above 1", func(t *testing.T) {
+			s := creditSupply(t, sys)
+			require.Equal(t, 995.0, s["total_cc_outstanding"])
+			require.Equal(t, 10.0, s["treasury_value_usd"])
+			require.InDelta(t, 1000.0/995.0, s["reserve_ratio"], 1e-6)
+			require.Greater(t, s["reserve_ratio"], 1.0)
+			require.Equal(t, "healthy", s["status"])
+			require.Equal(t, "normal", s["mode"])
+			require.LessOrEqual(t, s["total_cc_outstanding"].(float64), s["treasury_value_usd"].(float64)/s["exchange_rate"].(float64)+1e-9,
+				"total_cc_outstanding <= treasury_value_usd / exchange_rate")
+		})
+
+		t.Run("the same reference and body: 200 duplicate, nothing minted again", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			again := creditDeposit(t, sys, ada.ID, 10, "wire-1")
+			requireStatus(t, http.StatusOK, again)
+			require.Equal(t, true, again.JSON["duplicate"])
+			require.Equal(t, 995.0, again.JSON["amount_cc"])
+			require.Equal(t, 10.0, again.JSON["amount_usd"])
+			require.Equal(t, ada.ID, again.JSON["contributor_id"])
+			require.Equal(t, "wire-1", again.JSON["reference"])
+			require.Equal(t, first.JSON["created_at"], again.JSON["created_at"], "the original deposit")
+			require.Equal(t, creditBal{Available: 995}, creditBalances(t, sys, ada.ID))
+			s := creditSupply(t, sys)
+			require.Equal(t, 995.0, s["total_cc_outstanding"])
+			require.Equal(t, 10.0, s["treasury_value_usd"])
+			require.Equal(t, before, creditAuditTotal(t, sys))
+		})
+
+		t.Run("a duplicate describes the original deposit: its rate and spread", func(t *testing.T) {
+			again := creditDeposit(t, sys, ada.ID, 10, "wire-1")
+			requireStatus(t, http.StatusOK, again)
+			require.Equal(t, true, again.JSON["duplicate"])
+			require.Equal(t, first.JSON["buy_rate"], again.JSON["buy_rate"], "995 CC were minted at 99.5, not at 0")
+			require.Equal(t, first.JSON["spread_usd"], again.JSON["spread_usd"])
+		})
+
+		t.Run("the same reference with another amount or contributor: 409", func(t *testing.T) {
+			requireCreditDetail(t, http.StatusConflict, creditDeposit(t, sys, ada.ID, 11, "wire-1"), "wire-1")
+			requireCreditDetail(t, http.StatusConflict, creditDeposit(t, sys, bob.ID, 10, "wire-1"), "wire-1")
+			require.Equal(t, creditBal{Available: 995}, creditBalances(t, sys, ada.ID))
+			require.Equal(t, creditBal{}, creditBalances(t, sys, bob.ID))
+		})
+
+		t.Run("withdraw is owner-only", func(t *testing.T) {
+			body := map[string]any{"contributor_id": ada.ID, "amount_cc": 201}
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body, "Authorization: Bearer "+strings.Repeat("0", 64)))
+			requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body, bob.auth()))
+			requireFieldError(t, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"),
+				map[string]any{"contributor_id": ada.ID, "amount_cc": 0}, ada.auth()), "amount_cc")
+			require.Equal(t, creditBal{Available: 995}, creditBalances(t, sys, ada.ID))
+		})
+
+		t.Run("withdraw burns at the sell rate and records the spread", func(t *testing.T) {
+			r := request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), map[string]any{"contributor_id": ada.ID, "amount_cc": 201}, ada.auth())
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, ada.ID, r.JSON["contributor_id"])
+			require.Equal(t, 201.0, r.JSON["amount_cc"])
+			require.Equal(t, 2.0, r.JSON["amount_usd"], "201 CC / 100.5")
+			require.Equal(t, 100.5, r.JSON["sell_rate"])
+			require.InDelta(t, 0.01, r.JSON["spread_usd"], 1e-9, "2.01 USD at the mid rate less 2 USD paid")
+			require.Equal(t, creditBal{Available: 794}, creditBalances(t, sys, ada.ID))
+			s := creditSupply(t, sys)
+			require.Equal(t, 794.0, s["total_cc_outstanding"])
+			require.Equal(t, 8.0, s["treasury_value_usd"])
+			require.Greater(t, s["reserve_ratio"], 1.0)
+		})
+
+		t.Run("withdrawing more than is available: 400", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			requireCreditDetail(t, http.StatusBadRequest, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"),
+				map[string]any{"contributor_id": ada.ID, "amount_cc": 794.000001}, ada.auth()), "insufficient")
+			requireCreditDetail(t, http.StatusBadRequest, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"),
+				map[string]any{"contributor_id": bob.ID, "amount_cc": 1}, bob.auth()), "insufficient")
+			require.Equal(t, creditBal{Available: 794}, creditBalances(t, sys, ada.ID))
+			require.Equal(t, before, creditAuditTotal(t, sys))
+		})
+
+		t.Run("Idempotency-Key: the same key and body replay the answer, once", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			body := map[string]any{"contributor_id": ada.ID, "amount_cc": 100.5}
+			one := request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body, ada.auth(), "Idempotency-Key: payout-7")
+			requireStatus(t, http.StatusOK, one)
+			require.Equal(t, 1.0, one.JSON["amount_usd"])
+			two := request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body, ada.auth(), "Idempotency-Key: payout-7")
+			requireStatus(t, http.StatusOK, two)
+			require.Equal(t, string(one.Raw), string(two.Raw), "the identical answer")
+			require.Equal(t, one.JSON["created_at"], two.JSON["created_at"])
+			require.Equal(t, creditBal{Available: 693.5}, creditBalances(t, sys, ada.ID), "burned once")
+			require.Equal(t, before+2, creditAuditTotal(t, sys), "one withdrawal and its spread fee")
+
+			other := request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), map[string]any{"contributor_id": ada.ID, "amount_cc": 50},
+				ada.auth(), "Idempotency-Key: payout-7")
+			requireFieldError(t, other, "Idempotency-Key")
+			require.Equal(t, creditBal{Available: 693.5}, creditBalances(t, sys, ada.ID))
+			require.Equal(t, before+2, creditAuditTotal(t, sys))
+
+			fresh := request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body, ada.auth(), "Idempotency-Key: payout-8")
+			requireStatus(t, http.StatusOK, fresh)
+			require.Equal(t, creditBal{Available: 593}, creditBalances(t, sys, ada.ID), "another key is another withdrawal")
+		})
+
+		t.Run("audit: every movement and spread fee, newest first, chained", func(t *testing.T) {
+			entries, total := creditAudit(t, sys)
+			require.Equal(t, 8, total)
+			require.Equal(t, []string{"spread_fee", "withdraw", "spread_fee", "withdraw", "spread_fee", "withdraw", "spread_fee", "deposit"},
+				creditKinds(entries))
+			deposit, depositFee := entries[7], entries[6]
+			require.Equal(t, 995_000_000.0, deposit.Amount)
+			require.Equal(t, "micro_cc", deposit.Attrs["unit"])
+			require.Equal(t, "wire-1", deposit.Attrs["reference"])
+			require.Equal(t, ada.ID, deposit.Subject)
+			require.Equal(t, "admin", deposit.Actor)
+			require.Equal(t, 50_000.0, depositFee.Amount, "0.05 USD")
+			require.Equal(t, "micro_usd", depositFee.Attrs["unit"])
+			require.Equal(t, "deposit", depositFee.Attrs["movement"])
+			require.Equal(t, "100", depositFee.Attrs["spread_bp"])
+			require.Equal(t, deposit.Attrs["entry_id"], depositFee.Attrs["entry_id"])
+			withdraw, withdrawFee := entries[5], entries[4]
+			require.Equal(t, 201_000_000.0, withdraw.Amount)
+			require.Equal(t, ada.ID, withdraw.Actor)
+			require.Equal(t, 10_000.0, withdrawFee.Amount, "0.01 USD")
+			require.Equal(t, "withdraw", withdrawFee.Attrs["movement"])
+			require.Equal(t, 5_000.0, entries[2].Amount, "100.5 CC: 1.005 USD at mid, 1 USD paid")
+			creditVerify(t, sys, 8)
+		})
+
+		t.Run("repair needs the administrator key; a sound chain is left alone", func(t *testing.T) {
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}, "X-API-Key: wrong"))
+			r := request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}, creditAdmin)
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, false, r.JSON["repaired"])
+			require.Nil(t, r.JSON["repair_entry"])
+			require.Nil(t, r.JSON["first_divergent_seq"])
+			require.Equal(t, 8, creditAuditTotal(t, sys))
+			creditVerify(t, sys, 8)
+		})
+
+		t.Run("investment history: the movements, newest first", func(t *testing.T) {
+			events := creditHistory(t, sys, ada.ID)
+			require.Equal(t, []string{"withdraw", "withdraw", "withdraw", "deposit"}, creditEventKinds(events))
+			require.Equal(t, 995.0, events[3]["amount_cc"])
+			require.Equal(t, 201.0, events[2]["amount_cc"])
+			require.Nil(t, events[3]["idea_id"])
+			require.Empty(t, creditHistory(t, sys, bob.ID))
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/contributors/no-such-contributor/investment-history"), nil))
+		})
+	}, creditFlags...)
+}
+
+// TestLedgerCreditStaking: stakes (owner-only, both routes, dry runs that
+// write nothing), unstake cooldown tiers, positions, history, pledges and
+// the invest preview.
+func TestLedgerCreditStaking(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		ada := creditRegister(t, sys, "ada")
+		bob := creditRegister(t, sys, "bob")
+		idea1 := creditIdea(t, sys, "solar kettle")
+		idea2 := creditIdea(t, sys, "wind sock")
+		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 50, "wire-ada"))
+		require.Equal(t, creditBal{Available: 4975}, creditBalances(t, sys, ada.ID))
+		stake := func(body map[string]any, headers ...string) response {
+			return request(t, http.MethodPost, sys.URL("/api/cc/stake"), body, headers...)
+		}
+		unstake := func(body map[string]any, headers ...string) response {
+			return request(t, http.MethodPost, sys.URL("/api/cc/unstake"), body, headers...)
+		}
+
+		t.Run("invest preview of an idea nobody backs", func(t *testing.T) {
+			r := request(t, http.MethodGet, sys.URL("/api/ideas/"+idea1+"/invest-preview"), nil)
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, idea1, r.JSON["idea_id"])
+			require.Equal(t, "none", r.JSON["stage"])
+			require.Equal(t, 0.5, r.JSON["coherence_score"], "the default confidence")
+			require.Equal(t, 0.0, r.JSON["total_cc_staked"])
+			require.Equal(t, 0.0, r.JSON["staker_count"])
+			require.Equal(t, 0.0, r.JSON["stage_unlock_pct"])
+			require.Equal(t, map[string]any{"low_multiplier": 0.5, "high_multiplier": 3.0}, r.JSON["projections"])
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/ideas/no-such-idea/invest-preview"), nil))
+		})
+
+		t.Run("stake refusals: 422, 401, 403, 404, 400; nothing moves", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			body := map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 100}
+			requireFieldError(t, stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 0}, ada.auth()), "amount_cc")
+			requireFieldError(t, stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": -1}, ada.auth()), "amount_cc")
+			requireFieldError(t, stake(map[string]any{"contributor_id": ada.ID, "amount_cc": 1}, ada.auth()), "idea_id")
+			requireStatus(t, http.StatusUnauthorized, stake(body))
+			requireStatus(t, http.StatusUnauthorized, stake(body, "Authorization: Bearer "+strings.Repeat("f", 64)))
+			requireStatus(t, http.StatusForbidden, stake(body, bob.auth()))
+			requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/ideas/"+idea1+"/stake"),
+				map[string]any{"contributor_id": ada.ID, "amount_cc": 100}, bob.auth()))
+			requireCreditDetail(t, http.StatusNotFound, stake(map[string]any{"contributor_id": ada.ID, "idea_id": "no-such-idea", "amount_cc": 100}, ada.auth()), "no-such-idea")
+			requireCreditDetail(t, http.StatusBadRequest, stake(map[string]any{"contributor_id": bob.ID, "idea_id": idea1, "amount_cc": 1}, bob.auth()), "insufficient")
+			requireCreditDetail(t, http.StatusBadRequest, stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 4975.000001}, ada.auth()), "insufficient")
+			require.Equal(t, creditBal{Available: 4975}, creditBalances(t, sys, ada.ID))
+			require.Equal(t, before, creditAuditTotal(t, sys))
+		})
+
+		t.Run("dry run: no token, the projection, nothing written", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			for name, r := range map[string]response{
+				"/api/cc/stake": stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 500, "dry_run": true}),
+				"/api/ideas/{id}/stake": request(t, http.MethodPost, sys.URL("/api/ideas/"+idea1+"/stake"),
+					map[string]any{"contributor_id": ada.ID, "amount_cc": 500, "dry_run": true}),
+			} {
+				requireStatus(t, http.StatusOK, r)
+				require.Equal(t, true, r.JSON["dry_run"], name)
+				require.Equal(t, idea1, r.JSON["idea_id"], name)
+				require.Equal(t, 500.0, r.JSON["amount_cc"], name)
+				require.Equal(t, 500.0, r.JSON["position_cc"], name)
+				require.Equal(t, 4475.0, r.JSON["available_cc_after"], name)
+				require.Equal(t, "none", r.JSON["stage"], name)
+				require.Equal(t, map[string]any{"low_multiplier": 0.5, "high_multiplier": 3.0, "stage_unlock_pct": 0.0}, r.JSON["projection"], name)
+			}
+			require.Equal(t, creditBal{Available: 4975}, creditBalances(t, sys, ada.ID))
+			require.Equal(t, before, creditAuditTotal(t, sys))
+			require.Empty(t, request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.ID+"/investments"), nil).JSON["positions"])
+		})
+
+		t.Run("stake on both routes: 201 with the position and what is left", func(t *testing.T) {
+			r := stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 3000}, ada.auth())
+			requireStatus(t, http.StatusCreated, r)
+			require.Equal(t, false, r.JSON["dry_run"])
+			require.Equal(t, ada.ID, r.JSON["contributor_id"])
+			require.Equal(t, idea1, r.JSON["idea_id"])
+			require.Equal(t, 3000.0, r.JSON["amount_cc"])
+			require.Equal(t, 3000.0, r.JSON["position_cc"])
+			require.Equal(t, 1975.0, r.JSON["available_cc_after"])
+
+			r = request(t, http.MethodPost, sys.URL("/api/ideas/"+idea1+"/stake"), map[string]any{"contributor_id": ada.ID, "amount_cc": 100}, ada.auth())
+			requireStatus(t, http.StatusCreated, r)
+			require.Equal(t, idea1, r.JSON["idea_id"])
+			require.Equal(t, 3100.0, r.JSON["position_cc"], "a second stake adds to the position")
+			require.Equal(t, 1875.0, r.JSON["available_cc_after"])
+
+			r = request(t, http.MethodPost, sys.URL("/api/ideas/"+idea2+"/stake"), map[string]any{"contributor_id": ada.ID, "amount_cc": 200}, ada.auth())
+			requireStatus(t, http.StatusCreated, r)
+			require.Equal(t, idea2, r.JSON["idea_id"])
+			require.Equal(t, 200.0, r.JSON["position_cc"])
+			require.Equal(t, 1675.0, r.JSON["available_cc_after"])
+			require.Equal(t, creditBal{Available: 1675, Staked: 3300}, creditBalances(t, sys, ada.ID))
+
+			dry := stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 25, "dry_run": true})
+			requireStatus(t, http.StatusOK, dry)
+			require.Equal(t, 3125.0, dry.JSON["position_cc"], "the projection counts the position held")
+			require.Equal(t, 1650.0, dry.JSON["available_cc_after"])
+
+			p := request(t, http.MethodGet, sys.URL("/api/ideas/"+idea1+"/invest-preview"), nil)
+			requireStatus(t, http.StatusOK, p)
+			require.Equal(t, 3100.0, p.JSON["total_cc_staked"])
+			require.Equal(t, 1.0, p.JSON["staker_count"])
+		})
+
+		t.Run("Idempotency-Key on a stake: one movement; another body is 422", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			body := map[string]any{"contributor_id": ada.ID, "idea_id": idea2, "amount_cc": 10}
+			one := stake(body, ada.auth(), "Idempotency-Key: stake-1")
+			requireStatus(t, http.StatusCreated, one)
+			two := stake(body, ada.auth(), "Idempotency-Key: stake-1")
+			requireStatus(t, http.StatusCreated, two)
+			require.Equal(t, string(one.Raw), string(two.Raw), "the identical answer")
+			require.Equal(t, 210.0, two.JSON["position_cc"])
+			require.Equal(t, creditBal{Available: 1665, Staked: 3310}, creditBalances(t, sys, ada.ID))
+			require.Equal(t, before+1, creditAuditTotal(t, sys))
+			requireFieldError(t, stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea2, "amount_cc": 11}, ada.auth(), "Idempotency-Key: stake-1"),
+				"Idempotency-Key")
+			require.Equal(t, creditBal{Available: 1665, Staked: 3310}, creditBalances(t, sys, ada.ID))
+			require.Equal(t, before+1, creditAuditTotal(t, sys))
+		})
+
+		t.Run("investments: positions largest first and the summary", func(t *testing.T) {
+			r := request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.ID+"/investments"), nil)
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, ada.ID, r.JSON["contributor_id"])
+			positions := r.JSON["positions"].([]any)
+			require.Len(t, positions, 2)
+			require.Equal(t, idea1, positions[0].(map[string]any)["idea_id"])
+			require.Equal(t, 3100.0, positions[0].(map[string]any)["amount_cc"])
+			require.Equal(t, idea2, positions[1].(map[string]any)["idea_id"])
+			require.Equal(t, 210.0, positions[1].(map[string]any)["amount_cc"])
+			require.Equal(t, map[string]any{"position_count": 2.0, "total_staked_cc": 3310.0, "available_cc": 1665.0, "cooling_cc": 0.0}, r.JSON["summary"])
+		})
+
+		t.Run("unstake refusals: 422, 401, 403, 400", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			body := map[string]any{"contributor_id": ada.ID, "idea_id": idea2, "amount_cc": 10}
+			requireFieldError(t, unstake(map[string]any{"contributor_id": ada.ID, "idea_id": idea2, "amount_cc": 0}, ada.auth()), "amount_cc")
+			requireStatus(t, http.StatusUnauthorized, unstake(body))
+			requireStatus(t, http.StatusForbidden, unstake(body, bob.auth()))
+			requireCreditDetail(t, http.StatusBadRequest, unstake(map[string]any{"contributor_id": ada.ID, "idea_id": idea2, "amount_cc": 210.000001}, ada.auth()), "insufficient")
+			requireCreditDetail(t, http.StatusBadRequest, unstake(map[string]any{"contributor_id": bob.ID, "idea_id": idea2, "amount_cc": 1}, bob.auth()), "insufficient")
+			require.Equal(t, creditBal{Available: 1665, Staked: 3310}, creditBalances(t, sys, ada.ID))
+			require.Equal(t, before, creditAuditTotal(t, sys))
+		})
+
+		t.Run("unstake cooldown tiers", func(t *testing.T) {
+			for _, tc := range []struct {
+				amount float64
+				status string
+				hours  float64
+			}{
+				{50, "released", 0},
+				{99.999999, "released", 0},
+				{100, "cooling", 24},
+				{1000, "cooling", 24},
+				{1500, "cooling", 72},
+			} {
+				now := time.Now()
+				r := unstake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": tc.amount}, ada.auth())
+				requireStatus(t, http.StatusOK, r)
+				require.Equal(t, tc.status, r.JSON["status"], "%v CC", tc.amount)
+				require.Equal(t, tc.hours, r.JSON["cooldown_hours"], "%v CC", tc.amount)
+				require.Equal(t, tc.amount, r.JSON["amount_cc"])
+				require.Equal(t, idea1, r.JSON["idea_id"])
+				at, err := time.Parse(time.RFC3339Nano, r.JSON["available_at"].(string))
+				require.NoError(t, err)
+				require.WithinDuration(t, now.Add(time.Duration(tc.hours)*time.Hour), at, time.Minute, "%v CC", tc.amount)
+			}
+			// 1665 + 50 + 99.999999 available; 2600 cooling; 3310 - 2749.999999 staked.
+			require.Equal(t, creditBal{Available: 1814.999999, Staked: 560.000001, Cooling: 2600}, creditBalances(t, sys, ada.ID))
+			requireCreditDetail(t, http.StatusBadRequest, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"),
+				map[string]any{"contributor_id": ada.ID, "amount_cc": 1815}, ada.auth()), "insufficient")
+
+			r := request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.ID+"/investments"), nil)
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, map[string]any{"position_count": 2.0, "total_staked_cc": 560.000001, "available_cc": 1814.999999, "cooling_cc": 2600.0}, r.JSON["summary"])
+			positions := r.JSON["positions"].([]any)
+			require.Equal(t, idea1, positions[0].(map[string]any)["idea_id"])
+			require.Equal(t, 350.000001, positions[0].(map[string]any)["amount_cc"])
+		})
+
+		t.Run("investment history: every movement newest first, with kinds", func(t *testing.T) {
+			events := creditHistory(t, sys, ada.ID)
+			require.Equal(t, []string{"unstake", "unstake", "unstake", "unstake", "unstake", "stake", "stake", "stake", "stake", "deposit"},
+				creditEventKinds(events))
+			require.Equal(t, 1500.0, events[0]["amount_cc"])
+			require.Equal(t, idea1, events[0]["idea_id"])
+			require.Equal(t, 10.0, events[5]["amount_cc"])
+			require.Equal(t, idea2, events[5]["idea_id"])
+			require.Equal(t, 3000.0, events[8]["amount_cc"])
+			require.Equal(t, 4975.0, events[9]["amount_cc"])
+			lines := events[8]["lines"].([]any)
+			require.Len(t, lines, 2, "a balanced transfer: %v", lines)
+			var sum float64
+			for _, l := range lines {
+				sum += l.(map[string]any)["amount_cc"].(float64)
+			}
+			require.Zero(t, sum, "the lines balance")
+		})
+
+		t.Run("pledges: owner-only, cc_equivalent = hours × 500, no CC moves", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			bal := creditBalances(t, sys, ada.ID)
+			path := sys.URL("/api/contributors/" + ada.ID + "/pledges")
+			body := map[string]any{"idea_id": idea1, "hours_pledged": 2.5}
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, path, body))
+			requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, path, body, bob.auth()))
+			requireFieldError(t, request(t, http.MethodPost, path, map[string]any{"idea_id": idea1, "hours_pledged": 0}, ada.auth()), "hours_pledged")
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodPost, path, map[string]any{"idea_id": "no-such-idea", "hours_pledged": 1}, ada.auth()))
+
+			r := request(t, http.MethodPost, path, body, ada.auth())
+			requireStatus(t, http.StatusCreated, r)
+			require.Equal(t, 1250.0, r.JSON["cc_equivalent"])
+			require.Equal(t, 2.5, r.JSON["hours_pledged"])
+			require.Equal(t, ada.ID, r.JSON["contributor_id"])
+			require.Equal(t, idea1, r.JSON["idea_id"])
+			require.Regexp(t, `^[0-9a-f-]{36}$`, r.JSON["id"])
+			require.Equal(t, bal, creditBalances(t, sys, ada.ID), "a pledge moves no CC")
+			require.Equal(t, before, creditAuditTotal(t, sys))
+		})
+
+		t.Run("audit chain of the whole session verifies", func(t *testing.T) {
+			entries, total := creditAudit(t, sys)
+			require.Equal(t, 11, total, "deposit + spread fee, 4 stakes, 5 unstakes")
+			require.Equal(t, []string{"unstake", "unstake", "unstake", "unstake", "unstake", "stake", "stake", "stake", "stake", "spread_fee", "deposit"},
+				creditKinds(entries))
+			creditVerify(t, sys, 11)
+		})
+
+		// Last: a dry run that is taken for a real stake moves CC, which
+		// must not disturb the checks above.
+		t.Run("dry_run as a query parameter: the projection, nothing written", func(t *testing.T) {
+			cy := creditRegister(t, sys, "cyd")
+			requireStatus(t, http.StatusCreated, creditDeposit(t, sys, cy.ID, 10, "wire-cy"))
+			for _, tc := range []struct {
+				name    string
+				path    string
+				body    map[string]any
+				headers []string
+			}{
+				{"/api/cc/stake, no token", "/api/cc/stake?dry_run=true", map[string]any{"contributor_id": cy.ID, "idea_id": idea1, "amount_cc": 500}, nil},
+				{"/api/ideas/{id}/stake, no token", "/api/ideas/" + idea1 + "/stake?dry_run=true", map[string]any{"contributor_id": cy.ID, "amount_cc": 500}, nil},
+				{"/api/cc/stake, with the owner's token", "/api/cc/stake?dry_run=true", map[string]any{"contributor_id": cy.ID, "idea_id": idea1, "amount_cc": 500},
+					[]string{cy.auth()}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					before := creditAuditTotal(t, sys)
+					r := request(t, http.MethodPost, sys.URL(tc.path), tc.body, tc.headers...)
+					require.Equal(t, creditBal{Available: 995}, creditBalances(t, sys, cy.ID), "nothing staked")
+					require.Equal(t, before, creditAuditTotal(t, sys), "nothing recorded")
+					requireStatus(t, http.StatusOK, r)
+					require.Equal(t, true, r.JSON["dry_run"])
+					require.Equal(t, 500.0, r.JSON["position_cc"])
+					require.Equal(t, 495.0, r.JSON["available_cc_after"])
+				})
+			}
+		})
+	}, creditFlags...)
+}
+
+// TestLedgerCreditIncidents: the oracle circuit breaker and the emergency
+// freeze: signed by a configured signer, refusing every movement with
+// "frozen" until an administrator unfreezes; both listed as incidents.
+func TestLedgerCreditIncidents(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		ada := creditRegister(t, sys, "ada")
+		idea := creditIdea(t, sys, "tidal clock")
+		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 10, "wire-1"))
+		requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/cc/stake"),
+			map[string]any{"contributor_id": ada.ID, "idea_id": idea, "amount_cc": 200}, ada.auth()))
+		require.Equal(t, creditBal{Available: 795, Staked: 200}, creditBalances(t, sys, ada.ID))
+		reading := func(price float64, headers ...string) response {
+			return request(t, http.MethodPost, sys.URL("/api/cc/oracle/readings"), map[string]any{"cc_per_usd": price}, headers...)
+		}
+
+		t.Run("oracle: a reading 30 % off the 1-hour average trips the breaker", func(t *testing.T) {
+			requireStatus(t, http.StatusUnauthorized, reading(100))
+			requireStatus(t, http.StatusUnauthorized, reading(100, "X-API-Key: wrong"))
+			requireFieldError(t, reading(0, creditAdmin), "cc_per_usd")
+			requireFieldError(t, reading(-100, creditAdmin), "cc_per_usd")
+			for range 2 {
+				r := reading(100, creditAdmin)
+				requireStatus(t, http.StatusOK, r)
+				require.Equal(t, "accepted", r.JSON["verdict"])
+				require.Equal(t, false, r.JSON["breaker_tripped"])
+				require.Equal(t, 100.0, r.JSON["cc_per_usd"])
+			}
+			r := reading(130, creditAdmin)
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, "tripped", r.JSON["verdict"])
+			require.Equal(t, true, r.JSON["breaker_tripped"])
+			require.Equal(t, 130.0, r.JSON["reading_cc_per_usd"])
+			require.Equal(t, 100.0, r.JSON["cc_per_usd"], "the rate stays at the last good value")
+
+			rate := request(t, http.MethodGet, sys.URL("/api/cc/exchange-rate"), nil)
+			requireStatus(t, http.StatusOK, rate)
+			require.Equal(t, 100.0, rate.JSON["cc_per_usd"])
+			require.Equal(t, 99.5, rate.JSON["buy_rate"])
+			require.Equal(t, 100.5, rate.JSON["sell_rate"])
+			require.Equal(t, true, rate.JSON["breaker_tripped"])
+
+			st := request(t, http.MethodGet, sys.URL("/api/incidents/status"), nil)
+			requireStatus(t, http.StatusOK, st)
+			require.Equal(t, true, st.JSON["oracle_breaker_tripped"])
+			require.Equal(t, false, st.JSON["frozen"])
+			require.Equal(t, "normal", st.JSON["mode"])
+			require.Equal(t, "elevated", st.JSON["severity"])
+
+			list := request(t, http.MethodGet, sys.URL("/api/incidents"), nil)
+			requireStatus(t, http.StatusOK, list)
+			incidents := list.JSON["incidents"].([]any)
+			require.Len(t, incidents, 1)
+			require.Equal(t, "oracle_tripped", incidents[0].(map[string]any)["kind"])
+			require.Contains(t, incidents[0].(map[string]any)["detail"], "130")
+
+			entries, _ := creditAudit(t, sys)
+			require.Equal(t, "oracle_tripped", entries[0].Kind)
+			require.Equal(t, 130_000_000.0, entries[0].Amount)
+		})
+
+		const reason = "treasury keys may be compromised"
+		freeze := func(body map[string]any) response {
+			return request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), body)
+		}
+
+		t.Run("freeze: only a configured signer with a valid signature", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			for name, body := range map[string]map[string]any{
+				"bad signature":          {"signer_id": "ops", "reason": reason, "signature": strings.Repeat("ab", 32)},
+				"another signer's key":   {"signer_id": "ops", "reason": reason, "signature": creditSign("0ther", reason)},
+				"signed another reason":  {"signer_id": "ops", "reason": reason, "signature": creditSign("s3cret", "something else")},
+				"unknown signer":         {"signer_id": "mallory", "reason": reason, "signature": creditSign("s3cret", reason)},
+				"not hex":                {"signer_id": "ops", "reason": reason, "signature": "zz"},
+				"unknown, empty secret":  {"signer_id": "mallory", "reason": reason, "signature": creditSign("", reason)},
+				"signer id, wrong case":  {"signer_id": "OPS", "reason": reason, "signature": creditSign("s3cret", reason)},
+				"signature of the other": {"signer_id": "sec", "reason": reason, "signature": creditSign("s3cret", reason)},
+			} {
+				r := freeze(body)
+				requireStatus(t, http.StatusForbidden, r)
+				require.NotContains(t, string(r.Raw), "s3cret", name)
+			}
+			requireFieldError(t, freeze(map[string]any{"signer_id": "ops", "signature": creditSign("s3cret", "")}), "reason")
+			requireFieldError(t, freeze(map[string]any{"signer_id": "ops", "reason": reason}), "signature")
+			requireFieldError(t, freeze(map[string]any{"reason": reason, "signature": creditSign("s3cret", reason)}), "signer_id")
+			require.Equal(t, before, creditAuditTotal(t, sys))
+			s := creditSupply(t, sys)
+			require.Equal(t, "normal", s["mode"])
+		})
+
+		t.Run("a valid freeze: 200 frozen; again: 409", func(t *testing.T) {
+			r := freeze(map[string]any{"signer_id": "ops", "reason": reason, "signature": creditSign("s3cret", reason)})
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, true, r.JSON["frozen"])
+			require.Equal(t, "ops", r.JSON["signer_id"])
+			require.Equal(t, reason, r.JSON["reason"])
+			_, err := time.Parse(time.RFC3339Nano, r.JSON["frozen_at"].(string))
+			require.NoError(t, err)
+
+			requireStatus(t, http.StatusConflict, freeze(map[string]any{"signer_id": "ops", "reason": reason, "signature": creditSign("s3cret", reason)}))
+			requireStatus(t, http.StatusConflict, freeze(map[string]any{"signer_id": "sec", "reason": "again", "signature": creditSign("0ther", "again")}))
+
+			st := request(t, http.MethodGet, sys.URL("/api/incidents/status"), nil)
+			requireStatus(t, http.StatusOK, st)
+			require.Equal(t, true, st.JSON["frozen"])
+			require.Equal(t, "frozen", st.JSON["mode"])
+			require.Equal(t, reason, st.JSON["frozen_reason"])
+			require.Equal(t, "critical", st.JSON["severity"])
+			require.Equal(t, "frozen", creditSupply(t, sys)["mode"])
+		})
+
+		t.Run("while frozen every movement is 400 frozen", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			for name, r := range map[string]response{
+				"deposit": creditDeposit(t, sys, ada.ID, 5, "wire-2"),
+				"stake": request(t, http.MethodPost, sys.URL("/api/cc/stake"),
+					map[string]any{"contributor_id": ada.ID, "idea_id": idea, "amount_cc": 10}, ada.auth()),
+				"stake on the idea": request(t, http.MethodPost, sys.URL("/api/ideas/"+idea+"/stake"),
+					map[string]any{"contributor_id": ada.ID, "amount_cc": 10}, ada.auth()),
+				"unstake": request(t, http.MethodPost, sys.URL("/api/cc/unstake"),
+					map[string]any{"contributor_id": ada.ID, "idea_id": idea, "amount_cc": 10}, ada.auth()),
+				"withdraw": request(t, http.MethodPost, sys.URL("/api/cc/withdraw"),
+					map[string]any{"contributor_id": ada.ID, "amount_cc": 10}, ada.auth()),
+			} {
+				requireStatus(t, http.StatusBadRequest, r)
+				require.Equal(t, "frozen", r.JSON["detail"], name)
+			}
+			require.Equal(t, creditBal{Available: 795, Staked: 200}, creditBalances(t, sys, ada.ID))
+			require.Equal(t, before, creditAuditTotal(t, sys))
+			s := creditSupply(t, sys)
+			require.Equal(t, 995.0, s["total_cc_outstanding"])
+			require.Equal(t, 10.0, s["treasury_value_usd"])
+		})
+
+		t.Run("unfreeze needs the administrator key", func(t *testing.T) {
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}, "X-API-Key: wrong"))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}, ada.auth()))
+			require.Equal(t, "frozen", creditSupply(t, sys)["mode"])
+
+			r := request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{"reason": "keys rotated"}, creditAdmin)
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, false, r.JSON["frozen"])
+			require.Equal(t, "normal", r.JSON["mode"])
+			requireStatus(t, http.StatusConflict, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}, creditAdmin))
+
+			st := request(t, http.MethodGet, sys.URL("/api/incidents/status"), nil)
+			requireStatus(t, http.StatusOK, st)
+			require.Equal(t, false, st.JSON["frozen"])
+			require.Equal(t, "normal", st.JSON["mode"])
+			require.Nil(t, st.JSON["frozen_reason"])
+		})
+
+		t.Run("after the unfreeze movements work again", func(t *testing.T) {
+			requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 5, "wire-2"))
+			requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/cc/stake"),
+				map[string]any{"contributor_id": ada.ID, "idea_id": idea, "amount_cc": 10}, ada.auth()))
+			requireStatus(t, http.StatusOK, request(t, http.MethodPost, sys.URL("/api/cc/unstake"),
+				map[string]any{"contributor_id": ada.ID, "idea_id": idea, "amount_cc": 10}, ada.auth()))
+			requireStatus(t, http.StatusOK, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"),
+				map[string]any{"contributor_id": ada.ID, "amount_cc": 100.5}, ada.auth()))
+			// 795 + 497.5 minted - 10 staked + 10 released - 100.5 burned.
+			require.Equal(t, creditBal{Available: 1192, Staked: 200}, creditBalances(t, sys, ada.ID))
+		})
+
+		t.Run("incidents: freeze and unfreeze listed newest first", func(t *testing.T) {
+			r := request(t, http.MethodGet, sys.URL("/api/incidents"), nil)
+			requireStatus(t, http.StatusOK, r)
+			raw := r.JSON["incidents"].([]any)
+			var kinds []string
+			for _, it := range raw {
+				kinds = append(kinds, it.(map[string]any)["kind"].(string))
+			}
+			require.Equal(t, []string{"unfreeze", "freeze", "oracle_tripped"}, kinds)
+			freezeIncident := raw[1].(map[string]any)
+			require.Equal(t, "signer:ops", freezeIncident["actor"])
+			require.Equal(t, "critical", freezeIncident["severity"])
+			require.Contains(t, freezeIncident["detail"], reason)
+			require.Equal(t, "admin", raw[0].(map[string]any)["actor"])
+			require.Contains(t, raw[0].(map[string]any)["detail"], "keys rotated")
+			var prev time.Time
+			for i, it := range raw {
+				at, err := time.Parse(time.RFC3339Nano, it.(map[string]any)["created_at"].(string))
+				require.NoError(t, err)
+				if i > 0 {
+					require.False(t, at.After(prev), "newest first")
+				}
+				prev = at
+			}
+
+			entries, total := creditAudit(t, sys)
+			kindsAudit := creditKinds(entries)
+			require.Contains(t, kindsAudit, "freeze")
+			require.Contains(t, kindsAudit, "unfreeze")
+			creditVerify(t, sys, total)
+		})
+	}, append([]string{"-signers=ops:s3cret,sec:0ther"}, creditFlags...)...)
+}

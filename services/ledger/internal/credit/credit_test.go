@@ -1,0 +1,200 @@
+package credit_test
+
+import (
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+)
+
+const cc = money.Scale
+
+func TestNewQuoteSplitsTheSpreadEvenly(t *testing.T) {
+	t.Parallel()
+	q, err := credit.NewQuote(100*cc, credit.DefaultSpreadBP)
+	require.NoError(t, err)
+	require.Equal(t, money.Micros(99_500_000), q.Buy, "buy = mid less 0.5%")
+	require.Equal(t, money.Micros(100*cc), q.Mid)
+	require.Equal(t, money.Micros(100_500_000), q.Sell, "sell = mid plus 0.5%")
+	require.InDelta(t, 1.0, q.SpreadPct(), 1e-12)
+	require.InDelta(t, 0.01, q.USDPerCC(), 1e-12)
+}
+
+func TestNewQuoteRefusesBadRates(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		mid    money.Micros
+		spread int64
+	}{{0, 100}, {-1, 100}, {cc, 0}, {cc, 10_000}, {cc, -5}, {1, 100}} {
+		_, err := credit.NewQuote(c.mid, c.spread)
+		require.ErrorIs(t, err, credit.ErrBadRate, "mid %d spread %d", c.mid, c.spread)
+	}
+}
+
+func TestMintAndBurnWorkedExample(t *testing.T) {
+	t.Parallel()
+	q, err := credit.NewQuote(100*cc, credit.DefaultSpreadBP) // 100 CC per USD
+	require.NoError(t, err)
+	minted, fee, err := q.Mint(10 * cc) // 10 USD
+	require.NoError(t, err)
+	require.Equal(t, money.Micros(995*cc), minted, "10 USD at 99.5 CC/USD")
+	require.Equal(t, money.Micros(50_000), fee, "0.05 USD kept as spread")
+
+	usd, fee, err := q.Burn(1005 * cc)
+	require.NoError(t, err)
+	require.Equal(t, money.Micros(10*cc), usd, "1005 CC at 100.5 CC/USD")
+	require.Equal(t, money.Micros(50_000), fee, "0.05 USD kept as spread")
+
+	_, _, err = q.Mint(0)
+	require.Error(t, err)
+	_, _, err = q.Burn(-1)
+	require.Error(t, err)
+}
+
+func TestBackedAndReserveRatio(t *testing.T) {
+	t.Parallel()
+	mid := money.Micros(100 * cc)
+	require.True(t, credit.Backed(0, 0, mid), "nothing outstanding is always backed")
+	require.True(t, credit.Backed(1000*cc, 10*cc, mid), "exactly at the limit")
+	require.False(t, credit.Backed(1000*cc+1, 10*cc, mid), "one micro-CC over")
+	require.False(t, credit.Backed(1, 0, mid))
+	require.InDelta(t, 1.0, credit.ReserveRatio(0, 0, mid), 0)
+	require.InDelta(t, 1.0, credit.ReserveRatio(1000*cc, 10*cc, mid), 1e-9)
+	require.InDelta(t, 2.0, credit.ReserveRatio(500*cc, 10*cc, mid), 1e-9)
+	require.InDelta(t, 0.5, credit.ReserveRatio(2000*cc, 10*cc, mid), 1e-9)
+}
+
+// TestSpreadProperties: for any rate, spread and amount, buy < mid < sell,
+// a deposit never mints more than the deposit is worth at mid, a withdrawal
+// never pays more than the CC is worth at mid, fees are never negative, and
+// a deposit followed by the withdrawal of everything it minted keeps the
+// treasury whole (backing preserved).
+func TestSpreadProperties(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		mid := money.Micros(rapid.Int64Range(1000, 1_000_000*cc).Draw(t, "mid"))
+		spread := rapid.Int64Range(1, 5000).Draw(t, "spread_bp")
+		usd := money.Micros(rapid.Int64Range(1, 1_000_000*cc).Draw(t, "usd"))
+		q, err := credit.NewQuote(mid, spread)
+		if err != nil {
+			t.Fatalf("quote: %v", err)
+		}
+		if !(q.Buy < q.Mid && q.Mid < q.Sell) {
+			t.Fatalf("want buy < mid < sell, got %s", q)
+		}
+		minted, fee, err := q.Mint(usd)
+		if err != nil {
+			return // out of range for this rate: refused, not wrapped
+		}
+		if fee < 0 {
+			t.Fatalf("mint fee %s < 0", fee)
+		}
+		// minted * Scale <= usd * mid, exactly.
+		lhs := new(big.Int).Mul(big.NewInt(int64(minted)), big.NewInt(money.Scale))
+		rhs := new(big.Int).Mul(big.NewInt(int64(usd)), big.NewInt(int64(mid)))
+		if lhs.Cmp(rhs) > 0 {
+			t.Fatalf("minted %s for %s USD at mid %s: more than it is worth", minted, usd, mid)
+		}
+		if !credit.Backed(minted, usd, mid) {
+			t.Fatalf("a single deposit must leave the supply backed")
+		}
+		if minted == 0 {
+			return
+		}
+		paid, bfee, err := q.Burn(minted)
+		if err != nil {
+			t.Fatalf("burn what was minted: %v", err)
+		}
+		if bfee < 0 || paid > usd {
+			t.Fatalf("burning %s minted from %s USD paid %s (fee %s)", minted, usd, paid, bfee)
+		}
+	})
+}
+
+func TestCooldownTiers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		amount money.Micros
+		want   time.Duration
+	}{
+		{1, 0}, {100*cc - 1, 0}, {100 * cc, 24 * time.Hour}, {500 * cc, 24 * time.Hour},
+		{1000 * cc, 24 * time.Hour}, {1000*cc + 1, 72 * time.Hour}, {1_000_000 * cc, 72 * time.Hour},
+	} {
+		require.Equal(t, c.want, credit.Cooldown(c.amount), "amount %s", c.amount)
+	}
+}
+
+// TestCooldownIsMonotonic: a larger unstake never cools for less time, and
+// only the three documented durations occur.
+func TestCooldownIsMonotonic(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		a := money.Micros(rapid.Int64Range(1, 10_000*cc).Draw(t, "a"))
+		b := money.Micros(rapid.Int64Range(1, 10_000*cc).Draw(t, "b"))
+		if a > b {
+			a, b = b, a
+		}
+		ca, cb := credit.Cooldown(a), credit.Cooldown(b)
+		if ca > cb {
+			t.Fatalf("cooldown(%s)=%s > cooldown(%s)=%s", a, ca, b, cb)
+		}
+		switch ca {
+		case 0, credit.ShortCooldown, credit.LongCooldown:
+		default:
+			t.Fatalf("unexpected cooldown %s", ca)
+		}
+	})
+}
+
+func TestEntryValidate(t *testing.T) {
+	t.Parallel()
+	ok := credit.Transfer(credit.KindDeposit, credit.Issuance, credit.Available("ada"), 5*cc)
+	require.NoError(t, ok.Validate())
+	require.NoError(t, credit.Reverse(ok).Validate())
+	require.Equal(t, money.Micros(5*cc), credit.Reverse(ok).Lines[0].Delta)
+
+	bad := []credit.Entry{
+		{Kind: credit.KindStake},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: "a", Delta: 1}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: "a", Delta: 1}, {Account: "b", Delta: -2}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: "a", Delta: 1}, {Account: "a", Delta: -1}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: "a", Delta: 0}, {Account: "b", Delta: 0}}},
+		{Lines: []credit.Line{{Account: "a", Delta: 1}, {Account: "b", Delta: -1}}},
+	}
+	for i, e := range bad {
+		require.Error(t, e.Validate(), "entry %d", i)
+	}
+}
+
+func TestAccountNames(t *testing.T) {
+	t.Parallel()
+	b, c, i := credit.Staked("ada", "idea-1").Parse()
+	require.Equal(t, []string{"staked", "ada", "idea-1"}, []string{b, c, i})
+	b, c, i = credit.Available("ada").Parse()
+	require.Equal(t, []string{"available", "ada", ""}, []string{b, c, i})
+	require.True(t, credit.Issuance.MayGoNegative())
+	require.False(t, credit.Cooling("ada").MayGoNegative())
+}
+
+func TestPledgeValue(t *testing.T) {
+	t.Parallel()
+	v, err := credit.PledgeValue(2_500_000, credit.DefaultPledgeRate) // 2.5 h
+	require.NoError(t, err)
+	require.Equal(t, money.Micros(1250*cc), v)
+}
+
+func TestProject(t *testing.T) {
+	t.Parallel()
+	p := credit.Project("none", 0.5)
+	require.Equal(t, credit.Projection{LowMultiplier: 0.5, HighMultiplier: 3.0, StageUnlockPct: 0}, p)
+	p = credit.Project("testing", 1.0)
+	require.InDelta(t, 2.6, p.HighMultiplier, 1e-9, "upside 0.8 doubled by full coherence")
+	p = credit.Project("complete", 0)
+	require.InDelta(t, 1.0, p.HighMultiplier, 1e-9, "no coherence: no upside, never below low")
+	require.Equal(t, credit.Project("none", 0.5), credit.Project("bogus", 0.5))
+}

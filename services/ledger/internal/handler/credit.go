@@ -1,0 +1,534 @@
+package handler
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+)
+
+// Limits of the credit economy's requests.
+const (
+	// maxCC bounds one movement: a billion CC.
+	maxCC = money.Micros(1_000_000_000) * money.Scale
+	// maxUSD bounds one deposit: a billion USD.
+	maxUSD = money.Micros(1_000_000_000) * money.Scale
+	// maxHours bounds one pledge: ten years of full-time work.
+	maxHours = money.Micros(100_000) * money.Scale
+	// maxText bounds references, reasons and signer ids.
+	maxText = 500
+	// creditPageDefault and creditPageMax bound history, audit and incident pages.
+	creditPageDefault = 50
+	creditPageMax     = 500
+)
+
+// positive converts a request amount to exact micro-units: finite, more
+// than zero, at most six decimals, at most limit.
+func positive(field string, x float64, limit money.Micros) (money.Micros, error) {
+	m, err := money.FromFloat(x)
+	switch {
+	case err != nil:
+		return 0, fault.Validation(fault.Field(field, "%s", err.Error()))
+	case m <= 0:
+		return 0, fault.Validation(fault.Field(field, "must be more than 0"))
+	case m > limit:
+		return 0, fault.Validation(fault.Field(field, "must be at most %d", limit/money.Scale))
+	}
+	return m, nil
+}
+
+// text validates a short free-text field.
+func text(field, v string, needed bool) error {
+	switch {
+	case needed && strings.TrimSpace(v) == "":
+		return fault.Validation(fault.Field(field, "is required"))
+	case len(v) > maxText:
+		return fault.Validation(fault.Field(field, "must be at most %d bytes", maxText))
+	}
+	return nil
+}
+
+func creditPage(limit *int32, offset int32) (int, int, error) {
+	l := int32(creditPageDefault)
+	if limit != nil {
+		l = *limit
+	}
+	var errs []fault.FieldError
+	if l < 1 || l > creditPageMax {
+		errs = append(errs, fault.Field("limit", "must be between 1 and %d", creditPageMax))
+	}
+	if offset < 0 {
+		errs = append(errs, fault.Field("offset", "must not be negative"))
+	}
+	if len(errs) > 0 {
+		return 0, 0, fault.Validation(errs...)
+	}
+	return int(l), int(offset), nil
+}
+
+// owner authenticates the Bearer token and checks that its contributor is
+// the one whose CC moves: 401 without a valid token, 403 for another
+// contributor's CC.
+func (h *Handler) owner(ctx context.Context, contributorID string) (string, error) {
+	sess, err := h.authenticate(ctx)
+	if err != nil {
+		return "", err
+	}
+	if sess.Contributor.ID != contributorID {
+		return "", fault.New(fault.Forbidden, "the session's contributor may move only its own CC")
+	}
+	return sess.Contributor.ID, nil
+}
+
+// admin checks the administrator key.
+func (h *Handler) admin(ctx context.Context) error { return rpcmeta.RequireAdmin(ctx, h.adminKey) }
+
+// idem reads the request's Idempotency-Key: nil when absent. The key is
+// scoped by operation and caller, and the request's deterministic encoding
+// identifies its body, so the same key with another body is refused.
+func idem(ctx context.Context, op, caller string, req proto.Message) (*usecase.Idem, error) {
+	key := rpcmeta.IdempotencyKey(ctx)
+	if key == "" {
+		return nil, nil
+	}
+	if len(key) > usecase.MaxIdempotencyKey {
+		return nil, fault.Validation(fault.Field("Idempotency-Key", "must be at most %d characters", usecase.MaxIdempotencyKey))
+	}
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	return &usecase.Idem{Scope: op + ":" + caller, Key: key, RequestHash: hex.EncodeToString(sum[:])}, nil
+}
+
+func micros(m money.Micros) float64 { return m.Float64() }
+
+// Deposit implements LedgerService.Deposit (administrator).
+func (h *Handler) Deposit(ctx context.Context, req *ledgerv1.DepositRequest) (*ledgerv1.DepositResponse, error) {
+	if err := h.admin(ctx); err != nil {
+		return nil, err
+	}
+	usd, amountErr := positive("amount_usd", req.GetAmountUsd(), maxUSD)
+	if err := collect(required("contributor_id", req.GetContributorId()), amountErr,
+		text("reference", req.GetReference(), true)); err != nil {
+		return nil, err
+	}
+	key, err := idem(ctx, "deposit", "admin", req)
+	if err != nil {
+		return nil, err
+	}
+	d, err := h.app.Deposit(ctx, usecase.DepositCmd{ContributorID: req.GetContributorId(), AmountUSD: usd,
+		Reference: req.GetReference(), Actor: "admin"}, key)
+	if err != nil {
+		return nil, err
+	}
+	if !d.Duplicate {
+		rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
+	}
+	return &ledgerv1.DepositResponse{
+		ContributorId: d.ContributorID, AmountUsd: micros(d.AmountUSD), AmountCc: micros(d.MintedCC), Reference: d.Reference,
+		BuyRate: micros(d.BuyRate), SpreadUsd: micros(d.FeeUSD), Duplicate: d.Duplicate, CreatedAt: rfc3339(d.CreatedAt),
+	}, nil
+}
+
+// Withdraw implements LedgerService.Withdraw (owner).
+func (h *Handler) Withdraw(ctx context.Context, req *ledgerv1.WithdrawRequest) (*ledgerv1.WithdrawResponse, error) {
+	cc, err := positive("amount_cc", req.GetAmountCc(), maxCC)
+	if err := collect(required("contributor_id", req.GetContributorId()), err); err != nil {
+		return nil, err
+	}
+	actor, err := h.owner(ctx, req.GetContributorId())
+	if err != nil {
+		return nil, err
+	}
+	key, err := idem(ctx, "withdraw", actor, req)
+	if err != nil {
+		return nil, err
+	}
+	w, err := h.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: req.GetContributorId(), AmountCC: cc, Actor: actor}, key)
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.WithdrawResponse{ContributorId: w.ContributorID, AmountCc: micros(w.AmountCC), AmountUsd: micros(w.AmountUSD),
+		SpreadUsd: micros(w.FeeUSD), SellRate: micros(w.SellRate), CreatedAt: rfc3339(w.CreatedAt)}, nil
+}
+
+// Stake implements LedgerService.Stake (owner, except on dry_run).
+func (h *Handler) Stake(ctx context.Context, req *ledgerv1.StakeRequest) (*ledgerv1.StakeResponse, error) {
+	cc, err := positive("amount_cc", req.GetAmountCc(), maxCC)
+	if err := collect(required("contributor_id", req.GetContributorId()), required("idea_id", req.GetIdeaId()), err); err != nil {
+		return nil, err
+	}
+	actor := ""
+	var key *usecase.Idem
+	if !req.GetDryRun() {
+		if actor, err = h.owner(ctx, req.GetContributorId()); err != nil {
+			return nil, err
+		}
+		if key, err = idem(ctx, "stake", actor, req); err != nil {
+			return nil, err
+		}
+	}
+	s, err := h.app.Stake(ctx, usecase.StakeCmd{ContributorID: req.GetContributorId(), IdeaID: req.GetIdeaId(), AmountCC: cc,
+		DryRun: req.GetDryRun(), Actor: actor}, key)
+	if err != nil {
+		return nil, err
+	}
+	if !s.DryRun {
+		rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
+	}
+	return &ledgerv1.StakeResponse{
+		DryRun: s.DryRun, ContributorId: s.ContributorID, IdeaId: s.IdeaID, AmountCc: micros(s.AmountCC),
+		PositionCc: micros(s.PositionCC), AvailableCcAfter: micros(s.AvailableAfter), Stage: s.Stage,
+		Projection: &ledgerv1.StakeProjection{LowMultiplier: s.Projection.LowMultiplier, HighMultiplier: s.Projection.HighMultiplier,
+			StageUnlockPct: s.Projection.StageUnlockPct},
+	}, nil
+}
+
+// Unstake implements LedgerService.Unstake (owner).
+func (h *Handler) Unstake(ctx context.Context, req *ledgerv1.UnstakeRequest) (*ledgerv1.UnstakeResponse, error) {
+	cc, err := positive("amount_cc", req.GetAmountCc(), maxCC)
+	if err := collect(required("contributor_id", req.GetContributorId()), required("idea_id", req.GetIdeaId()), err); err != nil {
+		return nil, err
+	}
+	actor, err := h.owner(ctx, req.GetContributorId())
+	if err != nil {
+		return nil, err
+	}
+	key, err := idem(ctx, "unstake", actor, req)
+	if err != nil {
+		return nil, err
+	}
+	u, err := h.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: req.GetContributorId(), IdeaID: req.GetIdeaId(), AmountCC: cc,
+		Actor: actor}, key)
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.UnstakeResponse{ContributorId: u.ContributorID, IdeaId: u.IdeaID, AmountCc: micros(u.AmountCC),
+		CooldownHours: int32(u.Cooldown.Hours()), AvailableAt: rfc3339(u.AvailableAt), Status: u.Status}, nil
+}
+
+// CreatePledge implements LedgerService.CreatePledge (owner).
+func (h *Handler) CreatePledge(ctx context.Context, req *ledgerv1.CreatePledgeRequest) (*ledgerv1.CreatePledgeResponse, error) {
+	hours, err := positive("hours_pledged", req.GetHoursPledged(), maxHours)
+	if err := collect(required("id", req.GetId()), required("idea_id", req.GetIdeaId()), err); err != nil {
+		return nil, err
+	}
+	actor, err := h.owner(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	key, err := idem(ctx, "pledge", actor, req)
+	if err != nil {
+		return nil, err
+	}
+	p, err := h.app.Pledge(ctx, usecase.PledgeCmd{ContributorID: req.GetId(), IdeaID: req.GetIdeaId(), MicroHours: hours}, key)
+	if err != nil {
+		return nil, err
+	}
+	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
+	return &ledgerv1.CreatePledgeResponse{Pledge: &ledgerv1.Pledge{Id: p.ID, ContributorId: p.ContributorID, IdeaId: p.IdeaID,
+		HoursPledged: micros(p.MicroHours), CcEquivalent: micros(p.CCEquivalent), CreatedAt: rfc3339(p.CreatedAt)}}, nil
+}
+
+// GetBalances implements LedgerService.GetBalances.
+func (h *Handler) GetBalances(ctx context.Context, req *ledgerv1.GetBalancesRequest) (*ledgerv1.GetBalancesResponse, error) {
+	if err := required("contributor_id", req.GetContributorId()); err != nil {
+		return nil, err
+	}
+	b, err := h.app.Balances(ctx, req.GetContributorId())
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.GetBalancesResponse{ContributorId: req.GetContributorId(), AvailableCc: micros(b.Available),
+		StakedCc: micros(b.Staked), CoolingCc: micros(b.Cooling)}, nil
+}
+
+// ListInvestments implements LedgerService.ListInvestments.
+func (h *Handler) ListInvestments(ctx context.Context, req *ledgerv1.ListInvestmentsRequest) (*ledgerv1.ListInvestmentsResponse, error) {
+	if err := required("id", req.GetId()); err != nil {
+		return nil, err
+	}
+	inv, err := h.app.Investments(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.ListInvestmentsResponse{ContributorId: req.GetId(), Positions: make([]*ledgerv1.Position, len(inv.Positions)),
+		Summary: &ledgerv1.PositionSummary{PositionCount: int32(len(inv.Positions)), TotalStakedCc: micros(inv.Balances.Staked),
+			AvailableCc: micros(inv.Balances.Available), CoolingCc: micros(inv.Balances.Cooling)}}
+	for i, p := range inv.Positions {
+		out.Positions[i] = &ledgerv1.Position{IdeaId: p.IdeaID, AmountCc: micros(p.Amount), Since: rfc3339(p.Since)}
+	}
+	return out, nil
+}
+
+// GetInvestmentHistory implements LedgerService.GetInvestmentHistory.
+func (h *Handler) GetInvestmentHistory(ctx context.Context, req *ledgerv1.GetInvestmentHistoryRequest) (*ledgerv1.GetInvestmentHistoryResponse, error) {
+	limit, offset, err := creditPage(req.Limit, req.GetOffset())
+	if err := collect(required("id", req.GetId()), err); err != nil {
+		return nil, err
+	}
+	entries, err := h.app.History(ctx, req.GetId(), limit, offset)
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.GetInvestmentHistoryResponse{ContributorId: req.GetId(), Events: make([]*ledgerv1.FlowEvent, len(entries))}
+	for i, e := range entries {
+		ev := &ledgerv1.FlowEvent{Id: e.ID, Kind: string(e.Entry.Kind), AmountCc: micros(e.Amount), CreatedAt: rfc3339(e.CreatedAt),
+			AuditSeq: int32(e.AuditSeq), Lines: make([]*ledgerv1.JournalLine, len(e.Entry.Lines))}
+		if e.IdeaID != "" {
+			ev.IdeaId = wrapperspb.String(e.IdeaID)
+		}
+		for j, l := range e.Entry.Lines {
+			ev.Lines[j] = &ledgerv1.JournalLine{Account: string(l.Account), AmountCc: micros(l.Delta)}
+		}
+		out.Events[i] = ev
+	}
+	return out, nil
+}
+
+// GetInvestPreview implements LedgerService.GetInvestPreview.
+func (h *Handler) GetInvestPreview(ctx context.Context, req *ledgerv1.GetInvestPreviewRequest) (*ledgerv1.GetInvestPreviewResponse, error) {
+	if err := required("idea_id", req.GetIdeaId()); err != nil {
+		return nil, err
+	}
+	p, err := h.app.InvestPreview(ctx, req.GetIdeaId())
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.GetInvestPreviewResponse{IdeaId: p.Idea.ID, Stage: p.Idea.Stage, CoherenceScore: p.Coherence,
+		TotalCcStaked: micros(p.StakedCC), StakerCount: int32(p.Stakers), StageUnlockPct: p.Projection.StageUnlockPct,
+		Projections: &ledgerv1.InvestProjection{LowMultiplier: p.Projection.LowMultiplier, HighMultiplier: p.Projection.HighMultiplier}}, nil
+}
+
+// GetExchangeRate implements LedgerService.GetExchangeRate.
+func (h *Handler) GetExchangeRate(ctx context.Context, _ *ledgerv1.GetExchangeRateRequest) (*ledgerv1.GetExchangeRateResponse, error) {
+	r, err := h.app.ExchangeRate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.GetExchangeRateResponse{CcPerUsd: micros(r.Quote.Mid), SpreadPct: r.Quote.SpreadPct(),
+		BuyRate: micros(r.Quote.Buy), SellRate: micros(r.Quote.Sell), UsdPerCc: r.Quote.USDPerCC(), Source: r.Source,
+		BreakerTripped: r.Breaker.Tripped}
+	if !r.AsOf.IsZero() {
+		out.AsOf = wrapperspb.String(rfc3339(r.AsOf))
+	}
+	return out, nil
+}
+
+func supplyProto(s usecase.Supply) *ledgerv1.GetSupplyResponse {
+	status := "healthy"
+	if s.ReserveRatio < 1 {
+		status = "under_reserved"
+	}
+	return &ledgerv1.GetSupplyResponse{TotalCcOutstanding: micros(s.OutstandingCC), TreasuryValueUsd: micros(s.TreasuryUSD),
+		ExchangeRate: s.Rate.Quote.USDPerCC(), CcPerUsd: micros(s.Rate.Quote.Mid), ReserveRatio: s.ReserveRatio, Status: status,
+		Mode: s.Mode}
+}
+
+// GetSupply implements LedgerService.GetSupply.
+func (h *Handler) GetSupply(ctx context.Context, _ *ledgerv1.GetSupplyRequest) (*ledgerv1.GetSupplyResponse, error) {
+	s, err := h.app.Supply(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return supplyProto(s), nil
+}
+
+// RecordOraclePrice implements LedgerService.RecordOraclePrice (administrator).
+func (h *Handler) RecordOraclePrice(ctx context.Context, req *ledgerv1.RecordOraclePriceRequest) (*ledgerv1.RecordOraclePriceResponse, error) {
+	if err := h.admin(ctx); err != nil {
+		return nil, err
+	}
+	price, err := positive("cc_per_usd", req.GetCcPerUsd(), maxCC)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.app.ObservePrice(ctx, price, "manual", "admin")
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.RecordOraclePriceResponse{Verdict: string(r.Verdict), BreakerTripped: r.State.Tripped,
+		ReadingCcPerUsd: micros(r.Price), CcPerUsd: micros(r.State.LastGood), CleanReadings: int32(r.State.Clean)}, nil
+}
+
+func auditProto(r audit.Record) *ledgerv1.AuditEntry {
+	attrs := r.Entry.Attrs
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
+	return &ledgerv1.AuditEntry{Seq: int32(r.Entry.Seq), Kind: r.Entry.Kind, Actor: r.Entry.Actor, Subject: r.Entry.Subject,
+		Amount: float64(r.Entry.Amount), Attrs: attrs, PrevHash: r.PrevHash.String(), Hash: r.Hash.String(),
+		CreatedAt: rfc3339(r.Entry.At)}
+}
+
+// ListAuditEntries implements LedgerService.ListAuditEntries.
+func (h *Handler) ListAuditEntries(ctx context.Context, req *ledgerv1.ListAuditEntriesRequest) (*ledgerv1.ListAuditEntriesResponse, error) {
+	limit, offset, err := creditPage(req.Limit, req.GetOffset())
+	if err != nil {
+		return nil, err
+	}
+	recs, total, err := h.app.AuditPage(ctx, limit, offset)
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.ListAuditEntriesResponse{Entries: make([]*ledgerv1.AuditEntry, len(recs)), Total: int32(total)}
+	for i, r := range recs {
+		out.Entries[i] = auditProto(r)
+	}
+	return out, nil
+}
+
+func verifyProto(res audit.Result, from int64) *ledgerv1.VerifyAuditResponse {
+	out := &ledgerv1.VerifyAuditResponse{Valid: res.OK, EntriesChecked: int32(res.Checked), VerifiedFromSeq: int32(from)}
+	if res.LastVerified > 0 {
+		out.LastVerifiedSeq = wrapperspb.Int32(int32(res.LastVerified))
+	}
+	if !res.OK {
+		out.FirstDivergentSeq = wrapperspb.Int32(int32(res.FirstDivergent))
+		out.Reason = wrapperspb.String(res.Reason)
+	}
+	return out
+}
+
+// VerifyAudit implements LedgerService.VerifyAudit.
+func (h *Handler) VerifyAudit(ctx context.Context, _ *ledgerv1.VerifyAuditRequest) (*ledgerv1.VerifyAuditResponse, error) {
+	res, from, err := h.app.VerifyAuditFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return verifyProto(res, from), nil
+}
+
+// RepairAudit implements LedgerService.RepairAudit (administrator).
+func (h *Handler) RepairAudit(ctx context.Context, _ *ledgerv1.RepairAuditRequest) (*ledgerv1.RepairAuditResponse, error) {
+	if err := h.admin(ctx); err != nil {
+		return nil, err
+	}
+	rep, err := h.app.RepairAudit(ctx, "admin")
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.RepairAuditResponse{Repaired: rep.Repaired}
+	if rep.Found.LastVerified > 0 {
+		out.LastVerifiedSeq = wrapperspb.Int32(int32(rep.Found.LastVerified))
+	}
+	if !rep.Found.OK {
+		out.FirstDivergentSeq = wrapperspb.Int32(int32(rep.Found.FirstDivergent))
+	}
+	if rep.Repaired {
+		recs, _, err := h.app.AuditPage(ctx, 1, 0)
+		if err == nil && len(recs) == 1 && recs[0].Entry.Seq == rep.Seq {
+			out.RepairEntry = auditProto(recs[0])
+		}
+	}
+	return out, nil
+}
+
+// Freeze implements LedgerService.Freeze (a configured signer).
+func (h *Handler) Freeze(ctx context.Context, req *ledgerv1.FreezeRequest) (*ledgerv1.FreezeResponse, error) {
+	if err := collect(required("signer_id", req.GetSignerId()), text("signer_id", req.GetSignerId(), false),
+		text("reason", req.GetReason(), true), required("signature", req.GetSignature())); err != nil {
+		return nil, err
+	}
+	m, err := h.app.Freeze(ctx, usecase.FreezeCmd{SignerID: req.GetSignerId(), Reason: req.GetReason(), Signature: req.GetSignature()})
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.FreezeResponse{Frozen: true, SignerId: req.GetSignerId(), Reason: m.Reason, FrozenAt: rfc3339(m.Since)}, nil
+}
+
+// Unfreeze implements LedgerService.Unfreeze (administrator).
+func (h *Handler) Unfreeze(ctx context.Context, req *ledgerv1.UnfreezeRequest) (*ledgerv1.UnfreezeResponse, error) {
+	if err := h.admin(ctx); err != nil {
+		return nil, err
+	}
+	if err := text("reason", req.GetReason(), false); err != nil {
+		return nil, err
+	}
+	reason := req.GetReason()
+	if reason == "" {
+		reason = "unfrozen by an administrator"
+	}
+	m, err := h.app.Unfreeze(ctx, reason, "admin")
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.UnfreezeResponse{Frozen: false, Mode: m.Mode}, nil
+}
+
+// GetIncidentStatus implements LedgerService.GetIncidentStatus.
+func (h *Handler) GetIncidentStatus(ctx context.Context, _ *ledgerv1.GetIncidentStatusRequest) (*ledgerv1.GetIncidentStatusResponse, error) {
+	c, err := h.app.CheckCoherence(ctx)
+	if err != nil {
+		return nil, err
+	}
+	severity := "normal"
+	switch {
+	case c.Supply.Mode == usecase.ModeFrozen || c.Supply.Mode == usecase.ModeReadOnly || !c.Chain.OK:
+		severity = "critical"
+	case c.Supply.Mode != usecase.ModeNormal || c.Supply.ReserveRatio < 1 || c.Supply.Rate.Breaker.Tripped || len(c.Mismatched) > 0:
+		severity = "elevated"
+	}
+	out := &ledgerv1.GetIncidentStatusResponse{Frozen: c.Supply.Mode == usecase.ModeFrozen, OracleBreakerTripped: c.Supply.Rate.Breaker.Tripped,
+		ReserveRatio: c.Supply.ReserveRatio, AuditChainValid: c.Chain.OK, Severity: severity, Mode: c.Supply.Mode}
+	if c.Supply.ModeReason != "" {
+		out.ModeReason = wrapperspb.String(c.Supply.ModeReason)
+		if out.Frozen {
+			out.FrozenReason = wrapperspb.String(c.Supply.ModeReason)
+		}
+	}
+	return out, nil
+}
+
+// ListIncidents implements LedgerService.ListIncidents.
+func (h *Handler) ListIncidents(ctx context.Context, req *ledgerv1.ListIncidentsRequest) (*ledgerv1.ListIncidentsResponse, error) {
+	limit, offset, err := creditPage(req.Limit, req.GetOffset())
+	if err != nil {
+		return nil, err
+	}
+	is, err := h.app.Incidents(ctx, limit, offset)
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.ListIncidentsResponse{Incidents: make([]*ledgerv1.Incident, len(is))}
+	for i, in := range is {
+		out.Incidents[i] = &ledgerv1.Incident{Id: in.ID, Kind: in.Kind, Severity: in.Severity, Detail: in.Detail, Actor: in.Actor,
+			CreatedAt: rfc3339(in.CreatedAt)}
+	}
+	return out, nil
+}
+
+// CheckCoherence implements LedgerService.CheckCoherence (internal).
+func (h *Handler) CheckCoherence(ctx context.Context, _ *ledgerv1.CheckCoherenceRequest) (*ledgerv1.CheckCoherenceResponse, error) {
+	c, err := h.app.CheckCoherence(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.CheckCoherenceResponse{Supply: supplyProto(c.Supply), Chain: verifyProto(c.Chain, 0),
+		MismatchedAccounts: c.Mismatched, OracleBreakerTripped: c.Supply.Rate.Breaker.Tripped}, nil
+}
+
+// SetEconomyMode implements LedgerService.SetEconomyMode (internal: the monitor).
+func (h *Handler) SetEconomyMode(ctx context.Context, req *ledgerv1.SetEconomyModeRequest) (*ledgerv1.SetEconomyModeResponse, error) {
+	if err := text("reason", req.GetReason(), true); err != nil {
+		return nil, err
+	}
+	m, err := h.app.SetMode(ctx, req.GetMode(), req.GetReason(), "monitor")
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.SetEconomyModeResponse{Mode: m.Mode, Changed: m.Changed}, nil
+}

@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+)
+
+// Errors of the credit repositories.
+var (
+	// ErrInsufficient is returned when an entry would take a contributor
+	// account below zero; nothing is written.
+	ErrInsufficient = errors.New("insufficient balance")
+)
+
+// Economy is the single row every CC movement locks: the treasury, the CC
+// outstanding, the economy's mode and the audit chain's head.
+type Economy struct {
+	TreasuryUSD   money.Micros
+	OutstandingCC money.Micros
+	Mode          string
+	ModeReason    string
+	ModeActor     string
+	ModeSince     time.Time
+	AuditSeq      int64
+	AuditHead     audit.Hash
+	// VerifyFromSeq and VerifyFromHash are where chain verification starts
+	// (0 and Genesis: from the first entry; after a repair, the repair entry).
+	VerifyFromSeq  int64
+	VerifyFromHash audit.Hash
+	UpdatedAt      time.Time
+}
+
+// JournalEntry is a credit.Entry as recorded: with its id, whose CC moved,
+// the idea it concerns, and the audit entry that records it.
+type JournalEntry struct {
+	ID            string
+	Entry         credit.Entry
+	ContributorID string
+	IdeaID        string
+	// Amount is the CC moved (positive), for history and reports.
+	Amount    money.Micros
+	AuditSeq  int64
+	CreatedAt time.Time
+}
+
+// Balances are a contributor's CC by bucket.
+type Balances struct {
+	Available money.Micros
+	Staked    money.Micros
+	Cooling   money.Micros
+}
+
+// Position is CC a contributor has staked on one idea.
+type Position struct {
+	IdeaID string
+	Amount money.Micros
+	// Since is when the contributor first staked on the idea.
+	Since time.Time
+}
+
+// Deposit is a confirmed USD deposit that minted CC.
+type Deposit struct {
+	Reference     string
+	EntryID       string
+	ContributorID string
+	AmountUSD     money.Micros
+	MintedCC      money.Micros
+	CreatedAt     time.Time
+}
+
+// CoolingLot is CC unstaked from an idea, available at AvailableAt.
+type CoolingLot struct {
+	ID            string
+	ContributorID string
+	IdeaID        string
+	Amount        money.Micros
+	AvailableAt   time.Time
+	EntryID       string
+	CreatedAt     time.Time
+}
+
+// Pledge is a time pledge on an idea.
+type Pledge struct {
+	ID            string
+	ContributorID string
+	IdeaID        string
+	MicroHours    money.Micros
+	CCEquivalent  money.Micros
+	CreatedAt     time.Time
+}
+
+// Idempotency is a stored response to a request with an Idempotency-Key.
+type Idempotency struct {
+	Scope       string
+	Key         string
+	RequestHash string
+	Response    string
+	CreatedAt   time.Time
+}
+
+// OracleReading is one rate-source reading with the breaker state it left.
+type OracleReading struct {
+	ID      string
+	Reading credit.Reading
+	Source  string
+	Verdict credit.Verdict
+	State   credit.BreakerState
+}
+
+// Incident is a freeze, an unfreeze, a breaker trip or a monitor finding.
+type Incident struct {
+	ID         string
+	Kind       string
+	Severity   string
+	Detail     string
+	Actor      string
+	CreatedAt  time.Time
+	ResolvedAt time.Time
+}
+
+// Credit is the credit economy's storage over one querier. Every method
+// that writes is called inside the use case's transaction, after
+// LockEconomy, so movements are serialised.
+type Credit interface {
+	// LockEconomy reads the economy row and locks it until the transaction
+	// ends (FOR UPDATE on Postgres; SQLite holds the write lock already).
+	LockEconomy(ctx context.Context) (Economy, error)
+	// Economy reads the economy row without locking it.
+	Economy(ctx context.Context) (Economy, error)
+	// SaveEconomy writes the economy row back.
+	SaveEconomy(ctx context.Context, e Economy) error
+
+	// ApplyEntry records a balanced entry and moves the cached balances.
+	// ErrInsufficient when a contributor account would go below zero.
+	ApplyEntry(ctx context.Context, e JournalEntry) error
+	// Balances returns a contributor's balances (zero for none).
+	Balances(ctx context.Context, contributorID string) (Balances, error)
+	// Positions returns a contributor's stakes, largest first.
+	Positions(ctx context.Context, contributorID string) ([]Position, error)
+	// IdeaStaked returns the CC staked on an idea and by how many contributors.
+	IdeaStaked(ctx context.Context, ideaID string) (money.Micros, int, error)
+	// History returns a page of a contributor's journal entries, newest first.
+	History(ctx context.Context, contributorID string, limit, offset int) ([]JournalEntry, error)
+	// JournalMismatches lists the accounts whose cached balance differs
+	// from the sum of their journal lines (empty when the cache is sound).
+	JournalMismatches(ctx context.Context) ([]string, error)
+
+	// InsertDeposit records a deposit. ErrAlreadyExists for a known reference.
+	InsertDeposit(ctx context.Context, d Deposit) error
+	// DepositByReference finds a deposit. ErrNotFound when there is none.
+	DepositByReference(ctx context.Context, reference string) (Deposit, error)
+
+	// InsertCooling records an unstake that cools.
+	InsertCooling(ctx context.Context, c CoolingLot) error
+	// DueCooling returns a contributor's unreleased lots available at now.
+	DueCooling(ctx context.Context, contributorID string, now time.Time) ([]CoolingLot, error)
+	// ReleaseCooling marks a lot released by entry entryID.
+	ReleaseCooling(ctx context.Context, lotID, entryID string) error
+
+	// InsertPledge records a pledge.
+	InsertPledge(ctx context.Context, p Pledge) error
+
+	// Idempotency finds a stored response. ErrNotFound when there is none.
+	Idempotency(ctx context.Context, scope, key string) (Idempotency, error)
+	// SaveIdempotency stores a response. ErrAlreadyExists when the key is taken.
+	SaveIdempotency(ctx context.Context, i Idempotency) error
+
+	// InsertReading records an oracle reading.
+	InsertReading(ctx context.Context, r OracleReading) error
+	// LatestReading is the newest reading. ErrNotFound before the first.
+	LatestReading(ctx context.Context) (OracleReading, error)
+	// ReadingsSince returns the readings at or after since, oldest first.
+	ReadingsSince(ctx context.Context, since time.Time) ([]credit.Reading, error)
+
+	// InsertIncident records an incident.
+	InsertIncident(ctx context.Context, i Incident) error
+	// ListIncidents returns a page of incidents, newest first.
+	ListIncidents(ctx context.Context, limit, offset int) ([]Incident, error)
+
+	// Counts returns row counts of the journal and incident tables, for
+	// storage reports.
+	Counts(ctx context.Context) (map[string]int, error)
+}
+
+// Audit is the audit chain's storage over one querier.
+type Audit interface {
+	// Append stores a sealed record. ErrAlreadyExists when its seq is taken.
+	Append(ctx context.Context, r audit.Record) error
+	// Range returns up to limit records with seq > after, in seq order.
+	Range(ctx context.Context, after int64, limit int) ([]audit.Record, error)
+	// Recent returns a page of records, newest first.
+	Recent(ctx context.Context, limit, offset int) ([]audit.Record, error)
+	// Counts returns the row count of the audit chain's table, for storage
+	// reports.
+	Counts(ctx context.Context) (map[string]int, error)
+}

@@ -1,0 +1,520 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/database"
+)
+
+// Credit implements store.Credit over a querier: the pool for reads, the
+// use case's transaction for everything that writes.
+type Credit struct {
+	q database.Querier
+}
+
+var _ store.Credit = Credit{}
+
+// NewCredit returns the credit repository over q.
+func NewCredit(q database.Querier) Credit { return Credit{q: q} }
+
+const economyColumns = `treasury_usd, outstanding_cc, mode, mode_reason, mode_actor, mode_since,
+	audit_seq, audit_head, verify_from_seq, verify_from_hash, updated_at`
+
+func (c Credit) readEconomy(ctx context.Context, lock bool) (store.Economy, error) {
+	query := `SELECT ` + economyColumns + ` FROM economy WHERE id = 1`
+	if lock && c.q.Engine() == database.Postgres {
+		query += ` FOR UPDATE`
+	}
+	var (
+		e                    store.Economy
+		since, updated       int64
+		head, verifyFromHash string
+	)
+	err := c.q.QueryRow(ctx, query).Scan(&e.TreasuryUSD, &e.OutstandingCC, &e.Mode, &e.ModeReason, &e.ModeActor,
+		&since, &e.AuditSeq, &head, &e.VerifyFromSeq, &verifyFromHash, &updated)
+	if err != nil {
+		return store.Economy{}, fmt.Errorf("read economy: %w", err)
+	}
+	e.ModeSince, e.UpdatedAt = timeOrZero(since), timeOrZero(updated)
+	if e.AuditHead, err = hashOrGenesis(head); err != nil {
+		return store.Economy{}, err
+	}
+	if e.VerifyFromHash, err = hashOrGenesis(verifyFromHash); err != nil {
+		return store.Economy{}, err
+	}
+	return e, nil
+}
+
+func timeOrZero(us int64) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return database.Time(us)
+}
+
+func microsOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return database.Micros(t)
+}
+
+func hashOrGenesis(s string) (audit.Hash, error) {
+	if s == "" {
+		return audit.Genesis, nil
+	}
+	h, ok := audit.ParseHash(s)
+	if !ok {
+		return audit.Hash{}, fmt.Errorf("stored hash %q is not hex SHA-256", s)
+	}
+	return h, nil
+}
+
+func hashText(h audit.Hash) string {
+	if h == audit.Genesis {
+		return ""
+	}
+	return h.String()
+}
+
+// LockEconomy implements store.Credit.
+func (c Credit) LockEconomy(ctx context.Context) (store.Economy, error) {
+	return c.readEconomy(ctx, true)
+}
+
+// Economy implements store.Credit.
+func (c Credit) Economy(ctx context.Context) (store.Economy, error) { return c.readEconomy(ctx, false) }
+
+// SaveEconomy implements store.Credit.
+func (c Credit) SaveEconomy(ctx context.Context, e store.Economy) error {
+	_, err := c.q.Exec(ctx, `UPDATE economy SET treasury_usd = $1, outstanding_cc = $2, mode = $3, mode_reason = $4,
+		mode_actor = $5, mode_since = $6, audit_seq = $7, audit_head = $8, verify_from_seq = $9,
+		verify_from_hash = $10, updated_at = $11 WHERE id = 1`,
+		int64(e.TreasuryUSD), int64(e.OutstandingCC), e.Mode, e.ModeReason, e.ModeActor, microsOrZero(e.ModeSince),
+		e.AuditSeq, hashText(e.AuditHead), e.VerifyFromSeq, hashText(e.VerifyFromHash), microsOrZero(e.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("save economy: %w", err)
+	}
+	return nil
+}
+
+// ApplyEntry implements store.Credit. Accounts are created on first use;
+// a balance update that would take a contributor account below zero
+// matches no row (the WHERE clause checks it), which is ErrInsufficient.
+func (c Credit) ApplyEntry(ctx context.Context, e store.JournalEntry) error {
+	if err := e.Entry.Validate(); err != nil {
+		return err
+	}
+	if _, err := c.q.Exec(ctx, `INSERT INTO cc_entries (id, kind, contributor_id, idea_id, amount, audit_seq, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		e.ID, string(e.Entry.Kind), database.NullString(e.ContributorID), database.NullString(e.IdeaID),
+		int64(e.Amount), e.AuditSeq, database.Micros(e.CreatedAt)); err != nil {
+		return fmt.Errorf("record %s entry: %w", e.Entry.Kind, err)
+	}
+	// Lines in account order, so two transactions touching the same
+	// accounts lock them in the same order.
+	lines := append([]credit.Line(nil), e.Entry.Lines...)
+	sort.Slice(lines, func(i, j int) bool { return lines[i].Account < lines[j].Account })
+	for _, l := range lines {
+		bucket, contributor, idea := l.Account.Parse()
+		if _, err := c.q.Exec(ctx, `INSERT INTO cc_accounts (account, bucket, contributor_id, idea_id, balance)
+			VALUES ($1, $2, $3, $4, 0) ON CONFLICT (account) DO NOTHING`,
+			string(l.Account), bucket, database.NullString(contributor), database.NullString(idea)); err != nil {
+			return fmt.Errorf("open account %s: %w", l.Account, err)
+		}
+		n, err := c.q.Exec(ctx, `UPDATE cc_accounts SET balance = balance + $2
+			WHERE account = $1 AND (account = 'issuance' OR balance + $2 >= 0)`, string(l.Account), int64(l.Delta))
+		if err != nil {
+			return fmt.Errorf("move %s on %s: %w", l.Delta, l.Account, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("%s on %s: %w", l.Delta, l.Account, store.ErrInsufficient)
+		}
+		if _, err := c.q.Exec(ctx, `INSERT INTO cc_lines (entry_id, account, delta) VALUES ($1, $2, $3)`,
+			e.ID, string(l.Account), int64(l.Delta)); err != nil {
+			return fmt.Errorf("record line on %s: %w", l.Account, err)
+		}
+	}
+	return nil
+}
+
+// Balances implements store.Credit.
+func (c Credit) Balances(ctx context.Context, contributorID string) (store.Balances, error) {
+	rows, err := c.q.Query(ctx, `SELECT bucket, COALESCE(SUM(balance), 0) FROM cc_accounts
+		WHERE contributor_id = $1 GROUP BY bucket`, contributorID)
+	if err != nil {
+		return store.Balances{}, fmt.Errorf("read balances of %s: %w", contributorID, err)
+	}
+	defer rows.Close()
+	var b store.Balances
+	for rows.Next() {
+		var (
+			bucket string
+			sum    int64
+		)
+		if err := rows.Scan(&bucket, &sum); err != nil {
+			return store.Balances{}, fmt.Errorf("read balances of %s: %w", contributorID, err)
+		}
+		switch bucket {
+		case credit.BucketAvailable:
+			b.Available = money.Micros(sum)
+		case credit.BucketStaked:
+			b.Staked = money.Micros(sum)
+		case credit.BucketCooling:
+			b.Cooling = money.Micros(sum)
+		}
+	}
+	return b, rows.Err()
+}
+
+// Positions implements store.Credit.
+func (c Credit) Positions(ctx context.Context, contributorID string) ([]store.Position, error) {
+	rows, err := c.q.Query(ctx, `SELECT a.idea_id, a.balance,
+			(SELECT MIN(e.created_at) FROM cc_lines l JOIN cc_entries e ON e.id = l.entry_id WHERE l.account = a.account)
+		FROM cc_accounts a
+		WHERE a.contributor_id = $1 AND a.bucket = 'staked' AND a.balance > 0
+		ORDER BY a.balance DESC, a.idea_id`, contributorID)
+	if err != nil {
+		return nil, fmt.Errorf("read positions of %s: %w", contributorID, err)
+	}
+	defer rows.Close()
+	out := []store.Position{}
+	for rows.Next() {
+		var (
+			p     store.Position
+			since int64
+		)
+		if err := rows.Scan(&p.IdeaID, &p.Amount, &since); err != nil {
+			return nil, fmt.Errorf("read positions of %s: %w", contributorID, err)
+		}
+		p.Since = database.Time(since)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// IdeaStaked implements store.Credit.
+func (c Credit) IdeaStaked(ctx context.Context, ideaID string) (money.Micros, int, error) {
+	var (
+		sum int64
+		n   int
+	)
+	err := c.q.QueryRow(ctx, `SELECT COALESCE(SUM(balance), 0), COUNT(*) FROM cc_accounts
+		WHERE idea_id = $1 AND bucket = 'staked' AND balance > 0`, ideaID).Scan(&sum, &n)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read stakes on %s: %w", ideaID, err)
+	}
+	return money.Micros(sum), n, nil
+}
+
+// History implements store.Credit.
+func (c Credit) History(ctx context.Context, contributorID string, limit, offset int) ([]store.JournalEntry, error) {
+	rows, err := c.q.Query(ctx, `SELECT id, kind, COALESCE(idea_id, ''), amount, audit_seq, created_at FROM cc_entries
+		WHERE contributor_id = $1 ORDER BY audit_seq DESC LIMIT $2 OFFSET $3`, contributorID, limit, offset)
+	if err != nil {
+		return nil, fmt.Errorf("read history of %s: %w", contributorID, err)
+	}
+	defer rows.Close()
+	out := []store.JournalEntry{}
+	for rows.Next() {
+		var (
+			e       store.JournalEntry
+			kind    string
+			created int64
+		)
+		if err := rows.Scan(&e.ID, &kind, &e.IdeaID, &e.Amount, &e.AuditSeq, &created); err != nil {
+			return nil, fmt.Errorf("read history of %s: %w", contributorID, err)
+		}
+		e.ContributorID, e.Entry.Kind, e.CreatedAt = contributorID, credit.Kind(kind), database.Time(created)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Entry.Lines, err = c.lines(ctx, out[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (c Credit) lines(ctx context.Context, entryID string) ([]credit.Line, error) {
+	rows, err := c.q.Query(ctx, `SELECT account, delta FROM cc_lines WHERE entry_id = $1 ORDER BY account`, entryID)
+	if err != nil {
+		return nil, fmt.Errorf("read lines of %s: %w", entryID, err)
+	}
+	defer rows.Close()
+	var out []credit.Line
+	for rows.Next() {
+		var (
+			account string
+			delta   int64
+		)
+		if err := rows.Scan(&account, &delta); err != nil {
+			return nil, fmt.Errorf("read lines of %s: %w", entryID, err)
+		}
+		out = append(out, credit.Line{Account: credit.Account(account), Delta: money.Micros(delta)})
+	}
+	return out, rows.Err()
+}
+
+// JournalMismatches implements store.Credit.
+func (c Credit) JournalMismatches(ctx context.Context) ([]string, error) {
+	rows, err := c.q.Query(ctx, `SELECT a.account FROM cc_accounts a
+		LEFT JOIN (SELECT account, SUM(delta) AS total FROM cc_lines GROUP BY account) j ON j.account = a.account
+		WHERE a.balance <> COALESCE(j.total, 0) ORDER BY a.account`)
+	if err != nil {
+		return nil, fmt.Errorf("check balances against the journal: %w", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// InsertDeposit implements store.Credit.
+func (c Credit) InsertDeposit(ctx context.Context, d store.Deposit) error {
+	_, err := c.q.Exec(ctx, `INSERT INTO cc_deposits (reference, entry_id, contributor_id, amount_usd, minted_cc, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`,
+		d.Reference, d.EntryID, d.ContributorID, int64(d.AmountUSD), int64(d.MintedCC), database.Micros(d.CreatedAt))
+	if database.IsUniqueViolation(err) {
+		return fmt.Errorf("deposit %q: %w", d.Reference, store.ErrAlreadyExists)
+	}
+	if err != nil {
+		return fmt.Errorf("record deposit %q: %w", d.Reference, err)
+	}
+	return nil
+}
+
+// DepositByReference implements store.Credit.
+func (c Credit) DepositByReference(ctx context.Context, reference string) (store.Deposit, error) {
+	var (
+		d       store.Deposit
+		created int64
+	)
+	err := c.q.QueryRow(ctx, `SELECT reference, entry_id, contributor_id, amount_usd, minted_cc, created_at
+		FROM cc_deposits WHERE reference = $1`, reference).
+		Scan(&d.Reference, &d.EntryID, &d.ContributorID, &d.AmountUSD, &d.MintedCC, &created)
+	if errors.Is(err, database.ErrNoRows) {
+		return store.Deposit{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Deposit{}, fmt.Errorf("find deposit %q: %w", reference, err)
+	}
+	d.CreatedAt = database.Time(created)
+	return d, nil
+}
+
+// InsertCooling implements store.Credit.
+func (c Credit) InsertCooling(ctx context.Context, l store.CoolingLot) error {
+	_, err := c.q.Exec(ctx, `INSERT INTO cc_cooling (id, contributor_id, idea_id, amount, available_at, entry_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		l.ID, l.ContributorID, l.IdeaID, int64(l.Amount), database.Micros(l.AvailableAt), l.EntryID, database.Micros(l.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("record cooling unstake: %w", err)
+	}
+	return nil
+}
+
+// DueCooling implements store.Credit.
+func (c Credit) DueCooling(ctx context.Context, contributorID string, now time.Time) ([]store.CoolingLot, error) {
+	rows, err := c.q.Query(ctx, `SELECT id, idea_id, amount, available_at, entry_id, created_at FROM cc_cooling
+		WHERE contributor_id = $1 AND released_entry_id IS NULL AND available_at <= $2
+		ORDER BY available_at, id`, contributorID, database.Micros(now))
+	if err != nil {
+		return nil, fmt.Errorf("read cooling unstakes of %s: %w", contributorID, err)
+	}
+	defer rows.Close()
+	var out []store.CoolingLot
+	for rows.Next() {
+		var (
+			l                  store.CoolingLot
+			available, created int64
+		)
+		if err := rows.Scan(&l.ID, &l.IdeaID, &l.Amount, &available, &l.EntryID, &created); err != nil {
+			return nil, fmt.Errorf("read cooling unstakes of %s: %w", contributorID, err)
+		}
+		l.ContributorID, l.AvailableAt, l.CreatedAt = contributorID, database.Time(available), database.Time(created)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// ReleaseCooling implements store.Credit.
+func (c Credit) ReleaseCooling(ctx context.Context, lotID, entryID string) error {
+	n, err := c.q.Exec(ctx, `UPDATE cc_cooling SET released_entry_id = $2 WHERE id = $1 AND released_entry_id IS NULL`,
+		lotID, entryID)
+	if err != nil {
+		return fmt.Errorf("release cooling unstake %s: %w", lotID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("release cooling unstake %s: %w", lotID, store.ErrNotFound)
+	}
+	return nil
+}
+
+// InsertPledge implements store.Credit.
+func (c Credit) InsertPledge(ctx context.Context, p store.Pledge) error {
+	_, err := c.q.Exec(ctx, `INSERT INTO cc_pledges (id, contributor_id, idea_id, micro_hours, cc_equivalent, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`,
+		p.ID, p.ContributorID, p.IdeaID, int64(p.MicroHours), int64(p.CCEquivalent), database.Micros(p.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("record pledge: %w", err)
+	}
+	return nil
+}
+
+// Idempotency implements store.Credit.
+func (c Credit) Idempotency(ctx context.Context, scope, key string) (store.Idempotency, error) {
+	var (
+		i       store.Idempotency
+		created int64
+	)
+	err := c.q.QueryRow(ctx, `SELECT scope, key, request_hash, response, created_at FROM idempotency_keys
+		WHERE scope = $1 AND key = $2`, scope, key).Scan(&i.Scope, &i.Key, &i.RequestHash, &i.Response, &created)
+	if errors.Is(err, database.ErrNoRows) {
+		return store.Idempotency{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Idempotency{}, fmt.Errorf("find idempotency key: %w", err)
+	}
+	i.CreatedAt = database.Time(created)
+	return i, nil
+}
+
+// SaveIdempotency implements store.Credit.
+func (c Credit) SaveIdempotency(ctx context.Context, i store.Idempotency) error {
+	_, err := c.q.Exec(ctx, `INSERT INTO idempotency_keys (scope, key, request_hash, response, created_at)
+		VALUES ($1, $2, $3, $4, $5)`, i.Scope, i.Key, i.RequestHash, i.Response, database.Micros(i.CreatedAt))
+	if database.IsUniqueViolation(err) {
+		return fmt.Errorf("idempotency key: %w", store.ErrAlreadyExists)
+	}
+	if err != nil {
+		return fmt.Errorf("save idempotency key: %w", err)
+	}
+	return nil
+}
+
+// InsertReading implements store.Credit.
+func (c Credit) InsertReading(ctx context.Context, r store.OracleReading) error {
+	tripped := 0
+	if r.State.Tripped {
+		tripped = 1
+	}
+	_, err := c.q.Exec(ctx, `INSERT INTO oracle_readings (id, price, at, source, verdict, tripped, clean, last_good)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		r.ID, int64(r.Reading.Price), database.Micros(r.Reading.At), r.Source, string(r.Verdict), tripped, r.State.Clean,
+		int64(r.State.LastGood))
+	if err != nil {
+		return fmt.Errorf("record oracle reading: %w", err)
+	}
+	return nil
+}
+
+// LatestReading implements store.Credit.
+func (c Credit) LatestReading(ctx context.Context) (store.OracleReading, error) {
+	var (
+		r        store.OracleReading
+		at       int64
+		verdict  string
+		tripped  int
+		lastGood int64
+	)
+	err := c.q.QueryRow(ctx, `SELECT id, price, at, source, verdict, tripped, clean, last_good FROM oracle_readings
+		ORDER BY at DESC, id DESC LIMIT 1`).
+		Scan(&r.ID, &r.Reading.Price, &at, &r.Source, &verdict, &tripped, &r.State.Clean, &lastGood)
+	if errors.Is(err, database.ErrNoRows) {
+		return store.OracleReading{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.OracleReading{}, fmt.Errorf("read latest oracle reading: %w", err)
+	}
+	r.Reading.At, r.Verdict = database.Time(at), credit.Verdict(verdict)
+	r.State.Tripped, r.State.LastGood = tripped != 0, money.Micros(lastGood)
+	return r, nil
+}
+
+// ReadingsSince implements store.Credit.
+func (c Credit) ReadingsSince(ctx context.Context, since time.Time) ([]credit.Reading, error) {
+	rows, err := c.q.Query(ctx, `SELECT price, at FROM oracle_readings WHERE at >= $1 ORDER BY at, id`, database.Micros(since))
+	if err != nil {
+		return nil, fmt.Errorf("read oracle readings: %w", err)
+	}
+	defer rows.Close()
+	var out []credit.Reading
+	for rows.Next() {
+		var (
+			r  credit.Reading
+			at int64
+		)
+		if err := rows.Scan(&r.Price, &at); err != nil {
+			return nil, fmt.Errorf("read oracle readings: %w", err)
+		}
+		r.At = database.Time(at)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// InsertIncident implements store.Credit.
+func (c Credit) InsertIncident(ctx context.Context, i store.Incident) error {
+	var resolved *int64
+	if !i.ResolvedAt.IsZero() {
+		v := database.Micros(i.ResolvedAt)
+		resolved = &v
+	}
+	_, err := c.q.Exec(ctx, `INSERT INTO incidents (id, kind, severity, detail, actor, created_at, resolved_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		i.ID, i.Kind, i.Severity, i.Detail, i.Actor, database.Micros(i.CreatedAt), resolved)
+	if err != nil {
+		return fmt.Errorf("record incident: %w", err)
+	}
+	return nil
+}
+
+// ListIncidents implements store.Credit.
+func (c Credit) ListIncidents(ctx context.Context, limit, offset int) ([]store.Incident, error) {
+	rows, err := c.q.Query(ctx, `SELECT id, kind, severity, detail, actor, created_at, resolved_at FROM incidents
+		ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, limit, offset)
+	if err != nil {
+		return nil, fmt.Errorf("list incidents: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Incident{}
+	for rows.Next() {
+		var (
+			i        store.Incident
+			created  int64
+			resolved *int64
+		)
+		if err := rows.Scan(&i.ID, &i.Kind, &i.Severity, &i.Detail, &i.Actor, &created, &resolved); err != nil {
+			return nil, fmt.Errorf("list incidents: %w", err)
+		}
+		i.CreatedAt = database.Time(created)
+		if resolved != nil {
+			i.ResolvedAt = database.Time(*resolved)
+		}
+		out = append(out, i)
+	}
+	return out, rows.Err()
+}
+
+// Counts implements store.Credit.
+func (c Credit) Counts(ctx context.Context) (map[string]int, error) {
+	return count(ctx, c.q, "cc_entries", "incidents")
+}

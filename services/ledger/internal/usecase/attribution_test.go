@@ -1,0 +1,440 @@
+package usecase_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/ledger/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/ledger/internal/store/storetest"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+)
+
+// contribute records a contribution by an implicit contributor.
+func contribute(t *testing.T, e env, contributorID, assetID string, cost money.Micros, at time.Time) store.Contribution {
+	t.Helper()
+	c := storetest.NewContribution(contributorID, assetID, cost, at)
+	require.NoError(t, e.app.CreateContribution(context.Background(), c, storetest.Implicit(contributorID, at)))
+	return c
+}
+
+func createAsset(t *testing.T, e env, at time.Time) store.Asset {
+	t.Helper()
+	a := store.Asset{ID: uuid.NewString(), Type: attribution.TypeCode, Name: "asset", Description: "d", CreatedAt: at}
+	require.NoError(t, e.app.CreateAsset(context.Background(), a))
+	return a
+}
+
+// contributor reads a contributor straight from the repository (no use
+// case reads one alone).
+func contributor(t *testing.T, e env, id string) (store.Contributor, error) {
+	t.Helper()
+	return sqlstore.NewIdentity(e.db).GetContributor(context.Background(), id)
+}
+
+func TestContributionCreatesItsContributorAndGrowsTheTotal(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		a := createAsset(t, e, t0)
+		c := storetest.NewContribution("someone", a.ID, 1_234_567, t0.Add(time.Second))
+		c.Coherence = 800
+		c.Metadata = map[string]any{"has_docs": true, "n": 2.0, "nested": map[string]any{"k": "v"}}
+		require.NoError(t, e.app.CreateContribution(ctx, c, storetest.Implicit("someone", t0)))
+
+		got, err := e.app.GetContribution(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, c, got)
+		asset, err := e.app.GetAsset(ctx, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, money.Micros(1_234_567), asset.TotalCost)
+		require.Equal(t, 1, asset.ContributionCount)
+		who, err := contributor(t, e, "someone")
+		require.NoError(t, err)
+		require.Equal(t, storetest.Implicit("someone", t0), who)
+		list, err := e.app.ListContributorContributions(ctx, "someone", 10, 0)
+		require.NoError(t, err)
+		require.Equal(t, []store.Contribution{c}, list)
+		list, err = e.app.ListAssetContributions(ctx, a.ID, 10, 0)
+		require.NoError(t, err)
+		require.Equal(t, []store.Contribution{c}, list)
+		assets, err := e.app.ListAssets(ctx, 10, 0)
+		require.NoError(t, err)
+		require.Equal(t, []store.Asset{asset}, assets)
+
+		_, err = e.app.GetContribution(ctx, "missing")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = contributor(t, e, "missing")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		require.ErrorIs(t, e.app.CreateAsset(ctx, a), store.ErrAlreadyExists)
+	})
+}
+
+func TestContributionReusesAnExistingContributor(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		registered := handleOwner("erin", t0)
+		require.NoError(t, e.app.Register(ctx, registered, store.Session{TokenHash: "h", CreatedAt: t0}))
+		a := createAsset(t, e, t0)
+		contribute(t, e, registered.ID, a.ID, 5, t0)
+		got, err := contributor(t, e, registered.ID)
+		require.NoError(t, err)
+		require.Equal(t, registered, got, "handle and trust level untouched")
+	})
+}
+
+func TestContributionRefusedWritesNothing(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		err := e.app.CreateContribution(ctx, storetest.NewContribution("ghost", "no-such-asset", 1, t0), storetest.Implicit("ghost", t0))
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = contributor(t, e, "ghost")
+		require.ErrorIs(t, err, store.ErrNotFound, "the contributor was rolled back")
+		counts, err := e.app.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 0, counts["contributions"])
+		require.Equal(t, 0, counts["contributors"])
+
+		a := createAsset(t, e, t0)
+		for range 9 {
+			contribute(t, e, "big", a.ID, attribution.MaxAmount, t0)
+		}
+		err = e.app.CreateContribution(ctx, storetest.NewContribution("bigger", a.ID, 1, t0), storetest.Implicit("bigger", t0))
+		require.ErrorIs(t, err, store.ErrTotalTooLarge)
+		got, err := e.app.GetAsset(ctx, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, attribution.MaxAssetTotal, got.TotalCost)
+		require.Equal(t, 9, got.ContributionCount)
+		_, err = contributor(t, e, "bigger")
+		require.ErrorIs(t, err, store.ErrNotFound, "the contributor was rolled back")
+	})
+}
+
+func TestConcurrentContributionsToOneAsset(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		a := createAsset(t, e, t0)
+		const n = 50
+		rng := rand.New(rand.NewPCG(1, 2))
+		costs := make([]money.Micros, n)
+		var want money.Micros
+		for i := range costs {
+			costs[i] = money.Micros(rng.Int64N(10_000_000_000)) // up to 10 000.000000, any micro-unit
+			want += costs[i]
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				id := fmt.Sprintf("c%d", i%7) // shared contributors race on creation too
+				errs[i] = e.app.CreateContribution(ctx, storetest.NewContribution(id, a.ID, costs[i], time.Now().UTC()), storetest.Implicit(id, t0))
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		got, err := e.app.GetAsset(ctx, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got.TotalCost, "exact total")
+		require.Equal(t, n, got.ContributionCount)
+		list, err := e.app.ListAssetContributions(ctx, a.ID, 500, 0)
+		require.NoError(t, err)
+		require.Len(t, list, n)
+		counts, err := e.app.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 7, counts["contributors"])
+	})
+}
+
+func TestGitHubDeliveryRecordedOnce(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		first := storetest.GitHubDelivery("d-1", "octocat", "octo/repo", 250_000, t0)
+		c, dup, err := e.app.RecordGitHubContribution(ctx, first)
+		require.NoError(t, err)
+		require.False(t, dup)
+		require.Equal(t, first.Asset.ID, c.AssetID)
+		require.Equal(t, first.Contribution.ID, c.ID)
+
+		second := storetest.GitHubDelivery("d-2", "octocat", "octo/repo", 100_000, t0.Add(time.Second))
+		c2, dup, err := e.app.RecordGitHubContribution(ctx, second)
+		require.NoError(t, err)
+		require.False(t, dup)
+		require.Equal(t, first.Asset.ID, c2.AssetID, "the repository's asset is reused")
+
+		asset, err := e.app.GetAsset(ctx, first.Asset.ID)
+		require.NoError(t, err)
+		require.Equal(t, "octo/repo", asset.GitHubRepository)
+		require.Equal(t, money.Micros(350_000), asset.TotalCost)
+		who, err := contributor(t, e, "github:octocat")
+		require.NoError(t, err)
+		require.Equal(t, attribution.TrustGitHub, who.TrustLevel)
+		stored, err := e.app.GetContribution(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, first.Contribution.Metadata, stored.Metadata)
+		require.Equal(t, attribution.SourceGitHub, stored.Source)
+
+		again := storetest.GitHubDelivery("d-1", "someone-else", "other/repo", 9_000_000, t0.Add(time.Hour))
+		orig, dup, err := e.app.RecordGitHubContribution(ctx, again)
+		require.NoError(t, err)
+		require.True(t, dup)
+		require.Equal(t, stored, orig, "a redelivery returns the original")
+		counts, err := e.app.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"contributions": 2, "assets": 1, "contributors": 1, "github_deliveries": 2},
+			map[string]int{"contributions": counts["contributions"], "assets": counts["assets"], "contributors": counts["contributors"], "github_deliveries": counts["github_deliveries"]},
+			"the redelivery created nothing")
+	})
+}
+
+func TestGitHubDeliveryWithoutIDRecordedOncePerCommit(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		first := storetest.CommitDelivery("abc123", "octocat", "octo/repo", 250_000, t0)
+		c, dup, err := e.app.RecordGitHubContribution(ctx, first)
+		require.NoError(t, err)
+		require.False(t, dup)
+		require.Equal(t, first.Contribution.ID, c.ID)
+
+		again := storetest.CommitDelivery("abc123", "someone-else", "octo/repo", 9_000_000, t0.Add(time.Hour))
+		orig, dup, err := e.app.RecordGitHubContribution(ctx, again)
+		require.NoError(t, err)
+		require.True(t, dup, "the same repository and commit is a redelivery")
+		stored, err := e.app.GetContribution(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, stored, orig, "a redelivery returns the original")
+
+		for _, other := range []store.GitHubContribution{
+			storetest.CommitDelivery("abc123", "octocat", "octo/other", 100_000, t0), // another repository
+			storetest.CommitDelivery("def456", "octocat", "octo/repo", 100_000, t0),  // another commit
+			storetest.GitHubDelivery("d-1", "octocat", "octo/repo", 100_000, t0),     // a delivery id is its own key
+			storetest.GitHubDelivery("d-2", "octocat", "octo/repo", 100_000, t0),     // (even for the same commit)
+		} {
+			_, dup, err := e.app.RecordGitHubContribution(ctx, other)
+			require.NoError(t, err)
+			require.False(t, dup, "%s %s %s", other.DeliveryID, other.Asset.GitHubRepository, other.CommitHash)
+		}
+		counts, err := e.app.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"contributions": 5, "github_deliveries": 2, "github_commits": 3},
+			map[string]int{"contributions": counts["contributions"], "github_deliveries": counts["github_deliveries"], "github_commits": counts["github_commits"]})
+
+		_, _, err = e.app.RecordGitHubContribution(ctx, storetest.CommitDelivery("", "octocat", "octo/repo", 1, t0))
+		require.Error(t, err, "a delivery with neither key cannot be recorded once")
+	})
+}
+
+// redeliver sends the delivery made by g concurrently n times and checks
+// that exactly one answer recorded it and every answer names it.
+func redeliver(t *testing.T, e env, n int, g func() store.GitHubContribution) {
+	t.Helper()
+	var wg sync.WaitGroup
+	results := make([]store.Contribution, n)
+	dups := make([]bool, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			results[i], dups[i], errs[i] = e.app.RecordGitHubContribution(context.Background(), g())
+		})
+	}
+	wg.Wait()
+	fresh := 0
+	for i := range n {
+		require.NoError(t, errs[i])
+		if !dups[i] {
+			fresh++
+		}
+		require.Equal(t, results[0].ID, results[i].ID, "every answer names the same contribution")
+	}
+	require.Equal(t, 1, fresh)
+}
+
+func TestConcurrentRedeliveriesMakeOneContribution(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		redeliver(t, e, 100, func() store.GitHubContribution {
+			return storetest.GitHubDelivery("same", "octocat", "octo/repo", 250_000, t0)
+		})
+		counts, err := e.app.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, counts["contributions"])
+		require.Equal(t, 1, counts["assets"])
+		assets, err := e.app.ListAssets(ctx, 10, 0)
+		require.NoError(t, err)
+		require.Equal(t, money.Micros(250_000), assets[0].TotalCost)
+	})
+}
+
+func TestConcurrentCommitDeliveriesWithoutIDMakeOneContribution(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		redeliver(t, e, 50, func() store.GitHubContribution {
+			return storetest.CommitDelivery("abc123", "octocat", "octo/repo", 250_000, t0)
+		})
+		assets, err := e.app.ListAssets(ctx, 10, 0)
+		require.NoError(t, err)
+		require.Len(t, assets, 1)
+		require.Equal(t, money.Micros(250_000), assets[0].TotalCost, "counted once")
+		require.Equal(t, 1, assets[0].ContributionCount)
+	})
+}
+
+func TestConcurrentFirstDeliveriesForANewRepositoryMakeOneAsset(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		const n = 20
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				_, _, errs[i] = e.app.RecordGitHubContribution(ctx, storetest.GitHubDelivery(fmt.Sprint("d", i), fmt.Sprint("user", i%3), "new/repo", 100_000, t0))
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		assets, err := e.app.ListAssets(ctx, 10, 0)
+		require.NoError(t, err)
+		require.Len(t, assets, 1)
+		require.Equal(t, money.Micros(n*100_000), assets[0].TotalCost)
+		require.Equal(t, n, assets[0].ContributionCount)
+	})
+}
+
+func TestDistributionsSplitTheSummedStakesAndPersist(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		a := createAsset(t, e, t0)
+		contribute(t, e, "A", a.ID, 60*money.Scale, t0)
+		contribute(t, e, "A", a.ID, 40*money.Scale, t0)
+		c := storetest.NewContribution("B", a.ID, 100*money.Scale, t0)
+		c.Coherence = attribution.CoherenceMax
+		require.NoError(t, e.app.CreateContribution(ctx, c, storetest.Implicit("B", t0)))
+
+		// A's two contributions are one stake of 100 at base coherence,
+		// B's one of 100 at the maximum: B weighs 1.5 times A.
+		d, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 100 * money.Scale, CreatedAt: t0})
+		require.NoError(t, err)
+		require.Equal(t, []attribution.Payout{{ContributorID: "B", Amount: 60 * money.Scale}, {ContributorID: "A", Amount: 40 * money.Scale}}, d.Payouts)
+		require.Equal(t, 2, d.PayoutCount)
+		got, err := e.app.GetDistribution(ctx, d.ID, 100, 0)
+		require.NoError(t, err)
+		require.Equal(t, d, got)
+
+		empty := createAsset(t, e, t0)
+		ed, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: empty.ID, Value: 5, CreatedAt: t0.Add(time.Second)})
+		require.NoError(t, err)
+		require.Equal(t, []attribution.Payout{}, ed.Payouts)
+		got, err = e.app.GetDistribution(ctx, ed.ID, 100, 0)
+		require.NoError(t, err)
+		require.Equal(t, []attribution.Payout{}, got.Payouts, "read back as empty, not nil")
+		require.Equal(t, 0, got.PayoutCount)
+
+		second, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 0, CreatedAt: t0.Add(time.Second)})
+		require.NoError(t, err)
+		list, total, err := e.app.ListAssetDistributions(ctx, a.ID, 10, 0, 10)
+		require.NoError(t, err)
+		require.Equal(t, []store.Distribution{d, second}, list)
+		require.Equal(t, 2, total)
+		list, total, err = e.app.ListAssetDistributions(ctx, a.ID, 1, 1, 10)
+		require.NoError(t, err)
+		require.Equal(t, []store.Distribution{second}, list, "a page")
+		require.Equal(t, 2, total, "the total counts every page")
+		list, total, err = e.app.ListAssetDistributions(ctx, a.ID, 10, 5, 10)
+		require.NoError(t, err)
+		require.Equal(t, []store.Distribution{}, list, "past the end: empty, not nil")
+		require.Equal(t, 2, total)
+		list, total, err = e.app.ListAssetDistributions(ctx, empty.ID, 10, 0, 10)
+		require.NoError(t, err)
+		require.Equal(t, []store.Distribution{got}, list)
+		require.Equal(t, 1, total)
+
+		_, err = e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: "missing", CreatedAt: t0})
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = e.app.GetDistribution(ctx, "missing", 100, 0)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, _, err = e.app.ListAssetDistributions(ctx, "missing", 10, 0, 10)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		counts, err := e.app.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 3, counts["distributions"], "the refused one wrote nothing")
+	})
+}
+
+func TestDistributionWithMorePayoutsThanOneInsertBatch(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		a := createAsset(t, e, t0)
+		const n = 1234
+		for i := range n {
+			contribute(t, e, fmt.Sprintf("p%04d", i), a.ID, money.Cent, t0)
+		}
+		d, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: n * money.Scale, CreatedAt: t0})
+		require.NoError(t, err)
+		require.Equal(t, n, d.PayoutCount)
+		got, err := e.app.GetDistribution(ctx, d.ID, 2*n, 0)
+		require.NoError(t, err)
+		require.Len(t, got.Payouts, n)
+		require.Equal(t, d.Payouts, got.Payouts, "order kept")
+		for _, p := range got.Payouts {
+			require.Equal(t, money.Micros(money.Scale), p.Amount, p.ContributorID)
+		}
+
+		// Pages of payouts, in order, with the count of all of them.
+		var paged []attribution.Payout
+		for offset := 0; offset < n; offset += 500 {
+			page, err := e.app.GetDistribution(ctx, d.ID, 500, offset)
+			require.NoError(t, err)
+			require.Equal(t, n, page.PayoutCount)
+			require.Len(t, page.Payouts, min(500, n-offset), "page at %d", offset)
+			paged = append(paged, page.Payouts...)
+		}
+		require.Equal(t, d.Payouts, paged, "the pages make up the whole list")
+		for _, offset := range []int{n, n + 1, math.MaxInt32} {
+			past, err := e.app.GetDistribution(ctx, d.ID, 1000, offset)
+			require.NoError(t, err, "offset %d", offset)
+			require.Equal(t, []attribution.Payout{}, past.Payouts, "offset %d: empty, not nil", offset)
+			require.Equal(t, n, past.PayoutCount)
+		}
+		list, total, err := e.app.ListAssetDistributions(ctx, a.ID, 10, 0, 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, total)
+		require.Len(t, list, 1)
+		require.Equal(t, d.Payouts[:10], list[0].Payouts, "a list carries the first payouts of each")
+		require.Equal(t, n, list[0].PayoutCount)
+	})
+}

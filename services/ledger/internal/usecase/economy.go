@@ -1,0 +1,220 @@
+package usecase
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// Rate is the posted exchange rate with the breaker's state.
+type Rate struct {
+	Quote   credit.Quote
+	Source  string
+	Breaker credit.BreakerState
+	// AsOf is when the rate in force was read (zero before any reading).
+	AsOf time.Time
+}
+
+// quote is the rate in force: the breaker's last good value from the
+// newest reading, or the source's configured default before the first.
+func (a *App) quote(ctx context.Context, r Repos) (Rate, error) {
+	last, err := r.Credit.LatestReading(ctx)
+	mid := DefaultCCPerUSD
+	if f, ok := a.cfg.Rates.(FixedRate); ok {
+		mid = money.Micros(f)
+	}
+	out := Rate{Source: a.cfg.Rates.Name()}
+	switch {
+	case err == nil && last.State.LastGood > 0:
+		mid, out.Breaker, out.AsOf, out.Source = last.State.LastGood, last.State, last.Reading.At, last.Source
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return Rate{}, err
+	}
+	q, err := credit.NewQuote(mid, a.cfg.SpreadBP)
+	if err != nil {
+		return Rate{}, err
+	}
+	out.Quote = q
+	return out, nil
+}
+
+// ExchangeRate is the posted rate.
+func (a *App) ExchangeRate(ctx context.Context) (Rate, error) { return a.quote(ctx, a.read()) }
+
+// Supply is the economy's backing.
+type Supply struct {
+	OutstandingCC money.Micros
+	TreasuryUSD   money.Micros
+	Rate          Rate
+	ReserveRatio  float64
+	// Mode is the economy's mode (normal, warning, minting_paused, read_only, frozen).
+	Mode       string
+	ModeReason string
+	ModeSince  time.Time
+}
+
+// Supply reports the CC outstanding, the treasury and the reserve ratio.
+func (a *App) Supply(ctx context.Context) (Supply, error) {
+	r := a.read()
+	eco, err := r.Credit.Economy(ctx)
+	if err != nil {
+		return Supply{}, err
+	}
+	rate, err := a.quote(ctx, r)
+	if err != nil {
+		return Supply{}, err
+	}
+	return Supply{
+		OutstandingCC: eco.OutstandingCC, TreasuryUSD: eco.TreasuryUSD, Rate: rate,
+		ReserveRatio: credit.ReserveRatio(eco.OutstandingCC, eco.TreasuryUSD, rate.Quote.Mid),
+		Mode:         eco.Mode, ModeReason: eco.ModeReason, ModeSince: eco.ModeSince,
+	}, nil
+}
+
+// Reading is what one oracle reading did.
+type Reading struct {
+	Price   money.Micros
+	At      time.Time
+	Source  string
+	Verdict credit.Verdict
+	State   credit.BreakerState
+}
+
+// ReadRate takes a reading from the configured rate source and records it.
+// A fixed source is read only when it would change something (its price
+// differs from the last reading, the breaker is open, or the last reading
+// has left the moving-average window), so a pegged economy does not grow
+// the readings table forever.
+func (a *App) ReadRate(ctx context.Context) (Reading, bool, error) {
+	price, err := a.cfg.Rates.Rate(ctx)
+	if err != nil {
+		return Reading{}, false, err
+	}
+	if _, fixed := a.cfg.Rates.(FixedRate); fixed {
+		last, err := a.read().Credit.LatestReading(ctx)
+		if err == nil && last.Reading.Price == price && !last.State.Tripped &&
+			a.now().Sub(last.Reading.At) < a.cfg.Breaker.Window {
+			return Reading{}, false, nil
+		}
+	}
+	rd, err := a.ObservePrice(ctx, price, a.cfg.Rates.Name(), "oracle")
+	return rd, true, err
+}
+
+// ObservePrice runs one price through the circuit breaker and records the
+// reading, the breaker's new state, an audit entry when the breaker trips
+// or recovers, and an incident when it trips, in one transaction.
+func (a *App) ObservePrice(ctx context.Context, price money.Micros, source, actor string) (Reading, error) {
+	if price <= 0 {
+		return Reading{}, fault.Validation(fault.Field("cc_per_usd", "must be positive"))
+	}
+	var out Reading
+	err := a.tx(ctx, func(r Repos) error {
+		eco, err := r.Credit.LockEconomy(ctx)
+		if err != nil {
+			return err
+		}
+		now := a.now()
+		var prev credit.BreakerState
+		if last, err := r.Credit.LatestReading(ctx); err == nil {
+			prev = last.State
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		recent, err := r.Credit.ReadingsSince(ctx, now.Add(-a.cfg.Breaker.Window))
+		if err != nil {
+			return err
+		}
+		reading := credit.Reading{Price: price, At: now}
+		state, verdict := a.cfg.Breaker.Observe(prev, recent, reading)
+		if err := r.Credit.InsertReading(ctx, store.OracleReading{
+			ID: a.cfg.NewID(), Reading: reading, Source: source, Verdict: verdict, State: state,
+		}); err != nil {
+			return err
+		}
+		out = Reading{Price: price, At: now, Source: source, Verdict: verdict, State: state}
+		if verdict != credit.Tripped && verdict != credit.Recovered {
+			return nil
+		}
+		attrs := map[string]string{"price": price.String(), "last_good": state.LastGood.String(), "source": source, "unit": "micro_cc_per_usd"}
+		if err := a.appendAudit(ctx, r, &eco, audit.Entry{Kind: "oracle_" + string(verdict), At: now, Actor: actor,
+			Subject: "exchange_rate", Amount: int64(price), Attrs: attrs}); err != nil {
+			return err
+		}
+		if verdict == credit.Tripped {
+			if err := r.Credit.InsertIncident(ctx, store.Incident{ID: a.cfg.NewID(), Kind: "oracle_tripped", Severity: "warning",
+				Detail: "rate " + price.String() + " deviates more than " + bpText(a.cfg.Breaker.MaxDeviationBP) +
+					" from the 1-hour moving average; the rate stays at " + state.LastGood.String(),
+				Actor: actor, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return r.Credit.SaveEconomy(ctx, eco)
+	})
+	return out, err
+}
+
+func bpText(bp int64) string { return strconv.FormatFloat(float64(bp)/100, 'f', -1, 64) + "%" }
+
+// Balances are a contributor's CC as the API shows them: cooling lots
+// whose cooldown has passed count as available even before a movement
+// releases them into the available account.
+func (a *App) Balances(ctx context.Context, contributorID string) (store.Balances, error) {
+	r := a.read()
+	if err := a.mustExist(ctx, r, contributorID); err != nil {
+		return store.Balances{}, err
+	}
+	b, err := r.Credit.Balances(ctx, contributorID)
+	if err != nil {
+		return store.Balances{}, err
+	}
+	due, err := r.Credit.DueCooling(ctx, contributorID, a.now())
+	if err != nil {
+		return store.Balances{}, err
+	}
+	for _, l := range due {
+		b.Cooling -= l.Amount
+		b.Available += l.Amount
+	}
+	return b, nil
+}
+
+func (a *App) mustExist(ctx context.Context, r Repos, contributorID string) error {
+	if _, err := r.Identity.GetContributor(ctx, contributorID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return fault.New(fault.NotFound, "contributor %s not found", contributorID)
+		}
+		return err
+	}
+	return nil
+}
+
+// releaseDue moves a contributor's cooled lots back to available, inside
+// the transaction of the movement that is about to use them.
+func (a *App) releaseDue(ctx context.Context, r Repos, eco *store.Economy, q credit.Quote, contributorID, actor string) error {
+	due, err := r.Credit.DueCooling(ctx, contributorID, a.now())
+	if err != nil {
+		return err
+	}
+	for _, l := range due {
+		id, err := a.move(ctx, r, eco, q, movement{
+			entry:       credit.Transfer(credit.KindRelease, credit.Cooling(contributorID), credit.Available(contributorID), l.Amount),
+			contributor: contributorID, idea: l.IdeaID, amount: l.Amount, actor: actor,
+			attrs: map[string]string{"cooling_id": l.ID},
+		})
+		if err != nil {
+			return err
+		}
+		if err := r.Credit.ReleaseCooling(ctx, l.ID, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

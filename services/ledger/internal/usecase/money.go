@@ -1,0 +1,384 @@
+package usecase
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// DepositCmd confirms a USD deposit received for a contributor.
+type DepositCmd struct {
+	ContributorID string
+	AmountUSD     money.Micros
+	// Reference (the payment's reference) makes the deposit idempotent.
+	Reference string
+	Actor     string
+}
+
+// DepositResult is the CC minted.
+type DepositResult struct {
+	ContributorID string
+	AmountUSD     money.Micros
+	MintedCC      money.Micros
+	FeeUSD        money.Micros
+	Reference     string
+	BuyRate       money.Micros
+	// Duplicate is true when the reference was recorded before: nothing
+	// was minted again.
+	Duplicate bool
+	CreatedAt time.Time
+}
+
+// Deposit mints CC at the buy rate for a confirmed deposit and grows the
+// treasury by its USD. A known reference with the same contributor and
+// amount answers the original deposit; with other values it is a conflict.
+func (a *App) Deposit(ctx context.Context, cmd DepositCmd, idem *Idem) (DepositResult, error) {
+	var out DepositResult
+	err := a.once(ctx, idem, &out, func(r Repos) error {
+		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, false)
+		if err != nil {
+			return err
+		}
+		if prev, err := r.Credit.DepositByReference(ctx, cmd.Reference); err == nil {
+			if prev.ContributorID != cmd.ContributorID || prev.AmountUSD != cmd.AmountUSD {
+				return fault.New(fault.Conflict, "reference %q was used for another deposit", cmd.Reference)
+			}
+			out = DepositResult{ContributorID: prev.ContributorID, AmountUSD: prev.AmountUSD, MintedCC: prev.MintedCC,
+				Reference: prev.Reference, Duplicate: true, CreatedAt: prev.CreatedAt}
+			return nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		minted, fee, err := rate.Quote.Mint(cmd.AmountUSD)
+		if err != nil || minted <= 0 {
+			return fault.Validation(fault.Field("amount_usd", "is too small or too large to mint at %s CC per USD", rate.Quote.Buy))
+		}
+		id, err := a.move(ctx, r, &eco, rate.Quote, movement{
+			entry:       credit.Transfer(credit.KindDeposit, credit.Issuance, credit.Available(cmd.ContributorID), minted),
+			contributor: cmd.ContributorID, amount: minted, mint: minted, treasury: cmd.AmountUSD, feeUSD: fee,
+			actor: cmd.Actor,
+			attrs: map[string]string{"reference": cmd.Reference, "amount_usd": cmd.AmountUSD.String(),
+				"buy_rate": rate.Quote.Buy.String()},
+		})
+		if err != nil {
+			return err
+		}
+		now := a.now()
+		if err := r.Credit.InsertDeposit(ctx, store.Deposit{Reference: cmd.Reference, EntryID: id, ContributorID: cmd.ContributorID,
+			AmountUSD: cmd.AmountUSD, MintedCC: minted, CreatedAt: now}); err != nil {
+			return err
+		}
+		out = DepositResult{ContributorID: cmd.ContributorID, AmountUSD: cmd.AmountUSD, MintedCC: minted, FeeUSD: fee,
+			Reference: cmd.Reference, BuyRate: rate.Quote.Buy, CreatedAt: now}
+		return nil
+	})
+	return out, err
+}
+
+// WithdrawCmd burns a contributor's available CC for USD.
+type WithdrawCmd struct {
+	ContributorID string
+	AmountCC      money.Micros
+	Actor         string
+}
+
+// WithdrawResult is the USD paid out and the spread kept.
+type WithdrawResult struct {
+	ContributorID string
+	AmountCC      money.Micros
+	AmountUSD     money.Micros
+	FeeUSD        money.Micros
+	SellRate      money.Micros
+	CreatedAt     time.Time
+}
+
+// Withdraw burns CC at the sell rate and pays the USD out of the treasury.
+func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *Idem) (WithdrawResult, error) {
+	var out WithdrawResult
+	err := a.once(ctx, idem, &out, func(r Repos) error {
+		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, true)
+		if err != nil {
+			return err
+		}
+		usd, fee, err := rate.Quote.Burn(cmd.AmountCC)
+		if err != nil || usd <= 0 {
+			return fault.Validation(fault.Field("amount_cc", "is too small or too large to pay out at %s CC per USD", rate.Quote.Sell))
+		}
+		if _, err := a.move(ctx, r, &eco, rate.Quote, movement{
+			entry:       credit.Transfer(credit.KindWithdraw, credit.Available(cmd.ContributorID), credit.Issuance, cmd.AmountCC),
+			contributor: cmd.ContributorID, amount: cmd.AmountCC, burn: cmd.AmountCC, treasury: -usd, feeUSD: fee,
+			actor: cmd.Actor,
+			attrs: map[string]string{"amount_usd": usd.String(), "sell_rate": rate.Quote.Sell.String()},
+		}); err != nil {
+			return err
+		}
+		out = WithdrawResult{ContributorID: cmd.ContributorID, AmountCC: cmd.AmountCC, AmountUSD: usd, FeeUSD: fee,
+			SellRate: rate.Quote.Sell, CreatedAt: a.now()}
+		return nil
+	})
+	return out, err
+}
+
+// StakeCmd stakes available CC on an idea.
+type StakeCmd struct {
+	ContributorID string
+	IdeaID        string
+	AmountCC      money.Micros
+	DryRun        bool
+	Actor         string
+}
+
+// StakeResult is the position after the stake, or its projection.
+type StakeResult struct {
+	DryRun        bool
+	ContributorID string
+	IdeaID        string
+	AmountCC      money.Micros
+	// PositionCC is the contributor's whole stake on the idea afterwards.
+	PositionCC money.Micros
+	// AvailableAfter is the contributor's available CC afterwards (on a
+	// dry run: what it would be; negative when the balance is short).
+	AvailableAfter money.Micros
+	Projection     credit.Projection
+	Stage          string
+	CreatedAt      time.Time
+}
+
+// Stake moves available CC into a position on an idea; with DryRun it
+// returns the projection and writes nothing. The idea must exist in the
+// portfolio.
+func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *Idem) (StakeResult, error) {
+	idea, err := a.idea(ctx, cmd.IdeaID)
+	if err != nil {
+		return StakeResult{}, err
+	}
+	out := StakeResult{DryRun: cmd.DryRun, ContributorID: cmd.ContributorID, IdeaID: idea.ID, AmountCC: cmd.AmountCC,
+		Projection: credit.Project(idea.Stage, idea.Confidence), Stage: idea.Stage}
+	if cmd.DryRun {
+		r := a.read()
+		if err := a.mustExist(ctx, r, cmd.ContributorID); err != nil {
+			return StakeResult{}, err
+		}
+		b, err := a.Balances(ctx, cmd.ContributorID)
+		if err != nil {
+			return StakeResult{}, err
+		}
+		staked, err := a.positionOn(ctx, r, cmd.ContributorID, idea.ID)
+		if err != nil {
+			return StakeResult{}, err
+		}
+		out.AvailableAfter, out.PositionCC = b.Available-cmd.AmountCC, staked+cmd.AmountCC
+		return out, nil
+	}
+	err = a.once(ctx, idem, &out, func(r Repos) error {
+		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, true)
+		if err != nil {
+			return err
+		}
+		if _, err := a.move(ctx, r, &eco, rate.Quote, movement{
+			entry:       credit.Transfer(credit.KindStake, credit.Available(cmd.ContributorID), credit.Staked(cmd.ContributorID, idea.ID), cmd.AmountCC),
+			contributor: cmd.ContributorID, idea: idea.ID, amount: cmd.AmountCC, actor: cmd.Actor,
+		}); err != nil {
+			return err
+		}
+		b, err := r.Credit.Balances(ctx, cmd.ContributorID)
+		if err != nil {
+			return err
+		}
+		out.AvailableAfter = b.Available
+		if out.PositionCC, err = a.positionOn(ctx, r, cmd.ContributorID, idea.ID); err != nil {
+			return err
+		}
+		out.CreatedAt = a.now()
+		return nil
+	})
+	return out, err
+}
+
+func (a *App) positionOn(ctx context.Context, r Repos, contributorID, ideaID string) (money.Micros, error) {
+	ps, err := r.Credit.Positions(ctx, contributorID)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range ps {
+		if p.IdeaID == ideaID {
+			return p.Amount, nil
+		}
+	}
+	return 0, nil
+}
+
+// idea looks an idea up in the portfolio.
+func (a *App) idea(ctx context.Context, id string) (IdeaInfo, error) {
+	if a.cfg.Ideas == nil {
+		return IdeaInfo{}, fault.New(fault.Unavailable, "the portfolio is not reachable")
+	}
+	return a.cfg.Ideas.Idea(ctx, id)
+}
+
+// UnstakeCmd takes CC out of a position.
+type UnstakeCmd struct {
+	ContributorID string
+	IdeaID        string
+	AmountCC      money.Micros
+	Actor         string
+}
+
+// UnstakeResult says when the CC is available again.
+type UnstakeResult struct {
+	ContributorID string
+	IdeaID        string
+	AmountCC      money.Micros
+	Cooldown      time.Duration
+	AvailableAt   time.Time
+	// Status is "released" (available at once) or "cooling".
+	Status string
+}
+
+// Unstake moves CC out of a position: straight to available below the
+// instant threshold, otherwise into cooling until the cooldown passes.
+// Unstaking is allowed at any time (the idea need not exist any more).
+func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *Idem) (UnstakeResult, error) {
+	var out UnstakeResult
+	err := a.once(ctx, idem, &out, func(r Repos) error {
+		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, false)
+		if err != nil {
+			return err
+		}
+		now := a.now()
+		cooldown := credit.Cooldown(cmd.AmountCC)
+		to, status := credit.Available(cmd.ContributorID), "released"
+		if cooldown > 0 {
+			to, status = credit.Cooling(cmd.ContributorID), "cooling"
+		}
+		id, err := a.move(ctx, r, &eco, rate.Quote, movement{
+			entry:       credit.Transfer(credit.KindUnstake, credit.Staked(cmd.ContributorID, cmd.IdeaID), to, cmd.AmountCC),
+			contributor: cmd.ContributorID, idea: cmd.IdeaID, amount: cmd.AmountCC, actor: cmd.Actor,
+			attrs: map[string]string{"cooldown": cooldown.String()},
+		})
+		if err != nil {
+			return err
+		}
+		if cooldown > 0 {
+			if err := r.Credit.InsertCooling(ctx, store.CoolingLot{ID: a.cfg.NewID(), ContributorID: cmd.ContributorID,
+				IdeaID: cmd.IdeaID, Amount: cmd.AmountCC, AvailableAt: now.Add(cooldown), EntryID: id, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		out = UnstakeResult{ContributorID: cmd.ContributorID, IdeaID: cmd.IdeaID, AmountCC: cmd.AmountCC,
+			Cooldown: cooldown, AvailableAt: now.Add(cooldown), Status: status}
+		return nil
+	})
+	return out, err
+}
+
+// Investments are a contributor's positions with their summary.
+type Investments struct {
+	Positions []store.Position
+	Balances  store.Balances
+}
+
+// Investments returns a contributor's positions and balances.
+func (a *App) Investments(ctx context.Context, contributorID string) (Investments, error) {
+	b, err := a.Balances(ctx, contributorID)
+	if err != nil {
+		return Investments{}, err
+	}
+	ps, err := a.read().Credit.Positions(ctx, contributorID)
+	if err != nil {
+		return Investments{}, err
+	}
+	return Investments{Positions: ps, Balances: b}, nil
+}
+
+// History returns a page of a contributor's CC movements, newest first.
+func (a *App) History(ctx context.Context, contributorID string, limit, offset int) ([]store.JournalEntry, error) {
+	r := a.read()
+	if err := a.mustExist(ctx, r, contributorID); err != nil {
+		return nil, err
+	}
+	return r.Credit.History(ctx, contributorID, limit, offset)
+}
+
+// PledgeCmd pledges time to an idea.
+type PledgeCmd struct {
+	ContributorID string
+	IdeaID        string
+	MicroHours    money.Micros
+}
+
+// Pledge records a time pledge valued at the pledge rate. A pledge moves no
+// CC: cc_equivalent says what the time is worth.
+func (a *App) Pledge(ctx context.Context, cmd PledgeCmd, idem *Idem) (store.Pledge, error) {
+	idea, err := a.idea(ctx, cmd.IdeaID)
+	if err != nil {
+		return store.Pledge{}, err
+	}
+	value, err := credit.PledgeValue(cmd.MicroHours, a.cfg.PledgeRate)
+	if err != nil {
+		return store.Pledge{}, fault.Validation(fault.Field("hours_pledged", "is too large"))
+	}
+	var out store.Pledge
+	err = a.once(ctx, idem, &out, func(r Repos) error {
+		if err := a.mustExist(ctx, r, cmd.ContributorID); err != nil {
+			return err
+		}
+		out = store.Pledge{ID: a.cfg.NewID(), ContributorID: cmd.ContributorID, IdeaID: idea.ID, MicroHours: cmd.MicroHours,
+			CCEquivalent: value, CreatedAt: a.now()}
+		return r.Credit.InsertPledge(ctx, out)
+	})
+	return out, err
+}
+
+// Preview is an idea's ROI projection.
+type Preview struct {
+	Idea       IdeaInfo
+	StakedCC   money.Micros
+	Stakers    int
+	Projection credit.Projection
+	Coherence  float64
+}
+
+// InvestPreview projects what staking on an idea may return.
+func (a *App) InvestPreview(ctx context.Context, ideaID string) (Preview, error) {
+	idea, err := a.idea(ctx, ideaID)
+	if err != nil {
+		return Preview{}, err
+	}
+	staked, n, err := a.read().Credit.IdeaStaked(ctx, idea.ID)
+	if err != nil {
+		return Preview{}, err
+	}
+	return Preview{Idea: idea, StakedCC: staked, Stakers: n, Projection: credit.Project(idea.Stage, idea.Confidence),
+		Coherence: idea.Confidence}, nil
+}
+
+// begin starts a movement for a contributor inside the use case's
+// transaction: the contributor must exist, the economy row is locked (every
+// movement takes it first, so movements are serialised), and the rate in
+// force is read; with release, the contributor's cooled lots move back to
+// available first, so the movement can use them.
+func (a *App) begin(ctx context.Context, r Repos, contributorID, actor string, release bool) (store.Economy, Rate, error) {
+	if err := a.mustExist(ctx, r, contributorID); err != nil {
+		return store.Economy{}, Rate{}, err
+	}
+	eco, err := r.Credit.LockEconomy(ctx)
+	if err != nil {
+		return store.Economy{}, Rate{}, err
+	}
+	rate, err := a.quote(ctx, r)
+	if err != nil {
+		return store.Economy{}, Rate{}, err
+	}
+	if release {
+		if err := a.releaseDue(ctx, r, &eco, rate.Quote, contributorID, actor); err != nil {
+			return store.Economy{}, Rate{}, err
+		}
+	}
+	return eco, rate, nil
+}

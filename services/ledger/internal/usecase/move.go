@@ -1,0 +1,208 @@
+package usecase
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// The economy's modes, from the monitor's graduated response and the
+// emergency freeze. Each refuses more than the one before it.
+const (
+	// ModeNormal refuses nothing.
+	ModeNormal = "normal"
+	// ModeWarning refuses nothing; it says the monitor saw a problem.
+	ModeWarning = "warning"
+	// ModeMintingPaused refuses deposits (no new CC).
+	ModeMintingPaused = "minting_paused"
+	// ModeReadOnly refuses every CC movement.
+	ModeReadOnly = "read_only"
+	// ModeFrozen refuses every CC movement until an administrator unfreezes.
+	ModeFrozen = "frozen"
+)
+
+// modeRank orders the modes by severity.
+var modeRank = map[string]int{ModeNormal: 0, ModeWarning: 1, ModeMintingPaused: 2, ModeReadOnly: 3, ModeFrozen: 4}
+
+// movement is one CC movement, as every use case that moves CC describes
+// it to move.
+type movement struct {
+	entry       credit.Entry
+	contributor string
+	idea        string
+	// amount is the CC moved (positive), for history.
+	amount money.Micros
+	// mint and burn change the CC outstanding; treasury the USD held.
+	mint, burn money.Micros
+	treasury   money.Micros
+	// feeUSD is the spread the movement kept, recorded as its own audit entry.
+	feeUSD money.Micros
+	actor  string
+	attrs  map[string]string
+}
+
+// move is the one function every CC movement goes through, inside the use
+// case's transaction after LockEconomy: it checks the economy's mode, moves
+// the balances (refusing any contributor balance below zero), updates the
+// CC outstanding and the treasury, checks the backing invariant when either
+// changed, and appends the movement (and its spread fee) to the audit
+// chain. eco is updated in place and saved.
+func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, q credit.Quote, m movement) (string, error) {
+	if err := allowed(eco.Mode, m.entry.Kind); err != nil {
+		return "", err
+	}
+	now := a.now()
+	id := a.cfg.NewID()
+	seq := eco.AuditSeq + 1
+	err := r.Credit.ApplyEntry(ctx, store.JournalEntry{
+		ID: id, Entry: m.entry, ContributorID: m.contributor, IdeaID: m.idea, Amount: m.amount, AuditSeq: seq, CreatedAt: now,
+	})
+	if errors.Is(err, store.ErrInsufficient) {
+		return "", fault.New(fault.Rejected, "insufficient balance: %s CC is more than is %s", m.amount, sourceBucket(m.entry))
+	}
+	if err != nil {
+		return "", err
+	}
+	eco.OutstandingCC += m.mint - m.burn
+	eco.TreasuryUSD += m.treasury
+	if eco.TreasuryUSD < 0 || eco.OutstandingCC < 0 {
+		return "", fault.New(fault.Rejected, "backing: the treasury cannot pay this out")
+	}
+	if (m.mint != 0 || m.burn != 0 || m.treasury != 0) && !credit.Backed(eco.OutstandingCC, eco.TreasuryUSD, q.Mid) {
+		return "", fault.New(fault.Rejected,
+			"backing: this would leave %s CC outstanding against %s USD at %s CC per USD (the reserve ratio must stay at or above 1.0)",
+			eco.OutstandingCC, eco.TreasuryUSD, q.Mid)
+	}
+	attrs := map[string]string{"entry_id": id, "unit": "micro_cc"}
+	if m.idea != "" {
+		attrs["idea_id"] = m.idea
+	}
+	for _, l := range m.entry.Lines {
+		attrs["line:"+string(l.Account)] = strconv.FormatInt(int64(l.Delta), 10)
+	}
+	for k, v := range m.attrs {
+		attrs[k] = v
+	}
+	if err := a.appendAudit(ctx, r, eco, audit.Entry{
+		Kind: string(m.entry.Kind), At: now, Actor: m.actor, Subject: m.contributor, Amount: int64(m.amount), Attrs: attrs,
+	}); err != nil {
+		return "", err
+	}
+	if m.feeUSD > 0 {
+		if err := a.appendAudit(ctx, r, eco, audit.Entry{
+			Kind: "spread_fee", At: now, Actor: m.actor, Subject: m.contributor, Amount: int64(m.feeUSD),
+			Attrs: map[string]string{"entry_id": id, "unit": "micro_usd", "movement": string(m.entry.Kind),
+				"spread_bp": strconv.FormatInt(q.SpreadBP, 10), "mid": q.Mid.String()},
+		}); err != nil {
+			return "", err
+		}
+	}
+	eco.UpdatedAt = now
+	return id, r.Credit.SaveEconomy(ctx, *eco)
+}
+
+// allowed refuses a movement the economy's mode does not allow. The
+// detail is the mode's name, which clients can match on.
+func allowed(mode string, kind credit.Kind) error {
+	switch mode {
+	case ModeFrozen:
+		return fault.New(fault.Rejected, "frozen")
+	case ModeReadOnly:
+		return fault.New(fault.Rejected, "read_only")
+	case ModeMintingPaused:
+		if kind == credit.KindDeposit {
+			return fault.New(fault.Rejected, "minting_paused")
+		}
+	}
+	return nil
+}
+
+// sourceBucket names where a refused movement wanted to take CC from.
+func sourceBucket(e credit.Entry) string {
+	for _, l := range e.Lines {
+		if l.Delta < 0 {
+			bucket, _, idea := l.Account.Parse()
+			if idea != "" {
+				return bucket + " on idea " + idea
+			}
+			return bucket
+		}
+	}
+	return "available"
+}
+
+// appendAudit seals e after the chain's head and stores it; eco's head
+// moves (the caller saves eco).
+func (a *App) appendAudit(ctx context.Context, r Repos, eco *store.Economy, e audit.Entry) error {
+	e.Seq = eco.AuditSeq + 1
+	if e.At.IsZero() {
+		e.At = a.now()
+	}
+	rec := audit.Seal(eco.AuditHead, e)
+	if err := r.Audit.Append(ctx, rec); err != nil {
+		return err
+	}
+	eco.AuditSeq, eco.AuditHead = e.Seq, rec.Hash
+	return nil
+}
+
+// Idem identifies a request that carries an Idempotency-Key.
+type Idem struct {
+	// Scope is the operation and the caller ("deposit:admin",
+	// "stake:<contributor>"), so two callers' keys never collide.
+	Scope string
+	// Key is the Idempotency-Key header.
+	Key string
+	// RequestHash identifies the request body.
+	RequestHash string
+}
+
+// MaxIdempotencyKey bounds an Idempotency-Key's length.
+const MaxIdempotencyKey = 200
+
+// once runs op in one transaction, at most once per idempotency key: a
+// stored response for the same key and body is decoded into out and op
+// does not run; the same key with another body is refused (422). Without a
+// key op simply runs. The stored response is out's JSON, written in the
+// same transaction as op's effects, so a key is recorded exactly when the
+// operation committed.
+func (a *App) once(ctx context.Context, idem *Idem, out any, op func(r Repos) error) error {
+	return a.tx(ctx, func(r Repos) error {
+		if idem == nil || idem.Key == "" {
+			return op(r)
+		}
+		// Every money movement locks the economy row first; taking it here
+		// too makes a concurrent retry of the same key wait for the first
+		// and then find its record.
+		if _, err := r.Credit.LockEconomy(ctx); err != nil {
+			return err
+		}
+		prev, err := r.Credit.Idempotency(ctx, idem.Scope, idem.Key)
+		switch {
+		case err == nil && prev.RequestHash == idem.RequestHash:
+			return json.Unmarshal([]byte(prev.Response), out)
+		case err == nil:
+			return fault.Validation(fault.Field("Idempotency-Key", "was used before with a different request body"))
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		if err := op(r); err != nil {
+			return err
+		}
+		resp, err := json.Marshal(out)
+		if err != nil {
+			return fmt.Errorf("encode idempotent response: %w", err)
+		}
+		return r.Credit.SaveIdempotency(ctx, store.Idempotency{
+			Scope: idem.Scope, Key: idem.Key, RequestHash: idem.RequestHash, Response: string(resp), CreatedAt: a.now(),
+		})
+	})
+}

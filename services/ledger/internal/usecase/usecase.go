@@ -1,0 +1,122 @@
+// Package usecase is the ledger's use-case layer: each exported method is
+// one use case (onboarding, attribution and the credit economy), and each
+// one that writes runs in exactly one database transaction that it opens
+// itself. Stores are repositories over a querier (the pool or that
+// transaction) and never open transactions of their own, so a CC movement,
+// its journal lines, its audit entry and its idempotency record commit or
+// roll back together. The gRPC handlers and the background loops both call
+// this layer; neither touches a store directly.
+package usecase
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/database"
+)
+
+// Repos are the ledger's repositories over one querier.
+type Repos struct {
+	Credit      store.Credit
+	Audit       store.Audit
+	Identity    store.Identity
+	Attribution store.Attribution
+}
+
+// Opener builds the repositories over a querier.
+type Opener func(q database.Querier) Repos
+
+// Ideas looks ideas up in the portfolio, through its gRPC API: the ledger
+// never reads another service's schema.
+type Ideas interface {
+	// Idea returns the idea; a fault.NotFound error when there is none.
+	Idea(ctx context.Context, id string) (IdeaInfo, error)
+}
+
+// IdeaInfo is what the credit economy needs of an idea.
+type IdeaInfo struct {
+	ID    string
+	Stage string
+	// Confidence (0..1) stands for the idea's coherence in projections.
+	Confidence float64
+}
+
+// Config configures the use cases. Zero values take the documented defaults.
+type Config struct {
+	Clock clock.Clock
+	// NewID makes entity ids (UUIDs by default).
+	NewID func() string
+	// Rates is where the mid rate comes from (a fixed rate by default).
+	Rates RateSource
+	// SpreadBP is the posted spread in basis points (100: 1 %).
+	SpreadBP int64
+	// Breaker is the oracle circuit breaker (20 % of the 1-hour average, 3 clean readings).
+	Breaker credit.Breaker
+	// PledgeRate is the CC a pledged hour is worth (500 CC).
+	PledgeRate money.Micros
+	// Signers are the freeze signers: id → HMAC secret.
+	Signers map[string]string
+	// Ideas looks ideas up in the portfolio.
+	Ideas Ideas
+}
+
+// App runs the ledger's use cases.
+type App struct {
+	db    *database.DB
+	open  Opener
+	cfg   Config
+	clock clock.Clock
+}
+
+// New returns the use-case layer over db.
+func New(db *database.DB, open Opener, cfg Config) *App {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = func() string { return uuid.Must(uuid.NewRandomFromReader(rand.Reader)).String() }
+	}
+	if cfg.Rates == nil {
+		cfg.Rates = FixedRate(DefaultCCPerUSD)
+	}
+	if cfg.SpreadBP == 0 {
+		cfg.SpreadBP = credit.DefaultSpreadBP
+	}
+	if cfg.Breaker == (credit.Breaker{}) {
+		cfg.Breaker = credit.DefaultBreaker
+	}
+	if cfg.PledgeRate == 0 {
+		cfg.PledgeRate = credit.DefaultPledgeRate
+	}
+	return &App{db: db, open: open, cfg: cfg, clock: cfg.Clock}
+}
+
+// now is the time records carry, to the microsecond the store keeps, so a
+// write's answer equals what a later read returns.
+func (a *App) now() time.Time { return a.clock.Now().UTC().Truncate(time.Microsecond) }
+
+// tx runs fn in one transaction over fresh repositories. Serialization
+// failures and deadlocks are retried by the database layer, so fn must have
+// no effect outside the transaction.
+func (a *App) tx(ctx context.Context, fn func(r Repos) error) error {
+	return a.db.Tx(ctx, func(q database.Querier) error { return fn(a.open(q)) })
+}
+
+// read gives fn repositories over the pool: for use cases that only read.
+func (a *App) read() Repos { return a.open(a.db) }
+
+// wrap adds the use case's name to an unclassified error.
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

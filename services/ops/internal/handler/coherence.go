@@ -1,0 +1,39 @@
+package handler
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
+	"github.com/foundryhq/foundry/services/ops/internal/monitor"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// GetCoherence implements OpsService.GetCoherence: the economy monitor's
+// latest check, or one run now when the monitor has none that is recent.
+func (h *Handler) GetCoherence(ctx context.Context, _ *opsv1.GetCoherenceRequest) (*opsv1.GetCoherenceResponse, error) {
+	if h.monitor == nil {
+		return nil, fault.New(fault.Unavailable, "the economy monitor is not running in this deployment")
+	}
+	rec, source, err := h.monitor.Latest(ctx)
+	if err != nil {
+		return nil, fault.New(fault.Unavailable, "the ledger could not be checked: try again shortly")
+	}
+	reasons := rec.Decision.Reasons
+	if reasons == nil {
+		reasons = []string{}
+	}
+	out := &opsv1.GetCoherenceResponse{
+		CheckedAt: rfc3339(rec.CheckedAt), Source: source,
+		Healthy: rec.Decision.Mode == monitor.Normal, Score: int32(rec.Decision.Score),
+		DecidedMode: rec.Decision.Mode, Mode: rec.Check.Mode, Reasons: reasons,
+		ReserveRatio: rec.Check.ReserveRatio, AuditChainValid: rec.Check.ChainValid,
+		MismatchedAccounts: int32(rec.Mismatched), OracleBreakerTripped: rec.Check.BreakerTripped,
+		IntervalSeconds: int32(h.monitor.Interval.Seconds()),
+	}
+	if !rec.Check.ChainValid {
+		out.FirstDivergentSeq = wrapperspb.Int32(int32(rec.Check.FirstDivergent))
+	}
+	return out, nil
+}

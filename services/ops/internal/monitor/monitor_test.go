@@ -1,0 +1,59 @@
+package monitor_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/ops/internal/monitor"
+)
+
+func healthy() monitor.Check {
+	return monitor.Check{OutstandingCC: 1000, ReserveRatio: 1.2, ChainValid: true, Mode: monitor.Normal}
+}
+
+func TestDecideGraduates(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		change func(*monitor.Check)
+		mode   string
+		score  int
+	}{
+		{"healthy", func(*monitor.Check) {}, monitor.Normal, 100},
+		{"just above 1.0 (the spread's surplus) is healthy", func(c *monitor.Check) { c.ReserveRatio = 1.005 }, monitor.Normal, 100},
+		{"exactly 1.0 is healthy", func(c *monitor.Check) { c.ReserveRatio = 1 }, monitor.Normal, 100},
+		{"under-reserved", func(c *monitor.Check) { c.ReserveRatio = 0.9 }, monitor.Warning, 70},
+		{"nothing outstanding says nothing", func(c *monitor.Check) { c.OutstandingCC, c.ReserveRatio = 0, 0 }, monitor.Normal, 100},
+		{"breaker open", func(c *monitor.Check) { c.BreakerTripped = true }, monitor.MintingPaused, 80},
+		{"balances off", func(c *monitor.Check) { c.Mismatched = []string{"available:a"} }, monitor.ReadOnly, 60},
+		{"chain broken", func(c *monitor.Check) { c.ChainValid, c.FirstDivergent = false, 7 }, monitor.Frozen, 40},
+		{"the worst finding decides", func(c *monitor.Check) {
+			c.ChainValid, c.BreakerTripped, c.ReserveRatio, c.Mismatched = false, true, 0.5, []string{"a", "b", "c", "d"}
+		}, monitor.Frozen, 0},
+	} {
+		chk := healthy()
+		c.change(&chk)
+		d := monitor.Decide(chk)
+		require.Equal(t, c.mode, d.Mode, c.name)
+		require.Equal(t, c.score, d.Score, c.name)
+		require.Equal(t, c.mode == monitor.Normal, len(d.Reasons) == 0, c.name)
+	}
+	d := monitor.Decide(monitor.Check{ChainValid: false, FirstDivergent: 3, ChainReason: "hash", OutstandingCC: 5, ReserveRatio: 0.5, Mismatched: []string{"a", "b", "c", "d"}})
+	require.Equal(t, "audit chain broken at seq 3 (hash); 4 cached balances differ from the journal (a, b, c, …); reserve ratio 0.5000 is below 1.0", d.Reason())
+}
+
+func TestApplyNeverLiftsAFreeze(t *testing.T) {
+	t.Parallel()
+	mode, ok := monitor.Apply(monitor.Frozen, monitor.Decision{Mode: monitor.Normal})
+	require.False(t, ok)
+	require.Equal(t, monitor.Frozen, mode)
+	mode, ok = monitor.Apply(monitor.MintingPaused, monitor.Decision{Mode: monitor.Normal})
+	require.True(t, ok, "the monitor returns its own modes to normal")
+	require.Equal(t, monitor.Normal, mode)
+	_, ok = monitor.Apply(monitor.Warning, monitor.Decision{Mode: monitor.Warning})
+	require.False(t, ok, "nothing to change")
+	mode, ok = monitor.Apply(monitor.Normal, monitor.Decision{Mode: monitor.Frozen})
+	require.True(t, ok)
+	require.Equal(t, monitor.Frozen, mode)
+}

@@ -1,0 +1,77 @@
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/foundryhq/foundry/services/platform/clock"
+)
+
+// DefaultRetention is how long events are kept unless configured: a month
+// answers "what happened last week" without letting a busy gateway grow
+// the table without bound.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// DefaultPruneInterval is how often a Retainer prunes: one request event
+// per served request accumulates slowly enough that an hour's worth is a
+// few batches.
+const DefaultPruneInterval = time.Hour
+
+// Retainer keeps a sink's events for Retention and deletes older ones, at
+// start and then every Interval. It reads the time from Clock, so tests
+// decide what "old" means without waiting. Every ops replica may run one:
+// a row another replica already deleted is simply not there.
+type Retainer struct {
+	// Sink is pruned; a file or off sink prunes nothing.
+	Sink Sink
+	// Retention is the age past which events go; it must be positive.
+	Retention time.Duration
+	// Interval is the time between prunes; DefaultPruneInterval when 0.
+	Interval time.Duration
+	// Clock defaults to the wall clock.
+	Clock clock.Clock
+	// Log defaults to a no-op logger.
+	Log *zap.Logger
+}
+
+// Once deletes the events that occurred more than Retention before now and
+// reports how many.
+func (r *Retainer) Once(ctx context.Context) (int64, error) {
+	c := r.Clock
+	if c == nil {
+		c = clock.Real{}
+	}
+	return r.Sink.Prune(ctx, c.Now().Add(-r.Retention))
+}
+
+// Run prunes at once and then every Interval until ctx ends. A failed prune
+// (the telemetry database is down) is logged and retried at the next tick:
+// retention never stops the service.
+func (r *Retainer) Run(ctx context.Context) {
+	log := r.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	interval := r.Interval
+	if interval <= 0 {
+		interval = DefaultPruneInterval
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		n, err := r.Once(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("pruning runtime telemetry failed", zap.Error(err))
+		case n > 0:
+			log.Info("pruned runtime telemetry", zap.Int64("events", n), zap.Duration("retention", r.Retention))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

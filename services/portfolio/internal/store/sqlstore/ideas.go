@@ -1,0 +1,405 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
+	"github.com/foundryhq/foundry/services/portfolio/internal/store"
+)
+
+// Ideas is the SQL ideas repository.
+type Ideas struct {
+	q database.Querier
+}
+
+var _ store.Ideas = (*Ideas)(nil)
+
+// NewIdeas returns the ideas repository over q (the pool or a transaction)
+// of an open, migrated database.
+func NewIdeas(q database.Querier) *Ideas { return &Ideas{q: q} }
+
+const ideaColumns = `id, name, description, potential_value, estimated_cost, actual_value, actual_cost,
+	confidence, resistance_risk, stage, manifestation_status,
+	cost_compute, cost_infrastructure, cost_human_attention,
+	value_adoption, value_lineage, value_friction_avoided,
+	open_question_count, task_count, parent_idea_id, merged_into_id, archived, created_at, updated_at`
+
+func scanIdea(row database.Row) (idea.Idea, error) {
+	var (
+		i                           idea.Idea
+		stage, manifestation        string
+		cc, ci, ch, va, vl, vf      *float64
+		parent, merged              *string
+		createdMicros, updatedMicro int64
+	)
+	err := row.Scan(&i.ID, &i.Name, &i.Description, &i.PotentialValue, &i.EstimatedCost, &i.ActualValue, &i.ActualCost,
+		&i.Confidence, &i.ResistanceRisk, &stage, &manifestation,
+		&cc, &ci, &ch, &va, &vl, &vf,
+		&i.OpenQuestions, &i.TaskCount, &parent, &merged, &i.Archived, &createdMicros, &updatedMicro)
+	if err != nil {
+		return idea.Idea{}, err
+	}
+	i.Stage, i.Manifestation = idea.Stage(stage), idea.Manifestation(manifestation)
+	if cc != nil && ci != nil && ch != nil {
+		i.CostVector = &idea.CostVector{Compute: *cc, Infrastructure: *ci, HumanAttention: *ch}
+	}
+	if va != nil && vl != nil && vf != nil {
+		i.ValueVector = &idea.ValueVector{Adoption: *va, Lineage: *vl, FrictionAvoided: *vf}
+	}
+	if parent != nil {
+		i.ParentID = *parent
+	}
+	if merged != nil {
+		i.MergedIntoID = *merged
+	}
+	i.CreatedAt, i.UpdatedAt = database.Time(createdMicros), database.Time(updatedMicro)
+	i.Tags = []string{}
+	return i, nil
+}
+
+// ideaArgs are the values of ideaColumns, in order.
+func ideaArgs(i idea.Idea) []any {
+	var cc, ci, ch, va, vl, vf *float64
+	if v := i.CostVector; v != nil {
+		cc, ci, ch = &v.Compute, &v.Infrastructure, &v.HumanAttention
+	}
+	if v := i.ValueVector; v != nil {
+		va, vl, vf = &v.Adoption, &v.Lineage, &v.FrictionAvoided
+	}
+	return []any{i.ID, i.Name, i.Description, i.PotentialValue, i.EstimatedCost, i.ActualValue, i.ActualCost,
+		i.Confidence, i.ResistanceRisk, string(i.Stage), string(i.Manifestation),
+		cc, ci, ch, va, vl, vf,
+		i.OpenQuestions, i.TaskCount, database.NullString(i.ParentID), database.NullString(i.MergedIntoID), i.Archived,
+		i.CreatedAt.UnixMicro(), i.UpdatedAt.UnixMicro()}
+}
+
+// Create implements store.Ideas.
+func (r *Ideas) Create(ctx context.Context, i idea.Idea) error {
+	err := insertIdea(ctx, r.q, i)
+	if database.IsUniqueViolation(err) {
+		return fmt.Errorf("create idea %s: %w", i.ID, store.ErrAlreadyExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create idea %s: %w", i.ID, err)
+	}
+	return nil
+}
+
+func insertIdea(ctx context.Context, tx database.Querier, i idea.Idea) error {
+	args := append(ideaArgs(i), i.Score())
+	if _, err := tx.Exec(ctx, `INSERT INTO ideas (`+ideaColumns+`, score) VALUES (`+database.Placeholders(1, len(args))+`)`, args...); err != nil {
+		return err
+	}
+	if err := insertTags(ctx, tx, i.ID, i.Tags); err != nil {
+		return err
+	}
+	return adjustTotals(ctx, tx, idea.Idea{Archived: true}, i)
+}
+
+func insertTags(ctx context.Context, tx database.Querier, id string, tags []string) error {
+	for _, t := range tags {
+		if _, err := tx.Exec(ctx, `INSERT INTO idea_tags (idea_id, tag) VALUES ($1, $2)`, id, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// contribution is what one idea adds to the portfolio totals.
+type contribution struct{ ideas, validated, potential, actual int64 }
+
+func contributionOf(i idea.Idea) contribution {
+	if i.Archived {
+		return contribution{}
+	}
+	c := contribution{ideas: 1, potential: amountMicros(i.PotentialValue), actual: amountMicros(i.ActualValue)}
+	if i.Manifestation == idea.Validated {
+		c.validated = 1
+	}
+	return c
+}
+
+// amountMicros is an amount in exact micro-units, as the totals keep it.
+func amountMicros(v float64) int64 { return int64(math.Round(v * 1e6)) }
+
+// adjustTotals moves the totals from before's contribution to after's.
+func adjustTotals(ctx context.Context, tx database.Querier, before, after idea.Idea) error {
+	b, a := contributionOf(before), contributionOf(after)
+	if a == b {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE portfolio_totals SET total_ideas = total_ideas + $1, validated_ideas = validated_ideas + $2,
+		potential_value_micros = potential_value_micros + $3, actual_value_micros = actual_value_micros + $4 WHERE id = 1`,
+		a.ideas-b.ideas, a.validated-b.validated, a.potential-b.potential, a.actual-b.actual)
+	return err
+}
+
+// Get implements store.Ideas.
+func (r *Ideas) Get(ctx context.Context, id string) (idea.Idea, error) {
+	return getIdea(ctx, r.q, id, false)
+}
+
+// Lock implements store.Ideas.
+func (r *Ideas) Lock(ctx context.Context, id string) (idea.Idea, error) {
+	return getIdea(ctx, r.q, id, true)
+}
+
+func getIdea(ctx context.Context, q database.Querier, id string, lock bool) (idea.Idea, error) {
+	query := `SELECT ` + ideaColumns + ` FROM ideas WHERE id = $1`
+	if lock && q.Engine() == database.Postgres {
+		query += ` FOR UPDATE`
+	}
+	i, err := scanIdea(q.QueryRow(ctx, query, id))
+	if errors.Is(err, database.ErrNoRows) {
+		return idea.Idea{}, fmt.Errorf("idea %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return idea.Idea{}, fmt.Errorf("load idea %s: %w", id, err)
+	}
+	tags, err := loadTags(ctx, q, []string{id})
+	if err != nil {
+		return idea.Idea{}, err
+	}
+	if t := tags[id]; t != nil {
+		i.Tags = t
+	}
+	return i, nil
+}
+
+// loadTags returns the tags of the given ideas (all ideas when ids is nil).
+func loadTags(ctx context.Context, q database.Querier, ids []string) (map[string][]string, error) {
+	query := `SELECT idea_id, tag FROM idea_tags ORDER BY idea_id, tag`
+	var args []any
+	if ids != nil {
+		if len(ids) == 0 {
+			return map[string][]string{}, nil
+		}
+		query = `SELECT idea_id, tag FROM idea_tags WHERE idea_id IN (` + database.Placeholders(1, len(ids)) + `) ORDER BY idea_id, tag`
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("load tags: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var id, tag string
+		if err := rows.Scan(&id, &tag); err != nil {
+			return nil, fmt.Errorf("load tags: %w", err)
+		}
+		out[id] = append(out[id], tag)
+	}
+	return out, rows.Err()
+}
+
+// queryIdeas runs a SELECT of ideaColumns and attaches each idea's tags.
+func queryIdeas(ctx context.Context, q database.Querier, query string, args ...any) ([]idea.Idea, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list ideas: %w", err)
+	}
+	defer rows.Close()
+	var ideas []idea.Idea
+	for rows.Next() {
+		i, err := scanIdea(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list ideas: %w", err)
+		}
+		ideas = append(ideas, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list ideas: %w", err)
+	}
+	var ids []string
+	if len(ideas) <= 500 {
+		ids = make([]string, len(ideas))
+		for k, i := range ideas {
+			ids[k] = i.ID
+		}
+	}
+	tags, err := loadTags(ctx, q, ids)
+	if err != nil {
+		return nil, err
+	}
+	for k := range ideas {
+		if t := tags[ideas[k].ID]; t != nil {
+			ideas[k].Tags = t
+		}
+	}
+	return ideas, nil
+}
+
+// List implements store.Ideas. The page is read through the ideas_rank
+// index (archived, score DESC, id), so its cost does not grow with the
+// portfolio; only a filtered total is counted.
+func (r *Ideas) List(ctx context.Context, f store.Filter) ([]idea.Idea, int, error) {
+	where := []string{"archived = FALSE"}
+	var args []any
+	if f.OnlyUnvalidated {
+		where = append(where, "manifestation_status <> 'validated'")
+	}
+	if f.ExcludeComplete {
+		where = append(where, "stage <> 'complete'")
+	}
+	if len(f.Tags) > 0 {
+		for _, t := range f.Tags {
+			args = append(args, t)
+		}
+		where = append(where, `id IN (SELECT idea_id FROM idea_tags WHERE tag IN (`+database.Placeholders(1, len(f.Tags))+
+			`) GROUP BY idea_id HAVING COUNT(*) = `+fmt.Sprint(len(f.Tags))+`)`)
+	}
+	cond := strings.Join(where, " AND ")
+	n := len(args)
+	ideas, err := queryIdeas(ctx, r.q, `SELECT `+ideaColumns+` FROM ideas WHERE `+cond+
+		fmt.Sprintf(` ORDER BY score DESC, id LIMIT $%d OFFSET $%d`, n+1, n+2), append(args, f.Limit, f.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var total int
+	switch {
+	case len(f.Tags) == 0 && !f.ExcludeComplete:
+		t, err := r.Totals(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		total = t.Ideas
+		if f.OnlyUnvalidated {
+			total = t.Ideas - t.Validated
+		}
+	default:
+		if err := r.q.QueryRow(ctx, `SELECT COUNT(*) FROM ideas WHERE `+cond, args...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count ideas: %w", err)
+		}
+	}
+	return ideas, total, nil
+}
+
+// Totals implements store.Ideas.
+func (r *Ideas) Totals(ctx context.Context) (store.Totals, error) {
+	var t store.Totals
+	var potential, actual int64
+	err := r.q.QueryRow(ctx, `SELECT total_ideas, validated_ideas, potential_value_micros, actual_value_micros
+		FROM portfolio_totals WHERE id = 1`).Scan(&t.Ideas, &t.Validated, &potential, &actual)
+	if err != nil {
+		return store.Totals{}, fmt.Errorf("read totals: %w", err)
+	}
+	t.PotentialValue, t.ActualValue = float64(potential)/1e6, float64(actual)/1e6
+	return t, nil
+}
+
+// Update implements store.Ideas.
+func (r *Ideas) Update(ctx context.Context, before, after idea.Idea) error {
+	return writeIdea(ctx, r.q, before, after)
+}
+
+// writeIdea stores after over before (same id) and moves the totals.
+func writeIdea(ctx context.Context, tx database.Querier, before, after idea.Idea) error {
+	args := ideaArgs(after)
+	// ideaArgs starts with the id; the SET list covers the other columns.
+	cols := strings.Split(ideaColumns, ",")
+	sets := make([]string, 0, len(cols))
+	for k, c := range cols[1:] {
+		sets = append(sets, fmt.Sprintf("%s = $%d", strings.TrimSpace(c), k+2))
+	}
+	args = append(args, after.Score())
+	sets = append(sets, fmt.Sprintf("score = $%d", len(args)))
+	if _, err := tx.Exec(ctx, `UPDATE ideas SET `+strings.Join(sets, ", ")+` WHERE id = $1`, args...); err != nil {
+		return fmt.Errorf("update idea %s: %w", after.ID, err)
+	}
+	if strings.Join(before.Tags, ",") != strings.Join(after.Tags, ",") {
+		if _, err := tx.Exec(ctx, `DELETE FROM idea_tags WHERE idea_id = $1`, after.ID); err != nil {
+			return fmt.Errorf("replace tags: %w", err)
+		}
+		if err := insertTags(ctx, tx, after.ID, after.Tags); err != nil {
+			return fmt.Errorf("replace tags: %w", err)
+		}
+	}
+	return adjustTotals(ctx, tx, before, after)
+}
+
+// TaskSeen implements store.Ideas.
+func (r *Ideas) TaskSeen(ctx context.Context, taskID string) (bool, error) {
+	var seen int
+	if err := r.q.QueryRow(ctx, `SELECT COUNT(*) FROM idea_task_events WHERE task_id = $1`, taskID).Scan(&seen); err != nil {
+		return false, fmt.Errorf("look up task %s: %w", taskID, err)
+	}
+	return seen > 0, nil
+}
+
+// RecordTask implements store.Ideas. The task row is inserted before the
+// idea is written: a second report of the same task collides with it.
+func (r *Ideas) RecordTask(ctx context.Context, e store.TaskEvent) error {
+	_, err := r.q.Exec(ctx, `INSERT INTO idea_task_events (task_id, idea_id, task_type, from_stage, to_stage, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, e.TaskID, e.IdeaID, e.TaskType, string(e.From), string(e.To), e.At.UnixMicro())
+	if database.IsUniqueViolation(err) {
+		return fmt.Errorf("record task %s: %w", e.TaskID, store.ErrAlreadyExists)
+	}
+	if err != nil {
+		return fmt.Errorf("record task %s: %w", e.TaskID, err)
+	}
+	return nil
+}
+
+// Active implements store.Ideas.
+func (r *Ideas) Active(ctx context.Context) ([]idea.Idea, error) {
+	return queryIdeas(ctx, r.q, `SELECT `+ideaColumns+` FROM ideas WHERE archived = FALSE ORDER BY score DESC, id`)
+}
+
+// ChildCounts implements store.Ideas.
+func (r *Ideas) ChildCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := r.q.Query(ctx, `SELECT parent_idea_id, COUNT(*) FROM ideas WHERE parent_idea_id IS NOT NULL GROUP BY parent_idea_id`)
+	if err != nil {
+		return nil, fmt.Errorf("count children: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("count children: %w", err)
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
+}
+
+// Tags implements store.Ideas.
+func (r *Ideas) Tags(ctx context.Context) ([]store.TagCount, error) {
+	rows, err := r.q.Query(ctx, `SELECT t.tag, COUNT(*) FROM idea_tags t JOIN ideas i ON i.id = t.idea_id
+		WHERE i.archived = FALSE GROUP BY t.tag ORDER BY t.tag`)
+	if err != nil {
+		return nil, fmt.Errorf("tags catalog: %w", err)
+	}
+	defer rows.Close()
+	out := []store.TagCount{}
+	for rows.Next() {
+		var tc store.TagCount
+		if err := rows.Scan(&tc.Tag, &tc.Ideas); err != nil {
+			return nil, fmt.Errorf("tags catalog: %w", err)
+		}
+		out = append(out, tc)
+	}
+	return out, rows.Err()
+}
+
+// Counts implements store.Ideas.
+func (r *Ideas) Counts(ctx context.Context) (store.Counts, error) {
+	var c store.Counts
+	err := r.q.QueryRow(ctx, `SELECT
+		(SELECT COUNT(*) FROM ideas), (SELECT COUNT(*) FROM idea_questions),
+		(SELECT COUNT(*) FROM idea_tags), (SELECT COUNT(*) FROM health_snapshots)`).
+		Scan(&c.Ideas, &c.Questions, &c.IdeaTags, &c.Snapshots)
+	if err != nil {
+		return store.Counts{}, fmt.Errorf("count rows: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,83 @@
+// Package usecase is the portfolio's use-case layer: each exported method is
+// one use case, and each one that writes runs in exactly one database
+// transaction that it opens itself. Repositories work over a querier (the
+// pool or that transaction) and never open transactions of their own, so an
+// idea, its tags, its task events and the portfolio totals commit or roll
+// back together. Domain rules (idea.Apply, Advance, AdvanceForTask, Merge,
+// right-sizing) are plain functions called between a read and a write. The
+// gRPC handler and the background snapshot loop both call this layer;
+// neither touches a repository directly.
+package usecase
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/portfolio/internal/rightsizing"
+	"github.com/foundryhq/foundry/services/portfolio/internal/store"
+)
+
+// Repos are the portfolio's repositories over one querier.
+type Repos struct {
+	Ideas     store.Ideas
+	Questions store.Questions
+	Snapshots store.Snapshots
+}
+
+// Opener builds the repositories over a querier.
+type Opener func(q database.Querier) Repos
+
+// Config configures the use cases. Zero values take the documented defaults.
+type Config struct {
+	Clock clock.Clock
+	// NewID makes ids of ideas, questions and snapshots (UUIDs by default).
+	NewID func() string
+	// Limits bound right-sizing's work and report; zero fields keep
+	// rightsizing.DefaultLimits.
+	Limits rightsizing.Limits
+}
+
+// App runs the portfolio's use cases.
+type App struct {
+	db    *database.DB
+	open  Opener
+	cfg   Config
+	clock clock.Clock
+}
+
+// New returns the use-case layer over db.
+func New(db *database.DB, open Opener, cfg Config) *App {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = uuid.NewString
+	}
+	return &App{db: db, open: open, cfg: cfg, clock: cfg.Clock}
+}
+
+// now is the time a use case stamps on what it writes.
+func (a *App) now() time.Time { return a.clock.Now() }
+
+// tx runs fn in one transaction over fresh repositories. Serialization
+// failures and deadlocks are retried by the database layer, so fn must have
+// no effect outside the transaction.
+func (a *App) tx(ctx context.Context, fn func(r Repos) error) error {
+	return a.db.Tx(ctx, func(q database.Querier) error { return fn(a.open(q)) })
+}
+
+// read gives repositories over the pool: for use cases that only read.
+func (a *App) read() Repos { return a.open(a.db) }
+
+// wrap adds the use case's name to an error.
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
