@@ -50,6 +50,9 @@ type Config struct {
 
 	// Outbox delivery.
 	OutboxInterval time.Duration
+
+	// The pipeline loop.
+	Loop pipelineConfig
 }
 
 func (c *Config) register(fs *config.FlagSet) {
@@ -79,6 +82,17 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.Int(&c.ABSeed, "agent-ab-seed", "FOUNDRY_AGENT_AB_SEED", 0, "seed of the prompt-variant selection; 0 picks one at startup")
 	fs.Duration(&c.OutboxInterval, "agent-outbox-interval", "FOUNDRY_AGENT_OUTBOX_INTERVAL", 2*time.Second,
 		"how often undelivered idea advancements are looked for (a completion also wakes the deliverer at once)")
+	fs.Bool(&c.Loop.Enabled, "agent-loop", "FOUNDRY_AGENT_LOOP", false,
+		"run the pipeline loop (one leader across replicas): pick the highest-ROI idea, run the task its stage needs, advance it")
+	fs.Duration(&c.Loop.Interval, "agent-loop-interval", "FOUNDRY_AGENT_LOOP_INTERVAL", 30*time.Second,
+		"time between the pipeline loop's passes; its lease lasts three intervals, so a dead leader is replaced within about three")
+	fs.String(&c.Loop.Executor, "agent-loop-executor", "FOUNDRY_AGENT_LOOP_EXECUTOR", executorExternal,
+		"how the loop runs its tasks: external (wait for a worker to claim and finish the task) or exec (run the routed command here)")
+	fs.Duration(&c.Loop.ExecTimeout, "agent-exec-timeout", "FOUNDRY_AGENT_EXEC_TIMEOUT", 10*time.Minute,
+		"exec executor: a command running longer is killed and its task timed_out")
+	fs.String(&c.Loop.ExecDir, "agent-exec-dir", "FOUNDRY_AGENT_EXEC_DIR", "", "exec executor: the commands' working directory (default: the service's)")
+	fs.Duration(&c.Loop.ExternalTimeout, "agent-external-timeout", "FOUNDRY_AGENT_EXTERNAL_TIMEOUT", time.Hour,
+		"external executor: how long a pass waits for a worker to finish its task (the task stays queued after)")
 }
 
 // useCases builds the use-case configuration from the settings.
@@ -107,6 +121,9 @@ func (c *Config) useCases() (usecase.Config, error) {
 	}
 	if c.ReapInterval <= 0 || c.OutboxInterval <= 0 {
 		errs = append(errs, errors.New("FOUNDRY_AGENT_REAP_INTERVAL and FOUNDRY_AGENT_OUTBOX_INTERVAL: want positive durations"))
+	}
+	if err := c.Loop.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ABSeed < 0 {
 		errs = append(errs, errors.New("FOUNDRY_AGENT_AB_SEED: want 0 or a positive number"))
@@ -155,12 +172,19 @@ func Module() app.Module {
 			if err != nil {
 				return err
 			}
-			ucfg.Ideas = peer.NewPortfolio(conn)
+			portfolio := peer.NewPortfolio(conn)
+			ucfg.Ideas = portfolio
 			ucfg.Log = h.Log
 			uc := usecase.New(h.DB, repos, ucfg)
-			h.RegisterService(&agentv1.AgentService_ServiceDesc, handler.New(uc))
+			pl := newPipeline(cfg.Loop, uc, portfolio, h.Log.Named("loop"), h.Metrics)
+			h.RegisterService(&agentv1.AgentService_ServiceDesc, handler.New(uc, pl, h.Settings.AdminKey))
 			h.Go(func(ctx context.Context) { reap(ctx, h.Log, uc, cfg.ReapInterval) })
 			h.Go(func(ctx context.Context) { deliver(ctx, h.Log, uc, cfg.OutboxInterval) })
+			if cfg.Loop.Enabled {
+				h.Log.Info("pipeline loop on", zap.Duration("interval", cfg.Loop.Interval), zap.String("executor", cfg.Loop.Executor),
+					zap.String("replica", pl.holder))
+				h.Go(pl.run)
+			}
 			return nil
 		},
 	}
@@ -175,6 +199,7 @@ func repos(q database.Querier) usecase.Repos {
 		Stats:   sqlstore.NewStats(q),
 		Prompts: sqlstore.NewPrompts(q),
 		Outbox:  sqlstore.NewOutbox(q),
+		Loop:    sqlstore.NewLoopPasses(q),
 	}
 }
 

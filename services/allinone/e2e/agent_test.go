@@ -278,8 +278,18 @@ func TestAgentTasks(t *testing.T) {
 				"selection_probability": 1.0, "blocked": false, "exploring": true}}, r.JSON["variants"])
 		})
 
-		t.Run("the loop is not served yet", func(t *testing.T) {
-			requireStatus(t, http.StatusNotImplemented, request(t, http.MethodGet, sys.URL("/api/agent/loop"), nil))
+		t.Run("the loop is off by default and waits for external workers", func(t *testing.T) {
+			r := request(t, http.MethodGet, sys.URL("/api/agent/loop"), nil)
+			requireStatus(t, http.StatusOK, r)
+			require.Equal(t, false, r.JSON["enabled"])
+			require.Equal(t, false, r.JSON["running"])
+			require.Equal(t, "external", r.JSON["executor"])
+			require.Equal(t, 30.0, r.JSON["interval_seconds"])
+			// No idea in the portfolio: a pass has nothing to do.
+			it := request(t, http.MethodPost, sys.URL("/api/agent/loop/run-once"), map[string]any{}, adminHeader)
+			requireStatus(t, http.StatusOK, it)
+			require.Equal(t, "idle", it.JSON["outcome"])
+			require.Equal(t, "no eligible idea among 0 candidates (complete, or a task is already open)", it.JSON["detail"])
 		})
 	}, "-agent-outbox-interval=100ms")
 }

@@ -1,7 +1,6 @@
 // Package handler implements the agent service's gRPC API: it maps proto
-// messages to the use cases and back, and nothing more. The pipeline loop's
-// RPCs (GetLoopStatus, RunLoopOnce) answer Unimplemented (HTTP 501) through
-// the embedded base until the loop is wired.
+// messages to the use cases and the pipeline loop and back, and nothing
+// more.
 package handler
 
 import (
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
+	"github.com/foundryhq/foundry/services/agent/internal/loop"
 	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
@@ -26,11 +26,35 @@ import (
 type Handler struct {
 	agentv1.UnimplementedAgentServiceServer
 
-	uc *usecase.App
+	uc       *usecase.App
+	loop     Loop
+	adminKey string
 }
 
-// New returns a Handler over the use cases.
-func New(uc *usecase.App) *Handler { return &Handler{uc: uc} }
+// Loop is the pipeline loop as the service runs it.
+type Loop interface {
+	Status(ctx context.Context) (LoopStatus, error)
+	// RunOnce runs one pass now (fault.Conflict while another replica
+	// leads).
+	RunOnce(ctx context.Context, dryRun bool) (loop.Iteration, error)
+}
+
+// LoopStatus is this replica's loop configuration and the stored report.
+type LoopStatus struct {
+	Enabled  bool
+	Running  bool
+	Interval time.Duration
+	Executor string
+	// Holder names this replica in the loop's lease.
+	Holder string
+	Report usecase.LoopReport
+}
+
+// New returns a Handler over the use cases and the loop; adminKey guards
+// the passes asked for through the API.
+func New(uc *usecase.App, l Loop, adminKey string) *Handler {
+	return &Handler{uc: uc, loop: l, adminKey: adminKey}
+}
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
@@ -296,4 +320,61 @@ func (h *Handler) GetDiagnosticsCompleteness(ctx context.Context, _ *agentv1.Get
 	}
 	return &agentv1.GetDiagnosticsCompletenessResponse{TotalFailed: int32(d.TotalFailed), WithDiagnostics: int32(d.WithDiagnostics),
 		MissingPct: d.MissingPct, ByCategory: counts(d.ByCategory)}, nil
+}
+
+// GetLoopStatus implements AgentService.GetLoopStatus.
+func (h *Handler) GetLoopStatus(ctx context.Context, _ *agentv1.GetLoopStatusRequest) (*agentv1.GetLoopStatusResponse, error) {
+	st, err := h.loop.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &agentv1.GetLoopStatusResponse{
+		Enabled: st.Enabled, Running: st.Running, IntervalSeconds: st.Interval.Seconds(), Executor: st.Executor,
+		Replica: st.Holder, Leader: optString(st.Report.Leader), PassesByOutcome: map[string]int64{},
+	}
+	for _, o := range []string{loop.Advanced, loop.TaskFailed, loop.Idle, loop.Errored} {
+		resp.PassesByOutcome[o] = 0
+	}
+	for o, n := range st.Report.Counts {
+		resp.PassesByOutcome[o] = n
+		resp.Iterations += n
+	}
+	if p := st.Report.Latest; p != nil {
+		resp.LastRunAt = optTime(p.FinishedAt)
+		resp.LastIteration = iterationProto(loop.Iteration{
+			Outcome: p.Outcome, IdeaID: p.IdeaID, Score: p.IdeaScore, StageBefore: p.StageBefore, TaskType: p.TaskType,
+			TaskID: p.TaskID, StageAfter: p.StageAfter, Detail: p.Detail, StartedAt: p.StartedAt, FinishedAt: p.FinishedAt,
+		})
+	}
+	return resp, nil
+}
+
+// RunLoopOnce implements AgentService.RunLoopOnce: a real pass creates a
+// task and may run a command, so it needs the administrator key; a dry
+// run only reads.
+func (h *Handler) RunLoopOnce(ctx context.Context, req *agentv1.RunLoopOnceRequest) (*agentv1.RunLoopOnceResponse, error) {
+	if !req.GetDryRun() {
+		if err := rpcmeta.RequireAdmin(ctx, h.adminKey); err != nil {
+			return nil, err
+		}
+	}
+	it, err := h.loop.RunOnce(ctx, req.GetDryRun())
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.RunLoopOnceResponse{Iteration: iterationProto(it)}, nil
+}
+
+// iterationProto is a pass as the API shows it: what a pass did not reach
+// (an idle pass's idea) is null.
+func iterationProto(it loop.Iteration) *agentv1.LoopIteration {
+	out := &agentv1.LoopIteration{
+		Outcome: it.Outcome, IdeaId: optString(it.IdeaID), StageBefore: optString(it.StageBefore),
+		TaskType: optString(it.TaskType), TaskId: optString(it.TaskID), StageAfter: optString(it.StageAfter),
+		Detail: it.Detail, StartedAt: rfc3339(it.StartedAt), FinishedAt: rfc3339(it.FinishedAt),
+	}
+	if it.IdeaID != "" {
+		out.IdeaScore = wrapperspb.Double(it.Score)
+	}
+	return out
 }

@@ -8,7 +8,9 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -91,9 +93,66 @@ type Loop struct {
 	// Candidates is how many ideas a pass considers (20).
 	Candidates int
 	// Lead reports whether this replica leads (takes or renews the lease).
-	Lead func(ctx context.Context) (bool, error)
+	// Pass calls it before a pass and every RenewEvery during one, so a
+	// long pass (a slow executor) keeps the lease, and a replica that dies
+	// loses it within one lease length.
+	Lead       func(ctx context.Context) (bool, error)
+	RenewEvery time.Duration
 	// OnPass is called after every recorded pass (metrics).
 	OnPass func(it Iteration)
+
+	// mu lets one pass run at a time in this process: the background loop
+	// and a pass asked for through the API share it.
+	mu sync.Mutex
+}
+
+// ErrNotLeader is Pass's answer on a replica that does not hold the lease.
+var ErrNotLeader = errors.New("another replica leads the pipeline loop")
+
+// Pass runs one pass as the leader: it waits for any pass this process is
+// running, takes or renews the lease (ErrNotLeader when another replica
+// holds it), and renews it while the pass runs. A dry run needs no lease.
+func (l *Loop) Pass(ctx context.Context, dryRun bool) (Iteration, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if dryRun || l.Lead == nil {
+		return l.Once(ctx, dryRun)
+	}
+	ok, err := l.Lead(ctx)
+	if err != nil {
+		return Iteration{}, fmt.Errorf("take the loop's lease: %w", err)
+	}
+	if !ok {
+		return Iteration{}, ErrNotLeader
+	}
+	renewCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.renew(renewCtx)
+	}()
+	defer func() { stop(); <-done }()
+	return l.Once(ctx, false)
+}
+
+// renew renews the lease every RenewEvery until ctx ends.
+func (l *Loop) renew(ctx context.Context) {
+	every := l.RenewEvery
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if ok, err := l.Lead(ctx); (err != nil || !ok) && ctx.Err() == nil {
+			l.Log.Warn("pipeline loop: could not renew the lease during a pass", zap.Bool("held", ok), zap.Error(err))
+		}
+	}
 }
 
 // Once runs one pass. With dryRun it picks the candidate and reports the
@@ -187,22 +246,26 @@ func (l *Loop) Run(ctx context.Context, interval time.Duration) {
 	defer t.Stop()
 	leading := false
 	for {
-		ok, err := l.Lead(ctx)
+		it, err := l.Pass(ctx, false)
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case ctx.Err() != nil:
+		case errors.Is(err, ErrNotLeader):
+			if leading {
+				l.Log.Info("pipeline loop: another replica leads now")
+			}
+			leading = false
+		case err != nil && it.StartedAt.IsZero():
 			l.Log.Warn("pipeline loop: lease", zap.Error(err))
-		case ok && !leading:
-			l.Log.Info("pipeline loop: this replica leads")
-		case !ok && leading:
-			l.Log.Info("pipeline loop: another replica leads now")
-		}
-		leading = ok && err == nil
-		if leading {
-			it, err := l.Once(ctx, false)
+			leading = false
+		default:
+			if !leading {
+				l.Log.Info("pipeline loop: this replica leads")
+			}
+			leading = true
 			switch {
-			case err != nil && ctx.Err() == nil:
+			case err != nil:
 				l.Log.Warn("pipeline loop: pass failed", zap.Error(err))
-			case it.Outcome != Idle && ctx.Err() == nil:
+			case it.Outcome != Idle:
 				l.Log.Info("pipeline loop: pass", zap.String("outcome", it.Outcome), zap.String("idea_id", it.IdeaID),
 					zap.String("task_type", it.TaskType), zap.String("task_id", it.TaskID), zap.String("detail", it.Detail))
 			}

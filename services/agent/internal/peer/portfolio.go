@@ -5,22 +5,28 @@ package peer
 
 import (
 	"context"
+	"fmt"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/agent/internal/loop"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
-// Portfolio advances ideas through the portfolio's gRPC API.
+// Portfolio advances ideas and lists the loop's candidates through the
+// portfolio's gRPC API.
 type Portfolio struct {
 	client portfoliov1.PortfolioServiceClient
 }
 
-var _ usecase.Ideas = Portfolio{}
+var (
+	_ usecase.Ideas  = Portfolio{}
+	_ loop.Portfolio = Portfolio{}
+)
 
 // NewPortfolio returns the adapter over a connection to the portfolio.
 func NewPortfolio(conn grpc.ClientConnInterface) Portfolio {
@@ -44,4 +50,31 @@ func (p Portfolio) AdvanceForTask(ctx context.Context, ideaID, taskType, taskID 
 		return fault.New(fault.Unavailable, "the portfolio is not reachable: %s", status.Convert(err).Message())
 	}
 	return err
+}
+
+// Candidates implements loop.Portfolio: the portfolio's ListCandidates
+// (active ideas not yet complete, best score first) with the task type each
+// one's stage calls for.
+func (p Portfolio) Candidates(ctx context.Context, limit int) ([]loop.Candidate, error) {
+	n := int32(min(max(limit, 1), 500))
+	resp, err := p.client.ListCandidates(ctx, &portfoliov1.ListCandidatesRequest{Limit: &n})
+	if err != nil {
+		return nil, fmt.Errorf("list the portfolio's candidates: %w", err)
+	}
+	out := make([]loop.Candidate, 0, len(resp.GetCandidates()))
+	for _, c := range resp.GetCandidates() {
+		i := c.GetIdea()
+		out = append(out, loop.Candidate{IdeaID: i.GetId(), Name: i.GetName(), Score: i.GetScore(), Stage: i.GetStage(),
+			NextType: c.GetNextTaskType()})
+	}
+	return out, nil
+}
+
+// Stage implements loop.Portfolio.
+func (p Portfolio) Stage(ctx context.Context, ideaID string) (string, error) {
+	resp, err := p.client.GetIdea(ctx, &portfoliov1.GetIdeaRequest{Id: ideaID})
+	if err != nil {
+		return "", fmt.Errorf("read idea %s: %w", ideaID, err)
+	}
+	return resp.GetIdea().GetStage(), nil
 }

@@ -216,3 +216,32 @@ type Outbox interface {
 	// either its delivery time or its next attempt.
 	Settle(ctx context.Context, it OutboxItem) error
 }
+
+// LoopPass is one pass of the pipeline loop as stored. Empty strings are
+// the parts a pass did not reach (an idle pass names no idea).
+type LoopPass struct {
+	ID          string
+	Holder      string
+	Outcome     string
+	IdeaID      string
+	IdeaScore   float64
+	StageBefore string
+	TaskType    string
+	TaskID      string
+	StageAfter  string
+	Detail      string
+	StartedAt   time.Time
+	FinishedAt  time.Time
+}
+
+// LoopPasses is the repository of the pipeline loop's passes.
+type LoopPasses interface {
+	// Insert stores a pass and counts it under its outcome.
+	Insert(ctx context.Context, p LoopPass) error
+	// Latest returns the newest pass; ErrNotFound before the first.
+	Latest(ctx context.Context) (LoopPass, error)
+	// Counts returns every pass ever made, by outcome.
+	Counts(ctx context.Context) (map[string]int64, error)
+	// Prune deletes the passes that finished before t (the counts stay).
+	Prune(ctx context.Context, before time.Time) (int64, error)
+}

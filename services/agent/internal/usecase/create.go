@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -35,6 +36,11 @@ type NewTask struct {
 	// Context is the free-form JSON object (nil: {}). idea_id links the
 	// task to an idea; prompt_variant picks an A/B variant.
 	Context map[string]any
+	// ClaimedBy, when set, creates the task already claimed by that worker
+	// for Lease (the pipeline loop running a task itself): no other worker
+	// can take it between its creation and its run.
+	ClaimedBy string
+	Lease     time.Duration
 }
 
 // Create queues a task: status pending, routed to an executor, tier and
@@ -67,11 +73,14 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 	t.Command = routing.Command(route.Template, routing.Vars{
 		TaskID: t.ID, TaskType: string(t.Type), Direction: t.Direction, Model: t.Model, Tier: t.Tier,
 	})
+	if in.ClaimedBy != "" {
+		t = claimed(t, in.ClaimedBy, min(max(in.Lease, time.Second), MaxLeaseSeconds*time.Second), now)
+	}
 	err = a.tx(ctx, func(r Repos) error {
 		if err := r.Tasks.Insert(ctx, t); err != nil {
 			return err
 		}
-		if err := r.Stats.AddCounts(ctx, []store.Count{{Status: task.Pending, Type: t.Type, N: 1}}); err != nil {
+		if err := r.Stats.AddCounts(ctx, []store.Count{{Status: t.Status, Type: t.Type, N: 1}}); err != nil {
 			return err
 		}
 		return r.Stats.AddHourly(ctx, store.Hourly{Hour: now, Type: t.Type, Model: t.Model, Executor: t.Executor, Created: 1})

@@ -34,6 +34,7 @@ type Repos struct {
 	Stats   store.Stats
 	Prompts store.Prompts
 	Outbox  store.Outbox
+	Loop    store.LoopPasses
 }
 
 // Opener builds the repositories over a querier.

@@ -2416,18 +2416,29 @@ func (*GetLoopStatusRequest) Descriptor() ([]byte, []int) {
 	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
-// GetLoopStatusResponse describes the background loop.
+// GetLoopStatusResponse describes the pipeline loop: this replica's
+// configuration, and what the store knows of every replica's passes.
 type GetLoopStatusResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// enabled is the configuration; running is true while the loop goroutine is alive.
+	// enabled is this replica's configuration (FOUNDRY_AGENT_LOOP); running is
+	// true while its loop goroutine is alive.
 	Enabled         bool    `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
 	Running         bool    `protobuf:"varint,2,opt,name=running,proto3" json:"running,omitempty"`
 	IntervalSeconds float64 `protobuf:"fixed64,3,opt,name=interval_seconds,json=intervalSeconds,proto3" json:"interval_seconds,omitempty"`
-	// iterations counts passes since the service started.
-	Iterations int32                   `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
-	LastRunAt  *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=last_run_at,json=lastRunAt,proto3" json:"last_run_at,omitempty"`
-	// last_iteration is null before the first pass.
+	// iterations counts every pass ever recorded, by any replica.
+	Iterations int64 `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
+	// last_run_at is when the newest recorded pass finished; null before the first.
+	LastRunAt *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=last_run_at,json=lastRunAt,proto3" json:"last_run_at,omitempty"`
+	// last_iteration is the newest recorded pass; null before the first.
 	LastIteration *LoopIteration `protobuf:"bytes,6,opt,name=last_iteration,json=lastIteration,proto3" json:"last_iteration,omitempty"`
+	// passes_by_outcome counts every recorded pass by outcome.
+	PassesByOutcome map[string]int64 `protobuf:"bytes,7,rep,name=passes_by_outcome,json=passesByOutcome,proto3" json:"passes_by_outcome,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// executor is this replica's executor: "external" or "exec".
+	Executor string `protobuf:"bytes,8,opt,name=executor,proto3" json:"executor,omitempty"`
+	// leader holds the loop's lease now; null when no replica does.
+	Leader *wrapperspb.StringValue `protobuf:"bytes,9,opt,name=leader,proto3" json:"leader,omitempty"`
+	// replica names this replica (as it appears in leader).
+	Replica       string `protobuf:"bytes,10,opt,name=replica,proto3" json:"replica,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2483,7 +2494,7 @@ func (x *GetLoopStatusResponse) GetIntervalSeconds() float64 {
 	return 0
 }
 
-func (x *GetLoopStatusResponse) GetIterations() int32 {
+func (x *GetLoopStatusResponse) GetIterations() int64 {
 	if x != nil {
 		return x.Iterations
 	}
@@ -2502,6 +2513,34 @@ func (x *GetLoopStatusResponse) GetLastIteration() *LoopIteration {
 		return x.LastIteration
 	}
 	return nil
+}
+
+func (x *GetLoopStatusResponse) GetPassesByOutcome() map[string]int64 {
+	if x != nil {
+		return x.PassesByOutcome
+	}
+	return nil
+}
+
+func (x *GetLoopStatusResponse) GetExecutor() string {
+	if x != nil {
+		return x.Executor
+	}
+	return ""
+}
+
+func (x *GetLoopStatusResponse) GetLeader() *wrapperspb.StringValue {
+	if x != nil {
+		return x.Leader
+	}
+	return nil
+}
+
+func (x *GetLoopStatusResponse) GetReplica() string {
+	if x != nil {
+		return x.Replica
+	}
+	return ""
 }
 
 // RunLoopOnceRequest runs a single pass now.
@@ -2834,16 +2873,24 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\vfinished_at\x18\n" +
 	" \x01(\tR\n" +
 	"finishedAt\"\x16\n" +
-	"\x14GetLoopStatusRequest\"\x9c\x02\n" +
+	"\x14GetLoopStatusRequest\"\xb6\x04\n" +
 	"\x15GetLoopStatusResponse\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12\x18\n" +
 	"\arunning\x18\x02 \x01(\bR\arunning\x12)\n" +
 	"\x10interval_seconds\x18\x03 \x01(\x01R\x0fintervalSeconds\x12\x1e\n" +
 	"\n" +
-	"iterations\x18\x04 \x01(\x05R\n" +
+	"iterations\x18\x04 \x01(\x03R\n" +
 	"iterations\x12<\n" +
 	"\vlast_run_at\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\tlastRunAt\x12F\n" +
-	"\x0elast_iteration\x18\x06 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\rlastIteration\"-\n" +
+	"\x0elast_iteration\x18\x06 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\rlastIteration\x12h\n" +
+	"\x11passes_by_outcome\x18\a \x03(\v2<.foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntryR\x0fpassesByOutcome\x12\x1a\n" +
+	"\bexecutor\x18\b \x01(\tR\bexecutor\x124\n" +
+	"\x06leader\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\x06leader\x12\x18\n" +
+	"\areplica\x18\n" +
+	" \x01(\tR\areplica\x1aB\n" +
+	"\x14PassesByOutcomeEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"-\n" +
 	"\x12RunLoopOnceRequest\x12\x17\n" +
 	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"T\n" +
 	"\x13RunLoopOnceResponse\x12=\n" +
@@ -2882,7 +2929,7 @@ func file_foundry_agent_v1_agent_proto_rawDescGZIP() []byte {
 	return file_foundry_agent_v1_agent_proto_rawDescData
 }
 
-var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	(*AgentTask)(nil),                          // 0: foundry.agent.v1.AgentTask
 	(*AgentTaskListItem)(nil),                  // 1: foundry.agent.v1.AgentTaskListItem
@@ -2926,25 +2973,26 @@ var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	nil,                                        // 39: foundry.agent.v1.UsageSummary.TasksByModelEntry
 	nil,                                        // 40: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
 	nil,                                        // 41: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	(*wrapperspb.StringValue)(nil),             // 42: google.protobuf.StringValue
-	(*structpb.Struct)(nil),                    // 43: google.protobuf.Struct
-	(*wrapperspb.DoubleValue)(nil),             // 44: google.protobuf.DoubleValue
+	nil,                                        // 42: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	(*wrapperspb.StringValue)(nil),             // 43: google.protobuf.StringValue
+	(*structpb.Struct)(nil),                    // 44: google.protobuf.Struct
+	(*wrapperspb.DoubleValue)(nil),             // 45: google.protobuf.DoubleValue
 }
 var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
-	42, // 0: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
-	42, // 1: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
-	43, // 2: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
-	42, // 3: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
-	42, // 4: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
-	44, // 5: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
-	44, // 6: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
-	44, // 7: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
-	42, // 8: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
-	42, // 9: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
-	42, // 10: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
-	42, // 11: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
-	42, // 12: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
-	43, // 13: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	43, // 0: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
+	43, // 1: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
+	44, // 2: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
+	43, // 3: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
+	43, // 4: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
+	45, // 5: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
+	45, // 6: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
+	45, // 7: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
+	43, // 8: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
+	43, // 9: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
+	43, // 10: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
+	43, // 11: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
+	43, // 12: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
+	44, // 13: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
 	0,  // 14: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
 	1,  // 15: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
 	0,  // 16: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
@@ -2952,11 +3000,11 @@ var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
 	1,  // 18: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
 	35, // 19: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
 	0,  // 20: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	44, // 21: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
-	44, // 22: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
+	45, // 21: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
+	45, // 22: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
 	17, // 23: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
-	44, // 24: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
-	44, // 25: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
+	45, // 24: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
+	45, // 25: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
 	21, // 26: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
 	36, // 27: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
 	37, // 28: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
@@ -2966,52 +3014,54 @@ var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
 	20, // 32: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
 	22, // 33: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
 	23, // 34: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
-	44, // 35: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
+	45, // 35: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
 	26, // 36: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
 	41, // 37: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	42, // 38: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
-	44, // 39: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
-	42, // 40: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
-	42, // 41: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
-	42, // 42: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
-	42, // 43: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
-	42, // 44: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
+	43, // 38: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
+	45, // 39: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
+	43, // 40: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
+	43, // 41: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
+	43, // 42: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
+	43, // 43: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
+	43, // 44: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
 	30, // 45: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
-	30, // 46: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
-	21, // 47: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
-	21, // 48: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
-	21, // 49: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
-	2,  // 50: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
-	4,  // 51: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
-	6,  // 52: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
-	8,  // 53: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
-	10, // 54: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
-	12, // 55: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
-	14, // 56: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
-	16, // 57: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
-	19, // 58: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
-	25, // 59: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
-	28, // 60: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	31, // 61: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
-	33, // 62: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
-	3,  // 63: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
-	5,  // 64: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
-	7,  // 65: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
-	9,  // 66: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
-	11, // 67: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
-	13, // 68: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
-	15, // 69: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
-	18, // 70: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
-	24, // 71: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
-	27, // 72: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
-	29, // 73: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	32, // 74: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
-	34, // 75: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
-	63, // [63:76] is the sub-list for method output_type
-	50, // [50:63] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	42, // 46: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	43, // 47: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
+	30, // 48: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
+	21, // 49: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
+	21, // 50: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
+	21, // 51: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
+	2,  // 52: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
+	4,  // 53: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
+	6,  // 54: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
+	8,  // 55: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
+	10, // 56: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
+	12, // 57: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
+	14, // 58: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
+	16, // 59: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
+	19, // 60: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
+	25, // 61: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
+	28, // 62: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	31, // 63: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
+	33, // 64: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
+	3,  // 65: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
+	5,  // 66: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
+	7,  // 67: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
+	9,  // 68: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
+	11, // 69: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
+	13, // 70: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
+	15, // 71: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
+	18, // 72: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
+	24, // 73: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
+	27, // 74: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
+	29, // 75: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	32, // 76: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
+	34, // 77: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
+	65, // [65:78] is the sub-list for method output_type
+	52, // [52:65] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_foundry_agent_v1_agent_proto_init() }
@@ -3030,7 +3080,7 @@ func file_foundry_agent_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_agent_v1_agent_proto_rawDesc), len(file_foundry_agent_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   42,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -84,7 +84,9 @@ type AgentServiceClient interface {
 	// GetLoopStatus reports the background pipeline loop and its last iteration.
 	GetLoopStatus(ctx context.Context, in *GetLoopStatusRequest, opts ...grpc.CallOption) (*GetLoopStatusResponse, error)
 	// RunLoopOnce runs one loop iteration now: pick the highest-ROI idea, run
-	// the task its stage needs, advance the idea on success.
+	// the task its stage needs, advance the idea on success. It needs the
+	// administrator key unless dry_run is set; it answers 409 on a replica
+	// while another one holds the loop's lease.
 	RunLoopOnce(ctx context.Context, in *RunLoopOnceRequest, opts ...grpc.CallOption) (*RunLoopOnceResponse, error)
 }
 
@@ -266,7 +268,9 @@ type AgentServiceServer interface {
 	// GetLoopStatus reports the background pipeline loop and its last iteration.
 	GetLoopStatus(context.Context, *GetLoopStatusRequest) (*GetLoopStatusResponse, error)
 	// RunLoopOnce runs one loop iteration now: pick the highest-ROI idea, run
-	// the task its stage needs, advance the idea on success.
+	// the task its stage needs, advance the idea on success. It needs the
+	// administrator key unless dry_run is set; it answers 409 on a replica
+	// while another one holds the loop's lease.
 	RunLoopOnce(context.Context, *RunLoopOnceRequest) (*RunLoopOnceResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }

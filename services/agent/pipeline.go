@@ -1,0 +1,264 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/foundryhq/foundry/services/agent/internal/executor"
+	"github.com/foundryhq/foundry/services/agent/internal/handler"
+	"github.com/foundryhq/foundry/services/agent/internal/loop"
+	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// Executors the loop can run tasks with.
+const (
+	executorExternal = "external"
+	executorExec     = "exec"
+)
+
+// pipeline is the pipeline loop as the service runs it: the loop, wired to
+// the agent's use cases, the portfolio and an executor, plus what the
+// status RPC and /metrics report of it.
+type pipeline struct {
+	loop     *loop.Loop
+	uc       *usecase.App
+	holder   string
+	enabled  bool
+	interval time.Duration
+	executor string
+	running  atomic.Bool
+	leading  prometheus.Gauge
+}
+
+// pipelineConfig is what newPipeline needs of the settings.
+type pipelineConfig struct {
+	Enabled         bool
+	Interval        time.Duration
+	Executor        string
+	ExecTimeout     time.Duration
+	ExecDir         string
+	ExternalTimeout time.Duration
+}
+
+func (c pipelineConfig) validate() error {
+	var errs []error
+	if c.Interval <= 0 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_LOOP_INTERVAL: want a positive duration"))
+	}
+	if c.Executor != executorExternal && c.Executor != executorExec {
+		errs = append(errs, fmt.Errorf("FOUNDRY_AGENT_LOOP_EXECUTOR: want %s or %s, got %q", executorExternal, executorExec, c.Executor))
+	}
+	if c.ExecTimeout <= 0 || c.ExternalTimeout <= 0 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_EXEC_TIMEOUT and FOUNDRY_AGENT_EXTERNAL_TIMEOUT: want positive durations"))
+	}
+	return errors.Join(errs...)
+}
+
+// loopWorker is the worker id under which the loop claims the tasks it
+// runs itself (the exec executor).
+const loopWorker = "pipeline-loop"
+
+func newPipeline(cfg pipelineConfig, uc *usecase.App, ideas loop.Portfolio, log *zap.Logger, reg prometheus.Registerer) *pipeline {
+	p := &pipeline{uc: uc, holder: holderID(), enabled: cfg.Enabled, interval: cfg.Interval, executor: cfg.Executor}
+	tasks := loopTasks{uc: uc}
+	var ex executor.Executor
+	switch cfg.Executor {
+	case executorExec:
+		ex = executor.Exec{Timeout: cfg.ExecTimeout, Dir: cfg.ExecDir}
+		// The loop runs the task itself: it is created claimed, with a lease
+		// outlasting the run, so neither a worker nor the reaper takes it.
+		tasks.claimAs, tasks.lease = loopWorker, cfg.ExecTimeout+time.Minute
+	default:
+		ex = executor.External{Tasks: taskReader{uc: uc}, Timeout: cfg.ExternalTimeout}
+	}
+	passes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "foundry_agent_loop_passes_total",
+		Help: "Pipeline loop passes this replica ran, by outcome (advanced, task_failed, idle, error).",
+	}, []string{"outcome"})
+	p.leading = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "foundry_agent_loop_leader",
+		Help: "1 while this replica holds the pipeline loop's lease.",
+	})
+	last := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "foundry_agent_loop_last_pass_timestamp_seconds",
+		Help: "When this replica's last pipeline loop pass finished (Unix seconds).",
+	})
+	for _, c := range []prometheus.Collector{passes, p.leading, last} {
+		reg.MustRegister(c)
+	}
+	ttl := 3 * cfg.Interval
+	p.loop = &loop.Loop{
+		Portfolio: ideas, Tasks: tasks, Executor: ex, Clock: clock.Real{}, Log: log,
+		Recorder: recorder{uc: uc, holder: p.holder},
+		Lead: func(ctx context.Context) (bool, error) {
+			ok, err := uc.LeadLoop(ctx, p.holder, ttl)
+			if ok && err == nil {
+				p.leading.Set(1)
+			} else {
+				p.leading.Set(0)
+			}
+			return ok, err
+		},
+		RenewEvery: cfg.Interval,
+		OnPass: func(it loop.Iteration) {
+			passes.WithLabelValues(it.Outcome).Inc()
+			last.Set(float64(it.FinishedAt.UnixNano()) / 1e9)
+		},
+	}
+	return p
+}
+
+// run runs the loop until ctx ends, then gives the lease up so another
+// replica takes over at once.
+func (p *pipeline) run(ctx context.Context) {
+	p.running.Store(true)
+	defer p.running.Store(false)
+	defer func() {
+		_ = p.uc.ReleaseLoop(context.WithoutCancel(ctx), p.holder)
+		p.leading.Set(0)
+	}()
+	p.loop.Run(ctx, p.interval)
+}
+
+// Status implements handler.Loop.
+func (p *pipeline) Status(ctx context.Context) (handler.LoopStatus, error) {
+	rep, err := p.uc.Loop(ctx)
+	if err != nil {
+		return handler.LoopStatus{}, err
+	}
+	return handler.LoopStatus{
+		Enabled: p.enabled, Running: p.running.Load(), Interval: p.interval, Executor: p.executor,
+		Holder: p.holder, Report: rep,
+	}, nil
+}
+
+// RunOnce implements handler.Loop. The pass runs to its end even when the
+// caller goes away (a pass cut short would leave its task claimed until
+// the lease expires); its record reports it either way.
+func (p *pipeline) RunOnce(ctx context.Context, dryRun bool) (loop.Iteration, error) {
+	it, err := p.loop.Pass(context.WithoutCancel(ctx), dryRun)
+	if errors.Is(err, loop.ErrNotLeader) {
+		rep, rerr := p.uc.Loop(ctx)
+		leader := "another replica"
+		if rerr == nil && rep.Leader != "" {
+			leader = rep.Leader
+		}
+		return it, fault.New(fault.Conflict, "the pipeline loop runs on %s now; a pass runs only where its lease is held", leader)
+	}
+	return it, err
+}
+
+// loopTasks adapts the use cases to what the loop needs of its tasks.
+type loopTasks struct {
+	uc *usecase.App
+	// claimAs and lease: the loop claims the tasks it runs itself.
+	claimAs string
+	lease   time.Duration
+}
+
+// OpenIdeas implements loop.Tasks.
+func (t loopTasks) OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool, error) {
+	return t.uc.OpenIdeas(ctx, ideaIDs)
+}
+
+// Create implements loop.Tasks: a routed task whose context names the idea
+// and the loop as its source.
+func (t loopTasks) Create(ctx context.Context, taskType, direction, ideaID string) (executor.Task, error) {
+	st, err := t.uc.Create(ctx, usecase.NewTask{
+		Direction: direction, Type: taskType, Context: map[string]any{"idea_id": ideaID, "source": "pipeline_loop"},
+		ClaimedBy: t.claimAs, Lease: t.lease,
+	})
+	if err != nil {
+		return executor.Task{}, err
+	}
+	return executor.Task{ID: st.ID, Type: string(st.Type), Direction: st.Direction, Command: st.Command, Model: st.Model,
+		IdeaID: st.IdeaID}, nil
+}
+
+// Finish implements loop.Tasks: completed, or failed with the executor's
+// diagnosis (timed_out when it ran out of time).
+func (t loopTasks) Finish(ctx context.Context, taskID string, r executor.Result) error {
+	status, output := string(task.Completed), r.Output
+	p := usecase.Patch{Status: &status, Output: &output}
+	if t.claimAs != "" {
+		p.WorkerID = &t.claimAs
+	}
+	if !r.Succeeded {
+		status = string(task.Failed)
+		if r.Category == task.CategoryTimeout {
+			status = string(task.TimedOut)
+		}
+		summary, category := r.Summary, r.Category
+		if summary == "" {
+			summary = "the executor reported a failure without a summary"
+		}
+		p.ErrorSummary = &summary
+		if category != "" {
+			p.ErrorCategory = &category
+		}
+	}
+	_, err := t.uc.Update(ctx, taskID, p)
+	return err
+}
+
+// Advance implements loop.Tasks.
+func (t loopTasks) Advance(ctx context.Context, taskID string) error {
+	return t.uc.DeliverTask(ctx, taskID)
+}
+
+// taskReader lets the external executor read a task's state.
+type taskReader struct{ uc *usecase.App }
+
+// TaskStatus implements executor.Reader.
+func (r taskReader) TaskStatus(ctx context.Context, id string) (executor.Status, error) {
+	t, err := r.uc.Get(ctx, id)
+	if err != nil {
+		return executor.Status{}, err
+	}
+	s := executor.Status{Status: string(t.Status), Output: t.Output, Summary: t.ErrorSummary, Category: t.ErrorCategory}
+	if t.Duration != nil {
+		s.Duration = time.Duration(*t.Duration * float64(time.Second))
+	}
+	return s, nil
+}
+
+// recorder keeps the loop's passes in the agent's schema.
+type recorder struct {
+	uc     *usecase.App
+	holder string
+}
+
+// Record implements loop.Recorder.
+func (r recorder) Record(ctx context.Context, it loop.Iteration) error {
+	return r.uc.RecordLoopPass(ctx, store.LoopPass{
+		Holder: r.holder, Outcome: it.Outcome, IdeaID: it.IdeaID, IdeaScore: it.Score, StageBefore: it.StageBefore,
+		TaskType: it.TaskType, TaskID: it.TaskID, StageAfter: it.StageAfter, Detail: it.Detail,
+		StartedAt: it.StartedAt, FinishedAt: it.FinishedAt,
+	})
+}
+
+// holderID names this process in the loop's lease: the host name (the
+// pod's, in Kubernetes) and a random suffix, so two processes on one host
+// never share a lease.
+func holderID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "agent"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "-" + hex.EncodeToString(b)
+}
