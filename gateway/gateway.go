@@ -159,6 +159,7 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 		observe(h.Log, h.Metrics, tel),
 		limitBody(int64(cfg.MaxBodyBytes)),
 		requireJSON,
+		dryRunFromQuery,
 		forwardClient(h.Settings.Proxies),
 		withTimeout(cfg.RequestTimeout),
 		notePattern,

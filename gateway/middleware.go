@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -297,4 +298,69 @@ func withTimeout(d time.Duration) middleware {
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
+}
+
+// dryRunFromQuery folds a dry_run query parameter of a POST into its JSON
+// body. Every POST route takes its fields from the body alone (body "*"),
+// so grpc-gateway never reads a POST's query string: without this,
+// POST /api/cc/stake?dry_run=true would be a real stake. The one flag a
+// client may well put in the URL is therefore honoured: "true", "1",
+// "false", … (strconv.ParseBool; a bare ?dry_run is true), and a query and
+// a body that disagree are a 422, as is a value that is no boolean. A body
+// that is not a JSON object is passed on for the service to refuse. A
+// route without a dry_run field then refuses the body's unknown field,
+// never ignoring the flag silently.
+func dryRunFromQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if r.Method != http.MethodPost || !q.Has("dry_run") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		invalid := func(msg string) {
+			writeJSONError(w, http.StatusUnprocessableEntity, ErrorBody{Detail: "validation failed",
+				Errors: []FieldError{{Field: "dry_run", Message: msg}}})
+		}
+		raw := q.Get("dry_run")
+		dry := true
+		if raw != "" {
+			var err error
+			if dry, err = strconv.ParseBool(raw); err != nil {
+				invalid("must be true or false")
+				return
+			}
+		}
+		body := map[string]json.RawMessage{}
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				writeJSONError(w, http.StatusBadRequest, ErrorBody{Detail: "could not read the request body"})
+				return
+			}
+			if err := json.Unmarshal(b, &body); err != nil || body == nil {
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		if given, ok := body["dry_run"]; ok {
+			var inBody bool
+			if err := json.Unmarshal(given, &inBody); err == nil && inBody != dry {
+				invalid("the query and the body disagree")
+				return
+			}
+		}
+		body["dry_run"] = json.RawMessage(strconv.FormatBool(dry))
+		b, err := json.Marshal(body)
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, ErrorBody{Detail: "could not read the request body"})
+			return
+		}
+		r = r.Clone(r.Context())
+		q.Del("dry_run")
+		r.URL.RawQuery = q.Encode()
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		r.Header.Set("Content-Type", "application/json")
+		next.ServeHTTP(w, r)
+	})
 }

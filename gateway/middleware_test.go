@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
+	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -196,4 +197,42 @@ func TestSecureHeadersOnEveryResponse(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	require.Equal(t, http.StatusInternalServerError, rec.Code)
 	require.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"), "even a panic's 500")
+}
+
+func TestDryRunFromQueryFoldsTheFlagIntoTheBody(t *testing.T) {
+	t.Parallel()
+	var got string
+	h := dryRunFromQuery(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = string(b)
+		w.WriteHeader(http.StatusOK)
+	}))
+	for _, tc := range []struct {
+		name, method, target, body string
+		wantCode                   int
+		wantBody                   string
+	}{
+		{"query true", http.MethodPost, "/api/cc/stake?dry_run=true", `{"amount_cc":5}`, 200, `{"amount_cc":5,"dry_run":true}`},
+		{"a bare flag is true", http.MethodPost, "/api/cc/stake?dry_run", `{"amount_cc":5}`, 200, `{"amount_cc":5,"dry_run":true}`},
+		{"query false", http.MethodPost, "/api/cc/stake?dry_run=0", `{}`, 200, `{"dry_run":false}`},
+		{"no body", http.MethodPost, "/api/cc/stake?dry_run=1", ``, 200, `{"dry_run":true}`},
+		{"agreeing body", http.MethodPost, "/api/cc/stake?dry_run=true", `{"dry_run":true}`, 200, `{"dry_run":true}`},
+		{"disagreeing body", http.MethodPost, "/api/cc/stake?dry_run=true", `{"dry_run":false}`, 422, ``},
+		{"not a boolean", http.MethodPost, "/api/cc/stake?dry_run=maybe", `{}`, 422, ``},
+		{"not an object: passed on", http.MethodPost, "/api/cc/stake?dry_run=true", `[1]`, 200, `[1]`},
+		{"other methods untouched", http.MethodPatch, "/api/x?dry_run=true", `{}`, 200, `{}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got = ""
+			req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, tc.wantCode, rec.Code, rec.Body.String())
+			if tc.wantCode == 200 {
+				require.JSONEq(t, tc.wantBody, got)
+			} else {
+				require.Contains(t, rec.Body.String(), `"field":"dry_run"`)
+			}
+		})
+	}
 }

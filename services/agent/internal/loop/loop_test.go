@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,4 +227,81 @@ func TestRunOnlyWhileLeading(t *testing.T) {
 	l.Run(ctx, 10*time.Millisecond)
 	require.Empty(t, rec.its, "a follower runs no pass")
 	require.Equal(t, "none", w.ideas["a"])
+}
+
+// slow is an executor whose run lasts d.
+type slow struct{ d time.Duration }
+
+func (slow) Name() string { return "slow" }
+
+func (s slow) Run(context.Context, executor.Task) (executor.Result, error) {
+	time.Sleep(s.d)
+	return executor.Result{Succeeded: true}, nil
+}
+
+func TestPassNeedsTheLeaseAndRenewsItWhileRunning(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "none", 5
+	rec := &recorder{}
+	l := newLoop(w, slow{d: 120 * time.Millisecond}, rec)
+	var leads atomic.Int32
+	held := false
+	l.Lead = func(context.Context) (bool, error) { leads.Add(1); return held, nil }
+	l.RenewEvery = 20 * time.Millisecond
+
+	_, err := l.Pass(context.Background(), false)
+	require.ErrorIs(t, err, loop.ErrNotLeader)
+	require.Empty(t, rec.its, "no pass without the lease")
+
+	it, err := l.Pass(context.Background(), true)
+	require.NoError(t, err, "a dry run needs no lease")
+	require.Equal(t, loop.Planned, it.Outcome)
+
+	held = true
+	leads.Store(0)
+	it, err = l.Pass(context.Background(), false)
+	require.NoError(t, err)
+	require.Equal(t, loop.Advanced, it.Outcome)
+	// One take before the pass, then a renewal every 20 ms of a 120 ms run.
+	require.GreaterOrEqual(t, leads.Load(), int32(3), "the lease was renewed during the pass")
+}
+
+func TestPassesDoNotOverlap(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "none", 5
+	w.ideas["b"], w.scores["b"] = "none", 4
+	var running, most atomic.Int32
+	ex := executorFunc(func() {
+		n := running.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(30 * time.Millisecond)
+		running.Add(-1)
+	})
+	l := newLoop(w, ex, &recorder{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			_, err := l.Pass(context.Background(), false)
+			require.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), most.Load(), "one pass at a time in a process")
+}
+
+// executorFunc is an executor that calls f and succeeds.
+type executorFunc func()
+
+func (executorFunc) Name() string { return "func" }
+
+func (f executorFunc) Run(context.Context, executor.Task) (executor.Result, error) {
+	f()
+	return executor.Result{Succeeded: true}, nil
 }

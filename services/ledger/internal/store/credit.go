@@ -70,7 +70,10 @@ type Deposit struct {
 	ContributorID string
 	AmountUSD     money.Micros
 	MintedCC      money.Micros
-	CreatedAt     time.Time
+	// BuyRate is the rate it minted at; FeeUSD the spread it kept.
+	BuyRate   money.Micros
+	FeeUSD    money.Micros
+	CreatedAt time.Time
 }
 
 // CoolingLot is CC unstaked from an idea, available at AvailableAt.

@@ -89,6 +89,9 @@ func TestDepositWithdrawAndTheChain(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, again.Duplicate)
 		require.Equal(t, d.MintedCC, again.MintedCC)
+		require.Equal(t, d.BuyRate, again.BuyRate, "the duplicate answers the original's rate")
+		require.Equal(t, d.FeeUSD, again.FeeUSD)
+		require.Equal(t, d.CreatedAt, again.CreatedAt)
 		k, _ := kindOf(t, func() error {
 			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 11 * cc, Reference: "wire-1"}, nil)
 			return err

@@ -49,7 +49,7 @@ func (a *App) Deposit(ctx context.Context, cmd DepositCmd, idem *Idem) (DepositR
 				return fault.New(fault.Conflict, "reference %q was used for another deposit", cmd.Reference)
 			}
 			out = DepositResult{ContributorID: prev.ContributorID, AmountUSD: prev.AmountUSD, MintedCC: prev.MintedCC,
-				Reference: prev.Reference, Duplicate: true, CreatedAt: prev.CreatedAt}
+				FeeUSD: prev.FeeUSD, BuyRate: prev.BuyRate, Reference: prev.Reference, Duplicate: true, CreatedAt: prev.CreatedAt}
 			return nil
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
@@ -70,7 +70,7 @@ func (a *App) Deposit(ctx context.Context, cmd DepositCmd, idem *Idem) (DepositR
 		}
 		now := a.now()
 		if err := r.Credit.InsertDeposit(ctx, store.Deposit{Reference: cmd.Reference, EntryID: id, ContributorID: cmd.ContributorID,
-			AmountUSD: cmd.AmountUSD, MintedCC: minted, CreatedAt: now}); err != nil {
+			AmountUSD: cmd.AmountUSD, MintedCC: minted, BuyRate: rate.Quote.Buy, FeeUSD: fee, CreatedAt: now}); err != nil {
 			return err
 		}
 		out = DepositResult{ContributorID: cmd.ContributorID, AmountUSD: cmd.AmountUSD, MintedCC: minted, FeeUSD: fee,

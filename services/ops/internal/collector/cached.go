@@ -41,20 +41,32 @@ func NewCached(inner Collector, ttl time.Duration, c clock.Clock) *Cached {
 	return &Cached{inner: inner, ttl: ttl, callTimeout: DefaultCallTimeout, clock: c}
 }
 
+// fresh returns the cached snapshots when they are younger than the TTL.
+func (c *Cached) fresh() ([]usage.Snapshot, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at != (time.Time{}) && c.clock.Now().Sub(c.at) < c.ttl {
+		return c.snaps, true
+	}
+	return nil, false
+}
+
 // Family implements Collector.
 func (c *Cached) Family() string { return c.inner.Family() }
 
 // Collect implements Collector: the cached snapshots while fresh, else the
 // shared call's result, or ctx's error when ctx ends first.
 func (c *Cached) Collect(ctx context.Context) ([]usage.Snapshot, error) {
-	c.mu.Lock()
-	if c.at != (time.Time{}) && c.clock.Now().Sub(c.at) < c.ttl {
-		snaps := c.snaps
-		c.mu.Unlock()
+	if snaps, ok := c.fresh(); ok {
 		return snaps, nil
 	}
-	c.mu.Unlock()
 	ch := c.group.DoChan(c.inner.Family(), func() (any, error) {
+		// A request that found the cache empty may get here just after
+		// another shared call filled it and left the group: look again, or
+		// that request would make a second call within the TTL.
+		if snaps, ok := c.fresh(); ok {
+			return snaps, nil
+		}
 		callCtx, cancel := context.WithTimeout(context.Background(), c.callTimeout)
 		defer cancel()
 		snaps, err := c.inner.Collect(callCtx)

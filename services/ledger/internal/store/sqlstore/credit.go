@@ -289,9 +289,10 @@ func (c Credit) JournalMismatches(ctx context.Context) ([]string, error) {
 
 // InsertDeposit implements store.Credit.
 func (c Credit) InsertDeposit(ctx context.Context, d store.Deposit) error {
-	_, err := c.q.Exec(ctx, `INSERT INTO cc_deposits (reference, entry_id, contributor_id, amount_usd, minted_cc, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`,
-		d.Reference, d.EntryID, d.ContributorID, int64(d.AmountUSD), int64(d.MintedCC), database.Micros(d.CreatedAt))
+	_, err := c.q.Exec(ctx, `INSERT INTO cc_deposits (reference, entry_id, contributor_id, amount_usd, minted_cc, buy_rate, fee_usd,
+		created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		d.Reference, d.EntryID, d.ContributorID, int64(d.AmountUSD), int64(d.MintedCC), int64(d.BuyRate), int64(d.FeeUSD),
+		database.Micros(d.CreatedAt))
 	if database.IsUniqueViolation(err) {
 		return fmt.Errorf("deposit %q: %w", d.Reference, store.ErrAlreadyExists)
 	}
@@ -307,9 +308,9 @@ func (c Credit) DepositByReference(ctx context.Context, reference string) (store
 		d       store.Deposit
 		created int64
 	)
-	err := c.q.QueryRow(ctx, `SELECT reference, entry_id, contributor_id, amount_usd, minted_cc, created_at
+	err := c.q.QueryRow(ctx, `SELECT reference, entry_id, contributor_id, amount_usd, minted_cc, buy_rate, fee_usd, created_at
 		FROM cc_deposits WHERE reference = $1`, reference).
-		Scan(&d.Reference, &d.EntryID, &d.ContributorID, &d.AmountUSD, &d.MintedCC, &created)
+		Scan(&d.Reference, &d.EntryID, &d.ContributorID, &d.AmountUSD, &d.MintedCC, &d.BuyRate, &d.FeeUSD, &created)
 	if errors.Is(err, database.ErrNoRows) {
 		return store.Deposit{}, store.ErrNotFound
 	}
