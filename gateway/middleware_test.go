@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"encoding/json"
-	"net/http"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
