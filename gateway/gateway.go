@@ -155,6 +155,7 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 	h.Go(tel.run)
 	return chain(root,
 		secureHeaders,
+		withRequestID,
 		recoverPanics(h.Log),
 		observe(h.Log, h.Metrics, tel),
 		limitBody(int64(cfg.MaxBodyBytes)),
@@ -169,13 +170,13 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 // incomingHeader forwards only the headers services read; everything else,
 // including client-supplied Grpc-Metadata-* headers, stays at the edge.
 // (Authorization and X-Forwarded-For are forwarded by the runtime itself;
-// forwardClient has reduced the latter to the one resolved client address.)
+// forwardClient has reduced the latter to the one resolved client address.
+// The request id travels in the context: withRequestID puts it there and
+// the connections' requestid client interceptor sends it.)
 func incomingHeader(key string) (string, bool) {
 	switch http.CanonicalHeaderKey(key) {
 	case "X-Api-Key":
 		return rpcmeta.APIKeyKey, true
-	case "X-Request-Id":
-		return "x-request-id", true
 	case "Idempotency-Key":
 		return rpcmeta.IdempotencyKeyKey, true
 	}

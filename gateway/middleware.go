@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/foundryhq/foundry/services/platform/clientip"
+	"github.com/foundryhq/foundry/services/platform/requestid"
 )
 
 type middleware func(http.Handler) http.Handler
@@ -121,7 +122,8 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 			}
 			if ce := log.Check(level, "http"); ce != nil {
 				ce.Write(zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.String("route", *route),
-					zap.Int("status", rec.status), zap.Int("bytes", rec.bytes), zap.Duration("elapsed", elapsed))
+					zap.Int("status", rec.status), zap.Int("bytes", rec.bytes), zap.Duration("elapsed", elapsed),
+					zap.String("request_id", r.Header.Get(requestid.Header)))
 			}
 		})
 	}
@@ -207,6 +209,25 @@ func limitBody(max int64) middleware {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// withRequestID gives every request an id: the client's X-Request-Id when
+// it is well formed (requestid.Valid), a fresh one otherwise. The id is
+// answered in X-Request-Id (errors included: it is the outermost
+// middleware but one), logged on the gateway's line, and forwarded to the
+// services as x-request-id metadata, where every log line of the request
+// carries it.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(requestid.Header)
+		if !requestid.Valid(id) {
+			id = requestid.New()
+			r = r.Clone(r.Context())
+			r.Header.Set(requestid.Header, id)
+		}
+		w.Header().Set(requestid.Header, id)
+		next.ServeHTTP(w, r.WithContext(requestid.With(r.Context(), id)))
+	})
 }
 
 // secureHeaders sets the headers every response carries, errors included:

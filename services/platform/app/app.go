@@ -34,6 +34,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/grpcserver"
 	"github.com/foundryhq/foundry/services/platform/logging"
 	"github.com/foundryhq/foundry/services/platform/migrate"
+	"github.com/foundryhq/foundry/services/platform/requestid"
 )
 
 // Module is one deployable part of Foundry.
@@ -461,7 +462,8 @@ func (p *Process) dial(peer string) (*grpc.ClientConn, error) {
 		return c, nil
 	}
 	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcserver.MaxMessageBytes)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcserver.MaxMessageBytes)),
+		grpc.WithUnaryInterceptor(requestid.UnaryClientInterceptor()))
 	if err != nil {
 		return nil, fmt.Errorf("dial %s at %s: %w", peer, addr, err)
 	}

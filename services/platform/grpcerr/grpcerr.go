@@ -4,6 +4,8 @@
 package grpcerr
 
 import (
+	"github.com/foundryhq/foundry/services/platform/requestid"
+
 	"context"
 	"errors"
 	"strings"
@@ -105,7 +107,7 @@ func UnaryServerInterceptor(log *zap.Logger) grpc.UnaryServerInterceptor {
 		}
 		s := Status(err)
 		if s.Code() == codes.Internal {
-			log.Error("internal error", zap.String("method", info.FullMethod), zap.Error(err))
+			log.Error("internal error", zap.String("method", info.FullMethod), requestid.Field(ctx), zap.Error(err))
 		}
 		return nil, s.Err()
 	}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/foundryhq/foundry/services/platform/grpcerr"
+	"github.com/foundryhq/foundry/services/platform/requestid"
 )
 
 // MaxMessageBytes bounds a gRPC message; the gateway's body cap is smaller.
@@ -26,8 +27,9 @@ const MaxMessageBytes = 4 << 20
 
 // New returns a server with Foundry's interceptors, a health server
 // registered on it, and reflection enabled. The interceptors run outermost
-// first: recovery, then logging and metrics, then error translation, so the
-// log and the metrics see the status the caller gets.
+// first: the request id (so every line of the request carries it), recovery,
+// then logging and metrics, then error translation, so the log and the
+// metrics see the status the caller gets.
 func New(log *zap.Logger, reg prometheus.Registerer) (*grpc.Server, *health.Server) {
 	handled := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "foundry_grpc_server_handling_seconds",
@@ -40,6 +42,7 @@ func New(log *zap.Logger, reg prometheus.Registerer) (*grpc.Server, *health.Serv
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.ChainUnaryInterceptor(
+			requestid.UnaryServerInterceptor(),
 			recovery(log),
 			observe(log, handled),
 			grpcerr.UnaryServerInterceptor(log),
@@ -55,7 +58,7 @@ func recovery(log *zap.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				log.Error("panic in handler", zap.String("method", info.FullMethod), zap.Any("panic", r),
+				log.Error("panic in handler", zap.String("method", info.FullMethod), requestid.Field(ctx), zap.Any("panic", r),
 					zap.ByteString("stack", debug.Stack()))
 				err = status.Error(codes.Internal, "internal error")
 			}
@@ -80,7 +83,8 @@ func observe(log *zap.Logger, handled *prometheus.HistogramVec) grpc.UnaryServer
 			level = zapcore.InfoLevel
 		}
 		if ce := log.Check(level, "rpc"); ce != nil {
-			fields := []zap.Field{zap.String("method", info.FullMethod), zap.String("code", code.String()), zap.Duration("elapsed", elapsed)}
+			fields := []zap.Field{zap.String("method", info.FullMethod), zap.String("code", code.String()), zap.Duration("elapsed", elapsed),
+				requestid.Field(ctx)}
 			if err != nil {
 				fields = append(fields, zap.String("detail", status.Convert(err).Message()))
 			}
