@@ -2,11 +2,8 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/lease"
 )
 
 // Executors the loop can run tasks with.
@@ -72,7 +70,7 @@ func (c pipelineConfig) validate() error {
 const loopWorker = "pipeline-loop"
 
 func newPipeline(cfg pipelineConfig, uc *usecase.App, ideas loop.Portfolio, log *zap.Logger, reg prometheus.Registerer) *pipeline {
-	p := &pipeline{uc: uc, holder: holderID(), enabled: cfg.Enabled, interval: cfg.Interval, executor: cfg.Executor}
+	p := &pipeline{uc: uc, holder: lease.HolderID("agent"), enabled: cfg.Enabled, interval: cfg.Interval, executor: cfg.Executor}
 	tasks := loopTasks{uc: uc}
 	var ex executor.Executor
 	switch cfg.Executor {
@@ -248,17 +246,4 @@ func (r recorder) Record(ctx context.Context, it loop.Iteration) error {
 		TaskType: it.TaskType, TaskID: it.TaskID, StageAfter: it.StageAfter, Detail: it.Detail,
 		StartedAt: it.StartedAt, FinishedAt: it.FinishedAt,
 	})
-}
-
-// holderID names this process in the loop's lease: the host name (the
-// pod's, in Kubernetes) and a random suffix, so two processes on one host
-// never share a lease.
-func holderID() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "agent"
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return host + "-" + hex.EncodeToString(b)
 }

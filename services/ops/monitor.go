@@ -2,9 +2,6 @@ package ops
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 
 	"google.golang.org/grpc"
 
@@ -44,17 +41,4 @@ func (l ledgerMonitor) SetMode(ctx context.Context, mode, reason string) (string
 		return "", err
 	}
 	return resp.GetMode(), nil
-}
-
-// holderID names this process in the monitor's lease: the host name (the
-// pod's, in Kubernetes) and a random suffix, so two processes on one host
-// never share a lease.
-func holderID() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "ops"
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return host + "-" + hex.EncodeToString(b)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/lease"
 )
 
 // peerServices are the services readiness probes, by module name.
@@ -174,7 +175,7 @@ func Module() app.Module {
 			}
 			mon := &monitor.Runner{
 				DB: h.DB, Recorder: func(q database.Querier) monitor.Recorder { return sqlstore.NewChecks(q) },
-				Ledger: newLedgerMonitor(ledgerConn), Holder: holderID(), Interval: cfg.MonitorInterval,
+				Ledger: newLedgerMonitor(ledgerConn), Holder: lease.HolderID("ops"), Interval: cfg.MonitorInterval,
 				Clock: clock.Real{}, NewID: uuid.NewString, Log: h.Log.Named("monitor"),
 			}
 			if cfg.MonitorInterval > 0 {

@@ -17,8 +17,11 @@ package lease
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -60,4 +63,17 @@ func Holder(ctx context.Context, q database.Querier, name string, now time.Time)
 		return "", fmt.Errorf("read lease %s: %w", name, err)
 	}
 	return holder, nil
+}
+
+// HolderID names this process as a lease holder: the host name (the pod's,
+// in Kubernetes; fallback when there is none) and a random suffix, so two
+// processes on one host never share a lease.
+func HolderID(fallback string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = fallback
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "-" + hex.EncodeToString(b)
 }
