@@ -92,7 +92,7 @@ func (c *Config) register(fs *config.FlagSet) {
 		"exec executor: a command running longer is killed and its task timed_out")
 	fs.String(&c.Loop.ExecDir, "agent-exec-dir", "FOUNDRY_AGENT_EXEC_DIR", "", "exec executor: the commands' working directory (default: the service's)")
 	fs.Duration(&c.Loop.ExternalTimeout, "agent-external-timeout", "FOUNDRY_AGENT_EXTERNAL_TIMEOUT", time.Hour,
-		"external executor: how long a pass waits for a worker to finish its task (the task stays queued after)")
+		"external executor: how long a pass waits for a worker to finish its task (then the task is timed_out)")
 }
 
 // useCases builds the use-case configuration from the settings.

@@ -177,9 +177,8 @@ type Reader interface {
 
 // External leaves the task to a worker that claims it through the API
 // (POST /api/agent/tasks/claim) and finishes it (PATCH), and waits,
-// polling, until the task is finished or Timeout passes (then the task is
-// left as it is and the run reports a timeout; the lease reaper returns an
-// abandoned claim to the queue).
+// polling, until the task is finished or Timeout passes (then the run
+// reports a timeout, which the loop records on the task as timed_out).
 type External struct {
 	Tasks   Reader
 	Poll    time.Duration
