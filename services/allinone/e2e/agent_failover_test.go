@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +37,26 @@ func TestMain(m *testing.M) {
 type process struct {
 	cmd  *exec.Cmd
 	url  string
-	logs *bytes.Buffer
+	logs *syncBuffer
+}
+
+// syncBuffer is a buffer the process's output is copied into (by exec's
+// goroutine) while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func startProcess(t *testing.T, storage allinonetest.Storage, extra ...string) *process {
@@ -50,7 +70,7 @@ func startProcess(t *testing.T, storage allinonetest.Storage, extra ...string) *
 	}, extra...)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	p := &process{cmd: cmd, url: "http://" + addr, logs: &bytes.Buffer{}}
+	p := &process{cmd: cmd, url: "http://" + addr, logs: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
