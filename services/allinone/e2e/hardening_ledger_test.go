@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -134,24 +133,7 @@ func TestHardeningLedgerWebhookWithoutDeliveryHeader(t *testing.T) {
 		t.Run("20 at once make one contribution", func(t *testing.T) {
 			body := shaped("acme/engine", "def456")
 			const n = 20
-			var wg sync.WaitGroup
-			results := make([]response, n)
-			for i := range n {
-				wg.Go(func() { results[i] = deliverSigned(t, sys, "", "", body) })
-			}
-			wg.Wait()
-			created := 0
-			for _, r := range results {
-				switch r.Status {
-				case http.StatusCreated:
-					created++
-				case http.StatusOK:
-				default:
-					require.Fail(t, "unexpected status", "%d: %s", r.Status, r.Raw)
-				}
-				require.Equal(t, results[0].JSON["id"], r.JSON["id"], "every answer is the one contribution")
-			}
-			require.Equal(t, 1, created)
+			requireOneContribution(t, deliverAtOnce(t, sys, n, "", "", body))
 			asset := request(t, http.MethodGet, sys.URL("/api/assets/"+first.JSON["asset_id"].(string)), nil)
 			require.Equal(t, 3.0, asset.JSON["total_cost"], "1.5 twice: two commits")
 		})

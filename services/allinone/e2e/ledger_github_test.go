@@ -75,6 +75,36 @@ func deliver(t *testing.T, sys *allinonetest.System, event, deliveryID string, b
 }
 
 // deliverSigned signs the bytes it sends with the test secret.
+// deliverAtOnce sends the same signed delivery n times concurrently.
+func deliverAtOnce(t *testing.T, sys *allinonetest.System, n int, event, deliveryID string, body []byte) []response {
+	t.Helper()
+	var wg sync.WaitGroup
+	results := make([]response, n)
+	for i := range n {
+		wg.Go(func() { results[i] = deliverSigned(t, sys, event, deliveryID, body) })
+	}
+	wg.Wait()
+	return results
+}
+
+// requireOneContribution requires that repeated deliveries made exactly one
+// contribution: one 201, every other answer a 200, all naming it.
+func requireOneContribution(t *testing.T, results []response) {
+	t.Helper()
+	created := 0
+	for _, r := range results {
+		switch r.Status {
+		case http.StatusCreated:
+			created++
+		case http.StatusOK:
+		default:
+			require.Fail(t, "unexpected status", "%d: %s", r.Status, r.Raw)
+		}
+		require.Equal(t, results[0].JSON["id"], r.JSON["id"], "every answer is the one contribution")
+	}
+	require.Equal(t, 1, created)
+}
+
 func deliverSigned(t *testing.T, sys *allinonetest.System, event, deliveryID string, body []byte) response {
 	t.Helper()
 	return deliver(t, sys, event, deliveryID, body, "X-Hub-Signature-256: "+sign256(webhookSecret, body))
@@ -133,24 +163,8 @@ func TestLedgerGitHubWebhook(t *testing.T) {
 		t.Run("the same delivery 100 times makes one contribution", func(t *testing.T) {
 			id := newDeliveryID(t)
 			const n = 100
-			var wg sync.WaitGroup
-			results := make([]response, n)
-			for i := range n {
-				wg.Go(func() { results[i] = deliverSigned(t, sys, "push", id, push) })
-			}
-			wg.Wait()
-			created := 0
-			for _, r := range results {
-				switch r.Status {
-				case http.StatusCreated:
-					created++
-				case http.StatusOK:
-				default:
-					require.Fail(t, "unexpected status", "%d: %s", r.Status, r.Raw)
-				}
-				require.Equal(t, results[0].JSON["id"], r.JSON["id"], "every answer is the one contribution")
-			}
-			require.Equal(t, 1, created)
+			results := deliverAtOnce(t, sys, n, "push", id, push)
+			requireOneContribution(t, results)
 			for range 3 { // and later, sequentially
 				r := deliverSigned(t, sys, "push", id, push)
 				requireStatus(t, http.StatusOK, r)
