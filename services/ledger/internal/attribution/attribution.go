@@ -162,49 +162,40 @@ func Amount(field string, x float64) (money.Micros, error) {
 // DefaultLimit, a given one must be 1..MaxLimit; the offset must not be
 // negative.
 func PageLimit(limit *int32, offset int32) (int, int, error) {
-	l := int32(DefaultLimit)
-	if limit != nil {
-		l = *limit
-	}
-	return page(l, offset, MaxLimit)
+	return Page(limit, offset, DefaultLimit, MaxLimit)
 }
 
 // ContributionPage validates a contribution list page: an absent limit
 // means MaxContributionPage, a given one must be 1..MaxContributionPage; the
 // offset must not be negative.
 func ContributionPage(limit *int32, offset int32) (int, int, error) {
-	l := int32(MaxContributionPage)
-	if limit != nil {
-		l = *limit
-	}
-	return page(l, offset, MaxContributionPage)
+	return Page(limit, offset, MaxContributionPage, MaxContributionPage)
 }
 
 // PayoutPage validates a page of a distribution's payouts: an absent limit
 // means DefaultPayoutPage, a given one must be 1..MaxPayoutPage; the offset
 // must not be negative.
 func PayoutPage(limit *int32, offset int32) (int, int, error) {
-	l := int32(DefaultPayoutPage)
-	if limit != nil {
-		l = *limit
-	}
-	return page(l, offset, MaxPayoutPage)
+	return Page(limit, offset, DefaultPayoutPage, MaxPayoutPage)
 }
 
 // DistributionPage validates a page of an asset's distributions: an absent
 // limit means DefaultDistributionPage, a given one must be
 // 1..MaxDistributionPage; the offset must not be negative.
 func DistributionPage(limit *int32, offset int32) (int, int, error) {
-	l := int32(DefaultDistributionPage)
+	return Page(limit, offset, DefaultDistributionPage, MaxDistributionPage)
+}
+
+// Page validates a page of any ledger list: an absent limit means def, a
+// given one must be 1..maxLimit; the offset must not be negative. Both
+// field errors are reported together.
+func Page(limit *int32, offset, def, maxLimit int32) (int, int, error) {
+	l := def
 	if limit != nil {
 		l = *limit
 	}
-	return page(l, offset, MaxDistributionPage)
-}
-
-func page(limit, offset, maxLimit int32) (int, int, error) {
 	var errs []fault.FieldError
-	if limit < 1 || limit > maxLimit {
+	if l < 1 || l > maxLimit {
 		errs = append(errs, fault.Field("limit", "must be between 1 and %d", maxLimit))
 	}
 	if offset < 0 {
@@ -213,5 +204,5 @@ func page(limit, offset, maxLimit int32) (int, int, error) {
 	if len(errs) > 0 {
 		return 0, 0, fault.Validation(errs...)
 	}
-	return int(limit), int(offset), nil
+	return int(l), int(offset), nil
 }

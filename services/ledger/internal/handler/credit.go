@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
@@ -60,21 +61,7 @@ func text(field, v string, needed bool) error {
 }
 
 func creditPage(limit *int32, offset int32) (int, int, error) {
-	l := int32(creditPageDefault)
-	if limit != nil {
-		l = *limit
-	}
-	var errs []fault.FieldError
-	if l < 1 || l > creditPageMax {
-		errs = append(errs, fault.Field("limit", "must be between 1 and %d", creditPageMax))
-	}
-	if offset < 0 {
-		errs = append(errs, fault.Field("offset", "must not be negative"))
-	}
-	if len(errs) > 0 {
-		return 0, 0, fault.Validation(errs...)
-	}
-	return int(l), int(offset), nil
+	return attribution.Page(limit, offset, creditPageDefault, creditPageMax)
 }
 
 // owner authenticates the Bearer token and checks that its contributor is
