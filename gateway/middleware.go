@@ -123,7 +123,7 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 			if ce := log.Check(level, "http"); ce != nil {
 				ce.Write(zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.String("route", *route),
 					zap.Int("status", rec.status), zap.Int("bytes", rec.bytes), zap.Duration("elapsed", elapsed),
-					zap.String("request_id", r.Header.Get(requestid.Header)))
+					requestid.Field(r.Context()))
 			}
 		})
 	}
@@ -222,8 +222,6 @@ func withRequestID(next http.Handler) http.Handler {
 		id := r.Header.Get(requestid.Header)
 		if !requestid.Valid(id) {
 			id = requestid.New()
-			r = r.Clone(r.Context())
-			r.Header.Set(requestid.Header, id)
 		}
 		w.Header().Set(requestid.Header, id)
 		next.ServeHTTP(w, r.WithContext(requestid.With(r.Context(), id)))
