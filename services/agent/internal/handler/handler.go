@@ -284,7 +284,8 @@ func (h *Handler) GetMetrics(ctx context.Context, req *agentv1.GetMetricsRequest
 		return nil, err
 	}
 	return &agentv1.GetMetricsResponse{
-		ExecutionTime: &agentv1.ExecutionTime{P50Seconds: optFloat(m.P50), P95Seconds: optFloat(m.P95), SampleCount: int32(m.Samples)},
+		ExecutionTime: &agentv1.ExecutionTime{P50Seconds: optFloat(m.P50), P95Seconds: optFloat(m.P95), SampleCount: int32(m.Samples),
+			Exact: m.Exact},
 		SuccessRate: &agentv1.SuccessRate{Overall: bucket(m.Overall), ByTaskType: buckets(m.ByType), ByModel: buckets(m.ByModel),
 			ByExecutor: buckets(m.ByExecutor)},
 		Usage: &agentv1.UsageSummary{
@@ -292,7 +293,8 @@ func (h *Handler) GetMetrics(ctx context.Context, req *agentv1.GetMetricsRequest
 			TotalDurationSeconds: m.Usage.DurationSeconds, TotalResourceCost: m.Usage.ResourceCost,
 			TotalValueScore: m.Usage.ValueScore, TasksByModel: counts(m.Usage.ByModel), TasksByExecutor: counts(m.Usage.ByExecutor),
 		},
-		WindowDays: int32(m.WindowDays),
+		WindowDays:  int32(m.WindowDays),
+		WindowStart: rfc3339(m.Since),
 	}, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/foundryhq/foundry/services/agent/internal/abtest"
+	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/migrate"
 )
@@ -122,9 +123,11 @@ type Count struct {
 	N      int64
 }
 
-// Hourly is one row of the hourly rollup, or a change to it.
-type Hourly struct {
-	Hour        time.Time
+// Daily is one row of the daily rollup, or a change to it.
+type Daily struct {
+	// Day is the row's UTC day (any instant of it in a change; its
+	// midnight when read).
+	Day         time.Time
 	Type        task.Type
 	Model       string
 	Executor    string
@@ -135,6 +138,13 @@ type Hourly struct {
 	DurationSum float64
 	ValueSum    float64
 	CostSum     float64
+}
+
+// Finished is how many tasks finished, completed or not (failed and
+// timed out), in an hour or a window.
+type Finished struct {
+	Completed int64
+	Failed    int64
 }
 
 // FailureCount is the failed tasks of one error category.
@@ -152,11 +162,22 @@ type Stats interface {
 	AddCounts(ctx context.Context, deltas []Count) error
 	// Counts returns every non-empty counter.
 	Counts(ctx context.Context) ([]Count, error)
-	// AddHourly adds h to its hour's row.
-	AddHourly(ctx context.Context, h Hourly) error
-	// Rollup sums the rows of the hours starting at or after since by task
-	// type, model and executor (Hour is zero in the result).
-	Rollup(ctx context.Context, since time.Time) ([]Hourly, error)
+	// AddDaily adds d to its day's row.
+	AddDaily(ctx context.Context, d Daily) error
+	// DailyBetween sums the rows of the days starting in [from, to) by
+	// task type, model and executor (Day is zero in the result).
+	DailyBetween(ctx context.Context, from, to time.Time) ([]Daily, error)
+	// AddFinished adds f to the finished counts of the hour holding at.
+	AddFinished(ctx context.Context, at time.Time, f Finished) error
+	// FinishedSince sums the finished counts of the hours starting at or
+	// after since.
+	FinishedSince(ctx context.Context, since time.Time) (Finished, error)
+	// AddDuration counts one duration in bucket (metrics.BucketOf) of the
+	// day holding at.
+	AddDuration(ctx context.Context, at time.Time, bucket int) error
+	// DurationsBetween sums the duration histograms of the days starting
+	// in [from, to), by bucket in ascending order.
+	DurationsBetween(ctx context.Context, from, to time.Time) ([]metrics.Bucket, error)
 	// AddFailure counts one failed task of the category.
 	AddFailure(ctx context.Context, category string, diagnosed bool) error
 	// Failures returns the failure counts by category.

@@ -23,7 +23,7 @@ import (
 //	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./services/agent/internal/usecase -run '^$' -bench PipelineReports -benchtime 200x
 func BenchmarkPipelineReports(b *testing.B) {
 	for _, engine := range []database.Engine{database.Postgres, database.SQLite} {
-		for _, n := range []int{1000, 1_000_000} {
+		for _, n := range []int{1000, 100_000, 1_000_000} {
 			b.Run(fmt.Sprintf("%s/tasks=%d", engine, n), func(b *testing.B) {
 				if engine == database.Postgres && dbtest.PostgresURL() == "" {
 					b.Skipf("%s is not set: skipping Postgres", dbtest.URLEnv)
@@ -62,130 +62,158 @@ func timed(b *testing.B, fn func() error) {
 
 // seedTasks writes n tasks created over the 30 days before the clock's
 // now — 5 % pending, 2 % running, 75 % completed, 15 % failed, 3 % timed
-// out — with the counters and the hourly rollup they imply, in multi-row
-// INSERTs.
+// out — with the counters, rollups and duration histogram they imply, in
+// multi-row INSERTs within one transaction.
 func seedTasks(b *testing.B, e env, n int) {
 	b.Helper()
 	ctx := context.Background()
 	now := e.clock.Now()
 	span := 30 * 24 * time.Hour
 	routes := routing.Default()
-	type hourKey struct {
-		hour                 int64
+	type dayKey struct {
+		day                  int64
 		typ, model, executor string
 	}
-	type hourVal struct {
+	type dayVal struct {
 		created, completed, failed, timedOut int64
 		duration                             float64
 	}
 	counts := map[[2]string]int64{}
-	hourly := map[hourKey]*hourVal{}
-	hourOf := func(t time.Time) int64 { return database.Micros(t.Truncate(time.Hour)) }
+	daily := map[dayKey]*dayVal{}
+	finished := map[int64]*[2]int64{}
+	durations := map[[2]int64]int64{}
+	dayOf := func(t time.Time) int64 { return database.Micros(t.Truncate(24 * time.Hour)) }
 	const cols = `id, direction, task_type, status, model, executor, tier, command, context, error_summary, error_category,
 		worker_id, lease_seconds, lease_expires_at, attempts, duration_seconds, created_at, updated_at, started_at, completed_at`
 	const ncols = 20
-	const batch = 1000
-	for from := 0; from < n; from += batch {
-		rows := min(batch, n-from)
-		var (
-			sb   strings.Builder
-			args = make([]any, 0, rows*ncols)
-		)
-		sb.WriteString(`INSERT INTO tasks (` + cols + `) VALUES `)
-		for i := from; i < from+rows; i++ {
-			if i > from {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("(" + database.Placeholders(len(args)+1, ncols) + ")")
-			typ := task.Types[i%len(task.Types)]
-			d, _ := routes.Decide(string(typ))
-			created := now.Add(-span + time.Duration(int64(span)/int64(n)*int64(i)))
-			var (
-				status                      task.Status
-				summary, category, worker   *string
-				leaseExp, started, finished *int64
-				duration                    *float64
-				attempts                    int
-			)
-			switch p := i % 100; {
-			case p < 5:
-				status = task.Pending
-			case p < 7:
-				status, worker, attempts = task.Running, ptr("w"), 1
-				started, leaseExp = ptr(database.Micros(created)), ptr(database.Micros(created.Add(5*time.Minute)))
-			case p < 82:
-				status, worker, attempts = task.Completed, ptr("w"), 1
-			case p < 97:
-				status, worker, attempts = task.Failed, ptr("w"), 1
-				summary, category = ptr("provider returned 503"), ptr(task.CategoryProviderError)
-			default:
-				status, worker, attempts = task.TimedOut, ptr("w"), 3
-				summary, category = ptr("lease expired"), ptr(task.CategoryTimeout)
-			}
-			counts[[2]string{string(status), string(typ)}]++
-			hk := hourKey{hourOf(created), string(typ), d.Model, d.Executor}
-			if hourly[hk] == nil {
-				hourly[hk] = &hourVal{}
-			}
-			hourly[hk].created++
-			if status.Finished() {
-				secs := float64(30 + i%600)
-				done := created.Add(time.Duration(secs) * time.Second)
-				started, finished, duration = ptr(database.Micros(created)), ptr(database.Micros(done)), &secs
-				fk := hourKey{hourOf(done), string(typ), d.Model, d.Executor}
-				if hourly[fk] == nil {
-					hourly[fk] = &hourVal{}
-				}
-				v := hourly[fk]
-				v.duration += secs
-				switch status {
-				case task.Completed:
-					v.completed++
-				case task.Failed:
-					v.failed++
+	const batch = 10000
+	err := e.db.Tx(ctx, func(tx database.Querier) error {
+		for from := 0; from < n; from += batch {
+			rows := min(batch, n-from)
+			args := make([]any, 0, rows*ncols)
+			for i := from; i < from+rows; i++ {
+				typ := task.Types[i%len(task.Types)]
+				d, _ := routes.Decide(string(typ))
+				created := now.Add(-span + time.Duration(int64(span)/int64(n)*int64(i)))
+				var (
+					status                        task.Status
+					summary, category, worker     *string
+					leaseExp, started, finishedAt *int64
+					duration                      *float64
+					attempts                      int
+				)
+				switch p := i % 100; {
+				case p < 5:
+					status = task.Pending
+				case p < 7:
+					status, worker, attempts = task.Running, ptr("w"), 1
+					started, leaseExp = ptr(database.Micros(created)), ptr(database.Micros(created.Add(5*time.Minute)))
+				case p < 82:
+					status, worker, attempts = task.Completed, ptr("w"), 1
+				case p < 97:
+					status, worker, attempts = task.Failed, ptr("w"), 1
+					summary, category = ptr("provider returned 503"), ptr(task.CategoryProviderError)
 				default:
-					v.timedOut++
+					status, worker, attempts = task.TimedOut, ptr("w"), 3
+					summary, category = ptr("lease expired"), ptr(task.CategoryTimeout)
 				}
+				counts[[2]string{string(status), string(typ)}]++
+				ck := dayKey{dayOf(created), string(typ), d.Model, d.Executor}
+				if daily[ck] == nil {
+					daily[ck] = &dayVal{}
+				}
+				daily[ck].created++
+				if status.Finished() {
+					secs := float64(30 + i%600)
+					done := created.Add(time.Duration(secs) * time.Second)
+					started, finishedAt, duration = ptr(database.Micros(created)), ptr(database.Micros(done)), &secs
+					fk := dayKey{dayOf(done), string(typ), d.Model, d.Executor}
+					if daily[fk] == nil {
+						daily[fk] = &dayVal{}
+					}
+					v := daily[fk]
+					v.duration += secs
+					hour := database.Micros(done.Truncate(time.Hour))
+					if finished[hour] == nil {
+						finished[hour] = &[2]int64{}
+					}
+					switch status {
+					case task.Completed:
+						v.completed++
+						finished[hour][0]++
+					case task.Failed:
+						v.failed++
+						finished[hour][1]++
+					default:
+						v.timedOut++
+						finished[hour][1]++
+					}
+					durations[[2]int64{fk.day, int64(metrics.BucketOf(secs))}]++
+				}
+				args = append(args, fmt.Sprintf("seed-%08d", i), "seeded task", string(typ), string(status), d.Model, d.Executor, d.Tier,
+					"true", "{}", summary, category, worker, 300, leaseExp, attempts, duration,
+					database.Micros(created), database.Micros(created), started, finishedAt)
 			}
-			args = append(args, fmt.Sprintf("seed-%08d", i), "seeded task", string(typ), string(status), d.Model, d.Executor, d.Tier,
-				"true", "{}", summary, category, worker, 300, leaseExp, attempts, duration,
-				database.Micros(created), database.Micros(created), started, finished)
-		}
-		if _, err := e.db.Exec(ctx, sb.String(), args...); err != nil {
-			b.Fatalf("seed tasks: %v", err)
-		}
-	}
-	for k, v := range counts {
-		if _, err := e.db.Exec(ctx, `INSERT INTO task_counts (status, task_type, n) VALUES ($1, $2, $3)`, k[0], k[1], v); err != nil {
-			b.Fatalf("seed counts: %v", err)
-		}
-	}
-	keys := make([]hourKey, 0, len(hourly))
-	for k := range hourly {
-		keys = append(keys, k)
-	}
-	for from := 0; from < len(keys); from += batch {
-		part := keys[from:min(from+batch, len(keys))]
-		var (
-			sb   strings.Builder
-			args []any
-		)
-		sb.WriteString(`INSERT INTO task_hourly (hour, task_type, model, executor, created, completed, failed, timed_out, duration_sum) VALUES `)
-		for i, k := range part {
-			if i > 0 {
-				sb.WriteString(", ")
+			if err := insertRows(ctx, tx, "tasks ("+cols+")", ncols, args); err != nil {
+				return err
 			}
-			sb.WriteString("(" + database.Placeholders(len(args)+1, 9) + ")")
-			v := hourly[k]
-			args = append(args, k.hour, k.typ, k.model, k.executor, v.created, v.completed, v.failed, v.timedOut, v.duration)
 		}
-		if _, err := e.db.Exec(ctx, sb.String(), args...); err != nil {
-			b.Fatalf("seed rollup: %v", err)
+		var args []any
+		for k, v := range counts {
+			args = append(args, k[0], k[1], v)
 		}
+		if err := insertRows(ctx, tx, "task_counts (status, task_type, n)", 3, args); err != nil {
+			return err
+		}
+		args = nil
+		for k, v := range daily {
+			args = append(args, k.day, k.typ, k.model, k.executor, v.created, v.completed, v.failed, v.timedOut, v.duration)
+		}
+		if err := insertRows(ctx, tx, "task_daily (day, task_type, model, executor, created, completed, failed, timed_out, duration_sum)", 9, args); err != nil {
+			return err
+		}
+		args = nil
+		for hour, v := range finished {
+			args = append(args, hour, v[0], v[1])
+		}
+		if err := insertRows(ctx, tx, "task_finished_hourly (hour, completed, failed)", 3, args); err != nil {
+			return err
+		}
+		args = nil
+		for k, v := range durations {
+			args = append(args, k[0], k[1], v)
+		}
+		return insertRows(ctx, tx, "task_durations (day, bucket, n)", 3, args)
+	})
+	if err != nil {
+		b.Fatalf("seed tasks: %v", err)
 	}
-	for _, t := range []string{"tasks", "task_hourly", "task_counts"} {
+	for _, t := range []string{"tasks", "task_counts", "task_daily", "task_finished_hourly", "task_durations"} {
 		if _, err := e.db.Exec(ctx, `ANALYZE `+t); err != nil {
 			b.Fatalf("analyze %s: %v", t, err)
 		}
 	}
+}
+
+// insertRows inserts args, ncols per row, into table (with its column
+// list) in statements of at most 1 000 parameters: the SQLite driver looks
+// each parameter's name up in a list, so a statement's binding time grows
+// with the square of its parameters (20 000 made seeding take 20 minutes).
+func insertRows(ctx context.Context, q database.Querier, table string, ncols int, args []any) error {
+	batch := max(1, 1000/ncols)
+	for from := 0; from < len(args); from += batch * ncols {
+		part := args[from:min(from+batch*ncols, len(args))]
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO " + table + " VALUES ")
+		for i := 0; i < len(part); i += ncols {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("(" + database.Placeholders(i+1, ncols) + ")")
+		}
+		if _, err := q.Exec(ctx, sb.String(), part...); err != nil {
+			return fmt.Errorf("insert into %s: %w", table, err)
+		}
+	}
+	return nil
 }

@@ -83,7 +83,7 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 		if err := r.Stats.AddCounts(ctx, []store.Count{{Status: t.Status, Type: t.Type, N: 1}}); err != nil {
 			return err
 		}
-		return r.Stats.AddHourly(ctx, store.Hourly{Hour: now, Type: t.Type, Model: t.Model, Executor: t.Executor, Created: 1})
+		return r.Stats.AddDaily(ctx, store.Daily{Day: now, Type: t.Type, Model: t.Model, Executor: t.Executor, Created: 1})
 	})
 	if err != nil {
 		return store.Task{}, wrap("create task", err)

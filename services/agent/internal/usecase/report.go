@@ -41,8 +41,8 @@ type PipelineStatus struct {
 
 // PipelineStatus reports the queue. Every read is bounded whatever the
 // number of tasks: the counters, the oldest pending task (an index), the
-// last FailureStreak finished tasks (an index) and the window's hourly
-// rollup rows.
+// last FailureStreak finished tasks (an index) and the window's hours of
+// finished counts (one row per hour).
 func (a *App) PipelineStatus(ctx context.Context) (PipelineStatus, error) {
 	r := a.read()
 	now := a.now()
@@ -69,14 +69,11 @@ func (a *App) PipelineStatus(ctx context.Context) (PipelineStatus, error) {
 			q.LastFinished = append(q.LastFinished, failedish(s))
 		}
 	}
-	rows, err := r.Stats.Rollup(ctx, windowStart(now, cfg.Window))
+	fin, err := r.Stats.FinishedSince(ctx, windowStart(now, cfg.Window))
 	if err != nil {
 		return PipelineStatus{}, wrap("pipeline status", err)
 	}
-	for _, h := range rows {
-		q.WindowCompleted += int(h.Completed)
-		q.WindowFailed += int(h.Failed + h.TimedOut)
-	}
+	q.WindowCompleted, q.WindowFailed = int(fin.Completed), int(fin.Failed)
 	out := PipelineStatus{Counts: c, Window: cfg, Completed: q.WindowCompleted, Failed: q.WindowFailed, GeneratedAt: now}
 	out.Flags = attention.Judge(cfg, q, now)
 	if ok {
@@ -99,11 +96,16 @@ const (
 // Metrics are the execution metrics of a window.
 type Metrics struct {
 	WindowDays int
+	// Since is where the window starts: the UTC midnight WindowDays days
+	// before the report's day.
+	Since time.Time
 	// P50 and P95 are nil when no finished task in the window has a
-	// duration; Samples is how many the percentiles read (at most
-	// MetricsSample, the most recently finished).
+	// duration; Samples is how many durations they describe, and Exact
+	// whether they were computed from the durations themselves (up to
+	// ExactSample of them) or from the duration histogram.
 	P50, P95 *float64
 	Samples  int
+	Exact    bool
 	Overall  metrics.Rate
 	// ByType, ByModel and ByExecutor are keyed by the slice's value.
 	ByType, ByModel, ByExecutor map[string]metrics.Rate
@@ -121,11 +123,21 @@ type Usage struct {
 	ByModel, ByExecutor map[string]int
 }
 
+// metricsSince is where a metrics window of days starts: whole UTC days,
+// the rollup's and the histogram's granularity, so a window covers the
+// days before today in full plus today so far.
+func metricsSince(now time.Time, days int) time.Time {
+	return now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
+}
+
 // Metrics reports the window of windowDays (DefaultWindowDays when nil;
-// 1..MaxWindowDays). Percentiles read at most MetricsSample durations,
-// the most recently finished in the window; success rates and usage come
-// from the hourly rollup, exact for any number of tasks. A timed-out task
-// counts as a failure.
+// 1..MaxWindowDays). Every read is bounded whatever the number of tasks:
+// the window's duration histogram and daily rollup (buckets and routes
+// rows of the open days, the closed days' sums cached: see closedDays);
+// when the histogram counts at most ExactSample durations, those
+// durations themselves (an index-only range), so the percentiles are
+// exact. Success rates and usage are exact for any number of tasks. A
+// timed-out task counts as a failure.
 func (a *App) Metrics(ctx context.Context, windowDays *int) (Metrics, error) {
 	days := DefaultWindowDays
 	if windowDays != nil {
@@ -135,31 +147,25 @@ func (a *App) Metrics(ctx context.Context, windowDays *int) (Metrics, error) {
 		}
 	}
 	r := a.read()
-	since := windowStart(a.now(), time.Duration(days)*24*time.Hour)
-	durations, err := r.Tasks.Durations(ctx, since, MetricsSample)
-	if err != nil {
-		return Metrics{}, wrap("metrics", err)
-	}
-	out := Metrics{WindowDays: days, Samples: len(durations), Overall: metrics.Rate{Key: "overall"},
+	since := metricsSince(a.now(), days)
+	out := Metrics{WindowDays: days, Since: since, Overall: metrics.Rate{Key: "overall"},
 		ByType: map[string]metrics.Rate{}, ByModel: map[string]metrics.Rate{}, ByExecutor: map[string]metrics.Rate{},
 		Usage: Usage{ByModel: map[string]int{}, ByExecutor: map[string]int{}}}
-	if len(durations) > 0 {
-		slices.Sort(durations)
-		p50, p95 := metrics.PercentileSorted(durations, 50), metrics.PercentileSorted(durations, 95)
-		out.P50, out.P95 = &p50, &p95
-	}
-	rows, err := r.Stats.Rollup(ctx, since)
+	sums, err := a.windowSums(ctx, r, since)
 	if err != nil {
 		return Metrics{}, wrap("metrics", err)
 	}
-	add := func(m map[string]metrics.Rate, key string, h store.Hourly) {
+	if err := a.percentiles(ctx, r, since, sums.hist, &out); err != nil {
+		return Metrics{}, wrap("metrics", err)
+	}
+	add := func(m map[string]metrics.Rate, key string, h store.Daily) {
 		rt := m[key]
 		rt.Key = key
 		rt.Completed += int(h.Completed)
 		rt.Failed += int(h.Failed + h.TimedOut)
 		m[key] = rt
 	}
-	for _, h := range rows {
+	for _, h := range sums.daily {
 		out.Overall.Completed += int(h.Completed)
 		out.Overall.Failed += int(h.Failed + h.TimedOut)
 		if h.Completed+h.Failed+h.TimedOut > 0 {
@@ -179,6 +185,37 @@ func (a *App) Metrics(ctx context.Context, windowDays *int) (Metrics, error) {
 		}
 	}
 	return out, nil
+}
+
+// percentiles fills the P50, P95, Samples and Exact of m from the window
+// starting at since, whose duration histogram is hist.
+func (a *App) percentiles(ctx context.Context, r Repos, since time.Time, hist []metrics.Bucket, m *Metrics) error {
+	var n int64
+	for _, b := range hist {
+		n += b.N
+	}
+	if n == 0 {
+		return nil
+	}
+	if n <= int64(a.cfg.ExactSample) {
+		// Few enough to read: the exact rule. A task finishing between
+		// the two reads may add one duration; the limit keeps the read
+		// bounded all the same.
+		durations, err := r.Tasks.Durations(ctx, since, a.cfg.ExactSample)
+		if err != nil {
+			return err
+		}
+		if len(durations) > 0 {
+			slices.Sort(durations)
+			p50, p95 := metrics.PercentileSorted(durations, 50), metrics.PercentileSorted(durations, 95)
+			m.P50, m.P95, m.Samples, m.Exact = &p50, &p95, len(durations), true
+			return nil
+		}
+	}
+	p50, _ := metrics.HistogramPercentile(hist, 50)
+	p95, _ := metrics.HistogramPercentile(hist, 95)
+	m.P50, m.P95, m.Samples = &p50, &p95, int(n)
+	return nil
 }
 
 // VariantStats is one prompt variant's report.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/foundryhq/foundry/services/agent/internal/attention"
+	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
@@ -196,6 +197,8 @@ func TestMetrics(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 7, m.WindowDays)
 		require.Equal(t, 5, m.Samples, "the task of 8 days ago is outside the window")
+		require.True(t, m.Exact)
+		require.Equal(t, time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC), m.Since, "whole UTC days: the 7 before today and today")
 		require.InDelta(t, 30.0, *m.P50, 1e-9)
 		require.InDelta(t, 48.0, *m.P95, 1e-9, "40 + 0.8 × (50 − 40)")
 		require.Equal(t, 4, m.Overall.Completed)
@@ -230,6 +233,98 @@ func TestMetrics(t *testing.T) {
 		require.Nil(t, none.P50)
 		require.Nil(t, none.P95)
 		require.Equal(t, 0, none.Samples)
+	})
+}
+
+// TestMetricsFromTheHistogram makes the exact sample smaller than the
+// window, so the percentiles come from the duration histogram: within its
+// 2 % of the exact answer, and the window's day boundary holds.
+func TestMetricsFromTheHistogram(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, func(c *usecase.Config) { c.ExactSample = 3 })
+		ctx := context.Background()
+		// Finishes at 23:59:59 the day before the 1-day window: outside.
+		e.at(time.Date(2026, 3, 3, 23, 59, 59, 0, time.UTC).Add(-1000 * time.Second))
+		early := e.create(t, "spec", nil)
+		e.run(t, early.ID, "completed", 1000*time.Second)
+		// Finishes on the window's first instant: inside.
+		e.at(time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC).Add(-10 * time.Second))
+		first := e.create(t, "spec", nil)
+		e.run(t, first.ID, "completed", 10*time.Second)
+		e.at(time.Date(2026, 3, 5, 12, 0, 0, 0, time.UTC))
+		for _, d := range []time.Duration{20, 30, 40, 50} {
+			tk := e.create(t, "impl", nil)
+			e.run(t, tk.ID, "completed", d*time.Second)
+		}
+
+		m, err := e.app.Metrics(ctx, ptr(1))
+		require.NoError(t, err)
+		require.Equal(t, time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC), m.Since)
+		require.False(t, m.Exact, "5 durations are more than the exact sample of 3")
+		require.Equal(t, 5, m.Samples)
+		require.InEpsilon(t, 30.0, *m.P50, 0.02, "exact: 30")
+		require.InEpsilon(t, 48.0, *m.P95, 0.02, "exact: 40 + 0.8 × (50 − 40)")
+		require.Equal(t, 5, m.Overall.Completed, "the rates' window is the histogram's")
+
+		wide, err := e.app.Metrics(ctx, ptr(2))
+		require.NoError(t, err)
+		require.Equal(t, 6, wide.Samples)
+		require.InEpsilon(t, 762.5, *wide.P95, 0.02, "exact: 50 + 0.75 × (1000 − 50)")
+	})
+}
+
+// TestMetricsCacheClosedDays shows the closed-days cache at work: rows a
+// day gains within ClosingGrace after its end are seen; rows it gains
+// later are not (the day was summed once when it closed) until the next
+// day closes and every window is summed again. The rows are written
+// straight into the histogram, as nothing in the service writes a closed
+// day.
+func TestMetricsCacheClosedDays(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, func(c *usecase.Config) { c.ExactSample = 1 })
+		ctx := context.Background()
+		day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+		lateRow := func(seconds float64) {
+			t.Helper()
+			_, err := e.db.Exec(ctx, `INSERT INTO task_durations (day, bucket, n) VALUES ($1, $2, 1)
+				ON CONFLICT (day, bucket) DO UPDATE SET n = task_durations.n + 1`,
+				database.Micros(day), metrics.BucketOf(seconds))
+			require.NoError(t, err)
+		}
+		samples := func() (int, int) {
+			t.Helper()
+			m, err := e.app.Metrics(ctx, ptr(2))
+			require.NoError(t, err)
+			return m.Samples, m.Overall.Completed
+		}
+		first := e.create(t, "spec", nil)
+		e.run(t, first.ID, "completed", 10*time.Second) // on day, at 09:30
+
+		e.at(day.Add(24*time.Hour + usecase.ClosingGrace - time.Minute))
+		lateRow(20)
+		n, done := samples()
+		require.Equal(t, 2, n, "within the grace the day is still read")
+		require.Equal(t, 1, done)
+
+		e.at(day.Add(24*time.Hour + usecase.ClosingGrace + time.Minute))
+		n, _ = samples()
+		require.Equal(t, 2, n)
+		lateRow(30)
+		n, _ = samples()
+		require.Equal(t, 2, n, "a closed day was summed once")
+
+		next := e.create(t, "impl", nil)
+		e.run(t, next.ID, "completed", 40*time.Second)
+		n, done = samples()
+		require.Equal(t, 3, n, "the open day is read live")
+		require.Equal(t, 2, done)
+
+		e.at(day.Add(48*time.Hour + usecase.ClosingGrace + time.Minute))
+		n, done = samples()
+		require.Equal(t, 4, n, "the next closing sums the window again")
+		require.Equal(t, 2, done)
 	})
 }
 

@@ -78,6 +78,9 @@ func setup(t testing.TB, engine database.Engine, opts ...func(*usecase.Config)) 
 
 func ptr[T any](v T) *T { return &v }
 
+// at moves the clock forward to t.
+func (e env) at(t time.Time) { e.clock.Advance(t.Sub(e.clock.Now())) }
+
 // create makes a task of typ with the context, failing the test on error.
 func (e env) create(t *testing.T, typ string, c map[string]any) store.Task {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -296,7 +297,7 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 
 // changed keeps everything derived from a task in step with its change
 // from cur to next, in the same transaction: the status counters; and when
-// the task finishes, the hourly rollup, the failure counts, the prompt A/B
+// the task finishes, the rollups, the duration histogram, the failure counts, the prompt A/B
 // outcome (every finished task with a variant records one: value_score,
 // or 1 when a completed task gave none; 0 for a failure or timeout), and
 // for a completed task of an idea the outbox row of its advancement. It
@@ -312,26 +313,35 @@ func (a *App) changed(ctx context.Context, r Repos, cur, next store.Task) (bool,
 	if cur.Status.Finished() || !next.Status.Finished() {
 		return false, nil
 	}
-	h := store.Hourly{Hour: next.CompletedAt, Type: next.Type, Model: next.Model, Executor: next.Executor}
+	d := store.Daily{Day: next.CompletedAt, Type: next.Type, Model: next.Model, Executor: next.Executor}
+	var f store.Finished
 	switch next.Status {
 	case task.Completed:
-		h.Completed = 1
+		d.Completed, f.Completed = 1, 1
 	case task.Failed:
-		h.Failed = 1
+		d.Failed, f.Failed = 1, 1
 	default:
-		h.TimedOut = 1
+		d.TimedOut, f.Failed = 1, 1
 	}
 	if next.Duration != nil {
-		h.DurationSum = *next.Duration
+		d.DurationSum = *next.Duration
 	}
 	if next.ValueScore != nil {
-		h.ValueSum = *next.ValueScore
+		d.ValueSum = *next.ValueScore
 	}
 	if next.ResourceCost != nil {
-		h.CostSum = *next.ResourceCost
+		d.CostSum = *next.ResourceCost
 	}
-	if err := r.Stats.AddHourly(ctx, h); err != nil {
+	if err := r.Stats.AddDaily(ctx, d); err != nil {
 		return false, err
+	}
+	if err := r.Stats.AddFinished(ctx, next.CompletedAt, f); err != nil {
+		return false, err
+	}
+	if next.Duration != nil {
+		if err := r.Stats.AddDuration(ctx, next.CompletedAt, metrics.BucketOf(*next.Duration)); err != nil {
+			return false, err
+		}
 	}
 	if next.Status == task.Failed {
 		if err := r.Stats.AddFailure(ctx, next.ErrorCategory, strings.TrimSpace(next.ErrorSummary) != ""); err != nil {

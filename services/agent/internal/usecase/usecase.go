@@ -59,8 +59,10 @@ const (
 	// DefaultABDraws is how many Thompson draws estimate a variant's
 	// selection probability.
 	DefaultABDraws = 10000
-	// MetricsSample bounds the finished tasks the percentiles read.
-	MetricsSample = 10000
+	// DefaultExactSample is how many durations a metrics window may hold
+	// for its percentiles to be computed from the durations themselves;
+	// beyond, they come from the duration histogram (within 2 %).
+	DefaultExactSample = 1000
 )
 
 // Config configures the use cases. Zero values take the documented defaults.
@@ -85,6 +87,9 @@ type Config struct {
 	Variants []string
 	// ABDraws is the number of draws behind a selection probability.
 	ABDraws int
+	// ExactSample is the most durations the metrics' percentiles read
+	// (DefaultExactSample).
+	ExactSample int
 	// Ideas advances ideas in the portfolio (delivery fails without it).
 	Ideas Ideas
 	// Log records the variant each task uses and the outbox's troubles.
@@ -104,6 +109,9 @@ type App struct {
 
 	// wake is signalled after a commit that queued an idea advancement.
 	wake chan struct{}
+
+	// closed caches the metrics windows' closed days.
+	closed closedDays
 }
 
 // New returns the use-case layer over db.
@@ -133,6 +141,9 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	}
 	if cfg.ABDraws <= 0 {
 		cfg.ABDraws = DefaultABDraws
+	}
+	if cfg.ExactSample <= 0 {
+		cfg.ExactSample = DefaultExactSample
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -68,47 +69,101 @@ func (s Stats) Counts(ctx context.Context) ([]store.Count, error) {
 	return out, rows.Err()
 }
 
-// AddHourly implements store.Stats.
-func (s Stats) AddHourly(ctx context.Context, h store.Hourly) error {
-	_, err := s.q.Exec(ctx, `INSERT INTO task_hourly (hour, task_type, model, executor, created, completed, failed, timed_out,
+// day is the UTC midnight of t's day, the daily rows' key.
+func day(t time.Time) int64 { return database.Micros(t.UTC().Truncate(24 * time.Hour)) }
+
+// AddDaily implements store.Stats.
+func (s Stats) AddDaily(ctx context.Context, d store.Daily) error {
+	_, err := s.q.Exec(ctx, `INSERT INTO task_daily (day, task_type, model, executor, created, completed, failed, timed_out,
 		duration_sum, value_sum, cost_sum) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-		ON CONFLICT (hour, task_type, model, executor) DO UPDATE SET
-		created = task_hourly.created + excluded.created, completed = task_hourly.completed + excluded.completed,
-		failed = task_hourly.failed + excluded.failed, timed_out = task_hourly.timed_out + excluded.timed_out,
-		duration_sum = task_hourly.duration_sum + excluded.duration_sum,
-		value_sum = task_hourly.value_sum + excluded.value_sum, cost_sum = task_hourly.cost_sum + excluded.cost_sum`,
-		database.Micros(h.Hour.Truncate(time.Hour)), string(h.Type), h.Model, h.Executor, h.Created, h.Completed, h.Failed, h.TimedOut,
-		h.DurationSum, h.ValueSum, h.CostSum)
+		ON CONFLICT (day, task_type, model, executor) DO UPDATE SET
+		created = task_daily.created + excluded.created, completed = task_daily.completed + excluded.completed,
+		failed = task_daily.failed + excluded.failed, timed_out = task_daily.timed_out + excluded.timed_out,
+		duration_sum = task_daily.duration_sum + excluded.duration_sum,
+		value_sum = task_daily.value_sum + excluded.value_sum, cost_sum = task_daily.cost_sum + excluded.cost_sum`,
+		day(d.Day), string(d.Type), d.Model, d.Executor, d.Created, d.Completed, d.Failed, d.TimedOut,
+		d.DurationSum, d.ValueSum, d.CostSum)
 	if err != nil {
 		return fmt.Errorf("roll up tasks: %w", err)
 	}
 	return nil
 }
 
-// Rollup implements store.Stats: a range of the primary key, summed in
-// the database, so the answer is one row per type, model and executor
+// DailyBetween implements store.Stats: a range of the primary key, summed
+// in the database, so the answer is one row per type, model and executor
 // whatever the window.
-func (s Stats) Rollup(ctx context.Context, since time.Time) ([]store.Hourly, error) {
+func (s Stats) DailyBetween(ctx context.Context, from, to time.Time) ([]store.Daily, error) {
 	rows, err := s.q.Query(ctx, `SELECT task_type, model, executor, CAST(SUM(created) AS BIGINT), CAST(SUM(completed) AS BIGINT),
 		CAST(SUM(failed) AS BIGINT), CAST(SUM(timed_out) AS BIGINT), SUM(duration_sum), SUM(value_sum), SUM(cost_sum)
-		FROM task_hourly WHERE hour >= $1 GROUP BY task_type, model, executor ORDER BY task_type, model, executor`,
-		database.Micros(since))
+		FROM task_daily WHERE day >= $1 AND day < $2 GROUP BY task_type, model, executor ORDER BY task_type, model, executor`,
+		database.Micros(from), database.Micros(to))
 	if err != nil {
 		return nil, fmt.Errorf("read task rollup: %w", err)
 	}
 	defer rows.Close()
-	out := []store.Hourly{}
+	out := []store.Daily{}
 	for rows.Next() {
 		var (
-			h   store.Hourly
+			d   store.Daily
 			typ string
 		)
-		if err := rows.Scan(&typ, &h.Model, &h.Executor, &h.Created, &h.Completed, &h.Failed, &h.TimedOut,
-			&h.DurationSum, &h.ValueSum, &h.CostSum); err != nil {
+		if err := rows.Scan(&typ, &d.Model, &d.Executor, &d.Created, &d.Completed, &d.Failed, &d.TimedOut,
+			&d.DurationSum, &d.ValueSum, &d.CostSum); err != nil {
 			return nil, fmt.Errorf("read task rollup: %w", err)
 		}
-		h.Type = task.Type(typ)
-		out = append(out, h)
+		d.Type = task.Type(typ)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// AddFinished implements store.Stats.
+func (s Stats) AddFinished(ctx context.Context, at time.Time, f store.Finished) error {
+	if _, err := s.q.Exec(ctx, `INSERT INTO task_finished_hourly (hour, completed, failed) VALUES ($1, $2, $3)
+		ON CONFLICT (hour) DO UPDATE SET completed = task_finished_hourly.completed + excluded.completed,
+		failed = task_finished_hourly.failed + excluded.failed`,
+		database.Micros(at.Truncate(time.Hour)), f.Completed, f.Failed); err != nil {
+		return fmt.Errorf("count finished tasks: %w", err)
+	}
+	return nil
+}
+
+// FinishedSince implements store.Stats: at most one row per hour of the
+// window, whatever the number of tasks.
+func (s Stats) FinishedSince(ctx context.Context, since time.Time) (store.Finished, error) {
+	var f store.Finished
+	if err := s.q.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(completed), 0) AS BIGINT), CAST(COALESCE(SUM(failed), 0) AS BIGINT)
+		FROM task_finished_hourly WHERE hour >= $1`, database.Micros(since)).Scan(&f.Completed, &f.Failed); err != nil {
+		return store.Finished{}, fmt.Errorf("read finished counts: %w", err)
+	}
+	return f, nil
+}
+
+// AddDuration implements store.Stats.
+func (s Stats) AddDuration(ctx context.Context, at time.Time, bucket int) error {
+	if _, err := s.q.Exec(ctx, `INSERT INTO task_durations (day, bucket, n) VALUES ($1, $2, 1)
+		ON CONFLICT (day, bucket) DO UPDATE SET n = task_durations.n + 1`, day(at), bucket); err != nil {
+		return fmt.Errorf("count a duration: %w", err)
+	}
+	return nil
+}
+
+// DurationsBetween implements store.Stats: at most one row per day and
+// bucket of the window, summed in the database.
+func (s Stats) DurationsBetween(ctx context.Context, from, to time.Time) ([]metrics.Bucket, error) {
+	rows, err := s.q.Query(ctx, `SELECT bucket, CAST(SUM(n) AS BIGINT) FROM task_durations WHERE day >= $1 AND day < $2
+		GROUP BY bucket ORDER BY bucket`, database.Micros(from), database.Micros(to))
+	if err != nil {
+		return nil, fmt.Errorf("read the duration histogram: %w", err)
+	}
+	defer rows.Close()
+	out := []metrics.Bucket{}
+	for rows.Next() {
+		var b metrics.Bucket
+		if err := rows.Scan(&b.Index, &b.N); err != nil {
+			return nil, fmt.Errorf("read the duration histogram: %w", err)
+		}
+		out = append(out, b)
 	}
 	return out, rows.Err()
 }

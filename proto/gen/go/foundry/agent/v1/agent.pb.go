@@ -1605,9 +1605,15 @@ func (x *GetMetricsRequest) GetWindowDays() int32 {
 type ExecutionTime struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// p50_seconds and p95_seconds are null when sample_count is 0.
-	P50Seconds    *wrapperspb.DoubleValue `protobuf:"bytes,1,opt,name=p50_seconds,json=p50Seconds,proto3" json:"p50_seconds,omitempty"`
-	P95Seconds    *wrapperspb.DoubleValue `protobuf:"bytes,2,opt,name=p95_seconds,json=p95Seconds,proto3" json:"p95_seconds,omitempty"`
-	SampleCount   int32                   `protobuf:"varint,3,opt,name=sample_count,json=sampleCount,proto3" json:"sample_count,omitempty"`
+	P50Seconds *wrapperspb.DoubleValue `protobuf:"bytes,1,opt,name=p50_seconds,json=p50Seconds,proto3" json:"p50_seconds,omitempty"`
+	P95Seconds *wrapperspb.DoubleValue `protobuf:"bytes,2,opt,name=p95_seconds,json=p95Seconds,proto3" json:"p95_seconds,omitempty"`
+	// sample_count is how many finished tasks' durations the percentiles
+	// describe.
+	SampleCount int32 `protobuf:"varint,3,opt,name=sample_count,json=sampleCount,proto3" json:"sample_count,omitempty"`
+	// exact is true when the percentiles were computed from the durations
+	// themselves (windows of up to 1 000 durations), false when they were
+	// read from the daily duration histogram (relative error below 2 %).
+	Exact         bool `protobuf:"varint,4,opt,name=exact,proto3" json:"exact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1661,6 +1667,13 @@ func (x *ExecutionTime) GetSampleCount() int32 {
 		return x.SampleCount
 	}
 	return 0
+}
+
+func (x *ExecutionTime) GetExact() bool {
+	if x != nil {
+		return x.Exact
+	}
+	return false
 }
 
 // RateBucket is completed versus failed for one slice of tasks.
@@ -1895,6 +1908,10 @@ type GetMetricsResponse struct {
 	SuccessRate   *SuccessRate           `protobuf:"bytes,2,opt,name=success_rate,json=successRate,proto3" json:"success_rate,omitempty"`
 	Usage         *UsageSummary          `protobuf:"bytes,3,opt,name=usage,proto3" json:"usage,omitempty"`
 	WindowDays    int32                  `protobuf:"varint,4,opt,name=window_days,json=windowDays,proto3" json:"window_days,omitempty"`
+	// window_start is where the window starts (RFC 3339, UTC): the midnight
+	// window_days days before today, so the window is those whole days plus
+	// today so far.
+	WindowStart   string `protobuf:"bytes,5,opt,name=window_start,json=windowStart,proto3" json:"window_start,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1955,6 +1972,13 @@ func (x *GetMetricsResponse) GetWindowDays() int32 {
 		return x.WindowDays
 	}
 	return 0
+}
+
+func (x *GetMetricsResponse) GetWindowStart() string {
+	if x != nil {
+		return x.WindowStart
+	}
+	return ""
 }
 
 // GetPromptABStatsRequest is empty.
@@ -2784,13 +2808,14 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x11GetMetricsRequest\x12$\n" +
 	"\vwindow_days\x18\x01 \x01(\x05H\x00R\n" +
 	"windowDays\x88\x01\x01B\x0e\n" +
-	"\f_window_days\"\xb0\x01\n" +
+	"\f_window_days\"\xc6\x01\n" +
 	"\rExecutionTime\x12=\n" +
 	"\vp50_seconds\x18\x01 \x01(\v2\x1c.google.protobuf.DoubleValueR\n" +
 	"p50Seconds\x12=\n" +
 	"\vp95_seconds\x18\x02 \x01(\v2\x1c.google.protobuf.DoubleValueR\n" +
 	"p95Seconds\x12!\n" +
-	"\fsample_count\x18\x03 \x01(\x05R\vsampleCount\"V\n" +
+	"\fsample_count\x18\x03 \x01(\x05R\vsampleCount\x12\x14\n" +
+	"\x05exact\x18\x04 \x01(\bR\x05exact\"V\n" +
 	"\n" +
 	"RateBucket\x12\x1c\n" +
 	"\tcompleted\x18\x01 \x01(\x05R\tcompleted\x12\x16\n" +
@@ -2825,13 +2850,14 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aB\n" +
 	"\x14TasksByExecutorEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xf5\x01\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x98\x02\n" +
 	"\x12GetMetricsResponse\x12F\n" +
 	"\x0eexecution_time\x18\x01 \x01(\v2\x1f.foundry.agent.v1.ExecutionTimeR\rexecutionTime\x12@\n" +
 	"\fsuccess_rate\x18\x02 \x01(\v2\x1d.foundry.agent.v1.SuccessRateR\vsuccessRate\x124\n" +
 	"\x05usage\x18\x03 \x01(\v2\x1e.foundry.agent.v1.UsageSummaryR\x05usage\x12\x1f\n" +
 	"\vwindow_days\x18\x04 \x01(\x05R\n" +
-	"windowDays\"\x19\n" +
+	"windowDays\x12!\n" +
+	"\fwindow_start\x18\x05 \x01(\tR\vwindowStart\"\x19\n" +
 	"\x17GetPromptABStatsRequest\"\x9f\x02\n" +
 	"\fVariantStats\x12\x18\n" +
 	"\avariant\x18\x01 \x01(\tR\avariant\x12\x18\n" +
