@@ -156,6 +156,7 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 	return chain(root,
 		secureHeaders,
 		withRequestID,
+		traced,
 		recoverPanics(h.Log),
 		observe(h.Log, h.Metrics, tel),
 		limitBody(int64(cfg.MaxBodyBytes)),

@@ -16,10 +16,14 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/foundryhq/foundry/services/platform/clientip"
+	"github.com/foundryhq/foundry/services/platform/observability"
 	"github.com/foundryhq/foundry/services/platform/requestid"
 )
 
@@ -120,13 +124,30 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 			if rec.status >= 500 {
 				level = zapcore.ErrorLevel
 			}
+			if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+				// route is "METHOD /path/{pattern}" (or "unmatched").
+				span.SetName(*route)
+				if _, path, ok := strings.Cut(*route, " "); ok {
+					span.SetAttributes(semconv.HTTPRoute(path))
+				}
+			}
 			if ce := log.Check(level, "http"); ce != nil {
-				ce.Write(zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.String("route", *route),
-					zap.Int("status", rec.status), zap.Int("bytes", rec.bytes), zap.Duration("elapsed", elapsed),
-					requestid.Field(r.Context()))
+				ce.Write(append(observability.Fields(r.Context()), zap.String("method", r.Method), zap.String("path", r.URL.Path),
+					zap.String("route", *route), zap.Int("status", rec.status), zap.Int("bytes", rec.bytes),
+					zap.Duration("elapsed", elapsed))...)
 			}
 		})
 	}
+}
+
+// traced starts the request's span (continuing the caller's trace when it
+// sent a traceparent) and puts it in the context, so the access log, the
+// services called and their statements join it. observe renames it after
+// its route once routing has named one.
+func traced(next http.Handler) http.Handler {
+	return otelhttp.NewHandler(next, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+		return metricMethod(r.Method)
+	}))
 }
 
 // knownMethods are the methods metrics and telemetry name as they are.

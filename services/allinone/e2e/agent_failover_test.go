@@ -61,6 +61,12 @@ func (b *syncBuffer) String() string {
 
 func startProcess(t *testing.T, storage allinonetest.Storage, extra ...string) *process {
 	t.Helper()
+	return startProcessEnv(t, storage, nil, extra...)
+}
+
+// startProcessEnv is startProcess with env added to the child's environment.
+func startProcessEnv(t *testing.T, storage allinonetest.Storage, env []string, extra ...string) *process {
+	t.Helper()
 	addr := allinonetest.FreeAddr(t)
 	args := append([]string{
 		"-grpc-addr=" + allinonetest.FreeAddr(t), "-http-addr=" + addr, "-admin-addr=",
@@ -69,7 +75,7 @@ func startProcess(t *testing.T, storage allinonetest.Storage, extra ...string) *
 		"-register-rate-per-min=0", "-monitor-interval=0",
 	}, extra...)
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Env = append(append(os.Environ(), env...), childEnv+"=1")
 	p := &process{cmd: cmd, url: "http://" + addr, logs: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
 	require.NoError(t, cmd.Start())

@@ -39,6 +39,27 @@ func TestGatewaySurface(t *testing.T) {
 		for _, p := range []string{"/api/onboarding/register", "/api/ideas", "/api/agent/tasks", "/api/graph/edges"} {
 			require.Contains(t, paths, p)
 		}
+		info, _ := r.JSON["info"].(map[string]any)
+		require.Equal(t, "Foundry API", info["title"])
+		require.Equal(t, "1.0.0", info["version"])
+		defs, _ := r.JSON["securityDefinitions"].(map[string]any)
+		require.Equal(t, map[string]any{"type": "apiKey", "in": "header", "name": "Authorization"},
+			pick(defs["BearerAuth"], "type", "in", "name"))
+		require.Equal(t, map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"},
+			pick(defs["ApiKeyAuth"], "type", "in", "name"))
+		security := func(path, method string) any {
+			op, _ := paths[path].(map[string]any)[method].(map[string]any)
+			return op["security"]
+		}
+		bearer := []any{map[string]any{"BearerAuth": []any{}}}
+		admin := []any{map[string]any{"ApiKeyAuth": []any{}}}
+		require.Equal(t, bearer, security("/api/cc/stake", "post"))
+		require.Equal(t, bearer, security("/api/ideas/{idea_id}/stake", "post"))
+		require.Equal(t, bearer, security("/api/onboarding/session", "get"))
+		require.Equal(t, admin, security("/api/cc/deposit", "post"))
+		require.Equal(t, admin, security("/api/ideas/{idea_id}/stage", "post"))
+		require.Nil(t, security("/api/health/persistence", "get"), "public: the key only shows more")
+		require.Nil(t, security("/api/ideas", "get"), "public routes declare nothing")
 	})
 
 	t.Run("docs page is served from the binary", func(t *testing.T) {
@@ -46,7 +67,12 @@ func TestGatewaySurface(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.Status)
 		require.Contains(t, r.Header.Get("Content-Type"), "text/html")
 		require.Contains(t, string(r.Raw), "Foundry")
-		require.NotContains(t, string(r.Raw), "://cdn", "no external assets")
+		require.NotContains(t, string(r.Raw), "://", "no external assets")
+		require.Contains(t, string(r.Raw), `src="swagger-ui/swagger-ui-bundle.js"`)
+		js := request(t, http.MethodGet, sys.URL("/api/docs/swagger-ui/swagger-ui-bundle.js"), nil)
+		require.Equal(t, http.StatusOK, js.Status)
+		require.Contains(t, js.Header.Get("Content-Type"), "javascript")
+		require.Greater(t, len(js.Raw), 1<<20, "the vendored renderer, whole")
 	})
 
 	t.Run("unknown routes are JSON 404s", func(t *testing.T) {
@@ -100,4 +126,17 @@ func TestGRPCListsEveryService(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, healthpb.HealthCheckResponse_SERVING, hr.GetStatus(), "service %q", svc)
 	}
+}
+
+// pick returns the keys of the JSON object v (nil when v is not one).
+func pick(v any, keys ...string) map[string]any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := map[string]any{}
+	for _, k := range keys {
+		out[k] = m[k]
+	}
+	return out
 }

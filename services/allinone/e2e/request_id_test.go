@@ -58,7 +58,9 @@ func TestRequestIDIsOnEveryServicesLogLines(t *testing.T) {
 			if line["logger"] == "gateway" && line["msg"] == "http" {
 				want["gateway"] = true
 			}
-			method, _ := line["method"].(string)
+			service, _ := line["grpc.service"].(string)
+			rpc, _ := line["grpc.method"].(string)
+			method := service + "/" + rpc
 			for name := range want {
 				if strings.HasSuffix(method, name) {
 					want[name] = true

@@ -14,11 +14,13 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -34,7 +36,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/grpcserver"
 	"github.com/foundryhq/foundry/services/platform/logging"
 	"github.com/foundryhq/foundry/services/platform/migrate"
-	"github.com/foundryhq/foundry/services/platform/requestid"
+	"github.com/foundryhq/foundry/services/platform/observability"
 )
 
 // Module is one deployable part of Foundry.
@@ -189,6 +191,9 @@ type Process struct {
 	onStop      []func()
 	dbs         map[string]*database.DB // by module name
 
+	clientMetrics *grpcprom.ClientMetrics
+	stopTracing   func(context.Context) error
+
 	connMu sync.Mutex
 	conns  map[string]*grpc.ClientConn
 
@@ -279,12 +284,18 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 		s.AdminKey = generateKey()
 		log.Warn("no administrator key configured: generated one for this run", zap.String("admin_key", s.AdminKey))
 	}
+	stopTracing, err := observability.Start(ctx, serviceName(modules), log.Named("telemetry"))
+	if err != nil {
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, hs := grpcserver.New(log.Named("grpc"), reg)
+	observability.RegisterBuildInfo(reg)
+	srv := grpcserver.New(log.Named("grpc"), reg)
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &Process{
-		Settings: s, Log: log, modules: modules, grpc: srv, health: hs,
+		Settings: s, Log: log, modules: modules, grpc: srv.Server, health: srv.Health,
+		clientMetrics: grpcserver.NewClientMetrics(reg), stopTracing: stopTracing,
 		conns: map[string]*grpc.ClientConn{}, dbs: map[string]*database.DB{}, loopCtx: loopCtx, loopCancel: cancel,
 		errs: make(chan error, 3),
 	}
@@ -302,10 +313,10 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 
 	for _, m := range modules {
 		if m.Service != "" {
-			hs.SetServingStatus(m.Service, healthpb.HealthCheckResponse_NOT_SERVING)
+			srv.Health.SetServingStatus(m.Service, healthpb.HealthCheckResponse_NOT_SERVING)
 		}
 	}
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	srv.Health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	for _, m := range modules {
 		if err := p.startModule(ctx, m, reg); err != nil {
 			_ = lis.Close()
@@ -313,6 +324,7 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 		}
 	}
 	p.registerStorage()
+	srv.InitializeMetrics()
 
 	go func() { p.errs <- srv.Serve(lis) }()
 	if p.httpHandler != nil {
@@ -339,11 +351,13 @@ func (p *Process) startModule(ctx context.Context, m Module, reg prometheus.Regi
 		module:   m,
 	}
 	if m.Migrations != nil {
-		db, err := database.Open(ctx, database.Config{URL: p.Settings.DatabaseURL, DataDir: p.Settings.DataDir, Schema: m.Name})
+		db, err := database.Open(ctx, database.Config{URL: p.Settings.DatabaseURL, DataDir: p.Settings.DataDir, Schema: m.Name,
+			Trace: observability.Enabled(os.LookupEnv)})
 		if err != nil {
 			return err
 		}
 		p.dbs[m.Name] = db
+		h.Metrics.MustRegister(db.Collector())
 		if p.Settings.AutoMigrate {
 			n, err := migrate.Up(ctx, db, m.Migrations)
 			if err != nil {
@@ -461,9 +475,9 @@ func (p *Process) dial(peer string) (*grpc.ClientConn, error) {
 	if c, ok := p.conns[addr]; ok {
 		return c, nil
 	}
-	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcserver.MaxMessageBytes)),
-		grpc.WithUnaryInterceptor(requestid.UnaryClientInterceptor()))
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
+		grpcserver.ClientOptions(p.clientMetrics)...)
+	c, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s at %s: %w", peer, addr, err)
 	}
@@ -537,6 +551,26 @@ func (p *Process) release() {
 	}
 	p.dbs = map[string]*database.DB{}
 	p.grpc.Stop()
+	if p.stopTracing != nil {
+		// Flush the spans of the last requests; a collector that is gone
+		// must not hold the exit up for long.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := p.stopTracing(ctx); err != nil {
+			p.Log.Warn("flush traces", zap.Error(err))
+		}
+		cancel()
+		p.stopTracing = nil
+	}
+}
+
+// serviceName is the tracing service of a process running modules:
+// "foundry-<module>" for one module (a Kubernetes Deployment),
+// "foundry" for several (the laptop run). OTEL_SERVICE_NAME overrides it.
+func serviceName(modules []Module) string {
+	if len(modules) == 1 {
+		return "foundry-" + modules[0].Name
+	}
+	return "foundry"
 }
 
 // checkAdminKey refuses a key that was set but is empty or blank. Generating

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"testing"
@@ -77,6 +78,19 @@ func TestStartServesAndStops(t *testing.T) {
 		require.NoError(t, err)
 		r.Body.Close()
 		require.Equal(t, want, r.StatusCode, path)
+	}
+	r, err := http.Get("http://" + p.AdminAddr + "/metrics")
+	require.NoError(t, err)
+	scrape, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	require.NoError(t, err)
+	for _, want := range []string{
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="Check",grpc_service="grpc.health.v1.Health",grpc_type="unary"} 2`,
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="DescribeStorage",grpc_service="foundry.platform.v1.StorageService",grpc_type="unary"} 0`,
+		`foundry_build_info{go_version="go`,
+		`go_sql_open_connections{db_name="demo",module="demo"}`,
+	} {
+		require.Contains(t, string(scrape), want)
 	}
 
 	require.NoError(t, p.Stop(context.Background()))

@@ -21,8 +21,12 @@ import (
 	"strings"
 	"time"
 
+	pgxpoolprometheus "github.com/IBM/pgxpoolprometheus"
+	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -49,6 +53,10 @@ type Config struct {
 	Schema string
 	// MaxConns bounds the Postgres pool (default 10).
 	MaxConns int32
+	// Trace makes every Postgres statement an OpenTelemetry span (otelpgx;
+	// the statement's text, never its arguments). Off when the process
+	// exports no traces, so statements pay nothing for it.
+	Trace bool
 }
 
 var schemaPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
@@ -84,6 +92,17 @@ type DB struct {
 	sqldb  *sql.DB
 }
 
+// Collector is the Prometheus collector of the connection pool's
+// statistics: pgxpool_* (IBM/pgxpoolprometheus) on Postgres, go_sql_* (the
+// client library's database/sql collector) on SQLite, labelled with the
+// schema.
+func (db *DB) Collector() prometheus.Collector {
+	if db.pool != nil {
+		return pgxpoolprometheus.NewCollector(db.pool, map[string]string{"db_name": db.schema})
+	}
+	return collectors.NewDBStatsCollector(db.sqldb, db.schema)
+}
+
 // Open connects to the engine the config names. For Postgres the schema need
 // not exist yet (migrations create it).
 func Open(ctx context.Context, cfg Config) (*DB, error) {
@@ -110,6 +129,9 @@ func openPostgres(ctx context.Context, cfg Config, redacted string) (*DB, error)
 	pc.MaxConns = 10
 	if cfg.MaxConns > 0 {
 		pc.MaxConns = cfg.MaxConns
+	}
+	if cfg.Trace {
+		pc.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName())
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {

@@ -4,7 +4,7 @@
 package grpcerr
 
 import (
-	"github.com/foundryhq/foundry/services/platform/requestid"
+	"github.com/foundryhq/foundry/services/platform/observability"
 
 	"context"
 	"errors"
@@ -107,7 +107,7 @@ func UnaryServerInterceptor(log *zap.Logger) grpc.UnaryServerInterceptor {
 		}
 		s := Status(err)
 		if s.Code() == codes.Internal {
-			log.Error("internal error", zap.String("method", info.FullMethod), requestid.Field(ctx), zap.Error(err))
+			log.Error("internal error", append(observability.Fields(ctx), zap.String("method", info.FullMethod), zap.Error(err))...)
 		}
 		return nil, s.Err()
 	}

@@ -1,14 +1,22 @@
-// Package grpcserver builds the one gRPC server a Foundry process runs: panic
-// recovery, access logging, Prometheus metrics and the domain-error table as
-// interceptors, plus grpc.health.v1 and reflection.
+// Package grpcserver builds the one gRPC server a Foundry process runs and
+// the options of its client connections: OpenTelemetry stats handlers,
+// and go-grpc-middleware's Prometheus metrics (the standard grpc_server_*
+// and grpc_client_* names), access logging and panic recovery, with
+// Foundry's request ids and domain-error table around them; plus
+// grpc.health.v1 and reflection.
 package grpcserver
 
 import (
 	"context"
+	"fmt"
 	"runtime/debug"
-	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
@@ -19,77 +27,144 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/foundryhq/foundry/services/platform/grpcerr"
+	"github.com/foundryhq/foundry/services/platform/observability"
 	"github.com/foundryhq/foundry/services/platform/requestid"
 )
 
 // MaxMessageBytes bounds a gRPC message; the gateway's body cap is smaller.
 const MaxMessageBytes = 4 << 20
 
+// latencyBuckets are the handling-time histograms' buckets: 0.5 ms to 16 s.
+var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 2, 16)
+
+// Server is the process's gRPC server and its health service.
+type Server struct {
+	*grpc.Server
+	Health  *health.Server
+	metrics *grpcprom.ServerMetrics
+}
+
 // New returns a server with Foundry's interceptors, a health server
 // registered on it, and reflection enabled. The interceptors run outermost
-// first: the request id (so every line of the request carries it), recovery,
-// then logging and metrics, then error translation, so the log and the
-// metrics see the status the caller gets.
-func New(log *zap.Logger, reg prometheus.Registerer) (*grpc.Server, *health.Server) {
-	handled := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "foundry_grpc_server_handling_seconds",
-		Help:    "Time to handle a unary gRPC call, by method and status code.",
-		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-	}, []string{"method", "code"})
+// first: the request id (so every line of the request carries it), the
+// metrics and the access log, panic recovery, then error translation, so
+// the metrics and the log see the status the caller gets, a recovered
+// panic's Internal included. The OpenTelemetry stats handler runs before
+// them all and puts the call's span in the context.
+func New(log *zap.Logger, reg prometheus.Registerer) *Server {
+	m := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(grpcprom.WithHistogramBuckets(latencyBuckets)))
 	if reg != nil {
-		reg.MustRegister(handled)
+		reg.MustRegister(m)
 	}
+	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(codeLevel)}
+	rec := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		log.Error("panic in handler", append(observability.Fields(ctx), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))...)
+		return status.Error(codes.Internal, "internal error")
+	})
+	exemplar := grpcprom.WithExemplarFromContext(exemplarOf)
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
+		grpc.StatsHandler(otelgrpc.NewServerHandler()),
 		grpc.ChainUnaryInterceptor(
 			requestid.UnaryServerInterceptor(),
-			recovery(log),
-			observe(log, handled),
+			m.UnaryServerInterceptor(exemplar),
+			logging.UnaryServerInterceptor(Logger(log), logOpts...),
+			recovery.UnaryServerInterceptor(rec),
 			grpcerr.UnaryServerInterceptor(log),
+		),
+		grpc.ChainStreamInterceptor(
+			m.StreamServerInterceptor(exemplar),
+			logging.StreamServerInterceptor(Logger(log), logOpts...),
+			recovery.StreamServerInterceptor(rec),
 		),
 	)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
-	return srv, hs
+	return &Server{Server: srv, Health: hs, metrics: m}
 }
 
-func recovery(log *zap.Logger) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				log.Error("panic in handler", zap.String("method", info.FullMethod), requestid.Field(ctx), zap.Any("panic", r),
-					zap.ByteString("stack", debug.Stack()))
-				err = status.Error(codes.Internal, "internal error")
-			}
-		}()
-		return handler(ctx, req)
+// InitializeMetrics creates every registered method's series at zero, so
+// rates and alerts work before a method's first call. Call it once every
+// service is registered.
+func (s *Server) InitializeMetrics() { s.metrics.InitializeMetrics(s.Server) }
+
+// ClientOptions are the dial options of a connection to a peer: the
+// OpenTelemetry stats handler (the trace continues in the peer), client
+// metrics in m, and the request id sent on.
+func ClientOptions(m *grpcprom.ClientMetrics) []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes)),
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
+		grpc.WithChainUnaryInterceptor(
+			requestid.UnaryClientInterceptor(),
+			m.UnaryClientInterceptor(grpcprom.WithExemplarFromContext(exemplarOf)),
+		),
+		grpc.WithChainStreamInterceptor(m.StreamClientInterceptor(grpcprom.WithExemplarFromContext(exemplarOf))),
 	}
 }
 
-func observe(log *zap.Logger, handled *prometheus.HistogramVec) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		start := time.Now()
-		resp, err := handler(ctx, req)
-		elapsed := time.Since(start)
-		code := status.Code(err)
-		handled.WithLabelValues(info.FullMethod, code.String()).Observe(elapsed.Seconds())
-		level := zapcore.DebugLevel
-		switch code {
-		case codes.OK, codes.Canceled:
-		case codes.Internal, codes.Unknown, codes.DataLoss:
-			level = zapcore.ErrorLevel
-		default:
-			level = zapcore.InfoLevel
-		}
-		if ce := log.Check(level, "rpc"); ce != nil {
-			fields := []zap.Field{zap.String("method", info.FullMethod), zap.String("code", code.String()), zap.Duration("elapsed", elapsed),
-				requestid.Field(ctx)}
-			if err != nil {
-				fields = append(fields, zap.String("detail", status.Convert(err).Message()))
-			}
-			ce.Write(fields...)
-		}
-		return resp, err
+// NewClientMetrics returns the grpc_client_* collectors, registered in reg.
+func NewClientMetrics(reg prometheus.Registerer) *grpcprom.ClientMetrics {
+	m := grpcprom.NewClientMetrics(grpcprom.WithClientHandlingTimeHistogram(grpcprom.WithHistogramBuckets(latencyBuckets)))
+	if reg != nil {
+		reg.MustRegister(m)
 	}
+	return m
+}
+
+// exemplarOf labels a sample with its trace, when the call is sampled, so a
+// latency spike on a dashboard links to a trace.
+func exemplarOf(ctx context.Context) prometheus.Labels {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
+		return prometheus.Labels{"trace_id": sc.TraceID().String()}
+	}
+	return nil
+}
+
+// codeLevel is the level of a finished call's line: successes and
+// cancellations at debug (they are the metrics' business), a server fault
+// at error, anything else the caller got wrong at info.
+func codeLevel(code codes.Code) logging.Level {
+	switch code {
+	case codes.OK, codes.Canceled:
+		return logging.LevelDebug
+	case codes.Internal, codes.Unknown, codes.DataLoss:
+		return logging.LevelError
+	}
+	return logging.LevelInfo
+}
+
+// Logger adapts zap to go-grpc-middleware's logging interface. The level
+// is checked before the middleware's key-value pairs are converted, so a
+// line below the level costs nothing more; every line gets the request's
+// ids (observability.Fields).
+func Logger(l *zap.Logger) logging.Logger {
+	return logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, kv ...any) {
+		ce := l.Check(zapLevel(lvl), msg)
+		if ce == nil {
+			return
+		}
+		fields := observability.Fields(ctx)
+		for i := 0; i+1 < len(kv); i += 2 {
+			key, ok := kv[i].(string)
+			if !ok {
+				key = fmt.Sprint(kv[i])
+			}
+			fields = append(fields, zap.Any(key, kv[i+1]))
+		}
+		ce.Write(fields...)
+	})
+}
+
+func zapLevel(l logging.Level) zapcore.Level {
+	switch {
+	case l <= logging.LevelDebug:
+		return zapcore.DebugLevel
+	case l <= logging.LevelInfo:
+		return zapcore.InfoLevel
+	case l <= logging.LevelWarn:
+		return zapcore.WarnLevel
+	}
+	return zapcore.ErrorLevel
 }

@@ -10,7 +10,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
@@ -59,14 +58,6 @@ func With(ctx context.Context, id string) context.Context {
 func From(ctx context.Context) string {
 	id, _ := ctx.Value(ctxKey{}).(string)
 	return id
-}
-
-// Field is the log field of ctx's id (a no-op field when it has none).
-func Field(ctx context.Context) zap.Field {
-	if id := From(ctx); id != "" {
-		return zap.String("request_id", id)
-	}
-	return zap.Skip()
 }
 
 // fromMetadata returns the incoming x-request-id when it is valid.
