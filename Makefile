@@ -120,6 +120,15 @@ run: ## Build and run all services and the gateway on SQLite under ./data.
 load: ## Put a running Foundry (make run) under load for 20 s and print latencies.
 	go run ./services/allinone/cmd/loadgen -addr http://$${FOUNDRY_HTTP_ADDR:-127.0.0.1:8080} -c 8 -d 20s
 
+.PHONY: bench-http
+# Needs a Postgres server it may create a scratch database on
+# (FOUNDRY_BENCH_DATABASE_URL, default the local one); BENCH_HTTP_FLAGS adds
+# flags, e.g. BENCH_HTTP_FLAGS="-routes stake,idea -round 5s".
+bench-http: ## Measure the hot REST routes against a bare single-hop server doing the same SQL (Postgres).
+	go build -trimpath -o bin/foundry ./services/allinone/cmd/foundry
+	go build -trimpath -o bin/bench-bare ./bench/bare
+	go run ./bench/cmd/bench-http $(BENCH_HTTP_FLAGS)
+
 .PHONY: bench
 bench: ## Run the Go benchmarks (Postgres ones need FOUNDRY_TEST_DATABASE_URL).
 	go test -run '^$$' -bench . $(MODULES)

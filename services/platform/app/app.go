@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"slices"
 	"strings"
@@ -75,6 +76,8 @@ type Settings struct {
 	HealthInterval  time.Duration
 	ShutdownDelay   time.Duration
 	ShutdownTimeout time.Duration
+	// Pprof serves net/http/pprof's profiles on the admin address.
+	Pprof bool
 	// TrustedProxies is FOUNDRY_TRUSTED_PROXIES as given (comma-separated
 	// CIDRs); Proxies is its parsed form, which modules use.
 	TrustedProxies string
@@ -105,6 +108,7 @@ func (s *Settings) register(fs *config.FlagSet, multi bool) {
 	fs.Duration(&s.HealthInterval, "health-interval", "FOUNDRY_HEALTH_INTERVAL", 5*time.Second, "how often database health is checked")
 	fs.Duration(&s.ShutdownDelay, "shutdown-delay", "FOUNDRY_SHUTDOWN_DELAY", 0, "time between reporting NOT_SERVING and draining, for load balancers to notice")
 	fs.Duration(&s.ShutdownTimeout, "shutdown-timeout", "FOUNDRY_SHUTDOWN_TIMEOUT", 15*time.Second, "how long draining may take before connections are cut")
+	fs.Bool(&s.Pprof, "pprof", "FOUNDRY_PPROF", false, "serve Go profiles (/debug/pprof/) on the admin address")
 	fs.String(&s.TrustedProxies, "trusted-proxies", "FOUNDRY_TRUSTED_PROXIES", "",
 		"comma-separated CIDRs of proxies whose X-Forwarded-For is believed (the ingress, the gateway's pods); empty: none")
 	s.PeerAddrs = map[string]*string{}
@@ -409,6 +413,16 @@ func (p *Process) adminHandler(reg *prometheus.Registry) http.Handler {
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	if p.Settings.Pprof {
+		// Off by default: a profile shows the process's internals, and a
+		// CPU profile costs while it runs. The admin address is loopback
+		// unless the deployment says otherwise.
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	return mux
 }
 

@@ -92,6 +92,10 @@ func TestStartServesAndStops(t *testing.T) {
 	} {
 		require.Contains(t, string(scrape), want)
 	}
+	r, err = http.Get("http://" + p.AdminAddr + "/debug/pprof/")
+	require.NoError(t, err)
+	r.Body.Close()
+	require.Equal(t, http.StatusNotFound, r.StatusCode, "profiles are off unless -pprof")
 
 	require.NoError(t, p.Stop(context.Background()))
 	require.NoError(t, p.Stop(context.Background()), "stopping twice is harmless")

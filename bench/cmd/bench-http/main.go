@@ -1,0 +1,620 @@
+// Command bench-http measures Foundry's hot REST routes against their bare
+// limit: a single-hop server (bench/bare: net/http → pgxpool → Postgres)
+// running the same SQL against the same database. It creates a scratch
+// database, starts Foundry (all modules, one process) and the bare server
+// on it, seeds it through Foundry's API, then drives every route at a fixed
+// concurrency in alternating rounds (Foundry, bare, Foundry, bare, …, so
+// drift on a noisy machine hits both alike) and prints throughput,
+// latencies and the ratio Foundry ÷ bare per route. Any failed request
+// fails the run. `make bench-http` runs it; docs/performance.md#http
+// records its numbers.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-http:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	databaseURL string
+	foundry     string
+	bare        string
+	concurrency int
+	round       time.Duration
+	rounds      int
+	warmup      time.Duration
+	routes      string
+	profile     string
+}
+
+func run() error {
+	var o options
+	flag.StringVar(&o.databaseURL, "database-url", envOr("FOUNDRY_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+		"Postgres server to create the scratch database on (FOUNDRY_BENCH_DATABASE_URL)")
+	flag.StringVar(&o.foundry, "foundry", "bin/foundry", "the Foundry binary (all modules)")
+	flag.StringVar(&o.bare, "bare", "bin/bench-bare", "the bare baseline server")
+	flag.IntVar(&o.concurrency, "c", 16, "concurrent clients")
+	flag.DurationVar(&o.round, "round", 3*time.Second, "length of one round")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds per server and route (alternating)")
+	flag.DurationVar(&o.warmup, "warmup", time.Second, "unrecorded load before a route's rounds, per server")
+	flag.StringVar(&o.routes, "routes", "", "comma-separated route names to run (default: all)")
+	flag.StringVar(&o.profile, "profile", "", "directory to save a CPU profile of Foundry per route (taken during its first round)")
+	flag.Parse()
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	dbURL, drop, err := scratchDatabase(ctx, o.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer drop()
+
+	foundryAddr, bareAddr, adminAddr := freeAddr(), freeAddr(), ""
+	if o.profile != "" {
+		if err := os.MkdirAll(o.profile, 0o755); err != nil {
+			return err
+		}
+		adminAddr = freeAddr()
+	}
+	foundry, err := start(o.foundry, []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0", fmt.Sprintf("FOUNDRY_PPROF=%t", o.profile != "")},
+		"-database-url="+dbURL, "-http-addr="+foundryAddr, "-grpc-addr="+freeAddr(), "-admin-addr="+adminAddr,
+		"-admin-key="+adminKey, "-log-level=info", "-log-format=json", "-data-dir="+os.TempDir())
+	if err != nil {
+		return err
+	}
+	defer foundry.stop()
+	if err := waitHTTP(ctx, "http://"+foundryAddr+"/api/ready", 60*time.Second); err != nil {
+		return fmt.Errorf("foundry: %w\n%s", err, foundry.output())
+	}
+	fmt.Printf("foundry %s up on %s (database %s)\n", o.foundry, foundryAddr, redact(dbURL))
+
+	seed, err := seedData(ctx, "http://"+foundryAddr)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	bare, err := start(o.bare, nil, "-addr="+bareAddr, "-database-url="+dbURL, "-pool=16")
+	if err != nil {
+		return err
+	}
+	defer bare.stop()
+	if err := waitHTTP(ctx, "http://"+bareAddr+"/api/agent/pipeline-status", 30*time.Second); err != nil {
+		return fmt.Errorf("bare: %w\n%s", err, bare.output())
+	}
+	fmt.Printf("bare %s up on %s\n", o.bare, bareAddr)
+	if rss, err := residentMiB(foundry.cmd.Process.Pid); err == nil {
+		// All modules share the process: any one service's RSS is below it.
+		fmt.Printf("foundry idle RSS after seeding: %.1f MiB (every module in one process)\n", rss)
+	}
+
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	routes := routeTable(seed, conn)
+	if o.routes != "" {
+		want := strings.Split(o.routes, ",")
+		routes = slices.DeleteFunc(routes, func(r route) bool { return !slices.Contains(want, r.name) })
+	}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: 2 * o.concurrency, MaxIdleConnsPerHost: 2 * o.concurrency, IdleConnTimeout: time.Minute,
+	}}
+	targets := []target{{"foundry", "http://" + foundryAddr}, {"bare", "http://" + bareAddr}}
+
+	var results []result
+	for _, r := range routes {
+		if r.prepare != nil {
+			if err := r.prepare(ctx); err != nil {
+				return fmt.Errorf("%s: prepare: %w", r.name, err)
+			}
+		}
+		res := result{route: r.name, write: r.write, stats: map[string]*stats{}}
+		for _, t := range targets {
+			res.stats[t.name] = &stats{}
+			if _, err := drive(ctx, client, t, r, o.concurrency, o.warmup); err != nil {
+				return fmt.Errorf("%s against %s (warm-up): %w", r.name, t.name, err)
+			}
+		}
+		for round := range o.rounds {
+			for _, t := range targets {
+				var profiled chan error
+				if o.profile != "" && round == 0 && t.name == "foundry" {
+					profiled = make(chan error, 1)
+					go func() { profiled <- saveProfile(ctx, adminAddr, o.round, o.profile+"/"+r.name+".cpu.pprof") }()
+				}
+				s, err := drive(ctx, client, t, r, o.concurrency, o.round)
+				if profiled != nil {
+					if perr := <-profiled; perr != nil {
+						return fmt.Errorf("%s: profile: %w", r.name, perr)
+					}
+				}
+				if err != nil {
+					return fmt.Errorf("%s against %s: %w", r.name, t.name, err)
+				}
+				res.stats[t.name].add(s)
+			}
+		}
+		results = append(results, res)
+		fmt.Printf("%-18s done\n", r.name)
+	}
+	report(os.Stdout, results, o)
+	return nil
+}
+
+const adminKey = "bench-admin-key"
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// scratchDatabase creates a fresh database on the server of base and
+// returns its URL and a function that drops it.
+func scratchDatabase(ctx context.Context, base string) (string, func(), error) {
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return "", nil, fmt.Errorf("connect to %s: %w", redact(base), err)
+	}
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	name := "foundry_bench_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		_ = admin.Close(ctx)
+		return "", nil, fmt.Errorf("create database %s: %w", name, err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	drop := func() {
+		if _, err := admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			fmt.Fprintf(os.Stderr, "bench-http: drop database %s: %v\n", name, err)
+		}
+		_ = admin.Close(context.Background())
+	}
+	return u.String(), drop, nil
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// process is a started server; its output goes to a temporary file (at
+// the info level Foundry writes a line per request, as in production),
+// read back for error messages.
+type process struct {
+	cmd *exec.Cmd
+	out *os.File
+}
+
+func (p *process) output() string {
+	b, _ := os.ReadFile(p.out.Name())
+	const tail = 8 << 10
+	if len(b) > tail {
+		b = b[len(b)-tail:]
+	}
+	return string(b)
+}
+
+func start(bin string, env []string, args ...string) (*process, error) {
+	out, err := os.CreateTemp("", "bench-http-*.log")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		_ = out.Close()
+		_ = os.Remove(out.Name())
+		return nil, fmt.Errorf("start %s: %w (run `make build`?)", bin, err)
+	}
+	return &process{cmd: cmd, out: out}, nil
+}
+
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+	_ = p.out.Close()
+	_ = os.Remove(p.out.Name())
+}
+
+// saveProfile saves a CPU profile of the next d (whole seconds) to path.
+func saveProfile(ctx context.Context, adminAddr string, d time.Duration, path string) error {
+	secs := max(1, int(d.Seconds()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", adminAddr, secs), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// residentMiB is a process's resident set (VmRSS, Linux) in MiB.
+func residentMiB(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kib float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%f kB", &kib); err != nil {
+				return 0, err
+			}
+			return kib / 1024, nil
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+func waitHTTP(ctx context.Context, u string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not answer 200 within %s", u, limit)
+}
+
+// seeded is what the seed made.
+type seeded struct {
+	contributor, token string
+	assets, ideas      []string
+}
+
+// seedData makes, through Foundry's API: a contributor with CC to stake,
+// 64 assets to contribute to, 200 ideas, and finished agent tasks for the
+// metrics to describe.
+func seedData(ctx context.Context, base string) (seeded, error) {
+	var s seeded
+	var reg struct {
+		ContributorID string `json:"contributor_id"`
+		SessionToken  string `json:"session_token"`
+	}
+	if err := call(ctx, base, http.MethodPost, "/api/onboarding/register", map[string]any{"handle": "bench"}, nil, &reg); err != nil {
+		return s, err
+	}
+	s.contributor, s.token = reg.ContributorID, reg.SessionToken
+	for i := range 10 {
+		body := map[string]any{"contributor_id": s.contributor, "amount_usd": 1000, "reference": fmt.Sprintf("bench-%d", i)}
+		if err := call(ctx, base, http.MethodPost, "/api/cc/deposit", body, http.Header{"X-API-Key": {adminKey}}, nil); err != nil {
+			return s, err
+		}
+	}
+	// Contributions to one asset serialise on its row: 64 of them measure
+	// the path, not that lock.
+	for i := range 64 {
+		var asset struct {
+			ID string `json:"id"`
+		}
+		if err := call(ctx, base, http.MethodPost, "/api/assets", map[string]any{"type": "CODE", "name": fmt.Sprintf("bench %d", i)}, nil, &asset); err != nil {
+			return s, err
+		}
+		s.assets = append(s.assets, asset.ID)
+	}
+	for i := range 200 {
+		var idea struct {
+			ID string `json:"id"`
+		}
+		body := map[string]any{"name": fmt.Sprintf("Bench idea %03d", i), "potential_value": 100 + i, "estimated_cost": 10}
+		if err := call(ctx, base, http.MethodPost, "/api/ideas", body, nil, &idea); err != nil {
+			return s, err
+		}
+		s.ideas = append(s.ideas, idea.ID)
+	}
+	for i := range 50 {
+		var task struct {
+			ID string `json:"id"`
+		}
+		if err := call(ctx, base, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "bench", "task_type": "impl"}, nil, &task); err != nil {
+			return s, err
+		}
+		if err := call(ctx, base, http.MethodPatch, "/api/agent/tasks/"+task.ID, map[string]any{"status": "running", "worker_id": "seed"}, nil, nil); err != nil {
+			return s, err
+		}
+		done := map[string]any{"status": "completed", "output": "ok"}
+		if i%5 == 0 {
+			done = map[string]any{"status": "failed", "output": "provider returned 503"}
+		}
+		if err := call(ctx, base, http.MethodPatch, "/api/agent/tasks/"+task.ID, done, nil, nil); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// call sends one JSON request and decodes a 2xx answer into out.
+func call(ctx context.Context, base, method, path string, body any, h http.Header, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	}
+	if out != nil {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}
+
+// route is one measured operation: request makes the i-th request of a
+// run (i counts across the run's clients).
+type route struct {
+	name    string
+	write   bool
+	prepare func(ctx context.Context) error
+	request func(i int64) (method, path string, body []byte, h http.Header)
+}
+
+func routeTable(s seeded, conn *pgx.Conn) []route {
+	jsonBody := func(v any) []byte { b, _ := json.Marshal(v); return b }
+	bearer := http.Header{"Authorization": {"Bearer " + s.token}}
+	// PATCH claims pending tasks, one per request: the tasks the create
+	// route made (by both servers), topped up to enough for any run.
+	var pending struct {
+		mu  sync.Mutex
+		ids []string
+	}
+	return []route{
+		{name: "contribution", write: true, request: func(i int64) (string, string, []byte, http.Header) {
+			return http.MethodPost, "/api/contributions", jsonBody(map[string]any{"contributor_id": s.contributor,
+				"asset_id": s.assets[i%int64(len(s.assets))], "cost_amount": 1.5, "metadata": map[string]any{}}), nil
+		}},
+		{name: "idea", request: func(i int64) (string, string, []byte, http.Header) {
+			return http.MethodGet, "/api/ideas/" + s.ideas[i%int64(len(s.ideas))], nil, nil
+		}},
+		{name: "ideas-list-50", request: func(int64) (string, string, []byte, http.Header) {
+			return http.MethodGet, "/api/ideas?limit=50", nil, nil
+		}},
+		{name: "task-create", write: true, request: func(int64) (string, string, []byte, http.Header) {
+			return http.MethodPost, "/api/agent/tasks", jsonBody(map[string]any{"direction": "bench task", "task_type": "impl"}), nil
+		}},
+		{name: "task-claim", write: true, prepare: func(ctx context.Context) error {
+			const want = 400_000
+			var have int
+			if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM agent.tasks WHERE status = 'pending'`).Scan(&have); err != nil {
+				return err
+			}
+			if have < want {
+				// Copies of one pending task (only the id differs): claims
+				// need a fresh pending task each. The counters are not
+				// touched; nothing in the run reads them exactly.
+				if _, err := conn.Exec(ctx, `INSERT INTO agent.tasks
+					SELECT (jsonb_populate_record(t, jsonb_build_object('id', 'bench-' || g))).*
+					FROM agent.tasks t, generate_series(1, $1) g
+					WHERE t.id = (SELECT id FROM agent.tasks WHERE status = 'pending' LIMIT 1)`, want-have); err != nil {
+					return err
+				}
+			}
+			rows, err := conn.Query(ctx, `SELECT id FROM agent.tasks WHERE status = 'pending'`)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			pending.ids = ids
+			_, err = conn.Exec(ctx, `ANALYZE agent.tasks`)
+			return err
+		}, request: func(int64) (string, string, []byte, http.Header) {
+			pending.mu.Lock()
+			id := pending.ids[len(pending.ids)-1]
+			pending.ids = pending.ids[:len(pending.ids)-1]
+			pending.mu.Unlock()
+			return http.MethodPatch, "/api/agent/tasks/" + id, jsonBody(map[string]any{"status": "running", "worker_id": "bench-worker"}), nil
+		}},
+		{name: "pipeline-status", request: func(int64) (string, string, []byte, http.Header) {
+			return http.MethodGet, "/api/agent/pipeline-status", nil, nil
+		}},
+		{name: "metrics", request: func(int64) (string, string, []byte, http.Header) {
+			return http.MethodGet, "/api/agent/metrics", nil, nil
+		}},
+		{name: "stake", write: true, request: func(i int64) (string, string, []byte, http.Header) {
+			return http.MethodPost, "/api/cc/stake",
+				jsonBody(map[string]any{"contributor_id": s.contributor, "idea_id": s.ideas[i%int64(len(s.ideas))], "amount_cc": 1}), bearer
+		}},
+	}
+}
+
+type target struct{ name, base string }
+
+// stats are one server's measurements of a route.
+type stats struct {
+	requests  int64
+	elapsed   time.Duration
+	latencies []time.Duration
+}
+
+func (s *stats) add(o *stats) {
+	s.requests += o.requests
+	s.elapsed += o.elapsed
+	s.latencies = append(s.latencies, o.latencies...)
+}
+
+func (s *stats) rate() float64 { return float64(s.requests) / s.elapsed.Seconds() }
+
+func (s *stats) percentile(p float64) time.Duration {
+	if len(s.latencies) == 0 {
+		return 0
+	}
+	l := slices.Clone(s.latencies)
+	slices.Sort(l)
+	return l[min(len(l)-1, int(p/100*float64(len(l))))]
+}
+
+// drive runs r against t with c clients for d and measures it; any
+// request that fails or answers other than 2xx fails the run.
+func drive(ctx context.Context, client *http.Client, t target, r route, c int, d time.Duration) (*stats, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		n        atomic.Int64
+		firstErr error
+		errOnce  sync.Once
+		wg       sync.WaitGroup
+	)
+	lat := make([][]time.Duration, c)
+	begin := time.Now()
+	deadline := begin.Add(d)
+	for w := range c {
+		wg.Go(func() {
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				method, path, body, h := r.request(n.Add(1))
+				req, err := http.NewRequestWithContext(ctx, method, t.base+path, bytes.NewReader(body))
+				if err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				if body != nil {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				for k, v := range h {
+					req.Header[k] = v
+				}
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err == nil {
+					raw, _ := io.ReadAll(resp.Body)
+					_ = resp.Body.Close()
+					if resp.StatusCode/100 != 2 {
+						err = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(raw))
+					}
+				}
+				if err != nil {
+					if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+						return
+					}
+					errOnce.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	s := &stats{elapsed: time.Since(begin)}
+	for _, l := range lat {
+		s.latencies = append(s.latencies, l...)
+	}
+	s.requests = int64(len(s.latencies))
+	return s, nil
+}
+
+type result struct {
+	route string
+	write bool
+	stats map[string]*stats
+}
+
+func report(w io.Writer, results []result, o options) {
+	fmt.Fprintf(w, "\n%d clients, %d alternating rounds of %s per server and route\n\n", o.concurrency, o.rounds, o.round)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "route\tfoundry req/s\tp50\tp99\tbare req/s\tp50\tp99\tratio\tgoal\t")
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
+	for _, r := range results {
+		f, b := r.stats["foundry"], r.stats["bare"]
+		goal := 0.7
+		if r.write {
+			goal = 0.6
+		}
+		mark := ""
+		if f.rate()/b.rate() < goal {
+			mark = " (below)"
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%.0f\t%s\t%s\t%.2f\t%.1f%s\t\n", r.route, f.rate(), ms(f.percentile(50)), ms(f.percentile(99)),
+			b.rate(), ms(b.percentile(50)), ms(b.percentile(99)), f.rate()/b.rate(), goal, mark)
+	}
+	_ = tw.Flush()
+}
