@@ -598,10 +598,9 @@ func (s *server) contributionRefused(ctx context.Context, assetID string) error 
 // 2. GET /api/ideas/{id} and 3. GET /api/ideas
 //
 // GetIdea mirrors portfolio handler.GetIdea (handler/handler.go) →
-// usecase.App.Idea (usecase/ideas.go) → sqlstore.Ideas.Get → getIdea and
-// loadTags (store/sqlstore/ideas.go): the idea row, then its tags. One round
-// trip: both statements in one batch (Foundry sends them one after the
-// other on the pool, outside a transaction).
+// usecase.App.Idea (usecase/ideas.go) → sqlstore.Ideas.Get → getIdea
+// (store/sqlstore/ideas.go): one statement, the idea joined with its tags,
+// one round trip on both servers.
 //
 // ListIdeas mirrors portfolio handler.ListIdeas → usecase.App.ListIdeas →
 // sqlstore.Ideas.List (the page by score, the page's tags, the totals row
@@ -620,8 +619,10 @@ const ideaColumns = `id, name, description, potential_value, estimated_cost, act
 	open_question_count, task_count, parent_idea_id, merged_into_id, archived, created_at, updated_at`
 
 const (
-	sqlGetIdea    = `SELECT ` + ideaColumns + ` FROM portfolio.ideas WHERE id = $1`
-	sqlIdeaTags   = `SELECT idea_id, tag FROM portfolio.idea_tags WHERE idea_id IN ($1) ORDER BY idea_id, tag`
+	// sqlGetIdea is getIdea's one statement: the idea with its tags, one
+	// row per tag (a NULL tag when none).
+	sqlGetIdea = `SELECT ` + ideaColumns + `, t.tag FROM portfolio.ideas LEFT JOIN portfolio.idea_tags t
+		ON t.idea_id = ideas.id WHERE ideas.id = $1 ORDER BY t.tag`
 	sqlIdeaTotals = `SELECT total_ideas, validated_ideas, potential_value_micros, actual_value_micros
 		FROM portfolio.portfolio_totals WHERE id = 1`
 	// Portfolio list limits (portfolio handler.DefaultLimit and MaxLimit).
@@ -644,12 +645,12 @@ type ideaRow struct {
 	CreatedAt, UpdatedAt                                               int64
 }
 
-func scanIdea(row pgx.Row) (ideaRow, error) {
+func scanIdea(row pgx.Row, extra ...any) (ideaRow, error) {
 	var i ideaRow
-	err := row.Scan(&i.ID, &i.Name, &i.Description, &i.PotentialValue, &i.EstimatedCost, &i.ActualValue, &i.ActualCost,
+	err := row.Scan(append([]any{&i.ID, &i.Name, &i.Description, &i.PotentialValue, &i.EstimatedCost, &i.ActualValue, &i.ActualCost,
 		&i.Confidence, &i.ResistanceRisk, &i.Stage, &i.Manifestation,
 		&i.CostCompute, &i.CostInfra, &i.CostHuman, &i.ValueAdoption, &i.ValueLineage, &i.ValueFriction,
-		&i.OpenQuestions, &i.TaskCount, &i.ParentID, &i.MergedIntoID, &i.Archived, &i.CreatedAt, &i.UpdatedAt)
+		&i.OpenQuestions, &i.TaskCount, &i.ParentID, &i.MergedIntoID, &i.Archived, &i.CreatedAt, &i.UpdatedAt}, extra...)...)
 	return i, err
 }
 
@@ -736,21 +737,16 @@ func (s *server) getIdea(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	b := &pgx.Batch{}
 	b.Queue(sqlGetIdea, id)
-	b.Queue(sqlIdeaTags, id)
 	var out ideaJSON
 	err := s.run(r.Context(), b, func(br pgx.BatchResults) error {
-		i, err := scanIdea(br.QueryRow())
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fail(http.StatusNotFound, "idea %s not found", id)
-		}
+		i, tags, found, err := readIdeaTags(br)
 		if err != nil {
 			return fmt.Errorf("load idea %s: %w", id, err)
 		}
-		tags, err := readTags(br)
-		if err != nil {
-			return fmt.Errorf("load tags: %w", err)
+		if !found {
+			return fail(http.StatusNotFound, "idea %s not found", id)
 		}
-		out = ideaOut(i, tags[id])
+		out = ideaOut(i, tags)
 		return nil
 	})
 	if err != nil {
@@ -2485,18 +2481,39 @@ func readCooling(br pgx.BatchResults) ([]coolingLot, error) {
 	return lots, err
 }
 
-// readIdea reads the portfolio's GetIdea pair (the idea row, its tags).
-func readIdea(br pgx.BatchResults) (ideaRow, bool, error) {
-	i, err := scanIdea(br.QueryRow())
-	found := true
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		found = false
-	case err != nil:
-		return ideaRow{}, false, fmt.Errorf("load idea: %w", err)
+// readIdeaTags reads the result of sqlGetIdea: the idea and its tags.
+func readIdeaTags(br pgx.BatchResults) (ideaRow, []string, bool, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return ideaRow{}, nil, false, err
 	}
-	if _, err := readTags(br); err != nil {
-		return ideaRow{}, false, fmt.Errorf("load tags: %w", err)
+	defer rows.Close()
+	var (
+		first ideaRow
+		tags  []string
+		found bool
+	)
+	for rows.Next() {
+		var tag *string
+		i, err := scanIdea(rows, &tag)
+		if err != nil {
+			return ideaRow{}, nil, false, err
+		}
+		if !found {
+			first, found = i, true
+		}
+		if tag != nil {
+			tags = append(tags, *tag)
+		}
+	}
+	return first, tags, found, rows.Err()
+}
+
+// readIdea reads the portfolio's GetIdea statement for the stake.
+func readIdea(br pgx.BatchResults) (ideaRow, bool, error) {
+	i, _, found, err := readIdeaTags(br)
+	if err != nil {
+		return ideaRow{}, false, fmt.Errorf("load idea: %w", err)
 	}
 	return i, found, nil
 }
@@ -2601,7 +2618,6 @@ func (s *server) stakeTx(ctx context.Context, req stakeRequest, amount int64, to
 	b := &pgx.Batch{}
 	b.Queue(sqlSession, tokenHash)
 	b.Queue(sqlGetIdea, req.IdeaID)
-	b.Queue(sqlIdeaTags, req.IdeaID)
 	b.Queue("BEGIN")
 	if idemKey != "" {
 		b.Queue(sqlLockEconomy)
@@ -2805,7 +2821,6 @@ func (s *server) stakeDryRun(w http.ResponseWriter, r *http.Request, req stakeRe
 	at := now()
 	b := &pgx.Batch{}
 	b.Queue(sqlGetIdea, req.IdeaID)
-	b.Queue(sqlIdeaTags, req.IdeaID)
 	b.Queue(sqlContributor, req.ContributorID) // mustExist
 	b.Queue(sqlContributor, req.ContributorID) // Balances' mustExist
 	b.Queue(sqlBalances, req.ContributorID)

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -29,7 +28,9 @@ const ideaColumns = `id, name, description, potential_value, estimated_cost, act
 	value_adoption, value_lineage, value_friction_avoided,
 	open_question_count, task_count, parent_idea_id, merged_into_id, archived, created_at, updated_at`
 
-func scanIdea(row database.Row) (idea.Idea, error) {
+// scanIdea reads a row of ideaColumns, followed by extra columns into
+// extra.
+func scanIdea(row database.Row, extra ...any) (idea.Idea, error) {
 	var (
 		i                           idea.Idea
 		stage, manifestation        string
@@ -37,10 +38,10 @@ func scanIdea(row database.Row) (idea.Idea, error) {
 		parent, merged              *string
 		createdMicros, updatedMicro int64
 	)
-	err := row.Scan(&i.ID, &i.Name, &i.Description, &i.PotentialValue, &i.EstimatedCost, &i.ActualValue, &i.ActualCost,
+	err := row.Scan(append([]any{&i.ID, &i.Name, &i.Description, &i.PotentialValue, &i.EstimatedCost, &i.ActualValue, &i.ActualCost,
 		&i.Confidence, &i.ResistanceRisk, &stage, &manifestation,
 		&cc, &ci, &ch, &va, &vl, &vf,
-		&i.OpenQuestions, &i.TaskCount, &parent, &merged, &i.Archived, &createdMicros, &updatedMicro)
+		&i.OpenQuestions, &i.TaskCount, &parent, &merged, &i.Archived, &createdMicros, &updatedMicro}, extra...)...)
 	if err != nil {
 		return idea.Idea{}, err
 	}
@@ -150,25 +151,43 @@ func (r *Ideas) Lock(ctx context.Context, id string) (idea.Idea, error) {
 }
 
 func getIdea(ctx context.Context, q database.Querier, id string, lock bool) (idea.Idea, error) {
-	query := `SELECT ` + ideaColumns + ` FROM ideas WHERE id = $1`
+	// One round trip: the idea joined with its tags, one row per tag (one
+	// row with a NULL tag when it has none). The lock takes the idea's row
+	// only.
+	query := `SELECT ` + ideaColumns + `, t.tag FROM ideas LEFT JOIN idea_tags t ON t.idea_id = ideas.id
+		WHERE ideas.id = $1 ORDER BY t.tag`
 	if lock && q.Engine() == database.Postgres {
-		query += ` FOR UPDATE`
+		query += ` FOR UPDATE OF ideas`
 	}
-	i, err := scanIdea(q.QueryRow(ctx, query, id))
-	if errors.Is(err, database.ErrNoRows) {
-		return idea.Idea{}, fmt.Errorf("idea %s: %w", id, store.ErrNotFound)
-	}
+	rows, err := q.Query(ctx, query, id)
 	if err != nil {
 		return idea.Idea{}, fmt.Errorf("load idea %s: %w", id, err)
 	}
-	tags, err := loadTags(ctx, q, []string{id})
-	if err != nil {
-		return idea.Idea{}, err
+	defer rows.Close()
+	var (
+		out   idea.Idea
+		found bool
+	)
+	for rows.Next() {
+		var tag *string
+		i, err := scanIdea(rows, &tag)
+		if err != nil {
+			return idea.Idea{}, fmt.Errorf("load idea %s: %w", id, err)
+		}
+		if !found {
+			out, found = i, true
+		}
+		if tag != nil {
+			out.Tags = append(out.Tags, *tag)
+		}
 	}
-	if t := tags[id]; t != nil {
-		i.Tags = t
+	if err := rows.Err(); err != nil {
+		return idea.Idea{}, fmt.Errorf("load idea %s: %w", id, err)
 	}
-	return i, nil
+	if !found {
+		return idea.Idea{}, fmt.Errorf("idea %s: %w", id, store.ErrNotFound)
+	}
+	return out, nil
 }
 
 // loadTags returns the tags of the given ideas (all ideas when ids is nil).
