@@ -143,8 +143,11 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 // traced starts the request's span (continuing the caller's trace when it
 // sent a traceparent) and puts it in the context, so the access log, the
 // services called and their statements join it. observe renames it after
-// its route once routing has named one.
+// its route once routing has named one. Without tracing it is not there.
 func traced(next http.Handler) http.Handler {
+	if !observability.Active() {
+		return next
+	}
 	return otelhttp.NewHandler(next, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return metricMethod(r.Method)
 	}))

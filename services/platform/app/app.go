@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -356,7 +355,7 @@ func (p *Process) startModule(ctx context.Context, m Module, reg prometheus.Regi
 	}
 	if m.Migrations != nil {
 		db, err := database.Open(ctx, database.Config{URL: p.Settings.DatabaseURL, DataDir: p.Settings.DataDir, Schema: m.Name,
-			Trace: observability.Enabled(os.LookupEnv)})
+			Trace: observability.Active()})
 		if err != nil {
 			return err
 		}

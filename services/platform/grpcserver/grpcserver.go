@@ -50,7 +50,8 @@ type Server struct {
 // metrics and the access log, panic recovery, then error translation, so
 // the metrics and the log see the status the caller gets, a recovered
 // panic's Internal included. The OpenTelemetry stats handler runs before
-// them all and puts the call's span in the context.
+// them all (when the process exports traces) and puts the call's span in
+// the context.
 func New(log *zap.Logger, reg prometheus.Registerer) *Server {
 	m := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(grpcprom.WithHistogramBuckets(latencyBuckets)))
 	if reg != nil {
@@ -62,9 +63,11 @@ func New(log *zap.Logger, reg prometheus.Registerer) *Server {
 		return status.Error(codes.Internal, "internal error")
 	})
 	exemplar := grpcprom.WithExemplarFromContext(exemplarOf)
-	srv := grpc.NewServer(
-		grpc.MaxRecvMsgSize(MaxMessageBytes),
-		grpc.StatsHandler(otelgrpc.NewServerHandler()),
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}
+	if observability.Active() {
+		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler()))
+	}
+	srv := grpc.NewServer(append(opts,
 		grpc.ChainUnaryInterceptor(
 			requestid.UnaryServerInterceptor(),
 			m.UnaryServerInterceptor(exemplar),
@@ -77,7 +80,7 @@ func New(log *zap.Logger, reg prometheus.Registerer) *Server {
 			logging.StreamServerInterceptor(Logger(log), logOpts...),
 			recovery.StreamServerInterceptor(rec),
 		),
-	)
+	)...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
@@ -89,19 +92,22 @@ func New(log *zap.Logger, reg prometheus.Registerer) *Server {
 // service is registered.
 func (s *Server) InitializeMetrics() { s.metrics.InitializeMetrics(s.Server) }
 
-// ClientOptions are the dial options of a connection to a peer: the
-// OpenTelemetry stats handler (the trace continues in the peer), client
-// metrics in m, and the request id sent on.
+// ClientOptions are the dial options of a connection to a peer: client
+// metrics in m, the request id sent on, and when the process exports
+// traces the OpenTelemetry stats handler (the trace continues in the peer).
 func ClientOptions(m *grpcprom.ClientMetrics) []grpc.DialOption {
-	return []grpc.DialOption{
+	opts := []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes)),
-		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
 		grpc.WithChainUnaryInterceptor(
 			requestid.UnaryClientInterceptor(),
 			m.UnaryClientInterceptor(grpcprom.WithExemplarFromContext(exemplarOf)),
 		),
 		grpc.WithChainStreamInterceptor(m.StreamClientInterceptor(grpcprom.WithExemplarFromContext(exemplarOf))),
 	}
+	if observability.Active() {
+		opts = append(opts, grpc.WithStatsHandler(otelgrpc.NewClientHandler()))
+	}
+	return opts
 }
 
 // NewClientMetrics returns the grpc_client_* collectors, registered in reg.

@@ -3,10 +3,8 @@
 //
 // Tracing is OpenTelemetry, configured entirely by the standard OTEL_*
 // variables (the exporter by autoexport, sampling and batching by the SDK)
-// and off unless they ask for it: a laptop run exports nothing and pays
-// almost nothing. The W3C trace-context propagator is installed either
-// way, so a caller's traceparent still reaches every service (and its log
-// lines) when this process does not export.
+// and off unless they ask for it: then no tracing handler is installed
+// (see Active), and a request pays nothing for it.
 package observability
 
 import (
@@ -16,6 +14,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/contrib/exporters/autoexport"
@@ -29,6 +28,15 @@ import (
 
 	"github.com/foundryhq/foundry/services/platform/requestid"
 )
+
+// active is true once Start has installed an exporting tracer provider.
+var active atomic.Bool
+
+// Active reports whether this process exports traces (Start found them
+// enabled). Instrumentation that only feeds traces (the HTTP and gRPC
+// handlers) is installed only then: with tracing off a request pays nothing
+// for it, and the request id alone ties its log lines together.
+func Active() bool { return active.Load() }
 
 // Enabled reports whether the OTEL_* variables ask for traces: an
 // exporter named in OTEL_TRACES_EXPORTER (other than "none"), or an OTLP
@@ -81,6 +89,7 @@ func Start(ctx context.Context, service string, log *zap.Logger) (shutdown func(
 	// The SDK reads OTEL_TRACES_SAMPLER(_ARG) and OTEL_BSP_* itself.
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
+	active.Store(true)
 	log.Info("tracing on", zap.String("exporter", fmt.Sprintf("%T", exp)), zap.String("service", service))
 	return tp.Shutdown, nil
 }

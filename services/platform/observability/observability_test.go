@@ -37,6 +37,16 @@ func TestEnabledFollowsTheStandardVariables(t *testing.T) {
 	}
 }
 
+func TestStartWithoutTheVariablesInstallsNothing(t *testing.T) {
+	for _, k := range []string{"OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		t.Setenv(k, "")
+	}
+	stop, err := observability.Start(context.Background(), "foundry-test", zap.NewNop())
+	require.NoError(t, err)
+	require.False(t, observability.Active(), "no exporter: no tracing handlers")
+	require.NoError(t, stop(context.Background()))
+}
+
 func TestFieldsCarryTheRequestAndTraceIDs(t *testing.T) {
 	require.Empty(t, observability.Fields(context.Background()))
 
