@@ -80,6 +80,9 @@ type Querier interface {
 	Exec(ctx context.Context, query string, args ...any) (int64, error)
 	Query(ctx context.Context, query string, args ...any) (Rows, error)
 	QueryRow(ctx context.Context, query string, args ...any) Row
+	// SendBatch runs the batch's statements, in one round trip on
+	// Postgres.
+	SendBatch(ctx context.Context, b *Batch) error
 	Engine() Engine
 }
 
@@ -218,6 +221,14 @@ func (db *DB) QueryRow(ctx context.Context, query string, args ...any) Row {
 		return pgRow{db.pool.QueryRow(ctx, query, args...)}
 	}
 	return sqlRow{db.sqldb.QueryRowContext(ctx, rebind(query), args...)}
+}
+
+// SendBatch implements Querier.
+func (db *DB) SendBatch(ctx context.Context, b *Batch) error {
+	if db.pool != nil {
+		return pgSendBatch(ctx, db.pool, b)
+	}
+	return sqlSendBatch(ctx, db.sqldb, b)
 }
 
 // maxAttempts bounds retries of a transaction that lost a serialization race.

@@ -58,6 +58,8 @@ func (t pgTx) QueryRow(ctx context.Context, query string, args ...any) Row {
 	return pgRow{t.tx.QueryRow(ctx, query, args...)}
 }
 
+func (t pgTx) SendBatch(ctx context.Context, b *Batch) error { return pgSendBatch(ctx, t.tx, b) }
+
 func (pgTx) Engine() Engine { return Postgres }
 
 // sqlRunner is what a *sql.DB and a *sql.Tx share.
@@ -111,6 +113,8 @@ func (t sqlTx) Query(ctx context.Context, query string, args ...any) (Rows, erro
 func (t sqlTx) QueryRow(ctx context.Context, query string, args ...any) Row {
 	return sqlRow{t.tx.QueryRowContext(ctx, rebind(query), args...)}
 }
+
+func (t sqlTx) SendBatch(ctx context.Context, b *Batch) error { return sqlSendBatch(ctx, t.tx, b) }
 
 func (sqlTx) Engine() Engine { return SQLite }
 

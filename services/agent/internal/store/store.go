@@ -15,6 +15,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/abtest"
 	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/migrate"
 )
 
@@ -102,12 +103,13 @@ type Tasks interface {
 	// pending, or times it out when it had maxAttempts claims already, in
 	// one statement; it returns the changed tasks as they now are.
 	Reap(ctx context.Context, now time.Time, maxAttempts int, summary string) ([]Task, error)
-	// OldestPending is the creation time of the longest-waiting pending
-	// task; ok is false when none is pending.
-	OldestPending(ctx context.Context) (at time.Time, ok bool, err error)
-	// LastFinished returns the statuses of the n most recently finished
-	// tasks, newest first.
-	LastFinished(ctx context.Context, n int) ([]task.Status, error)
+	// QueueOldestPending queues the read of the longest-waiting pending
+	// task's creation time into b: *at is set and *ok is true when one is
+	// pending.
+	QueueOldestPending(b *database.Batch, at *time.Time, ok *bool)
+	// QueueLastFinished queues the read of the statuses of the n most
+	// recently finished tasks, newest first, into b.
+	QueueLastFinished(b *database.Batch, n int, out *[]task.Status)
 	// Durations returns the durations (seconds) of at most limit tasks
 	// finished at or after since, the most recently finished first.
 	Durations(ctx context.Context, since time.Time, limit int) ([]float64, error)
@@ -162,6 +164,8 @@ type Stats interface {
 	AddCounts(ctx context.Context, deltas []Count) error
 	// Counts returns every non-empty counter.
 	Counts(ctx context.Context) ([]Count, error)
+	// QueueCounts queues Counts' read into b.
+	QueueCounts(b *database.Batch, out *[]Count)
 	// AddDaily adds d to its day's row.
 	AddDaily(ctx context.Context, d Daily) error
 	// DailyBetween sums the rows of the days starting in [from, to) by
@@ -169,9 +173,9 @@ type Stats interface {
 	DailyBetween(ctx context.Context, from, to time.Time) ([]Daily, error)
 	// AddFinished adds f to the finished counts of the hour holding at.
 	AddFinished(ctx context.Context, at time.Time, f Finished) error
-	// FinishedSince sums the finished counts of the hours starting at or
-	// after since.
-	FinishedSince(ctx context.Context, since time.Time) (Finished, error)
+	// QueueFinishedSince queues the sum of the finished counts of the
+	// hours starting at or after since into b.
+	QueueFinishedSince(b *database.Batch, since time.Time, out *Finished)
 	// AddDuration counts one duration in bucket (metrics.BucketOf) of the
 	// day holding at.
 	AddDuration(ctx context.Context, at time.Time, bucket int) error

@@ -12,6 +12,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -42,36 +43,36 @@ type PipelineStatus struct {
 // PipelineStatus reports the queue. Every read is bounded whatever the
 // number of tasks: the counters, the oldest pending task (an index), the
 // last FailureStreak finished tasks (an index) and the window's hours of
-// finished counts (one row per hour).
+// finished counts (one row per hour), sent as one batch.
 func (a *App) PipelineStatus(ctx context.Context) (PipelineStatus, error) {
 	r := a.read()
 	now := a.now()
 	cfg := a.cfg.Attention
-	counts, err := r.Stats.Counts(ctx)
-	if err != nil {
+	// The reads are independent: one batch, one round trip on Postgres.
+	var (
+		counts []store.Count
+		oldest time.Time
+		ok     bool
+		last   []task.Status
+		fin    store.Finished
+		batch  database.Batch
+	)
+	r.Stats.QueueCounts(&batch, &counts)
+	r.Tasks.QueueOldestPending(&batch, &oldest, &ok)
+	if cfg.FailureStreak > 0 {
+		r.Tasks.QueueLastFinished(&batch, cfg.FailureStreak, &last)
+	}
+	r.Stats.QueueFinishedSince(&batch, windowStart(now, cfg.Window), &fin)
+	if err := a.db.SendBatch(ctx, &batch); err != nil {
 		return PipelineStatus{}, wrap("pipeline status", err)
 	}
 	c := countsOf(counts)
 	q := attention.Queue{Pending: c.ByStatus[task.Pending], Running: c.ByStatus[task.Running]}
-	oldest, ok, err := r.Tasks.OldestPending(ctx)
-	if err != nil {
-		return PipelineStatus{}, wrap("pipeline status", err)
-	}
 	if ok {
 		q.OldestPending = oldest
 	}
-	if cfg.FailureStreak > 0 {
-		last, err := r.Tasks.LastFinished(ctx, cfg.FailureStreak)
-		if err != nil {
-			return PipelineStatus{}, wrap("pipeline status", err)
-		}
-		for _, s := range last {
-			q.LastFinished = append(q.LastFinished, failedish(s))
-		}
-	}
-	fin, err := r.Stats.FinishedSince(ctx, windowStart(now, cfg.Window))
-	if err != nil {
-		return PipelineStatus{}, wrap("pipeline status", err)
+	for _, s := range last {
+		q.LastFinished = append(q.LastFinished, failedish(s))
 	}
 	q.WindowCompleted, q.WindowFailed = int(fin.Completed), int(fin.Failed)
 	out := PipelineStatus{Counts: c, Window: cfg, Completed: q.WindowCompleted, Failed: q.WindowFailed, GeneratedAt: now}

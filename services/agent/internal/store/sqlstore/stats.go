@@ -49,24 +49,29 @@ func (s Stats) AddCounts(ctx context.Context, deltas []store.Count) error {
 
 // Counts implements store.Stats.
 func (s Stats) Counts(ctx context.Context) ([]store.Count, error) {
-	rows, err := s.q.Query(ctx, `SELECT status, task_type, n FROM task_counts WHERE n <> 0 ORDER BY status, task_type`)
-	if err != nil {
-		return nil, fmt.Errorf("read task counts: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Count{}
-	for rows.Next() {
-		var (
-			c           store.Count
-			status, typ string
-		)
-		if err := rows.Scan(&status, &typ, &c.N); err != nil {
-			return nil, fmt.Errorf("read task counts: %w", err)
+	var out []store.Count
+	b := &database.Batch{}
+	s.QueueCounts(b, &out)
+	return out, s.q.SendBatch(ctx, b)
+}
+
+// QueueCounts implements store.Stats.
+func (s Stats) QueueCounts(b *database.Batch, out *[]store.Count) {
+	b.Query(func(rows database.Rows) error {
+		*out = []store.Count{}
+		for rows.Next() {
+			var (
+				c           store.Count
+				status, typ string
+			)
+			if err := rows.Scan(&status, &typ, &c.N); err != nil {
+				return fmt.Errorf("read task counts: %w", err)
+			}
+			c.Status, c.Type = task.Status(status), task.Type(typ)
+			*out = append(*out, c)
 		}
-		c.Status, c.Type = task.Status(status), task.Type(typ)
-		out = append(out, c)
-	}
-	return out, rows.Err()
+		return nil
+	}, `SELECT status, task_type, n FROM task_counts WHERE n <> 0 ORDER BY status, task_type`)
 }
 
 // day is the UTC midnight of t's day, the daily rows' key.
@@ -128,15 +133,16 @@ func (s Stats) AddFinished(ctx context.Context, at time.Time, f store.Finished) 
 	return nil
 }
 
-// FinishedSince implements store.Stats: at most one row per hour of the
-// window, whatever the number of tasks.
-func (s Stats) FinishedSince(ctx context.Context, since time.Time) (store.Finished, error) {
-	var f store.Finished
-	if err := s.q.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(completed), 0) AS BIGINT), CAST(COALESCE(SUM(failed), 0) AS BIGINT)
-		FROM task_finished_hourly WHERE hour >= $1`, database.Micros(since)).Scan(&f.Completed, &f.Failed); err != nil {
-		return store.Finished{}, fmt.Errorf("read finished counts: %w", err)
-	}
-	return f, nil
+// QueueFinishedSince implements store.Stats: at most one row per hour of
+// the window, whatever the number of tasks.
+func (s Stats) QueueFinishedSince(b *database.Batch, since time.Time, out *store.Finished) {
+	b.QueryRow(func(row database.Row) error {
+		if err := row.Scan(&out.Completed, &out.Failed); err != nil {
+			return fmt.Errorf("read finished counts: %w", err)
+		}
+		return nil
+	}, `SELECT CAST(COALESCE(SUM(completed), 0) AS BIGINT), CAST(COALESCE(SUM(failed), 0) AS BIGINT)
+		FROM task_finished_hourly WHERE hour >= $1`, database.Micros(since))
 }
 
 // AddDuration implements store.Stats.

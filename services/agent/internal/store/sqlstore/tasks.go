@@ -242,36 +242,36 @@ func (s Tasks) Reap(ctx context.Context, now time.Time, maxAttempts int, summary
 	return out, nil
 }
 
-// OldestPending implements store.Tasks.
-func (s Tasks) OldestPending(ctx context.Context) (time.Time, bool, error) {
-	var us int64
-	err := s.q.QueryRow(ctx, `SELECT created_at FROM tasks WHERE status = 'pending' ORDER BY created_at, id LIMIT 1`).Scan(&us)
-	if errors.Is(err, database.ErrNoRows) {
-		return time.Time{}, false, nil
-	}
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("oldest pending task: %w", err)
-	}
-	return database.Time(us), true, nil
+// QueueOldestPending implements store.Tasks.
+func (s Tasks) QueueOldestPending(b *database.Batch, at *time.Time, ok *bool) {
+	b.QueryRow(func(row database.Row) error {
+		var us int64
+		err := row.Scan(&us)
+		if errors.Is(err, database.ErrNoRows) {
+			*ok = false
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("oldest pending task: %w", err)
+		}
+		*at, *ok = database.Time(us), true
+		return nil
+	}, `SELECT created_at FROM tasks WHERE status = 'pending' ORDER BY created_at, id LIMIT 1`)
 }
 
-// LastFinished implements store.Tasks.
-func (s Tasks) LastFinished(ctx context.Context, n int) ([]task.Status, error) {
-	rows, err := s.q.Query(ctx, `SELECT status FROM tasks WHERE completed_at IS NOT NULL
-		ORDER BY completed_at DESC, id DESC LIMIT $1`, n)
-	if err != nil {
-		return nil, fmt.Errorf("last finished tasks: %w", err)
-	}
-	defer rows.Close()
-	out := []task.Status{}
-	for rows.Next() {
-		var st string
-		if err := rows.Scan(&st); err != nil {
-			return nil, fmt.Errorf("last finished tasks: %w", err)
+// QueueLastFinished implements store.Tasks.
+func (s Tasks) QueueLastFinished(b *database.Batch, n int, out *[]task.Status) {
+	b.Query(func(rows database.Rows) error {
+		*out = []task.Status{}
+		for rows.Next() {
+			var st string
+			if err := rows.Scan(&st); err != nil {
+				return fmt.Errorf("last finished tasks: %w", err)
+			}
+			*out = append(*out, task.Status(st))
 		}
-		out = append(out, task.Status(st))
-	}
-	return out, rows.Err()
+		return nil
+	}, `SELECT status FROM tasks WHERE completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC LIMIT $1`, n)
 }
 
 // Durations implements store.Tasks; an index-only scan of tasks_finished.

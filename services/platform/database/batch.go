@@ -1,0 +1,88 @@
+package database
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Batch is statements sent together: on Postgres in one round trip (a
+// pipelined pgx batch), on SQLite one after the other (an embedded engine
+// has no round trips to save). Each statement's result goes to its
+// callback, in the order queued; the first error stops the batch. A use case
+// whose reads do not depend on each other queues them all and sends them
+// once, instead of paying a round trip per read.
+type Batch struct {
+	items []batchItem
+}
+
+type batchItem struct {
+	query string
+	args  []any
+	rows  func(Rows) error
+	row   func(Row) error
+}
+
+// Query queues a query whose rows read gets (it need not close them).
+func (b *Batch) Query(read func(Rows) error, query string, args ...any) {
+	b.items = append(b.items, batchItem{query: query, args: args, rows: read})
+}
+
+// QueryRow queues a one-row query; scan gets the row, whose Scan returns
+// ErrNoRows when there is none.
+func (b *Batch) QueryRow(scan func(Row) error, query string, args ...any) {
+	b.items = append(b.items, batchItem{query: query, args: args, row: scan})
+}
+
+// Len is the number of statements queued.
+func (b *Batch) Len() int { return len(b.items) }
+
+// pgBatcher is what a pgx pool and a pgx transaction share for batches.
+type pgBatcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+func pgSendBatch(ctx context.Context, r pgBatcher, b *Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	pb := &pgx.Batch{}
+	for _, it := range b.items {
+		q := pb.Queue(it.query, it.args...)
+		if it.rows != nil {
+			read := it.rows
+			q.Query(func(rows pgx.Rows) error { return read(rows) })
+		} else {
+			scan := it.row
+			q.QueryRow(func(row pgx.Row) error { return scan(pgRow{row}) })
+		}
+	}
+	// Close reads every result, running the callbacks, and returns the
+	// first error.
+	return r.SendBatch(ctx, pb).Close()
+}
+
+func sqlSendBatch(ctx context.Context, r sqlRunner, b *Batch) error {
+	for i, it := range b.items {
+		if it.row != nil {
+			if err := it.row(sqlRow{r.QueryRowContext(ctx, rebind(it.query), it.args...)}); err != nil {
+				return err
+			}
+			continue
+		}
+		rows, err := sqlQuery(ctx, r, it.query, it.args)
+		if err != nil {
+			return fmt.Errorf("batch statement %d: %w", i+1, err)
+		}
+		err = it.rows(rows)
+		if cerr := rows.Err(); err == nil {
+			err = cerr
+		}
+		rows.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
