@@ -24,6 +24,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
 // Config holds the agent's own settings.
@@ -205,14 +206,7 @@ func repos(q database.Querier) usecase.Repos {
 
 // reap returns expired claims to the queue every interval until ctx ends.
 func reap(ctx context.Context, log *zap.Logger, uc *usecase.App, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.After(ctx, every, func() {
 		requeued, timedOut, err := uc.Reap(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -220,7 +214,7 @@ func reap(ctx context.Context, log *zap.Logger, uc *usecase.App, every time.Dura
 		case requeued+timedOut > 0:
 			log.Info("expired task leases reaped", zap.Int("requeued", requeued), zap.Int("timed_out", timedOut))
 		}
-	}
+	})
 }
 
 // outboxBatch is how many idea advancements one delivery pass takes.

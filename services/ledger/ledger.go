@@ -22,6 +22,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
 // Config holds the ledger's own settings.
@@ -181,18 +182,5 @@ func readRates(ctx context.Context, log *zap.Logger, uc *usecase.App, every time
 				zap.Stringer("price", rd.Price), zap.Stringer("rate_in_force", rd.State.LastGood))
 		}
 	}
-	read()
-	if every <= 0 {
-		return
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			read()
-		}
-	}
+	periodic.Run(ctx, every, read)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/periodic"
 	"github.com/foundryhq/foundry/services/portfolio/internal/handler"
 	"github.com/foundryhq/foundry/services/portfolio/internal/rightsizing"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
@@ -64,20 +65,7 @@ func Module() app.Module {
 			// however large (or hostile) the portfolio, it can neither delay
 			// readiness nor crash-loop the service.
 			h.Go(func(ctx context.Context) {
-				snapshot(ctx, h.Log, uc, cfg.SnapshotTimeout)
-				if cfg.SnapshotInterval <= 0 {
-					return
-				}
-				t := time.NewTicker(cfg.SnapshotInterval)
-				defer t.Stop()
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-t.C:
-						snapshot(ctx, h.Log, uc, cfg.SnapshotTimeout)
-					}
-				}
+				periodic.Run(ctx, cfg.SnapshotInterval, func() { snapshot(ctx, h.Log, uc, cfg.SnapshotTimeout) })
 			})
 			return nil
 		},

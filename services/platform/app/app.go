@@ -37,6 +37,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/logging"
 	"github.com/foundryhq/foundry/services/platform/migrate"
 	"github.com/foundryhq/foundry/services/platform/observability"
+	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
 // Module is one deployable part of Foundry.
@@ -427,16 +428,7 @@ func (p *Process) adminHandler(reg *prometheus.Registry) http.Handler {
 
 // healthLoop re-runs the checks until the process stops.
 func (p *Process) healthLoop() {
-	t := time.NewTicker(p.Settings.HealthInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.loopCtx.Done():
-			return
-		case <-t.C:
-			p.checkHealth(p.loopCtx)
-		}
-	}
+	periodic.After(p.loopCtx, p.Settings.HealthInterval, func() { p.checkHealth(p.loopCtx) })
 }
 
 // checkHealth sets each module's service SERVING when all its checks pass,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/agent/internal/executor"
 	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
 // Candidate is an idea the loop may work on, best first as the portfolio
@@ -141,18 +142,11 @@ func (l *Loop) renew(ctx context.Context) {
 	if every <= 0 {
 		every = 10 * time.Second
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.After(ctx, every, func() {
 		if ok, err := l.Lead(ctx); (err != nil || !ok) && ctx.Err() == nil {
 			l.Log.Warn("pipeline loop: could not renew the lease during a pass", zap.Bool("held", ok), zap.Error(err))
 		}
-	}
+	})
 }
 
 // Once runs one pass. With dryRun it picks the candidate and reports the
@@ -242,10 +236,8 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 // Run runs a pass every interval while this replica leads, until ctx ends.
 // A failing pass is logged and recorded; the loop goes on.
 func (l *Loop) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
 	leading := false
-	for {
+	periodic.Run(ctx, interval, func() {
 		it, err := l.Pass(ctx, false)
 		switch {
 		case ctx.Err() != nil:
@@ -270,10 +262,5 @@ func (l *Loop) Run(ctx context.Context, interval time.Duration) {
 					zap.String("task_type", it.TaskType), zap.String("task_id", it.TaskID), zap.String("detail", it.Detail))
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/lease"
+	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
 // Ledger is what the monitor needs of the ledger (its gRPC API, adapted).
@@ -69,13 +70,11 @@ type Runner struct {
 // lease lasts three intervals, so a leader that dies is replaced within
 // about three intervals; a leader that stops cleanly releases it at once.
 func (r *Runner) Run(ctx context.Context) {
-	t := time.NewTicker(r.Interval)
-	defer t.Stop()
 	defer func() {
 		_ = lease.Release(context.WithoutCancel(ctx), r.DB, LeaseName, r.Holder)
 	}()
 	leading := false
-	for {
+	periodic.Run(ctx, r.Interval, func() {
 		ok, err := lease.Acquire(ctx, r.DB, LeaseName, r.Holder, 3*r.Interval, r.Clock.Now())
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -91,12 +90,7 @@ func (r *Runner) Run(ctx context.Context) {
 				r.Log.Warn("economy monitor: check failed", zap.Error(err))
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // Once runs one check: asks the ledger, decides, applies the decision when

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
 // DefaultRetention is how long events are kept unless configured: a month
@@ -58,9 +59,7 @@ func (r *Retainer) Run(ctx context.Context) {
 	if interval <= 0 {
 		interval = DefaultPruneInterval
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+	periodic.Run(ctx, interval, func() {
 		n, err := r.Once(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -68,10 +67,5 @@ func (r *Retainer) Run(ctx context.Context) {
 		case n > 0:
 			log.Info("pruned runtime telemetry", zap.Int64("events", n), zap.Duration("retention", r.Retention))
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
