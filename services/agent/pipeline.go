@@ -241,9 +241,5 @@ type recorder struct {
 
 // Record implements loop.Recorder.
 func (r recorder) Record(ctx context.Context, it loop.Iteration) error {
-	return r.uc.RecordLoopPass(ctx, store.LoopPass{
-		Holder: r.holder, Outcome: it.Outcome, IdeaID: it.IdeaID, IdeaScore: it.Score, StageBefore: it.StageBefore,
-		TaskType: it.TaskType, TaskID: it.TaskID, StageAfter: it.StageAfter, Detail: it.Detail,
-		StartedAt: it.StartedAt, FinishedAt: it.FinishedAt,
-	})
+	return r.uc.RecordLoopPass(ctx, store.LoopPass{Holder: r.holder, Iteration: it})
 }

@@ -343,10 +343,7 @@ func (h *Handler) GetLoopStatus(ctx context.Context, _ *agentv1.GetLoopStatusReq
 	}
 	if p := st.Report.Latest; p != nil {
 		resp.LastRunAt = optTime(p.FinishedAt)
-		resp.LastIteration = iterationProto(loop.Iteration{
-			Outcome: p.Outcome, IdeaID: p.IdeaID, Score: p.IdeaScore, StageBefore: p.StageBefore, TaskType: p.TaskType,
-			TaskID: p.TaskID, StageAfter: p.StageAfter, Detail: p.Detail, StartedAt: p.StartedAt, FinishedAt: p.FinishedAt,
-		})
+		resp.LastIteration = iterationProto(p.Iteration)
 	}
 	return resp, nil
 }

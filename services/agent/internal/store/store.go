@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/foundryhq/foundry/services/agent/internal/abtest"
+	"github.com/foundryhq/foundry/services/agent/internal/loop"
 	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -242,21 +243,13 @@ type Outbox interface {
 	Settle(ctx context.Context, it OutboxItem) error
 }
 
-// LoopPass is one pass of the pipeline loop as stored. Empty strings are
-// the parts a pass did not reach (an idle pass names no idea).
+// LoopPass is one pass of the pipeline loop as stored: the iteration and
+// the replica that made it. Empty strings are the parts a pass did not
+// reach (an idle pass names no idea).
 type LoopPass struct {
-	ID          string
-	Holder      string
-	Outcome     string
-	IdeaID      string
-	IdeaScore   float64
-	StageBefore string
-	TaskType    string
-	TaskID      string
-	StageAfter  string
-	Detail      string
-	StartedAt   time.Time
-	FinishedAt  time.Time
+	ID     string
+	Holder string
+	loop.Iteration
 }
 
 // LoopPasses is the repository of the pipeline loop's passes.

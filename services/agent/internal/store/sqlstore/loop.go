@@ -25,7 +25,7 @@ func NewLoopPasses(q database.Querier) LoopPasses { return LoopPasses{q: q} }
 func (l LoopPasses) Insert(ctx context.Context, p store.LoopPass) error {
 	if _, err := l.q.Exec(ctx, `INSERT INTO loop_passes (id, holder, outcome, idea_id, idea_score, stage_before, task_type,
 		task_id, stage_after, detail, started_at, finished_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		p.ID, p.Holder, p.Outcome, p.IdeaID, p.IdeaScore, p.StageBefore, p.TaskType, p.TaskID, p.StageAfter, p.Detail,
+		p.ID, p.Holder, p.Outcome, p.IdeaID, p.Score, p.StageBefore, p.TaskType, p.TaskID, p.StageAfter, p.Detail,
 		database.Micros(p.StartedAt), database.Micros(p.FinishedAt)); err != nil {
 		return fmt.Errorf("insert loop pass: %w", err)
 	}
@@ -44,7 +44,7 @@ func (l LoopPasses) Latest(ctx context.Context) (store.LoopPass, error) {
 	)
 	err := l.q.QueryRow(ctx, `SELECT id, holder, outcome, idea_id, idea_score, stage_before, task_type, task_id, stage_after,
 		detail, started_at, finished_at FROM loop_passes ORDER BY finished_at DESC, id DESC LIMIT 1`).
-		Scan(&p.ID, &p.Holder, &p.Outcome, &p.IdeaID, &p.IdeaScore, &p.StageBefore, &p.TaskType, &p.TaskID, &p.StageAfter,
+		Scan(&p.ID, &p.Holder, &p.Outcome, &p.IdeaID, &p.Score, &p.StageBefore, &p.TaskType, &p.TaskID, &p.StageAfter,
 			&p.Detail, &started, &finished)
 	if errors.Is(err, database.ErrNoRows) {
 		return store.LoopPass{}, store.ErrNotFound
