@@ -89,6 +89,27 @@ func Field(field, format string, args ...any) FieldError {
 	return FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
+// Page checks a list's page: an absent limit means def, a given one must be
+// 1..max; the offset must not be negative. It returns the limit and offset
+// to use, or a validation error naming both fields at once.
+func Page[N ~int | ~int32](limit *N, offset N, def, max int) (int, int, error) {
+	l := def
+	if limit != nil {
+		l = int(*limit)
+	}
+	var errs []FieldError
+	if l < 1 || l > max {
+		errs = append(errs, Field("limit", "must be between 1 and %d", max))
+	}
+	if offset < 0 {
+		errs = append(errs, Field("offset", "must not be negative"))
+	}
+	if len(errs) > 0 {
+		return 0, 0, Validation(errs...)
+	}
+	return l, int(offset), nil
+}
+
 // As returns the *Error inside err, if any.
 func As(err error) (*Error, bool) {
 	var fe *Error

@@ -36,3 +36,25 @@ func TestValidationJoinsFieldMessages(t *testing.T) {
 	require.Len(t, err.Fields, 2)
 	require.Equal(t, "invalid: handle: must match [a-z]; age: too small", err.Error())
 }
+
+func TestPage(t *testing.T) {
+	ptr := func(n int32) *int32 { return &n }
+	l, o, err := fault.Page(nil, int32(0), 20, 100)
+	require.NoError(t, err)
+	require.Equal(t, [2]int{20, 0}, [2]int{l, o}, "an absent limit is the default")
+	l, o, err = fault.Page(ptr(100), int32(7), 20, 100)
+	require.NoError(t, err)
+	require.Equal(t, [2]int{100, 7}, [2]int{l, o})
+
+	_, _, err = fault.Page(ptr(0), int32(-1), 20, 100)
+	fe, ok := fault.As(err)
+	require.True(t, ok)
+	require.Equal(t, fault.Invalid, fe.Kind)
+	require.Equal(t, []fault.FieldError{
+		{Field: "limit", Message: "must be between 1 and 100"},
+		{Field: "offset", Message: "must not be negative"},
+	}, fe.Fields, "both fields at once")
+	_, _, err = fault.Page(ptr(101), int32(0), 20, 100)
+	fe, _ = fault.As(err)
+	require.Equal(t, []fault.FieldError{{Field: "limit", Message: "must be between 1 and 100"}}, fe.Fields)
+}

@@ -36,21 +36,8 @@ type ListQuery struct {
 }
 
 func pageArgs(limit *int, offset int) (int, error) {
-	var errs []fault.FieldError
-	l := DefaultLimit
-	if limit != nil {
-		l = *limit
-		if l < 1 || l > MaxLimit {
-			errs = append(errs, fault.Field("limit", "must be between 1 and %d", MaxLimit))
-		}
-	}
-	if offset < 0 {
-		errs = append(errs, fault.Field("offset", "must not be negative"))
-	}
-	if len(errs) > 0 {
-		return 0, fault.Validation(errs...)
-	}
-	return l, nil
+	l, _, err := fault.Page(limit, offset, DefaultLimit, MaxLimit)
+	return l, err
 }
 
 // List returns a page of tasks, newest first, and how many match. The

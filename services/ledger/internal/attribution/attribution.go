@@ -186,23 +186,9 @@ func DistributionPage(limit *int32, offset int32) (int, int, error) {
 	return Page(limit, offset, DefaultDistributionPage, MaxDistributionPage)
 }
 
-// Page validates a page of any ledger list: an absent limit means def, a
-// given one must be 1..maxLimit; the offset must not be negative. Both
-// field errors are reported together.
+// Page validates a page of any ledger list (fault.Page): an absent limit
+// means def, a given one must be 1..maxLimit; the offset must not be
+// negative. Both field errors are reported together.
 func Page(limit *int32, offset, def, maxLimit int32) (int, int, error) {
-	l := def
-	if limit != nil {
-		l = *limit
-	}
-	var errs []fault.FieldError
-	if l < 1 || l > maxLimit {
-		errs = append(errs, fault.Field("limit", "must be between 1 and %d", maxLimit))
-	}
-	if offset < 0 {
-		errs = append(errs, fault.Field("offset", "must not be negative"))
-	}
-	if len(errs) > 0 {
-		return 0, 0, fault.Validation(errs...)
-	}
-	return int(l), int(offset), nil
+	return fault.Page(limit, offset, int(def), int(maxLimit))
 }
