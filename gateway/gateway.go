@@ -8,7 +8,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
@@ -82,7 +82,7 @@ var marshalOptions = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulat
 var unmarshalOptions = protojson.UnmarshalOptions{DiscardUnknown: false}
 
 // compactJSON is runtime.JSONPb with stable output. protojson inserts random
-// whitespace on purpose (so nobody depends on its bytes); Foundry compacts
+// whitespace on purpose (so nobody depends on its bytes); Foundry removes
 // it, so a response is the same bytes every time and no larger than needed.
 type compactJSON struct{ *runtime.JSONPb }
 
@@ -104,12 +104,53 @@ func marshalJSON(msg proto.Message) ([]byte, error) {
 	return compact(b), nil
 }
 
+// protojsonSpaces is whether this binary's protojson writes ", " between
+// members. Its single-line output differs from compact JSON in that one
+// way only, and the choice is fixed per binary (seeded from the
+// executable), so it is probed once.
+var protojsonSpaces = func() bool {
+	b, err := protojson.Marshal(&structpb.ListValue{Values: []*structpb.Value{structpb.NewNullValue(), structpb.NewNullValue()}})
+	return err != nil || bytes.Contains(b, []byte(", "))
+}()
+
+// compact returns protojson's single-line output as compact JSON. The
+// output of a binary whose protojson adds no spaces is compact already
+// (most of the cost of a read's response was json.Compact's general
+// scanner); otherwise the space after each comma outside a string goes.
 func compact(b []byte) []byte {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		return b // cannot happen for marshaller output; keep it as is
+	if !protojsonSpaces {
+		return b
 	}
-	return buf.Bytes()
+	return dropCommaSpaces(b)
+}
+
+// dropCommaSpaces removes the space protojson writes after a comma between
+// members or elements; commas and spaces inside strings stay.
+func dropCommaSpaces(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inString, escaped := false, false
+	var prev byte
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' && prev == ',':
+			prev = c
+			continue
+		}
+		out = append(out, c)
+		prev = c
+	}
+	return out
 }
 
 // New returns the gateway's HTTP handler.

@@ -34,6 +34,14 @@ import (
 // MaxMessageBytes bounds a gRPC message; the gateway's body cap is smaller.
 const MaxMessageBytes = 4 << 20
 
+// windowBytes is every connection's and stream's flow-control window. Giving
+// one at all turns off gRPC's bandwidth-delay estimator, which otherwise
+// pings the peer on nearly every data frame it receives: on the loopback
+// and in-cluster connections Foundry's small messages travel, those pings
+// were system calls with nothing to learn. 1 MiB is well above any
+// message's share of a connection here (MaxMessageBytes bounds one).
+const windowBytes = 1 << 20
+
 // latencyBuckets are the handling-time histograms' buckets: 0.5 ms to 16 s.
 var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 2, 16)
 
@@ -63,7 +71,8 @@ func New(log *zap.Logger, reg prometheus.Registerer) *Server {
 		return status.Error(codes.Internal, "internal error")
 	})
 	exemplar := grpcprom.WithExemplarFromContext(exemplarOf)
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes),
+		grpc.InitialWindowSize(windowBytes), grpc.InitialConnWindowSize(windowBytes)}
 	if observability.Active() {
 		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler()))
 	}
@@ -98,6 +107,7 @@ func (s *Server) InitializeMetrics() { s.metrics.InitializeMetrics(s.Server) }
 func ClientOptions(m *grpcprom.ClientMetrics) []grpc.DialOption {
 	opts := []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes)),
+		grpc.WithInitialWindowSize(windowBytes), grpc.WithInitialConnWindowSize(windowBytes),
 		grpc.WithChainUnaryInterceptor(
 			requestid.UnaryClientInterceptor(),
 			m.UnaryClientInterceptor(grpcprom.WithExemplarFromContext(exemplarOf)),
