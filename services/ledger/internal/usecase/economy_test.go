@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
@@ -389,6 +390,56 @@ func TestAuditTamperIsFoundAndRepaired(t *testing.T) {
 // equals the sum of its journal lines, none is negative, the CC outstanding
 // equals minus the issuance account, the supply is backed and the chain
 // verifies.
+// appendingAudit commits more movements, through app, just before the
+// first page of a verification is read: what a busy economy does to a
+// check that runs outside the movements' transactions.
+type appendingAudit struct {
+	store.Audit
+	once   *sync.Once
+	append func()
+}
+
+func (a appendingAudit) Range(ctx context.Context, after int64, limit int) ([]audit.Record, error) {
+	a.once.Do(a.append)
+	return a.Audit.Range(ctx, after, limit)
+}
+
+// TestVerifyWhileMovementsAppend: entries appended after the verification
+// read the economy row's head are the next check's, not "entries missing"
+// (the monitor freezes the economy on a broken chain).
+func TestVerifyWhileMovementsAppend(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		deposit := func(ref string) {
+			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: ref}, nil)
+			require.NoError(t, err)
+		}
+		deposit("before")
+		before, err := e.app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.True(t, before.OK)
+		require.Positive(t, before.LastVerified)
+
+		once := &sync.Once{}
+		verifier := usecase.New(e.db, func(q database.Querier) usecase.Repos {
+			r := repos(q)
+			r.Audit = appendingAudit{Audit: r.Audit, once: once, append: func() { deposit("during-1"); deposit("during-2") }}
+			return r
+		}, usecase.Config{Clock: e.clock, Ideas: ideas{}})
+		res, err := verifier.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.True(t, res.OK, "%+v", res)
+		require.Equal(t, before.LastVerified, res.LastVerified, "the walk ends at the head it read")
+
+		after, err := e.app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.True(t, after.OK, "%+v", after)
+		require.Greater(t, after.LastVerified, before.LastVerified, "the next check covers the appended entries")
+	})
+}
+
 func requireSound(t *testing.T, e env) {
 	t.Helper()
 	ctx := context.Background()

@@ -173,13 +173,21 @@ func (a *App) verifyFrom(ctx context.Context, r Repos, eco store.Economy) (audit
 	if eco.VerifyFromSeq > 0 {
 		v = audit.Resume(eco.VerifyFromSeq, eco.VerifyFromHash)
 	}
+	// The walk ends at the economy row's head. Movements keep appending
+	// while a verification outside their transaction (the monitor's, the
+	// API's) reads: entries past the head it read belong to the next
+	// check. Walking into them made a busy, sound chain look broken
+	// ("entries missing"), and the monitor froze the economy for it.
 	after := eco.VerifyFromSeq
-	for {
+	for after < eco.AuditSeq {
 		page, err := r.Audit.Range(ctx, after, auditPage)
 		if err != nil {
 			return audit.Result{}, err
 		}
 		for _, rec := range page {
+			if rec.Entry.Seq > eco.AuditSeq {
+				break
+			}
 			if !v.Add(rec) {
 				return v.Result(), nil
 			}
