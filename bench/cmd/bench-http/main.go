@@ -53,6 +53,7 @@ type options struct {
 	warmup      time.Duration
 	routes      string
 	profile     string
+	services    bool
 }
 
 func run() error {
@@ -67,6 +68,7 @@ func run() error {
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "unrecorded load before a route's rounds, per server")
 	flag.StringVar(&o.routes, "routes", "", "comma-separated route names to run (default: all)")
 	flag.StringVar(&o.profile, "profile", "", "directory to save a CPU profile of Foundry per route (taken during its first round)")
+	flag.BoolVar(&o.services, "services", true, "finally, start each service alone and report its idle RSS")
 	flag.Parse()
 
 	ctx, stop := context.WithCancel(context.Background())
@@ -127,7 +129,7 @@ func run() error {
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		MaxIdleConns: 2 * o.concurrency, MaxIdleConnsPerHost: 2 * o.concurrency, IdleConnTimeout: time.Minute,
 	}}
-	targets := []target{{"foundry", "http://" + foundryAddr}, {"bare", "http://" + bareAddr}}
+	targets := []target{{"foundry", "http://" + foundryAddr, foundry.cmd.Process.Pid}, {"bare", "http://" + bareAddr, bare.cmd.Process.Pid}}
 
 	var results []result
 	for _, r := range routes {
@@ -150,7 +152,12 @@ func run() error {
 					profiled = make(chan error, 1)
 					go func() { profiled <- saveProfile(ctx, adminAddr, o.round, o.profile+"/"+r.name+".cpu.pprof") }()
 				}
+				before, cerr := sampleCPU(t.pid)
 				s, err := drive(ctx, client, t, r, o.concurrency, o.round)
+				after, cerr2 := sampleCPU(t.pid)
+				if cerr = errors.Join(cerr, cerr2); cerr != nil {
+					return fmt.Errorf("%s: CPU time: %w", r.name, cerr)
+				}
 				if profiled != nil {
 					if perr := <-profiled; perr != nil {
 						return fmt.Errorf("%s: profile: %w", r.name, perr)
@@ -159,6 +166,7 @@ func run() error {
 				if err != nil {
 					return fmt.Errorf("%s against %s: %w", r.name, t.name, err)
 				}
+				s.cpu = cpuSample{process: after.process - before.process, machine: after.machine - before.machine}
 				res.stats[t.name].add(s)
 			}
 		}
@@ -166,6 +174,14 @@ func run() error {
 		fmt.Printf("%-18s done\n", r.name)
 	}
 	report(os.Stdout, results, o)
+	if o.services {
+		// Last, so the services' own start-up does not disturb the rounds.
+		lines, err := serviceRSS(ctx, o.foundry, dbURL)
+		if err != nil {
+			return fmt.Errorf("idle RSS per service: %w", err)
+		}
+		fmt.Printf("\nidle RSS, each in its own process: %s\n", strings.Join(lines, ", "))
+	}
 	return nil
 }
 
@@ -505,19 +521,33 @@ func routeTable(s seeded, conn *pgx.Conn) []route {
 	}
 }
 
-type target struct{ name, base string }
+type target struct {
+	name, base string
+	pid        int
+}
 
 // stats are one server's measurements of a route.
 type stats struct {
 	requests  int64
 	elapsed   time.Duration
 	latencies []time.Duration
+	cpu       cpuSample // used during the rounds
 }
 
 func (s *stats) add(o *stats) {
 	s.requests += o.requests
 	s.elapsed += o.elapsed
 	s.latencies = append(s.latencies, o.latencies...)
+	s.cpu.process += o.cpu.process
+	s.cpu.machine += o.cpu.machine
+}
+
+// perRequest is CPU time per request in microseconds.
+func (s *stats) perRequest(d time.Duration) float64 {
+	if s.requests == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(s.requests)
 }
 
 func (s *stats) rate() float64 { return float64(s.requests) / s.elapsed.Seconds() }
@@ -599,9 +629,10 @@ type result struct {
 }
 
 func report(w io.Writer, results []result, o options) {
-	fmt.Fprintf(w, "\n%d clients, %d alternating rounds of %s per server and route\n\n", o.concurrency, o.rounds, o.round)
+	fmt.Fprintf(w, "\n%d clients, %d alternating rounds of %s per server and route\n", o.concurrency, o.rounds, o.round)
+	fmt.Fprintf(w, "cpu µs/req: the server process's CPU time per request; all µs/req: the whole machine's (Postgres, the load generator, the kernel)\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "route\tfoundry req/s\tp50\tp99\tbare req/s\tp50\tp99\tratio\tgoal\t")
+	fmt.Fprintln(tw, "route\tfoundry req/s\tp50\tp99\tcpu µs/req\tall µs/req\tbare req/s\tp50\tp99\tcpu µs/req\tall µs/req\tratio\tgoal\t")
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
 	for _, r := range results {
 		f, b := r.stats["foundry"], r.stats["bare"]
@@ -613,8 +644,10 @@ func report(w io.Writer, results []result, o options) {
 		if f.rate()/b.rate() < goal {
 			mark = " (below)"
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%.0f\t%s\t%s\t%.2f\t%.1f%s\t\n", r.route, f.rate(), ms(f.percentile(50)), ms(f.percentile(99)),
-			b.rate(), ms(b.percentile(50)), ms(b.percentile(99)), f.rate()/b.rate(), goal, mark)
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%.0f\t%.0f\t%.2f\t%.1f%s\t\n", r.route,
+			f.rate(), ms(f.percentile(50)), ms(f.percentile(99)), f.perRequest(f.cpu.process), f.perRequest(f.cpu.machine),
+			b.rate(), ms(b.percentile(50)), ms(b.percentile(99)), b.perRequest(b.cpu.process), b.perRequest(b.cpu.machine),
+			f.rate()/b.rate(), goal, mark)
 	}
 	_ = tw.Flush()
 }

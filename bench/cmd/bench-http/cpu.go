@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// userHZ is the unit of the CPU times /proc reports: USER_HZ, 100 on every
+// Linux architecture Foundry is built for (getconf CLK_TCK).
+const userHZ = 100
+
+// cpuSample is the CPU time a server process and the whole machine had
+// used at one moment.
+type cpuSample struct {
+	process, machine time.Duration
+}
+
+// sampleCPU reads the process's user+system time (/proc/PID/stat) and the
+// machine's busy time (/proc/stat: every state but idle and iowait), so a
+// round's CPU per request can be split into the server's share and the
+// rest (Postgres, the load generator, the kernel's network stack).
+func sampleCPU(pid int) (cpuSample, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return cpuSample{}, err
+	}
+	// The command name (field 2) may hold spaces; the fields after it
+	// start past its closing parenthesis. utime and stime are fields 14
+	// and 15, so the 12th and 13th after it.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return cpuSample{}, errors.New("unexpected /proc/PID/stat")
+	}
+	var s cpuSample
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return cpuSample{}, err
+		}
+		s.process += ticks(n)
+	}
+	b, err = os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuSample{}, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f = strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return cpuSample{}, errors.New("unexpected /proc/stat")
+	}
+	for i, v := range f[1:9] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return cpuSample{}, err
+		}
+		s.machine += ticks(n)
+	}
+	return s, nil
+}
+
+func ticks(n int64) time.Duration { return time.Duration(n) * time.Second / userHZ }
+
+// serviceRSS starts each service, and the gateway, in a process of its
+// own against the database (already migrated) and reports each one's
+// resident set once it is ready and has idled for a moment: what a
+// Kubernetes pod of that service holds at rest.
+func serviceRSS(ctx context.Context, bin, dbURL string) ([]string, error) {
+	peers := map[string]string{}
+	var lines []string
+	for _, target := range []string{"portfolio", "ledger", "agent", "ops", "gateway"} {
+		grpcAddr, admin := freeAddr(), freeAddr()
+		args := []string{"-target=" + target, "-database-url=" + dbURL, "-grpc-addr=" + grpcAddr, "-http-addr=" + freeAddr(),
+			"-admin-addr=" + admin, "-admin-key=" + adminKey, "-log-level=info", "-log-format=json", "-data-dir=" + os.TempDir()}
+		for peer, addr := range peers {
+			args = append(args, "-"+peer+"-addr="+addr)
+		}
+		p, err := start(bin, []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0"}, args...)
+		if err != nil {
+			return nil, err
+		}
+		// Stopped at the end: the gateway needs the services running.
+		defer p.stop()
+		if err := waitHTTP(ctx, "http://"+admin+"/readyz", 60*time.Second); err != nil {
+			return nil, fmt.Errorf("%s alone: %w\n%s", target, err, p.output())
+		}
+		time.Sleep(2 * time.Second)
+		rss, err := residentMiB(p.cmd.Process.Pid)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, fmt.Sprintf("%s %.1f MiB", target, rss))
+		peers[target] = grpcAddr
+	}
+	return lines, nil
+}
