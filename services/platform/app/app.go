@@ -78,6 +78,8 @@ type Settings struct {
 	ShutdownTimeout time.Duration
 	// Pprof serves net/http/pprof's profiles on the admin address.
 	Pprof bool
+	// Reflection serves gRPC server reflection on the gRPC address.
+	Reflection bool
 	// TrustedProxies is FOUNDRY_TRUSTED_PROXIES as given (comma-separated
 	// CIDRs); Proxies is its parsed form, which modules use.
 	TrustedProxies string
@@ -109,6 +111,8 @@ func (s *Settings) register(fs *config.FlagSet, multi bool) {
 	fs.Duration(&s.ShutdownDelay, "shutdown-delay", "FOUNDRY_SHUTDOWN_DELAY", 0, "time between reporting NOT_SERVING and draining, for load balancers to notice")
 	fs.Duration(&s.ShutdownTimeout, "shutdown-timeout", "FOUNDRY_SHUTDOWN_TIMEOUT", 15*time.Second, "how long draining may take before connections are cut")
 	fs.Bool(&s.Pprof, "pprof", "FOUNDRY_PPROF", false, "serve Go profiles (/debug/pprof/) on the admin address")
+	fs.Bool(&s.Reflection, "grpc-reflection", "FOUNDRY_GRPC_REFLECTION", true,
+		"serve gRPC server reflection (service listing for grpcurl and the like); false hides the service descriptions")
 	fs.String(&s.TrustedProxies, "trusted-proxies", "FOUNDRY_TRUSTED_PROXIES", "",
 		"comma-separated CIDRs of proxies whose X-Forwarded-For is believed (the ingress, the gateway's pods); empty: none")
 	s.PeerAddrs = map[string]*string{}
@@ -295,7 +299,7 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	observability.RegisterBuildInfo(reg)
-	srv := grpcserver.New(log.Named("grpc"), reg)
+	srv := grpcserver.New(log.Named("grpc"), reg, grpcserver.Options{Reflection: s.Reflection})
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &Process{
 		Settings: s, Log: log, modules: modules, grpc: srv.Server, health: srv.Health,

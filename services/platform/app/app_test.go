@@ -10,8 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
 
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
@@ -201,4 +204,38 @@ func TestTrustedProxiesSetting(t *testing.T) {
 	require.Equal(t, "10.0.0.0/8,192.168.1.1/32", s.Proxies.String())
 	_, _, _, err = app.Parse("test", []app.Module{{Name: "demo"}}, []string{"-trusted-proxies=ingress"}, noEnv)
 	require.ErrorContains(t, err, "FOUNDRY_TRUSTED_PROXIES")
+}
+
+// TestReflectionSetting: reflection is served by default (grpcurl works on a
+// laptop) and absent with -grpc-reflection=false.
+func TestReflectionSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{nil, true}, {[]string{"-grpc-reflection=false"}, false}} {
+		var started string
+		s, mods := settings(t, []app.Module{module(&started)}, tc.args...)
+		p, err := app.Start(context.Background(), s, mods)
+		require.NoError(t, err)
+		conn, err := grpc.NewClient(p.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		require.NoError(t, err)
+		stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(context.Background())
+		require.NoError(t, err)
+		require.NoError(t, stream.Send(&reflectionpb.ServerReflectionRequest{
+			MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}))
+		resp, err := stream.Recv()
+		if tc.want {
+			require.NoError(t, err, "%v", tc.args)
+			var names []string
+			for _, svc := range resp.GetListServicesResponse().GetService() {
+				names = append(names, svc.GetName())
+			}
+			require.Contains(t, names, "grpc.health.v1.Health")
+		} else {
+			require.Equal(t, codes.Unimplemented, status.Code(err), "%v", tc.args)
+		}
+		require.NoError(t, conn.Close())
+		require.NoError(t, p.Stop(context.Background()))
+	}
 }

@@ -3,7 +3,7 @@
 // and go-grpc-middleware's Prometheus metrics (the standard grpc_server_*
 // and grpc_client_* names), access logging and panic recovery, with
 // Foundry's request ids and domain-error table around them; plus
-// grpc.health.v1 and reflection.
+// grpc.health.v1 and, when asked for, reflection.
 package grpcserver
 
 import (
@@ -52,15 +52,23 @@ type Server struct {
 	metrics *grpcprom.ServerMetrics
 }
 
+// Options are the server's switches.
+type Options struct {
+	// Reflection registers grpc.reflection, which lets any caller list
+	// and describe every service (grpcurl, debugging). Convenient on a
+	// laptop; a deployment that exposes the port may not want it.
+	Reflection bool
+}
+
 // New returns a server with Foundry's interceptors, a health server
-// registered on it, and reflection enabled. The interceptors run outermost
+// registered on it, and reflection when opts ask for it. The interceptors run outermost
 // first: the request id (so every line of the request carries it), the
 // metrics and the access log, panic recovery, then error translation, so
 // the metrics and the log see the status the caller gets, a recovered
 // panic's Internal included. The OpenTelemetry stats handler runs before
 // them all (when the process exports traces) and puts the call's span in
 // the context.
-func New(log *zap.Logger, reg prometheus.Registerer) *Server {
+func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 	m := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(grpcprom.WithHistogramBuckets(latencyBuckets)))
 	if reg != nil {
 		reg.MustRegister(m)
@@ -92,7 +100,9 @@ func New(log *zap.Logger, reg prometheus.Registerer) *Server {
 	)...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
-	reflection.Register(srv)
+	if o.Reflection {
+		reflection.Register(srv)
+	}
 	return &Server{Server: srv, Health: hs, metrics: m}
 }
 

@@ -41,7 +41,7 @@ func method(name string, fn func() error) grpc.MethodDesc {
 func TestServerRecoversLogsAndCounts(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	reg := prometheus.NewRegistry()
-	server := grpcserver.New(zap.New(core), reg)
+	server := grpcserver.New(zap.New(core), reg, grpcserver.Options{Reflection: true})
 	server.RegisterService(&grpc.ServiceDesc{ServiceName: "test.Panicky", HandlerType: (*any)(nil), Methods: []grpc.MethodDesc{
 		method("Check", func() error { panic("boom") }),
 		method("List", func() error { return status.Error(codes.NotFound, "nothing here") }),
