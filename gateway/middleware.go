@@ -317,13 +317,12 @@ func forwardClient(proxies clientip.Proxies) middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			client := proxies.FromHTTP(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
+			// A shallow copy, whose RemoteAddr changes; the headers are
+			// copied only when there is a header to drop.
+			r = r.WithContext(r.Context())
 			if _, sent := r.Header["X-Forwarded-For"]; sent {
-				r = r.Clone(r.Context())
+				r.Header = r.Header.Clone()
 				r.Header.Del("X-Forwarded-For")
-			} else {
-				// A shallow copy will do when the headers stay as they
-				// are: the copy's RemoteAddr is all that changes.
-				r = r.WithContext(r.Context())
 			}
 			_, port, err := net.SplitHostPort(r.RemoteAddr)
 			if err != nil {

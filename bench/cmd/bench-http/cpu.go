@@ -78,12 +78,11 @@ func serviceRSS(ctx context.Context, bin, dbURL string) ([]string, error) {
 	var lines []string
 	for _, target := range []string{"portfolio", "ledger", "agent", "ops", "gateway"} {
 		grpcAddr, admin := freeAddr(), freeAddr()
-		args := []string{"-target=" + target, "-database-url=" + dbURL, "-grpc-addr=" + grpcAddr, "-http-addr=" + freeAddr(),
-			"-admin-addr=" + admin, "-admin-key=" + adminKey, "-log-level=info", "-log-format=json", "-data-dir=" + os.TempDir()}
+		extra := []string{"-target=" + target}
 		for peer, addr := range peers {
-			args = append(args, "-"+peer+"-addr="+addr)
+			extra = append(extra, "-"+peer+"-addr="+addr)
 		}
-		p, err := start(bin, []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0"}, args...)
+		p, err := startFoundry(bin, dbURL, freeAddr(), grpcAddr, admin, false, extra...)
 		if err != nil {
 			return nil, err
 		}

@@ -86,9 +86,7 @@ func run() error {
 		}
 		adminAddr = freeAddr()
 	}
-	foundry, err := start(o.foundry, []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0", fmt.Sprintf("FOUNDRY_PPROF=%t", o.profile != "")},
-		"-database-url="+dbURL, "-http-addr="+foundryAddr, "-grpc-addr="+freeAddr(), "-admin-addr="+adminAddr,
-		"-admin-key="+adminKey, "-log-level=info", "-log-format=json", "-data-dir="+os.TempDir())
+	foundry, err := startFoundry(o.foundry, dbURL, foundryAddr, freeAddr(), adminAddr, o.profile != "")
 	if err != nil {
 		return err
 	}
@@ -237,6 +235,15 @@ func freeAddr() string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// startFoundry starts Foundry's binary on the database at the production
+// log level, with registration unthrottled (the seed registers freely);
+// extra flags (-target, peer addresses) follow.
+func startFoundry(bin, dbURL, httpAddr, grpcAddr, adminAddr string, pprof bool, extra ...string) (*process, error) {
+	args := append([]string{"-database-url=" + dbURL, "-http-addr=" + httpAddr, "-grpc-addr=" + grpcAddr, "-admin-addr=" + adminAddr,
+		"-admin-key=" + adminKey, "-log-level=info", "-log-format=json", "-data-dir=" + os.TempDir()}, extra...)
+	return start(bin, []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0", fmt.Sprintf("FOUNDRY_PPROF=%t", pprof)}, args...)
 }
 
 // process is a started server; its output goes to a temporary file (at

@@ -38,8 +38,9 @@ const MaxMessageBytes = 4 << 20
 // one at all turns off gRPC's bandwidth-delay estimator, which otherwise
 // pings the peer on nearly every data frame it receives: on the loopback
 // and in-cluster connections Foundry's small messages travel, those pings
-// were system calls with nothing to learn. 1 MiB is well above any
-// message's share of a connection here (MaxMessageBytes bounds one).
+// were system calls with nothing to learn. 1 MiB holds many of those
+// messages at once; a larger one (up to MaxMessageBytes) still passes, in
+// window-sized steps.
 const windowBytes = 1 << 20
 
 // latencyBuckets are the handling-time histograms' buckets: 0.5 ms to 16 s.
