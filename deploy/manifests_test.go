@@ -22,6 +22,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -54,6 +55,7 @@ var peerEnv = map[string]string{
 var secretKeys = map[string][]string{
 	"foundry-database":           {"url"},
 	"foundry-admin":              {"admin-key"},
+	"foundry-service":            {"service-key"},
 	"foundry-github":             {"webhook-secret"},
 	"foundry-signers":            {"signers"},
 	"foundry-telemetry-database": {"url"},
@@ -68,6 +70,7 @@ type manifests struct {
 	jobs        map[string]*batchv1.Job
 	pdbs        map[string]*policyv1.PodDisruptionBudget
 	hpas        map[string]*autoscalingv2.HorizontalPodAutoscaler
+	netpols     map[string]*networkingv1.NetworkPolicy
 	// namespaced lists "Kind/name" -> namespace of every namespaced object.
 	namespaced map[string]string
 	// labels lists "Kind/name" -> labels of every object.
@@ -119,6 +122,7 @@ func decode(t *testing.T, out []byte) *manifests {
 		jobs:        map[string]*batchv1.Job{},
 		pdbs:        map[string]*policyv1.PodDisruptionBudget{},
 		hpas:        map[string]*autoscalingv2.HorizontalPodAutoscaler{},
+		netpols:     map[string]*networkingv1.NetworkPolicy{},
 		namespaced:  map[string]string{},
 		labels:      map[string]map[string]string{},
 	}
@@ -173,6 +177,10 @@ func decode(t *testing.T, out []byte) *manifests {
 			o := &autoscalingv2.HorizontalPodAutoscaler{}
 			obj, meta = o, &o.ObjectMeta
 			store = func() { m.hpas[o.Name] = o }
+		case "networking.k8s.io/v1/NetworkPolicy":
+			o := &networkingv1.NetworkPolicy{}
+			obj, meta = o, &o.ObjectMeta
+			store = func() { m.netpols[o.Name] = o }
 		default:
 			t.Fatalf("document %d has an unknown kind %q:\n%s", count, gvk, raw)
 		}
@@ -463,7 +471,7 @@ func (m *manifests) checkSplit(t *testing.T) {
 	// README.md applies a split install in steps by these labels: the shared
 	// objects (no component), then the Jobs (migration), then the servers.
 	wantComponent := map[string]string{
-		"Namespace": "", "ConfigMap": "", "Job": "migration",
+		"Namespace": "", "ConfigMap": "", "NetworkPolicy": "", "Job": "migration",
 		"Deployment": "server", "Service": "server", "PodDisruptionBudget": "server", "HorizontalPodAutoscaler": "server",
 	}
 	for key, l := range m.labels {
@@ -491,6 +499,7 @@ func (m *manifests) checkSplit(t *testing.T) {
 		env := m.effectiveEnv(t, c)
 		requireSecretRef(t, env, "FOUNDRY_DATABASE_URL", "foundry-database", "url", false)
 		requireSecretRef(t, env, "FOUNDRY_ADMIN_KEY", "foundry-admin", "admin-key", false)
+		requireSecretRef(t, env, "FOUNDRY_SERVICE_KEY", "foundry-service", "service-key", false)
 		require.Equal(t, "false", envValue(t, env, "FOUNDRY_AUTO_MIGRATE"), "%s must leave migrations to its Job", svc)
 
 		j := m.jobs[svc+"-migrate"]
@@ -550,6 +559,7 @@ func (m *manifests) checkSplit(t *testing.T) {
 	env := m.effectiveEnv(t, c)
 	require.Equal(t, ":8080", envValue(t, env, "FOUNDRY_HTTP_ADDR"), "gateway HTTP address")
 	requireSecretRef(t, env, "FOUNDRY_ADMIN_KEY", "foundry-admin", "admin-key", false)
+	requireSecretRef(t, env, "FOUNDRY_SERVICE_KEY", "foundry-service", "service-key", false)
 	maxBody, err := strconv.Atoi(envValue(t, env, "FOUNDRY_MAX_BODY_BYTES"))
 	require.NoError(t, err)
 	require.Positive(t, maxBody, "FOUNDRY_MAX_BODY_BYTES")
@@ -622,7 +632,10 @@ var overlayChecks = map[string]func(t *testing.T, m *manifests){
 			require.Regexp(t, `:(\d+\.\d+\.\d+|[^:]*@sha256:[0-9a-f]{64})$`, c.Image, "production %s image must be pinned", name)
 			env := m.effectiveEnv(t, c)
 			require.Equal(t, "info", envValue(t, env, "FOUNDRY_LOG_LEVEL"), "production %s log level", name)
+			require.Equal(t, "false", envValue(t, env, "FOUNDRY_GRPC_REFLECTION"), "production %s reflection", name)
 		}
+		require.True(t, m.allowed(t, server("gateway"), server("ledger"), 9090), "production: the gateway calls the ledger")
+		require.False(t, m.allowed(t, outside, server("ledger"), 9090), "production closes the services to clients")
 		for name, j := range m.jobs {
 			require.NotContains(t, j.Spec.Template.Spec.Containers[0].Image, ":latest", "production Job %s image", name)
 		}
@@ -650,6 +663,7 @@ var overlayChecks = map[string]func(t *testing.T, m *manifests){
 			require.NotContains(t, env, name, "%s is in the same process", peer)
 		}
 		requireSecretRef(t, env, "FOUNDRY_ADMIN_KEY", "foundry-admin", "admin-key", true)
+		require.NotContains(t, env, "FOUNDRY_SERVICE_KEY", "one process calls only itself: its key is generated")
 		i := slices.IndexFunc(c.VolumeMounts, func(vm corev1.VolumeMount) bool { return vm.MountPath == "/data" })
 		require.GreaterOrEqual(t, i, 0, "a volume at /data")
 		vol := slices.IndexFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[i].Name })
@@ -764,6 +778,147 @@ components: ["@components/telemetry-db@"]
 			require.NotContains(t, env, "RUNTIME_DATABASE_URL", "%s has no telemetry database", name)
 		}
 	}
+}
+
+// endpoint is one end of a connection in the network-policy checks: a pod
+// (its namespace and labels) or, with external, an address outside the
+// cluster (a client, Postgres, a provider's API).
+type endpoint struct {
+	namespace string
+	labels    map[string]string
+	external  bool
+}
+
+func foundryPod(kv ...string) endpoint {
+	l := map[string]string{"app.kubernetes.io/part-of": "foundry"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		l[kv[i]] = kv[i+1]
+	}
+	return endpoint{namespace: "foundry", labels: l}
+}
+
+func server(name string) endpoint {
+	return foundryPod("app.kubernetes.io/name", name, "app.kubernetes.io/component", "server")
+}
+
+var outside = endpoint{external: true}
+
+// selectorMatches reports whether sel matches labels; a nil selector matches nothing.
+func selectorMatches(t *testing.T, sel *metav1.LabelSelector, l map[string]string) bool {
+	t.Helper()
+	if sel == nil {
+		return false
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	require.NoError(t, err)
+	return s.Matches(labels.Set(l))
+}
+
+// peerMatches is NetworkPolicyPeer semantics for the selectors Foundry uses
+// (namespaceSelector {} counts every namespace; no ipBlock).
+func peerMatches(t *testing.T, peer networkingv1.NetworkPolicyPeer, policyNS string, e endpoint) bool {
+	require.Nil(t, peer.IPBlock, "the policies name no addresses; narrow them with a patch")
+	if e.external {
+		return false
+	}
+	if peer.NamespaceSelector == nil && e.namespace != policyNS {
+		return false
+	}
+	if peer.NamespaceSelector != nil && !selectorMatches(t, peer.NamespaceSelector, map[string]string{"kubernetes.io/metadata.name": e.namespace}) {
+		return false
+	}
+	return peer.PodSelector == nil || selectorMatches(t, peer.PodSelector, e.labels)
+}
+
+func portMatches(ports []networkingv1.NetworkPolicyPort, port int32) bool {
+	if len(ports) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(ports, func(p networkingv1.NetworkPolicyPort) bool { return p.Port != nil && p.Port.IntVal == port })
+}
+
+// allowed reports whether the rendered policies let from open a TCP
+// connection to port on to: the source's egress and the destination's
+// ingress must both allow it (a pod no policy selects is not isolated).
+func (m *manifests) allowed(t *testing.T, from, to endpoint, port int32) bool {
+	t.Helper()
+	pass := func(pod endpoint, kind networkingv1.PolicyType, other endpoint) bool {
+		if pod.external {
+			return true
+		}
+		isolated, ok := false, false
+		for _, np := range m.netpols {
+			if np.Namespace != pod.namespace || !slices.Contains(np.Spec.PolicyTypes, kind) ||
+				!selectorMatches(t, &np.Spec.PodSelector, pod.labels) {
+				continue
+			}
+			isolated = true
+			if kind == networkingv1.PolicyTypeIngress {
+				for _, r := range np.Spec.Ingress {
+					ok = ok || (portMatches(r.Ports, port) && (len(r.From) == 0 ||
+						slices.ContainsFunc(r.From, func(p networkingv1.NetworkPolicyPeer) bool { return peerMatches(t, p, np.Namespace, other) })))
+				}
+			} else {
+				for _, r := range np.Spec.Egress {
+					ok = ok || (portMatches(r.Ports, port) && (len(r.To) == 0 ||
+						slices.ContainsFunc(r.To, func(p networkingv1.NetworkPolicyPeer) bool { return peerMatches(t, p, np.Namespace, other) })))
+				}
+			}
+		}
+		return !isolated || ok
+	}
+	return pass(from, networkingv1.PolicyTypeEgress, to) && pass(to, networkingv1.PolicyTypeIngress, from)
+}
+
+// TestComponentNetworkPolicy checks what the policies let through, path by
+// path: Foundry's own paths open, everything else closed.
+func TestComponentNetworkPolicy(t *testing.T) {
+	t.Parallel()
+	m := kustomization(t, `
+namespace: foundry
+resources: ["@base@"]
+components: ["@components/network-policy@"]
+`, "base", "components/network-policy")
+	m.checkCommon(t)
+	m.checkSplit(t)
+	require.NotEmpty(t, m.netpols)
+
+	elsewhere := endpoint{namespace: "other", labels: map[string]string{"app": "curious"}}
+	prometheus := endpoint{namespace: "monitoring", labels: map[string]string{"app": "prometheus"}}
+	dns := endpoint{namespace: "kube-system", labels: map[string]string{"k8s-app": "kube-dns"}}
+	migration := foundryPod("app.kubernetes.io/name", "ledger", "app.kubernetes.io/component", "migration")
+	svcs := []string{"portfolio", "ledger", "agent", "ops"}
+
+	for _, c := range []struct {
+		name     string
+		from, to endpoint
+		port     int32
+		want     bool
+	}{
+		{"a client reaches the gateway", outside, server("gateway"), 8080, true},
+		{"a client cannot reach a service", outside, server("ledger"), 9090, false},
+		{"a client cannot reach the gateway's gRPC port", outside, server("gateway"), 9090, false},
+		{"another namespace cannot reach a service", elsewhere, server("portfolio"), 9090, false},
+		{"Prometheus scrapes the admin port", prometheus, server("ledger"), 9100, true},
+		{"a client cannot reach the admin port", outside, server("gateway"), 9100, false},
+		{"the agent calls the portfolio", server("agent"), server("portfolio"), 9090, true},
+		{"ops calls the ledger", server("ops"), server("ledger"), 9090, true},
+		{"the gateway cannot reach Postgres", server("gateway"), outside, 5432, false},
+		{"the gateway cannot reach the internet", server("gateway"), outside, 443, false},
+		{"a service cannot reach the internet", server("ledger"), outside, 443, false},
+		{"ops reaches usage providers", server("ops"), outside, 443, true},
+		{"a migration Job reaches Postgres", migration, outside, 5432, true},
+		{"a migration Job cannot call a service", migration, server("ledger"), 9090, false},
+		{"a service cannot call the gateway", server("ledger"), server("gateway"), 8080, false},
+	} {
+		require.Equal(t, c.want, m.allowed(t, c.from, c.to, c.port), c.name)
+	}
+	for _, svc := range svcs {
+		require.True(t, m.allowed(t, server("gateway"), server(svc), 9090), "the gateway calls %s", svc)
+		require.True(t, m.allowed(t, server(svc), outside, 5432), "%s reaches Postgres", svc)
+		require.True(t, m.allowed(t, server(svc), dns, 53), "%s resolves names", svc)
+	}
+	require.True(t, m.allowed(t, server("gateway"), dns, 53), "the gateway resolves names")
 }
 
 func TestComponentHPA(t *testing.T) {

@@ -192,7 +192,7 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 		writeJSONError(w, http.StatusNotFound, ErrorBody{Detail: "not found"})
 	})
 
-	tel := newTelemetry(opsClient, h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
+	tel := newTelemetry(opsv1.NewOpsInternalServiceClient(conns.Ops), h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
 	h.Go(tel.run)
 	return chain(root,
 		secureHeaders,

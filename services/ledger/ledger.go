@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/handler"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/peer"
@@ -68,6 +69,11 @@ func (c *Config) economy() (usecase.Config, error) {
 	rate, err := money.FromFloat(c.CCPerUSD)
 	if err != nil || rate <= 0 {
 		return out, fmt.Errorf("FOUNDRY_CC_PER_USD: want a positive number with at most 6 decimals, got %v", c.CCPerUSD)
+	}
+	// The economy posts its quote around the rate: a rate it cannot quote
+	// must stop the startup, not fail every money operation later.
+	if _, err := credit.NewQuote(rate, credit.DefaultSpreadBP); err != nil {
+		return out, fmt.Errorf("FOUNDRY_CC_PER_USD: %v CC per USD leaves no room for the spread; want more than 0.000001", c.CCPerUSD)
 	}
 	pledge, err := money.FromFloat(c.PledgeCCPerHour)
 	if err != nil || pledge <= 0 {
@@ -148,6 +154,7 @@ func Module() app.Module {
 				GitHubAllowUnsigned: cfg.GitHubAllowUnsigned,
 			})
 			h.RegisterService(&ledgerv1.LedgerService_ServiceDesc, srv)
+			h.RegisterService(&ledgerv1.LedgerInternalService_ServiceDesc, srv)
 			return nil
 		},
 	}

@@ -11,11 +11,11 @@ import (
 
 // ledgerMonitor adapts the ledger's gRPC API to what the monitor needs.
 type ledgerMonitor struct {
-	client ledgerv1.LedgerServiceClient
+	client ledgerv1.LedgerInternalServiceClient
 }
 
 func newLedgerMonitor(conn grpc.ClientConnInterface) ledgerMonitor {
-	return ledgerMonitor{client: ledgerv1.NewLedgerServiceClient(conn)}
+	return ledgerMonitor{client: ledgerv1.NewLedgerInternalServiceClient(conn)}
 }
 
 // Check implements monitor.Ledger.

@@ -189,6 +189,7 @@ func Module() app.Module {
 			})
 			h.OnStop(srv.Close)
 			h.RegisterService(&opsv1.OpsService_ServiceDesc, srv)
+			h.RegisterService(&opsv1.OpsInternalService_ServiceDesc, srv)
 			return nil
 		},
 	}

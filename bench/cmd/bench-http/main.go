@@ -242,7 +242,7 @@ func freeAddr() string {
 // extra flags (-target, peer addresses) follow.
 func startFoundry(bin, dbURL, httpAddr, grpcAddr, adminAddr string, pprof bool, extra ...string) (*process, error) {
 	args := append([]string{"-database-url=" + dbURL, "-http-addr=" + httpAddr, "-grpc-addr=" + grpcAddr, "-admin-addr=" + adminAddr,
-		"-admin-key=" + adminKey, "-log-level=info", "-log-format=json", "-data-dir=" + os.TempDir()}, extra...)
+		"-admin-key=" + adminKey, "-service-key=" + adminKey + "-service", "-log-level=info", "-log-format=json", "-data-dir=" + os.TempDir()}, extra...)
 	return start(bin, []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0", fmt.Sprintf("FOUNDRY_PPROF=%t", pprof)}, args...)
 }
 

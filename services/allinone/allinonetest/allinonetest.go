@@ -13,15 +13,22 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/foundryhq/foundry/services/allinone"
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/servicecred"
 )
 
 // AdminKey is the administrator key every test system is started with.
 const AdminKey = "test-admin-key"
+
+// ServiceKey is the service key every test system is started with, so
+// systems started separately (StartModules) can call each other.
+const ServiceKey = "test-service-key"
 
 // System is a running Foundry.
 type System struct {
@@ -91,7 +98,7 @@ func Start(t testing.TB, storage Storage, extra ...string) *System {
 	args := []string{
 		"-grpc-addr=127.0.0.1:0", "-http-addr=127.0.0.1:0", "-admin-addr=",
 		"-data-dir=" + storage.DataDir, "-database-url=" + storage.DatabaseURL,
-		"-admin-key=" + AdminKey, "-log-format=json", "-log-level=error",
+		"-admin-key=" + AdminKey, "-service-key=" + ServiceKey, "-log-format=json", "-log-level=error",
 		"-register-rate-per-min=0",
 		// The economy monitor would change the economy's mode under a test that
 		// did not ask for it; tests that want it pass -monitor-interval.
@@ -164,6 +171,19 @@ func (s *System) Restart() {
 	s.t.Helper()
 	s.Stop()
 	s.start()
+}
+
+// Dial returns a gRPC connection to the system that presents the service
+// key, as another Foundry process would; it is closed when the test ends.
+func (s *System) Dial(t testing.TB) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(s.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(servicecred.PerRPC(ServiceKey, false)))
+	if err != nil {
+		t.Fatalf("dial %s: %v", s.GRPCAddr, err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
 }
 
 // URL joins the base URL and a path.

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 
@@ -97,9 +95,7 @@ func TestGatewaySurface(t *testing.T) {
 func TestGRPCListsEveryService(t *testing.T) {
 	t.Parallel()
 	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite))
-	conn, err := grpc.NewClient(sys.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
+	conn := sys.Dial(t)
 	ctx := context.Background()
 
 	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)

@@ -11,9 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -160,12 +158,9 @@ func TestRegistrationLimitIgnoresForwardedForFromUntrustedClients(t *testing.T) 
 func TestRegistrationLimitOverGRPCCarriesTheDelay(t *testing.T) {
 	t.Parallel()
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
-		conn, err := grpc.NewClient(sys.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = conn.Close() })
-		ledger := ledgerv1.NewLedgerServiceClient(conn)
+		ledger := ledgerv1.NewLedgerServiceClient(sys.Dial(t))
 		ctx := context.Background()
-		_, err = ledger.Register(ctx, &ledgerv1.RegisterRequest{Handle: "grpc_0"})
+		_, err := ledger.Register(ctx, &ledgerv1.RegisterRequest{Handle: "grpc_0"})
 		require.NoError(t, err)
 		_, err = ledger.Register(ctx, &ledgerv1.RegisterRequest{Handle: "grpc_1"})
 		st := status.Convert(err)

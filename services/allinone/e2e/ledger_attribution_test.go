@@ -12,9 +12,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -397,10 +395,7 @@ func TestLedgerDistributions(t *testing.T) {
 func TestLedgerAttributionOverGRPC(t *testing.T) {
 	t.Parallel()
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
-		conn, err := grpc.NewClient(sys.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		require.NoError(t, err)
-		defer conn.Close()
-		ledger := ledgerv1.NewLedgerServiceClient(conn)
+		ledger := ledgerv1.NewLedgerServiceClient(sys.Dial(t))
 		ctx := context.Background()
 
 		a, err := ledger.CreateAsset(ctx, &ledgerv1.CreateAssetRequest{Type: "CODE", Name: "over gRPC"})

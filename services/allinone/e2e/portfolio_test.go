@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/allinone/allinonetest"
@@ -225,7 +223,7 @@ func TestStages(t *testing.T) {
 
 		t.Run("a completed task advances its idea once (gRPC, as the agent service calls it)", func(t *testing.T) {
 			createIdea(t, sys, map[string]any{"id": "tasked", "name": "Tasked"})
-			client := portfolioClient(t, sys)
+			client := portfoliov1.NewPortfolioInternalServiceClient(sys.Dial(t))
 			ctx := context.Background()
 			resp, err := client.AdvanceForTask(ctx, &portfoliov1.AdvanceForTaskRequest{IdeaId: "tasked", TaskType: "spec", TaskId: "t1"})
 			require.NoError(t, err)
@@ -255,10 +253,7 @@ func stageIndex(s string) int {
 
 func portfolioClient(t *testing.T, sys *allinonetest.System) portfoliov1.PortfolioServiceClient {
 	t.Helper()
-	conn, err := grpc.NewClient(sys.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close() })
-	return portfoliov1.NewPortfolioServiceClient(conn)
+	return portfoliov1.NewPortfolioServiceClient(sys.Dial(t))
 }
 
 func TestRightSizing(t *testing.T) {

@@ -8,6 +8,7 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -26,9 +27,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
 
 	"github.com/foundryhq/foundry/services/platform/clientip"
 	"github.com/foundryhq/foundry/services/platform/config"
@@ -38,6 +40,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/migrate"
 	"github.com/foundryhq/foundry/services/platform/observability"
 	"github.com/foundryhq/foundry/services/platform/periodic"
+	"github.com/foundryhq/foundry/services/platform/servicecred"
 )
 
 // Module is one deployable part of Foundry.
@@ -84,14 +87,24 @@ type Settings struct {
 	// CIDRs); Proxies is its parsed form, which modules use.
 	TrustedProxies string
 	Proxies        clientip.Proxies
-	// PeerAddrs maps a peer module to its gRPC address; empty means "this
-	// process", which must then run that module.
+	// PeerAddrs maps a peer module to its gRPC address, or to several
+	// comma-separated replicas that calls are spread over; empty means
+	// "this process", which must then run that module.
 	PeerAddrs map[string]*string
+	// ServiceKey is the credential every Foundry process presents to and
+	// requires of the others over gRPC (servicecred).
+	ServiceKey string
+	// GRPCTLS are the PEM files of mutual TLS between processes; none
+	// given means plaintext gRPC.
+	GRPCTLS servicecred.TLSFiles
+	// MaxConnectionAge makes clients reconnect (and so rebalance) this
+	// often; see grpcserver.Options.
+	MaxConnectionAge time.Duration
 
-	// adminKeyGiven is true when -admin-key or FOUNDRY_ADMIN_KEY was given
-	// at all, even empty: then an empty key is a mistake, not a request to
+	// adminKeyGiven and serviceKeyGiven are true when the key was given at
+	// all, even empty: then an empty key is a mistake, not a request to
 	// generate one.
-	adminKeyGiven bool
+	adminKeyGiven, serviceKeyGiven bool
 }
 
 func (s *Settings) register(fs *config.FlagSet, multi bool) {
@@ -113,6 +126,14 @@ func (s *Settings) register(fs *config.FlagSet, multi bool) {
 	fs.Bool(&s.Pprof, "pprof", "FOUNDRY_PPROF", false, "serve Go profiles (/debug/pprof/) on the admin address")
 	fs.Bool(&s.Reflection, "grpc-reflection", "FOUNDRY_GRPC_REFLECTION", true,
 		"serve gRPC server reflection (service listing for grpcurl and the like); false hides the service descriptions")
+	fs.String(&s.ServiceKey, "service-key", "FOUNDRY_SERVICE_KEY", "",
+		"key every Foundry process presents to and requires of the others over gRPC (the same value everywhere); "+
+			"generated when not set at all and this process runs every service itself")
+	fs.String(&s.GRPCTLS.Cert, "grpc-tls-cert", "FOUNDRY_GRPC_TLS_CERT", "", "PEM certificate this process presents over gRPC, as server and as client (mutual TLS; with -grpc-tls-key and -grpc-tls-ca)")
+	fs.String(&s.GRPCTLS.Key, "grpc-tls-key", "FOUNDRY_GRPC_TLS_KEY", "", "PEM private key of -grpc-tls-cert")
+	fs.String(&s.GRPCTLS.CA, "grpc-tls-ca", "FOUNDRY_GRPC_TLS_CA", "", "PEM certificate authority that signed every Foundry process's certificate; only its certificates are accepted")
+	fs.Duration(&s.MaxConnectionAge, "grpc-max-connection-age", "FOUNDRY_GRPC_MAX_CONNECTION_AGE", 5*time.Minute,
+		"close each gRPC client connection after this long (calls in flight finish) so clients reconnect and reach new replicas; 0 never")
 	fs.String(&s.TrustedProxies, "trusted-proxies", "FOUNDRY_TRUSTED_PROXIES", "",
 		"comma-separated CIDRs of proxies whose X-Forwarded-For is believed (the ingress, the gateway's pods); empty: none")
 	s.PeerAddrs = map[string]*string{}
@@ -200,6 +221,7 @@ type Process struct {
 	dbs         map[string]*database.DB // by module name
 
 	clientMetrics *grpcprom.ClientMetrics
+	clientCreds   grpcserver.ClientCredentials
 	stopTracing   func(context.Context) error
 
 	connMu sync.Mutex
@@ -244,6 +266,7 @@ func Parse(program string, all []Module, args []string, opts Options) (*Settings
 		return nil, nil, nil, err
 	}
 	s.adminKeyGiven = fs.Given("admin-key")
+	s.serviceKeyGiven = fs.Given("service-key")
 	if s.Proxies, err = clientip.Parse(s.TrustedProxies); err != nil {
 		return nil, nil, nil, fmt.Errorf("FOUNDRY_TRUSTED_PROXIES: %w", err)
 	}
@@ -292,6 +315,10 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 		s.AdminKey = generateKey()
 		log.Warn("no administrator key configured: generated one for this run", zap.String("admin_key", s.AdminKey))
 	}
+	serverTLS, clientTLS, err := s.serviceCredentials(log)
+	if err != nil {
+		return nil, err
+	}
 	stopTracing, err := observability.Start(ctx, serviceName(modules), log.Named("telemetry"))
 	if err != nil {
 		return nil, err
@@ -299,12 +326,15 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	observability.RegisterBuildInfo(reg)
-	srv := grpcserver.New(log.Named("grpc"), reg, grpcserver.Options{Reflection: s.Reflection})
+	srv := grpcserver.New(log.Named("grpc"), reg, grpcserver.Options{
+		Reflection: s.Reflection, ServiceKey: s.ServiceKey, TLS: serverTLS, MaxConnectionAge: s.MaxConnectionAge,
+	})
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &Process{
 		Settings: s, Log: log, modules: modules, grpc: srv.Server, health: srv.Health,
 		clientMetrics: grpcserver.NewClientMetrics(reg), stopTracing: stopTracing,
-		conns: map[string]*grpc.ClientConn{}, dbs: map[string]*database.DB{}, loopCtx: loopCtx, loopCancel: cancel,
+		clientCreds: grpcserver.ClientCredentials{ServiceKey: s.ServiceKey, TLS: clientTLS},
+		conns:       map[string]*grpc.ClientConn{}, dbs: map[string]*database.DB{}, loopCtx: loopCtx, loopCancel: cancel,
 		errs: make(chan error, 3),
 	}
 	defer func() {
@@ -484,9 +514,22 @@ func (p *Process) dial(peer string) (*grpc.ClientConn, error) {
 	if c, ok := p.conns[addr]; ok {
 		return c, nil
 	}
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
-		grpcserver.ClientOptions(p.clientMetrics)...)
-	c, err := grpc.NewClient(addr, opts...)
+	target, opts := addr, grpcserver.ClientOptions(p.clientMetrics, p.clientCreds)
+	if replicas := splitAddrs(addr); len(replicas) > 1 {
+		// Several replicas: a resolver of this connection's own hands gRPC
+		// the list, and round robin (ClientOptions) spreads calls over
+		// those that answer. Each address keeps its host as the TLS server
+		// name, as when it is dialled alone.
+		r := manual.NewBuilderWithScheme("foundry-replicas")
+		var state resolver.State
+		for _, a := range replicas {
+			host, _, _ := net.SplitHostPort(a)
+			state.Addresses = append(state.Addresses, resolver.Address{Addr: a, ServerName: host})
+		}
+		r.InitialState(state)
+		target, opts = r.Scheme()+":///"+peer, append(opts, grpc.WithResolvers(r))
+	}
+	c, err := grpc.NewClient(target, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s at %s: %w", peer, addr, err)
 	}
@@ -593,6 +636,55 @@ func (s *Settings) checkAdminKey() error {
 			"or leave it unset entirely for a local run to generate one")
 	}
 	return nil
+}
+
+// serviceCredentials settles how this process proves itself to its peers
+// and checks its callers (see servicecred), returning the TLS configs when
+// mutual TLS is configured.
+//
+// A key set but empty is refused, as the administrator key is. A key not
+// set at all is generated only for a process that names no peer address
+// (the laptop run: every gRPC call it makes is to itself). A process that
+// names one calls, and is called by, other processes that cannot know a
+// key it made up, so it must be given one (or certificates).
+func (s *Settings) serviceCredentials(log *zap.Logger) (serverTLS, clientTLS *tls.Config, err error) {
+	if s.GRPCTLS.Enabled() {
+		if serverTLS, err = s.GRPCTLS.ServerTLS(); err != nil {
+			return nil, nil, err
+		}
+		if clientTLS, err = s.GRPCTLS.ClientTLS(); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch {
+	case s.serviceKeyGiven && strings.TrimSpace(s.ServiceKey) == "":
+		return nil, nil, errors.New("FOUNDRY_SERVICE_KEY (-service-key) is set but empty: give every Foundry process the same value " +
+			"(check the Secret it comes from), or leave it unset entirely for a single-process run")
+	case s.ServiceKey != "" || serverTLS != nil:
+		return serverTLS, clientTLS, nil
+	}
+	for _, peer := range Peers {
+		if *s.PeerAddrs[peer] != "" {
+			return nil, nil, fmt.Errorf("FOUNDRY_SERVICE_KEY (-service-key) is not set, and this process talks to other Foundry processes "+
+				"(the %s service at %s): give every process the same service key, or configure mutual TLS (FOUNDRY_GRPC_TLS_*)",
+				peer, *s.PeerAddrs[peer])
+		}
+	}
+	s.ServiceKey = generateKey()
+	log.Info("no service key configured: generated one for this run; gRPC callers present it in "+servicecred.MetadataKey+" metadata",
+		zap.String("service_key", s.ServiceKey))
+	return nil, nil, nil
+}
+
+// splitAddrs returns the comma-separated addresses of a peer address.
+func splitAddrs(addr string) []string {
+	var out []string
+	for _, a := range strings.Split(addr, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func generateKey() string {

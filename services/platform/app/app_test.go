@@ -16,8 +16,10 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
+	"github.com/foundryhq/foundry/services/platform/servicecred"
 )
 
 var migrations = fstest.MapFS{
@@ -67,7 +69,7 @@ func TestStartServesAndStops(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
-	conn, err := grpc.NewClient(p.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(p.GRPCAddr, asPeer(p)...)
 	require.NoError(t, err)
 	defer conn.Close()
 	hc := healthpb.NewHealthClient(conn)
@@ -218,7 +220,7 @@ func TestReflectionSetting(t *testing.T) {
 		s, mods := settings(t, []app.Module{module(&started)}, tc.args...)
 		p, err := app.Start(context.Background(), s, mods)
 		require.NoError(t, err)
-		conn, err := grpc.NewClient(p.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, err := grpc.NewClient(p.GRPCAddr, asPeer(p)...)
 		require.NoError(t, err)
 		stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(context.Background())
 		require.NoError(t, err)
@@ -238,4 +240,47 @@ func TestReflectionSetting(t *testing.T) {
 		require.NoError(t, conn.Close())
 		require.NoError(t, p.Stop(context.Background()))
 	}
+}
+
+// asPeer are the dial options of another Foundry process calling p: they
+// present p's service key (generated, as the tests give none).
+func asPeer(p *app.Process) []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(servicecred.PerRPC(p.Settings.ServiceKey, false))}
+}
+
+// TestServiceKeySettings: a key set but empty is refused; a process that
+// names a peer address needs a key (or certificates) given to it; a process
+// that names none generates one, which its gRPC server then requires.
+func TestServiceKeySettings(t *testing.T) {
+	t.Parallel()
+	var started string
+	s, mods := settings(t, []app.Module{module(&started)}, "-service-key=")
+	_, err := app.Start(context.Background(), s, mods)
+	require.ErrorContains(t, err, "FOUNDRY_SERVICE_KEY (-service-key) is set but empty")
+
+	s, mods = settings(t, []app.Module{module(&started)}, "-ledger-addr=10.0.0.7:9090")
+	_, err = app.Start(context.Background(), s, mods)
+	require.ErrorContains(t, err, "the ledger service at 10.0.0.7:9090")
+
+	s, mods = settings(t, []app.Module{module(&started)}, "-grpc-tls-cert=/nonexistent.pem")
+	_, err = app.Start(context.Background(), s, mods)
+	require.ErrorContains(t, err, "FOUNDRY_GRPC_TLS_KEY", "half a TLS configuration is refused")
+
+	s, mods = settings(t, []app.Module{module(&started)})
+	p, err := app.Start(context.Background(), s, mods)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, p.Stop(context.Background())) }()
+	require.Len(t, s.ServiceKey, 48, "a key is generated for a process naming no peer")
+	plain, err := grpc.NewClient(p.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer plain.Close()
+	_, err = platformv1.NewStorageServiceClient(plain).DescribeStorage(context.Background(), &platformv1.DescribeStorageRequest{Service: "demo"})
+	require.Equal(t, codes.Unauthenticated, status.Code(err), "the generated key is required")
+	peer, err := grpc.NewClient(p.GRPCAddr, asPeer(p)...)
+	require.NoError(t, err)
+	defer peer.Close()
+	got, err := platformv1.NewStorageServiceClient(peer).DescribeStorage(context.Background(), &platformv1.DescribeStorageRequest{Service: "demo"})
+	require.NoError(t, err)
+	require.Equal(t, "demo", got.GetService())
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
@@ -24,7 +23,7 @@ func TestDescribeStorage(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, p.Stop(context.Background())) }()
 
-	conn, err := grpc.NewClient(p.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(p.GRPCAddr, asPeer(p)...)
 	require.NoError(t, err)
 	defer conn.Close()
 	client := platformv1.NewStorageServiceClient(conn)
@@ -60,7 +59,7 @@ func TestDescribeStorageIsAbsentWithoutDatabases(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, p.Stop(context.Background())) }()
 
-	conn, err := grpc.NewClient(p.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(p.GRPCAddr, asPeer(p)...)
 	require.NoError(t, err)
 	defer conn.Close()
 	_, err = platformv1.NewStorageServiceClient(conn).DescribeStorage(context.Background(), &platformv1.DescribeStorageRequest{Service: "plain"})

@@ -8,8 +8,10 @@ package grpcserver
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
@@ -21,14 +23,18 @@ import (
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
 	"github.com/foundryhq/foundry/services/platform/grpcerr"
 	"github.com/foundryhq/foundry/services/platform/observability"
 	"github.com/foundryhq/foundry/services/platform/requestid"
+	"github.com/foundryhq/foundry/services/platform/servicecred"
 )
 
 // MaxMessageBytes bounds a gRPC message; the gateway's body cap is smaller.
@@ -55,11 +61,37 @@ type Server struct {
 
 // Options are the server's switches.
 type Options struct {
-	// Reflection registers grpc.reflection, which lets any caller list
-	// and describe every service (grpcurl, debugging). Convenient on a
-	// laptop; a deployment that exposes the port may not want it.
+	// Reflection registers grpc.reflection, which lets a caller holding the
+	// service credential list and describe every service (grpcurl,
+	// debugging). Convenient on a laptop; a deployment may not want it.
 	Reflection bool
+	// ServiceKey, when set, is required of every caller (see servicecred);
+	// only grpc.health.v1 stays open.
+	ServiceKey string
+	// TLS, when set, serves TLS; a config from servicecred.TLSFiles
+	// requires a client certificate the Foundry CA signed.
+	TLS *tls.Config
+	// MaxConnectionAge closes a client's connection after this long
+	// (gracefully: calls in flight finish), so clients dial again and
+	// spread over replicas that came up since; 0 never closes.
+	MaxConnectionAge time.Duration
 }
+
+// Keepalive settings. The server pings an idle connection after
+// serverPingAfter and drops it when no answer comes within pingTimeout, so a
+// peer that vanished (a killed pod, a cut network) frees its resources; it
+// lets clients ping as often as every clientPingMin, and clients ping every
+// clientPingAfter, so a dead server is noticed within ~40 s instead of
+// the kernel's TCP timeout of many minutes. connectionAgeGrace is how long
+// calls in flight may run after MaxConnectionAge: longer than the gateway's
+// request timeout (30 s by default), so no REST request is cut by it.
+const (
+	serverPingAfter    = time.Minute
+	clientPingAfter    = 30 * time.Second
+	clientPingMin      = 10 * time.Second
+	pingTimeout        = 10 * time.Second
+	connectionAgeGrace = time.Minute
+)
 
 // New returns a server with Foundry's interceptors, a health server
 // registered on it, and reflection when opts ask for it. The interceptors run outermost
@@ -81,7 +113,16 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 	})
 	exemplar := grpcprom.WithExemplarFromContext(exemplarOf)
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes),
-		grpc.InitialWindowSize(windowBytes), grpc.InitialConnWindowSize(windowBytes)}
+		grpc.InitialWindowSize(windowBytes), grpc.InitialConnWindowSize(windowBytes),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			Time: serverPingAfter, Timeout: pingTimeout,
+			MaxConnectionAge: o.MaxConnectionAge, MaxConnectionAgeGrace: connectionAgeGrace,
+		}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: clientPingMin, PermitWithoutStream: true}),
+	}
+	if o.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
+	}
 	if observability.Active() {
 		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler()))
 	}
@@ -90,12 +131,14 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 			requestid.UnaryServerInterceptor(),
 			m.UnaryServerInterceptor(exemplar),
 			logging.UnaryServerInterceptor(Logger(log), logOpts...),
+			servicecred.UnaryServerInterceptor(o.ServiceKey),
 			recovery.UnaryServerInterceptor(rec),
 			grpcerr.UnaryServerInterceptor(log),
 		),
 		grpc.ChainStreamInterceptor(
 			m.StreamServerInterceptor(exemplar),
 			logging.StreamServerInterceptor(Logger(log), logOpts...),
+			servicecred.StreamServerInterceptor(o.ServiceKey),
 			recovery.StreamServerInterceptor(rec),
 		),
 	)...)
@@ -112,11 +155,32 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 // service is registered.
 func (s *Server) InitializeMetrics() { s.metrics.InitializeMetrics(s.Server) }
 
-// ClientOptions are the dial options of a connection to a peer: client
-// metrics in m, the request id sent on, and when the process exports
-// traces the OpenTelemetry stats handler (the trace continues in the peer).
-func ClientOptions(m *grpcprom.ClientMetrics) []grpc.DialOption {
+// ClientCredentials are how a connection to a peer proves it is Foundry:
+// the service key on every call when there is one, over TLS when TLS is
+// set (plaintext otherwise).
+type ClientCredentials struct {
+	ServiceKey string
+	TLS        *tls.Config
+}
+
+// roundRobin spreads calls over every address the target resolves to (the
+// replicas listed in -<peer>-addr, or a headless Service's pods), instead
+// of gRPC's default of sending all of them to the first.
+const roundRobin = `{"loadBalancingConfig": [{"round_robin": {}}]}`
+
+// ClientOptions are the dial options of a connection to a peer: its
+// credentials, round-robin balancing, keepalive pings, client metrics in m,
+// the request id sent on, and when the process exports traces the
+// OpenTelemetry stats handler (the trace continues in the peer).
+func ClientOptions(m *grpcprom.ClientMetrics, c ClientCredentials) []grpc.DialOption {
+	transport := insecure.NewCredentials()
+	if c.TLS != nil {
+		transport = credentials.NewTLS(c.TLS)
+	}
 	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(transport),
+		grpc.WithDefaultServiceConfig(roundRobin),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: clientPingAfter, Timeout: pingTimeout, PermitWithoutStream: true}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes)),
 		grpc.WithInitialWindowSize(windowBytes), grpc.WithInitialConnWindowSize(windowBytes),
 		grpc.WithChainUnaryInterceptor(
@@ -124,6 +188,9 @@ func ClientOptions(m *grpcprom.ClientMetrics) []grpc.DialOption {
 			m.UnaryClientInterceptor(grpcprom.WithExemplarFromContext(exemplarOf)),
 		),
 		grpc.WithChainStreamInterceptor(m.StreamClientInterceptor(grpcprom.WithExemplarFromContext(exemplarOf))),
+	}
+	if c.ServiceKey != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(servicecred.PerRPC(c.ServiceKey, c.TLS != nil)))
 	}
 	if observability.Active() {
 		opts = append(opts, grpc.WithStatsHandler(otelgrpc.NewClientHandler()))

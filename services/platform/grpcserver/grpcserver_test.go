@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
@@ -41,7 +40,7 @@ func method(name string, fn func() error) grpc.MethodDesc {
 func TestServerRecoversLogsAndCounts(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	reg := prometheus.NewRegistry()
-	server := grpcserver.New(zap.New(core), reg, grpcserver.Options{Reflection: true})
+	server := grpcserver.New(zap.New(core), reg, grpcserver.Options{Reflection: true, ServiceKey: "k"})
 	server.RegisterService(&grpc.ServiceDesc{ServiceName: "test.Panicky", HandlerType: (*any)(nil), Methods: []grpc.MethodDesc{
 		method("Check", func() error { panic("boom") }),
 		method("List", func() error { return status.Error(codes.NotFound, "nothing here") }),
@@ -53,8 +52,7 @@ func TestServerRecoversLogsAndCounts(t *testing.T) {
 	t.Cleanup(server.Stop)
 
 	clientMetrics := grpcserver.NewClientMetrics(reg)
-	conn, err := grpc.NewClient(lis.Addr().String(), append([]grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials())}, grpcserver.ClientOptions(clientMetrics)...)...)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpcserver.ClientOptions(clientMetrics, grpcserver.ClientCredentials{ServiceKey: "k"})...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	ctx := requestid.With(context.Background(), "req-42")

@@ -20,7 +20,8 @@ import (
 // Portfolio advances ideas and lists the loop's candidates through the
 // portfolio's gRPC API.
 type Portfolio struct {
-	client portfoliov1.PortfolioServiceClient
+	client   portfoliov1.PortfolioServiceClient
+	internal portfoliov1.PortfolioInternalServiceClient
 }
 
 var (
@@ -30,7 +31,7 @@ var (
 
 // NewPortfolio returns the adapter over a connection to the portfolio.
 func NewPortfolio(conn grpc.ClientConnInterface) Portfolio {
-	return Portfolio{client: portfoliov1.NewPortfolioServiceClient(conn)}
+	return Portfolio{client: portfoliov1.NewPortfolioServiceClient(conn), internal: portfoliov1.NewPortfolioInternalServiceClient(conn)}
 }
 
 // AdvanceForTask implements usecase.Ideas: an unknown idea is
@@ -38,7 +39,7 @@ func NewPortfolio(conn grpc.ClientConnInterface) Portfolio {
 // unreachable portfolio fault.Unavailable; anything else is returned as is
 // (all of them but the first two are retried).
 func (p Portfolio) AdvanceForTask(ctx context.Context, ideaID, taskType, taskID string) error {
-	_, err := p.client.AdvanceForTask(ctx, &portfoliov1.AdvanceForTaskRequest{IdeaId: ideaID, TaskType: taskType, TaskId: taskID})
+	_, err := p.internal.AdvanceForTask(ctx, &portfoliov1.AdvanceForTaskRequest{IdeaId: ideaID, TaskType: taskType, TaskId: taskID})
 	switch status.Code(err) {
 	case codes.OK:
 		return nil
@@ -57,7 +58,7 @@ func (p Portfolio) AdvanceForTask(ctx context.Context, ideaID, taskType, taskID 
 // one's stage calls for.
 func (p Portfolio) Candidates(ctx context.Context, limit int) ([]loop.Candidate, error) {
 	n := int32(min(max(limit, 1), 500))
-	resp, err := p.client.ListCandidates(ctx, &portfoliov1.ListCandidatesRequest{Limit: &n})
+	resp, err := p.internal.ListCandidates(ctx, &portfoliov1.ListCandidatesRequest{Limit: &n})
 	if err != nil {
 		return nil, fmt.Errorf("list the portfolio's candidates: %w", err)
 	}

@@ -25,9 +25,11 @@ import (
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
-// Handler serves foundry.ledger.v1.LedgerService.
+// Handler serves foundry.ledger.v1.LedgerService and, for the ops
+// service's monitor, LedgerInternalService.
 type Handler struct {
 	ledgerv1.UnimplementedLedgerServiceServer
+	ledgerv1.UnimplementedLedgerInternalServiceServer
 
 	app        *usecase.App
 	adminKey   string

@@ -85,9 +85,11 @@ type Options struct {
 	AdminKey string
 }
 
-// Handler serves foundry.ops.v1.OpsService.
+// Handler serves foundry.ops.v1.OpsService and, for the gateway's
+// telemetry, OpsInternalService.
 type Handler struct {
 	opsv1.UnimplementedOpsServiceServer
+	opsv1.UnimplementedOpsInternalServiceServer
 
 	store      store.Store
 	monitor    *monitor.Runner

@@ -111,7 +111,11 @@ func TestOneLeaderAndFailover(t *testing.T) {
 		l := &fakeLedger{check: monitor.Check{OutstandingCC: 10, ReserveRatio: 0.99, ChainValid: true, Mode: monitor.Normal}}
 		a := runner(db, l, clock.Real{}, "a")
 		b := runner(db, l, clock.Real{}, "b")
-		a.Interval, b.Interval = 50*time.Millisecond, 50*time.Millisecond
+		// The lease lasts three intervals: long enough that a busy machine
+		// (the race detector, parallel tests) delaying a's renewal by a few
+		// hundred milliseconds does not hand b the lease, which is what
+		// this test would then see as two leaders.
+		a.Interval, b.Interval = 500*time.Millisecond, 500*time.Millisecond
 
 		ctxA, stopA := context.WithCancel(context.Background())
 		ctxB, stopB := context.WithCancel(context.Background())

@@ -32,9 +32,11 @@ const (
 	MaxProgressLimit     = 1000
 )
 
-// Handler serves foundry.portfolio.v1.PortfolioService.
+// Handler serves foundry.portfolio.v1.PortfolioService and, for the agent
+// service, PortfolioInternalService.
 type Handler struct {
 	portfoliov1.UnimplementedPortfolioServiceServer
+	portfoliov1.UnimplementedPortfolioInternalServiceServer
 
 	app      *usecase.App
 	adminKey string

@@ -5629,7 +5629,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
 	"\x16SetEconomyModeResponse\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\x18\n" +
-	"\achanged\x18\x02 \x01(\bR\achanged2\xe6\x1b\n" +
+	"\achanged\x18\x02 \x01(\bR\achanged2\x98\x1a\n" +
 	"\rLedgerService\x12S\n" +
 	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\x12Y\n" +
 	"\n" +
@@ -5665,7 +5665,8 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06Freeze\x12 .foundry.ledger.v1.FreezeRequest\x1a!.foundry.ledger.v1.FreezeResponse\x12S\n" +
 	"\bUnfreeze\x12\".foundry.ledger.v1.UnfreezeRequest\x1a#.foundry.ledger.v1.UnfreezeResponse\x12n\n" +
 	"\x11GetIncidentStatus\x12+.foundry.ledger.v1.GetIncidentStatusRequest\x1a,.foundry.ledger.v1.GetIncidentStatusResponse\x12b\n" +
-	"\rListIncidents\x12'.foundry.ledger.v1.ListIncidentsRequest\x1a(.foundry.ledger.v1.ListIncidentsResponse\x12e\n" +
+	"\rListIncidents\x12'.foundry.ledger.v1.ListIncidentsRequest\x1a(.foundry.ledger.v1.ListIncidentsResponse2\xe5\x01\n" +
+	"\x15LedgerInternalService\x12e\n" +
 	"\x0eCheckCoherence\x12(.foundry.ledger.v1.CheckCoherenceRequest\x1a).foundry.ledger.v1.CheckCoherenceResponse\x12e\n" +
 	"\x0eSetEconomyMode\x12(.foundry.ledger.v1.SetEconomyModeRequest\x1a).foundry.ledger.v1.SetEconomyModeResponseB\xd0\x01\n" +
 	"\x15com.foundry.ledger.v1B\vLedgerProtoP\x01ZDgithub.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1;ledgerv1\xa2\x02\x03FLX\xaa\x02\x11Foundry.Ledger.V1\xca\x02\x11Foundry\\Ledger\\V1\xe2\x02\x1dFoundry\\Ledger\\V1\\GPBMetadata\xea\x02\x13Foundry::Ledger::V1b\x06proto3"
@@ -5844,8 +5845,8 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	73, // 67: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
 	75, // 68: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
 	78, // 69: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	80, // 70: foundry.ledger.v1.LedgerService.CheckCoherence:input_type -> foundry.ledger.v1.CheckCoherenceRequest
-	82, // 71: foundry.ledger.v1.LedgerService.SetEconomyMode:input_type -> foundry.ledger.v1.SetEconomyModeRequest
+	80, // 70: foundry.ledger.v1.LedgerInternalService.CheckCoherence:input_type -> foundry.ledger.v1.CheckCoherenceRequest
+	82, // 71: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:input_type -> foundry.ledger.v1.SetEconomyModeRequest
 	1,  // 72: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
 	3,  // 73: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
 	5,  // 74: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
@@ -5879,8 +5880,8 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	74, // 102: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
 	76, // 103: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
 	79, // 104: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	81, // 105: foundry.ledger.v1.LedgerService.CheckCoherence:output_type -> foundry.ledger.v1.CheckCoherenceResponse
-	83, // 106: foundry.ledger.v1.LedgerService.SetEconomyMode:output_type -> foundry.ledger.v1.SetEconomyModeResponse
+	81, // 105: foundry.ledger.v1.LedgerInternalService.CheckCoherence:output_type -> foundry.ledger.v1.CheckCoherenceResponse
+	83, // 106: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:output_type -> foundry.ledger.v1.SetEconomyModeResponse
 	72, // [72:107] is the sub-list for method output_type
 	37, // [37:72] is the sub-list for method input_type
 	37, // [37:37] is the sub-list for extension type_name
@@ -5910,7 +5911,7 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 			NumEnums:      0,
 			NumMessages:   85,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_foundry_ledger_v1_ledger_proto_goTypes,
 		DependencyIndexes: file_foundry_ledger_v1_ledger_proto_depIdxs,

@@ -62,8 +62,6 @@ const (
 	LedgerService_Unfreeze_FullMethodName                     = "/foundry.ledger.v1.LedgerService/Unfreeze"
 	LedgerService_GetIncidentStatus_FullMethodName            = "/foundry.ledger.v1.LedgerService/GetIncidentStatus"
 	LedgerService_ListIncidents_FullMethodName                = "/foundry.ledger.v1.LedgerService/ListIncidents"
-	LedgerService_CheckCoherence_FullMethodName               = "/foundry.ledger.v1.LedgerService/CheckCoherence"
-	LedgerService_SetEconomyMode_FullMethodName               = "/foundry.ledger.v1.LedgerService/SetEconomyMode"
 )
 
 // LedgerServiceClient is the client API for LedgerService service.
@@ -145,12 +143,6 @@ type LedgerServiceClient interface {
 	GetIncidentStatus(ctx context.Context, in *GetIncidentStatusRequest, opts ...grpc.CallOption) (*GetIncidentStatusResponse, error)
 	// ListIncidents returns a page of incidents, newest first.
 	ListIncidents(ctx context.Context, in *ListIncidentsRequest, opts ...grpc.CallOption) (*ListIncidentsResponse, error)
-	// CheckCoherence verifies the chain and the balances against the journal
-	// for the monitor (internal: no REST route).
-	CheckCoherence(ctx context.Context, in *CheckCoherenceRequest, opts ...grpc.CallOption) (*CheckCoherenceResponse, error)
-	// SetEconomyMode applies the monitor's graduated response (internal: no
-	// REST route). It never lifts a freeze.
-	SetEconomyMode(ctx context.Context, in *SetEconomyModeRequest, opts ...grpc.CallOption) (*SetEconomyModeResponse, error)
 }
 
 type ledgerServiceClient struct {
@@ -491,26 +483,6 @@ func (c *ledgerServiceClient) ListIncidents(ctx context.Context, in *ListInciden
 	return out, nil
 }
 
-func (c *ledgerServiceClient) CheckCoherence(ctx context.Context, in *CheckCoherenceRequest, opts ...grpc.CallOption) (*CheckCoherenceResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(CheckCoherenceResponse)
-	err := c.cc.Invoke(ctx, LedgerService_CheckCoherence_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *ledgerServiceClient) SetEconomyMode(ctx context.Context, in *SetEconomyModeRequest, opts ...grpc.CallOption) (*SetEconomyModeResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(SetEconomyModeResponse)
-	err := c.cc.Invoke(ctx, LedgerService_SetEconomyMode_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // LedgerServiceServer is the server API for LedgerService service.
 // All implementations must embed UnimplementedLedgerServiceServer
 // for forward compatibility.
@@ -590,12 +562,6 @@ type LedgerServiceServer interface {
 	GetIncidentStatus(context.Context, *GetIncidentStatusRequest) (*GetIncidentStatusResponse, error)
 	// ListIncidents returns a page of incidents, newest first.
 	ListIncidents(context.Context, *ListIncidentsRequest) (*ListIncidentsResponse, error)
-	// CheckCoherence verifies the chain and the balances against the journal
-	// for the monitor (internal: no REST route).
-	CheckCoherence(context.Context, *CheckCoherenceRequest) (*CheckCoherenceResponse, error)
-	// SetEconomyMode applies the monitor's graduated response (internal: no
-	// REST route). It never lifts a freeze.
-	SetEconomyMode(context.Context, *SetEconomyModeRequest) (*SetEconomyModeResponse, error)
 	mustEmbedUnimplementedLedgerServiceServer()
 }
 
@@ -704,12 +670,6 @@ func (UnimplementedLedgerServiceServer) GetIncidentStatus(context.Context, *GetI
 }
 func (UnimplementedLedgerServiceServer) ListIncidents(context.Context, *ListIncidentsRequest) (*ListIncidentsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListIncidents not implemented")
-}
-func (UnimplementedLedgerServiceServer) CheckCoherence(context.Context, *CheckCoherenceRequest) (*CheckCoherenceResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method CheckCoherence not implemented")
-}
-func (UnimplementedLedgerServiceServer) SetEconomyMode(context.Context, *SetEconomyModeRequest) (*SetEconomyModeResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method SetEconomyMode not implemented")
 }
 func (UnimplementedLedgerServiceServer) mustEmbedUnimplementedLedgerServiceServer() {}
 func (UnimplementedLedgerServiceServer) testEmbeddedByValue()                       {}
@@ -1326,42 +1286,6 @@ func _LedgerService_ListIncidents_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
-func _LedgerService_CheckCoherence_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(CheckCoherenceRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(LedgerServiceServer).CheckCoherence(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: LedgerService_CheckCoherence_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(LedgerServiceServer).CheckCoherence(ctx, req.(*CheckCoherenceRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _LedgerService_SetEconomyMode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(SetEconomyModeRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(LedgerServiceServer).SetEconomyMode(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: LedgerService_SetEconomyMode_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(LedgerServiceServer).SetEconomyMode(ctx, req.(*SetEconomyModeRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 // LedgerService_ServiceDesc is the grpc.ServiceDesc for LedgerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1501,13 +1425,163 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ListIncidents",
 			Handler:    _LedgerService_ListIncidents_Handler,
 		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "foundry/ledger/v1/ledger.proto",
+}
+
+const (
+	LedgerInternalService_CheckCoherence_FullMethodName = "/foundry.ledger.v1.LedgerInternalService/CheckCoherence"
+	LedgerInternalService_SetEconomyMode_FullMethodName = "/foundry.ledger.v1.LedgerInternalService/SetEconomyMode"
+)
+
+// LedgerInternalServiceClient is the client API for LedgerInternalService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// LedgerInternalService is what the ops service's economy monitor calls on
+// the ledger. The gateway never exposes it (no REST mapping may name it);
+// like every Foundry service it answers only callers presenting the
+// service credential.
+type LedgerInternalServiceClient interface {
+	// CheckCoherence verifies the chain and the balances against the journal
+	// for the monitor.
+	CheckCoherence(ctx context.Context, in *CheckCoherenceRequest, opts ...grpc.CallOption) (*CheckCoherenceResponse, error)
+	// SetEconomyMode applies the monitor's graduated response. It never lifts
+	// a freeze.
+	SetEconomyMode(ctx context.Context, in *SetEconomyModeRequest, opts ...grpc.CallOption) (*SetEconomyModeResponse, error)
+}
+
+type ledgerInternalServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewLedgerInternalServiceClient(cc grpc.ClientConnInterface) LedgerInternalServiceClient {
+	return &ledgerInternalServiceClient{cc}
+}
+
+func (c *ledgerInternalServiceClient) CheckCoherence(ctx context.Context, in *CheckCoherenceRequest, opts ...grpc.CallOption) (*CheckCoherenceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckCoherenceResponse)
+	err := c.cc.Invoke(ctx, LedgerInternalService_CheckCoherence_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerInternalServiceClient) SetEconomyMode(ctx context.Context, in *SetEconomyModeRequest, opts ...grpc.CallOption) (*SetEconomyModeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetEconomyModeResponse)
+	err := c.cc.Invoke(ctx, LedgerInternalService_SetEconomyMode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// LedgerInternalServiceServer is the server API for LedgerInternalService service.
+// All implementations must embed UnimplementedLedgerInternalServiceServer
+// for forward compatibility.
+//
+// LedgerInternalService is what the ops service's economy monitor calls on
+// the ledger. The gateway never exposes it (no REST mapping may name it);
+// like every Foundry service it answers only callers presenting the
+// service credential.
+type LedgerInternalServiceServer interface {
+	// CheckCoherence verifies the chain and the balances against the journal
+	// for the monitor.
+	CheckCoherence(context.Context, *CheckCoherenceRequest) (*CheckCoherenceResponse, error)
+	// SetEconomyMode applies the monitor's graduated response. It never lifts
+	// a freeze.
+	SetEconomyMode(context.Context, *SetEconomyModeRequest) (*SetEconomyModeResponse, error)
+	mustEmbedUnimplementedLedgerInternalServiceServer()
+}
+
+// UnimplementedLedgerInternalServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedLedgerInternalServiceServer struct{}
+
+func (UnimplementedLedgerInternalServiceServer) CheckCoherence(context.Context, *CheckCoherenceRequest) (*CheckCoherenceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckCoherence not implemented")
+}
+func (UnimplementedLedgerInternalServiceServer) SetEconomyMode(context.Context, *SetEconomyModeRequest) (*SetEconomyModeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetEconomyMode not implemented")
+}
+func (UnimplementedLedgerInternalServiceServer) mustEmbedUnimplementedLedgerInternalServiceServer() {}
+func (UnimplementedLedgerInternalServiceServer) testEmbeddedByValue()                               {}
+
+// UnsafeLedgerInternalServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to LedgerInternalServiceServer will
+// result in compilation errors.
+type UnsafeLedgerInternalServiceServer interface {
+	mustEmbedUnimplementedLedgerInternalServiceServer()
+}
+
+func RegisterLedgerInternalServiceServer(s grpc.ServiceRegistrar, srv LedgerInternalServiceServer) {
+	// If the following call panics, it indicates UnimplementedLedgerInternalServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&LedgerInternalService_ServiceDesc, srv)
+}
+
+func _LedgerInternalService_CheckCoherence_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckCoherenceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerInternalServiceServer).CheckCoherence(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerInternalService_CheckCoherence_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerInternalServiceServer).CheckCoherence(ctx, req.(*CheckCoherenceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerInternalService_SetEconomyMode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetEconomyModeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerInternalServiceServer).SetEconomyMode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerInternalService_SetEconomyMode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerInternalServiceServer).SetEconomyMode(ctx, req.(*SetEconomyModeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// LedgerInternalService_ServiceDesc is the grpc.ServiceDesc for LedgerInternalService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var LedgerInternalService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "foundry.ledger.v1.LedgerInternalService",
+	HandlerType: (*LedgerInternalServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
 		{
 			MethodName: "CheckCoherence",
-			Handler:    _LedgerService_CheckCoherence_Handler,
+			Handler:    _LedgerInternalService_CheckCoherence_Handler,
 		},
 		{
 			MethodName: "SetEconomyMode",
-			Handler:    _LedgerService_SetEconomyMode_Handler,
+			Handler:    _LedgerInternalService_SetEconomyMode_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

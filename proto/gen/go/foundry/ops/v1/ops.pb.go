@@ -2515,12 +2515,11 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	" \x01(\v2\x1b.google.protobuf.Int32ValueR\x11firstDivergentSeq\x12/\n" +
 	"\x13mismatched_accounts\x18\v \x01(\x05R\x12mismatchedAccounts\x124\n" +
 	"\x16oracle_breaker_tripped\x18\f \x01(\bR\x14oracleBreakerTripped\x12)\n" +
-	"\x10interval_seconds\x18\r \x01(\x05R\x0fintervalSeconds2\xec\a\n" +
+	"\x10interval_seconds\x18\r \x01(\x05R\x0fintervalSeconds2\x91\a\n" +
 	"\n" +
 	"OpsService\x12D\n" +
 	"\x05Ready\x12\x1c.foundry.ops.v1.ReadyRequest\x1a\x1d.foundry.ops.v1.ReadyResponse\x12_\n" +
 	"\x0eGetPersistence\x12%.foundry.ops.v1.GetPersistenceRequest\x1a&.foundry.ops.v1.GetPersistenceResponse\x12Y\n" +
-	"\fRecordEvents\x12#.foundry.ops.v1.RecordEventsRequest\x1a$.foundry.ops.v1.RecordEventsResponse\x12Y\n" +
 	"\fGetCoherence\x12#.foundry.ops.v1.GetCoherenceRequest\x1a$.foundry.ops.v1.GetCoherenceResponse\x12k\n" +
 	"\x12GetAutomationUsage\x12).foundry.ops.v1.GetAutomationUsageRequest\x1a*.foundry.ops.v1.GetAutomationUsageResponse\x12n\n" +
 	"\x13IngestUsageSnapshot\x12*.foundry.ops.v1.IngestUsageSnapshotRequest\x1a+.foundry.ops.v1.IngestUsageSnapshotResponse\x12S\n" +
@@ -2530,7 +2529,9 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\n" +
 	"CreateEdge\x12!.foundry.ops.v1.CreateEdgeRequest\x1a\".foundry.ops.v1.CreateEdgeResponse\x12\\\n" +
 	"\rListNodeEdges\x12$.foundry.ops.v1.ListNodeEdgesRequest\x1a%.foundry.ops.v1.ListNodeEdgesResponse\x12P\n" +
-	"\tListEdges\x12 .foundry.ops.v1.ListEdgesRequest\x1a!.foundry.ops.v1.ListEdgesResponseB\xb8\x01\n" +
+	"\tListEdges\x12 .foundry.ops.v1.ListEdgesRequest\x1a!.foundry.ops.v1.ListEdgesResponse2o\n" +
+	"\x12OpsInternalService\x12Y\n" +
+	"\fRecordEvents\x12#.foundry.ops.v1.RecordEventsRequest\x1a$.foundry.ops.v1.RecordEventsResponseB\xb8\x01\n" +
 	"\x12com.foundry.ops.v1B\bOpsProtoP\x01Z>github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1;opsv1\xa2\x02\x03FOX\xaa\x02\x0eFoundry.Ops.V1\xca\x02\x0eFoundry\\Ops\\V1\xe2\x02\x1aFoundry\\Ops\\V1\\GPBMetadata\xea\x02\x10Foundry::Ops::V1b\x06proto3"
 
 var (
@@ -2616,26 +2617,26 @@ var file_foundry_ops_v1_ops_proto_depIdxs = []int32{
 	36, // 27: foundry.ops.v1.GetCoherenceResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
 	0,  // 28: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
 	3,  // 29: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
-	8,  // 30: foundry.ops.v1.OpsService.RecordEvents:input_type -> foundry.ops.v1.RecordEventsRequest
-	31, // 31: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
-	10, // 32: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
-	17, // 33: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
-	21, // 34: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
-	23, // 35: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
-	25, // 36: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
-	27, // 37: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
-	29, // 38: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
+	31, // 30: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
+	10, // 31: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
+	17, // 32: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
+	21, // 33: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
+	23, // 34: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
+	25, // 35: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
+	27, // 36: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
+	29, // 37: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
+	8,  // 38: foundry.ops.v1.OpsInternalService.RecordEvents:input_type -> foundry.ops.v1.RecordEventsRequest
 	2,  // 39: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
 	6,  // 40: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
-	9,  // 41: foundry.ops.v1.OpsService.RecordEvents:output_type -> foundry.ops.v1.RecordEventsResponse
-	32, // 42: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
-	14, // 43: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
-	18, // 44: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
-	22, // 45: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
-	24, // 46: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
-	26, // 47: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
-	28, // 48: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
-	30, // 49: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
+	32, // 41: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
+	14, // 42: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
+	18, // 43: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
+	22, // 44: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
+	24, // 45: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
+	26, // 46: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
+	28, // 47: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
+	30, // 48: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
+	9,  // 49: foundry.ops.v1.OpsInternalService.RecordEvents:output_type -> foundry.ops.v1.RecordEventsResponse
 	39, // [39:50] is the sub-list for method output_type
 	28, // [28:39] is the sub-list for method input_type
 	28, // [28:28] is the sub-list for extension type_name
@@ -2660,7 +2661,7 @@ func file_foundry_ops_v1_ops_proto_init() {
 			NumEnums:      0,
 			NumMessages:   33,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_foundry_ops_v1_ops_proto_goTypes,
 		DependencyIndexes: file_foundry_ops_v1_ops_proto_depIdxs,

@@ -30,7 +30,6 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	OpsService_Ready_FullMethodName               = "/foundry.ops.v1.OpsService/Ready"
 	OpsService_GetPersistence_FullMethodName      = "/foundry.ops.v1.OpsService/GetPersistence"
-	OpsService_RecordEvents_FullMethodName        = "/foundry.ops.v1.OpsService/RecordEvents"
 	OpsService_GetCoherence_FullMethodName        = "/foundry.ops.v1.OpsService/GetCoherence"
 	OpsService_GetAutomationUsage_FullMethodName  = "/foundry.ops.v1.OpsService/GetAutomationUsage"
 	OpsService_IngestUsageSnapshot_FullMethodName = "/foundry.ops.v1.OpsService/IngestUsageSnapshot"
@@ -55,9 +54,6 @@ type OpsServiceClient interface {
 	// it answers whenever ops can, with status "degraded" when a service's
 	// storage fails (the telemetry sink never changes it).
 	GetPersistence(ctx context.Context, in *GetPersistenceRequest, opts ...grpc.CallOption) (*GetPersistenceResponse, error)
-	// RecordEvents stores runtime telemetry events (internal: the gateway and
-	// services report requests; no REST route).
-	RecordEvents(ctx context.Context, in *RecordEventsRequest, opts ...grpc.CallOption) (*RecordEventsResponse, error)
 	// GetCoherence reports the economy monitor's latest check of the ledger
 	// (reserve ratio, audit chain, balances against the journal, the oracle
 	// breaker) and the graduated response it decided; with no recent check
@@ -103,16 +99,6 @@ func (c *opsServiceClient) GetPersistence(ctx context.Context, in *GetPersistenc
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetPersistenceResponse)
 	err := c.cc.Invoke(ctx, OpsService_GetPersistence_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *opsServiceClient) RecordEvents(ctx context.Context, in *RecordEventsRequest, opts ...grpc.CallOption) (*RecordEventsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(RecordEventsResponse)
-	err := c.cc.Invoke(ctx, OpsService_RecordEvents_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -213,9 +199,6 @@ type OpsServiceServer interface {
 	// it answers whenever ops can, with status "degraded" when a service's
 	// storage fails (the telemetry sink never changes it).
 	GetPersistence(context.Context, *GetPersistenceRequest) (*GetPersistenceResponse, error)
-	// RecordEvents stores runtime telemetry events (internal: the gateway and
-	// services report requests; no REST route).
-	RecordEvents(context.Context, *RecordEventsRequest) (*RecordEventsResponse, error)
 	// GetCoherence reports the economy monitor's latest check of the ledger
 	// (reserve ratio, audit chain, balances against the journal, the oracle
 	// breaker) and the graduated response it decided; with no recent check
@@ -252,9 +235,6 @@ func (UnimplementedOpsServiceServer) Ready(context.Context, *ReadyRequest) (*Rea
 }
 func (UnimplementedOpsServiceServer) GetPersistence(context.Context, *GetPersistenceRequest) (*GetPersistenceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPersistence not implemented")
-}
-func (UnimplementedOpsServiceServer) RecordEvents(context.Context, *RecordEventsRequest) (*RecordEventsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method RecordEvents not implemented")
 }
 func (UnimplementedOpsServiceServer) GetCoherence(context.Context, *GetCoherenceRequest) (*GetCoherenceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCoherence not implemented")
@@ -333,24 +313,6 @@ func _OpsService_GetPersistence_Handler(srv interface{}, ctx context.Context, de
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(OpsServiceServer).GetPersistence(ctx, req.(*GetPersistenceRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _OpsService_RecordEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RecordEventsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(OpsServiceServer).RecordEvents(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: OpsService_RecordEvents_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(OpsServiceServer).RecordEvents(ctx, req.(*RecordEventsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -515,10 +477,6 @@ var OpsService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _OpsService_GetPersistence_Handler,
 		},
 		{
-			MethodName: "RecordEvents",
-			Handler:    _OpsService_RecordEvents_Handler,
-		},
-		{
 			MethodName: "GetCoherence",
 			Handler:    _OpsService_GetCoherence_Handler,
 		},
@@ -549,6 +507,118 @@ var OpsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListEdges",
 			Handler:    _OpsService_ListEdges_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "foundry/ops/v1/ops.proto",
+}
+
+const (
+	OpsInternalService_RecordEvents_FullMethodName = "/foundry.ops.v1.OpsInternalService/RecordEvents"
+)
+
+// OpsInternalServiceClient is the client API for OpsInternalService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// OpsInternalService is what the gateway reports to ops. The gateway
+// never exposes it (no REST mapping may name it); like every Foundry
+// service it answers only callers presenting the service credential.
+type OpsInternalServiceClient interface {
+	// RecordEvents stores runtime telemetry events.
+	RecordEvents(ctx context.Context, in *RecordEventsRequest, opts ...grpc.CallOption) (*RecordEventsResponse, error)
+}
+
+type opsInternalServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewOpsInternalServiceClient(cc grpc.ClientConnInterface) OpsInternalServiceClient {
+	return &opsInternalServiceClient{cc}
+}
+
+func (c *opsInternalServiceClient) RecordEvents(ctx context.Context, in *RecordEventsRequest, opts ...grpc.CallOption) (*RecordEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordEventsResponse)
+	err := c.cc.Invoke(ctx, OpsInternalService_RecordEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// OpsInternalServiceServer is the server API for OpsInternalService service.
+// All implementations must embed UnimplementedOpsInternalServiceServer
+// for forward compatibility.
+//
+// OpsInternalService is what the gateway reports to ops. The gateway
+// never exposes it (no REST mapping may name it); like every Foundry
+// service it answers only callers presenting the service credential.
+type OpsInternalServiceServer interface {
+	// RecordEvents stores runtime telemetry events.
+	RecordEvents(context.Context, *RecordEventsRequest) (*RecordEventsResponse, error)
+	mustEmbedUnimplementedOpsInternalServiceServer()
+}
+
+// UnimplementedOpsInternalServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedOpsInternalServiceServer struct{}
+
+func (UnimplementedOpsInternalServiceServer) RecordEvents(context.Context, *RecordEventsRequest) (*RecordEventsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordEvents not implemented")
+}
+func (UnimplementedOpsInternalServiceServer) mustEmbedUnimplementedOpsInternalServiceServer() {}
+func (UnimplementedOpsInternalServiceServer) testEmbeddedByValue()                            {}
+
+// UnsafeOpsInternalServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to OpsInternalServiceServer will
+// result in compilation errors.
+type UnsafeOpsInternalServiceServer interface {
+	mustEmbedUnimplementedOpsInternalServiceServer()
+}
+
+func RegisterOpsInternalServiceServer(s grpc.ServiceRegistrar, srv OpsInternalServiceServer) {
+	// If the following call panics, it indicates UnimplementedOpsInternalServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&OpsInternalService_ServiceDesc, srv)
+}
+
+func _OpsInternalService_RecordEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OpsInternalServiceServer).RecordEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OpsInternalService_RecordEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OpsInternalServiceServer).RecordEvents(ctx, req.(*RecordEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// OpsInternalService_ServiceDesc is the grpc.ServiceDesc for OpsInternalService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var OpsInternalService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "foundry.ops.v1.OpsInternalService",
+	HandlerType: (*OpsInternalServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "RecordEvents",
+			Handler:    _OpsInternalService_RecordEvents_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

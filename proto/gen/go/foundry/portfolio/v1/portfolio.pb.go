@@ -3545,7 +3545,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x16ListCandidatesResponse\x12?\n" +
 	"\n" +
 	"candidates\x18\x01 \x03(\v2\x1f.foundry.portfolio.v1.CandidateR\n" +
-	"candidates2\xe7\r\n" +
+	"candidates2\x8d\f\n" +
 	"\x10PortfolioService\x12_\n" +
 	"\n" +
 	"CreateIdea\x12'.foundry.portfolio.v1.CreateIdeaRequest\x1a(.foundry.portfolio.v1.CreateIdeaResponse\x12\\\n" +
@@ -3564,7 +3564,8 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\rListQuestions\x12*.foundry.portfolio.v1.ListQuestionsRequest\x1a+.foundry.portfolio.v1.ListQuestionsResponse\x12k\n" +
 	"\x0eGetRightSizing\x12+.foundry.portfolio.v1.GetRightSizingRequest\x1a,.foundry.portfolio.v1.GetRightSizingResponse\x12q\n" +
 	"\x10ApplyRightSizing\x12-.foundry.portfolio.v1.ApplyRightSizingRequest\x1a..foundry.portfolio.v1.ApplyRightSizingResponse\x12\x83\x01\n" +
-	"\x16ListRightSizingHistory\x123.foundry.portfolio.v1.ListRightSizingHistoryRequest\x1a4.foundry.portfolio.v1.ListRightSizingHistoryResponse\x12k\n" +
+	"\x16ListRightSizingHistory\x123.foundry.portfolio.v1.ListRightSizingHistoryRequest\x1a4.foundry.portfolio.v1.ListRightSizingHistoryResponse2\xf4\x01\n" +
+	"\x18PortfolioInternalService\x12k\n" +
 	"\x0eAdvanceForTask\x12+.foundry.portfolio.v1.AdvanceForTaskRequest\x1a,.foundry.portfolio.v1.AdvanceForTaskResponse\x12k\n" +
 	"\x0eListCandidates\x12+.foundry.portfolio.v1.ListCandidatesRequest\x1a,.foundry.portfolio.v1.ListCandidatesResponseB\xe8\x01\n" +
 	"\x18com.foundry.portfolio.v1B\x0ePortfolioProtoP\x01ZJgithub.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1;portfoliov1\xa2\x02\x03FPX\xaa\x02\x14Foundry.Portfolio.V1\xca\x02\x14Foundry\\Portfolio\\V1\xe2\x02 Foundry\\Portfolio\\V1\\GPBMetadata\xea\x02\x16Foundry::Portfolio::V1b\x06proto3"
@@ -3686,8 +3687,8 @@ var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
 	32, // 45: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
 	38, // 46: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
 	41, // 47: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
-	44, // 48: foundry.portfolio.v1.PortfolioService.AdvanceForTask:input_type -> foundry.portfolio.v1.AdvanceForTaskRequest
-	46, // 49: foundry.portfolio.v1.PortfolioService.ListCandidates:input_type -> foundry.portfolio.v1.ListCandidatesRequest
+	44, // 48: foundry.portfolio.v1.PortfolioInternalService.AdvanceForTask:input_type -> foundry.portfolio.v1.AdvanceForTaskRequest
+	46, // 49: foundry.portfolio.v1.PortfolioInternalService.ListCandidates:input_type -> foundry.portfolio.v1.ListCandidatesRequest
 	4,  // 50: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
 	8,  // 51: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
 	10, // 52: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
@@ -3703,8 +3704,8 @@ var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
 	37, // 62: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
 	40, // 63: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
 	43, // 64: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
-	45, // 65: foundry.portfolio.v1.PortfolioService.AdvanceForTask:output_type -> foundry.portfolio.v1.AdvanceForTaskResponse
-	48, // 66: foundry.portfolio.v1.PortfolioService.ListCandidates:output_type -> foundry.portfolio.v1.ListCandidatesResponse
+	45, // 65: foundry.portfolio.v1.PortfolioInternalService.AdvanceForTask:output_type -> foundry.portfolio.v1.AdvanceForTaskResponse
+	48, // 66: foundry.portfolio.v1.PortfolioInternalService.ListCandidates:output_type -> foundry.portfolio.v1.ListCandidatesResponse
 	50, // [50:67] is the sub-list for method output_type
 	33, // [33:50] is the sub-list for method input_type
 	33, // [33:33] is the sub-list for extension type_name
@@ -3731,7 +3732,7 @@ func file_foundry_portfolio_v1_portfolio_proto_init() {
 			NumEnums:      0,
 			NumMessages:   50,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_foundry_portfolio_v1_portfolio_proto_goTypes,
 		DependencyIndexes: file_foundry_portfolio_v1_portfolio_proto_depIdxs,

@@ -45,8 +45,6 @@ const (
 	PortfolioService_GetRightSizing_FullMethodName         = "/foundry.portfolio.v1.PortfolioService/GetRightSizing"
 	PortfolioService_ApplyRightSizing_FullMethodName       = "/foundry.portfolio.v1.PortfolioService/ApplyRightSizing"
 	PortfolioService_ListRightSizingHistory_FullMethodName = "/foundry.portfolio.v1.PortfolioService/ListRightSizingHistory"
-	PortfolioService_AdvanceForTask_FullMethodName         = "/foundry.portfolio.v1.PortfolioService/AdvanceForTask"
-	PortfolioService_ListCandidates_FullMethodName         = "/foundry.portfolio.v1.PortfolioService/ListCandidates"
 )
 
 // PortfolioServiceClient is the client API for PortfolioService service.
@@ -90,12 +88,6 @@ type PortfolioServiceClient interface {
 	ApplyRightSizing(ctx context.Context, in *ApplyRightSizingRequest, opts ...grpc.CallOption) (*ApplyRightSizingResponse, error)
 	// ListRightSizingHistory returns the health snapshots of the last days, oldest first.
 	ListRightSizingHistory(ctx context.Context, in *ListRightSizingHistoryRequest, opts ...grpc.CallOption) (*ListRightSizingHistoryResponse, error)
-	// AdvanceForTask advances an idea because one of its tasks completed
-	// (internal: called by the agent service, no REST route).
-	AdvanceForTask(ctx context.Context, in *AdvanceForTaskRequest, opts ...grpc.CallOption) (*AdvanceForTaskResponse, error)
-	// ListCandidates returns the ideas the agent loop may work on next, best
-	// score first (internal: no REST route).
-	ListCandidates(ctx context.Context, in *ListCandidatesRequest, opts ...grpc.CallOption) (*ListCandidatesResponse, error)
 }
 
 type portfolioServiceClient struct {
@@ -256,26 +248,6 @@ func (c *portfolioServiceClient) ListRightSizingHistory(ctx context.Context, in 
 	return out, nil
 }
 
-func (c *portfolioServiceClient) AdvanceForTask(ctx context.Context, in *AdvanceForTaskRequest, opts ...grpc.CallOption) (*AdvanceForTaskResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AdvanceForTaskResponse)
-	err := c.cc.Invoke(ctx, PortfolioService_AdvanceForTask_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *portfolioServiceClient) ListCandidates(ctx context.Context, in *ListCandidatesRequest, opts ...grpc.CallOption) (*ListCandidatesResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ListCandidatesResponse)
-	err := c.cc.Invoke(ctx, PortfolioService_ListCandidates_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // PortfolioServiceServer is the server API for PortfolioService service.
 // All implementations must embed UnimplementedPortfolioServiceServer
 // for forward compatibility.
@@ -317,12 +289,6 @@ type PortfolioServiceServer interface {
 	ApplyRightSizing(context.Context, *ApplyRightSizingRequest) (*ApplyRightSizingResponse, error)
 	// ListRightSizingHistory returns the health snapshots of the last days, oldest first.
 	ListRightSizingHistory(context.Context, *ListRightSizingHistoryRequest) (*ListRightSizingHistoryResponse, error)
-	// AdvanceForTask advances an idea because one of its tasks completed
-	// (internal: called by the agent service, no REST route).
-	AdvanceForTask(context.Context, *AdvanceForTaskRequest) (*AdvanceForTaskResponse, error)
-	// ListCandidates returns the ideas the agent loop may work on next, best
-	// score first (internal: no REST route).
-	ListCandidates(context.Context, *ListCandidatesRequest) (*ListCandidatesResponse, error)
 	mustEmbedUnimplementedPortfolioServiceServer()
 }
 
@@ -377,12 +343,6 @@ func (UnimplementedPortfolioServiceServer) ApplyRightSizing(context.Context, *Ap
 }
 func (UnimplementedPortfolioServiceServer) ListRightSizingHistory(context.Context, *ListRightSizingHistoryRequest) (*ListRightSizingHistoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListRightSizingHistory not implemented")
-}
-func (UnimplementedPortfolioServiceServer) AdvanceForTask(context.Context, *AdvanceForTaskRequest) (*AdvanceForTaskResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method AdvanceForTask not implemented")
-}
-func (UnimplementedPortfolioServiceServer) ListCandidates(context.Context, *ListCandidatesRequest) (*ListCandidatesResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method ListCandidates not implemented")
 }
 func (UnimplementedPortfolioServiceServer) mustEmbedUnimplementedPortfolioServiceServer() {}
 func (UnimplementedPortfolioServiceServer) testEmbeddedByValue()                          {}
@@ -675,42 +635,6 @@ func _PortfolioService_ListRightSizingHistory_Handler(srv interface{}, ctx conte
 	return interceptor(ctx, in, info, handler)
 }
 
-func _PortfolioService_AdvanceForTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AdvanceForTaskRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(PortfolioServiceServer).AdvanceForTask(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: PortfolioService_AdvanceForTask_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(PortfolioServiceServer).AdvanceForTask(ctx, req.(*AdvanceForTaskRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _PortfolioService_ListCandidates_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ListCandidatesRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(PortfolioServiceServer).ListCandidates(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: PortfolioService_ListCandidates_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(PortfolioServiceServer).ListCandidates(ctx, req.(*ListCandidatesRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 // PortfolioService_ServiceDesc is the grpc.ServiceDesc for PortfolioService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -778,13 +702,162 @@ var PortfolioService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ListRightSizingHistory",
 			Handler:    _PortfolioService_ListRightSizingHistory_Handler,
 		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "foundry/portfolio/v1/portfolio.proto",
+}
+
+const (
+	PortfolioInternalService_AdvanceForTask_FullMethodName = "/foundry.portfolio.v1.PortfolioInternalService/AdvanceForTask"
+	PortfolioInternalService_ListCandidates_FullMethodName = "/foundry.portfolio.v1.PortfolioInternalService/ListCandidates"
+)
+
+// PortfolioInternalServiceClient is the client API for PortfolioInternalService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// PortfolioInternalService is what the agent service calls on the
+// portfolio. The gateway never exposes it (no REST mapping may name it);
+// like every Foundry service it answers only callers presenting the
+// service credential.
+type PortfolioInternalServiceClient interface {
+	// AdvanceForTask advances an idea because one of its tasks completed.
+	AdvanceForTask(ctx context.Context, in *AdvanceForTaskRequest, opts ...grpc.CallOption) (*AdvanceForTaskResponse, error)
+	// ListCandidates returns the ideas the agent loop may work on next, best
+	// score first.
+	ListCandidates(ctx context.Context, in *ListCandidatesRequest, opts ...grpc.CallOption) (*ListCandidatesResponse, error)
+}
+
+type portfolioInternalServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewPortfolioInternalServiceClient(cc grpc.ClientConnInterface) PortfolioInternalServiceClient {
+	return &portfolioInternalServiceClient{cc}
+}
+
+func (c *portfolioInternalServiceClient) AdvanceForTask(ctx context.Context, in *AdvanceForTaskRequest, opts ...grpc.CallOption) (*AdvanceForTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdvanceForTaskResponse)
+	err := c.cc.Invoke(ctx, PortfolioInternalService_AdvanceForTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portfolioInternalServiceClient) ListCandidates(ctx context.Context, in *ListCandidatesRequest, opts ...grpc.CallOption) (*ListCandidatesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCandidatesResponse)
+	err := c.cc.Invoke(ctx, PortfolioInternalService_ListCandidates_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PortfolioInternalServiceServer is the server API for PortfolioInternalService service.
+// All implementations must embed UnimplementedPortfolioInternalServiceServer
+// for forward compatibility.
+//
+// PortfolioInternalService is what the agent service calls on the
+// portfolio. The gateway never exposes it (no REST mapping may name it);
+// like every Foundry service it answers only callers presenting the
+// service credential.
+type PortfolioInternalServiceServer interface {
+	// AdvanceForTask advances an idea because one of its tasks completed.
+	AdvanceForTask(context.Context, *AdvanceForTaskRequest) (*AdvanceForTaskResponse, error)
+	// ListCandidates returns the ideas the agent loop may work on next, best
+	// score first.
+	ListCandidates(context.Context, *ListCandidatesRequest) (*ListCandidatesResponse, error)
+	mustEmbedUnimplementedPortfolioInternalServiceServer()
+}
+
+// UnimplementedPortfolioInternalServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedPortfolioInternalServiceServer struct{}
+
+func (UnimplementedPortfolioInternalServiceServer) AdvanceForTask(context.Context, *AdvanceForTaskRequest) (*AdvanceForTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AdvanceForTask not implemented")
+}
+func (UnimplementedPortfolioInternalServiceServer) ListCandidates(context.Context, *ListCandidatesRequest) (*ListCandidatesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCandidates not implemented")
+}
+func (UnimplementedPortfolioInternalServiceServer) mustEmbedUnimplementedPortfolioInternalServiceServer() {
+}
+func (UnimplementedPortfolioInternalServiceServer) testEmbeddedByValue() {}
+
+// UnsafePortfolioInternalServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to PortfolioInternalServiceServer will
+// result in compilation errors.
+type UnsafePortfolioInternalServiceServer interface {
+	mustEmbedUnimplementedPortfolioInternalServiceServer()
+}
+
+func RegisterPortfolioInternalServiceServer(s grpc.ServiceRegistrar, srv PortfolioInternalServiceServer) {
+	// If the following call panics, it indicates UnimplementedPortfolioInternalServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&PortfolioInternalService_ServiceDesc, srv)
+}
+
+func _PortfolioInternalService_AdvanceForTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdvanceForTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortfolioInternalServiceServer).AdvanceForTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortfolioInternalService_AdvanceForTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortfolioInternalServiceServer).AdvanceForTask(ctx, req.(*AdvanceForTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortfolioInternalService_ListCandidates_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCandidatesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortfolioInternalServiceServer).ListCandidates(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortfolioInternalService_ListCandidates_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortfolioInternalServiceServer).ListCandidates(ctx, req.(*ListCandidatesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// PortfolioInternalService_ServiceDesc is the grpc.ServiceDesc for PortfolioInternalService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var PortfolioInternalService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "foundry.portfolio.v1.PortfolioInternalService",
+	HandlerType: (*PortfolioInternalServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
 		{
 			MethodName: "AdvanceForTask",
-			Handler:    _PortfolioService_AdvanceForTask_Handler,
+			Handler:    _PortfolioInternalService_AdvanceForTask_Handler,
 		},
 		{
 			MethodName: "ListCandidates",
-			Handler:    _PortfolioService_ListCandidates_Handler,
+			Handler:    _PortfolioInternalService_ListCandidates_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,49 @@
+package gateway
+
+import (
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
+	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/servicecred"
+)
+
+// TestInternalServicesHaveNoRoute: the REST mapping names only the public
+// services. An internal RPC reachable over REST would skip the service
+// credential, since the gateway presents it on every call it forwards.
+func TestInternalServicesHaveNoRoute(t *testing.T) {
+	mapping, err := os.ReadFile("api.yaml")
+	require.NoError(t, err)
+	selectors := regexp.MustCompile(`selector:\s*foundry\.[a-z]+\.v1\.([A-Za-z]+)\.`).FindAllStringSubmatch(string(mapping), -1)
+	require.Greater(t, len(selectors), 50, "api.yaml's rules were read")
+	public := map[string]bool{"PortfolioService": true, "LedgerService": true, "AgentService": true, "OpsService": true}
+	for _, m := range selectors {
+		require.True(t, public[m[1]], "api.yaml maps a method of %s, which is not a public service", m[1])
+	}
+	for _, internal := range []string{
+		portfoliov1.PortfolioInternalService_ServiceDesc.ServiceName,
+		ledgerv1.LedgerInternalService_ServiceDesc.ServiceName,
+		opsv1.OpsInternalService_ServiceDesc.ServiceName,
+		"foundry.platform.v1.StorageService",
+	} {
+		require.NotContains(t, string(mapping), internal+".")
+	}
+}
+
+// TestClientCannotSendServiceKey: no REST header becomes the service-key
+// metadata, whatever its spelling; only the gateway's own connection
+// presents the key.
+func TestClientCannotSendServiceKey(t *testing.T) {
+	for _, h := range []string{servicecred.MetadataKey, "Foundry-Service-Key", "Grpc-Metadata-Foundry-Service-Key", "grpc-metadata-foundry-service-key"} {
+		_, forwarded := incomingHeader(h)
+		require.False(t, forwarded, "header %q must not be forwarded", h)
+	}
+	key, forwarded := incomingHeader("X-Api-Key")
+	require.True(t, forwarded, "the administrator key still is")
+	require.Equal(t, "x-api-key", key)
+}

@@ -1,0 +1,162 @@
+// Package servicecred decides who may call a Foundry gRPC server: only the
+// other parts of Foundry. A caller proves it is one by presenting the shared
+// service key in the request metadata, or by a client certificate that the
+// server's certificate authority signed (mutual TLS), or both when both are
+// configured.
+//
+// The key travels in its own metadata entry, never in "authorization": the
+// gateway forwards the REST client's Authorization header (its session
+// token) to the services as that entry, and the two must not mix. The
+// gateway forwards no client header under the key's name (its header
+// matcher passes only the headers it names), so a REST client cannot
+// present a key of its own.
+package servicecred
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// MetadataKey is the metadata entry that carries the service key.
+const MetadataKey = "foundry-service-key"
+
+// open reports whether a method needs no credential: only grpc.health.v1,
+// whose status is no secret and which Kubernetes' gRPC probes call without
+// any way to add metadata.
+func open(fullMethod string) bool {
+	return strings.HasPrefix(fullMethod, "/"+healthpb.Health_ServiceDesc.ServiceName+"/")
+}
+
+// check returns Unauthenticated unless ctx carries key. With an empty key
+// every caller passes: the server then relies on mutual TLS alone.
+func check(ctx context.Context, key, fullMethod string) error {
+	if key == "" || open(fullMethod) {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get(MetadataKey)
+	if len(vals) == 0 {
+		return status.Error(codes.Unauthenticated,
+			"this is an internal Foundry service: present the service key (FOUNDRY_SERVICE_KEY) in "+MetadataKey+" metadata")
+	}
+	// Exactly one value, and it must match: a second value would mean a
+	// caller (or a proxy) added its own guess beside the real key.
+	if len(vals) != 1 || subtle.ConstantTimeCompare([]byte(vals[0]), []byte(key)) != 1 {
+		return status.Error(codes.Unauthenticated, "wrong service key: every Foundry process must share the same FOUNDRY_SERVICE_KEY")
+	}
+	return nil
+}
+
+// UnaryServerInterceptor refuses unary calls without the service key.
+func UnaryServerInterceptor(key string) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if err := check(ctx, key, info.FullMethod); err != nil {
+			return nil, err
+		}
+		return handler(ctx, req)
+	}
+}
+
+// StreamServerInterceptor refuses streams without the service key (server
+// reflection and health watches are streams).
+func StreamServerInterceptor(key string) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if err := check(ss.Context(), key, info.FullMethod); err != nil {
+			return err
+		}
+		return handler(srv, ss)
+	}
+}
+
+// keyCredentials attaches the key to every call of a connection.
+type keyCredentials struct {
+	key    string
+	secure bool
+}
+
+// PerRPC returns call credentials presenting key. They travel over
+// plaintext too (insecure loopback, or a cluster network the NetworkPolicy
+// closes); with TLS configured they travel encrypted.
+func PerRPC(key string, overTLS bool) credentials.PerRPCCredentials {
+	return keyCredentials{key: key, secure: overTLS}
+}
+
+func (k keyCredentials) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{MetadataKey: k.key}, nil
+}
+
+func (k keyCredentials) RequireTransportSecurity() bool { return k.secure }
+
+// TLSFiles are the PEM files of mutual TLS between Foundry processes: the
+// process's certificate and key (presented as server and as client) and
+// the certificate authority that signed every Foundry process's
+// certificate.
+type TLSFiles struct {
+	Cert, Key, CA string
+}
+
+// Enabled reports whether any file is given.
+func (f TLSFiles) Enabled() bool { return f.Cert != "" || f.Key != "" || f.CA != "" }
+
+// load reads the files; all three are required once any is given, since
+// half a configuration would silently weaken the other side's checks.
+func (f TLSFiles) load() (tls.Certificate, *x509.CertPool, error) {
+	if f.Cert == "" || f.Key == "" || f.CA == "" {
+		return tls.Certificate{}, nil, errors.New("mutual TLS needs all of FOUNDRY_GRPC_TLS_CERT, FOUNDRY_GRPC_TLS_KEY and FOUNDRY_GRPC_TLS_CA")
+	}
+	cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("load the gRPC certificate: %w", err)
+	}
+	pem, err := os.ReadFile(f.CA)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("read the gRPC certificate authority: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return tls.Certificate{}, nil, fmt.Errorf("%s holds no PEM certificate", f.CA)
+	}
+	return cert, pool, nil
+}
+
+// ServerTLS is the server side: it presents the certificate and accepts
+// only clients whose certificate the CA signed.
+func (f TLSFiles) ServerTLS() (*tls.Config, error) {
+	cert, pool, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS13,
+		Certificates: []tls.Certificate{cert},
+		ClientCAs:    pool,
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+	}, nil
+}
+
+// ClientTLS is the client side: it trusts only servers the CA signed, for
+// the name the peer is dialled by, and presents the certificate.
+func (f TLSFiles) ClientTLS() (*tls.Config, error) {
+	cert, pool, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS13,
+		Certificates: []tls.Certificate{cert},
+		RootCAs:      pool,
+	}, nil
+}
