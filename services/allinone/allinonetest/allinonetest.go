@@ -8,8 +8,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/url"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -122,8 +126,23 @@ func StartModules(t testing.TB, storage Storage, target string, extra ...string)
 }
 
 // FreeAddr returns a loopback address that nothing listens on right now.
+// The port comes from below the kernel's ephemeral range when it can: a
+// port from that range, free now, may be taken by the next outgoing
+// connection (to Postgres, say) before the process that is to listen on it
+// starts, and then fails with "address already in use".
 func FreeAddr(t testing.TB) string {
 	t.Helper()
+	low := ephemeralLow()
+	for range 50 {
+		if low <= 10000 {
+			break
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+mrand.IntN(low-10000))
+		if lis, err := net.Listen("tcp", addr); err == nil {
+			_ = lis.Close()
+			return addr
+		}
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("find a free port: %v", err)
@@ -133,6 +152,21 @@ func FreeAddr(t testing.TB) string {
 		t.Fatalf("free port %s: %v", addr, err)
 	}
 	return addr
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux),
+// or 0 when unknown.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(fields[0])
+	return n
 }
 
 // Running reports whether the system is running (not stopped).
