@@ -159,7 +159,7 @@ vet: ## Run go vet on every module.
 	go vet $(MODULES)
 
 .PHONY: test
-test: check-generated breaking check-format vet ## Run every check and every test, on SQLite and (when reachable) Postgres.
+test: check-generated breaking check-format vet lint ## Run every check (lint included) and every test, on SQLite and (when reachable) Postgres.
 	@mkdir -p .cache
 	@url="$${FOUNDRY_TEST_DATABASE_URL:-}"; \
 	if [ -z "$$url" ] && command -v psql >/dev/null && psql '$(LOCAL_PG_URL)' -qtAc 'SELECT 1' >/dev/null 2>&1; then url='$(LOCAL_PG_URL)'; fi; \

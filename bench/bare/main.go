@@ -68,38 +68,47 @@ func main() {
 		os.Exit(2)
 	}
 
+	if err := run(*addr, *dbURL, *poolSize); err != nil {
+		log.Fatalf("bare: %v", err)
+	}
+	log.Printf("bare: stopped")
+}
+
+// run serves until SIGINT or SIGTERM; its deferred clean-ups run on every
+// return, which log.Fatalf inside it would skip.
+func run(addr, dbURL string, poolSize int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cfg, err := pgxpool.ParseConfig(*dbURL)
+	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
-		log.Fatalf("bare: parse -database-url: %v", err)
+		return fmt.Errorf("parse -database-url: %w", err)
 	}
-	cfg.MaxConns = int32(*poolSize)
+	cfg.MaxConns = int32(poolSize)
 	cfg.ConnConfig.RuntimeParams["application_name"] = "foundry-bare"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		log.Fatalf("bare: open pool: %v", err)
+		return fmt.Errorf("open pool: %w", err)
 	}
 	defer pool.Close()
 	if err := pool.Ping(ctx); err != nil {
-		log.Fatalf("bare: database: %v", err)
+		return fmt.Errorf("database: %w", err)
 	}
 
 	s := &server{pool: pool}
 	srv := &http.Server{
-		Addr:              *addr,
+		Addr:              addr,
 		Handler:           s.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Printf("bare: listening on http://%s (pool of %d connections to %s:%d/%s)",
-		*addr, *poolSize, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+		addr, poolSize, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
 
 	select {
 	case err := <-errc:
-		log.Fatalf("bare: %v", err)
+		return err
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -107,7 +116,7 @@ func main() {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Printf("bare: shutdown: %v", err)
 	}
-	log.Printf("bare: stopped")
+	return nil
 }
 
 // ---------------------------------------------------------------------------
