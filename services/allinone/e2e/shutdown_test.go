@@ -110,10 +110,40 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 				})
 			}
 
+			// Slow uploads: deposits whose body arrives over a second,
+			// started just before draining begins, so the server is in the
+			// middle of reading them when it stops accepting. A drain that
+			// cut connections instead of finishing requests would fail them.
+			slow := make(chan outcome, 4)
+			sendSlow := func(ref string) {
+				pr, pw := io.Pipe()
+				go func() {
+					body, _ := json.Marshal(map[string]any{"contributor_id": ada, "amount_usd": 1, "reference": ref})
+					_, _ = pw.Write(body[:len(body)/2])
+					time.Sleep(time.Second)
+					_, _ = pw.Write(body[len(body)/2:])
+					_ = pw.Close()
+				}()
+				req, _ := http.NewRequest(http.MethodPost, proc.URL("/api/cc/deposit"), pr)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-API-Key", allinonetest.AdminKey)
+				o := outcome{deposit: ref, after: true}
+				resp, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
+				if o.err = err; err == nil {
+					o.status = resp.StatusCode
+					_ = resp.Body.Close()
+				}
+				slow <- o
+			}
+
 			time.Sleep(1500 * time.Millisecond)
 			close(stopping)
 			sent := time.Now()
 			proc.Signal(syscall.SIGTERM)
+			time.Sleep(700 * time.Millisecond) // the shutdown delay is 1 s
+			for i := range cap(slow) {
+				go sendSlow(fmt.Sprintf("slow-%d", i))
+			}
 			exited, exitErr := proc.Wait(30 * time.Second)
 			took := time.Since(sent)
 			time.Sleep(200 * time.Millisecond) // a few refused requests after the exit
@@ -125,6 +155,12 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 				"exit within the shutdown delay plus the drain timeout (and a little for the databases)")
 
 			acked := map[string]bool{}
+			for range cap(slow) {
+				o := <-slow
+				require.NoError(t, o.err, "a request the server was reading when draining began failed")
+				require.Equal(t, http.StatusCreated, o.status, "slow deposit %s", o.deposit)
+				acked[o.deposit] = true
+			}
 			var served, servedAfter, refusedCount int
 			for _, o := range outcomes {
 				switch {
