@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/proto"
@@ -47,7 +48,62 @@ func (d strictDecoder) Decode(v any) error {
 	if err := checkMessage(msg.ProtoReflect().Descriptor(), doc, ""); err != nil {
 		return err
 	}
+	if err := checkDocument(doc, "", 1); err != nil {
+		return err
+	}
 	return unmarshalOptions.Unmarshal(data, msg)
+}
+
+// maxBodyDepth bounds how deeply a request body nests objects and arrays.
+// A free-form field (a task's context, a node's payload) is a
+// google.protobuf.Struct, three messages per JSON level, and a gRPC server
+// refuses a message nested past protobuf's limit of 10 000 as an internal
+// error: a payload 4 000 levels deep was a 500. No body needs more than
+// a few levels.
+const maxBodyDepth = 64
+
+// checkDocument checks what every body must satisfy whatever its fields:
+// nesting within maxBodyDepth (depth is v's own level, 1 for the body), and
+// no NUL character in a string or a key. Postgres text and jsonb cannot hold
+// U+0000, so a NUL that reached a statement was a 500 there (while SQLite
+// stored it); nothing Foundry keeps needs one.
+func checkDocument(v any, path string, depth int) error {
+	switch v := v.(type) {
+	case string:
+		if strings.ContainsRune(v, 0) {
+			return fmt.Errorf("%s: must not contain NUL characters", orBody(path))
+		}
+	case map[string]any:
+		if depth > maxBodyDepth {
+			return fmt.Errorf("%s: nested deeper than %d levels", orBody(path), maxBodyDepth)
+		}
+		for k, item := range v {
+			if strings.ContainsRune(k, 0) {
+				return fmt.Errorf("%s: keys must not contain NUL characters", orBody(path))
+			}
+			if err := checkDocument(item, join(path, k), depth+1); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if depth > maxBodyDepth {
+			return fmt.Errorf("%s: nested deeper than %d levels", orBody(path), maxBodyDepth)
+		}
+		for i, item := range v {
+			if err := checkDocument(item, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// orBody names a value by its path, or as the body itself.
+func orBody(path string) string {
+	if path == "" {
+		return "the body"
+	}
+	return path
 }
 
 // checkMessage checks a JSON value against a message's fields. Fields it

@@ -62,6 +62,28 @@ func TestStrictDecoderRejectsWrongTypes(t *testing.T) {
 	}
 }
 
+func TestStrictDecoderBoundsDepthAndRefusesNUL(t *testing.T) {
+	t.Parallel()
+	nested := func(levels int) string {
+		return strings.Repeat(`{"a":`, levels) + "1" + strings.Repeat("}", levels)
+	}
+	// The body and 63 levels inside it pass; one more is refused, before a
+	// google.protobuf.Struct nested thousands deep could reach a service.
+	require.NoError(t, decode(`{"metadata":`+nested(63)+`}`, &ledgerv1.CreateContributionRequest{}))
+	require.ErrorContains(t, decode(`{"metadata":`+nested(64)+`}`, &ledgerv1.CreateContributionRequest{}),
+		"nested deeper than 64 levels")
+	require.ErrorContains(t, decode(`{"metadata":{"a":[`+strings.Repeat("[", 70)+strings.Repeat("]", 70)+`]}}`,
+		&ledgerv1.CreateContributionRequest{}), "[0][0]: nested deeper than 64 levels", "arrays count as levels")
+
+	for body, want := range map[string]string{
+		`{"contributor_id":"a\u0000b"}`:     "contributor_id: must not contain NUL",
+		`{"metadata":{"k":["x","\u0000"]}}`: "metadata.k[1]: must not contain NUL",
+		`{"metadata":{"k\u0000":1}}`:        "metadata: keys must not contain NUL",
+	} {
+		require.ErrorContains(t, decode(body, &ledgerv1.CreateContributionRequest{}), want, body)
+	}
+}
+
 func TestStrictDecoderEmptyBodyIsEOF(t *testing.T) {
 	t.Parallel()
 	err := decode("  \n", &ledgerv1.CreateContributionRequest{})

@@ -200,6 +200,7 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 		traced,
 		recoverPanics(h.Log),
 		observe(h.Log, h.Metrics, tel),
+		rejectUnusableURL,
 		limitBody(int64(cfg.MaxBodyBytes)),
 		requireJSON,
 		dryRunFromQuery,

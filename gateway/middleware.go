@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus"
@@ -235,6 +239,40 @@ func limitBody(max int64) middleware {
 	}
 }
 
+// rejectUnusableURL answers a request whose path or query, unescaped, is
+// not UTF-8 or holds a NUL character. No id or filter can be spelled so,
+// and such a value sent on as one was a 500: gRPC refuses to send a string
+// that is not UTF-8, and Postgres a NUL. A path is a 404 (it names
+// nothing), a query a 422 naming the parameter. A malformed pair of the
+// query is left to the handlers, which refuse it.
+func rejectUnusableURL(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !usableText(r.URL.Path) {
+			writeJSONError(w, http.StatusNotFound, ErrorBody{Detail: "not found"})
+			return
+		}
+		if r.URL.RawQuery != "" {
+			query, _ := url.ParseQuery(r.URL.RawQuery)
+			for _, name := range slices.Sorted(maps.Keys(query)) {
+				if usableText(name) && !slices.ContainsFunc(query[name], func(v string) bool { return !usableText(v) }) {
+					continue
+				}
+				field := strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), "\uFFFD")
+				const msg = "must be UTF-8 without NUL characters"
+				writeJSONError(w, http.StatusUnprocessableEntity, ErrorBody{Detail: field + ": " + msg,
+					Errors: []FieldError{{Field: field, Message: msg}}})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// usableText reports whether s is UTF-8 without a NUL character.
+func usableText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
 // withRequestID gives every request an id: the client's X-Request-Id when
 // it is well formed (requestid.Valid), a fresh one otherwise. The id is
 // answered in X-Request-Id (errors included: it is the outermost
@@ -354,7 +392,8 @@ func withTimeout(d time.Duration) middleware {
 // POST /api/cc/stake?dry_run=true would be a real stake. The one flag a
 // client may well put in the URL is therefore honoured: "true", "1",
 // "false", … (strconv.ParseBool; a bare ?dry_run is true), and a query and
-// a body that disagree are a 422, as is a value that is no boolean. A body
+// a body that disagree are a 422, as is a value, in the query or the body,
+// that is no boolean. A body
 // that is not a JSON object is passed on for the service to refuse. A
 // route without a dry_run field then refuses the body's unknown field,
 // never ignoring the flag silently.
@@ -391,9 +430,16 @@ func dryRunFromQuery(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if given, ok := body["dry_run"]; ok {
+		// The body's own dry_run must be a boolean (null is "not sent", as
+		// everywhere): a string there was overwritten by the query's value
+		// instead of being refused as a wrong type.
+		if given, ok := body["dry_run"]; ok && string(given) != "null" {
 			var inBody bool
-			if err := json.Unmarshal(given, &inBody); err == nil && inBody != dry {
+			if err := json.Unmarshal(given, &inBody); err != nil {
+				invalid("must be true or false")
+				return
+			}
+			if inBody != dry {
 				invalid("the query and the body disagree")
 				return
 			}

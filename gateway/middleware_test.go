@@ -124,6 +124,43 @@ func TestRequireJSON(t *testing.T) {
 	}
 }
 
+func TestRejectUnusableURL(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		target string
+		want   int
+		field  string
+	}{
+		{"/api/ideas/0b6f?limit=5&tags=%C3%A9", http.StatusOK, ""},
+		{"/api/ideas/%ff%fe", http.StatusNotFound, ""},
+		{"/api/ideas/%c0%ae/questions", http.StatusNotFound, ""},
+		{"/api/assets/a%00b", http.StatusNotFound, ""},
+		{"/api/agent/tasks?status=%ff", http.StatusUnprocessableEntity, "status"},
+		{"/api/graph/edges?edge_type=%ed%a0%80", http.StatusUnprocessableEntity, "edge_type"},
+		{"/api/ideas?tags=a&tags=a%00b", http.StatusUnprocessableEntity, "tags"},
+		{"/api/ideas?a%00=1", http.StatusUnprocessableEntity, "a"},
+		{"/api/ideas?limit=%zz", http.StatusOK, ""}, // malformed: the handler's to refuse
+	}
+	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			t.Parallel()
+			rec := httptest.NewRecorder()
+			rejectUnusableURL(next).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.target, nil))
+			require.Equal(t, tt.want, rec.Code, "body: %s", rec.Body)
+			if tt.want == http.StatusOK {
+				return
+			}
+			var body ErrorBody
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+			require.NotEmpty(t, body.Detail)
+			if tt.field != "" {
+				require.Equal(t, []FieldError{{Field: tt.field, Message: "must be UTF-8 without NUL characters"}}, body.Errors)
+			}
+		})
+	}
+}
+
 // forwardedFor returns the x-forwarded-for metadata grpc-gateway would send
 // to a service for r after forwardClient.
 func forwardedFor(t *testing.T, proxies clientip.Proxies, r *http.Request) []string {

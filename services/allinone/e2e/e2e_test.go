@@ -18,7 +18,12 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
 
-var client = &http.Client{Timeout: 30 * time.Second}
+// client does not follow redirects: a test checks the status each route
+// answers itself (the docs redirects among them).
+var client = &http.Client{
+	Timeout:       30 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
 
 // response is a decoded HTTP response.
 type response struct {

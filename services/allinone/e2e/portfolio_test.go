@@ -251,11 +251,6 @@ func stageIndex(s string) int {
 	return strings.Index("none specced implementing testing reviewing complete", s)
 }
 
-func portfolioClient(t *testing.T, sys *allinonetest.System) portfoliov1.PortfolioServiceClient {
-	t.Helper()
-	return portfoliov1.NewPortfolioServiceClient(sys.Dial(t))
-}
-
 func TestRightSizing(t *testing.T) {
 	t.Parallel()
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {

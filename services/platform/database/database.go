@@ -134,7 +134,7 @@ func openPostgres(ctx context.Context, cfg Config, redacted string) (*DB, error)
 		pc.MaxConns = cfg.MaxConns
 	}
 	if cfg.Trace {
-		pc.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName())
+		pc.ConnConfig.Tracer = otelpgx.NewTracer() // span names are the trimmed statement by default
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {

@@ -28,13 +28,33 @@ func Redact(conn string) string {
 	if trimmed == "" {
 		return conn
 	}
-	if strings.Contains(trimmed, "://") {
+	if hasScheme(trimmed) {
 		return redactURL(trimmed)
 	}
 	if strings.Contains(trimmed, "=") {
 		return redactKeyValue(trimmed)
 	}
 	return trimmed // a bare name (a SQLite path) carries no secret
+}
+
+// hasScheme reports whether s starts with a URL scheme and "://"
+// ("postgres://..."). A "://" elsewhere (inside a key=value password or
+// application_name) does not make a URL: read as one, the text before it
+// would be shown as the "scheme", password included.
+func hasScheme(s string) bool {
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok || scheme == "" {
+		return false
+	}
+	for i, c := range scheme {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func redactURL(raw string) string {

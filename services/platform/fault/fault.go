@@ -6,6 +6,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -72,16 +73,19 @@ func New(kind Kind, format string, args ...any) *Error {
 // Validation returns an Invalid error listing the offending fields; its detail
 // joins the field messages so a caller reading only detail still learns why.
 func Validation(fields ...FieldError) *Error {
-	detail := "invalid request"
-	for i, f := range fields {
-		if i == 0 {
-			detail = ""
-		} else {
-			detail += "; "
-		}
-		detail += f.Field + ": " + f.Message
+	if len(fields) == 0 {
+		return &Error{Kind: Invalid, Detail: "invalid request", Fields: fields}
 	}
-	return &Error{Kind: Invalid, Detail: detail, Fields: fields}
+	// One builder, not += per field: that copied the detail so far for each
+	// field, and a request naming 10 000 bad elements took 15 s to refuse.
+	var detail strings.Builder
+	for i, f := range fields {
+		if i > 0 {
+			detail.WriteString("; ")
+		}
+		detail.WriteString(f.Field + ": " + f.Message)
+	}
+	return &Error{Kind: Invalid, Detail: detail.String(), Fields: fields}
 }
 
 // Field is shorthand for a FieldError.

@@ -2,7 +2,9 @@ package fault_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -35,6 +37,22 @@ func TestValidationJoinsFieldMessages(t *testing.T) {
 	require.Equal(t, "handle: must match [a-z]; age: too small", err.Detail)
 	require.Len(t, err.Fields, 2)
 	require.Equal(t, "invalid: handle: must match [a-z]; age: too small", err.Error())
+}
+
+func TestValidationOfManyFieldsIsLinear(t *testing.T) {
+	t.Parallel()
+	// Appending to the detail field by field took 15 s for 10 000 fields,
+	// which a request naming 10 000 bad list elements produced.
+	fields := make([]fault.FieldError, 10000)
+	for i := range fields {
+		fields[i] = fault.Field(fmt.Sprintf("metrics[%d].name", i), "required")
+	}
+	start := time.Now()
+	err := fault.Validation(fields...)
+	require.Less(t, time.Since(start), time.Second)
+	require.True(t, strings.HasPrefix(err.Detail, "metrics[0].name: required; metrics[1].name: required; "))
+	require.True(t, strings.HasSuffix(err.Detail, "; metrics[9999].name: required"))
+	require.Equal(t, "invalid request", fault.Validation().Detail)
 }
 
 func TestPage(t *testing.T) {

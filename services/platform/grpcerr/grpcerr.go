@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -53,6 +54,26 @@ const Domain = "foundry"
 // logged, never sent.
 const internalMessage = "internal error"
 
+// maxDetail bounds the message of a status built from a domain failure. A
+// detail may quote the caller's input (an id that was not found), and not
+// every id is length-checked before its lookup: a 1 MiB id came back as a
+// 1 MiB message, which gRPC percent-encodes into a trailer at every hop, and
+// took seconds. Field violations still list every field.
+const maxDetail = 4096
+
+// clip cuts a detail longer than maxDetail bytes at a character boundary
+// and marks the cut.
+func clip(detail string) string {
+	if len(detail) <= maxDetail {
+		return detail
+	}
+	cut := maxDetail
+	for cut > 0 && !utf8.RuneStart(detail[cut]) {
+		cut--
+	}
+	return detail[:cut] + "…"
+}
+
 // Status converts err to a gRPC status. A status error passes through; a
 // fault.Error maps through the table with an ErrorInfo detail (Domain, and
 // the kind as reason), its field violations as a BadRequest detail and its
@@ -70,7 +91,7 @@ func Status(err error) *status.Status {
 		if fe.Kind == fault.Internal {
 			return status.New(codes.Internal, internalMessage)
 		}
-		s := status.New(Code(fe.Kind), fe.Detail)
+		s := status.New(Code(fe.Kind), clip(fe.Detail))
 		details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Domain: Domain, Reason: strings.ToUpper(fe.Kind.String())}}
 		if len(fe.Fields) > 0 {
 			br := &errdetails.BadRequest{}

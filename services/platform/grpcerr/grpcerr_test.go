@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -48,6 +50,19 @@ func TestStatus(t *testing.T) {
 			require.Equal(t, tt.wantMsg, s.Message())
 		})
 	}
+}
+
+func TestStatusClipsLongDetails(t *testing.T) {
+	t.Parallel()
+	// A detail quoting a 1 MiB id is cut to 4 KiB at a character boundary.
+	s := grpcerr.Status(fault.New(fault.NotFound, "idea %s not found", strings.Repeat("😀", 1<<18)))
+	require.Equal(t, codes.NotFound, s.Code())
+	require.LessOrEqual(t, len(s.Message()), 4096+len("…"))
+	require.True(t, utf8.ValidString(s.Message()))
+	require.True(t, strings.HasPrefix(s.Message(), "idea 😀😀"))
+	require.True(t, strings.HasSuffix(s.Message(), "😀…"))
+	short := "idea " + strings.Repeat("x", 4091)
+	require.Equal(t, short, grpcerr.Status(fault.New(fault.NotFound, "%s", short)).Message(), "4096 bytes are kept whole")
 }
 
 func TestStatusCarriesFieldViolations(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -208,6 +209,11 @@ func ParseFile(path string) (Table, error) {
 	var t Table
 	if err := dec.Decode(&t); err != nil {
 		return Table{}, fmt.Errorf("routing file %s: %w", path, err)
+	}
+	// Anything after the table (a second object pasted below it) would
+	// otherwise be ignored without a word.
+	if _, err := dec.Token(); err != io.EOF {
+		return Table{}, fmt.Errorf("routing file %s: want one JSON object, found more after it", path)
 	}
 	return t, nil
 }

@@ -2,6 +2,8 @@ package audit_test
 
 import (
 	"bytes"
+	"encoding/hex"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -96,5 +98,30 @@ func FuzzVerify(f *testing.F) {
 		require.False(t, res.OK)
 		require.Equal(t, int64(idx+1), res.FirstDivergent)
 		require.Equal(t, int64(idx), res.LastVerified)
+	})
+}
+
+// FuzzParseHash checks a stored hash is read back only from exactly 64 hex
+// digits, and that what is read prints back as the same digits (in
+// lowercase, the stored form).
+func FuzzParseHash(f *testing.F) {
+	f.Add(audit.Chain(audit.Genesis, entry(1)).String())
+	f.Add(strings.ToUpper(audit.Chain(audit.Genesis, entry(1)).String()))
+	f.Add(audit.Genesis.String())
+	f.Add("")
+	f.Add(strings.Repeat("g", 64))
+	f.Add(strings.Repeat("0", 63))
+	f.Add(strings.Repeat("0", 65))
+	f.Add(strings.Repeat("é", 32))
+	f.Fuzz(func(t *testing.T, s string) {
+		h, ok := audit.ParseHash(s)
+		raw, err := hex.DecodeString(s)
+		if err != nil || len(raw) != len(h) {
+			require.False(t, ok, "%q is no hash", s)
+			return
+		}
+		require.True(t, ok, "%q is a hash", s)
+		require.Equal(t, raw, h[:])
+		require.Equal(t, strings.ToLower(s), h.String())
 	})
 }

@@ -3,6 +3,7 @@ package credit
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
@@ -96,7 +97,10 @@ func (e Entry) Validate() error {
 	if len(e.Lines) < 2 {
 		return fmt.Errorf("%s: journal entry needs at least two lines", e.Kind)
 	}
-	var sum money.Micros
+	// The sum is taken in 128 bits (hi:lo): in 64, lines that wrap around
+	// to zero would pass as balanced.
+	var hi int64
+	var lo uint64
 	seen := make(map[Account]bool, len(e.Lines))
 	for _, l := range e.Lines {
 		if l.Delta == 0 || l.Account == "" {
@@ -106,10 +110,16 @@ func (e Entry) Validate() error {
 			return fmt.Errorf("%s: account %q appears twice", e.Kind, l.Account)
 		}
 		seen[l.Account] = true
-		sum += l.Delta
+		var carry uint64
+		lo, carry = bits.Add64(lo, uint64(l.Delta), 0)
+		hi += int64(carry) + int64(l.Delta>>63)
 	}
-	if sum != 0 {
-		return fmt.Errorf("%s: %w (off by %s)", e.Kind, ErrUnbalanced, sum)
+	if hi != 0 || lo != 0 {
+		off := "more than an int64"
+		if hi == int64(lo)>>63 {
+			off = money.Micros(lo).String()
+		}
+		return fmt.Errorf("%s: %w (off by %s)", e.Kind, ErrUnbalanced, off)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package credit
 
 import (
+	"math/big"
+	"math/bits"
 	"time"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
@@ -63,28 +65,36 @@ const (
 // and the breaker recovers, while a lone spike barely moves it.
 func (b Breaker) MovingAverage(readings []Reading, at time.Time) (avg money.Micros, ok bool) {
 	from := at.Add(-b.Window)
-	var sum, n int64
+	// The sum is exact: an int64 one wrapped around with a few large
+	// readings, and a negative average passed any reading as clean.
+	sum := new(big.Int)
+	var n int64
 	for _, r := range readings {
 		if r.At.Before(from) || !r.At.Before(at) {
 			continue
 		}
-		sum += int64(r.Price)
+		sum.Add(sum, big.NewInt(int64(r.Price)))
 		n++
 	}
 	if n == 0 {
 		return 0, false
 	}
-	return money.Micros(sum / n), true
+	return money.Micros(sum.Quo(sum, big.NewInt(n)).Int64()), true
 }
 
-// Deviates reports whether price sits more than MaxDeviationBP from avg.
+// Deviates reports whether price sits more than MaxDeviationBP from avg
+// (a positive average; MaxDeviationBP is not negative).
 func (b Breaker) Deviates(price, avg money.Micros) bool {
-	d := int64(price - avg)
-	if d < 0 {
-		d = -d
+	// |price - avg|, exact in a uint64 for any two int64.
+	d := uint64(price) - uint64(avg)
+	if price < avg {
+		d = uint64(avg) - uint64(price)
 	}
-	// d/avg > bp/10000, in integers (prices are far below 2^63/10000).
-	return d*bpScale > b.MaxDeviationBP*int64(avg)
+	// d/avg > bp/10000, compared in 128 bits: a reading a billion CC per
+	// USD from the average overflowed 64 and passed as clean.
+	lh, ll := bits.Mul64(d, bpScale)
+	rh, rl := bits.Mul64(uint64(b.MaxDeviationBP), uint64(avg))
+	return lh > rh || (lh == rh && ll > rl)
 }
 
 // Observe applies one reading. recent holds the earlier readings (any

@@ -52,8 +52,15 @@ func NewQuote(mid money.Micros, spreadBP int64) (Quote, error) {
 	if mid <= 0 || spreadBP <= 0 || spreadBP >= bpScale {
 		return Quote{}, ErrBadRate
 	}
-	half := money.Micros(ceilDiv(mulU(uint64(mid), uint64(spreadBP)), 2*bpScale))
-	if half >= mid {
+	// mid × spread in 128 bits: with 64 a large rate wrapped around to a
+	// zero spread (Buy = Mid = Sell). hi < 2*bpScale since spreadBP < bpScale.
+	hi, lo := bits.Mul64(uint64(mid), uint64(spreadBP))
+	q, r := bits.Div64(hi, lo, 2*bpScale)
+	if r != 0 {
+		q++
+	}
+	half := money.Micros(q)
+	if half >= mid || mid > math.MaxInt64-half {
 		return Quote{}, ErrBadRate
 	}
 	return Quote{Mid: mid, Buy: mid - half, Sell: mid + half, SpreadBP: spreadBP}, nil
@@ -128,18 +135,6 @@ func ReserveRatio(outstandingCC, treasuryUSD, mid money.Micros) float64 {
 	backing := float64(treasuryUSD) * float64(mid) / money.Scale
 	return math.Round(backing/float64(outstandingCC)*1e6) / 1e6
 }
-
-// mulU multiplies two uint64 that are known to be small enough (rates and
-// basis points) not to overflow.
-func mulU(a, b uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	if hi != 0 {
-		return math.MaxUint64
-	}
-	return lo
-}
-
-func ceilDiv(a, b uint64) uint64 { return (a + b - 1) / b }
 
 // mulDivFloor computes a*b/c rounded down with a 128-bit intermediate; ok is
 // false when the result does not fit in an int64.

@@ -3,6 +3,7 @@ package github_test
 import (
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/require"
 
@@ -47,6 +48,36 @@ func FuzzVerify(f *testing.F) {
 		require.Equal(t, strings.EqualFold(header, want) && strings.HasPrefix(header, "sha256="), err == nil,
 			"header %q, want %q: %v", header, want, err)
 		require.NoError(t, v.Verify(body, want), "the true signature always passes")
+		// Not secret+"\x00": HMAC pads short keys with zeros, so that one is
+		// the same key.
+		other := secret + "x"
+		require.Error(t, v.Verify(body, github.Sign(other, body)), "a signature under another secret never passes")
+		require.Error(t, v.Verify(append(body, ' '), want), "a signature of another body never passes")
+	})
+}
+
+// FuzzValidateDeliveryID checks an X-GitHub-Delivery value is kept only
+// when it is at most MaxDeliveryIDLen bytes of printable characters, and
+// refused otherwise with a 422 naming the header.
+func FuzzValidateDeliveryID(f *testing.F) {
+	for _, s := range []string{"", "72d3162e-cc78-11e3-81ab-4c9367dc0958", "a b", "a\nb", "\x00", "\xff", "\u200b", "日本",
+		strings.Repeat("a", github.MaxDeliveryIDLen), strings.Repeat("a", github.MaxDeliveryIDLen+1), strings.Repeat("é", 101)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		err := github.ValidateDeliveryID(id)
+		ok := len(id) <= github.MaxDeliveryIDLen
+		for _, r := range id {
+			ok = ok && unicode.IsPrint(r)
+		}
+		if ok {
+			require.NoError(t, err, "id %q", id)
+			return
+		}
+		fe, isFault := fault.As(err)
+		require.True(t, isFault, "id %q: %v", id, err)
+		require.Equal(t, fault.Invalid, fe.Kind)
+		require.Equal(t, github.HeaderDelivery, fe.Fields[0].Field)
 	})
 }
 

@@ -162,9 +162,16 @@ func (h *Handler) CreateContribution(ctx context.Context, req *ledgerv1.CreateCo
 		ID: uuid.NewString(), ContributorID: req.GetContributorId(), AssetID: req.GetAssetId(), Cost: cost,
 		Coherence: coherence, Metadata: meta, Source: attribution.SourceAPI, CreatedAt: now,
 	}
-	err := h.app.CreateContribution(ctx, c, store.Contributor{ID: c.ContributorID, TrustLevel: attribution.TrustImplicit, CreatedAt: now})
+	// The route is public and acts for the contributor the request names,
+	// so that contributor scopes the key: two contributors' keys never
+	// collide. A retry answers the first response, with its status (201).
+	key, err := idem(ctx, "contribution", c.ContributorID, req)
 	if err != nil {
-		return nil, contributionError(err, c.AssetID)
+		return nil, err
+	}
+	c, err = h.app.CreateContribution(ctx, c, store.Contributor{ID: c.ContributorID, TrustLevel: attribution.TrustImplicit, CreatedAt: now}, key)
+	if err != nil {
+		return nil, contributionError(err, req.GetAssetId())
 	}
 	out, err := contributionProto(c)
 	if err != nil {

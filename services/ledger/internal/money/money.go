@@ -94,8 +94,8 @@ func (m Micros) Float64() float64 { return float64(m) / Scale }
 // String prints the amount with six decimals, for logs and messages.
 func (m Micros) String() string {
 	sign := ""
-	v := int64(m)
-	if v < 0 {
+	v := uint64(m) // the magnitude, unsigned: -m does not exist for the least int64
+	if m < 0 {
 		sign, v = "-", -v
 	}
 	return fmt.Sprintf("%s%d.%06d", sign, v/Scale, v%Scale)

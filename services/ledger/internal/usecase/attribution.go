@@ -37,14 +37,29 @@ func (a *App) ListAssets(ctx context.Context, limit, offset int) ([]store.Asset,
 // absent, and adds its cost to the asset's total, in one transaction.
 // store.ErrNotFound when the asset does not exist (nothing is written, not
 // even the contributor); store.ErrTotalTooLarge past the asset maximum.
-func (a *App) CreateContribution(ctx context.Context, c store.Contribution, contributor store.Contributor) error {
-	err := a.tx(ctx, func(r Repos) error {
+//
+// With an idempotency key it records c at most once per key, as money
+// movements do (see idempotent), and returns the contribution the key
+// recorded: c the first time, the original on a retry (nothing is written
+// again). It takes no economy lock: contributions move no CC, and the
+// key's primary key alone serializes concurrent retries, so contributions
+// never queue behind money movements.
+func (a *App) CreateContribution(ctx context.Context, c store.Contribution, contributor store.Contributor, idem *Idem) (store.Contribution, error) {
+	var out store.Contribution
+	err := a.idempotent(ctx, idem, &out, nil, func(r Repos) error {
 		if err := r.Identity.EnsureContributor(ctx, contributor); err != nil {
 			return err
 		}
-		return r.Attribution.AddContribution(ctx, c)
+		if err := r.Attribution.AddContribution(ctx, c); err != nil {
+			return err
+		}
+		out = c
+		return nil
 	})
-	return wrap("create contribution", err)
+	if err != nil {
+		return store.Contribution{}, wrap("create contribution", err)
+	}
+	return out, nil
 }
 
 // GetContribution returns a contribution. store.ErrNotFound when there is

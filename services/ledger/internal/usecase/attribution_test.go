@@ -25,7 +25,9 @@ import (
 func contribute(t *testing.T, e env, contributorID, assetID string, cost money.Micros, at time.Time) store.Contribution {
 	t.Helper()
 	c := storetest.NewContribution(contributorID, assetID, cost, at)
-	require.NoError(t, e.app.CreateContribution(context.Background(), c, storetest.Implicit(contributorID, at)))
+	got, err := e.app.CreateContribution(context.Background(), c, storetest.Implicit(contributorID, at), nil)
+	require.NoError(t, err)
+	require.Equal(t, c, got)
 	return c
 }
 
@@ -52,7 +54,8 @@ func TestContributionCreatesItsContributorAndGrowsTheTotal(t *testing.T) {
 		c := storetest.NewContribution("someone", a.ID, 1_234_567, t0.Add(time.Second))
 		c.Coherence = 800
 		c.Metadata = map[string]any{"has_docs": true, "n": 2.0, "nested": map[string]any{"k": "v"}}
-		require.NoError(t, e.app.CreateContribution(ctx, c, storetest.Implicit("someone", t0)))
+		_, err := e.app.CreateContribution(ctx, c, storetest.Implicit("someone", t0), nil)
+		require.NoError(t, err)
 
 		got, err := e.app.GetContribution(ctx, c.ID)
 		require.NoError(t, err)
@@ -102,7 +105,7 @@ func TestContributionRefusedWritesNothing(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine)
 		ctx := context.Background()
-		err := e.app.CreateContribution(ctx, storetest.NewContribution("ghost", "no-such-asset", 1, t0), storetest.Implicit("ghost", t0))
+		_, err := e.app.CreateContribution(ctx, storetest.NewContribution("ghost", "no-such-asset", 1, t0), storetest.Implicit("ghost", t0), nil)
 		require.ErrorIs(t, err, store.ErrNotFound)
 		_, err = contributor(t, e, "ghost")
 		require.ErrorIs(t, err, store.ErrNotFound, "the contributor was rolled back")
@@ -115,7 +118,7 @@ func TestContributionRefusedWritesNothing(t *testing.T) {
 		for range 9 {
 			contribute(t, e, "big", a.ID, attribution.MaxAmount, t0)
 		}
-		err = e.app.CreateContribution(ctx, storetest.NewContribution("bigger", a.ID, 1, t0), storetest.Implicit("bigger", t0))
+		_, err = e.app.CreateContribution(ctx, storetest.NewContribution("bigger", a.ID, 1, t0), storetest.Implicit("bigger", t0), nil)
 		require.ErrorIs(t, err, store.ErrTotalTooLarge)
 		got, err := e.app.GetAsset(ctx, a.ID)
 		require.NoError(t, err)
@@ -145,7 +148,7 @@ func TestConcurrentContributionsToOneAsset(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				id := fmt.Sprintf("c%d", i%7) // shared contributors race on creation too
-				errs[i] = e.app.CreateContribution(ctx, storetest.NewContribution(id, a.ID, costs[i], time.Now().UTC()), storetest.Implicit(id, t0))
+				_, errs[i] = e.app.CreateContribution(ctx, storetest.NewContribution(id, a.ID, costs[i], time.Now().UTC()), storetest.Implicit(id, t0), nil)
 			})
 		}
 		wg.Wait()
@@ -341,7 +344,8 @@ func TestDistributionsSplitTheSummedStakesAndPersist(t *testing.T) {
 		contribute(t, e, "A", a.ID, 40*money.Scale, t0)
 		c := storetest.NewContribution("B", a.ID, 100*money.Scale, t0)
 		c.Coherence = attribution.CoherenceMax
-		require.NoError(t, e.app.CreateContribution(ctx, c, storetest.Implicit("B", t0)))
+		_, err := e.app.CreateContribution(ctx, c, storetest.Implicit("B", t0), nil)
+		require.NoError(t, err)
 
 		// A's two contributions are one stake of 100 at base coherence,
 		// B's one of 100 at the maximum: B weighs 1.5 times A.

@@ -112,8 +112,11 @@ func (a *App) ReadRate(ctx context.Context) (Reading, bool, error) {
 // reading, the breaker's new state, an audit entry when the breaker trips
 // or recovers, and an incident when it trips, in one transaction.
 func (a *App) ObservePrice(ctx context.Context, price money.Micros, source, actor string) (Reading, error) {
-	if price <= 0 {
-		return Reading{}, fault.Validation(fault.Field("cc_per_usd", "must be positive"))
+	// A price the economy cannot post a quote around (one micro-CC per
+	// USD leaves no room for the spread) would become the rate in force
+	// and fail every money operation after it.
+	if _, err := credit.NewQuote(price, a.cfg.SpreadBP); err != nil {
+		return Reading{}, fault.Validation(fault.Field("cc_per_usd", "must be a positive rate the economy can quote (more than 0.000001)"))
 	}
 	var out Reading
 	err := a.tx(ctx, func(r Repos) error {

@@ -1,0 +1,226 @@
+package credit_test
+
+import (
+	"encoding/binary"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+)
+
+// lines reads journal lines from bytes: each 9-byte record is an account
+// number (one of a few, so repeats happen) and a delta.
+func lines(b []byte) []credit.Line {
+	accounts := []credit.Account{credit.Issuance, credit.Available("ada"), credit.Staked("ada", "i1"), credit.Cooling("ada"), ""}
+	var out []credit.Line
+	for len(b) >= 9 {
+		out = append(out, credit.Line{Account: accounts[int(b[0])%len(accounts)], Delta: money.Micros(int64(binary.LittleEndian.Uint64(b[1:9])))})
+		b = b[9:]
+	}
+	return out
+}
+
+// FuzzEntryValidate checks the double-entry rule independently: an entry
+// passes exactly when it has a kind, at least two lines, no zero line or
+// empty account, no account twice, and lines summing to zero (in exact
+// arithmetic, so an overflowing sum never passes); its reversal passes
+// with it.
+func FuzzEntryValidate(f *testing.F) {
+	le := func(a byte, d int64) []byte { return binary.LittleEndian.AppendUint64([]byte{a}, uint64(d)) }
+	f.Add("stake", append(le(1, -5), le(2, 5)...))
+	f.Add("stake", append(le(1, -5), le(1, 5)...))
+	f.Add("deposit", append(le(0, -1<<63), le(1, -1<<63)...))
+	f.Add("", append(le(0, -1), le(1, 1)...))
+	f.Add("x", le(0, 0))
+	f.Add("x", append(append(le(0, 1<<62), le(1, 1<<62)...), le(2, -1<<63)...))
+	f.Fuzz(func(t *testing.T, kind string, raw []byte) {
+		e := credit.Entry{Kind: credit.Kind(kind), Lines: lines(raw)}
+		err := e.Validate()
+		ok := kind != "" && len(e.Lines) >= 2
+		sum, seen := new(big.Int), map[credit.Account]bool{}
+		for _, l := range e.Lines {
+			ok = ok && l.Delta != 0 && l.Account != "" && !seen[l.Account]
+			seen[l.Account] = true
+			sum.Add(sum, big.NewInt(int64(l.Delta)))
+		}
+		ok = ok && sum.Sign() == 0
+		require.Equal(t, ok, err == nil, "entry %+v: %v", e, err)
+		if ok && !hasMinInt(e) {
+			require.NoError(t, credit.Reverse(e).Validate(), "the reversal of a valid entry is valid")
+		}
+	})
+}
+
+// hasMinInt reports a line of -2^63, whose negation does not exist.
+func hasMinInt(e credit.Entry) bool {
+	for _, l := range e.Lines {
+		if l.Delta == -1<<63 {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzQuote checks the exchange quote's validation and arithmetic: a quote
+// is posted only for a positive mid and a spread strictly between 0 and
+// 100 %, with Buy < Mid < Sell; a deposit never mints more than the buy
+// rate gives and a withdrawal never pays more than the sell rate gives
+// (exact 128-bit checks), so the spread always stays with the treasury.
+func FuzzQuote(f *testing.F) {
+	f.Add(int64(100_000_000), int64(100), int64(1_000_000), int64(1_000_000))
+	f.Add(int64(1), int64(1), int64(1), int64(1))
+	f.Add(int64(0), int64(100), int64(1), int64(1))
+	f.Add(int64(100), int64(10_000), int64(1), int64(1))
+	f.Add(int64(9_000_000_000_000_000_000), int64(9_999), int64(9_000_000_000_000_000_000), int64(-1))
+	f.Add(int64(3), int64(5_000), int64(7), int64(11))
+	f.Fuzz(func(t *testing.T, mid, spread, usd, cc int64) {
+		q, err := credit.NewQuote(money.Micros(mid), spread)
+		if mid <= 0 || spread <= 0 || spread >= 10_000 {
+			require.ErrorIs(t, err, credit.ErrBadRate)
+			return
+		}
+		if err != nil {
+			require.ErrorIs(t, err, credit.ErrBadRate)
+			// Refused only when half the spread would eat the whole rate
+			// or the sell rate would not fit an int64.
+			half := new(big.Int).Mul(big.NewInt(mid), big.NewInt(spread))
+			half.Add(half, big.NewInt(2*10_000-1)).Quo(half, big.NewInt(2*10_000))
+			sell := new(big.Int).Add(big.NewInt(mid), half)
+			require.True(t, half.Cmp(big.NewInt(mid)) >= 0 || !sell.IsInt64(), "mid %d, spread %d refused", mid, spread)
+			return
+		}
+		require.Less(t, q.Buy, q.Mid)
+		require.Less(t, q.Mid, q.Sell)
+		require.Positive(t, int64(q.Buy))
+
+		scale := big.NewInt(money.Scale)
+		if minted, fee, err := q.Mint(money.Micros(usd)); err == nil {
+			require.Positive(t, usd)
+			// minted ≤ usd × Buy / Scale
+			lhs := new(big.Int).Mul(big.NewInt(int64(minted)), scale)
+			require.LessOrEqual(t, lhs.Cmp(new(big.Int).Mul(big.NewInt(usd), big.NewInt(int64(q.Buy)))), 0)
+			require.GreaterOrEqual(t, int64(fee), int64(0), "the treasury keeps the spread")
+		} else {
+			require.True(t, usd <= 0 || strings.Contains(err.Error(), "large"), "usd=%d: %v", usd, err)
+		}
+		if paid, fee, err := q.Burn(money.Micros(cc)); err == nil {
+			require.Positive(t, cc)
+			// paid ≤ cc × Scale / Sell
+			lhs := new(big.Int).Mul(big.NewInt(int64(paid)), big.NewInt(int64(q.Sell)))
+			require.LessOrEqual(t, lhs.Cmp(new(big.Int).Mul(big.NewInt(cc), scale)), 0)
+			require.GreaterOrEqual(t, int64(fee), int64(0), "the treasury keeps the spread")
+		} else {
+			require.True(t, cc <= 0 || strings.Contains(err.Error(), "large"), "cc=%d: %v", cc, err)
+		}
+	})
+}
+
+// FuzzBacked checks the backing invariant against exact arithmetic:
+// outstanding × Scale ≤ treasury × mid, with nothing outstanding always
+// backed and a non-positive treasury or rate never backing anything.
+func FuzzBacked(f *testing.F) {
+	f.Add(int64(100), int64(1), int64(100_000_000))
+	f.Add(int64(0), int64(-1), int64(0))
+	f.Add(int64(1<<62), int64(1<<62), int64(1<<62))
+	f.Add(int64(1_000_001), int64(10_000), int64(100_000_000))
+	f.Fuzz(func(t *testing.T, outstanding, treasury, mid int64) {
+		got := credit.Backed(money.Micros(outstanding), money.Micros(treasury), money.Micros(mid))
+		var want bool
+		switch {
+		case outstanding <= 0:
+			want = true
+		case treasury <= 0 || mid <= 0:
+			want = false
+		default:
+			l := new(big.Int).Mul(big.NewInt(outstanding), big.NewInt(money.Scale))
+			want = l.Cmp(new(big.Int).Mul(big.NewInt(treasury), big.NewInt(mid))) <= 0
+		}
+		require.Equal(t, want, got)
+	})
+}
+
+// FuzzBreaker checks the oracle circuit breaker's arithmetic against exact
+// arithmetic: the moving average is the true mean (truncated) of the
+// readings in the window, and a reading deviates exactly when
+// |price - avg| / avg > MaxDeviationBP / 10000, however large the prices.
+func FuzzBreaker(f *testing.F) {
+	f.Add(int64(100_000_000), int64(100_000_000), int64(2000), int64(100_000_000))
+	f.Add(int64(1_000_000_000_000_000), int64(100_000_000), int64(2000), int64(9_000_000_000_000_000_000))
+	f.Add(int64(120_000_001), int64(100_000_000), int64(2000), int64(1))
+	f.Add(int64(1), int64(9_223_372_036_854_775_807), int64(10_000), int64(9_223_372_036_854_775_807))
+	f.Fuzz(func(t *testing.T, price, avg, bp, other int64) {
+		if avg <= 0 || bp < 0 {
+			return // the breaker compares with a positive average only
+		}
+		b := credit.Breaker{Window: time.Hour, MaxDeviationBP: bp, RecoverAfter: 3}
+		d := new(big.Int).Abs(new(big.Int).Sub(big.NewInt(price), big.NewInt(avg)))
+		lhs := d.Mul(d, big.NewInt(10_000))
+		rhs := new(big.Int).Mul(big.NewInt(bp), big.NewInt(avg))
+		require.Equal(t, lhs.Cmp(rhs) > 0, b.Deviates(money.Micros(price), money.Micros(avg)), "price %d, avg %d, bp %d", price, avg, bp)
+
+		at := time.Unix(1_700_000_000, 0)
+		readings := []credit.Reading{
+			{Price: money.Micros(price), At: at.Add(-time.Minute)},
+			{Price: money.Micros(other), At: at.Add(-2 * time.Minute)},
+			{Price: money.Micros(avg), At: at.Add(-time.Second)},
+			{Price: money.Micros(other), At: at.Add(-2 * time.Hour)}, // outside the window
+			{Price: money.Micros(price), At: at},                     // not before at
+		}
+		got, ok := b.MovingAverage(readings, at)
+		require.True(t, ok)
+		sum := new(big.Int).Add(big.NewInt(price), big.NewInt(other))
+		sum.Add(sum, big.NewInt(avg))
+		require.Equal(t, sum.Quo(sum, big.NewInt(3)).Int64(), int64(got))
+	})
+}
+
+// FuzzPledgeValue checks a pledge's value: hours × rate exactly (rounded
+// down to a micro-unit), and out of range rather than wrapped around for
+// negative or huge inputs.
+func FuzzPledgeValue(f *testing.F) {
+	f.Add(int64(1_500_000), int64(500_000_000))
+	f.Add(int64(-1), int64(500_000_000))
+	f.Add(int64(1<<62), int64(1<<62))
+	f.Add(int64(1), int64(1))
+	f.Fuzz(func(t *testing.T, microHours, rate int64) {
+		v, err := credit.PledgeValue(money.Micros(microHours), money.Micros(rate))
+		if microHours < 0 || rate < 0 {
+			require.ErrorIs(t, err, money.ErrOutOfRange)
+			return
+		}
+		want := new(big.Int).Mul(big.NewInt(microHours), big.NewInt(rate))
+		want.Quo(want, big.NewInt(money.Scale))
+		if !want.IsInt64() {
+			require.ErrorIs(t, err, money.ErrOutOfRange)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, want.Int64(), int64(v))
+	})
+}
+
+// FuzzAccountParse checks account names round-trip through Parse for ids
+// without ':' (the only ids the ledger makes).
+func FuzzAccountParse(f *testing.F) {
+	f.Add("ada", "idea-1")
+	f.Add("", "")
+	f.Add("a:b", "c")
+	f.Add("日本", "\xff")
+	f.Fuzz(func(t *testing.T, contributor, idea string) {
+		if strings.Contains(contributor, ":") || strings.Contains(idea, ":") {
+			return
+		}
+		b, c, i := credit.Available(contributor).Parse()
+		require.Equal(t, []string{credit.BucketAvailable, contributor, ""}, []string{b, c, i})
+		b, c, i = credit.Staked(contributor, idea).Parse()
+		require.Equal(t, []string{credit.BucketStaked, contributor, idea}, []string{b, c, i})
+		b, c, i = credit.Cooling(contributor).Parse()
+		require.Equal(t, []string{credit.BucketCooling, contributor, ""}, []string{b, c, i})
+		require.False(t, credit.Available(contributor).MayGoNegative())
+	})
+}

@@ -1,0 +1,258 @@
+package usecase_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/ledger/internal/store/storetest"
+	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// spyCredit counts economy locks and can hide stored idempotency records
+// from the next lookups, which is what a request sees when a concurrent
+// one with the same key commits between its lookup and its insert.
+type spyCredit struct {
+	store.Credit
+	locks *atomic.Int32
+	blind *atomic.Int32
+	taken *atomic.Int32
+}
+
+func (s spyCredit) LockEconomy(ctx context.Context) (store.Economy, error) {
+	s.locks.Add(1)
+	return s.Credit.LockEconomy(ctx)
+}
+
+func (s spyCredit) SaveIdempotency(ctx context.Context, i store.Idempotency) error {
+	err := s.Credit.SaveIdempotency(ctx, i)
+	if errors.Is(err, store.ErrAlreadyExists) {
+		s.taken.Add(1)
+	}
+	return err
+}
+
+func (s spyCredit) Idempotency(ctx context.Context, scope, key string) (store.Idempotency, error) {
+	if s.blind.Add(-1) >= 0 {
+		return store.Idempotency{}, store.ErrNotFound
+	}
+	return s.Credit.Idempotency(ctx, scope, key)
+}
+
+type spyEnv struct {
+	env
+	// locks counts economy locks, taken the inserts refused on a taken key;
+	// blind is how many lookups still miss.
+	locks, blind, taken *atomic.Int32
+}
+
+func setupSpy(t *testing.T, engine database.Engine) spyEnv {
+	t.Helper()
+	db := dbtest.Open(t, engine, "ledger", store.Migrations())
+	s := spyEnv{locks: new(atomic.Int32), blind: new(atomic.Int32), taken: new(atomic.Int32)}
+	open := func(q database.Querier) usecase.Repos {
+		r := repos(q)
+		r.Credit = spyCredit{Credit: r.Credit, locks: s.locks, blind: s.blind, taken: s.taken}
+		return r
+	}
+	fc := clock.NewFake(t0)
+	s.env = env{app: usecase.New(db, open, usecase.Config{Clock: fc, Ideas: ideas{}}), db: db, clock: fc}
+	return s
+}
+
+// requireOneContribution checks that the asset holds exactly want.
+func requireOneContribution(t *testing.T, e env, assetID string, want store.Contribution) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := e.app.GetAsset(ctx, assetID)
+	require.NoError(t, err)
+	require.Equal(t, want.Cost, a.TotalCost, "the cost counted once")
+	require.Equal(t, 1, a.ContributionCount)
+	list, err := e.app.ListAssetContributions(ctx, assetID, 10, 0)
+	require.NoError(t, err)
+	require.Equal(t, []store.Contribution{want}, list)
+}
+
+func TestContributionIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setupSpy(t, engine)
+		ctx := context.Background()
+		a := createAsset(t, e.env, t0)
+		key := &usecase.Idem{Scope: "contribution:ada", Key: "k1", RequestHash: "h1"}
+
+		first := storetest.NewContribution("ada", a.ID, 2_500_000, t0)
+		first.Metadata = map[string]any{"has_tests": true, "nested": map[string]any{"n": 2.0}}
+		got, err := e.app.CreateContribution(ctx, first, storetest.Implicit("ada", t0), key)
+		require.NoError(t, err)
+		require.Equal(t, first, got)
+
+		retry := storetest.NewContribution("ada", a.ID, 2_500_000, t0.Add(1))
+		again, err := e.app.CreateContribution(ctx, retry, storetest.Implicit("ada", t0), key)
+		require.NoError(t, err)
+		require.Equal(t, first, again, "a retry answers the original contribution")
+		requireOneContribution(t, e.env, a.ID, first)
+		_, err = e.app.GetContribution(ctx, retry.ID)
+		require.ErrorIs(t, err, store.ErrNotFound, "the retry recorded nothing")
+
+		_, err = e.app.CreateContribution(ctx, storetest.NewContribution("ada", a.ID, 1, t0), storetest.Implicit("ada", t0),
+			&usecase.Idem{Scope: "contribution:ada", Key: "k1", RequestHash: "h2"})
+		fe, ok := fault.As(err)
+		require.True(t, ok, "want a classified error, got %v", err)
+		require.Equal(t, fault.Invalid, fe.Kind)
+		require.Equal(t, []fault.FieldError{{Field: "Idempotency-Key", Message: "was used before with a different request body"}}, fe.Fields)
+		requireOneContribution(t, e.env, a.ID, first)
+
+		require.Equal(t, int32(0), e.locks.Load(), "contributions never take the economy lock")
+
+		// Another contributor's same key is another record.
+		bob := storetest.NewContribution("bob", a.ID, 1_000_000, t0)
+		got, err = e.app.CreateContribution(ctx, bob, storetest.Implicit("bob", t0),
+			&usecase.Idem{Scope: "contribution:bob", Key: "k1", RequestHash: "h1"})
+		require.NoError(t, err)
+		require.Equal(t, bob, got)
+		asset, err := e.app.GetAsset(ctx, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, money.Micros(3_500_000), asset.TotalCost)
+		require.Equal(t, 2, asset.ContributionCount)
+	})
+}
+
+func TestContributionWithoutKeyRecordsEachRequest(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setupSpy(t, engine)
+		ctx := context.Background()
+		a := createAsset(t, e.env, t0)
+		for _, key := range []*usecase.Idem{nil, {Scope: "contribution:ada", RequestHash: "h1"}} {
+			c := storetest.NewContribution("ada", a.ID, 1_000_000, t0)
+			got, err := e.app.CreateContribution(ctx, c, storetest.Implicit("ada", t0), key)
+			require.NoError(t, err)
+			require.Equal(t, c, got)
+		}
+		asset, err := e.app.GetAsset(ctx, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, money.Micros(2_000_000), asset.TotalCost)
+		require.Equal(t, 2, asset.ContributionCount)
+	})
+}
+
+// TestIdempotencyKeyLostRace makes the race deterministic: the retry's
+// lookup misses the record the first request stored, as when both looked
+// before either committed, so the unique key is what refuses it.
+func TestIdempotencyKeyLostRace(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setupSpy(t, engine)
+		ctx := context.Background()
+		a := createAsset(t, e.env, t0)
+		key := &usecase.Idem{Scope: "contribution:ada", Key: "race", RequestHash: "h1"}
+		first := storetest.NewContribution("ada", a.ID, 7_000_000, t0)
+		first.Metadata = map[string]any{"k": "v"}
+		_, err := e.app.CreateContribution(ctx, first, storetest.Implicit("ada", t0), key)
+		require.NoError(t, err)
+
+		e.blind.Store(1)
+		loser := storetest.NewContribution("ada", a.ID, 7_000_000, t0.Add(1))
+		loser.Metadata = map[string]any{"other": "key"}
+		got, err := e.app.CreateContribution(ctx, loser, storetest.Implicit("ada", t0), key)
+		require.NoError(t, err)
+		require.Equal(t, int32(-1), e.blind.Load(), "the in-transaction lookup was blinded, the answer's was not")
+		require.Equal(t, int32(1), e.taken.Load(), "the unique key refused the loser's record")
+		require.Equal(t, first, got, "the loser answers the winner's record, not a merge with its own")
+		requireOneContribution(t, e.env, a.ID, first)
+		_, err = e.app.GetContribution(ctx, loser.ID)
+		require.ErrorIs(t, err, store.ErrNotFound, "the loser's contribution rolled back")
+
+		e.blind.Store(1)
+		_, err = e.app.CreateContribution(ctx, loser, storetest.Implicit("ada", t0),
+			&usecase.Idem{Scope: "contribution:ada", Key: "race", RequestHash: "h2"})
+		k, _ := kindOf(t, err)
+		require.Equal(t, fault.Invalid, k, "another body losing the race is a 422 too")
+		requireOneContribution(t, e.env, a.ID, first)
+
+		// Money takes the same path behind its economy lock.
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
+		require.NoError(t, err)
+		stake := usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 100 * cc}
+		skey := &usecase.Idem{Scope: "stake:ada", Key: "race", RequestHash: "s1"}
+		s1, err := e.app.Stake(ctx, stake, skey)
+		require.NoError(t, err)
+		locks := e.locks.Load()
+		require.Positive(t, locks, "money locks the economy")
+		e.blind.Store(1)
+		s2, err := e.app.Stake(ctx, stake, skey)
+		require.NoError(t, err)
+		require.Equal(t, s1, s2)
+		require.Greater(t, e.locks.Load(), locks)
+		b, err := e.app.Balances(ctx, "ada")
+		require.NoError(t, err)
+		require.Equal(t, money.Micros(100*cc), b.Staked, "staked once")
+	})
+}
+
+func TestContributionConcurrentRetriesRecordOnce(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setupSpy(t, engine)
+		ctx := context.Background()
+		a := createAsset(t, e.env, t0)
+		if engine == database.Postgres {
+			warmPool(t, e.db)
+		}
+		key := &usecase.Idem{Scope: "contribution:ada", Key: "burst", RequestHash: "h1"}
+		const n = 8
+		got := make([]store.Contribution, n)
+		errs := make([]error, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				c := storetest.NewContribution("ada", a.ID, 3_000_000, t0)
+				<-start
+				got[i], errs[i] = e.app.CreateContribution(ctx, c, storetest.Implicit("ada", t0), key)
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i := range n {
+			require.NoError(t, errs[i])
+			require.Equal(t, got[0], got[i], "every retry answers the one contribution")
+		}
+		requireOneContribution(t, e.env, a.ID, got[0])
+		require.Equal(t, int32(0), e.locks.Load())
+		// How many lost the race to the unique key (rather than finding the
+		// record) depends on timing; either way they answer the same.
+		t.Logf("%s: %d of %d requests lost the race on the unique key", engine, e.taken.Load(), n-1)
+	})
+}
+
+// warmPool opens the pool's connections up front, so the requests that
+// follow overlap instead of queueing behind the first connection's dial.
+func warmPool(t *testing.T, db *database.DB) {
+	t.Helper()
+	const conns = 4 // dbtest's pool size
+	var ready sync.WaitGroup
+	ready.Add(conns)
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Go(func() {
+			_ = db.Tx(context.Background(), func(database.Querier) error {
+				ready.Done()
+				ready.Wait()
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+}
