@@ -2,49 +2,40 @@ package allinonetest
 
 import (
 	"bytes"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/foundryhq/foundry/services/allinone"
+	"github.com/foundryhq/foundry/services/platform/app"
 )
 
-// Tests that signal or kill a process need Foundry as a real process: the
-// binary is built once per test run, without the race detector (the
-// processes under test are the product, not the test).
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+// childEnv marks a run of a test binary as a Foundry process (see Main).
+const childEnv = "FOUNDRY_TEST_RUN_FOUNDRY"
 
-// Binary returns the path of a freshly built foundry binary (all modules,
-// -target chooses).
-func Binary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "foundry-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "foundry")
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/foundryhq/foundry/services/allinone/cmd/foundry")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build foundry: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+// hooked is set by Main: without it, a Proc would start the test binary
+// running its tests again instead of Foundry.
+var hooked bool
+
+// Main is the TestMain of a test package that starts Foundry processes
+// (Proc). A process is the test binary itself, run again with childEnv set:
+// Main then runs Foundry with the arguments instead of the tests. That
+// saves building a second binary, and under -race the processes run with
+// the race detector too.
+func Main(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		app.Main("foundry", allinone.Modules()...)
+		return
 	}
-	return binPath
+	hooked = true
+	os.Exit(m.Run())
 }
 
-// Proc is a Foundry process started from Binary.
+// Proc is a Foundry process: the test binary run again as Foundry (Main).
 type Proc struct {
 	// Name labels the process in failures ("ledger-1").
 	Name string
@@ -53,6 +44,7 @@ type Proc struct {
 
 	t    testing.TB
 	args []string
+	env  []string
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
@@ -94,6 +86,9 @@ func NewProc(t testing.TB, name, target string, storage Storage, extra ...string
 		if p.Running() {
 			p.Kill()
 		}
+		if t.Failed() && p.out != nil {
+			t.Logf("output of %s:\n%s", p.Name, p.Output())
+		}
 	})
 	return p
 }
@@ -101,6 +96,13 @@ func NewProc(t testing.TB, name, target string, storage Storage, extra ...string
 // With appends flags; call it before Start.
 func (p *Proc) With(args ...string) *Proc {
 	p.args = append(p.args, args...)
+	return p
+}
+
+// WithEnv adds variables to the process's environment (after the test's
+// own, so they win); call it before Start.
+func (p *Proc) WithEnv(env ...string) *Proc {
+	p.env = append(p.env, env...)
 	return p
 }
 
@@ -115,10 +117,13 @@ func (p *Proc) Start() {
 // can start at once (WaitReady each afterwards).
 func (p *Proc) Launch() {
 	p.t.Helper()
-	p.cmd = exec.Command(Binary(p.t), p.args...)
+	if !hooked {
+		p.t.Fatal("allinonetest.Proc needs the test package's TestMain to call allinonetest.Main")
+	}
+	p.cmd = exec.Command(os.Args[0], p.args...)
 	p.out = &syncBuffer{}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.Env = append(os.Environ(), "OTEL_SDK_DISABLED=true")
+	p.cmd.Env = append(append(append(os.Environ(), "OTEL_SDK_DISABLED=true"), p.env...), childEnv+"=1")
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatalf("start %s: %v", p.Name, err)
 	}

@@ -34,6 +34,20 @@ type response struct {
 	JSON map[string]any
 }
 
+// TestMain lets the package run Foundry as processes of their own
+// (allinonetest.Proc): the test binary, run again, becomes Foundry.
+func TestMain(m *testing.M) { allinonetest.Main(m) }
+
+// startFoundry runs all of Foundry as a process of its own on storage, with
+// env added to its environment, logging at info (tests read its request
+// lines) and the economy monitor off.
+func startFoundry(t *testing.T, storage allinonetest.Storage, env []string, extra ...string) *allinonetest.Proc {
+	t.Helper()
+	p := allinonetest.NewProc(t, "foundry", "all", storage, append([]string{"-log-level=info", "-monitor-interval=0"}, extra...)...)
+	p.WithEnv(env...).Start()
+	return p
+}
+
 // request sends body (a string is sent as is, anything else as JSON) with
 // headers given as "Name: value".
 func request(t *testing.T, method, url string, body any, headers ...string) response {

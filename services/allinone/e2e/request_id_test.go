@@ -36,8 +36,8 @@ func TestRequestIDIsAnsweredAndMadeWhenMissing(t *testing.T) {
 // portfolio (the ledger asks the portfolio whether the idea exists).
 func TestRequestIDIsOnEveryServicesLogLines(t *testing.T) {
 	t.Parallel()
-	p := startProcess(t, allinonetest.NewStorage(t, database.SQLite))
-	req, err := http.NewRequest(http.MethodGet, p.url+"/api/ideas/no-such-idea/invest-preview?amount_cc=10", nil)
+	p := startFoundry(t, allinonetest.NewStorage(t, database.SQLite), nil)
+	req, err := http.NewRequest(http.MethodGet, p.URL("/api/ideas/no-such-idea/invest-preview?amount_cc=10"), nil)
 	require.NoError(t, err)
 	req.Header.Set("X-Request-Id", "follow-me-7")
 	resp, err := http.DefaultClient.Do(req)
@@ -49,7 +49,7 @@ func TestRequestIDIsOnEveryServicesLogLines(t *testing.T) {
 	// the portfolio's rpc lines (NotFound is logged at info).
 	want := map[string]bool{"gateway": false, "LedgerService/GetInvestPreview": false, "PortfolioService/GetIdea": false}
 	require.Eventually(t, func() bool {
-		sc := bufio.NewScanner(strings.NewReader(p.logs.String()))
+		sc := bufio.NewScanner(strings.NewReader(p.Output()))
 		for sc.Scan() {
 			var line map[string]any
 			if json.Unmarshal(sc.Bytes(), &line) != nil || line["request_id"] != "follow-me-7" {
@@ -68,5 +68,5 @@ func TestRequestIDIsOnEveryServicesLogLines(t *testing.T) {
 			}
 		}
 		return !slices.Contains(slices.Collect(maps.Values(want)), false)
-	}, 5*time.Second, 50*time.Millisecond, "request_id seen by %v; logs:\n%s", want, p.logs)
+	}, 5*time.Second, 50*time.Millisecond, "request_id seen by %v; logs:\n%s", want, p.Output())
 }

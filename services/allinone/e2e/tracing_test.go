@@ -90,13 +90,13 @@ func TestTracesFollowARequestAcrossServices(t *testing.T) {
 	col := &collector{}
 	srv := httptest.NewServer(col)
 	t.Cleanup(srv.Close)
-	p := startProcessEnv(t, storage, []string{
+	p := startFoundry(t, storage, []string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + srv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
 		"OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_SERVICE_NAME=", "OTEL_TRACES_EXPORTER=", "OTEL_SDK_DISABLED=",
 	})
 
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
-	req, err := http.NewRequest(http.MethodGet, p.url+"/api/ideas/no-such-idea/invest-preview?amount_cc=10", nil)
+	req, err := http.NewRequest(http.MethodGet, p.URL("/api/ideas/no-such-idea/invest-preview?amount_cc=10"), nil)
 	require.NoError(t, err)
 	req.Header.Set("Traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
 	req.Header.Set("X-Request-Id", "traced-1")
@@ -129,7 +129,7 @@ func TestTracesFollowARequestAcrossServices(t *testing.T) {
 
 	// The request's log lines carry the trace id next to the request id.
 	var traced []string
-	sc := bufio.NewScanner(strings.NewReader(p.logs.String()))
+	sc := bufio.NewScanner(strings.NewReader(p.Output()))
 	for sc.Scan() {
 		var line map[string]any
 		if json.Unmarshal(sc.Bytes(), &line) != nil || line["request_id"] != "traced-1" {
