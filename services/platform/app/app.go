@@ -649,10 +649,7 @@ func (s *Settings) checkAdminKey() error {
 // key it made up, so it must be given one (or certificates).
 func (s *Settings) serviceCredentials(log *zap.Logger) (serverTLS, clientTLS *tls.Config, err error) {
 	if s.GRPCTLS.Enabled() {
-		if serverTLS, err = s.GRPCTLS.ServerTLS(); err != nil {
-			return nil, nil, err
-		}
-		if clientTLS, err = s.GRPCTLS.ClientTLS(); err != nil {
+		if serverTLS, clientTLS, err = s.GRPCTLS.Configs(); err != nil {
 			return nil, nil, err
 		}
 	}

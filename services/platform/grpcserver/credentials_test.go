@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -94,8 +95,12 @@ func TestServiceKeyIsRequired(t *testing.T) {
 	}{"without the key": {ctx, codes.Unauthenticated}, "with the key": {right, codes.OK}} {
 		stream, err := reflectionpb.NewServerReflectionClient(bare).ServerReflectionInfo(c.ctx)
 		require.NoError(t, err, name)
-		require.NoError(t, stream.Send(&reflectionpb.ServerReflectionRequest{
-			MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}), name)
+		// A server that refuses the stream may end it before the request
+		// is sent: Send then reports io.EOF, and Recv carries the status.
+		if err := stream.Send(&reflectionpb.ServerReflectionRequest{
+			MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+			require.ErrorIs(t, err, io.EOF, name)
+		}
 		_, err = stream.Recv()
 		require.Equal(t, c.code, status.Code(err), "reflection %s", name)
 	}
@@ -162,14 +167,14 @@ func (p *pki) issue(t *testing.T, name string) servicecred.TLSFiles {
 // one from another CA, and a plaintext one.
 func TestMutualTLS(t *testing.T) {
 	ca := newPKI(t)
-	serverTLS, err := ca.issue(t, "server").ServerTLS()
+	serverTLS, _, err := ca.issue(t, "server").Configs()
 	require.NoError(t, err)
 	addr := serve(t, grpcserver.Options{TLS: serverTLS})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	metrics := grpcserver.NewClientMetrics(nil)
 
-	clientTLS, err := ca.issue(t, "client").ClientTLS()
+	_, clientTLS, err := ca.issue(t, "client").Configs()
 	require.NoError(t, err)
 	good := dial(t, addr, grpcserver.ClientOptions(metrics, grpcserver.ClientCredentials{TLS: clientTLS})...)
 	require.NoError(t, callOk(t, good, ctx))
@@ -179,7 +184,7 @@ func TestMutualTLS(t *testing.T) {
 	err = callOk(t, dial(t, addr, grpcserver.ClientOptions(metrics, grpcserver.ClientCredentials{TLS: noCert})...), ctx)
 	require.Equal(t, codes.Unavailable, status.Code(err), "a client without a certificate fails the handshake: %v", err)
 
-	foreignTLS, err := newPKI(t).issue(t, "stranger").ClientTLS()
+	_, foreignTLS, err := newPKI(t).issue(t, "stranger").Configs()
 	require.NoError(t, err)
 	foreignTLS.RootCAs = clientTLS.RootCAs // it trusts the server, but the server does not trust it
 	err = callOk(t, dial(t, addr, grpcserver.ClientOptions(metrics, grpcserver.ClientCredentials{TLS: foreignTLS})...), ctx)
@@ -195,7 +200,7 @@ func TestTLSFilesNeedAllThree(t *testing.T) {
 	files := newPKI(t).issue(t, "server")
 	files.CA = ""
 	require.True(t, files.Enabled())
-	_, err := files.ServerTLS()
+	_, _, err := files.Configs()
 	require.ErrorContains(t, err, "FOUNDRY_GRPC_TLS_CA")
 	require.False(t, servicecred.TLSFiles{}.Enabled())
 }

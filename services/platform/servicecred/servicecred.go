@@ -132,31 +132,25 @@ func (f TLSFiles) load() (tls.Certificate, *x509.CertPool, error) {
 	return cert, pool, nil
 }
 
-// ServerTLS is the server side: it presents the certificate and accepts
-// only clients whose certificate the CA signed.
-func (f TLSFiles) ServerTLS() (*tls.Config, error) {
+// Configs reads the files once and returns both sides. The server presents
+// the certificate and accepts only clients whose certificate the CA
+// signed; the client trusts only servers the CA signed, for the name the
+// peer is dialled by, and presents the same certificate.
+func (f TLSFiles) Configs() (server, client *tls.Config, err error) {
 	cert, pool, err := f.load()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &tls.Config{
+	server = &tls.Config{
 		MinVersion:   tls.VersionTLS13,
 		Certificates: []tls.Certificate{cert},
 		ClientCAs:    pool,
 		ClientAuth:   tls.RequireAndVerifyClientCert,
-	}, nil
-}
-
-// ClientTLS is the client side: it trusts only servers the CA signed, for
-// the name the peer is dialled by, and presents the certificate.
-func (f TLSFiles) ClientTLS() (*tls.Config, error) {
-	cert, pool, err := f.load()
-	if err != nil {
-		return nil, err
 	}
-	return &tls.Config{
+	client = &tls.Config{
 		MinVersion:   tls.VersionTLS13,
 		Certificates: []tls.Certificate{cert},
 		RootCAs:      pool,
-	}, nil
+	}
+	return server, client, nil
 }
