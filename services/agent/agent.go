@@ -24,6 +24,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
@@ -201,6 +202,7 @@ func repos(q database.Querier) usecase.Repos {
 		Prompts: sqlstore.NewPrompts(q),
 		Outbox:  sqlstore.NewOutbox(q),
 		Loop:    sqlstore.NewLoopPasses(q),
+		Keys:    idempotency.SQL{Q: q},
 	}
 }
 

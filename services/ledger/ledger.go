@@ -23,6 +23,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
@@ -169,6 +170,7 @@ func repos(q database.Querier) usecase.Repos {
 		Audit:       sqlstore.NewAudit(q),
 		Identity:    sqlstore.NewIdentity(q),
 		Attribution: sqlstore.NewAttribution(q),
+		Keys:        idempotency.SQL{Q: q},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -19,6 +20,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
@@ -143,7 +145,12 @@ func (h *Handler) CreateTask(ctx context.Context, req *agentv1.CreateTaskRequest
 	if req.GetContext() != nil {
 		c = req.GetContext().AsMap()
 	}
-	t, err := h.uc.Create(ctx, usecase.NewTask{Direction: req.GetDirection(), Type: req.GetTaskType(), Context: c})
+	// Tasks have no owner: every caller shares the key space.
+	key, err := idempotency.FromContext(ctx, "task", "any", req)
+	if err != nil {
+		return nil, err
+	}
+	t, err := h.uc.Create(ctx, usecase.NewTask{Direction: req.GetDirection(), Type: req.GetTaskType(), Context: c, Key: key})
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +229,11 @@ func (h *Handler) CountTasks(ctx context.Context, _ *agentv1.CountTasksRequest) 
 // ClaimTask implements AgentService.ClaimTask: 200 with the claimed task,
 // or with a null task when none is pending.
 func (h *Handler) ClaimTask(ctx context.Context, req *agentv1.ClaimTaskRequest) (*agentv1.ClaimTaskResponse, error) {
-	t, ok, err := h.uc.Claim(ctx, req.GetWorkerId(), req.GetTaskTypes(), optInt(req.LeaseSeconds))
+	key, err := idempotency.FromContext(ctx, "claim", strings.TrimSpace(req.GetWorkerId()), req)
+	if err != nil {
+		return nil, err
+	}
+	t, ok, err := h.uc.Claim(ctx, req.GetWorkerId(), req.GetTaskTypes(), optInt(req.LeaseSeconds), key)
 	if err != nil {
 		return nil, err
 	}

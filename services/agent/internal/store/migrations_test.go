@@ -78,7 +78,7 @@ func TestVersion4KeepsTheRollups(t *testing.T) {
 			require.NoError(t, err)
 		}
 
-		applied, err := migrate.Up(ctx, db, store.Migrations())
+		applied, err := migrate.Up(ctx, db, migrationsUpTo(t, "0004"))
 		require.NoError(t, err)
 		require.Equal(t, 1, applied, "version 4 only")
 

@@ -27,7 +27,7 @@ func TestClaimOldestOfTypes(t *testing.T) {
 		e.clock.Advance(time.Second)
 		e.create(t, "spec", nil)
 
-		got, ok, err := e.app.Claim(ctx, "w1", []string{"impl", "test"}, ptr(60))
+		got, ok, err := e.app.Claim(ctx, "w1", []string{"impl", "test"}, ptr(60), nil)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, impl1.ID, got.ID)
@@ -37,11 +37,11 @@ func TestClaimOldestOfTypes(t *testing.T) {
 		require.Equal(t, 60, got.LeaseSeconds)
 		require.Equal(t, start.Add(2*time.Second+time.Minute), got.LeaseExpiresAt)
 
-		_, ok, err = e.app.Claim(ctx, "w2", []string{"impl"}, nil)
+		_, ok, err = e.app.Claim(ctx, "w2", []string{"impl"}, nil, nil)
 		require.NoError(t, err)
 		require.False(t, ok, "no pending impl task is left")
 
-		got, ok, err = e.app.Claim(ctx, "w2", nil, nil)
+		got, ok, err = e.app.Claim(ctx, "w2", nil, nil, nil)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, spec1.ID, got.ID, "any type: the oldest pending task")
@@ -52,7 +52,7 @@ func TestClaimOldestOfTypes(t *testing.T) {
 			types  []string
 			lease  *int
 		}{{"", nil, nil}, {"w", []string{"dance"}, nil}, {"w", nil, ptr(0)}, {"w", nil, ptr(86401)}} {
-			_, _, err := e.app.Claim(ctx, bad.worker, bad.types, bad.lease)
+			_, _, err := e.app.Claim(ctx, bad.worker, bad.types, bad.lease, nil)
 			requireKind(t, fault.Invalid, err)
 		}
 	})
@@ -79,7 +79,7 @@ func TestConcurrentClaimsNeverShareATask(t *testing.T) {
 			worker := fmt.Sprintf("worker-%02d", w)
 			wg.Go(func() {
 				for {
-					tk, ok, err := e.app.Claim(ctx, worker, nil, ptr(300))
+					tk, ok, err := e.app.Claim(ctx, worker, nil, ptr(300), nil)
 					mu.Lock()
 					if err != nil {
 						errs = append(errs, err)
@@ -127,7 +127,7 @@ func TestLeaseExpiry(t *testing.T) {
 			return r, to
 		}
 
-		claimed, ok, err := e.app.Claim(ctx, "w1", nil, nil)
+		claimed, ok, err := e.app.Claim(ctx, "w1", nil, nil, nil)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, start.Add(time.Minute), claimed.LeaseExpiresAt)
@@ -149,7 +149,7 @@ func TestLeaseExpiry(t *testing.T) {
 		require.Equal(t, [2]int{0, 0}, [2]int{r, to}, "reaping again changes nothing")
 
 		for attempt := 2; attempt <= 3; attempt++ {
-			got, ok, err := e.app.Claim(ctx, fmt.Sprintf("w%d", attempt), nil, nil)
+			got, ok, err := e.app.Claim(ctx, fmt.Sprintf("w%d", attempt), nil, nil, nil)
 			require.NoError(t, err)
 			require.True(t, ok)
 			require.Equal(t, attempt, got.Attempts)
@@ -196,7 +196,7 @@ func TestConcurrentReapers(t *testing.T) {
 		const tasks = 40
 		for range tasks {
 			e.create(t, "test", nil)
-			_, ok, err := e.app.Claim(ctx, "w", nil, ptr(10))
+			_, ok, err := e.app.Claim(ctx, "w", nil, ptr(10), nil)
 			require.NoError(t, err)
 			require.True(t, ok)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
 // Limits of a task's fields.
@@ -41,6 +42,9 @@ type NewTask struct {
 	// can take it between its creation and its run.
 	ClaimedBy string
 	Lease     time.Duration
+	// Key, when not nil, creates the task at most once per Idempotency-Key:
+	// a retry answers the task the first request created.
+	Key *idempotency.Request
 }
 
 // Create queues a task: status pending, routed to an executor, tier and
@@ -76,7 +80,9 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 	if in.ClaimedBy != "" {
 		t = claimed(t, in.ClaimedBy, min(max(in.Lease, time.Second), MaxLeaseSeconds*time.Second), now)
 	}
-	err = a.tx(ctx, func(r Repos) error {
+	var out store.Task
+	err = a.keyed.Do(ctx, in.Key, &out, nil, func(r Repos) error {
+		out = t
 		if err := r.Tasks.Insert(ctx, t); err != nil {
 			return err
 		}
@@ -87,6 +93,9 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 	})
 	if err != nil {
 		return store.Task{}, wrap("create task", err)
+	}
+	if out.ID != t.ID {
+		return out, nil // a retry: the first request created the task and logged it
 	}
 	fields := []zap.Field{zap.String("task_id", t.ID), zap.String("task_type", string(t.Type)), zap.String("executor", t.Executor),
 		zap.String("model", t.Model)}

@@ -123,7 +123,7 @@ func TestPipelineStatusFlags(t *testing.T) {
 		require.True(t, s.Flags.Stuck)
 		require.Equal(t, []string{attention.Stuck}, s.Flags.Names)
 
-		_, _, err = e.app.Claim(ctx, "w", nil, nil)
+		_, _, err = e.app.Claim(ctx, "w", nil, nil, nil)
 		require.NoError(t, err)
 		second := e.create(t, "impl", nil)
 		s, err = e.app.PipelineStatus(ctx)

@@ -16,13 +16,14 @@ import (
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
 // start is the fake clock's starting time (microsecond precision, as stored).
 var start = time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC)
 
 func repos(q database.Querier) usecase.Repos {
-	return usecase.Repos{Tasks: sqlstore.NewTasks(q), Stats: sqlstore.NewStats(q), Prompts: sqlstore.NewPrompts(q), Outbox: sqlstore.NewOutbox(q), Loop: sqlstore.NewLoopPasses(q)}
+	return usecase.Repos{Tasks: sqlstore.NewTasks(q), Stats: sqlstore.NewStats(q), Prompts: sqlstore.NewPrompts(q), Outbox: sqlstore.NewOutbox(q), Loop: sqlstore.NewLoopPasses(q), Keys: idempotency.SQL{Q: q}}
 }
 
 // advanceCall is one call the fake portfolio received.

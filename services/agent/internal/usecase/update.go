@@ -12,6 +12,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
 // Patch is a PATCH of a task: nil fields are absent.
@@ -392,8 +393,11 @@ func (a *App) recordOutcome(ctx context.Context, r Repos, t store.Task) error {
 // Claim hands worker the oldest pending task of the types (any type when
 // none is given) with a lease of leaseSeconds (the configured lease when
 // nil); ok is false when no pending task matched. Concurrent claims never
-// hand out one task twice.
-func (a *App) Claim(ctx context.Context, worker string, types []string, leaseSeconds *int) (store.Task, bool, error) {
+// hand out one task twice. With a key, a retry answers what the first
+// request answered (the task it claimed, or none) and claims nothing more:
+// without one, a worker that lost the answer would hold a task it does not
+// know about until the lease ran out.
+func (a *App) Claim(ctx context.Context, worker string, types []string, leaseSeconds *int, key *idempotency.Request) (store.Task, bool, error) {
 	var errs []fault.FieldError
 	worker = strings.TrimSpace(worker)
 	switch {
@@ -423,12 +427,9 @@ func (a *App) Claim(ctx context.Context, worker string, types []string, leaseSec
 	if len(errs) > 0 {
 		return store.Task{}, false, fault.Validation(errs...)
 	}
-	var (
-		out   store.Task
-		found bool
-	)
-	err := a.tx(ctx, func(r Repos) error {
-		found = false
+	var out claim
+	err := a.keyed.Do(ctx, key, &out, nil, func(r Repos) error {
+		out = claim{}
 		cur, err := r.Tasks.NextPending(ctx, want)
 		if isNotFound(err) {
 			return nil
@@ -448,13 +449,19 @@ func (a *App) Claim(ctx context.Context, worker string, types []string, leaseSec
 		if _, err := a.changed(ctx, r, cur, next); err != nil {
 			return err
 		}
-		out, found = next, true
+		out = claim{Task: next, Found: true}
 		return nil
 	})
 	if err != nil {
 		return store.Task{}, false, wrap("claim a task", err)
 	}
-	return out, found, nil
+	return out.Task, out.Found, nil
+}
+
+// claim is Claim's answer, as an idempotency record keeps it.
+type claim struct {
+	Task  store.Task
+	Found bool
 }
 
 // MaxLeaseSeconds bounds a claim's lease (a day).

@@ -26,6 +26,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
 // Repos are the agent's repositories over one querier.
@@ -35,6 +36,8 @@ type Repos struct {
 	Prompts store.Prompts
 	Outbox  store.Outbox
 	Loop    store.LoopPasses
+	// Keys holds the Idempotency-Key records of creates and claims.
+	Keys idempotency.Keys
 }
 
 // Opener builds the repositories over a querier.
@@ -112,6 +115,9 @@ type App struct {
 
 	// closed caches the metrics windows' closed days.
 	closed closedDays
+
+	// keyed runs the use cases that take an Idempotency-Key.
+	keyed idempotency.Runner[Repos]
 }
 
 // New returns the use-case layer over db.
@@ -148,11 +154,13 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &App{
+	a := &App{
 		db: db, open: open, cfg: cfg, clock: cfg.Clock, log: cfg.Log,
 		rnd:  rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		wake: make(chan struct{}, 1),
 	}
+	a.keyed = idempotency.Runner[Repos]{Tx: a.tx, Read: a.read, Keys: func(r Repos) idempotency.Keys { return r.Keys }, Now: a.now}
+	return a
 }
 
 // now is the time records carry, to the microsecond the store keeps, so a

@@ -15,6 +15,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
@@ -165,7 +166,7 @@ func (h *Handler) CreateContribution(ctx context.Context, req *ledgerv1.CreateCo
 	// The route is public and acts for the contributor the request names,
 	// so that contributor scopes the key: two contributors' keys never
 	// collide. A retry answers the first response, with its status (201).
-	key, err := idem(ctx, "contribution", c.ContributorID, req)
+	key, err := idempotency.FromContext(ctx, "contribution", c.ContributorID, req)
 	if err != nil {
 		return nil, err
 	}

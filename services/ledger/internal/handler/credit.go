@@ -2,12 +2,9 @@ package handler
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
@@ -16,6 +13,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
@@ -81,25 +79,6 @@ func (h *Handler) owner(ctx context.Context, contributorID string) (string, erro
 // admin checks the administrator key.
 func (h *Handler) admin(ctx context.Context) error { return rpcmeta.RequireAdmin(ctx, h.adminKey) }
 
-// idem reads the request's Idempotency-Key: nil when absent. The key is
-// scoped by operation and caller, and the request's deterministic encoding
-// identifies its body, so the same key with another body is refused.
-func idem(ctx context.Context, op, caller string, req proto.Message) (*usecase.Idem, error) {
-	key := rpcmeta.IdempotencyKey(ctx)
-	if key == "" {
-		return nil, nil
-	}
-	if len(key) > usecase.MaxIdempotencyKey {
-		return nil, fault.Validation(fault.Field("Idempotency-Key", "must be at most %d characters", usecase.MaxIdempotencyKey))
-	}
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(b)
-	return &usecase.Idem{Scope: op + ":" + caller, Key: key, RequestHash: hex.EncodeToString(sum[:])}, nil
-}
-
 func micros(m money.Micros) float64 { return m.Float64() }
 
 // Deposit implements LedgerService.Deposit (administrator).
@@ -112,7 +91,7 @@ func (h *Handler) Deposit(ctx context.Context, req *ledgerv1.DepositRequest) (*l
 		text("reference", req.GetReference(), true)); err != nil {
 		return nil, err
 	}
-	key, err := idem(ctx, "deposit", "admin", req)
+	key, err := idempotency.FromContext(ctx, "deposit", "admin", req)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +119,7 @@ func (h *Handler) Withdraw(ctx context.Context, req *ledgerv1.WithdrawRequest) (
 	if err != nil {
 		return nil, err
 	}
-	key, err := idem(ctx, "withdraw", actor, req)
+	key, err := idempotency.FromContext(ctx, "withdraw", actor, req)
 	if err != nil {
 		return nil, err
 	}
@@ -159,12 +138,12 @@ func (h *Handler) Stake(ctx context.Context, req *ledgerv1.StakeRequest) (*ledge
 		return nil, err
 	}
 	actor := ""
-	var key *usecase.Idem
+	var key *idempotency.Request
 	if !req.GetDryRun() {
 		if actor, err = h.owner(ctx, req.GetContributorId()); err != nil {
 			return nil, err
 		}
-		if key, err = idem(ctx, "stake", actor, req); err != nil {
+		if key, err = idempotency.FromContext(ctx, "stake", actor, req); err != nil {
 			return nil, err
 		}
 	}
@@ -194,7 +173,7 @@ func (h *Handler) Unstake(ctx context.Context, req *ledgerv1.UnstakeRequest) (*l
 	if err != nil {
 		return nil, err
 	}
-	key, err := idem(ctx, "unstake", actor, req)
+	key, err := idempotency.FromContext(ctx, "unstake", actor, req)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +196,7 @@ func (h *Handler) CreatePledge(ctx context.Context, req *ledgerv1.CreatePledgeRe
 	if err != nil {
 		return nil, err
 	}
-	key, err := idem(ctx, "pledge", actor, req)
+	key, err := idempotency.FromContext(ctx, "pledge", actor, req)
 	if err != nil {
 		return nil, err
 	}

@@ -97,15 +97,6 @@ type Pledge struct {
 	CreatedAt     time.Time
 }
 
-// Idempotency is a stored response to a request with an Idempotency-Key.
-type Idempotency struct {
-	Scope       string
-	Key         string
-	RequestHash string
-	Response    string
-	CreatedAt   time.Time
-}
-
 // OracleReading is one rate-source reading with the breaker state it left.
 type OracleReading struct {
 	ID      string
@@ -167,11 +158,6 @@ type Credit interface {
 
 	// InsertPledge records a pledge.
 	InsertPledge(ctx context.Context, p Pledge) error
-
-	// Idempotency finds a stored response. ErrNotFound when there is none.
-	Idempotency(ctx context.Context, scope, key string) (Idempotency, error)
-	// SaveIdempotency stores a response. ErrAlreadyExists when the key is taken.
-	SaveIdempotency(ctx context.Context, i Idempotency) error
 
 	// InsertReading records an oracle reading.
 	InsertReading(ctx context.Context, r OracleReading) error

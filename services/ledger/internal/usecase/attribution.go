@@ -9,6 +9,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
 // MaxPaidPayouts bounds the payees of a distribution paid in CC: each is a
@@ -39,14 +40,14 @@ func (a *App) ListAssets(ctx context.Context, limit, offset int) ([]store.Asset,
 // even the contributor); store.ErrTotalTooLarge past the asset maximum.
 //
 // With an idempotency key it records c at most once per key, as money
-// movements do (see idempotent), and returns the contribution the key
+// movements do (idempotency.Runner.Do), and returns the contribution the key
 // recorded: c the first time, the original on a retry (nothing is written
 // again). It takes no economy lock: contributions move no CC, and the
 // key's primary key alone serializes concurrent retries, so contributions
 // never queue behind money movements.
-func (a *App) CreateContribution(ctx context.Context, c store.Contribution, contributor store.Contributor, idem *Idem) (store.Contribution, error) {
+func (a *App) CreateContribution(ctx context.Context, c store.Contribution, contributor store.Contributor, idem *idempotency.Request) (store.Contribution, error) {
 	var out store.Contribution
-	err := a.idempotent(ctx, idem, &out, nil, func(r Repos) error {
+	err := a.keyed.Do(ctx, idem, &out, nil, func(r Repos) error {
 		if err := r.Identity.EnsureContributor(ctx, contributor); err != nil {
 			return err
 		}

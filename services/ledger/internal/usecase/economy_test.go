@@ -21,6 +21,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
 const cc = money.Scale
@@ -42,6 +43,7 @@ func repos(q database.Querier) usecase.Repos {
 	return usecase.Repos{
 		Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q),
 		Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q),
+		Keys: idempotency.SQL{Q: q},
 	}
 }
 
@@ -217,7 +219,7 @@ func TestIdempotencyKey(t *testing.T) {
 		ctx := context.Background()
 		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
 		require.NoError(t, err)
-		idem := &usecase.Idem{Scope: "stake:ada", Key: "k1", RequestHash: "h1"}
+		idem := &idempotency.Request{Scope: "stake:ada", Key: "k1", Hash: "h1"}
 		cmd := usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 100 * cc}
 		first, err := e.app.Stake(ctx, cmd, idem)
 		require.NoError(t, err)
@@ -228,7 +230,7 @@ func TestIdempotencyKey(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(100*cc), b.Staked, "and move nothing twice")
 
-		_, err = e.app.Stake(ctx, cmd, &usecase.Idem{Scope: "stake:ada", Key: "k1", RequestHash: "other"})
+		_, err = e.app.Stake(ctx, cmd, &idempotency.Request{Scope: "stake:ada", Key: "k1", Hash: "other"})
 		k, _ := kindOf(t, err)
 		require.Equal(t, fault.Invalid, k)
 	})

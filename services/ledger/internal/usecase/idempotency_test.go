@@ -17,16 +17,13 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
-// spyCredit counts economy locks and can hide stored idempotency records
-// from the next lookups, which is what a request sees when a concurrent
-// one with the same key commits between its lookup and its insert.
+// spyCredit counts economy locks.
 type spyCredit struct {
 	store.Credit
 	locks *atomic.Int32
-	blind *atomic.Int32
-	taken *atomic.Int32
 }
 
 func (s spyCredit) LockEconomy(ctx context.Context) (store.Economy, error) {
@@ -34,19 +31,29 @@ func (s spyCredit) LockEconomy(ctx context.Context) (store.Economy, error) {
 	return s.Credit.LockEconomy(ctx)
 }
 
-func (s spyCredit) SaveIdempotency(ctx context.Context, i store.Idempotency) error {
-	err := s.Credit.SaveIdempotency(ctx, i)
-	if errors.Is(err, store.ErrAlreadyExists) {
+// spyKeys counts the records refused on a taken key and can hide stored
+// records from the next lookups, which is what a request sees when a
+// concurrent one with the same key commits between its lookup and its
+// insert.
+type spyKeys struct {
+	idempotency.Keys
+	blind *atomic.Int32
+	taken *atomic.Int32
+}
+
+func (s spyKeys) Save(ctx context.Context, r idempotency.Record) error {
+	err := s.Keys.Save(ctx, r)
+	if errors.Is(err, idempotency.ErrTaken) {
 		s.taken.Add(1)
 	}
 	return err
 }
 
-func (s spyCredit) Idempotency(ctx context.Context, scope, key string) (store.Idempotency, error) {
+func (s spyKeys) Lookup(ctx context.Context, scope, key string) (idempotency.Record, error) {
 	if s.blind.Add(-1) >= 0 {
-		return store.Idempotency{}, store.ErrNotFound
+		return idempotency.Record{}, idempotency.ErrNotFound
 	}
-	return s.Credit.Idempotency(ctx, scope, key)
+	return s.Keys.Lookup(ctx, scope, key)
 }
 
 type spyEnv struct {
@@ -62,7 +69,8 @@ func setupSpy(t *testing.T, engine database.Engine) spyEnv {
 	s := spyEnv{locks: new(atomic.Int32), blind: new(atomic.Int32), taken: new(atomic.Int32)}
 	open := func(q database.Querier) usecase.Repos {
 		r := repos(q)
-		r.Credit = spyCredit{Credit: r.Credit, locks: s.locks, blind: s.blind, taken: s.taken}
+		r.Credit = spyCredit{Credit: r.Credit, locks: s.locks}
+		r.Keys = spyKeys{Keys: r.Keys, blind: s.blind, taken: s.taken}
 		return r
 	}
 	fc := clock.NewFake(t0)
@@ -89,7 +97,7 @@ func TestContributionIdempotencyKey(t *testing.T) {
 		e := setupSpy(t, engine)
 		ctx := context.Background()
 		a := createAsset(t, e.env, t0)
-		key := &usecase.Idem{Scope: "contribution:ada", Key: "k1", RequestHash: "h1"}
+		key := &idempotency.Request{Scope: "contribution:ada", Key: "k1", Hash: "h1"}
 
 		first := storetest.NewContribution("ada", a.ID, 2_500_000, t0)
 		first.Metadata = map[string]any{"has_tests": true, "nested": map[string]any{"n": 2.0}}
@@ -106,7 +114,7 @@ func TestContributionIdempotencyKey(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound, "the retry recorded nothing")
 
 		_, err = e.app.CreateContribution(ctx, storetest.NewContribution("ada", a.ID, 1, t0), storetest.Implicit("ada", t0),
-			&usecase.Idem{Scope: "contribution:ada", Key: "k1", RequestHash: "h2"})
+			&idempotency.Request{Scope: "contribution:ada", Key: "k1", Hash: "h2"})
 		fe, ok := fault.As(err)
 		require.True(t, ok, "want a classified error, got %v", err)
 		require.Equal(t, fault.Invalid, fe.Kind)
@@ -118,7 +126,7 @@ func TestContributionIdempotencyKey(t *testing.T) {
 		// Another contributor's same key is another record.
 		bob := storetest.NewContribution("bob", a.ID, 1_000_000, t0)
 		got, err = e.app.CreateContribution(ctx, bob, storetest.Implicit("bob", t0),
-			&usecase.Idem{Scope: "contribution:bob", Key: "k1", RequestHash: "h1"})
+			&idempotency.Request{Scope: "contribution:bob", Key: "k1", Hash: "h1"})
 		require.NoError(t, err)
 		require.Equal(t, bob, got)
 		asset, err := e.app.GetAsset(ctx, a.ID)
@@ -134,7 +142,7 @@ func TestContributionWithoutKeyRecordsEachRequest(t *testing.T) {
 		e := setupSpy(t, engine)
 		ctx := context.Background()
 		a := createAsset(t, e.env, t0)
-		for _, key := range []*usecase.Idem{nil, {Scope: "contribution:ada", RequestHash: "h1"}} {
+		for _, key := range []*idempotency.Request{nil, {Scope: "contribution:ada", Hash: "h1"}} {
 			c := storetest.NewContribution("ada", a.ID, 1_000_000, t0)
 			got, err := e.app.CreateContribution(ctx, c, storetest.Implicit("ada", t0), key)
 			require.NoError(t, err)
@@ -156,7 +164,7 @@ func TestIdempotencyKeyLostRace(t *testing.T) {
 		e := setupSpy(t, engine)
 		ctx := context.Background()
 		a := createAsset(t, e.env, t0)
-		key := &usecase.Idem{Scope: "contribution:ada", Key: "race", RequestHash: "h1"}
+		key := &idempotency.Request{Scope: "contribution:ada", Key: "race", Hash: "h1"}
 		first := storetest.NewContribution("ada", a.ID, 7_000_000, t0)
 		first.Metadata = map[string]any{"k": "v"}
 		_, err := e.app.CreateContribution(ctx, first, storetest.Implicit("ada", t0), key)
@@ -176,7 +184,7 @@ func TestIdempotencyKeyLostRace(t *testing.T) {
 
 		e.blind.Store(1)
 		_, err = e.app.CreateContribution(ctx, loser, storetest.Implicit("ada", t0),
-			&usecase.Idem{Scope: "contribution:ada", Key: "race", RequestHash: "h2"})
+			&idempotency.Request{Scope: "contribution:ada", Key: "race", Hash: "h2"})
 		k, _ := kindOf(t, err)
 		require.Equal(t, fault.Invalid, k, "another body losing the race is a 422 too")
 		requireOneContribution(t, e.env, a.ID, first)
@@ -185,7 +193,7 @@ func TestIdempotencyKeyLostRace(t *testing.T) {
 		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
 		require.NoError(t, err)
 		stake := usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 100 * cc}
-		skey := &usecase.Idem{Scope: "stake:ada", Key: "race", RequestHash: "s1"}
+		skey := &idempotency.Request{Scope: "stake:ada", Key: "race", Hash: "s1"}
 		s1, err := e.app.Stake(ctx, stake, skey)
 		require.NoError(t, err)
 		locks := e.locks.Load()
@@ -210,7 +218,7 @@ func TestContributionConcurrentRetriesRecordOnce(t *testing.T) {
 		if engine == database.Postgres {
 			warmPool(t, e.db)
 		}
-		key := &usecase.Idem{Scope: "contribution:ada", Key: "burst", RequestHash: "h1"}
+		key := &idempotency.Request{Scope: "contribution:ada", Key: "burst", Hash: "h1"}
 		const n = 8
 		got := make([]store.Contribution, n)
 		errs := make([]error, n)

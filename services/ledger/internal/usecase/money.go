@@ -9,6 +9,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
 // DepositCmd confirms a USD deposit received for a contributor.
@@ -37,7 +38,7 @@ type DepositResult struct {
 // Deposit mints CC at the buy rate for a confirmed deposit and grows the
 // treasury by its USD. A known reference with the same contributor and
 // amount answers the original deposit; with other values it is a conflict.
-func (a *App) Deposit(ctx context.Context, cmd DepositCmd, idem *Idem) (DepositResult, error) {
+func (a *App) Deposit(ctx context.Context, cmd DepositCmd, idem *idempotency.Request) (DepositResult, error) {
 	var out DepositResult
 	err := a.once(ctx, idem, &out, func(r Repos) error {
 		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, false)
@@ -98,7 +99,7 @@ type WithdrawResult struct {
 }
 
 // Withdraw burns CC at the sell rate and pays the USD out of the treasury.
-func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *Idem) (WithdrawResult, error) {
+func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *idempotency.Request) (WithdrawResult, error) {
 	var out WithdrawResult
 	err := a.once(ctx, idem, &out, func(r Repos) error {
 		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, true)
@@ -152,7 +153,7 @@ type StakeResult struct {
 // Stake moves available CC into a position on an idea; with DryRun it
 // returns the projection and writes nothing. The idea must exist in the
 // portfolio.
-func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *Idem) (StakeResult, error) {
+func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request) (StakeResult, error) {
 	idea, err := a.idea(ctx, cmd.IdeaID)
 	if err != nil {
 		return StakeResult{}, err
@@ -243,7 +244,7 @@ type UnstakeResult struct {
 // Unstake moves CC out of a position: straight to available below the
 // instant threshold, otherwise into cooling until the cooldown passes.
 // Unstaking is allowed at any time (the idea need not exist any more).
-func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *Idem) (UnstakeResult, error) {
+func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *idempotency.Request) (UnstakeResult, error) {
 	var out UnstakeResult
 	err := a.once(ctx, idem, &out, func(r Repos) error {
 		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, false)
@@ -314,7 +315,7 @@ type PledgeCmd struct {
 
 // Pledge records a time pledge valued at the pledge rate. A pledge moves no
 // CC: cc_equivalent says what the time is worth.
-func (a *App) Pledge(ctx context.Context, cmd PledgeCmd, idem *Idem) (store.Pledge, error) {
+func (a *App) Pledge(ctx context.Context, cmd PledgeCmd, idem *idempotency.Request) (store.Pledge, error) {
 	idea, err := a.idea(ctx, cmd.IdeaID)
 	if err != nil {
 		return store.Pledge{}, err

@@ -2,10 +2,7 @@ package usecase
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"reflect"
 	"strconv"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
@@ -13,6 +10,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
 // The economy's modes, from the monitor's graduated response and the
@@ -155,105 +153,13 @@ func (a *App) appendAudit(ctx context.Context, r Repos, eco *store.Economy, e au
 	return nil
 }
 
-// Idem identifies a request that carries an Idempotency-Key.
-type Idem struct {
-	// Scope is the operation and the caller ("deposit:admin",
-	// "stake:<contributor>"), so two callers' keys never collide.
-	Scope string
-	// Key is the Idempotency-Key header.
-	Key string
-	// RequestHash identifies the request body.
-	RequestHash string
-}
-
-// MaxIdempotencyKey bounds an Idempotency-Key's length.
-const MaxIdempotencyKey = 200
-
 // once runs a money movement op in one transaction, at most once per
-// idempotency key (see idempotent). Every money movement locks the economy
-// row first; taking it before the lookup too makes a concurrent retry of
-// the same key wait for the first and then find its record.
-func (a *App) once(ctx context.Context, idem *Idem, out any, op func(r Repos) error) error {
-	return a.idempotent(ctx, idem, out, func(r Repos) error {
+// idempotency key (idempotency.Runner.Do). Every money movement locks the
+// economy row first; taking it before the lookup too makes a concurrent
+// retry of the same key wait for the first and then find its record.
+func (a *App) once(ctx context.Context, key *idempotency.Request, out any, op func(r Repos) error) error {
+	return a.keyed.Do(ctx, key, out, func(r Repos) error {
 		_, err := r.Credit.LockEconomy(ctx)
 		return err
 	}, op)
-}
-
-// errKeyTaken marks a transaction that lost the race for its idempotency
-// key to a concurrent request with the same key.
-var errKeyTaken = errors.New("idempotency key taken by a concurrent request")
-
-// idempotent runs op in one transaction, at most once per idempotency key:
-// a stored response for the same key and body is decoded into out and op
-// does not run; the same key with another body is refused (422). Without a
-// key op simply runs. The stored response is out's JSON, written in the
-// same transaction as op's effects, so a key is recorded exactly when the
-// operation committed.
-//
-// lock, when not nil, runs first in a keyed transaction and serializes
-// concurrent requests with the same key before the lookup. Without it the
-// key's primary key serializes them: two concurrent first requests both
-// run op, the later one's SaveIdempotency fails on the unique key once the
-// earlier one committed (Postgres makes the insert wait for it), its
-// transaction rolls back, and it answers the record the earlier one
-// stored, read after the rollback (on Postgres the failed insert aborted
-// the transaction). SQLite runs writing transactions one at a time, so
-// there the later one finds the record. Use cases that need no other lock
-// so stay off the economy row.
-func (a *App) idempotent(ctx context.Context, idem *Idem, out any, lock, op func(r Repos) error) error {
-	keyed := idem != nil && idem.Key != ""
-	err := a.tx(ctx, func(r Repos) error {
-		if !keyed {
-			return op(r)
-		}
-		if lock != nil {
-			if err := lock(r); err != nil {
-				return err
-			}
-		}
-		prev, err := r.Credit.Idempotency(ctx, idem.Scope, idem.Key)
-		switch {
-		case err == nil:
-			return replay(prev, idem, out)
-		case !errors.Is(err, store.ErrNotFound):
-			return err
-		}
-		if err := op(r); err != nil {
-			return err
-		}
-		resp, err := json.Marshal(out)
-		if err != nil {
-			return fmt.Errorf("encode idempotent response: %w", err)
-		}
-		err = r.Credit.SaveIdempotency(ctx, store.Idempotency{
-			Scope: idem.Scope, Key: idem.Key, RequestHash: idem.RequestHash, Response: string(resp), CreatedAt: a.now(),
-		})
-		if errors.Is(err, store.ErrAlreadyExists) {
-			return fmt.Errorf("%w: %w", errKeyTaken, err)
-		}
-		return err
-	})
-	if !keyed || !errors.Is(err, errKeyTaken) {
-		return err
-	}
-	prev, err := a.read().Credit.Idempotency(ctx, idem.Scope, idem.Key)
-	if err != nil {
-		return fmt.Errorf("read the idempotency key a concurrent request stored: %w", err)
-	}
-	// op filled out before the rollback; decoding over it would merge maps.
-	reflect.ValueOf(out).Elem().SetZero()
-	return replay(prev, idem, out)
-}
-
-// replay answers a stored idempotency record: its response decoded into
-// out for the same body, a 422 for another.
-func replay(prev store.Idempotency, idem *Idem, out any) error {
-	if prev.RequestHash != idem.RequestHash {
-		return fault.Validation(fault.Field("Idempotency-Key", "was used before with a different request body"))
-	}
-	if err := json.Unmarshal([]byte(prev.Response), out); err != nil {
-		return fmt.Errorf("decode idempotent response: %w", err)
-	}
-	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
 // Repos are the ledger's repositories over one querier.
@@ -29,6 +30,8 @@ type Repos struct {
 	Audit       store.Audit
 	Identity    store.Identity
 	Attribution store.Attribution
+	// Keys holds the Idempotency-Key records.
+	Keys idempotency.Keys
 }
 
 // Opener builds the repositories over a querier.
@@ -74,6 +77,8 @@ type App struct {
 	open  Opener
 	cfg   Config
 	clock clock.Clock
+	// keyed runs the use cases that take an Idempotency-Key.
+	keyed idempotency.Runner[Repos]
 }
 
 // New returns the use-case layer over db.
@@ -96,7 +101,9 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	if cfg.PledgeRate == 0 {
 		cfg.PledgeRate = credit.DefaultPledgeRate
 	}
-	return &App{db: db, open: open, cfg: cfg, clock: cfg.Clock}
+	a := &App{db: db, open: open, cfg: cfg, clock: cfg.Clock}
+	a.keyed = idempotency.Runner[Repos]{Tx: a.tx, Read: a.read, Keys: func(r Repos) idempotency.Keys { return r.Keys }, Now: a.now}
+	return a
 }
 
 // now is the time records carry, to the microsecond the store keeps, so a

@@ -16,6 +16,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
 // BenchmarkCreateDistribution measures the distribution use case over an
@@ -38,6 +39,7 @@ func BenchmarkCreateDistribution(b *testing.B) {
 					return usecase.Repos{
 						Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q),
 						Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q),
+						Keys: idempotency.SQL{Q: q},
 					}
 				}, usecase.Config{})
 				assetID := seedContributions(b, db, contributions, contributors)

@@ -380,37 +380,6 @@ func (c Credit) InsertPledge(ctx context.Context, p store.Pledge) error {
 	return nil
 }
 
-// Idempotency implements store.Credit.
-func (c Credit) Idempotency(ctx context.Context, scope, key string) (store.Idempotency, error) {
-	var (
-		i       store.Idempotency
-		created int64
-	)
-	err := c.q.QueryRow(ctx, `SELECT scope, key, request_hash, response, created_at FROM idempotency_keys
-		WHERE scope = $1 AND key = $2`, scope, key).Scan(&i.Scope, &i.Key, &i.RequestHash, &i.Response, &created)
-	if errors.Is(err, database.ErrNoRows) {
-		return store.Idempotency{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Idempotency{}, fmt.Errorf("find idempotency key: %w", err)
-	}
-	i.CreatedAt = database.Time(created)
-	return i, nil
-}
-
-// SaveIdempotency implements store.Credit.
-func (c Credit) SaveIdempotency(ctx context.Context, i store.Idempotency) error {
-	_, err := c.q.Exec(ctx, `INSERT INTO idempotency_keys (scope, key, request_hash, response, created_at)
-		VALUES ($1, $2, $3, $4, $5)`, i.Scope, i.Key, i.RequestHash, i.Response, database.Micros(i.CreatedAt))
-	if database.IsUniqueViolation(err) {
-		return fmt.Errorf("idempotency key: %w", store.ErrAlreadyExists)
-	}
-	if err != nil {
-		return fmt.Errorf("save idempotency key: %w", err)
-	}
-	return nil
-}
-
 // InsertReading implements store.Credit.
 func (c Credit) InsertReading(ctx context.Context, r store.OracleReading) error {
 	tripped := 0
