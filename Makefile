@@ -155,22 +155,40 @@ lint: $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION) ## Run golangci-lint on eve
 	@for m in $$(go list -f '{{.Dir}}' -m); do echo "golangci-lint $$m"; (cd $$m && golangci-lint run ./...) || exit 1; done
 
 .PHONY: vet
-vet: ## Run go vet on every module.
-	go vet $(MODULES)
+vet: ## Run go vet on every module (the chaos test's build tag included).
+	go vet -tags chaos $(MODULES)
+
+# The chaos test (services/allinone/e2e/chaos_test.go, build tag chaos) runs
+# after the others, without the race detector (it is about processes dying,
+# and -race would triple its minutes): CHAOS_SEEDS seeds per engine, at the
+# full size (32 clients x 400 operations). make test-chaos runs more.
+CHAOS_SEEDS ?= 1
+CHAOS_TEST = go test -tags chaos -count=1 -timeout 40m -v -run '^TestChaos$$' ./services/allinone/e2e/
 
 .PHONY: test
-test: check-generated breaking check-format vet lint ## Run every check (lint included) and every test, on SQLite and (when reachable) Postgres.
+test: check-generated breaking check-format vet lint check-web ## Run every check (lint included) and every test, on SQLite and (when reachable) Postgres, then the chaos and browser tests.
 	@mkdir -p .cache
 	@url="$${FOUNDRY_TEST_DATABASE_URL:-}"; \
 	if [ -z "$$url" ] && command -v psql >/dev/null && psql '$(LOCAL_PG_URL)' -qtAc 'SELECT 1' >/dev/null 2>&1; then url='$(LOCAL_PG_URL)'; fi; \
 	if [ -n "$$url" ]; then echo "engines: sqlite and postgres"; else echo "engines: sqlite only (no Postgres reachable)"; fi; \
 	status=0; FOUNDRY_TEST_DATABASE_URL="$$url" go test -race -count=1 -v $(MODULES) > $(TEST_LOG) 2>&1 || status=$$?; \
-	grep -E '^(ok|FAIL|panic:)|^--- FAIL|--- (PASS|FAIL|SKIP): TestConformance/(sqlite|postgres) ' $(TEST_LOG) || true; \
+	echo "chaos: $(CHAOS_SEEDS) seed(s) per engine"; \
+	FOUNDRY_TEST_DATABASE_URL="$$url" FOUNDRY_CHAOS_SEEDS=$(CHAOS_SEEDS) $(CHAOS_TEST) >> $(TEST_LOG) 2>&1 || status=$$?; \
+	grep -E '^(ok|FAIL|panic:)|^--- FAIL|--- (PASS|FAIL|SKIP): TestConformance/(sqlite|postgres) |chaos_test.go:[0-9]+: (seed|verified)' $(TEST_LOG) || true; \
 	if [ $$status -ne 0 ]; then echo; echo "=== failures (full log: $(TEST_LOG)) ==="; grep -E -B 3 -A 25 -- '--- FAIL|^panic:|\[build failed\]|cannot|undefined' $(TEST_LOG) | head -400; fi; \
 	passed=$$(grep -cE -- '--- PASS' $(TEST_LOG) || true); failed=$$(grep -cE -- '--- FAIL' $(TEST_LOG) || true); \
 	skipped=$$(grep -cE -- '--- SKIP' $(TEST_LOG) || true); \
 	echo "$$passed passed, $$failed failed, $$skipped skipped"; \
 	exit $$status
+	@$(MAKE) --no-print-directory test-browser
+
+.PHONY: test-chaos
+CHAOS_LONG_SEEDS ?= 5
+
+test-chaos: ## Run the chaos test alone, longer: CHAOS_LONG_SEEDS seeds (5) per engine from FOUNDRY_CHAOS_SEED (1).
+	@url="$${FOUNDRY_TEST_DATABASE_URL:-}"; \
+	if [ -z "$$url" ] && command -v psql >/dev/null && psql '$(LOCAL_PG_URL)' -qtAc 'SELECT 1' >/dev/null 2>&1; then url='$(LOCAL_PG_URL)'; fi; \
+	FOUNDRY_TEST_DATABASE_URL="$$url" FOUNDRY_CHAOS_SEEDS=$(CHAOS_LONG_SEEDS) $(CHAOS_TEST) 2>&1 | grep -vE '^\s*\{'
 
 # Fuzzing: FUZZTIME per target; FUZZ_FLAGS adds go test flags (e.g.
 # FUZZ_FLAGS=-parallel=1 on a busy machine). go test -fuzz runs one target of
@@ -201,3 +219,47 @@ fuzz: ## Run every Go fuzz target for FUZZTIME each (make fuzz FUZZTIME=30s).
 .PHONY: clean
 clean: ## Remove build output and the laptop data directory.
 	rm -rf .cache data bin/foundry bin/portfolio bin/ledger bin/agent bin/ops bin/gateway
+
+# --- the dashboard (gateway/web) -------------------------------------------------
+
+# The dashboard's sources are in gateway/web/src and its build, committed, in
+# gateway/web/dist, which the gateway embeds (docs/dashboard.md). npm installs
+# the packages package-lock.json pins, again only when it changes; nothing is
+# downloaded at install time (no install scripts, no browser: the browser
+# tests drive the system's Chromium, installed from Debian's packages).
+WEB := gateway/web
+WEB_STAMP := $(WEB)/node_modules/.installed
+WEB_SCRATCH := .cache/web-dist
+CHROMIUM ?= /usr/bin/chromium
+
+$(WEB_STAMP): $(WEB)/package.json $(WEB)/package-lock.json
+	cd $(WEB) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: web-build
+web-build: $(WEB_STAMP) ## Type-check and build the dashboard into gateway/web/dist (commit the result).
+	cd $(WEB) && npx tsc --noEmit -p . && npx tsc --noEmit -p e2e && npx vite build --logLevel warn
+
+.PHONY: check-web
+check-web: $(WEB_STAMP) ## Fail when the committed dashboard build is not what its sources build.
+	@rm -rf $(WEB_SCRATCH)
+	cd $(WEB) && npx tsc --noEmit -p . && npx tsc --noEmit -p e2e && \
+		npx vite build --logLevel warn --emptyOutDir --outDir $(CURDIR)/$(WEB_SCRATCH)
+	@diff -r $(WEB_SCRATCH) $(WEB)/dist || \
+		{ echo "the dashboard build is stale: run 'make web-build' and commit gateway/web/dist" >&2; exit 1; }
+	@echo "dashboard build is up to date"
+
+.PHONY: test-browser
+# Installs Chromium when it is missing (as root, or through sudo), builds
+# bin/foundry with the committed dashboard, and runs the Playwright tests,
+# which start that Foundry on free ports and a scratch data directory.
+# Screenshots, traces and Foundry's log land in .cache/browser.
+test-browser: $(WEB_STAMP) ## Run the dashboard's browser tests (Playwright, Chromium) against a real Foundry.
+	@if ! [ -x "$(CHROMIUM)" ]; then \
+		sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; mkdir -p .cache; \
+		echo "test-browser: installing Chromium from Debian's packages (log: .cache/chromium-install.log)"; \
+		{ $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium; } \
+			> .cache/chromium-install.log 2>&1 || { tail -20 .cache/chromium-install.log >&2; exit 1; }; \
+	fi
+	go build -trimpath -o bin/foundry ./services/allinone/cmd/foundry
+	cd $(WEB) && FOUNDRY_CHROMIUM=$(CHROMIUM) npx playwright test -c e2e/playwright.config.ts

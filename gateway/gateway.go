@@ -2,7 +2,7 @@
 // the four services' gRPC APIs. The path of every route is declared once, in
 // api.yaml beside this file; this package adds what generated code cannot:
 // the JSON conventions, the error table, the body cap, 201 for creates, the
-// raw routes that must see unparsed bodies, and the API docs.
+// raw routes that must see unparsed bodies, the API docs and the dashboard.
 package gateway
 
 import (
@@ -155,19 +155,7 @@ func dropCommaSpaces(b []byte) []byte {
 
 // New returns the gateway's HTTP handler.
 func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handler, error) {
-	mux := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, compactJSON{&runtime.JSONPb{
-			MarshalOptions:   marshalOptions,
-			UnmarshalOptions: unmarshalOptions,
-		}}),
-		runtime.WithErrorHandler(errorHandler),
-		runtime.WithRoutingErrorHandler(routingErrorHandler),
-		runtime.WithForwardResponseOption(forwardStatus),
-		runtime.WithIncomingHeaderMatcher(incomingHeader),
-		runtime.WithOutgoingHeaderMatcher(dropHeader),
-		runtime.WithOutgoingTrailerMatcher(dropHeader),
-		runtime.WithMiddlewares(recordRoute),
-	)
+	mux := newAPIMux()
 	for name, register := range map[string]func() error{
 		"portfolio": func() error { return portfoliov1.RegisterPortfolioServiceHandler(ctx, mux, conns.Portfolio) },
 		"ledger":    func() error { return ledgerv1.RegisterLedgerServiceHandler(ctx, mux, conns.Ledger) },
@@ -184,13 +172,7 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 	root.Handle("POST /api/contributions/github", githubWebhook(ledgerv1.NewLedgerServiceClient(conns.Ledger)))
 	opsClient := opsv1.NewOpsServiceClient(conns.Ops)
 	root.Handle("GET /api/ready", readyHandler(opsClient))
-	root.Handle("GET /api/openapi.json", openAPIHandler())
-	root.Handle("GET /api/docs/", docsHandler())
-	root.Handle("GET /api/docs", http.RedirectHandler("/api/docs/", http.StatusMovedPermanently))
-	root.Handle("GET /{$}", http.RedirectHandler("/api/docs/", http.StatusFound))
-	root.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSONError(w, http.StatusNotFound, ErrorBody{Detail: "not found"})
-	})
+	siteRoutes(root)
 
 	tel := newTelemetry(opsv1.NewOpsInternalServiceClient(conns.Ops), h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
 	h.Go(tel.run)
@@ -208,6 +190,42 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 		withTimeout(cfg.RequestTimeout),
 		notePattern,
 	), nil
+}
+
+// newAPIMux returns the grpc-gateway mux with Foundry's conventions, before
+// any service's routes are registered on it.
+func newAPIMux() *runtime.ServeMux {
+	return runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, compactJSON{&runtime.JSONPb{
+			MarshalOptions:   marshalOptions,
+			UnmarshalOptions: unmarshalOptions,
+		}}),
+		runtime.WithErrorHandler(errorHandler),
+		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		runtime.WithForwardResponseOption(forwardStatus),
+		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithOutgoingHeaderMatcher(dropHeader),
+		runtime.WithOutgoingTrailerMatcher(dropHeader),
+		runtime.WithMiddlewares(recordRoute),
+	)
+}
+
+// siteRoutes adds what the gateway serves itself besides the API's
+// operations: the OpenAPI document, the API docs page, the dashboard and
+// its assets, and a JSON 404 for every other path. The dashboard routes by
+// URL hash, so it needs no fallback: an unknown path is never a page.
+func siteRoutes(root *http.ServeMux) {
+	root.Handle("GET /api/openapi.json", openAPIHandler())
+	root.Handle("GET /api/docs/", docsHandler())
+	root.Handle("GET /api/docs", http.RedirectHandler("/api/docs/", http.StatusMovedPermanently))
+	dashboard, dashboardAssets := dashboardHandlers()
+	root.Handle("GET /{$}", dashboard)
+	// Spelled out, not built from dashboardPrefix: the authorization
+	// matrix's test reads the routes from this source.
+	root.Handle("GET /ui/", dashboardAssets)
+	root.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSONError(w, http.StatusNotFound, ErrorBody{Detail: "not found"})
+	})
 }
 
 // incomingHeader forwards only the headers services read; everything else,

@@ -136,7 +136,10 @@ func fixedBody(body map[string]any) func(*authzFixture) any {
 // authzRoutes is the matrix. Every route of the OpenAPI document and every
 // route the gateway serves itself must be here, once.
 var authzRoutes = []authzRoute{
-	{method: http.MethodGet, path: "/", access: accessPublic, ok: http.StatusFound, note: "redirects to the API docs page"},
+	{method: http.MethodGet, path: "/", access: accessPublic, ok: http.StatusOK,
+		note: "the dashboard ([dashboard.md](dashboard.md)); it reads the public routes only"},
+	{method: http.MethodGet, path: "/ui/", access: accessPublic, ok: http.StatusFound,
+		note: "the dashboard's assets are `/ui/<file>`; the bare prefix redirects to `/`"},
 
 	// Agent.
 	{method: http.MethodGet, path: "/api/agent/diagnostics-completeness", access: accessPublic, ok: http.StatusOK},

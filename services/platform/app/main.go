@@ -69,6 +69,7 @@ func printBanner(out io.Writer, p *Process, modules []Module) {
 	}
 	fmt.Fprintf(out, "\nFoundry is running (%v, storage: %s)\n", names, storage)
 	if p.HTTPAddr != "" {
+		fmt.Fprintf(out, "  dashboard  http://%s/\n", p.HTTPAddr)
 		fmt.Fprintf(out, "  REST API   http://%s/api\n", p.HTTPAddr)
 		fmt.Fprintf(out, "  API docs   http://%s/api/docs/\n", p.HTTPAddr)
 	}

@@ -1,0 +1,309 @@
+// One idea: where it stands, the Advance action, its stakes, its open
+// questions, its tasks and a history assembled from what the API records.
+//
+// Two reads the API lacks shape this page. There is no stage history, so
+// "History" is built from the idea's own times, its stake movements in the
+// audit chain and its tasks. And tasks cannot be listed by idea (a list
+// item carries no context), so the page reads the latest tasks and each
+// one's context once (a task's context never changes, so it is cached).
+
+import { useState } from "preact/hooks";
+import { ApiError, api, STAGES, type AuditEntry, type TaskItem } from "../api";
+import { fmt } from "../format";
+import { useLive, useLiveClock } from "../live";
+import { href, useTitle } from "../nav";
+import { Facts, LoadState } from "../ui";
+import { signalText } from "./portfolio";
+
+/** TASKS_SCANNED is how many of the latest tasks are searched for an idea's. */
+export const TASKS_SCANNED = 100;
+/** AUDIT_SCANNED is how many of the latest audit entries are searched for its stakes. */
+export const AUDIT_SCANNED = 500;
+
+const ideaOfTask = new Map<string, string | null>();
+
+async function tasksOfIdea(id: string, signal: AbortSignal) {
+  const recent = await api.tasks("", TASKS_SCANNED, signal);
+  const unknown = recent.tasks.filter((t) => !ideaOfTask.has(t.id));
+  // A few at a time: the first visit may have a hundred to read.
+  for (let i = 0; i < unknown.length; i += 6) {
+    await Promise.all(
+      unknown.slice(i, i + 6).map(async (t) => {
+        const full = await api.task(t.id, signal);
+        const idea = full.context?.["idea_id"];
+        ideaOfTask.set(t.id, typeof idea === "string" ? idea : null);
+      }),
+    );
+  }
+  return {
+    tasks: recent.tasks.filter((t) => ideaOfTask.get(t.id) === id),
+    scanned: recent.tasks.length,
+    total: recent.total,
+  };
+}
+
+async function stakesOfIdea(id: string, signal: AbortSignal) {
+  const page = await api.audit(AUDIT_SCANNED, signal);
+  return page.entries.filter((e) => e.attrs["idea_id"] === id);
+}
+
+interface HistoryItem {
+  at: string;
+  text: string;
+}
+
+function history(created: string, updated: string, stage: string, stakes: AuditEntry[], tasks: TaskItem[]) {
+  const items: HistoryItem[] = [{ at: created, text: "Idea created" }];
+  if (updated !== created) items.push({ at: updated, text: `Last changed (stage now ${stage})` });
+  for (const e of stakes) {
+    items.push({ at: e.created_at, text: `${fmt.label(e.kind)} of ${fmt.micros(e.amount)} CC by ${e.subject}` });
+  }
+  for (const t of tasks) {
+    items.push({ at: t.created_at, text: `${t.task_type} task created (now ${fmt.label(t.status)})` });
+  }
+  return items.sort((a, b) => b.at.localeCompare(a.at));
+}
+
+function AdvanceButton({ id, stage, name }: { id: string; stage: string; name: string }) {
+  const live = useLiveClock();
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState("");
+  const complete = stage === "complete";
+
+  const advance = async () => {
+    setBusy(true);
+    setResult("");
+    try {
+      const idea = await api.advance(id);
+      setResult(`Advanced to ${idea.stage}.`);
+      live.refresh();
+    } catch (err) {
+      setResult(
+        err instanceof ApiError && err.status === 409
+          ? "Already complete: there is no next stage."
+          : `Could not advance: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div class="action">
+      <button
+        type="button"
+        class="primary"
+        onClick={advance}
+        disabled={busy || complete}
+        aria-describedby="advance-help"
+      >
+        {busy ? "Advancing…" : "Advance"}
+      </button>
+      <p id="advance-help" class="muted">
+        {complete
+          ? `${name} is complete.`
+          : `Moves ${name} one stage, from ${stage} to ${STAGES[STAGES.indexOf(stage as never) + 1] ?? "the next"}.`}
+      </p>
+      <p role="status" class="result">
+        {result}
+      </p>
+    </div>
+  );
+}
+
+export function IdeaView({ id }: { id: string }) {
+  const idea = useLive("idea", id, (s) => api.idea(id, s));
+  const questions = useLive("questions", id, (s) => api.questions(id, s));
+  const preview = useLive("stakes", id, (s) => api.investPreview(id, s));
+  const stakes = useLive("stake movements", id, (s) => stakesOfIdea(id, s));
+  const tasks = useLive("tasks", id, (s) => tasksOfIdea(id, s));
+  const sizing = useLive("right-sizing", "sizing", api.rightSizing);
+  const d = idea.data;
+  useTitle(d ? d.name : "Idea");
+
+  if (!d) {
+    const missing = idea.error?.startsWith("404");
+    return (
+      <>
+        <h1 tabIndex={-1}>{missing ? "No such idea" : "Idea"}</h1>
+        {missing ? (
+          <p>
+            There is no idea <code>{id}</code>. Back to the <a href={href.portfolio}>portfolio</a>.
+          </p>
+        ) : (
+          <LoadState of={idea} what="the idea" />
+        )}
+      </>
+    );
+  }
+
+  const signals = sizing.data?.signals.find((s) => s.idea_id === id);
+  const current = STAGES.indexOf(d.stage);
+  return (
+    <>
+      <p class="crumbs">
+        <a href={href.portfolio}>Portfolio</a> › <span aria-current="page">{d.name}</span>
+      </p>
+      <h1 tabIndex={-1}>{d.name}</h1>
+      <LoadState of={idea} what="the idea" />
+      {d.archived && <p class="warning">Archived: merged into another idea.</p>}
+
+      <section aria-labelledby="stage-h">
+        <h2 id="stage-h">
+          Stage: <span data-testid="idea-stage">{d.stage}</span>
+        </h2>
+        <ol class="stepper">
+          {STAGES.map((s, i) => (
+            <li
+              key={s}
+              class={i < current ? "done" : i === current ? "current" : ""}
+              aria-current={i === current ? "step" : undefined}
+            >
+              {s}
+              <span class="visually-hidden">{i < current ? " (done)" : i === current ? " (current)" : ""}</span>
+            </li>
+          ))}
+        </ol>
+        <AdvanceButton id={id} stage={d.stage} name={d.name} />
+      </section>
+
+      <section aria-labelledby="facts-h">
+        <h2 id="facts-h">Facts</h2>
+        {d.description && <p class="description">{d.description}</p>}
+        <Facts
+          items={[
+            ["Score", fmt.score(d.score)],
+            ["Potential value", fmt.num(d.potential_value)],
+            ["Estimated cost", fmt.num(d.estimated_cost)],
+            ["Actual value", fmt.num(d.actual_value)],
+            ["Actual cost", fmt.num(d.actual_cost)],
+            ["Confidence", fmt.pct(d.confidence)],
+            ["Resistance risk", fmt.num(d.resistance_risk)],
+            ["Manifestation", d.manifestation_status],
+            ["Tags", d.tags.length ? d.tags.join(", ") : "none"],
+            ["Right-sizing", signalText(signals) || "healthy"],
+            ["Split from", d.parent_idea_id ? <a href={href.idea(d.parent_idea_id)}>{d.parent_idea_id}</a> : "—"],
+            ["Id", <code>{d.id}</code>],
+          ]}
+        />
+      </section>
+
+      <section aria-labelledby="stakes-h">
+        <h2 id="stakes-h">Stakes</h2>
+        <LoadState of={preview} what="the stakes" />
+        {preview.data && (
+          <Facts
+            items={[
+              ["Staked", `${fmt.num(preview.data.total_cc_staked)} CC`],
+              ["Stakers", fmt.num(preview.data.staker_count)],
+              [
+                "Projection",
+                `${fmt.num(preview.data.projections.low_multiplier)}× – ${fmt.num(preview.data.projections.high_multiplier)}×`,
+              ],
+              ["Value unlocked by stage", fmt.pct(preview.data.stage_unlock_pct)],
+            ]}
+          />
+        )}
+        <LoadState of={stakes} what="the stake movements" />
+        {stakes.data && stakes.data.length > 0 && (
+          <div class="table-wrap" role="region" aria-labelledby="moves-caption" tabIndex={0}>
+            <table>
+              <caption id="moves-caption">Stake movements (from the latest {AUDIT_SCANNED} audit entries)</caption>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Movement</th>
+                  <th scope="col">Contributor</th>
+                  <th scope="col" class="num">
+                    CC
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {stakes.data.map((e) => (
+                  <tr key={e.seq}>
+                    <td>{fmt.time(e.created_at)}</td>
+                    <td>{fmt.label(e.kind)}</td>
+                    <td>{e.subject}</td>
+                    <td class="num">{fmt.micros(e.amount)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {stakes.data && stakes.data.length === 0 && <p class="muted">No stake movements among the latest audit entries.</p>}
+      </section>
+
+      <section aria-labelledby="tasks-h">
+        <h2 id="tasks-h">Tasks</h2>
+        <LoadState of={tasks} what="the tasks" />
+        {tasks.data && (
+          <p class="muted">
+            Searched the latest {tasks.data.scanned} of {tasks.data.total} tasks for those whose context names this
+            idea.
+          </p>
+        )}
+        {tasks.data && tasks.data.tasks.length === 0 && <p>No tasks for this idea.</p>}
+        {tasks.data && tasks.data.tasks.length > 0 && (
+          <div class="table-wrap" role="region" aria-labelledby="idea-tasks-caption" tabIndex={0}>
+            <table>
+              <caption id="idea-tasks-caption">Tasks of this idea, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Created</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Direction</th>
+                  <th scope="col">Diagnosis</th>
+                </tr>
+              </thead>
+              <tbody>
+                {tasks.data.tasks.map((t) => (
+                  <tr key={t.id}>
+                    <td>{fmt.time(t.created_at)}</td>
+                    <td>{t.task_type}</td>
+                    <td>
+                      <span class={`status status-${t.status}`}>{fmt.label(t.status)}</span>
+                    </td>
+                    <td class="direction">{t.direction}</td>
+                    <td>{t.error_category ? `${t.error_category}: ${t.error_summary ?? ""}` : "—"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+
+      <section aria-labelledby="questions-h">
+        <h2 id="questions-h">Open questions</h2>
+        <LoadState of={questions} what="the questions" />
+        {questions.data &&
+          (questions.data.questions.length === 0 ? (
+            <p class="muted">No questions.</p>
+          ) : (
+            <ol class="questions">
+              {questions.data.questions.map((q) => (
+                <li key={q.id}>
+                  {q.question} <span class="muted">({q.status}, {fmt.time(q.created_at)})</span>
+                </li>
+              ))}
+            </ol>
+          ))}
+      </section>
+
+      <section aria-labelledby="history-h">
+        <h2 id="history-h">History</h2>
+        <p class="muted">Built from the idea's times, its stake movements and its tasks: the API keeps no stage history.</p>
+        <ol class="timeline">
+          {history(d.created_at, d.updated_at, d.stage, stakes.data ?? [], tasks.data?.tasks ?? []).map((h, i) => (
+            <li key={i}>
+              <time dateTime={h.at}>{fmt.time(h.at)}</time> {h.text}
+            </li>
+          ))}
+        </ol>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,208 @@
+// The agent pipeline: attention flags, the queue by status, execution time
+// percentiles and success rates, failure diagnostics, and the task list.
+
+import { useState } from "preact/hooks";
+import { api, type Metrics } from "../api";
+import { BarChart } from "../charts";
+import { fmt } from "../format";
+import { useLive } from "../live";
+import { useTitle } from "../nav";
+import { Facts, Flag, LoadState } from "../ui";
+
+const STATUSES = ["pending", "running", "completed", "failed", "timed_out", "needs_decision"] as const;
+
+/** WINDOWS are the metrics windows charted side by side, in days. */
+const WINDOWS = [1, 7, 30] as const;
+
+const FLAGS = [
+  { key: "stuck", yes: "Stuck: tasks wait and none runs", no: "Not stuck" },
+  { key: "repeated_failures", yes: "Repeated failures: the last tasks all failed", no: "No failure streak" },
+  { key: "low_success_rate", yes: "Low success rate", no: "Success rate fine" },
+] as const;
+
+async function metricsByWindow(signal: AbortSignal) {
+  const all = await Promise.all(WINDOWS.map((d) => api.metrics(d, signal)));
+  return all;
+}
+
+// A window of N days is the N whole UTC days before today plus today so far.
+function windowLabel(days: number) {
+  return days === 1 ? "1 day" : `${days} days`;
+}
+
+function percentileGroups(ms: Metrics[]) {
+  return ms.map((m) => ({
+    label: windowLabel(m.window_days),
+    bars: [
+      { name: "P50", value: m.execution_time.p50_seconds },
+      { name: "P95", value: m.execution_time.p95_seconds },
+    ],
+  }));
+}
+
+export function PipelineView() {
+  useTitle("Pipeline");
+  const [filter, setFilter] = useState("");
+  const status = useLive("pipeline status", "status", api.pipelineStatus);
+  const metrics = useLive("metrics", "metrics", metricsByWindow);
+  const diag = useLive("diagnostics", "diag", api.diagnostics);
+  const tasks = useLive("tasks", `tasks:${filter}`, (s) => api.tasks(filter, 50, s));
+  const failed = useLive("failed tasks", "failed", (s) => api.tasks("failed", 20, s));
+  const st = status.data;
+  const week = metrics.data?.find((m) => m.window_days === 7);
+
+  return (
+    <>
+      <h1 tabIndex={-1}>Pipeline</h1>
+
+      <section aria-labelledby="attention-h">
+        <h2 id="attention-h">Attention</h2>
+        <LoadState of={status} what="the pipeline status" />
+        {st && (
+          <>
+            <ul class="flags" data-testid="attention-flags">
+              {FLAGS.map((f) => (
+                <li key={f.key}>
+                  <Flag on={st.attention[f.key]} yes={f.yes} no={f.no} />
+                </li>
+              ))}
+            </ul>
+            <Facts
+              items={[
+                ...STATUSES.map((s): [string, string] => [fmt.label(s), fmt.num(st[s])]),
+                ["Total", fmt.num(st.total)],
+                ["Longest wait", fmt.seconds(st.longest_pending_seconds)],
+                ["Success rate", fmt.pct(st.success_rate)],
+              ]}
+            />
+          </>
+        )}
+      </section>
+
+      <section aria-labelledby="metrics-h">
+        <h2 id="metrics-h">Execution time and success</h2>
+        <LoadState of={metrics} what="the metrics" />
+        {metrics.data && (
+          <div class="charts">
+            <BarChart
+              id="chart-percentiles"
+              title="Execution time, P50 and P95, by window"
+              groups={percentileGroups(metrics.data)}
+              format={fmt.seconds}
+            />
+            <BarChart
+              id="chart-success"
+              title="Success rate by task type, last 7 days"
+              max={1}
+              format={fmt.pct}
+              groups={Object.entries(week?.success_rate.by_task_type ?? {})
+                .sort(([a], [b]) => a.localeCompare(b))
+                .map(([type, b]) => ({ label: type, bars: [{ name: "success", value: b.rate }] }))}
+            />
+            <p class="muted">
+              {week
+                ? `Last 7 days: ${week.execution_time.sample_count} timed tasks (${week.execution_time.exact ? "exact" : "from the duration histogram"}); success ${fmt.pct(week.success_rate.overall.rate)} of ${week.success_rate.overall.completed + week.success_rate.overall.failed} finished.`
+                : ""}
+            </p>
+          </div>
+        )}
+      </section>
+
+      <section aria-labelledby="diag-h">
+        <h2 id="diag-h">Failure diagnostics</h2>
+        <LoadState of={diag} what="the diagnostics completeness" />
+        {diag.data && (
+          <>
+            <Facts
+              items={[
+                ["Failed tasks", fmt.num(diag.data.total_failed)],
+                ["With diagnostics", fmt.num(diag.data.with_diagnostics)],
+                ["Missing diagnostics", `${fmt.num(diag.data.missing_pct)} %`],
+              ]}
+            />
+            <BarChart
+              id="chart-categories"
+              title="Failed tasks by error category"
+              format={(v) => fmt.num(v)}
+              groups={Object.entries(diag.data.by_category)
+                .sort(([a], [b]) => a.localeCompare(b))
+                .map(([c, n]) => ({ label: fmt.label(c), bars: [{ name: "failed", value: n }] }))}
+            />
+          </>
+        )}
+        <h3 id="failed-h">Latest failed tasks</h3>
+        <LoadState of={failed} what="the failed tasks" />
+        {failed.data && failed.data.tasks.length === 0 && <p class="muted">No failed task.</p>}
+        {failed.data && failed.data.tasks.length > 0 && (
+          <ul class="failures" aria-labelledby="failed-h">
+            {failed.data.tasks.map((t) => (
+              <li key={t.id} data-task-id={t.id}>
+                <p>
+                  <span class="category">{t.error_category ?? "uncategorised"}</span>{" "}
+                  <span class="muted">
+                    {t.task_type} · {fmt.time(t.updated_at)}
+                  </span>
+                </p>
+                <p class="summary">{t.error_summary ?? "No summary recorded."}</p>
+                <p class="muted direction">{t.direction}</p>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <section aria-labelledby="tasks-h">
+        <h2 id="tasks-h">Tasks</h2>
+        <div class="toolbar">
+          <label for="status-filter">Status</label>
+          <select id="status-filter" value={filter} onChange={(e) => setFilter(e.currentTarget.value)}>
+            <option value="">all</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {fmt.label(s)}
+              </option>
+            ))}
+          </select>
+        </div>
+        <LoadState of={tasks} what="the tasks" />
+        {tasks.data && tasks.data.tasks.length === 0 && <p class="muted">No tasks.</p>}
+        {tasks.data && tasks.data.tasks.length > 0 && (
+          <div class="table-wrap" role="region" aria-labelledby="tasks-caption" tabIndex={0}>
+            <table class="tasks">
+              <caption id="tasks-caption">
+                The latest {tasks.data.tasks.length} of {tasks.data.total} tasks{filter ? ` (${fmt.label(filter)})` : ""},
+                newest first
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Created</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Direction</th>
+                  <th scope="col">Executor</th>
+                  <th scope="col">Error category</th>
+                  <th scope="col">Error summary</th>
+                </tr>
+              </thead>
+              <tbody>
+                {tasks.data.tasks.map((t) => (
+                  <tr key={t.id} data-task-id={t.id}>
+                    <td>{fmt.time(t.created_at)}</td>
+                    <td>{t.task_type}</td>
+                    <td>
+                      <span class={`status status-${t.status}`}>{fmt.label(t.status)}</span>
+                    </td>
+                    <td class="direction">{t.direction}</td>
+                    <td>{t.executor ? `${t.executor} (${t.model})` : "—"}</td>
+                    <td>{t.error_category ?? "—"}</td>
+                    <td>{t.error_summary ?? "—"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </>
+  );
+}

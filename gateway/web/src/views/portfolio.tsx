@@ -1,0 +1,184 @@
+// The portfolio: every active idea ranked by score, the same ideas in one
+// column per stage, and the right-sizing report's health and suggestions.
+
+import { api, STAGES, type Idea, type IdeaSignals } from "../api";
+import { fmt } from "../format";
+import { useLive } from "../live";
+import { href, useTitle } from "../nav";
+import { Facts, LoadState, StageBadge } from "../ui";
+
+export function signalText(s: IdeaSignals | undefined): string {
+  if (!s) return "";
+  const out: string[] = [];
+  if (s.too_large) out.push("too large");
+  if (s.too_small) out.push("too small");
+  if (s.overlap) out.push("overlaps");
+  return out.join(", ");
+}
+
+export function PortfolioView() {
+  useTitle("Portfolio");
+  const ideas = useLive("portfolio", "ideas", api.ideas);
+  const sizing = useLive("right-sizing", "sizing", api.rightSizing);
+  const list = ideas.data?.ideas ?? [];
+  const signals = new Map((sizing.data?.signals ?? []).map((s) => [s.idea_id, s]));
+  const names = new Map(list.map((i) => [i.id, i.name]));
+  const summary = ideas.data?.summary;
+  const page = ideas.data?.pagination;
+
+  return (
+    <>
+      <h1 tabIndex={-1}>Portfolio</h1>
+      <LoadState of={ideas} what="the ideas" />
+      {summary && (
+        <Facts
+          items={[
+            ["Active ideas", fmt.num(summary.total_ideas)],
+            ["Validated", fmt.num(summary.validated_ideas)],
+            ["Not yet validated", fmt.num(summary.unvalidated_ideas)],
+            ["Potential value", fmt.num(summary.total_potential_value)],
+            ["Value gap", fmt.num(summary.total_value_gap)],
+          ]}
+        />
+      )}
+
+      <section aria-labelledby="ranking-h">
+        <h2 id="ranking-h">Ranking</h2>
+        {page && page.has_more && (
+          <p class="muted">
+            Showing the best {list.length} of {page.total} ideas.
+          </p>
+        )}
+        {ideas.data && list.length === 0 && <p>No ideas yet. Create one with POST /api/ideas.</p>}
+        {list.length > 0 && (
+          <div class="table-wrap" role="region" aria-labelledby="ranking-caption" tabIndex={0}>
+            <table class="ranking">
+              <caption id="ranking-caption">Ideas ranked by free-energy score, highest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Rank</th>
+                  <th scope="col">Idea</th>
+                  <th scope="col">Stage</th>
+                  <th scope="col" class="num">
+                    Score
+                  </th>
+                  <th scope="col" class="num">
+                    Potential value
+                  </th>
+                  <th scope="col" class="num">
+                    Estimated cost
+                  </th>
+                  <th scope="col" class="num">
+                    Confidence
+                  </th>
+                  <th scope="col" class="num">
+                    Open questions
+                  </th>
+                  <th scope="col">Right-sizing</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((idea, i) => (
+                  <tr key={idea.id} data-idea-id={idea.id}>
+                    <td class="num">{i + 1}</td>
+                    <th scope="row">
+                      <a href={href.idea(idea.id)}>{idea.name}</a>
+                    </th>
+                    <td>
+                      <StageBadge stage={idea.stage} />
+                    </td>
+                    <td class="num">{fmt.score(idea.score)}</td>
+                    <td class="num">{fmt.num(idea.potential_value)}</td>
+                    <td class="num">{fmt.num(idea.estimated_cost)}</td>
+                    <td class="num">{fmt.pct(idea.confidence)}</td>
+                    <td class="num">{idea.open_question_count}</td>
+                    <td>{signalText(signals.get(idea.id)) || <span class="muted">healthy</span>}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+
+      <section aria-labelledby="stages-h">
+        <h2 id="stages-h">By stage</h2>
+        <div class="board">
+          {STAGES.map((stage) => {
+            const here = list.filter((i) => i.stage === stage);
+            return (
+              <section class="column" key={stage} aria-labelledby={`col-${stage}`}>
+                <h3 id={`col-${stage}`}>
+                  <StageBadge stage={stage} /> <span class="count">{here.length}</span>
+                </h3>
+                {here.length === 0 ? (
+                  <p class="muted">None</p>
+                ) : (
+                  <ol class="cards">
+                    {here.map((idea) => (
+                      <IdeaCard key={idea.id} idea={idea} />
+                    ))}
+                  </ol>
+                )}
+              </section>
+            );
+          })}
+        </div>
+      </section>
+
+      <section aria-labelledby="sizing-h">
+        <h2 id="sizing-h">Right-sizing</h2>
+        <LoadState of={sizing} what="the right-sizing report" />
+        {sizing.data && (
+          <>
+            <Facts
+              items={[
+                ["Healthy", fmt.num(sizing.data.health.healthy)],
+                ["Too large", fmt.num(sizing.data.health.too_large)],
+                ["Too small", fmt.num(sizing.data.health.too_small)],
+                ["Overlapping", fmt.num(sizing.data.health.overlap)],
+                ["Suggestions", fmt.num(sizing.data.health.suggestion_count)],
+              ]}
+            />
+            {sizing.data.suggestions.length === 0 ? (
+              <p>No suggestions: every idea is the right size.</p>
+            ) : (
+              <ul class="suggestions">
+                {sizing.data.suggestions.map((s) => (
+                  <li key={`${s.suggestion_type}-${s.idea_id}-${s.overlap_with_id ?? ""}`}>
+                    <p>
+                      <strong>{s.suggestion_type === "split" ? "Split" : "Merge"}</strong>{" "}
+                      <a href={href.idea(s.idea_id)}>{names.get(s.idea_id) ?? s.idea_id}</a>
+                      {s.overlap_with_id && (
+                        <>
+                          {" with "}
+                          <a href={href.idea(s.overlap_with_id)}>
+                            {names.get(s.overlap_with_id) ?? s.overlap_with_id}
+                          </a>
+                        </>
+                      )}{" "}
+                      <span class="muted">(confidence {fmt.pct(s.confidence)})</span>
+                    </p>
+                    <p>{s.rationale}</p>
+                    {s.proposed_children.length > 0 && (
+                      <p>Into: {s.proposed_children.map((c) => c.name).join("; ")}</p>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </>
+        )}
+      </section>
+    </>
+  );
+}
+
+function IdeaCard({ idea }: { idea: Idea }) {
+  return (
+    <li class="card">
+      <a href={href.idea(idea.id)}>{idea.name}</a>
+      <span class="muted"> score {fmt.score(idea.score)}</span>
+    </li>
+  );
+}

@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
+	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+)
+
+// op is one API operation, named once for both transports: its gRPC method
+// and its REST route as gateway/api.yaml maps it.
+type op struct {
+	// grpc is the full gRPC method name.
+	grpc string
+	// http is "METHOD /api/path/{field}": path fields come from the
+	// request; a GET sends the other fields as the query, any other method
+	// as the JSON body (none when no field is left).
+	http string
+	// out names the response field that is the HTTP body (api.yaml's
+	// response_body); empty when the body is the whole response.
+	out string
+	// cred is the credential the operation takes, sent when configured.
+	cred credential
+}
+
+// credential is what an operation may need besides the transport's own.
+type credential int
+
+const (
+	credNone credential = iota
+	credToken
+	credAdmin
+)
+
+// The operations the commands use.
+var (
+	opListIdeas   = op{grpc: portfoliov1.PortfolioService_ListIdeas_FullMethodName, http: "GET /api/ideas"}
+	opGetIdea     = op{grpc: portfoliov1.PortfolioService_GetIdea_FullMethodName, http: "GET /api/ideas/{id}", out: "idea"}
+	opCreateIdea  = op{grpc: portfoliov1.PortfolioService_CreateIdea_FullMethodName, http: "POST /api/ideas", out: "idea"}
+	opAdvanceIdea = op{grpc: portfoliov1.PortfolioService_AdvanceIdea_FullMethodName,
+		http: "POST /api/ideas/{idea_id}/advance", out: "idea"}
+	opSetIdeaStage = op{grpc: portfoliov1.PortfolioService_SetIdeaStage_FullMethodName,
+		http: "POST /api/ideas/{idea_id}/stage", out: "idea", cred: credAdmin}
+
+	opListTasks  = op{grpc: agentv1.AgentService_ListTasks_FullMethodName, http: "GET /api/agent/tasks"}
+	opClaimTask  = op{grpc: agentv1.AgentService_ClaimTask_FullMethodName, http: "POST /api/agent/tasks/claim"}
+	opUpdateTask = op{grpc: agentv1.AgentService_UpdateTask_FullMethodName, http: "PATCH /api/agent/tasks/{id}", out: "task"}
+
+	opCreateContribution = op{grpc: ledgerv1.LedgerService_CreateContribution_FullMethodName,
+		http: "POST /api/contributions", out: "contribution"}
+	opGetSession  = op{grpc: ledgerv1.LedgerService_GetSession_FullMethodName, http: "GET /api/onboarding/session", cred: credToken}
+	opGetBalances = op{grpc: ledgerv1.LedgerService_GetBalances_FullMethodName,
+		http: "GET /api/cc/balances/{contributor_id}"}
+	opStake   = op{grpc: ledgerv1.LedgerService_Stake_FullMethodName, http: "POST /api/cc/stake", cred: credToken}
+	opUnstake = op{grpc: ledgerv1.LedgerService_Unstake_FullMethodName, http: "POST /api/cc/unstake", cred: credToken}
+
+	opReady = op{grpc: opsv1.OpsService_Ready_FullMethodName, http: "GET /api/ready"}
+)
+
+// transport carries one operation. Both implementations take and fill
+// the same messages and return the same JSON, so a command never knows
+// which one it uses.
+type transport interface {
+	// call sends in with the metadata md (lowercase gRPC names; REST sends
+	// them as headers), fills out (the RPC's whole response) and returns
+	// the response as the REST API renders it.
+	call(ctx context.Context, o op, in, out proto.Message, md map[string]string) ([]byte, error)
+	close() error
+	// target names where the transport talks to, for messages.
+	target() string
+}
+
+// marshalOptions are the gateway's JSON conventions (gateway.go): the
+// API's field names, every field present. The gRPC transport renders its
+// responses with them so both transports print the same JSON.
+var marshalOptions = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
+
+// unmarshalOptions read the API's JSON into messages; a field newer than
+// this client is skipped rather than fatal.
+var unmarshalOptions = protojson.UnmarshalOptions{DiscardUnknown: true}
+
+// client adds the settings to a transport: credentials, the time limit,
+// hints on refusals.
+type client struct {
+	t       transport
+	cfg     config
+	timeout time.Duration
+}
+
+// newClient connects as cfg says: gRPC when an address is set, else REST.
+func newClient(cfg config, timeout time.Duration) (*client, error) {
+	var t transport
+	var err error
+	if cfg.GRPCAddr != "" {
+		t, err = newGRPCTransport(cfg.GRPCAddr, cfg.ServiceKey)
+	} else {
+		t = newRESTTransport(cfg.URL)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &client{t: t, cfg: cfg, timeout: timeout}, nil
+}
+
+func (c *client) close() error { return c.t.close() }
+
+// callOpts are a call's optional extras.
+type callOpts struct {
+	// idempotencyKey is sent as Idempotency-Key when not empty.
+	idempotencyKey string
+}
+
+// call performs o: in is its request, out its response message; the JSON
+// as the REST API renders it is returned too.
+func (c *client) call(ctx context.Context, o op, in, out proto.Message, opts callOpts) ([]byte, error) {
+	md := map[string]string{}
+	switch {
+	case o.cred == credToken && c.cfg.Token != "":
+		md[rpcmeta.AuthorizationKey] = "Bearer " + c.cfg.Token
+	case o.cred == credAdmin && c.cfg.APIKey != "":
+		md[rpcmeta.APIKeyKey] = c.cfg.APIKey
+	}
+	if opts.idempotencyKey != "" {
+		md[rpcmeta.IdempotencyKeyKey] = opts.idempotencyKey
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	raw, err := c.t.call(ctx, o, in, out, md)
+	var api *apiError
+	if errors.As(err, &api) && api.Status == http.StatusUnauthorized {
+		switch {
+		case o.cred == credToken && c.cfg.Token == "":
+			api.Hint = "no session token is set: --token, FOUNDRY_TOKEN or \"token\" in the config file"
+		case o.cred == credAdmin && c.cfg.APIKey == "":
+			api.Hint = "no administrator key is set: --api-key, FOUNDRY_API_KEY or \"api_key\" in the config file"
+		}
+	}
+	return raw, err
+}
+
+// responseBody is the message the REST body holds: out, or its field o.out.
+func responseBody(o op, out proto.Message) proto.Message {
+	if o.out == "" {
+		return out
+	}
+	m := out.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName(protoreflect.Name(o.out))
+	if fd == nil {
+		panic(fmt.Sprintf("%s has no field %q", m.Descriptor().FullName(), o.out)) // a mistake in the op table
+	}
+	return m.Mutable(fd).Message().Interface()
+}
+
+// apiError is Foundry's refusal: the HTTP status (for gRPC, the status the
+// gateway would answer), the detail and the invalid fields.
+type apiError struct {
+	Status int
+	Detail string
+	Fields []fieldError
+	// Hint says what the client can do about it, when it knows.
+	Hint string
+}
+
+// fieldError names one invalid field.
+type fieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e *apiError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Detail)
+	for _, f := range e.Fields {
+		if line := f.Field + ": " + f.Message; !strings.Contains(e.Detail, line) {
+			b.WriteString("\n  " + line)
+		}
+	}
+	if e.Hint != "" {
+		b.WriteString("\n  (" + e.Hint + ")")
+	}
+	return b.String()
+}
+
+// unreachableError is a failure to get any answer from Foundry.
+type unreachableError struct {
+	target string
+	err    error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("cannot reach Foundry at %s: %v", e.target, e.err)
+}
+
+func (e *unreachableError) Unwrap() error { return e.err }

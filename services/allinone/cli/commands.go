@@ -1,0 +1,653 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
+	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+)
+
+// The API's enumerations (see the proto comments), offered by shell
+// completion; the services validate them.
+var (
+	stages         = []string{"none", "specced", "implementing", "testing", "reviewing", "complete"}
+	taskStatuses   = []string{"pending", "running", "completed", "failed", "timed_out", "needs_decision"}
+	taskTypes      = []string{"spec", "impl", "test", "review", "heal", "code-review", "merge", "deploy", "verify", "reflect"}
+	failCategories = []string{"timeout", "executor_crash", "provider_error", "validation_failure", "unknown"}
+)
+
+// maxPage is the largest page the list routes answer; --all uses it
+// unless --limit asks for smaller pages.
+const maxPage = 500
+
+// completeWith offers values for a flag.
+func completeWith(cmd *cobra.Command, flag string, values []string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// args requires exactly the named positional arguments, none empty (an
+// empty id would change the route it is put in).
+func args(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, got []string) error {
+		if len(got) != len(names) {
+			return usagef("%s expects %s (got %d arguments)", cmd.CommandPath(), strings.Join(names, " "), len(got))
+		}
+		for i, a := range got {
+			if strings.TrimSpace(a) == "" {
+				return usagef("%s must not be empty", names[i])
+			}
+		}
+		return nil
+	}
+}
+
+// group is a command that only holds others: without arguments it shows
+// its help; an unknown subcommand is a usage error (cobra would show the
+// help and succeed).
+func group(use, short string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:                        use,
+		Short:                      short,
+		SuggestionsMinimumDistance: 2,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return usageError{errors.New(msg)}
+		},
+	}
+	cmd.AddCommand(subs...)
+	return cmd
+}
+
+// --- ideas -------------------------------------------------------------------
+
+func (e *env) ideasCommand() *cobra.Command {
+	return group("ideas", "List, show, create and advance ideas", e.ideasList(), e.ideasShow(), e.ideasCreate(), e.ideasAdvance())
+}
+
+func (e *env) ideasList() *cobra.Command {
+	var (
+		limit, offset int32
+		tags          []string
+		unvalidated   bool
+		all           bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List ideas ranked by score",
+		Long: `List ideas ranked by score, highest first, one page (--limit, --offset) or,
+with --all, every page (--limit is then the page size; with --json the pages
+are merged into one answer of the same shape).`,
+		Args: cobra.NoArgs,
+	}
+	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
+		req := &portfoliov1.ListIdeasRequest{OnlyUnvalidated: unvalidated, Tags: tags, Offset: offset}
+		if cmd.Flags().Changed("limit") {
+			req.Limit = proto.Int32(limit)
+		}
+		resp := &portfoliov1.ListIdeasResponse{}
+		if !all {
+			raw, err := e.client.call(ctx, opListIdeas, req, resp, callOpts{})
+			if err != nil || e.jsonOut {
+				return e.orJSON(raw, err)
+			}
+			if p := resp.GetPagination(); p.GetHasMore() {
+				fmt.Fprintf(e.stderr, "%d of %d ideas shown: --offset %d or --all for more\n",
+					len(resp.GetIdeas()), p.GetTotal(), p.GetOffset()+int32(len(resp.GetIdeas())))
+			}
+			return e.ideasTable(resp.GetIdeas())
+		}
+		if req.Limit == nil {
+			req.Limit = proto.Int32(maxPage)
+		}
+		merged := &portfoliov1.ListIdeasResponse{}
+		seen := map[string]bool{}
+		err := e.eachPage("ideas", offset, func(at int32) (int, int32, error) {
+			req.Offset = at
+			page := &portfoliov1.ListIdeasResponse{}
+			if _, err := e.client.call(ctx, opListIdeas, req, page, callOpts{}); err != nil {
+				return 0, 0, err
+			}
+			for _, it := range page.GetIdeas() {
+				if !seen[it.GetId()] { // an idea moved across a page boundary meanwhile
+					seen[it.GetId()] = true
+					merged.Ideas = append(merged.Ideas, it)
+				}
+			}
+			merged.Summary = page.GetSummary()
+			merged.Pagination = &portfoliov1.Pagination{Total: page.GetPagination().GetTotal()}
+			return len(page.GetIdeas()), page.GetPagination().GetTotal(), nil
+		})
+		if err != nil {
+			return err
+		}
+		merged.Pagination.Offset = offset
+		merged.Pagination.Limit = int32(len(merged.Ideas))
+		if e.jsonOut {
+			return e.printMessage(merged)
+		}
+		return e.ideasTable(merged.GetIdeas())
+	})
+	f := cmd.Flags()
+	f.Int32Var(&limit, "limit", 0, "ideas per page (server default 50, at most 500)")
+	f.Int32Var(&offset, "offset", 0, "ideas to skip")
+	f.StringArrayVar(&tags, "tag", nil, "only ideas carrying this tag (repeat for several: all of them)")
+	f.BoolVar(&unvalidated, "unvalidated", false, "only ideas not validated yet")
+	f.BoolVar(&all, "all", false, "every page, not only the first")
+	return cmd
+}
+
+func (e *env) ideasTable(ideas []*portfoliov1.Idea) error {
+	rows := make([][]string, len(ideas))
+	for i, it := range ideas {
+		rows[i] = []string{it.GetId(), it.GetStage(), formatFloat(it.GetScore()),
+			formatFloat(it.GetPotentialValue()), formatFloat(it.GetEstimatedCost()), it.GetName()}
+	}
+	return e.table([]string{"ID", "STAGE", "SCORE", "VALUE", "COST", "NAME"}, rows)
+}
+
+func (e *env) ideasShow() *cobra.Command {
+	cmd := &cobra.Command{Use: "show IDEA_ID", Short: "Show one idea", Args: args("IDEA_ID")}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		raw, err := e.client.call(ctx, opGetIdea, &portfoliov1.GetIdeaRequest{Id: a[0]}, &portfoliov1.GetIdeaResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	return cmd
+}
+
+func (e *env) ideasCreate() *cobra.Command {
+	req := &portfoliov1.CreateIdeaRequest{}
+	var confidence float64
+	cmd := &cobra.Command{
+		Use:     "create NAME",
+		Short:   "Create an idea (at stage none unless --stage)",
+		Example: `  foundry ideas create "Solar kettle" --value 100 --cost 10 --tag energy`,
+		Args:    args("NAME"),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		req.Name = a[0]
+		if cmd.Flags().Changed("confidence") {
+			req.Confidence = proto.Float64(confidence)
+		}
+		raw, err := e.client.call(ctx, opCreateIdea, req, &portfoliov1.CreateIdeaResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	f := cmd.Flags()
+	f.StringVar(&req.Description, "description", "", "what the idea is")
+	f.Float64Var(&req.PotentialValue, "value", 0, "potential value")
+	f.Float64Var(&req.EstimatedCost, "cost", 0, "estimated cost")
+	f.Float64Var(&confidence, "confidence", 0.5, "confidence, 0 to 1")
+	f.StringArrayVar(&req.Tags, "tag", nil, "a tag (repeat for several)")
+	f.StringVar(&req.Id, "id", "", "the idea's id (default: a new UUID)")
+	f.StringVar(&req.Stage, "stage", "", "initial stage (default none)")
+	completeWith(cmd, "stage", stages)
+	return cmd
+}
+
+func (e *env) ideasAdvance() *cobra.Command {
+	var to string
+	cmd := &cobra.Command{
+		Use:   "advance IDEA_ID",
+		Short: "Move an idea to its next stage (or, with --to and the administrator key, to any stage)",
+		Args:  args("IDEA_ID"),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		if cmd.Flags().Changed("to") {
+			raw, err := e.client.call(ctx, opSetIdeaStage, &portfoliov1.SetIdeaStageRequest{IdeaId: a[0], Stage: to},
+				&portfoliov1.SetIdeaStageResponse{}, callOpts{})
+			return e.object(raw, err)
+		}
+		raw, err := e.client.call(ctx, opAdvanceIdea, &portfoliov1.AdvanceIdeaRequest{IdeaId: a[0]}, &portfoliov1.AdvanceIdeaResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	cmd.Flags().StringVar(&to, "to", "", "set this stage explicitly (administrator key required)")
+	completeWith(cmd, "to", stages)
+	return cmd
+}
+
+// --- tasks -------------------------------------------------------------------
+
+func (e *env) tasksCommand() *cobra.Command {
+	return group("tasks", "List, claim, complete and fail agent tasks", e.tasksList(), e.tasksClaim(), e.tasksComplete(), e.tasksFail())
+}
+
+func (e *env) tasksList() *cobra.Command {
+	var (
+		limit, offset int32
+		all           bool
+	)
+	req := &agentv1.ListTasksRequest{}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List tasks, newest first",
+		Long: `List tasks, newest first, one page (--limit, --offset) or, with --all, every
+page (--limit is then the page size; with --json the pages are merged into
+one answer of the same shape). Progress is shown on a terminal.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
+		req.Offset = offset
+		if cmd.Flags().Changed("limit") {
+			req.Limit = proto.Int32(limit)
+		}
+		resp := &agentv1.ListTasksResponse{}
+		if !all {
+			raw, err := e.client.call(ctx, opListTasks, req, resp, callOpts{})
+			if err != nil || e.jsonOut {
+				return e.orJSON(raw, err)
+			}
+			if next := resp.GetOffset() + int32(len(resp.GetTasks())); next < resp.GetTotal() {
+				fmt.Fprintf(e.stderr, "%d of %d tasks shown: --offset %d or --all for more\n", len(resp.GetTasks()), resp.GetTotal(), next)
+			}
+			return e.tasksTable(resp.GetTasks())
+		}
+		if req.Limit == nil {
+			req.Limit = proto.Int32(maxPage)
+		}
+		merged := &agentv1.ListTasksResponse{Offset: offset}
+		seen := map[string]bool{}
+		err := e.eachPage("tasks", offset, func(at int32) (int, int32, error) {
+			req.Offset = at
+			page := &agentv1.ListTasksResponse{}
+			if _, err := e.client.call(ctx, opListTasks, req, page, callOpts{}); err != nil {
+				return 0, 0, err
+			}
+			for _, t := range page.GetTasks() {
+				if !seen[t.GetId()] { // a new task shifts the pages by one meanwhile
+					seen[t.GetId()] = true
+					merged.Tasks = append(merged.Tasks, t)
+				}
+			}
+			merged.Total = page.GetTotal()
+			return len(page.GetTasks()), page.GetTotal(), nil
+		})
+		if err != nil {
+			return err
+		}
+		merged.Limit = int32(len(merged.Tasks))
+		if e.jsonOut {
+			return e.printMessage(merged)
+		}
+		return e.tasksTable(merged.GetTasks())
+	})
+	f := cmd.Flags()
+	f.StringVar(&req.Status, "status", "", "only tasks with this status")
+	f.StringVar(&req.TaskType, "type", "", "only tasks of this type")
+	f.Int32Var(&limit, "limit", 0, "tasks per page (server default 50, at most 500)")
+	f.Int32Var(&offset, "offset", 0, "tasks to skip")
+	f.BoolVar(&all, "all", false, "every page, not only the first")
+	completeWith(cmd, "status", taskStatuses)
+	completeWith(cmd, "type", taskTypes)
+	return cmd
+}
+
+func (e *env) tasksTable(tasks []*agentv1.AgentTaskListItem) error {
+	rows := make([][]string, len(tasks))
+	for i, t := range tasks {
+		rows[i] = []string{t.GetId(), t.GetTaskType(), t.GetStatus(), formatFloat(t.GetProgressPct()) + "%", truncate(t.GetDirection(), 60)}
+	}
+	return e.table([]string{"ID", "TYPE", "STATUS", "PROGRESS", "DIRECTION"}, rows)
+}
+
+func (e *env) tasksClaim() *cobra.Command {
+	var lease time.Duration
+	req := &agentv1.ClaimTaskRequest{}
+	cmd := &cobra.Command{
+		Use:   "claim",
+		Short: "Claim the oldest pending task (of --type) for a worker",
+		Long: `Claim the oldest pending task (of the --type given, else of any type) for
+--worker, with a lease. Without a pending task it says so and exits 0; with
+--json the answer is {"task": null}.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
+		if req.WorkerId == "" {
+			return usagef("--worker is required")
+		}
+		if cmd.Flags().Changed("lease") {
+			req.LeaseSeconds = proto.Int32(int32(lease.Round(time.Second) / time.Second))
+		}
+		resp := &agentv1.ClaimTaskResponse{}
+		raw, err := e.client.call(ctx, opClaimTask, req, resp, callOpts{})
+		if err != nil || e.jsonOut {
+			return e.orJSON(raw, err)
+		}
+		if resp.GetTask() == nil {
+			_, err := fmt.Fprintln(e.stdout, "no pending task")
+			return err
+		}
+		task, err := member(raw, "task")
+		if err != nil {
+			return err
+		}
+		return e.printObject(task)
+	})
+	f := cmd.Flags()
+	f.StringVar(&req.WorkerId, "worker", "", "the claiming worker's id (required)")
+	f.StringArrayVar(&req.TaskTypes, "type", nil, "claim only this task type (repeat for several)")
+	f.DurationVar(&lease, "lease", 0, "how long the claim holds without a renewal (default: the server's, 5m)")
+	completeWith(cmd, "type", taskTypes)
+	return cmd
+}
+
+func (e *env) tasksComplete() *cobra.Command {
+	var valueScore, resourceCost float64
+	var worker, output string
+	cmd := &cobra.Command{Use: "complete TASK_ID", Short: "Mark a task completed", Args: args("TASK_ID")}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		req := &agentv1.UpdateTaskRequest{Id: a[0], Status: proto.String("completed")}
+		f := cmd.Flags()
+		setString(f.Changed("worker"), &req.WorkerId, worker)
+		setString(f.Changed("output"), &req.Output, output)
+		if f.Changed("value-score") {
+			req.ValueScore = proto.Float64(valueScore)
+		}
+		if f.Changed("resource-cost") {
+			req.ResourceCost = proto.Float64(resourceCost)
+		}
+		raw, err := e.client.call(ctx, opUpdateTask, req, &agentv1.UpdateTaskResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	f := cmd.Flags()
+	f.StringVar(&worker, "worker", "", "the worker that ran it (a running task's other worker is refused)")
+	f.StringVar(&output, "output", "", "the task's output")
+	f.Float64Var(&valueScore, "value-score", 0, "the outcome's value, for prompt A/B ROI")
+	f.Float64Var(&resourceCost, "resource-cost", 0, "what it cost, for prompt A/B ROI")
+	return cmd
+}
+
+func (e *env) tasksFail() *cobra.Command {
+	var worker, output, summary, category string
+	cmd := &cobra.Command{
+		Use:   "fail TASK_ID",
+		Short: "Mark a task failed (--error or --output required)",
+		Long: `Mark a task failed. It needs --error (the summary) or --output; a missing
+summary is the output's first line and a missing --category is classified
+from them.`,
+		Args: args("TASK_ID"),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		req := &agentv1.UpdateTaskRequest{Id: a[0], Status: proto.String("failed")}
+		f := cmd.Flags()
+		setString(f.Changed("worker"), &req.WorkerId, worker)
+		setString(f.Changed("output"), &req.Output, output)
+		setString(f.Changed("error"), &req.ErrorSummary, summary)
+		setString(f.Changed("category"), &req.ErrorCategory, category)
+		raw, err := e.client.call(ctx, opUpdateTask, req, &agentv1.UpdateTaskResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	f := cmd.Flags()
+	f.StringVar(&worker, "worker", "", "the worker that ran it")
+	f.StringVar(&output, "output", "", "the task's output")
+	f.StringVar(&summary, "error", "", "what went wrong (the error summary)")
+	f.StringVar(&category, "category", "", "the error category (default: classified)")
+	completeWith(cmd, "category", failCategories)
+	return cmd
+}
+
+// setString sets an optional field when its flag was given.
+func setString(given bool, dst **string, v string) {
+	if given {
+		*dst = proto.String(v)
+	}
+}
+
+// --- contributions ---------------------------------------------------------
+
+func (e *env) contributionsCommand() *cobra.Command {
+	var contributor, metadata, idemKey string
+	var cost float64
+	req := &ledgerv1.CreateContributionRequest{}
+	add := &cobra.Command{
+		Use:   "add",
+		Short: "Record a contribution to an asset",
+		Long: `Record a contribution to an asset. The contributor is --contributor, else the
+session token's contributor. --metadata is a JSON object (has_tests,
+has_docs and complexity feed the coherence score).`,
+		Example: `  foundry contributions add --asset "$ASSET" --cost 12.5 --metadata '{"has_tests": true}'`,
+		Args:    cobra.NoArgs,
+	}
+	add.RunE = e.action(func(ctx context.Context, _ []string) error {
+		if req.AssetId == "" {
+			return usagef("--asset is required")
+		}
+		if !add.Flags().Changed("cost") {
+			return usagef("--cost is required")
+		}
+		req.CostAmount = proto.Float64(cost)
+		if metadata != "" {
+			req.Metadata = &structpb.Struct{}
+			if err := protojson.Unmarshal([]byte(metadata), req.Metadata); err != nil {
+				return usagef("--metadata must be a JSON object: %v", err)
+			}
+		}
+		id, err := e.contributor(ctx, contributor)
+		if err != nil {
+			return err
+		}
+		req.ContributorId = id
+		raw, err := e.client.call(ctx, opCreateContribution, req, &ledgerv1.CreateContributionResponse{}, callOpts{idempotencyKey: idemKey})
+		return e.object(raw, err)
+	})
+	f := add.Flags()
+	f.StringVar(&req.AssetId, "asset", "", "the asset's id (required)")
+	f.Float64Var(&cost, "cost", 0, "the contribution's cost (required, >= 0)")
+	f.StringVar(&contributor, "contributor", "", "the contributor's id (default: the session token's)")
+	f.StringVar(&metadata, "metadata", "", "a JSON object stored with the contribution")
+	f.StringVar(&idemKey, "idempotency-key", "", "record it at most once for this key (safe retries)")
+	return group("contributions", "Record contributions", add)
+}
+
+// contributor is given, or else the session token's contributor.
+func (e *env) contributor(ctx context.Context, given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	if e.cfg.Token == "" {
+		return "", usagef("name the contributor (--contributor) or set a session token (--token, FOUNDRY_TOKEN)")
+	}
+	s := &ledgerv1.GetSessionResponse{}
+	if _, err := e.client.call(ctx, opGetSession, &ledgerv1.GetSessionRequest{}, s, callOpts{}); err != nil {
+		return "", err
+	}
+	return s.GetContributorId(), nil
+}
+
+// --- cc ----------------------------------------------------------------------
+
+func (e *env) ccCommand() *cobra.Command {
+	balance := &cobra.Command{
+		Use:   "balance [CONTRIBUTOR_ID]",
+		Short: "Show a contributor's CC: available, staked, cooling (default: the session token's contributor)",
+		Args:  cobra.MaximumNArgs(1),
+	}
+	balance.RunE = e.action(func(ctx context.Context, a []string) error {
+		given := ""
+		if len(a) == 1 {
+			given = a[0]
+		}
+		id, err := e.contributor(ctx, given)
+		if err != nil {
+			return err
+		}
+		raw, err := e.client.call(ctx, opGetBalances, &ledgerv1.GetBalancesRequest{ContributorId: id}, &ledgerv1.GetBalancesResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	return group("cc", "Credits: balances, stakes and unstakes", balance, e.ccMove(true), e.ccMove(false))
+}
+
+// ccMove is cc stake (stake) or cc unstake: the two take the same
+// arguments and the session token of the contributor whose CC moves.
+func (e *env) ccMove(stake bool) *cobra.Command {
+	var contributor, idemKey string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "unstake IDEA_ID AMOUNT_CC",
+		Short: "Take CC out of a position on an idea (session token required)",
+		Args:  args("IDEA_ID", "AMOUNT_CC"),
+	}
+	if stake {
+		cmd.Use, cmd.Short = "stake IDEA_ID AMOUNT_CC", "Stake CC on an idea (session token required, except for --dry-run)"
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		amount, err := strconv.ParseFloat(a[1], 64)
+		if err != nil {
+			return usagef("AMOUNT_CC %q is not a number", a[1])
+		}
+		id, err := e.contributor(ctx, contributor)
+		if err != nil {
+			return err
+		}
+		opts := callOpts{idempotencyKey: idemKey}
+		if stake {
+			raw, err := e.client.call(ctx, opStake, &ledgerv1.StakeRequest{ContributorId: id, IdeaId: a[0], AmountCc: amount, DryRun: dryRun},
+				&ledgerv1.StakeResponse{}, opts)
+			return e.object(raw, err)
+		}
+		raw, err := e.client.call(ctx, opUnstake, &ledgerv1.UnstakeRequest{ContributorId: id, IdeaId: a[0], AmountCc: amount},
+			&ledgerv1.UnstakeResponse{}, opts)
+		return e.object(raw, err)
+	})
+	f := cmd.Flags()
+	f.StringVar(&contributor, "contributor", "", "whose CC (default: the session token's contributor)")
+	f.StringVar(&idemKey, "idempotency-key", "", "move the CC at most once for this key (safe retries)")
+	if stake {
+		f.BoolVar(&dryRun, "dry-run", false, "only project the stake; nothing moves, no token needed (with --contributor)")
+	}
+	return cmd
+}
+
+// --- status ------------------------------------------------------------------
+
+// waitError is readiness that did not come in time.
+type waitError struct{ msg string }
+
+func (w *waitError) Error() string { return w.msg }
+
+func (e *env) statusCommand() *cobra.Command {
+	var wait bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show whether Foundry is ready, and each service's check",
+		Long: `Show whether Foundry is ready (GET /api/ready): each service and database it
+checks. Not ready exits 3. With --wait it asks again every half second until
+Foundry is ready or --timeout passes (exit 3), showing progress on a terminal.`,
+		Example: `  foundry status --wait --timeout 2m && foundry ideas list`,
+		Args:    cobra.NoArgs,
+	}
+	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
+		start := time.Now()
+		deadline := start.Add(timeout)
+		p := e.progress()
+		defer p.done()
+		var last error // the last answer that was not cut short by the deadline
+		for {
+			resp := &opsv1.ReadyResponse{}
+			raw, err := e.readyBy(ctx, deadline, resp)
+			if err == nil {
+				p.done()
+				return e.printReady(raw, resp)
+			}
+			// Only unavailability may pass; anything else (a wrong URL's
+			// 404, a refused key) will not change by waiting.
+			if !wait || exitCode(err) != ExitUnavailable || ctx.Err() != nil {
+				return err
+			}
+			left := time.Until(deadline)
+			if left > 0 || last == nil {
+				last = err
+			}
+			if left <= 0 {
+				return &waitError{fmt.Sprintf("not ready after %s: %v", timeout, last)}
+			}
+			reason, _, _ := strings.Cut(err.Error(), "\n")
+			p.update("waiting for Foundry (%s): %s", time.Since(start).Round(time.Second), reason)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(min(500*time.Millisecond, left)):
+			}
+		}
+	})
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until Foundry is ready")
+	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "with --wait: how long to wait")
+	return cmd
+}
+
+// readyBy asks for readiness once, answering by the deadline.
+func (e *env) readyBy(ctx context.Context, deadline time.Time, resp *opsv1.ReadyResponse) ([]byte, error) {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	return e.client.call(ctx, opReady, &opsv1.ReadyRequest{}, resp, callOpts{})
+}
+
+func (e *env) printReady(raw []byte, resp *opsv1.ReadyResponse) error {
+	if e.jsonOut {
+		return e.printJSON(raw)
+	}
+	fmt.Fprintf(e.stdout, "Foundry at %s: %s\n", e.client.t.target(), resp.GetStatus())
+	rows := make([][]string, len(resp.GetChecks()))
+	for i, c := range resp.GetChecks() {
+		rows[i] = []string{c.GetName(), c.GetStatus(), c.GetDetail()}
+	}
+	return e.table([]string{"CHECK", "STATUS", "DETAIL"}, rows)
+}
+
+// --- shared --------------------------------------------------------------------
+
+// object prints a call's single-object answer, or returns its error.
+func (e *env) object(raw []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	return e.printObject(raw)
+}
+
+// orJSON prints a call's answer as JSON, or returns its error.
+func (e *env) orJSON(raw []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	return e.printJSON(raw)
+}
+
+// eachPage calls page with successive offsets from start until a page is
+// empty or the total is reached, showing "what: n of total" on a terminal.
+func (e *env) eachPage(what string, start int32, page func(offset int32) (n int, total int32, err error)) error {
+	p := e.progress()
+	defer p.done()
+	got := 0
+	for offset := start; ; {
+		n, total, err := page(offset)
+		if err != nil {
+			return err
+		}
+		got += n
+		offset += int32(n)
+		p.update("%s: %d of %d", what, got, max(total-start, 0))
+		if n == 0 || offset >= total {
+			return nil
+		}
+	}
+}
+
+// formatFloat writes a number as short as it is exact.
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// config is the client's connection settings, resolved.
+type config struct {
+	// URL is the gateway's root, without a trailing slash.
+	URL string
+	// APIKey is the administrator key (X-API-Key).
+	APIKey string
+	// Token is a contributor's session token (Authorization: Bearer).
+	Token string
+	// GRPCAddr, when set, selects gRPC: the services' address.
+	GRPCAddr string
+	// ServiceKey is what a gRPC caller presents (foundry-service-key).
+	ServiceKey string
+}
+
+// configEnv names the config file when --config does not.
+const configEnv = "FOUNDRY_CLI_CONFIG"
+
+// setting is one connection setting: a flag, an environment variable and
+// a config file key, in that order of precedence, then the default.
+type setting struct {
+	flag, env, key, def, usage string
+	field                      func(*config) *string
+}
+
+// settings is the one table of the connection settings. The gRPC ones have
+// FOUNDRY_CLI_ names because FOUNDRY_GRPC_ADDR and FOUNDRY_SERVICE_KEY are
+// the server's (its listen address, its own key): a shell that runs both
+// must not point the client at the server's settings by accident.
+var settings = []setting{
+	{"url", "FOUNDRY_URL", "url", "http://127.0.0.1:8080", "the gateway's address (REST)",
+		func(c *config) *string { return &c.URL }},
+	{"api-key", "FOUNDRY_API_KEY", "api_key", "", "administrator key, sent as X-API-Key where a command needs it",
+		func(c *config) *string { return &c.APIKey }},
+	{"token", "FOUNDRY_TOKEN", "token", "", "contributor session token, sent as a Bearer token where a command needs it",
+		func(c *config) *string { return &c.Token }},
+	{"grpc-addr", "FOUNDRY_CLI_GRPC_ADDR", "grpc_addr", "", "talk gRPC to the services at this address instead of REST",
+		func(c *config) *string { return &c.GRPCAddr }},
+	{"service-key", "FOUNDRY_CLI_SERVICE_KEY", "service_key", "", "the service key a gRPC caller presents",
+		func(c *config) *string { return &c.ServiceKey }},
+}
+
+// registerSettingFlags declares a flag per setting.
+func registerSettingFlags(fs *pflag.FlagSet) {
+	for _, s := range settings {
+		fs.String(s.flag, s.def, s.usage+" ("+s.env+")")
+	}
+}
+
+// resolveConfig applies the precedence flag > environment > config file >
+// default to every setting. An empty environment variable counts as unset.
+// flagConfig is the --config value (used only when that flag was given).
+func resolveConfig(flags *pflag.FlagSet, flagConfig string, getenv func(string) string) (config, error) {
+	file, err := readConfigFile(flags.Changed("config"), flagConfig, getenv)
+	if err != nil {
+		return config{}, usageError{err}
+	}
+	var c config
+	for _, s := range settings {
+		v := s.def
+		if fv, ok := file[s.key]; ok {
+			v = fv
+		}
+		if ev := getenv(s.env); ev != "" {
+			v = ev
+		}
+		if flags.Changed(s.flag) {
+			v, _ = flags.GetString(s.flag)
+		}
+		*s.field(&c) = strings.TrimSpace(v)
+	}
+	if err := c.validate(); err != nil {
+		return config{}, usageError{err}
+	}
+	return c, nil
+}
+
+// validate checks what the transports need.
+func (c *config) validate() error {
+	if c.GRPCAddr != "" {
+		if c.ServiceKey == "" {
+			return errors.New("gRPC (--grpc-addr) needs the service key: --service-key, FOUNDRY_CLI_SERVICE_KEY or \"service_key\" in the config file")
+		}
+		return nil
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--url %q is not an http:// or https:// address", c.URL)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("--url %q must not carry a query or fragment", c.URL)
+	}
+	c.URL = strings.TrimRight(c.URL, "/")
+	return nil
+}
+
+// defaultConfigPath is $XDG_CONFIG_HOME/foundry/cli.json, else
+// ~/.config/foundry/cli.json; "" when neither variable is set. A relative
+// XDG_CONFIG_HOME is ignored, as the XDG specification asks.
+func defaultConfigPath(getenv func(string) string) string {
+	if d := getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "foundry", "cli.json")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "foundry", "cli.json")
+	}
+	return ""
+}
+
+// readConfigFile reads the config file's settings. The file named by
+// --config (given) or FOUNDRY_CLI_CONFIG must exist; the default one may
+// be missing. --config= (empty) reads no file at all.
+func readConfigFile(given bool, flagPath string, getenv func(string) string) (map[string]string, error) {
+	path, explicit := flagPath, given
+	if !given {
+		path, explicit = getenv(configEnv), true
+		if path == "" {
+			path, explicit = defaultConfigPath(getenv), false
+		}
+	}
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !explicit {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	return parseConfigFile(path, raw)
+}
+
+// parseConfigFile reads a JSON object of string settings, e.g.
+// {"url": "https://foundry.example.com", "token": "…"}. An unknown key is
+// an error, so a misspelt one is not silently ignored.
+func parseConfigFile(path string, raw []byte) (map[string]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("config file %s: not a JSON object: %w", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("config file %s: more than one JSON value", path)
+	}
+	known := map[string]bool{}
+	var keys []string
+	for _, s := range settings {
+		known[s.key] = true
+		keys = append(keys, s.key)
+	}
+	sort.Strings(keys)
+	out := make(map[string]string, len(doc))
+	for k, v := range doc {
+		if !known[k] {
+			return nil, fmt.Errorf("config file %s: unknown setting %q (known: %s)", path, k, strings.Join(keys, ", "))
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("config file %s: %q must be a string", path, k)
+		}
+		out[k] = s
+	}
+	return out, nil
+}

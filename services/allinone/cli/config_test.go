@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+)
+
+// resolve parses args as the client's flags and resolves the settings
+// with env as the whole environment.
+func resolve(t *testing.T, env map[string]string, args ...string) (config, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("foundry", pflag.ContinueOnError)
+	configPath := fs.String("config", "", "")
+	registerSettingFlags(fs)
+	require.NoError(t, fs.Parse(args))
+	return resolveConfig(fs, *configPath, func(k string) string { return env[k] })
+}
+
+// writeFile writes content to dir/rel and returns the path.
+func writeFile(t *testing.T, dir, rel, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, rel)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	t.Parallel()
+	xdg := t.TempDir()
+	writeFile(t, xdg, "foundry/cli.json", `{"url": "http://file:1/", "token": "file-token", "api_key": "file-key"}`)
+	base := map[string]string{"XDG_CONFIG_HOME": xdg}
+
+	t.Run("defaults alone", func(t *testing.T) {
+		c, err := resolve(t, map[string]string{"HOME": t.TempDir()})
+		require.NoError(t, err)
+		require.Equal(t, config{URL: "http://127.0.0.1:8080"}, c)
+	})
+	t.Run("the file over the defaults; its trailing slash dropped", func(t *testing.T) {
+		c, err := resolve(t, base)
+		require.NoError(t, err)
+		require.Equal(t, config{URL: "http://file:1", Token: "file-token", APIKey: "file-key"}, c)
+	})
+	t.Run("the environment over the file, setting by setting", func(t *testing.T) {
+		c, err := resolve(t, map[string]string{"XDG_CONFIG_HOME": xdg, "FOUNDRY_URL": "http://env:2", "FOUNDRY_API_KEY": "env-key"})
+		require.NoError(t, err)
+		require.Equal(t, config{URL: "http://env:2", Token: "file-token", APIKey: "env-key"}, c)
+	})
+	t.Run("an empty variable is unset", func(t *testing.T) {
+		c, err := resolve(t, map[string]string{"XDG_CONFIG_HOME": xdg, "FOUNDRY_TOKEN": ""})
+		require.NoError(t, err)
+		require.Equal(t, "file-token", c.Token)
+	})
+	t.Run("the flag over the environment, even empty", func(t *testing.T) {
+		c, err := resolve(t, map[string]string{"XDG_CONFIG_HOME": xdg, "FOUNDRY_URL": "http://env:2", "FOUNDRY_TOKEN": "env-token"},
+			"--url", "https://flag:3/prefix", "--token=")
+		require.NoError(t, err)
+		require.Equal(t, config{URL: "https://flag:3/prefix", APIKey: "file-key"}, c)
+	})
+	t.Run("gRPC: the address selects it and needs the key", func(t *testing.T) {
+		_, err := resolve(t, base, "--grpc-addr", "127.0.0.1:9090")
+		require.EqualError(t, err, `gRPC (--grpc-addr) needs the service key: --service-key, FOUNDRY_CLI_SERVICE_KEY or "service_key" in the config file`)
+		c, err := resolve(t, map[string]string{"XDG_CONFIG_HOME": xdg, "FOUNDRY_CLI_GRPC_ADDR": "127.0.0.1:9090", "FOUNDRY_CLI_SERVICE_KEY": "sk"})
+		require.NoError(t, err)
+		require.Equal(t, "127.0.0.1:9090", c.GRPCAddr)
+		require.Equal(t, "sk", c.ServiceKey)
+	})
+	t.Run("the server's own variables are not the client's", func(t *testing.T) {
+		c, err := resolve(t, map[string]string{"HOME": t.TempDir(), "FOUNDRY_GRPC_ADDR": "127.0.0.1:9090", "FOUNDRY_SERVICE_KEY": "sk"})
+		require.NoError(t, err)
+		require.Equal(t, config{URL: "http://127.0.0.1:8080"}, c, "REST, as if unset")
+	})
+	t.Run("an explicitly empty --grpc-addr returns to REST", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFile(t, dir, "foundry/cli.json", `{"grpc_addr": "127.0.0.1:9090"}`)
+		c, err := resolve(t, map[string]string{"XDG_CONFIG_HOME": dir}, "--grpc-addr=")
+		require.NoError(t, err)
+		require.Equal(t, config{URL: "http://127.0.0.1:8080"}, c)
+	})
+}
+
+func TestConfigFile(t *testing.T) {
+	t.Parallel()
+	t.Run("HOME when XDG_CONFIG_HOME is unset or relative", func(t *testing.T) {
+		home := t.TempDir()
+		writeFile(t, home, ".config/foundry/cli.json", `{"url": "http://home:1"}`)
+		for _, xdg := range []string{"", "relative/dir"} {
+			c, err := resolve(t, map[string]string{"HOME": home, "XDG_CONFIG_HOME": xdg})
+			require.NoError(t, err)
+			require.Equal(t, "http://home:1", c.URL, "XDG_CONFIG_HOME=%q", xdg)
+		}
+	})
+	t.Run("--config over FOUNDRY_CLI_CONFIG over the default", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFile(t, dir, "foundry/cli.json", `{"url": "http://default:1"}`)
+		byEnv := writeFile(t, dir, "env.json", `{"url": "http://env-file:2"}`)
+		byFlag := writeFile(t, dir, "flag.json", `{"url": "http://flag-file:3"}`)
+		env := map[string]string{"XDG_CONFIG_HOME": dir, "FOUNDRY_CLI_CONFIG": byEnv}
+		c, err := resolve(t, env)
+		require.NoError(t, err)
+		require.Equal(t, "http://env-file:2", c.URL)
+		c, err = resolve(t, env, "--config", byFlag)
+		require.NoError(t, err)
+		require.Equal(t, "http://flag-file:3", c.URL)
+		c, err = resolve(t, env, "--config=")
+		require.NoError(t, err)
+		require.Equal(t, "http://127.0.0.1:8080", c.URL, "--config= reads no file")
+	})
+	t.Run("a missing named file is an error, a missing default one is not", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "none.json")
+		_, err := resolve(t, nil, "--config", missing)
+		require.EqualError(t, err, "config file: open "+missing+": no such file or directory")
+		_, err = resolve(t, map[string]string{"FOUNDRY_CLI_CONFIG": missing})
+		require.EqualError(t, err, "config file: open "+missing+": no such file or directory")
+		c, err := resolve(t, map[string]string{"XDG_CONFIG_HOME": filepath.Dir(missing)})
+		require.NoError(t, err)
+		require.Equal(t, "http://127.0.0.1:8080", c.URL)
+	})
+	t.Run("bad files", func(t *testing.T) {
+		dir := t.TempDir()
+		for content, want := range map[string]string{
+			`{"url": "http://x", "tokn": "t"}`: `config file %s: unknown setting "tokn" (known: api_key, grpc_addr, service_key, token, url)`,
+			`{"url": 8080}`:                    `config file %s: "url" must be a string`,
+			`["url"]`:                          `config file %s: not a JSON object: json: cannot unmarshal array into Go value of type map[string]interface {}`,
+			`{"url": "http://x"} {}`:           `config file %s: more than one JSON value`,
+			`url = "http://x"`:                 `config file %s: not a JSON object: invalid character 'u' looking for beginning of value`,
+		} {
+			path := writeFile(t, dir, "bad.json", content)
+			_, err := resolve(t, nil, "--config", path)
+			require.EqualError(t, err, fmt.Sprintf(want, path), content)
+		}
+	})
+	t.Run("bad addresses", func(t *testing.T) {
+		for url, want := range map[string]string{
+			"127.0.0.1:8080":          `--url "127.0.0.1:8080" is not an http:// or https:// address`,
+			"ftp://host":              `--url "ftp://host" is not an http:// or https:// address`,
+			"http://":                 `--url "http://" is not an http:// or https:// address`,
+			"http://host/api?x=1":     `--url "http://host/api?x=1" must not carry a query or fragment`,
+			"http://host/#top":        `--url "http://host/#top" must not carry a query or fragment`,
+			"http://host:8080/prefix": "",
+		} {
+			_, err := resolve(t, map[string]string{"FOUNDRY_URL": url})
+			if want == "" {
+				require.NoError(t, err, url)
+				continue
+			}
+			require.EqualError(t, err, want, url)
+		}
+	})
+}

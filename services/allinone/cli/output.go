@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+
+	"github.com/mattn/go-isatty"
+	"google.golang.org/protobuf/proto"
+)
+
+// printJSON writes one JSON document and a newline: the API's own bytes
+// over REST, the same rendering over gRPC.
+func (e *env) printJSON(raw []byte) error {
+	_, err := fmt.Fprintf(e.stdout, "%s\n", raw)
+	return err
+}
+
+// printMessage writes a message the client assembled itself (the pages of
+// --all merged into one list) with the API's JSON conventions.
+func (e *env) printMessage(m proto.Message) error {
+	b, err := marshalOptions.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return err
+	}
+	return e.printJSON(buf.Bytes())
+}
+
+// printObject writes one object of the API: its JSON with --json, else a
+// "field  value" line per field in the API's order.
+func (e *env) printObject(raw []byte) error {
+	if e.jsonOut {
+		return e.printJSON(raw)
+	}
+	fields, err := objectFields(raw)
+	if err != nil {
+		return err
+	}
+	rows := make([][]string, len(fields))
+	for i, f := range fields {
+		rows[i] = []string{f.name, cell(f.value)}
+	}
+	return e.table(nil, rows)
+}
+
+// table writes rows as aligned columns under header (none when nil).
+func (e *env) table(header []string, rows [][]string) error {
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	if header != nil {
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+	}
+	for _, r := range rows {
+		clean := make([]string, len(r))
+		for i, c := range r {
+			clean[i] = printable(c)
+		}
+		fmt.Fprintln(tw, strings.Join(clean, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Padding before an empty last cell is no use to anyone.
+	for line := range strings.Lines(buf.String()) {
+		if _, err := fmt.Fprintln(e.stdout, strings.TrimRight(line, " \n")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// field is one member of a JSON object.
+type field struct {
+	name  string
+	value json.RawMessage
+}
+
+// objectFields splits a JSON object into its members, in order.
+func objectFields(raw []byte) ([]field, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("unexpected answer (not a JSON object): %.200s", raw)
+	}
+	var out []field
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, field{name: fmt.Sprint(t), value: v})
+	}
+	return out, nil
+}
+
+// member returns the member name of a JSON object (null when absent).
+func member(raw []byte, name string) (json.RawMessage, error) {
+	fields, err := objectFields(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fields {
+		if f.name == name {
+			return f.value, nil
+		}
+	}
+	return json.RawMessage("null"), nil
+}
+
+// cell renders a JSON value for a table: strings bare, null as "-",
+// numbers and booleans as written, objects and lists as compact JSON.
+func cell(v json.RawMessage) string {
+	var s string
+	switch {
+	case string(v) == "null":
+		return "-"
+	case json.Unmarshal(v, &s) == nil:
+		return s
+	}
+	return string(v)
+}
+
+// printable keeps a cell on one line and keeps the terminal safe from
+// control characters in the data (escape sequences).
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// truncate shortens s to n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// isTerminal reports whether w is a terminal; progress is shown only
+// there, so scripts and logs never see it.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// progress is a status line on stderr, rewritten in place, shown only
+// when stderr is a terminal.
+type progress struct {
+	w     io.Writer
+	on    bool
+	shown bool
+}
+
+func (e *env) progress() *progress {
+	return &progress{w: e.stderr, on: isTerminal(e.stderr)}
+}
+
+// update replaces the status line.
+func (p *progress) update(format string, args ...any) {
+	if !p.on {
+		return
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K"+format, args...)
+	p.shown = true
+}
+
+// done clears the status line.
+func (p *progress) done() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.shown = false
+	}
+}
