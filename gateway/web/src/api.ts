@@ -108,10 +108,6 @@ export interface TaskList {
   total: number;
 }
 
-export interface Task extends TaskItem {
-  context: Record<string, unknown> | null;
-}
-
 export interface PipelineStatus {
   pending: number;
   running: number;
@@ -227,7 +223,8 @@ export const api = {
   advance: (id: string) => call<Idea>("POST", `/api/ideas/${enc(id)}/advance`),
   tasks: (status: string, limit: number, s?: AbortSignal) =>
     call<TaskList>("GET", `/api/agent/tasks?limit=${limit}${status ? `&status=${enc(status)}` : ""}`, s),
-  task: (id: string, s?: AbortSignal) => call<Task>("GET", `/api/agent/tasks/${enc(id)}`, s),
+  ideaTasks: (ideaID: string, limit: number, s?: AbortSignal) =>
+    call<TaskList>("GET", `/api/agent/tasks?idea_id=${enc(ideaID)}&limit=${limit}`, s),
   pipelineStatus: (s?: AbortSignal) => call<PipelineStatus>("GET", "/api/agent/pipeline-status", s),
   metrics: (days: number, s?: AbortSignal) => call<Metrics>("GET", `/api/agent/metrics?window_days=${days}`, s),
   diagnostics: (s?: AbortSignal) => call<DiagnosticsCompleteness>("GET", "/api/agent/diagnostics-completeness", s),

@@ -295,7 +295,11 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 
 	t.Run("tasks claim, complete, fail", func(t *testing.T) {
 		first := api(t, sys, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "build it " + name, "task_type": "impl"}, http.StatusCreated)["id"].(string)
-		second := api(t, sys, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "test it " + name, "task_type": "impl"}, http.StatusCreated)["id"].(string)
+		second := api(t, sys, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "test it " + name, "task_type": "impl",
+			"context": map[string]any{"idea_id": "idea-" + name}}, http.StatusCreated)["id"].(string)
+		byIdea := okJSON(t, env, "tasks", "list", "--idea", "idea-"+name)
+		require.Equal(t, 1.0, byIdea["total"], "only the task whose context names the idea")
+		require.Equal(t, second, byIdea["tasks"].([]any)[0].(map[string]any)["id"])
 
 		claimed := okJSON(t, env, "tasks", "claim", "--worker", "worker-a", "--type", "impl", "--lease", "2m")
 		task, _ := claimed["task"].(map[string]any)

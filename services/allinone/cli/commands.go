@@ -290,6 +290,7 @@ one answer of the same shape). Progress is shown on a terminal.`,
 	f := cmd.Flags()
 	f.StringVar(&req.Status, "status", "", "only tasks with this status")
 	f.StringVar(&req.TaskType, "type", "", "only tasks of this type")
+	f.StringVar(&req.IdeaId, "idea", "", "only tasks whose context names this idea")
 	f.Int32Var(&limit, "limit", 0, "tasks per page (server default 50, at most 500)")
 	f.Int32Var(&offset, "offset", 0, "tasks to skip")
 	f.BoolVar(&all, "all", false, "every page, not only the first")

@@ -1,11 +1,9 @@
 // One idea: where it stands, the Advance action, its stakes, its open
 // questions, its tasks and a history assembled from what the API records.
 //
-// Two reads the API lacks shape this page. There is no stage history, so
-// "History" is built from the idea's own times, its stake movements in the
-// audit chain and its tasks. And tasks cannot be listed by idea (a list
-// item carries no context), so the page reads the latest tasks and each
-// one's context once (a task's context never changes, so it is cached).
+// The API keeps no stage history, so "History" is built from the idea's own
+// times, its stake movements in the audit chain and its tasks (listed by
+// idea: GET /api/agent/tasks?idea_id=).
 
 import { useState } from "preact/hooks";
 import { ApiError, api, STAGES, type AuditEntry, type TaskItem } from "../api";
@@ -15,31 +13,13 @@ import { href, useTitle } from "../nav";
 import { Facts, LoadState } from "../ui";
 import { signalText } from "./portfolio";
 
-/** TASKS_SCANNED is how many of the latest tasks are searched for an idea's. */
-export const TASKS_SCANNED = 100;
+/** IDEA_TASKS is how many of an idea's tasks the page shows, newest first. */
+export const IDEA_TASKS = 100;
 /** AUDIT_SCANNED is how many of the latest audit entries are searched for its stakes. */
 export const AUDIT_SCANNED = 500;
 
-const ideaOfTask = new Map<string, string | null>();
-
-async function tasksOfIdea(id: string, signal: AbortSignal) {
-  const recent = await api.tasks("", TASKS_SCANNED, signal);
-  const unknown = recent.tasks.filter((t) => !ideaOfTask.has(t.id));
-  // A few at a time: the first visit may have a hundred to read.
-  for (let i = 0; i < unknown.length; i += 6) {
-    await Promise.all(
-      unknown.slice(i, i + 6).map(async (t) => {
-        const full = await api.task(t.id, signal);
-        const idea = full.context?.["idea_id"];
-        ideaOfTask.set(t.id, typeof idea === "string" ? idea : null);
-      }),
-    );
-  }
-  return {
-    tasks: recent.tasks.filter((t) => ideaOfTask.get(t.id) === id),
-    scanned: recent.tasks.length,
-    total: recent.total,
-  };
+function tasksOfIdea(id: string, signal: AbortSignal) {
+  return api.ideaTasks(id, IDEA_TASKS, signal);
 }
 
 async function stakesOfIdea(id: string, signal: AbortSignal) {
@@ -238,10 +218,9 @@ export function IdeaView({ id }: { id: string }) {
       <section aria-labelledby="tasks-h">
         <h2 id="tasks-h">Tasks</h2>
         <LoadState of={tasks} what="the tasks" />
-        {tasks.data && (
+        {tasks.data && tasks.data.total > tasks.data.tasks.length && (
           <p class="muted">
-            Searched the latest {tasks.data.scanned} of {tasks.data.total} tasks for those whose context names this
-            idea.
+            The latest {tasks.data.tasks.length} of this idea's {tasks.data.total} tasks.
           </p>
         )}
         {tasks.data && tasks.data.tasks.length === 0 && <p>No tasks for this idea.</p>}

@@ -164,8 +164,8 @@ func (h *Handler) CreateTask(ctx context.Context, req *agentv1.CreateTaskRequest
 
 // ListTasks implements AgentService.ListTasks.
 func (h *Handler) ListTasks(ctx context.Context, req *agentv1.ListTasksRequest) (*agentv1.ListTasksResponse, error) {
-	page, err := h.uc.List(ctx, usecase.ListQuery{Status: req.GetStatus(), Type: req.GetTaskType(), Limit: optInt(req.Limit),
-		Offset: int(req.GetOffset())})
+	page, err := h.uc.List(ctx, usecase.ListQuery{Status: req.GetStatus(), Type: req.GetTaskType(), IdeaID: req.GetIdeaId(),
+		Limit: optInt(req.Limit), Offset: int(req.GetOffset())})
 	if err != nil {
 		return nil, err
 	}

@@ -73,9 +73,10 @@ type Task struct {
 
 // Filter selects a page of tasks, newest first.
 type Filter struct {
-	// Status and Type filter when not empty.
+	// Status, Type and IdeaID filter when not empty.
 	Status task.Status
 	Type   task.Type
+	IdeaID string
 	Limit  int
 	Offset int
 }
@@ -93,6 +94,10 @@ type Tasks interface {
 	Save(ctx context.Context, t Task) error
 	// List returns a page, newest first.
 	List(ctx context.Context, f Filter) ([]Task, error)
+	// Count counts the tasks f's filters keep (its page ignored). Lists
+	// without an idea take their totals from the status counters instead;
+	// an idea's tasks are few, and indexed.
+	Count(ctx context.Context, f Filter) (int, error)
 	// Attention returns a page of the failed and needs_decision tasks,
 	// newest first.
 	Attention(ctx context.Context, limit, offset int) ([]Task, error)

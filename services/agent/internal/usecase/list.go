@@ -3,6 +3,7 @@ package usecase
 import (
 	"context"
 	"errors"
+	"unicode/utf8"
 
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
@@ -27,9 +28,10 @@ type Page struct {
 
 // ListQuery filters and pages ListTasks.
 type ListQuery struct {
-	// Status and Type filter when not empty.
+	// Status, Type and IdeaID filter when not empty.
 	Status string
 	Type   string
+	IdeaID string
 	// Limit is DefaultLimit when nil.
 	Limit  *int
 	Offset int
@@ -59,6 +61,13 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 		}
 		f.Type = t
 	}
+	if q.IdeaID != "" {
+		// idea_id is matched exactly, as the task's context gave it.
+		if utf8.RuneCountInString(q.IdeaID) > MaxIdeaID {
+			errs = append(errs, fault.Field("idea_id", "must be at most %d characters", MaxIdeaID))
+		}
+		f.IdeaID = q.IdeaID
+	}
 	limit, err := pageArgs(q.Limit, q.Offset)
 	if err != nil {
 		fe, _ := fault.As(err)
@@ -72,6 +81,14 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 	tasks, err := r.Tasks.List(ctx, f)
 	if err != nil {
 		return Page{}, wrap("list tasks", err)
+	}
+	if f.IdeaID != "" {
+		// The status counters are not kept per idea.
+		total, err := r.Tasks.Count(ctx, f)
+		if err != nil {
+			return Page{}, wrap("list tasks", err)
+		}
+		return Page{Tasks: tasks, Total: total, Limit: limit, Offset: q.Offset}, nil
 	}
 	counts, err := r.Stats.Counts(ctx)
 	if err != nil {

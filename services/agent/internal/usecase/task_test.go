@@ -251,7 +251,28 @@ func TestListsAndAttention(t *testing.T) {
 		require.Equal(t, []string{ids[2]}, idsOf(pendingSpecs))
 		require.Equal(t, 1, pendingSpecs.Total)
 
-		for _, q := range []usecase.ListQuery{{Limit: ptr(0)}, {Limit: ptr(501)}, {Offset: -1}, {Status: "nope"}, {Type: "nope"}} {
+		// An idea's tasks: its total is counted, not read off the counters.
+		forIdea := []string{e.create(t, "spec", map[string]any{"idea_id": "idea-1"}).ID}
+		e.clock.Advance(time.Second)
+		e.create(t, "spec", map[string]any{"idea_id": "idea-2"})
+		e.clock.Advance(time.Second)
+		forIdea = append([]string{e.create(t, "impl", map[string]any{"idea_id": "idea-1"}).ID}, forIdea...)
+		e.patch(t, forIdea[0], usecase.Patch{Status: ptr("completed")})
+		idea1, err := e.app.List(ctx, usecase.ListQuery{IdeaID: "idea-1"})
+		require.NoError(t, err)
+		require.Equal(t, forIdea, idsOf(idea1), "newest first")
+		require.Equal(t, 2, idea1.Total)
+		idea1Done, err := e.app.List(ctx, usecase.ListQuery{IdeaID: "idea-1", Status: "completed", Limit: ptr(1)})
+		require.NoError(t, err)
+		require.Equal(t, []string{forIdea[0]}, idsOf(idea1Done))
+		require.Equal(t, 1, idea1Done.Total)
+		none, err := e.app.List(ctx, usecase.ListQuery{IdeaID: "idea-9"})
+		require.NoError(t, err)
+		require.Empty(t, none.Tasks)
+		require.Zero(t, none.Total)
+
+		for _, q := range []usecase.ListQuery{{Limit: ptr(0)}, {Limit: ptr(501)}, {Offset: -1}, {Status: "nope"}, {Type: "nope"},
+			{IdeaID: strings.Repeat("i", usecase.MaxIdeaID+1)}} {
 			_, err := e.app.List(ctx, q)
 			requireKind(t, fault.Invalid, err)
 		}

@@ -153,29 +153,51 @@ func (s Tasks) Save(ctx context.Context, t store.Task) error {
 
 // List implements store.Tasks.
 func (s Tasks) List(ctx context.Context, f store.Filter) ([]store.Task, error) {
-	var (
-		where []string
-		args  []any
-	)
-	if f.Status != "" {
-		args = append(args, string(f.Status))
-		where = append(where, fmt.Sprintf("status = $%d", len(args)))
-	}
-	if f.Type != "" {
-		args = append(args, string(f.Type))
-		where = append(where, fmt.Sprintf("task_type = $%d", len(args)))
-	}
-	query := `SELECT ` + taskColumns + ` FROM tasks`
-	if len(where) > 0 {
-		query += ` WHERE ` + strings.Join(where, " AND ")
-	}
+	where, args := filterWhere(f)
 	args = append(args, f.Limit, f.Offset)
-	query += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args))
+	query := `SELECT ` + taskColumns + ` FROM tasks` + where +
+		fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args))
 	out, err := scanTasks(s.q.Query(ctx, query, args...))
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
 	return out, nil
+}
+
+// Count implements store.Tasks.
+func (s Tasks) Count(ctx context.Context, f store.Filter) (int, error) {
+	where, args := filterWhere(f)
+	var n int
+	if err := s.q.QueryRow(ctx, `SELECT count(*) FROM tasks`+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count tasks: %w", err)
+	}
+	return n, nil
+}
+
+// filterWhere is the WHERE clause (empty when nothing filters) and its
+// arguments for f's filters.
+func filterWhere(f store.Filter) (string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.Status != "" {
+		add("status = $%d", string(f.Status))
+	}
+	if f.Type != "" {
+		add("task_type = $%d", string(f.Type))
+	}
+	if f.IdeaID != "" {
+		add("idea_id = $%d", f.IdeaID)
+	}
+	if len(where) == 0 {
+		return "", nil
+	}
+	return ` WHERE ` + strings.Join(where, " AND "), args
 }
 
 // Attention implements store.Tasks. The statuses are literals so the

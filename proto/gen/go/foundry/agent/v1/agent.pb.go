@@ -579,8 +579,10 @@ type ListTasksRequest struct {
 	// task_type filters by type when not empty.
 	TaskType string `protobuf:"bytes,2,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
 	// limit defaults to 50; 1..500 when given.
-	Limit         *int32 `protobuf:"varint,3,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
-	Offset        int32  `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit  *int32 `protobuf:"varint,3,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset int32  `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	// idea_id, when not empty, keeps the tasks whose context names that idea.
+	IdeaId        string `protobuf:"bytes,5,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -641,6 +643,13 @@ func (x *ListTasksRequest) GetOffset() int32 {
 		return x.Offset
 	}
 	return 0
+}
+
+func (x *ListTasksRequest) GetIdeaId() string {
+	if x != nil {
+		return x.IdeaId
+	}
+	return ""
 }
 
 // ListTasksResponse holds one page of tasks, newest first.
@@ -2719,12 +2728,13 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x121\n" +
 	"\acontext\x18\x03 \x01(\v2\x17.google.protobuf.StructR\acontext\"E\n" +
 	"\x12CreateTaskResponse\x12/\n" +
-	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\x84\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\x9d\x01\n" +
 	"\x10ListTasksRequest\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x1b\n" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12\x19\n" +
 	"\x05limit\x18\x03 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
-	"\x06offset\x18\x04 \x01(\x05R\x06offsetB\b\n" +
+	"\x06offset\x18\x04 \x01(\x05R\x06offset\x12\x17\n" +
+	"\aidea_id\x18\x05 \x01(\tR\x06ideaIdB\b\n" +
 	"\x06_limit\"\x92\x01\n" +
 	"\x11ListTasksResponse\x129\n" +
 	"\x05tasks\x18\x01 \x03(\v2#.foundry.agent.v1.AgentTaskListItemR\x05tasks\x12\x14\n" +
