@@ -446,13 +446,17 @@ func newPostgresChaos(t *testing.T) *postgresChaos {
 		p.procs = append(p.procs, proc)
 		peers = append(peers, "-"+svc+"-addr="+proc.GRPCAddr)
 	}
-	p.procs = append(p.procs, allinonetest.NewProc(t, "gateway", "gateway", viaProxy))
 	for _, proc := range p.procs {
 		proc.With(peers...).WithEnv("FOUNDRY_GITHUB_ALLOW_UNSIGNED=true").Launch()
 	}
 	for _, proc := range p.procs {
 		proc.WaitReady(90 * time.Second)
 	}
+	// The gateway starts once the services answer, as in a deployment that
+	// is up: the setup's requests are not retried.
+	gateway := allinonetest.NewProc(t, "gateway", "gateway", viaProxy, peers...)
+	gateway.WithEnv("FOUNDRY_GITHUB_ALLOW_UNSIGNED=true").Start()
+	p.procs = append(p.procs, gateway)
 	return p
 }
 
