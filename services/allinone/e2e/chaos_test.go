@@ -610,7 +610,6 @@ func (p *pgProxy) cut() int {
 // --- SQLite: one process, SIGKILLed during writes --------------------------------
 
 type sqliteChaos struct {
-	t       *testing.T
 	storage allinonetest.Storage
 	proc    *allinonetest.Proc
 }
@@ -620,7 +619,7 @@ func newSQLiteChaos(t *testing.T) *sqliteChaos {
 	proc := allinonetest.NewProc(t, "foundry", "all", storage, "-monitor-interval=2s").
 		WithEnv("FOUNDRY_GITHUB_ALLOW_UNSIGNED=true")
 	proc.Start()
-	return &sqliteChaos{t: t, storage: storage, proc: proc}
+	return &sqliteChaos{storage: storage, proc: proc}
 }
 
 func (s *sqliteChaos) URL(path string) string { return s.proc.URL(path) }
