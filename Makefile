@@ -140,6 +140,10 @@ bench: ## Run the Go benchmarks (Postgres ones need FOUNDRY_TEST_DATABASE_URL).
 # database); otherwise the tests run on SQLite alone, and say so.
 LOCAL_PG_URL := postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 TEST_LOG := .cache/test.log
+# FIND_TEST_PG sets the shell variable url to the tests' Postgres, or to
+# nothing when none answers.
+FIND_TEST_PG = url="$${FOUNDRY_TEST_DATABASE_URL:-}"; \
+	if [ -z "$$url" ] && command -v psql >/dev/null && psql '$(LOCAL_PG_URL)' -qtAc 'SELECT 1' >/dev/null 2>&1; then url='$(LOCAL_PG_URL)'; fi;
 
 .PHONY: fmt
 fmt: ## Format the Go code.
@@ -168,8 +172,7 @@ CHAOS_TEST = go test -tags chaos -count=1 -timeout 40m -v -run '^TestChaos$$' ./
 .PHONY: test
 test: check-generated breaking check-format vet lint check-web ## Run every check (lint included) and every test, on SQLite and (when reachable) Postgres, then the chaos and browser tests.
 	@mkdir -p .cache
-	@url="$${FOUNDRY_TEST_DATABASE_URL:-}"; \
-	if [ -z "$$url" ] && command -v psql >/dev/null && psql '$(LOCAL_PG_URL)' -qtAc 'SELECT 1' >/dev/null 2>&1; then url='$(LOCAL_PG_URL)'; fi; \
+	@$(FIND_TEST_PG) \
 	if [ -n "$$url" ]; then echo "engines: sqlite and postgres"; else echo "engines: sqlite only (no Postgres reachable)"; fi; \
 	status=0; FOUNDRY_TEST_DATABASE_URL="$$url" go test -race -count=1 -v $(MODULES) > $(TEST_LOG) 2>&1 || status=$$?; \
 	echo "chaos: $(CHAOS_SEEDS) seed(s) per engine"; \
@@ -186,8 +189,7 @@ test: check-generated breaking check-format vet lint check-web ## Run every chec
 CHAOS_LONG_SEEDS ?= 5
 
 test-chaos: ## Run the chaos test alone, longer: CHAOS_LONG_SEEDS seeds (5) per engine from FOUNDRY_CHAOS_SEED (1).
-	@url="$${FOUNDRY_TEST_DATABASE_URL:-}"; \
-	if [ -z "$$url" ] && command -v psql >/dev/null && psql '$(LOCAL_PG_URL)' -qtAc 'SELECT 1' >/dev/null 2>&1; then url='$(LOCAL_PG_URL)'; fi; \
+	@$(FIND_TEST_PG) \
 	FOUNDRY_TEST_DATABASE_URL="$$url" FOUNDRY_CHAOS_SEEDS=$(CHAOS_LONG_SEEDS) $(CHAOS_TEST) 2>&1 | grep -vE '^\s*\{'
 
 # Fuzzing: FUZZTIME per target; FUZZ_FLAGS adds go test flags (e.g.

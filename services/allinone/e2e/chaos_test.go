@@ -8,6 +8,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -240,7 +241,7 @@ func (c *chaosClient) contribute(key string) {
 func (c *chaosClient) deliver(key string) {
 	cost := float64(1+c.r.IntN(40)) / 4
 	body := map[string]any{"contributor_email": fmt.Sprintf("chaos-%d@example.com", c.n),
-		"repository": fmt.Sprintf("chaos/repo-%d", c.r.IntN(3)), "commit_hash": fmt.Sprintf("%040x", c.w.seed<<40|uint64(c.n)<<20|uint64(len(key))<<12|uint64(c.r.IntN(4096))),
+		"repository": fmt.Sprintf("chaos/repo-%d", c.r.IntN(3)), "commit_hash": fmt.Sprintf("%x", sha1.Sum([]byte(key))),
 		"cost_amount": cost}
 	r := c.send(http.MethodPost, "/api/contributions/github", body, "X-GitHub-Delivery: "+key)
 	c.contributions = append(c.contributions, chaosContribution{ID: str(r["id"]), AssetID: str(r["asset_id"]), Cost: cost})
@@ -303,14 +304,9 @@ func (c *chaosClient) send(method, path string, body any, headers ...string) map
 }
 
 func (c *chaosClient) once(method, path string, body []byte, headers []string) (int, []byte, error) {
-	req, err := http.NewRequest(method, c.w.sys.URL(path), bytes.NewReader(body))
+	req, err := newRequest(method, c.w.sys.URL(path), bytes.NewReader(body), headers)
 	if err != nil {
 		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for _, h := range headers {
-		name, value, _ := strings.Cut(h, ":")
-		req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -5,6 +5,7 @@ package e2e_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -64,16 +65,8 @@ func request(t *testing.T, method, url string, body any, headers ...string) resp
 		require.NoError(t, err)
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequest(method, url, rd)
+	req, err := newRequest(method, url, rd, headers)
 	require.NoError(t, err)
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for _, h := range headers {
-		name, value, ok := strings.Cut(h, ":")
-		require.True(t, ok, "header %q", h)
-		req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
-	}
 	resp, err := client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -82,6 +75,26 @@ func request(t *testing.T, method, url string, body any, headers ...string) resp
 	out := response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	_ = json.Unmarshal(raw, &out.JSON)
 	return out
+}
+
+// newRequest builds a request with a JSON body (when body is not nil) and
+// headers given as "Name: value".
+func newRequest(method, url string, body io.Reader, headers []string) (*http.Request, error) {
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok {
+			return nil, fmt.Errorf("header %q is not Name: value", h)
+		}
+		req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	return req, nil
 }
 
 // requireStatus checks the status and, for errors, the {"detail"} shape.
