@@ -18,10 +18,6 @@ export const IDEA_TASKS = 100;
 /** AUDIT_SCANNED is how many of the latest audit entries are searched for its stakes. */
 export const AUDIT_SCANNED = 500;
 
-function tasksOfIdea(id: string, signal: AbortSignal) {
-  return api.ideaTasks(id, IDEA_TASKS, signal);
-}
-
 async function stakesOfIdea(id: string, signal: AbortSignal) {
   const page = await api.audit(AUDIT_SCANNED, signal);
   return page.entries.filter((e) => e.attrs["idea_id"] === id);
@@ -96,7 +92,7 @@ export function IdeaView({ id }: { id: string }) {
   const questions = useLive("questions", id, (s) => api.questions(id, s));
   const preview = useLive("stakes", id, (s) => api.investPreview(id, s));
   const stakes = useLive("stake movements", id, (s) => stakesOfIdea(id, s));
-  const tasks = useLive("tasks", id, (s) => tasksOfIdea(id, s));
+  const tasks = useLive("tasks", id, (s) => api.ideaTasks(id, IDEA_TASKS, s));
   const sizing = useLive("right-sizing", "sizing", api.rightSizing);
   const d = idea.data;
   useTitle(d ? d.name : "Idea");
