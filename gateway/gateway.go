@@ -187,6 +187,7 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 		requireJSON,
 		dryRunFromQuery,
 		forwardClient(h.Settings.Proxies),
+		authenticate(h.Verifier(), h.Log.Named("auth")),
 		withTimeout(cfg.RequestTimeout),
 		notePattern,
 	), nil
@@ -204,6 +205,7 @@ func newAPIMux() *runtime.ServeMux {
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithForwardResponseOption(forwardStatus),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithMetadata(principalMetadata),
 		runtime.WithOutgoingHeaderMatcher(dropHeader),
 		runtime.WithOutgoingTrailerMatcher(dropHeader),
 		runtime.WithMiddlewares(recordRoute),
@@ -229,16 +231,15 @@ func siteRoutes(root *http.ServeMux) {
 }
 
 // incomingHeader forwards only the headers services read; everything else,
-// including client-supplied Grpc-Metadata-* headers, stays at the edge.
-// (Authorization and X-Forwarded-For are forwarded by the runtime itself;
-// forwardClient has reduced the latter to the one resolved client address.
-// The request id travels in the context: withRequestID puts it there and
-// the connections' requestid client interceptor sends it.)
+// including client-supplied Grpc-Metadata-* headers and any
+// Foundry-Principal, stays at the edge. (X-Forwarded-For is forwarded by
+// the runtime itself; forwardClient has reduced it to the one resolved
+// client address. The credentials are gone: authenticate turned them into
+// the principal that principalMetadata sends. The request id travels in
+// the context: withRequestID puts it there and the connections' requestid
+// client interceptor sends it.)
 func incomingHeader(key string) (string, bool) {
-	switch http.CanonicalHeaderKey(key) {
-	case "X-Api-Key":
-		return rpcmeta.APIKeyKey, true
-	case "Idempotency-Key":
+	if http.CanonicalHeaderKey(key) == "Idempotency-Key" {
 		return rpcmeta.IdempotencyKeyKey, true
 	}
 	return "", false

@@ -179,7 +179,7 @@ func Module() app.Module {
 			ucfg.Log = h.Log
 			uc := usecase.New(h.DB, repos, ucfg)
 			pl := newPipeline(cfg.Loop, uc, portfolio, h.Log.Named("loop"), h.Metrics)
-			h.RegisterService(&agentv1.AgentService_ServiceDesc, handler.New(uc, pl, h.Settings.AdminKey))
+			h.RegisterService(&agentv1.AgentService_ServiceDesc, handler.New(uc, pl))
 			h.Go(func(ctx context.Context) { reap(ctx, h.Log, uc, cfg.ReapInterval) })
 			h.Go(func(ctx context.Context) { deliver(ctx, h.Log, uc, cfg.OutboxInterval) })
 			if cfg.Loop.Enabled {

@@ -15,6 +15,7 @@ import (
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/handler"
+	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/peer"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
@@ -45,7 +46,8 @@ type Config struct {
 func (c *Config) register(fs *config.FlagSet) {
 	fs.Int(&c.RegisterRatePerMin, "register-rate-per-min", "FOUNDRY_REGISTER_RATE_PER_MIN", 30,
 		"registrations allowed per client address per minute; 0 turns the limit off")
-	fs.Duration(&c.SessionTTL, "session-ttl", "FOUNDRY_SESSION_TTL", 0, "session token lifetime; 0 means no expiry")
+	fs.Duration(&c.SessionTTL, "session-ttl", "FOUNDRY_SESSION_TTL", identity.DefaultSessionTTL,
+		"session token lifetime, renewed as the session is used; 0 means no expiry")
 	fs.String(&c.GitHubWebhookSecret, "github-webhook-secret", "FOUNDRY_GITHUB_WEBHOOK_SECRET", "",
 		"secret of the GitHub webhook: X-Hub-Signature-256 is required and verified; empty refuses every delivery unless -github-allow-unsigned")
 	fs.Bool(&c.GitHubAllowUnsigned, "github-allow-unsigned", "FOUNDRY_GITHUB_ALLOW_UNSIGNED", false,
@@ -80,7 +82,7 @@ func (c *Config) economy() (usecase.Config, error) {
 	if err != nil || pledge <= 0 {
 		return out, fmt.Errorf("FOUNDRY_PLEDGE_CC_PER_HOUR: want a positive number with at most 6 decimals, got %v", c.PledgeCCPerHour)
 	}
-	out = usecase.Config{Signers: signers, Rates: usecase.FixedRate(rate), PledgeRate: pledge}
+	out = usecase.Config{Signers: signers, Rates: usecase.FixedRate(rate), PledgeRate: pledge, SessionTTL: c.SessionTTL}
 	if c.RateOracleURL != "" {
 		u, err := url.Parse(c.RateOracleURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -147,7 +149,7 @@ func Module() app.Module {
 			uc := usecase.New(h.DB, repos, ecfg)
 			h.Go(func(ctx context.Context) { readRates(ctx, h.Log, uc, cfg.RatePollInterval) })
 			srv := handler.New(uc, handler.Options{
-				AdminKey:            h.Settings.AdminKey,
+				PublicReads:         h.Settings.PublicReads,
 				RegisterRatePerMin:  cfg.RegisterRatePerMin,
 				TrustedProxies:      h.Settings.Proxies,
 				SessionTTL:          cfg.SessionTTL,

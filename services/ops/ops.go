@@ -182,7 +182,7 @@ func Module() app.Module {
 				h.Go(mon.Run)
 			}
 			srv := handler.New(handler.Options{
-				Monitor: mon, AdminKey: h.Settings.AdminKey,
+				Monitor: mon,
 				Store: sqlstore.New(h.DB), DB: h.DB, Peers: peers, Telemetry: sink,
 				Collectors: collectors, LatencyBudget: cfg.UsageLatencyBudget,
 				Log: h.Log, Metrics: h.Metrics,

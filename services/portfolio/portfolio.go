@@ -60,7 +60,7 @@ func Module() app.Module {
 			uc := usecase.New(h.DB, repos, usecase.Config{
 				Limits: rightsizing.Limits{CandidatesPerIdea: cfg.CandidatesPerIdea, MaxSuggestions: cfg.MaxSuggestions},
 			})
-			srv := handler.New(uc, h.Settings.AdminKey)
+			srv := handler.New(uc)
 			h.RegisterService(&portfoliov1.PortfolioService_ServiceDesc, srv)
 			h.RegisterService(&portfoliov1.PortfolioInternalService_ServiceDesc, srv)
 			// The startup snapshot runs in the background with a deadline:

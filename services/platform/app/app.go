@@ -32,6 +32,7 @@ import (
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
 
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/clientip"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -97,6 +98,9 @@ type Settings struct {
 	// GRPCTLS are the PEM files of mutual TLS between processes; none
 	// given means plaintext gRPC.
 	GRPCTLS servicecred.TLSFiles
+	// PublicReads lets callers without a credential read (every method whose
+	// policy allows viewers); false makes reads need a viewer's token.
+	PublicReads bool
 	// MaxConnectionAge makes clients reconnect (and so rebalance) this
 	// often; see grpcserver.Options.
 	MaxConnectionAge time.Duration
@@ -134,6 +138,8 @@ func (s *Settings) register(fs *config.FlagSet, multi bool) {
 	fs.String(&s.GRPCTLS.CA, "grpc-tls-ca", "FOUNDRY_GRPC_TLS_CA", "", "PEM certificate authority that signed every Foundry process's certificate; only its certificates are accepted")
 	fs.Duration(&s.MaxConnectionAge, "grpc-max-connection-age", "FOUNDRY_GRPC_MAX_CONNECTION_AGE", 5*time.Minute,
 		"close each gRPC client connection after this long (calls in flight finish) so clients reconnect and reach new replicas; 0 never")
+	fs.Bool(&s.PublicReads, "public-reads", "FOUNDRY_PUBLIC_READS", true,
+		"let requests without a credential read; false makes every read need a token (viewer or above)")
 	fs.String(&s.TrustedProxies, "trusted-proxies", "FOUNDRY_TRUSTED_PROXIES", "",
 		"comma-separated CIDRs of proxies whose X-Forwarded-For is believed (the ingress, the gateway's pods); empty: none")
 	s.PeerAddrs = map[string]*string{}
@@ -169,6 +175,10 @@ func (h *Host) RegisterService(desc *grpc.ServiceDesc, impl any) {
 func (h *Host) Dial(peer string) (*grpc.ClientConn, error) {
 	return h.proc.dial(peer)
 }
+
+// Verifier turns a request's credentials into its principal (the
+// gateway's edge authentication); one per process, so its cache is shared.
+func (h *Host) Verifier() *authz.Verifier { return h.proc.verifier }
 
 // ServeHTTP makes handler the process's public HTTP handler (the gateway).
 func (h *Host) ServeHTTP(handler http.Handler) {
@@ -220,6 +230,7 @@ type Process struct {
 	onStop      []func()
 	dbs         map[string]*database.DB // by module name
 
+	verifier      *authz.Verifier
 	clientMetrics *grpcprom.ClientMetrics
 	clientCreds   grpcserver.ClientCredentials
 	stopTracing   func(context.Context) error
@@ -326,17 +337,29 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	observability.RegisterBuildInfo(reg)
-	srv := grpcserver.New(log.Named("grpc"), reg, grpcserver.Options{
-		Reflection: s.Reflection, ServiceKey: s.ServiceKey, TLS: serverTLS, MaxConnectionAge: s.MaxConnectionAge,
-	})
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &Process{
-		Settings: s, Log: log, modules: modules, grpc: srv.Server, health: srv.Health,
+		Settings: s, Log: log, modules: modules,
 		clientMetrics: grpcserver.NewClientMetrics(reg), stopTracing: stopTracing,
 		clientCreds: grpcserver.ClientCredentials{ServiceKey: s.ServiceKey, TLS: clientTLS},
 		conns:       map[string]*grpc.ClientConn{}, dbs: map[string]*database.DB{}, loopCtx: loopCtx, loopCancel: cancel,
 		errs: make(chan error, 3),
 	}
+	// Tokens are verified by the ledger, which keeps sessions and API
+	// tokens: over gRPC like every other call between modules, also when
+	// this process runs the ledger itself.
+	p.verifier = authz.NewVerifier(authz.VerifierOptions{AdminKey: s.AdminKey,
+		Lookup: authz.LedgerLookup(func() (*grpc.ClientConn, error) { return p.dial("ledger") })})
+	enforcer, err := authz.NewEnforcer(p.verifier, s.PublicReads)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	srv := grpcserver.New(log.Named("grpc"), reg, grpcserver.Options{
+		Reflection: s.Reflection, ServiceKey: s.ServiceKey, TLS: serverTLS, MaxConnectionAge: s.MaxConnectionAge,
+		Authz: enforcer,
+	})
+	p.grpc, p.health = srv.Server, srv.Health
 	defer func() {
 		if err != nil {
 			p.release()

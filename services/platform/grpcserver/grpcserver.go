@@ -32,6 +32,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/grpcerr"
 	"github.com/foundryhq/foundry/services/platform/observability"
 	"github.com/foundryhq/foundry/services/platform/requestid"
@@ -72,6 +73,10 @@ type Options struct {
 	// TLS, when set, serves TLS; a config from servicecred.TLSFiles
 	// requires a client certificate the Foundry CA signed.
 	TLS *tls.Config
+	// Authz, when set, enforces every Foundry method's authorization policy
+	// (after the service credential is checked and inside the error
+	// table, so its refusals become 401 and 403).
+	Authz *authz.Enforcer
 	// MaxConnectionAge closes a client's connection after this long
 	// (gracefully: calls in flight finish), so clients dial again and
 	// spread over replicas that came up since; 0 never closes.
@@ -108,9 +113,10 @@ var reconnect = grpc.ConnectParams{
 // New returns a server with Foundry's interceptors, a health server
 // registered on it, and reflection when opts ask for it. The interceptors run outermost
 // first: the request id (so every line of the request carries it), the
-// metrics and the access log, panic recovery, then error translation, so
-// the metrics and the log see the status the caller gets, a recovered
-// panic's Internal included. The OpenTelemetry stats handler runs before
+// metrics and the access log, the service credential, panic recovery, error
+// translation, then authorization, so the metrics and the log see the
+// status the caller gets, a recovered panic's Internal and a refusal's 403
+// included. The OpenTelemetry stats handler runs before
 // them all (when the process exports traces) and puts the call's span in
 // the context.
 func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
@@ -138,22 +144,25 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 	if observability.Active() {
 		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler()))
 	}
-	srv := grpc.NewServer(append(opts,
-		grpc.ChainUnaryInterceptor(
-			requestid.UnaryServerInterceptor(),
-			m.UnaryServerInterceptor(exemplar),
-			logging.UnaryServerInterceptor(Logger(log), logOpts...),
-			servicecred.UnaryServerInterceptor(o.ServiceKey),
-			recovery.UnaryServerInterceptor(rec),
-			grpcerr.UnaryServerInterceptor(log),
-		),
-		grpc.ChainStreamInterceptor(
-			m.StreamServerInterceptor(exemplar),
-			logging.StreamServerInterceptor(Logger(log), logOpts...),
-			servicecred.StreamServerInterceptor(o.ServiceKey),
-			recovery.StreamServerInterceptor(rec),
-		),
-	)...)
+	unary := []grpc.UnaryServerInterceptor{
+		requestid.UnaryServerInterceptor(),
+		m.UnaryServerInterceptor(exemplar),
+		logging.UnaryServerInterceptor(Logger(log), logOpts...),
+		servicecred.UnaryServerInterceptor(o.ServiceKey),
+		recovery.UnaryServerInterceptor(rec),
+		grpcerr.UnaryServerInterceptor(log),
+	}
+	stream := []grpc.StreamServerInterceptor{
+		m.StreamServerInterceptor(exemplar),
+		logging.StreamServerInterceptor(Logger(log), logOpts...),
+		servicecred.StreamServerInterceptor(o.ServiceKey),
+		recovery.StreamServerInterceptor(rec),
+	}
+	if o.Authz != nil {
+		unary = append(unary, o.Authz.UnaryServerInterceptor())
+		stream = append(stream, o.Authz.StreamServerInterceptor())
+	}
+	srv := grpc.NewServer(append(opts, grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	if o.Reflection {

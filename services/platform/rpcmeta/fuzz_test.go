@@ -12,58 +12,8 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/foundryhq/foundry/services/platform/clientip"
-	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
-
-// FuzzBearerToken checks the Authorization parser: a token is returned
-// only from "Bearer <token>" (scheme in any case), non-empty and without
-// surrounding white space, and it is the header's own text.
-func FuzzBearerToken(f *testing.F) {
-	for _, s := range []string{"Bearer abc", "bearer abc", "BEARER  abc  ", "Basic x", "Bearer ", "Bearer", "abc", "",
-		"Bearer a b", " Bearer\tabc", "Bearer \xff", "Bearer\u00a0abc", "Bearer " + strings.Repeat("f", 64)} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, header string) {
-		token, ok := rpcmeta.BearerToken(incoming("authorization", header))
-		if !ok {
-			require.Empty(t, token)
-			return
-		}
-		require.NotEmpty(t, token)
-		require.Equal(t, strings.TrimSpace(token), token)
-		h := strings.TrimSpace(header)
-		require.True(t, strings.EqualFold(h[:len("Bearer ")], "Bearer "), "header %q", header)
-		require.True(t, strings.HasSuffix(h, token))
-		require.Equal(t, token, strings.TrimSpace(h[len("Bearer "):]))
-	})
-}
-
-// FuzzRequireAdmin checks the administrator key: only the configured key,
-// byte for byte, passes, never anything when no key is configured, and
-// every refusal is a 401.
-func FuzzRequireAdmin(f *testing.F) {
-	f.Add("k1", "k1")
-	f.Add("k1", "K1")
-	f.Add("", "")
-	f.Add("k1", "")
-	f.Add("", "k1")
-	f.Add("k1 ", "k1")
-	f.Add("\xff", "\xff")
-	f.Fuzz(func(t *testing.T, sent, key string) {
-		ctx := context.Background()
-		if sent != "" {
-			ctx = incoming("x-api-key", sent)
-		}
-		err := rpcmeta.RequireAdmin(ctx, key)
-		if key != "" && sent == key {
-			require.NoError(t, err)
-			return
-		}
-		require.Error(t, err)
-		require.Equal(t, fault.Unauthenticated, fault.KindOf(err))
-	})
-}
 
 // FuzzClientAddr checks the service side of client resolution: the answer
 // is the gRPC peer or an address of x-forwarded-for, and the header is

@@ -1,11 +1,11 @@
 // Package rpcmeta reads and writes the request metadata Foundry handlers care
-// about: the Bearer token, the administrator key, the client's address, and
-// the HTTP status the gateway should answer with.
+// about: the Idempotency-Key, the client's address, and the HTTP status the
+// gateway should answer with. (Credentials are authz's: a direct gRPC
+// caller's authorization and x-api-key metadata, a verified principal.)
 package rpcmeta
 
 import (
 	"context"
-	"crypto/subtle"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/foundryhq/foundry/services/platform/clientip"
-	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
 // Metadata keys. The gateway forwards the HTTP headers of the same names.
@@ -38,33 +37,9 @@ func first(ctx context.Context, key string) string {
 	return ""
 }
 
-// BearerToken returns the token of an "authorization: Bearer <token>" header
-// and whether one was present and well formed.
-func BearerToken(ctx context.Context) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(first(ctx, AuthorizationKey)), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
-}
-
 // IdempotencyKey returns the request's Idempotency-Key ("" when absent).
 func IdempotencyKey(ctx context.Context) string {
 	return strings.TrimSpace(first(ctx, IdempotencyKeyKey))
-}
-
-// RequireAdmin checks the x-api-key metadata against the configured key in
-// constant time. Missing or wrong keys are Unauthenticated.
-func RequireAdmin(ctx context.Context, adminKey string) error {
-	got := first(ctx, APIKeyKey)
-	if got == "" {
-		return fault.New(fault.Unauthenticated, "administrator key required (X-API-Key)")
-	}
-	if adminKey == "" || subtle.ConstantTimeCompare([]byte(got), []byte(adminKey)) != 1 {
-		return fault.New(fault.Unauthenticated, "invalid administrator key")
-	}
-	return nil
 }
 
 // ClientAddr is the address of the client the request came from, the key of

@@ -10,43 +10,11 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/foundryhq/foundry/services/platform/clientip"
-	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
 func incoming(kv ...string) context.Context {
 	return metadata.NewIncomingContext(context.Background(), metadata.Pairs(kv...))
-}
-
-func TestBearerToken(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		header string
-		want   string
-		ok     bool
-	}{
-		{"Bearer abc", "abc", true},
-		{"bearer abc", "abc", true},
-		{"Basic x", "", false},
-		{"Bearer ", "", false},
-		{"abc", "", false},
-		{"", "", false},
-	}
-	for _, tt := range tests {
-		got, ok := rpcmeta.BearerToken(incoming("authorization", tt.header))
-		require.Equal(t, tt.ok, ok, "header %q", tt.header)
-		require.Equal(t, tt.want, got, "header %q", tt.header)
-	}
-	_, ok := rpcmeta.BearerToken(context.Background())
-	require.False(t, ok)
-}
-
-func TestRequireAdmin(t *testing.T) {
-	t.Parallel()
-	require.NoError(t, rpcmeta.RequireAdmin(incoming("x-api-key", "k1"), "k1"))
-	require.Equal(t, fault.Unauthenticated, fault.KindOf(rpcmeta.RequireAdmin(incoming("x-api-key", "k2"), "k1")))
-	require.Equal(t, fault.Unauthenticated, fault.KindOf(rpcmeta.RequireAdmin(context.Background(), "k1")))
-	require.Equal(t, fault.Unauthenticated, fault.KindOf(rpcmeta.RequireAdmin(incoming("x-api-key", "k1"), "")))
 }
 
 // from returns a request context from a gRPC peer with x-forwarded-for

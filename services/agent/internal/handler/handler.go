@@ -30,7 +30,6 @@ type Handler struct {
 
 	uc       *usecase.App
 	loop     Loop
-	adminKey string
 }
 
 // Loop is the pipeline loop as the service runs it.
@@ -52,10 +51,9 @@ type LoopStatus struct {
 	Report usecase.LoopReport
 }
 
-// New returns a Handler over the use cases and the loop; adminKey guards
-// the passes asked for through the API.
-func New(uc *usecase.App, l Loop, adminKey string) *Handler {
-	return &Handler{uc: uc, loop: l, adminKey: adminKey}
+// New returns a Handler over the use cases and the loop.
+func New(uc *usecase.App, l Loop) *Handler {
+	return &Handler{uc: uc, loop: l}
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -360,14 +358,9 @@ func (h *Handler) GetLoopStatus(ctx context.Context, _ *agentv1.GetLoopStatusReq
 }
 
 // RunLoopOnce implements AgentService.RunLoopOnce: a real pass creates a
-// task and may run a command, so it needs the administrator key; a dry
+// task and may run a command, so its policy asks for an operator; a dry
 // run only reads.
 func (h *Handler) RunLoopOnce(ctx context.Context, req *agentv1.RunLoopOnceRequest) (*agentv1.RunLoopOnceResponse, error) {
-	if !req.GetDryRun() {
-		if err := rpcmeta.RequireAdmin(ctx, h.adminKey); err != nil {
-			return nil, err
-		}
-	}
 	it, err := h.loop.RunOnce(ctx, req.GetDryRun())
 	if err != nil {
 		return nil, err

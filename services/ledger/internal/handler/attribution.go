@@ -163,9 +163,10 @@ func (h *Handler) CreateContribution(ctx context.Context, req *ledgerv1.CreateCo
 		ID: uuid.NewString(), ContributorID: req.GetContributorId(), AssetID: req.GetAssetId(), Cost: cost,
 		Coherence: coherence, Metadata: meta, Source: attribution.SourceAPI, CreatedAt: now,
 	}
-	// The route is public and acts for the contributor the request names,
-	// so that contributor scopes the key: two contributors' keys never
-	// collide. A retry answers the first response, with its status (201).
+	// The key is scoped by the contributor the contribution is for (a
+	// contributor's own, or any an operator names): two contributors' keys
+	// never collide. A retry answers the first response, with its status
+	// (201).
 	key, err := idempotency.FromContext(ctx, "contribution", c.ContributorID, req)
 	if err != nil {
 		return nil, err
@@ -242,12 +243,6 @@ func (h *Handler) CreateDistribution(ctx context.Context, req *ledgerv1.CreateDi
 	value, valueErr := attribution.Amount("value_amount", req.GetValueAmount())
 	if err := collect(required("asset_id", req.GetAssetId()), valueErr); err != nil {
 		return nil, err
-	}
-	if req.GetPayCc() {
-		// Paying CC mints it: an administrator's action.
-		if err := h.admin(ctx); err != nil {
-			return nil, err
-		}
 	}
 	d := store.Distribution{ID: uuid.NewString(), AssetID: req.GetAssetId(), Value: value, CreatedAt: h.now(), PaidCC: req.GetPayCc()}
 	d, err := h.app.CreateDistribution(ctx, d)

@@ -12,6 +12,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
@@ -62,41 +63,34 @@ func creditPage(limit *int32, offset int32) (int, int, error) {
 	return attribution.Page(limit, offset, creditPageDefault, creditPageMax)
 }
 
-// owner authenticates the Bearer token and checks that its contributor is
-// the one whose CC moves: 401 without a valid token, 403 for another
-// contributor's CC.
-func (h *Handler) owner(ctx context.Context, contributorID string) (string, error) {
-	sess, err := h.authenticate(ctx)
-	if err != nil {
-		return "", err
+// owner is the contributor whose CC the request moves. The method's policy
+// (contributors only, self: the request's contributor id) has checked that
+// the caller's session is that contributor's; this refuses anything else
+// all the same, should a policy ever be loosened by mistake.
+func owner(ctx context.Context, contributorID string) (string, error) {
+	p := authz.FromContext(ctx)
+	if p.Kind != authz.Session || p.ContributorID == "" || p.ContributorID != contributorID {
+		return "", fault.New(fault.Forbidden, "only the contributor's own session moves its CC")
 	}
-	if sess.Contributor.ID != contributorID {
-		return "", fault.New(fault.Forbidden, "the session's contributor may move only its own CC")
-	}
-	return sess.Contributor.ID, nil
+	return p.ContributorID, nil
 }
-
-// admin checks the administrator key.
-func (h *Handler) admin(ctx context.Context) error { return rpcmeta.RequireAdmin(ctx, h.adminKey) }
 
 func micros(m money.Micros) float64 { return m.Float64() }
 
 // Deposit implements LedgerService.Deposit (administrator).
 func (h *Handler) Deposit(ctx context.Context, req *ledgerv1.DepositRequest) (*ledgerv1.DepositResponse, error) {
-	if err := h.admin(ctx); err != nil {
-		return nil, err
-	}
 	usd, amountErr := positive("amount_usd", req.GetAmountUsd(), maxUSD)
 	if err := collect(required("contributor_id", req.GetContributorId()), amountErr,
 		text("reference", req.GetReference(), true)); err != nil {
 		return nil, err
 	}
-	key, err := idempotency.FromContext(ctx, "deposit", "admin", req)
+	actor := authz.FromContext(ctx).Actor()
+	key, err := idempotency.FromContext(ctx, "deposit", actor, req)
 	if err != nil {
 		return nil, err
 	}
 	d, err := h.app.Deposit(ctx, usecase.DepositCmd{ContributorID: req.GetContributorId(), AmountUSD: usd,
-		Reference: req.GetReference(), Actor: "admin"}, key)
+		Reference: req.GetReference(), Actor: actor}, key)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +109,7 @@ func (h *Handler) Withdraw(ctx context.Context, req *ledgerv1.WithdrawRequest) (
 	if err := collect(required("contributor_id", req.GetContributorId()), err); err != nil {
 		return nil, err
 	}
-	actor, err := h.owner(ctx, req.GetContributorId())
+	actor, err := owner(ctx, req.GetContributorId())
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +134,7 @@ func (h *Handler) Stake(ctx context.Context, req *ledgerv1.StakeRequest) (*ledge
 	actor := ""
 	var key *idempotency.Request
 	if !req.GetDryRun() {
-		if actor, err = h.owner(ctx, req.GetContributorId()); err != nil {
+		if actor, err = owner(ctx, req.GetContributorId()); err != nil {
 			return nil, err
 		}
 		if key, err = idempotency.FromContext(ctx, "stake", actor, req); err != nil {
@@ -169,7 +163,7 @@ func (h *Handler) Unstake(ctx context.Context, req *ledgerv1.UnstakeRequest) (*l
 	if err := collect(required("contributor_id", req.GetContributorId()), required("idea_id", req.GetIdeaId()), err); err != nil {
 		return nil, err
 	}
-	actor, err := h.owner(ctx, req.GetContributorId())
+	actor, err := owner(ctx, req.GetContributorId())
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +186,7 @@ func (h *Handler) CreatePledge(ctx context.Context, req *ledgerv1.CreatePledgeRe
 	if err := collect(required("id", req.GetId()), required("idea_id", req.GetIdeaId()), err); err != nil {
 		return nil, err
 	}
-	actor, err := h.owner(ctx, req.GetId())
+	actor, err := owner(ctx, req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -315,14 +309,11 @@ func (h *Handler) GetSupply(ctx context.Context, _ *ledgerv1.GetSupplyRequest) (
 
 // RecordOraclePrice implements LedgerService.RecordOraclePrice (administrator).
 func (h *Handler) RecordOraclePrice(ctx context.Context, req *ledgerv1.RecordOraclePriceRequest) (*ledgerv1.RecordOraclePriceResponse, error) {
-	if err := h.admin(ctx); err != nil {
-		return nil, err
-	}
 	price, err := positive("cc_per_usd", req.GetCcPerUsd(), maxCC)
 	if err != nil {
 		return nil, err
 	}
-	r, err := h.app.ObservePrice(ctx, price, "manual", "admin")
+	r, err := h.app.ObservePrice(ctx, price, "manual", authz.FromContext(ctx).Actor())
 	if err != nil {
 		return nil, err
 	}
@@ -380,10 +371,7 @@ func (h *Handler) VerifyAudit(ctx context.Context, _ *ledgerv1.VerifyAuditReques
 
 // RepairAudit implements LedgerService.RepairAudit (administrator).
 func (h *Handler) RepairAudit(ctx context.Context, _ *ledgerv1.RepairAuditRequest) (*ledgerv1.RepairAuditResponse, error) {
-	if err := h.admin(ctx); err != nil {
-		return nil, err
-	}
-	rep, err := h.app.RepairAudit(ctx, "admin")
+	rep, err := h.app.RepairAudit(ctx, authz.FromContext(ctx).Actor())
 	if err != nil {
 		return nil, err
 	}
@@ -418,9 +406,6 @@ func (h *Handler) Freeze(ctx context.Context, req *ledgerv1.FreezeRequest) (*led
 
 // Unfreeze implements LedgerService.Unfreeze (administrator).
 func (h *Handler) Unfreeze(ctx context.Context, req *ledgerv1.UnfreezeRequest) (*ledgerv1.UnfreezeResponse, error) {
-	if err := h.admin(ctx); err != nil {
-		return nil, err
-	}
 	if err := text("reason", req.GetReason(), false); err != nil {
 		return nil, err
 	}
@@ -428,7 +413,7 @@ func (h *Handler) Unfreeze(ctx context.Context, req *ledgerv1.UnfreezeRequest) (
 	if reason == "" {
 		reason = "unfrozen by an administrator"
 	}
-	m, err := h.app.Unfreeze(ctx, reason, "admin")
+	m, err := h.app.Unfreeze(ctx, reason, authz.FromContext(ctx).Actor())
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/clientip"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -31,14 +32,14 @@ type Handler struct {
 	ledgerv1.UnimplementedLedgerServiceServer
 	ledgerv1.UnimplementedLedgerInternalServiceServer
 
-	app        *usecase.App
-	adminKey   string
-	clock      clock.Clock
-	random     io.Reader
-	registers  *ratelimit.Limiter
-	proxies    clientip.Proxies
-	sessionTTL time.Duration
-	webhook    github.Verifier
+	app         *usecase.App
+	clock       clock.Clock
+	random      io.Reader
+	registers   *ratelimit.Limiter
+	proxies     clientip.Proxies
+	sessionTTL  time.Duration
+	webhook     github.Verifier
+	publicReads bool
 }
 
 // Options configure a Handler.
@@ -61,9 +62,8 @@ type Options struct {
 	// GitHubAllowUnsigned accepts unsigned deliveries (and refuses signed
 	// ones) when there is no secret: for local use only.
 	GitHubAllowUnsigned bool
-	// AdminKey is the administrator key (X-API-Key) of deposits, oracle
-	// readings, audit repair and unfreezing.
-	AdminKey string
+	// PublicReads is whether reads need no credential (GetPrincipal says so).
+	PublicReads bool
 }
 
 // New returns a Handler over the ledger's use cases.
@@ -72,14 +72,14 @@ func New(app *usecase.App, opts Options) *Handler {
 		opts.Clock = clock.Real{}
 	}
 	return &Handler{
-		app:        app,
-		adminKey:   opts.AdminKey,
-		clock:      opts.Clock,
-		random:     opts.Random,
-		registers:  ratelimit.New(opts.RegisterRatePerMin, opts.Clock),
-		proxies:    opts.TrustedProxies,
-		sessionTTL: opts.SessionTTL,
-		webhook:    github.NewVerifier(opts.GitHubWebhookSecret, opts.GitHubAllowUnsigned),
+		app:         app,
+		publicReads: opts.PublicReads,
+		clock:       opts.Clock,
+		random:      opts.Random,
+		registers:   ratelimit.New(opts.RegisterRatePerMin, opts.Clock),
+		proxies:     opts.TrustedProxies,
+		sessionTTL:  opts.SessionTTL,
+		webhook:     github.NewVerifier(opts.GitHubWebhookSecret, opts.GitHubAllowUnsigned),
 	}
 }
 
@@ -127,37 +127,36 @@ func retrySeconds(d time.Duration) int64 {
 	return max(1, int64((d+time.Second-1)/time.Second))
 }
 
-// GetSession implements LedgerService.GetSession.
+// GetSession implements LedgerService.GetSession: the request's Bearer
+// token must be a live session (401 otherwise, an API token or the
+// administrator key included: they are no session).
 func (h *Handler) GetSession(ctx context.Context, _ *ledgerv1.GetSessionRequest) (*ledgerv1.GetSessionResponse, error) {
-	sess, err := h.authenticate(ctx)
+	p, err := session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := h.app.Contributor(ctx, p.ContributorID)
 	if err != nil {
 		return nil, err
 	}
 	return &ledgerv1.GetSessionResponse{
 		Valid:         true,
-		ContributorId: sess.Contributor.ID,
-		Handle:        sess.Contributor.Handle,
-		TrustLevel:    sess.Contributor.TrustLevel,
+		ContributorId: c.ID,
+		Handle:        c.Handle,
+		TrustLevel:    c.TrustLevel,
 	}, nil
 }
 
-// authenticate resolves the request's Bearer token to a live session.
-func (h *Handler) authenticate(ctx context.Context) (store.Session, error) {
-	token, ok := rpcmeta.BearerToken(ctx)
-	if !ok {
-		return store.Session{}, fault.New(fault.Unauthenticated, "missing or malformed Authorization header: want Bearer <session_token>")
+// session is the request's principal when it is a contributor's session.
+func session(ctx context.Context) (authz.Principal, error) {
+	p := authz.FromContext(ctx)
+	switch p.Kind {
+	case authz.Session:
+		return p, nil
+	case authz.Invalid:
+		return p, fault.New(fault.Unauthenticated, "%s", p.Problem)
 	}
-	sess, err := h.app.SessionByTokenHash(ctx, identity.HashToken(token))
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Session{}, fault.New(fault.Unauthenticated, "invalid session token")
-	}
-	if err != nil {
-		return store.Session{}, err
-	}
-	if !sess.ExpiresAt.IsZero() && !h.clock.Now().Before(sess.ExpiresAt) {
-		return store.Session{}, fault.New(fault.Unauthenticated, "session expired")
-	}
-	return sess, nil
+	return p, fault.New(fault.Unauthenticated, "missing or malformed Authorization header: want Bearer <session_token>")
 }
 
 // UpgradeTrust implements LedgerService.UpgradeTrust: a stub until an

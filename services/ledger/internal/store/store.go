@@ -51,6 +51,20 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
+// APIToken is a credential with a role, for a machine or a person who is
+// not a contributor; only the token's hash is kept.
+type APIToken struct {
+	ID        string
+	TokenHash string
+	Name      string
+	Role      string
+	CreatedAt time.Time
+	// ExpiresAt is zero for a token that does not expire.
+	ExpiresAt time.Time
+	// RevokedAt is zero for a token in force.
+	RevokedAt time.Time
+}
+
 // Asset is something contributions accumulate against.
 type Asset struct {
 	ID          string
@@ -130,6 +144,24 @@ type Identity interface {
 	// with its id exists, which is left as it is (handle and trust level
 	// untouched). Concurrent calls for one id insert it once.
 	EnsureContributor(ctx context.Context, c Contributor) error
+	// ExtendSession moves a session's expiry (a sliding lifetime).
+	// ErrNotFound when no session has that hash.
+	ExtendSession(ctx context.Context, tokenHash string, expiresAt time.Time) error
+	// DeleteSession removes a session (logout). ErrNotFound when no
+	// session has that hash.
+	DeleteSession(ctx context.Context, tokenHash string) error
+	// CreateToken inserts an API token. ErrAlreadyExists when its id or
+	// hash is taken.
+	CreateToken(ctx context.Context, t APIToken) error
+	// TokenByHash finds an API token, revoked or not. ErrNotFound when
+	// none has that hash.
+	TokenByHash(ctx context.Context, tokenHash string) (APIToken, error)
+	// ListTokens lists every API token, newest first.
+	ListTokens(ctx context.Context) ([]APIToken, error)
+	// RevokeToken sets a token's revocation time unless it is revoked
+	// already (the first time stays), and returns the token. ErrNotFound
+	// when there is no token with that id.
+	RevokeToken(ctx context.Context, id string, at time.Time) (APIToken, error)
 	// Counts returns row counts of its tables, for storage reports.
 	Counts(ctx context.Context) (map[string]int, error)
 }

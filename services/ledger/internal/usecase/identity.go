@@ -2,8 +2,13 @@ package usecase
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 
+	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/authz"
 )
 
 // Register creates a contributor with a handle and its first session in
@@ -15,11 +20,9 @@ func (a *App) Register(ctx context.Context, c store.Contributor, s store.Session
 	return a.tx(ctx, func(r Repos) error { return r.Identity.Register(ctx, c, s) })
 }
 
-// SessionByTokenHash finds a session and its contributor (whether it has
-// expired is the caller's rule). store.ErrNotFound when no session has that
-// hash.
-func (a *App) SessionByTokenHash(ctx context.Context, tokenHash string) (store.Session, error) {
-	return a.read().Identity.SessionByTokenHash(ctx, tokenHash)
+// Contributor returns a contributor. store.ErrNotFound when there is none.
+func (a *App) Contributor(ctx context.Context, id string) (store.Contributor, error) {
+	return a.read().Identity.GetContributor(ctx, id)
 }
 
 // Counts returns row counts by table of the whole ledger schema (identity,
@@ -40,4 +43,92 @@ func (a *App) Counts(ctx context.Context) (map[string]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// Authenticate resolves a Bearer token's hash to its principal: a
+// session's contributor or an API token's role. A session in use slides
+// its expiry forward (identity.RenewSession), in a write only when the
+// renewal is due. Unknown, expired and revoked credentials are an Invalid
+// principal saying which, never an error.
+func (a *App) Authenticate(ctx context.Context, tokenHash string) (authz.Principal, error) {
+	now := a.now()
+	r := a.read()
+	sess, err := r.Identity.SessionByTokenHash(ctx, tokenHash)
+	switch {
+	case err == nil:
+		if !sess.ExpiresAt.IsZero() && !now.Before(sess.ExpiresAt) {
+			return authz.Principal{Kind: authz.Invalid, Problem: "session expired"}, nil
+		}
+		if next, renew := identity.RenewSession(sess.ExpiresAt, now, a.cfg.SessionTTL); renew {
+			err := a.tx(ctx, func(r Repos) error { return r.Identity.ExtendSession(ctx, tokenHash, next) })
+			if errors.Is(err, store.ErrNotFound) { // logged out meanwhile
+				return authz.Principal{Kind: authz.Invalid, Problem: "invalid token"}, nil
+			}
+			if err != nil {
+				return authz.Principal{}, wrap("renew session", err)
+			}
+			sess.ExpiresAt = next
+		}
+		return authz.Principal{Kind: authz.Session, Role: authz.Contributor, ID: tokenHash,
+			ContributorID: sess.Contributor.ID, Name: sess.Contributor.Handle, ExpiresAt: sess.ExpiresAt}, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return authz.Principal{}, wrap("find session", err)
+	}
+	t, err := r.Identity.TokenByHash(ctx, tokenHash)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return authz.Principal{Kind: authz.Invalid, Problem: "invalid token"}, nil
+	case err != nil:
+		return authz.Principal{}, wrap("find token", err)
+	case !t.RevokedAt.IsZero():
+		return authz.Principal{Kind: authz.Invalid, Problem: "token revoked"}, nil
+	case !t.ExpiresAt.IsZero() && !now.Before(t.ExpiresAt):
+		return authz.Principal{Kind: authz.Invalid, Problem: "token expired"}, nil
+	}
+	role, ok := authz.ParseRole(t.Role)
+	if !ok {
+		return authz.Principal{}, fmt.Errorf("token %s has unknown role %q", t.ID, t.Role)
+	}
+	return authz.Principal{Kind: authz.Token, Role: role, ID: t.ID, Name: t.Name, ExpiresAt: t.ExpiresAt}, nil
+}
+
+// Logout revokes a session at once. store.ErrNotFound when it is gone.
+func (a *App) Logout(ctx context.Context, tokenHash string) error {
+	return a.tx(ctx, func(r Repos) error { return r.Identity.DeleteSession(ctx, tokenHash) })
+}
+
+// CreateToken issues an API token; the answer is the only place the token
+// itself appears.
+func (a *App) CreateToken(ctx context.Context, req identity.TokenRequest, random io.Reader) (store.APIToken, string, error) {
+	token, hash, err := identity.NewAPIToken(random)
+	if err != nil {
+		return store.APIToken{}, "", err
+	}
+	now := a.now()
+	t := store.APIToken{ID: a.cfg.NewID(), TokenHash: hash, Name: req.Name, Role: req.Role, CreatedAt: now}
+	if req.TTL > 0 {
+		t.ExpiresAt = now.Add(req.TTL)
+	}
+	if err := a.tx(ctx, func(r Repos) error { return r.Identity.CreateToken(ctx, t) }); err != nil {
+		return store.APIToken{}, "", wrap("create token", err)
+	}
+	return t, token, nil
+}
+
+// ListTokens lists every API token, newest first.
+func (a *App) ListTokens(ctx context.Context) ([]store.APIToken, error) {
+	ts, err := a.read().Identity.ListTokens(ctx)
+	return ts, wrap("list tokens", err)
+}
+
+// RevokeToken revokes an API token; revoking it again answers it as it
+// is. store.ErrNotFound for an unknown id.
+func (a *App) RevokeToken(ctx context.Context, id string) (store.APIToken, error) {
+	var t store.APIToken
+	err := a.tx(ctx, func(r Repos) error {
+		var err error
+		t, err = r.Identity.RevokeToken(ctx, id, a.now())
+		return err
+	})
+	return t, err
 }

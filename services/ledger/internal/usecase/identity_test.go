@@ -13,6 +13,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
@@ -26,23 +27,29 @@ func TestRegisterAndSessions(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine)
 		ctx := context.Background()
-		now := time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
+		now := e.clock.Now()
 		c := handleOwner("alice", now)
 		hash := identity.HashToken("token-a")
 		require.NoError(t, e.app.Register(ctx, c, store.Session{TokenHash: hash, CreatedAt: now}))
-		got, err := e.app.SessionByTokenHash(ctx, hash)
+		got, err := e.app.Authenticate(ctx, hash)
 		require.NoError(t, err)
-		require.Equal(t, c, got.Contributor)
-		require.Equal(t, now, got.CreatedAt, "microsecond timestamps round-trip")
-		require.True(t, got.ExpiresAt.IsZero())
-		_, err = e.app.SessionByTokenHash(ctx, identity.HashToken("other"))
-		require.ErrorIs(t, err, store.ErrNotFound)
+		require.Equal(t, authz.Principal{Kind: authz.Session, Role: authz.Contributor, ID: hash, ContributorID: c.ID, Name: "alice"}, got)
+		contributor, err := e.app.Contributor(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, c, contributor, "microsecond timestamps round-trip")
+		got, err = e.app.Authenticate(ctx, identity.HashToken("other"))
+		require.NoError(t, err)
+		require.Equal(t, authz.Principal{Kind: authz.Invalid, Problem: "invalid token"}, got)
 
 		expiring := identity.HashToken("t")
 		require.NoError(t, e.app.Register(ctx, handleOwner("bob", now), store.Session{TokenHash: expiring, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
-		got, err = e.app.SessionByTokenHash(ctx, expiring)
+		got, err = e.app.Authenticate(ctx, expiring)
 		require.NoError(t, err)
-		require.Equal(t, now.Add(time.Hour), got.ExpiresAt)
+		require.Equal(t, now.Add(time.Hour), got.ExpiresAt, "no session lifetime configured: the expiry stays")
+		e.clock.Advance(time.Hour)
+		got, err = e.app.Authenticate(ctx, expiring)
+		require.NoError(t, err)
+		require.Equal(t, authz.Principal{Kind: authz.Invalid, Problem: "session expired"}, got)
 	})
 }
 
@@ -55,8 +62,9 @@ func TestRegisterTakenHandleWritesNothing(t *testing.T) {
 		require.NoError(t, e.app.Register(ctx, handleOwner("carol", now), store.Session{TokenHash: identity.HashToken("1"), CreatedAt: now}))
 		err := e.app.Register(ctx, handleOwner("carol", now), store.Session{TokenHash: identity.HashToken("2"), CreatedAt: now})
 		require.ErrorIs(t, err, store.ErrAlreadyExists)
-		_, err = e.app.SessionByTokenHash(ctx, identity.HashToken("2"))
-		require.ErrorIs(t, err, store.ErrNotFound, "the loser's session was rolled back")
+		p, err := e.app.Authenticate(ctx, identity.HashToken("2"))
+		require.NoError(t, err)
+		require.Equal(t, authz.Invalid, p.Kind, "the loser's session was rolled back")
 		counts, err := e.app.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, counts["contributors"])

@@ -69,6 +69,8 @@ type Config struct {
 	Signers map[string]string
 	// Ideas looks ideas up in the portfolio.
 	Ideas Ideas
+	// SessionTTL is a session's sliding lifetime; 0: sessions never expire.
+	SessionTTL time.Duration
 }
 
 // App runs the ledger's use cases.

@@ -26,10 +26,10 @@ import (
 	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
 	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/migrate"
-	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
 // probeTimeout bounds each readiness probe and each part of the persistence
@@ -80,9 +80,6 @@ type Options struct {
 	// Monitor is the economy monitor (GET /api/health/coherence); nil when
 	// this deployment does not run it.
 	Monitor *monitor.Runner
-	// AdminKey is the administrator key: connection targets are shown only
-	// to requests that carry it.
-	AdminKey string
 }
 
 // Handler serves foundry.ops.v1.OpsService and, for the gateway's
@@ -93,7 +90,6 @@ type Handler struct {
 
 	store      store.Store
 	monitor    *monitor.Runner
-	adminKey   string
 	db         *database.DB
 	peers      []Peer
 	sink       telemetry.Sink
@@ -118,7 +114,7 @@ type Handler struct {
 // New returns a Handler.
 func New(opts Options) *Handler {
 	h := &Handler{
-		store: opts.Store, monitor: opts.Monitor, adminKey: opts.AdminKey, db: opts.DB, peers: opts.Peers, sink: opts.Telemetry,
+		store: opts.Store, monitor: opts.Monitor, db: opts.DB, peers: opts.Peers, sink: opts.Telemetry,
 		collectors: opts.Collectors, budget: opts.LatencyBudget, clock: opts.Clock, log: opts.Log,
 		stored: map[string]time.Time{},
 		eventsWritten: prometheus.NewCounter(prometheus.CounterOpts{
@@ -256,10 +252,10 @@ func (h *Handler) GetPersistence(ctx context.Context, _ *opsv1.GetPersistenceReq
 		}
 	}
 	// Where the data lives (hosts, database names, file paths) helps an
-	// attacker more than a health check: only an administrator sees it. A
-	// missing or wrong key gets the same public view, not a 401, so probes
-	// and dashboards keep working without the key.
-	if rpcmeta.RequireAdmin(ctx, h.adminKey) == nil {
+	// attacker more than a health check: only an administrator sees it.
+	// Everyone else gets the public view, so probes and dashboards work
+	// without a credential.
+	if authz.FromContext(ctx).Is(authz.Admin) {
 		resp.TargetsShown = true
 	} else {
 		for _, s := range services {

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
@@ -27,6 +26,7 @@ import (
 	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/ops/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
@@ -182,8 +182,8 @@ func TestGetPersistence(t *testing.T) {
 	t.Run("every service and a telemetry file", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "events.jsonl")
-		h := setup(t, handler.Options{Peers: []handler.Peer{healthy("ledger")}, Telemetry: sink(t, telemetry.Config{EventsPath: path}), AdminKey: "k"})
-		admin := metadata.NewIncomingContext(ctx, metadata.Pairs("x-api-key", "k"))
+		h := setup(t, handler.Options{Peers: []handler.Peer{healthy("ledger")}, Telemetry: sink(t, telemetry.Config{EventsPath: path})})
+		admin := authz.WithPrincipal(ctx, authz.Principal{Kind: authz.AdminKey, Role: authz.Admin})
 		resp, err := h.GetPersistence(admin, &opsv1.GetPersistenceRequest{})
 		require.NoError(t, err)
 		require.Equal(t, "ok", resp.GetStatus())
@@ -195,8 +195,8 @@ func TestGetPersistence(t *testing.T) {
 		require.NotEmpty(t, ops.GetTarget(), "the administrator sees where the data lives")
 		require.Equal(t, &opsv1.TelemetryPersistence{Backend: "file", Target: path, Status: "ok"}, resp.GetTelemetry())
 
-		// Without the key, or with a wrong one: the same report, no targets.
-		for _, c := range []context.Context{ctx, metadata.NewIncomingContext(ctx, metadata.Pairs("x-api-key", "wrong"))} {
+		// Anyone else, an operator included: the same report, no targets.
+		for _, c := range []context.Context{ctx, authz.WithPrincipal(ctx, authz.Principal{Kind: authz.Token, Role: authz.Operator})} {
 			resp, err = h.GetPersistence(c, &opsv1.GetPersistenceRequest{})
 			require.NoError(t, err)
 			require.False(t, resp.GetTargetsShown())

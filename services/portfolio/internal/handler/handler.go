@@ -6,13 +6,13 @@ package handler
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"net/http"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
@@ -38,13 +38,19 @@ type Handler struct {
 	portfoliov1.UnimplementedPortfolioServiceServer
 	portfoliov1.UnimplementedPortfolioInternalServiceServer
 
-	app      *usecase.App
-	adminKey string
+	app *usecase.App
 }
 
 // New returns a Handler over the use cases.
-func New(app *usecase.App, adminKey string) *Handler {
-	return &Handler{app: app, adminKey: adminKey}
+func New(app *usecase.App) *Handler {
+	return &Handler{app: app}
+}
+
+// editor is the caller as the idea rules see it: an operator (the role
+// includes administrators), or a contributor's session.
+func editor(ctx context.Context) idea.Editor {
+	p := authz.FromContext(ctx)
+	return idea.Editor{Operator: p.Is(authz.Operator), ContributorID: p.ContributorID}
 }
 
 // storeError maps store errors to domain failures; others pass through.
@@ -75,7 +81,7 @@ func (h *Handler) CreateIdea(ctx context.Context, req *portfoliov1.CreateIdeaReq
 	if v := req.GetValueVector(); v != nil {
 		d.ValueVector = &idea.ValueVector{Adoption: v.GetAdoption(), Lineage: v.GetLineage(), FrictionAvoided: v.GetFrictionAvoided()}
 	}
-	i, err := h.app.CreateIdea(ctx, d)
+	i, err := h.app.CreateIdea(ctx, editor(ctx), d)
 	if err != nil {
 		// A generated id cannot be taken, so only a chosen one is named.
 		return nil, storeError(err, d.ID)
@@ -161,7 +167,7 @@ func (h *Handler) UpdateIdea(ctx context.Context, req *portfoliov1.UpdateIdeaReq
 	if p.Empty() {
 		return nil, fault.New(fault.Rejected, "the patch changes nothing: send at least one field")
 	}
-	i, err := h.app.UpdateIdea(ctx, req.GetId(), p)
+	i, err := h.app.UpdateIdea(ctx, editor(ctx), req.GetId(), p)
 	if err != nil {
 		return nil, storeError(err, req.GetId())
 	}
@@ -194,8 +200,8 @@ func (h *Handler) GetStorage(ctx context.Context, _ *portfoliov1.GetStorageReque
 		IdeaTagCount: int32(counts.IdeaTags), HealthSnapshotCount: int32(counts.Snapshots),
 	}
 	// The connection target (host, database, file path) only for the
-	// administrator; a missing or wrong key gets the public view.
-	if rpcmeta.RequireAdmin(ctx, h.adminKey) == nil {
+	// administrator; anyone else gets the public view.
+	if authz.FromContext(ctx).Is(authz.Admin) {
 		resp.Database, resp.TargetsShown = st.Target, true
 	}
 	return resp, nil
@@ -250,7 +256,7 @@ func (h *Handler) ListTags(ctx context.Context, _ *portfoliov1.ListTagsRequest) 
 
 // SetIdeaTags implements PortfolioService.SetIdeaTags.
 func (h *Handler) SetIdeaTags(ctx context.Context, req *portfoliov1.SetIdeaTagsRequest) (*portfoliov1.SetIdeaTagsResponse, error) {
-	i, err := h.app.SetTags(ctx, req.GetId(), append([]string{}, req.GetTags()...))
+	i, err := h.app.SetTags(ctx, editor(ctx), req.GetId(), append([]string{}, req.GetTags()...))
 	if err != nil {
 		return nil, storeError(err, req.GetId())
 	}
@@ -288,10 +294,3 @@ func questionProto(q store.Question) *portfoliov1.Question {
 	return &portfoliov1.Question{Id: q.ID, IdeaId: q.IdeaID, Question: q.Text, Status: q.Status, CreatedAt: rfc3339(q.CreatedAt)}
 }
 
-// requireAdmin guards administrator actions.
-func (h *Handler) requireAdmin(ctx context.Context) error {
-	if err := rpcmeta.RequireAdmin(ctx, h.adminKey); err != nil {
-		return fmt.Errorf("administrator action: %w", err)
-	}
-	return nil
-}

@@ -65,16 +65,11 @@ func childrenProto(cs []rightsizing.Child) []*portfoliov1.ProposedChild {
 
 // ApplyRightSizing implements PortfolioService.ApplyRightSizing. Without an
 // explicit dry_run false it only projects the changes; applying them is an
-// administrator action.
+// operator's action (the method's policy).
 func (h *Handler) ApplyRightSizing(ctx context.Context, req *portfoliov1.ApplyRightSizingRequest) (*portfoliov1.ApplyRightSizingResponse, error) {
 	dryRun := req.DryRun == nil || req.GetDryRun().GetValue()
 	if err := validateApply(req); err != nil {
 		return nil, err
-	}
-	if !dryRun {
-		if err := h.requireAdmin(ctx); err != nil {
-			return nil, err
-		}
 	}
 	parent, err := h.app.Idea(ctx, req.GetIdeaId())
 	if err != nil {

@@ -69,6 +69,9 @@ type Idea struct {
 	Archived     bool
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	// CreatedBy is the contributor who created the idea, who may edit it
+	// as operators do; "" when an operator created it.
+	CreatedBy string
 }
 
 // Score is the free-energy score:
@@ -121,6 +124,8 @@ type Draft struct {
 	Stage          string
 	CostVector     *CostVector
 	ValueVector    *ValueVector
+	// CreatedBy is the creating contributor ("" for an operator).
+	CreatedBy string
 }
 
 // New validates a draft and returns the idea it describes, with defaults
@@ -142,7 +147,7 @@ func New(d Draft, id string, now time.Time) (Idea, error) {
 		ActualValue: d.ActualValue, ActualCost: d.ActualCost,
 		Confidence: DefaultConfidence, ResistanceRisk: DefaultResistanceRisk,
 		Stage: None, CostVector: d.CostVector, ValueVector: d.ValueVector,
-		CreatedAt: now, UpdatedAt: now,
+		CreatedAt: now, UpdatedAt: now, CreatedBy: d.CreatedBy,
 	}
 	if d.Confidence != nil {
 		i.Confidence = *d.Confidence

@@ -10,9 +10,14 @@ import (
 )
 
 // CreateIdea validates a draft and stores the idea it describes (a new id
-// when the draft has none), stamped with the current time.
-// store.ErrAlreadyExists when the id is taken.
-func (a *App) CreateIdea(ctx context.Context, d idea.Draft) (idea.Idea, error) {
+// when the draft has none), stamped with the current time and, for a
+// contributor, with its creator. store.ErrAlreadyExists when the id is
+// taken.
+func (a *App) CreateIdea(ctx context.Context, ed idea.Editor, d idea.Draft) (idea.Idea, error) {
+	if err := ed.CheckCreate(d); err != nil {
+		return idea.Idea{}, err
+	}
+	d.CreatedBy = ed.ContributorID
 	i, err := idea.New(d, a.cfg.NewID(), a.now())
 	if err != nil {
 		return idea.Idea{}, err
@@ -68,15 +73,21 @@ func (a *App) Tags(ctx context.Context) ([]store.TagCount, error) {
 	return a.read().Ideas.Tags(ctx)
 }
 
-// UpdateIdea applies a patch (idea.Apply) to an idea.
-func (a *App) UpdateIdea(ctx context.Context, id string, p idea.Patch) (idea.Idea, error) {
+// UpdateIdea applies a patch (idea.Apply) to an idea, when ed may change
+// it (idea.Editor.CheckEdit).
+func (a *App) UpdateIdea(ctx context.Context, ed idea.Editor, id string, p idea.Patch) (idea.Idea, error) {
 	now := a.now()
-	return a.change(ctx, id, func(i *idea.Idea) error { return i.Apply(p, now) })
+	return a.change(ctx, id, func(i *idea.Idea) error {
+		if err := ed.CheckEdit(*i, p.Stage != nil); err != nil {
+			return err
+		}
+		return i.Apply(p, now)
+	})
 }
 
-// SetTags replaces an idea's tags.
-func (a *App) SetTags(ctx context.Context, id string, tags []string) (idea.Idea, error) {
-	return a.UpdateIdea(ctx, id, idea.Patch{Tags: &tags})
+// SetTags replaces an idea's tags, when ed may change it.
+func (a *App) SetTags(ctx context.Context, ed idea.Editor, id string, tags []string) (idea.Idea, error) {
+	return a.UpdateIdea(ctx, ed, id, idea.Patch{Tags: &tags})
 }
 
 // Advance moves an idea exactly one stage forward; concurrent advances of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -112,5 +113,111 @@ func ensureContributor(ctx context.Context, q database.Querier, c store.Contribu
 
 // Counts implements store.Identity.
 func (i Identity) Counts(ctx context.Context) (map[string]int, error) {
-	return count(ctx, i.q, "contributors", "sessions")
+	return count(ctx, i.q, "contributors", "sessions", "api_tokens")
+}
+
+// ExtendSession implements store.Identity.
+func (i Identity) ExtendSession(ctx context.Context, tokenHash string, expiresAt time.Time) error {
+	n, err := i.q.Exec(ctx, `UPDATE sessions SET expires_at = $1 WHERE token_hash = $2`, database.NullMicros(expiresAt), tokenHash)
+	if err != nil {
+		return fmt.Errorf("extend session: %w", err)
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// DeleteSession implements store.Identity.
+func (i Identity) DeleteSession(ctx context.Context, tokenHash string) error {
+	n, err := i.q.Exec(ctx, `DELETE FROM sessions WHERE token_hash = $1`, tokenHash)
+	if err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// CreateToken implements store.Identity.
+func (i Identity) CreateToken(ctx context.Context, t store.APIToken) error {
+	_, err := i.q.Exec(ctx, `INSERT INTO api_tokens (id, token_hash, name, role, created_at, expires_at, revoked_at)
+		VALUES ($1, $2, $3, $4, $5, $6, NULL)`,
+		t.ID, t.TokenHash, t.Name, t.Role, database.Micros(t.CreatedAt), database.NullMicros(t.ExpiresAt))
+	if database.IsUniqueViolation(err) {
+		return fmt.Errorf("create token %s: %w", t.ID, store.ErrAlreadyExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create token %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+const tokenColumns = `id, token_hash, name, role, created_at, expires_at, revoked_at`
+
+// scanToken reads a row of tokenColumns.
+func scanToken(row database.Row) (store.APIToken, error) {
+	var (
+		t                  store.APIToken
+		created            int64
+		expires, revokedAt *int64
+	)
+	if err := row.Scan(&t.ID, &t.TokenHash, &t.Name, &t.Role, &created, &expires, &revokedAt); err != nil {
+		return store.APIToken{}, err
+	}
+	t.CreatedAt = database.Time(created)
+	if expires != nil {
+		t.ExpiresAt = database.Time(*expires)
+	}
+	if revokedAt != nil {
+		t.RevokedAt = database.Time(*revokedAt)
+	}
+	return t, nil
+}
+
+// TokenByHash implements store.Identity.
+func (i Identity) TokenByHash(ctx context.Context, tokenHash string) (store.APIToken, error) {
+	t, err := scanToken(i.q.QueryRow(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE token_hash = $1`, tokenHash))
+	if errors.Is(err, database.ErrNoRows) {
+		return store.APIToken{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.APIToken{}, fmt.Errorf("find token: %w", err)
+	}
+	return t, nil
+}
+
+// ListTokens implements store.Identity.
+func (i Identity) ListTokens(ctx context.Context) ([]store.APIToken, error) {
+	rows, err := i.q.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens ORDER BY created_at DESC, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	defer rows.Close()
+	out := []store.APIToken{}
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tokens: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeToken implements store.Identity.
+func (i Identity) RevokeToken(ctx context.Context, id string, at time.Time) (store.APIToken, error) {
+	t, err := scanToken(i.q.QueryRow(ctx, `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2
+		RETURNING `+tokenColumns, database.Micros(at), id))
+	if errors.Is(err, database.ErrNoRows) {
+		return store.APIToken{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.APIToken{}, fmt.Errorf("revoke token %s: %w", id, err)
+	}
+	return t, nil
 }

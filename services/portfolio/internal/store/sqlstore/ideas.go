@@ -26,7 +26,7 @@ const ideaColumns = `id, name, description, potential_value, estimated_cost, act
 	confidence, resistance_risk, stage, manifestation_status,
 	cost_compute, cost_infrastructure, cost_human_attention,
 	value_adoption, value_lineage, value_friction_avoided,
-	open_question_count, task_count, parent_idea_id, merged_into_id, archived, created_at, updated_at`
+	open_question_count, task_count, parent_idea_id, merged_into_id, archived, created_at, updated_at, created_by`
 
 // scanIdea reads a row of ideaColumns, followed by extra columns into
 // extra.
@@ -35,13 +35,13 @@ func scanIdea(row database.Row, extra ...any) (idea.Idea, error) {
 		i                           idea.Idea
 		stage, manifestation        string
 		cc, ci, ch, va, vl, vf      *float64
-		parent, merged              *string
+		parent, merged, createdBy   *string
 		createdMicros, updatedMicro int64
 	)
 	err := row.Scan(append([]any{&i.ID, &i.Name, &i.Description, &i.PotentialValue, &i.EstimatedCost, &i.ActualValue, &i.ActualCost,
 		&i.Confidence, &i.ResistanceRisk, &stage, &manifestation,
 		&cc, &ci, &ch, &va, &vl, &vf,
-		&i.OpenQuestions, &i.TaskCount, &parent, &merged, &i.Archived, &createdMicros, &updatedMicro}, extra...)...)
+		&i.OpenQuestions, &i.TaskCount, &parent, &merged, &i.Archived, &createdMicros, &updatedMicro, &createdBy}, extra...)...)
 	if err != nil {
 		return idea.Idea{}, err
 	}
@@ -57,6 +57,9 @@ func scanIdea(row database.Row, extra ...any) (idea.Idea, error) {
 	}
 	if merged != nil {
 		i.MergedIntoID = *merged
+	}
+	if createdBy != nil {
+		i.CreatedBy = *createdBy
 	}
 	i.CreatedAt, i.UpdatedAt = database.Time(createdMicros), database.Time(updatedMicro)
 	i.Tags = []string{}
@@ -76,7 +79,7 @@ func ideaArgs(i idea.Idea) []any {
 		i.Confidence, i.ResistanceRisk, string(i.Stage), string(i.Manifestation),
 		cc, ci, ch, va, vl, vf,
 		i.OpenQuestions, i.TaskCount, database.NullString(i.ParentID), database.NullString(i.MergedIntoID), i.Archived,
-		i.CreatedAt.UnixMicro(), i.UpdatedAt.UnixMicro()}
+		i.CreatedAt.UnixMicro(), i.UpdatedAt.UnixMicro(), database.NullString(i.CreatedBy)}
 }
 
 // Create implements store.Ideas.

@@ -17,6 +17,7 @@
 package agentv1
 
 import (
+	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -2672,7 +2673,7 @@ var File_foundry_agent_v1_agent_proto protoreflect.FileDescriptor
 
 const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x94\t\n" +
+	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x94\t\n" +
 	"\tAgentTask\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
@@ -2930,26 +2931,39 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x12RunLoopOnceRequest\x12\x17\n" +
 	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"T\n" +
 	"\x13RunLoopOnceResponse\x12=\n" +
-	"\titeration\x18\x01 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\titeration2\x80\n" +
+	"\titeration\x18\x01 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\titeration2\x83\v\n" +
+	"\fAgentService\x12`\n" +
 	"\n" +
-	"\fAgentService\x12W\n" +
+	"CreateTask\x12#.foundry.agent.v1.CreateTaskRequest\x1a$.foundry.agent.v1.CreateTaskResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12]\n" +
+	"\tListTasks\x12\".foundry.agent.v1.ListTasksRequest\x1a#.foundry.agent.v1.ListTasksResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12W\n" +
+	"\aGetTask\x12 .foundry.agent.v1.GetTaskRequest\x1a!.foundry.agent.v1.GetTaskResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12`\n" +
 	"\n" +
-	"CreateTask\x12#.foundry.agent.v1.CreateTaskRequest\x1a$.foundry.agent.v1.CreateTaskResponse\x12T\n" +
-	"\tListTasks\x12\".foundry.agent.v1.ListTasksRequest\x1a#.foundry.agent.v1.ListTasksResponse\x12N\n" +
-	"\aGetTask\x12 .foundry.agent.v1.GetTaskRequest\x1a!.foundry.agent.v1.GetTaskResponse\x12W\n" +
+	"UpdateTask\x12#.foundry.agent.v1.UpdateTaskRequest\x1a$.foundry.agent.v1.UpdateTaskResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x04\x12x\n" +
+	"\x12ListAttentionTasks\x12+.foundry.agent.v1.ListAttentionTasksRequest\x1a,.foundry.agent.v1.ListAttentionTasksResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12`\n" +
 	"\n" +
-	"UpdateTask\x12#.foundry.agent.v1.UpdateTaskRequest\x1a$.foundry.agent.v1.UpdateTaskResponse\x12o\n" +
-	"\x12ListAttentionTasks\x12+.foundry.agent.v1.ListAttentionTasksRequest\x1a,.foundry.agent.v1.ListAttentionTasksResponse\x12W\n" +
+	"CountTasks\x12#.foundry.agent.v1.CountTasksRequest\x1a$.foundry.agent.v1.CountTasksResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12]\n" +
+	"\tClaimTask\x12\".foundry.agent.v1.ClaimTaskRequest\x1a#.foundry.agent.v1.ClaimTaskResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x04\x12u\n" +
+	"\x11GetPipelineStatus\x12*.foundry.agent.v1.GetPipelineStatusRequest\x1a+.foundry.agent.v1.GetPipelineStatusResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12`\n" +
 	"\n" +
-	"CountTasks\x12#.foundry.agent.v1.CountTasksRequest\x1a$.foundry.agent.v1.CountTasksResponse\x12T\n" +
-	"\tClaimTask\x12\".foundry.agent.v1.ClaimTaskRequest\x1a#.foundry.agent.v1.ClaimTaskResponse\x12l\n" +
-	"\x11GetPipelineStatus\x12*.foundry.agent.v1.GetPipelineStatusRequest\x1a+.foundry.agent.v1.GetPipelineStatusResponse\x12W\n" +
-	"\n" +
-	"GetMetrics\x12#.foundry.agent.v1.GetMetricsRequest\x1a$.foundry.agent.v1.GetMetricsResponse\x12i\n" +
-	"\x10GetPromptABStats\x12).foundry.agent.v1.GetPromptABStatsRequest\x1a*.foundry.agent.v1.GetPromptABStatsResponse\x12\x87\x01\n" +
-	"\x1aGetDiagnosticsCompleteness\x123.foundry.agent.v1.GetDiagnosticsCompletenessRequest\x1a4.foundry.agent.v1.GetDiagnosticsCompletenessResponse\x12`\n" +
-	"\rGetLoopStatus\x12&.foundry.agent.v1.GetLoopStatusRequest\x1a'.foundry.agent.v1.GetLoopStatusResponse\x12Z\n" +
-	"\vRunLoopOnce\x12$.foundry.agent.v1.RunLoopOnceRequest\x1a%.foundry.agent.v1.RunLoopOnceResponseB\xc8\x01\n" +
+	"GetMetrics\x12#.foundry.agent.v1.GetMetricsRequest\x1a$.foundry.agent.v1.GetMetricsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12r\n" +
+	"\x10GetPromptABStats\x12).foundry.agent.v1.GetPromptABStatsRequest\x1a*.foundry.agent.v1.GetPromptABStatsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12\x90\x01\n" +
+	"\x1aGetDiagnosticsCompleteness\x123.foundry.agent.v1.GetDiagnosticsCompletenessRequest\x1a4.foundry.agent.v1.GetDiagnosticsCompletenessResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12i\n" +
+	"\rGetLoopStatus\x12&.foundry.agent.v1.GetLoopStatusRequest\x1a'.foundry.agent.v1.GetLoopStatusResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12q\n" +
+	"\vRunLoopOnce\x12$.foundry.agent.v1.RunLoopOnceRequest\x1a%.foundry.agent.v1.RunLoopOnceResponse\"\x15\xc2\xf3\x18\x11\n" +
+	"\x01\x05\x1a\f\n" +
+	"\adry_run\x12\x01\x02B\xc8\x01\n" +
 	"\x14com.foundry.agent.v1B\n" +
 	"AgentProtoP\x01ZBgithub.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1;agentv1\xa2\x02\x03FAX\xaa\x02\x10Foundry.Agent.V1\xca\x02\x10Foundry\\Agent\\V1\xe2\x02\x1cFoundry\\Agent\\V1\\GPBMetadata\xea\x02\x12Foundry::Agent::V1b\x06proto3"
 

@@ -17,6 +17,7 @@
 package ledgerv1
 
 import (
+	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -5239,11 +5240,747 @@ func (x *SetEconomyModeResponse) GetChanged() bool {
 	return false
 }
 
+// LogoutRequest has no fields: the session is the request's Bearer token.
+type LogoutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogoutRequest) Reset() {
+	*x = LogoutRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogoutRequest) ProtoMessage() {}
+
+func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
+func (*LogoutRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
+}
+
+// LogoutResponse confirms the session was revoked.
+type LogoutResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Revoked       bool                   `protobuf:"varint,1,opt,name=revoked,proto3" json:"revoked,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogoutResponse) Reset() {
+	*x = LogoutResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogoutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogoutResponse) ProtoMessage() {}
+
+func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
+func (*LogoutResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *LogoutResponse) GetRevoked() bool {
+	if x != nil {
+		return x.Revoked
+	}
+	return false
+}
+
+// GetPrincipalRequest has no fields: the principal is the request's credential.
+type GetPrincipalRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPrincipalRequest) Reset() {
+	*x = GetPrincipalRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPrincipalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPrincipalRequest) ProtoMessage() {}
+
+func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPrincipalRequest.ProtoReflect.Descriptor instead.
+func (*GetPrincipalRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
+}
+
+// GetPrincipalResponse describes the caller.
+type GetPrincipalResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind: anonymous, session, token or admin.
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// role: none (anonymous), viewer, contributor, worker, operator or admin.
+	Role string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	// contributor_id and handle are the session's contributor.
+	ContributorId *wrapperspb.StringValue `protobuf:"bytes,3,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
+	Handle        *wrapperspb.StringValue `protobuf:"bytes,4,opt,name=handle,proto3" json:"handle,omitempty"`
+	// token_id and name identify an API token.
+	TokenId *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=token_id,json=tokenId,proto3" json:"token_id,omitempty"`
+	Name    *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	// expires_at is when the credential stops working (RFC 3339); null when never.
+	ExpiresAt *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// public_reads is whether reads need no credential on this deployment.
+	PublicReads   bool `protobuf:"varint,8,opt,name=public_reads,json=publicReads,proto3" json:"public_reads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPrincipalResponse) Reset() {
+	*x = GetPrincipalResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPrincipalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPrincipalResponse) ProtoMessage() {}
+
+func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPrincipalResponse.ProtoReflect.Descriptor instead.
+func (*GetPrincipalResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *GetPrincipalResponse) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *GetPrincipalResponse) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *GetPrincipalResponse) GetContributorId() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ContributorId
+	}
+	return nil
+}
+
+func (x *GetPrincipalResponse) GetHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+func (x *GetPrincipalResponse) GetTokenId() *wrapperspb.StringValue {
+	if x != nil {
+		return x.TokenId
+	}
+	return nil
+}
+
+func (x *GetPrincipalResponse) GetName() *wrapperspb.StringValue {
+	if x != nil {
+		return x.Name
+	}
+	return nil
+}
+
+func (x *GetPrincipalResponse) GetExpiresAt() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *GetPrincipalResponse) GetPublicReads() bool {
+	if x != nil {
+		return x.PublicReads
+	}
+	return false
+}
+
+// APIToken is an API token without its secret.
+type APIToken struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// role: viewer, worker, operator or admin.
+	Role          string                  `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	CreatedAt     string                  `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	ExpiresAt     *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	RevokedAt     *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *APIToken) Reset() {
+	*x = APIToken{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *APIToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*APIToken) ProtoMessage() {}
+
+func (x *APIToken) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use APIToken.ProtoReflect.Descriptor instead.
+func (*APIToken) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *APIToken) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *APIToken) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *APIToken) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *APIToken) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *APIToken) GetExpiresAt() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *APIToken) GetRevokedAt() *wrapperspb.StringValue {
+	if x != nil {
+		return x.RevokedAt
+	}
+	return nil
+}
+
+// CreateTokenRequest names the token, its role and its lifetime.
+type CreateTokenRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name says who or what holds the token (a worker, a CI job): 1-100 characters.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// role: viewer, worker, operator or admin.
+	Role string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	// ttl is a lifetime such as "720h", "30d" or "90m"; empty: the token never expires.
+	Ttl           string `protobuf:"bytes,3,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateTokenRequest) Reset() {
+	*x = CreateTokenRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateTokenRequest) ProtoMessage() {}
+
+func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
+func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *CreateTokenRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateTokenRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *CreateTokenRequest) GetTtl() string {
+	if x != nil {
+		return x.Ttl
+	}
+	return ""
+}
+
+// CreateTokenResponse is the only answer that carries the token.
+type CreateTokenResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ApiToken *APIToken              `protobuf:"bytes,1,opt,name=api_token,json=apiToken,proto3" json:"api_token,omitempty"`
+	// token is the secret, shown once: present it as Authorization: Bearer <token>.
+	Token         string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateTokenResponse) Reset() {
+	*x = CreateTokenResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateTokenResponse) ProtoMessage() {}
+
+func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
+func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *CreateTokenResponse) GetApiToken() *APIToken {
+	if x != nil {
+		return x.ApiToken
+	}
+	return nil
+}
+
+func (x *CreateTokenResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+// ListTokensRequest has no fields.
+type ListTokensRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTokensRequest) Reset() {
+	*x = ListTokensRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTokensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTokensRequest) ProtoMessage() {}
+
+func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
+func (*ListTokensRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
+}
+
+// ListTokensResponse lists every API token, revoked ones included.
+type ListTokensResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tokens        []*APIToken            `protobuf:"bytes,1,rep,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTokensResponse) Reset() {
+	*x = ListTokensResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTokensResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTokensResponse) ProtoMessage() {}
+
+func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
+func (*ListTokensResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
+}
+
+func (x *ListTokensResponse) GetTokens() []*APIToken {
+	if x != nil {
+		return x.Tokens
+	}
+	return nil
+}
+
+// RevokeTokenRequest names the token to revoke.
+type RevokeTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeTokenRequest) Reset() {
+	*x = RevokeTokenRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeTokenRequest) ProtoMessage() {}
+
+func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
+func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
+}
+
+func (x *RevokeTokenRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// RevokeTokenResponse is the revoked token.
+type RevokeTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ApiToken      *APIToken              `protobuf:"bytes,1,opt,name=api_token,json=apiToken,proto3" json:"api_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeTokenResponse) Reset() {
+	*x = RevokeTokenResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeTokenResponse) ProtoMessage() {}
+
+func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
+func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
+}
+
+func (x *RevokeTokenResponse) GetApiToken() *APIToken {
+	if x != nil {
+		return x.ApiToken
+	}
+	return nil
+}
+
+// AuthenticateRequest carries the hex SHA-256 of a Bearer token.
+type AuthenticateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TokenHash     string                 `protobuf:"bytes,1,opt,name=token_hash,json=tokenHash,proto3" json:"token_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticateRequest) Reset() {
+	*x = AuthenticateRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticateRequest) ProtoMessage() {}
+
+func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
+func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *AuthenticateRequest) GetTokenHash() string {
+	if x != nil {
+		return x.TokenHash
+	}
+	return ""
+}
+
+// AuthenticateResponse is the verified principal.
+type AuthenticateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind: session or token.
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Role string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	// id is the token's id, or the session's token hash.
+	Id            string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	ContributorId string `protobuf:"bytes,4,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
+	// name is the token's name or the session contributor's handle.
+	Name string `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
+	// expires_at_micros is Unix microseconds; 0 when the credential never expires.
+	ExpiresAtMicros int64 `protobuf:"varint,6,opt,name=expires_at_micros,json=expiresAtMicros,proto3" json:"expires_at_micros,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *AuthenticateResponse) Reset() {
+	*x = AuthenticateResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticateResponse) ProtoMessage() {}
+
+func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
+func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
+}
+
+func (x *AuthenticateResponse) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *AuthenticateResponse) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *AuthenticateResponse) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AuthenticateResponse) GetContributorId() string {
+	if x != nil {
+		return x.ContributorId
+	}
+	return ""
+}
+
+func (x *AuthenticateResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AuthenticateResponse) GetExpiresAtMicros() int64 {
+	if x != nil {
+		return x.ExpiresAtMicros
+	}
+	return 0
+}
+
 var File_foundry_ledger_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
-	"\x1efoundry/ledger/v1/ledger.proto\x12\x11foundry.ledger.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\")\n" +
+	"\x1efoundry/ledger/v1/ledger.proto\x12\x11foundry.ledger.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\")\n" +
 	"\x0fRegisterRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\"\x97\x01\n" +
 	"\x10RegisterResponse\x12%\n" +
@@ -5629,46 +6366,144 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
 	"\x16SetEconomyModeResponse\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\x18\n" +
-	"\achanged\x18\x02 \x01(\bR\achanged2\x98\x1a\n" +
-	"\rLedgerService\x12S\n" +
-	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\x12Y\n" +
+	"\achanged\x18\x02 \x01(\bR\achanged\"\x0f\n" +
+	"\rLogoutRequest\"*\n" +
+	"\x0eLogoutResponse\x12\x18\n" +
+	"\arevoked\x18\x01 \x01(\bR\arevoked\"\x15\n" +
+	"\x13GetPrincipalRequest\"\x84\x03\n" +
+	"\x14GetPrincipalResponse\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12C\n" +
+	"\x0econtributor_id\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\rcontributorId\x124\n" +
+	"\x06handle\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x06handle\x127\n" +
+	"\btoken_id\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\atokenId\x120\n" +
+	"\x04name\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\x04name\x12;\n" +
 	"\n" +
-	"GetSession\x12$.foundry.ledger.v1.GetSessionRequest\x1a%.foundry.ledger.v1.GetSessionResponse\x12_\n" +
-	"\fUpgradeTrust\x12&.foundry.ledger.v1.UpgradeTrustRequest\x1a'.foundry.ledger.v1.UpgradeTrustResponse\x12\\\n" +
-	"\vCreateAsset\x12%.foundry.ledger.v1.CreateAssetRequest\x1a&.foundry.ledger.v1.CreateAssetResponse\x12S\n" +
-	"\bGetAsset\x12\".foundry.ledger.v1.GetAssetRequest\x1a#.foundry.ledger.v1.GetAssetResponse\x12Y\n" +
+	"expires_at\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\texpiresAt\x12!\n" +
+	"\fpublic_reads\x18\b \x01(\bR\vpublicReads\"\xdb\x01\n" +
+	"\bAPIToken\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role\x12\x1d\n" +
 	"\n" +
-	"ListAssets\x12$.foundry.ledger.v1.ListAssetsRequest\x1a%.foundry.ledger.v1.ListAssetsResponse\x12q\n" +
-	"\x12CreateContribution\x12,.foundry.ledger.v1.CreateContributionRequest\x1a-.foundry.ledger.v1.CreateContributionResponse\x12h\n" +
-	"\x0fGetContribution\x12).foundry.ledger.v1.GetContributionRequest\x1a*.foundry.ledger.v1.GetContributionResponse\x12}\n" +
-	"\x16ListAssetContributions\x120.foundry.ledger.v1.ListAssetContributionsRequest\x1a1.foundry.ledger.v1.ListAssetContributionsResponse\x12\x8f\x01\n" +
-	"\x1cListContributorContributions\x126.foundry.ledger.v1.ListContributorContributionsRequest\x1a7.foundry.ledger.v1.ListContributorContributionsResponse\x12w\n" +
-	"\x14RecordGithubDelivery\x12..foundry.ledger.v1.RecordGithubDeliveryRequest\x1a/.foundry.ledger.v1.RecordGithubDeliveryResponse\x12q\n" +
-	"\x12CreateDistribution\x12,.foundry.ledger.v1.CreateDistributionRequest\x1a-.foundry.ledger.v1.CreateDistributionResponse\x12h\n" +
-	"\x0fGetDistribution\x12).foundry.ledger.v1.GetDistributionRequest\x1a*.foundry.ledger.v1.GetDistributionResponse\x12}\n" +
-	"\x16ListAssetDistributions\x120.foundry.ledger.v1.ListAssetDistributionsRequest\x1a1.foundry.ledger.v1.ListAssetDistributionsResponse\x12k\n" +
-	"\x10GetInvestPreview\x12*.foundry.ledger.v1.GetInvestPreviewRequest\x1a+.foundry.ledger.v1.GetInvestPreviewResponse\x12h\n" +
-	"\x0fListInvestments\x12).foundry.ledger.v1.ListInvestmentsRequest\x1a*.foundry.ledger.v1.ListInvestmentsResponse\x12w\n" +
-	"\x14GetInvestmentHistory\x12..foundry.ledger.v1.GetInvestmentHistoryRequest\x1a/.foundry.ledger.v1.GetInvestmentHistoryResponse\x12_\n" +
-	"\fCreatePledge\x12&.foundry.ledger.v1.CreatePledgeRequest\x1a'.foundry.ledger.v1.CreatePledgeResponse\x12J\n" +
-	"\x05Stake\x12\x1f.foundry.ledger.v1.StakeRequest\x1a .foundry.ledger.v1.StakeResponse\x12P\n" +
-	"\aUnstake\x12!.foundry.ledger.v1.UnstakeRequest\x1a\".foundry.ledger.v1.UnstakeResponse\x12P\n" +
-	"\aDeposit\x12!.foundry.ledger.v1.DepositRequest\x1a\".foundry.ledger.v1.DepositResponse\x12S\n" +
-	"\bWithdraw\x12\".foundry.ledger.v1.WithdrawRequest\x1a#.foundry.ledger.v1.WithdrawResponse\x12\\\n" +
-	"\vGetBalances\x12%.foundry.ledger.v1.GetBalancesRequest\x1a&.foundry.ledger.v1.GetBalancesResponse\x12h\n" +
-	"\x0fGetExchangeRate\x12).foundry.ledger.v1.GetExchangeRateRequest\x1a*.foundry.ledger.v1.GetExchangeRateResponse\x12V\n" +
-	"\tGetSupply\x12#.foundry.ledger.v1.GetSupplyRequest\x1a$.foundry.ledger.v1.GetSupplyResponse\x12n\n" +
-	"\x11RecordOraclePrice\x12+.foundry.ledger.v1.RecordOraclePriceRequest\x1a,.foundry.ledger.v1.RecordOraclePriceResponse\x12k\n" +
-	"\x10ListAuditEntries\x12*.foundry.ledger.v1.ListAuditEntriesRequest\x1a+.foundry.ledger.v1.ListAuditEntriesResponse\x12\\\n" +
-	"\vVerifyAudit\x12%.foundry.ledger.v1.VerifyAuditRequest\x1a&.foundry.ledger.v1.VerifyAuditResponse\x12\\\n" +
-	"\vRepairAudit\x12%.foundry.ledger.v1.RepairAuditRequest\x1a&.foundry.ledger.v1.RepairAuditResponse\x12M\n" +
-	"\x06Freeze\x12 .foundry.ledger.v1.FreezeRequest\x1a!.foundry.ledger.v1.FreezeResponse\x12S\n" +
-	"\bUnfreeze\x12\".foundry.ledger.v1.UnfreezeRequest\x1a#.foundry.ledger.v1.UnfreezeResponse\x12n\n" +
-	"\x11GetIncidentStatus\x12+.foundry.ledger.v1.GetIncidentStatusRequest\x1a,.foundry.ledger.v1.GetIncidentStatusResponse\x12b\n" +
-	"\rListIncidents\x12'.foundry.ledger.v1.ListIncidentsRequest\x1a(.foundry.ledger.v1.ListIncidentsResponse2\xe5\x01\n" +
-	"\x15LedgerInternalService\x12e\n" +
-	"\x0eCheckCoherence\x12(.foundry.ledger.v1.CheckCoherenceRequest\x1a).foundry.ledger.v1.CheckCoherenceResponse\x12e\n" +
-	"\x0eSetEconomyMode\x12(.foundry.ledger.v1.SetEconomyModeRequest\x1a).foundry.ledger.v1.SetEconomyModeResponseB\xd0\x01\n" +
+	"created_at\x18\x04 \x01(\tR\tcreatedAt\x12;\n" +
+	"\n" +
+	"expires_at\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\texpiresAt\x12;\n" +
+	"\n" +
+	"revoked_at\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\trevokedAt\"N\n" +
+	"\x12CreateTokenRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x10\n" +
+	"\x03ttl\x18\x03 \x01(\tR\x03ttl\"e\n" +
+	"\x13CreateTokenResponse\x128\n" +
+	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\"\x13\n" +
+	"\x11ListTokensRequest\"I\n" +
+	"\x12ListTokensResponse\x123\n" +
+	"\x06tokens\x18\x01 \x03(\v2\x1b.foundry.ledger.v1.APITokenR\x06tokens\"$\n" +
+	"\x12RevokeTokenRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
+	"\x13RevokeTokenResponse\x128\n" +
+	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken\"4\n" +
+	"\x13AuthenticateRequest\x12\x1d\n" +
+	"\n" +
+	"token_hash\x18\x01 \x01(\tR\ttokenHash\"\xb5\x01\n" +
+	"\x14AuthenticateResponse\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x12%\n" +
+	"\x0econtributor_id\x18\x04 \x01(\tR\rcontributorId\x12\x12\n" +
+	"\x04name\x18\x05 \x01(\tR\x04name\x12*\n" +
+	"\x11expires_at_micros\x18\x06 \x01(\x03R\x0fexpiresAtMicros2\x9b!\n" +
+	"\rLedgerService\x12\\\n" +
+	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x01\x12b\n" +
+	"\n" +
+	"GetSession\x12$.foundry.ledger.v1.GetSessionRequest\x1a%.foundry.ledger.v1.GetSessionResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x01\x12h\n" +
+	"\fUpgradeTrust\x12&.foundry.ledger.v1.UpgradeTrustRequest\x1a'.foundry.ledger.v1.UpgradeTrustResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x01\x12V\n" +
+	"\x06Logout\x12 .foundry.ledger.v1.LogoutRequest\x1a!.foundry.ledger.v1.LogoutResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x01\x12h\n" +
+	"\fGetPrincipal\x12&.foundry.ledger.v1.GetPrincipalRequest\x1a'.foundry.ledger.v1.GetPrincipalResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x01\x12e\n" +
+	"\vCreateToken\x12%.foundry.ledger.v1.CreateTokenRequest\x1a&.foundry.ledger.v1.CreateTokenResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x06\x12b\n" +
+	"\n" +
+	"ListTokens\x12$.foundry.ledger.v1.ListTokensRequest\x1a%.foundry.ledger.v1.ListTokensResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x06\x12e\n" +
+	"\vRevokeToken\x12%.foundry.ledger.v1.RevokeTokenRequest\x1a&.foundry.ledger.v1.RevokeTokenResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x06\x12e\n" +
+	"\vCreateAsset\x12%.foundry.ledger.v1.CreateAssetRequest\x1a&.foundry.ledger.v1.CreateAssetResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12\\\n" +
+	"\bGetAsset\x12\".foundry.ledger.v1.GetAssetRequest\x1a#.foundry.ledger.v1.GetAssetResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12b\n" +
+	"\n" +
+	"ListAssets\x12$.foundry.ledger.v1.ListAssetsRequest\x1a%.foundry.ledger.v1.ListAssetsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12\x8b\x01\n" +
+	"\x12CreateContribution\x12,.foundry.ledger.v1.CreateContributionRequest\x1a-.foundry.ledger.v1.CreateContributionResponse\"\x18\xc2\xf3\x18\x14\n" +
+	"\x02\x03\x05\x12\x0econtributor_id\x12q\n" +
+	"\x0fGetContribution\x12).foundry.ledger.v1.GetContributionRequest\x1a*.foundry.ledger.v1.GetContributionResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12\x86\x01\n" +
+	"\x16ListAssetContributions\x120.foundry.ledger.v1.ListAssetContributionsRequest\x1a1.foundry.ledger.v1.ListAssetContributionsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12\x98\x01\n" +
+	"\x1cListContributorContributions\x126.foundry.ledger.v1.ListContributorContributionsRequest\x1a7.foundry.ledger.v1.ListContributorContributionsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12\x80\x01\n" +
+	"\x14RecordGithubDelivery\x12..foundry.ledger.v1.RecordGithubDeliveryRequest\x1a/.foundry.ledger.v1.RecordGithubDeliveryResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x01\x12\x87\x01\n" +
+	"\x12CreateDistribution\x12,.foundry.ledger.v1.CreateDistributionRequest\x1a-.foundry.ledger.v1.CreateDistributionResponse\"\x14\xc2\xf3\x18\x10\n" +
+	"\x01\x05\x1a\v\n" +
+	"\x06pay_cc\x12\x01\x06\x12q\n" +
+	"\x0fGetDistribution\x12).foundry.ledger.v1.GetDistributionRequest\x1a*.foundry.ledger.v1.GetDistributionResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12\x86\x01\n" +
+	"\x16ListAssetDistributions\x120.foundry.ledger.v1.ListAssetDistributionsRequest\x1a1.foundry.ledger.v1.ListAssetDistributionsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12t\n" +
+	"\x10GetInvestPreview\x12*.foundry.ledger.v1.GetInvestPreviewRequest\x1a+.foundry.ledger.v1.GetInvestPreviewResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12q\n" +
+	"\x0fListInvestments\x12).foundry.ledger.v1.ListInvestmentsRequest\x1a*.foundry.ledger.v1.ListInvestmentsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12\x80\x01\n" +
+	"\x14GetInvestmentHistory\x12..foundry.ledger.v1.GetInvestmentHistoryRequest\x1a/.foundry.ledger.v1.GetInvestmentHistoryResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12l\n" +
+	"\fCreatePledge\x12&.foundry.ledger.v1.CreatePledgeRequest\x1a'.foundry.ledger.v1.CreatePledgeResponse\"\v\xc2\xf3\x18\a\n" +
+	"\x01\x03\x12\x02id\x12q\n" +
+	"\x05Stake\x12\x1f.foundry.ledger.v1.StakeRequest\x1a .foundry.ledger.v1.StakeResponse\"%\xc2\xf3\x18!\n" +
+	"\x01\x03\x12\x0econtributor_id\x1a\f\n" +
+	"\adry_run\x12\x01\x02\x12i\n" +
+	"\aUnstake\x12!.foundry.ledger.v1.UnstakeRequest\x1a\".foundry.ledger.v1.UnstakeResponse\"\x17\xc2\xf3\x18\x13\n" +
+	"\x01\x03\x12\x0econtributor_id\x12Y\n" +
+	"\aDeposit\x12!.foundry.ledger.v1.DepositRequest\x1a\".foundry.ledger.v1.DepositResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x06\x12l\n" +
+	"\bWithdraw\x12\".foundry.ledger.v1.WithdrawRequest\x1a#.foundry.ledger.v1.WithdrawResponse\"\x17\xc2\xf3\x18\x13\n" +
+	"\x01\x03\x12\x0econtributor_id\x12e\n" +
+	"\vGetBalances\x12%.foundry.ledger.v1.GetBalancesRequest\x1a&.foundry.ledger.v1.GetBalancesResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12q\n" +
+	"\x0fGetExchangeRate\x12).foundry.ledger.v1.GetExchangeRateRequest\x1a*.foundry.ledger.v1.GetExchangeRateResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12_\n" +
+	"\tGetSupply\x12#.foundry.ledger.v1.GetSupplyRequest\x1a$.foundry.ledger.v1.GetSupplyResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12w\n" +
+	"\x11RecordOraclePrice\x12+.foundry.ledger.v1.RecordOraclePriceRequest\x1a,.foundry.ledger.v1.RecordOraclePriceResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x06\x12t\n" +
+	"\x10ListAuditEntries\x12*.foundry.ledger.v1.ListAuditEntriesRequest\x1a+.foundry.ledger.v1.ListAuditEntriesResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12e\n" +
+	"\vVerifyAudit\x12%.foundry.ledger.v1.VerifyAuditRequest\x1a&.foundry.ledger.v1.VerifyAuditResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12e\n" +
+	"\vRepairAudit\x12%.foundry.ledger.v1.RepairAuditRequest\x1a&.foundry.ledger.v1.RepairAuditResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x06\x12V\n" +
+	"\x06Freeze\x12 .foundry.ledger.v1.FreezeRequest\x1a!.foundry.ledger.v1.FreezeResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x01\x12\\\n" +
+	"\bUnfreeze\x12\".foundry.ledger.v1.UnfreezeRequest\x1a#.foundry.ledger.v1.UnfreezeResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x06\x12w\n" +
+	"\x11GetIncidentStatus\x12+.foundry.ledger.v1.GetIncidentStatusRequest\x1a,.foundry.ledger.v1.GetIncidentStatusResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12k\n" +
+	"\rListIncidents\x12'.foundry.ledger.v1.ListIncidentsRequest\x1a(.foundry.ledger.v1.ListIncidentsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x022\xe1\x02\n" +
+	"\x15LedgerInternalService\x12n\n" +
+	"\x0eCheckCoherence\x12(.foundry.ledger.v1.CheckCoherenceRequest\x1a).foundry.ledger.v1.CheckCoherenceResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\a\x12n\n" +
+	"\x0eSetEconomyMode\x12(.foundry.ledger.v1.SetEconomyModeRequest\x1a).foundry.ledger.v1.SetEconomyModeResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\a\x12h\n" +
+	"\fAuthenticate\x12&.foundry.ledger.v1.AuthenticateRequest\x1a'.foundry.ledger.v1.AuthenticateResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\aB\xd0\x01\n" +
 	"\x15com.foundry.ledger.v1B\vLedgerProtoP\x01ZDgithub.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1;ledgerv1\xa2\x02\x03FLX\xaa\x02\x11Foundry.Ledger.V1\xca\x02\x11Foundry\\Ledger\\V1\xe2\x02\x1dFoundry\\Ledger\\V1\\GPBMetadata\xea\x02\x13Foundry::Ledger::V1b\x06proto3"
 
 var (
@@ -5683,7 +6518,7 @@ func file_foundry_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
+var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 98)
 var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RegisterRequest)(nil),                      // 0: foundry.ledger.v1.RegisterRequest
 	(*RegisterResponse)(nil),                     // 1: foundry.ledger.v1.RegisterResponse
@@ -5769,124 +6604,159 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*CheckCoherenceResponse)(nil),               // 81: foundry.ledger.v1.CheckCoherenceResponse
 	(*SetEconomyModeRequest)(nil),                // 82: foundry.ledger.v1.SetEconomyModeRequest
 	(*SetEconomyModeResponse)(nil),               // 83: foundry.ledger.v1.SetEconomyModeResponse
-	nil,                                          // 84: foundry.ledger.v1.AuditEntry.AttrsEntry
-	(*structpb.Struct)(nil),                      // 85: google.protobuf.Struct
-	(*wrapperspb.StringValue)(nil),               // 86: google.protobuf.StringValue
-	(*wrapperspb.Int32Value)(nil),                // 87: google.protobuf.Int32Value
+	(*LogoutRequest)(nil),                        // 84: foundry.ledger.v1.LogoutRequest
+	(*LogoutResponse)(nil),                       // 85: foundry.ledger.v1.LogoutResponse
+	(*GetPrincipalRequest)(nil),                  // 86: foundry.ledger.v1.GetPrincipalRequest
+	(*GetPrincipalResponse)(nil),                 // 87: foundry.ledger.v1.GetPrincipalResponse
+	(*APIToken)(nil),                             // 88: foundry.ledger.v1.APIToken
+	(*CreateTokenRequest)(nil),                   // 89: foundry.ledger.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),                  // 90: foundry.ledger.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),                    // 91: foundry.ledger.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),                   // 92: foundry.ledger.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),                   // 93: foundry.ledger.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),                  // 94: foundry.ledger.v1.RevokeTokenResponse
+	(*AuthenticateRequest)(nil),                  // 95: foundry.ledger.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),                 // 96: foundry.ledger.v1.AuthenticateResponse
+	nil,                                          // 97: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*structpb.Struct)(nil),                      // 98: google.protobuf.Struct
+	(*wrapperspb.StringValue)(nil),               // 99: google.protobuf.StringValue
+	(*wrapperspb.Int32Value)(nil),                // 100: google.protobuf.Int32Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
-	6,  // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
-	6,  // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
-	6,  // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
-	85, // 3: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	85, // 4: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
-	13, // 5: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	13, // 6: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	13, // 7: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	13, // 8: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	13, // 9: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	24, // 10: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
-	25, // 11: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
-	25, // 12: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
-	25, // 13: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
-	26, // 14: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.ledger.v1.Pagination
-	34, // 15: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
-	36, // 16: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
-	37, // 17: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	86, // 18: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
-	41, // 19: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
-	40, // 20: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
-	44, // 21: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	47, // 22: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	86, // 23: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	84, // 24: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
-	64, // 25: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	87, // 26: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	87, // 27: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	86, // 28: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	87, // 29: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	87, // 30: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	64, // 31: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	86, // 32: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	86, // 33: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	77, // 34: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	61, // 35: foundry.ledger.v1.CheckCoherenceResponse.supply:type_name -> foundry.ledger.v1.GetSupplyResponse
-	68, // 36: foundry.ledger.v1.CheckCoherenceResponse.chain:type_name -> foundry.ledger.v1.VerifyAuditResponse
-	0,  // 37: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,  // 38: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,  // 39: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	7,  // 40: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,  // 41: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11, // 42: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14, // 43: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16, // 44: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18, // 45: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	20, // 46: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	22, // 47: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	27, // 48: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	29, // 49: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	31, // 50: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	33, // 51: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	38, // 52: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	42, // 53: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	45, // 54: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	48, // 55: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	50, // 56: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	52, // 57: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	54, // 58: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	56, // 59: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	58, // 60: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	60, // 61: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	62, // 62: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	65, // 63: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	67, // 64: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	69, // 65: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	71, // 66: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	73, // 67: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	75, // 68: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	78, // 69: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	80, // 70: foundry.ledger.v1.LedgerInternalService.CheckCoherence:input_type -> foundry.ledger.v1.CheckCoherenceRequest
-	82, // 71: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:input_type -> foundry.ledger.v1.SetEconomyModeRequest
-	1,  // 72: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,  // 73: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,  // 74: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	8,  // 75: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10, // 76: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12, // 77: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15, // 78: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17, // 79: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19, // 80: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	21, // 81: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	23, // 82: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	28, // 83: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	30, // 84: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	32, // 85: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	35, // 86: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	39, // 87: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	43, // 88: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	46, // 89: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	49, // 90: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	51, // 91: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	53, // 92: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	55, // 93: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	57, // 94: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	59, // 95: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	61, // 96: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	63, // 97: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	66, // 98: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	68, // 99: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	70, // 100: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	72, // 101: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	74, // 102: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	76, // 103: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	79, // 104: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	81, // 105: foundry.ledger.v1.LedgerInternalService.CheckCoherence:output_type -> foundry.ledger.v1.CheckCoherenceResponse
-	83, // 106: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:output_type -> foundry.ledger.v1.SetEconomyModeResponse
-	72, // [72:107] is the sub-list for method output_type
-	37, // [37:72] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
+	6,   // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
+	6,   // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
+	98,  // 3: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
+	98,  // 4: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	13,  // 5: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	13,  // 6: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	13,  // 7: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	13,  // 8: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	13,  // 9: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	24,  // 10: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
+	25,  // 11: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
+	25,  // 12: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
+	25,  // 13: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
+	26,  // 14: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.ledger.v1.Pagination
+	34,  // 15: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
+	36,  // 16: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
+	37,  // 17: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
+	99,  // 18: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	41,  // 19: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
+	40,  // 20: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
+	44,  // 21: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
+	47,  // 22: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
+	99,  // 23: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	97,  // 24: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	64,  // 25: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
+	100, // 26: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	100, // 27: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	99,  // 28: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	100, // 29: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	100, // 30: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	64,  // 31: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	99,  // 32: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	99,  // 33: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	77,  // 34: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	61,  // 35: foundry.ledger.v1.CheckCoherenceResponse.supply:type_name -> foundry.ledger.v1.GetSupplyResponse
+	68,  // 36: foundry.ledger.v1.CheckCoherenceResponse.chain:type_name -> foundry.ledger.v1.VerifyAuditResponse
+	99,  // 37: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	99,  // 38: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	99,  // 39: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	99,  // 40: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	99,  // 41: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	99,  // 42: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	99,  // 43: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	88,  // 44: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	88,  // 45: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	88,  // 46: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 47: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 48: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 49: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	84,  // 50: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	86,  // 51: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	89,  // 52: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	91,  // 53: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	93,  // 54: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 55: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 56: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 57: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14,  // 58: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16,  // 59: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18,  // 60: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	20,  // 61: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	22,  // 62: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	27,  // 63: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	29,  // 64: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	31,  // 65: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	33,  // 66: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	38,  // 67: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	42,  // 68: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	45,  // 69: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	48,  // 70: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	50,  // 71: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	52,  // 72: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	54,  // 73: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	56,  // 74: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	58,  // 75: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	60,  // 76: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	62,  // 77: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	65,  // 78: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	67,  // 79: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	69,  // 80: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	71,  // 81: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	73,  // 82: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	75,  // 83: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	78,  // 84: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	80,  // 85: foundry.ledger.v1.LedgerInternalService.CheckCoherence:input_type -> foundry.ledger.v1.CheckCoherenceRequest
+	82,  // 86: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:input_type -> foundry.ledger.v1.SetEconomyModeRequest
+	95,  // 87: foundry.ledger.v1.LedgerInternalService.Authenticate:input_type -> foundry.ledger.v1.AuthenticateRequest
+	1,   // 88: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 89: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 90: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	85,  // 91: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	87,  // 92: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	90,  // 93: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	92,  // 94: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	94,  // 95: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 96: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 97: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 98: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 99: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 100: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 101: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	21,  // 102: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	23,  // 103: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	28,  // 104: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	30,  // 105: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	32,  // 106: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	35,  // 107: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	39,  // 108: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	43,  // 109: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	46,  // 110: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	49,  // 111: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	51,  // 112: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	53,  // 113: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	55,  // 114: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	57,  // 115: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	59,  // 116: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	61,  // 117: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	63,  // 118: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	66,  // 119: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	68,  // 120: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	70,  // 121: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	72,  // 122: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	74,  // 123: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	76,  // 124: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	79,  // 125: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	81,  // 126: foundry.ledger.v1.LedgerInternalService.CheckCoherence:output_type -> foundry.ledger.v1.CheckCoherenceResponse
+	83,  // 127: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:output_type -> foundry.ledger.v1.SetEconomyModeResponse
+	96,  // 128: foundry.ledger.v1.LedgerInternalService.Authenticate:output_type -> foundry.ledger.v1.AuthenticateResponse
+	88,  // [88:129] is the sub-list for method output_type
+	47,  // [47:88] is the sub-list for method input_type
+	47,  // [47:47] is the sub-list for extension type_name
+	47,  // [47:47] is the sub-list for extension extendee
+	0,   // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
@@ -5909,7 +6779,7 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ledger_v1_ledger_proto_rawDesc), len(file_foundry_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   85,
+			NumMessages:   98,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

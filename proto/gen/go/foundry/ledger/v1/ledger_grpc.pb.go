@@ -32,6 +32,11 @@ const (
 	LedgerService_Register_FullMethodName                     = "/foundry.ledger.v1.LedgerService/Register"
 	LedgerService_GetSession_FullMethodName                   = "/foundry.ledger.v1.LedgerService/GetSession"
 	LedgerService_UpgradeTrust_FullMethodName                 = "/foundry.ledger.v1.LedgerService/UpgradeTrust"
+	LedgerService_Logout_FullMethodName                       = "/foundry.ledger.v1.LedgerService/Logout"
+	LedgerService_GetPrincipal_FullMethodName                 = "/foundry.ledger.v1.LedgerService/GetPrincipal"
+	LedgerService_CreateToken_FullMethodName                  = "/foundry.ledger.v1.LedgerService/CreateToken"
+	LedgerService_ListTokens_FullMethodName                   = "/foundry.ledger.v1.LedgerService/ListTokens"
+	LedgerService_RevokeToken_FullMethodName                  = "/foundry.ledger.v1.LedgerService/RevokeToken"
 	LedgerService_CreateAsset_FullMethodName                  = "/foundry.ledger.v1.LedgerService/CreateAsset"
 	LedgerService_GetAsset_FullMethodName                     = "/foundry.ledger.v1.LedgerService/GetAsset"
 	LedgerService_ListAssets_FullMethodName                   = "/foundry.ledger.v1.LedgerService/ListAssets"
@@ -76,6 +81,18 @@ type LedgerServiceClient interface {
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
 	// UpgradeTrust is a stub until an OAuth-based upgrade is defined: always Unimplemented.
 	UpgradeTrust(ctx context.Context, in *UpgradeTrustRequest, opts ...grpc.CallOption) (*UpgradeTrustResponse, error)
+	// Logout revokes the session whose Bearer token the request carries.
+	Logout(ctx context.Context, in *LogoutRequest, opts ...grpc.CallOption) (*LogoutResponse, error)
+	// GetPrincipal says who the request's credential is: anonymous, a
+	// contributor's session, an API token, or the administrator key.
+	GetPrincipal(ctx context.Context, in *GetPrincipalRequest, opts ...grpc.CallOption) (*GetPrincipalResponse, error)
+	// CreateToken issues an API token for a role; the token itself is
+	// answered once and stored only as a hash.
+	CreateToken(ctx context.Context, in *CreateTokenRequest, opts ...grpc.CallOption) (*CreateTokenResponse, error)
+	// ListTokens lists the API tokens without their secrets, newest first.
+	ListTokens(ctx context.Context, in *ListTokensRequest, opts ...grpc.CallOption) (*ListTokensResponse, error)
+	// RevokeToken revokes an API token at once.
+	RevokeToken(ctx context.Context, in *RevokeTokenRequest, opts ...grpc.CallOption) (*RevokeTokenResponse, error)
 	// CreateAsset records a new asset with a zero total cost.
 	CreateAsset(ctx context.Context, in *CreateAssetRequest, opts ...grpc.CallOption) (*CreateAssetResponse, error)
 	// GetAsset returns one asset.
@@ -177,6 +194,56 @@ func (c *ledgerServiceClient) UpgradeTrust(ctx context.Context, in *UpgradeTrust
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(UpgradeTrustResponse)
 	err := c.cc.Invoke(ctx, LedgerService_UpgradeTrust_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) Logout(ctx context.Context, in *LogoutRequest, opts ...grpc.CallOption) (*LogoutResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogoutResponse)
+	err := c.cc.Invoke(ctx, LedgerService_Logout_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) GetPrincipal(ctx context.Context, in *GetPrincipalRequest, opts ...grpc.CallOption) (*GetPrincipalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPrincipalResponse)
+	err := c.cc.Invoke(ctx, LedgerService_GetPrincipal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) CreateToken(ctx context.Context, in *CreateTokenRequest, opts ...grpc.CallOption) (*CreateTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateTokenResponse)
+	err := c.cc.Invoke(ctx, LedgerService_CreateToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) ListTokens(ctx context.Context, in *ListTokensRequest, opts ...grpc.CallOption) (*ListTokensResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTokensResponse)
+	err := c.cc.Invoke(ctx, LedgerService_ListTokens_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) RevokeToken(ctx context.Context, in *RevokeTokenRequest, opts ...grpc.CallOption) (*RevokeTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeTokenResponse)
+	err := c.cc.Invoke(ctx, LedgerService_RevokeToken_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -495,6 +562,18 @@ type LedgerServiceServer interface {
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
 	// UpgradeTrust is a stub until an OAuth-based upgrade is defined: always Unimplemented.
 	UpgradeTrust(context.Context, *UpgradeTrustRequest) (*UpgradeTrustResponse, error)
+	// Logout revokes the session whose Bearer token the request carries.
+	Logout(context.Context, *LogoutRequest) (*LogoutResponse, error)
+	// GetPrincipal says who the request's credential is: anonymous, a
+	// contributor's session, an API token, or the administrator key.
+	GetPrincipal(context.Context, *GetPrincipalRequest) (*GetPrincipalResponse, error)
+	// CreateToken issues an API token for a role; the token itself is
+	// answered once and stored only as a hash.
+	CreateToken(context.Context, *CreateTokenRequest) (*CreateTokenResponse, error)
+	// ListTokens lists the API tokens without their secrets, newest first.
+	ListTokens(context.Context, *ListTokensRequest) (*ListTokensResponse, error)
+	// RevokeToken revokes an API token at once.
+	RevokeToken(context.Context, *RevokeTokenRequest) (*RevokeTokenResponse, error)
 	// CreateAsset records a new asset with a zero total cost.
 	CreateAsset(context.Context, *CreateAssetRequest) (*CreateAssetResponse, error)
 	// GetAsset returns one asset.
@@ -580,6 +659,21 @@ func (UnimplementedLedgerServiceServer) GetSession(context.Context, *GetSessionR
 }
 func (UnimplementedLedgerServiceServer) UpgradeTrust(context.Context, *UpgradeTrustRequest) (*UpgradeTrustResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpgradeTrust not implemented")
+}
+func (UnimplementedLedgerServiceServer) Logout(context.Context, *LogoutRequest) (*LogoutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Logout not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetPrincipal(context.Context, *GetPrincipalRequest) (*GetPrincipalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPrincipal not implemented")
+}
+func (UnimplementedLedgerServiceServer) CreateToken(context.Context, *CreateTokenRequest) (*CreateTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateToken not implemented")
+}
+func (UnimplementedLedgerServiceServer) ListTokens(context.Context, *ListTokensRequest) (*ListTokensResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListTokens not implemented")
+}
+func (UnimplementedLedgerServiceServer) RevokeToken(context.Context, *RevokeTokenRequest) (*RevokeTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeToken not implemented")
 }
 func (UnimplementedLedgerServiceServer) CreateAsset(context.Context, *CreateAssetRequest) (*CreateAssetResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateAsset not implemented")
@@ -742,6 +836,96 @@ func _LedgerService_UpgradeTrust_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(LedgerServiceServer).UpgradeTrust(ctx, req.(*UpgradeTrustRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_Logout_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogoutRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).Logout(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_Logout_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).Logout(ctx, req.(*LogoutRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_GetPrincipal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPrincipalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).GetPrincipal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_GetPrincipal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).GetPrincipal(ctx, req.(*GetPrincipalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_CreateToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).CreateToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_CreateToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).CreateToken(ctx, req.(*CreateTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_ListTokens_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTokensRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).ListTokens(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_ListTokens_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).ListTokens(ctx, req.(*ListTokensRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_RevokeToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).RevokeToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_RevokeToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).RevokeToken(ctx, req.(*RevokeTokenRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1306,6 +1490,26 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _LedgerService_UpgradeTrust_Handler,
 		},
 		{
+			MethodName: "Logout",
+			Handler:    _LedgerService_Logout_Handler,
+		},
+		{
+			MethodName: "GetPrincipal",
+			Handler:    _LedgerService_GetPrincipal_Handler,
+		},
+		{
+			MethodName: "CreateToken",
+			Handler:    _LedgerService_CreateToken_Handler,
+		},
+		{
+			MethodName: "ListTokens",
+			Handler:    _LedgerService_ListTokens_Handler,
+		},
+		{
+			MethodName: "RevokeToken",
+			Handler:    _LedgerService_RevokeToken_Handler,
+		},
+		{
 			MethodName: "CreateAsset",
 			Handler:    _LedgerService_CreateAsset_Handler,
 		},
@@ -1433,6 +1637,7 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 const (
 	LedgerInternalService_CheckCoherence_FullMethodName = "/foundry.ledger.v1.LedgerInternalService/CheckCoherence"
 	LedgerInternalService_SetEconomyMode_FullMethodName = "/foundry.ledger.v1.LedgerInternalService/SetEconomyMode"
+	LedgerInternalService_Authenticate_FullMethodName   = "/foundry.ledger.v1.LedgerInternalService/Authenticate"
 )
 
 // LedgerInternalServiceClient is the client API for LedgerInternalService service.
@@ -1450,6 +1655,10 @@ type LedgerInternalServiceClient interface {
 	// SetEconomyMode applies the monitor's graduated response. It never lifts
 	// a freeze.
 	SetEconomyMode(ctx context.Context, in *SetEconomyModeRequest, opts ...grpc.CallOption) (*SetEconomyModeResponse, error)
+	// Authenticate resolves the hash of a Bearer token (a session's or an API
+	// token's) to the principal it stands for, for the gateway and for a
+	// service a direct gRPC caller reached with a token.
+	Authenticate(ctx context.Context, in *AuthenticateRequest, opts ...grpc.CallOption) (*AuthenticateResponse, error)
 }
 
 type ledgerInternalServiceClient struct {
@@ -1480,6 +1689,16 @@ func (c *ledgerInternalServiceClient) SetEconomyMode(ctx context.Context, in *Se
 	return out, nil
 }
 
+func (c *ledgerInternalServiceClient) Authenticate(ctx context.Context, in *AuthenticateRequest, opts ...grpc.CallOption) (*AuthenticateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AuthenticateResponse)
+	err := c.cc.Invoke(ctx, LedgerInternalService_Authenticate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LedgerInternalServiceServer is the server API for LedgerInternalService service.
 // All implementations must embed UnimplementedLedgerInternalServiceServer
 // for forward compatibility.
@@ -1495,6 +1714,10 @@ type LedgerInternalServiceServer interface {
 	// SetEconomyMode applies the monitor's graduated response. It never lifts
 	// a freeze.
 	SetEconomyMode(context.Context, *SetEconomyModeRequest) (*SetEconomyModeResponse, error)
+	// Authenticate resolves the hash of a Bearer token (a session's or an API
+	// token's) to the principal it stands for, for the gateway and for a
+	// service a direct gRPC caller reached with a token.
+	Authenticate(context.Context, *AuthenticateRequest) (*AuthenticateResponse, error)
 	mustEmbedUnimplementedLedgerInternalServiceServer()
 }
 
@@ -1510,6 +1733,9 @@ func (UnimplementedLedgerInternalServiceServer) CheckCoherence(context.Context, 
 }
 func (UnimplementedLedgerInternalServiceServer) SetEconomyMode(context.Context, *SetEconomyModeRequest) (*SetEconomyModeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetEconomyMode not implemented")
+}
+func (UnimplementedLedgerInternalServiceServer) Authenticate(context.Context, *AuthenticateRequest) (*AuthenticateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Authenticate not implemented")
 }
 func (UnimplementedLedgerInternalServiceServer) mustEmbedUnimplementedLedgerInternalServiceServer() {}
 func (UnimplementedLedgerInternalServiceServer) testEmbeddedByValue()                               {}
@@ -1568,6 +1794,24 @@ func _LedgerInternalService_SetEconomyMode_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerInternalService_Authenticate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuthenticateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerInternalServiceServer).Authenticate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerInternalService_Authenticate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerInternalServiceServer).Authenticate(ctx, req.(*AuthenticateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LedgerInternalService_ServiceDesc is the grpc.ServiceDesc for LedgerInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1582,6 +1826,10 @@ var LedgerInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetEconomyMode",
 			Handler:    _LedgerInternalService_SetEconomyMode_Handler,
+		},
+		{
+			MethodName: "Authenticate",
+			Handler:    _LedgerInternalService_Authenticate_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

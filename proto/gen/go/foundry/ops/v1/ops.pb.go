@@ -16,6 +16,7 @@
 package opsv1
 
 import (
+	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -2328,7 +2329,7 @@ var File_foundry_ops_v1_ops_proto protoreflect.FileDescriptor
 
 const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\n" +
-	"\x18foundry/ops/v1/ops.proto\x12\x0efoundry.ops.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x0e\n" +
+	"\x18foundry/ops/v1/ops.proto\x12\x0efoundry.ops.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x0e\n" +
 	"\fReadyRequest\"T\n" +
 	"\x0eReadinessCheck\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -2515,23 +2516,34 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	" \x01(\v2\x1b.google.protobuf.Int32ValueR\x11firstDivergentSeq\x12/\n" +
 	"\x13mismatched_accounts\x18\v \x01(\x05R\x12mismatchedAccounts\x124\n" +
 	"\x16oracle_breaker_tripped\x18\f \x01(\bR\x14oracleBreakerTripped\x12)\n" +
-	"\x10interval_seconds\x18\r \x01(\x05R\x0fintervalSeconds2\x91\a\n" +
+	"\x10interval_seconds\x18\r \x01(\x05R\x0fintervalSeconds2\xeb\a\n" +
 	"\n" +
-	"OpsService\x12D\n" +
-	"\x05Ready\x12\x1c.foundry.ops.v1.ReadyRequest\x1a\x1d.foundry.ops.v1.ReadyResponse\x12_\n" +
-	"\x0eGetPersistence\x12%.foundry.ops.v1.GetPersistenceRequest\x1a&.foundry.ops.v1.GetPersistenceResponse\x12Y\n" +
-	"\fGetCoherence\x12#.foundry.ops.v1.GetCoherenceRequest\x1a$.foundry.ops.v1.GetCoherenceResponse\x12k\n" +
-	"\x12GetAutomationUsage\x12).foundry.ops.v1.GetAutomationUsageRequest\x1a*.foundry.ops.v1.GetAutomationUsageResponse\x12n\n" +
-	"\x13IngestUsageSnapshot\x12*.foundry.ops.v1.IngestUsageSnapshotRequest\x1a+.foundry.ops.v1.IngestUsageSnapshotResponse\x12S\n" +
+	"OpsService\x12M\n" +
+	"\x05Ready\x12\x1c.foundry.ops.v1.ReadyRequest\x1a\x1d.foundry.ops.v1.ReadyResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x01\x12h\n" +
+	"\x0eGetPersistence\x12%.foundry.ops.v1.GetPersistenceRequest\x1a&.foundry.ops.v1.GetPersistenceResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12b\n" +
+	"\fGetCoherence\x12#.foundry.ops.v1.GetCoherenceRequest\x1a$.foundry.ops.v1.GetCoherenceResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12t\n" +
+	"\x12GetAutomationUsage\x12).foundry.ops.v1.GetAutomationUsageRequest\x1a*.foundry.ops.v1.GetAutomationUsageResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12w\n" +
+	"\x13IngestUsageSnapshot\x12*.foundry.ops.v1.IngestUsageSnapshotRequest\x1a+.foundry.ops.v1.IngestUsageSnapshotResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12\\\n" +
 	"\n" +
-	"UpsertNode\x12!.foundry.ops.v1.UpsertNodeRequest\x1a\".foundry.ops.v1.UpsertNodeResponse\x12J\n" +
-	"\aGetNode\x12\x1e.foundry.ops.v1.GetNodeRequest\x1a\x1f.foundry.ops.v1.GetNodeResponse\x12S\n" +
+	"UpsertNode\x12!.foundry.ops.v1.UpsertNodeRequest\x1a\".foundry.ops.v1.UpsertNodeResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12S\n" +
+	"\aGetNode\x12\x1e.foundry.ops.v1.GetNodeRequest\x1a\x1f.foundry.ops.v1.GetNodeResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12\\\n" +
 	"\n" +
-	"CreateEdge\x12!.foundry.ops.v1.CreateEdgeRequest\x1a\".foundry.ops.v1.CreateEdgeResponse\x12\\\n" +
-	"\rListNodeEdges\x12$.foundry.ops.v1.ListNodeEdgesRequest\x1a%.foundry.ops.v1.ListNodeEdgesResponse\x12P\n" +
-	"\tListEdges\x12 .foundry.ops.v1.ListEdgesRequest\x1a!.foundry.ops.v1.ListEdgesResponse2o\n" +
-	"\x12OpsInternalService\x12Y\n" +
-	"\fRecordEvents\x12#.foundry.ops.v1.RecordEventsRequest\x1a$.foundry.ops.v1.RecordEventsResponseB\xb8\x01\n" +
+	"CreateEdge\x12!.foundry.ops.v1.CreateEdgeRequest\x1a\".foundry.ops.v1.CreateEdgeResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12e\n" +
+	"\rListNodeEdges\x12$.foundry.ops.v1.ListNodeEdgesRequest\x1a%.foundry.ops.v1.ListNodeEdgesResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12Y\n" +
+	"\tListEdges\x12 .foundry.ops.v1.ListEdgesRequest\x1a!.foundry.ops.v1.ListEdgesResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x022x\n" +
+	"\x12OpsInternalService\x12b\n" +
+	"\fRecordEvents\x12#.foundry.ops.v1.RecordEventsRequest\x1a$.foundry.ops.v1.RecordEventsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\aB\xb8\x01\n" +
 	"\x12com.foundry.ops.v1B\bOpsProtoP\x01Z>github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1;opsv1\xa2\x02\x03FOX\xaa\x02\x0eFoundry.Ops.V1\xca\x02\x0eFoundry\\Ops\\V1\xe2\x02\x1aFoundry\\Ops\\V1\\GPBMetadata\xea\x02\x10Foundry::Ops::V1b\x06proto3"
 
 var (

@@ -12,6 +12,7 @@
 package platformv1
 
 import (
+	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -175,7 +176,7 @@ var File_foundry_platform_v1_platform_proto protoreflect.FileDescriptor
 
 const file_foundry_platform_v1_platform_proto_rawDesc = "" +
 	"\n" +
-	"\"foundry/platform/v1/platform.proto\x12\x13foundry.platform.v1\"2\n" +
+	"\"foundry/platform/v1/platform.proto\x12\x13foundry.platform.v1\x1a\x1cfoundry/authz/v1/authz.proto\"2\n" +
 	"\x16DescribeStorageRequest\x12\x18\n" +
 	"\aservice\x18\x01 \x01(\tR\aservice\"\xd4\x01\n" +
 	"\x17DescribeStorageResponse\x12\x18\n" +
@@ -185,9 +186,10 @@ const file_foundry_platform_v1_platform_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12\x16\n" +
 	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x16\n" +
 	"\x06target\x18\x06 \x01(\tR\x06target\x12\x16\n" +
-	"\x06schema\x18\a \x01(\tR\x06schema2~\n" +
-	"\x0eStorageService\x12l\n" +
-	"\x0fDescribeStorage\x12+.foundry.platform.v1.DescribeStorageRequest\x1a,.foundry.platform.v1.DescribeStorageResponseB\xe0\x01\n" +
+	"\x06schema\x18\a \x01(\tR\x06schema2\x87\x01\n" +
+	"\x0eStorageService\x12u\n" +
+	"\x0fDescribeStorage\x12+.foundry.platform.v1.DescribeStorageRequest\x1a,.foundry.platform.v1.DescribeStorageResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\aB\xe0\x01\n" +
 	"\x17com.foundry.platform.v1B\rPlatformProtoP\x01ZHgithub.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1;platformv1\xa2\x02\x03FPX\xaa\x02\x13Foundry.Platform.V1\xca\x02\x13Foundry\\Platform\\V1\xe2\x02\x1fFoundry\\Platform\\V1\\GPBMetadata\xea\x02\x15Foundry::Platform::V1b\x06proto3"
 
 var (

@@ -18,6 +18,7 @@
 package portfoliov1
 
 import (
+	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -3278,7 +3279,7 @@ var File_foundry_portfolio_v1_portfolio_proto protoreflect.FileDescriptor
 
 const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\n" +
-	"$foundry/portfolio/v1/portfolio.proto\x12\x14foundry.portfolio.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"w\n" +
+	"$foundry/portfolio/v1/portfolio.proto\x12\x14foundry.portfolio.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"w\n" +
 	"\n" +
 	"CostVector\x12\x18\n" +
 	"\acompute\x18\x01 \x01(\x01R\acompute\x12&\n" +
@@ -3545,29 +3546,47 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x16ListCandidatesResponse\x12?\n" +
 	"\n" +
 	"candidates\x18\x01 \x03(\v2\x1f.foundry.portfolio.v1.CandidateR\n" +
-	"candidates2\x8d\f\n" +
-	"\x10PortfolioService\x12_\n" +
+	"candidates2\xa9\r\n" +
+	"\x10PortfolioService\x12i\n" +
 	"\n" +
-	"CreateIdea\x12'.foundry.portfolio.v1.CreateIdeaRequest\x1a(.foundry.portfolio.v1.CreateIdeaResponse\x12\\\n" +
-	"\tListIdeas\x12&.foundry.portfolio.v1.ListIdeasRequest\x1a'.foundry.portfolio.v1.ListIdeasResponse\x12V\n" +
-	"\aGetIdea\x12$.foundry.portfolio.v1.GetIdeaRequest\x1a%.foundry.portfolio.v1.GetIdeaResponse\x12_\n" +
+	"CreateIdea\x12'.foundry.portfolio.v1.CreateIdeaRequest\x1a(.foundry.portfolio.v1.CreateIdeaResponse\"\b\xc2\xf3\x18\x04\n" +
+	"\x02\x03\x05\x12e\n" +
+	"\tListIdeas\x12&.foundry.portfolio.v1.ListIdeasRequest\x1a'.foundry.portfolio.v1.ListIdeasResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12_\n" +
+	"\aGetIdea\x12$.foundry.portfolio.v1.GetIdeaRequest\x1a%.foundry.portfolio.v1.GetIdeaResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12i\n" +
 	"\n" +
-	"UpdateIdea\x12'.foundry.portfolio.v1.UpdateIdeaRequest\x1a(.foundry.portfolio.v1.UpdateIdeaResponse\x12_\n" +
+	"UpdateIdea\x12'.foundry.portfolio.v1.UpdateIdeaRequest\x1a(.foundry.portfolio.v1.UpdateIdeaResponse\"\b\xc2\xf3\x18\x04\n" +
+	"\x02\x03\x05\x12h\n" +
 	"\n" +
-	"GetStorage\x12'.foundry.portfolio.v1.GetStorageRequest\x1a(.foundry.portfolio.v1.GetStorageResponse\x12b\n" +
-	"\vGetProgress\x12(.foundry.portfolio.v1.GetProgressRequest\x1a).foundry.portfolio.v1.GetProgressResponse\x12Y\n" +
-	"\bListTags\x12%.foundry.portfolio.v1.ListTagsRequest\x1a&.foundry.portfolio.v1.ListTagsResponse\x12b\n" +
-	"\vAdvanceIdea\x12(.foundry.portfolio.v1.AdvanceIdeaRequest\x1a).foundry.portfolio.v1.AdvanceIdeaResponse\x12e\n" +
-	"\fSetIdeaStage\x12).foundry.portfolio.v1.SetIdeaStageRequest\x1a*.foundry.portfolio.v1.SetIdeaStageResponse\x12b\n" +
-	"\vSetIdeaTags\x12(.foundry.portfolio.v1.SetIdeaTagsRequest\x1a).foundry.portfolio.v1.SetIdeaTagsResponse\x12b\n" +
-	"\vAddQuestion\x12(.foundry.portfolio.v1.AddQuestionRequest\x1a).foundry.portfolio.v1.AddQuestionResponse\x12h\n" +
-	"\rListQuestions\x12*.foundry.portfolio.v1.ListQuestionsRequest\x1a+.foundry.portfolio.v1.ListQuestionsResponse\x12k\n" +
-	"\x0eGetRightSizing\x12+.foundry.portfolio.v1.GetRightSizingRequest\x1a,.foundry.portfolio.v1.GetRightSizingResponse\x12q\n" +
-	"\x10ApplyRightSizing\x12-.foundry.portfolio.v1.ApplyRightSizingRequest\x1a..foundry.portfolio.v1.ApplyRightSizingResponse\x12\x83\x01\n" +
-	"\x16ListRightSizingHistory\x123.foundry.portfolio.v1.ListRightSizingHistoryRequest\x1a4.foundry.portfolio.v1.ListRightSizingHistoryResponse2\xf4\x01\n" +
-	"\x18PortfolioInternalService\x12k\n" +
-	"\x0eAdvanceForTask\x12+.foundry.portfolio.v1.AdvanceForTaskRequest\x1a,.foundry.portfolio.v1.AdvanceForTaskResponse\x12k\n" +
-	"\x0eListCandidates\x12+.foundry.portfolio.v1.ListCandidatesRequest\x1a,.foundry.portfolio.v1.ListCandidatesResponseB\xe8\x01\n" +
+	"GetStorage\x12'.foundry.portfolio.v1.GetStorageRequest\x1a(.foundry.portfolio.v1.GetStorageResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12k\n" +
+	"\vGetProgress\x12(.foundry.portfolio.v1.GetProgressRequest\x1a).foundry.portfolio.v1.GetProgressResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12b\n" +
+	"\bListTags\x12%.foundry.portfolio.v1.ListTagsRequest\x1a&.foundry.portfolio.v1.ListTagsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12k\n" +
+	"\vAdvanceIdea\x12(.foundry.portfolio.v1.AdvanceIdeaRequest\x1a).foundry.portfolio.v1.AdvanceIdeaResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12n\n" +
+	"\fSetIdeaStage\x12).foundry.portfolio.v1.SetIdeaStageRequest\x1a*.foundry.portfolio.v1.SetIdeaStageResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12l\n" +
+	"\vSetIdeaTags\x12(.foundry.portfolio.v1.SetIdeaTagsRequest\x1a).foundry.portfolio.v1.SetIdeaTagsResponse\"\b\xc2\xf3\x18\x04\n" +
+	"\x02\x03\x05\x12l\n" +
+	"\vAddQuestion\x12(.foundry.portfolio.v1.AddQuestionRequest\x1a).foundry.portfolio.v1.AddQuestionResponse\"\b\xc2\xf3\x18\x04\n" +
+	"\x02\x03\x05\x12q\n" +
+	"\rListQuestions\x12*.foundry.portfolio.v1.ListQuestionsRequest\x1a+.foundry.portfolio.v1.ListQuestionsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12t\n" +
+	"\x0eGetRightSizing\x12+.foundry.portfolio.v1.GetRightSizingRequest\x1a,.foundry.portfolio.v1.GetRightSizingResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12\x8a\x01\n" +
+	"\x10ApplyRightSizing\x12-.foundry.portfolio.v1.ApplyRightSizingRequest\x1a..foundry.portfolio.v1.ApplyRightSizingResponse\"\x17\xc2\xf3\x18\x13\n" +
+	"\x01\x05\x1a\x0e\n" +
+	"\adry_run\x12\x01\x02\x18\x01\x12\x8c\x01\n" +
+	"\x16ListRightSizingHistory\x123.foundry.portfolio.v1.ListRightSizingHistoryRequest\x1a4.foundry.portfolio.v1.ListRightSizingHistoryResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x022\x86\x02\n" +
+	"\x18PortfolioInternalService\x12t\n" +
+	"\x0eAdvanceForTask\x12+.foundry.portfolio.v1.AdvanceForTaskRequest\x1a,.foundry.portfolio.v1.AdvanceForTaskResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\a\x12t\n" +
+	"\x0eListCandidates\x12+.foundry.portfolio.v1.ListCandidatesRequest\x1a,.foundry.portfolio.v1.ListCandidatesResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\aB\xe8\x01\n" +
 	"\x18com.foundry.portfolio.v1B\x0ePortfolioProtoP\x01ZJgithub.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1;portfoliov1\xa2\x02\x03FPX\xaa\x02\x14Foundry.Portfolio.V1\xca\x02\x14Foundry\\Portfolio\\V1\xe2\x02 Foundry\\Portfolio\\V1\\GPBMetadata\xea\x02\x16Foundry::Portfolio::V1b\x06proto3"
 
 var (

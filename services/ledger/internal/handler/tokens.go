@@ -1,0 +1,120 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/ledger/internal/identity"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/authz"
+	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+)
+
+// Authenticate implements LedgerInternalService.Authenticate: the gateway's
+// (and any service's) token look-up. A credential that does not verify is
+// Unauthenticated with the reason.
+func (h *Handler) Authenticate(ctx context.Context, req *ledgerv1.AuthenticateRequest) (*ledgerv1.AuthenticateResponse, error) {
+	if req.GetTokenHash() == "" {
+		return nil, fault.Validation(fault.Field("token_hash", "is required"))
+	}
+	p, err := h.app.Authenticate(ctx, req.GetTokenHash())
+	if err != nil {
+		return nil, err
+	}
+	if p.Kind == authz.Invalid {
+		return nil, fault.New(fault.Unauthenticated, "%s", p.Problem)
+	}
+	return p.AuthenticateResponse(), nil
+}
+
+// Logout implements LedgerService.Logout: the request's session stops
+// working at once on every replica (the edge caches a verified token for
+// at most authz.DefaultCacheTTL).
+func (h *Handler) Logout(ctx context.Context, _ *ledgerv1.LogoutRequest) (*ledgerv1.LogoutResponse, error) {
+	p, err := session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = h.app.Logout(ctx, p.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fault.New(fault.Unauthenticated, "invalid token")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.LogoutResponse{Revoked: true}, nil
+}
+
+// GetPrincipal implements LedgerService.GetPrincipal ("who am I").
+func (h *Handler) GetPrincipal(ctx context.Context, _ *ledgerv1.GetPrincipalRequest) (*ledgerv1.GetPrincipalResponse, error) {
+	p := authz.FromContext(ctx)
+	if p.Kind == authz.Invalid {
+		return nil, fault.New(fault.Unauthenticated, "%s", p.Problem)
+	}
+	resp := &ledgerv1.GetPrincipalResponse{Kind: string(p.Kind), Role: authz.RoleName(p.Role), PublicReads: h.publicReads}
+	switch p.Kind {
+	case authz.Session:
+		resp.ContributorId, resp.Handle = wrapperspb.String(p.ContributorID), wrapperspb.String(p.Name)
+	case authz.Token:
+		resp.TokenId, resp.Name = wrapperspb.String(p.ID), wrapperspb.String(p.Name)
+	}
+	if !p.ExpiresAt.IsZero() {
+		resp.ExpiresAt = wrapperspb.String(rfc3339(p.ExpiresAt))
+	}
+	return resp, nil
+}
+
+// CreateToken implements LedgerService.CreateToken (administrator).
+func (h *Handler) CreateToken(ctx context.Context, req *ledgerv1.CreateTokenRequest) (*ledgerv1.CreateTokenResponse, error) {
+	tr, err := identity.ValidateTokenRequest(req.GetName(), req.GetRole(), req.GetTtl())
+	if err != nil {
+		return nil, err
+	}
+	t, token, err := h.app.CreateToken(ctx, tr, h.random)
+	if err != nil {
+		return nil, err
+	}
+	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
+	return &ledgerv1.CreateTokenResponse{ApiToken: tokenProto(t), Token: token}, nil
+}
+
+// ListTokens implements LedgerService.ListTokens (administrator).
+func (h *Handler) ListTokens(ctx context.Context, _ *ledgerv1.ListTokensRequest) (*ledgerv1.ListTokensResponse, error) {
+	ts, err := h.app.ListTokens(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*ledgerv1.APIToken, len(ts))
+	for i, t := range ts {
+		out[i] = tokenProto(t)
+	}
+	return &ledgerv1.ListTokensResponse{Tokens: out}, nil
+}
+
+// RevokeToken implements LedgerService.RevokeToken (administrator).
+func (h *Handler) RevokeToken(ctx context.Context, req *ledgerv1.RevokeTokenRequest) (*ledgerv1.RevokeTokenResponse, error) {
+	if err := required("id", req.GetId()); err != nil {
+		return nil, err
+	}
+	t, err := h.app.RevokeToken(ctx, req.GetId())
+	if err != nil {
+		return nil, notFound(err, "token %q not found", req.GetId())
+	}
+	return &ledgerv1.RevokeTokenResponse{ApiToken: tokenProto(t)}, nil
+}
+
+func tokenProto(t store.APIToken) *ledgerv1.APIToken {
+	out := &ledgerv1.APIToken{Id: t.ID, Name: t.Name, Role: t.Role, CreatedAt: rfc3339(t.CreatedAt)}
+	if !t.ExpiresAt.IsZero() {
+		out.ExpiresAt = wrapperspb.String(rfc3339(t.ExpiresAt))
+	}
+	if !t.RevokedAt.IsZero() {
+		out.RevokedAt = wrapperspb.String(rfc3339(t.RevokedAt))
+	}
+	return out
+}
