@@ -183,7 +183,7 @@ func Module() app.Module {
 			}
 			srv := handler.New(handler.Options{
 				Monitor: mon,
-				Store: sqlstore.New(h.DB), DB: h.DB, Peers: peers, Telemetry: sink,
+				Store:   sqlstore.New(h.DB), DB: h.DB, Peers: peers, Telemetry: sink,
 				Collectors: collectors, LatencyBudget: cfg.UsageLatencyBudget,
 				Log: h.Log, Metrics: h.Metrics,
 			})

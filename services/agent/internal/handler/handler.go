@@ -28,8 +28,8 @@ import (
 type Handler struct {
 	agentv1.UnimplementedAgentServiceServer
 
-	uc       *usecase.App
-	loop     Loop
+	uc   *usecase.App
+	loop Loop
 }
 
 // Loop is the pipeline loop as the service runs it.

@@ -293,4 +293,3 @@ func (h *Handler) ListQuestions(ctx context.Context, req *portfoliov1.ListQuesti
 func questionProto(q store.Question) *portfoliov1.Question {
 	return &portfoliov1.Question{Id: q.ID, IdeaId: q.IdeaID, Question: q.Text, Status: q.Status, CreatedAt: rfc3339(q.CreatedAt)}
 }
-
