@@ -20,6 +20,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
@@ -190,6 +191,7 @@ func (h *Handler) UpdateTask(ctx context.Context, req *agentv1.UpdateTaskRequest
 		Status: req.Status, Output: req.Output, ProgressPct: req.ProgressPct, CurrentStep: req.CurrentStep,
 		DecisionPrompt: req.DecisionPrompt, ErrorSummary: req.ErrorSummary, ErrorCategory: req.ErrorCategory,
 		WorkerID: req.WorkerId, ValueScore: req.ValueScore, ResourceCost: req.ResourceCost,
+		By: reporter(ctx),
 	})
 	if err != nil {
 		return nil, err
@@ -224,14 +226,24 @@ func (h *Handler) CountTasks(ctx context.Context, _ *agentv1.CountTasksRequest) 
 	return &agentv1.CountTasksResponse{Total: int32(c.Total), ByStatus: by}, nil
 }
 
+// reporter is the caller as the task rules see it: its credential's id,
+// and whether it is an operator (administrators included).
+func reporter(ctx context.Context) task.Reporter {
+	p := authz.FromContext(ctx)
+	return task.Reporter{ID: p.ID, Operator: p.Is(authz.Operator)}
+}
+
 // ClaimTask implements AgentService.ClaimTask: 200 with the claimed task,
 // or with a null task when none is pending.
 func (h *Handler) ClaimTask(ctx context.Context, req *agentv1.ClaimTaskRequest) (*agentv1.ClaimTaskResponse, error) {
-	key, err := idempotency.FromContext(ctx, "claim", strings.TrimSpace(req.GetWorkerId()), req)
+	// The key is scoped by the credential and the worker id, so two
+	// workers' keys never meet, nor do two credentials'.
+	by := reporter(ctx)
+	key, err := idempotency.FromContext(ctx, "claim", by.ID+"/"+strings.TrimSpace(req.GetWorkerId()), req)
 	if err != nil {
 		return nil, err
 	}
-	t, ok, err := h.uc.Claim(ctx, req.GetWorkerId(), req.GetTaskTypes(), optInt(req.LeaseSeconds), key)
+	t, ok, err := h.uc.Claim(ctx, by, req.GetWorkerId(), req.GetTaskTypes(), optInt(req.LeaseSeconds), key)
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,10 @@ type Task struct {
 	ErrorSummary   string
 	ErrorCategory  string
 
-	WorkerID       string
+	WorkerID string
+	// ClaimedBy is the credential (authz.Principal.ID) that claimed the
+	// task; "" while unclaimed.
+	ClaimedBy      string
 	LeaseSeconds   int
 	LeaseExpiresAt time.Time
 	Attempts       int

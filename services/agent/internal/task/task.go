@@ -209,3 +209,29 @@ func Claim(current Status, currentWorker, worker string) error {
 	}
 	return nil
 }
+
+// Reporter is who sends a task's update: the credential's id
+// (authz.Principal.ID) and whether it is an operator's (administrators
+// included). The zero Reporter is Foundry itself (the pipeline loop's own
+// executor), which the rule does not restrict.
+type Reporter struct {
+	ID       string
+	Operator bool
+}
+
+// CheckReport applies the reporter rule to an update of a task claimed by
+// claimedBy ("" when unclaimed): a claimed task is its claimer's, so a
+// worker cannot complete or fail another worker's task, whatever worker_id
+// it names; an unclaimed task is claimed first (the update moves it to
+// running). Operators and Foundry itself may update any task.
+func (r Reporter) CheckReport(claimedBy string, claims bool) error {
+	switch {
+	case r.Operator || r.ID == "":
+		return nil
+	case claimedBy != "" && claimedBy != r.ID:
+		return fault.New(fault.Forbidden, "the task was claimed with another credential: only its claimer, or an operator, reports on it")
+	case claimedBy == "" && !claims:
+		return fault.New(fault.Forbidden, "a worker reports only on tasks it claimed: claim the task first (status running)")
+	}
+	return nil
+}

@@ -103,3 +103,15 @@ func TestParse(t *testing.T) {
 	require.True(t, task.TimedOut.Finished())
 	require.False(t, task.NeedsDecision.Finished())
 }
+
+func TestReporter(t *testing.T) {
+	t.Parallel()
+	w1, w2 := task.Reporter{ID: "t1"}, task.Reporter{ID: "t2"}
+	require.NoError(t, w1.CheckReport("t1", false), "the claimer")
+	require.NoError(t, w1.CheckReport("", true), "claiming a free task")
+	require.Equal(t, fault.Forbidden, fault.KindOf(w2.CheckReport("t1", false)), "another worker")
+	require.Equal(t, fault.Forbidden, fault.KindOf(w2.CheckReport("t1", true)), "claiming another's task")
+	require.Equal(t, fault.Forbidden, fault.KindOf(w1.CheckReport("", false)), "reporting on a free task")
+	require.NoError(t, task.Reporter{ID: "op", Operator: true}.CheckReport("t1", false), "an operator")
+	require.NoError(t, task.Reporter{}.CheckReport("t1", false), "Foundry itself")
+}

@@ -27,7 +27,7 @@ func TestClaimOldestOfTypes(t *testing.T) {
 		e.clock.Advance(time.Second)
 		e.create(t, "spec", nil)
 
-		got, ok, err := e.app.Claim(ctx, "w1", []string{"impl", "test"}, ptr(60), nil)
+		got, ok, err := e.app.Claim(ctx, task.Reporter{}, "w1", []string{"impl", "test"}, ptr(60), nil)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, impl1.ID, got.ID)
@@ -37,11 +37,11 @@ func TestClaimOldestOfTypes(t *testing.T) {
 		require.Equal(t, 60, got.LeaseSeconds)
 		require.Equal(t, start.Add(2*time.Second+time.Minute), got.LeaseExpiresAt)
 
-		_, ok, err = e.app.Claim(ctx, "w2", []string{"impl"}, nil, nil)
+		_, ok, err = e.app.Claim(ctx, task.Reporter{}, "w2", []string{"impl"}, nil, nil)
 		require.NoError(t, err)
 		require.False(t, ok, "no pending impl task is left")
 
-		got, ok, err = e.app.Claim(ctx, "w2", nil, nil, nil)
+		got, ok, err = e.app.Claim(ctx, task.Reporter{}, "w2", nil, nil, nil)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, spec1.ID, got.ID, "any type: the oldest pending task")
@@ -52,7 +52,7 @@ func TestClaimOldestOfTypes(t *testing.T) {
 			types  []string
 			lease  *int
 		}{{"", nil, nil}, {"w", []string{"dance"}, nil}, {"w", nil, ptr(0)}, {"w", nil, ptr(86401)}} {
-			_, _, err := e.app.Claim(ctx, bad.worker, bad.types, bad.lease, nil)
+			_, _, err := e.app.Claim(ctx, task.Reporter{}, bad.worker, bad.types, bad.lease, nil)
 			requireKind(t, fault.Invalid, err)
 		}
 	})
@@ -79,7 +79,7 @@ func TestConcurrentClaimsNeverShareATask(t *testing.T) {
 			worker := fmt.Sprintf("worker-%02d", w)
 			wg.Go(func() {
 				for {
-					tk, ok, err := e.app.Claim(ctx, worker, nil, ptr(300), nil)
+					tk, ok, err := e.app.Claim(ctx, task.Reporter{}, worker, nil, ptr(300), nil)
 					mu.Lock()
 					if err != nil {
 						errs = append(errs, err)
@@ -127,7 +127,7 @@ func TestLeaseExpiry(t *testing.T) {
 			return r, to
 		}
 
-		claimed, ok, err := e.app.Claim(ctx, "w1", nil, nil, nil)
+		claimed, ok, err := e.app.Claim(ctx, task.Reporter{}, "w1", nil, nil, nil)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, start.Add(time.Minute), claimed.LeaseExpiresAt)
@@ -149,7 +149,7 @@ func TestLeaseExpiry(t *testing.T) {
 		require.Equal(t, [2]int{0, 0}, [2]int{r, to}, "reaping again changes nothing")
 
 		for attempt := 2; attempt <= 3; attempt++ {
-			got, ok, err := e.app.Claim(ctx, fmt.Sprintf("w%d", attempt), nil, nil, nil)
+			got, ok, err := e.app.Claim(ctx, task.Reporter{}, fmt.Sprintf("w%d", attempt), nil, nil, nil)
 			require.NoError(t, err)
 			require.True(t, ok)
 			require.Equal(t, attempt, got.Attempts)
@@ -196,7 +196,7 @@ func TestConcurrentReapers(t *testing.T) {
 		const tasks = 40
 		for range tasks {
 			e.create(t, "test", nil)
-			_, ok, err := e.app.Claim(ctx, "w", nil, ptr(10), nil)
+			_, ok, err := e.app.Claim(ctx, task.Reporter{}, "w", nil, ptr(10), nil)
 			require.NoError(t, err)
 			require.True(t, ok)
 		}
@@ -225,5 +225,64 @@ func TestConcurrentReapers(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, tasks, counts.ByStatus[task.Pending])
 		require.Equal(t, 0, counts.ByStatus[task.Running])
+	})
+}
+
+// TestOnlyTheClaimerReports: a task claimed with one credential is that
+// credential's: another worker's token cannot complete or fail it, even
+// naming the same worker_id or none; an operator can; a reaped task is
+// free again.
+func TestOnlyTheClaimerReports(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, func(c *usecase.Config) { c.Lease = time.Minute })
+		ctx := context.Background()
+		alice, bob := task.Reporter{ID: "token-alice"}, task.Reporter{ID: "token-bob"}
+		operator := task.Reporter{ID: "token-op", Operator: true}
+		tk := e.create(t, "impl", nil)
+
+		_, err := e.app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("completed"), By: bob})
+		require.Equal(t, fault.Forbidden, fault.KindOf(err), "an unclaimed task is claimed first: %v", err)
+
+		got, ok, err := e.app.Claim(ctx, alice, "w1", nil, nil, nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, "token-alice", got.ClaimedBy)
+
+		for _, p := range []usecase.Patch{
+			{Status: ptr("completed"), By: bob},
+			{Status: ptr("completed"), WorkerID: ptr("w1"), By: bob},
+			{Status: ptr("failed"), ErrorSummary: ptr("x"), By: bob},
+			{ProgressPct: ptr(10.0), By: bob},
+		} {
+			_, err := e.app.Update(ctx, tk.ID, p)
+			require.Equal(t, fault.Forbidden, fault.KindOf(err), "%v", err)
+		}
+		still, err := e.app.Get(ctx, tk.ID)
+		require.NoError(t, err)
+		require.Equal(t, task.Running, still.Status, "the refused patches wrote nothing")
+		require.Zero(t, still.ProgressPct)
+
+		beat, err := e.app.Update(ctx, tk.ID, usecase.Patch{ProgressPct: ptr(50.0), By: alice})
+		require.NoError(t, err)
+		require.Equal(t, 50.0, beat.ProgressPct)
+
+		// The lease runs out: the task is pending and anyone's to claim.
+		e.clock.Advance(2 * time.Minute)
+		_, _, err = e.app.Reap(ctx)
+		require.NoError(t, err)
+		back, err := e.app.Get(ctx, tk.ID)
+		require.NoError(t, err)
+		require.Equal(t, task.Pending, back.Status)
+		require.Empty(t, back.ClaimedBy)
+		got, err = e.app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w2"), By: bob})
+		require.NoError(t, err)
+		require.Equal(t, "token-bob", got.ClaimedBy)
+		_, err = e.app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("completed"), By: alice})
+		require.Equal(t, fault.Forbidden, fault.KindOf(err))
+
+		done, err := e.app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("completed"), By: operator})
+		require.NoError(t, err, "an operator reports on any task")
+		require.Equal(t, task.Completed, done.Status)
 	})
 }

@@ -78,7 +78,7 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 		TaskID: t.ID, TaskType: string(t.Type), Direction: t.Direction, Model: t.Model, Tier: t.Tier,
 	})
 	if in.ClaimedBy != "" {
-		t = claimed(t, in.ClaimedBy, min(max(in.Lease, time.Second), MaxLeaseSeconds*time.Second), now)
+		t = claimed(t, in.ClaimedBy, "", min(max(in.Lease, time.Second), MaxLeaseSeconds*time.Second), now)
 	}
 	var out store.Task
 	err = a.keyed.Do(ctx, in.Key, &out, nil, func(r Repos) error {

@@ -55,23 +55,23 @@ func TestClaimWithIdempotencyKey(t *testing.T) {
 		e := setup(t, engine)
 		ctx := context.Background()
 		empty := &idempotency.Request{Scope: "claim:w1", Key: "empty", Hash: "h"}
-		_, ok, err := e.app.Claim(ctx, "w1", nil, nil, empty)
+		_, ok, err := e.app.Claim(ctx, task.Reporter{}, "w1", nil, nil, empty)
 		require.NoError(t, err)
 		require.False(t, ok)
 
 		a := e.create(t, "spec", nil)
 		b := e.create(t, "spec", nil)
 		key := &idempotency.Request{Scope: "claim:w1", Key: "k1", Hash: "h"}
-		got, ok, err := e.app.Claim(ctx, "w1", nil, nil, key)
+		got, ok, err := e.app.Claim(ctx, task.Reporter{}, "w1", nil, nil, key)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, a.ID, got.ID)
-		again, ok, err := e.app.Claim(ctx, "w1", nil, nil, key)
+		again, ok, err := e.app.Claim(ctx, task.Reporter{}, "w1", nil, nil, key)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, got, again, "the retry answers the first claim")
 
-		_, ok, err = e.app.Claim(ctx, "w1", nil, nil, empty)
+		_, ok, err = e.app.Claim(ctx, task.Reporter{}, "w1", nil, nil, empty)
 		require.NoError(t, err)
 		require.False(t, ok, "the key that found nothing answers nothing again")
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/agent/internal/attention"
 	"github.com/foundryhq/foundry/services/agent/internal/metrics"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
@@ -123,7 +124,7 @@ func TestPipelineStatusFlags(t *testing.T) {
 		require.True(t, s.Flags.Stuck)
 		require.Equal(t, []string{attention.Stuck}, s.Flags.Names)
 
-		_, _, err = e.app.Claim(ctx, "w", nil, nil, nil)
+		_, _, err = e.app.Claim(ctx, task.Reporter{}, "w", nil, nil, nil)
 		require.NoError(t, err)
 		second := e.create(t, "impl", nil)
 		s, err = e.app.PipelineStatus(ctx)

@@ -27,6 +27,9 @@ type Patch struct {
 	WorkerID       *string
 	ValueScore     *float64
 	ResourceCost   *float64
+	// By is who sends the patch (task.Reporter.CheckReport); the zero
+	// value is Foundry itself.
+	By task.Reporter
 }
 
 // Empty reports whether the patch names no field.
@@ -119,6 +122,10 @@ func (p Patch) unchanged(t store.Task) bool {
 //     category. error_summary and error_category are refused with any
 //     other status.
 func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time) (store.Task, error) {
+	claims := p.Status != nil && task.Status(*p.Status) == task.Running && cur.Status != task.Running
+	if err := p.By.CheckReport(cur.ClaimedBy, claims); err != nil {
+		return cur, err
+	}
 	if cur.Status.Finished() {
 		if p.unchanged(cur) {
 			return cur, nil
@@ -168,14 +175,14 @@ func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time)
 			}
 		}
 		if cur.Status != task.Running {
-			next = claimed(next, worker, lease, now)
+			next = claimed(next, worker, p.By.ID, lease, now)
 		}
 		next.LeaseExpiresAt = now.Add(leaseOf(next, lease))
 	case task.Pending:
 		if p.WorkerID != nil {
 			return cur, fault.Validation(fault.Field("worker_id", "is set by claiming the task (status running)"))
 		}
-		next.WorkerID, next.LeaseSeconds, next.LeaseExpiresAt = "", 0, time.Time{}
+		next.WorkerID, next.ClaimedBy, next.LeaseSeconds, next.LeaseExpiresAt = "", "", 0, time.Time{}
 	case task.NeedsDecision:
 		if p.WorkerID != nil {
 			next.WorkerID = worker
@@ -194,11 +201,12 @@ func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time)
 	return next, nil
 }
 
-// claimed is t claimed by worker at now: running, one more attempt,
-// started now, with a lease.
-func claimed(t store.Task, worker string, lease time.Duration, now time.Time) store.Task {
+// claimed is t claimed by worker, with the credential by, at now:
+// running, one more attempt, started now, with a lease.
+func claimed(t store.Task, worker, by string, lease time.Duration, now time.Time) store.Task {
 	t.Status = task.Running
 	t.WorkerID = worker
+	t.ClaimedBy = by
 	t.Attempts++
 	t.StartedAt = now
 	t.LeaseSeconds = int(lease / time.Second)
@@ -396,8 +404,9 @@ func (a *App) recordOutcome(ctx context.Context, r Repos, t store.Task) error {
 // hand out one task twice. With a key, a retry answers what the first
 // request answered (the task it claimed, or none) and claims nothing more:
 // without one, a worker that lost the answer would hold a task it does not
-// know about until the lease ran out.
-func (a *App) Claim(ctx context.Context, worker string, types []string, leaseSeconds *int, key *idempotency.Request) (store.Task, bool, error) {
+// know about until the lease ran out. The task records the credential by
+// claimed it with: only that credential (or an operator) updates it then.
+func (a *App) Claim(ctx context.Context, by task.Reporter, worker string, types []string, leaseSeconds *int, key *idempotency.Request) (store.Task, bool, error) {
 	var errs []fault.FieldError
 	worker = strings.TrimSpace(worker)
 	switch {
@@ -441,7 +450,7 @@ func (a *App) Claim(ctx context.Context, worker string, types []string, leaseSec
 			return err
 		}
 		now := a.now()
-		next := claimed(cur, worker, lease, now)
+		next := claimed(cur, worker, by.ID, lease, now)
 		next.UpdatedAt = now
 		if err := r.Tasks.Save(ctx, next); err != nil {
 			return err

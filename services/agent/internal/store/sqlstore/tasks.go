@@ -29,7 +29,7 @@ func NewTasks(q database.Querier) Tasks { return Tasks{q: q} }
 const taskColumns = `id, direction, task_type, status, model, executor, tier, command, context, idea_id, prompt_variant,
 	output, progress_pct, current_step, decision_prompt, error_summary, error_category,
 	worker_id, lease_seconds, lease_expires_at, attempts, value_score, resource_cost, duration_seconds,
-	created_at, updated_at, started_at, completed_at`
+	created_at, updated_at, started_at, completed_at, claimed_by`
 
 // scanner is a row or rows.
 type scanner interface{ Scan(dest ...any) error }
@@ -39,6 +39,7 @@ func scanTask(s scanner) (store.Task, error) {
 		t                                          store.Task
 		typ, status                                string
 		ideaID, variant, summary, category, worker *string
+		claimedBy                                  *string
 		leaseExpires, started, completed           *int64
 		created, updated                           int64
 		value, cost, duration                      *float64
@@ -46,7 +47,7 @@ func scanTask(s scanner) (store.Task, error) {
 	err := s.Scan(&t.ID, &t.Direction, &typ, &status, &t.Model, &t.Executor, &t.Tier, &t.Command, &t.Context, &ideaID, &variant,
 		&t.Output, &t.ProgressPct, &t.CurrentStep, &t.DecisionPrompt, &summary, &category,
 		&worker, &t.LeaseSeconds, &leaseExpires, &t.Attempts, &value, &cost, &duration,
-		&created, &updated, &started, &completed)
+		&created, &updated, &started, &completed, &claimedBy)
 	if err != nil {
 		return store.Task{}, err
 	}
@@ -56,6 +57,7 @@ func scanTask(s scanner) (store.Task, error) {
 	t.LeaseExpiresAt, t.StartedAt, t.CompletedAt = timeOf(leaseExpires), timeOf(started), timeOf(completed)
 	t.CreatedAt, t.UpdatedAt = database.Time(created), database.Time(updated)
 	t.ValueScore, t.ResourceCost, t.Duration = value, cost, duration
+	t.ClaimedBy = deref(claimedBy)
 	return t, nil
 }
 
@@ -92,13 +94,14 @@ func scanTasks(rows database.Rows, err error) ([]store.Task, error) {
 // Insert implements store.Tasks.
 func (s Tasks) Insert(ctx context.Context, t store.Task) error {
 	_, err := s.q.Exec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
+		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)`,
 		t.ID, t.Direction, string(t.Type), string(t.Status), t.Model, t.Executor, t.Tier, t.Command, t.Context,
 		database.NullString(t.IdeaID), database.NullString(t.PromptVariant),
 		t.Output, t.ProgressPct, t.CurrentStep, t.DecisionPrompt, database.NullString(t.ErrorSummary), database.NullString(t.ErrorCategory),
 		database.NullString(t.WorkerID), t.LeaseSeconds, database.NullMicros(t.LeaseExpiresAt), t.Attempts,
 		t.ValueScore, t.ResourceCost, t.Duration,
-		database.Micros(t.CreatedAt), database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt))
+		database.Micros(t.CreatedAt), database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
+		database.NullString(t.ClaimedBy))
 	if database.IsUniqueViolation(err) {
 		return fmt.Errorf("task %s: %w", t.ID, store.ErrAlreadyExists)
 	}
@@ -134,14 +137,14 @@ func (s Tasks) Save(ctx context.Context, t store.Task) error {
 	n, err := s.q.Exec(ctx, `UPDATE tasks SET status = $2, output = $3, progress_pct = $4, current_step = $5,
 		decision_prompt = $6, error_summary = $7, error_category = $8, worker_id = $9, lease_seconds = $10,
 		lease_expires_at = $11, attempts = $12, value_score = $13, resource_cost = $14, duration_seconds = $15,
-		updated_at = $16, started_at = $17, completed_at = $18, prompt_variant = $19
+		updated_at = $16, started_at = $17, completed_at = $18, prompt_variant = $19, claimed_by = $20
 		WHERE id = $1`,
 		t.ID, string(t.Status), t.Output, t.ProgressPct, t.CurrentStep,
 		t.DecisionPrompt, database.NullString(t.ErrorSummary), database.NullString(t.ErrorCategory),
 		database.NullString(t.WorkerID), t.LeaseSeconds,
 		database.NullMicros(t.LeaseExpiresAt), t.Attempts, t.ValueScore, t.ResourceCost, t.Duration,
 		database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
-		database.NullString(t.PromptVariant))
+		database.NullString(t.PromptVariant), database.NullString(t.ClaimedBy))
 	if err != nil {
 		return fmt.Errorf("save task %s: %w", t.ID, err)
 	}
@@ -249,6 +252,7 @@ func (s Tasks) Reap(ctx context.Context, now time.Time, maxAttempts int, summary
 	out, err := scanTasks(s.q.Query(ctx, `UPDATE tasks SET
 		status = CASE WHEN attempts >= $2 THEN 'timed_out' ELSE 'pending' END,
 		worker_id = CASE WHEN attempts >= $2 THEN worker_id ELSE NULL END,
+		claimed_by = CASE WHEN attempts >= $2 THEN claimed_by ELSE NULL END,
 		lease_expires_at = NULL,
 		completed_at = CASE WHEN attempts >= $2 THEN CAST($1 AS BIGINT) ELSE NULL END,
 		duration_seconds = CASE WHEN attempts >= $2
