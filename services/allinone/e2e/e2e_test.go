@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,9 +51,16 @@ func startFoundry(t *testing.T, storage allinonetest.Storage, env []string, extr
 }
 
 // request sends body (a string is sent as is, anything else as JSON) with
-// headers given as "Name: value".
+// headers given as "Name: value". A write (any method but GET and HEAD)
+// that names no credential goes as the administrator (X-API-Key): most
+// tests are about what a write does, not who may make it (the
+// authorization tests are; they send anonymous, below, or a credential of
+// their own).
 func request(t *testing.T, method, url string, body any, headers ...string) response {
 	t.Helper()
+	if method != http.MethodGet && method != http.MethodHead && !slices.ContainsFunc(headers, namesCredential) {
+		headers = append(headers, asAdmin)
+	}
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -75,6 +83,20 @@ func request(t *testing.T, method, url string, body any, headers ...string) resp
 	out := response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	_ = json.Unmarshal(raw, &out.JSON)
 	return out
+}
+
+// Credential headers for request. anonymous sends an empty Authorization
+// header, which Foundry reads as no credential at all.
+const (
+	asAdmin   = "X-API-Key: " + allinonetest.AdminKey
+	anonymous = "Authorization:"
+)
+
+// namesCredential reports whether h is a credential header.
+func namesCredential(h string) bool {
+	name, _, _ := strings.Cut(h, ":")
+	name = http.CanonicalHeaderKey(strings.TrimSpace(name))
+	return name == "Authorization" || name == "X-Api-Key"
 }
 
 // newRequest builds a request with a JSON body (when body is not nil) and
