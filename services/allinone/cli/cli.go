@@ -39,6 +39,7 @@ const (
 // hidden __complete commands, which the shell completion scripts run.
 var commandNames = map[string]bool{
 	"ideas": true, "tasks": true, "contributions": true, "cc": true, "status": true,
+	"tokens": true, "whoami": true, "logout": true,
 	"completion": true, "help": true,
 	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true,
 }
@@ -121,7 +122,8 @@ config file. Run 'foundry -h' for the server's own flags.`,
 	pf.BoolVar(&e.jsonOut, "json", false, "print the API's JSON instead of a table")
 	registerSettingFlags(pf)
 
-	root.AddCommand(e.ideasCommand(), e.tasksCommand(), e.contributionsCommand(), e.ccCommand(), e.statusCommand())
+	root.AddCommand(e.ideasCommand(), e.tasksCommand(), e.contributionsCommand(), e.ccCommand(), e.statusCommand(),
+		e.tokensCommand(), e.whoamiCommand(), e.logoutCommand())
 	return root
 }
 

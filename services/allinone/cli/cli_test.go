@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,9 +90,15 @@ func transports(sys *allinonetest.System) []struct {
 }
 
 // api calls the REST API directly (what the client does not do: register,
-// deposit, create assets and tasks) and requires want.
+// deposit, create assets and tasks) and requires want. A write goes as the
+// administrator unless headers name a credential.
 func api(t *testing.T, sys *allinonetest.System, method, path string, body any, want int, headers ...string) map[string]any {
 	t.Helper()
+	if method != http.MethodGet && !slices.ContainsFunc(headers, func(h string) bool {
+		return strings.HasPrefix(h, "Authorization:") || strings.HasPrefix(h, "X-API-Key:")
+	}) {
+		headers = append(headers, "X-API-Key: "+allinonetest.AdminKey)
+	}
 	raw, err := json.Marshal(body)
 	require.NoError(t, err)
 	req, err := http.NewRequest(method, sys.URL(path), bytes.NewReader(raw))
@@ -166,9 +173,10 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 	t.Helper()
 	var ideaID string
 	ideaName := "Solar kettle " + name
+	admin := with(env, "FOUNDRY_API_KEY", allinonetest.AdminKey)
 
 	t.Run("ideas create", func(t *testing.T) {
-		idea := okJSON(t, env, "ideas", "create", ideaName, "--value", "100", "--cost", "10", "--tag", "energy-"+name)
+		idea := okJSON(t, admin, "ideas", "create", ideaName, "--value", "100", "--cost", "10", "--tag", "energy-"+name)
 		ideaID, _ = idea["id"].(string)
 		require.Regexp(t, `^[0-9a-f-]{36}$`, ideaID)
 		require.Equal(t, ideaName, idea["name"])
@@ -198,23 +206,26 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 		require.Regexp(t, row("tags", `["energy-`+name+`"]`), out, "a list is compact JSON")
 	})
 
-	t.Run("ideas advance: the next stage, or any with the key", func(t *testing.T) {
-		require.Regexp(t, row("stage", "specced"), ok(t, env, "ideas", "advance", ideaID))
+	t.Run("ideas advance: the next stage, or any; an operator's", func(t *testing.T) {
+		for _, args := range [][]string{{"ideas", "advance", ideaID}, {"ideas", "advance", ideaID, "--to", "testing"}} {
+			r := run(t, env, args...)
+			require.Equal(t, cli.ExitFailed, r.code)
+			require.Empty(t, r.stdout)
+			require.Equal(t, "foundry: this request needs a credential (operator): send Authorization: Bearer <token>, "+
+				"or the administrator key in X-API-Key\n"+
+				"  (no credential is set: --token (a session or API token) or --api-key, FOUNDRY_TOKEN or FOUNDRY_API_KEY, or the config file)\n",
+				r.stderr)
+		}
+
+		require.Regexp(t, row("stage", "specced"), ok(t, admin, "ideas", "advance", ideaID))
 		require.Equal(t, "specced", okJSON(t, env, "ideas", "show", ideaID)["stage"])
-
-		r := run(t, env, "ideas", "advance", ideaID, "--to", "testing")
-		require.Equal(t, cli.ExitFailed, r.code)
-		require.Empty(t, r.stdout)
-		require.Equal(t, "foundry: administrator key required (X-API-Key)\n"+
-			"  (no administrator key is set: --api-key, FOUNDRY_API_KEY or \"api_key\" in the config file)\n", r.stderr)
-
-		idea := okJSON(t, with(env, "FOUNDRY_API_KEY", allinonetest.AdminKey), "ideas", "advance", ideaID, "--to", "testing")
+		idea := okJSON(t, admin, "ideas", "advance", ideaID, "--to", "testing")
 		require.Equal(t, "testing", idea["stage"])
 	})
 
 	t.Run("unknown idea: the detail, exit 1", func(t *testing.T) {
 		for _, args := range [][]string{{"ideas", "show", "no-such-idea"}, {"ideas", "advance", "no-such-idea"}} {
-			r := run(t, env, args...)
+			r := run(t, admin, args...)
 			require.Equal(t, cli.ExitFailed, r.code, args)
 			require.Empty(t, r.stdout, args)
 			require.Equal(t, "foundry: idea no-such-idea not found\n", r.stderr, args)
@@ -222,7 +233,7 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 	})
 
 	t.Run("validation: the detail, exit 1", func(t *testing.T) {
-		r := run(t, env, "ideas", "create", "x", "--confidence", "3")
+		r := run(t, admin, "ideas", "create", "x", "--confidence", "3")
 		require.Equal(t, cli.ExitFailed, r.code)
 		require.Equal(t, "foundry: confidence: must be between 0 and 1\n", r.stderr)
 	})
@@ -233,7 +244,7 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 	api(t, sys, http.MethodPost, "/api/cc/deposit", map[string]any{"contributor_id": contributor, "amount_usd": 10, "reference": "wire-" + name},
 		http.StatusCreated, "X-API-Key: "+allinonetest.AdminKey)
 	token := with(env, "FOUNDRY_TOKEN", reg["session_token"].(string))
-	stakeIdea := okJSON(t, env, "ideas", "create", "Wind sock "+name, "--value", "50", "--cost", "10")["id"].(string)
+	stakeIdea := okJSON(t, admin, "ideas", "create", "Wind sock "+name, "--value", "50", "--cost", "10")["id"].(string)
 
 	t.Run("cc balance: the token's contributor, or one named", func(t *testing.T) {
 		out := ok(t, token, "cc", "balance")
@@ -288,7 +299,10 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 			"--idempotency-key", "contribution-1")
 		require.Equal(t, c["id"], again["id"], "the same key records it once")
 
-		other := okJSON(t, env, "contributions", "add", "--asset", asset, "--cost", "0", "--contributor", "bob-"+name)
+		r := run(t, token, "contributions", "add", "--asset", asset, "--cost", "1", "--contributor", "bob-"+name)
+		require.Equal(t, cli.ExitFailed, r.code, "a contributor records only its own contributions")
+		require.Contains(t, r.stderr, "a contributor acts only for itself")
+		other := okJSON(t, admin, "contributions", "add", "--asset", asset, "--cost", "0", "--contributor", "bob-"+name)
 		require.Equal(t, "bob-"+name, other["contributor_id"])
 		require.Equal(t, 0.0, other["cost_amount"])
 	})
@@ -298,37 +312,45 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 		second := api(t, sys, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "test it " + name, "task_type": "impl",
 			"context": map[string]any{"idea_id": "idea-" + name}}, http.StatusCreated)["id"].(string)
 		byIdea := okJSON(t, env, "tasks", "list", "--idea", "idea-"+name)
+		// A worker's API token, created the way an operator would.
+		secret := api(t, sys, http.MethodPost, "/api/tokens", map[string]any{"name": "worker-" + name, "role": "worker"},
+			http.StatusCreated)["token"].(string)
+		worker := with(env, "FOUNDRY_TOKEN", secret)
+		r := run(t, env, "tasks", "claim", "--worker", "worker-a")
+		require.Equal(t, cli.ExitFailed, r.code, "claiming needs a worker's token")
 		require.Equal(t, 1.0, byIdea["total"], "only the task whose context names the idea")
 		require.Equal(t, second, byIdea["tasks"].([]any)[0].(map[string]any)["id"])
 
-		claimed := okJSON(t, env, "tasks", "claim", "--worker", "worker-a", "--type", "impl", "--lease", "2m")
+		claimed := okJSON(t, worker, "tasks", "claim", "--worker", "worker-a", "--type", "impl", "--lease", "2m")
 		task, _ := claimed["task"].(map[string]any)
 		require.Equal(t, first, task["id"], "the oldest pending task")
 		require.Equal(t, "running", task["status"])
 		require.Equal(t, "worker-a", task["worker_id"])
 
-		done := okJSON(t, env, "tasks", "complete", first, "--worker", "worker-a", "--output", "built")
+		r = run(t, token, "tasks", "complete", first, "--worker", "worker-a")
+		require.Equal(t, cli.ExitFailed, r.code, "only the claimer reports: %s", r.stderr)
+		done := okJSON(t, worker, "tasks", "complete", first, "--worker", "worker-a", "--output", "built")
 		require.Equal(t, "completed", done["status"])
 		require.Equal(t, 100.0, done["progress_pct"])
 		require.Equal(t, "built", done["output"])
 
-		out := ok(t, env, "tasks", "claim", "--worker", "worker-b")
+		out := ok(t, worker, "tasks", "claim", "--worker", "worker-b")
 		require.Regexp(t, row("id", second), out)
 		require.Regexp(t, row("worker_id", "worker-b"), out)
-		out = ok(t, env, "tasks", "fail", second, "--worker", "worker-b", "--error", "quota exhausted")
+		out = ok(t, worker, "tasks", "fail", second, "--worker", "worker-b", "--error", "quota exhausted")
 		require.Regexp(t, row("status", "failed"), out)
 		require.Regexp(t, row("error_summary", "quota exhausted"), out)
 		require.Regexp(t, row("error_category", "provider_error"), out, "classified from the summary")
 
-		require.Equal(t, "no pending task\n", ok(t, env, "tasks", "claim", "--worker", "worker-c"))
-		require.Equal(t, map[string]any{"task": nil}, okJSON(t, env, "tasks", "claim", "--worker", "worker-c"))
+		require.Equal(t, "no pending task\n", ok(t, worker, "tasks", "claim", "--worker", "worker-c"))
+		require.Equal(t, map[string]any{"task": nil}, okJSON(t, worker, "tasks", "claim", "--worker", "worker-c"))
 
 		list := ok(t, env, "tasks", "list", "--status", "failed")
 		require.Regexp(t, `^ID +TYPE +STATUS +PROGRESS +DIRECTION\n`, list)
 		require.Regexp(t, regexp.MustCompile(`(?m)^`+second+` +impl +failed +0% +test it `+name+`$`), list)
 		require.NotContains(t, list, first)
 
-		r := run(t, env, "tasks", "complete", second)
+		r = run(t, worker, "tasks", "complete", second)
 		require.Equal(t, cli.ExitFailed, r.code, "a failed task does not complete")
 		require.NotEmpty(t, strings.TrimPrefix(r.stderr, "foundry: "))
 	})
@@ -624,4 +646,86 @@ func TestDispatch(t *testing.T) {
 	} {
 		require.True(t, cli.IsCommand(args), "%q", args)
 	}
+}
+
+// TestTokensAndWhoami: an administrator issues an API token (printed alone
+// on stdout, for scripts), the token says who it is, and once revoked it
+// is refused; a contributor logs out.
+func TestTokensAndWhoami(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		sys := allinonetest.Start(t, allinonetest.NewStorage(t, engine))
+		for _, tr := range transports(sys) {
+			t.Run(tr.name, func(t *testing.T) {
+				admin := with(tr.env, "FOUNDRY_API_KEY", allinonetest.AdminKey)
+				require.Equal(t, "admin", okJSON(t, admin, "whoami")["kind"])
+
+				r := run(t, admin, "tokens", "create", "ci-"+tr.name, "--role", "operator", "--ttl", "30d")
+				require.Equal(t, cli.ExitOK, r.code, r.stderr)
+				require.Regexp(t, `^fdt_[0-9a-f]{64}\n$`, r.stdout, "the token alone")
+				require.Regexp(t, `^token [0-9a-f-]{36} \(ci-`+tr.name+`, role operator, expires 20\d\d-.*\); it is shown only now\n$`, r.stderr)
+				operator := with(tr.env, "FOUNDRY_TOKEN", strings.TrimSpace(r.stdout))
+
+				who := okJSON(t, operator, "whoami")
+				require.Equal(t, "token", who["kind"])
+				require.Equal(t, "operator", who["role"])
+				require.Equal(t, "ci-"+tr.name, who["name"])
+				id := who["token_id"].(string)
+
+				list := ok(t, admin, "tokens", "list")
+				require.Regexp(t, `^ID +NAME +ROLE +CREATED +EXPIRES +REVOKED\n`, list)
+				require.Regexp(t, regexp.MustCompile(`(?m)^`+id+` +ci-`+tr.name+` +operator +\S+ +\S+ +-$`), list)
+				require.NotContains(t, list, strings.TrimSpace(r.stdout), "never the secret")
+
+				r = run(t, operator, "tokens", "list")
+				require.Equal(t, cli.ExitFailed, r.code, "tokens are the administrator's")
+				require.Contains(t, r.stderr, "the operator role may not do this: it needs admin")
+
+				revoked := okJSON(t, admin, "tokens", "revoke", id)
+				require.Equal(t, id, revoked["id"])
+				require.NotNil(t, revoked["revoked_at"])
+				require.Eventually(t, func() bool {
+					r := run(t, operator, "whoami")
+					return r.code == cli.ExitFailed && strings.Contains(r.stderr, "token revoked")
+				}, 5*time.Second, 50*time.Millisecond, "a revoked token is refused within the cache's half second")
+
+				reg := api(t, sys, http.MethodPost, "/api/onboarding/register", map[string]any{"handle": "leaver-" + tr.name}, http.StatusCreated)
+				session := with(tr.env, "FOUNDRY_TOKEN", reg["session_token"].(string))
+				require.Equal(t, "contributor", okJSON(t, session, "whoami")["role"])
+				require.Equal(t, true, okJSON(t, session, "logout")["revoked"])
+				require.Eventually(t, func() bool {
+					r := run(t, session, "whoami")
+					return r.code == cli.ExitFailed && strings.Contains(r.stderr, "invalid token")
+				}, 5*time.Second, 50*time.Millisecond, "a logged-out session is refused")
+			})
+		}
+	})
+}
+
+// TestLocalAdminKey: against a loopback Foundry with no credential set, the
+// client uses the key make run wrote to data/admin.key (or
+// $FOUNDRY_DATA_DIR/admin.key); never against another host, and never
+// over a credential that is set.
+func TestLocalAdminKey(t *testing.T) {
+	t.Parallel()
+	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite))
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "admin.key"), []byte(allinonetest.AdminKey+"\n"), 0o600))
+	env := map[string]string{"FOUNDRY_URL": sys.BaseURL, "FOUNDRY_DATA_DIR": dir}
+
+	r := run(t, env, "whoami")
+	require.Equal(t, cli.ExitOK, r.code, r.stderr)
+	require.Regexp(t, row("kind", "admin"), r.stdout)
+	require.Equal(t, "(the administrator key of the local Foundry, from "+filepath.Join(dir, "admin.key")+")\n", r.stderr)
+
+	reg := api(t, sys, http.MethodPost, "/api/onboarding/register", map[string]any{"handle": "local-ada"}, http.StatusCreated)
+	require.Equal(t, "session", okJSON(t, with(env, "FOUNDRY_TOKEN", reg["session_token"].(string)), "whoami")["kind"],
+		"a token that is set wins")
+	require.Equal(t, "anonymous", okJSON(t, with(env, "FOUNDRY_DATA_DIR", t.TempDir()), "whoami")["kind"], "no key file: nobody")
+
+	// Another host (here an unreachable one) never gets the local key.
+	_, port, _ := strings.Cut(strings.TrimPrefix(sys.BaseURL, "http://"), ":")
+	r = run(t, with(env, "FOUNDRY_URL", "http://192.0.2.1:"+port, "FOUNDRY_DATA_DIR", dir), "whoami", "--request-timeout", "200ms")
+	require.NotEqual(t, cli.ExitOK, r.code)
+	require.NotContains(t, r.stderr, "administrator key of the local Foundry")
 }

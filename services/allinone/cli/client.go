@@ -16,6 +16,7 @@ import (
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
@@ -31,16 +32,24 @@ type op struct {
 	// out names the response field that is the HTTP body (api.yaml's
 	// response_body); empty when the body is the whole response.
 	out string
-	// cred is the credential the operation takes, sent when configured.
+	// cred is which configured credential the operation prefers.
 	cred credential
 }
 
-// credential is what an operation may need besides the transport's own.
+// credential is which configured credential an operation sends. Every
+// operation sends one when one is configured: Foundry's roles decide what
+// it may do (docs/api.md), and a read with a valid credential is a read.
 type credential int
 
 const (
-	credNone credential = iota
+	// credAny sends the token (a session or an API token) when one is
+	// set, else the administrator key.
+	credAny credential = iota
+	// credToken sends only the token: the operation acts for the session's
+	// own contributor (its CC), which the administrator key cannot.
 	credToken
+	// credAdmin sends the administrator key when one is set, else the
+	// token (an operator's or admin's API token).
 	credAdmin
 )
 
@@ -50,7 +59,7 @@ var (
 	opGetIdea     = op{grpc: portfoliov1.PortfolioService_GetIdea_FullMethodName, http: "GET /api/ideas/{id}", out: "idea"}
 	opCreateIdea  = op{grpc: portfoliov1.PortfolioService_CreateIdea_FullMethodName, http: "POST /api/ideas", out: "idea"}
 	opAdvanceIdea = op{grpc: portfoliov1.PortfolioService_AdvanceIdea_FullMethodName,
-		http: "POST /api/ideas/{idea_id}/advance", out: "idea"}
+		http: "POST /api/ideas/{idea_id}/advance", out: "idea", cred: credAdmin}
 	opSetIdeaStage = op{grpc: portfoliov1.PortfolioService_SetIdeaStage_FullMethodName,
 		http: "POST /api/ideas/{idea_id}/stage", out: "idea", cred: credAdmin}
 
@@ -61,6 +70,12 @@ var (
 	opCreateContribution = op{grpc: ledgerv1.LedgerService_CreateContribution_FullMethodName,
 		http: "POST /api/contributions", out: "contribution"}
 	opGetSession  = op{grpc: ledgerv1.LedgerService_GetSession_FullMethodName, http: "GET /api/onboarding/session", cred: credToken}
+	opLogout      = op{grpc: ledgerv1.LedgerService_Logout_FullMethodName, http: "POST /api/onboarding/logout", cred: credToken}
+	opWhoami      = op{grpc: ledgerv1.LedgerService_GetPrincipal_FullMethodName, http: "GET /api/whoami"}
+	opCreateToken = op{grpc: ledgerv1.LedgerService_CreateToken_FullMethodName, http: "POST /api/tokens", cred: credAdmin}
+	opListTokens  = op{grpc: ledgerv1.LedgerService_ListTokens_FullMethodName, http: "GET /api/tokens", cred: credAdmin}
+	opRevokeToken = op{grpc: ledgerv1.LedgerService_RevokeToken_FullMethodName, http: "DELETE /api/tokens/{id}",
+		out: "api_token", cred: credAdmin}
 	opGetBalances = op{grpc: ledgerv1.LedgerService_GetBalances_FullMethodName,
 		http: "GET /api/cc/balances/{contributor_id}"}
 	opStake   = op{grpc: ledgerv1.LedgerService_Stake_FullMethodName, http: "POST /api/cc/stake", cred: credToken}
@@ -68,6 +83,9 @@ var (
 
 	opReady = op{grpc: opsv1.OpsService_Ready_FullMethodName, http: "GET /api/ready"}
 )
+
+// anonymousPrincipal is the principal of a gRPC call without a credential.
+var anonymousPrincipal = authz.Principal{Kind: authz.Anonymous}.Encode()
 
 // transport carries one operation. Both implementations take and fill
 // the same messages and return the same JSON, so a command never knows
@@ -126,11 +144,17 @@ type callOpts struct {
 // as the REST API renders it is returned too.
 func (c *client) call(ctx context.Context, o op, in, out proto.Message, opts callOpts) ([]byte, error) {
 	md := map[string]string{}
+	token, key := c.cfg.Token != "", c.cfg.APIKey != ""
 	switch {
-	case o.cred == credToken && c.cfg.Token != "":
-		md[rpcmeta.AuthorizationKey] = "Bearer " + c.cfg.Token
-	case o.cred == credAdmin && c.cfg.APIKey != "":
+	case o.cred == credAdmin && key, o.cred == credAny && key && !token:
 		md[rpcmeta.APIKeyKey] = c.cfg.APIKey
+	case token:
+		md[rpcmeta.AuthorizationKey] = "Bearer " + c.cfg.Token
+	case c.cfg.GRPCAddr != "":
+		// A gRPC call without a credential would be taken for another
+		// Foundry service's (it holds the service key); the client says it
+		// is nobody, and gets what an anonymous REST request gets.
+		md[authz.MetadataKey] = anonymousPrincipal
 	}
 	if opts.idempotencyKey != "" {
 		md[rpcmeta.IdempotencyKeyKey] = opts.idempotencyKey
@@ -139,12 +163,12 @@ func (c *client) call(ctx context.Context, o op, in, out proto.Message, opts cal
 	defer cancel()
 	raw, err := c.t.call(ctx, o, in, out, md)
 	var api *apiError
-	if errors.As(err, &api) && api.Status == http.StatusUnauthorized {
+	if errors.As(err, &api) && (api.Status == http.StatusUnauthorized || api.Status == http.StatusForbidden) {
 		switch {
-		case o.cred == credToken && c.cfg.Token == "":
+		case o.cred == credToken && !token:
 			api.Hint = "no session token is set: --token, FOUNDRY_TOKEN or \"token\" in the config file"
-		case o.cred == credAdmin && c.cfg.APIKey == "":
-			api.Hint = "no administrator key is set: --api-key, FOUNDRY_API_KEY or \"api_key\" in the config file"
+		case api.Status == http.StatusUnauthorized && !token && !key:
+			api.Hint = "no credential is set: --token (a session or API token) or --api-key, FOUNDRY_TOKEN or FOUNDRY_API_KEY, or the config file"
 		}
 	}
 	return raw, err

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
@@ -26,6 +27,7 @@ var (
 	taskStatuses   = []string{"pending", "running", "completed", "failed", "timed_out", "needs_decision"}
 	taskTypes      = []string{"spec", "impl", "test", "review", "heal", "code-review", "merge", "deploy", "verify", "reflect"}
 	failCategories = []string{"timeout", "executor_crash", "provider_error", "validation_failure", "unknown"}
+	tokenRoles     = []string{"viewer", "worker", "operator", "admin"}
 )
 
 // maxPage is the largest page the list routes answer; --all uses it
@@ -652,3 +654,100 @@ func (e *env) eachPage(what string, start int32, page func(offset int32) (n int,
 
 // formatFloat writes a number as short as it is exact.
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// --- credentials -----------------------------------------------------------------
+
+func (e *env) tokensCommand() *cobra.Command {
+	return group("tokens", "Create, list and revoke API tokens (administrator)", e.tokensCreate(), e.tokensList(), e.tokensRevoke())
+}
+
+func (e *env) tokensCreate() *cobra.Command {
+	req := &ledgerv1.CreateTokenRequest{}
+	cmd := &cobra.Command{
+		Use:   "create NAME --role ROLE",
+		Short: "Create an API token and print it (it is shown once)",
+		Long: `Create an API token for a machine or a person: a worker, a CI job, an operator.
+The token is printed alone on standard output (details go to standard error),
+so a script can keep it: TOKEN=$(foundry tokens create build-bot --role worker).`,
+		Example: `  foundry tokens create worker-1 --role worker --ttl 90d`,
+		Args:    args("NAME"),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		req.Name = a[0]
+		resp := &ledgerv1.CreateTokenResponse{}
+		raw, err := e.client.call(ctx, opCreateToken, req, resp, callOpts{})
+		if err != nil || e.jsonOut {
+			return e.orJSON(raw, err)
+		}
+		t := resp.GetApiToken()
+		expires := "never"
+		if t.GetExpiresAt() != nil {
+			expires = t.GetExpiresAt().GetValue()
+		}
+		fmt.Fprintf(e.stderr, "token %s (%s, role %s, expires %s); it is shown only now\n", t.GetId(), t.GetName(), t.GetRole(), expires)
+		_, err = fmt.Fprintln(e.stdout, resp.GetToken())
+		return err
+	})
+	f := cmd.Flags()
+	f.StringVar(&req.Role, "role", "", "viewer, worker, operator or admin (required)")
+	f.StringVar(&req.Ttl, "ttl", "", "lifetime, e.g. 720h or 90d (default: never expires)")
+	_ = cmd.MarkFlagRequired("role")
+	completeWith(cmd, "role", tokenRoles)
+	return cmd
+}
+
+func (e *env) tokensList() *cobra.Command {
+	cmd := &cobra.Command{Use: "list", Short: "List API tokens (never their secrets)", Args: cobra.NoArgs}
+	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
+		resp := &ledgerv1.ListTokensResponse{}
+		raw, err := e.client.call(ctx, opListTokens, &ledgerv1.ListTokensRequest{}, resp, callOpts{})
+		if err != nil || e.jsonOut {
+			return e.orJSON(raw, err)
+		}
+		rows := make([][]string, len(resp.GetTokens()))
+		for i, t := range resp.GetTokens() {
+			rows[i] = []string{t.GetId(), t.GetName(), t.GetRole(), t.GetCreatedAt(), orDash(t.GetExpiresAt()), orDash(t.GetRevokedAt())}
+		}
+		return e.table([]string{"ID", "NAME", "ROLE", "CREATED", "EXPIRES", "REVOKED"}, rows)
+	})
+	return cmd
+}
+
+func (e *env) tokensRevoke() *cobra.Command {
+	cmd := &cobra.Command{Use: "revoke TOKEN_ID", Short: "Revoke an API token at once", Args: args("TOKEN_ID")}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		raw, err := e.client.call(ctx, opRevokeToken, &ledgerv1.RevokeTokenRequest{Id: a[0]}, &ledgerv1.RevokeTokenResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	return cmd
+}
+
+func (e *env) whoamiCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "whoami", Short: "Show who the configured credential is, and its role", Args: cobra.NoArgs}
+	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
+		raw, err := e.client.call(ctx, opWhoami, &ledgerv1.GetPrincipalRequest{}, &ledgerv1.GetPrincipalResponse{}, callOpts{})
+		if err == nil && e.cfg.KeyFile != "" && !e.jsonOut {
+			fmt.Fprintf(e.stderr, "(the administrator key of the local Foundry, from %s)\n", e.cfg.KeyFile)
+		}
+		return e.object(raw, err)
+	})
+	return cmd
+}
+
+func (e *env) logoutCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "logout", Short: "Revoke the configured session token", Args: cobra.NoArgs}
+	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
+		raw, err := e.client.call(ctx, opLogout, &ledgerv1.LogoutRequest{}, &ledgerv1.LogoutResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	return cmd
+}
+
+// orDash is a nullable string as a table cell: "-" for null, as cell
+// writes it.
+func orDash(v *wrapperspb.StringValue) string {
+	if v == nil {
+		return "-"
+	}
+	return v.GetValue()
+}

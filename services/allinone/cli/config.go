@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -27,6 +28,9 @@ type config struct {
 	GRPCAddr string
 	// ServiceKey is what a gRPC caller presents (foundry-service-key).
 	ServiceKey string
+	// KeyFile is where APIKey was read from when it came from a local
+	// Foundry's data directory (localAdminKey); "" otherwise.
+	KeyFile string
 }
 
 // configEnv names the config file when --config does not.
@@ -88,7 +92,46 @@ func resolveConfig(flags *pflag.FlagSet, flagConfig string, getenv func(string) 
 	if err := c.validate(); err != nil {
 		return config{}, usageError{err}
 	}
+	c.localAdminKey(getenv)
 	return c, nil
+}
+
+// localAdminKey reads the administrator key a Foundry on this machine
+// generated (make run writes it to data/admin.key, or to
+// $FOUNDRY_DATA_DIR/admin.key) when the client has no credential of its
+// own and talks to a loopback address, as kubectl finds a local
+// kubeconfig: on a laptop the CLI works without copying a key around. A
+// remote Foundry never gets this file's key.
+func (c *config) localAdminKey(getenv func(string) string) {
+	if c.APIKey != "" || c.Token != "" || !c.loopback() {
+		return
+	}
+	dir := getenv("FOUNDRY_DATA_DIR")
+	if dir == "" {
+		dir = "data"
+	}
+	path := filepath.Join(dir, "admin.key")
+	raw, err := os.ReadFile(path)
+	if key := strings.TrimSpace(string(raw)); err == nil && key != "" {
+		c.APIKey, c.KeyFile = key, path
+	}
+}
+
+// loopback reports whether the client talks to this machine.
+func (c *config) loopback() bool {
+	host := c.GRPCAddr
+	if host != "" {
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+	} else if u, err := url.Parse(c.URL); err == nil {
+		host = u.Hostname()
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // validate checks what the transports need.

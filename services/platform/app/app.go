@@ -16,6 +16,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -104,6 +106,10 @@ type Settings struct {
 	// MaxConnectionAge makes clients reconnect (and so rebalance) this
 	// often; see grpcserver.Options.
 	MaxConnectionAge time.Duration
+
+	// AdminKeyPath is the file the administrator key was read from or
+	// saved to when none was configured; "" otherwise.
+	AdminKeyPath string
 
 	// adminKeyGiven and serviceKeyGiven are true when the key was given at
 	// all, even empty: then an empty key is a mistake, not a request to
@@ -323,8 +329,7 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 		return nil, err
 	}
 	if s.AdminKey == "" {
-		s.AdminKey = generateKey()
-		log.Warn("no administrator key configured: generated one for this run", zap.String("admin_key", s.AdminKey))
+		s.localAdminKey(log)
 	}
 	serverTLS, clientTLS, err := s.serviceCredentials(log)
 	if err != nil {
@@ -646,6 +651,39 @@ func serviceName(modules []Module) string {
 		return "foundry-" + modules[0].Name
 	}
 	return "foundry"
+}
+
+// AdminKeyFile is where a process without a configured administrator key
+// keeps the one it generated, under its data directory: the next run
+// reuses it, and the CLI finds it there (docs/cli.md).
+const AdminKeyFile = "admin.key"
+
+// localAdminKey gives a process with no administrator key configured (a
+// laptop's make run) the key in <data-dir>/admin.key, generating and
+// writing it (mode 0600) the first time, so the key survives restarts and
+// local tools can read it instead of copying it from a log. A data
+// directory that cannot be written (a read-only container) only costs
+// that: the generated key still works for this run.
+func (s *Settings) localAdminKey(log *zap.Logger) {
+	path := filepath.Join(s.DataDir, AdminKeyFile)
+	s.AdminKeyPath = path
+	if raw, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(raw)) != "" {
+		s.AdminKey = strings.TrimSpace(string(raw))
+		log.Info("no administrator key configured: using the one in "+path, zap.String("path", path))
+		return
+	}
+	s.AdminKey = generateKey()
+	err := os.MkdirAll(s.DataDir, 0o700)
+	if err == nil {
+		err = os.WriteFile(path, []byte(s.AdminKey+"\n"), 0o600)
+	}
+	if err != nil {
+		s.AdminKeyPath = ""
+		log.Warn("no administrator key configured: generated one for this run (it could not be saved)",
+			zap.String("admin_key", s.AdminKey), zap.Error(err))
+		return
+	}
+	log.Warn("no administrator key configured: generated one and saved it in "+path, zap.String("path", path))
 }
 
 // checkAdminKey refuses a key that was set but is empty or blank. Generating

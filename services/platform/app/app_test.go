@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/fstest"
 
@@ -194,8 +196,37 @@ func TestAdminKeyRule(t *testing.T) {
 				return
 			}
 			require.Equal(t, tt.wantKey, s.AdminKey)
+			require.Empty(t, s.AdminKeyPath, "a configured key is written nowhere")
 		})
 	}
+}
+
+// TestGeneratedAdminKeyIsKept: a laptop run with no key configured saves
+// the one it generates in <data-dir>/admin.key (only its owner may read
+// it), and the next run uses it again.
+func TestGeneratedAdminKeyIsKept(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	start := func() string {
+		t.Helper()
+		s, mods, _, err := app.Parse("test", []app.Module{{Name: "demo"}}, []string{"-data-dir=" + dir, "-grpc-addr=127.0.0.1:0",
+			"-http-addr=127.0.0.1:0", "-admin-addr=", "-log-level=error", "-log-format=json"},
+			app.Options{LookupEnv: func(string) (string, bool) { return "", false }})
+		require.NoError(t, err)
+		p, err := app.Start(context.Background(), s, mods)
+		require.NoError(t, err)
+		require.NoError(t, p.Stop(context.Background()))
+		require.Equal(t, filepath.Join(dir, "admin.key"), s.AdminKeyPath)
+		return s.AdminKey
+	}
+	first := start()
+	raw, err := os.ReadFile(filepath.Join(dir, "admin.key"))
+	require.NoError(t, err)
+	require.Equal(t, first+"\n", string(raw))
+	info, err := os.Stat(filepath.Join(dir, "admin.key"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	require.Equal(t, first, start(), "the next run reads it back")
 }
 
 func TestTrustedProxiesSetting(t *testing.T) {

@@ -77,6 +77,9 @@ func printBanner(out io.Writer, p *Process, modules []Module) {
 	if p.AdminAddr != "" {
 		fmt.Fprintf(out, "  metrics    http://%s/metrics\n", p.AdminAddr)
 	}
+	if p.Settings.AdminKeyPath != "" {
+		fmt.Fprintf(out, "  admin key  %s (X-API-Key; the CLI uses it against this machine)\n", p.Settings.AdminKeyPath)
+	}
 	fmt.Fprintf(out, "Press Ctrl-C to stop.\n\n")
 }
 
