@@ -355,14 +355,26 @@ func waitHTTP(ctx context.Context, u string, limit time.Duration) error {
 // seeded is what the seed made.
 type seeded struct {
 	contributor, token string
-	assets, ideas      []string
+	// operator and worker are API tokens' Authorization headers.
+	operator, worker http.Header
+	assets, ideas    []string
 }
 
 // seedData makes, through Foundry's API: a contributor with CC to stake,
-// 64 assets to contribute to, 200 ideas, and finished agent tasks for the
-// metrics to describe.
+// an operator's and a worker's API tokens, 64 assets to contribute to, 200
+// ideas, and finished agent tasks for the metrics to describe.
 func seedData(ctx context.Context, base string) (seeded, error) {
 	var s seeded
+	admin := http.Header{"X-API-Key": {adminKey}}
+	for role, dst := range map[string]*http.Header{"operator": &s.operator, "worker": &s.worker} {
+		var tok struct {
+			Token string `json:"token"`
+		}
+		if err := call(ctx, base, http.MethodPost, "/api/tokens", map[string]any{"name": "bench " + role, "role": role}, admin, &tok); err != nil {
+			return s, err
+		}
+		*dst = http.Header{"Authorization": {"Bearer " + tok.Token}}
+	}
 	var reg struct {
 		ContributorID string `json:"contributor_id"`
 		SessionToken  string `json:"session_token"`
@@ -373,7 +385,7 @@ func seedData(ctx context.Context, base string) (seeded, error) {
 	s.contributor, s.token = reg.ContributorID, reg.SessionToken
 	for i := range 10 {
 		body := map[string]any{"contributor_id": s.contributor, "amount_usd": 1000, "reference": fmt.Sprintf("bench-%d", i)}
-		if err := call(ctx, base, http.MethodPost, "/api/cc/deposit", body, http.Header{"X-API-Key": {adminKey}}, nil); err != nil {
+		if err := call(ctx, base, http.MethodPost, "/api/cc/deposit", body, admin, nil); err != nil {
 			return s, err
 		}
 	}
@@ -383,7 +395,7 @@ func seedData(ctx context.Context, base string) (seeded, error) {
 		var asset struct {
 			ID string `json:"id"`
 		}
-		if err := call(ctx, base, http.MethodPost, "/api/assets", map[string]any{"type": "CODE", "name": fmt.Sprintf("bench %d", i)}, nil, &asset); err != nil {
+		if err := call(ctx, base, http.MethodPost, "/api/assets", map[string]any{"type": "CODE", "name": fmt.Sprintf("bench %d", i)}, admin, &asset); err != nil {
 			return s, err
 		}
 		s.assets = append(s.assets, asset.ID)
@@ -393,7 +405,7 @@ func seedData(ctx context.Context, base string) (seeded, error) {
 			ID string `json:"id"`
 		}
 		body := map[string]any{"name": fmt.Sprintf("Bench idea %03d", i), "potential_value": 100 + i, "estimated_cost": 10}
-		if err := call(ctx, base, http.MethodPost, "/api/ideas", body, nil, &idea); err != nil {
+		if err := call(ctx, base, http.MethodPost, "/api/ideas", body, admin, &idea); err != nil {
 			return s, err
 		}
 		s.ideas = append(s.ideas, idea.ID)
@@ -402,17 +414,17 @@ func seedData(ctx context.Context, base string) (seeded, error) {
 		var task struct {
 			ID string `json:"id"`
 		}
-		if err := call(ctx, base, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "bench", "task_type": "impl"}, nil, &task); err != nil {
+		if err := call(ctx, base, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "bench", "task_type": "impl"}, admin, &task); err != nil {
 			return s, err
 		}
-		if err := call(ctx, base, http.MethodPatch, "/api/agent/tasks/"+task.ID, map[string]any{"status": "running", "worker_id": "seed"}, nil, nil); err != nil {
+		if err := call(ctx, base, http.MethodPatch, "/api/agent/tasks/"+task.ID, map[string]any{"status": "running", "worker_id": "seed"}, s.worker, nil); err != nil {
 			return s, err
 		}
 		done := map[string]any{"status": "completed", "output": "ok"}
 		if i%5 == 0 {
 			done = map[string]any{"status": "failed", "output": "provider returned 503"}
 		}
-		if err := call(ctx, base, http.MethodPatch, "/api/agent/tasks/"+task.ID, done, nil, nil); err != nil {
+		if err := call(ctx, base, http.MethodPatch, "/api/agent/tasks/"+task.ID, done, s.worker, nil); err != nil {
 			return s, err
 		}
 	}
@@ -466,19 +478,26 @@ func routeTable(s seeded, conn *pgx.Conn) []route {
 		mu  sync.Mutex
 		ids []string
 	}
+	// Writes carry the credential a real client would: the contributor's
+	// session for its own contributions and stakes, an operator's token
+	// for task creation, a worker's for claims. idea-token is idea with a
+	// token, so the pair shows what verifying a credential costs a read.
 	return []route{
 		{name: "contribution", write: true, request: func(i int64) (string, string, []byte, http.Header) {
 			return http.MethodPost, "/api/contributions", jsonBody(map[string]any{"contributor_id": s.contributor,
-				"asset_id": s.assets[i%int64(len(s.assets))], "cost_amount": 1.5, "metadata": map[string]any{}}), nil
+				"asset_id": s.assets[i%int64(len(s.assets))], "cost_amount": 1.5, "metadata": map[string]any{}}), bearer
 		}},
 		{name: "idea", request: func(i int64) (string, string, []byte, http.Header) {
 			return http.MethodGet, "/api/ideas/" + s.ideas[i%int64(len(s.ideas))], nil, nil
+		}},
+		{name: "idea-token", request: func(i int64) (string, string, []byte, http.Header) {
+			return http.MethodGet, "/api/ideas/" + s.ideas[i%int64(len(s.ideas))], nil, s.worker
 		}},
 		{name: "ideas-list-50", request: func(int64) (string, string, []byte, http.Header) {
 			return http.MethodGet, "/api/ideas?limit=50", nil, nil
 		}},
 		{name: "task-create", write: true, request: func(int64) (string, string, []byte, http.Header) {
-			return http.MethodPost, "/api/agent/tasks", jsonBody(map[string]any{"direction": "bench task", "task_type": "impl"}), nil
+			return http.MethodPost, "/api/agent/tasks", jsonBody(map[string]any{"direction": "bench task", "task_type": "impl"}), s.operator
 		}},
 		{name: "task-claim", write: true, prepare: func(ctx context.Context) error {
 			const want = 400_000
@@ -513,7 +532,7 @@ func routeTable(s seeded, conn *pgx.Conn) []route {
 			id := pending.ids[len(pending.ids)-1]
 			pending.ids = pending.ids[:len(pending.ids)-1]
 			pending.mu.Unlock()
-			return http.MethodPatch, "/api/agent/tasks/" + id, jsonBody(map[string]any{"status": "running", "worker_id": "bench-worker"}), nil
+			return http.MethodPatch, "/api/agent/tasks/" + id, jsonBody(map[string]any{"status": "running", "worker_id": "bench-worker"}), s.worker
 		}},
 		{name: "pipeline-status", request: func(int64) (string, string, []byte, http.Header) {
 			return http.MethodGet, "/api/agent/pipeline-status", nil, nil

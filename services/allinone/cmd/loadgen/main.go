@@ -7,7 +7,8 @@
 //
 // The mix creates ideas, lists and reads them, advances some, and registers
 // contributors; every request must succeed (2xx or the expected 409) or the
-// run fails.
+// run fails. Its writes go as the administrator: -api-key, else
+// FOUNDRY_API_KEY, else the key make run keeps in data/admin.key.
 package main
 
 import (
@@ -20,8 +21,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +38,7 @@ type op struct {
 
 type worker struct {
 	base   string
+	apiKey string
 	client *http.Client
 	rng    *rand.Rand
 	ideas  *[]string
@@ -56,6 +60,9 @@ func (w *worker) do(ctx context.Context, method, path string, body any) (int, []
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if method != http.MethodGet && w.apiKey != "" {
+		req.Header.Set("X-API-Key", w.apiKey)
+	}
 	resp, err := w.client.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -132,8 +139,14 @@ func main() {
 	addr := flag.String("addr", "http://127.0.0.1:8080", "Foundry's base URL")
 	conc := flag.Int("c", 8, "concurrent clients")
 	dur := flag.Duration("d", 20*time.Second, "how long to run")
+	apiKey := flag.String("api-key", os.Getenv("FOUNDRY_API_KEY"), "administrator key for the writes (FOUNDRY_API_KEY; default: data/admin.key)")
 	flag.Parse()
-	if err := run(*addr, *conc, *dur); err != nil {
+	if *apiKey == "" {
+		if raw, err := os.ReadFile(filepath.Join("data", "admin.key")); err == nil {
+			*apiKey = strings.TrimSpace(string(raw))
+		}
+	}
+	if err := run(*addr, *apiKey, *conc, *dur); err != nil {
 		fmt.Fprintf(os.Stderr, "loadgen: %v\n", err)
 		os.Exit(1)
 	}
@@ -141,7 +154,7 @@ func main() {
 
 // run drives the load and prints the report; it fails when any request
 // failed or none was made.
-func run(addr string, conc int, dur time.Duration) error {
+func run(addr, apiKey string, conc int, dur time.Duration) error {
 	total := 0
 	for _, o := range ops {
 		total += o.weight
@@ -157,7 +170,7 @@ func run(addr string, conc int, dur time.Duration) error {
 	)
 	transport := &http.Transport{MaxIdleConnsPerHost: conc}
 	for k := range conc {
-		w := &worker{base: addr, client: &http.Client{Transport: transport, Timeout: 30 * time.Second},
+		w := &worker{base: addr, apiKey: apiKey, client: &http.Client{Transport: transport, Timeout: 30 * time.Second},
 			rng: rand.New(rand.NewPCG(uint64(k), 42)), ideas: &ideas, mu: &mu, seq: &seq}
 		wg.Go(func() {
 			for ctx.Err() == nil {
