@@ -22,7 +22,8 @@ type config struct {
 	URL string
 	// APIKey is the administrator key (X-API-Key).
 	APIKey string
-	// Token is a contributor's session token (Authorization: Bearer).
+	// Token is a contributor's session token or an API token
+	// (Authorization: Bearer).
 	Token string
 	// GRPCAddr, when set, selects gRPC: the services' address.
 	GRPCAddr string
@@ -50,9 +51,9 @@ type setting struct {
 var settings = []setting{
 	{"url", "FOUNDRY_URL", "url", "http://127.0.0.1:8080", "the gateway's address (REST)",
 		func(c *config) *string { return &c.URL }},
-	{"api-key", "FOUNDRY_API_KEY", "api_key", "", "administrator key, sent as X-API-Key where a command needs it",
+	{"api-key", "FOUNDRY_API_KEY", "api_key", "", "administrator key, sent as X-API-Key (default against a loopback address: the local Foundry's data/admin.key)",
 		func(c *config) *string { return &c.APIKey }},
-	{"token", "FOUNDRY_TOKEN", "token", "", "contributor session token, sent as a Bearer token where a command needs it",
+	{"token", "FOUNDRY_TOKEN", "token", "", "a contributor's session token or an API token, sent as Authorization: Bearer",
 		func(c *config) *string { return &c.Token }},
 	{"grpc-addr", "FOUNDRY_CLI_GRPC_ADDR", "grpc_addr", "", "talk gRPC to the services at this address instead of REST",
 		func(c *config) *string { return &c.GRPCAddr }},
