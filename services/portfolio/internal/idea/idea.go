@@ -257,11 +257,12 @@ func (p Patch) Empty() bool {
 		p.Stage == nil && p.Tags == nil
 }
 
-// Apply validates the patch and applies it. A stage may stay as it is or
-// move to the immediately next stage (any other move is a 422); a stage
-// change moves the manifestation status with it; an explicit
-// manifestation_status in the same patch wins, as the more specific
-// statement.
+// Apply validates the patch and applies it. A stage change moves the
+// manifestation status with it; an explicit manifestation_status in the
+// same patch wins, as the more specific statement. Any stage may be set:
+// who may change stages at all is Editor.CheckEdit's rule (operators,
+// as POST /api/ideas/{id}/stage), and the contract's "no skipping" binds
+// advance, not an explicit stage.
 func (i *Idea) Apply(p Patch, now time.Time) error {
 	if p.Empty() {
 		return fault.New(fault.Rejected, "the patch changes nothing: send at least one field")
@@ -287,22 +288,12 @@ func (i *Idea) Apply(p Patch, now time.Time) error {
 		errs = append(errs, checkText("description", next.Description, MaxDescriptionLen, false)...)
 	}
 	if p.Stage != nil {
-		// PATCH is open to anyone, so it may only do what advance does: keep
-		// the stage or move it to the next one. Skipping or going back is
-		// the explicit stage endpoint's job, which needs the administrator
-		// key (the contract's "no skipping" rule).
 		s, err := ParseStage(*p.Stage)
-		nextStage, hasNext := i.Stage.Next()
 		switch {
 		case err != nil:
 			errs = append(errs, fault.Field("stage", "%v", err))
-		case s == i.Stage:
-		case hasNext && s == nextStage:
+		case s != i.Stage:
 			next.setStage(s)
-		default:
-			errs = append(errs, fault.Field("stage",
-				"may only stay %s or move to the next stage through PATCH; use POST /api/ideas/{id}/stage with the administrator key to move it to %s",
-				i.Stage, s))
 		}
 	}
 	if p.Manifestation != nil {
