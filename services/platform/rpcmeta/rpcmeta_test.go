@@ -13,10 +13,6 @@ import (
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
-func incoming(kv ...string) context.Context {
-	return metadata.NewIncomingContext(context.Background(), metadata.Pairs(kv...))
-}
-
 // from returns a request context from a gRPC peer with x-forwarded-for
 // values (none when empty).
 func from(peerAddr string, forwardedFor ...string) context.Context {
