@@ -1,10 +1,26 @@
 // The dashboard's main journeys in a real browser against a real Foundry:
-// rank and open an idea, advance it; find a failed task's diagnosis; see a
-// signed freeze arrive by itself; and the page's accessibility and phone
-// layout. The tests run in order on one Foundry (workers: 1), each seeding
+// rank and open an idea, sign in and advance it; what each role is shown,
+// a wrong key, a revoked token and a Foundry whose reads are not public;
+// find a failed task's diagnosis; see a signed freeze arrive by itself;
+// and the page's accessibility and phone layout. The tests run in order on one Foundry (workers: 1), each seeding
 // what it looks for through the REST API.
 import type { Page } from "@playwright/test";
-import { admin, axeSource, call, createIdea, expect, freeze, must, score, shot, test, unfreeze, type IdeaSeed } from "./foundry";
+import {
+  admin,
+  axeSource,
+  call,
+  createIdea,
+  expect,
+  freeze,
+  must,
+  score,
+  shot,
+  signIn,
+  test,
+  unfreeze,
+  type IdeaSeed,
+} from "./foundry";
+import { startFoundry } from "./start";
 
 const portfolio: (IdeaSeed & { questions?: number })[] = [
   { name: "Self-serve onboarding", potential_value: 90, estimated_cost: 2, confidence: 0.9, stage: "testing" },
@@ -90,6 +106,9 @@ test("open an idea from the ranking, see its stakes and tasks, and advance it", 
   const tasks = page.getByRole("region", { name: "Tasks", exact: true });
   await expect(tasks.getByRole("row", { name: /Write the scheduler's spec/ })).toContainText("pending");
 
+  // Advancing needs an operator: the page shows the button once signed in.
+  await signIn(page, admin()["X-API-Key"], "the administrator key");
+  await expect(page.getByTestId("auth-role")).toHaveText("admin");
   await page.getByRole("button", { name: "Advance" }).click();
   await expect(page.getByTestId("idea-stage")).toHaveText("specced");
   await expect(page.getByRole("status").filter({ hasText: "Advanced" })).toHaveText("Advanced to specced.");
@@ -97,6 +116,151 @@ test("open an idea from the ranking, see its stakes and tasks, and advance it", 
   const after = await must<{ stage: string }>(200, "GET", `/api/ideas/${id}`);
   expect(after.stage).toBe("specced");
   await shot(page, "idea");
+});
+
+/** axeViolations runs axe-core's WCAG 2.1 A/AA and best-practice rules on the page. */
+async function axeViolations(page: Page) {
+  await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, o: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const r = await axe.run(document, { runOnly: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] });
+    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+}
+
+/** only401s checks that every console error is the browser logging a 401, and forgets them. */
+function only401s(consoleErrors: string[]) {
+  expect(consoleErrors.length, "the browser logged the 401").toBeGreaterThan(0);
+  expect(consoleErrors.every((e) => e.includes("401")), consoleErrors.join("\n")).toBe(true);
+  consoleErrors.length = 0;
+}
+
+test("Advance shows only to a role that may advance; a wrong key says why", async ({ page, consoleErrors }) => {
+  expect(views.idea, "the idea journey ran first").not.toBe("");
+  const advance = page.getByRole("button", { name: "Advance" });
+  const banner = page.getByRole("banner");
+
+  // Signed out: no Advance at all (not a disabled one), and a hint instead.
+  await page.goto(views.idea);
+  await expect(page.getByTestId("idea-stage")).toHaveText("specced");
+  await expect(page.getByTestId("advance-hint")).toContainText("Sign in as an operator");
+  await expect(advance).toHaveCount(0);
+
+  // A wrong key: the 401's detail, still signed out, nothing stored.
+  const toggle = banner.getByRole("button", { name: "Sign in", exact: true });
+  await expect(toggle).toHaveAttribute("aria-expanded", "false");
+  await toggle.click();
+  // Open, the toggle is the one "Sign in" button with aria-expanded (the other submits).
+  await expect(banner.getByRole("button", { name: "Sign in", exact: true, expanded: true })).toHaveCount(1);
+  const form = page.getByRole("form", { name: "Sign in" });
+  const field = form.getByLabel("Token or administrator key");
+  await expect(field).toBeFocused();
+  await expect(field).toHaveAttribute("type", "password");
+  await field.fill("not-the-administrator-key");
+  await form.getByRole("button", { name: "Sign in", exact: true }).click();
+  await expect(form.getByRole("alert")).toHaveText("Not signed in: invalid administrator key");
+  await expect(field).toBeFocused();
+  await expect(advance).toHaveCount(0);
+  expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  only401s(consoleErrors);
+  expect(await axeViolations(page), "axe violations with the sign-in form open").toEqual([]);
+  await shot(page, "sign-in-refused", false);
+
+  // The administrator key: Advance appears, Sign out takes focus.
+  await field.fill(admin()["X-API-Key"]);
+  await form.getByRole("button", { name: "Sign in", exact: true }).click();
+  await expect(page.getByTestId("auth-who")).toHaveText("the administrator key");
+  await expect(page.getByTestId("auth-role")).toHaveText("admin");
+  await expect(form).toHaveCount(0);
+  await expect(banner.getByRole("button", { name: "Sign out" })).toBeFocused();
+  await expect(advance).toBeVisible();
+  await expect(page.getByTestId("advance-hint")).toHaveCount(0);
+
+  // Kept in sessionStorage (a reload keeps it), never in localStorage.
+  const stored = await page.evaluate(() => ({ session: { ...sessionStorage }, local: localStorage.length }));
+  expect(stored.local).toBe(0);
+  expect(Object.values(stored.session).join()).toContain(admin()["X-API-Key"]);
+  await page.reload();
+  await expect(page.getByTestId("auth-role")).toHaveText("admin");
+  await expect(advance).toBeVisible();
+
+  // Sign out: Advance is gone again, and so is the stored credential.
+  await banner.getByRole("button", { name: "Sign out" }).click();
+  await expect(advance).toHaveCount(0);
+  await expect(banner.getByRole("button", { name: "Sign in", exact: true })).toBeFocused();
+  expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+
+  // An operator's API token (fdt_…, detected as a Bearer token) may advance.
+  const operator = await must<{ token: string }>(201, "POST", "/api/tokens", { name: "browser-operator", role: "operator" });
+  await signIn(page, operator.token, "browser-operator");
+  await expect(page.getByTestId("auth-role")).toHaveText("operator");
+  await expect(advance).toBeVisible();
+  await banner.getByRole("button", { name: "Sign out" }).click();
+
+  // A viewer's token and a contributor's session (64 hex characters) may not.
+  const viewer = await must<{ token: string }>(201, "POST", "/api/tokens", { name: "browser-viewer", role: "viewer" });
+  await signIn(page, viewer.token, "browser-viewer");
+  await expect(page.getByTestId("auth-role")).toHaveText("viewer");
+  await expect(page.getByTestId("advance-hint")).toContainText("signed in as viewer");
+  await expect(advance).toHaveCount(0);
+  await banner.getByRole("button", { name: "Sign out" }).click();
+
+  const who = await must<{ session_token: string }>(201, "POST", "/api/onboarding/register", { handle: "browser_reader" }, {});
+  await signIn(page, who.session_token, "browser_reader");
+  await expect(page.getByTestId("auth-role")).toHaveText("contributor");
+  await expect(advance).toHaveCount(0);
+  await shot(page, "signed-in-contributor", false);
+});
+
+test("a revoked token signs the page out, saying why", async ({ page, consoleErrors }) => {
+  const t = await must<{ api_token: { id: string }; token: string }>(201, "POST", "/api/tokens", {
+    name: "browser-revoked",
+    role: "operator",
+  });
+  await page.goto(views.portfolio);
+  await signIn(page, t.token, "browser-revoked");
+  await must(200, "DELETE", `/api/tokens/${t.api_token.id}`);
+  // The next refresh finds out: the page signs out and goes on reading.
+  await expect(page.getByRole("banner").getByRole("status")).toHaveText(
+    "Signed out: the credential no longer works (token revoked).",
+    { timeout: 15_000 },
+  );
+  await expect(page.getByRole("banner").getByRole("button", { name: "Sign in", exact: true })).toBeVisible();
+  expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  only401s(consoleErrors);
+  await expect(page.locator("table.ranking tbody tr").first()).toBeVisible();
+});
+
+test("with reads not public, the page asks for a credential instead of failing", async ({ page }) => {
+  const closed = await startFoundry({ publicReads: false, logName: "foundry-private-reads.log" });
+  try {
+    const anon = await fetch(`${closed.base}/api/ideas`);
+    expect(anon.status, "reads need a credential on this Foundry").toBe(401);
+
+    await page.goto(`${closed.base}/#/pipeline`);
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Sign in to see this Foundry");
+    await expect(page).toHaveTitle("Sign in · Foundry");
+    // The form is in the page itself; the header has no second one.
+    await expect(page.getByRole("form", { name: "Sign in" })).toHaveCount(1);
+    await expect(page.getByRole("banner").getByRole("button", { name: "Sign in" })).toHaveCount(0);
+    expect(await axeViolations(page), "axe violations on the sign-in page").toEqual([]);
+    await shot(page, "reads-need-credential", false);
+
+    const form = page.getByRole("main").getByRole("form", { name: "Sign in" });
+    await form.getByLabel("Token or administrator key").fill(closed.adminKey);
+    await form.getByRole("button", { name: "Sign in", exact: true }).click();
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Pipeline");
+    await expect(page.getByTestId("auth-role")).toHaveText("admin");
+    await expect(page.getByTestId("attention-flags")).toBeVisible();
+
+    // Signing out goes straight back to the request, without a failed read.
+    await page.getByRole("banner").getByRole("button", { name: "Sign out" }).click();
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Sign in to see this Foundry");
+    await page.waitForTimeout(POLL_MS + 1000);
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Sign in to see this Foundry");
+  } finally {
+    await closed.stop();
+  }
 });
 
 test("a failed task's diagnosis shows on the pipeline view", async ({ page }) => {
@@ -179,6 +343,9 @@ async function focusables(page: Page) {
 
 test("every view is usable by keyboard and screen reader", async ({ page }) => {
   expect(views.idea, "the idea journey ran first").not.toBe("");
+  // Signed in as the administrator, so every control (Advance, Sign out) is there.
+  await page.goto(views.portfolio);
+  await signIn(page, admin()["X-API-Key"], "the administrator key");
   for (const [name, url] of Object.entries(views)) {
     // A full load each time, so Tab starts from the top of the page.
     await page.goto("about:blank");
@@ -190,13 +357,7 @@ test("every view is usable by keyboard and screen reader", async ({ page }) => {
     }
 
     // axe-core: WCAG 2.1 A and AA and best practices, no violation.
-    await page.evaluate(axeSource);
-    const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run: (ctx: Document, o: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-      const r = await axe.run(document, { runOnly: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] });
-      return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-    });
-    expect(violations, `${name}: axe violations`).toEqual([]);
+    expect(await axeViolations(page), `${name}: axe violations`).toEqual([]);
 
     // Tab from the top reaches every interactive element, each shows a
     // focus ring, and each has a name a screen reader can say.
@@ -239,7 +400,16 @@ test("a phone-sized screen shows every view in one column", async ({ page }) => 
     await expect(page.getByRole("navigation").getByRole("link", { name: "Ledger" })).toBeInViewport();
     await shot(page, `phone-${name}`);
   }
+  // The sign-in form fits the phone's width too.
   await page.goto(views.portfolio);
+  await page.getByRole("banner").getByRole("button", { name: "Sign in", exact: true }).click();
+  await expect(page.getByRole("form", { name: "Sign in" })).toBeVisible();
+  const formOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  expect(formOverflow, "sign-in form: no sideways scrolling of the page").toBeLessThanOrEqual(0);
+  await shot(page, "phone-sign-in");
+  await page.keyboard.press("Escape");
+  await expect(page.getByRole("form", { name: "Sign in" })).toHaveCount(0);
+
   const columns = page.locator(".board > .column");
   await expect(columns).toHaveCount(6);
   const [a, b] = [await columns.nth(0).boundingBox(), await columns.nth(1).boundingBox()];

@@ -21,14 +21,18 @@ export interface Answer<T> {
   body: T;
 }
 
-/** call sends one request to the REST API and returns the status and JSON. */
+/**
+ * call sends one request to the REST API and returns the status and JSON.
+ * Writes go as the administrator unless headers are given (a contributor's
+ * session, {} for none); reads go without a credential unless given one.
+ */
 export async function call<T = Record<string, unknown>>(
   method: string,
   route: string,
   body?: unknown,
-  headers: Record<string, string> = {},
+  headers?: Record<string, string>,
 ): Promise<Answer<T>> {
-  const init: RequestInit = { method, headers: { ...headers } };
+  const init: RequestInit = { method, headers: { ...(headers ?? (method === "GET" ? {} : admin())) } };
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     (init.headers as Record<string, string>)["Content-Type"] = "application/json";
@@ -44,7 +48,7 @@ export async function must<T = Record<string, unknown>>(
   method: string,
   route: string,
   body?: unknown,
-  headers: Record<string, string> = {},
+  headers?: Record<string, string>,
 ): Promise<T> {
   const r = await call<T>(method, route, body, headers);
   expect(r.status, `${method} ${route}: ${JSON.stringify(r.body)}`).toBe(want);
@@ -74,11 +78,23 @@ export async function createIdea(seed: IdeaSeed): Promise<string> {
 export async function freeze(reason: string) {
   const [id, secret] = setting("FOUNDRY_TEST_SIGNER").split(":");
   const signature = createHmac("sha256", secret).update(reason).digest("hex");
-  return call("POST", "/api/incidents/freeze", { signer_id: id, reason, signature });
+  return call("POST", "/api/incidents/freeze", { signer_id: id, reason, signature }, {});
 }
 
 export async function unfreeze() {
   return call("POST", "/api/incidents/unfreeze", { reason: "the browser test is over" }, admin());
+}
+
+/**
+ * signIn signs the page in through the header's form, as a reader would,
+ * and waits until the page says who it is.
+ */
+export async function signIn(page: Page, value: string, as: RegExp | string) {
+  await page.getByRole("banner").getByRole("button", { name: "Sign in", exact: true }).click();
+  const form = page.getByRole("form", { name: "Sign in" });
+  await form.getByLabel("Token or administrator key").fill(value);
+  await form.getByRole("button", { name: "Sign in", exact: true }).click();
+  await expect(page.getByTestId("auth-who")).toHaveText(as);
 }
 
 /** axeSource is axe-core's browser build, evaluated into pages under test. */

@@ -1,100 +1,14 @@
-// Starts one real Foundry for the whole run, as `make run` does but on
-// free ports and a scratch data directory, with an administrator key and
-// an emergency-freeze signer the tests know. The tests read where it is
-// from the environment this sets (Playwright's workers inherit it), and
-// the returned function stops it and removes its data.
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { artifacts, foundryBinary } from "./paths";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (addr && typeof addr === "object" ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-async function waitReady(base: string, exited: () => string | null, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  let last = "no answer";
-  while (Date.now() < deadline) {
-    const gone = exited();
-    if (gone) throw new Error(`foundry exited before it was ready (${gone}); see ${artifacts}/foundry.log`);
-    try {
-      const res = await fetch(`${base}/api/ready`);
-      if (res.ok) return;
-      last = `status ${res.status}`;
-    } catch (err) {
-      last = String(err);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`foundry was not ready within ${timeoutMs} ms (${last}); see ${artifacts}/foundry.log`);
-}
+// Starts the one real Foundry every test shares (start.ts), with an
+// administrator key and an emergency-freeze signer the tests know. The
+// tests read where it is from the environment this sets (Playwright's
+// workers inherit it), and the returned function stops it and removes its
+// data.
+import { startFoundry } from "./start";
 
 export default async function globalSetup() {
-  if (!existsSync(foundryBinary)) {
-    throw new Error(`${foundryBinary} is missing: build it with go build -o bin/foundry ./services/allinone/cmd/foundry`);
-  }
-  mkdirSync(artifacts, { recursive: true });
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "foundry-browser-"));
-  const [http, grpc, admin] = [await freePort(), await freePort(), await freePort()];
-  const adminKey = randomBytes(16).toString("hex");
-  const signer = { id: "ops", secret: randomBytes(16).toString("hex") };
-
-  // Foundry reads FOUNDRY_* and RUNTIME_* settings from the environment:
-  // the caller's own (a Postgres URL, the pipeline loop) must not leak in.
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!k.startsWith("FOUNDRY_") && !k.startsWith("RUNTIME_")) env[k] = v;
-  }
-  env.FOUNDRY_SIGNERS = `${signer.id}:${signer.secret}`;
-  const args = [
-    `-http-addr=127.0.0.1:${http}`,
-    `-grpc-addr=127.0.0.1:${grpc}`,
-    `-admin-addr=127.0.0.1:${admin}`,
-    `-data-dir=${dataDir}`,
-    `-admin-key=${adminKey}`,
-    "-rate-poll-interval=0",
-  ];
-  // FOUNDRY_BROWSER_DATABASE_URL runs the same journeys on Postgres.
-  if (process.env.FOUNDRY_BROWSER_DATABASE_URL) args.push(`-database-url=${process.env.FOUNDRY_BROWSER_DATABASE_URL}`);
-
-  const log = createWriteStream(path.join(artifacts, "foundry.log"));
-  const child = spawn(foundryBinary, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout.pipe(log);
-  child.stderr.pipe(log);
-  let exit: string | null = null;
-  child.on("exit", (code, sig) => (exit = `code ${code}, signal ${sig}`));
-
-  const base = `http://127.0.0.1:${http}`;
-  try {
-    await waitReady(base, () => exit, 60_000);
-  } catch (err) {
-    child.kill("SIGKILL");
-    throw err;
-  }
-  process.env.FOUNDRY_BASE_URL = base;
-  process.env.FOUNDRY_TEST_ADMIN_KEY = adminKey;
-  process.env.FOUNDRY_TEST_SIGNER = `${signer.id}:${signer.secret}`;
-
-  return async () => {
-    if (exit === null) {
-      const stopped = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-      await stopped;
-      clearTimeout(timer);
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-  };
+  const foundry = await startFoundry();
+  process.env.FOUNDRY_BASE_URL = foundry.base;
+  process.env.FOUNDRY_TEST_ADMIN_KEY = foundry.adminKey;
+  process.env.FOUNDRY_TEST_SIGNER = foundry.signer;
+  return foundry.stop;
 }

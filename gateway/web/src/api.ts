@@ -1,7 +1,8 @@
-// The public /api JSON routes the dashboard reads, with the shapes it uses
-// (a subset of each response; docs/api.md and the OpenAPI document at
+// The /api JSON routes the dashboard reads, with the shapes it uses (a
+// subset of each response; docs/api.md and the OpenAPI document at
 // /api/openapi.json have them in full). The page calls nothing else, so it
-// works the same against any Foundry, on SQLite or Postgres.
+// works the same against any Foundry, on SQLite or Postgres. Every call
+// sends the signed-in credential, when there is one (src/auth.tsx).
 
 export const STAGES = ["none", "specced", "implementing", "testing", "reviewing", "complete"] as const;
 export type Stage = (typeof STAGES)[number];
@@ -193,9 +194,51 @@ export class ApiError extends Error {
   }
 }
 
-async function call<T>(method: string, path: string, signal?: AbortSignal): Promise<T> {
-  // Same origin, no credentials of any kind: every route used is public.
-  const res = await fetch(path, { method, signal, headers: { Accept: "application/json" } });
+/**
+ * Credential is what the reader pasted to sign in: a Bearer token (a
+ * contributor's session token or an API token, fdt_…) or the
+ * administrator key, sent as X-API-Key.
+ */
+export interface Credential {
+  kind: "bearer" | "admin";
+  value: string;
+}
+
+/** The role names GET /api/whoami answers, "none" for no credential. */
+export type Role = "none" | "viewer" | "contributor" | "worker" | "operator" | "admin";
+
+/** Whoami is GET /api/whoami: who the request's credential is. */
+export interface Whoami {
+  kind: "anonymous" | "session" | "token" | "admin";
+  role: Role;
+  contributor_id: string | null;
+  handle: string | null;
+  token_id: string | null;
+  name: string | null;
+  expires_at: string | null;
+  public_reads: boolean;
+}
+
+// The credential every call sends; set by the sign-in (src/auth.tsx).
+let current: Credential | null = null;
+
+export function setCredential(c: Credential | null) {
+  current = c;
+}
+
+function authHeaders(c: Credential | null): Record<string, string> {
+  if (!c) return {};
+  return c.kind === "admin" ? { "X-API-Key": c.value } : { Authorization: `Bearer ${c.value}` };
+}
+
+/**
+ * call sends one request to the same origin with the signed-in credential,
+ * or with as, when given (null: none at all), which sign-in uses to try a
+ * credential before keeping it.
+ */
+async function call<T>(method: string, path: string, signal?: AbortSignal, as?: Credential | null): Promise<T> {
+  const headers = { Accept: "application/json", ...authHeaders(as === undefined ? current : as) };
+  const res = await fetch(path, { method, signal, headers });
   const text = await res.text();
   let body: unknown = null;
   try {
@@ -213,6 +256,8 @@ async function call<T>(method: string, path: string, signal?: AbortSignal): Prom
 const enc = encodeURIComponent;
 
 export const api = {
+  /** whoami asks who a credential is: the signed-in one, or as (null: none). */
+  whoami: (as?: Credential | null, s?: AbortSignal) => call<Whoami>("GET", "/api/whoami", s, as),
   ideas: (s?: AbortSignal) => call<IdeaList>("GET", "/api/ideas?limit=500", s),
   rightSizing: (s?: AbortSignal) => call<RightSizing>("GET", "/api/ideas/right-sizing", s),
   idea: (id: string, s?: AbortSignal) => call<Idea>("GET", `/api/ideas/${enc(id)}`, s),

@@ -4,6 +4,7 @@
 // one index.html and never needs to know the dashboard's routes.
 
 import { useEffect, useRef, useState } from "preact/hooks";
+import { AuthControls, AuthProvider, ReadsNeedCredential, useAuth } from "./auth";
 import { LiveProvider, useLiveClock } from "./live";
 import { href, parseHash, useTitle, type Route } from "./nav";
 import { IdeaView } from "./views/idea";
@@ -61,6 +62,7 @@ function Announcer() {
 
 function Shell() {
   const route = useRoute();
+  const auth = useAuth();
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
   const section = route.view === "idea" ? "portfolio" : route.view;
@@ -97,18 +99,31 @@ function Shell() {
             ))}
           </ul>
         </nav>
-        <LiveControls />
+        <div class="header-tools">
+          <LiveControls />
+          <AuthControls />
+        </div>
       </header>
       <main id="main" ref={main} tabIndex={-1}>
-        {route.view === "portfolio" && <PortfolioView />}
-        {route.view === "idea" && <IdeaView id={route.id} />}
-        {route.view === "pipeline" && <PipelineView />}
-        {route.view === "ledger" && <LedgerView />}
-        {route.view === "missing" && <Missing hash={route.hash} />}
+        {/* The views wait for whoami: with reads not public, they would only fail. */}
+        {!auth.ready ? (
+          <p class="muted">Loading…</p>
+        ) : auth.readsNeedCredential ? (
+          <ReadsNeedCredential />
+        ) : (
+          <>
+            {route.view === "portfolio" && <PortfolioView />}
+            {route.view === "idea" && <IdeaView id={route.id} />}
+            {route.view === "pipeline" && <PipelineView />}
+            {route.view === "ledger" && <LedgerView />}
+            {route.view === "missing" && <Missing hash={route.hash} />}
+          </>
+        )}
       </main>
       <footer class="site-footer">
         <p>
-          Read-only except “Advance”. Data from the public <a href="/api/docs/">REST API</a>.
+          Data from the <a href="/api/docs/">REST API</a>. Read-only until you sign in; then the page shows the
+          actions your role may take.
         </p>
       </footer>
       <Announcer />
@@ -131,7 +146,9 @@ function Missing({ hash }: { hash: string }) {
 export function App() {
   return (
     <LiveProvider>
-      <Shell />
+      <AuthProvider>
+        <Shell />
+      </AuthProvider>
     </LiveProvider>
   );
 }

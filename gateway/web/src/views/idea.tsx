@@ -1,4 +1,5 @@
-// One idea: where it stands, the Advance action, its stakes, its open
+// One idea: where it stands, the Advance action (shown to operators and
+// administrators only: src/auth.tsx), its stakes, its open
 // questions, its tasks and a history assembled from what the API records.
 //
 // The API keeps no stage history, so "History" is built from the idea's own
@@ -7,6 +8,7 @@
 
 import { useState } from "preact/hooks";
 import { ApiError, api, STAGES, type AuditEntry, type TaskItem } from "../api";
+import { useAuth } from "../auth";
 import { fmt } from "../format";
 import { useLive, useLiveClock } from "../live";
 import { href, useTitle } from "../nav";
@@ -94,6 +96,7 @@ export function IdeaView({ id }: { id: string }) {
   const stakes = useLive("stake movements", id, (s) => stakesOfIdea(id, s));
   const tasks = useLive("tasks", id, (s) => api.ideaTasks(id, IDEA_TASKS, s));
   const sizing = useLive("right-sizing", "sizing", api.rightSizing);
+  const auth = useAuth();
   const d = idea.data;
   useTitle(d ? d.name : "Idea");
 
@@ -140,7 +143,15 @@ export function IdeaView({ id }: { id: string }) {
             </li>
           ))}
         </ol>
-        <AdvanceButton id={id} stage={d.stage} name={d.name} />
+        {auth.can("advance") ? (
+          <AdvanceButton id={id} stage={d.stage} name={d.name} />
+        ) : (
+          <p class="muted" data-testid="advance-hint">
+            {auth.signedIn
+              ? `Moving an idea to its next stage needs an operator or the administrator (you are signed in as ${auth.who?.role ?? "an unverified credential"}).`
+              : "Sign in as an operator or the administrator to move this idea to its next stage."}
+          </p>
+        )}
       </section>
 
       <section aria-labelledby="facts-h">
