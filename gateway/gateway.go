@@ -167,6 +167,9 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 		}
 	}
 
+	if _, err := servedOpenAPI(); err != nil {
+		return nil, fmt.Errorf("the OpenAPI document: %w", err)
+	}
 	root := http.NewServeMux()
 	root.Handle("/api/", mux)
 	root.Handle("POST /api/contributions/github", githubWebhook(ledgerv1.NewLedgerServiceClient(conns.Ledger)))
