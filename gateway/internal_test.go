@@ -10,6 +10,7 @@ import (
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/servicecred"
 )
 
@@ -36,14 +37,17 @@ func TestInternalServicesHaveNoRoute(t *testing.T) {
 }
 
 // TestClientCannotSendServiceKey: no REST header becomes the service-key
-// metadata, whatever its spelling; only the gateway's own connection
-// presents the key.
+// metadata or the verified principal, whatever its spelling; only the
+// gateway's own connection presents the key, and only its edge
+// authentication names the principal. The credentials themselves stay at
+// the edge too (authenticate removes them).
 func TestClientCannotSendServiceKey(t *testing.T) {
-	for _, h := range []string{servicecred.MetadataKey, "Foundry-Service-Key", "Grpc-Metadata-Foundry-Service-Key", "grpc-metadata-foundry-service-key"} {
+	for _, h := range []string{servicecred.MetadataKey, "Foundry-Service-Key", "Grpc-Metadata-Foundry-Service-Key", "grpc-metadata-foundry-service-key",
+		authz.MetadataKey, "Foundry-Principal", "Grpc-Metadata-Foundry-Principal", "X-Api-Key", "Authorization"} {
 		_, forwarded := incomingHeader(h)
 		require.False(t, forwarded, "header %q must not be forwarded", h)
 	}
-	key, forwarded := incomingHeader("X-Api-Key")
-	require.True(t, forwarded, "the administrator key still is")
-	require.Equal(t, "x-api-key", key)
+	key, forwarded := incomingHeader("Idempotency-Key")
+	require.True(t, forwarded, "the Idempotency-Key is")
+	require.Equal(t, "idempotency-key", key)
 }
