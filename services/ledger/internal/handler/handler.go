@@ -155,6 +155,8 @@ func session(ctx context.Context) (authz.Principal, error) {
 		return p, nil
 	case authz.Invalid:
 		return p, fault.New(fault.Unauthenticated, "%s", p.Problem)
+	case authz.Token, authz.AdminKey:
+		return p, fault.New(fault.Unauthenticated, "this credential is no session: want Bearer <session_token> from POST /api/onboarding/register")
 	}
 	return p, fault.New(fault.Unauthenticated, "missing or malformed Authorization header: want Bearer <session_token>")
 }
