@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"go.uber.org/zap"
@@ -38,6 +39,57 @@ func authenticate(v *authz.Verifier, log *zap.Logger) middleware {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// checkedHeaders are the request headers whose value a service acts on or
+// a credential is read from. grpc-gateway drops a header value that is not
+// printable ASCII (gRPC metadata must be), so an Idempotency-Key such as
+// "café-retry" used to reach the service as no key at all, and three
+// retries of a withdrawal withdrew three times; such values are refused
+// here, before the mux sees them.
+var checkedHeaders = []string{"Idempotency-Key", "Authorization", "X-Api-Key"}
+
+// maxHeaderValue bounds those values (a Bearer token is 71 to 75 bytes).
+const maxHeaderValue = 255
+
+// checkHeaders answers 422 naming the header for an Idempotency-Key,
+// Authorization or X-API-Key that is sent more than once, empty, longer
+// than 255 bytes or not printable ASCII.
+func checkHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, name := range checkedHeaders {
+			values, sent := r.Header[name]
+			if !sent {
+				continue
+			}
+			msg := ""
+			switch {
+			case len(values) > 1:
+				msg = "must be sent once"
+			case !printableASCII(values[0], maxHeaderValue):
+				msg = fmt.Sprintf("must be 1 to %d printable ASCII characters", maxHeaderValue)
+			}
+			if msg != "" {
+				writeJSONError(w, http.StatusUnprocessableEntity, ErrorBody{Detail: name + ": " + msg,
+					Errors: []FieldError{{Field: name, Message: msg}}})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// printableASCII reports whether s is 1 to limit bytes of 0x20-0x7E.
+func printableASCII(s string, limit int) bool {
+	if s == "" || len(s) > limit {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // anonymousMD is the metadata of a request without a credential, encoded

@@ -186,6 +186,7 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 		recoverPanics(h.Log),
 		observe(h.Log, h.Metrics, tel),
 		rejectUnusableURL,
+		checkHeaders,
 		limitBody(int64(cfg.MaxBodyBytes)),
 		requireJSON,
 		dryRunFromQuery,

@@ -37,7 +37,7 @@ import (
 )
 
 // MaxKey bounds an Idempotency-Key's length.
-const MaxKey = 200
+const MaxKey = 255
 
 // Request identifies a request that carries an Idempotency-Key.
 type Request struct {

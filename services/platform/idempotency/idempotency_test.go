@@ -176,7 +176,7 @@ func TestFromContext(t *testing.T) {
 	_, err = idempotency.FromContext(withKey(strings.Repeat("k", idempotency.MaxKey+1)), "op", "ada", body("a"))
 	fe, ok := fault.As(err)
 	require.True(t, ok)
-	require.Equal(t, []fault.FieldError{{Field: "Idempotency-Key", Message: "must be at most 200 characters"}}, fe.Fields)
+	require.Equal(t, []fault.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}}, fe.Fields)
 	ok200, err := idempotency.FromContext(withKey(strings.Repeat("k", idempotency.MaxKey)), "op", "ada", body("a"))
 	require.NoError(t, err)
 	require.Len(t, ok200.Key, idempotency.MaxKey)
