@@ -153,7 +153,11 @@ func routingDetail(code int) string {
 }
 
 // errorHandler is the runtime.ErrorHandlerFunc for generated routes.
-func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
+func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	if fe, ok := queryFieldError(status.Convert(err), r); ok {
+		writeJSONError(w, http.StatusUnprocessableEntity, ErrorBody{Detail: fe.Field + ": " + fe.Message, Errors: []FieldError{fe}})
+		return
+	}
 	writeError(w, err)
 }
 
