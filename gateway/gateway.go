@@ -34,11 +34,16 @@ type Config struct {
 	MaxBodyBytes int
 	// RequestTimeout bounds one request end to end.
 	RequestTimeout time.Duration
+	// AllowedHosts are the Host names served (comma-separated); empty
+	// serves loopback names alone when listening on loopback, any otherwise.
+	AllowedHosts string
 }
 
 func (c *Config) register(fs *config.FlagSet) {
 	fs.Int(&c.MaxBodyBytes, "max-body-bytes", "FOUNDRY_MAX_BODY_BYTES", 1<<20, "largest request body accepted (413 beyond)")
 	fs.Duration(&c.RequestTimeout, "request-timeout", "FOUNDRY_REQUEST_TIMEOUT", 30*time.Second, "time limit of one request")
+	fs.String(&c.AllowedHosts, "allowed-hosts", "FOUNDRY_ALLOWED_HOSTS", "",
+		"comma-separated Host names the gateway answers (others: 403); empty: loopback names only when listening on loopback, any otherwise")
 }
 
 // Module returns the gateway module.
@@ -182,10 +187,12 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 	return chain(root,
 		secureHeaders,
 		withRequestID,
+		allowedHosts(newHostRule(cfg.AllowedHosts, h.Settings.HTTPAddr)),
 		traced,
 		recoverPanics(h.Log),
 		observe(h.Log, h.Metrics, tel),
 		rejectUnusableURL,
+		crossOrigin,
 		checkHeaders,
 		limitBody(int64(cfg.MaxBodyBytes)),
 		requireJSON,

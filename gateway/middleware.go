@@ -303,12 +303,11 @@ func secureHeaders(next http.Handler) http.Handler {
 
 // requireJSON answers 415 to a POST, PUT or PATCH whose body is not declared
 // JSON (application/json or application/*+json, parameters such as charset
-// allowed). Browsers send text/plain, form and multipart bodies across
-// sites without asking first (no CORS preflight); refusing them keeps a web
-// page the user visits from posting to a Foundry on localhost. A request
-// with an empty body and no Content-Type passes: body-less actions
-// (POST /api/ideas/{id}/advance) need no type. It runs after limitBody,
-// whose buffering makes ContentLength exact.
+// allowed): the services read JSON alone. A request with an empty body
+// passes whatever type it declares: body-less actions
+// (POST /api/ideas/{id}/advance) need none, and curl -d '' labels its
+// empty body a form. (Cross-site requests are crossOrigin's to refuse.) It
+// runs after limitBody, whose buffering makes ContentLength exact.
 func requireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -318,7 +317,7 @@ func requireJSON(next http.Handler) http.Handler {
 			return
 		}
 		ct := r.Header.Get("Content-Type")
-		if ct == "" && (r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -75,6 +75,12 @@ func request(t *testing.T, method, url string, body any, headers ...string) resp
 	}
 	req, err := newRequest(method, url, rd, headers)
 	require.NoError(t, err)
+	return do(t, req)
+}
+
+// do sends req and reads its answer.
+func do(t *testing.T, req *http.Request) response {
+	t.Helper()
 	resp, err := client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
