@@ -12,7 +12,7 @@ import (
 
 // TestCrossSiteAndRebinding: the 415 rule was the only cross-site
 // defence, and it refused legitimate body-less actions labelled as forms
-// (curl -X POST … -d ”), while a rebound name (Host: evil.example)
+// (curl -X POST with an empty -d), while a rebound name (Host: evil.example)
 // reached every write. Now an empty body passes whatever its type, a
 // browser's cross-site write is a 403, and a loopback Foundry answers
 // only loopback names.
