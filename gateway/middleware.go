@@ -305,7 +305,7 @@ func secureHeaders(next http.Handler) http.Handler {
 // JSON (application/json or application/*+json, parameters such as charset
 // allowed): the services read JSON alone. A request with an empty body
 // passes whatever type it declares: body-less actions
-// (POST /api/ideas/{id}/advance) need none, and curl -d '' labels its
+// (POST /api/ideas/{id}/advance) need none, and curl with an empty -d labels its
 // empty body a form. (Cross-site requests are crossOrigin's to refuse.) It
 // runs after limitBody, whose buffering makes ContentLength exact.
 func requireJSON(next http.Handler) http.Handler {
