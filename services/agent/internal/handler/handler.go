@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -329,7 +330,7 @@ func (h *Handler) GetPromptABStats(ctx context.Context, _ *agentv1.GetPromptABSt
 	for i, v := range vs {
 		out[i] = &agentv1.VariantStats{
 			Variant: v.Arm.Variant, Samples: int32(v.Arm.Samples), TotalValue: v.Arm.SumValue, TotalCost: v.Arm.SumCost,
-			Roi: optFloat(v.ROI), SelectionProbability: v.Probability, Blocked: v.Blocked, Exploring: v.Exploring,
+			Roi: wrapperspb.Double(v.ROI), SelectionProbability: v.Probability, Blocked: v.Blocked, Exploring: v.Exploring,
 		}
 	}
 	return &agentv1.GetPromptABStatsResponse{Variants: out}, nil
@@ -353,14 +354,14 @@ func (h *Handler) GetLoopStatus(ctx context.Context, _ *agentv1.GetLoopStatusReq
 	}
 	resp := &agentv1.GetLoopStatusResponse{
 		Enabled: st.Enabled, Running: st.Running, IntervalSeconds: st.Interval.Seconds(), Executor: st.Executor,
-		Replica: st.Holder, Leader: optString(st.Report.Leader), PassesByOutcome: map[string]int64{},
+		Replica: st.Holder, Leader: optString(st.Report.Leader), PassesByOutcome: map[string]int32{},
 	}
 	for _, o := range []string{loop.Advanced, loop.TaskFailed, loop.Idle, loop.Errored} {
 		resp.PassesByOutcome[o] = 0
 	}
 	for o, n := range st.Report.Counts {
-		resp.PassesByOutcome[o] = n
-		resp.Iterations += n
+		resp.PassesByOutcome[o] = int32(min(n, math.MaxInt32))
+		resp.Iterations += int32(min(n, math.MaxInt32-int64(resp.Iterations)))
 	}
 	if p := st.Report.Latest; p != nil {
 		resp.LastRunAt = optTime(p.FinishedAt)

@@ -222,15 +222,17 @@ func (a *App) percentiles(ctx context.Context, r Repos, since time.Time, hist []
 // VariantStats is one prompt variant's report.
 type VariantStats struct {
 	Arm abtest.Arm
-	// ROI is nil when nothing was spent.
-	ROI         *float64
+	// ROI is Σvalue / Σcost; 0 when nothing was spent (Spent false), so
+	// every variant has one, as the contract promises.
+	ROI         float64
+	Spent       bool
 	Probability float64
 	Blocked     bool
 	Exploring   bool
 }
 
 // PromptABStats reports every known variant, best ROI first (variants
-// without an ROI last, then by name). Selection probabilities are
+// that spent nothing last, then by name). Selection probabilities are
 // estimated with abtest.Probabilities from a source seeded by the
 // configured seed, so the same records give the same answer.
 func (a *App) PromptABStats(ctx context.Context) ([]VariantStats, error) {
@@ -243,19 +245,17 @@ func (a *App) PromptABStats(ctx context.Context) ([]VariantStats, error) {
 	for _, arm := range arms {
 		v := VariantStats{Arm: arm, Probability: probs[arm.Variant], Blocked: arm.Blocked(),
 			Exploring: !arm.Blocked() && arm.Samples < abtest.ExploreBelow}
-		if roi, ok := arm.ROI(); ok {
-			v.ROI = &roi
-		}
+		v.ROI, v.Spent = arm.ROI()
 		out = append(out, v)
 	}
 	slices.SortStableFunc(out, func(x, y VariantStats) int {
 		switch {
-		case x.ROI != nil && y.ROI == nil:
+		case x.Spent && !y.Spent:
 			return -1
-		case x.ROI == nil && y.ROI != nil:
+		case !x.Spent && y.Spent:
 			return 1
-		case x.ROI != nil && *x.ROI != *y.ROI:
-			return cmp.Compare(*y.ROI, *x.ROI)
+		case x.ROI != y.ROI:
+			return cmp.Compare(y.ROI, x.ROI)
 		}
 		return cmp.Compare(x.Arm.Variant, y.Arm.Variant)
 	})

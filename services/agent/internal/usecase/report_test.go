@@ -360,9 +360,10 @@ func TestPromptAB(t *testing.T) {
 		gamma, beta, alpha := stats[0], stats[1], stats[2]
 		require.Equal(t, 1, gamma.Arm.Samples, "a repeated completion records no second outcome")
 		require.InDelta(t, 1.0, gamma.Arm.SumValue, 0, "a completion without a score is worth 1")
-		require.InDelta(t, 1.0, *gamma.ROI, 1e-9)
-		require.InDelta(t, 0.5, *beta.ROI, 1e-9)
-		require.Nil(t, alpha.ROI)
+		require.InDelta(t, 1.0, gamma.ROI, 1e-9)
+		require.InDelta(t, 0.5, beta.ROI, 1e-9)
+		require.Zero(t, alpha.ROI, "nothing spent: an ROI of 0")
+		require.False(t, alpha.Spent)
 		require.Equal(t, 3, alpha.Arm.Samples)
 		require.True(t, alpha.Blocked, "its first three outcomes were zero")
 		require.False(t, alpha.Exploring)

@@ -61,8 +61,11 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	return &App{db: db, open: open, cfg: cfg, clock: cfg.Clock}
 }
 
-// now is the time a use case stamps on what it writes.
-func (a *App) now() time.Time { return a.clock.Now() }
+// now is the time records carry, to the microsecond the store keeps, so a
+// write's answer equals what a later read returns (nanoseconds in the
+// answer and microseconds in the read looked like a change that never
+// happened).
+func (a *App) now() time.Time { return a.clock.Now().UTC().Truncate(time.Microsecond) }
 
 // tx runs fn in one transaction over fresh repositories. Serialization
 // failures and deadlocks are retried by the database layer, so fn must have

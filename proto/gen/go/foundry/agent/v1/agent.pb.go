@@ -2035,7 +2035,7 @@ type VariantStats struct {
 	Samples    int32                  `protobuf:"varint,2,opt,name=samples,proto3" json:"samples,omitempty"`
 	TotalValue float64                `protobuf:"fixed64,3,opt,name=total_value,json=totalValue,proto3" json:"total_value,omitempty"`
 	TotalCost  float64                `protobuf:"fixed64,4,opt,name=total_cost,json=totalCost,proto3" json:"total_cost,omitempty"`
-	// roi = total_value / total_cost; null when total_cost is 0.
+	// roi = total_value / total_cost; 0 when total_cost is 0.
 	Roi *wrapperspb.DoubleValue `protobuf:"bytes,5,opt,name=roi,proto3" json:"roi,omitempty"`
 	// selection_probability is the variant's estimated chance of being picked
 	// next (Thompson sampling from Beta(1 + value, 1 + n - value)), 0..1.
@@ -2459,14 +2459,15 @@ type GetLoopStatusResponse struct {
 	Enabled         bool    `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
 	Running         bool    `protobuf:"varint,2,opt,name=running,proto3" json:"running,omitempty"`
 	IntervalSeconds float64 `protobuf:"fixed64,3,opt,name=interval_seconds,json=intervalSeconds,proto3" json:"interval_seconds,omitempty"`
-	// iterations counts every pass ever recorded, by any replica.
-	Iterations int64 `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
+	// iterations counts every pass ever recorded, by any replica (a JSON
+	// number: int64 would be a string).
+	Iterations int32 `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
 	// last_run_at is when the newest recorded pass finished; null before the first.
 	LastRunAt *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=last_run_at,json=lastRunAt,proto3" json:"last_run_at,omitempty"`
 	// last_iteration is the newest recorded pass; null before the first.
 	LastIteration *LoopIteration `protobuf:"bytes,6,opt,name=last_iteration,json=lastIteration,proto3" json:"last_iteration,omitempty"`
 	// passes_by_outcome counts every recorded pass by outcome.
-	PassesByOutcome map[string]int64 `protobuf:"bytes,7,rep,name=passes_by_outcome,json=passesByOutcome,proto3" json:"passes_by_outcome,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	PassesByOutcome map[string]int32 `protobuf:"bytes,7,rep,name=passes_by_outcome,json=passesByOutcome,proto3" json:"passes_by_outcome,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// executor is this replica's executor: "external" or "exec".
 	Executor string `protobuf:"bytes,8,opt,name=executor,proto3" json:"executor,omitempty"`
 	// leader holds the loop's lease now; null when no replica does.
@@ -2528,7 +2529,7 @@ func (x *GetLoopStatusResponse) GetIntervalSeconds() float64 {
 	return 0
 }
 
-func (x *GetLoopStatusResponse) GetIterations() int64 {
+func (x *GetLoopStatusResponse) GetIterations() int32 {
 	if x != nil {
 		return x.Iterations
 	}
@@ -2549,7 +2550,7 @@ func (x *GetLoopStatusResponse) GetLastIteration() *LoopIteration {
 	return nil
 }
 
-func (x *GetLoopStatusResponse) GetPassesByOutcome() map[string]int64 {
+func (x *GetLoopStatusResponse) GetPassesByOutcome() map[string]int32 {
 	if x != nil {
 		return x.PassesByOutcome
 	}
@@ -2916,7 +2917,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\arunning\x18\x02 \x01(\bR\arunning\x12)\n" +
 	"\x10interval_seconds\x18\x03 \x01(\x01R\x0fintervalSeconds\x12\x1e\n" +
 	"\n" +
-	"iterations\x18\x04 \x01(\x03R\n" +
+	"iterations\x18\x04 \x01(\x05R\n" +
 	"iterations\x12<\n" +
 	"\vlast_run_at\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\tlastRunAt\x12F\n" +
 	"\x0elast_iteration\x18\x06 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\rlastIteration\x12h\n" +
@@ -2927,7 +2928,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	" \x01(\tR\areplica\x1aB\n" +
 	"\x14PassesByOutcomeEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"-\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"-\n" +
 	"\x12RunLoopOnceRequest\x12\x17\n" +
 	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"T\n" +
 	"\x13RunLoopOnceResponse\x12=\n" +
