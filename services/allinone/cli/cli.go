@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,6 +44,25 @@ var commandNames = map[string]bool{
 	"tokens": true, "whoami": true, "logout": true,
 	"completion": true, "help": true,
 	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true,
+}
+
+// Unknown says what is wrong with args when their first word is neither a
+// client command nor the server's (flags, migrate): "foundry register"
+// gets this, exit ExitUsage, instead of the server's "unexpected argument".
+// "" when args are a client's or the server's.
+func Unknown(args []string) string {
+	if len(args) == 0 || args[0] == "migrate" || strings.HasPrefix(args[0], "-") || commandNames[args[0]] {
+		return ""
+	}
+	var names []string
+	for name := range commandNames {
+		if !strings.HasPrefix(name, "__") { // shell completion's own
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return fmt.Sprintf("unknown command %q\n  client commands: %s (foundry help)\n"+
+		"  the server: foundry [flags] (foundry -h), foundry migrate [up|status] [flags]", args[0], strings.Join(names, ", "))
 }
 
 // IsCommand reports whether args (the arguments after the program name)

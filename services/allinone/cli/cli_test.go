@@ -645,7 +645,14 @@ func TestDispatch(t *testing.T) {
 		{"help"}, {"__complete", "ide"}, {"__completeNoDesc", "ide"},
 	} {
 		require.True(t, cli.IsCommand(args), "%q", args)
+		require.Empty(t, cli.Unknown(args), "%q", args)
 	}
+	for _, args := range [][]string{nil, {"-target=all"}, {"migrate", "status"}, {"--help"}} {
+		require.Empty(t, cli.Unknown(args), "the server's: %q", args)
+	}
+	require.Equal(t, "unknown command \"register\"\n"+
+		"  client commands: cc, completion, contributions, help, ideas, logout, status, tasks, tokens, whoami (foundry help)\n"+
+		"  the server: foundry [flags] (foundry -h), foundry migrate [up|status] [flags]", cli.Unknown([]string{"register"}))
 }
 
 // TestTokensAndWhoami: an administrator issues an API token (printed alone

@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"net"
@@ -280,7 +281,10 @@ func Parse(program string, all []Module, args []string, opts Options) (*Settings
 	}
 	rest, err := fs.ParseLookup(args, lookupEnv)
 	if err != nil {
-		return nil, nil, nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, nil, err
+		}
+		return nil, nil, nil, UsageError{err}
 	}
 	s.adminKeyGiven = fs.Given("admin-key")
 	s.serviceKeyGiven = fs.Given("service-key")

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -318,4 +319,36 @@ func TestServiceKeySettings(t *testing.T) {
 	got, err := platformv1.NewStorageServiceClient(peer).DescribeStorage(context.Background(), &platformv1.DescribeStorageRequest{Service: "demo"})
 	require.NoError(t, err)
 	require.Equal(t, "demo", got.GetService())
+}
+
+// TestMigrateCommand: "migrate [up|status] [flags]" reads its flags after
+// the action and refuses anything else; "migrate status -data-dir X" once
+// applied every migration to ./data, the flags after "status" dropped.
+func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
+	var started string
+	mods := []app.Module{module(&started)}
+	dir := t.TempDir()
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := app.Run(context.Background(), "test", mods, append([]string{"migrate"}, args...), &out)
+		return out.String(), err
+	}
+	out, err := run("status", "-data-dir", dir, "-log-level=error")
+	require.NoError(t, err)
+	require.Equal(t, "demo ("+filepath.Join(dir, "demo.db")+"): schema version 0, 1 pending: 0001_t\n", out)
+	out, err = run("-data-dir", dir, "-log-level=error")
+	require.NoError(t, err)
+	require.Equal(t, "demo ("+filepath.Join(dir, "demo.db")+"): applied 1, schema version 1\n", out, "up is the default")
+	out, err = run("status", "-data-dir="+dir, "-log-level=error")
+	require.NoError(t, err)
+	require.Equal(t, "demo ("+filepath.Join(dir, "demo.db")+"): schema version 1, 0 pending\n", out)
+
+	for _, args := range [][]string{{"sideways"}, {"status", "-data-dir", dir, "extra"}, {"up", "status"}} {
+		_, err := run(args...)
+		var usage app.UsageError
+		require.ErrorAs(t, err, &usage, "%v", args)
+	}
+	_, err = run("status", "-no-such-flag")
+	require.ErrorAs(t, err, new(app.UsageError), "a bad flag is a usage error too")
 }

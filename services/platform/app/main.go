@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -25,6 +26,9 @@ func Main(program string, modules ...Module) {
 			os.Exit(0)
 		}
 		fmt.Fprintf(os.Stderr, "%s: %v\n", program, err)
+		if errors.As(err, new(UsageError)) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
@@ -32,14 +36,14 @@ func Main(program string, modules ...Module) {
 // Run is Main without the exit: it returns when the process has stopped.
 func Run(ctx context.Context, program string, modules []Module, args []string, out io.Writer) error {
 	if len(args) > 0 && args[0] == "migrate" {
-		return runMigrate(ctx, program, modules, args[1:])
+		return runMigrate(ctx, program, modules, args[1:], out)
 	}
 	s, selected, rest, err := Parse(program, modules, args, Options{})
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
-		return fmt.Errorf("unexpected argument %q (the only command is migrate)", rest[0])
+		return UsageError{fmt.Errorf("unexpected argument %q (the only command is migrate)", rest[0])}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -83,12 +87,34 @@ func printBanner(out io.Writer, p *Process, modules []Module) {
 	fmt.Fprintf(out, "Press Ctrl-C to stop.\n\n")
 }
 
-// runMigrate applies the selected modules' migrations and exits; this is what
-// a Kubernetes migration Job runs.
-func runMigrate(ctx context.Context, program string, modules []Module, args []string) error {
-	s, selected, _, err := Parse(program, modules, args, Options{})
+// UsageError is a mistake on the command line: Main exits 2 for it, as
+// for a bad flag, and 1 for a failure.
+type UsageError struct{ Err error }
+
+func (u UsageError) Error() string { return u.Err.Error() }
+func (u UsageError) Unwrap() error { return u.Err }
+
+// runMigrate runs "migrate [up|status] [flags]": up (the default) applies
+// the selected modules' pending migrations, which is what a Kubernetes
+// migration Job runs; status lists each module's schema version and
+// pending migrations and changes nothing. Flags come after the action; any
+// other argument is a usage error, never ignored: "migrate status
+// -data-dir X" once applied everything to ./data, because flag parsing
+// stopped at "status" and the rest was dropped.
+func runMigrate(ctx context.Context, program string, modules []Module, args []string, out io.Writer) error {
+	action := "up"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		action, args = args[0], args[1:]
+	}
+	if action != "up" && action != "status" {
+		return UsageError{fmt.Errorf("unknown migrate action %q: want %s migrate [up|status] [flags]", action, program)}
+	}
+	s, selected, rest, err := Parse(program, modules, args, Options{})
 	if err != nil {
 		return err
+	}
+	if len(rest) > 0 {
+		return UsageError{fmt.Errorf("unexpected argument %q: want %s migrate [up|status] [flags]", rest[0], program)}
 	}
 	log, err := logging.New(s.LogFormat, s.LogLevel)
 	if err != nil {
@@ -103,17 +129,49 @@ func runMigrate(ctx context.Context, program string, modules []Module, args []st
 		if err != nil {
 			return err
 		}
-		n, err := migrate.Up(ctx, db, m.Migrations)
+		err = migrateModule(ctx, db, m, action, out)
+		db.Close()
 		if err != nil {
-			db.Close()
 			return fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
-		v, err := migrate.Version(ctx, db)
-		db.Close()
+	}
+	return nil
+}
+
+// migrateModule runs action on one module's database and says what it did
+// on out, one line.
+func migrateModule(ctx context.Context, db *database.DB, m Module, action string, out io.Writer) error {
+	if action == "status" {
+		pending, err := migrate.Pending(ctx, db, m.Migrations)
 		if err != nil {
 			return err
 		}
-		log.Info("migrated", zap.String("module", m.Name), zap.Int("applied", n), zap.Int("schema_version", v))
+		v := 0
+		if all, err := migrate.Load(m.Migrations, db.Engine()); err == nil && len(all) > len(pending) {
+			v, err = migrate.Version(ctx, db)
+			if err != nil {
+				return err
+			}
+		}
+		names := make([]string, len(pending))
+		for i, p := range pending {
+			names[i] = fmt.Sprintf("%04d_%s", p.Version, p.Name)
+		}
+		list := ""
+		if len(names) > 0 {
+			list = ": " + strings.Join(names, ", ")
+		}
+		_, err = fmt.Fprintf(out, "%s (%s): schema version %d, %d pending%s\n", m.Name, db.Target(), v, len(pending), list)
+		return err
 	}
-	return nil
+	n, err := migrate.Up(ctx, db, m.Migrations)
+	if err != nil {
+		return err
+	}
+	v, err := migrate.Version(ctx, db)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s (%s): applied %d, schema version %d\n", m.Name, db.Target(), n, v)
+	return err
 }

@@ -206,3 +206,48 @@ func Version(ctx context.Context, db database.Querier) (int, error) {
 	}
 	return *v, nil
 }
+
+// Pending lists the migrations of fsys not yet applied to db, oldest
+// first, without applying anything (a database never migrated has them
+// all pending).
+func Pending(ctx context.Context, db *database.DB, fsys fs.FS) ([]Migration, error) {
+	migrations, err := Load(fsys, db.Engine())
+	if err != nil {
+		return nil, err
+	}
+	var exists bool
+	if db.Engine() == database.Postgres {
+		err = db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, db.Schema()+".schema_migrations").Scan(&exists)
+	} else {
+		err = db.QueryRow(ctx, `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&exists)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find the migrations table: %w", err)
+	}
+	if !exists {
+		return migrations, nil
+	}
+	rows, err := db.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("read applied migrations: %w", err)
+	}
+	defer rows.Close()
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("read applied migrations: %w", err)
+		}
+		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read applied migrations: %w", err)
+	}
+	var out []Migration
+	for _, m := range migrations {
+		if !applied[m.Version] {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,6 +23,10 @@ func main() {
 		code := cli.Execute(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
 		stop()
 		os.Exit(code)
+	}
+	if msg := cli.Unknown(os.Args[1:]); msg != "" {
+		fmt.Fprintln(os.Stderr, "foundry: "+msg)
+		os.Exit(cli.ExitUsage)
 	}
 	app.Main("foundry", allinone.Modules()...)
 }
