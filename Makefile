@@ -114,7 +114,12 @@ run: ## Build and run all services and the gateway on SQLite under ./data.
 	@if [ "$${FOUNDRY_GITHUB_ALLOW_UNSIGNED:-true}" = true ] && [ -z "$${FOUNDRY_GITHUB_WEBHOOK_SECRET:-}" ]; then \
 		echo "make run: unsigned GitHub deliveries are accepted at POST /api/contributions/github (local use only;" \
 			"set FOUNDRY_GITHUB_WEBHOOK_SECRET, or FOUNDRY_GITHUB_ALLOW_UNSIGNED=false, to refuse them)"; fi
-	FOUNDRY_GITHUB_ALLOW_UNSIGNED=$${FOUNDRY_GITHUB_ALLOW_UNSIGNED:-true} ./bin/foundry
+	@# An empty key here means "none" (FOUNDRY_ADMIN_KEY= make run), not a
+	@# key set by mistake to nothing, which the server refuses.
+	@for v in FOUNDRY_ADMIN_KEY FOUNDRY_SERVICE_KEY; do if [ -n "$${!v+x}" ] && [ -z "$${!v// /}" ]; then \
+		echo "make run: $$v is empty: using none (a laptop run keeps its administrator key in data/admin.key)"; fi; done
+	env $(if $(strip $(FOUNDRY_ADMIN_KEY)),,-u FOUNDRY_ADMIN_KEY) $(if $(strip $(FOUNDRY_SERVICE_KEY)),,-u FOUNDRY_SERVICE_KEY) \
+		FOUNDRY_GITHUB_ALLOW_UNSIGNED=$${FOUNDRY_GITHUB_ALLOW_UNSIGNED:-true} ./bin/foundry
 
 .PHONY: load
 load: ## Put a running Foundry (make run) under load for 20 s and print latencies.

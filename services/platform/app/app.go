@@ -111,6 +111,8 @@ type Settings struct {
 	// AdminKeyPath is the file the administrator key was read from or
 	// saved to when none was configured; "" otherwise.
 	AdminKeyPath string
+	// ServiceKeyGenerated is true when this run generated ServiceKey.
+	ServiceKeyGenerated bool
 
 	// adminKeyGiven and serviceKeyGiven are true when the key was given at
 	// all, even empty: then an empty key is a mistake, not a request to
@@ -732,9 +734,11 @@ func (s *Settings) serviceCredentials(log *zap.Logger) (serverTLS, clientTLS *tl
 				peer, *s.PeerAddrs[peer])
 		}
 	}
-	s.ServiceKey = generateKey()
-	log.Info("no service key configured: generated one for this run; gRPC callers present it in "+servicecred.MetadataKey+" metadata",
-		zap.String("service_key", s.ServiceKey))
+	s.ServiceKey, s.ServiceKeyGenerated = generateKey(), true
+	// Not logged: logs are shipped and kept; the banner shows it to the
+	// person who started the process (printBanner).
+	log.Info("no service key configured: generated one for this run (the startup banner shows it); gRPC callers present it in " +
+		servicecred.MetadataKey + " metadata")
 	return nil, nil, nil
 }
 

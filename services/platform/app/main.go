@@ -84,6 +84,11 @@ func printBanner(out io.Writer, p *Process, modules []Module) {
 	if p.Settings.AdminKeyPath != "" {
 		fmt.Fprintf(out, "  admin key  %s (X-API-Key; the CLI uses it against this machine)\n", p.Settings.AdminKeyPath)
 	}
+	if p.Settings.ServiceKeyGenerated {
+		// gRPC callers (grpcurl, the CLI's --grpc-addr) must present it;
+		// this run made it up, so this is the only place to learn it.
+		fmt.Fprintf(out, "  gRPC key   export FOUNDRY_CLI_SERVICE_KEY=%s   (metadata foundry-service-key)\n", p.Settings.ServiceKey)
+	}
 	fmt.Fprintf(out, "Press Ctrl-C to stop.\n\n")
 }
 
