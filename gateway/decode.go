@@ -5,6 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -118,7 +123,10 @@ func checkMessage(md protoreflect.MessageDescriptor, v any, path string) error {
 		return nil
 	case "google.protobuf.DoubleValue", "google.protobuf.FloatValue", "google.protobuf.Int32Value",
 		"google.protobuf.UInt32Value", "google.protobuf.Int64Value", "google.protobuf.UInt64Value":
-		return expect(v, isNumber, path, "a number or null")
+		if err := expect(v, isNumber, path, "a number or null"); err != nil || v == nil {
+			return err
+		}
+		return checkNumber(md.Fields().ByName("value").Kind(), v.(json.Number), path)
 	case "google.protobuf.StringValue", "google.protobuf.BytesValue":
 		return expect(v, isString, path, "a string or null")
 	case "google.protobuf.BoolValue":
@@ -195,8 +203,42 @@ func checkValue(fd protoreflect.FieldDescriptor, v any, path string) error {
 		}
 		return fmt.Errorf("%s: must be a string", path)
 	default: // every numeric kind
-		return expect(v, isNumber, path, "a number")
+		if err := expect(v, isNumber, path, "a number"); err != nil || v == nil {
+			return err
+		}
+		return checkNumber(fd.Kind(), v.(json.Number), path)
 	}
+}
+
+// checkNumber says, naming the field, when a JSON number does not fit its
+// field's kind (protojson's own message quoted strconv: "invalid value for
+// int32 field lease_seconds: 1.5").
+func checkNumber(kind protoreflect.Kind, n json.Number, path string) error {
+	var err error
+	what := ""
+	switch kind {
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		_, err = strconv.ParseInt(string(n), 10, 32)
+		what = fmt.Sprintf("a whole number from %d to %d", math.MinInt32, math.MaxInt32)
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		_, err = strconv.ParseInt(string(n), 10, 64)
+		what = "a whole number"
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		_, err = strconv.ParseUint(string(n), 10, 32)
+		what = fmt.Sprintf("a whole number from 0 to %d", uint32(math.MaxUint32))
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		_, err = strconv.ParseUint(string(n), 10, 64)
+		what = "a whole number of at least 0"
+	default:
+		return nil // float and double: any JSON number (the services check ranges)
+	}
+	if err != nil {
+		if path == "" {
+			return fmt.Errorf("the body must be %s", what)
+		}
+		return fmt.Errorf("%s: must be %s", path, what)
+	}
+	return nil
 }
 
 func expect(v any, ok func(any) bool, path, what string) error {
@@ -226,4 +268,36 @@ func join(path, key string) string {
 // strict decoder.
 func (m compactJSON) NewDecoder(r io.Reader) runtime.Decoder {
 	return strictDecoder{r: r, fallback: m.JSONPb.NewDecoder(r)}
+}
+
+// pathMatchesBody is a grpc-gateway middleware (it runs after routing, with
+// the path's parameters): a body field that is also a path parameter must
+// name what the path names. The generated handlers let the path win in
+// silence, so POST /api/ideas/A/stake with {"idea_id": "B"} staked on A.
+// A mismatch is a 409 naming the field.
+func pathMatchesBody(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		if len(params) == 0 || r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			next(w, r, params)
+			return
+		}
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, ErrorBody{Detail: "could not read the request body"})
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(data))
+		var body map[string]json.RawMessage
+		if json.Unmarshal(data, &body) == nil {
+			for _, name := range slices.Sorted(maps.Keys(params)) {
+				var given string
+				if raw, ok := body[name]; ok && json.Unmarshal(raw, &given) == nil && given != params[name] {
+					msg := fmt.Sprintf("names %q, but the path names %q", given, params[name])
+					writeJSONError(w, http.StatusConflict, ErrorBody{Detail: name + ": " + msg, Errors: []FieldError{{Field: name, Message: msg}}})
+					return
+				}
+			}
+		}
+		next(w, r, params)
+	}
 }

@@ -3,12 +3,15 @@ package gateway
 import (
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 )
@@ -94,4 +97,43 @@ func TestStrictDecoderLeavesUnknownFieldsToProtojson(t *testing.T) {
 	t.Parallel()
 	err := decode(`{"handle":"abc","admin":true}`, &ledgerv1.RegisterRequest{})
 	require.ErrorContains(t, err, `unknown field "admin"`)
+}
+
+// TestStrictDecoderNamesNumbersThatDoNotFit: a number its integer field
+// cannot hold is a 422 naming the field and what it must be, not
+// protojson's strconv text.
+func TestStrictDecoderNamesNumbersThatDoNotFit(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		`{"worker_id":"w","lease_seconds":1.5}`:        "lease_seconds: must be a whole number from -2147483648 to 2147483647",
+		`{"worker_id":"w","lease_seconds":2147483648}`: "lease_seconds: must be a whole number from -2147483648 to 2147483647",
+		`{"worker_id":"w","lease_seconds":1e3}`:        "lease_seconds: must be a whole number from -2147483648 to 2147483647",
+	} {
+		var c agentv1.ClaimTaskRequest
+		require.EqualError(t, decode(body, &c), want, body)
+	}
+	var c agentv1.ClaimTaskRequest
+	require.NoError(t, decode(`{"worker_id":"w","lease_seconds":-1}`, &c), "a range is the service's to check")
+	require.Equal(t, int32(-1), c.GetLeaseSeconds())
+}
+
+func TestPathMatchesBody(t *testing.T) {
+	t.Parallel()
+	var got string
+	h := pathMatchesBody(func(_ http.ResponseWriter, r *http.Request, _ map[string]string) {
+		b, _ := io.ReadAll(r.Body)
+		got = string(b)
+	})
+	params := map[string]string{"idea_id": "A"}
+	for _, body := range []string{`{"contributor_id":"c","amount_cc":1}`, `{"idea_id":"A","amount_cc":1}`, `not json`, ``} {
+		got = "-"
+		w := httptest.NewRecorder()
+		h(w, httptest.NewRequest(http.MethodPost, "/api/ideas/A/stake", strings.NewReader(body)), params)
+		require.Equal(t, http.StatusOK, w.Code, body)
+		require.Equal(t, body, got, "the body reaches the handler whole")
+	}
+	w := httptest.NewRecorder()
+	h(w, httptest.NewRequest(http.MethodPost, "/api/ideas/A/stake", strings.NewReader(`{"idea_id":"B","amount_cc":1}`)), params)
+	require.Equal(t, http.StatusConflict, w.Code)
+	require.JSONEq(t, `{"detail":"idea_id: names \"B\", but the path names \"A\"","errors":[{"field":"idea_id","message":"names \"B\", but the path names \"A\""}]}`, w.Body.String())
 }

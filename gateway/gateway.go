@@ -221,7 +221,7 @@ func newAPIMux() *runtime.ServeMux {
 		runtime.SetQueryParameterParser(strictQuery{}),
 		runtime.WithOutgoingHeaderMatcher(dropHeader),
 		runtime.WithOutgoingTrailerMatcher(dropHeader),
-		runtime.WithMiddlewares(recordRoute),
+		runtime.WithMiddlewares(recordRoute, pathMatchesBody),
 	)
 }
 
