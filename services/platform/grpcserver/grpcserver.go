@@ -162,6 +162,7 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 		unary = append(unary, o.Authz.UnaryServerInterceptor())
 		stream = append(stream, o.Authz.StreamServerInterceptor())
 	}
+	unary = append(unary, checkText()) // after authorization: a 401 before a 422
 	srv := grpc.NewServer(append(opts, grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
