@@ -118,14 +118,15 @@ type Principal struct {
 // Is reports whether the principal holds role r (or one that includes it).
 func (p Principal) Is(r Role) bool { return p.Role != 0 && Includes(p.Role, r) }
 
-// Actor names the principal in records and audit entries: the contributor
-// of a session, "token:<name>" for an API token, "admin", "service".
+// Actor names the principal in records, audit entries and idempotency
+// scopes: the contributor of a session, "token:<id>" for an API token (ids
+// are unique, names need not be), "admin", "service".
 func (p Principal) Actor() string {
 	switch p.Kind {
 	case Session:
 		return p.ContributorID
 	case Token:
-		return "token:" + p.Name
+		return "token:" + p.ID
 	case AdminKey:
 		return "admin"
 	case Peer:
