@@ -18,8 +18,8 @@ type Stake struct {
 	Coherence     Coherence
 }
 
-// Payout is one contributor's share of a distribution, in micro-units that
-// are always a whole number of cents.
+// Payout is one contributor's share of a distribution, in micro-units:
+// a whole number of cents whenever the distributed value is one.
 type Payout struct {
 	ContributorID string
 	Amount        money.Micros
@@ -37,13 +37,22 @@ const weightOffset = 500
 //  3. no contributions: no payouts;
 //  4. total weight zero: no payouts.
 //
-// Each payout is its exact share (a rational number, computed with big
-// integers) rounded half-up to the cent on its own. The payouts therefore
-// need not add up to value exactly: each may differ from its exact share by
-// at most half a cent, and nothing is moved from one payout to another to
-// hide that. Every contributor with a stake gets an entry, a zero-weight one
-// with 0.00. Payouts are ordered by weight, largest first, then contributor
-// id. The result is never nil.
+// The payouts add up to value exactly, by largest remainder: value is
+// counted in units — cents when it is a whole number of cents, else
+// micro-units, the finest amount there is — and each contributor first
+// gets the whole units of their exact share (a rational number, computed
+// with big integers). The units left over, fewer than the contributors,
+// go one each to the largest remainders, equal remainders in contributor
+// id order. Rounding each share on its own instead would pay 99.99 of 100
+// split three ways, and 0.02 of 0.01 split two ways. So every payout is
+// its exact share rounded down or up by less than one unit, a larger
+// weight is never paid less than a smaller one, and which of equal shares
+// gets the odd cent depends on the ids alone.
+//
+// Every contributor with a stake gets an entry, a zero-weight one with 0
+// (its remainder is zero, so it never gets a unit left over). Payouts are
+// ordered by weight, largest first, then contributor id. The result is
+// never nil.
 func Split(value money.Micros, stakes []Stake) []Payout {
 	weights := map[string]*big.Int{}
 	for _, s := range stakes {
@@ -65,12 +74,14 @@ func Split(value money.Micros, stakes []Stake) []Payout {
 	}
 
 	type share struct {
-		id     string
-		weight *big.Int
+		id        string
+		weight    *big.Int
+		units     int64
+		remainder *big.Int
 	}
 	shares := make([]share, 0, len(weights))
 	for id, w := range weights {
-		shares = append(shares, share{id, w})
+		shares = append(shares, share{id: id, weight: w})
 	}
 	slices.SortFunc(shares, func(a, b share) int {
 		if c := b.weight.Cmp(a.weight); c != 0 {
@@ -79,19 +90,43 @@ func Split(value money.Micros, stakes []Stake) []Payout {
 		return cmp.Compare(a.id, b.id)
 	})
 
-	// cents = value × weight / (total × cent), rounded half-up:
-	// floor((2 × num + den) / (2 × den)).
-	den := new(big.Int).Mul(total, big.NewInt(int64(money.Cent)))
-	den2 := new(big.Int).Lsh(den, 1)
-	v := big.NewInt(int64(value))
-	out := make([]Payout, 0, len(shares))
-	num := new(big.Int)
-	for _, s := range shares {
-		num.Mul(v, s.weight)
-		num.Lsh(num, 1)
-		num.Add(num, den)
-		num.Quo(num, den2)
-		out = append(out, Payout{ContributorID: s.id, Amount: money.Micros(num.Int64()) * money.Cent})
+	unit := money.Cent
+	if value%money.Cent != 0 {
+		unit = 1
+	}
+	// units × weight = whole × total + remainder, for each share; the
+	// whole parts fall short of units by the remainders' sum over total,
+	// which is less than the number of shares.
+	units := big.NewInt(int64(value / unit))
+	left := int64(value / unit)
+	num, whole := new(big.Int), new(big.Int)
+	for i := range shares {
+		s := &shares[i]
+		num.Mul(units, s.weight)
+		s.remainder = new(big.Int)
+		whole.QuoRem(num, total, s.remainder)
+		s.units = whole.Int64()
+		left -= s.units
+	}
+	if left > 0 {
+		order := make([]int, len(shares))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int {
+			if c := shares[b].remainder.Cmp(shares[a].remainder); c != 0 {
+				return c
+			}
+			return cmp.Compare(shares[a].id, shares[b].id)
+		})
+		for _, i := range order[:left] {
+			shares[i].units++
+		}
+	}
+
+	out := make([]Payout, len(shares))
+	for i, s := range shares {
+		out[i] = Payout{ContributorID: s.id, Amount: money.Micros(s.units) * unit}
 	}
 	return out
 }

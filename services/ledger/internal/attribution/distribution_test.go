@@ -2,6 +2,9 @@ package attribution_test
 
 import (
 	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,11 +23,16 @@ func units(x float64) money.Micros {
 
 func coherence(x float64) attribution.Coherence { return attribution.Coherence(x*1000 + 0.5) }
 
-// amounts renders payouts as "id=amount" for readable comparisons.
+// amounts renders payouts as "id=amount" for readable comparisons: two
+// decimals for whole cents, six otherwise.
 func amounts(ps []attribution.Payout) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = fmt.Sprintf("%s=%.2f", p.ContributorID, p.Amount.Float64())
+		format := "%s=%.2f"
+		if p.Amount%money.Cent != 0 {
+			format = "%s=%.6f"
+		}
+		out[i] = fmt.Sprintf(format, p.ContributorID, p.Amount.Float64())
 	}
 	return out
 }
@@ -58,32 +66,55 @@ func TestSplit(t *testing.T) {
 			want: []string{"A=56.25", "B=33.75"},
 		},
 		{
-			name:  "thirds round down and leave a cent undistributed",
+			name:  "thirds add up: the cent left over goes to the first id",
 			value: 100,
 			stakes: []attribution.Stake{
 				{ContributorID: "c", Cost: units(1), Coherence: coherence(0.5)},
 				{ContributorID: "a", Cost: units(1), Coherence: coherence(0.5)},
 				{ContributorID: "b", Cost: units(1), Coherence: coherence(0.5)},
 			},
-			want: []string{"a=33.33", "b=33.33", "c=33.33"},
+			want: []string{"a=33.34", "b=33.33", "c=33.33"},
 		},
 		{
-			name:  "halves of a cent round up, so payouts may exceed the value",
+			name:  "a cent over two pays one cent in all",
 			value: 0.01,
+			stakes: []attribution.Stake{
+				{ContributorID: "b", Cost: units(1), Coherence: coherence(0.5)},
+				{ContributorID: "a", Cost: units(1), Coherence: coherence(0.5)},
+			},
+			want: []string{"a=0.01", "b=0.00"},
+		},
+		{
+			name:  "two cents over three",
+			value: 0.02,
 			stakes: []attribution.Stake{
 				{ContributorID: "a", Cost: units(1), Coherence: coherence(0.5)},
 				{ContributorID: "b", Cost: units(1), Coherence: coherence(0.5)},
+				{ContributorID: "c", Cost: units(1), Coherence: coherence(0.5)},
 			},
-			want: []string{"a=0.01", "b=0.01"},
+			want: []string{"a=0.01", "b=0.01", "c=0.00"},
 		},
 		{
-			name:  "just under half a cent rounds down",
+			name:  "remainders rank before ids",
+			value: 0.05,
+			stakes: []attribution.Stake{
+				// Weights 2 and 1 of 3: exact 3.33… and 1.66… cents; floors
+				// 3 and 1 leave one cent, and b's remainder (0.66) beats
+				// a's (0.33) although a weighs more and sorts first.
+				{ContributorID: "a", Cost: units(2), Coherence: coherence(0.5)},
+				{ContributorID: "b", Cost: units(1), Coherence: coherence(0.5)},
+			},
+			want: []string{"a=0.03", "b=0.02"},
+		},
+		{
+			name:  "a value finer than a cent is split in micro-units, to the last one",
 			value: 0.009998,
 			stakes: []attribution.Stake{
 				{ContributorID: "a", Cost: units(1), Coherence: coherence(0.5)},
 				{ContributorID: "b", Cost: units(1), Coherence: coherence(0.5)},
+				{ContributorID: "c", Cost: units(1), Coherence: coherence(0.5)},
 			},
-			want: []string{"a=0.00", "b=0.00"},
+			want: []string{"a=0.003333", "b=0.003333", "c=0.003332"},
 		},
 		{
 			name:  "a zero-cost contributor gets a zero payout",
@@ -93,6 +124,16 @@ func TestSplit(t *testing.T) {
 				{ContributorID: "paid", Cost: units(3), Coherence: coherence(0.7)},
 			},
 			want: []string{"paid=10.00", "free=0.00"},
+		},
+		{
+			name:  "a zero-weight contributor never gets the cent left over",
+			value: 0.01,
+			stakes: []attribution.Stake{
+				{ContributorID: "a-free", Cost: 0, Coherence: coherence(1.0)},
+				{ContributorID: "b", Cost: units(1), Coherence: coherence(0.5)},
+				{ContributorID: "c", Cost: units(1), Coherence: coherence(0.5)},
+			},
+			want: []string{"b=0.01", "c=0.00", "a-free=0.00"},
 		},
 		{
 			name:  "zero value pays zeros",
@@ -119,9 +160,7 @@ func TestSplit(t *testing.T) {
 			got := attribution.Split(units(tt.value), tt.stakes)
 			require.NotNil(t, got, "never nil: the API shows []")
 			require.Equal(t, tt.want, amounts(got))
-			for _, p := range got {
-				require.Zero(t, p.Amount%money.Cent, "whole cents: %v", p)
-			}
+			requireAddsUp(t, units(tt.value), got)
 		})
 	}
 }
@@ -136,29 +175,117 @@ func TestSplitHugeAmountsDoNotOverflow(t *testing.T) {
 	require.Equal(t, []string{"a=500000000.00", "b=500000000.00"}, amounts(got))
 }
 
-func TestSplitEachPayoutIsItsRoundedShare(t *testing.T) {
+// requireAddsUp checks what Split promises of any split that pays anyone:
+// the payouts sum to value exactly, and they are whole cents when value is.
+func requireAddsUp(t *testing.T, value money.Micros, got []attribution.Payout) {
+	t.Helper()
+	if len(got) == 0 {
+		return
+	}
+	var sum money.Micros
+	for _, p := range got {
+		sum += p.Amount
+		if value%money.Cent == 0 {
+			require.Zero(t, p.Amount%money.Cent, "whole cents: %v", p)
+		}
+	}
+	require.Equal(t, value, sum, "the payouts add up to the value: %v", amounts(got))
+}
+
+func TestSplitEachPayoutIsItsShareWithinACent(t *testing.T) {
 	t.Parallel()
 	// 7 contributors with costs 1..7 at coherence 0.5 (weight = cost): each
-	// payout must be round-half-up(value × cost / 28) to the cent, which
-	// exact integer arithmetic can check.
+	// payout must be floor(value × cost / 28) in micro-units (the value is
+	// no whole number of cents), or one more, which exact integer
+	// arithmetic can check; and they add up.
 	var stakes []attribution.Stake
 	for i := 1; i <= 7; i++ {
 		stakes = append(stakes, attribution.Stake{ContributorID: fmt.Sprint(i), Cost: money.Micros(i) * money.Scale, Coherence: 500})
 	}
-	value := units(1234.567891)
-	got := attribution.Split(value, stakes)
-	require.Len(t, got, 7)
-	var sum money.Micros
-	for _, p := range got {
-		var cost int64
-		_, err := fmt.Sscan(p.ContributorID, &cost)
-		require.NoError(t, err)
-		// half-up of value×cost/28 in cents: (2·v·c + 28·cent) / (2·28·cent)
-		want := (2*int64(value)*cost + 28*int64(money.Cent)) / (2 * 28 * int64(money.Cent)) * int64(money.Cent)
-		require.Equal(t, want, int64(p.Amount), "payout of %s", p.ContributorID)
-		sum += p.Amount
+	for _, value := range []money.Micros{units(1234.567891), units(1234.56)} {
+		unit := int64(money.Cent)
+		if value%money.Cent != 0 {
+			unit = 1
+		}
+		got := attribution.Split(value, stakes)
+		require.Len(t, got, 7)
+		for _, p := range got {
+			var cost int64
+			_, err := fmt.Sscan(p.ContributorID, &cost)
+			require.NoError(t, err)
+			floor := int64(value) / unit * cost / 28 * unit
+			require.Contains(t, []int64{floor, floor + unit}, int64(p.Amount), "payout of %s", p.ContributorID)
+		}
+		requireAddsUp(t, value, got)
 	}
-	require.InDelta(t, value.Float64(), sum.Float64(), 7*0.005+1e-9, "rounding moves each payout at most half a cent")
+}
+
+// TestSplitAlwaysAddsUp is the property behind largest remainder, over
+// random values (whole cents and not) and random stakes: the payouts sum to
+// the value exactly, each is its exact share rounded down or up by less
+// than one unit, a heavier contributor is never paid less than a lighter
+// one, zero weights are paid 0, and the order of the stakes does not matter.
+func TestSplitAlwaysAddsUp(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		value := money.Micros(rng.Int64N(int64(attribution.MaxAmount) + 1))
+		switch rng.IntN(4) {
+		case 0:
+			value = value / money.Cent * money.Cent
+		case 1:
+			value = money.Micros(rng.Int64N(100)) // a few micro-units
+		case 2:
+			value = money.Micros(rng.Int64N(100)) * money.Cent // a few cents
+		}
+		stakes := make([]attribution.Stake, 1+rng.IntN(12))
+		for i := range stakes {
+			cost := money.Micros(rng.Int64N(int64(attribution.MaxAmount) + 1))
+			if rng.IntN(3) == 0 {
+				cost = money.Micros(rng.Int64N(3)) * money.Cent
+			}
+			stakes[i] = attribution.Stake{ContributorID: fmt.Sprintf("c%d", rng.IntN(8)), Cost: cost,
+				Coherence: attribution.Coherence(rng.IntN(int(attribution.CoherenceMax) + 1))}
+		}
+		got := attribution.Split(value, stakes)
+
+		weights := map[string]*big.Int{}
+		total := new(big.Int)
+		for _, s := range stakes {
+			if weights[s.ContributorID] == nil {
+				weights[s.ContributorID] = new(big.Int)
+			}
+			w := new(big.Int).Mul(big.NewInt(int64(s.Cost)), big.NewInt(500+int64(s.Coherence)))
+			weights[s.ContributorID].Add(weights[s.ContributorID], w)
+			total.Add(total, w)
+		}
+		if total.Sign() == 0 {
+			require.Empty(t, got)
+			continue
+		}
+		require.Len(t, got, len(weights))
+		requireAddsUp(t, value, got)
+		unit := money.Cent
+		if value%money.Cent != 0 {
+			unit = 1
+		}
+		for i, p := range got {
+			// |payout − value × weight / total| < unit, i.e.
+			// |payout × total − value × weight| < unit × total.
+			diff := new(big.Int).Mul(big.NewInt(int64(p.Amount)), total)
+			diff.Sub(diff, new(big.Int).Mul(big.NewInt(int64(value)), weights[p.ContributorID]))
+			require.Negative(t, diff.Abs(diff).Cmp(new(big.Int).Mul(big.NewInt(int64(unit)), total)), "payout %v of %v", p, amounts(got))
+			if weights[p.ContributorID].Sign() == 0 {
+				require.Zero(t, p.Amount, "zero weight, zero payout")
+			}
+			if i > 0 {
+				require.LessOrEqual(t, p.Amount, got[i-1].Amount, "ordered by weight, a heavier share is never paid less: %v", amounts(got))
+			}
+		}
+		shuffled := slices.Clone(stakes)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		require.Equal(t, got, attribution.Split(value, shuffled), "the stakes' order does not matter")
+	}
 }
 
 func BenchmarkSplit100k(b *testing.B) {

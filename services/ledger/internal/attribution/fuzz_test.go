@@ -145,3 +145,41 @@ func FuzzAmount(f *testing.F) {
 		require.Equal(t, x, m.Float64(), "the amount is the number sent")
 	})
 }
+
+// FuzzSplit checks a distribution's payouts add up to its value exactly,
+// whatever the value and the stakes: stakes are read from raw, 7 bytes
+// each (a contributor out of 8, so stakes share contributors; a cost of up
+// to 2^40 micro-units; a coherence).
+func FuzzSplit(f *testing.F) {
+	stake := func(id byte, cost uint64, coherence byte) []byte {
+		return append([]byte{id}, byte(cost), byte(cost>>8), byte(cost>>16), byte(cost>>24), byte(cost>>32), coherence)
+	}
+	f.Add(int64(100_000_000), slices.Concat(stake(0, 1, 0), stake(1, 1, 0), stake(2, 1, 0)))
+	f.Add(int64(10_000), slices.Concat(stake(0, 1, 0), stake(1, 1, 0)))
+	f.Add(int64(9_998), slices.Concat(stake(0, 1, 0), stake(1, 1, 0), stake(2, 1, 0)))
+	f.Add(int64(attribution.MaxAmount), slices.Concat(stake(0, 1<<40-1, 255), stake(1, 3, 7), stake(2, 0, 9)))
+	f.Add(int64(1), stake(0, 0, 0))
+	f.Fuzz(func(t *testing.T, value int64, raw []byte) {
+		if value < 0 || value > int64(attribution.MaxAmount) {
+			return // a 422 before Split runs
+		}
+		var stakes []attribution.Stake
+		ids := map[string]bool{}
+		var weighs bool
+		for ; len(raw) >= 7; raw = raw[7:] {
+			cost := money.Micros(uint64(raw[1]) | uint64(raw[2])<<8 | uint64(raw[3])<<16 | uint64(raw[4])<<24 | uint64(raw[5])<<32)
+			s := attribution.Stake{ContributorID: string(rune('a' + raw[0]%8)), Cost: cost,
+				Coherence: attribution.Coherence(int(raw[6]) * int(attribution.CoherenceMax) / 255)}
+			stakes = append(stakes, s)
+			ids[s.ContributorID] = true
+			weighs = weighs || cost > 0
+		}
+		got := attribution.Split(money.Micros(value), stakes)
+		if !weighs {
+			require.Empty(t, got, "no weight, no payouts")
+			return
+		}
+		require.Len(t, got, len(ids), "one payout per contributor")
+		requireAddsUp(t, money.Micros(value), got)
+	})
+}

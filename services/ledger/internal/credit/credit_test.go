@@ -158,13 +158,21 @@ func TestEntryValidate(t *testing.T) {
 	require.NoError(t, credit.Reverse(ok).Validate())
 	require.Equal(t, money.Micros(5*cc), credit.Reverse(ok).Lines[0].Delta)
 
+	a, b := credit.Available("ada"), credit.Cooling("ada")
 	bad := []credit.Entry{
 		{Kind: credit.KindStake},
-		{Kind: credit.KindStake, Lines: []credit.Line{{Account: "a", Delta: 1}}},
-		{Kind: credit.KindStake, Lines: []credit.Line{{Account: "a", Delta: 1}, {Account: "b", Delta: -2}}},
-		{Kind: credit.KindStake, Lines: []credit.Line{{Account: "a", Delta: 1}, {Account: "a", Delta: -1}}},
-		{Kind: credit.KindStake, Lines: []credit.Line{{Account: "a", Delta: 0}, {Account: "b", Delta: 0}}},
-		{Lines: []credit.Line{{Account: "a", Delta: 1}, {Account: "b", Delta: -1}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: a, Delta: 1}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: a, Delta: 1}, {Account: b, Delta: -2}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: a, Delta: 1}, {Account: a, Delta: -1}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: a, Delta: 0}, {Account: b, Delta: 0}}},
+		{Lines: []credit.Line{{Account: a, Delta: 1}, {Account: b, Delta: -1}}},
+		// Accounts the constructors never make: no bucket, no contributor,
+		// a stake without its idea, an idea on an available account.
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: credit.Account{}, Delta: 1}, {Account: b, Delta: -1}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: credit.Available(""), Delta: 1}, {Account: b, Delta: -1}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: credit.Staked("ada", ""), Delta: 1}, {Account: b, Delta: -1}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: credit.Account{Bucket: credit.BucketAvailable, Contributor: "ada", Idea: "i"}, Delta: 1}, {Account: b, Delta: -1}}},
+		{Kind: credit.KindStake, Lines: []credit.Line{{Account: credit.Account{Bucket: "other", Contributor: "ada"}, Delta: 1}, {Account: b, Delta: -1}}},
 	}
 	for i, e := range bad {
 		require.Error(t, e.Validate(), "entry %d", i)
@@ -173,10 +181,28 @@ func TestEntryValidate(t *testing.T) {
 
 func TestAccountNames(t *testing.T) {
 	t.Parallel()
-	b, c, i := credit.Staked("ada", "idea-1").Parse()
-	require.Equal(t, []string{"staked", "ada", "idea-1"}, []string{b, c, i})
-	b, c, i = credit.Available("ada").Parse()
-	require.Equal(t, []string{"available", "ada", ""}, []string{b, c, i})
+	tests := []struct {
+		account credit.Account
+		name    string
+	}{
+		{credit.Issuance, "issuance"},
+		{credit.Available("ada"), "available:ada"},
+		{credit.Cooling("ada"), "cooling:ada"},
+		{credit.Staked("ada", "idea-1"), "staked:ada:idea-1"},
+		// Ids with ':' keep their parts: the name is never split again.
+		{credit.Available("github:octo"), "available:github:octo"},
+		{credit.Available("bob:ghost"), "available:bob:ghost"},
+		{credit.Staked("ada", "x:y"), "staked:ada:x:y"},
+		{credit.Staked("github:octo", "x"), "staked:github%3Aocto:x"},
+		{credit.Staked("100%", "x"), "staked:100%25:x"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.name, tt.account.Name(), "%+v", tt.account)
+		require.Equal(t, tt.name, tt.account.String())
+	}
+	require.NotEqual(t, credit.Staked("github:octo", "x").Name(), credit.Staked("github", "octo:x").Name(),
+		"the two ways to split one old name are two accounts")
+	require.Equal(t, credit.Account{Bucket: credit.BucketAvailable, Contributor: "bob:ghost"}, credit.Available("bob:ghost"))
 	require.True(t, credit.Issuance.MayGoNegative())
 	require.False(t, credit.Cooling("ada").MayGoNegative())
 }

@@ -9,48 +9,86 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 )
 
-// Account names one balance of the double-entry journal. Contributor
-// accounts are "<bucket>:<contributor id>" (and ":<idea id>" for a stake);
-// Issuance is where CC comes from and goes back to, so its balance is minus
-// the CC outstanding and every entry's lines sum to zero.
-type Account string
+// Account is one balance of the double-entry journal, named by what it
+// is: its bucket, whose CC it holds and, for a stake, the idea. Those are
+// carried explicitly from the movement that makes the account to the
+// journal line and the database row, and nothing ever reads them back out
+// of the account's name: ids may contain ':' (github:login, email:addr,
+// contribution ids, idea ids), so "available:github:octo" could not be
+// split back into its parts.
+type Account struct {
+	Bucket      string
+	Contributor string
+	Idea        string
+}
 
-// Issuance is the account every minted CC is debited from and every burned
-// CC is credited back to: -balance(Issuance) is total_cc_outstanding.
-const Issuance Account = "issuance"
-
-// The buckets of a contributor's CC.
+// The buckets: a contributor's CC, and Issuance's.
 const (
 	BucketAvailable = "available"
 	BucketStaked    = "staked"
 	BucketCooling   = "cooling"
+	BucketIssuance  = "issuance"
 )
 
+// Issuance is the account every minted CC is debited from and every burned
+// CC is credited back to: -balance(Issuance) is total_cc_outstanding.
+var Issuance = Account{Bucket: BucketIssuance}
+
 // Available is the contributor's spendable CC.
-func Available(contributor string) Account { return Account(BucketAvailable + ":" + contributor) }
+func Available(contributor string) Account {
+	return Account{Bucket: BucketAvailable, Contributor: contributor}
+}
 
 // Staked is the contributor's CC staked on an idea.
 func Staked(contributor, idea string) Account {
-	return Account(BucketStaked + ":" + contributor + ":" + idea)
+	return Account{Bucket: BucketStaked, Contributor: contributor, Idea: idea}
 }
 
 // Cooling is the contributor's unstaked CC waiting out its cooldown.
-func Cooling(contributor string) Account { return Account(BucketCooling + ":" + contributor) }
+func Cooling(contributor string) Account {
+	return Account{Bucket: BucketCooling, Contributor: contributor}
+}
 
-// Parse splits an account into its bucket, contributor and idea ("" when
-// the bucket has none). Ids never contain ':' (contributor ids are UUIDs or
-// handles, idea ids UUIDs or [a-z0-9_-] slugs); Parse is for reports and
-// tests, not for trust decisions.
-func (a Account) Parse() (bucket, contributor, idea string) {
-	parts := strings.SplitN(string(a), ":", 3)
-	bucket = parts[0]
-	if len(parts) > 1 {
-		contributor = parts[1]
+// nameEscaper escapes a stake's contributor id inside its account name.
+var nameEscaper = strings.NewReplacer("%", "%25", ":", "%3A")
+
+// Name is the account's key in the journal: "issuance",
+// "available:<contributor>", "cooling:<contributor>" and
+// "staked:<contributor>:<idea>". Two accounts have the same name only when
+// they are the same account: the bucket ends at the first ':', an
+// available or cooling account's contributor is all the rest, and in a
+// stake's name the contributor's '%' and ':' are escaped (%25, %3A), so
+// the first ':' after it is the one before the idea. Only stakes escape,
+// and only those two characters, so the accounts the ledger has written
+// keep their names: a stake needs a registered contributor, whose id is a
+// UUID.
+func (a Account) Name() string {
+	switch a.Bucket {
+	case BucketIssuance:
+		return BucketIssuance
+	case BucketStaked:
+		return BucketStaked + ":" + nameEscaper.Replace(a.Contributor) + ":" + a.Idea
+	default:
+		return a.Bucket + ":" + a.Contributor
 	}
-	if len(parts) > 2 {
-		idea = parts[2]
+}
+
+// String is the account's name, for messages.
+func (a Account) String() string { return a.Name() }
+
+// valid reports whether a is one of the accounts the constructors above
+// make: a known bucket, a contributor exactly when the bucket is a
+// contributor's, an idea exactly for a stake.
+func (a Account) valid() bool {
+	switch a.Bucket {
+	case BucketIssuance:
+		return a.Contributor == "" && a.Idea == ""
+	case BucketStaked:
+		return a.Contributor != "" && a.Idea != ""
+	case BucketAvailable, BucketCooling:
+		return a.Contributor != "" && a.Idea == ""
 	}
-	return bucket, contributor, idea
+	return false
 }
 
 // MayGoNegative reports whether the account's balance may be below zero:
@@ -89,7 +127,8 @@ type Entry struct {
 var ErrUnbalanced = errors.New("journal entry does not balance")
 
 // Validate checks the double-entry rules: at least two lines, none zero,
-// no account twice, and the lines sum to exactly zero.
+// each on a well-formed account, no account twice, and the lines sum to
+// exactly zero.
 func (e Entry) Validate() error {
 	if e.Kind == "" {
 		return errors.New("journal entry has no kind")
@@ -103,8 +142,8 @@ func (e Entry) Validate() error {
 	var lo uint64
 	seen := make(map[Account]bool, len(e.Lines))
 	for _, l := range e.Lines {
-		if l.Delta == 0 || l.Account == "" {
-			return fmt.Errorf("%s: journal line %q has no amount or account", e.Kind, l.Account)
+		if l.Delta == 0 || !l.Account.valid() {
+			return fmt.Errorf("%s: journal line %q has no amount or no well-formed account", e.Kind, l.Account)
 		}
 		if seen[l.Account] {
 			return fmt.Errorf("%s: account %q appears twice", e.Kind, l.Account)

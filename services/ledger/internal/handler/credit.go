@@ -252,7 +252,7 @@ func (h *Handler) GetInvestmentHistory(ctx context.Context, req *ledgerv1.GetInv
 			ev.IdeaId = wrapperspb.String(e.IdeaID)
 		}
 		for j, l := range e.Entry.Lines {
-			ev.Lines[j] = &ledgerv1.JournalLine{Account: string(l.Account), AmountCc: micros(l.Delta)}
+			ev.Lines[j] = &ledgerv1.JournalLine{Account: l.Account.Name(), AmountCc: micros(l.Delta)}
 		}
 		out.Events[i] = ev
 	}

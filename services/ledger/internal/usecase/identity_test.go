@@ -113,7 +113,7 @@ func TestCountsCoverTheWholeSchema(t *testing.T) {
 		counts, err := e.app.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{
-			"contributors": 1, "sessions": 1,
+			"contributors": 1, "sessions": 1, "api_tokens": 0,
 			"assets": 0, "contributions": 0, "github_deliveries": 0, "github_commits": 0, "distributions": 0, "payouts": 0,
 			"cc_entries": 1, "audit_entries": 2, "incidents": 0,
 		}, counts, "the deposit's entry, and its audit entry and fee's")

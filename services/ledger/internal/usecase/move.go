@@ -85,7 +85,7 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, q credit.Qu
 		attrs["idea_id"] = m.idea
 	}
 	for _, l := range m.entry.Lines {
-		attrs["line:"+string(l.Account)] = strconv.FormatInt(int64(l.Delta), 10)
+		attrs["line:"+l.Account.Name()] = strconv.FormatInt(int64(l.Delta), 10)
 	}
 	for k, v := range m.attrs {
 		attrs[k] = v
@@ -128,11 +128,10 @@ func allowed(mode string, kind credit.Kind) error {
 func sourceBucket(e credit.Entry) string {
 	for _, l := range e.Lines {
 		if l.Delta < 0 {
-			bucket, _, idea := l.Account.Parse()
-			if idea != "" {
-				return bucket + " on idea " + idea
+			if l.Account.Idea != "" {
+				return l.Account.Bucket + " on idea " + l.Account.Idea
 			}
-			return bucket
+			return l.Account.Bucket
 		}
 	}
 	return "available"

@@ -109,6 +109,9 @@ func (c Credit) SaveEconomy(ctx context.Context, e store.Economy) error {
 // ApplyEntry implements store.Credit. Accounts are created on first use;
 // a balance update that would take a contributor account below zero
 // matches no row (the WHERE clause checks it), which is ErrInsufficient.
+// The account row and each line carry the account's bucket, contributor
+// and idea as the movement gave them: readers select on those columns and
+// never split an account's name.
 func (c Credit) ApplyEntry(ctx context.Context, e store.JournalEntry) error {
 	if err := e.Entry.Validate(); err != nil {
 		return err
@@ -122,25 +125,27 @@ func (c Credit) ApplyEntry(ctx context.Context, e store.JournalEntry) error {
 	// Lines in account order, so two transactions touching the same
 	// accounts lock them in the same order.
 	lines := append([]credit.Line(nil), e.Entry.Lines...)
-	sort.Slice(lines, func(i, j int) bool { return lines[i].Account < lines[j].Account })
+	sort.Slice(lines, func(i, j int) bool { return lines[i].Account.Name() < lines[j].Account.Name() })
 	for _, l := range lines {
-		bucket, contributor, idea := l.Account.Parse()
+		a := l.Account
+		name, contributor, idea := a.Name(), database.NullString(a.Contributor), database.NullString(a.Idea)
 		if _, err := c.q.Exec(ctx, `INSERT INTO cc_accounts (account, bucket, contributor_id, idea_id, balance)
 			VALUES ($1, $2, $3, $4, 0) ON CONFLICT (account) DO NOTHING`,
-			string(l.Account), bucket, database.NullString(contributor), database.NullString(idea)); err != nil {
-			return fmt.Errorf("open account %s: %w", l.Account, err)
+			name, a.Bucket, contributor, idea); err != nil {
+			return fmt.Errorf("open account %s: %w", name, err)
 		}
 		n, err := c.q.Exec(ctx, `UPDATE cc_accounts SET balance = balance + $2
-			WHERE account = $1 AND (account = 'issuance' OR balance + $2 >= 0)`, string(l.Account), int64(l.Delta))
+			WHERE account = $1 AND (account = 'issuance' OR balance + $2 >= 0)`, name, int64(l.Delta))
 		if err != nil {
-			return fmt.Errorf("move %s on %s: %w", l.Delta, l.Account, err)
+			return fmt.Errorf("move %s on %s: %w", l.Delta, name, err)
 		}
 		if n == 0 {
-			return fmt.Errorf("%s on %s: %w", l.Delta, l.Account, store.ErrInsufficient)
+			return fmt.Errorf("%s on %s: %w", l.Delta, name, store.ErrInsufficient)
 		}
-		if _, err := c.q.Exec(ctx, `INSERT INTO cc_lines (entry_id, account, delta) VALUES ($1, $2, $3)`,
-			e.ID, string(l.Account), int64(l.Delta)); err != nil {
-			return fmt.Errorf("record line on %s: %w", l.Account, err)
+		if _, err := c.q.Exec(ctx, `INSERT INTO cc_lines (entry_id, account, bucket, contributor_id, idea_id, delta)
+			VALUES ($1, $2, $3, $4, $5, $6)`,
+			e.ID, name, a.Bucket, contributor, idea, int64(l.Delta)); err != nil {
+			return fmt.Errorf("record line on %s: %w", name, err)
 		}
 	}
 	return nil
@@ -248,7 +253,8 @@ func (c Credit) History(ctx context.Context, contributorID string, limit, offset
 }
 
 func (c Credit) lines(ctx context.Context, entryID string) ([]credit.Line, error) {
-	rows, err := c.q.Query(ctx, `SELECT account, delta FROM cc_lines WHERE entry_id = $1 ORDER BY account`, entryID)
+	rows, err := c.q.Query(ctx, `SELECT bucket, COALESCE(contributor_id, ''), COALESCE(idea_id, ''), delta FROM cc_lines
+		WHERE entry_id = $1 ORDER BY account`, entryID)
 	if err != nil {
 		return nil, fmt.Errorf("read lines of %s: %w", entryID, err)
 	}
@@ -256,22 +262,35 @@ func (c Credit) lines(ctx context.Context, entryID string) ([]credit.Line, error
 	var out []credit.Line
 	for rows.Next() {
 		var (
-			account string
-			delta   int64
+			a     credit.Account
+			delta int64
 		)
-		if err := rows.Scan(&account, &delta); err != nil {
+		if err := rows.Scan(&a.Bucket, &a.Contributor, &a.Idea, &delta); err != nil {
 			return nil, fmt.Errorf("read lines of %s: %w", entryID, err)
 		}
-		out = append(out, credit.Line{Account: credit.Account(account), Delta: money.Micros(delta)})
+		out = append(out, credit.Line{Account: a, Delta: money.Micros(delta)})
 	}
 	return out, rows.Err()
 }
 
-// JournalMismatches implements store.Credit.
+// JournalMismatches implements store.Credit. An account is mismatched when
+// its cached balance differs from the sum of its lines, or when a line
+// names another bucket, contributor or idea than the account does (the
+// balance would then be shown to the wrong contributor). One pass over the
+// lines computes both.
 func (c Credit) JournalMismatches(ctx context.Context) ([]string, error) {
 	rows, err := c.q.Query(ctx, `SELECT a.account FROM cc_accounts a
-		LEFT JOIN (SELECT account, SUM(delta) AS total FROM cc_lines GROUP BY account) j ON j.account = a.account
-		WHERE a.balance <> COALESCE(j.total, 0) ORDER BY a.account`)
+		LEFT JOIN (SELECT account, SUM(delta) AS total,
+				MIN(bucket) AS bucket_lo, MAX(bucket) AS bucket_hi,
+				MIN(COALESCE(contributor_id, '')) AS contributor_lo, MAX(COALESCE(contributor_id, '')) AS contributor_hi,
+				MIN(COALESCE(idea_id, '')) AS idea_lo, MAX(COALESCE(idea_id, '')) AS idea_hi
+			FROM cc_lines GROUP BY account) j ON j.account = a.account
+		WHERE a.balance <> COALESCE(j.total, 0)
+			OR (j.account IS NOT NULL AND NOT (
+				j.bucket_lo = a.bucket AND j.bucket_hi = a.bucket
+				AND j.contributor_lo = COALESCE(a.contributor_id, '') AND j.contributor_hi = COALESCE(a.contributor_id, '')
+				AND j.idea_lo = COALESCE(a.idea_id, '') AND j.idea_hi = COALESCE(a.idea_id, '')))
+		ORDER BY a.account`)
 	if err != nil {
 		return nil, fmt.Errorf("check balances against the journal: %w", err)
 	}

@@ -18,6 +18,7 @@ func TestConformance(t *testing.T) {
 				DB:          dbtest.Open(t, engine, "ledger", store.Migrations()),
 				Identity:    func(q database.Querier) store.Identity { return sqlstore.NewIdentity(q) },
 				Attribution: func(q database.Querier) store.Attribution { return sqlstore.NewAttribution(q) },
+				Credit:      func(q database.Querier) store.Credit { return sqlstore.NewCredit(q) },
 			}
 		})
 	})

@@ -25,16 +25,18 @@ type Harness struct {
 	DB          *database.DB
 	Identity    func(q database.Querier) store.Identity
 	Attribution func(q database.Querier) store.Attribution
+	Credit      func(q database.Querier) store.Credit
 }
 
 // repos are the repositories over one querier.
 type repos struct {
 	identity    store.Identity
 	attribution store.Attribution
+	credit      store.Credit
 }
 
 func (h Harness) over(q database.Querier) repos {
-	return repos{identity: h.Identity(q), attribution: h.Attribution(q)}
+	return repos{identity: h.Identity(q), attribution: h.Attribution(q), credit: h.Credit(q)}
 }
 
 // read returns the repositories over the pool.
@@ -99,7 +101,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.ErrorIs(t, err, store.ErrNotFound, "the loser's session was rolled back")
 		counts, err := h.read().identity.Counts(ctx)
 		require.NoError(t, err)
-		require.Equal(t, map[string]int{"contributors": 1, "sessions": 1}, counts)
+		require.Equal(t, map[string]int{"contributors": 1, "sessions": 1, "api_tokens": 0}, counts)
 	})
 
 	t.Run("ensuring a contributor inserts it once and leaves an existing one as it is", func(t *testing.T) {
@@ -133,10 +135,11 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.ErrorIs(t, err, store.ErrNotFound)
 		counts, err := h.read().identity.Counts(ctx)
 		require.NoError(t, err)
-		require.Equal(t, map[string]int{"contributors": 2, "sessions": 1}, counts)
+		require.Equal(t, map[string]int{"contributors": 2, "sessions": 1, "api_tokens": 0}, counts)
 	})
 
 	runAttribution(t, newHarness)
+	runCredit(t, newHarness)
 }
 
 func contributor(handle string, now time.Time) store.Contributor {
