@@ -1390,7 +1390,8 @@ func (x *RecordGithubDeliveryResponse) GetDetail() string {
 type Payout struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
-	// amount is the contributor's exact share rounded half-up to the cent.
+	// amount is the contributor's share: payouts are allocated by largest
+	// remainder, so they sum exactly to the distribution's value (docs/ledger.md).
 	Amount        float64 `protobuf:"fixed64,2,opt,name=amount,proto3" json:"amount,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
