@@ -2130,7 +2130,7 @@ const (
 	sqlMoveChecked = `WITH moved AS (UPDATE ledger.cc_accounts SET balance = balance + $2
 		WHERE account = $1 AND (account = 'issuance' OR balance + $2 >= 0) RETURNING 1)
 		SELECT 1 / COUNT(*) FROM moved`
-	sqlInsertLine  = `INSERT INTO ledger.cc_lines (entry_id, account, delta) VALUES ($1, $2, $3)`
+	sqlInsertLine  = `INSERT INTO ledger.cc_lines (entry_id, account, bucket, contributor_id, idea_id, delta) VALUES ($1, $2, $3, $4, $5, $6)`
 	sqlAppendAudit = `INSERT INTO ledger.audit_entries (seq, kind, at, actor, subject, amount, attrs, encoded, prev_hash, hash)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 	sqlSaveEconomy = `UPDATE ledger.economy SET treasury_usd = $1, outstanding_cc = $2, mode = $3, mode_reason = $4,
@@ -2225,22 +2225,22 @@ func (e economy) head() (hash, error) {
 	return h, nil
 }
 
+// line is one journal line: a credit.Account (bucket, contributor, idea)
+// and its delta.
 type line struct {
-	account string
-	delta   int64
+	bucket, contributor, idea string
+	delta                     int64
 }
 
-// parseAccount is credit.Account.Parse.
-func parseAccount(a string) (bucket, contributor, idea string) {
-	parts := strings.SplitN(a, ":", 3)
-	bucket = parts[0]
-	if len(parts) > 1 {
-		contributor = parts[1]
+// nameEscaper is credit's: a stake's contributor has '%' and ':' escaped.
+var nameEscaper = strings.NewReplacer("%", "%25", ":", "%3A")
+
+// account is credit.Account.Name: the key of the line's account.
+func (l line) account() string {
+	if l.bucket == "staked" {
+		return "staked:" + nameEscaper.Replace(l.contributor) + ":" + l.idea
 	}
-	if len(parts) > 2 {
-		idea = parts[2]
-	}
-	return bucket, contributor, idea
+	return l.bucket + ":" + l.contributor
 }
 
 type movement struct {
@@ -2261,19 +2261,18 @@ func queueMove(b *pgx.Batch, eco *economy, m movement, at time.Time) (string, er
 	seq := eco.auditSeq + 1
 	b.Queue(sqlInsertEntry, id, m.kind, nullString(m.contributor), nullString(m.idea), m.amount, seq, micros(at))
 	lines := slices.Clone(m.lines)
-	slices.SortFunc(lines, func(x, y line) int { return strings.Compare(x.account, y.account) })
+	slices.SortFunc(lines, func(x, y line) int { return strings.Compare(x.account(), y.account()) })
 	for _, l := range lines {
-		bucket, contributor, idea := parseAccount(l.account)
-		b.Queue(sqlOpenAccount, l.account, bucket, nullString(contributor), nullString(idea))
-		b.Queue(sqlMoveChecked, l.account, l.delta)
-		b.Queue(sqlInsertLine, id, l.account, l.delta)
+		b.Queue(sqlOpenAccount, l.account(), l.bucket, nullString(l.contributor), nullString(l.idea))
+		b.Queue(sqlMoveChecked, l.account(), l.delta)
+		b.Queue(sqlInsertLine, id, l.account(), l.bucket, nullString(l.contributor), nullString(l.idea), l.delta)
 	}
 	attrs := map[string]string{"entry_id": id, "unit": "micro_cc"}
 	if m.idea != "" {
 		attrs["idea_id"] = m.idea
 	}
 	for _, l := range m.lines {
-		attrs["line:"+l.account] = strconv.FormatInt(l.delta, 10)
+		attrs["line:"+l.account()] = strconv.FormatInt(l.delta, 10)
 	}
 	for k, v := range m.attrs {
 		attrs[k] = v
@@ -2750,7 +2749,7 @@ func (s *server) stakeTx(ctx context.Context, req stakeRequest, amount int64, to
 	for _, l := range due {
 		id, err := queueMove(b, &eco, movement{
 			kind:        "release",
-			lines:       []line{{"cooling:" + req.ContributorID, -l.amount}, {"available:" + req.ContributorID, l.amount}},
+			lines:       []line{{"cooling", req.ContributorID, "", -l.amount}, {"available", req.ContributorID, "", l.amount}},
 			contributor: req.ContributorID, idea: l.ideaID, amount: l.amount, actor: req.ContributorID,
 			attrs: map[string]string{"cooling_id": l.id},
 		}, at)
@@ -2759,10 +2758,9 @@ func (s *server) stakeTx(ctx context.Context, req stakeRequest, amount int64, to
 		}
 		b.Queue(sqlReleaseCooling, l.id, id)
 	}
-	stakeFrom := "available:" + req.ContributorID
 	if _, err := queueMove(b, &eco, movement{
 		kind:        "stake",
-		lines:       []line{{stakeFrom, -amount}, {"staked:" + req.ContributorID + ":" + idea.ID, amount}},
+		lines:       []line{{"available", req.ContributorID, "", -amount}, {"staked", req.ContributorID, idea.ID, amount}},
 		contributor: req.ContributorID, idea: idea.ID, amount: amount, actor: req.ContributorID,
 	}, at); err != nil {
 		return stakeResult{}, 0, err
