@@ -75,11 +75,11 @@ func TestAgentLoopRunOnceDrivesAnIdeaToComplete(t *testing.T) {
 		})
 
 		t.Run("a pass needs the admin key; a dry run does not and writes nothing", func(t *testing.T) {
-			r := request(t, http.MethodPost, sys.URL("/api/agent/loop/run-once"), map[string]any{})
+			r := request(t, http.MethodPost, sys.URL("/api/agent/loop/run-once"), map[string]any{}, anonymous)
 			requireStatus(t, http.StatusUnauthorized, r)
 			require.NotEmpty(t, r.JSON["detail"])
 
-			r = request(t, http.MethodPost, sys.URL("/api/agent/loop/run-once"), map[string]any{"dry_run": true})
+			r = request(t, http.MethodPost, sys.URL("/api/agent/loop/run-once"), map[string]any{"dry_run": true}, anonymous)
 			requireStatus(t, http.StatusOK, r)
 			it := r.JSON
 			require.Equal(t, "planned", it["outcome"])
@@ -133,7 +133,7 @@ func TestAgentLoopRunOnceDrivesAnIdeaToComplete(t *testing.T) {
 			r := request(t, http.MethodGet, sys.URL("/api/agent/loop"), nil)
 			requireStatus(t, http.StatusOK, r)
 			require.Equal(t, "6", fmt.Sprint(r.JSON["iterations"]))
-			require.Equal(t, map[string]any{"advanced": "5", "task_failed": "0", "idle": "1", "error": "0"}, r.JSON["passes_by_outcome"])
+			require.Equal(t, map[string]any{"advanced": 5.0, "task_failed": 0.0, "idle": 1.0, "error": 0.0}, r.JSON["passes_by_outcome"], "counts are JSON numbers")
 			require.Equal(t, "idle", r.JSON["last_iteration"].(map[string]any)["outcome"])
 			require.NotNil(t, r.JSON["last_run_at"])
 			// A manual pass took the lease for this replica.

@@ -58,7 +58,10 @@ func chaosSettingsFromEnv(t *testing.T) chaosSettings {
 
 // TestChaos sends a mixed workload from many clients (contributions,
 // webhook deliveries, deposits, stakes, task creation, claims and
-// completions) while faults strike: on Postgres, service processes are
+// completions), each with the credential the model gives it (its
+// contributor's session for its own contributions and stakes, the
+// administrator key for deposits, an operator token to create tasks and a
+// worker token of its own to claim and complete them), while faults strike: on Postgres, service processes are
 // SIGKILLed and restarted, Postgres sessions terminated, connections to
 // Postgres cut and slowed by a proxy in between; on SQLite, the one process
 // is SIGKILLed during writes and restarted. Clients retry what failed with
@@ -144,19 +147,28 @@ func summarize(struck []string) string {
 
 // --- the workload ----------------------------------------------------------------
 
-// chaosWorld is the shared setup (ideas, assets, contributors) and the
-// clients' record of what was acknowledged.
+// chaosWorld is the shared setup (ideas, assets, contributors, the
+// operator's token) and the clients' record of what was acknowledged.
 type chaosWorld struct {
-	t       *testing.T
-	sys     chaosTarget
-	seed    uint64
-	ideas   []string
-	assets  []string
-	clients []*chaosClient
+	t        *testing.T
+	sys      chaosTarget
+	seed     uint64
+	ideas    []string
+	assets   []string
+	operator string // an operator's API token: it creates the tasks
+	clients  []*chaosClient
+}
+
+// chaosToken creates an API token with role and returns its secret.
+func chaosToken(t *testing.T, sys chaosTarget, name, role string) string {
+	t.Helper()
+	r := request(t, http.MethodPost, sys.URL("/api/tokens"), map[string]any{"name": name, "role": role}, asAdmin)
+	requireStatus(t, http.StatusCreated, r)
+	return r.JSON["token"].(string)
 }
 
 func newChaosWorld(t *testing.T, sys chaosTarget, clients int, seed uint64) *chaosWorld {
-	w := &chaosWorld{t: t, sys: sys, seed: seed}
+	w := &chaosWorld{t: t, sys: sys, seed: seed, operator: chaosToken(t, sys, "chaos-operator", "operator")}
 	for i := range 4 {
 		r := request(t, http.MethodPost, sys.URL("/api/ideas"), map[string]any{"name": fmt.Sprintf("chaos idea %d", i),
 			"potential_value": 100, "estimated_cost": 10})
@@ -167,11 +179,12 @@ func newChaosWorld(t *testing.T, sys chaosTarget, clients int, seed uint64) *cha
 		w.assets = append(w.assets, a.JSON["id"].(string))
 	}
 	for i := range clients {
-		reg := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": fmt.Sprintf("chaos-%d", i)})
+		reg := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": fmt.Sprintf("chaos-%d", i)}, anonymous)
 		requireStatus(t, http.StatusCreated, reg)
 		w.clients = append(w.clients, &chaosClient{
 			w: w, n: i, id: reg.JSON["contributor_id"].(string), token: reg.JSON["session_token"].(string),
-			r: rand.New(rand.NewPCG(seed, uint64(i))),
+			worker: chaosToken(t, sys, fmt.Sprintf("chaos-worker-%d", i), "worker"),
+			r:      rand.New(rand.NewPCG(seed, uint64(i))),
 			http: &http.Client{Timeout: 15 * time.Second,
 				Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}},
 		})
@@ -182,12 +195,13 @@ func newChaosWorld(t *testing.T, sys chaosTarget, clients int, seed uint64) *cha
 // chaosClient is one client: its contributor, and what the system
 // acknowledged to it.
 type chaosClient struct {
-	w     *chaosWorld
-	n     int
-	id    string
-	token string
-	r     *rand.Rand
-	http  *http.Client
+	w      *chaosWorld
+	n      int
+	id     string
+	token  string // the contributor's session
+	worker string // the client's worker token
+	r      *rand.Rand
+	http   *http.Client
 
 	deposits      int
 	stakes        int
@@ -199,6 +213,9 @@ type chaosClient struct {
 type chaosContribution struct {
 	ID, AssetID string
 	Cost        float64
+	// Contributor is who the contribution must be recorded for; "" when
+	// the ledger derives it (a webhook delivery).
+	Contributor string
 }
 
 const (
@@ -227,12 +244,18 @@ func (c *chaosClient) run(ops int) {
 	}
 }
 
+// contribute records a contribution with the contributor's own session,
+// naming itself or (a third of the time) leaving contributor_id for the
+// session to fill.
 func (c *chaosClient) contribute(key string) {
 	asset := c.w.assets[c.r.IntN(len(c.w.assets))]
 	cost := float64(1+c.r.IntN(400)) / 4
-	r := c.send(http.MethodPost, "/api/contributions",
-		map[string]any{"contributor_id": c.id, "asset_id": asset, "cost_amount": cost}, "Idempotency-Key: "+key)
-	c.contributions = append(c.contributions, chaosContribution{ID: str(r["id"]), AssetID: asset, Cost: cost})
+	body := map[string]any{"contributor_id": c.id, "asset_id": asset, "cost_amount": cost}
+	if c.r.IntN(3) == 0 {
+		delete(body, "contributor_id")
+	}
+	r := c.send(http.MethodPost, "/api/contributions", body, "Authorization: Bearer "+c.token, "Idempotency-Key: "+key)
+	c.contributions = append(c.contributions, chaosContribution{ID: str(r["id"]), AssetID: asset, Cost: cost, Contributor: c.id})
 }
 
 // deliver posts a shaped webhook delivery (what scripts and other forges
@@ -260,16 +283,18 @@ func (c *chaosClient) stake(key string) {
 	c.stakes++
 }
 
-// task creates a task, claims it and completes it: the create carries a
-// key; a repeated claim by the same worker and a repeated completion with
-// the same values are safe as they are.
+// task creates a task (the operator), claims it and completes it (the
+// client's worker token): the create carries a key; a repeated claim by the
+// same worker and credential and a repeated completion with the same values
+// are safe as they are.
 func (c *chaosClient) task(key string) {
 	worker := fmt.Sprintf("chaos-worker-%d", c.n)
 	created := c.send(http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "chaos " + key, "task_type": "impl"},
-		"Idempotency-Key: "+key)
+		"Authorization: Bearer "+c.w.operator, "Idempotency-Key: "+key)
 	id := str(created["id"])
-	c.send(http.MethodPatch, "/api/agent/tasks/"+id, map[string]any{"status": "running", "worker_id": worker})
-	c.send(http.MethodPatch, "/api/agent/tasks/"+id, map[string]any{"status": "completed", "worker_id": worker, "output": "done"})
+	c.send(http.MethodPatch, "/api/agent/tasks/"+id, map[string]any{"status": "running", "worker_id": worker}, "Authorization: Bearer "+c.worker)
+	c.send(http.MethodPatch, "/api/agent/tasks/"+id, map[string]any{"status": "completed", "worker_id": worker, "output": "done"},
+		"Authorization: Bearer "+c.worker)
 	c.tasks = append(c.tasks, id)
 }
 
@@ -361,6 +386,7 @@ func (w *chaosWorld) verify() {
 		}
 		var got []string
 		listed := 0.0
+		recordedFor := map[string]string{}
 		for offset := 0; ; offset += 500 {
 			page := get(fmt.Sprintf("/api/assets/%s/contributions?limit=500&offset=%d", assetID, offset))
 			var items []map[string]any
@@ -368,9 +394,15 @@ func (w *chaosWorld) verify() {
 			for _, it := range items {
 				got = append(got, str(it["id"]))
 				listed += it["cost_amount"].(float64)
+				recordedFor[str(it["id"])] = str(it["contributor_id"])
 			}
 			if len(items) < 500 {
 				break
+			}
+		}
+		for _, k := range list {
+			if k.Contributor != "" {
+				require.Equal(t, k.Contributor, recordedFor[k.ID], "contribution %s is its session's contributor's", k.ID)
 			}
 		}
 		slices.Sort(ids)

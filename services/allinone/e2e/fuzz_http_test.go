@@ -34,7 +34,9 @@ import (
 // hostile unicode, deep nesting, duplicated and unknown keys, malformed JSON,
 // bodies at and over the cap, wrong content types, garbage path and query
 // parameters), with no credentials, a contributor's session token, the
-// administrator key or garbage ones. Every answer must be a 2xx or a 4xx
+// administrator key, the credential the operation needs (the contributor's
+// session for its own CC, the administrator key for the rest) or garbage
+// ones (both headers at once among them). Every answer must be a 2xx or a 4xx
 // (a 5xx means bad input reached a bug; the contract's one 501 and
 // net/http's redirect of a path with dot segments aside), arrive within
 // fuzzTimeout(), and, when a 4xx, carry the {"detail": ...} error body of
@@ -73,6 +75,11 @@ func TestHTTPFuzz(t *testing.T) {
 		f := newFuzzer(t, sys, seed, n)
 		ops := f.operations()
 		f.seedFixtures()
+		// A logout revokes the fuzz contributor's session, which every
+		// operation after it would then send in vain: it goes last.
+		slices.SortStableFunc(ops, func(a, b fuzzOp) int {
+			return cmpBool(endsSession(a), endsSession(b))
+		})
 		for _, op := range ops {
 			f.fuzz(op)
 		}
@@ -309,8 +316,9 @@ func (f *fuzzer) operations() []fuzzOp {
 
 // seedFixtures creates one of each resource, so that plausible requests
 // find what they name: a contributor with CC (whose token the fuzzer sends),
-// an idea with the contributor's stake, an asset with a contribution, a
-// task and two graph nodes.
+// an idea with the contributor's stake and one the contributor created (so
+// its session may edit it), an asset with a contribution, a task, two graph
+// nodes and an API token.
 func (f *fuzzer) seedFixtures() {
 	t := f.t
 	admin := "X-API-Key: " + allinonetest.AdminKey
@@ -332,6 +340,10 @@ func (f *fuzzer) seedFixtures() {
 	created("/api/agent/tasks", map[string]any{"direction": "fuzz the API", "task_type": "spec", "context": map[string]any{"idea_id": idea}}, "task")
 	created("/api/graph/nodes", map[string]any{"node_type": "fuzz", "payload": map[string]any{}}, "node")
 	created("/api/graph/nodes", map[string]any{"node_type": "fuzz", "payload": map[string]any{"n": 2}}, "node")
+	created("/api/ideas", map[string]any{"name": "The fuzz contributor's idea", "potential_value": 10}, "idea", "Authorization: Bearer "+f.token)
+	tok := request(t, http.MethodPost, f.sys.URL("/api/tokens"), map[string]any{"name": "fuzz-fixture", "role": "viewer"}, admin)
+	requireStatus(t, http.StatusCreated, tok)
+	f.remember("token", tok.JSON["api_token"].(map[string]any)["id"].(string))
 	requireStatus(t, http.StatusCreated, request(t, http.MethodPost, f.sys.URL("/api/cc/deposit"),
 		map[string]any{"contributor_id": f.contributor, "amount_usd": 1000, "reference": "fuzz"}, admin))
 	requireStatus(t, http.StatusCreated, request(t, http.MethodPost, f.sys.URL("/api/cc/stake"),
@@ -421,6 +433,10 @@ func (f *fuzzer) send(op fuzzOp, fr fuzzRequest) {
 			}
 			if id, ok := out["contributor_id"].(string); ok && op.Path == "/api/onboarding/register" {
 				f.remember("contributor", id)
+			}
+			if tok, ok := out["api_token"].(map[string]any); ok && op.Path == "/api/tokens" {
+				id, _ := tok["id"].(string)
+				f.remember("token", id)
 			}
 		}
 	}
@@ -823,10 +839,10 @@ func (g *fuzzGen) random() fuzzRequest {
 			req.Header.Set("Content-Type", contentType)
 		}
 		if note == "valid body" && g.chance(0.7) {
-			// A plausible body mostly comes with every credential, so it
-			// gets past authorization to the code behind it.
-			req.Header.Set("Authorization", "Bearer "+g.f.token)
-			req.Header.Set("X-API-Key", allinonetest.AdminKey)
+			// A plausible body mostly comes with the credential the
+			// operation needs, so it gets past authorization to the code
+			// behind it.
+			g.authorize(req.Header)
 		}
 		notes = append(notes, note)
 	} else if g.op.Method != http.MethodGet && g.chance(0.2) {
@@ -1038,6 +1054,10 @@ func (g *fuzzGen) validString(name string, s *fuzzSchema) string {
 		return pickOne(g, []string{"openai", "claude", "other"})
 	case name == "direction":
 		return pickOne(g, []string{"outgoing", "incoming", "both", "improve the docs"})
+	case name == "role":
+		return pickOne(g, []string{"viewer", "worker", "operator", "admin", "contributor", "root"})
+	case name == "ttl":
+		return pickOne(g, []string{"", "720h", "30d", "90m", "0s", "-1h", "3651d", "forever"})
 	case name == "suggestion_type":
 		return pickOne(g, []string{"split", "merge"})
 	case name == "action":
@@ -1055,7 +1075,7 @@ func (g *fuzzGen) validString(name string, s *fuzzSchema) string {
 // idKind is the kind of resource a field or parameter names.
 func idKind(name string) string {
 	name = strings.TrimSuffix(name, "_id")
-	for _, kind := range []string{"idea", "contributor", "asset", "contribution", "distribution", "task", "node"} {
+	for _, kind := range []string{"idea", "contributor", "asset", "contribution", "distribution", "task", "node", "token"} {
 		if strings.HasSuffix(name, kind) {
 			return kind
 		}
@@ -1204,8 +1224,10 @@ func (g *fuzzGen) garbageQueryValue() string {
 }
 
 // credentials sets no credentials, the fuzz contributor's token, the
-// administrator key, both, or garbage ones (with non-ASCII bytes among
-// them, which gRPC metadata cannot carry as they are).
+// administrator key, the credential the operation needs (authorize), or
+// garbage ones: both headers at once (a 401 wherever a credential counts),
+// or one with a value that does not verify (non-ASCII bytes among them,
+// which gRPC metadata cannot carry as they are).
 func (g *fuzzGen) credentials(h http.Header) {
 	switch n := g.pick(10); {
 	case n < 2:
@@ -1214,6 +1236,8 @@ func (g *fuzzGen) credentials(h http.Header) {
 	case n < 6:
 		h.Set("X-API-Key", allinonetest.AdminKey)
 	case n < 8:
+		g.authorize(h)
+	case n < 9 && g.chance(0.3):
 		h.Set("Authorization", "Bearer "+g.f.token)
 		h.Set("X-API-Key", allinonetest.AdminKey)
 	default:
@@ -1222,6 +1246,56 @@ func (g *fuzzGen) credentials(h http.Header) {
 			"Bearer " + g.f.token + " extra", "café", "Bearer 😀", allinonetest.AdminKey + "x", strings.Repeat("k", 4000),
 		}))
 	}
+}
+
+// fuzzOwnCC are the operations only a contributor's own session may
+// make: they move its CC (docs/api.md, "Authentication and roles").
+var fuzzOwnCC = []string{
+	"POST /api/cc/stake", "POST /api/cc/unstake", "POST /api/cc/withdraw",
+	"POST /api/contributors/{id}/pledges", "POST /api/ideas/{idea_id}/stake",
+}
+
+// fuzzSessionOps are the operations about the session itself.
+var fuzzSessionOps = []string{"GET /api/onboarding/session", "POST /api/onboarding/logout"}
+
+// fuzzEitherOps are the operations a contributor may make as well as an
+// operator (for itself, or on the ideas it created).
+var fuzzEitherOps = []string{
+	"POST /api/contributions", "POST /api/ideas", "PATCH /api/ideas/{id}", "PUT /api/ideas/{id}/tags",
+	"POST /api/ideas/{id}/questions",
+}
+
+// authorize sets the one credential the operation needs: the fuzz
+// contributor's session for its own CC and its session, either it or the
+// administrator key where a contributor may act too, the administrator
+// key (which holds every other role) elsewhere.
+func (g *fuzzGen) authorize(h http.Header) {
+	h.Del("Authorization")
+	h.Del("X-API-Key")
+	label := g.op.Method + " " + g.op.Path
+	if slices.Contains(fuzzOwnCC, label) || slices.Contains(fuzzSessionOps, label) ||
+		(slices.Contains(fuzzEitherOps, label) && g.chance(0.3)) {
+		h.Set("Authorization", "Bearer "+g.f.token)
+		return
+	}
+	h.Set("X-API-Key", allinonetest.AdminKey)
+}
+
+// endsSession reports whether an operation revokes the session it is sent
+// with.
+func endsSession(op fuzzOp) bool {
+	return op.Method == http.MethodPost && op.Path == "/api/onboarding/logout"
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // extraHeaders adds, now and then, an idempotency key, a request id, a

@@ -45,19 +45,32 @@ func TestGatewaySurface(t *testing.T) {
 			pick(defs["BearerAuth"], "type", "in", "name"))
 		require.Equal(t, map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"},
 			pick(defs["ApiKeyAuth"], "type", "in", "name"))
-		security := func(path, method string) any {
+		// Each operation's credentials come from its RPC's policy: either
+		// credential where a role is needed (x-foundry-roles says which), an
+		// optional one for reads, none for public routes.
+		operation := func(path, method string) map[string]any {
 			op, _ := paths[path].(map[string]any)[method].(map[string]any)
-			return op["security"]
+			require.NotNil(t, op, "%s %s", method, path)
+			return op
 		}
-		bearer := []any{map[string]any{"BearerAuth": []any{}}}
-		admin := []any{map[string]any{"ApiKeyAuth": []any{}}}
-		require.Equal(t, bearer, security("/api/cc/stake", "post"))
-		require.Equal(t, bearer, security("/api/ideas/{idea_id}/stake", "post"))
-		require.Equal(t, bearer, security("/api/onboarding/session", "get"))
-		require.Equal(t, admin, security("/api/cc/deposit", "post"))
-		require.Equal(t, admin, security("/api/ideas/{idea_id}/stage", "post"))
-		require.Nil(t, security("/api/health/persistence", "get"), "public: the key only shows more")
-		require.Nil(t, security("/api/ideas", "get"), "public routes declare nothing")
+		either := []any{map[string]any{"BearerAuth": []any{}}, map[string]any{"ApiKeyAuth": []any{}}}
+		optional := append([]any{map[string]any{}}, either...)
+		for _, path := range []string{"/api/cc/stake", "/api/ideas/{idea_id}/stake"} {
+			stake := operation(path, "post")
+			require.Equal(t, either, stake["security"], path)
+			require.Equal(t, []any{"contributor"}, stake["x-foundry-roles"], "%s: the owner's session", path)
+			require.Equal(t, "contributor_id", stake["x-foundry-self"], path)
+		}
+		require.Equal(t, []any{}, operation("/api/onboarding/session", "get")["security"], "the session check reads the token itself")
+		deposit := operation("/api/cc/deposit", "post")
+		require.Equal(t, either, deposit["security"])
+		require.Equal(t, []any{"admin"}, deposit["x-foundry-roles"])
+		stage := operation("/api/ideas/{idea_id}/stage", "post")
+		require.Equal(t, either, stage["security"])
+		require.Equal(t, []any{"operator"}, stage["x-foundry-roles"])
+		require.Equal(t, optional, operation("/api/health/persistence", "get")["security"], "a read: the key only shows more")
+		require.Equal(t, optional, operation("/api/ideas", "get")["security"], "a read's credential is optional")
+		require.Equal(t, []any{}, operation("/api/onboarding/register", "post")["security"], "public routes need none")
 	})
 
 	t.Run("docs page is served from the binary", func(t *testing.T) {

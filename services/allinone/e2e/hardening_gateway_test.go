@@ -20,11 +20,13 @@ import (
 )
 
 // rawPost sends body with exactly the Content-Type given ("" sends none),
-// as a browser form or a script would.
+// as a browser form or a script would. Like request, it writes as the
+// administrator, so a refusal is about the body, not the credential.
 func rawPost(t *testing.T, url, contentType, body string) response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	require.NoError(t, err)
+	req.Header.Set("X-API-Key", allinonetest.AdminKey)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
@@ -119,7 +121,7 @@ func TestNosniffOnEveryResponse(t *testing.T) {
 // xff as the client address.
 func registerFrom(t *testing.T, sys *allinonetest.System, handle, xff string) response {
 	t.Helper()
-	return request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": handle}, "X-Forwarded-For: "+xff)
+	return request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": handle}, "X-Forwarded-For: "+xff, anonymous)
 }
 
 func TestRegistrationLimitPerClientBehindATrustedProxy(t *testing.T) {

@@ -10,36 +10,56 @@ import (
 	"github.com/foundryhq/foundry/services/allinone/allinonetest"
 )
 
-// TestHardeningPortfolioPatchCannotSkipStages: PATCH is open to anyone, so
-// it may keep the stage or move it to the next one; skipping or going back
-// is the administrator's explicit stage endpoint.
+// TestHardeningPortfolioPatchCannotSkipStages: PATCH used to be open to
+// anyone, so it could only keep the stage or move it to the next one. Now
+// stages move by operators only: without a credential a PATCH is a 401, a
+// contributor's PATCH that names a stage is a 403 even on the idea it
+// created (and its ideas start at none), and an operator's PATCH sets any
+// stage, adjacent or not, as the explicit stage endpoint does.
 func TestHardeningPortfolioPatchCannotSkipStages(t *testing.T) {
 	t.Parallel()
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
-		createIdea(t, sys, map[string]any{"id": "jump", "name": "Jump"})
+		ada := creditRegister(t, sys, "stage_ada")
+		requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/ideas"),
+			map[string]any{"id": "ahead", "name": "Ahead", "stage": "testing"}, ada.auth()))
+		requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/ideas/ahead"), nil))
+		mine := request(t, http.MethodPost, sys.URL("/api/ideas"), map[string]any{"id": "jump", "name": "Jump"}, ada.auth())
+		requireStatus(t, http.StatusCreated, mine)
+		require.Equal(t, "none", mine.JSON["stage"])
 		before := request(t, http.MethodGet, sys.URL("/api/ideas/jump"), nil)
 		requireStatus(t, http.StatusOK, before)
 
-		for _, stage := range []string{"implementing", "complete"} {
-			r := request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), map[string]any{"stage": stage, "name": "renamed"})
-			requireStatus(t, http.StatusUnprocessableEntity, r)
-			require.Contains(t, r.JSON["detail"], "POST /api/ideas/{id}/stage")
-			require.Equal(t, "stage", r.JSON["errors"].([]any)[0].(map[string]any)["field"])
+		for _, stage := range []string{"none", "specced", "implementing", "complete"} {
+			body := map[string]any{"stage": stage, "name": "renamed"}
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), body, anonymous))
+			r := request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), body, ada.auth())
+			requireStatus(t, http.StatusForbidden, r)
+			require.Contains(t, r.JSON["detail"], "operators", "the creator may not move its own idea's stage")
 		}
 		after := request(t, http.MethodGet, sys.URL("/api/ideas/jump"), nil)
 		require.Equal(t, string(before.Raw), string(after.Raw), "a refused PATCH changes nothing")
+		r := request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), map[string]any{"name": "renamed"}, ada.auth())
+		requireStatus(t, http.StatusOK, r)
+		require.Equal(t, "renamed", r.JSON["name"], "the creator edits the rest")
+		require.Equal(t, "none", r.JSON["stage"])
 
-		r := request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), map[string]any{"stage": "none"})
+		// An operator's PATCH (request writes as the administrator) keeps
+		// the stage, skips ahead or goes back.
+		r = request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), map[string]any{"stage": "none"})
 		requireStatus(t, http.StatusOK, r)
 		require.Equal(t, "none", r.JSON["stage"], "the same stage is allowed")
-		r = request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), map[string]any{"stage": "specced"})
+		r = request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), map[string]any{"stage": "implementing"})
 		requireStatus(t, http.StatusOK, r)
-		require.Equal(t, "specced", r.JSON["stage"])
+		require.Equal(t, "implementing", r.JSON["stage"])
 		require.Equal(t, "partial", r.JSON["manifestation_status"])
-		requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), map[string]any{"stage": "none"}))
+		r = request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), map[string]any{"stage": "none"})
+		requireStatus(t, http.StatusOK, r)
+		require.Equal(t, "none", r.JSON["stage"])
+		requireFieldError(t, request(t, http.MethodPatch, sys.URL("/api/ideas/jump"), map[string]any{"stage": "done"}), "stage")
 
-		// The explicit endpoint still moves anywhere, with the key.
-		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/ideas/jump/stage"), map[string]any{"stage": "complete"}))
+		// The explicit endpoint moves anywhere too, an operator's alone.
+		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/ideas/jump/stage"), map[string]any{"stage": "complete"}, anonymous))
+		requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/ideas/jump/stage"), map[string]any{"stage": "complete"}, ada.auth()))
 		r = request(t, http.MethodPost, sys.URL("/api/ideas/jump/stage"), map[string]any{"stage": "complete"}, "X-API-Key: "+allinonetest.AdminKey)
 		requireStatus(t, http.StatusOK, r)
 		require.Equal(t, "complete", r.JSON["stage"])
@@ -89,8 +109,11 @@ func TestHardeningPortfolioStorageHidesTheTarget(t *testing.T) {
 		require.Equal(t, "portfolio", pub.JSON["schema"])
 		require.GreaterOrEqual(t, pub.JSON["schema_version"], 1.0)
 		require.NotContains(t, string(pub.Raw), sys.Storage.DataDir)
+		// A credential that is sent must verify, also on a public read.
 		wrong := request(t, http.MethodGet, sys.URL("/api/ideas/storage"), nil, "X-API-Key: wrong")
-		require.Equal(t, "", wrong.JSON["database"], "a wrong key sees the public view")
+		requireStatus(t, http.StatusUnauthorized, wrong)
+		require.Nil(t, wrong.JSON["database"], "a wrong key learns nothing of the target")
+		require.NotContains(t, string(wrong.Raw), sys.Storage.DataDir)
 
 		admin := request(t, http.MethodGet, sys.URL("/api/ideas/storage"), nil, "X-API-Key: "+allinonetest.AdminKey)
 		requireStatus(t, http.StatusOK, admin)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -363,7 +364,9 @@ func TestLedgerDistributions(t *testing.T) {
 			require.Equal(t, []any{}, r.JSON["payouts"])
 		})
 
-		t.Run("each payout is rounded half-up on its own", func(t *testing.T) {
+		// Each payout used to be rounded half-up on its own (99.99 paid of
+		// 100); they are now allocated by largest remainder (docs/ledger.md).
+		t.Run("payouts add up to the value: the odd cents by largest remainder", func(t *testing.T) {
 			thirds := ledgerAsset(t, sys, "DATA")["id"].(string)
 			for _, who := range []string{"t1", "t2", "t3"} {
 				requireStatus(t, http.StatusCreated, ledgerContribute(t, sys, map[string]any{"contributor_id": who, "asset_id": thirds, "cost_amount": 1}))
@@ -371,15 +374,17 @@ func TestLedgerDistributions(t *testing.T) {
 			r := distribute(t, thirds, 100)
 			requireStatus(t, http.StatusCreated, r)
 			require.Equal(t, []any{
-				map[string]any{"contributor_id": "t1", "amount": 33.33},
+				map[string]any{"contributor_id": "t1", "amount": 33.34},
 				map[string]any{"contributor_id": "t2", "amount": 33.33},
 				map[string]any{"contributor_id": "t3", "amount": 33.33},
-			}, r.JSON["payouts"], "99.99 paid of 100: the cent is not moved to anyone")
+			}, r.JSON["payouts"], "100 paid of 100: equal remainders, the first contributor id gets the odd cent")
 			r = distribute(t, thirds, 0.05)
 			requireStatus(t, http.StatusCreated, r)
-			for _, p := range r.JSON["payouts"].([]any) {
-				require.Equal(t, 0.02, p.(map[string]any)["amount"], "0.016667 rounds up to 0.02")
-			}
+			require.Equal(t, []any{
+				map[string]any{"contributor_id": "t1", "amount": 0.02},
+				map[string]any{"contributor_id": "t2", "amount": 0.02},
+				map[string]any{"contributor_id": "t3", "amount": 0.01},
+			}, r.JSON["payouts"], "0.05 paid of 0.05: 0.01 each, the two cents left to the first ids")
 		})
 
 		t.Run("404 and 422", func(t *testing.T) {
@@ -396,7 +401,12 @@ func TestLedgerAttributionOverGRPC(t *testing.T) {
 	t.Parallel()
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
 		ledger := ledgerv1.NewLedgerServiceClient(sys.Dial(t))
-		ctx := context.Background()
+		// A direct caller without a user's credential is another Foundry
+		// service, which may read but not write; with the administrator key
+		// in its metadata it writes as the administrator.
+		_, err := ledger.CreateAsset(context.Background(), &ledgerv1.CreateAssetRequest{Type: "CODE", Name: "no credential"})
+		require.Equal(t, codes.PermissionDenied, status.Code(err), "%v", err)
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "x-api-key", allinonetest.AdminKey)
 
 		a, err := ledger.CreateAsset(ctx, &ledgerv1.CreateAssetRequest{Type: "CODE", Name: "over gRPC"})
 		require.NoError(t, err)

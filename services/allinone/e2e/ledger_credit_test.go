@@ -59,7 +59,7 @@ type creditAuditEntry struct {
 
 func creditRegister(t *testing.T, sys *allinonetest.System, handle string) creditUser {
 	t.Helper()
-	r := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": handle})
+	r := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": handle}, anonymous)
 	requireStatus(t, http.StatusCreated, r)
 	return creditUser{ID: r.JSON["contributor_id"].(string), Token: r.JSON["session_token"].(string)}
 }
@@ -226,9 +226,10 @@ func TestLedgerCreditMinting(t *testing.T) {
 
 		t.Run("deposit needs the administrator key", func(t *testing.T) {
 			body := map[string]any{"contributor_id": ada.ID, "amount_usd": 10, "reference": "wire-1"}
-			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/deposit"), body))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/deposit"), body, anonymous))
 			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/deposit"), body, "X-API-Key: wrong"))
-			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/deposit"), body, ada.auth()))
+			// A contributor's session is a valid credential without the role.
+			requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/cc/deposit"), body, ada.auth()))
 			require.Equal(t, creditBal{}, creditBalances(t, sys, ada.ID), "nothing minted")
 			require.Equal(t, 0.0, creditSupply(t, sys)["total_cc_outstanding"])
 		})
@@ -312,9 +313,11 @@ func TestLedgerCreditMinting(t *testing.T) {
 
 		t.Run("withdraw is owner-only", func(t *testing.T) {
 			body := map[string]any{"contributor_id": ada.ID, "amount_cc": 201}
-			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body, anonymous))
 			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body, "Authorization: Bearer "+strings.Repeat("0", 64)))
 			requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body, bob.auth()))
+			// The administrator cannot move a contributor's CC.
+			requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), body, creditAdmin))
 			requireFieldError(t, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"),
 				map[string]any{"contributor_id": ada.ID, "amount_cc": 0}, ada.auth()), "amount_cc")
 			require.Equal(t, creditBal{Available: 995}, creditBalances(t, sys, ada.ID))
@@ -395,7 +398,7 @@ func TestLedgerCreditMinting(t *testing.T) {
 		})
 
 		t.Run("repair needs the administrator key; a sound chain is left alone", func(t *testing.T) {
-			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}, anonymous))
 			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}, "X-API-Key: wrong"))
 			r := request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}, creditAdmin)
 			requireStatus(t, http.StatusOK, r)
@@ -456,9 +459,10 @@ func TestLedgerCreditStaking(t *testing.T) {
 			requireFieldError(t, stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 0}, ada.auth()), "amount_cc")
 			requireFieldError(t, stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": -1}, ada.auth()), "amount_cc")
 			requireFieldError(t, stake(map[string]any{"contributor_id": ada.ID, "amount_cc": 1}, ada.auth()), "idea_id")
-			requireStatus(t, http.StatusUnauthorized, stake(body))
+			requireStatus(t, http.StatusUnauthorized, stake(body, anonymous))
 			requireStatus(t, http.StatusUnauthorized, stake(body, "Authorization: Bearer "+strings.Repeat("f", 64)))
 			requireStatus(t, http.StatusForbidden, stake(body, bob.auth()))
+			requireStatus(t, http.StatusForbidden, stake(body, creditAdmin)) // the administrator cannot move a contributor's CC
 			requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/ideas/"+idea1+"/stake"),
 				map[string]any{"contributor_id": ada.ID, "amount_cc": 100}, bob.auth()))
 			requireCreditDetail(t, http.StatusNotFound, stake(map[string]any{"contributor_id": ada.ID, "idea_id": "no-such-idea", "amount_cc": 100}, ada.auth()), "no-such-idea")
@@ -471,9 +475,9 @@ func TestLedgerCreditStaking(t *testing.T) {
 		t.Run("dry run: no token, the projection, nothing written", func(t *testing.T) {
 			before := creditAuditTotal(t, sys)
 			for name, r := range map[string]response{
-				"/api/cc/stake": stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 500, "dry_run": true}),
+				"/api/cc/stake": stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 500, "dry_run": true}, anonymous),
 				"/api/ideas/{id}/stake": request(t, http.MethodPost, sys.URL("/api/ideas/"+idea1+"/stake"),
-					map[string]any{"contributor_id": ada.ID, "amount_cc": 500, "dry_run": true}),
+					map[string]any{"contributor_id": ada.ID, "amount_cc": 500, "dry_run": true}, anonymous),
 			} {
 				requireStatus(t, http.StatusOK, r)
 				require.Equal(t, true, r.JSON["dry_run"], name)
@@ -512,7 +516,7 @@ func TestLedgerCreditStaking(t *testing.T) {
 			require.Equal(t, 1675.0, r.JSON["available_cc_after"])
 			require.Equal(t, creditBal{Available: 1675, Staked: 3300}, creditBalances(t, sys, ada.ID))
 
-			dry := stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 25, "dry_run": true})
+			dry := stake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": 25, "dry_run": true}, anonymous)
 			requireStatus(t, http.StatusOK, dry)
 			require.Equal(t, 3125.0, dry.JSON["position_cc"], "the projection counts the position held")
 			require.Equal(t, 1650.0, dry.JSON["available_cc_after"])
@@ -557,7 +561,7 @@ func TestLedgerCreditStaking(t *testing.T) {
 			before := creditAuditTotal(t, sys)
 			body := map[string]any{"contributor_id": ada.ID, "idea_id": idea2, "amount_cc": 10}
 			requireFieldError(t, unstake(map[string]any{"contributor_id": ada.ID, "idea_id": idea2, "amount_cc": 0}, ada.auth()), "amount_cc")
-			requireStatus(t, http.StatusUnauthorized, unstake(body))
+			requireStatus(t, http.StatusUnauthorized, unstake(body, anonymous))
 			requireStatus(t, http.StatusForbidden, unstake(body, bob.auth()))
 			requireCreditDetail(t, http.StatusBadRequest, unstake(map[string]any{"contributor_id": ada.ID, "idea_id": idea2, "amount_cc": 210.000001}, ada.auth()), "insufficient")
 			requireCreditDetail(t, http.StatusBadRequest, unstake(map[string]any{"contributor_id": bob.ID, "idea_id": idea2, "amount_cc": 1}, bob.auth()), "insufficient")
@@ -625,8 +629,9 @@ func TestLedgerCreditStaking(t *testing.T) {
 			bal := creditBalances(t, sys, ada.ID)
 			path := sys.URL("/api/contributors/" + ada.ID + "/pledges")
 			body := map[string]any{"idea_id": idea1, "hours_pledged": 2.5}
-			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, path, body))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, path, body, anonymous))
 			requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, path, body, bob.auth()))
+			requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, path, body, creditAdmin)) // nor the administrator
 			requireFieldError(t, request(t, http.MethodPost, path, map[string]any{"idea_id": idea1, "hours_pledged": 0}, ada.auth()), "hours_pledged")
 			requireStatus(t, http.StatusNotFound, request(t, http.MethodPost, path, map[string]any{"idea_id": "no-such-idea", "hours_pledged": 1}, ada.auth()))
 
@@ -660,8 +665,8 @@ func TestLedgerCreditStaking(t *testing.T) {
 				body    map[string]any
 				headers []string
 			}{
-				{"/api/cc/stake, no token", "/api/cc/stake?dry_run=true", map[string]any{"contributor_id": cy.ID, "idea_id": idea1, "amount_cc": 500}, nil},
-				{"/api/ideas/{id}/stake, no token", "/api/ideas/" + idea1 + "/stake?dry_run=true", map[string]any{"contributor_id": cy.ID, "amount_cc": 500}, nil},
+				{"/api/cc/stake, no token", "/api/cc/stake?dry_run=true", map[string]any{"contributor_id": cy.ID, "idea_id": idea1, "amount_cc": 500}, []string{anonymous}},
+				{"/api/ideas/{id}/stake, no token", "/api/ideas/" + idea1 + "/stake?dry_run=true", map[string]any{"contributor_id": cy.ID, "amount_cc": 500}, []string{anonymous}},
 				{"/api/cc/stake, with the owner's token", "/api/cc/stake?dry_run=true", map[string]any{"contributor_id": cy.ID, "idea_id": idea1, "amount_cc": 500},
 					[]string{cy.auth()}},
 			} {
@@ -697,7 +702,7 @@ func TestLedgerCreditIncidents(t *testing.T) {
 		}
 
 		t.Run("oracle: a reading 30 % off the 1-hour average trips the breaker", func(t *testing.T) {
-			requireStatus(t, http.StatusUnauthorized, reading(100))
+			requireStatus(t, http.StatusUnauthorized, reading(100, anonymous))
 			requireStatus(t, http.StatusUnauthorized, reading(100, "X-API-Key: wrong"))
 			requireFieldError(t, reading(0, creditAdmin), "cc_per_usd")
 			requireFieldError(t, reading(-100, creditAdmin), "cc_per_usd")
@@ -743,7 +748,7 @@ func TestLedgerCreditIncidents(t *testing.T) {
 
 		const reason = "treasury keys may be compromised"
 		freeze := func(body map[string]any) response {
-			return request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), body)
+			return request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), body, anonymous)
 		}
 
 		t.Run("freeze: only a configured signer with a valid signature", func(t *testing.T) {
@@ -815,9 +820,10 @@ func TestLedgerCreditIncidents(t *testing.T) {
 		})
 
 		t.Run("unfreeze needs the administrator key", func(t *testing.T) {
-			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}, anonymous))
 			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}, "X-API-Key: wrong"))
-			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}, ada.auth()))
+			// A contributor's session is a valid credential without the role.
+			requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}, ada.auth()))
 			require.Equal(t, "frozen", creditSupply(t, sys)["mode"])
 
 			r := request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{"reason": "keys rotated"}, creditAdmin)

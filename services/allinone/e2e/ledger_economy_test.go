@@ -19,7 +19,7 @@ func (u economyUser) bearer() string { return "Authorization: Bearer " + u.token
 
 func registerUser(t *testing.T, sys *allinonetest.System, handle string) economyUser {
 	t.Helper()
-	r := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": handle})
+	r := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": handle}, anonymous)
 	requireStatus(t, http.StatusCreated, r)
 	return economyUser{id: r.JSON["contributor_id"].(string), token: r.JSON["session_token"].(string)}
 }
@@ -70,7 +70,7 @@ func TestEconomyDepositsRatesAndSupply(t *testing.T) {
 		requireStatus(t, http.StatusOK, s)
 		require.Equal(t, 1.0, s.JSON["reserve_ratio"], "nothing outstanding")
 
-		requireStatus(t, http.StatusUnauthorized, deposit(t, sys, ada.id, 10, "w1"))
+		requireStatus(t, http.StatusUnauthorized, deposit(t, sys, ada.id, 10, "w1", anonymous))
 		requireStatus(t, http.StatusUnauthorized, deposit(t, sys, ada.id, 10, "w1", "X-API-Key: wrong"))
 		d := deposit(t, sys, ada.id, 10, "w1", adminHeader)
 		requireStatus(t, http.StatusCreated, d)
@@ -114,7 +114,8 @@ func TestEconomyStakesAndOwnership(t *testing.T) {
 		requireStatus(t, http.StatusCreated, deposit(t, sys, ada.id, 20, "w1", adminHeader)) // 1990 CC
 
 		stake := map[string]any{"contributor_id": ada.id, "idea_id": idea, "amount_cc": 1500}
-		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/stake"), stake))
+		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/cc/stake"), stake, anonymous))
+		requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/cc/stake"), stake, adminHeader)) // not even the administrator
 		requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/cc/stake"), stake, bob.bearer()))
 		requireStatus(t, http.StatusNotFound, request(t, http.MethodPost, sys.URL("/api/cc/stake"),
 			map[string]any{"contributor_id": ada.id, "idea_id": "no-such-idea", "amount_cc": 1}, ada.bearer()))
@@ -123,7 +124,7 @@ func TestEconomyStakesAndOwnership(t *testing.T) {
 
 		before := auditTotal(t, sys)
 		dry := request(t, http.MethodPost, sys.URL("/api/ideas/"+idea+"/stake"),
-			map[string]any{"contributor_id": ada.id, "amount_cc": 1500, "dry_run": true})
+			map[string]any{"contributor_id": ada.id, "amount_cc": 1500, "dry_run": true}, anonymous)
 		requireStatus(t, http.StatusOK, dry)
 		require.Equal(t, true, dry.JSON["dry_run"])
 		require.Equal(t, 490.0, dry.JSON["available_cc_after"])
@@ -220,7 +221,7 @@ func TestEconomyAuditOracleAndFreeze(t *testing.T) {
 		v := request(t, http.MethodGet, sys.URL("/api/audit/verify"), nil)
 		requireStatus(t, http.StatusOK, v)
 		require.Equal(t, true, v.JSON["valid"])
-		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}))
+		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}, anonymous))
 		rep := request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}, adminHeader)
 		requireStatus(t, http.StatusOK, rep)
 		require.Equal(t, false, rep.JSON["repaired"], "a sound chain is left alone")
@@ -233,15 +234,15 @@ func TestEconomyAuditOracleAndFreeze(t *testing.T) {
 		require.Equal(t, 100.0, rate.JSON["cc_per_usd"], "the rate stays at the last good value")
 		require.Equal(t, true, rate.JSON["breaker_tripped"])
 
-		bad := request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), map[string]any{"signer_id": "ops", "reason": "x", "signature": sign("wrong", "x")})
+		bad := request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), map[string]any{"signer_id": "ops", "reason": "x", "signature": sign("wrong", "x")}, anonymous)
 		requireStatus(t, http.StatusForbidden, bad)
 		requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/incidents/freeze"),
-			map[string]any{"signer_id": "nobody", "reason": "x", "signature": sign("s3cret", "x")}))
-		f := request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), map[string]any{"signer_id": "ops", "reason": "drill", "signature": sign("s3cret", "drill")})
+			map[string]any{"signer_id": "nobody", "reason": "x", "signature": sign("s3cret", "x")}, anonymous))
+		f := request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), map[string]any{"signer_id": "ops", "reason": "drill", "signature": sign("s3cret", "drill")}, anonymous)
 		requireStatus(t, http.StatusOK, f)
 		require.Equal(t, true, f.JSON["frozen"])
 		requireStatus(t, http.StatusConflict, request(t, http.MethodPost, sys.URL("/api/incidents/freeze"),
-			map[string]any{"signer_id": "ops", "reason": "again", "signature": sign("s3cret", "again")}))
+			map[string]any{"signer_id": "ops", "reason": "again", "signature": sign("s3cret", "again")}, anonymous))
 
 		for _, r := range []response{
 			deposit(t, sys, ada.id, 1, "w2", adminHeader),
@@ -257,7 +258,7 @@ func TestEconomyAuditOracleAndFreeze(t *testing.T) {
 		require.Equal(t, "frozen", st.JSON["mode"])
 		require.Equal(t, "critical", st.JSON["severity"])
 
-		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}))
+		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{}, anonymous))
 		u := request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{"reason": "drill over"}, adminHeader)
 		requireStatus(t, http.StatusOK, u)
 		require.Equal(t, "normal", u.JSON["mode"])

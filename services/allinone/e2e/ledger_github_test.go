@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -61,10 +62,15 @@ func newDeliveryID(t *testing.T) string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// deliver POSTs a webhook delivery; extra headers are "Name: value".
+// deliver POSTs a webhook delivery; extra headers are "Name: value". Like
+// GitHub's, it carries no credential unless extra names one: the webhook is
+// public, guarded by its signature alone.
 func deliver(t *testing.T, sys *allinonetest.System, event, deliveryID string, body []byte, extra ...string) response {
 	t.Helper()
 	headers := append([]string{}, extra...)
+	if !slices.ContainsFunc(headers, namesCredential) {
+		headers = append(headers, anonymous)
+	}
 	if event != "" {
 		headers = append(headers, "X-GitHub-Event: "+event)
 	}

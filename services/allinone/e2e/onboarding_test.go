@@ -16,9 +16,11 @@ import (
 
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
+// register registers handle as a newcomer does, with no credential
+// (registration is public).
 func register(t *testing.T, sys *allinonetest.System, handle string) response {
 	t.Helper()
-	return request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": handle})
+	return request(t, http.MethodPost, sys.URL("/api/onboarding/register"), map[string]any{"handle": handle}, anonymous)
 }
 
 func TestOnboarding(t *testing.T) {
@@ -49,6 +51,7 @@ func TestOnboarding(t *testing.T) {
 				"wrong token":      {"Authorization: Bearer " + strings.Repeat("0", 64)},
 				"bearer, no token": {"Authorization: Bearer"},
 				"token alone":      {"Authorization: " + token},
+				"the admin key":    {asAdmin}, // a valid credential, but no session
 			} {
 				s := request(t, http.MethodGet, sys.URL("/api/onboarding/session"), nil, headers...)
 				requireStatus(t, http.StatusUnauthorized, s)
@@ -76,7 +79,7 @@ func TestOnboarding(t *testing.T) {
 
 		t.Run("upgrade is always 501", func(t *testing.T) {
 			for _, body := range []any{nil, "", "{}", `{"provider":"github"}`, "not json", "[1,2]"} {
-				r := request(t, http.MethodPost, sys.URL("/api/onboarding/upgrade"), body)
+				r := request(t, http.MethodPost, sys.URL("/api/onboarding/upgrade"), body, anonymous)
 				requireStatus(t, http.StatusNotImplemented, r)
 			}
 		})
@@ -90,7 +93,7 @@ func TestOnboarding(t *testing.T) {
 				"unknown field":    `{"handle": "valid_one", "admin": true}`,
 				"null handle type": `{"handle": {"a": 1}}`,
 			} {
-				r := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), body)
+				r := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), body, anonymous)
 				require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s: %s", name, r.Raw)
 				requireStatus(t, http.StatusUnprocessableEntity, r)
 			}
@@ -100,7 +103,7 @@ func TestOnboarding(t *testing.T) {
 
 		t.Run("a body over the cap is 413", func(t *testing.T) {
 			big := `{"handle":"` + strings.Repeat("a", 2<<20) + `"}`
-			r := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), big)
+			r := request(t, http.MethodPost, sys.URL("/api/onboarding/register"), big, anonymous)
 			requireStatus(t, http.StatusRequestEntityTooLarge, r)
 		})
 	})

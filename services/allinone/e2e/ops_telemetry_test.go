@@ -24,12 +24,14 @@ import (
 const telemetryEventWait = 20 * time.Second
 
 // tracedRequest is a request whose event the tests look for: a route with a
-// variable, a secret in the query string and one in a header.
+// variable, a secret in the query string and one in a header. The header's
+// token is no valid credential, so the read is a 401 (a credential that is
+// sent must verify, also on a public read).
 func tracedRequest(t *testing.T, sys *allinonetest.System) {
 	t.Helper()
 	r := request(t, http.MethodGet, sys.URL("/api/graph/nodes/"+uuid.NewString()+"?token=query-secret"), nil,
 		"Authorization: Bearer header-secret")
-	requireStatus(t, http.StatusNotFound, r)
+	requireStatus(t, http.StatusUnauthorized, r)
 }
 
 const tracedRoute = "/api/graph/nodes/{node_id}"
@@ -97,7 +99,7 @@ func TestTelemetryPrecedence(t *testing.T) {
 			var status, secrets int
 			require.NoError(t, db.QueryRow(ctx, `SELECT method, status FROM runtime_events WHERE route = $1`, tracedRoute).Scan(&method, &status))
 			require.Equal(t, "GET", method)
-			require.Equal(t, http.StatusNotFound, status)
+			require.Equal(t, http.StatusUnauthorized, status)
 			require.NoError(t, db.QueryRow(ctx, `SELECT COUNT(*) FROM runtime_events WHERE route LIKE '%secret%'`).Scan(&secrets))
 			require.Zero(t, secrets, "no query string or header reaches telemetry")
 			_, err := os.Stat(path)
@@ -123,7 +125,7 @@ func TestTelemetryPrecedence(t *testing.T) {
 				return false
 			}, telemetryEventWait, 50*time.Millisecond, "the request's event reaches the file")
 			require.Equal(t, "GET", traced["method"])
-			require.Equal(t, float64(http.StatusNotFound), traced["status"])
+			require.Equal(t, float64(http.StatusUnauthorized), traced["status"])
 			require.ElementsMatch(t, []string{"occurred_at", "method", "route", "status", "duration_ms"}, keysOf(traced))
 			raw, err := os.ReadFile(path)
 			require.NoError(t, err)

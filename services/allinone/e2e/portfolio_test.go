@@ -193,7 +193,7 @@ func TestStages(t *testing.T) {
 		requireStatus(t, http.StatusNotFound, request(t, http.MethodPost, sys.URL("/api/ideas/nope/advance"), nil))
 
 		createIdea(t, sys, map[string]any{"id": "jump", "name": "Jump"})
-		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/ideas/jump/stage"), map[string]any{"stage": "testing"}))
+		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/ideas/jump/stage"), map[string]any{"stage": "testing"}, anonymous))
 		requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/ideas/jump/stage"), map[string]any{"stage": "testing"}, "X-API-Key: wrong"))
 		requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodPost, sys.URL("/api/ideas/jump/stage"), map[string]any{"stage": "done"}, adminHeader))
 		r := request(t, http.MethodPost, sys.URL("/api/ideas/jump/stage"), map[string]any{"stage": "testing"}, adminHeader)
@@ -300,7 +300,7 @@ func TestRightSizing(t *testing.T) {
 				{"suggestion_type": "split", "idea_id": "big", "dry_run": true},
 				{"suggestion_type": "merge", "idea_id": "cache-b", "overlap_with_id": "cache-a", "action": "merge_and_archive"},
 			} {
-				r := request(t, http.MethodPost, sys.URL("/api/ideas/right-sizing/apply"), body)
+				r := request(t, http.MethodPost, sys.URL("/api/ideas/right-sizing/apply"), body, anonymous) // a dry run needs no credential
 				requireStatus(t, http.StatusOK, r)
 				require.Equal(t, false, r.JSON["applied"])
 				require.Equal(t, true, r.JSON["dry_run"])
@@ -312,7 +312,7 @@ func TestRightSizing(t *testing.T) {
 
 		t.Run("apply needs the admin key and valid input", func(t *testing.T) {
 			body := map[string]any{"suggestion_type": "split", "idea_id": "big", "dry_run": false}
-			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/ideas/right-sizing/apply"), body))
+			requireStatus(t, http.StatusUnauthorized, request(t, http.MethodPost, sys.URL("/api/ideas/right-sizing/apply"), body, anonymous))
 			for name, bad := range map[string]map[string]any{
 				"unknown type":        {"suggestion_type": "grow", "idea_id": "big"},
 				"mismatched action":   {"suggestion_type": "split", "idea_id": "big", "action": "merge_and_archive"},
@@ -323,7 +323,7 @@ func TestRightSizing(t *testing.T) {
 				require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s: %s", name, r.Raw)
 			}
 			requireStatus(t, http.StatusNotFound, request(t, http.MethodPost, sys.URL("/api/ideas/right-sizing/apply"),
-				map[string]any{"suggestion_type": "split", "idea_id": "nope"}))
+				map[string]any{"suggestion_type": "split", "idea_id": "nope"}, anonymous))
 		})
 
 		t.Run("a real split creates the children, marked with their parent", func(t *testing.T) {

@@ -200,7 +200,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 // contributor id.
 func registerOn(t *testing.T, base, handle string) string {
 	t.Helper()
-	r := request(t, http.MethodPost, base+"/api/onboarding/register", map[string]any{"handle": handle})
+	r := request(t, http.MethodPost, base+"/api/onboarding/register", map[string]any{"handle": handle}, anonymous)
 	requireStatus(t, http.StatusCreated, r)
 	id, _ := r.JSON["contributor_id"].(string)
 	require.NotEmpty(t, id)
