@@ -17,11 +17,14 @@ import (
 
 // FuzzParseSigners checks FOUNDRY_SIGNERS parsing: every accepted list
 // prints back ("id:secret,...") to the same signers, each with a non-empty
-// id and secret and one entry per non-blank pair; a refusal names the
+// id without "|" and a secret of at least 32 bytes, neither with spaces
+// around it, and one entry per non-blank pair; a refusal names the
 // setting.
 func FuzzParseSigners(f *testing.F) {
+	long := strings.Repeat("k", 32)
 	for _, s := range []string{"", "ops:s3cret", "ops:s3cret, audit:an0ther", "ops:a:b", "ops:", ":x", "ops", "a:1,a:2", " , ,",
-		"ops :s", "ops: s", "\xff:\xfe", "日本:語"} {
+		"ops :s", "ops: s", "\xff:\xfe", "日本:語", "ops:" + long, "ops : " + long + " , audit:" + long + ":x", "a|b:" + long,
+		"ops:" + long[:31], "a:" + long + ",a:" + long} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
@@ -41,8 +44,11 @@ func FuzzParseSigners(f *testing.F) {
 		var printed []string
 		for _, id := range slices.Sorted(maps.Keys(signers)) {
 			require.NotEmpty(t, id)
-			require.NotEmpty(t, signers[id])
+			require.GreaterOrEqual(t, len(signers[id]), 32)
+			require.Equal(t, strings.TrimSpace(id), id)
+			require.Equal(t, strings.TrimSpace(signers[id]), signers[id])
 			require.NotContains(t, id, ":")
+			require.NotContains(t, id, "|")
 			printed = append(printed, id+":"+signers[id])
 		}
 		again, err := parseSigners(strings.Join(printed, ","))

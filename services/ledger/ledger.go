@@ -53,7 +53,7 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.Bool(&c.GitHubAllowUnsigned, "github-allow-unsigned", "FOUNDRY_GITHUB_ALLOW_UNSIGNED", false,
 		"without a webhook secret, accept unsigned GitHub deliveries (anyone can then post contributions): for local use only")
 	fs.String(&c.Signers, "signers", "FOUNDRY_SIGNERS", "",
-		"emergency-freeze signers as id:secret,id:secret; a freeze carries hex HMAC-SHA256(secret, reason); empty: nobody can freeze")
+		"emergency-freeze signers as id:secret,id:secret, each secret at least 32 bytes; a freeze carries hex HMAC-SHA256(secret, signer_id|issued_at|nonce|reason); empty: nobody can freeze")
 	fs.Float(&c.CCPerUSD, "cc-per-usd", "FOUNDRY_CC_PER_USD", 100, "the fixed exchange rate (mid), CC per USD, when no rate oracle is set")
 	fs.String(&c.RateOracleURL, "rate-oracle-url", "FOUNDRY_RATE_ORACLE_URL", "",
 		`HTTP rate oracle answering GET with {"cc_per_usd": <number>}; empty: the fixed rate`)
@@ -93,7 +93,11 @@ func (c *Config) economy() (usecase.Config, error) {
 	return out, nil
 }
 
-// parseSigners reads "id:secret,id:secret".
+// parseSigners reads "id:secret,id:secret". Spaces around each id and
+// secret are not part of them (a list written "ops: secret" means the
+// secret without the space). A secret is an HMAC key, so it must be at
+// least credit.MinSignerSecret bytes; an id may not hold "|", which
+// separates the fields a freeze's signature covers.
 func parseSigners(v string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, pair := range strings.Split(v, ",") {
@@ -102,8 +106,16 @@ func parseSigners(v string) (map[string]string, error) {
 			continue
 		}
 		id, secret, ok := strings.Cut(pair, ":")
+		id, secret = strings.TrimSpace(id), strings.TrimSpace(secret)
 		if !ok || id == "" || secret == "" {
 			return nil, errors.New("FOUNDRY_SIGNERS: want id:secret pairs separated by commas")
+		}
+		if strings.Contains(id, "|") {
+			return nil, fmt.Errorf("FOUNDRY_SIGNERS: signer id %q must not contain |", id)
+		}
+		if len(secret) < credit.MinSignerSecret {
+			return nil, fmt.Errorf("FOUNDRY_SIGNERS: the secret of signer %q is %d bytes; want at least %d (for example: openssl rand -hex 32)",
+				id, len(secret), credit.MinSignerSecret)
 		}
 		if _, dup := out[id]; dup {
 			return nil, fmt.Errorf("FOUNDRY_SIGNERS: signer %q appears twice", id)

@@ -41,7 +41,7 @@ const (
 // hidden __complete commands, which the shell completion scripts run.
 var commandNames = map[string]bool{
 	"ideas": true, "tasks": true, "contributions": true, "cc": true, "status": true,
-	"tokens": true, "whoami": true, "logout": true,
+	"tokens": true, "whoami": true, "logout": true, "incidents": true, "audit": true,
 	"completion": true, "help": true,
 	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true,
 }
@@ -127,7 +127,8 @@ func (e *env) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "foundry",
 		Short: "Foundry's command-line client",
-		Long: `Foundry's command-line client: ideas, tasks, contributions and credits.
+		Long: `Foundry's command-line client: ideas, tasks, contributions, credits, the
+emergency freeze and the audit chain.
 
 It talks REST to the gateway (--url, default http://127.0.0.1:8080), or gRPC
 straight to the services when --grpc-addr is set (with the service key).
@@ -144,7 +145,7 @@ config file. Run 'foundry -h' for the server's own flags.`,
 	registerSettingFlags(pf)
 
 	root.AddCommand(e.ideasCommand(), e.tasksCommand(), e.contributionsCommand(), e.ccCommand(), e.statusCommand(),
-		e.tokensCommand(), e.whoamiCommand(), e.logoutCommand())
+		e.tokensCommand(), e.whoamiCommand(), e.logoutCommand(), e.incidentsCommand(), e.auditCommand())
 	return root
 }
 
@@ -184,6 +185,10 @@ func exitCode(err error) int {
 		if api.Status == http.StatusServiceUnavailable {
 			return ExitUnavailable
 		}
+		return ExitFailed
+	}
+	var broken *brokenChainError
+	if errors.As(err, &broken) {
 		return ExitFailed
 	}
 	var down *unreachableError

@@ -622,7 +622,7 @@ func TestCompletion(t *testing.T) {
 		return r.stdout
 	}
 	out := complete("")
-	for _, cmd := range []string{"ideas", "tasks", "contributions", "cc", "status"} {
+	for _, cmd := range []string{"ideas", "tasks", "contributions", "cc", "status", "incidents", "audit"} {
 		require.Regexp(t, `(?m)^`+cmd+`\t`, out)
 	}
 	require.Equal(t, "pending\nrunning\ncompleted\nfailed\ntimed_out\nneeds_decision\n:4\n", complete("tasks", "list", "--status", ""))
@@ -642,7 +642,7 @@ func TestDispatch(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"ideas", "list"}, {"tasks"}, {"contributions", "add"}, {"cc", "balance"}, {"status"}, {"completion", "bash"},
-		{"help"}, {"__complete", "ide"}, {"__completeNoDesc", "ide"},
+		{"help"}, {"__complete", "ide"}, {"__completeNoDesc", "ide"}, {"incidents", "freeze"}, {"audit", "verify"},
 	} {
 		require.True(t, cli.IsCommand(args), "%q", args)
 		require.Empty(t, cli.Unknown(args), "%q", args)
@@ -651,7 +651,7 @@ func TestDispatch(t *testing.T) {
 		require.Empty(t, cli.Unknown(args), "the server's: %q", args)
 	}
 	require.Equal(t, "unknown command \"register\"\n"+
-		"  client commands: cc, completion, contributions, help, ideas, logout, status, tasks, tokens, whoami (foundry help)\n"+
+		"  client commands: audit, cc, completion, contributions, help, ideas, incidents, logout, status, tasks, tokens, whoami (foundry help)\n"+
 		"  the server: foundry [flags] (foundry -h), foundry migrate [up|status] [flags]", cli.Unknown([]string{"register"}))
 }
 

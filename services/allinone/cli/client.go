@@ -81,6 +81,14 @@ var (
 	opStake   = op{grpc: ledgerv1.LedgerService_Stake_FullMethodName, http: "POST /api/cc/stake", cred: credToken}
 	opUnstake = op{grpc: ledgerv1.LedgerService_Unstake_FullMethodName, http: "POST /api/cc/unstake", cred: credToken}
 
+	opFreeze         = op{grpc: ledgerv1.LedgerService_Freeze_FullMethodName, http: "POST /api/incidents/freeze"}
+	opUnfreeze       = op{grpc: ledgerv1.LedgerService_Unfreeze_FullMethodName, http: "POST /api/incidents/unfreeze", cred: credAdmin}
+	opIncidentStatus = op{grpc: ledgerv1.LedgerService_GetIncidentStatus_FullMethodName, http: "GET /api/incidents/status"}
+	opListIncidents  = op{grpc: ledgerv1.LedgerService_ListIncidents_FullMethodName, http: "GET /api/incidents"}
+	opListAudit      = op{grpc: ledgerv1.LedgerService_ListAuditEntries_FullMethodName, http: "GET /api/audit"}
+	opVerifyAudit    = op{grpc: ledgerv1.LedgerService_VerifyAudit_FullMethodName, http: "GET /api/audit/verify"}
+	opRepairAudit    = op{grpc: ledgerv1.LedgerService_RepairAudit_FullMethodName, http: "POST /api/audit/repair", cred: credAdmin}
+
 	opReady = op{grpc: opsv1.OpsService_Ready_FullMethodName, http: "GET /api/ready"}
 )
 

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"hash"
+	"slices"
 	"strconv"
-	"time"
 )
 
 // Hash is a SHA-256 chain hash.
@@ -59,32 +61,90 @@ func Seal(prev Hash, e Entry) Record {
 
 // Result is what walking a chain found.
 type Result struct {
-	// OK is true when every record checked out.
+	// OK is true when every record checked out, or lay in a break a
+	// repair recorded (see Break).
 	OK bool
-	// Checked counts the records walked.
+	// Checked counts the records walked, those of repaired breaks included.
 	Checked int64
-	// LastVerified is the seq of the last record that checked out (0 when
-	// none did).
+	// LastVerified is the seq of the last record that checked out before
+	// the first divergence (0 when none did).
 	LastVerified int64
 	// FirstDivergent is the seq of the first record that did not (0 when OK).
 	FirstDivergent int64
 	// Reason says what diverged ("" when OK).
 	Reason string
+	// Repaired are the breaks recorded by repairs that the walk met and
+	// accepted, in chain order: they stay reported, never silently valid.
+	Repaired []Break
 }
 
 // Verifier walks a chain one record at a time, so a chain of any length is
-// verified in constant memory. The zero Verifier expects the chain from its
-// first entry.
+// verified in constant memory. It always starts at the first entry: a
+// repair does not move the start (history before a repair would then never
+// be checked again); instead the breaks repairs recorded are given to
+// NewVerifier and accepted where they are, exactly as recorded, while every
+// other record is checked. The zero Verifier knows no repairs.
 type Verifier struct {
 	prev   Hash
 	next   int64
 	result Result
+	// breaks are the recorded breaks by their first seq.
+	breaks map[int64]Break
+	// skip is the recorded break being walked through, if any.
+	skip *skipping
+	// pending are the breaks accepted so far whose repair entry the walk
+	// has not yet verified, by the repair entry's seq.
+	pending map[int64]pendingBreak
+	div     Divergence
 }
 
-// Resume returns a Verifier that continues after a checkpoint: the record
-// with seq lastSeq whose hash is lastHash (already verified).
-func Resume(lastSeq int64, lastHash Hash) *Verifier {
-	return &Verifier{prev: lastHash, next: lastSeq + 1, result: Result{LastVerified: lastSeq}}
+// skipping is the walk through a recorded break.
+type skipping struct {
+	b Break
+	// start is the hash the break's first entry had to chain to.
+	start Hash
+	// first is the first record met from the break on (nil: none yet).
+	first *Record
+	h     hash.Hash
+}
+
+type pendingBreak struct {
+	b Break
+	// digest is what the rows of the break hash to now.
+	digest string
+}
+
+// NewVerifier returns a Verifier that accepts the recorded breaks (from
+// ParseRepair): where the walk diverges at a break's first seq, the rows up
+// to its last seq are not checked but must still be exactly the rows the
+// repair saw (their digest), the walk resumes from the hash the repair
+// recorded, and the repair entry itself must verify later in the walk.
+// Where several repairs name the same first seq, the latest one holds: a
+// repair made after an earlier one stopped holding supersedes it.
+func NewVerifier(breaks []Break) *Verifier {
+	v := &Verifier{breaks: make(map[int64]Break, len(breaks)), pending: map[int64]pendingBreak{}}
+	for _, b := range breaks {
+		if old, ok := v.breaks[b.From]; !ok || b.RepairSeq > old.RepairSeq {
+			v.breaks[b.From] = b
+		}
+	}
+	return v
+}
+
+// check says why r does not follow the records verified so far ("" when
+// it does).
+func (v *Verifier) check(r Record) string {
+	switch {
+	case r.Entry.Seq != v.next:
+		return "sequence gap: expected seq " + strconv.FormatInt(v.next, 10)
+	case r.PrevHash != v.prev:
+		return "previous hash does not match the preceding entry"
+	case !bytes.Equal(Encode(r.Entry), r.Encoded):
+		return "entry fields do not match their stored encoding"
+	case Chain(v.prev, r.Entry) != r.Hash:
+		return "hash does not match the entry"
+	}
+	return ""
 }
 
 // Add checks the next record; it returns false once the chain has diverged
@@ -96,39 +156,120 @@ func (v *Verifier) Add(r Record) bool {
 	if v.next == 0 {
 		v.next = 1
 	}
-	reason := ""
-	switch {
-	case r.Entry.Seq != v.next:
-		reason = "sequence gap: expected seq " + strconv.FormatInt(v.next, 10)
-	case r.PrevHash != v.prev:
-		reason = "previous hash does not match the preceding entry"
-	case !bytes.Equal(Encode(r.Entry), r.Encoded):
-		reason = "entry fields do not match their stored encoding"
-	case Chain(v.prev, r.Entry) != r.Hash:
-		reason = "hash does not match the entry"
-	}
 	v.result.Checked++
-	if reason != "" {
-		v.result.FirstDivergent = r.Entry.Seq
-		v.result.Reason = reason
-		return false
+	// Each round either accepts r, diverges, or enters a recorded break
+	// that has not been used yet, so the loop ends.
+	for {
+		if s := v.skip; s != nil {
+			if r.Entry.Seq <= s.b.To {
+				if s.first == nil {
+					s.first = &r
+				}
+				writeDigest(s.h, r)
+				return true
+			}
+			if !v.endSkip(&r) {
+				return false
+			}
+		}
+		reason := v.check(r)
+		if reason == "" {
+			v.accept(r)
+			return true
+		}
+		b, ok := v.breaks[v.next]
+		if !ok {
+			v.diverge(r.Entry.Seq, reason, Divergence{Seq: v.next, Prev: v.prev, Found: &r})
+			return false
+		}
+		delete(v.breaks, v.next)
+		v.skip = &skipping{b: b, start: v.prev, h: sha256.New()}
 	}
+}
+
+func (v *Verifier) accept(r Record) {
 	v.prev, v.result.LastVerified = r.Hash, r.Entry.Seq
 	v.next++
+	if p, ok := v.pending[r.Entry.Seq]; ok {
+		if b, ok := ParseRepair(r); ok && b == p.b {
+			delete(v.pending, r.Entry.Seq)
+		}
+	}
+}
+
+// endSkip leaves the recorded break being walked through; after is the
+// record that follows it (nil at the end of the walk). It diverges when
+// the break's rows are no longer those the repair saw.
+func (v *Verifier) endSkip(after *Record) bool {
+	s := v.skip
+	v.skip = nil
+	if s.first == nil {
+		s.first = after
+	}
+	digest := hex.EncodeToString(s.h.Sum(nil))
+	if !s.b.Legacy && digest != s.b.Digest {
+		v.diverge(s.b.From, fmt.Sprintf("the entries repair seq %d accepted (seq %d to %d) changed after the repair",
+			s.b.RepairSeq, s.b.From, s.b.To), Divergence{Seq: s.b.From, Prev: s.start, Found: s.first, Replaces: &s.b})
+		return false
+	}
+	v.prev, v.next = s.b.Resume, s.b.To+1
+	v.result.Repaired = append(v.result.Repaired, s.b)
+	v.pending[s.b.RepairSeq] = pendingBreak{b: s.b, digest: digest}
 	return true
+}
+
+func (v *Verifier) diverge(seq int64, reason string, d Divergence) {
+	v.result.FirstDivergent, v.result.Reason, v.div = seq, reason, d
+}
+
+// Finish ends a walk that covered every record up to the chain's head
+// (the seq of its last entry) and returns the verdict: entries missing
+// before the head are a break too, and so is a recorded break whose repair
+// entry did not verify (the repair is what makes it acceptable).
+func (v *Verifier) Finish(head int64) Result {
+	if v.result.FirstDivergent == 0 && v.skip != nil {
+		v.endSkip(nil)
+	}
+	if v.next == 0 {
+		v.next = 1
+	}
+	if v.result.FirstDivergent == 0 && v.next <= head {
+		v.diverge(v.next, "entries missing: the chain's head is seq "+strconv.FormatInt(head, 10),
+			Divergence{Seq: v.next, Prev: v.prev})
+	}
+	if v.result.FirstDivergent == 0 && len(v.pending) > 0 {
+		var first *pendingBreak
+		for _, p := range v.pending {
+			if first == nil || p.b.From < first.b.From {
+				first = &p
+			}
+		}
+		v.result.LastVerified = first.b.From - 1
+		v.diverge(first.b.From, fmt.Sprintf("repair seq %d, which accepted seq %d to %d, does not verify",
+			first.b.RepairSeq, first.b.From, first.b.To),
+			Divergence{Seq: first.b.From, Replaces: &first.b, Unconfirmed: true, Digest: first.digest})
+	}
+	return v.Result()
 }
 
 // Result is the verdict so far.
 func (v *Verifier) Result() Result {
 	out := v.result
 	out.OK = out.FirstDivergent == 0
+	out.Repaired = slices.Clone(out.Repaired)
 	return out
+}
+
+// Divergence describes the first divergence, for a repair to record; ok is
+// false while the chain has not diverged.
+func (v *Verifier) Divergence() (d Divergence, ok bool) {
+	return v.div, v.result.FirstDivergent != 0
 }
 
 // Head is the hash the next entry must chain to: the last verified record's.
 func (v *Verifier) Head() Hash { return v.prev }
 
-// Verify walks records from the start of the chain.
+// Verify walks records from the start of the chain, knowing no repairs.
 func Verify(records []Record) Result {
 	var v Verifier
 	for _, r := range records {
@@ -137,23 +278,4 @@ func Verify(records []Record) Result {
 		}
 	}
 	return v.Result()
-}
-
-// KindRepair is the kind of the entry a repair appends.
-const KindRepair = "repair"
-
-// RepairEntry is the entry that records a detected break: it names the last
-// verified and first divergent seqs and why. History is never rewritten:
-// the repair entry chains to the current head, so the chain stays
-// append-only and the break stays visible; verification after a repair
-// resumes from the repair entry (see docs/ledger.md).
-func RepairEntry(seq int64, at time.Time, actor string, found Result) Entry {
-	return Entry{
-		Seq: seq, Kind: KindRepair, At: at, Actor: actor, Subject: "audit",
-		Attrs: map[string]string{
-			"last_verified":   strconv.FormatInt(found.LastVerified, 10),
-			"first_divergent": strconv.FormatInt(found.FirstDivergent, 10),
-			"reason":          found.Reason,
-		},
-	}
 }

@@ -1,6 +1,7 @@
 package credit_test
 
 import (
+	"math"
 	"math/big"
 	"testing"
 	"time"
@@ -147,6 +148,89 @@ func TestCooldownIsMonotonic(t *testing.T) {
 		case 0, credit.ShortCooldown, credit.LongCooldown:
 		default:
 			t.Fatalf("unexpected cooldown %s", ca)
+		}
+	})
+}
+
+// TestUnstakeCooldownCountsTheWindow: the tier is that of everything
+// unstaked from the idea in the window, this unstake included, so
+// splitting an exit changes nothing: 21 unstakes of 99.999999 CC cool like
+// one of 2 099.999979 CC once the total passes the thresholds.
+func TestUnstakeCooldownCountsTheWindow(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, credit.LongCooldown, credit.UnstakeCooldown(0, 2000*cc), "2 000 CC at once")
+	var (
+		earlier money.Micros
+		got     []time.Duration
+	)
+	for range 21 {
+		got = append(got, credit.UnstakeCooldown(earlier, 99_999_999))
+		earlier += 99_999_999
+	}
+	require.Equal(t, time.Duration(0), got[0], "the first is below 100 CC")
+	for i := 1; i <= 9; i++ {
+		require.Equal(t, credit.ShortCooldown, got[i], "unstake %d: %s CC in the window", i+1, money.Micros(99_999_999*(i+1)))
+	}
+	for i := 10; i < 21; i++ {
+		require.Equal(t, credit.LongCooldown, got[i], "unstake %d: more than 1 000 CC in the window", i+1)
+	}
+	require.Equal(t, credit.LongCooldown, credit.UnstakeCooldown(math.MaxInt64, math.MaxInt64), "a total past int64 saturates")
+	rapid.Check(t, func(t *rapid.T) {
+		earlier := money.Micros(rapid.Int64Range(0, 10_000*cc).Draw(t, "earlier"))
+		a := money.Micros(rapid.Int64Range(1, 10_000*cc).Draw(t, "a"))
+		b := money.Micros(rapid.Int64Range(int64(a), 10_000*cc).Draw(t, "b"))
+		if credit.UnstakeCooldown(earlier, a) > credit.UnstakeCooldown(earlier, b) {
+			t.Fatalf("a larger unstake cooled for less")
+		}
+		if credit.UnstakeCooldown(earlier, a) < credit.Cooldown(a) {
+			t.Fatalf("earlier unstakes shortened the cooldown")
+		}
+		if credit.UnstakeCooldown(earlier, a) != credit.Cooldown(earlier+a) {
+			t.Fatalf("not the tier of the window's total")
+		}
+	})
+}
+
+func TestNextSupplyIsChecked(t *testing.T) {
+	t.Parallel()
+	o, tr, err := credit.NextSupply(10*cc, 5*cc, 3*cc, 1*cc, -2*cc)
+	require.NoError(t, err)
+	require.Equal(t, money.Micros(12*cc), o)
+	require.Equal(t, money.Micros(3*cc), tr)
+
+	// The int64 sum used to wrap around to a negative supply, which read
+	// as a backing failure.
+	for _, c := range []struct{ outstanding, treasury, mint, burn, usd money.Micros }{
+		{math.MaxInt64 - 5, 0, 6, 0, 0},
+		{0, math.MaxInt64, 0, 0, 1},
+		{math.MinInt64 + 1, 0, 0, 2, 0},
+		{0, math.MinInt64, 0, 0, -1},
+		{0, 0, 0, math.MinInt64, 0},
+	} {
+		o, tr, err := credit.NextSupply(c.outstanding, c.treasury, c.mint, c.burn, c.usd)
+		require.ErrorIs(t, err, credit.ErrSupplyLimit, "%+v", c)
+		require.Equal(t, c.outstanding, o, "unchanged")
+		require.Equal(t, c.treasury, tr, "unchanged")
+	}
+	o, _, err = credit.NextSupply(math.MaxInt64-5, 0, 5, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, money.Micros(math.MaxInt64), o, "up to the limit exactly")
+	rapid.Check(t, func(t *rapid.T) {
+		v := func(name string) money.Micros { return money.Micros(rapid.Int64().Draw(t, name)) }
+		outstanding, treasury, mint, burn, usd := v("outstanding"), v("treasury"), v("mint"), v("burn"), v("usd")
+		o, tr, err := credit.NextSupply(outstanding, treasury, mint, burn, usd)
+		wantO := new(big.Int).Add(big.NewInt(int64(outstanding)), big.NewInt(int64(mint)))
+		wantO.Sub(wantO, big.NewInt(int64(burn)))
+		wantT := new(big.Int).Add(big.NewInt(int64(treasury)), big.NewInt(int64(usd)))
+		// mint is added before burn is taken away: a sum that passes the
+		// limit on the way is refused even if the burn would bring it back.
+		mid := new(big.Int).Add(big.NewInt(int64(outstanding)), big.NewInt(int64(mint)))
+		fits := wantO.IsInt64() && wantT.IsInt64() && mid.IsInt64()
+		if fits != (err == nil) {
+			t.Fatalf("NextSupply(%d, %d, %d, %d, %d): err %v, exact fits %v", outstanding, treasury, mint, burn, usd, err, fits)
+		}
+		if err == nil && (int64(o) != wantO.Int64() || int64(tr) != wantT.Int64()) {
+			t.Fatalf("NextSupply(%d, %d, %d, %d, %d) = %d, %d", outstanding, treasury, mint, burn, usd, o, tr)
 		}
 	})
 }

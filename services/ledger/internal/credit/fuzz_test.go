@@ -145,7 +145,7 @@ func FuzzBacked(f *testing.F) {
 }
 
 // FuzzBreaker checks the oracle circuit breaker's arithmetic against exact
-// arithmetic: the moving average is the true mean (truncated) of the
+// arithmetic: the average is the true mean (truncated) of the accepted
 // readings in the window, and a reading deviates exactly when
 // |price - avg| / avg > MaxDeviationBP / 10000, however large the prices.
 func FuzzBreaker(f *testing.F) {
@@ -165,13 +165,14 @@ func FuzzBreaker(f *testing.F) {
 
 		at := time.Unix(1_700_000_000, 0)
 		readings := []credit.Reading{
-			{Price: money.Micros(price), At: at.Add(-time.Minute)},
-			{Price: money.Micros(other), At: at.Add(-2 * time.Minute)},
-			{Price: money.Micros(avg), At: at.Add(-time.Second)},
-			{Price: money.Micros(other), At: at.Add(-2 * time.Hour)}, // outside the window
-			{Price: money.Micros(price), At: at},                     // not before at
+			{Price: money.Micros(price), At: at.Add(-time.Minute), Verdict: credit.Accepted},
+			{Price: money.Micros(other), At: at.Add(-2 * time.Minute), Verdict: credit.Accepted},
+			{Price: money.Micros(avg), At: at.Add(-time.Second), Verdict: credit.Accepted},
+			{Price: money.Micros(other), At: at.Add(-2 * time.Hour), Verdict: credit.Accepted}, // outside the window
+			{Price: money.Micros(price), At: at, Verdict: credit.Accepted},                     // not before at
+			{Price: money.Micros(other), At: at.Add(-3 * time.Minute), Verdict: credit.Held},   // refused
 		}
-		got, ok := b.MovingAverage(readings, at)
+		got, ok := b.AcceptedAverage(readings, at)
 		require.True(t, ok)
 		sum := new(big.Int).Add(big.NewInt(price), big.NewInt(other))
 		sum.Add(sum, big.NewInt(avg))

@@ -125,6 +125,44 @@ func Backed(outstandingCC, treasuryUSD, mid money.Micros) bool {
 	return lh < rh || (lh == rh && ll <= rl)
 }
 
+// ErrSupplyLimit reports a movement that would take the CC outstanding or
+// the treasury past what the ledger can count (an int64 of micro-units,
+// about 9.2 trillion): refused, rather than wrapped around to a negative
+// total that then read as a backing failure.
+var ErrSupplyLimit = errors.New("supply limit reached")
+
+// NextSupply is the CC outstanding and the treasury after a movement that
+// mints mint, burns burn and moves treasuryDelta USD, added exactly;
+// ErrSupplyLimit when either result would not fit an int64. Whether the
+// results are backed (or negative) is the caller's check.
+func NextSupply(outstanding, treasury, mint, burn, treasuryDelta money.Micros) (money.Micros, money.Micros, error) {
+	o, ok1 := addChecked(outstanding, mint)
+	if ok1 {
+		o, ok1 = subChecked(o, burn)
+	}
+	t, ok2 := addChecked(treasury, treasuryDelta)
+	if !ok1 || !ok2 {
+		return outstanding, treasury, ErrSupplyLimit
+	}
+	return o, t, nil
+}
+
+// addChecked is a+b; ok is false when it overflows an int64.
+func addChecked(a, b money.Micros) (money.Micros, bool) {
+	if (b > 0 && a > math.MaxInt64-b) || (b < 0 && a < math.MinInt64-b) {
+		return 0, false
+	}
+	return a + b, true
+}
+
+// subChecked is a-b; ok is false when it overflows an int64.
+func subChecked(a, b money.Micros) (money.Micros, bool) {
+	if (b < 0 && a > math.MaxInt64+b) || (b > 0 && a < math.MinInt64+b) {
+		return 0, false
+	}
+	return a - b, true
+}
+
 // ReserveRatio is the treasury's value at the mid rate over the CC
 // outstanding: 1.0 when nothing is outstanding (nothing to back), and the
 // invariant holds exactly when the ratio is at least 1.

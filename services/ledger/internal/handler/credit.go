@@ -321,13 +321,21 @@ func (h *Handler) RecordOraclePrice(ctx context.Context, req *ledgerv1.RecordOra
 		ReadingCcPerUsd: micros(r.Price), CcPerUsd: micros(r.State.LastGood), CleanReadings: int32(r.State.Clean)}, nil
 }
 
+// auditProto maps a chain entry. Its amount is answered in whole units
+// (CC, USD, CC per USD) like every other amount of the API; the chain
+// records micro-units, named by attrs.unit, and its hashes cover those, so
+// only the answer converts.
 func auditProto(r audit.Record) *ledgerv1.AuditEntry {
 	attrs := r.Entry.Attrs
 	if attrs == nil {
 		attrs = map[string]string{}
 	}
+	unit, micro := strings.CutPrefix(attrs["unit"], "micro_")
+	if !micro {
+		unit = ""
+	}
 	return &ledgerv1.AuditEntry{Seq: int32(r.Entry.Seq), Kind: r.Entry.Kind, Actor: r.Entry.Actor, Subject: r.Entry.Subject,
-		Amount: float64(r.Entry.Amount), Attrs: attrs, PrevHash: r.PrevHash.String(), Hash: r.Hash.String(),
+		Amount: micros(money.Micros(r.Entry.Amount)), Unit: unit, Attrs: attrs, PrevHash: r.PrevHash.String(), Hash: r.Hash.String(),
 		CreatedAt: rfc3339(r.Entry.At)}
 }
 
@@ -348,8 +356,18 @@ func (h *Handler) ListAuditEntries(ctx context.Context, req *ledgerv1.ListAuditE
 	return out, nil
 }
 
-func verifyProto(res audit.Result, from int64) *ledgerv1.VerifyAuditResponse {
-	out := &ledgerv1.VerifyAuditResponse{Valid: res.OK, EntriesChecked: int32(res.Checked), VerifiedFromSeq: int32(from)}
+func repairedProto(b audit.Break) *ledgerv1.RepairedBreak {
+	return &ledgerv1.RepairedBreak{RepairSeq: int32(b.RepairSeq), FromSeq: int32(b.From), ToSeq: int32(b.To), Reason: b.Reason}
+}
+
+// verifyProto maps a verification. The walk always starts at the first
+// entry, so verified_from_seq is 0.
+func verifyProto(res audit.Result) *ledgerv1.VerifyAuditResponse {
+	out := &ledgerv1.VerifyAuditResponse{Valid: res.OK, EntriesChecked: int32(res.Checked),
+		RepairedBreaks: make([]*ledgerv1.RepairedBreak, len(res.Repaired))}
+	for i, b := range res.Repaired {
+		out.RepairedBreaks[i] = repairedProto(b)
+	}
 	if res.LastVerified > 0 {
 		out.LastVerifiedSeq = wrapperspb.Int32(int32(res.LastVerified))
 	}
@@ -362,11 +380,11 @@ func verifyProto(res audit.Result, from int64) *ledgerv1.VerifyAuditResponse {
 
 // VerifyAudit implements LedgerService.VerifyAudit.
 func (h *Handler) VerifyAudit(ctx context.Context, _ *ledgerv1.VerifyAuditRequest) (*ledgerv1.VerifyAuditResponse, error) {
-	res, from, err := h.app.VerifyAuditFrom(ctx)
+	res, err := h.app.VerifyAudit(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return verifyProto(res, from), nil
+	return verifyProto(res), nil
 }
 
 // RepairAudit implements LedgerService.RepairAudit (administrator).
@@ -383,6 +401,7 @@ func (h *Handler) RepairAudit(ctx context.Context, _ *ledgerv1.RepairAuditReques
 		out.FirstDivergentSeq = wrapperspb.Int32(int32(rep.Found.FirstDivergent))
 	}
 	if rep.Repaired {
+		out.RepairedBreak = repairedProto(rep.Break)
 		recs, _, err := h.app.AuditPage(ctx, 1, 0)
 		if err == nil && len(recs) == 1 && recs[0].Entry.Seq == rep.Seq {
 			out.RepairEntry = auditProto(recs[0])
@@ -391,13 +410,11 @@ func (h *Handler) RepairAudit(ctx context.Context, _ *ledgerv1.RepairAuditReques
 	return out, nil
 }
 
-// Freeze implements LedgerService.Freeze (a configured signer).
+// Freeze implements LedgerService.Freeze (a configured signer; the use case
+// checks the fields, the signature, the time and the nonce).
 func (h *Handler) Freeze(ctx context.Context, req *ledgerv1.FreezeRequest) (*ledgerv1.FreezeResponse, error) {
-	if err := collect(required("signer_id", req.GetSignerId()), text("signer_id", req.GetSignerId(), false),
-		text("reason", req.GetReason(), true), required("signature", req.GetSignature())); err != nil {
-		return nil, err
-	}
-	m, err := h.app.Freeze(ctx, usecase.FreezeCmd{SignerID: req.GetSignerId(), Reason: req.GetReason(), Signature: req.GetSignature()})
+	m, err := h.app.Freeze(ctx, usecase.FreezeCmd{SignerID: req.GetSignerId(), IssuedAt: req.GetIssuedAt(), Nonce: req.GetNonce(),
+		Reason: req.GetReason(), Signature: req.GetSignature()})
 	if err != nil {
 		return nil, err
 	}
@@ -468,7 +485,7 @@ func (h *Handler) CheckCoherence(ctx context.Context, _ *ledgerv1.CheckCoherence
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.CheckCoherenceResponse{Supply: supplyProto(c.Supply), Chain: verifyProto(c.Chain, 0),
+	return &ledgerv1.CheckCoherenceResponse{Supply: supplyProto(c.Supply), Chain: verifyProto(c.Chain),
 		MismatchedAccounts: c.Mismatched, OracleBreakerTripped: c.Supply.Rate.Breaker.Tripped}, nil
 }
 

@@ -28,11 +28,10 @@ type Economy struct {
 	ModeSince     time.Time
 	AuditSeq      int64
 	AuditHead     audit.Hash
-	// VerifyFromSeq and VerifyFromHash are where chain verification starts
-	// (0 and Genesis: from the first entry; after a repair, the repair entry).
-	VerifyFromSeq  int64
-	VerifyFromHash audit.Hash
-	UpdatedAt      time.Time
+	// (The row's verify_from_seq and verify_from_hash are no longer read:
+	// verification always walks the whole chain, and the breaks repairs
+	// accepted are recorded in the repair entries; see the audit package.)
+	UpdatedAt time.Time
 }
 
 // JournalEntry is a credit.Entry as recorded: with its id, whose CC moved,
@@ -117,6 +116,15 @@ type Incident struct {
 	ResolvedAt time.Time
 }
 
+// FreezeNonce is the nonce of a signed freeze that was accepted (whatever
+// the freeze then did), with the time it was signed and seen.
+type FreezeNonce struct {
+	SignerID string
+	Nonce    string
+	IssuedAt time.Time
+	SeenAt   time.Time
+}
+
 // Credit is the credit economy's storage over one querier. Every method
 // that writes is called inside the use case's transaction, after
 // LockEconomy, so movements are serialised.
@@ -155,6 +163,10 @@ type Credit interface {
 	DueCooling(ctx context.Context, contributorID string, now time.Time) ([]CoolingLot, error)
 	// ReleaseCooling marks a lot released by entry entryID.
 	ReleaseCooling(ctx context.Context, lotID, entryID string) error
+	// UnstakedSince is the CC a contributor unstaked from an idea in the
+	// entries recorded after since (zero for none): the rolling window
+	// an unstake's cooldown tier is decided by.
+	UnstakedSince(ctx context.Context, contributorID, ideaID string, since time.Time) (money.Micros, error)
 
 	// InsertPledge records a pledge.
 	InsertPledge(ctx context.Context, p Pledge) error
@@ -163,8 +175,17 @@ type Credit interface {
 	InsertReading(ctx context.Context, r OracleReading) error
 	// LatestReading is the newest reading. ErrNotFound before the first.
 	LatestReading(ctx context.Context) (OracleReading, error)
-	// ReadingsSince returns the readings at or after since, oldest first.
+	// ReadingsSince returns the readings at or after since, oldest first,
+	// each with its source and verdict.
 	ReadingsSince(ctx context.Context, since time.Time) ([]credit.Reading, error)
+
+	// RecordFreezeNonce remembers the nonce of a signed freeze, so the same
+	// signed request is never accepted twice; ErrAlreadyExists when the
+	// signer's nonce was recorded before.
+	RecordFreezeNonce(ctx context.Context, n FreezeNonce) error
+	// PruneFreezeNonces forgets the nonces issued before before, returning
+	// how many it forgot.
+	PruneFreezeNonces(ctx context.Context, before time.Time) (int, error)
 
 	// InsertIncident records an incident.
 	InsertIncident(ctx context.Context, i Incident) error
@@ -184,6 +205,9 @@ type Audit interface {
 	Range(ctx context.Context, after int64, limit int) ([]audit.Record, error)
 	// Recent returns a page of records, newest first.
 	Recent(ctx context.Context, limit, offset int) ([]audit.Record, error)
+	// Repairs returns the repair entries with seq at most upTo, in seq
+	// order: verification reads the breaks they accepted before it walks.
+	Repairs(ctx context.Context, upTo int64) ([]audit.Record, error)
 	// Counts returns the row count of the audit chain's table, for storage
 	// reports.
 	Counts(ctx context.Context) (map[string]int, error)

@@ -159,7 +159,7 @@ func (a *App) CreateDistribution(ctx context.Context, d store.Distribution) (sto
 			if p.Amount <= 0 {
 				continue
 			}
-			if _, err := a.move(ctx, r, &eco, rate.Quote, movement{
+			if _, err := a.move(ctx, r, &eco, rate, movement{
 				entry:       credit.Transfer(credit.KindDistribution, credit.Issuance, credit.Available(p.ContributorID), p.Amount),
 				contributor: p.ContributorID, amount: p.Amount, mint: p.Amount, actor: "admin",
 				attrs: map[string]string{"distribution_id": d.ID, "asset_id": d.AssetID},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
@@ -135,8 +136,9 @@ func (a *App) ObservePrice(ctx context.Context, price money.Micros, source, acto
 		if err != nil {
 			return err
 		}
-		reading := credit.Reading{Price: price, At: now}
+		reading := credit.Reading{Price: price, At: now, Source: source}
 		state, verdict := a.cfg.Breaker.Observe(prev, recent, reading)
+		reading.Verdict = verdict
 		if err := r.Credit.InsertReading(ctx, store.OracleReading{
 			ID: a.cfg.NewID(), Reading: reading, Source: source, Verdict: verdict, State: state,
 		}); err != nil {
@@ -147,6 +149,9 @@ func (a *App) ObservePrice(ctx context.Context, price money.Micros, source, acto
 			return nil
 		}
 		attrs := map[string]string{"price": price.String(), "last_good": state.LastGood.String(), "source": source, "unit": "micro_cc_per_usd"}
+		if verdict == credit.Recovered {
+			attrs["tripped_at"] = prev.TrippedAt.Format(time.RFC3339Nano)
+		}
 		if err := a.appendAudit(ctx, r, &eco, audit.Entry{Kind: "oracle_" + string(verdict), At: now, Actor: actor,
 			Subject: "exchange_rate", Amount: int64(price), Attrs: attrs}); err != nil {
 			return err
@@ -154,7 +159,8 @@ func (a *App) ObservePrice(ctx context.Context, price money.Micros, source, acto
 		if verdict == credit.Tripped {
 			if err := r.Credit.InsertIncident(ctx, store.Incident{ID: a.cfg.NewID(), Kind: "oracle_tripped", Severity: "warning",
 				Detail: "rate " + price.String() + " deviates more than " + bpText(a.cfg.Breaker.MaxDeviationBP) +
-					" from the 1-hour moving average; the rate stays at " + state.LastGood.String(),
+					" from the average of the accepted readings of the last " + durationText(a.cfg.Breaker.Window) +
+					"; the rate stays at " + state.LastGood.String() + ", and deposits and withdrawals are refused until the breaker recovers",
 				Actor: actor, CreatedAt: now}); err != nil {
 				return err
 			}
@@ -162,6 +168,18 @@ func (a *App) ObservePrice(ctx context.Context, price money.Micros, source, acto
 		return r.Credit.SaveEconomy(ctx, eco)
 	})
 	return out, err
+}
+
+// durationText prints a duration without its zero units (1h, not 1h0m0s).
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
 
 func bpText(bp int64) string { return strconv.FormatFloat(float64(bp)/100, 'f', -1, 64) + "%" }
@@ -201,13 +219,13 @@ func (a *App) mustExist(ctx context.Context, r Repos, contributorID string) erro
 
 // releaseDue moves a contributor's cooled lots back to available, inside
 // the transaction of the movement that is about to use them.
-func (a *App) releaseDue(ctx context.Context, r Repos, eco *store.Economy, q credit.Quote, contributorID, actor string) error {
+func (a *App) releaseDue(ctx context.Context, r Repos, eco *store.Economy, rate Rate, contributorID, actor string) error {
 	due, err := r.Credit.DueCooling(ctx, contributorID, a.now())
 	if err != nil {
 		return err
 	}
 	for _, l := range due {
-		id, err := a.move(ctx, r, eco, q, movement{
+		id, err := a.move(ctx, r, eco, rate, movement{
 			entry:       credit.Transfer(credit.KindRelease, credit.Cooling(contributorID), credit.Available(contributorID), l.Amount),
 			contributor: contributorID, idea: l.IdeaID, amount: l.Amount, actor: actor,
 			attrs: map[string]string{"cooling_id": l.ID},

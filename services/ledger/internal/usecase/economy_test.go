@@ -58,7 +58,7 @@ func setup(t testing.TB, engine database.Engine, contributors ...string) env {
 	db := dbtest.Open(t, engine, "ledger", store.Migrations())
 	fc := clock.NewFake(t0)
 	app := usecase.New(db, repos, usecase.Config{
-		Clock: fc, Ideas: ideas{}, Signers: map[string]string{"ops": "s3cret"},
+		Clock: fc, Ideas: ideas{}, Signers: map[string]string{"ops": opsSecret},
 	})
 	for i, c := range contributors {
 		require.NoError(t, app.Register(context.Background(),
@@ -236,56 +236,6 @@ func TestIdempotencyKey(t *testing.T) {
 	})
 }
 
-func TestFreezeAndUnfreeze(t *testing.T) {
-	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
-		e := setup(t, engine, "ada")
-		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
-		require.NoError(t, err)
-
-		for _, bad := range []usecase.FreezeCmd{
-			{SignerID: "ops", Reason: "x", Signature: usecase.Sign("wrong", "x")},
-			{SignerID: "nobody", Reason: "x", Signature: usecase.Sign("s3cret", "x")},
-			{SignerID: "ops", Reason: "x", Signature: "not hex"},
-		} {
-			_, err := e.app.Freeze(ctx, bad)
-			k, _ := kindOf(t, err)
-			require.Equal(t, fault.Forbidden, k)
-		}
-		m, err := e.app.Freeze(ctx, usecase.FreezeCmd{SignerID: "ops", Reason: "oracle compromised", Signature: usecase.Sign("s3cret", "oracle compromised")})
-		require.NoError(t, err)
-		require.Equal(t, usecase.ModeFrozen, m.Mode)
-		_, err = e.app.Freeze(ctx, usecase.FreezeCmd{SignerID: "ops", Reason: "again", Signature: usecase.Sign("s3cret", "again")})
-		k, _ := kindOf(t, err)
-		require.Equal(t, fault.Conflict, k)
-
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
-		k, detail := kindOf(t, err)
-		require.Equal(t, fault.Rejected, k)
-		require.Equal(t, "frozen", detail)
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: "r2"}, nil)
-		_, detail = kindOf(t, err)
-		require.Equal(t, "frozen", detail)
-
-		e.clock.Advance(time.Second)
-		_, err = e.app.Unfreeze(ctx, "all clear", "admin")
-		require.NoError(t, err)
-		_, err = e.app.Unfreeze(ctx, "again", "admin")
-		k, _ = kindOf(t, err)
-		require.Equal(t, fault.Conflict, k)
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
-		require.NoError(t, err)
-
-		incidents, err := e.app.Incidents(ctx, 10, 0)
-		require.NoError(t, err)
-		require.Len(t, incidents, 2)
-		require.Equal(t, "unfreeze", incidents[0].Kind)
-		require.Equal(t, "freeze", incidents[1].Kind)
-		requireSound(t, e)
-	})
-}
-
 func TestOracleBreakerAndBacking(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
@@ -308,11 +258,12 @@ func TestOracleBreakerAndBacking(t *testing.T) {
 		require.Equal(t, money.Micros(100*cc), rate.Quote.Mid, "the rate stays at the last good value")
 		require.True(t, rate.Breaker.Tripped)
 
-		// Three clean readings at 90 (within 20% of the average): the
+		// Three clean readings at 90 (within 20% of the average of the
+		// accepted readings), the last 6 minutes after the trip: the
 		// breaker recovers and 90 CC per USD is the rate: each CC is now
 		// worth more USD than the treasury holds for it.
 		for range 3 {
-			e.clock.Advance(time.Minute)
+			e.clock.Advance(2 * time.Minute)
 			_, err := e.app.ObservePrice(ctx, 90*cc, "test", "oracle")
 			require.NoError(t, err)
 		}
@@ -334,57 +285,6 @@ func TestOracleBreakerAndBacking(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "oracle_tripped", incidents[0].Kind)
 		requireSound(t, e)
-	})
-}
-
-func TestAuditTamperIsFoundAndRepaired(t *testing.T) {
-	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
-		e := setup(t, engine, "ada")
-		ctx := context.Background()
-		for i := range 3 {
-			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: fmt.Sprint(i)}, nil)
-			require.NoError(t, err)
-		}
-		rep, err := e.app.RepairAudit(ctx, "admin")
-		require.NoError(t, err)
-		require.False(t, rep.Repaired, "a sound chain is left alone")
-
-		_, err = e.db.Exec(ctx, `UPDATE audit_entries SET amount = amount + 1 WHERE seq = 3`)
-		require.NoError(t, err)
-		res, err := e.app.VerifyAudit(ctx)
-		require.NoError(t, err)
-		require.False(t, res.OK)
-		require.Equal(t, int64(2), res.LastVerified)
-		require.Equal(t, int64(3), res.FirstDivergent)
-
-		rep, err = e.app.RepairAudit(ctx, "admin")
-		require.NoError(t, err)
-		require.True(t, rep.Repaired)
-		require.Equal(t, int64(7), rep.Seq)
-		recs, err := e.app.AuditEntries(ctx, 1, 0)
-		require.NoError(t, err)
-		require.Equal(t, "repair", recs[0].Entry.Kind)
-		require.Equal(t, map[string]string{"last_verified": "2", "first_divergent": "3",
-			"reason": "entry fields do not match their stored encoding"}, recs[0].Entry.Attrs)
-		var n int
-		require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_entries`).Scan(&n))
-		require.Equal(t, 7, n, "nothing rewritten or deleted")
-
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: "after"}, nil)
-		require.NoError(t, err)
-		res, err = e.app.VerifyAudit(ctx)
-		require.NoError(t, err)
-		require.True(t, res.OK, "%+v", res)
-		require.Equal(t, int64(9), res.LastVerified)
-
-		// A truncated tail is a break too.
-		_, err = e.db.Exec(ctx, `DELETE FROM audit_entries WHERE seq = 9`)
-		require.NoError(t, err)
-		res, err = e.app.VerifyAudit(ctx)
-		require.NoError(t, err)
-		require.False(t, res.OK)
-		require.Equal(t, int64(9), res.FirstDivergent)
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -69,35 +70,57 @@ func FuzzHTTPRate(f *testing.F) {
 }
 
 // FuzzFreezeSignature checks the emergency freeze refuses, as a 403, every
-// request whose signature is not hex HMAC-SHA256 of the reason under the
-// named signer's own secret: another signer's secret, an unknown signer,
-// a signature of another reason, malformed hex. (An accepted signature
-// goes on to the store, which this pure target has not: it is left to
-// TestFreezeAndUnfreeze.)
+// well-formed request whose signature is not hex HMAC-SHA256 of
+// signer_id|issued_at|nonce|reason under the named signer's own secret:
+// another signer's secret, an unknown signer, a signature of another
+// reason or of the reason alone (the old format), malformed hex; and a
+// malformed one as a 422. (An accepted signature goes on to the store,
+// which this pure target has not: it is left to TestFreezeAndUnfreeze.)
+// The time and nonce are fixed and valid, so the committed corpus of
+// (signer, reason, signature) still applies.
 func FuzzFreezeSignature(f *testing.F) {
-	f.Add("ops", "oracle compromised", usecase.Sign("s3cret", "oracle compromised"))
-	f.Add("ops", "x", usecase.Sign("other", "x"))
-	f.Add("nobody", "x", usecase.Sign("s3cret", "x"))
+	freeze := func(signer, reason, signature string) usecase.FreezeCmd {
+		return usecase.FreezeCmd{SignerID: signer, IssuedAt: "2026-11-23T09:00:00Z", Nonce: "00112233445566778899aabbccddeeff",
+			Reason: reason, Signature: signature}
+	}
+	sign := func(secret, signer, reason string) string {
+		return credit.SignFreeze(secret, freeze(signer, reason, ""))
+	}
+	f.Add("ops", "oracle compromised", sign(opsSecret, "ops", "oracle compromised"))
+	f.Add("ops", "x", sign("other", "ops", "x"))
+	f.Add("nobody", "x", sign(opsSecret, "nobody", "x"))
 	f.Add("ops", "x", "not hex")
-	f.Add("ops", "x", strings.ToUpper(usecase.Sign("s3cret", "x")))
-	f.Add("ops", "x", usecase.Sign("s3cret", "x")+"00")
-	f.Add("", "", usecase.Sign("", ""))
-	f.Add("audit", "x", usecase.Sign("s3cret", "x"))
-	signers := map[string]string{"ops": "s3cret", "audit": "an0ther"}
-	app := usecase.New(nil, nil, usecase.Config{Signers: signers})
+	f.Add("ops", "x", strings.ToUpper(sign(opsSecret, "ops", "x")))
+	f.Add("ops", "x", sign(opsSecret, "ops", "x")+"00")
+	f.Add("", "", sign("", "", ""))
+	f.Add("audit", "x", sign(opsSecret, "audit", "x"))
+	f.Add("ops", "x", credit.SignFreeze(opsSecret, credit.SignedFreeze{Reason: "x"}))
+	signers := map[string]string{"ops": opsSecret, "audit": auditSecret}
+	app := usecase.New(nil, nil, usecase.Config{Signers: signers, Clock: clock.NewFake(t0)})
 	f.Fuzz(func(t *testing.T, signer, reason, signature string) {
 		secret, known := signers[signer]
-		if known && strings.EqualFold(signature, usecase.Sign(secret, reason)) {
+		if known && strings.EqualFold(signature, sign(secret, signer, reason)) {
 			return // a valid signature: the freeze proceeds to the store
 		}
-		_, err := app.Freeze(context.Background(), usecase.FreezeCmd{SignerID: signer, Reason: reason, Signature: signature})
-		require.Equal(t, fault.Forbidden, fault.KindOf(err), "signer %q, signature %q: %v", signer, signature, err)
+		want := fault.Forbidden
+		for _, v := range []string{signer, reason, signature} {
+			if strings.TrimSpace(v) == "" || len(v) > 500 {
+				want = fault.Invalid
+			}
+		}
+		_, err := app.Freeze(context.Background(), freeze(signer, reason, signature))
+		require.Equal(t, want, fault.KindOf(err), "signer %q, signature %q: %v", signer, signature, err)
+		if want == fault.Invalid {
+			return
+		}
 		for id, s := range signers {
 			if s != secret {
-				_, err := app.Freeze(context.Background(), usecase.FreezeCmd{SignerID: signer, Reason: reason, Signature: usecase.Sign(s, reason)})
+				_, err := app.Freeze(context.Background(), freeze(signer, reason, sign(s, signer, reason)))
 				require.Equal(t, fault.Forbidden, fault.KindOf(err), "signer %q with %s's secret", signer, id)
 			}
 		}
+		_, err = app.Freeze(context.Background(), freeze(signer, reason, credit.SignFreeze(secret, credit.SignedFreeze{Reason: reason})))
+		require.Equal(t, fault.Forbidden, fault.KindOf(err), "the reason's HMAC alone")
 	})
 }
 

@@ -2,10 +2,9 @@ package usecase
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"strconv"
+	"errors"
+	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -15,20 +14,43 @@ import (
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
-// FreezeCmd is a signer's emergency freeze.
-type FreezeCmd struct {
-	SignerID string
-	Reason   string
-	// Signature is hex HMAC-SHA256(signer's secret, Reason).
-	Signature string
-}
+// FreezeCmd is a signer's emergency freeze, as sent.
+type FreezeCmd = credit.SignedFreeze
 
-// Sign is the signature a signer sends with a freeze: hex
-// HMAC-SHA256(secret, reason).
-func Sign(secret, reason string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(reason))
-	return hex.EncodeToString(m.Sum(nil))
+// maxFreezeText bounds a freeze's signer id and reason, as the API's other
+// short texts.
+const maxFreezeText = 500
+
+// validateFreeze checks the freeze's fields are present and well formed
+// (422); whether it is signed, fresh and new is decided after.
+func validateFreeze(cmd FreezeCmd) error {
+	var fields []fault.FieldError
+	need := func(name, v string) bool {
+		switch {
+		case strings.TrimSpace(v) == "":
+			fields = append(fields, fault.Field(name, "is required"))
+		case len(v) > maxFreezeText:
+			fields = append(fields, fault.Field(name, "must be at most %d bytes", maxFreezeText))
+		default:
+			return true
+		}
+		return false
+	}
+	need("signer_id", cmd.SignerID)
+	if need("issued_at", cmd.IssuedAt) {
+		if _, err := credit.ParseIssuedAt(cmd.IssuedAt); err != nil {
+			fields = append(fields, fault.Field("issued_at", "%s", err.Error()))
+		}
+	}
+	if need("nonce", cmd.Nonce) && !credit.ValidNonce(cmd.Nonce) {
+		fields = append(fields, fault.Field("nonce", "must be %d to %d hex digits", credit.MinNonceHex, credit.MaxNonceHex))
+	}
+	need("reason", cmd.Reason)
+	need("signature", cmd.Signature)
+	if len(fields) > 0 {
+		return fault.Validation(fields...)
+	}
+	return nil
 }
 
 // ModeChange is the economy's mode after a freeze, an unfreeze or a
@@ -43,18 +65,63 @@ type ModeChange struct {
 }
 
 // Freeze stops every CC movement at once: any one configured signer may
-// freeze. An unknown signer or a wrong signature is Forbidden; a frozen
-// economy is a Conflict.
+// freeze, with a request signed over its signer id, time, nonce and reason
+// (credit.SignedFreeze). A missing or malformed field is Invalid; an
+// unknown signer, a wrong signature, a time more than credit.FreezeWindow
+// from the ledger's clock and a nonce the signer used before are
+// Forbidden; a frozen economy is a Conflict. The nonce is spent by any
+// request that gets that far, the Conflict included, so a signed request
+// is accepted once at most whatever it found.
 func (a *App) Freeze(ctx context.Context, cmd FreezeCmd) (ModeChange, error) {
-	secret, ok := a.cfg.Signers[cmd.SignerID]
-	got, err := hex.DecodeString(strings.ToLower(cmd.Signature))
-	want, _ := hex.DecodeString(Sign(secret, cmd.Reason))
-	// hmac.Equal is constant-time; an unknown signer is checked against a
-	// signature under the empty secret so both refusals take as long.
-	if !ok || err != nil || !hmac.Equal(got, want) {
+	if err := validateFreeze(cmd); err != nil {
+		return ModeChange{}, err
+	}
+	secret, known := a.cfg.Signers[cmd.SignerID]
+	if !credit.VerifyFreeze(secret, known, cmd) {
 		return ModeChange{}, fault.New(fault.Forbidden, "unknown signer or bad signature")
 	}
-	return a.setMode(ctx, ModeFrozen, cmd.Reason, "signer:"+cmd.SignerID, "freeze", true)
+	issued, _ := credit.ParseIssuedAt(cmd.IssuedAt)
+	now := a.now()
+	if !credit.FreshFreeze(issued, now) {
+		return ModeChange{}, fault.New(fault.Forbidden,
+			"issued_at is more than %s from the ledger's clock: sign the freeze again with the current time", credit.FreezeWindow)
+	}
+	nonce := strings.ToLower(cmd.Nonce)
+	var (
+		out    ModeChange
+		frozen bool
+	)
+	err := a.tx(ctx, func(r Repos) error {
+		frozen = false
+		eco, err := r.Credit.LockEconomy(ctx)
+		if err != nil {
+			return err
+		}
+		// Forgetting expired nonces here keeps the table at the freezes of
+		// the last few minutes, with no background job: a replay of one
+		// forgotten is refused by its time.
+		if _, err := r.Credit.PruneFreezeNonces(ctx, now.Add(-credit.FreezeNonceTTL)); err != nil {
+			return err
+		}
+		err = r.Credit.RecordFreezeNonce(ctx, store.FreezeNonce{SignerID: cmd.SignerID, Nonce: nonce, IssuedAt: issued, SeenAt: now})
+		if errors.Is(err, store.ErrAlreadyExists) {
+			return fault.New(fault.Forbidden, "nonce was used before: every freeze needs a new one")
+		}
+		if err != nil {
+			return err
+		}
+		if eco.Mode == ModeFrozen {
+			frozen = true
+			return nil // commit: the nonce stays spent
+		}
+		out, err = a.changeMode(ctx, r, &eco, ModeFrozen, cmd.Reason, "signer:"+cmd.SignerID, "freeze",
+			map[string]string{"issued_at": cmd.IssuedAt, "nonce": nonce})
+		return err
+	})
+	if err == nil && frozen {
+		err = fault.New(fault.Conflict, "already %s", ModeFrozen)
+	}
+	return out, err
 }
 
 // Unfreeze lifts a freeze (an administrator's action) once the reserve
@@ -76,7 +143,7 @@ func (a *App) Unfreeze(ctx context.Context, reason, actor string) (ModeChange, e
 		if ratio := credit.ReserveRatio(eco.OutstandingCC, eco.TreasuryUSD, rate.Quote.Mid); ratio < 1 {
 			return fault.New(fault.Rejected, "reserve ratio %.6f is below 1.0: restore the backing before unfreezing", ratio)
 		}
-		out, err = a.changeMode(ctx, r, &eco, ModeNormal, reason, actor, "unfreeze")
+		out, err = a.changeMode(ctx, r, &eco, ModeNormal, reason, actor, "unfreeze", nil)
 		return err
 	})
 	return out, err
@@ -90,40 +157,34 @@ func (a *App) SetMode(ctx context.Context, mode, reason, actor string) (ModeChan
 	if _, ok := modeRank[mode]; !ok {
 		return ModeChange{}, fault.Validation(fault.Field("mode", "must be one of normal, warning, minting_paused, read_only, frozen"))
 	}
-	return a.setMode(ctx, mode, reason, actor, "monitor", false)
-}
-
-func (a *App) setMode(ctx context.Context, mode, reason, actor, kind string, conflictIfSame bool) (ModeChange, error) {
 	var out ModeChange
 	err := a.tx(ctx, func(r Repos) error {
 		eco, err := r.Credit.LockEconomy(ctx)
 		if err != nil {
 			return err
 		}
-		switch {
-		case eco.Mode == mode && conflictIfSame:
-			return fault.New(fault.Conflict, "already %s", mode)
-		case eco.Mode == mode:
-			out = ModeChange{Mode: eco.Mode, Reason: eco.ModeReason, Actor: eco.ModeActor, Since: eco.ModeSince}
-			return nil
-		case kind == "monitor" && eco.Mode == ModeFrozen:
+		if eco.Mode == mode || eco.Mode == ModeFrozen {
 			out = ModeChange{Mode: eco.Mode, Reason: eco.ModeReason, Actor: eco.ModeActor, Since: eco.ModeSince}
 			return nil
 		}
-		out, err = a.changeMode(ctx, r, &eco, mode, reason, actor, kind)
+		out, err = a.changeMode(ctx, r, &eco, mode, reason, actor, "monitor", nil)
 		return err
 	})
 	return out, err
 }
 
 // changeMode records a mode change in the economy, the audit chain and the
-// incident log, in the caller's transaction.
-func (a *App) changeMode(ctx context.Context, r Repos, eco *store.Economy, mode, reason, actor, kind string) (ModeChange, error) {
+// incident log, in the caller's transaction. extra are more attributes of
+// the audit entry (a freeze's issued_at and nonce).
+func (a *App) changeMode(ctx context.Context, r Repos, eco *store.Economy, mode, reason, actor, kind string,
+	extra map[string]string) (ModeChange, error) {
 	now := a.now()
 	from := eco.Mode
 	eco.Mode, eco.ModeReason, eco.ModeActor, eco.ModeSince, eco.UpdatedAt = mode, reason, actor, now, now
+	attrs := map[string]string{"from": from, "to": mode, "reason": reason}
+	maps.Copy(attrs, extra)
 	if err := a.appendAudit(ctx, r, eco, audit.Entry{Kind: kind, At: now, Actor: actor, Subject: "economy",
-		Attrs: map[string]string{"from": from, "to": mode, "reason": reason}}); err != nil {
+		Attrs: attrs}); err != nil {
 		return ModeChange{}, err
 	}
 	severity := "info"
@@ -148,48 +209,51 @@ func (a *App) Incidents(ctx context.Context, limit, offset int) ([]store.Inciden
 // auditPage is how many records verification reads at a time.
 const auditPage = 1000
 
-// VerifyAudit walks the chain from its verification start (the first
-// entry, or the last repair) in pages, in constant memory, and reports the
-// first break.
+// VerifyAudit walks the whole chain, from its first entry to the head the
+// economy row names, in pages and in constant memory, and reports the first
+// break; the breaks repairs recorded are accepted exactly as recorded and
+// listed in the result (audit.Break).
 func (a *App) VerifyAudit(ctx context.Context) (audit.Result, error) {
-	res, _, err := a.VerifyAuditFrom(ctx)
-	return res, err
-}
-
-// VerifyAuditFrom is VerifyAudit that also says where the walk started (0,
-// or the seq of the last repair entry).
-func (a *App) VerifyAuditFrom(ctx context.Context) (audit.Result, int64, error) {
 	r := a.read()
 	eco, err := r.Credit.Economy(ctx)
 	if err != nil {
-		return audit.Result{}, 0, err
+		return audit.Result{}, err
 	}
-	res, err := a.verifyFrom(ctx, r, eco)
-	return res, eco.VerifyFromSeq, err
+	res, _, err := a.verifyChain(ctx, r, eco)
+	return res, err
 }
 
-func (a *App) verifyFrom(ctx context.Context, r Repos, eco store.Economy) (audit.Result, error) {
-	v := &audit.Verifier{}
-	if eco.VerifyFromSeq > 0 {
-		v = audit.Resume(eco.VerifyFromSeq, eco.VerifyFromHash)
+// verifyChain walks the chain up to eco's head and returns the verdict and
+// the verifier (which knows where it diverged).
+func (a *App) verifyChain(ctx context.Context, r Repos, eco store.Economy) (audit.Result, *audit.Verifier, error) {
+	repairs, err := r.Audit.Repairs(ctx, eco.AuditSeq)
+	if err != nil {
+		return audit.Result{}, nil, err
 	}
+	var breaks []audit.Break
+	for _, rec := range repairs {
+		if b, ok := audit.ParseRepair(rec); ok {
+			breaks = append(breaks, b)
+		}
+	}
+	v := audit.NewVerifier(breaks)
 	// The walk ends at the economy row's head. Movements keep appending
 	// while a verification outside their transaction (the monitor's, the
 	// API's) reads: entries past the head it read belong to the next
 	// check. Walking into them made a busy, sound chain look broken
 	// ("entries missing"), and the monitor froze the economy for it.
-	after := eco.VerifyFromSeq
+	after := int64(0)
 	for after < eco.AuditSeq {
 		page, err := r.Audit.Range(ctx, after, auditPage)
 		if err != nil {
-			return audit.Result{}, err
+			return audit.Result{}, nil, err
 		}
 		for _, rec := range page {
 			if rec.Entry.Seq > eco.AuditSeq {
 				break
 			}
 			if !v.Add(rec) {
-				return v.Result(), nil
+				return v.Result(), v, nil
 			}
 		}
 		if len(page) < auditPage {
@@ -197,14 +261,8 @@ func (a *App) verifyFrom(ctx context.Context, r Repos, eco store.Economy) (audit
 		}
 		after = page[len(page)-1].Entry.Seq
 	}
-	res := v.Result()
-	// The head the economy row remembers must be the last entry's hash:
-	// truncating the table's tail is a break too.
-	if res.OK && res.LastVerified != eco.AuditSeq {
-		res.OK, res.FirstDivergent = false, res.LastVerified+1
-		res.Reason = "entries missing: the chain's head is seq " + strconv.FormatInt(eco.AuditSeq, 10)
-	}
-	return res, nil
+	// Finish also finds a tail cut off: the economy row remembers the head.
+	return v.Finish(eco.AuditSeq), v, nil
 }
 
 // Repair is what a repair did.
@@ -213,13 +271,18 @@ type Repair struct {
 	Repaired bool
 	// Seq is the repair entry's seq (0 when nothing was repaired).
 	Seq int64
+	// Break is the stretch the repair accepted.
+	Break audit.Break
 }
 
 // RepairAudit verifies the chain and, when it is broken, appends a repair
-// entry that names the break (last verified → first divergent) and chains
-// to the current head; verification resumes from the repair entry. Rows are
-// never rewritten or deleted, so the break stays visible in the history.
-// A sound chain is left alone.
+// entry that records the first break (audit.PlanBreak: the stretch of
+// entries accepted, their fingerprint and the hash the chain resumes from)
+// and chains to the current head. Rows are never rewritten or deleted, and
+// verification keeps walking the whole chain: it accepts that stretch,
+// reports it as repaired, and checks everything else, before and after it.
+// One repair records one break; should verification then find another, it
+// needs a repair of its own. A sound chain is left alone.
 func (a *App) RepairAudit(ctx context.Context, actor string) (Repair, error) {
 	var out Repair
 	err := a.tx(ctx, func(r Repos) error {
@@ -227,7 +290,7 @@ func (a *App) RepairAudit(ctx context.Context, actor string) (Repair, error) {
 		if err != nil {
 			return err
 		}
-		found, err := a.verifyFrom(ctx, r, eco)
+		found, v, err := a.verifyChain(ctx, r, eco)
 		if err != nil {
 			return err
 		}
@@ -235,18 +298,31 @@ func (a *App) RepairAudit(ctx context.Context, actor string) (Repair, error) {
 		if found.OK {
 			return nil
 		}
-		e := audit.RepairEntry(eco.AuditSeq+1, a.now(), actor, found)
-		if err := a.appendAudit(ctx, r, &eco, e); err != nil {
+		d, _ := v.Divergence()
+		// What the entry after the one found chains to decides where the
+		// rest of the chain resumes (audit.PlanBreak).
+		nextPrev := eco.AuditHead
+		if d.Found != nil && d.Found.Entry.Seq < eco.AuditSeq {
+			next, err := r.Audit.Range(ctx, d.Found.Entry.Seq, 1)
+			if err != nil {
+				return err
+			}
+			if len(next) == 1 && next[0].Entry.Seq <= eco.AuditSeq {
+				nextPrev = next[0].PrevHash
+			}
+		}
+		b := audit.PlanBreak(d, nextPrev, eco.AuditSeq, eco.AuditHead)
+		if err := a.appendAudit(ctx, r, &eco, audit.RepairEntry(eco.AuditSeq+1, a.now(), actor, found, b)); err != nil {
 			return err
 		}
-		eco.VerifyFromSeq, eco.VerifyFromHash = eco.AuditSeq, eco.AuditHead
+		b.RepairSeq, b.Reason, b.LastVerified, b.FirstDivergent = eco.AuditSeq, found.Reason, found.LastVerified, found.FirstDivergent
 		if err := r.Credit.InsertIncident(ctx, store.Incident{ID: a.cfg.NewID(), Kind: "audit_repair", Severity: "critical",
-			Detail: "audit chain broken after seq " + strconv.FormatInt(found.LastVerified, 10) + " at seq " +
-				strconv.FormatInt(found.FirstDivergent, 10) + " (" + found.Reason + "); repair entry appended",
+			Detail: fmt.Sprintf("audit chain broken after seq %d at seq %d (%s); repair entry %d accepts seq %d to %d",
+				found.LastVerified, found.FirstDivergent, found.Reason, eco.AuditSeq, b.From, b.To),
 			Actor: actor, CreatedAt: a.now()}); err != nil {
 			return err
 		}
-		out.Repaired, out.Seq = true, eco.AuditSeq
+		out.Repaired, out.Seq, out.Break = true, eco.AuditSeq, b
 		return r.Credit.SaveEconomy(ctx, eco)
 	})
 	return out, err

@@ -3,6 +3,8 @@ package usecase
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
@@ -56,10 +58,14 @@ func (a *App) Deposit(ctx context.Context, cmd DepositCmd, idem *idempotency.Req
 			return err
 		}
 		minted, fee, err := rate.Quote.Mint(cmd.AmountUSD)
-		if err != nil || minted <= 0 {
-			return fault.Validation(fault.Field("amount_usd", "is too small or too large to mint at %s CC per USD", rate.Quote.Buy))
+		if err != nil {
+			return fault.Validation(fault.Field("amount_usd", "is too large to mint at %s CC per USD", rate.Quote.Buy))
 		}
-		id, err := a.move(ctx, r, &eco, rate.Quote, movement{
+		if minted < credit.MinMovement {
+			return fault.Validation(fault.Field("amount_usd", "is too small: a deposit must mint at least %s CC, and %s USD mints %s CC at %s CC per USD",
+				ccText(credit.MinMovement), ccText(cmd.AmountUSD), ccText(minted), ccText(rate.Quote.Buy)))
+		}
+		id, err := a.move(ctx, r, &eco, rate, movement{
 			entry:       credit.Transfer(credit.KindDeposit, credit.Issuance, credit.Available(cmd.ContributorID), minted),
 			contributor: cmd.ContributorID, amount: minted, mint: minted, treasury: cmd.AmountUSD, feeUSD: fee,
 			actor: cmd.Actor,
@@ -100,6 +106,9 @@ type WithdrawResult struct {
 
 // Withdraw burns CC at the sell rate and pays the USD out of the treasury.
 func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *idempotency.Request) (WithdrawResult, error) {
+	if err := checkMovement(cmd.AmountCC, nil); err != nil {
+		return WithdrawResult{}, err
+	}
 	var out WithdrawResult
 	err := a.once(ctx, idem, &out, func(r Repos) error {
 		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, true)
@@ -110,7 +119,7 @@ func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *idempotency.R
 		if err != nil || usd <= 0 {
 			return fault.Validation(fault.Field("amount_cc", "is too small or too large to pay out at %s CC per USD", rate.Quote.Sell))
 		}
-		if _, err := a.move(ctx, r, &eco, rate.Quote, movement{
+		if _, err := a.move(ctx, r, &eco, rate, movement{
 			entry:       credit.Transfer(credit.KindWithdraw, credit.Available(cmd.ContributorID), credit.Issuance, cmd.AmountCC),
 			contributor: cmd.ContributorID, amount: cmd.AmountCC, burn: cmd.AmountCC, treasury: -usd, feeUSD: fee,
 			actor: cmd.Actor,
@@ -154,6 +163,9 @@ type StakeResult struct {
 // returns the projection and writes nothing. The idea must exist in the
 // portfolio.
 func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request) (StakeResult, error) {
+	if err := checkMovement(cmd.AmountCC, &cmd.IdeaID); err != nil {
+		return StakeResult{}, err
+	}
 	idea, err := a.idea(ctx, cmd.IdeaID)
 	if err != nil {
 		return StakeResult{}, err
@@ -181,7 +193,7 @@ func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request
 		if err != nil {
 			return err
 		}
-		if _, err := a.move(ctx, r, &eco, rate.Quote, movement{
+		if _, err := a.move(ctx, r, &eco, rate, movement{
 			entry:       credit.Transfer(credit.KindStake, credit.Available(cmd.ContributorID), credit.Staked(cmd.ContributorID, idea.ID), cmd.AmountCC),
 			contributor: cmd.ContributorID, idea: idea.ID, amount: cmd.AmountCC, actor: cmd.Actor,
 		}); err != nil {
@@ -200,6 +212,27 @@ func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request
 	})
 	return out, err
 }
+
+// checkMovement validates what a client asks to move: at least
+// credit.MinMovement CC and, for a stake or an unstake (ideaID not nil), an
+// idea id that is not blank. Both are field errors (422): a blank id used
+// to reach the journal and fail there as an empty stake (400).
+func checkMovement(amount money.Micros, ideaID *string) error {
+	var fields []fault.FieldError
+	if ideaID != nil && strings.TrimSpace(*ideaID) == "" {
+		fields = append(fields, fault.Field("idea_id", "is required"))
+	}
+	if amount < credit.MinMovement {
+		fields = append(fields, fault.Field("amount_cc", "must be at least %s (the least CC one movement may move)", ccText(credit.MinMovement)))
+	}
+	if len(fields) > 0 {
+		return fault.Validation(fields...)
+	}
+	return nil
+}
+
+// ccText prints an amount as its shortest decimal (0.01, not 0.010000).
+func ccText(m money.Micros) string { return strconv.FormatFloat(m.Float64(), 'f', -1, 64) }
 
 func (a *App) positionOn(ctx context.Context, r Repos, contributorID, ideaID string) (money.Micros, error) {
 	ps, err := r.Credit.Positions(ctx, contributorID)
@@ -242,9 +275,15 @@ type UnstakeResult struct {
 }
 
 // Unstake moves CC out of a position: straight to available below the
-// instant threshold, otherwise into cooling until the cooldown passes.
+// instant threshold, otherwise into cooling until the cooldown passes. The
+// tier counts what the contributor unstaked from the idea over the last
+// credit.UnstakeWindow too, read in the movement's transaction (after the
+// economy row is locked, so concurrent unstakes each see the others).
 // Unstaking is allowed at any time (the idea need not exist any more).
 func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *idempotency.Request) (UnstakeResult, error) {
+	if err := checkMovement(cmd.AmountCC, &cmd.IdeaID); err != nil {
+		return UnstakeResult{}, err
+	}
 	var out UnstakeResult
 	err := a.once(ctx, idem, &out, func(r Repos) error {
 		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, false)
@@ -252,12 +291,16 @@ func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *idempotency.Req
 			return err
 		}
 		now := a.now()
-		cooldown := credit.Cooldown(cmd.AmountCC)
+		earlier, err := r.Credit.UnstakedSince(ctx, cmd.ContributorID, cmd.IdeaID, now.Add(-credit.UnstakeWindow))
+		if err != nil {
+			return err
+		}
+		cooldown := credit.UnstakeCooldown(earlier, cmd.AmountCC)
 		to, status := credit.Available(cmd.ContributorID), "released"
 		if cooldown > 0 {
 			to, status = credit.Cooling(cmd.ContributorID), "cooling"
 		}
-		id, err := a.move(ctx, r, &eco, rate.Quote, movement{
+		id, err := a.move(ctx, r, &eco, rate, movement{
 			entry:       credit.Transfer(credit.KindUnstake, credit.Staked(cmd.ContributorID, cmd.IdeaID), to, cmd.AmountCC),
 			contributor: cmd.ContributorID, idea: cmd.IdeaID, amount: cmd.AmountCC, actor: cmd.Actor,
 			attrs: map[string]string{"cooldown": cooldown.String()},
@@ -377,7 +420,7 @@ func (a *App) begin(ctx context.Context, r Repos, contributorID, actor string, r
 		return store.Economy{}, Rate{}, err
 	}
 	if release {
-		if err := a.releaseDue(ctx, r, &eco, rate.Quote, contributorID, actor); err != nil {
+		if err := a.releaseDue(ctx, r, &eco, rate, contributorID, actor); err != nil {
 			return store.Economy{}, Rate{}, err
 		}
 	}

@@ -49,19 +49,38 @@ type movement struct {
 }
 
 // move is the one function every CC movement goes through, inside the use
-// case's transaction after LockEconomy: it checks the economy's mode, moves
-// the balances (refusing any contributor balance below zero), updates the
-// CC outstanding and the treasury, checks the backing invariant when either
-// changed, and appends the movement (and its spread fee) to the audit
-// chain. eco is updated in place and saved.
-func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, q credit.Quote, m movement) (string, error) {
+// case's transaction after LockEconomy, with the rate in force read under
+// that lock: it checks the economy's mode, refuses an exchange between USD
+// and CC while the oracle breaker is open, refuses a CC outstanding or
+// treasury past what the ledger can count, moves the balances (refusing
+// any contributor balance below zero), updates the CC outstanding and the
+// treasury, checks the backing invariant when either changed, and appends
+// the movement (and its spread fee) to the audit chain. eco is updated in
+// place and saved.
+func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, m movement) (string, error) {
 	if err := allowed(eco.Mode, m.entry.Kind); err != nil {
 		return "", err
+	}
+	exchanges := m.mint != 0 || m.burn != 0 || m.treasury != 0
+	// The breaker's state is the newest reading's, read after the economy
+	// row was locked, and a reading takes that lock too: a movement that
+	// follows a trip sees it, with no wait for the monitor to pause minting.
+	if exchanges && rate.Breaker.Tripped {
+		return "", fault.New(fault.Rejected, BreakerOpen)
+	}
+	q := rate.Quote
+	// Checked before the journal is written, so no balance column is ever
+	// asked to hold more than an int64.
+	outstanding, treasury, err := credit.NextSupply(eco.OutstandingCC, eco.TreasuryUSD, m.mint, m.burn, m.treasury)
+	if err != nil {
+		return "", fault.New(fault.Rejected,
+			"supply limit reached: this would take the CC outstanding (%s) or the treasury (%s USD) past what the ledger can count",
+			eco.OutstandingCC, eco.TreasuryUSD)
 	}
 	now := a.now()
 	id := a.cfg.NewID()
 	seq := eco.AuditSeq + 1
-	err := r.Credit.ApplyEntry(ctx, store.JournalEntry{
+	err = r.Credit.ApplyEntry(ctx, store.JournalEntry{
 		ID: id, Entry: m.entry, ContributorID: m.contributor, IdeaID: m.idea, Amount: m.amount, AuditSeq: seq, CreatedAt: now,
 	})
 	if errors.Is(err, store.ErrInsufficient) {
@@ -70,8 +89,7 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, q credit.Qu
 	if err != nil {
 		return "", err
 	}
-	eco.OutstandingCC += m.mint - m.burn
-	eco.TreasuryUSD += m.treasury
+	eco.OutstandingCC, eco.TreasuryUSD = outstanding, treasury
 	if eco.TreasuryUSD < 0 || eco.OutstandingCC < 0 {
 		return "", fault.New(fault.Rejected, "backing: the treasury cannot pay this out")
 	}
@@ -107,6 +125,11 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, q credit.Qu
 	eco.UpdatedAt = now
 	return id, r.Credit.SaveEconomy(ctx, *eco)
 }
+
+// BreakerOpen is the detail of a deposit, withdrawal or CC payout refused
+// while the oracle breaker is open: the rate is held at its last good
+// value, and USD and CC are not exchanged at a rate nobody vouches for.
+const BreakerOpen = "oracle_breaker_tripped"
 
 // allowed refuses a movement the economy's mode does not allow. The
 // detail is the mode's name, which clients can match on.

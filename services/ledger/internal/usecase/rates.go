@@ -69,11 +69,22 @@ func (h HTTPRate) Rate(ctx context.Context) (money.Micros, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("rate oracle answered %d", resp.StatusCode)
 	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxOracleBody+1))
+	if err != nil {
+		return 0, fmt.Errorf("rate oracle: read the answer: %w", err)
+	}
+	if len(raw) > maxOracleBody {
+		return 0, fmt.Errorf("rate oracle: the answer is larger than %d bytes", maxOracleBody)
+	}
+	// The whole body must be the one JSON value: a reading followed by
+	// anything else (a second object, a stray token) is refused, not read
+	// up to its first value, since the body is then not what the oracle
+	// is documented to send and may not be the price it meant.
 	var body struct {
 		CCPerUSD *float64 `json:"cc_per_usd"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxOracleBody)).Decode(&body); err != nil || body.CCPerUSD == nil {
-		return 0, errors.New("rate oracle: want a JSON object with a cc_per_usd number")
+	if err := json.Unmarshal(raw, &body); err != nil || body.CCPerUSD == nil {
+		return 0, errors.New("rate oracle: want exactly one JSON object with a cc_per_usd number")
 	}
 	rate, err := money.FromFloat(*body.CCPerUSD)
 	if err != nil || rate <= 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,14 @@ func TestHTTPRate(t *testing.T) {
 		{200, `{"rate": 1}`, 0, false},
 		{200, `not json`, 0, false},
 		{503, `{"cc_per_usd": 1}`, 0, false},
+		// The body is exactly one JSON value (whitespace around it aside):
+		// anything after it is refused, not ignored.
+		{200, " {\"cc_per_usd\": 98.25}\n", 98_250_000, true},
+		{200, `{"cc_per_usd": 98.25}{"cc_per_usd": 1}`, 0, false},
+		{200, `{"cc_per_usd": 98.25} {}`, 0, false},
+		{200, `{"cc_per_usd": 98.25}]`, 0, false},
+		{200, `{"cc_per_usd": 98.25} trailing`, 0, false},
+		{200, `{"cc_per_usd": 98.25}` + strings.Repeat(" ", 64<<10), 0, false},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(c.status)

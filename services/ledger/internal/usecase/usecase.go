@@ -61,7 +61,8 @@ type Config struct {
 	Rates RateSource
 	// SpreadBP is the posted spread in basis points (100: 1 %).
 	SpreadBP int64
-	// Breaker is the oracle circuit breaker (20 % of the 1-hour average, 3 clean readings).
+	// Breaker is the oracle circuit breaker (20 % from the 1-hour average of
+	// accepted readings; 3 clean readings or a second source, after 5 minutes).
 	Breaker credit.Breaker
 	// PledgeRate is the CC a pledged hour is worth (500 CC).
 	PledgeRate money.Micros

@@ -58,6 +58,12 @@ func (a Audit) Recent(ctx context.Context, limit, offset int) ([]audit.Record, e
 	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries ORDER BY seq DESC LIMIT $1 OFFSET $2`, limit, offset)
 }
 
+// Repairs implements store.Audit. The literal kind matches the partial
+// index audit_entries_repairs.
+func (a Audit) Repairs(ctx context.Context, upTo int64) ([]audit.Record, error) {
+	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries WHERE kind = 'repair' AND seq <= $1 ORDER BY seq`, upTo)
+}
+
 func (a Audit) query(ctx context.Context, query string, args ...any) ([]audit.Record, error) {
 	rows, err := a.q.Query(ctx, query, args...)
 	if err != nil {

@@ -26,7 +26,7 @@ var _ store.Credit = Credit{}
 func NewCredit(q database.Querier) Credit { return Credit{q: q} }
 
 const economyColumns = `treasury_usd, outstanding_cc, mode, mode_reason, mode_actor, mode_since,
-	audit_seq, audit_head, verify_from_seq, verify_from_hash, updated_at`
+	audit_seq, audit_head, updated_at`
 
 func (c Credit) readEconomy(ctx context.Context, lock bool) (store.Economy, error) {
 	query := `SELECT ` + economyColumns + ` FROM economy WHERE id = 1`
@@ -34,20 +34,17 @@ func (c Credit) readEconomy(ctx context.Context, lock bool) (store.Economy, erro
 		query += ` FOR UPDATE`
 	}
 	var (
-		e                    store.Economy
-		since, updated       int64
-		head, verifyFromHash string
+		e              store.Economy
+		since, updated int64
+		head           string
 	)
 	err := c.q.QueryRow(ctx, query).Scan(&e.TreasuryUSD, &e.OutstandingCC, &e.Mode, &e.ModeReason, &e.ModeActor,
-		&since, &e.AuditSeq, &head, &e.VerifyFromSeq, &verifyFromHash, &updated)
+		&since, &e.AuditSeq, &head, &updated)
 	if err != nil {
 		return store.Economy{}, fmt.Errorf("read economy: %w", err)
 	}
 	e.ModeSince, e.UpdatedAt = timeOrZero(since), timeOrZero(updated)
 	if e.AuditHead, err = hashOrGenesis(head); err != nil {
-		return store.Economy{}, err
-	}
-	if e.VerifyFromHash, err = hashOrGenesis(verifyFromHash); err != nil {
 		return store.Economy{}, err
 	}
 	return e, nil
@@ -96,10 +93,9 @@ func (c Credit) Economy(ctx context.Context) (store.Economy, error) { return c.r
 // SaveEconomy implements store.Credit.
 func (c Credit) SaveEconomy(ctx context.Context, e store.Economy) error {
 	_, err := c.q.Exec(ctx, `UPDATE economy SET treasury_usd = $1, outstanding_cc = $2, mode = $3, mode_reason = $4,
-		mode_actor = $5, mode_since = $6, audit_seq = $7, audit_head = $8, verify_from_seq = $9,
-		verify_from_hash = $10, updated_at = $11 WHERE id = 1`,
+		mode_actor = $5, mode_since = $6, audit_seq = $7, audit_head = $8, updated_at = $9 WHERE id = 1`,
 		int64(e.TreasuryUSD), int64(e.OutstandingCC), e.Mode, e.ModeReason, e.ModeActor, microsOrZero(e.ModeSince),
-		e.AuditSeq, hashText(e.AuditHead), e.VerifyFromSeq, hashText(e.VerifyFromHash), microsOrZero(e.UpdatedAt))
+		e.AuditSeq, hashText(e.AuditHead), microsOrZero(e.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("save economy: %w", err)
 	}
@@ -388,6 +384,20 @@ func (c Credit) ReleaseCooling(ctx context.Context, lotID, entryID string) error
 	return nil
 }
 
+// UnstakedSince implements store.Credit. The literal kind matches the
+// partial index cc_entries_unstakes (contributor, idea, time), so the sum
+// reads only the unstakes of the window.
+func (c Credit) UnstakedSince(ctx context.Context, contributorID, ideaID string, since time.Time) (money.Micros, error) {
+	var sum int64
+	err := c.q.QueryRow(ctx, `SELECT COALESCE(SUM(amount), 0) FROM cc_entries
+		WHERE kind = 'unstake' AND contributor_id = $1 AND idea_id = $2 AND created_at > $3`,
+		contributorID, ideaID, database.Micros(since)).Scan(&sum)
+	if err != nil {
+		return 0, fmt.Errorf("sum unstakes of %s from %s: %w", contributorID, ideaID, err)
+	}
+	return money.Micros(sum), nil
+}
+
 // InsertPledge implements store.Credit.
 func (c Credit) InsertPledge(ctx context.Context, p store.Pledge) error {
 	_, err := c.q.Exec(ctx, `INSERT INTO cc_pledges (id, contributor_id, idea_id, micro_hours, cc_equivalent, created_at)
@@ -405,10 +415,14 @@ func (c Credit) InsertReading(ctx context.Context, r store.OracleReading) error 
 	if r.State.Tripped {
 		tripped = 1
 	}
-	_, err := c.q.Exec(ctx, `INSERT INTO oracle_readings (id, price, at, source, verdict, tripped, clean, last_good)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+	trippedAt := int64(0)
+	if r.State.Tripped {
+		trippedAt = database.Micros(r.State.TrippedAt)
+	}
+	_, err := c.q.Exec(ctx, `INSERT INTO oracle_readings (id, price, at, source, verdict, tripped, clean, last_good, tripped_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		r.ID, int64(r.Reading.Price), database.Micros(r.Reading.At), r.Source, string(r.Verdict), tripped, r.State.Clean,
-		int64(r.State.LastGood))
+		int64(r.State.LastGood), trippedAt)
 	if err != nil {
 		return fmt.Errorf("record oracle reading: %w", err)
 	}
@@ -423,10 +437,11 @@ func (c Credit) LatestReading(ctx context.Context) (store.OracleReading, error) 
 		verdict  string
 		tripped  int
 		lastGood int64
+		opened   int64
 	)
-	err := c.q.QueryRow(ctx, `SELECT id, price, at, source, verdict, tripped, clean, last_good FROM oracle_readings
+	err := c.q.QueryRow(ctx, `SELECT id, price, at, source, verdict, tripped, clean, last_good, tripped_at FROM oracle_readings
 		ORDER BY at DESC, id DESC LIMIT 1`).
-		Scan(&r.ID, &r.Reading.Price, &at, &r.Source, &verdict, &tripped, &r.State.Clean, &lastGood)
+		Scan(&r.ID, &r.Reading.Price, &at, &r.Source, &verdict, &tripped, &r.State.Clean, &lastGood, &opened)
 	if errors.Is(err, database.ErrNoRows) {
 		return store.OracleReading{}, store.ErrNotFound
 	}
@@ -434,13 +449,18 @@ func (c Credit) LatestReading(ctx context.Context) (store.OracleReading, error) 
 		return store.OracleReading{}, fmt.Errorf("read latest oracle reading: %w", err)
 	}
 	r.Reading.At, r.Verdict = database.Time(at), credit.Verdict(verdict)
+	r.Reading.Source, r.Reading.Verdict = r.Source, r.Verdict
 	r.State.Tripped, r.State.LastGood = tripped != 0, money.Micros(lastGood)
+	if r.State.Tripped {
+		r.State.TrippedAt = database.Time(opened)
+	}
 	return r, nil
 }
 
 // ReadingsSince implements store.Credit.
 func (c Credit) ReadingsSince(ctx context.Context, since time.Time) ([]credit.Reading, error) {
-	rows, err := c.q.Query(ctx, `SELECT price, at FROM oracle_readings WHERE at >= $1 ORDER BY at, id`, database.Micros(since))
+	rows, err := c.q.Query(ctx, `SELECT price, at, source, verdict FROM oracle_readings WHERE at >= $1 ORDER BY at, id`,
+		database.Micros(since))
 	if err != nil {
 		return nil, fmt.Errorf("read oracle readings: %w", err)
 	}
@@ -448,13 +468,14 @@ func (c Credit) ReadingsSince(ctx context.Context, since time.Time) ([]credit.Re
 	var out []credit.Reading
 	for rows.Next() {
 		var (
-			r  credit.Reading
-			at int64
+			r       credit.Reading
+			at      int64
+			verdict string
 		)
-		if err := rows.Scan(&r.Price, &at); err != nil {
+		if err := rows.Scan(&r.Price, &at, &r.Source, &verdict); err != nil {
 			return nil, fmt.Errorf("read oracle readings: %w", err)
 		}
-		r.At = database.Time(at)
+		r.At, r.Verdict = database.Time(at), credit.Verdict(verdict)
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -19,6 +19,7 @@ func TestConformance(t *testing.T) {
 				Identity:    func(q database.Querier) store.Identity { return sqlstore.NewIdentity(q) },
 				Attribution: func(q database.Querier) store.Attribution { return sqlstore.NewAttribution(q) },
 				Credit:      func(q database.Querier) store.Credit { return sqlstore.NewCredit(q) },
+				Audit:       func(q database.Querier) store.Audit { return sqlstore.NewAudit(q) },
 			}
 		})
 	})

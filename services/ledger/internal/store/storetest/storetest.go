@@ -26,6 +26,7 @@ type Harness struct {
 	Identity    func(q database.Querier) store.Identity
 	Attribution func(q database.Querier) store.Attribution
 	Credit      func(q database.Querier) store.Credit
+	Audit       func(q database.Querier) store.Audit
 }
 
 // repos are the repositories over one querier.
@@ -33,10 +34,11 @@ type repos struct {
 	identity    store.Identity
 	attribution store.Attribution
 	credit      store.Credit
+	audit       store.Audit
 }
 
 func (h Harness) over(q database.Querier) repos {
-	return repos{identity: h.Identity(q), attribution: h.Attribution(q), credit: h.Credit(q)}
+	return repos{identity: h.Identity(q), attribution: h.Attribution(q), credit: h.Credit(q), audit: h.Audit(q)}
 }
 
 // read returns the repositories over the pool.
@@ -140,6 +142,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 	runAttribution(t, newHarness)
 	runCredit(t, newHarness)
+	runCreditRules(t, newHarness)
+	runAudit(t, newHarness)
 }
 
 func contributor(handle string, now time.Time) store.Contributor {

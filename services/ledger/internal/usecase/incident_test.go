@@ -1,0 +1,494 @@
+package usecase_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// The freeze signers' secrets of these tests (32 bytes and more, as the
+// configuration requires).
+const (
+	opsSecret   = "ops-secret-0123456789abcdef01234"
+	auditSecret = "audit-secret-0123456789abcdef0123456789"
+)
+
+// signed is a freeze by signer, signed with secret at issued with nonce.
+func signed(secret, signer string, issued time.Time, nonce, reason string) usecase.FreezeCmd {
+	f := credit.SignedFreeze{SignerID: signer, IssuedAt: issued.UTC().Format(time.RFC3339), Nonce: nonce, Reason: reason}
+	f.Signature = credit.SignFreeze(secret, f)
+	return f
+}
+
+// nonceN is a distinct valid nonce per n.
+func nonceN(n int) string { return fmt.Sprintf("%032x", n+1) }
+
+func TestFreezeAndUnfreeze(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
+		require.NoError(t, err)
+
+		m, err := e.app.Freeze(ctx, signed(opsSecret, "ops", t0, nonceN(0), "oracle compromised"))
+		require.NoError(t, err)
+		require.Equal(t, usecase.ModeFrozen, m.Mode)
+		recs, err := e.app.AuditEntries(ctx, 1, 0)
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"from": "normal", "to": "frozen", "reason": "oracle compromised",
+			"issued_at": "2026-11-23T09:00:00Z", "nonce": nonceN(0)}, recs[0].Entry.Attrs)
+		require.Equal(t, "signer:ops", recs[0].Entry.Actor)
+
+		_, err = e.app.Freeze(ctx, signed(opsSecret, "ops", t0, nonceN(1), "again"))
+		k, _ := kindOf(t, err)
+		require.Equal(t, fault.Conflict, k)
+
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
+		k, detail := kindOf(t, err)
+		require.Equal(t, fault.Rejected, k)
+		require.Equal(t, "frozen", detail)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: "r2"}, nil)
+		_, detail = kindOf(t, err)
+		require.Equal(t, "frozen", detail)
+
+		e.clock.Advance(time.Second)
+		_, err = e.app.Unfreeze(ctx, "all clear", "admin")
+		require.NoError(t, err)
+		_, err = e.app.Unfreeze(ctx, "again", "admin")
+		k, _ = kindOf(t, err)
+		require.Equal(t, fault.Conflict, k)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
+		require.NoError(t, err)
+
+		incidents, err := e.app.Incidents(ctx, 10, 0)
+		require.NoError(t, err)
+		require.Len(t, incidents, 2)
+		require.Equal(t, "unfreeze", incidents[0].Kind)
+		require.Equal(t, "freeze", incidents[1].Kind)
+		requireSound(t, e)
+	})
+}
+
+// TestFreezeRefusals: a freeze must be well formed (422), signed over its
+// signer, time, nonce and reason by that signer (403), within 5 minutes of
+// the ledger's clock (403), with a nonce never seen before (403), even
+// after a restart; nothing refused writes anything.
+func TestFreezeRefusals(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		good := signed(opsSecret, "ops", t0, nonceN(0), "oracle compromised")
+
+		t.Run("malformed: 422 naming the field", func(t *testing.T) {
+			for name, c := range map[string]struct {
+				cmd    usecase.FreezeCmd
+				fields []string
+			}{
+				"the old reason-only body": {usecase.FreezeCmd{SignerID: "ops", Reason: "x", Signature: credit.SignFreeze(opsSecret, credit.SignedFreeze{Reason: "x"})},
+					[]string{"issued_at", "nonce"}},
+				"nothing": {usecase.FreezeCmd{}, []string{"signer_id", "issued_at", "nonce", "reason", "signature"}},
+				"not UTC": {with(good, func(c *usecase.FreezeCmd) { c.IssuedAt = "2026-11-23T10:00:00+01:00" }), []string{"issued_at"}},
+				"no zone": {with(good, func(c *usecase.FreezeCmd) { c.IssuedAt = "2026-11-23T09:00:00" }), []string{"issued_at"}},
+				"a date":  {with(good, func(c *usecase.FreezeCmd) { c.IssuedAt = "2026-11-23" }), []string{"issued_at"}},
+				"Unix":    {with(good, func(c *usecase.FreezeCmd) { c.IssuedAt = "1795424400" }), []string{"issued_at"}},
+				"short nonce": {with(good, func(c *usecase.FreezeCmd) { c.Nonce = strings.Repeat("a", 15) }),
+					[]string{"nonce"}},
+				"long nonce": {with(good, func(c *usecase.FreezeCmd) { c.Nonce = strings.Repeat("a", 65) }),
+					[]string{"nonce"}},
+				"nonce not hex": {with(good, func(c *usecase.FreezeCmd) { c.Nonce = strings.Repeat("g", 32) }),
+					[]string{"nonce"}},
+				"long reason": {with(good, func(c *usecase.FreezeCmd) { c.Reason = strings.Repeat("r", 501) }),
+					[]string{"reason"}},
+			} {
+				_, err := e.app.Freeze(ctx, c.cmd)
+				fe, ok := fault.As(err)
+				require.True(t, ok, "%s: %v", name, err)
+				require.Equal(t, fault.Invalid, fe.Kind, name)
+				var fields []string
+				for _, f := range fe.Fields {
+					fields = append(fields, f.Field)
+				}
+				require.Equal(t, c.fields, fields, name)
+			}
+		})
+
+		t.Run("not signed by the signer over every field: 403", func(t *testing.T) {
+			for name, cmd := range map[string]usecase.FreezeCmd{
+				"another signer's secret": signed(auditSecret, "ops", t0, nonceN(0), "x"),
+				"unknown signer":          signed(opsSecret, "nobody", t0, nonceN(0), "x"),
+				"signer id, wrong case":   signed(opsSecret, "OPS", t0, nonceN(0), "x"),
+				"not hex":                 with(good, func(c *usecase.FreezeCmd) { c.Signature = "zz" }),
+				"the old signature":       with(good, func(c *usecase.FreezeCmd) { c.Signature = credit.SignFreeze(opsSecret, credit.SignedFreeze{}) }),
+				"reason changed":          with(good, func(c *usecase.FreezeCmd) { c.Reason = "something else" }),
+				"time changed":            with(good, func(c *usecase.FreezeCmd) { c.IssuedAt = "2026-11-23T09:00:01Z" }),
+				"nonce changed":           with(good, func(c *usecase.FreezeCmd) { c.Nonce = nonceN(7) }),
+				"signer changed":          with(good, func(c *usecase.FreezeCmd) { c.SignerID = "audit" }),
+				"the reason's HMAC": with(good, func(c *usecase.FreezeCmd) {
+					c.Signature = credit.SignFreeze(opsSecret, credit.SignedFreeze{Reason: c.Reason})
+				}),
+			} {
+				_, err := e.app.Freeze(ctx, cmd)
+				k, detail := kindOf(t, err)
+				require.Equal(t, fault.Forbidden, k, name)
+				require.Equal(t, "unknown signer or bad signature", detail, name)
+			}
+		})
+
+		t.Run("more than 5 minutes off: 403", func(t *testing.T) {
+			for _, d := range []time.Duration{-5*time.Minute - time.Second, 5*time.Minute + time.Second, -time.Hour, 24 * time.Hour} {
+				_, err := e.app.Freeze(ctx, signed(opsSecret, "ops", t0.Add(d), nonceN(1), "late"))
+				k, detail := kindOf(t, err)
+				require.Equal(t, fault.Forbidden, k, d)
+				require.Contains(t, detail, "issued_at is more than 5m0s from the ledger's clock", d)
+			}
+		})
+
+		var entries int
+		require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_entries`).Scan(&entries))
+		require.Zero(t, entries, "nothing refused wrote anything")
+		s, err := e.app.Supply(ctx)
+		require.NoError(t, err)
+		require.Equal(t, usecase.ModeNormal, s.Mode)
+
+		t.Run("a nonce is accepted once, even refused as a conflict, and across a restart", func(t *testing.T) {
+			// 4 m 59 s off either way is fresh.
+			e.clock.Advance(4*time.Minute + 59*time.Second)
+			_, err := e.app.Freeze(ctx, good)
+			require.NoError(t, err)
+			_, err = e.app.Freeze(ctx, good)
+			k, detail := kindOf(t, err)
+			require.Equal(t, fault.Forbidden, k)
+			require.Equal(t, "nonce was used before: every freeze needs a new one", detail)
+
+			// While frozen, a new freeze is a conflict, and spends its nonce.
+			second := signed(opsSecret, "ops", t0.Add(9*time.Minute), nonceN(2), "second")
+			_, err = e.app.Freeze(ctx, second)
+			k, _ = kindOf(t, err)
+			require.Equal(t, fault.Conflict, k)
+			_, err = e.app.Unfreeze(ctx, "drill over", "admin")
+			require.NoError(t, err)
+
+			// The ledger restarts: a new App over the same database.
+			restarted := usecase.New(e.db, repos, usecase.Config{Clock: e.clock, Ideas: ideas{}, Signers: map[string]string{"ops": opsSecret}})
+			for _, replay := range []usecase.FreezeCmd{good, second,
+				signed(opsSecret, "ops", t0, strings.ToUpper(nonceN(0)), "the same nonce in capitals")} {
+				_, err = restarted.Freeze(ctx, replay)
+				k, detail = kindOf(t, err)
+				require.Equal(t, fault.Forbidden, k, replay.Reason)
+				require.Contains(t, detail, "nonce was used before", replay.Reason)
+			}
+			// The same nonce is another signer's own.
+			audit := usecase.New(e.db, repos, usecase.Config{Clock: e.clock, Ideas: ideas{}, Signers: map[string]string{"audit": auditSecret}})
+			_, err = audit.Freeze(ctx, signed(auditSecret, "audit", e.clock.Now(), nonceN(0), "audit's own"))
+			require.NoError(t, err)
+			_, err = e.app.Unfreeze(ctx, "drill over", "admin")
+			require.NoError(t, err)
+		})
+
+		t.Run("nonces are forgotten only once their time would refuse them", func(t *testing.T) {
+			var n int
+			require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM freeze_nonces`).Scan(&n))
+			require.Equal(t, 3, n)
+			// 10 minutes after they were issued, the next freeze forgets
+			// them; a replay is refused by its time.
+			e.clock.Advance(t0.Add(credit.FreezeNonceTTL + 5*time.Minute).Sub(e.clock.Now()))
+			_, err := e.app.Freeze(ctx, signed(opsSecret, "ops", e.clock.Now(), nonceN(3), "later"))
+			require.NoError(t, err)
+			require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM freeze_nonces`).Scan(&n))
+			require.Equal(t, 2, n, "the nonces issued before t0+5m were forgotten: t0+9m's and the new one remain")
+			_, err = e.app.Freeze(ctx, good)
+			k, detail := kindOf(t, err)
+			require.Equal(t, fault.Forbidden, k)
+			require.Contains(t, detail, "issued_at is more than")
+		})
+	})
+}
+
+func with(c usecase.FreezeCmd, change func(*usecase.FreezeCmd)) usecase.FreezeCmd {
+	change(&c)
+	return c
+}
+
+// TestConcurrentFreezeReplays: the same signed freeze sent 8 times at once
+// freezes once; every other answer is the nonce's 403.
+func TestConcurrentFreezeReplays(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		cmd := signed(opsSecret, "ops", t0, nonceN(0), "at once")
+		var (
+			wg               sync.WaitGroup
+			mu               sync.Mutex
+			froze, forbidden int
+		)
+		for range 8 {
+			wg.Go(func() {
+				_, err := e.app.Freeze(ctx, cmd)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					froze++
+				case fault.KindOf(err) == fault.Forbidden:
+					forbidden++
+				default:
+					t.Errorf("unexpected: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		require.Equal(t, 1, froze)
+		require.Equal(t, 7, forbidden)
+	})
+}
+
+// deposits makes n deposits of 1 USD (two audit entries each).
+func deposits(t *testing.T, app *usecase.App, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		_, err := app.Deposit(context.Background(), usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: fmt.Sprint(prefix, i)}, nil)
+		require.NoError(t, err)
+	}
+}
+
+func TestAuditTamperIsFoundAndRepaired(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		deposits(t, e.app, "", 3)
+		rep, err := e.app.RepairAudit(ctx, "admin")
+		require.NoError(t, err)
+		require.False(t, rep.Repaired, "a sound chain is left alone")
+
+		_, err = e.db.Exec(ctx, `UPDATE audit_entries SET amount = amount + 1 WHERE seq = 3`)
+		require.NoError(t, err)
+		res, err := e.app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.False(t, res.OK)
+		require.Equal(t, int64(2), res.LastVerified)
+		require.Equal(t, int64(3), res.FirstDivergent)
+
+		rep, err = e.app.RepairAudit(ctx, "admin")
+		require.NoError(t, err)
+		require.True(t, rep.Repaired)
+		require.Equal(t, int64(7), rep.Seq)
+		require.Equal(t, []int64{7, 3, 3}, []int64{rep.Break.RepairSeq, rep.Break.From, rep.Break.To})
+		recs, err := e.app.AuditEntries(ctx, 2, 0)
+		require.NoError(t, err)
+		require.Equal(t, "repair", recs[0].Entry.Kind)
+		attrs := recs[0].Entry.Attrs
+		require.Equal(t, map[string]string{"last_verified": "2", "first_divergent": "3",
+			"reason": "entry fields do not match their stored encoding", "repaired_from": "3", "repaired_to": "3",
+			"resume_hash": rep.Break.Resume.String(), "digest": rep.Break.Digest}, attrs)
+		require.Equal(t, recs[1].Hash, recs[0].PrevHash, "the repair entry chains to the head")
+		var n int
+		require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_entries`).Scan(&n))
+		require.Equal(t, 7, n, "nothing rewritten or deleted")
+		incidents, err := e.app.Incidents(ctx, 1, 0)
+		require.NoError(t, err)
+		require.Equal(t, "audit_repair", incidents[0].Kind)
+		require.Contains(t, incidents[0].Detail, "repair entry 7 accepts seq 3 to 3")
+
+		deposits(t, e.app, "after", 1)
+		res, err = e.app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.True(t, res.OK, "%+v", res)
+		require.Equal(t, int64(9), res.LastVerified)
+		require.Equal(t, int64(9), res.Checked, "the whole chain, the repaired entry included")
+		require.Len(t, res.Repaired, 1, "the break stays reported as repaired")
+		require.Equal(t, rep.Break, res.Repaired[0])
+
+		// A truncated tail is a break too.
+		_, err = e.db.Exec(ctx, `DELETE FROM audit_entries WHERE seq = 9`)
+		require.NoError(t, err)
+		res, err = e.app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.False(t, res.OK)
+		require.Equal(t, int64(9), res.FirstDivergent)
+		rep, err = e.app.RepairAudit(ctx, "admin")
+		require.NoError(t, err)
+		require.Equal(t, []int64{10, 9, 9}, []int64{rep.Seq, rep.Break.From, rep.Break.To})
+		res, err = e.app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.True(t, res.OK, "%+v", res)
+		require.Len(t, res.Repaired, 2)
+	})
+}
+
+// TestHistoryBeforeARepairIsStillChecked is the issue's reproduction: one
+// repair must not end the coverage of what came before it. Entry 3 is
+// tampered and repaired; the ledger restarts; then entry 1's amount and
+// entry 4's subject are edited: each is found, and the monitor's check
+// (CheckCoherence) says the chain is broken.
+func TestHistoryBeforeARepairIsStillChecked(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		deposits(t, e.app, "", 3)
+		_, err := e.db.Exec(ctx, `UPDATE audit_entries SET amount = 1 WHERE seq = 3`)
+		require.NoError(t, err)
+		rep, err := e.app.RepairAudit(ctx, "admin")
+		require.NoError(t, err)
+		require.True(t, rep.Repaired)
+		deposits(t, e.app, "more", 2)
+
+		restart := func() *usecase.App {
+			return usecase.New(e.db, repos, usecase.Config{Clock: e.clock, Ideas: ideas{}})
+		}
+		app := restart()
+		res, err := app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.True(t, res.OK, "only the repaired break: %+v", res)
+
+		for _, c := range []struct {
+			sql   string
+			first int64
+		}{
+			{`UPDATE audit_entries SET amount = 1 WHERE seq = 1`, 1},
+			{`UPDATE audit_entries SET subject = 'eve' WHERE seq = 4`, 4},
+			{`UPDATE audit_entries SET amount = 2 WHERE seq = 3`, 3},      // the repaired entry, edited again
+			{`UPDATE audit_entries SET attrs = '{}' WHERE seq = 7`, 3},    // the repair entry: its break is no longer accepted
+			{`UPDATE audit_entries SET actor = 'eve' WHERE seq = 10`, 10}, // after the repair
+			{`DELETE FROM audit_entries WHERE seq = 3`, 3},                // the repaired entry, deleted
+		} {
+			undo := snapshotAudit(t, e.db)
+			_, err := e.db.Exec(ctx, c.sql)
+			require.NoError(t, err)
+			res, err := restart().VerifyAudit(ctx)
+			require.NoError(t, err)
+			require.False(t, res.OK, c.sql)
+			require.Equal(t, c.first, res.FirstDivergent, c.sql)
+			undo()
+			res, err = restart().VerifyAudit(ctx)
+			require.NoError(t, err)
+			require.True(t, res.OK, "undone: %+v", res)
+		}
+
+		// Both edits of the issue at once, committed: verification and the
+		// monitor's check report the first; a repair then the second.
+		_, err = e.db.Exec(ctx, `UPDATE audit_entries SET amount = 1 WHERE seq = 1`)
+		require.NoError(t, err)
+		_, err = e.db.Exec(ctx, `UPDATE audit_entries SET subject = 'eve' WHERE seq = 4`)
+		require.NoError(t, err)
+		app = restart()
+		c, err := app.CheckCoherence(ctx)
+		require.NoError(t, err)
+		require.False(t, c.Chain.OK)
+		require.Equal(t, int64(1), c.Chain.FirstDivergent)
+		_, err = app.RepairAudit(ctx, "admin")
+		require.NoError(t, err)
+		res, err = app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.False(t, res.OK)
+		require.Equal(t, int64(4), res.FirstDivergent, "one repair, one break")
+		_, err = app.RepairAudit(ctx, "admin")
+		require.NoError(t, err)
+		res, err = app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.True(t, res.OK, "%+v", res)
+		var froms []int64
+		for _, b := range res.Repaired {
+			froms = append(froms, b.From)
+		}
+		require.Equal(t, []int64{1, 3, 4}, froms)
+	})
+}
+
+// TestLegacyRepairIsHonoured: a chain repaired before repairs recorded
+// their stretch (the repair entry names only the break, and verification
+// used to resume from it) still verifies, and its history before the break
+// is checked again.
+func TestLegacyRepairIsHonoured(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		deposits(t, e.app, "", 3)
+		_, err := e.db.Exec(ctx, `UPDATE audit_entries SET amount = 1 WHERE seq = 5`)
+		require.NoError(t, err)
+		// What RepairAudit appended before: chained to the head, naming the break only.
+		require.NoError(t, e.db.Tx(ctx, func(q database.Querier) error {
+			r := repos(q)
+			eco, err := r.Credit.LockEconomy(ctx)
+			if err != nil {
+				return err
+			}
+			rec := audit.Seal(eco.AuditHead, audit.Entry{Seq: eco.AuditSeq + 1, Kind: audit.KindRepair, At: t0, Actor: "admin",
+				Subject: "audit", Attrs: map[string]string{"last_verified": "4", "first_divergent": "5",
+					"reason": "entry fields do not match their stored encoding"}})
+			if err := r.Audit.Append(ctx, rec); err != nil {
+				return err
+			}
+			eco.AuditSeq, eco.AuditHead = rec.Entry.Seq, rec.Hash
+			return r.Credit.SaveEconomy(ctx, eco)
+		}))
+		_, err = e.db.Exec(ctx, `UPDATE economy SET verify_from_seq = 7, verify_from_hash = audit_head`)
+		require.NoError(t, err)
+		deposits(t, e.app, "after", 1)
+
+		res, err := e.app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.True(t, res.OK, "%+v", res)
+		require.Len(t, res.Repaired, 1)
+		require.True(t, res.Repaired[0].Legacy)
+		require.Equal(t, []int64{5, 6}, []int64{res.Repaired[0].From, res.Repaired[0].To})
+
+		_, err = e.db.Exec(ctx, `UPDATE audit_entries SET amount = 1 WHERE seq = 2`)
+		require.NoError(t, err)
+		res, err = e.app.VerifyAudit(ctx)
+		require.NoError(t, err)
+		require.False(t, res.OK)
+		require.Equal(t, int64(2), res.FirstDivergent)
+	})
+}
+
+// snapshotAudit reads every audit row and returns what puts them back.
+func snapshotAudit(t *testing.T, db *database.DB) func() {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := db.Query(ctx, `SELECT seq, kind, at, actor, subject, amount, attrs, encoded, prev_hash, hash FROM audit_entries`)
+	require.NoError(t, err)
+	var saved [][]any
+	for rows.Next() {
+		var (
+			seq, at, amount                                  int64
+			kind, actor, subject, attrs, enc, prev, hashText string
+		)
+		require.NoError(t, rows.Scan(&seq, &kind, &at, &actor, &subject, &amount, &attrs, &enc, &prev, &hashText))
+		saved = append(saved, []any{seq, kind, at, actor, subject, amount, attrs, enc, prev, hashText})
+	}
+	require.NoError(t, rows.Err())
+	rows.Close()
+	return func() {
+		t.Helper()
+		require.NoError(t, db.Tx(ctx, func(q database.Querier) error {
+			if _, err := q.Exec(ctx, `DELETE FROM audit_entries`); err != nil {
+				return err
+			}
+			for _, r := range saved {
+				if _, err := q.Exec(ctx, `INSERT INTO audit_entries (seq, kind, at, actor, subject, amount, attrs, encoded, prev_hash, hash)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, r...); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+}
