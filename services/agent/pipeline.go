@@ -110,6 +110,7 @@ func newPipeline(cfg pipelineConfig, uc *usecase.App, ideas loop.Portfolio, log 
 			}
 			return ok, err
 		},
+		Lease:      ttl,
 		RenewEvery: cfg.Interval,
 		OnPass: func(it loop.Iteration) {
 			passes.WithLabelValues(it.Outcome).Inc()
@@ -144,19 +145,27 @@ func (p *pipeline) Status(ctx context.Context) (handler.LoopStatus, error) {
 }
 
 // RunOnce implements handler.Loop. The pass runs to its end even when the
-// caller goes away (a pass cut short would leave its task claimed until
-// the lease expires); its record reports it either way.
+// caller goes away (stopping it is for the lease's loss, not a client's
+// disconnect); its record reports it either way. A pass stopped because
+// this replica lost the lease is a conflict naming the new leader.
 func (p *pipeline) RunOnce(ctx context.Context, dryRun bool) (loop.Iteration, error) {
 	it, err := p.loop.Pass(context.WithoutCancel(ctx), dryRun)
-	if errors.Is(err, loop.ErrNotLeader) {
-		rep, rerr := p.uc.Loop(ctx)
-		leader := "another replica"
-		if rerr == nil && rep.Leader != "" {
-			leader = rep.Leader
-		}
-		return it, fault.New(fault.Conflict, "the pipeline loop runs on %s now; a pass runs only where its lease is held", leader)
+	switch {
+	case errors.Is(err, loop.ErrNotLeader):
+		return it, fault.New(fault.Conflict, "the pipeline loop runs on %s now; a pass runs only where its lease is held", p.leader(ctx))
+	case errors.Is(err, loop.ErrLeaseLost):
+		return it, fault.New(fault.Conflict, "the pass was stopped: %v; the pipeline loop runs on %s now", err, p.leader(ctx))
 	}
 	return it, err
+}
+
+// leader names the replica holding the loop's lease, for an answer.
+func (p *pipeline) leader(ctx context.Context) string {
+	rep, err := p.uc.Loop(ctx)
+	if err == nil && rep.Leader != "" {
+		return rep.Leader
+	}
+	return "another replica"
 }
 
 // loopTasks adapts the use cases to what the loop needs of its tasks.
@@ -173,12 +182,15 @@ func (t loopTasks) OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]
 }
 
 // Create implements loop.Tasks: a routed task whose context names the idea
-// and the loop as its source.
+// and the loop as its source, opened as the loop's (one open per idea).
 func (t loopTasks) Create(ctx context.Context, taskType, direction, ideaID string) (executor.Task, error) {
 	st, err := t.uc.Create(ctx, usecase.NewTask{
 		Direction: direction, Type: taskType, Context: map[string]any{"idea_id": ideaID, "source": "pipeline_loop"},
-		ClaimedBy: t.claimAs, Lease: t.lease,
+		ClaimedBy: t.claimAs, Lease: t.lease, Loop: true,
 	})
+	if errors.Is(err, store.ErrLoopTaskOpen) {
+		return executor.Task{}, fmt.Errorf("%w: %w", loop.ErrAlreadyOpen, err)
+	}
 	if err != nil {
 		return executor.Task{}, err
 	}
@@ -215,6 +227,18 @@ func (t loopTasks) Finish(ctx context.Context, taskID string, r executor.Result)
 // Advance implements loop.Tasks.
 func (t loopTasks) Advance(ctx context.Context, taskID string) error {
 	return t.uc.DeliverTask(ctx, taskID)
+}
+
+// Abandon implements loop.Tasks: a task the loop claimed to run itself
+// (the exec executor) is failed with r, since its command was killed and
+// nothing else would ever run it; a task left to an external worker is
+// left to it (the worker may well finish it, and the idea stays open
+// until then).
+func (t loopTasks) Abandon(ctx context.Context, taskID string, r executor.Result) error {
+	if t.claimAs == "" {
+		return nil
+	}
+	return t.Finish(ctx, taskID, r)
 }
 
 // taskReader lets the external executor read a task's state.

@@ -6,12 +6,27 @@
 // is tied to one pooled connection), and survives a holder that dies
 // without cleaning up: the lease simply expires.
 //
+// Expiry is computed and compared with the database's clock, never a
+// replica's: with each replica's own clock, one running minutes behind
+// would write a lease the others already see as expired, and one running
+// ahead would take a lease its holder still renews, and both would lead.
+// The database is the one clock every replica shares.
+//
+// A lease only says who should lead; it cannot stop a former holder that
+// has not yet noticed it lost the lease (a renewal that failed, a process
+// paused for longer than the lease). Holders must stop their work as soon
+// as a renewal fails or finds the lease taken, or once a lease's length has
+// passed since the last successful call was sent (the lease lasts at least
+// that long, since the database dates it on arrival) without another
+// answering; and the work itself should be safe to attempt twice (a unique
+// constraint, an idempotency key) for the window that remains.
+//
 // The owning service's migrations create the table:
 //
 //	CREATE TABLE leases (
 //	    name       TEXT PRIMARY KEY,
 //	    holder     TEXT NOT NULL,
-//	    expires_at BIGINT NOT NULL -- Unix microseconds
+//	    expires_at BIGINT NOT NULL -- Unix microseconds, the database's clock
 //	);
 package lease
 
@@ -27,20 +42,46 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database"
 )
 
-// Acquire takes or renews the lease name for holder until now+ttl, and
-// reports whether holder has it: it does when nobody held it, when holder
-// already did, or when the previous holder's lease had expired. Concurrent
-// callers race on the row; exactly one wins (the upsert's WHERE clause is
-// evaluated against the row as it is at write time on both engines).
-func Acquire(ctx context.Context, q database.Querier, name, holder string, ttl time.Duration, now time.Time) (bool, error) {
-	n, err := q.Exec(ctx, `INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, $3)
+// dbNow is the database's current time in Unix microseconds, the unit
+// every time column holds, as SQL for the engine.
+//
+// Postgres: statement_timestamp(), the time the statement arrived, so one
+// statement sees one instant (clock_timestamp() changes between its
+// uses; now() is the transaction's start, stale inside a long
+// transaction). SQLite: 'now', which SQLite holds fixed for one statement
+// and knows to the millisecond; rounded to whole milliseconds so the float
+// it comes as never lands a microsecond off.
+func dbNow(e database.Engine) string {
+	if e == database.Postgres {
+		return `CAST(EXTRACT(EPOCH FROM statement_timestamp()) * 1000000 AS BIGINT)`
+	}
+	return `(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000)`
+}
+
+// Take takes or renews the lease name for holder for ttl from the
+// database's now, and reports whether holder has it: it does when nobody
+// held it, when holder already did, or when the previous holder's lease
+// had expired by the database's clock. Concurrent callers race on the row;
+// exactly one wins (the upsert's WHERE clause is evaluated against the row
+// as it is at write time on both engines).
+func Take(ctx context.Context, q database.Querier, name, holder string, ttl time.Duration) (bool, error) {
+	now := dbNow(q.Engine())
+	n, err := q.Exec(ctx, `INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, `+now+` + $3)
 		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-		WHERE leases.holder = excluded.holder OR leases.expires_at < $4`,
-		name, holder, database.Micros(now.Add(ttl)), database.Micros(now))
+		WHERE leases.holder = excluded.holder OR leases.expires_at < `+now,
+		name, holder, ttl.Microseconds())
 	if err != nil {
 		return false, fmt.Errorf("acquire lease %s: %w", name, err)
 	}
 	return n == 1, nil
+}
+
+// Acquire is Take for callers that still pass their own time. now is not
+// used: the database's clock decides (see the package comment), so a
+// replica's skewed clock cannot hand it a lease another replica holds.
+// Prefer Take.
+func Acquire(ctx context.Context, q database.Querier, name, holder string, ttl time.Duration, _ time.Time) (bool, error) {
+	return Take(ctx, q, name, holder, ttl)
 }
 
 // Release gives the lease up (when holder has it), so another replica
@@ -52,10 +93,11 @@ func Release(ctx context.Context, q database.Querier, name, holder string) error
 	return nil
 }
 
-// Holder returns who holds the lease at now ("" when nobody does).
-func Holder(ctx context.Context, q database.Querier, name string, now time.Time) (string, error) {
+// Current returns who holds the lease now by the database's clock (""
+// when nobody does).
+func Current(ctx context.Context, q database.Querier, name string) (string, error) {
 	var holder string
-	err := q.QueryRow(ctx, `SELECT holder FROM leases WHERE name = $1 AND expires_at >= $2`, name, database.Micros(now)).Scan(&holder)
+	err := q.QueryRow(ctx, `SELECT holder FROM leases WHERE name = $1 AND expires_at >= `+dbNow(q.Engine()), name).Scan(&holder)
 	if errors.Is(err, database.ErrNoRows) {
 		return "", nil
 	}
@@ -63,6 +105,12 @@ func Holder(ctx context.Context, q database.Querier, name string, now time.Time)
 		return "", fmt.Errorf("read lease %s: %w", name, err)
 	}
 	return holder, nil
+}
+
+// Holder is Current for callers that still pass their own time; now is
+// not used (see Acquire). Prefer Current.
+func Holder(ctx context.Context, q database.Querier, name string, _ time.Time) (string, error) {
+	return Current(ctx, q, name)
 }
 
 // HolderID names this process as a lease holder: the host name (the pod's,

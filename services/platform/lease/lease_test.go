@@ -20,7 +20,32 @@ var migrations = fstest.MapFS{
 	"common/0001_leases.sql": {Data: []byte(`CREATE TABLE leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at BIGINT NOT NULL);`)},
 }
 
-var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+// expire makes the lease name expire an hour ago by the database's clock,
+// as if an hour had passed without a renewal: the tests move the row, not
+// a clock, since the database's clock decides.
+func expire(t *testing.T, db *database.DB, name string) {
+	t.Helper()
+	n, err := db.Exec(context.Background(), `UPDATE leases SET expires_at = expires_at - 3600000000 WHERE name = $1`, name)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+}
+
+// remaining reads how long the lease has left by the database's clock.
+func remaining(t *testing.T, db *database.DB, name string) time.Duration {
+	t.Helper()
+	var us int64
+	require.NoError(t, db.QueryRow(context.Background(),
+		`SELECT expires_at - `+lease.DBNow(db.Engine())+` FROM leases WHERE name = $1`, name).Scan(&us))
+	return time.Duration(us) * time.Microsecond
+}
+
+// expiresAt reads the lease's expiry as stored.
+func expiresAt(t *testing.T, db *database.DB, name string) time.Time {
+	t.Helper()
+	var us int64
+	require.NoError(t, db.QueryRow(context.Background(), `SELECT expires_at FROM leases WHERE name = $1`, name).Scan(&us))
+	return database.Time(us)
+}
 
 func TestLeaseTakeRenewExpireRelease(t *testing.T) {
 	t.Parallel()
@@ -29,34 +54,109 @@ func TestLeaseTakeRenewExpireRelease(t *testing.T) {
 		ctx := context.Background()
 		ttl := 30 * time.Second
 
-		ok, err := lease.Acquire(ctx, db, "monitor", "a", ttl, t0)
+		ok, err := lease.Take(ctx, db, "monitor", "a", ttl)
 		require.NoError(t, err)
 		require.True(t, ok, "a free lease is taken")
-		ok, err = lease.Acquire(ctx, db, "monitor", "b", ttl, t0.Add(10*time.Second))
+		ok, err = lease.Take(ctx, db, "monitor", "b", ttl)
 		require.NoError(t, err)
 		require.False(t, ok, "a held lease is not")
-		ok, err = lease.Acquire(ctx, db, "monitor", "a", ttl, t0.Add(20*time.Second))
+		first := expiresAt(t, db, "monitor")
+		ok, err = lease.Take(ctx, db, "monitor", "a", ttl)
 		require.NoError(t, err)
 		require.True(t, ok, "the holder renews")
-		h, err := lease.Holder(ctx, db, "monitor", t0.Add(49*time.Second))
+		require.False(t, expiresAt(t, db, "monitor").Before(first), "a renewal never shortens the lease")
+		h, err := lease.Current(ctx, db, "monitor")
 		require.NoError(t, err)
-		require.Equal(t, "a", h, "renewed until 50 s")
+		require.Equal(t, "a", h)
 
-		ok, err = lease.Acquire(ctx, db, "monitor", "b", ttl, t0.Add(51*time.Second))
+		expire(t, db, "monitor")
+		h, err = lease.Current(ctx, db, "monitor")
+		require.NoError(t, err)
+		require.Empty(t, h, "an expired lease has no holder")
+		ok, err = lease.Take(ctx, db, "monitor", "b", ttl)
 		require.NoError(t, err)
 		require.True(t, ok, "an expired lease goes to the next caller")
-		h, err = lease.Holder(ctx, db, "monitor", t0.Add(52*time.Second))
+		h, err = lease.Current(ctx, db, "monitor")
 		require.NoError(t, err)
 		require.Equal(t, "b", h)
 
 		require.NoError(t, lease.Release(ctx, db, "monitor", "a"), "releasing a lease one does not hold is a no-op")
-		h, err = lease.Holder(ctx, db, "monitor", t0.Add(52*time.Second))
+		h, err = lease.Current(ctx, db, "monitor")
 		require.NoError(t, err)
 		require.Equal(t, "b", h)
 		require.NoError(t, lease.Release(ctx, db, "monitor", "b"))
-		h, err = lease.Holder(ctx, db, "monitor", t0.Add(52*time.Second))
+		h, err = lease.Current(ctx, db, "monitor")
 		require.NoError(t, err)
 		require.Empty(t, h)
+	})
+}
+
+// TestLeaseExpiresByTheDatabaseClock: the expiry written is the database's
+// now plus the TTL, and a short lease runs out by the database's clock
+// alone.
+func TestLeaseExpiresByTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		db := dbtest.Open(t, engine, "lease", migrations)
+		ctx := context.Background()
+
+		ok, err := lease.Take(ctx, db, "loop", "a", time.Minute)
+		require.NoError(t, err)
+		require.True(t, ok)
+		left := remaining(t, db, "loop")
+		require.LessOrEqual(t, left, time.Minute)
+		require.Greater(t, left, time.Minute-5*time.Second, "a minute from the database's now")
+
+		ok, err = lease.Take(ctx, db, "short", "a", time.Millisecond)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Eventually(t, func() bool {
+			ok, err := lease.Take(ctx, db, "short", "b", time.Minute)
+			require.NoError(t, err)
+			return ok
+		}, 5*time.Second, time.Millisecond, "a 1 ms lease expires")
+		h, err := lease.Current(ctx, db, "short")
+		require.NoError(t, err)
+		require.Equal(t, "b", h)
+	})
+}
+
+// TestLeaseHoldersWithSkewedClocksCannotBothHoldIt: replicas whose clocks
+// are minutes apart still see one holder, because neither clock is used.
+// Acquire and Holder still take the caller's time (for callers written
+// before the database's clock decided); it no longer matters.
+func TestLeaseHoldersWithSkewedClocksCannotBothHoldIt(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		db := dbtest.Open(t, engine, "lease", migrations)
+		ctx := context.Background()
+		ttl := 30 * time.Second
+		skew := 10 * time.Minute
+
+		// A replica running ahead must not take a lease it sees as expired.
+		ok, err := lease.Acquire(ctx, db, "ahead", "right", ttl, time.Now())
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = lease.Acquire(ctx, db, "ahead", "fast", ttl, time.Now().Add(skew))
+		require.NoError(t, err)
+		require.False(t, ok, "a replica whose clock runs ahead takes a held lease")
+		h, err := lease.Holder(ctx, db, "ahead", time.Now().Add(skew))
+		require.NoError(t, err)
+		require.Equal(t, "right", h, "nor does it see the lease as free")
+
+		// A replica running behind must not write a lease that is already
+		// expired for everyone else.
+		ok, err = lease.Acquire(ctx, db, "behind", "slow", ttl, time.Now().Add(-skew))
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = lease.Acquire(ctx, db, "behind", "right", ttl, time.Now())
+		require.NoError(t, err)
+		require.False(t, ok, "a lease taken by a replica whose clock runs behind is held")
+		h, err = lease.Holder(ctx, db, "behind", time.Now())
+		require.NoError(t, err)
+		require.Equal(t, "slow", h)
+		require.Greater(t, remaining(t, db, "behind"), ttl-5*time.Second,
+			"the expiry is the database's now plus the TTL, not the slow clock's")
 	})
 }
 
@@ -66,16 +166,18 @@ func TestLeaseOneWinnerUnderContention(t *testing.T) {
 		db := dbtest.Open(t, engine, "lease", migrations)
 		ctx := context.Background()
 		for round := range 5 {
-			now := t0.Add(time.Duration(round) * time.Hour) // every earlier lease has expired
+			if round > 0 {
+				expire(t, db, "loop") // the last round's lease has run out
+			}
 			var (
 				wg      sync.WaitGroup
 				winners atomic.Int32
 			)
 			for i := range 16 {
 				wg.Go(func() {
-					ok, err := lease.Acquire(ctx, db, "loop", fmt.Sprintf("r%d-%d", round, i), time.Minute, now)
+					ok, err := lease.Take(ctx, db, "loop", fmt.Sprintf("r%d-%d", round, i), time.Minute)
 					if err != nil {
-						t.Errorf("acquire: %v", err)
+						t.Errorf("take: %v", err)
 						return
 					}
 					if ok {

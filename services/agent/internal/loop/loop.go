@@ -2,7 +2,8 @@
 // lease, every interval it picks the highest-ROI idea that is not complete
 // and has no open task, derives the task type from the idea's stage,
 // creates the task, runs it through an executor and, on success, advances
-// the idea. Its dependencies are interfaces, so the loop's decisions are
+// the idea. A pass stops the moment a renewal of the lease fails or finds
+// it taken. Its dependencies are interfaces, so the loop's decisions are
 // tested without a database, a portfolio or a subprocess.
 package loop
 
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/foundryhq/foundry/services/agent/internal/executor"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/periodic"
 )
@@ -43,7 +45,9 @@ type Tasks interface {
 	// OpenIdeas reports which of the ideas have an open task (pending,
 	// running or needs_decision): the loop leaves those alone.
 	OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool, error)
-	// Create creates a routed task of taskType for the idea.
+	// Create creates a routed task of taskType for the idea; an error
+	// wrapping ErrAlreadyOpen when the idea already has an open task the
+	// loop opened (another replica opened it since OpenIdeas looked).
 	Create(ctx context.Context, taskType, direction, ideaID string) (executor.Task, error)
 	// Finish records an executor's result on the task: completed or
 	// failed (a completion writes the idea's advancement to the outbox in
@@ -52,7 +56,20 @@ type Tasks interface {
 	// Advance delivers the task's advancement now (idempotent: the outbox
 	// delivers it anyway), so the loop can report the idea's new stage.
 	Advance(ctx context.Context, taskID string) error
+	// Abandon is told that the pass stopped before the task's run ended
+	// (this replica lost the lease, or is shutting down); r is what the
+	// run left (its output so far), failed, with the reason as its
+	// summary. A task the loop runs itself should be failed with it, so
+	// its idea is free for the next leader instead of blocked by a task
+	// nobody runs; a task left to an external worker stays the worker's.
+	Abandon(ctx context.Context, taskID string, r executor.Result) error
 }
+
+// ErrAlreadyOpen is what Tasks.Create's error wraps when the idea already
+// has an open task the loop opened: the schema lets one in, so a replica
+// that still believes it leads after another took over cannot open a
+// second.
+var ErrAlreadyOpen = errors.New("the idea already has an open task")
 
 // Outcomes of one pass.
 const (
@@ -93,11 +110,21 @@ type Loop struct {
 	Log       *zap.Logger
 	// Candidates is how many ideas a pass considers (20).
 	Candidates int
-	// Lead reports whether this replica leads (takes or renews the lease).
-	// Pass calls it before a pass and every RenewEvery during one, so a
-	// long pass (a slow executor) keeps the lease, and a replica that dies
-	// loses it within one lease length.
-	Lead       func(ctx context.Context) (bool, error)
+	// Lead reports whether this replica leads (takes or renews the lease
+	// for Lease). Pass calls it before a pass and every RenewEvery during
+	// one, so a long pass (a slow executor) keeps the lease, and a replica
+	// that dies loses it within one lease length. A renewal during a pass
+	// that fails or finds the lease taken stops the pass at once (its
+	// context is cancelled), and so does one that has not answered when
+	// the lease may have expired: this replica may no longer lead, and
+	// another may already run a pass.
+	Lead func(ctx context.Context) (bool, error)
+	// Lease is how long a take or renewal holds the lease (3 ×
+	// RenewEvery when zero): the lease lasts at least that long after the
+	// call was sent, since the database dates it when it arrives.
+	Lease time.Duration
+	// RenewEvery is the time between renewals during a pass (10 s); well
+	// under Lease, so that a slow renewal still answers in time.
 	RenewEvery time.Duration
 	// OnPass is called after every recorded pass (metrics).
 	OnPass func(it Iteration)
@@ -110,15 +137,31 @@ type Loop struct {
 // ErrNotLeader is Pass's answer on a replica that does not hold the lease.
 var ErrNotLeader = errors.New("another replica leads the pipeline loop")
 
+// ErrLeaseLost is what Pass's error wraps when the pass was stopped
+// because a renewal of the lease failed, found it taken, or did not answer
+// before the lease may have expired.
+var ErrLeaseLost = errors.New("lost the pipeline loop's lease")
+
+// settleTimeout bounds the writes a pass makes after its context may have
+// been cancelled: a run's result, an abandoned task, the pass's record.
+const settleTimeout = 10 * time.Second
+
 // Pass runs one pass as the leader: it waits for any pass this process is
 // running, takes or renews the lease (ErrNotLeader when another replica
-// holds it), and renews it while the pass runs. A dry run needs no lease.
+// holds it), and renews it while the pass runs. The pass runs under its
+// own context, cancelled the moment a renewal fails or finds the lease
+// taken, or once the lease may have expired without a renewal answering;
+// it then stops where it is (a running command is killed, see Once) and
+// Pass returns an error wrapping ErrLeaseLost. A lost renewal that only
+// logged would leave a pass that may run a command for ten minutes going
+// on as a second leader. A dry run needs no lease.
 func (l *Loop) Pass(ctx context.Context, dryRun bool) (Iteration, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if dryRun || l.Lead == nil {
 		return l.Once(ctx, dryRun)
 	}
+	sent := time.Now()
 	ok, err := l.Lead(ctx)
 	if err != nil {
 		return Iteration{}, fmt.Errorf("take the loop's lease: %w", err)
@@ -126,47 +169,117 @@ func (l *Loop) Pass(ctx context.Context, dryRun bool) (Iteration, error) {
 	if !ok {
 		return Iteration{}, ErrNotLeader
 	}
-	renewCtx, stop := context.WithCancel(ctx)
+	passCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		l.renew(renewCtx)
+		l.renew(passCtx, stop, sent.Add(l.lease()))
 	}()
-	defer func() { stop(); <-done }()
-	return l.Once(ctx, false)
+	it, err := l.Once(passCtx, false)
+	stop(nil)
+	<-done
+	return it, err
 }
 
-// renew renews the lease every RenewEvery until ctx ends.
-func (l *Loop) renew(ctx context.Context) {
-	every := l.RenewEvery
-	if every <= 0 {
-		every = 10 * time.Second
+// renewEvery is RenewEvery or its default.
+func (l *Loop) renewEvery() time.Duration {
+	if l.RenewEvery <= 0 {
+		return 10 * time.Second
 	}
-	periodic.After(ctx, every, func() {
-		if ok, err := l.Lead(ctx); (err != nil || !ok) && ctx.Err() == nil {
-			l.Log.Warn("pipeline loop: could not renew the lease during a pass", zap.Bool("held", ok), zap.Error(err))
+	return l.RenewEvery
+}
+
+// lease is Lease or its default.
+func (l *Loop) lease() time.Duration {
+	if l.Lease <= 0 {
+		return 3 * l.renewEvery()
+	}
+	return l.Lease
+}
+
+// renew renews the lease every RenewEvery until ctx ends, and cancels ctx
+// through lost, with a cause wrapping ErrLeaseLost, when a renewal fails
+// or finds the lease taken, or when heldUntil (a lease's length after the
+// last successful take or renewal was sent) passes before one answers.
+// Time here is this process's (monotonic) clock, which only measures how
+// long since a call was sent; the lease itself is dated by the database.
+func (l *Loop) renew(ctx context.Context, lost context.CancelCauseFunc, heldUntil time.Time) {
+	periodic.After(ctx, l.renewEvery(), func() {
+		sent := time.Now()
+		if !sent.Before(heldUntil) { // this process was paused, or starved
+			l.Log.Warn("pipeline loop: the lease may have expired before a renewal; stopping the pass")
+			lost(fmt.Errorf("%w: it may have expired before a renewal", ErrLeaseLost))
+			return
+		}
+		// A slow renewal is waited for until the lease it renews may
+		// expire: an answer after that could not tell whether another
+		// replica led meanwhile.
+		rctx, cancel := context.WithDeadline(ctx, heldUntil)
+		ok, err := l.Lead(rctx)
+		cancel()
+		if ctx.Err() != nil {
+			return // the pass ended meanwhile; nothing to stop
+		}
+		switch {
+		case err != nil:
+			l.Log.Warn("pipeline loop: could not renew the lease; stopping the pass", zap.Error(err))
+			lost(fmt.Errorf("%w: renewing it failed: %w", ErrLeaseLost, err))
+		case !ok:
+			l.Log.Warn("pipeline loop: another replica holds the lease now; stopping the pass")
+			lost(fmt.Errorf("%w: another replica holds it", ErrLeaseLost))
+		default:
+			heldUntil = sent.Add(l.lease())
 		}
 	})
 }
 
+// settling is a context for the writes a pass still owes once its own
+// context may be cancelled: it keeps ctx's values, not its cancellation,
+// and is bounded by settleTimeout.
+func settling(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+}
+
 // Once runs one pass. With dryRun it picks the candidate and reports the
 // planned task without creating or running it (and records nothing).
+//
+// When ctx is cancelled (the lease was lost, the process is stopping) the
+// pass stops at its next step: it creates nothing more, a run in progress
+// is cut short (the executor kills its command) and its task handed to
+// Tasks.Abandon, and the pass is recorded as an error naming the cause,
+// which Once returns (context.Cause). A run that ended on its own is
+// recorded on its task even so: its result is real, and a task left
+// unfinished would keep its idea blocked.
 func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 	it := Iteration{StartedAt: l.Clock.Now().UTC()}
 	finish := func(outcome, detail string) (Iteration, error) {
+		var stopped error
+		if outcome == Errored && ctx.Err() != nil {
+			// The step failed because the pass was stopped: say why.
+			stopped = context.Cause(ctx)
+			detail = "the pass was stopped: " + stopped.Error() + " (" + detail + ")"
+		}
 		it.Outcome, it.Detail, it.FinishedAt = outcome, detail, l.Clock.Now().UTC()
 		if dryRun {
-			return it, nil
+			return it, stopped
 		}
+		// The record is history, not leadership: it is written even when
+		// the pass was stopped, so the status shows what happened.
+		rctx, cancel := settling(ctx)
+		defer cancel()
 		if l.Recorder != nil {
-			if err := l.Recorder.Record(ctx, it); err != nil {
+			if err := l.Recorder.Record(rctx, it); err != nil {
+				if stopped != nil {
+					return it, fmt.Errorf("%w (and recording the pass failed: %w)", stopped, err)
+				}
 				return it, fmt.Errorf("record the loop pass: %w", err)
 			}
 		}
 		if l.OnPass != nil {
 			l.OnPass(it)
 		}
-		return it, nil
+		return it, stopped
 	}
 	limit := l.Candidates
 	if limit <= 0 {
@@ -198,22 +311,36 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 	if dryRun {
 		return finish(Planned, fmt.Sprintf("would create a %s task for idea %s at stage %s", pick.NextType, pick.IdeaID, pick.Stage))
 	}
+	if ctx.Err() != nil {
+		return finish(Errored, "before creating the task")
+	}
 	direction := fmt.Sprintf("Move idea %q (%s) on from stage %s: %s task.", pick.Name, pick.IdeaID, pick.Stage, pick.NextType)
 	t, err := l.Tasks.Create(ctx, pick.NextType, direction, pick.IdeaID)
+	if errors.Is(err, ErrAlreadyOpen) {
+		// Another replica opened the idea's task since OpenIdeas looked: it
+		// leads now (or led until just now). Nothing for this pass to do,
+		// and nothing wrong with this replica.
+		return finish(Idle, fmt.Sprintf("idea %s already has an open task: another replica opened it", pick.IdeaID))
+	}
 	if err != nil {
 		return finish(Errored, "create the task: "+err.Error())
 	}
 	it.TaskID = t.ID
 	res, runErr := l.Executor.Run(ctx, t)
+	if runErr != nil && ctx.Err() != nil {
+		l.abandon(ctx, t, res)
+		return finish(Errored, "the "+pick.NextType+" task's run was cut short")
+	}
 	if runErr != nil {
-		if ctx.Err() != nil {
-			return it, ctx.Err()
-		}
 		res = executor.Result{Summary: "executor " + l.Executor.Name() + ": " + runErr.Error(), Category: "executor_crash",
 			Output: runErr.Error()}
 	}
+	// From here on the run is over: its result is recorded whatever
+	// became of the pass's context.
+	sctx, cancel := settling(ctx)
+	defer cancel()
 	if !res.Finished {
-		if err := l.Tasks.Finish(ctx, t.ID, res); err != nil {
+		if err := l.Tasks.Finish(sctx, t.ID, res); err != nil {
 			return finish(Errored, "record the task's result: "+err.Error())
 		}
 	}
@@ -221,16 +348,34 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 		it.StageAfter = pick.Stage
 		return finish(TaskFailed, res.Summary)
 	}
-	if err := l.Tasks.Advance(ctx, t.ID); err != nil {
+	if err := l.Tasks.Advance(sctx, t.ID); err != nil {
 		// The outbox delivers it later; the pass itself succeeded.
 		l.Log.Warn("pipeline loop: advancing the idea now failed; the outbox retries", zap.String("task_id", t.ID), zap.Error(err))
 	}
-	stage, err := l.Portfolio.Stage(ctx, pick.IdeaID)
+	stage, err := l.Portfolio.Stage(sctx, pick.IdeaID)
 	if err != nil {
 		stage = ""
 	}
 	it.StageAfter = stage
 	return finish(Advanced, fmt.Sprintf("%s task completed; idea at %s", pick.NextType, stage))
+}
+
+// abandon hands the task whose run ctx's end cut short to Tasks.Abandon,
+// failed with the cause, keeping what the run printed.
+func (l *Loop) abandon(ctx context.Context, t executor.Task, res executor.Result) {
+	summary := "the pipeline loop stopped the run: " + context.Cause(ctx).Error()
+	res.Succeeded, res.Finished, res.Summary, res.Category = false, false, summary, task.CategoryExecutorCrash
+	if res.Output == "" {
+		res.Output = summary
+	} else {
+		res.Output += "\n" + summary
+	}
+	sctx, cancel := settling(ctx)
+	defer cancel()
+	if err := l.Tasks.Abandon(sctx, t.ID, res); err != nil {
+		l.Log.Warn("pipeline loop: could not record the stopped run on its task; the reaper returns it when its lease expires",
+			zap.String("task_id", t.ID), zap.Error(err))
+	}
 }
 
 // Run runs a pass every interval while this replica leads, until ctx ends.
@@ -245,6 +390,9 @@ func (l *Loop) Run(ctx context.Context, interval time.Duration) {
 			if leading {
 				l.Log.Info("pipeline loop: another replica leads now")
 			}
+			leading = false
+		case errors.Is(err, ErrLeaseLost):
+			// Logged by renew as it happened; the next pass asks again.
 			leading = false
 		case err != nil && it.StartedAt.IsZero():
 			l.Log.Warn("pipeline loop: lease", zap.Error(err))

@@ -29,12 +29,17 @@ type world struct {
 	tasks    map[string]string
 	outcomes map[string]executor.Result
 	advanced map[string]int // task -> times advanced
-	n        int
+	// abandoned holds what Abandon was given, by task.
+	abandoned map[string]executor.Result
+	// taken makes Create answer that the idea already has an open task.
+	taken bool
+	n     int
 }
 
 func newWorld() *world {
 	return &world{ideas: map[string]string{}, scores: map[string]float64{}, open: map[string]bool{},
-		tasks: map[string]string{}, outcomes: map[string]executor.Result{}, advanced: map[string]int{}}
+		tasks: map[string]string{}, outcomes: map[string]executor.Result{}, advanced: map[string]int{},
+		abandoned: map[string]executor.Result{}}
 }
 
 func (w *world) Candidates(_ context.Context, limit int) ([]loop.Candidate, error) {
@@ -75,9 +80,15 @@ func (w *world) OpenIdeas(_ context.Context, ids []string) (map[string]bool, err
 	return out, nil
 }
 
-func (w *world) Create(_ context.Context, typ, direction, idea string) (executor.Task, error) {
+func (w *world) Create(ctx context.Context, typ, direction, idea string) (executor.Task, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return executor.Task{}, err // as a database would
+	}
+	if w.taken {
+		return executor.Task{}, fmt.Errorf("create: %w", loop.ErrAlreadyOpen)
+	}
 	w.n++
 	id := fmt.Sprintf("t%d", w.n)
 	w.tasks[id] = idea
@@ -85,9 +96,12 @@ func (w *world) Create(_ context.Context, typ, direction, idea string) (executor
 	return executor.Task{ID: id, Type: typ, Direction: direction, IdeaID: idea, Command: "true"}, nil
 }
 
-func (w *world) Finish(_ context.Context, id string, r executor.Result) error {
+func (w *world) Finish(ctx context.Context, id string, r executor.Result) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	w.outcomes[id] = r
 	w.open[w.tasks[id]] = false
 	return nil
@@ -110,6 +124,17 @@ func (w *world) Advance(_ context.Context, id string) error {
 	return nil
 }
 
+func (w *world) Abandon(ctx context.Context, id string, r executor.Result) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w.abandoned[id] = r
+	w.open[w.tasks[id]] = false
+	return nil
+}
+
 // runner is an executor that succeeds unless told otherwise.
 type runner struct {
 	fail map[string]bool // task type -> fail
@@ -128,9 +153,17 @@ func (r runner) Run(_ context.Context, t executor.Task) (executor.Result, error)
 	return executor.Result{Succeeded: true, Output: "ok"}, nil
 }
 
-type recorder struct{ its []loop.Iteration }
+type recorder struct {
+	mu  sync.Mutex
+	its []loop.Iteration
+}
 
-func (r *recorder) Record(_ context.Context, it loop.Iteration) error {
+func (r *recorder) Record(ctx context.Context, it loop.Iteration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	r.its = append(r.its, it)
 	return nil
 }
@@ -304,4 +337,179 @@ func (executorFunc) Name() string { return "func" }
 func (f executorFunc) Run(context.Context, executor.Task) (executor.Result, error) {
 	f()
 	return executor.Result{Succeeded: true}, nil
+}
+
+// stoppable is an executor whose run lasts until its context ends (a
+// command the exec executor kills) or, as a safety net, a minute; it
+// reports the run's context as it ended, and returns the output so far
+// with the context's error, as exec does.
+type stoppable struct {
+	started chan struct{}
+	ended   chan error
+	// finishAnyway makes a stopped run report success (a run that ended
+	// on its own just as the pass was stopped).
+	finishAnyway bool
+}
+
+func newStoppable() *stoppable {
+	return &stoppable{started: make(chan struct{}, 1), ended: make(chan error, 1)}
+}
+
+func (*stoppable) Name() string { return "stoppable" }
+
+func (s *stoppable) Run(ctx context.Context, _ executor.Task) (executor.Result, error) {
+	s.started <- struct{}{}
+	select {
+	case <-ctx.Done():
+		s.ended <- ctx.Err()
+		if s.finishAnyway {
+			return executor.Result{Succeeded: true, Output: "done"}, nil
+		}
+		return executor.Result{Output: "half done"}, ctx.Err()
+	case <-time.After(time.Minute):
+		s.ended <- nil
+		return executor.Result{Succeeded: true, Output: "ran to its end"}, nil
+	}
+}
+
+// TestALostRenewalStopsThePass: a renewal during a pass that fails, finds
+// the lease taken or hangs cancels the pass's context at once: the run is
+// cut short, its task abandoned with the cause, the pass recorded as an
+// error, and Pass answers ErrLeaseLost.
+func TestALostRenewalStopsThePass(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		renew  func(ctx context.Context) (bool, error)
+		lease  time.Duration
+		reason string
+	}{
+		{"the lease ran out before a renewal", func(context.Context) (bool, error) { return true, nil }, 10 * time.Millisecond,
+			"it may have expired before a renewal"},
+		{"the renewal fails", func(context.Context) (bool, error) { return false, errors.New("connection refused") }, 0,
+			"renewing it failed: connection refused"},
+		{"the lease is taken", func(context.Context) (bool, error) { return false, nil }, 0, "another replica holds it"},
+		{"the renewal hangs", func(ctx context.Context) (bool, error) { <-ctx.Done(); return false, ctx.Err() }, 0,
+			"renewing it failed: context deadline exceeded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld()
+			w.ideas["a"], w.scores["a"] = "none", 5
+			rec := &recorder{}
+			ex := newStoppable()
+			l := newLoop(w, ex, rec)
+			var calls atomic.Int32
+			l.Lead = func(ctx context.Context) (bool, error) {
+				if calls.Add(1) == 1 {
+					return true, nil // the pass takes the lease
+				}
+				return tc.renew(ctx)
+			}
+			l.RenewEvery, l.Lease = 20*time.Millisecond, tc.lease
+
+			begun := time.Now()
+			it, err := l.Pass(context.Background(), false)
+			require.ErrorIs(t, err, loop.ErrLeaseLost)
+			require.ErrorContains(t, err, tc.reason)
+			require.ErrorIs(t, <-ex.ended, context.Canceled, "the run's context was cancelled")
+			require.Less(t, time.Since(begun), 10*time.Second, "the pass stopped long before its run would have ended")
+
+			require.Equal(t, loop.Errored, it.Outcome)
+			require.Contains(t, it.Detail, "the pass was stopped: lost the pipeline loop's lease")
+			require.Len(t, rec.its, 1, "the stopped pass is recorded")
+			require.Equal(t, loop.Errored, rec.its[0].Outcome)
+
+			ab, ok := w.abandoned[it.TaskID]
+			require.True(t, ok, "the task whose run was cut short is abandoned")
+			require.False(t, ab.Succeeded)
+			require.Equal(t, task.CategoryExecutorCrash, ab.Category)
+			require.Contains(t, ab.Summary, "the pipeline loop stopped the run: lost the pipeline loop's lease")
+			require.Contains(t, ab.Output, "half done", "what the run printed is kept")
+			require.Empty(t, w.outcomes, "no result was recorded as the run's own")
+			require.Equal(t, "none", w.ideas["a"])
+		})
+	}
+}
+
+// TestASlowRenewalInTimeKeepsThePass: a renewal slower than the interval
+// that answers before the lease may have expired keeps the pass going.
+func TestASlowRenewalInTimeKeepsThePass(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "none", 5
+	rec := &recorder{}
+	l := newLoop(w, slow{d: 300 * time.Millisecond}, rec)
+	var renewals atomic.Int32
+	l.Lead = func(context.Context) (bool, error) {
+		if renewals.Add(1) > 1 {
+			time.Sleep(40 * time.Millisecond) // twice the interval
+		}
+		return true, nil
+	}
+	l.RenewEvery, l.Lease = 20*time.Millisecond, 2*time.Second
+
+	it, err := l.Pass(context.Background(), false)
+	require.NoError(t, err)
+	require.Equal(t, loop.Advanced, it.Outcome)
+	require.Greater(t, renewals.Load(), int32(2), "renewed during the pass")
+}
+
+// TestARunThatEndsAsTheLeaseIsLostIsRecorded: a run that ended on its own
+// has its result recorded on its task even though the pass's context was
+// cancelled meanwhile; the pass is not an error.
+func TestARunThatEndsAsTheLeaseIsLostIsRecorded(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "none", 5
+	rec := &recorder{}
+	ex := newStoppable()
+	ex.finishAnyway = true
+	l := newLoop(w, ex, rec)
+	var calls atomic.Int32
+	l.Lead = func(context.Context) (bool, error) { return calls.Add(1) == 1, nil }
+	l.RenewEvery = 20 * time.Millisecond
+
+	it, err := l.Pass(context.Background(), false)
+	require.NoError(t, err)
+	require.Equal(t, loop.Advanced, it.Outcome)
+	require.True(t, w.outcomes[it.TaskID].Succeeded, "the result was recorded")
+	require.Empty(t, w.abandoned)
+	require.Equal(t, "specced", w.ideas["a"])
+	require.Len(t, rec.its, 1)
+}
+
+// TestAnIdeaAnotherReplicaOpenedIsNoError: when the schema refuses the
+// task because another replica opened one for the idea since this pass
+// looked, the pass is idle: nothing runs, nothing fails.
+func TestAnIdeaAnotherReplicaOpenedIsNoError(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "none", 5
+	w.taken = true
+	rec := &recorder{}
+	ex := newStoppable()
+	it, err := newLoop(w, ex, rec).Once(context.Background(), false)
+	require.NoError(t, err)
+	require.Equal(t, loop.Idle, it.Outcome)
+	require.Contains(t, it.Detail, "another replica opened it")
+	require.Empty(t, it.TaskID)
+	require.Empty(t, ex.started, "nothing ran")
+	require.Len(t, rec.its, 1)
+}
+
+// TestAStoppedPassCreatesNothing: a pass whose context ends before it
+// creates its task creates none.
+func TestAStoppedPassCreatesNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "none", 5
+	rec := &recorder{}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(loop.ErrLeaseLost)
+	it, err := newLoop(w, runner{}, rec).Once(ctx, false)
+	require.ErrorIs(t, err, loop.ErrLeaseLost)
+	require.Equal(t, loop.Errored, it.Outcome)
+	require.Empty(t, w.tasks)
+	require.Len(t, rec.its, 1)
 }

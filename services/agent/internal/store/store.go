@@ -30,6 +30,18 @@ func Migrations() fs.FS { return migrate.Embedded(migrations) }
 var (
 	ErrNotFound      = errors.New("not found")
 	ErrAlreadyExists = errors.New("already exists")
+	// ErrLoopTaskOpen is Insert's answer for a task of SourceLoop whose
+	// idea already has an open task of SourceLoop (the schema allows one).
+	ErrLoopTaskOpen = errors.New("the idea already has an open task the pipeline loop opened")
+)
+
+// Sources of a task: who opened it.
+const (
+	// SourceAPI is a task created through the API (POST /api/agent/tasks).
+	SourceAPI = "api"
+	// SourceLoop is a task the pipeline loop opened for its idea: at most
+	// one per idea is open at a time.
+	SourceLoop = "pipeline_loop"
 )
 
 // Task is a stored task. Empty strings and zero times are NULL columns;
@@ -47,6 +59,9 @@ type Task struct {
 	Context       string
 	IdeaID        string
 	PromptVariant string
+	// Source is who opened the task (SourceAPI, SourceLoop; "" for tasks
+	// stored before sources were recorded).
+	Source string
 
 	Output         string
 	ProgressPct    float64
@@ -86,7 +101,10 @@ type Filter struct {
 
 // Tasks is the task repository.
 type Tasks interface {
-	// Insert stores a new task; ErrAlreadyExists when the id is taken.
+	// Insert stores a new task; ErrAlreadyExists when the id is taken,
+	// ErrLoopTaskOpen when t is the loop's and its idea already has an
+	// open task of the loop's. Either way nothing is written and the
+	// transaction can go on.
 	Insert(ctx context.Context, t Task) error
 	// Get returns a task; ErrNotFound when there is none.
 	Get(ctx context.Context, id string) (Task, error)

@@ -42,6 +42,13 @@ type NewTask struct {
 	// can take it between its creation and its run.
 	ClaimedBy string
 	Lease     time.Duration
+	// Loop marks a task the pipeline loop opens for context.idea_id
+	// (required then). At most one such task per idea is open at a time,
+	// which the schema enforces: a second one is refused with an error
+	// wrapping store.ErrLoopTaskOpen, so two replicas that both believe
+	// they lead cannot open two tasks for one idea. Tasks created through
+	// the API are not bound by it.
+	Loop bool
 	// Key, when not nil, creates the task at most once per Idempotency-Key:
 	// a retry answers the task the first request created.
 	Key *idempotency.Request
@@ -56,22 +63,29 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 	if err != nil {
 		return store.Task{}, err
 	}
+	source := store.SourceAPI
+	if in.Loop {
+		if ideaID == "" {
+			return store.Task{}, fault.Validation(fault.Field("context.idea_id", "is required for a task the pipeline loop opens"))
+		}
+		source = store.SourceLoop
+	}
 	route, ok := a.cfg.Routing.Decide(string(typ))
 	if !ok {
 		return store.Task{}, fault.Validation(fault.Field("task_type", "has no route"))
 	}
-	source := "context"
+	variantSource := "context"
 	if variant == "" {
 		if variant, err = a.selectVariant(ctx); err != nil {
 			return store.Task{}, wrap("select a prompt variant", err)
 		}
-		source = "selected"
+		variantSource = "selected"
 	}
 	now := a.now()
 	t := store.Task{
 		ID: a.cfg.NewID(), Direction: in.Direction, Type: typ, Status: task.Pending,
 		Model: route.Model, Executor: route.Executor, Tier: route.Tier,
-		Context: rawContext, IdeaID: ideaID, PromptVariant: variant,
+		Context: rawContext, IdeaID: ideaID, PromptVariant: variant, Source: source,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	t.Command = routing.Command(route.Template, routing.Vars{
@@ -100,7 +114,7 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 	fields := []zap.Field{zap.String("task_id", t.ID), zap.String("task_type", string(t.Type)), zap.String("executor", t.Executor),
 		zap.String("model", t.Model)}
 	if variant != "" {
-		fields = append(fields, zap.String("prompt_variant", variant), zap.String("prompt_variant_source", source))
+		fields = append(fields, zap.String("prompt_variant", variant), zap.String("prompt_variant_source", variantSource))
 	}
 	a.log.Info("task created", fields...)
 	return t, nil

@@ -39,7 +39,8 @@ type LoopReport struct {
 	Latest *store.LoopPass
 	// Counts are every pass ever made, by outcome.
 	Counts map[string]int64
-	// Leader holds the loop's lease now ("" when nobody does).
+	// Leader holds the loop's lease now, by the database's clock ("" when
+	// nobody does).
 	Leader string
 }
 
@@ -57,16 +58,18 @@ func (a *App) Loop(ctx context.Context) (LoopReport, error) {
 	if rep.Counts, err = r.Loop.Counts(ctx); err != nil {
 		return LoopReport{}, wrap("read the loop's counts", err)
 	}
-	if rep.Leader, err = lease.Holder(ctx, a.db, LoopLease, a.clock.Now()); err != nil {
+	if rep.Leader, err = lease.Current(ctx, a.db, LoopLease); err != nil {
 		return LoopReport{}, wrap("read the loop's lease", err)
 	}
 	return rep, nil
 }
 
-// LeadLoop takes or renews the loop's lease for holder until ttl from now
-// and reports whether holder has it.
+// LeadLoop takes or renews the loop's lease for holder for ttl and
+// reports whether holder has it. The lease expires by the database's
+// clock, not the App's: replicas' clocks differ, the database's is the one
+// they share (see the platform lease package).
 func (a *App) LeadLoop(ctx context.Context, holder string, ttl time.Duration) (bool, error) {
-	return lease.Acquire(ctx, a.db, LoopLease, holder, ttl, a.clock.Now())
+	return lease.Take(ctx, a.db, LoopLease, holder, ttl)
 }
 
 // ReleaseLoop gives the loop's lease up when holder has it, so another

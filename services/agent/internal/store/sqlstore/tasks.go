@@ -29,7 +29,7 @@ func NewTasks(q database.Querier) Tasks { return Tasks{q: q} }
 const taskColumns = `id, direction, task_type, status, model, executor, tier, command, context, idea_id, prompt_variant,
 	output, progress_pct, current_step, decision_prompt, error_summary, error_category,
 	worker_id, lease_seconds, lease_expires_at, attempts, value_score, resource_cost, duration_seconds,
-	created_at, updated_at, started_at, completed_at, claimed_by`
+	created_at, updated_at, started_at, completed_at, claimed_by, source`
 
 // scanner is a row or rows.
 type scanner interface{ Scan(dest ...any) error }
@@ -39,7 +39,7 @@ func scanTask(s scanner) (store.Task, error) {
 		t                                          store.Task
 		typ, status                                string
 		ideaID, variant, summary, category, worker *string
-		claimedBy                                  *string
+		claimedBy, source                          *string
 		leaseExpires, started, completed           *int64
 		created, updated                           int64
 		value, cost, duration                      *float64
@@ -47,7 +47,7 @@ func scanTask(s scanner) (store.Task, error) {
 	err := s.Scan(&t.ID, &t.Direction, &typ, &status, &t.Model, &t.Executor, &t.Tier, &t.Command, &t.Context, &ideaID, &variant,
 		&t.Output, &t.ProgressPct, &t.CurrentStep, &t.DecisionPrompt, &summary, &category,
 		&worker, &t.LeaseSeconds, &leaseExpires, &t.Attempts, &value, &cost, &duration,
-		&created, &updated, &started, &completed, &claimedBy)
+		&created, &updated, &started, &completed, &claimedBy, &source)
 	if err != nil {
 		return store.Task{}, err
 	}
@@ -57,7 +57,7 @@ func scanTask(s scanner) (store.Task, error) {
 	t.LeaseExpiresAt, t.StartedAt, t.CompletedAt = timeOf(leaseExpires), timeOf(started), timeOf(completed)
 	t.CreatedAt, t.UpdatedAt = database.Time(created), database.Time(updated)
 	t.ValueScore, t.ResourceCost, t.Duration = value, cost, duration
-	t.ClaimedBy = deref(claimedBy)
+	t.ClaimedBy, t.Source = deref(claimedBy), deref(source)
 	return t, nil
 }
 
@@ -91,24 +91,40 @@ func scanTasks(rows database.Rows, err error) ([]store.Task, error) {
 	return out, rows.Err()
 }
 
-// Insert implements store.Tasks.
+// Insert implements store.Tasks. A conflict is skipped (ON CONFLICT DO
+// NOTHING) rather than raised, because on Postgres an error aborts the
+// transaction: skipping keeps it usable to tell the two unique rules
+// apart, the id's and the loop's one open task per idea. Against a
+// concurrent insert for the same idea, Postgres waits for the other
+// transaction and skips only if it commits.
 func (s Tasks) Insert(ctx context.Context, t store.Task) error {
-	_, err := s.q.Exec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)`,
+	n, err := s.q.Exec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
+		ON CONFLICT DO NOTHING`,
 		t.ID, t.Direction, string(t.Type), string(t.Status), t.Model, t.Executor, t.Tier, t.Command, t.Context,
 		database.NullString(t.IdeaID), database.NullString(t.PromptVariant),
 		t.Output, t.ProgressPct, t.CurrentStep, t.DecisionPrompt, database.NullString(t.ErrorSummary), database.NullString(t.ErrorCategory),
 		database.NullString(t.WorkerID), t.LeaseSeconds, database.NullMicros(t.LeaseExpiresAt), t.Attempts,
 		t.ValueScore, t.ResourceCost, t.Duration,
 		database.Micros(t.CreatedAt), database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
-		database.NullString(t.ClaimedBy))
-	if database.IsUniqueViolation(err) {
-		return fmt.Errorf("task %s: %w", t.ID, store.ErrAlreadyExists)
-	}
+		database.NullString(t.ClaimedBy), database.NullString(t.Source))
 	if err != nil {
 		return fmt.Errorf("insert task: %w", err)
 	}
-	return nil
+	if n == 1 {
+		return nil
+	}
+	var taken bool
+	if err := s.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1)`, t.ID).Scan(&taken); err != nil {
+		return fmt.Errorf("insert task: %w", err)
+	}
+	switch {
+	case taken:
+		return fmt.Errorf("task %s: %w", t.ID, store.ErrAlreadyExists)
+	case t.Source != store.SourceLoop:
+		return fmt.Errorf("insert task %s: a unique rule refused it", t.ID) // none but the id's binds it
+	}
+	return fmt.Errorf("task for idea %s: %w", t.IdeaID, store.ErrLoopTaskOpen)
 }
 
 func (s Tasks) get(ctx context.Context, id string, lock bool) (store.Task, error) {

@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/foundryhq/foundry/services/agent/internal/executor"
+	"github.com/foundryhq/foundry/services/agent/internal/loop"
+	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+)
+
+// oneIdea is a portfolio with one idea at stage none.
+type oneIdea struct{ id string }
+
+func (p oneIdea) Candidates(context.Context, int) ([]loop.Candidate, error) {
+	return []loop.Candidate{{IdeaID: p.id, Name: p.id, Score: 1, Stage: "none", NextType: "spec"}}, nil
+}
+
+func (oneIdea) Stage(context.Context, string) (string, error) { return "specced", nil }
+
+// lockstep holds every pass after its open-task check until all of them
+// made it, so they all find the idea free and all try to open its task:
+// what two replicas that both believe they lead do.
+type lockstep struct {
+	loopTasks
+	arrived *sync.WaitGroup
+	proceed <-chan struct{}
+}
+
+func (l lockstep) OpenIdeas(ctx context.Context, ids []string) (map[string]bool, error) {
+	open, err := l.loopTasks.OpenIdeas(ctx, ids)
+	l.arrived.Done()
+	<-l.proceed
+	return open, err
+}
+
+// gated is an executor whose runs succeed once release is closed.
+type gated struct{ release <-chan struct{} }
+
+func (gated) Name() string { return "gated" }
+
+func (g gated) Run(ctx context.Context, _ executor.Task) (executor.Result, error) {
+	select {
+	case <-g.release:
+		return executor.Result{Succeeded: true, Output: "done"}, nil
+	case <-ctx.Done():
+		return executor.Result{}, ctx.Err()
+	}
+}
+
+// TestTwoLeadersOpenOneTaskPerIdea: two replicas' loops that both believe
+// they lead (the old leader has not yet noticed that it lost the lease)
+// both find the idea free; the schema lets one task in, and the other pass
+// is idle, not an error. The winner's run is held until the loser's pass
+// ended, so the idea's task is open throughout.
+func TestTwoLeadersOpenOneTaskPerIdea(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		db := dbtest.Open(t, engine, "agent", store.Migrations())
+		uc := usecase.New(db, repos, usecase.Config{})
+		ctx := context.Background()
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		proceed, release := make(chan struct{}), make(chan struct{})
+		type result struct {
+			it  loop.Iteration
+			err error
+		}
+		results := make(chan result, 2)
+		for _, replica := range []string{"a", "b"} {
+			l := &loop.Loop{
+				Portfolio: oneIdea{id: "idea-1"},
+				Tasks:     lockstep{loopTasks: loopTasks{uc: uc, claimAs: loopWorker, lease: time.Minute}, arrived: &arrived, proceed: proceed},
+				Executor:  gated{release: release}, Recorder: recorder{uc: uc, holder: replica},
+				Clock: clock.Real{}, Log: zap.NewNop(),
+			}
+			go func() {
+				it, err := l.Once(ctx, false)
+				results <- result{it, err}
+			}()
+		}
+		arrived.Wait()
+		close(proceed)
+
+		var loser result
+		select {
+		case loser = <-results:
+		case <-time.After(10 * time.Second):
+			close(release)
+			t.Fatal("neither pass ended: both opened a task for the idea and are running it")
+		}
+		close(release)
+		winner := <-results
+		require.NoError(t, loser.err)
+		require.Equal(t, loop.Idle, loser.it.Outcome, loser.it.Detail)
+		require.Contains(t, loser.it.Detail, "another replica opened it")
+		require.NoError(t, winner.err)
+		require.Equal(t, loop.Advanced, winner.it.Outcome, winner.it.Detail)
+
+		page, err := uc.List(ctx, usecase.ListQuery{IdeaID: "idea-1"})
+		require.NoError(t, err)
+		require.Equal(t, 1, page.Total, "one task for the idea")
+		require.Equal(t, winner.it.TaskID, page.Tasks[0].ID)
+		require.Equal(t, "completed", string(page.Tasks[0].Status))
+		rep, err := uc.Loop(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{loop.Idle: 1, loop.Advanced: 1}, rep.Counts, "both passes recorded, neither an error")
+	})
+}
