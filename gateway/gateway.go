@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -205,9 +206,16 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 	), nil
 }
 
+// useStrictQuery installs strictQuery as grpc-gateway's query parser. The
+// runtime keeps one parser for the whole process, set by a mux option, so
+// it is set once: each gateway a test process builds setting it again was
+// a data race.
+var useStrictQuery sync.Once
+
 // newAPIMux returns the grpc-gateway mux with Foundry's conventions, before
 // any service's routes are registered on it.
 func newAPIMux() *runtime.ServeMux {
+	useStrictQuery.Do(func() { runtime.SetQueryParameterParser(strictQuery{})(nil) })
 	return runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, compactJSON{&runtime.JSONPb{
 			MarshalOptions:   marshalOptions,
@@ -218,7 +226,6 @@ func newAPIMux() *runtime.ServeMux {
 		runtime.WithForwardResponseOption(forwardStatus),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithMetadata(principalMetadata),
-		runtime.SetQueryParameterParser(strictQuery{}),
 		runtime.WithOutgoingHeaderMatcher(dropHeader),
 		runtime.WithOutgoingTrailerMatcher(dropHeader),
 		runtime.WithMiddlewares(recordRoute, pathMatchesBody),

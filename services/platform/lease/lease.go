@@ -76,14 +76,6 @@ func Take(ctx context.Context, q database.Querier, name, holder string, ttl time
 	return n == 1, nil
 }
 
-// Acquire is Take for callers that still pass their own time. now is not
-// used: the database's clock decides (see the package comment), so a
-// replica's skewed clock cannot hand it a lease another replica holds.
-// Prefer Take.
-func Acquire(ctx context.Context, q database.Querier, name, holder string, ttl time.Duration, _ time.Time) (bool, error) {
-	return Take(ctx, q, name, holder, ttl)
-}
-
 // Release gives the lease up (when holder has it), so another replica
 // takes over at once instead of after the lease expires.
 func Release(ctx context.Context, q database.Querier, name, holder string) error {
@@ -105,12 +97,6 @@ func Current(ctx context.Context, q database.Querier, name string) (string, erro
 		return "", fmt.Errorf("read lease %s: %w", name, err)
 	}
 	return holder, nil
-}
-
-// Holder is Current for callers that still pass their own time; now is
-// not used (see Acquire). Prefer Current.
-func Holder(ctx context.Context, q database.Querier, name string, _ time.Time) (string, error) {
-	return Current(ctx, q, name)
 }
 
 // HolderID names this process as a lease holder: the host name (the pod's,

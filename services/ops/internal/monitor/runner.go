@@ -75,7 +75,7 @@ func (r *Runner) Run(ctx context.Context) {
 	}()
 	leading := false
 	periodic.Run(ctx, r.Interval, func() {
-		ok, err := lease.Acquire(ctx, r.DB, LeaseName, r.Holder, 3*r.Interval, r.Clock.Now())
+		ok, err := lease.Take(ctx, r.DB, LeaseName, r.Holder, 3*r.Interval)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			r.Log.Warn("economy monitor: lease", zap.Error(err))
