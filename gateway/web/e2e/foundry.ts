@@ -2,7 +2,7 @@
 // fixture that points each page at the running Foundry and fails a test
 // on any console error (a CSP violation is one).
 import { expect, test as base, type Page } from "@playwright/test";
-import { createHmac } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -74,11 +74,16 @@ export async function createIdea(seed: IdeaSeed): Promise<string> {
   return idea.id;
 }
 
-/** freeze signs an emergency freeze as the run's signer (HMAC-SHA256 of the reason). */
+/**
+ * freeze signs an emergency freeze as the run's signer, issued now with a
+ * new nonce: HMAC-SHA256 of signer_id|issued_at|nonce|reason (docs/ledger.md).
+ */
 export async function freeze(reason: string) {
   const [id, secret] = setting("FOUNDRY_TEST_SIGNER").split(":");
-  const signature = createHmac("sha256", secret).update(reason).digest("hex");
-  return call("POST", "/api/incidents/freeze", { signer_id: id, reason, signature }, {});
+  const issued_at = new Date().toISOString(); // RFC 3339 in UTC
+  const nonce = randomBytes(16).toString("hex");
+  const signature = createHmac("sha256", secret).update(`${id}|${issued_at}|${nonce}|${reason}`).digest("hex");
+  return call("POST", "/api/incidents/freeze", { signer_id: id, issued_at, nonce, reason, signature }, {});
 }
 
 export async function unfreeze() {

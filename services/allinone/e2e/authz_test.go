@@ -77,8 +77,9 @@ const authzPublicReads = true
 // wrongSecret signs what a signed route must refuse.
 const wrongSecret = "not-the-secret"
 
-// authzSigner is the emergency-freeze signer the matrix's system knows.
-const authzSigner, authzSignerSecret = "ops", "s3cret"
+// authzSigner is the emergency-freeze signer the matrix's system knows (a
+// signer's secret is at least 32 bytes).
+const authzSigner, authzSignerSecret = "ops", "authz-0123456789abcdef0123456789ab"
 
 // authzRoute is how to call one route of the REST surface.
 type authzRoute struct {
@@ -287,7 +288,9 @@ var authzRoutes = []*authzRoute{
 	{method: http.MethodGet, path: "/api/incidents", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/incidents/freeze", requests: authzOne(http.StatusOK, authzFreezeBody),
 		signed: &authzSigned{sign: authzSignFreeze, secret: authzSignerSecret, unsigned: http.StatusUnprocessableEntity, forged: http.StatusForbidden,
-			note: "`signature` = HMAC-SHA256 of `reason` under a `FOUNDRY_SIGNERS` secret; none is a missing field (422)"},
+			note: "`signature` = HMAC-SHA256 of the signer, `issued_at`, `nonce` and `reason` under a `FOUNDRY_SIGNERS` secret " +
+				"([ledger.md](ledger.md#emergency-freeze-and-the-economys-modes)); an `issued_at` more than 5 minutes off " +
+				"or a reused `nonce` is 403; no signature is a missing field (422)"},
 		restore: authzEnsureUnfrozen},
 	{method: http.MethodGet, path: "/api/incidents/status", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/incidents/unfreeze", requests: authzOne(http.StatusOK, authzFixed(map[string]any{})),
@@ -420,14 +423,14 @@ func authzFreezeBody(*authzCell) any {
 	return map[string]any{"signer_id": authzSigner, "reason": authzFreezeReason}
 }
 
-// authzSignFreeze adds the signature of the freeze's reason ("" leaves it out).
+// authzSignFreeze signs the freeze's signer and reason with secret, issued
+// now with a new nonce, so that no request of the matrix is a replay of
+// another (403); "" leaves the signature out, and only it.
 func authzSignFreeze(body any, secret string) (any, []string) {
-	signed := map[string]any{}
-	for k, v := range body.(map[string]any) {
-		signed[k] = v
-	}
-	if secret != "" {
-		signed["signature"] = creditSign(secret, authzFreezeReason)
+	b := body.(map[string]any)
+	signed := signedFreeze(secret, b["signer_id"].(string), b["reason"].(string))
+	if secret == "" {
+		delete(signed, "signature")
 	}
 	return signed, nil
 }

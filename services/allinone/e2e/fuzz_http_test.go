@@ -57,9 +57,10 @@ const (
 	// fuzzReportsPerKind bounds the failures printed in full per operation
 	// and kind of failure; the rest are only counted.
 	fuzzReportsPerKind = 3
-	// fuzzSigner and its secret may sign an emergency freeze.
+	// fuzzSigner and its secret (at least 32 bytes, or the ledger does not
+	// start) may sign an emergency freeze.
 	fuzzSigner       = "fuzz"
-	fuzzSignerSecret = "fuzz-secret"
+	fuzzSignerSecret = "fuzz-secret-0123456789abcdef01234"
 )
 
 func TestHTTPFuzz(t *testing.T) {
@@ -935,11 +936,13 @@ func (g *fuzzGen) validMembers() []fuzzMember {
 		}
 	}
 	if g.op.Path == "/api/incidents/freeze" && g.chance(0.3) {
-		// Now and then a freeze the test's signer really signed, so that
-		// the frozen economy and the unfreeze after it are fuzzed too.
-		reason := fmt.Sprintf("fuzz drill %d", g.r.Uint32())
-		out = setMember(setMember(setMember(out, "signer_id", encodeJSON(fuzzSigner)),
-			"reason", encodeJSON(reason)), "signature", encodeJSON(creditSign(fuzzSignerSecret, reason)))
+		// Now and then a freeze the test's signer really signed, issued now
+		// with a new nonce, so that the frozen economy and the unfreeze
+		// after it are fuzzed too.
+		freeze := signedFreeze(fuzzSignerSecret, fuzzSigner, fmt.Sprintf("fuzz drill %d", g.r.Uint32()))
+		for _, k := range []string{"signer_id", "issued_at", "nonce", "reason", "signature"} {
+			out = setMember(out, k, encodeJSON(freeze[k]))
+		}
 	}
 	return out
 }

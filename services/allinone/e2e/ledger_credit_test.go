@@ -1,10 +1,10 @@
 package e2e_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,13 +45,16 @@ type creditBal struct {
 	Cooling   float64 `json:"cooling_cc"`
 }
 
-// creditAuditEntry is one link of the audit chain.
+// creditAuditEntry is one link of the audit chain. Amount is in whole
+// units of Unit (cc, usd, cc_per_usd; "" when the entry moves nothing); the
+// chain keeps micro-units, which Attrs["unit"] names.
 type creditAuditEntry struct {
 	Seq      int               `json:"seq"`
 	Kind     string            `json:"kind"`
 	Actor    string            `json:"actor"`
 	Subject  string            `json:"subject"`
 	Amount   float64           `json:"amount"`
+	Unit     string            `json:"unit"`
 	Attrs    map[string]string `json:"attrs"`
 	PrevHash string            `json:"prev_hash"`
 	Hash     string            `json:"hash"`
@@ -171,10 +174,16 @@ func creditEventKinds(events []map[string]any) []string {
 	return out
 }
 
-func creditSign(secret, reason string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(reason))
-	return hex.EncodeToString(m.Sum(nil))
+// signedFreeze is a new emergency freeze that signer signs with secret, as
+// docs/ledger.md has it: issued now, with a nonce of its own (16 random
+// bytes), signed over signer_id|issued_at|nonce|reason (freezeBody). The
+// ledger refuses a nonce it has seen before (403), so each freeze a test
+// sends is made by a call of its own. Every e2e test signs its freezes here,
+// but ledger_freeze_test.go's, which set the time and the nonce themselves.
+func signedFreeze(secret, signer, reason string) map[string]any {
+	nonce := make([]byte, 16)
+	_, _ = rand.Read(nonce) // crypto/rand.Read never fails (it crashes the program instead)
+	return freezeBody(secret, signer, time.Now(), hex.EncodeToString(nonce), reason)
 }
 
 // requireCreditDetail checks an error's status and that its detail says
@@ -378,22 +387,27 @@ func TestLedgerCreditMinting(t *testing.T) {
 			require.Equal(t, []string{"spread_fee", "withdraw", "spread_fee", "withdraw", "spread_fee", "withdraw", "spread_fee", "deposit"},
 				creditKinds(entries))
 			deposit, depositFee := entries[7], entries[6]
-			require.Equal(t, 995_000_000.0, deposit.Amount)
-			require.Equal(t, "micro_cc", deposit.Attrs["unit"])
+			require.Equal(t, 995.0, deposit.Amount, "whole CC")
+			require.Equal(t, "cc", deposit.Unit)
+			require.Equal(t, "micro_cc", deposit.Attrs["unit"], "the chain keeps micro-units")
 			require.Equal(t, "wire-1", deposit.Attrs["reference"])
 			require.Equal(t, ada.ID, deposit.Subject)
 			require.Equal(t, "admin", deposit.Actor)
-			require.Equal(t, 50_000.0, depositFee.Amount, "0.05 USD")
+			require.Equal(t, 0.05, depositFee.Amount, "0.05 USD")
+			require.Equal(t, "usd", depositFee.Unit)
 			require.Equal(t, "micro_usd", depositFee.Attrs["unit"])
 			require.Equal(t, "deposit", depositFee.Attrs["movement"])
 			require.Equal(t, "100", depositFee.Attrs["spread_bp"])
 			require.Equal(t, deposit.Attrs["entry_id"], depositFee.Attrs["entry_id"])
 			withdraw, withdrawFee := entries[5], entries[4]
-			require.Equal(t, 201_000_000.0, withdraw.Amount)
+			require.Equal(t, 201.0, withdraw.Amount)
+			require.Equal(t, "cc", withdraw.Unit)
 			require.Equal(t, ada.ID, withdraw.Actor)
-			require.Equal(t, 10_000.0, withdrawFee.Amount, "0.01 USD")
+			require.Equal(t, 0.01, withdrawFee.Amount, "0.01 USD")
+			require.Equal(t, "usd", withdrawFee.Unit)
 			require.Equal(t, "withdraw", withdrawFee.Attrs["movement"])
-			require.Equal(t, 5_000.0, entries[2].Amount, "100.5 CC: 1.005 USD at mid, 1 USD paid")
+			require.Equal(t, 0.005, entries[2].Amount, "100.5 CC: 1.005 USD at mid, 1 USD paid")
+			require.Equal(t, "usd", entries[2].Unit)
 			creditVerify(t, sys, 8)
 		})
 
@@ -569,7 +583,20 @@ func TestLedgerCreditStaking(t *testing.T) {
 			require.Equal(t, before, creditAuditTotal(t, sys))
 		})
 
+		// The tier counts what the contributor unstaked from the idea over
+		// the last 24 hours, this unstake included (TestLedgerCooldownWindow
+		// tests that window). Each amount here is the first unstake from its
+		// idea, so each meets its tier's boundary on its own: 50 CC comes from
+		// idea2, 1500 CC from idea1, and the three others from ideas staked
+		// for them.
 		t.Run("unstake cooldown tiers", func(t *testing.T) {
+			ideaOf := map[float64]string{50: idea2, 1500: idea1}
+			for _, amount := range []float64{99.999999, 100, 1000} {
+				ideaOf[amount] = creditIdea(t, sys, fmt.Sprintf("tier of %v CC", amount))
+				requireStatus(t, http.StatusCreated, stake(map[string]any{"contributor_id": ada.ID, "idea_id": ideaOf[amount], "amount_cc": amount}, ada.auth()))
+			}
+			// 1665 - 1199.999999 available; 3310 + 1199.999999 staked.
+			require.Equal(t, creditBal{Available: 465.000001, Staked: 4509.999999}, creditBalances(t, sys, ada.ID))
 			for _, tc := range []struct {
 				amount float64
 				status string
@@ -582,40 +609,48 @@ func TestLedgerCreditStaking(t *testing.T) {
 				{1500, "cooling", 72},
 			} {
 				now := time.Now()
-				r := unstake(map[string]any{"contributor_id": ada.ID, "idea_id": idea1, "amount_cc": tc.amount}, ada.auth())
+				r := unstake(map[string]any{"contributor_id": ada.ID, "idea_id": ideaOf[tc.amount], "amount_cc": tc.amount}, ada.auth())
 				requireStatus(t, http.StatusOK, r)
 				require.Equal(t, tc.status, r.JSON["status"], "%v CC", tc.amount)
 				require.Equal(t, tc.hours, r.JSON["cooldown_hours"], "%v CC", tc.amount)
 				require.Equal(t, tc.amount, r.JSON["amount_cc"])
-				require.Equal(t, idea1, r.JSON["idea_id"])
+				require.Equal(t, ideaOf[tc.amount], r.JSON["idea_id"])
 				at, err := time.Parse(time.RFC3339Nano, r.JSON["available_at"].(string))
 				require.NoError(t, err)
 				require.WithinDuration(t, now.Add(time.Duration(tc.hours)*time.Hour), at, time.Minute, "%v CC", tc.amount)
 			}
-			// 1665 + 50 + 99.999999 available; 2600 cooling; 3310 - 2749.999999 staked.
-			require.Equal(t, creditBal{Available: 1814.999999, Staked: 560.000001, Cooling: 2600}, creditBalances(t, sys, ada.ID))
+			// 465.000001 + 50 + 99.999999 available; 2600 cooling; 4509.999999 -
+			// 2749.999999 staked (1600 on idea1, 160 on idea2, none on the others).
+			require.Equal(t, creditBal{Available: 615, Staked: 1760, Cooling: 2600}, creditBalances(t, sys, ada.ID))
 			requireCreditDetail(t, http.StatusBadRequest, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"),
-				map[string]any{"contributor_id": ada.ID, "amount_cc": 1815}, ada.auth()), "insufficient")
+				map[string]any{"contributor_id": ada.ID, "amount_cc": 615.000001}, ada.auth()), "insufficient")
 
 			r := request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.ID+"/investments"), nil)
 			requireStatus(t, http.StatusOK, r)
-			require.Equal(t, map[string]any{"position_count": 2.0, "total_staked_cc": 560.000001, "available_cc": 1814.999999, "cooling_cc": 2600.0}, r.JSON["summary"])
+			require.Equal(t, map[string]any{"position_count": 2.0, "total_staked_cc": 1760.0, "available_cc": 615.0, "cooling_cc": 2600.0}, r.JSON["summary"])
 			positions := r.JSON["positions"].([]any)
+			require.Len(t, positions, 2, "an idea unstaked in full is no position")
 			require.Equal(t, idea1, positions[0].(map[string]any)["idea_id"])
-			require.Equal(t, 350.000001, positions[0].(map[string]any)["amount_cc"])
+			require.Equal(t, 1600.0, positions[0].(map[string]any)["amount_cc"])
+			require.Equal(t, idea2, positions[1].(map[string]any)["idea_id"])
+			require.Equal(t, 160.0, positions[1].(map[string]any)["amount_cc"])
 		})
 
 		t.Run("investment history: every movement newest first, with kinds", func(t *testing.T) {
 			events := creditHistory(t, sys, ada.ID)
-			require.Equal(t, []string{"unstake", "unstake", "unstake", "unstake", "unstake", "stake", "stake", "stake", "stake", "deposit"},
+			require.Equal(t, []string{"unstake", "unstake", "unstake", "unstake", "unstake",
+				"stake", "stake", "stake", "stake", "stake", "stake", "stake", "deposit"},
 				creditEventKinds(events))
 			require.Equal(t, 1500.0, events[0]["amount_cc"])
 			require.Equal(t, idea1, events[0]["idea_id"])
-			require.Equal(t, 10.0, events[5]["amount_cc"])
-			require.Equal(t, idea2, events[5]["idea_id"])
-			require.Equal(t, 3000.0, events[8]["amount_cc"])
-			require.Equal(t, 4975.0, events[9]["amount_cc"])
-			lines := events[8]["lines"].([]any)
+			require.Equal(t, 50.0, events[4]["amount_cc"])
+			require.Equal(t, idea2, events[4]["idea_id"])
+			require.Equal(t, 1000.0, events[5]["amount_cc"], "the tiers' stakes")
+			require.Equal(t, 10.0, events[8]["amount_cc"])
+			require.Equal(t, idea2, events[8]["idea_id"])
+			require.Equal(t, 3000.0, events[11]["amount_cc"])
+			require.Equal(t, 4975.0, events[12]["amount_cc"])
+			lines := events[11]["lines"].([]any)
 			require.Len(t, lines, 2, "a balanced transfer: %v", lines)
 			var sum float64
 			for _, l := range lines {
@@ -648,10 +683,11 @@ func TestLedgerCreditStaking(t *testing.T) {
 
 		t.Run("audit chain of the whole session verifies", func(t *testing.T) {
 			entries, total := creditAudit(t, sys)
-			require.Equal(t, 11, total, "deposit + spread fee, 4 stakes, 5 unstakes")
-			require.Equal(t, []string{"unstake", "unstake", "unstake", "unstake", "unstake", "stake", "stake", "stake", "stake", "spread_fee", "deposit"},
+			require.Equal(t, 14, total, "deposit + spread fee, 7 stakes, 5 unstakes")
+			require.Equal(t, []string{"unstake", "unstake", "unstake", "unstake", "unstake",
+				"stake", "stake", "stake", "stake", "stake", "stake", "stake", "spread_fee", "deposit"},
 				creditKinds(entries))
-			creditVerify(t, sys, 11)
+			creditVerify(t, sys, 14)
 		})
 
 		// Last: a dry run that is taken for a real stake moves CC, which
@@ -743,7 +779,8 @@ func TestLedgerCreditIncidents(t *testing.T) {
 
 			entries, _ := creditAudit(t, sys)
 			require.Equal(t, "oracle_tripped", entries[0].Kind)
-			require.Equal(t, 130_000_000.0, entries[0].Amount)
+			require.Equal(t, 130.0, entries[0].Amount, "the reading, in CC per USD")
+			require.Equal(t, "cc_per_usd", entries[0].Unit)
 		})
 
 		const reason = "treasury keys may be compromised"
@@ -751,32 +788,49 @@ func TestLedgerCreditIncidents(t *testing.T) {
 			return request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), body, anonymous)
 		}
 
+		// without returns signedFreeze's body without some of its fields.
+		without := func(body map[string]any, fields ...string) map[string]any {
+			for _, f := range fields {
+				delete(body, f)
+			}
+			return body
+		}
+		// with returns signedFreeze's body with field set to value.
+		with := func(body map[string]any, field string, value any) map[string]any {
+			body[field] = value
+			return body
+		}
+
 		t.Run("freeze: only a configured signer with a valid signature", func(t *testing.T) {
 			before := creditAuditTotal(t, sys)
 			for name, body := range map[string]map[string]any{
-				"bad signature":          {"signer_id": "ops", "reason": reason, "signature": strings.Repeat("ab", 32)},
-				"another signer's key":   {"signer_id": "ops", "reason": reason, "signature": creditSign("0ther", reason)},
-				"signed another reason":  {"signer_id": "ops", "reason": reason, "signature": creditSign("s3cret", "something else")},
-				"unknown signer":         {"signer_id": "mallory", "reason": reason, "signature": creditSign("s3cret", reason)},
-				"not hex":                {"signer_id": "ops", "reason": reason, "signature": "zz"},
-				"unknown, empty secret":  {"signer_id": "mallory", "reason": reason, "signature": creditSign("", reason)},
-				"signer id, wrong case":  {"signer_id": "OPS", "reason": reason, "signature": creditSign("s3cret", reason)},
-				"signature of the other": {"signer_id": "sec", "reason": reason, "signature": creditSign("s3cret", reason)},
+				"bad signature":          with(signedFreeze(freezeOpsSecret, "ops", reason), "signature", strings.Repeat("ab", 32)),
+				"another signer's key":   signedFreeze(freezeSecSecret, "ops", reason),
+				"signed another reason":  with(signedFreeze(freezeOpsSecret, "ops", "something else"), "reason", reason),
+				"unknown signer":         signedFreeze(freezeOpsSecret, "mallory", reason),
+				"not hex":                with(signedFreeze(freezeOpsSecret, "ops", reason), "signature", "zz"),
+				"unknown, empty secret":  signedFreeze("", "mallory", reason),
+				"signer id, wrong case":  signedFreeze(freezeOpsSecret, "OPS", reason),
+				"signature of the other": signedFreeze(freezeOpsSecret, "sec", reason),
 			} {
 				r := freeze(body)
 				requireStatus(t, http.StatusForbidden, r)
-				require.NotContains(t, string(r.Raw), "s3cret", name)
+				require.Equal(t, "unknown signer or bad signature", r.JSON["detail"], name)
+				require.NotContains(t, string(r.Raw), freezeOpsSecret, name)
 			}
-			requireFieldError(t, freeze(map[string]any{"signer_id": "ops", "signature": creditSign("s3cret", "")}), "reason")
-			requireFieldError(t, freeze(map[string]any{"signer_id": "ops", "reason": reason}), "signature")
-			requireFieldError(t, freeze(map[string]any{"reason": reason, "signature": creditSign("s3cret", reason)}), "signer_id")
+			requireFieldError(t, freeze(without(signedFreeze(freezeOpsSecret, "ops", ""), "reason")), "reason")
+			requireFieldError(t, freeze(without(signedFreeze(freezeOpsSecret, "ops", reason), "signature")), "signature")
+			requireFieldError(t, freeze(without(signedFreeze(freezeOpsSecret, "ops", reason), "signer_id")), "signer_id")
+			requireFieldError(t, freeze(without(signedFreeze(freezeOpsSecret, "ops", reason), "issued_at")), "issued_at")
+			requireFieldError(t, freeze(without(signedFreeze(freezeOpsSecret, "ops", reason), "nonce")), "nonce")
 			require.Equal(t, before, creditAuditTotal(t, sys))
 			s := creditSupply(t, sys)
 			require.Equal(t, "normal", s["mode"])
 		})
 
-		t.Run("a valid freeze: 200 frozen; again: 409", func(t *testing.T) {
-			r := freeze(map[string]any{"signer_id": "ops", "reason": reason, "signature": creditSign("s3cret", reason)})
+		t.Run("a valid freeze: 200 frozen; its replay: 403; another: 409", func(t *testing.T) {
+			signed := signedFreeze(freezeOpsSecret, "ops", reason)
+			r := freeze(signed)
 			requireStatus(t, http.StatusOK, r)
 			require.Equal(t, true, r.JSON["frozen"])
 			require.Equal(t, "ops", r.JSON["signer_id"])
@@ -784,8 +838,9 @@ func TestLedgerCreditIncidents(t *testing.T) {
 			_, err := time.Parse(time.RFC3339Nano, r.JSON["frozen_at"].(string))
 			require.NoError(t, err)
 
-			requireStatus(t, http.StatusConflict, freeze(map[string]any{"signer_id": "ops", "reason": reason, "signature": creditSign("s3cret", reason)}))
-			requireStatus(t, http.StatusConflict, freeze(map[string]any{"signer_id": "sec", "reason": "again", "signature": creditSign("0ther", "again")}))
+			requireCreditDetail(t, http.StatusForbidden, freeze(signed), "nonce was used before")
+			requireStatus(t, http.StatusConflict, freeze(signedFreeze(freezeOpsSecret, "ops", reason)))
+			requireStatus(t, http.StatusConflict, freeze(signedFreeze(freezeSecSecret, "sec", "again")))
 
 			st := request(t, http.MethodGet, sys.URL("/api/incidents/status"), nil)
 			requireStatus(t, http.StatusOK, st)
@@ -839,16 +894,23 @@ func TestLedgerCreditIncidents(t *testing.T) {
 			require.Nil(t, st.JSON["frozen_reason"])
 		})
 
-		t.Run("after the unfreeze movements work again", func(t *testing.T) {
-			requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 5, "wire-2"))
+		// The breaker tripped above stays open (at least 5 minutes after
+		// the trip): movements that exchange USD and CC wait for it.
+		t.Run("after the unfreeze movements work again, but the open breaker refuses exchange", func(t *testing.T) {
+			before := creditAuditTotal(t, sys)
+			requireCreditDetail(t, http.StatusBadRequest, creditDeposit(t, sys, ada.ID, 5, "wire-2"), "oracle_breaker_tripped")
 			requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/cc/stake"),
 				map[string]any{"contributor_id": ada.ID, "idea_id": idea, "amount_cc": 10}, ada.auth()))
 			requireStatus(t, http.StatusOK, request(t, http.MethodPost, sys.URL("/api/cc/unstake"),
 				map[string]any{"contributor_id": ada.ID, "idea_id": idea, "amount_cc": 10}, ada.auth()))
-			requireStatus(t, http.StatusOK, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"),
-				map[string]any{"contributor_id": ada.ID, "amount_cc": 100.5}, ada.auth()))
-			// 795 + 497.5 minted - 10 staked + 10 released - 100.5 burned.
-			require.Equal(t, creditBal{Available: 1192, Staked: 200}, creditBalances(t, sys, ada.ID))
+			requireCreditDetail(t, http.StatusBadRequest, request(t, http.MethodPost, sys.URL("/api/cc/withdraw"),
+				map[string]any{"contributor_id": ada.ID, "amount_cc": 100.5}, ada.auth()), "oracle_breaker_tripped")
+			// 795 - 10 staked + 10 released.
+			require.Equal(t, creditBal{Available: 795, Staked: 200}, creditBalances(t, sys, ada.ID))
+			require.Equal(t, before+2, creditAuditTotal(t, sys), "the stake and the unstake")
+			s := creditSupply(t, sys)
+			require.Equal(t, 995.0, s["total_cc_outstanding"], "nothing minted or burned")
+			require.Equal(t, 10.0, s["treasury_value_usd"])
 		})
 
 		t.Run("incidents: freeze and unfreeze listed newest first", func(t *testing.T) {
@@ -882,5 +944,5 @@ func TestLedgerCreditIncidents(t *testing.T) {
 			require.Contains(t, kindsAudit, "unfreeze")
 			creditVerify(t, sys, total)
 		})
-	}, append([]string{"-signers=ops:s3cret,sec:0ther"}, creditFlags...)...)
+	}, freezeFlags...)
 }

@@ -1,9 +1,6 @@
 package e2e_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"testing"
 
@@ -42,12 +39,6 @@ func auditTotal(t *testing.T, sys *allinonetest.System) float64 {
 	r := request(t, http.MethodGet, sys.URL("/api/audit?limit=1"), nil)
 	requireStatus(t, http.StatusOK, r)
 	return r.JSON["total"].(float64)
-}
-
-func sign(secret, reason string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(reason))
-	return hex.EncodeToString(m.Sum(nil))
 }
 
 // TestEconomyDepositsRatesAndSupply: deposits mint at the buy rate with the
@@ -234,15 +225,15 @@ func TestEconomyAuditOracleAndFreeze(t *testing.T) {
 		require.Equal(t, 100.0, rate.JSON["cc_per_usd"], "the rate stays at the last good value")
 		require.Equal(t, true, rate.JSON["breaker_tripped"])
 
-		bad := request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), map[string]any{"signer_id": "ops", "reason": "x", "signature": sign("wrong", "x")}, anonymous)
+		bad := request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), signedFreeze("wrong", "ops", "x"), anonymous)
 		requireStatus(t, http.StatusForbidden, bad)
 		requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/incidents/freeze"),
-			map[string]any{"signer_id": "nobody", "reason": "x", "signature": sign("s3cret", "x")}, anonymous))
-		f := request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), map[string]any{"signer_id": "ops", "reason": "drill", "signature": sign("s3cret", "drill")}, anonymous)
+			signedFreeze(freezeOpsSecret, "nobody", "x"), anonymous))
+		f := request(t, http.MethodPost, sys.URL("/api/incidents/freeze"), signedFreeze(freezeOpsSecret, "ops", "drill"), anonymous)
 		requireStatus(t, http.StatusOK, f)
 		require.Equal(t, true, f.JSON["frozen"])
 		requireStatus(t, http.StatusConflict, request(t, http.MethodPost, sys.URL("/api/incidents/freeze"),
-			map[string]any{"signer_id": "ops", "reason": "again", "signature": sign("s3cret", "again")}, anonymous))
+			signedFreeze(freezeOpsSecret, "ops", "again"), anonymous))
 
 		for _, r := range []response{
 			deposit(t, sys, ada.id, 1, "w2", adminHeader),
@@ -278,5 +269,5 @@ func TestEconomyAuditOracleAndFreeze(t *testing.T) {
 		require.Equal(t, true, c.JSON["audit_chain_valid"])
 		require.Equal(t, true, c.JSON["oracle_breaker_tripped"])
 		require.Equal(t, "minting_paused", c.JSON["decided_mode"], "an open breaker pauses minting")
-	}, "-signers=ops:s3cret", "-monitor-interval=0")
+	}, "-signers=ops:"+freezeOpsSecret, "-monitor-interval=0")
 }
