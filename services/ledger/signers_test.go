@@ -22,7 +22,7 @@ func TestParseSigners(t *testing.T) {
 		"ops:" + secret[:31]:                 `FOUNDRY_SIGNERS: the secret of signer "ops" is 31 bytes; want at least 32`,
 		"ops:   " + secret[:31] + " ":        `the secret of signer "ops" is 31 bytes`,
 		"ops|x:" + secret:                    `FOUNDRY_SIGNERS: signer id "ops|x" must not contain |`,
-		"ops : ":                             "FOUNDRY_SIGNERS: want id:secret pairs",
+		"ops :" + " ":                        "FOUNDRY_SIGNERS: want id:secret pairs", // a blank secret
 		" : " + secret:                       "FOUNDRY_SIGNERS: want id:secret pairs",
 		"ops:" + secret + ", ops :" + secret: `FOUNDRY_SIGNERS: signer "ops" appears twice`,
 	} {

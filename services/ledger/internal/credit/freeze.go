@@ -25,9 +25,10 @@ const (
 	// MinSignerSecret is the shortest signer secret accepted, in bytes: an
 	// HMAC key is as strong as it is long, and "s1:a" is not a key.
 	MinSignerSecret = 32
-	// MinNonceHex and MaxNonceHex bound a nonce's hex digits (8 to 32
-	// random bytes).
-	MinNonceHex, MaxNonceHex = 16, 64
+	// MinNonceHex is the fewest hex digits a nonce has (8 random bytes).
+	MinNonceHex = 16
+	// MaxNonceHex is the most hex digits a nonce has (32 random bytes).
+	MaxNonceHex = 64
 )
 
 // SignedFreeze is a freeze as a signer sends it.
