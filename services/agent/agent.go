@@ -93,6 +93,8 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.Duration(&c.Loop.ExecTimeout, "agent-exec-timeout", "FOUNDRY_AGENT_EXEC_TIMEOUT", 10*time.Minute,
 		"exec executor: a command running longer is killed and its task timed_out")
 	fs.String(&c.Loop.ExecDir, "agent-exec-dir", "FOUNDRY_AGENT_EXEC_DIR", "", "exec executor: the commands' working directory (default: the service's)")
+	fs.Duration(&c.Loop.RunOnceWait, "agent-run-once-wait", "FOUNDRY_AGENT_RUN_ONCE_WAIT", 10*time.Second,
+		"how long POST /api/agent/loop/run-once waits for its pass before answering 202 (the pass goes on; poll GET /api/agent/loop)")
 	fs.Duration(&c.Loop.ExternalTimeout, "agent-external-timeout", "FOUNDRY_AGENT_EXTERNAL_TIMEOUT", time.Hour,
 		"external executor: how long a pass waits for a worker to finish its task (then the task is timed_out)")
 }
@@ -179,7 +181,7 @@ func Module() app.Module {
 			ucfg.Log = h.Log
 			uc := usecase.New(h.DB, repos, ucfg)
 			pl := newPipeline(cfg.Loop, uc, portfolio, h.Log.Named("loop"), h.Metrics)
-			h.RegisterService(&agentv1.AgentService_ServiceDesc, handler.New(uc, pl))
+			h.RegisterService(&agentv1.AgentService_ServiceDesc, handler.New(uc, pl, cfg.Loop.RunOnceWait))
 			h.Go(func(ctx context.Context) { reap(ctx, h.Log, uc, cfg.ReapInterval) })
 			h.Go(func(ctx context.Context) { deliver(ctx, h.Log, uc, cfg.OutboxInterval) })
 			if cfg.Loop.Enabled {

@@ -49,6 +49,9 @@ type pipelineConfig struct {
 	ExecTimeout     time.Duration
 	ExecDir         string
 	ExternalTimeout time.Duration
+	// RunOnceWait is how long a run-once request waits for its pass
+	// before it answers 202 (handler.Handler.RunLoopOnce).
+	RunOnceWait time.Duration
 }
 
 func (c pipelineConfig) validate() error {
@@ -59,8 +62,8 @@ func (c pipelineConfig) validate() error {
 	if c.Executor != executorExternal && c.Executor != executorExec {
 		errs = append(errs, fmt.Errorf("FOUNDRY_AGENT_LOOP_EXECUTOR: want %s or %s, got %q", executorExternal, executorExec, c.Executor))
 	}
-	if c.ExecTimeout <= 0 || c.ExternalTimeout <= 0 {
-		errs = append(errs, errors.New("FOUNDRY_AGENT_EXEC_TIMEOUT and FOUNDRY_AGENT_EXTERNAL_TIMEOUT: want positive durations"))
+	if c.ExecTimeout <= 0 || c.ExternalTimeout <= 0 || c.RunOnceWait <= 0 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_EXEC_TIMEOUT, FOUNDRY_AGENT_EXTERNAL_TIMEOUT and FOUNDRY_AGENT_RUN_ONCE_WAIT: want positive durations"))
 	}
 	return errors.Join(errs...)
 }

@@ -30,8 +30,9 @@ import (
 type Handler struct {
 	agentv1.UnimplementedAgentServiceServer
 
-	uc   *usecase.App
-	loop Loop
+	uc          *usecase.App
+	loop        Loop
+	runOnceWait time.Duration
 }
 
 // Loop is the pipeline loop as the service runs it.
@@ -53,9 +54,10 @@ type LoopStatus struct {
 	Report usecase.LoopReport
 }
 
-// New returns a Handler over the use cases and the loop.
-func New(uc *usecase.App, l Loop) *Handler {
-	return &Handler{uc: uc, loop: l}
+// New returns a Handler over the use cases and the loop; runOnceWait is how
+// long a run-once waits for its pass before answering 202.
+func New(uc *usecase.App, l Loop, runOnceWait time.Duration) *Handler {
+	return &Handler{uc: uc, loop: l, runOnceWait: runOnceWait}
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -373,12 +375,51 @@ func (h *Handler) GetLoopStatus(ctx context.Context, _ *agentv1.GetLoopStatusReq
 // RunLoopOnce implements AgentService.RunLoopOnce: a real pass creates a
 // task and may run a command, so its policy asks for an operator; a dry
 // run only reads.
+//
+// A real pass may run for minutes (an exec command), longer than a REST
+// request may take, so it runs on by itself: when it has not finished
+// within the handler's RunOnceWait, the answer is 202 with the pass as it
+// started (its id, outcome "running"), and the client polls
+// GET /api/agent/loop until last_iteration has that id.
 func (h *Handler) RunLoopOnce(ctx context.Context, req *agentv1.RunLoopOnceRequest) (*agentv1.RunLoopOnceResponse, error) {
-	it, err := h.loop.RunOnce(ctx, req.GetDryRun())
-	if err != nil {
-		return nil, err
+	if req.GetDryRun() {
+		it, err := h.loop.RunOnce(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		return &agentv1.RunLoopOnceResponse{Iteration: iterationProto(it)}, nil
 	}
-	return &agentv1.RunLoopOnceResponse{Iteration: iterationProto(it)}, nil
+	type result struct {
+		it  loop.Iteration
+		err error
+	}
+	started, done := make(chan loop.Iteration, 1), make(chan result, 1)
+	pctx := loop.WithStarted(context.WithoutCancel(ctx), func(it loop.Iteration) { started <- it })
+	go func() {
+		it, err := h.loop.RunOnce(pctx, false)
+		done <- result{it, err}
+	}()
+	finished := func(r result) (*agentv1.RunLoopOnceResponse, error) {
+		if r.err != nil {
+			return nil, r.err
+		}
+		return &agentv1.RunLoopOnceResponse{Iteration: iterationProto(r.it)}, nil
+	}
+	select {
+	case r := <-done: // refused (another replica leads) or over at once
+		return finished(r)
+	case it := <-started:
+		wait := time.NewTimer(h.runOnceWait)
+		defer wait.Stop()
+		select {
+		case r := <-done:
+			return finished(r)
+		case <-wait.C:
+			it.Outcome = loop.Running
+			rpcmeta.SetHTTPStatus(ctx, http.StatusAccepted)
+			return &agentv1.RunLoopOnceResponse{Iteration: iterationProto(it)}, nil
+		}
+	}
 }
 
 // iterationProto is a pass as the API shows it: what a pass did not reach
@@ -387,7 +428,10 @@ func iterationProto(it loop.Iteration) *agentv1.LoopIteration {
 	out := &agentv1.LoopIteration{
 		Outcome: it.Outcome, IdeaId: optString(it.IdeaID), StageBefore: optString(it.StageBefore),
 		TaskType: optString(it.TaskType), TaskId: optString(it.TaskID), StageAfter: optString(it.StageAfter),
-		Detail: it.Detail, StartedAt: rfc3339(it.StartedAt), FinishedAt: rfc3339(it.FinishedAt),
+		Detail: it.Detail, StartedAt: rfc3339(it.StartedAt), Id: optString(it.ID),
+	}
+	if !it.FinishedAt.IsZero() {
+		out.FinishedAt = rfc3339(it.FinishedAt)
 	}
 	if it.IdeaID != "" {
 		out.IdeaScore = wrapperspb.Double(it.Score)

@@ -9,6 +9,8 @@ package loop
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -78,10 +80,16 @@ const (
 	Planned    = "planned"
 	Idle       = "idle"
 	Errored    = "error"
+	// Running is no pass's end: a run-once answered before its pass ended
+	// shows it so.
+	Running = "running"
 )
 
 // Iteration is what one pass did.
 type Iteration struct {
+	// ID names a real pass from its start (a run-once answered before the
+	// pass ends gives it, and the recorded pass keeps it); "" on a dry run.
+	ID          string
 	Outcome     string
 	IdeaID      string
 	Score       float64
@@ -252,7 +260,15 @@ func settling(ctx context.Context) (context.Context, context.CancelFunc) {
 // recorded on its task even so: its result is real, and a task left
 // unfinished would keep its idea blocked.
 func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
-	it := Iteration{StartedAt: l.Clock.Now().UTC()}
+	// Microseconds, as the store keeps them: a run-once answered 202
+	// shows the start a later read of the recorded pass returns.
+	it := Iteration{StartedAt: l.Clock.Now().UTC().Truncate(time.Microsecond)}
+	if !dryRun {
+		it.ID = newPassID()
+		if started, ok := ctx.Value(startedKey{}).(func(Iteration)); ok {
+			started(it)
+		}
+	}
 	finish := func(outcome, detail string) (Iteration, error) {
 		var stopped error
 		if outcome == Errored && ctx.Err() != nil {
@@ -260,7 +276,7 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 			stopped = context.Cause(ctx)
 			detail = "the pass was stopped: " + stopped.Error() + " (" + detail + ")"
 		}
-		it.Outcome, it.Detail, it.FinishedAt = outcome, detail, l.Clock.Now().UTC()
+		it.Outcome, it.Detail, it.FinishedAt = outcome, detail, l.Clock.Now().UTC().Truncate(time.Microsecond)
 		if dryRun {
 			return it, stopped
 		}
@@ -411,4 +427,21 @@ func (l *Loop) Run(ctx context.Context, interval time.Duration) {
 			}
 		}
 	})
+}
+
+type startedKey struct{}
+
+// WithStarted returns ctx that makes a real pass run with it call started
+// with its iteration (its id and start) before the pass does anything
+// else: a caller that will not wait for the end (a run-once answered 202)
+// learns which pass to look for.
+func WithStarted(ctx context.Context, started func(Iteration)) context.Context {
+	return context.WithValue(ctx, startedKey{}, started)
+}
+
+// newPassID is a random pass id: 16 bytes, hex.
+func newPassID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -273,8 +273,8 @@ type Outbox interface {
 // the replica that made it. Empty strings are the parts a pass did not
 // reach (an idle pass names no idea).
 type LoopPass struct {
-	ID     string
 	Holder string
+	// Iteration's ID is the pass's id.
 	loop.Iteration
 }
 
