@@ -2113,7 +2113,7 @@ const (
 		WHERE s.token_hash = $1`
 	sqlContributor = `SELECT id, handle, trust_level, created_at FROM ledger.contributors WHERE id = $1`
 	sqlLockEconomy = `SELECT treasury_usd, outstanding_cc, mode, mode_reason, mode_actor, mode_since,
-	audit_seq, audit_head, verify_from_seq, verify_from_hash, updated_at FROM ledger.economy WHERE id = 1 FOR UPDATE`
+	audit_seq, audit_head, updated_at FROM ledger.economy WHERE id = 1 FOR UPDATE`
 	sqlLatestReading = `SELECT id, price, at, source, verdict, tripped, clean, last_good FROM ledger.oracle_readings
 		ORDER BY at DESC, id DESC LIMIT 1`
 	sqlDueCooling = `SELECT id, idea_id, amount, available_at, entry_id, created_at FROM ledger.cc_cooling
@@ -2134,8 +2134,7 @@ const (
 	sqlAppendAudit = `INSERT INTO ledger.audit_entries (seq, kind, at, actor, subject, amount, attrs, encoded, prev_hash, hash)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 	sqlSaveEconomy = `UPDATE ledger.economy SET treasury_usd = $1, outstanding_cc = $2, mode = $3, mode_reason = $4,
-		mode_actor = $5, mode_since = $6, audit_seq = $7, audit_head = $8, verify_from_seq = $9,
-		verify_from_hash = $10, updated_at = $11 WHERE id = 1`
+		mode_actor = $5, mode_since = $6, audit_seq = $7, audit_head = $8, updated_at = $9 WHERE id = 1`
 	sqlReleaseCooling = `UPDATE ledger.cc_cooling SET released_entry_id = $2 WHERE id = $1 AND released_entry_id IS NULL`
 	sqlBalances       = `SELECT bucket, COALESCE(SUM(balance), 0) FROM ledger.cc_accounts
 		WHERE contributor_id = $1 GROUP BY bucket`
@@ -2204,10 +2203,10 @@ func sealAudit(prev hash, e auditEntry) (encoded []byte, h hash) {
 // --- the economy row and movements (sqlstore/credit.go, usecase/move.go) ----
 
 type economy struct {
-	treasuryUSD, outstandingCC                   int64
-	mode, modeReason, modeActor                  string
-	modeSince, auditSeq, verifyFromSeq, updateAt int64
-	auditHead, verifyFromHash                    string // as stored: "" before the first entry
+	treasuryUSD, outstandingCC    int64
+	mode, modeReason, modeActor   string
+	modeSince, auditSeq, updateAt int64
+	auditHead                     string // as stored: "" before the first entry
 }
 
 // head is the chain's head (audit.Genesis, all zeros, before the first).
@@ -2291,7 +2290,7 @@ func queueMove(b *pgx.Batch, eco *economy, m movement, at time.Time) (string, er
 		hex.EncodeToString(encoded), prev.String(), h.String())
 	eco.auditSeq, eco.auditHead, eco.updateAt = seq, h.String(), micros(at)
 	b.Queue(sqlSaveEconomy, eco.treasuryUSD, eco.outstandingCC, eco.mode, eco.modeReason, eco.modeActor, eco.modeSince,
-		eco.auditSeq, eco.auditHead, eco.verifyFromSeq, eco.verifyFromHash, eco.updateAt)
+		eco.auditSeq, eco.auditHead, eco.updateAt)
 	return id, nil
 }
 
@@ -2546,7 +2545,7 @@ func readContributor(br pgx.BatchResults) (bool, error) {
 func readEconomy(br pgx.BatchResults) (economy, error) {
 	var e economy
 	err := br.QueryRow().Scan(&e.treasuryUSD, &e.outstandingCC, &e.mode, &e.modeReason, &e.modeActor, &e.modeSince,
-		&e.auditSeq, &e.auditHead, &e.verifyFromSeq, &e.verifyFromHash, &e.updateAt)
+		&e.auditSeq, &e.auditHead, &e.updateAt)
 	if err != nil {
 		return economy{}, fmt.Errorf("read economy: %w", err)
 	}
