@@ -444,14 +444,17 @@ func (h *Handler) GetIncidentStatus(ctx context.Context, _ *ledgerv1.GetIncident
 		return nil, err
 	}
 	severity := "normal"
+	// The trail's verdict includes the journal's reconciliation with it
+	// (usecase.Coherence.Trail); the proto has no field of its own for it.
+	trail := c.Trail()
 	switch {
-	case c.Supply.Mode == usecase.ModeFrozen || c.Supply.Mode == usecase.ModeReadOnly || !c.Chain.OK:
+	case c.Supply.Mode == usecase.ModeFrozen || c.Supply.Mode == usecase.ModeReadOnly || !trail.OK:
 		severity = "critical"
 	case c.Supply.Mode != usecase.ModeNormal || c.Supply.ReserveRatio < 1 || c.Supply.Rate.Breaker.Tripped || len(c.Mismatched) > 0:
 		severity = "elevated"
 	}
 	out := &ledgerv1.GetIncidentStatusResponse{Frozen: c.Supply.Mode == usecase.ModeFrozen, OracleBreakerTripped: c.Supply.Rate.Breaker.Tripped,
-		ReserveRatio: c.Supply.ReserveRatio, AuditChainValid: c.Chain.OK, Severity: severity, Mode: c.Supply.Mode}
+		ReserveRatio: c.Supply.ReserveRatio, AuditChainValid: trail.OK, Severity: severity, Mode: c.Supply.Mode}
 	if c.Supply.ModeReason != "" {
 		out.ModeReason = wrapperspb.String(c.Supply.ModeReason)
 		if out.Frozen {
@@ -485,7 +488,10 @@ func (h *Handler) CheckCoherence(ctx context.Context, _ *ledgerv1.CheckCoherence
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.CheckCoherenceResponse{Supply: supplyProto(c.Supply), Chain: verifyProto(c.Chain),
+	// chain carries the journal's reconciliation with the trail too
+	// (usecase.Coherence.Trail), so the monitor treats a movement the trail
+	// does not record like a chain break.
+	return &ledgerv1.CheckCoherenceResponse{Supply: supplyProto(c.Supply), Chain: verifyProto(c.Trail()),
 		MismatchedAccounts: c.Mismatched, OracleBreakerTripped: c.Supply.Rate.Breaker.Tripped}, nil
 }
 

@@ -15,6 +15,11 @@ var (
 	// ErrInsufficient is returned when an entry would take a contributor
 	// account below zero; nothing is written.
 	ErrInsufficient = errors.New("insufficient balance")
+	// ErrAuditSeqTaken is returned when an entry names an audit seq that
+	// another journal entry already holds: the audit trail's head was moved
+	// back, and recording the entry would make two movements share one
+	// audit entry. Nothing is written.
+	ErrAuditSeqTaken = errors.New("audit seq already records another journal entry")
 )
 
 // Economy is the single row every CC movement locks: the treasury, the CC
@@ -45,6 +50,17 @@ type JournalEntry struct {
 	Amount    money.Micros
 	AuditSeq  int64
 	CreatedAt time.Time
+}
+
+// Discrepancy is one place where the journal and the audit trail disagree.
+type Discrepancy struct {
+	// AuditSeq is the audit entry concerned (the one the journal entry
+	// names, or the movement's audit entry that names no journal entry).
+	AuditSeq int64
+	// EntryID is the journal entry concerned ("" when there is none).
+	EntryID string
+	// Problem says what disagrees, for people.
+	Problem string
 }
 
 // Balances are a contributor's CC by bucket.
@@ -151,6 +167,11 @@ type Credit interface {
 	// JournalMismatches lists the accounts whose cached balance differs
 	// from the sum of their journal lines (empty when the cache is sound).
 	JournalMismatches(ctx context.Context) ([]string, error)
+	// Unreconciled lists, by audit seq, where the journal and the audit
+	// trail disagree (empty when every journal entry is recorded by exactly
+	// one audit entry and every movement's audit entry names its journal
+	// entry); at most limit of them.
+	Unreconciled(ctx context.Context, limit int) ([]Discrepancy, error)
 
 	// InsertDeposit records a deposit. ErrAlreadyExists for a known reference.
 	InsertDeposit(ctx context.Context, d Deposit) error

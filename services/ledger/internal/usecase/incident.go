@@ -351,6 +351,34 @@ type Coherence struct {
 	Chain  audit.Result
 	// Mismatched lists accounts whose cached balance differs from their journal.
 	Mismatched []string
+	// Unreconciled lists where the journal and the audit trail disagree
+	// (at most maxUnreconciled of them): a movement the trail does not
+	// record, or an audit entry that records no movement.
+	Unreconciled []store.Discrepancy
+}
+
+// maxUnreconciled caps the discrepancies one check reports: the first
+// few say what happened, and a tampered database could have millions.
+const maxUnreconciled = 100
+
+// Trail is the audit trail's verdict as the coherence check reports it:
+// the chain's verification, failed at the first discrepancy when the chain
+// verifies but the journal and the trail disagree. A trail that lost a
+// movement's entries (deleted, with the head rewound) still chains, so
+// only this reconciliation sees it; it is as grave as a break, because
+// the trail no longer records every movement, and is reported as one.
+func (c Coherence) Trail() audit.Result {
+	if !c.Chain.OK || len(c.Unreconciled) == 0 {
+		return c.Chain
+	}
+	r := c.Chain
+	d := c.Unreconciled[0]
+	r.OK, r.FirstDivergent = false, d.AuditSeq
+	r.Reason = "the journal and the audit trail disagree: " + d.Problem
+	if n := len(c.Unreconciled) - 1; n > 0 {
+		r.Reason += fmt.Sprintf(" (and %d more)", n)
+	}
+	return r
 }
 
 // CheckCoherence verifies the chain and the balances against the journal
@@ -368,5 +396,9 @@ func (a *App) CheckCoherence(ctx context.Context) (Coherence, error) {
 	if err != nil {
 		return Coherence{}, err
 	}
-	return Coherence{Supply: s, Chain: chain, Mismatched: mis}, nil
+	un, err := a.read().Credit.Unreconciled(ctx, maxUnreconciled)
+	if err != nil {
+		return Coherence{}, err
+	}
+	return Coherence{Supply: s, Chain: chain, Mismatched: mis, Unreconciled: un}, nil
 }

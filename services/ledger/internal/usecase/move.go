@@ -3,6 +3,7 @@ package usecase
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
@@ -85,6 +86,13 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, 
 	})
 	if errors.Is(err, store.ErrInsufficient) {
 		return "", fault.New(fault.Rejected, "insufficient balance: %s CC is more than is %s", m.amount, sourceBucket(m.entry))
+	}
+	if errors.Is(err, store.ErrAuditSeqTaken) {
+		// Someone rewound the audit log under the journal: the economy's
+		// books cannot be trusted until an administrator looks (the
+		// coherence check reports it and the monitor freezes).
+		return "", fmt.Errorf("%w (%w)", fault.New(fault.Unavailable,
+			"the journal and the audit log disagree (audit seq %d is taken): CC movements are refused until an administrator repairs the log", seq), err)
 	}
 	if err != nil {
 		return "", err

@@ -32,7 +32,9 @@ func (h *Handler) GetCoherence(ctx context.Context, _ *opsv1.GetCoherenceRequest
 		MismatchedAccounts: int32(rec.Mismatched), OracleBreakerTripped: rec.Check.BreakerTripped,
 		IntervalSeconds: int32(h.monitor.Interval.Seconds()),
 	}
-	if !rec.Check.ChainValid {
+	// A failed check (no mode seen) verified nothing: the chain is not
+	// reported valid, but there is no divergent seq to name.
+	if !rec.Check.ChainValid && rec.Check.Mode != "" {
 		out.FirstDivergentSeq = wrapperspb.Int32(int32(rec.Check.FirstDivergent))
 	}
 	return out, nil

@@ -98,6 +98,37 @@ func Decide(c Check) Decision {
 	return d
 }
 
+// Unknown is the decision of a failed check below the escalation
+// threshold: the monitor does not know the economy's state.
+const Unknown = "unknown"
+
+// EscalateAfter is how many checks in a row may fail (the ledger
+// unreachable, or its check outliving the monitor's timeout) before the
+// monitor raises the economy to warning. One failure is a blip (a restart,
+// a deploy); three, at the default 30 s interval, is a minute and a half
+// without knowing whether the chain and balances are sound, and a monitor
+// that cannot see must not look like one that sees nothing wrong.
+const EscalateAfter = 3
+
+// DecideFailed grades a check that could not be completed: failed is how
+// many checks in a row failed, this one included; after is the threshold
+// (EscalateAfter when zero or less). Below it the decision is Unknown;
+// at or past it, Warning. Warning, not more: a failing monitor knows
+// nothing bad about the ledger, only that it cannot look, and blocking
+// movements on that would turn a slow check into an outage. The score is 0
+// either way: nothing was verified.
+func DecideFailed(failed, after int, cause string) Decision {
+	if after <= 0 {
+		after = EscalateAfter
+	}
+	if failed >= after {
+		return Decision{Mode: Warning, Reasons: []string{fmt.Sprintf(
+			"the ledger could not be checked %d times in a row (%s)", failed, cause)}}
+	}
+	return Decision{Mode: Unknown, Reasons: []string{fmt.Sprintf(
+		"the ledger could not be checked (%d of %d failed checks in a row before escalating: %s)", failed, after, cause)}}
+}
+
 func first(xs []string, n int) string {
 	if len(xs) <= n {
 		return strings.Join(xs, ", ")

@@ -35,6 +35,18 @@ type Record struct {
 	Applied bool
 	// Error is what went wrong ("" for a completed check).
 	Error string
+	// Failed is how many checks in a row failed, this one included (0 for
+	// a completed check); not stored, it is counted from the records.
+	Failed int
+}
+
+// Streak is what the recorded checks say since the newest completed one.
+type Streak struct {
+	// Failed is how many checks failed after the newest completed one.
+	Failed int
+	// LastMode is the mode the newest completed check left the economy in
+	// ("" before the first).
+	LastMode string
 }
 
 // ErrNoCheck is returned by Latest before the first check.
@@ -44,6 +56,8 @@ var ErrNoCheck = errors.New("no monitor check yet")
 type Recorder interface {
 	Insert(ctx context.Context, r Record) error
 	Latest(ctx context.Context) (Record, error)
+	// Streak counts the failed checks since the newest completed one.
+	Streak(ctx context.Context) (Streak, error)
 	Prune(ctx context.Context, before time.Time) (int64, error)
 }
 
@@ -64,7 +78,17 @@ type Runner struct {
 	Clock    clock.Clock
 	NewID    func() string
 	Log      *zap.Logger
+	// EscalateAfter is how many failed checks in a row raise the economy
+	// to warning (monitor.EscalateAfter when zero).
+	EscalateAfter int
+	// Timeout bounds one check of the ledger (the longer of Interval and
+	// 10 s when zero).
+	Timeout time.Duration
 }
+
+// errCheckFailed marks Once's error for a check that could not be
+// completed, which Once has logged already.
+var errCheckFailed = errors.New("the ledger could not be checked")
 
 // Run checks every Interval while this replica leads, until ctx ends. The
 // lease lasts three intervals, so a leader that dies is replaced within
@@ -86,7 +110,7 @@ func (r *Runner) Run(ctx context.Context) {
 		}
 		leading = ok && err == nil
 		if leading {
-			if _, err := r.Once(ctx, true); err != nil && ctx.Err() == nil {
+			if _, err := r.Once(ctx, true); err != nil && ctx.Err() == nil && !errors.Is(err, errCheckFailed) {
 				r.Log.Warn("economy monitor: check failed", zap.Error(err))
 			}
 		}
@@ -98,16 +122,15 @@ func (r *Runner) Run(ctx context.Context) {
 // reach the ledger is recorded with its error and returned.
 func (r *Runner) Once(ctx context.Context, apply bool) (Record, error) {
 	rec := Record{ID: r.NewID(), CheckedAt: r.Clock.Now().UTC().Truncate(time.Microsecond), Holder: r.Holder}
-	cctx, cancel := context.WithTimeout(ctx, max(r.Interval, 10*time.Second))
+	cctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
 	chk, err := r.Ledger.Check(cctx)
 	if err != nil {
-		rec.Error = err.Error()
-		rec.Decision = Decision{Mode: "unknown", Reasons: []string{"the ledger could not be checked"}}
-		if apply {
-			_ = r.Recorder(r.DB).Insert(ctx, rec)
+		if ctx.Err() != nil {
+			// Shutting down: not a failed check.
+			return rec, err
 		}
-		return rec, fmt.Errorf("check the ledger: %w", err)
+		return r.failed(ctx, rec, apply, err, cctx.Err() != nil)
 	}
 	rec.Check, rec.Mismatched = chk, len(chk.Mismatched)
 	rec.Decision = Decide(chk)
@@ -133,17 +156,77 @@ func (r *Runner) Once(ctx context.Context, apply bool) (Record, error) {
 	return rec, nil
 }
 
+// failed handles a check that could not be completed, so the monitor
+// never goes quiet (fails open) when it cannot see: the leader (apply)
+// counts it with the failed checks recorded since the last completed one,
+// records it with its decision (DecideFailed: unknown, then warning), asks
+// the ledger for warning once the count reaches the threshold and the
+// economy was in a milder mode, and logs it at error level every time.
+// timedOut says the check outlived the monitor's timeout.
+func (r *Runner) failed(ctx context.Context, rec Record, apply bool, err error, timedOut bool) (Record, error) {
+	cause := err.Error()
+	if timedOut {
+		cause = fmt.Sprintf("timed out after %s", r.timeout())
+	}
+	rec.Error = err.Error()
+	rec.Failed = 1
+	if !apply {
+		rec.Decision = DecideFailed(rec.Failed, r.EscalateAfter, cause)
+		return rec, fmt.Errorf("check the ledger: %w: %w", errCheckFailed, err)
+	}
+	repo := r.Recorder(r.DB)
+	streak, serr := repo.Streak(ctx)
+	if serr != nil {
+		// Counted as the first: the failure is still recorded and logged.
+		r.Log.Warn("economy monitor: count failed checks", zap.Error(serr))
+	}
+	rec.Failed = streak.Failed + 1
+	rec.Decision = DecideFailed(rec.Failed, r.EscalateAfter, cause)
+	// Only a milder mode is raised: the graded modes are set by this
+	// monitor after a completed check (so LastMode knows them) and the
+	// ledger never lifts a freeze, so warning never lowers anything.
+	if rec.Decision.Mode == Warning && rank[streak.LastMode] < rank[Warning] {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if mode, err := r.Ledger.SetMode(sctx, Warning, rec.Decision.Reason()); err != nil {
+			rec.Error += "; apply " + Warning + ": " + err.Error()
+		} else {
+			rec.Applied = mode == Warning
+		}
+	}
+	r.Log.Error("economy monitor: the ledger could not be checked", zap.Error(err), zap.Bool("timed_out", timedOut),
+		zap.Int("failed_in_a_row", rec.Failed), zap.String("decided_mode", rec.Decision.Mode), zap.Bool("applied", rec.Applied))
+	if ierr := repo.Insert(ctx, rec); ierr != nil {
+		return rec, ierr
+	}
+	return rec, fmt.Errorf("check the ledger: %w: %w", errCheckFailed, err)
+}
+
+// timeout bounds one check of the ledger.
+func (r *Runner) timeout() time.Duration {
+	if r.Timeout > 0 {
+		return r.Timeout
+	}
+	return max(r.Interval, 10*time.Second)
+}
+
 // Latest returns the newest check and says where it came from: the
 // leader's record ("monitor") when there is one from the last two
-// intervals, otherwise a check run now that changes nothing ("live").
+// intervals, failed or not (a failing leader's record says how long the
+// ledger has been unchecked, and a live check would most likely fail the
+// same way), otherwise a check run now that changes nothing ("live"). A
+// live check that fails is returned as a failed record, not an error.
 func (r *Runner) Latest(ctx context.Context) (Record, string, error) {
 	rec, err := r.Recorder(r.DB).Latest(ctx)
 	switch {
-	case err == nil && rec.Error == "" && r.Interval > 0 && r.Clock.Now().Sub(rec.CheckedAt) <= 2*r.Interval:
+	case err == nil && r.Interval > 0 && r.Clock.Now().Sub(rec.CheckedAt) <= 2*r.Interval:
 		return rec, "monitor", nil
 	case err != nil && !errors.Is(err, ErrNoCheck):
 		return Record{}, "", err
 	}
 	rec, err = r.Once(ctx, false)
+	if errors.Is(err, errCheckFailed) {
+		err = nil
+	}
 	return rec, "live", err
 }

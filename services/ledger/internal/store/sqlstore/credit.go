@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -116,6 +117,11 @@ func (c Credit) ApplyEntry(ctx context.Context, e store.JournalEntry) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		e.ID, string(e.Entry.Kind), database.NullString(e.ContributorID), database.NullString(e.IdeaID),
 		int64(e.Amount), e.AuditSeq, database.Micros(e.CreatedAt)); err != nil {
+		// The ids are fresh, so a unique violation is the index on audit_seq
+		// (migration 0011).
+		if database.IsUniqueViolation(err) {
+			return fmt.Errorf("record %s entry at audit seq %d: %w", e.Entry.Kind, e.AuditSeq, store.ErrAuditSeqTaken)
+		}
 		return fmt.Errorf("record %s entry: %w", e.Entry.Kind, err)
 	}
 	// Lines in account order, so two transactions touching the same
@@ -300,6 +306,104 @@ func (c Credit) JournalMismatches(ctx context.Context) ([]string, error) {
 		out = append(out, a)
 	}
 	return out, rows.Err()
+}
+
+// auditEntryID is the SQL expression reading an audit entry's entry_id
+// attribute (NULL when it has none) on the querier's engine.
+func (c Credit) auditEntryID() string {
+	if c.q.Engine() == database.Postgres {
+		return `(a.attrs::json ->> 'entry_id')`
+	}
+	return `json_extract(a.attrs, '$.entry_id')`
+}
+
+// Unreconciled implements store.Credit. Two passes, each cut at limit:
+// from the journal (every entry's audit_seq names an audit entry of the
+// same kind that, when it records an entry id, records this one) and from
+// the trail (every audit entry of a movement kind has the journal entry it
+// names at its seq, and every other audit entry that names an entry id,
+// such as a spread fee, names one that exists). Duplicates from before the
+// unique index (migration 0011) show in the first pass: the audit entry
+// names at most one of them.
+func (c Credit) Unreconciled(ctx context.Context, limit int) ([]store.Discrepancy, error) {
+	eid := c.auditEntryID()
+	rows, err := c.q.Query(ctx, `SELECT e.id, e.kind, e.audit_seq, a.seq IS NOT NULL, COALESCE(a.kind, ''), COALESCE(`+eid+`, '')
+		FROM cc_entries e LEFT JOIN audit_entries a ON a.seq = e.audit_seq
+		WHERE a.seq IS NULL OR a.kind <> e.kind OR COALESCE(`+eid+`, e.id) <> e.id
+		ORDER BY e.audit_seq, e.id LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile the journal with the audit trail: %w", err)
+	}
+	out := []store.Discrepancy{}
+	for rows.Next() {
+		var (
+			d                   store.Discrepancy
+			kind, aKind, aEntry string
+			found               bool
+		)
+		if err := rows.Scan(&d.EntryID, &kind, &d.AuditSeq, &found, &aKind, &aEntry); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("reconcile the journal with the audit trail: %w", err)
+		}
+		switch {
+		case !found:
+			d.Problem = fmt.Sprintf("journal entry %s (%s) names audit entry %d, which does not exist", d.EntryID, kind, d.AuditSeq)
+		case aKind != kind:
+			d.Problem = fmt.Sprintf("journal entry %s (%s) names audit entry %d, which records a %s", d.EntryID, kind, d.AuditSeq, aKind)
+		default:
+			d.Problem = fmt.Sprintf("journal entry %s (%s) names audit entry %d, which records entry %s", d.EntryID, kind, d.AuditSeq, aEntry)
+		}
+		out = append(out, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reconcile the journal with the audit trail: %w", err)
+	}
+
+	kinds := []credit.Kind{credit.KindDeposit, credit.KindWithdraw, credit.KindStake, credit.KindUnstake, credit.KindRelease,
+		credit.KindDistribution, credit.KindReversal}
+	in, args := "", []any{limit}
+	for i, k := range kinds {
+		if i > 0 {
+			in += ", "
+		}
+		args = append(args, string(k))
+		in += fmt.Sprintf("$%d", len(args))
+	}
+	rows, err = c.q.Query(ctx, `SELECT a.seq, a.kind, COALESCE(`+eid+`, '') FROM audit_entries a
+		WHERE (a.kind IN (`+in+`) AND NOT EXISTS (SELECT 1 FROM cc_entries e WHERE e.audit_seq = a.seq AND e.id = `+eid+`))
+			OR (a.kind NOT IN (`+in+`) AND `+eid+` IS NOT NULL AND NOT EXISTS (SELECT 1 FROM cc_entries e WHERE e.id = `+eid+`))
+		ORDER BY a.seq LIMIT $1`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile the audit trail with the journal: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			d    store.Discrepancy
+			kind string
+		)
+		if err := rows.Scan(&d.AuditSeq, &kind, &d.EntryID); err != nil {
+			return nil, fmt.Errorf("reconcile the audit trail with the journal: %w", err)
+		}
+		switch {
+		case d.EntryID == "":
+			d.Problem = fmt.Sprintf("audit entry %d (%s) names no journal entry", d.AuditSeq, kind)
+		case !slices.Contains(kinds, credit.Kind(kind)):
+			d.Problem = fmt.Sprintf("audit entry %d (%s) names journal entry %s, which does not exist", d.AuditSeq, kind, d.EntryID)
+		default:
+			d.Problem = fmt.Sprintf("audit entry %d (%s) names journal entry %s, which is not recorded by it", d.AuditSeq, kind, d.EntryID)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reconcile the audit trail with the journal: %w", err)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].AuditSeq < out[j].AuditSeq })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }
 
 // InsertDeposit implements store.Credit.

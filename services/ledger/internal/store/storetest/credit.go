@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
@@ -152,5 +153,73 @@ func runCredit(t *testing.T, newHarness func(t *testing.T) Harness) {
 		mis, err = h.read().credit.JournalMismatches(ctx)
 		require.NoError(t, err)
 		require.Equal(t, []string{"available:bob", "available:github:octo"}, mis)
+	})
+}
+
+// runReconcile checks the journal's reconciliation with the audit trail:
+// every journal entry is recorded by exactly one audit entry of its kind
+// naming it, and every movement's audit entry names its journal entry.
+func runReconcile(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Run("the journal and the audit trail are reconciled, and an audit seq is never shared", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		prev := audit.Genesis
+		trail := func(seq int64, kind, entryID string) {
+			t.Helper()
+			attrs := map[string]string{"unit": "micro_cc"}
+			if entryID != "" {
+				attrs["entry_id"] = entryID
+			}
+			r := audit.Seal(prev, audit.Entry{Seq: seq, Kind: kind, At: base.Add(time.Duration(seq) * time.Second), Actor: "admin",
+				Subject: "ada", Amount: cc, Attrs: attrs})
+			prev = r.Hash
+			require.NoError(t, h.write(func(rs repos) error { return rs.audit.Append(ctx, r) }))
+		}
+		unreconciled := func() []store.Discrepancy {
+			t.Helper()
+			got, err := h.read().credit.Unreconciled(ctx, 100)
+			require.NoError(t, err)
+			return got
+		}
+		deposit := func() credit.Entry {
+			return credit.Transfer(credit.KindDeposit, credit.Issuance, credit.Available("ada"), cc)
+		}
+
+		// A deposit (seq 1) and its spread fee (seq 2), and an incident
+		// entry that names no journal entry (seq 3): reconciled.
+		a := apply(t, h, 1, "ada", "", deposit())
+		trail(1, "deposit", a.ID)
+		trail(2, "spread_fee", a.ID)
+		trail(3, "freeze", "")
+		require.Empty(t, unreconciled())
+
+		// The next movement cannot take a seq an entry holds.
+		err := h.write(func(r repos) error {
+			return r.credit.ApplyEntry(ctx, store.JournalEntry{ID: uuid.NewString(), Entry: deposit(), ContributorID: "ada",
+				Amount: cc, AuditSeq: 1, CreatedAt: base})
+		})
+		require.ErrorIs(t, err, store.ErrAuditSeqTaken)
+
+		// Each way they can disagree.
+		missing := apply(t, h, 4, "ada", "", deposit()) // no audit entry 4
+		trail(5, "deposit", "ghost")                    // a movement's entry with no journal entry
+		trail(6, "spread_fee", "ghost-fee")             // a fee naming no journal entry
+		stake := apply(t, h, 7, "ada", "", credit.Transfer(credit.KindStake, credit.Available("ada"), credit.Staked("ada", "i"), cc))
+		trail(7, "deposit", stake.ID) // another kind
+		other := apply(t, h, 8, "ada", "", deposit())
+		trail(8, "deposit", "someone-else") // another entry
+		require.Equal(t, []store.Discrepancy{
+			{AuditSeq: 4, EntryID: missing.ID, Problem: "journal entry " + missing.ID + " (deposit) names audit entry 4, which does not exist"},
+			{AuditSeq: 5, EntryID: "ghost", Problem: "audit entry 5 (deposit) names journal entry ghost, which is not recorded by it"},
+			{AuditSeq: 6, EntryID: "ghost-fee", Problem: "audit entry 6 (spread_fee) names journal entry ghost-fee, which does not exist"},
+			{AuditSeq: 7, EntryID: stake.ID, Problem: "journal entry " + stake.ID + " (stake) names audit entry 7, which records a deposit"},
+			{AuditSeq: 8, EntryID: other.ID, Problem: "journal entry " + other.ID + " (deposit) names audit entry 8, which records entry someone-else"},
+			{AuditSeq: 8, EntryID: "someone-else", Problem: "audit entry 8 (deposit) names journal entry someone-else, which is not recorded by it"},
+		}, unreconciled())
+
+		got, err := h.read().credit.Unreconciled(ctx, 2)
+		require.NoError(t, err)
+		require.Len(t, got, 2, "cut at the limit")
 	})
 }

@@ -144,6 +144,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	runCredit(t, newHarness)
 	runCreditRules(t, newHarness)
 	runAudit(t, newHarness)
+	runReconcile(t, newHarness)
 }
 
 func contributor(handle string, now time.Time) store.Contributor {

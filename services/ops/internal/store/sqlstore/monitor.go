@@ -74,6 +74,41 @@ func (c Checks) Latest(ctx context.Context) (monitor.Record, error) {
 	return r, nil
 }
 
+// Streak implements monitor.Recorder. A completed check always has the
+// ledger's mode in mode_before; a failed one has ”. The mode in force is
+// the one the newest check that knew or changed it left: its decided mode
+// when it was applied (a failed check's escalation included), else the
+// mode it saw. Records are pruned after a week, so with none in that time
+// LastMode is ”.
+func (c Checks) Streak(ctx context.Context) (monitor.Streak, error) {
+	var (
+		s               monitor.Streak
+		before, decided string
+		applied         int
+		since           int64 = -1
+	)
+	err := c.q.QueryRow(ctx, `SELECT COALESCE(MAX(checked_at), -1) FROM monitor_checks WHERE mode_before <> ''`).Scan(&since)
+	if err != nil {
+		return monitor.Streak{}, fmt.Errorf("read the latest completed monitor check: %w", err)
+	}
+	if err := c.q.QueryRow(ctx, `SELECT COUNT(*) FROM monitor_checks WHERE mode_before = '' AND checked_at > $1`, since).
+		Scan(&s.Failed); err != nil {
+		return monitor.Streak{}, fmt.Errorf("count failed monitor checks: %w", err)
+	}
+	err = c.q.QueryRow(ctx, `SELECT mode_before, decided_mode, applied FROM monitor_checks
+		WHERE mode_before <> '' OR applied = 1 ORDER BY checked_at DESC, id DESC LIMIT 1`).Scan(&before, &decided, &applied)
+	switch {
+	case errors.Is(err, database.ErrNoRows):
+	case err != nil:
+		return monitor.Streak{}, fmt.Errorf("read the mode the monitor last saw: %w", err)
+	case applied == 1:
+		s.LastMode = decided
+	default:
+		s.LastMode = before
+	}
+	return s, nil
+}
+
 // Prune implements monitor.Recorder.
 func (c Checks) Prune(ctx context.Context, before time.Time) (int64, error) {
 	n, err := c.q.Exec(ctx, `DELETE FROM monitor_checks WHERE checked_at < $1`, database.Micros(before))
