@@ -10,22 +10,20 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
-
-// edgeCheckedKey is the metadata only the gateway sends on the calls it
-// forwards (authz.MetadataKey): their bodies were checked at the edge.
-const edgeCheckedKey = "foundry-principal"
 
 // checkText refuses a request holding a string with a NUL character
 // (Postgres text cannot store one: a NUL sent over direct gRPC was an
 // internal error there, while SQLite stored it) or that is not UTF-8, as a
 // validation error naming the field. The gateway checks REST bodies the
-// same way before they get here, so the calls it forwards are not walked
-// twice.
+// same way before they get here, so the calls it forwards (the ones with
+// the principal it verified, authz.MetadataKey, which only it sends) are
+// not walked twice.
 func checkText() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if md, _ := metadata.FromIncomingContext(ctx); len(md.Get(edgeCheckedKey)) == 0 {
+		if md, _ := metadata.FromIncomingContext(ctx); len(md.Get(authz.MetadataKey)) == 0 {
 			if msg, ok := req.(proto.Message); ok {
 				if field := badText(msg.ProtoReflect(), ""); field != "" {
 					return nil, fault.Validation(fault.Field(field, "must be UTF-8 without NUL characters"))

@@ -11,6 +11,7 @@ import (
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -34,6 +35,6 @@ func TestCheckText(t *testing.T) {
 		require.Equal(t, field, fe.Fields[0].Field)
 	}
 	require.NoError(t, call(context.Background(), &portfoliov1.CreateIdeaRequest{Name: "Solar kettle", Tags: []string{"ünïcode"}}))
-	edge := metadata.NewIncomingContext(context.Background(), metadata.Pairs(edgeCheckedKey, "kind=anonymous"))
+	edge := metadata.NewIncomingContext(context.Background(), metadata.Pairs(authz.MetadataKey, "kind=anonymous"))
 	require.NoError(t, call(edge, &portfoliov1.CreateIdeaRequest{Name: "a\x00b"}), "the gateway checked it already")
 }

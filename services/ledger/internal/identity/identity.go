@@ -4,7 +4,6 @@ package identity
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -55,11 +55,10 @@ func NewToken(random io.Reader) (token, hash string, err error) {
 	return token, HashToken(token), nil
 }
 
-// HashToken is the stored form of a token: hex SHA-256.
-func HashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
+// HashToken is the stored form of a token: authz.HashToken, the one the
+// edge verifier looks tokens up by, so what the ledger stores and what it is
+// asked for cannot drift apart.
+func HashToken(token string) string { return authz.HashToken(token) }
 
 // APITokenPrefix starts every API token, so a leaked one is recognisable
 // (secret scanners, logs) and never mistaken for a session token.
