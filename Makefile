@@ -109,6 +109,11 @@ build: ## Build every binary into ./bin.
 .PHONY: run
 # A laptop run accepts unsigned GitHub deliveries (no secret to share with a
 # hook); FOUNDRY_GITHUB_ALLOW_UNSIGNED=false or a webhook secret turns that off.
+# It signs the audit log's checkpoints with FOUNDRY_AUDIT_SIGNING_KEY when that
+# is set, else with the key kept in data/audit.key (under FOUNDRY_DATA_DIR when
+# set; mode 0600, made by foundry audit keygen on the first run and reused), so
+# foundry audit verify keeps verifying the log across runs (docs/cli.md).
+AUDIT_KEY_FILE = $${FOUNDRY_DATA_DIR:-data}/audit.key
 run: ## Build and run all services and the gateway on SQLite under ./data.
 	go build -trimpath -o bin/foundry ./services/allinone/cmd/foundry
 	@if [ "$${FOUNDRY_GITHUB_ALLOW_UNSIGNED:-true}" = true ] && [ -z "$${FOUNDRY_GITHUB_WEBHOOK_SECRET:-}" ]; then \
@@ -118,8 +123,22 @@ run: ## Build and run all services and the gateway on SQLite under ./data.
 	@# key set by mistake to nothing, which the server refuses.
 	@for v in FOUNDRY_ADMIN_KEY FOUNDRY_SERVICE_KEY; do if [ -n "$${!v+x}" ] && [ -z "$${!v// /}" ]; then \
 		echo "make run: $$v is empty: using none (a laptop run keeps its administrator key in data/admin.key)"; fi; done
+	@f="$(AUDIT_KEY_FILE)"; if [ -n "$${FOUNDRY_AUDIT_SIGNING_KEY:-}" ]; then \
+		echo "make run: the audit log's checkpoints are signed with FOUNDRY_AUDIT_SIGNING_KEY ($$f is not used)"; \
+	else \
+		if [ ! -s "$$f" ]; then \
+			(umask 077 && mkdir -p "$$(dirname "$$f")" && ./bin/foundry audit keygen > "$$f.tmp") || exit 1; mv "$$f.tmp" "$$f"; \
+			echo "make run: made the audit log's signing key and kept it in $$f (foundry audit keygen)"; fi; \
+		if [ -z "$$(sed -n 's/^FOUNDRY_AUDIT_SIGNING_KEY=//p; /^PRIVATE+KEY+/p' "$$f")" ]; then \
+			echo "make run: $$f holds no audit signing key (a FOUNDRY_AUDIT_SIGNING_KEY=PRIVATE+KEY+... line): remove it to make" \
+				"a new one (clients that verified the log will then refuse the new key until given it with --key)" >&2; exit 1; fi; \
+		echo "make run: the audit log's checkpoints are signed with the key in $$f;" \
+			"verifier key: $$(sed -n 's/^# verifier key: //p' "$$f" | grep . || echo 'see GET /api/audit/verifier-key')"; \
+	fi
 	env $(if $(strip $(FOUNDRY_ADMIN_KEY)),,-u FOUNDRY_ADMIN_KEY) $(if $(strip $(FOUNDRY_SERVICE_KEY)),,-u FOUNDRY_SERVICE_KEY) \
-		FOUNDRY_GITHUB_ALLOW_UNSIGNED=$${FOUNDRY_GITHUB_ALLOW_UNSIGNED:-true} ./bin/foundry
+		FOUNDRY_GITHUB_ALLOW_UNSIGNED=$${FOUNDRY_GITHUB_ALLOW_UNSIGNED:-true} \
+		FOUNDRY_AUDIT_SIGNING_KEY="$${FOUNDRY_AUDIT_SIGNING_KEY:-$$(sed -n 's/^FOUNDRY_AUDIT_SIGNING_KEY=//p; /^PRIVATE+KEY+/p' "$(AUDIT_KEY_FILE)" | head -n 1)}" \
+		./bin/foundry
 
 .PHONY: load
 load: ## Put a running Foundry (make run) under load for 20 s and print latencies.

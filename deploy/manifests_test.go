@@ -58,6 +58,7 @@ var secretKeys = map[string][]string{
 	"foundry-service":            {"service-key"},
 	"foundry-github":             {"webhook-secret"},
 	"foundry-signers":            {"signers"},
+	"foundry-audit":              {"signing-key"},
 	"foundry-telemetry-database": {"url"},
 }
 
@@ -527,6 +528,9 @@ func (m *manifests) checkSplit(t *testing.T) {
 	// delivery), required in production: see webhookSecretOptional.
 	requireSecretRef(t, ledger, "FOUNDRY_GITHUB_WEBHOOK_SECRET", "foundry-github", "webhook-secret", webhookSecretOptional(t, ledger))
 	requireSecretRef(t, ledger, "FOUNDRY_SIGNERS", "foundry-signers", "signers", true)
+	// The audit signing key is required exactly where the webhook secret is
+	// (production); a pod without it signs with a key of its own.
+	requireSecretRef(t, ledger, "FOUNDRY_AUDIT_SIGNING_KEY", "foundry-audit", "signing-key", webhookSecretOptional(t, ledger))
 	require.NotContains(t, ledger, "FOUNDRY_GITHUB_ALLOW_UNSIGNED", "unsigned GitHub deliveries are for local runs only")
 	rate, err := strconv.Atoi(envValue(t, ledger, "FOUNDRY_REGISTER_RATE_PER_MIN"))
 	require.NoError(t, err)

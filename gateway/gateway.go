@@ -178,7 +178,10 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 	}
 	root := http.NewServeMux()
 	root.Handle("/api/", mux)
-	root.Handle("POST /api/contributions/github", githubWebhook(ledgerv1.NewLedgerServiceClient(conns.Ledger)))
+	ledger := ledgerv1.NewLedgerServiceClient(conns.Ledger)
+	root.Handle("POST /api/contributions/github", githubWebhook(ledger))
+	root.Handle("GET /api/audit/checkpoint", auditText(ledger, readCheckpoint))
+	root.Handle("GET /api/audit/verifier-key", auditText(ledger, readVerifierKey))
 	opsClient := opsv1.NewOpsServiceClient(conns.Ops)
 	root.Handle("GET /api/ready", readyHandler(opsClient))
 	siteRoutes(root)

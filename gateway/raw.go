@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"context"
 	"io"
 	"net/http"
 
 	"google.golang.org/protobuf/proto"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/platform/authz"
 )
 
 // githubWebhook forwards a GitHub delivery to the ledger unparsed: the
@@ -52,4 +54,38 @@ func writeMessage(w http.ResponseWriter, code int, m proto.Message) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_, _ = w.Write(b)
+}
+
+// auditText serves GET /api/audit/checkpoint and GET /api/audit/verifier-key
+// as text/plain: a signed note and a note verifier key are text formats
+// that tools (and the CLI's audit verify) read byte for byte, not JSON
+// fields to unwrap.
+func auditText(ledger ledgerv1.LedgerServiceClient, read func(context.Context, ledgerv1.LedgerServiceClient) (string, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The caller's principal, as the API mux sends it
+		// (principalMetadata): a call without one is the gateway's own,
+		// which every policy allows.
+		ctx := authz.OutgoingContext(r.Context(), authz.FromContext(r.Context()))
+		text, err := read(ctx, ledger)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = io.WriteString(w, text)
+	})
+}
+
+func readCheckpoint(ctx context.Context, c ledgerv1.LedgerServiceClient) (string, error) {
+	resp, err := c.GetAuditCheckpoint(ctx, &ledgerv1.GetAuditCheckpointRequest{})
+	return resp.GetNote(), err
+}
+
+func readVerifierKey(ctx context.Context, c ledgerv1.LedgerServiceClient) (string, error) {
+	resp, err := c.GetAuditVerifierKey(ctx, &ledgerv1.GetAuditVerifierKeyRequest{})
+	if err != nil {
+		return "", err
+	}
+	return resp.GetKey() + "\n", nil
 }

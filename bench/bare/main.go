@@ -15,9 +15,9 @@
 //
 // Only the standard library and pgx are used: Foundry's internal packages
 // cannot be imported from this module, so the few domain rules a route needs
-// (validation, the coherence score, the routing defaults, the audit chain's
-// encoding and hash, the percentile rules) are re-implemented below, each
-// next to the Foundry function it mirrors.
+// (validation, the coherence score, the routing defaults, the journal's
+// account names, the percentile rules) are re-implemented below, each next
+// to the Foundry function it mirrors.
 //
 //	bare -database-url=postgres://user@host:5432/foundry -addr=127.0.0.1:8090 -pool=16
 package main
@@ -2072,38 +2072,38 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 // authenticate → sqlstore.Identity.SessionByTokenHash, idem) →
 // usecase.App.Stake (usecase/money.go): the idea from the portfolio (over
 // gRPC in Foundry, which runs the portfolio's sqlstore.Ideas.Get: the idea
-// row and its tags; the bare server runs those two SELECTs on
-// portfolio.ideas directly), then usecase.App.once's transaction:
-// [with an Idempotency-Key: LockEconomy and the idempotency_keys read],
-// usecase.App.begin (mustExist → GetContributor, LockEconomy, quote →
-// LatestReading, releaseDue → DueCooling and a release movement per due
-// lot), usecase.App.move (allowed, sqlstore.Credit.ApplyEntry: the entry,
-// then per line in account order the account upsert, the guarded balance
-// UPDATE and the line; appendAudit → audit.Seal and sqlstore.Audit.Append;
-// SaveEconomy), then sqlstore.Credit.Balances and Positions for the answer
-// [and SaveIdempotency].
+// row and its tags; the bare server runs that SELECT on portfolio.ideas
+// directly), then the stake's transaction [with an Idempotency-Key: the
+// idempotency_keys read first and the record saved last]: the ledger's mode
+// lock taken shared (a freeze takes it exclusively), the economy's mode,
+// then the contributor's two accounts in descending account-name order (the
+// staked one upserted, then the available one debited only when it holds
+// the amount: Apply's order, which an unstake's lock of the staked account
+// shares), the
+// entry (audit_seq 0), its two lines and its audit entry queued in
+// ledger.audit_queue. No stake reads or writes the economy row, so stakes
+// from different contributors do not wait for each other.
 //
-// Two round trips (three with an Idempotency-Key): a movement's audit
-// entry chains to the economy row's audit_head and takes its audit_seq + 1,
-// both read under the economy row's lock, and its hash is SHA-256 over the
-// previous hash and the entry's canonical encoding (re-implemented below
-// from services/ledger/internal/audit), so the writes cannot be queued
-// before that row is read. Round trip 1: the session, the idea and its tags,
-// BEGIN, [the economy lock and the idempotency read,] the contributor, the
-// economy lock, the latest oracle reading and the due cooling lots. Go then
-// checks the session, the owner, the idea, the contributor and the mode,
-// and seals the audit entries. Round trip 2: the journal writes, the audit
-// entries, the economy row, the balances and positions read, COMMIT. With an
-// Idempotency-Key the stored response holds the balances read in round trip
-// 2, so its INSERT and COMMIT are round trip 3. An error after round trip 1
-// costs one more round trip (ROLLBACK).
+// Two round trips: round trip 1 is the session, the idea, BEGIN, [the
+// idempotency read,] and every statement of the transaction. Go then checks
+// the session, the owner, the idea, [the key,] the mode and the debit's row;
+// round trip 2 is [the idempotency record and] COMMIT, or on a refusal the
+// ROLLBACK that release sends. The writes need no result in Go, but COMMIT
+// must wait for the checks.
 //
-// Deliberate difference: Foundry checks each balance UPDATE's row count in
-// Go (zero: insufficient balance, 400); here the UPDATE is wrapped in a CTE
-// that divides by its row count, so a refused debit aborts the transaction
-// inside the batch (SQLSTATE 22012) and is answered as Foundry answers it.
+// Deliberate difference: Foundry authenticates and reads the idea before it
+// opens the transaction, and checks the mode and the debit before the next
+// write; here the writes share round trip 1 with those reads and a refused
+// stake's are rolled back: the same answer and the same database, the
+// contributor's rows held for one round trip more on a refusal. A
+// concurrent request that saved the same Idempotency-Key first makes the
+// record's INSERT fail: as idempotency.Runner does, the transaction is
+// rolled back and the stored answer replayed.
 // dry_run is one round trip of reads (the idea, the contributor twice, the
 // balances, the due cooling lots, the positions), as Foundry's dry run.
+
+// modeLockKey is the ledger's sqlstore modeLockKey; keep equal.
+const modeLockKey int64 = 0x466f756e64727901
 
 const (
 	maxCCMicros = 1_000_000_000 * microScale // handler maxCC
@@ -2112,31 +2112,27 @@ const (
 		FROM ledger.sessions s JOIN ledger.contributors c ON c.id = s.contributor_id
 		WHERE s.token_hash = $1`
 	sqlContributor = `SELECT id, handle, trust_level, created_at FROM ledger.contributors WHERE id = $1`
-	sqlLockEconomy = `SELECT treasury_usd, outstanding_cc, mode, mode_reason, mode_actor, mode_since,
-	audit_seq, audit_head, updated_at FROM ledger.economy WHERE id = 1 FOR UPDATE`
-	sqlLatestReading = `SELECT id, price, at, source, verdict, tripped, clean, last_good FROM ledger.oracle_readings
-		ORDER BY at DESC, id DESC LIMIT 1`
-	sqlDueCooling = `SELECT id, idea_id, amount, available_at, entry_id, created_at FROM ledger.cc_cooling
+	sqlDueCooling  = `SELECT id, idea_id, amount, available_at, entry_id, created_at FROM ledger.cc_cooling
 		WHERE contributor_id = $1 AND released_entry_id IS NULL AND available_at <= $2
 		ORDER BY available_at, id`
 	sqlIdempotency = `SELECT scope, key, request_hash, response, created_at FROM ledger.idempotency_keys
 		WHERE scope = $1 AND key = $2`
 	sqlSaveIdempotency = `INSERT INTO ledger.idempotency_keys (scope, key, request_hash, response, created_at)
 		VALUES ($1, $2, $3, $4, $5)`
-	sqlInsertEntry = `INSERT INTO ledger.cc_entries (id, kind, contributor_id, idea_id, amount, audit_seq, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`
-	sqlOpenAccount = `INSERT INTO ledger.cc_accounts (account, bucket, contributor_id, idea_id, balance)
-		VALUES ($1, $2, $3, $4, 0) ON CONFLICT (account) DO NOTHING`
-	sqlMoveChecked = `WITH moved AS (UPDATE ledger.cc_accounts SET balance = balance + $2
-		WHERE account = $1 AND (account = 'issuance' OR balance + $2 >= 0) RETURNING 1)
-		SELECT 1 / COUNT(*) FROM moved`
-	sqlInsertLine  = `INSERT INTO ledger.cc_lines (entry_id, account, bucket, contributor_id, idea_id, delta) VALUES ($1, $2, $3, $4, $5, $6)`
-	sqlAppendAudit = `INSERT INTO ledger.audit_entries (seq, kind, at, actor, subject, amount, attrs, encoded, prev_hash, hash)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
-	sqlSaveEconomy = `UPDATE ledger.economy SET treasury_usd = $1, outstanding_cc = $2, mode = $3, mode_reason = $4,
-		mode_actor = $5, mode_since = $6, audit_seq = $7, audit_head = $8, updated_at = $9 WHERE id = 1`
-	sqlReleaseCooling = `UPDATE ledger.cc_cooling SET released_entry_id = $2 WHERE id = $1 AND released_entry_id IS NULL`
-	sqlBalances       = `SELECT bucket, COALESCE(SUM(balance), 0) FROM ledger.cc_accounts
+	sqlModeLock       = `SELECT pg_advisory_xact_lock_shared($1)`
+	sqlMode           = `SELECT mode FROM ledger.economy WHERE id = 1`
+	sqlDebitAvailable = `UPDATE ledger.cc_accounts SET balance = balance - $2 WHERE account = $1 AND balance >= $2
+		RETURNING balance`
+	sqlCreditStaked = `INSERT INTO ledger.cc_accounts (account, bucket, contributor_id, idea_id, balance)
+		VALUES ($1, 'staked', $2, $3, $4)
+		ON CONFLICT (account) DO UPDATE SET balance = ledger.cc_accounts.balance + excluded.balance RETURNING balance`
+	sqlStakeEntry = `INSERT INTO ledger.cc_entries (id, kind, contributor_id, idea_id, amount, audit_seq, created_at)
+		VALUES ($1, 'stake', $2, $3, $4, 0, $5)`
+	sqlStakeLines = `INSERT INTO ledger.cc_lines (entry_id, account, bucket, contributor_id, idea_id, delta)
+		VALUES ($1, $2, 'available', $3, NULL, $4), ($1, $5, 'staked', $3, $6, $7)`
+	sqlQueueAudit = `INSERT INTO ledger.audit_queue (id, entry_id, kind, at, actor, subject, amount, attrs)
+		VALUES ($1, $2, 'stake', $3, $4, $4, $5, $6)`
+	sqlBalances = `SELECT bucket, COALESCE(SUM(balance), 0) FROM ledger.cc_accounts
 		WHERE contributor_id = $1 GROUP BY bucket`
 	sqlPositions = `SELECT a.idea_id, a.balance,
 			(SELECT MIN(e.created_at) FROM ledger.cc_lines l JOIN ledger.cc_entries e ON e.id = l.entry_id WHERE l.account = a.account)
@@ -2145,153 +2141,15 @@ const (
 		ORDER BY a.balance DESC, a.idea_id`
 )
 
-// --- the audit chain (services/ledger/internal/audit) ----------------------
-
-type hash [sha256.Size]byte
-
-func (h hash) String() string { return hex.EncodeToString(h[:]) }
-
-type auditEntry struct {
-	Seq     int64
-	Kind    string
-	At      time.Time
-	Actor   string
-	Subject string
-	Amount  int64
-	Attrs   map[string]string
-}
-
-// encodeAudit is audit.Encode (version 1): "FAE1", then seq, kind, at,
-// actor, subject, amount, the attrs count and the attrs sorted by key, each
-// a uvarint length followed by the bytes.
-func encodeAudit(e auditEntry) []byte {
-	keys := make([]string, 0, len(e.Attrs))
-	for k := range e.Attrs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b := make([]byte, 0, 128)
-	b = append(b, "FAE1"...)
-	put := func(s string) {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	put(strconv.FormatInt(e.Seq, 10))
-	put(e.Kind)
-	put(e.At.UTC().Format(time.RFC3339Nano))
-	put(e.Actor)
-	put(e.Subject)
-	put(strconv.FormatInt(e.Amount, 10))
-	put(strconv.Itoa(len(keys)))
-	for _, k := range keys {
-		put(k)
-		put(e.Attrs[k])
-	}
-	return b
-}
-
-// sealAudit is audit.Seal: the encoding and SHA-256(prev ‖ encoding).
-func sealAudit(prev hash, e auditEntry) (encoded []byte, h hash) {
-	encoded = encodeAudit(e)
-	sum := sha256.New()
-	sum.Write(prev[:])
-	sum.Write(encoded)
-	sum.Sum(h[:0])
-	return encoded, h
-}
-
-// --- the economy row and movements (sqlstore/credit.go, usecase/move.go) ----
-
-type economy struct {
-	treasuryUSD, outstandingCC    int64
-	mode, modeReason, modeActor   string
-	modeSince, auditSeq, updateAt int64
-	auditHead                     string // as stored: "" before the first entry
-}
-
-// head is the chain's head (audit.Genesis, all zeros, before the first).
-func (e economy) head() (hash, error) {
-	var h hash
-	if e.auditHead == "" {
-		return h, nil
-	}
-	if len(e.auditHead) != 2*len(h) {
-		return h, fmt.Errorf("stored hash %q is not hex SHA-256", e.auditHead)
-	}
-	if _, err := hex.Decode(h[:], []byte(e.auditHead)); err != nil {
-		return h, fmt.Errorf("stored hash %q is not hex SHA-256", e.auditHead)
-	}
-	return h, nil
-}
-
-// line is one journal line: a credit.Account (bucket, contributor, idea)
-// and its delta.
-type line struct {
-	bucket, contributor, idea string
-	delta                     int64
-}
-
 // nameEscaper is credit's: a stake's contributor has '%' and ':' escaped.
 var nameEscaper = strings.NewReplacer("%", "%25", ":", "%3A")
 
-// account is credit.Account.Name: the key of the line's account.
-func (l line) account() string {
-	if l.bucket == "staked" {
-		return "staked:" + nameEscaper.Replace(l.contributor) + ":" + l.idea
-	}
-	return l.bucket + ":" + l.contributor
-}
+// availableAccount and stakedAccount are credit.Account.Name of
+// credit.Available(contributor) and credit.Staked(contributor, idea).
+func availableAccount(contributor string) string { return "available:" + contributor }
 
-type movement struct {
-	kind        string
-	lines       []line // credit.Transfer: from -amount, to +amount
-	contributor string
-	idea        string
-	amount      int64
-	actor       string
-	attrs       map[string]string
-}
-
-// queueMove is usecase.App.move for a movement that mints, burns and pays
-// nothing (a stake, a release): it queues ApplyEntry's statements, the audit
-// entry sealed after eco's head and SaveEconomy, and moves eco's head.
-func queueMove(b *pgx.Batch, eco *economy, m movement, at time.Time) (string, error) {
-	id := newID()
-	seq := eco.auditSeq + 1
-	b.Queue(sqlInsertEntry, id, m.kind, nullString(m.contributor), nullString(m.idea), m.amount, seq, micros(at))
-	lines := slices.Clone(m.lines)
-	slices.SortFunc(lines, func(x, y line) int { return strings.Compare(x.account(), y.account()) })
-	for _, l := range lines {
-		b.Queue(sqlOpenAccount, l.account(), l.bucket, nullString(l.contributor), nullString(l.idea))
-		b.Queue(sqlMoveChecked, l.account(), l.delta)
-		b.Queue(sqlInsertLine, id, l.account(), l.bucket, nullString(l.contributor), nullString(l.idea), l.delta)
-	}
-	attrs := map[string]string{"entry_id": id, "unit": "micro_cc"}
-	if m.idea != "" {
-		attrs["idea_id"] = m.idea
-	}
-	for _, l := range m.lines {
-		attrs["line:"+l.account()] = strconv.FormatInt(l.delta, 10)
-	}
-	for k, v := range m.attrs {
-		attrs[k] = v
-	}
-	prev, err := eco.head()
-	if err != nil {
-		return "", err
-	}
-	e := auditEntry{Seq: seq, Kind: m.kind, At: at, Actor: m.actor, Subject: m.contributor, Amount: m.amount, Attrs: attrs}
-	encoded, h := sealAudit(prev, e)
-	attrsJSON, err := json.Marshal(attrs)
-	if err != nil {
-		return "", fmt.Errorf("encode audit attrs: %w", err)
-	}
-	b.Queue(sqlAppendAudit, e.Seq, e.Kind, micros(e.At), e.Actor, e.Subject, e.Amount, string(attrsJSON),
-		hex.EncodeToString(encoded), prev.String(), h.String())
-	eco.auditSeq, eco.auditHead, eco.updateAt = seq, h.String(), micros(at)
-	b.Queue(sqlSaveEconomy, eco.treasuryUSD, eco.outstandingCC, eco.mode, eco.modeReason, eco.modeActor, eco.modeSince,
-		eco.auditSeq, eco.auditHead, eco.updateAt)
-	return id, nil
+func stakedAccount(contributor, idea string) string {
+	return "staked:" + nameEscaper.Replace(contributor) + ":" + idea
 }
 
 // --- the stake ---------------------------------------------------------------
@@ -2541,17 +2399,6 @@ func readContributor(br pgx.BatchResults) (bool, error) {
 	}
 	return true, nil
 }
-
-func readEconomy(br pgx.BatchResults) (economy, error) {
-	var e economy
-	err := br.QueryRow().Scan(&e.treasuryUSD, &e.outstandingCC, &e.mode, &e.modeReason, &e.modeActor, &e.modeSince,
-		&e.auditSeq, &e.auditHead, &e.updateAt)
-	if err != nil {
-		return economy{}, fmt.Errorf("read economy: %w", err)
-	}
-	return e, nil
-}
-
 func (s *server) stake(w http.ResponseWriter, r *http.Request) {
 	var req stakeRequest
 	if err := decode(w, r, &req); err != nil {
@@ -2617,9 +2464,17 @@ func (s *server) stakeTx(ctx context.Context, req stakeRequest, amount int64, to
 	if err != nil {
 		return stakeResult{}, 0, fmt.Errorf("acquire a connection: %w", err)
 	}
-	defer release(c) // rolls back whatever a failure left open
+	defer release(c) // rolls back whatever a refusal or a failure left open
 	at := now()
 	scope := "stake:" + req.ContributorID // the owner is the session's contributor
+	entryID := newID()
+	available, staked := availableAccount(req.ContributorID), stakedAccount(req.ContributorID, req.IdeaID)
+	// usecase.App.move's audit attrs: the entry, the idea, each line's delta.
+	attrs, err := json.Marshal(map[string]string{"entry_id": entryID, "idea_id": req.IdeaID,
+		"line:" + available: strconv.FormatInt(-amount, 10), "line:" + staked: strconv.FormatInt(amount, 10), "unit": "micro_cc"})
+	if err != nil {
+		return stakeResult{}, 0, fmt.Errorf("encode audit attrs: %w", err)
+	}
 
 	// Round trip 1.
 	b := &pgx.Batch{}
@@ -2627,24 +2482,25 @@ func (s *server) stakeTx(ctx context.Context, req stakeRequest, amount int64, to
 	b.Queue(sqlGetIdea, req.IdeaID)
 	b.Queue("BEGIN")
 	if idemKey != "" {
-		b.Queue(sqlLockEconomy)
 		b.Queue(sqlIdempotency, scope, idemKey)
 	}
-	b.Queue(sqlContributor, req.ContributorID)
-	b.Queue(sqlLockEconomy)
-	b.Queue(sqlLatestReading)
-	b.Queue(sqlDueCooling, req.ContributorID, micros(at))
+	b.Queue(sqlModeLock, modeLockKey)
+	b.Queue(sqlMode)
+	b.Queue(sqlCreditStaked, staked, req.ContributorID, req.IdeaID, amount)
+	b.Queue(sqlDebitAvailable, available, amount)
+	b.Queue(sqlStakeEntry, entryID, req.ContributorID, req.IdeaID, amount, micros(at))
+	b.Queue(sqlStakeLines, entryID, available, req.ContributorID, -amount, staked, req.IdeaID, amount)
+	b.Queue(sqlQueueAudit, newID(), entryID, micros(at), req.ContributorID, amount, string(attrs))
 	var (
 		sessionOK        bool
 		sessionOwner     string
 		sessionExpiresAt *int64
 		idea             ideaRow
 		ideaFound        bool
-		prevResponse     *string
-		prevHash         string
-		contributorFound bool
-		eco              economy
-		due              []coolingLot
+		prev             *idemRecord
+		mode             string
+		debited          bool
+		res              = stakeResult{ContributorID: req.ContributorID, AmountCC: amount}
 	)
 	err = send(ctx, c, b, func(br pgx.BatchResults) error {
 		var (
@@ -2667,39 +2523,30 @@ func (s *server) stakeTx(ctx context.Context, req stakeRequest, amount int64, to
 			return err
 		}
 		if idemKey != "" {
-			if _, err := readEconomy(br); err != nil {
+			if prev, err = readIdempotency(br.QueryRow()); err != nil {
 				return err
 			}
-			var (
-				sc, key, resp string
-				createdAt     int64
-			)
-			switch err := br.QueryRow().Scan(&sc, &key, &prevHash, &resp, &createdAt); {
-			case errors.Is(err, pgx.ErrNoRows):
-			case err != nil:
-				return fmt.Errorf("find idempotency key: %w", err)
-			default:
-				prevResponse = &resp
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("take the mode lock: %w", err)
+		}
+		if err := br.QueryRow().Scan(&mode); err != nil {
+			return fmt.Errorf("read the mode: %w", err)
+		}
+		if err := br.QueryRow().Scan(&res.PositionCC); err != nil {
+			return fmt.Errorf("credit %s: %w", staked, err)
+		}
+		switch err := br.QueryRow().Scan(&res.AvailableAfter); {
+		case errors.Is(err, pgx.ErrNoRows): // less than amount available
+		case err != nil:
+			return fmt.Errorf("debit %s: %w", available, err)
+		default:
+			debited = true
+		}
+		for range 3 { // the entry, its lines, its audit entry
+			if _, err := br.Exec(); err != nil {
+				return err
 			}
-		}
-		if contributorFound, err = readContributor(br); err != nil {
-			return err
-		}
-		if eco, err = readEconomy(br); err != nil {
-			return err
-		}
-		if err := readRows(br, func(rows pgx.Rows) error { // the rate in force: unused by a stake
-			var (
-				id, source, verdict            string
-				price, readAt, clean, lastGood int64
-				tripped                        int
-			)
-			return rows.Scan(&id, &price, &readAt, &source, &verdict, &tripped, &clean, &lastGood)
-		}); err != nil {
-			return fmt.Errorf("read latest oracle reading: %w", err)
-		}
-		if due, err = readCooling(br); err != nil {
-			return fmt.Errorf("read cooling unstakes: %w", err)
 		}
 		return nil
 	})
@@ -2720,103 +2567,89 @@ func (s *server) stakeTx(ctx context.Context, req stakeRequest, amount int64, to
 	case !ideaFound:
 		return stakeResult{}, 0, fail(http.StatusNotFound, "idea %s not found", req.IdeaID)
 	}
-	res := stakeResult{ContributorID: req.ContributorID, IdeaID: idea.ID, AmountCC: amount,
-		Projection: project(idea.Stage, idea.Confidence), Stage: idea.Stage}
 	requestHash := ""
 	if idemKey != "" {
 		requestHash = stakeRequestHash(req)
-		if prevResponse != nil {
-			if prevHash != requestHash {
-				return stakeResult{}, 0, invalid(field("Idempotency-Key", "was used before with a different request body"))
-			}
-			if err := json.Unmarshal([]byte(*prevResponse), &res); err != nil {
-				return stakeResult{}, 0, err
-			}
-			_, err := c.Exec(ctx, "COMMIT") // nothing was written: the replay's second round trip
-			return res, http.StatusCreated, err
+		if prev != nil {
+			return prev.replay(requestHash)
 		}
 	}
 	switch {
-	case !contributorFound:
-		return stakeResult{}, 0, fail(http.StatusNotFound, "contributor %s not found", req.ContributorID)
-	case eco.mode == "frozen" || eco.mode == "read_only": // usecase.allowed
-		return stakeResult{}, 0, fail(http.StatusBadRequest, "%s", eco.mode)
-	}
-
-	// Round trip 2: releaseDue's movements, the stake's, the answer's reads.
-	b = &pgx.Batch{}
-	for _, l := range due {
-		id, err := queueMove(b, &eco, movement{
-			kind:        "release",
-			lines:       []line{{"cooling", req.ContributorID, "", -l.amount}, {"available", req.ContributorID, "", l.amount}},
-			contributor: req.ContributorID, idea: l.ideaID, amount: l.amount, actor: req.ContributorID,
-			attrs: map[string]string{"cooling_id": l.id},
-		}, at)
-		if err != nil {
-			return stakeResult{}, 0, err
-		}
-		b.Queue(sqlReleaseCooling, l.id, id)
-	}
-	if _, err := queueMove(b, &eco, movement{
-		kind:        "stake",
-		lines:       []line{{"available", req.ContributorID, "", -amount}, {"staked", req.ContributorID, idea.ID, amount}},
-		contributor: req.ContributorID, idea: idea.ID, amount: amount, actor: req.ContributorID,
-	}, at); err != nil {
-		return stakeResult{}, 0, err
-	}
-	writes := b.Len()
-	b.Queue(sqlBalances, req.ContributorID)
-	b.Queue(sqlPositions, req.ContributorID)
-	if idemKey == "" {
-		b.Queue("COMMIT")
-	}
-	err = send(ctx, c, b, func(br pgx.BatchResults) error {
-		for range writes {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-		}
-		var err error
-		if res.AvailableAfter, _, _, err = readBalances(br); err != nil {
-			return fmt.Errorf("read balances: %w", err)
-		}
-		if res.PositionCC, err = readPosition(br, idea.ID); err != nil {
-			return fmt.Errorf("read positions: %w", err)
-		}
-		if idemKey == "" {
-			_, err = br.Exec()
-		}
-		return err
-	})
-	if pgCode(err) == "22012" { // a balance UPDATE matched no row
+	case mode == "frozen" || mode == "read_only": // usecase.allowed
+		return stakeResult{}, 0, fail(http.StatusBadRequest, "%s", mode)
+	case !debited:
 		return stakeResult{}, 0, fail(http.StatusBadRequest, "insufficient balance: %s CC is more than is available",
 			microsText(amount))
 	}
-	if err != nil {
-		return stakeResult{}, 0, err
-	}
-	res.CreatedAt = at
-	if idemKey == "" {
-		return res, http.StatusCreated, nil
-	}
+	res.IdeaID, res.Projection, res.Stage, res.CreatedAt = idea.ID, project(idea.Stage, idea.Confidence), idea.Stage, at
 
-	// Round trip 3 (Idempotency-Key only): the record and COMMIT.
-	stored, err := json.Marshal(res)
-	if err != nil {
-		return stakeResult{}, 0, fmt.Errorf("encode idempotent response: %w", err)
-	}
+	// Round trip 2: [the record and] COMMIT.
 	b = &pgx.Batch{}
-	b.Queue(sqlSaveIdempotency, scope, idemKey, requestHash, string(stored), micros(at))
+	if idemKey != "" {
+		stored, err := json.Marshal(res)
+		if err != nil {
+			return stakeResult{}, 0, fmt.Errorf("encode idempotent response: %w", err)
+		}
+		b.Queue(sqlSaveIdempotency, scope, idemKey, requestHash, string(stored), micros(at))
+	}
 	b.Queue("COMMIT")
 	err = send(ctx, c, b, func(br pgx.BatchResults) error {
-		for range 2 {
+		for range b.Len() {
 			if _, err := br.Exec(); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if idemKey != "" && pgCode(err) == "23505" { // a concurrent request saved the key first
+		if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+			return stakeResult{}, 0, err
+		}
+		prev, err := readIdempotency(c.QueryRow(ctx, sqlIdempotency, scope, idemKey))
+		if err != nil {
+			return stakeResult{}, 0, fmt.Errorf("read the idempotency key a concurrent request stored: %w", err)
+		}
+		if prev == nil {
+			return stakeResult{}, 0, errors.New("the idempotency key a concurrent request stored is gone")
+		}
+		return prev.replay(requestHash)
+	}
 	if err != nil {
+		return stakeResult{}, 0, err
+	}
+	return res, http.StatusCreated, nil
+}
+
+// idemRecord is a stored idempotency record: the request's hash and the
+// answer it got.
+type idemRecord struct {
+	requestHash, response string
+}
+
+// readIdempotency reads sqlIdempotency's row (nil when there is none).
+func readIdempotency(row pgx.Row) (*idemRecord, error) {
+	var (
+		scope, key string
+		rec        idemRecord
+		createdAt  int64
+	)
+	switch err := row.Scan(&scope, &key, &rec.requestHash, &rec.response, &createdAt); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("find idempotency key: %w", err)
+	}
+	return &rec, nil
+}
+
+// replay is idempotency's replay: the stored answer for the same request,
+// a 422 for another.
+func (rec idemRecord) replay(requestHash string) (stakeResult, int, error) {
+	if rec.requestHash != requestHash {
+		return stakeResult{}, 0, invalid(field("Idempotency-Key", "was used before with a different request body"))
+	}
+	var res stakeResult
+	if err := json.Unmarshal([]byte(rec.response), &res); err != nil {
 		return stakeResult{}, 0, err
 	}
 	return res, http.StatusCreated, nil

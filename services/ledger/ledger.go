@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/handler"
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
@@ -25,6 +26,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
+	"github.com/foundryhq/foundry/services/platform/lease"
 	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
@@ -41,6 +43,11 @@ type Config struct {
 	RateOracleURL    string
 	RatePollInterval time.Duration
 	PledgeCCPerHour  float64
+
+	// The audit log.
+	AuditSigningKey       string
+	AuditSequenceInterval time.Duration
+	AuditBatch            int
 }
 
 func (c *Config) register(fs *config.FlagSet) {
@@ -60,6 +67,13 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.Duration(&c.RatePollInterval, "rate-poll-interval", "FOUNDRY_RATE_POLL_INTERVAL", time.Minute,
 		"how often the rate source is read through the circuit breaker; 0 reads it only at startup")
 	fs.Float(&c.PledgeCCPerHour, "pledge-cc-per-hour", "FOUNDRY_PLEDGE_CC_PER_HOUR", 500, "CC a pledged hour is worth (cc_equivalent)")
+	fs.String(&c.AuditSigningKey, "audit-signing-key", "FOUNDRY_AUDIT_SIGNING_KEY", "",
+		"Ed25519 key that signs the audit log's checkpoints, as a signed-note key (PRIVATE+KEY+<name>+<hash>+<key>; foundry audit keygen makes one); "+
+			"empty: a key made at startup, whose checkpoints no longer verify after a restart")
+	fs.Duration(&c.AuditSequenceInterval, "audit-sequence-interval", "FOUNDRY_AUDIT_SEQUENCE_INTERVAL", 200*time.Millisecond,
+		"how often the audit sequencer looks for movements' entries committed on other replicas (this replica's own wake it at once)")
+	fs.Int(&c.AuditBatch, "audit-batch", "FOUNDRY_AUDIT_BATCH", usecase.DefaultAuditBatch,
+		"audit entries the sequencer integrates in one transaction at most")
 }
 
 // economy builds the credit economy's configuration from the settings.
@@ -82,7 +96,19 @@ func (c *Config) economy() (usecase.Config, error) {
 	if err != nil || pledge <= 0 {
 		return out, fmt.Errorf("FOUNDRY_PLEDGE_CC_PER_HOUR: want a positive number with at most 6 decimals, got %v", c.PledgeCCPerHour)
 	}
-	out = usecase.Config{Signers: signers, Rates: usecase.FixedRate(rate), PledgeRate: pledge, SessionTTL: c.SessionTTL}
+	if c.AuditSequenceInterval <= 0 {
+		return out, errors.New("FOUNDRY_AUDIT_SEQUENCE_INTERVAL: want a positive duration")
+	}
+	if c.AuditBatch <= 0 {
+		return out, errors.New("FOUNDRY_AUDIT_BATCH: want a positive number")
+	}
+	out = usecase.Config{Signers: signers, Rates: usecase.FixedRate(rate), PledgeRate: pledge, SessionTTL: c.SessionTTL,
+		AuditBatch: c.AuditBatch}
+	if c.AuditSigningKey != "" {
+		if out.AuditSigner, err = audit.NewSigner(c.AuditSigningKey); err != nil {
+			return out, fmt.Errorf("FOUNDRY_AUDIT_SIGNING_KEY: %w", err)
+		}
+	}
 	if c.RateOracleURL != "" {
 		u, err := url.Parse(c.RateOracleURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -159,7 +185,15 @@ func Module() app.Module {
 				h.Log.Info("no freeze signers configured (FOUNDRY_SIGNERS): POST /api/incidents/freeze refuses every request")
 			}
 			uc := usecase.New(h.DB, repos, ecfg)
+			if ecfg.AuditSigner == nil {
+				h.Log.Warn("no FOUNDRY_AUDIT_SIGNING_KEY: the audit log's checkpoints are signed with a key made for this process, "+
+					"which clients cannot keep verifying after a restart; set one (foundry audit keygen) outside a laptop",
+					zap.String("verifier_key", uc.VerifierKey()))
+			}
 			h.Go(func(ctx context.Context) { readRates(ctx, h.Log, uc, cfg.RatePollInterval) })
+			h.Go(func(ctx context.Context) {
+				runSequencer(ctx, h.Log, uc, lease.HolderID("ledger"), cfg.AuditSequenceInterval)
+			})
 			srv := handler.New(uc, handler.Options{
 				PublicReads:         h.Settings.PublicReads,
 				RegisterRatePerMin:  cfg.RegisterRatePerMin,
@@ -185,6 +219,68 @@ func repos(q database.Querier) usecase.Repos {
 		Identity:    sqlstore.NewIdentity(q),
 		Attribution: sqlstore.NewAttribution(q),
 		Keys:        idempotency.SQL{Q: q},
+	}
+}
+
+// The sequencer's lease lasts sequencerLease and is renewed every
+// sequencerRenew; a replica that stops renewing is replaced after that.
+const (
+	sequencerLease = 10 * time.Second
+	sequencerRenew = 3 * time.Second
+)
+
+// runSequencer integrates the audit queue into the log, on the replica
+// that holds the sequencer's lease, until ctx ends: at once when a
+// movement on this replica commits, otherwise every interval; back to back
+// while batches come full. Two replicas that both believe they lead are
+// safe (each batch locks the economy row, where the chain's head is), so
+// the lease only saves the others the work. A failed batch (a log someone
+// rewrote stops it: usecase.ErrLogTampered) is logged at error level each
+// time; the queue then grows, and the monitor sees its age.
+func runSequencer(ctx context.Context, log *zap.Logger, uc *usecase.App, holder string, every time.Duration) {
+	defer func() { _ = uc.ReleaseSequencer(context.WithoutCancel(ctx), holder) }()
+	var (
+		leading bool
+		renewed time.Time
+		// failed and logged are the last failure and when it was logged.
+		failed string
+		logged time.Time
+	)
+	for ctx.Err() == nil {
+		if time.Since(renewed) >= sequencerRenew {
+			ok, err := uc.LeadSequencer(ctx, holder, sequencerLease)
+			if err != nil && ctx.Err() == nil {
+				log.Warn("taking the audit sequencer's lease failed", zap.Error(err))
+			}
+			if ok != leading {
+				log.Info("audit sequencer", zap.Bool("leading", ok))
+			}
+			leading, renewed = ok && err == nil, time.Now()
+		}
+		full := false
+		if leading {
+			n, err := uc.Sequence(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				// The same failure every interval is logged once a minute.
+				if msg := err.Error(); msg != failed || time.Since(logged) >= time.Minute {
+					log.Error("sequencing the audit log failed; movements' audit entries wait in the queue", zap.Error(err))
+					failed, logged = msg, time.Now()
+				}
+			case err == nil:
+				failed = ""
+				// Work done: look again at once, until the queue is empty.
+				full = n > 0
+			}
+		}
+		if full {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-uc.Sequenced():
+		case <-time.After(every):
+		}
 	}
 }
 

@@ -30,6 +30,7 @@ func (l ledgerMonitor) Check(ctx context.Context) (monitor.Check, error) {
 		ReserveRatio:  resp.GetSupply().GetReserveRatio(), ChainValid: chain.GetValid(),
 		ChainReason: chain.GetReason().GetValue(), FirstDivergent: int(chain.GetFirstDivergentSeq().GetValue()),
 		Mismatched: resp.GetMismatchedAccounts(), BreakerTripped: resp.GetOracleBreakerTripped(),
+		Unsequenced: int(chain.GetUnsequencedEntries()), UnsequencedAge: chain.GetUnsequencedAgeSeconds(),
 		Mode: resp.GetSupply().GetMode(),
 	}, nil
 }

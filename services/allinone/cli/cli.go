@@ -188,7 +188,8 @@ func exitCode(err error) int {
 		return ExitFailed
 	}
 	var broken *brokenChainError
-	if errors.As(err, &broken) {
+	var bad *logError
+	if errors.As(err, &broken) || errors.As(err, &bad) {
 		return ExitFailed
 	}
 	var down *unreachableError

@@ -32,6 +32,10 @@ type op struct {
 	// out names the response field that is the HTTP body (api.yaml's
 	// response_body); empty when the body is the whole response.
 	out string
+	// text names the response's string field that the REST body is, as
+	// plain text rather than JSON (a signed note, a key: formats read byte
+	// for byte); empty for a JSON body.
+	text string
 	// cred is which configured credential the operation prefers.
 	cred credential
 }
@@ -88,6 +92,14 @@ var (
 	opListAudit      = op{grpc: ledgerv1.LedgerService_ListAuditEntries_FullMethodName, http: "GET /api/audit"}
 	opVerifyAudit    = op{grpc: ledgerv1.LedgerService_VerifyAudit_FullMethodName, http: "GET /api/audit/verify"}
 	opRepairAudit    = op{grpc: ledgerv1.LedgerService_RepairAudit_FullMethodName, http: "POST /api/audit/repair", cred: credAdmin}
+	// opVerifyAuditFull is the walk from the first entry, an administrator's.
+	opVerifyAuditFull = op{grpc: ledgerv1.LedgerService_VerifyAudit_FullMethodName, http: "GET /api/audit/verify", cred: credAdmin}
+	opAuditCheckpoint = op{grpc: ledgerv1.LedgerService_GetAuditCheckpoint_FullMethodName, http: "GET /api/audit/checkpoint",
+		text: "note"}
+	opAuditVerifierKey = op{grpc: ledgerv1.LedgerService_GetAuditVerifierKey_FullMethodName, http: "GET /api/audit/verifier-key",
+		text: "key"}
+	opAuditProof       = op{grpc: ledgerv1.LedgerService_GetAuditProof_FullMethodName, http: "GET /api/audit/entries/{seq}/proof"}
+	opAuditConsistency = op{grpc: ledgerv1.LedgerService_GetAuditConsistency_FullMethodName, http: "GET /api/audit/consistency"}
 
 	opReady = op{grpc: opsv1.OpsService_Ready_FullMethodName, http: "GET /api/ready"}
 )
@@ -193,6 +205,16 @@ func responseBody(o op, out proto.Message) proto.Message {
 		panic(fmt.Sprintf("%s has no field %q", m.Descriptor().FullName(), o.out)) // a mistake in the op table
 	}
 	return m.Mutable(fd).Message().Interface()
+}
+
+// textField is the string field of out that o's REST body is (text ops).
+func textField(o op, out proto.Message) (protoreflect.Message, protoreflect.FieldDescriptor) {
+	m := out.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName(protoreflect.Name(o.text))
+	if fd == nil || fd.Kind() != protoreflect.StringKind {
+		panic(fmt.Sprintf("%s has no string field %q", m.Descriptor().FullName(), o.text)) // a mistake in the op table
+	}
+	return m, fd
 }
 
 // apiError is Foundry's refusal: the HTTP status (for gRPC, the status the

@@ -58,6 +58,11 @@ func (g *grpcTransport) call(ctx context.Context, o op, in, out proto.Message, m
 	if err := g.conn.Invoke(ctx, o.grpc, in, out); err != nil {
 		return nil, g.refusal(err)
 	}
+	if o.text != "" {
+		// The text the gateway would have answered.
+		m, fd := textField(o, out)
+		return []byte(m.Get(fd).String()), nil
+	}
 	// The JSON the gateway would have answered: the same options, compact.
 	b, err := marshalOptions.Marshal(responseBody(o, out))
 	if err != nil {

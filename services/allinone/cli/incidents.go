@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -147,100 +146,5 @@ func (e *env) incidentsList() *cobra.Command {
 	})
 	cmd.Flags().Int32Var(&limit, "limit", 0, "incidents per page (server default 50, at most 500)")
 	cmd.Flags().Int32Var(&offset, "offset", 0, "incidents to skip")
-	return cmd
-}
-
-// --- audit -----------------------------------------------------------------------
-
-func (e *env) auditCommand() *cobra.Command {
-	return group("audit", "The audit chain: list, verify and repair", e.auditList(), e.auditVerify(), e.auditRepair())
-}
-
-func (e *env) auditList() *cobra.Command {
-	var limit, offset int32
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the audit chain, newest first (amounts in CC, USD or CC per USD: the UNIT column)",
-		Args:  cobra.NoArgs,
-	}
-	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
-		req := &ledgerv1.ListAuditEntriesRequest{Offset: offset}
-		if cmd.Flags().Changed("limit") {
-			req.Limit = proto.Int32(limit)
-		}
-		resp := &ledgerv1.ListAuditEntriesResponse{}
-		raw, err := e.client.call(ctx, opListAudit, req, resp, callOpts{})
-		if err != nil || e.jsonOut {
-			return e.orJSON(raw, err)
-		}
-		if shown := offset + int32(len(resp.GetEntries())); shown < resp.GetTotal() {
-			fmt.Fprintf(e.stderr, "%d of %d entries shown: --offset %d for more\n", len(resp.GetEntries()), resp.GetTotal(), shown)
-		}
-		rows := make([][]string, len(resp.GetEntries()))
-		for i, en := range resp.GetEntries() {
-			unit := en.GetUnit()
-			if unit == "" {
-				unit = "-"
-			}
-			rows[i] = []string{fmt.Sprint(en.GetSeq()), en.GetKind(), formatFloat(en.GetAmount()), unit, en.GetSubject(), en.GetActor(),
-				en.GetCreatedAt()}
-		}
-		return e.table([]string{"SEQ", "KIND", "AMOUNT", "UNIT", "SUBJECT", "ACTOR", "CREATED"}, rows)
-	})
-	cmd.Flags().Int32Var(&limit, "limit", 0, "entries per page (server default 50, at most 500)")
-	cmd.Flags().Int32Var(&offset, "offset", 0, "entries to skip")
-	return cmd
-}
-
-// brokenChainError is a verification that found the chain broken: the
-// answer is printed, and the command exits 1 so a script notices.
-type brokenChainError struct {
-	seq    int32
-	reason string
-}
-
-func (b *brokenChainError) Error() string {
-	return fmt.Sprintf("the audit chain is broken at seq %d (%s): an administrator can record the break with foundry audit repair",
-		b.seq, b.reason)
-}
-
-func (e *env) auditVerify() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "verify",
-		Short: "Verify the whole audit chain (exit 1 when it is broken)",
-		Long: `Verify the whole audit chain: every entry, from the first, checks out or
-lies in a break a repair recorded (listed in repaired_breaks). The answer is
-printed; a broken chain also exits 1, with the first divergent entry on
-standard error.`,
-		Args: cobra.NoArgs,
-	}
-	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
-		resp := &ledgerv1.VerifyAuditResponse{}
-		raw, err := e.client.call(ctx, opVerifyAudit, &ledgerv1.VerifyAuditRequest{}, resp, callOpts{})
-		if err := e.object(raw, err); err != nil {
-			return err
-		}
-		if !resp.GetValid() {
-			return &brokenChainError{seq: resp.GetFirstDivergentSeq().GetValue(), reason: resp.GetReason().GetValue()}
-		}
-		return nil
-	})
-	return cmd
-}
-
-func (e *env) auditRepair() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "repair",
-		Short: "Record the audit chain's first break as repaired (administrator)",
-		Long: `Record the audit chain's first break (administrator): a repair entry is
-appended that accepts exactly the broken entries, as they are now, and
-verification keeps checking everything else. Nothing is rewritten; a sound
-chain is left alone. One repair records one break: verify again after it.`,
-		Args: cobra.NoArgs,
-	}
-	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
-		raw, err := e.client.call(ctx, opRepairAudit, &ledgerv1.RepairAuditRequest{}, &ledgerv1.RepairAuditResponse{}, callOpts{})
-		return e.object(raw, err)
-	})
 	return cmd
 }

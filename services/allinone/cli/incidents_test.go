@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -28,7 +29,10 @@ const cliSignerSecret = "cli-ops-secret-0123456789abcdef01"
 func TestIncidentsAndAudit(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
-		sys := allinonetest.Start(t, allinonetest.NewStorage(t, engine), "-rate-poll-interval=0", "-signers=ops:"+cliSignerSecret)
+		// A fixed audit signing key and fixed addresses: Foundry is restarted
+		// below, and audit verify holds the key it trusted for the address.
+		sys := allinonetest.Start(t, allinonetest.NewStorage(t, engine), "-rate-poll-interval=0", "-signers=ops:"+cliSignerSecret,
+			"-audit-signing-key="+auditSigningKey(t), "-http-addr="+allinonetest.FreeAddr(t), "-grpc-addr="+allinonetest.FreeAddr(t))
 		reg := api(t, sys, http.MethodPost, "/api/onboarding/register", map[string]any{"handle": "ada"}, http.StatusCreated)
 		api(t, sys, http.MethodPost, "/api/cc/deposit", map[string]any{"contributor_id": reg["contributor_id"], "amount_usd": 10,
 			"reference": "wire-1"}, http.StatusCreated)
@@ -93,15 +97,23 @@ func TestIncidentsAndAudit(t *testing.T) {
 		}
 
 		t.Run("audit: listed in CC, verified, and repaired", func(t *testing.T) {
+			waitSequenced(t, sys)
+			config := t.TempDir() // where audit verify keeps what it trusts
 			for _, tr := range transports(sys) {
+				tr.env = with(tr.env, "XDG_CONFIG_HOME", config)
 				out := ok(t, tr.env, "audit", "list", "--offset", "8")
 				require.Regexp(t, `^SEQ +KIND +AMOUNT +UNIT +SUBJECT +ACTOR +CREATED\n`, out)
 				require.Regexp(t, regexp.MustCompile(`(?m)^1 +deposit +995 +cc +\S+ +admin +\S+$`), out, "995 CC, not micro-CC")
 				require.Regexp(t, regexp.MustCompile(`(?m)^2 +spread_fee +0\.05 +usd +`), out)
-				v := okJSON(t, tr.env, "audit", "verify")
+				r := run(t, tr.env, "audit", "verify", "--json")
+				require.Equal(t, cli.ExitOK, r.code, r.stderr)
+				require.Contains(t, r.stderr, "audit verifier key on first use", "each transport is a server of its own")
+				var v map[string]any
+				require.NoError(t, json.Unmarshal([]byte(r.stdout), &v), r.stdout)
 				require.Equal(t, true, v["valid"])
 				require.Equal(t, []any{}, v["repaired_breaks"])
-				r := run(t, tr.env, "audit", "repair")
+				require.Equal(t, true, v["log"].(map[string]any)["valid"])
+				r = run(t, tr.env, "audit", "repair")
 				require.Equal(t, cli.ExitFailed, r.code, "an administrator's")
 				require.Equal(t, false, okJSON(t, with(tr.env, "FOUNDRY_API_KEY", allinonetest.AdminKey), "audit", "repair")["repaired"])
 			}
@@ -122,9 +134,22 @@ func TestIncidentsAndAudit(t *testing.T) {
 			sys.Restart()
 
 			for _, tr := range transports(sys) {
-				r := run(t, tr.env, "audit", "verify", "--json")
+				env := with(tr.env, "XDG_CONFIG_HOME", config)
+				// The ledger verified entry 1 already: its incremental walk
+				// starts after it, and the signed tree holds the entry's
+				// encoding, which the edit left alone. A full walk (an
+				// administrator's) finds the columns edited.
+				out := ok(t, env, "audit", "verify", "--entry", "1")
+				require.Regexp(t, row("valid", "true"), out)
+				require.Regexp(t, row("log_valid", "true"), out)
+				require.Regexp(t, row("log_entry_1", "included"), out)
+
+				r := run(t, env, "audit", "verify", "--full", "--json")
+				require.Equal(t, cli.ExitFailed, r.code, "an administrator's: %s", r.stderr)
+				r = run(t, with(env, "FOUNDRY_API_KEY", allinonetest.AdminKey), "audit", "verify", "--full", "--json")
 				require.Equal(t, cli.ExitFailed, r.code, tr.name)
 				require.Contains(t, r.stdout, `"valid":false`, "the answer is printed")
+				require.Contains(t, r.stdout, `"log":{"valid":true,`, "the signed log is sound")
 				require.Equal(t, "foundry: the audit chain is broken at seq 1 (entry fields do not match their stored encoding): "+
 					"an administrator can record the break with foundry audit repair\n", r.stderr)
 			}
@@ -132,10 +157,12 @@ func TestIncidentsAndAudit(t *testing.T) {
 			require.Equal(t, true, rep["repaired"])
 			require.Equal(t, map[string]any{"repair_seq": rep["repair_entry"].(map[string]any)["seq"], "from_seq": 1.0, "to_seq": 1.0,
 				"reason": "entry fields do not match their stored encoding"}, rep["repaired_break"])
+			waitSequenced(t, sys)
 			for _, tr := range transports(sys) {
-				out := ok(t, tr.env, "audit", "verify")
+				out := ok(t, with(tr.env, "XDG_CONFIG_HOME", config, "FOUNDRY_API_KEY", allinonetest.AdminKey), "audit", "verify", "--full")
 				require.Regexp(t, row("valid", "true"), out)
 				require.Regexp(t, `(?m)^repaired_breaks +\[\{"repair_seq":\d+,"from_seq":1,"to_seq":1,`, out)
+				require.Regexp(t, `(?m)^log_previous +tree size \d+, root \S+, verified \S+: extended \(consistency proven\)$`, out)
 			}
 		})
 	})

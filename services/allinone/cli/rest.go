@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // maxResponse bounds a response body read into memory.
@@ -52,7 +53,13 @@ func (r *restTransport) call(ctx context.Context, o op, in, out proto.Message, m
 	var missing []string
 	path := pathField.ReplaceAllStringFunc(route, func(m string) string {
 		name := m[1 : len(m)-1]
-		v, _ := fields[name].(string)
+		var v string
+		switch f := fields[name].(type) {
+		case string:
+			v = f
+		case json.Number: // an integer field (a seq)
+			v = f.String()
+		}
 		delete(fields, name)
 		if v == "" {
 			missing = append(missing, name)
@@ -83,7 +90,11 @@ func (r *restTransport) call(ctx context.Context, o op, in, out proto.Message, m
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Accept", "application/json")
+	if o.text != "" {
+		req.Header.Set("Accept", "text/plain, application/json")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
 	req.Header.Set("User-Agent", "foundry-cli")
 	for k, v := range md {
 		req.Header.Set(k, v)
@@ -99,6 +110,11 @@ func (r *restTransport) call(ctx context.Context, o op, in, out proto.Message, m
 	}
 	if resp.StatusCode >= 300 {
 		return nil, httpError(resp, raw)
+	}
+	if o.text != "" {
+		m, fd := textField(o, out)
+		m.Set(fd, protoreflect.ValueOfString(string(raw)))
+		return raw, nil
 	}
 	if err := unmarshalOptions.Unmarshal(raw, responseBody(o, out)); err != nil {
 		return nil, &apiError{Status: resp.StatusCode, Detail: fmt.Sprintf("unreadable answer from %s %s: %v", method, path, err)}

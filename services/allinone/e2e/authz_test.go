@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,6 +120,9 @@ type authzRequest struct {
 	what string
 	// body is the request body; nil sends none.
 	body func(c *authzCell) any
+	// query is the request's query string ("full=true"), which the
+	// gateway reads into the RPC's request message like the body.
+	query string
 	// ok is the status of a caller the route serves.
 	ok int
 	// rules are the route's own rules past its policy.
@@ -256,8 +260,16 @@ var authzRoutes = []*authzRoute{
 
 	// Ledger: the credit economy.
 	{method: http.MethodGet, path: "/api/audit", requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/audit/checkpoint", requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/audit/consistency", requests: []authzRequest{{ok: http.StatusOK, query: "from=1"}}},
+	{method: http.MethodGet, path: "/api/audit/entries/{seq}/proof", params: map[string]string{"seq": "audit-seq"},
+		requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/audit/repair", requests: authzOne(http.StatusOK, authzFixed(map[string]any{}))},
-	{method: http.MethodGet, path: "/api/audit/verify", requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/audit/verifier-key", requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/audit/verify", requests: []authzRequest{
+		{ok: http.StatusOK},
+		{what: "with `?full=true`", ok: http.StatusOK, query: "full=true"},
+	}},
 	{method: http.MethodGet, path: "/api/cc/balances/{contributor_id}", params: map[string]string{"contributor_id": "self"},
 		requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/cc/deposit", requests: authzOne(http.StatusCreated, func(c *authzCell) any {
@@ -378,6 +390,8 @@ var authzGatewayRoutes = map[string]string{
 	"GET /api/openapi.json":          "",
 	"GET /api/ready":                 "foundry.ops.v1.OpsService.Ready",
 	"POST /api/contributions/github": "foundry.ledger.v1.LedgerService.RecordGithubDelivery",
+	"GET /api/audit/checkpoint":      "foundry.ledger.v1.LedgerService.GetAuditCheckpoint",
+	"GET /api/audit/verifier-key":    "foundry.ledger.v1.LedgerService.GetAuditVerifierKey",
 }
 
 // authzStakeRequests are a stake's two requests: a real one (the contributor's
@@ -612,6 +626,10 @@ func newAuthzFixture(t *testing.T, engine database.Engine, flags []string) *auth
 
 	f.ids["node"] = mustNode(t, sys, "matrix", "node-a")
 	f.ids["other-node"] = mustNode(t, sys, "matrix", "node-b")
+	// The audit entry every proof is asked for: the setup deposit's,
+	// sequenced.
+	waitSequenced(t, sys)
+	f.ids["audit-seq"] = "1"
 	return f
 }
 
@@ -658,8 +676,8 @@ func (r authzRow) body(c *authzCell) any {
 	return r.req.body(c)
 }
 
-// message is the request as the RPC receives it: the body, and the path
-// parameters, in the method's request message.
+// message is the request as the RPC receives it: the body, the path
+// parameters and the query, in the method's request message.
 func (r authzRow) message(t *testing.T, body any, params map[string]string) proto.Message {
 	t.Helper()
 	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(r.selector))
@@ -677,11 +695,44 @@ func (r authzRow) message(t *testing.T, body any, params map[string]string) prot
 		}
 	}
 	for name, value := range params {
-		fd := md.Input().Fields().ByName(protoreflect.Name(name))
-		require.True(t, fd != nil && fd.Kind() == protoreflect.StringKind, "%s: %s is no string field of %s", r.name(), name, md.Input().FullName())
-		msg.ProtoReflect().Set(fd, protoreflect.ValueOfString(value))
+		authzSetField(t, r, msg, name, value)
+	}
+	query, err := url.ParseQuery(r.req.query)
+	require.NoError(t, err, "%s: query %q", r.name(), r.req.query)
+	for name, values := range query {
+		require.Len(t, values, 1, "%s: query parameter %s", r.name(), name)
+		authzSetField(t, r, msg, name, values[0])
 	}
 	return msg
+}
+
+// authzSetField sets the field name of msg to value, as the gateway reads
+// a path or query parameter: a string, a number or a boolean. A number
+// the docs' fixture only names ("<audit-seq>") is left unset: no policy
+// depends on one.
+func authzSetField(t *testing.T, r authzRow, msg proto.Message, name, value string) {
+	t.Helper()
+	fd := msg.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(name))
+	require.NotNil(t, fd, "%s: %s is no field of %s", r.name(), name, msg.ProtoReflect().Descriptor().FullName())
+	var v protoreflect.Value
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		v = protoreflect.ValueOfString(value)
+	case protoreflect.BoolKind:
+		b, err := strconv.ParseBool(value)
+		require.NoError(t, err, "%s: %s=%q", r.name(), name, value)
+		v = protoreflect.ValueOfBool(b)
+	case protoreflect.Int32Kind:
+		if strings.HasPrefix(value, "<") {
+			return
+		}
+		n, err := strconv.ParseInt(value, 10, 32)
+		require.NoError(t, err, "%s: %s=%q", r.name(), name, value)
+		v = protoreflect.ValueOfInt32(int32(n))
+	default:
+		t.Fatalf("%s: %s is a %s field, which the matrix does not fill", r.name(), name, fd.Kind())
+	}
+	msg.ProtoReflect().Set(fd, v)
 }
 
 // allowed is the roles the row's request needs: the policy's, with its
@@ -1011,6 +1062,11 @@ func (f *authzFixture) selfData(t *testing.T) []string {
 // incidents, self's positions and history, the graph and the API tokens.
 func (f *authzFixture) state(t *testing.T) string {
 	t.Helper()
+	// A movement's audit entries reach the log (and investment history's
+	// audit_seq) when the sequencer integrates them, after it committed:
+	// the state is read once none waits, so what an earlier request wrote
+	// is not taken for what a refused one did.
+	waitSequenced(t, f.sys)
 	var b strings.Builder
 	for _, path := range []string{
 		"/api/audit?limit=1", "/api/ideas?limit=500", "/api/ideas/" + f.ids["self-idea"] + "/questions",
@@ -1033,6 +1089,9 @@ func (f *authzFixture) send(t *testing.T, row authzRow, c *authzCell, credential
 	path := row.route.path
 	for name, value := range row.params(t, c) {
 		path = strings.ReplaceAll(path, "{"+name+"}", value)
+	}
+	if row.req.query != "" {
+		path += "?" + row.req.query
 	}
 	body := row.body(c)
 	headers := []string{credential}

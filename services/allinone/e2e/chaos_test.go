@@ -8,6 +8,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/foundryhq/foundry/services/allinone/allinonetest"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -69,14 +71,37 @@ func chaosSettingsFromEnv(t *testing.T) chaosSettings {
 // acknowledged is missing, nothing took effect twice, every balance equals
 // the client's own count and its journal, the audit chain verifies, asset
 // totals equal their contributions, no task was claimed twice, and (SQLite)
-// every database file passes integrity_check.
+// every database file passes integrity_check. Every process of a run signs
+// the audit log's checkpoints with the same key (FOUNDRY_AUDIT_SIGNING_KEY),
+// as a deployment would: the log's latest signed checkpoint verifies with
+// it and is consistent with the one signed before the faults, however many
+// ledgers were killed in between, the sequencer's queue drains, and the
+// full verification of the log is sound.
 func TestChaos(t *testing.T) {
 	s := chaosSettingsFromEnv(t)
 	for seed := s.seed; seed < s.seed+s.seeds; seed++ {
-		t.Run(fmt.Sprintf("postgres/seed=%d", seed), func(t *testing.T) { runChaos(t, newPostgresChaos(t), s, uint64(seed)) })
-		t.Run(fmt.Sprintf("sqlite/seed=%d", seed), func(t *testing.T) { runChaos(t, newSQLiteChaos(t), s, uint64(seed)) })
+		t.Run(fmt.Sprintf("postgres/seed=%d", seed), func(t *testing.T) {
+			key := newChaosAuditKey(t)
+			runChaos(t, newPostgresChaos(t, key.env()), key, s, uint64(seed))
+		})
+		t.Run(fmt.Sprintf("sqlite/seed=%d", seed), func(t *testing.T) {
+			key := newChaosAuditKey(t)
+			runChaos(t, newSQLiteChaos(t, key.env()), key, s, uint64(seed))
+		})
 	}
 }
+
+// chaosAuditKey is a run's checkpoint signing key and its verifier key.
+type chaosAuditKey struct{ signing, verifier string }
+
+func newChaosAuditKey(t *testing.T) chaosAuditKey {
+	skey, vkey, err := note.GenerateKey(crand.Reader, "foundry-chaos")
+	require.NoError(t, err)
+	return chaosAuditKey{signing: skey, verifier: vkey}
+}
+
+// env is what every process of the run is started with.
+func (k chaosAuditKey) env() string { return "FOUNDRY_AUDIT_SIGNING_KEY=" + k.signing }
 
 // chaosTarget is a running Foundry that faults can strike.
 type chaosTarget interface {
@@ -91,8 +116,9 @@ type chaosTarget interface {
 	Check(t *testing.T)
 }
 
-func runChaos(t *testing.T, sys chaosTarget, s chaosSettings, seed uint64) {
+func runChaos(t *testing.T, sys chaosTarget, key chaosAuditKey, s chaosSettings, seed uint64) {
 	w := newChaosWorld(t, sys, s.clients, seed)
+	before := w.checkpointBeforeFaults(key)
 
 	stop := make(chan struct{})
 	faultsDone := make(chan []string)
@@ -127,7 +153,61 @@ func runChaos(t *testing.T, sys chaosTarget, s chaosSettings, seed uint64) {
 		time.Since(began).Round(time.Millisecond), retries, len(struck), summarize(struck))
 
 	w.verify()
+	w.verifyLog(key, before)
 	sys.Check(t)
+}
+
+// checkpointBeforeFaults makes a movement of its own (a deposit for a
+// contributor no client is), waits until the sequencer integrated it and
+// returns the signed checkpoint that covers it, opened with the run's key:
+// what a client outside holds before the faults.
+func (w *chaosWorld) checkpointBeforeFaults(key chaosAuditKey) auditCheckpoint {
+	t := w.t
+	require.Equal(t, key.verifier, auditVerifierKey(t, w.sys), "the ledger signs with the run's key")
+	reg := request(t, http.MethodPost, w.sys.URL("/api/onboarding/register"), map[string]any{"handle": "chaos-checkpoint"}, anonymous)
+	requireStatus(t, http.StatusCreated, reg)
+	requireStatus(t, http.StatusCreated, request(t, http.MethodPost, w.sys.URL("/api/cc/deposit"),
+		map[string]any{"contributor_id": reg.JSON["contributor_id"], "amount_usd": 1, "reference": "chaos-checkpoint"}, asAdmin))
+	waitSequenced(t, w.sys)
+	c := auditReadCheckpoint(t, w.sys, key.verifier)
+	require.GreaterOrEqual(t, c.Size, int64(3), "the genesis record, the deposit and its fee:\n%s", c.Note)
+	return c
+}
+
+// verifyLog checks the audit log as a client holding the checkpoint signed
+// before the faults would: the queue drains, the latest checkpoint's
+// signature verifies with the run's key (every restarted ledger signed
+// with it), the ledger proves that the tree before the faults is a prefix
+// of the latest (tlog.CheckTree against both signed roots), records from
+// both sides of the faults prove against the latest root, and the full
+// verification (the administrator's walk from the first entry) is sound
+// and covers the whole tree.
+func (w *chaosWorld) verifyLog(key chaosAuditKey, before auditCheckpoint) {
+	t := w.t
+	if t.Failed() {
+		return
+	}
+	seq := waitSequenced(t, w.sys)
+	require.Equal(t, 0.0, seq["unsequenced_age_seconds"], "%v", seq)
+	require.Equal(t, key.verifier, auditVerifierKey(t, w.sys))
+	latest := auditReadCheckpoint(t, w.sys, key.verifier)
+	require.Greater(t, latest.Size, before.Size, "the movements after the checkpoint grew the log")
+	auditConsistent(t, w.sys, before, latest)
+	for _, n := range []int64{0, before.Size - 1, before.Size, (before.Size + latest.Size) / 2, latest.Size - 1} {
+		auditProve(t, w.sys, latest, n)
+	}
+	v := auditVerify(t, w.sys, true)
+	require.True(t, v.Valid, "the full verification: %+v", v)
+	require.Equal(t, latest.Size, v.TreeSize, "verified against the latest checkpoint: %+v", v)
+	require.Equal(t, latest.Root, auditHash(t, v.RootHash))
+	require.Equal(t, latest.Size-1, int64(v.EntriesChecked), "every entry: %+v", v)
+	inc := request(t, http.MethodGet, w.sys.URL("/api/incidents?limit=500"), nil)
+	requireStatus(t, http.StatusOK, inc)
+	for _, it := range inc.JSON["incidents"].([]any) {
+		require.NotEqual(t, "audit_key_changed", it.(map[string]any)["kind"], "every ledger signed with the run's key: %v", it)
+	}
+	t.Logf("audit log: %d entries; the checkpoint before the faults (%d records) is a prefix of the latest (%d)",
+		v.EntriesChecked, before.Size, latest.Size)
 }
 
 // summarize counts the faults by kind.
@@ -431,14 +511,16 @@ func (w *chaosWorld) verify() {
 	require.Equal(t, float64(tasks), count.JSON["total"], "no task created twice: %s", count.Raw)
 	require.Equal(t, float64(tasks), count.JSON["by_status"].(map[string]any)["completed"], "%s", count.Raw)
 
-	v := get("/api/audit/verify")
-	require.Equal(t, true, v.JSON["valid"], "audit chain: %s", v.Raw)
-	require.GreaterOrEqual(t, v.JSON["entries_checked"], float64(deposits+stakes), "an entry per movement: %s", v.Raw)
+	// Every movement's audit entries sequenced, the whole log walked.
+	waitSequenced(t, w.sys)
+	v := auditVerify(t, w.sys, true)
+	require.True(t, v.Valid, "audit log: %+v", v)
+	require.GreaterOrEqual(t, v.EntriesChecked, 2*deposits+stakes, "an entry per movement and per deposit's spread fee: %+v", v)
 	h := get("/api/health/coherence")
 	require.Equal(t, true, h.JSON["audit_chain_valid"], "coherence: %s", h.Raw)
 	require.Empty(t, h.JSON["mismatched_accounts"], "every balance equals its journal: %s", h.Raw)
 	t.Logf("verified: %d deposits, %d stakes, %d contributions on %d assets, %d tasks; %d audit entries",
-		deposits, stakes, contributions, len(want), tasks, int(v.JSON["entries_checked"].(float64)))
+		deposits, stakes, contributions, len(want), tasks, v.EntriesChecked)
 }
 
 // --- Postgres: separate processes, a proxy to Postgres ---------------------------
@@ -452,7 +534,9 @@ type postgresChaos struct {
 	dbName  string
 }
 
-func newPostgresChaos(t *testing.T) *postgresChaos {
+// newPostgresChaos starts each service and the gateway as processes of
+// their own, each with env added to its environment.
+func newPostgresChaos(t *testing.T, env ...string) *postgresChaos {
 	storage := allinonetest.NewStorage(t, database.Postgres) // skips without Postgres
 	u, err := url.Parse(storage.DatabaseURL)
 	require.NoError(t, err)
@@ -475,7 +559,7 @@ func newPostgresChaos(t *testing.T) *postgresChaos {
 		peers = append(peers, "-"+svc+"-addr="+proc.GRPCAddr)
 	}
 	for _, proc := range p.procs {
-		proc.With(peers...).WithEnv("FOUNDRY_GITHUB_ALLOW_UNSIGNED=true").Launch()
+		proc.With(peers...).WithEnv("FOUNDRY_GITHUB_ALLOW_UNSIGNED=true").WithEnv(env...).Launch()
 	}
 	for _, proc := range p.procs {
 		proc.WaitReady(90 * time.Second)
@@ -483,7 +567,7 @@ func newPostgresChaos(t *testing.T) *postgresChaos {
 	// The gateway starts once the services answer, as in a deployment that
 	// is up: the setup's requests are not retried.
 	gateway := allinonetest.NewProc(t, "gateway", "gateway", viaProxy, peers...)
-	gateway.WithEnv("FOUNDRY_GITHUB_ALLOW_UNSIGNED=true").Start()
+	gateway.WithEnv("FOUNDRY_GITHUB_ALLOW_UNSIGNED=true").WithEnv(env...).Start()
 	p.procs = append(p.procs, gateway)
 	return p
 }
@@ -642,10 +726,12 @@ type sqliteChaos struct {
 	proc    *allinonetest.Proc
 }
 
-func newSQLiteChaos(t *testing.T) *sqliteChaos {
+// newSQLiteChaos starts all of Foundry as one process, with env added to
+// its environment.
+func newSQLiteChaos(t *testing.T, env ...string) *sqliteChaos {
 	storage := allinonetest.NewStorage(t, database.SQLite)
 	proc := allinonetest.NewProc(t, "foundry", "all", storage, "-monitor-interval=2s").
-		WithEnv("FOUNDRY_GITHUB_ALLOW_UNSIGNED=true")
+		WithEnv("FOUNDRY_GITHUB_ALLOW_UNSIGNED=true").WithEnv(env...)
 	proc.Start()
 	return &sqliteChaos{storage: storage, proc: proc}
 }

@@ -138,6 +138,41 @@ func requireStatus(t *testing.T, want int, r response) {
 	}
 }
 
+// auditTarget is anything that serves the REST API: a test system, a
+// Foundry process, the chaos test's target.
+type auditTarget interface{ URL(path string) string }
+
+// sequencedWithin bounds waitSequenced: the sequencer integrates a
+// movement's entries at once after a commit on its replica and otherwise
+// within FOUNDRY_AUDIT_SEQUENCE_INTERVAL (200 ms); a ledger that was killed
+// holds the sequencer's lease for up to 10 s more.
+const sequencedWithin = 60 * time.Second
+
+// waitSequenced polls GET /api/audit/verify until no movement's audit entry
+// waits for the sequencer (unsequenced_entries is 0), so that the log (GET
+// /api/audit, the checkpoint, investment history's audit_seq) shows every
+// movement made before the call, and returns that last answer. A movement
+// no longer appends to the log in its own transaction: it queues its
+// entries, and the ledger's sequencer integrates them in batches.
+func waitSequenced(t *testing.T, sys auditTarget) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(sequencedWithin)
+	for {
+		r := request(t, http.MethodGet, sys.URL("/api/audit/verify"), nil)
+		requireStatus(t, http.StatusOK, r)
+		n, ok := r.JSON["unsequenced_entries"].(float64)
+		require.True(t, ok, "GET /api/audit/verify answers unsequenced_entries: %s", r.Raw)
+		if n == 0 {
+			return r.JSON
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the audit sequencer did not integrate the queue within %s: %v entries still wait, the oldest for %v s: %s",
+				sequencedWithin, n, r.JSON["unsequenced_age_seconds"], r.Raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // eachEngine runs fn on a fresh system per available storage engine.
 func eachEngine(t *testing.T, fn func(t *testing.T, sys *allinonetest.System), extra ...string) {
 	t.Helper()

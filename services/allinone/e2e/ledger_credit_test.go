@@ -98,8 +98,19 @@ func creditSupply(t *testing.T, sys *allinonetest.System) map[string]any {
 }
 
 // creditAudit reads the whole chain, newest first, and its total, and
-// checks the chaining of every link.
+// checks the chaining of every link. It first waits until the sequencer
+// has integrated every movement's entries, so the chain shows each
+// movement made before the call (and a count taken before a refused
+// request is compared with one that would show what it wrote).
 func creditAudit(t *testing.T, sys *allinonetest.System) ([]creditAuditEntry, int) {
+	t.Helper()
+	waitSequenced(t, sys)
+	return creditAuditNow(t, sys)
+}
+
+// creditAuditNow is creditAudit without the wait: the log as it is, with
+// whatever waits in the queue left out.
+func creditAuditNow(t *testing.T, sys *allinonetest.System) ([]creditAuditEntry, int) {
 	t.Helper()
 	r := request(t, http.MethodGet, sys.URL("/api/audit?limit=500"), nil)
 	requireStatus(t, http.StatusOK, r)
@@ -136,20 +147,33 @@ func creditKinds(entries []creditAuditEntry) []string {
 	return out
 }
 
+// creditVerify verifies the whole log (GET /api/audit/verify?full=true,
+// the administrator's walk from the first entry: the incremental one
+// starts where the last verification stopped) once every movement's
+// entries are sequenced, and checks it is sound, covers checked entries
+// and is verified against the latest signed checkpoint.
 func creditVerify(t *testing.T, sys *allinonetest.System, checked int) {
 	t.Helper()
-	r := request(t, http.MethodGet, sys.URL("/api/audit/verify"), nil)
+	waitSequenced(t, sys)
+	r := request(t, http.MethodGet, sys.URL("/api/audit/verify?full=true"), nil, creditAdmin)
 	requireStatus(t, http.StatusOK, r)
 	require.Equal(t, true, r.JSON["valid"], "body: %s", r.Raw)
-	require.Equal(t, float64(checked), r.JSON["entries_checked"])
+	require.Equal(t, true, r.JSON["full"], "body: %s", r.Raw)
+	require.Equal(t, 1.0, r.JSON["verified_from_seq"], "a full walk starts at the first entry: %s", r.Raw)
+	require.Equal(t, float64(checked), r.JSON["entries_checked"], "body: %s", r.Raw)
+	require.Equal(t, float64(checked+1), r.JSON["tree_size"], "the checkpoint's tree holds the genesis record and every entry: %s", r.Raw)
+	require.Equal(t, 0.0, r.JSON["unsequenced_entries"], "body: %s", r.Raw)
 	require.Nil(t, r.JSON["first_divergent_seq"])
 	require.Nil(t, r.JSON["reason"])
 }
 
 // creditHistory returns a contributor's investment-history events and
-// checks they come newest first.
+// checks they come newest first, each naming its audit entry (audit_seq is
+// 0 while the entry waits for the sequencer: creditHistory waits until
+// none does).
 func creditHistory(t *testing.T, sys *allinonetest.System, contributorID string) []map[string]any {
 	t.Helper()
+	waitSequenced(t, sys)
 	r := request(t, http.MethodGet, sys.URL("/api/contributors/"+contributorID+"/investment-history"), nil)
 	requireStatus(t, http.StatusOK, r)
 	require.Equal(t, contributorID, r.JSON["contributor_id"])
@@ -160,6 +184,7 @@ func creditHistory(t *testing.T, sys *allinonetest.System, contributorID string)
 	for i, e := range events {
 		out[i] = e.(map[string]any)
 		seq := int(out[i]["audit_seq"].(float64))
+		require.Positive(t, seq, "every movement's audit entry is sequenced: %s", r.Raw)
 		require.Less(t, seq, prev, "newest first")
 		prev = seq
 	}

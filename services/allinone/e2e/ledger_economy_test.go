@@ -34,8 +34,11 @@ func balances(t *testing.T, sys *allinonetest.System, who string) map[string]any
 	return r.JSON
 }
 
+// auditTotal is the number of entries in the audit log once every
+// movement's entries are sequenced.
 func auditTotal(t *testing.T, sys *allinonetest.System) float64 {
 	t.Helper()
+	waitSequenced(t, sys)
 	r := request(t, http.MethodGet, sys.URL("/api/audit?limit=1"), nil)
 	requireStatus(t, http.StatusOK, r)
 	return r.JSON["total"].(float64)
@@ -197,6 +200,7 @@ func TestEconomyAuditOracleAndFreeze(t *testing.T) {
 		idea := createIdea(t, sys, map[string]any{"name": "Freeze me", "potential_value": 10})["id"].(string)
 		requireStatus(t, http.StatusCreated, deposit(t, sys, ada.id, 10, "w1", adminHeader))
 
+		waitSequenced(t, sys)
 		a := request(t, http.MethodGet, sys.URL("/api/audit"), nil)
 		requireStatus(t, http.StatusOK, a)
 		entries := a.JSON["entries"].([]any)

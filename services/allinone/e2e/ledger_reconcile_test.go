@@ -1,8 +1,10 @@
 package e2e_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -11,26 +13,38 @@ import (
 
 // TestLedgerReconcileDeletedDeposit is the issue's reproduction, black-box:
 // a deposit's two audit entries are deleted and the economy row's head is
-// rewound to the entry before them, with Foundry stopped. The chain still
-// verifies, but the coherence check reconciles the journal with the trail
-// and reports the deposit the trail no longer records (and the monitor
-// would freeze), and the next deposit cannot take the deleted entries'
-// sequence number.
+// rewound to the entry before them, with Foundry stopped. The chain that
+// is left still chains, but the signed checkpoint covers the entries that
+// are gone: verification reports them missing, the incident status and
+// the coherence check see the log broken (and the monitor would freeze),
+// and the sequencer refuses to extend a log rewound behind its signed
+// checkpoint, so the next deposit's entries never take the deleted
+// entries' sequence numbers: they wait in the queue.
 func TestLedgerReconcileDeletedDeposit(t *testing.T) {
 	t.Parallel()
+	skey, vkey := newAuditKey(t, "foundry-e2e-reconcile")
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
 		ada := creditRegister(t, sys, "ada")
 		for _, ref := range []string{"wire-1", "wire-2"} {
 			requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 10, ref))
 		}
 		require.Equal(t, 4, creditAuditTotal(t, sys), "two deposits and their spread fees")
+		signed := auditReadCheckpoint(t, sys, vkey)
+		require.Equal(t, int64(5), signed.Size, "the genesis record and the four entries")
 		before := creditBalances(t, sys, ada.ID)
 
 		auditHistoryEdit(t, sys, `DELETE FROM audit_entries WHERE seq = 4`, `DELETE FROM audit_entries WHERE seq = 3`,
 			`UPDATE economy SET audit_seq = 2, audit_head = (SELECT hash FROM audit_entries WHERE seq = 2)`)
 
-		v := auditHistoryVerifyNow(t, sys)
-		require.True(t, v.Valid, "the chain alone cannot see it: %+v", v)
+		const missing = "entries missing: the chain's head is seq 2, but the signed checkpoint covers seq 4"
+		for _, full := range []bool{false, true} {
+			v := auditVerify(t, sys, full)
+			require.False(t, v.Valid, "the signed checkpoint covers the deleted entries: %+v", v)
+			require.NotNil(t, v.FirstDivergent, "%+v", v)
+			require.Equal(t, 3, *v.FirstDivergent, "%+v", v)
+			require.Equal(t, missing, v.Reason)
+			require.Equal(t, signed.Size, v.TreeSize, "verified against the checkpoint signed before the edit")
+		}
 
 		st := request(t, http.MethodGet, sys.URL("/api/incidents/status"), nil)
 		requireStatus(t, http.StatusOK, st)
@@ -42,13 +56,72 @@ func TestLedgerReconcileDeletedDeposit(t *testing.T) {
 		require.Equal(t, false, c.JSON["audit_chain_valid"], "%s", c.Raw)
 		require.Equal(t, 3.0, c.JSON["first_divergent_seq"], "%s", c.Raw)
 		require.Equal(t, "frozen", c.JSON["decided_mode"], "the monitor would freeze: %s", c.Raw)
-		require.Contains(t, string(c.Raw), "the journal and the audit trail disagree", "%s", c.Raw)
-		require.Contains(t, string(c.Raw), "(deposit) names audit entry 3, which does not exist", "%s", c.Raw)
+		require.Contains(t, string(c.Raw), missing, "%s", c.Raw)
 
-		r := creditDeposit(t, sys, ada.ID, 10, "wire-3")
-		requireStatus(t, http.StatusServiceUnavailable, r)
-		require.Contains(t, r.JSON["detail"], "the journal and the audit log disagree (audit seq 3 is taken)", "the next deposit cannot reuse seq 3")
-		require.Equal(t, 2, creditAuditTotal(t, sys), "the refused deposit wrote nothing")
-		require.Equal(t, before, creditBalances(t, sys, ada.ID))
+		// The next deposit is journaled, but the sequencer does not
+		// integrate its entries after a rewound head: they wait, and seq 3
+		// is not taken again.
+		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 10, "wire-3"))
+		time.Sleep(time.Second) // five sequencer intervals
+		v := auditVerify(t, sys, false)
+		require.Equal(t, 2, v.Unsequenced, "the deposit and its fee wait: %+v", v)
+		require.Positive(t, v.UnsequencedAge, "%+v", v)
+		require.False(t, v.Valid, "%+v", v)
+		_, total := creditAuditNow(t, sys)
+		require.Equal(t, 2, total, "nothing was appended after the rewound head")
+		require.Equal(t, signed, auditReadCheckpoint(t, sys, vkey), "no checkpoint was signed over the gap")
+		require.Equal(t, creditBal{Available: before.Available + 995}, creditBalances(t, sys, ada.ID))
+	}, append([]string{"-audit-signing-key=" + skey}, creditFlags...)...)
+}
+
+// TestLedgerReconcileDroppedQueuedEntry: a deposit's audit entries are
+// deleted from the queue before the sequencer integrated them (it was
+// stalled: another replica held its lease), with Foundry stopped. The log
+// never saw them, so it verifies; but the coherence check reconciles the
+// journal with the log and reports the journal entry no audit entry
+// records, and the incident status and the monitor treat that like a
+// broken chain.
+func TestLedgerReconcileDroppedQueuedEntry(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		ada := creditRegister(t, sys, "ada")
+		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 10, "wire-1"))
+		require.Equal(t, 2, creditAuditTotal(t, sys), "the deposit and its spread fee")
+
+		// A replica that holds the sequencer's lease and does nothing.
+		auditHistoryEdit(t, sys, fmt.Sprintf(`INSERT INTO leases (name, holder, expires_at) VALUES ('audit-sequencer', 'stuck-replica', %d)
+			ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`,
+			time.Now().Add(24*time.Hour).UnixMicro()))
+		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 10, "wire-2"))
+		time.Sleep(time.Second) // five sequencer intervals
+		v := auditVerify(t, sys, false)
+		require.Equal(t, 2, v.Unsequenced, "the deposit and its fee wait for a sequencer: %+v", v)
+		require.True(t, v.Valid, "%+v", v)
+		hist := request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.ID+"/investment-history"), nil)
+		requireStatus(t, http.StatusOK, hist)
+		events := hist.JSON["events"].([]any)
+		require.Len(t, events, 2)
+		queued := events[0].(map[string]any)
+		require.Equal(t, "deposit", queued["kind"])
+		require.Equal(t, 0.0, queued["audit_seq"], "no seq while the entry waits: %s", hist.Raw)
+
+		auditHistoryEdit(t, sys, `DELETE FROM audit_queue WHERE kind = 'deposit'`, `DELETE FROM audit_queue WHERE kind = 'spread_fee'`)
+
+		v = auditVerify(t, sys, true)
+		require.True(t, v.Valid, "the log itself is sound: %+v", v)
+		require.Zero(t, v.Unsequenced, "%+v", v)
+		require.Equal(t, 2, v.EntriesChecked, "%+v", v)
+
+		problem := fmt.Sprintf("the journal and the audit trail disagree: journal entry %s (deposit) is recorded by no audit entry", queued["id"])
+		st := request(t, http.MethodGet, sys.URL("/api/incidents/status"), nil)
+		requireStatus(t, http.StatusOK, st)
+		require.Equal(t, false, st.JSON["audit_chain_valid"], "%s", st.Raw)
+		require.Equal(t, "critical", st.JSON["severity"], "%s", st.Raw)
+
+		c := request(t, http.MethodGet, sys.URL("/api/health/coherence"), nil)
+		requireStatus(t, http.StatusOK, c)
+		require.Equal(t, false, c.JSON["audit_chain_valid"], "%s", c.Raw)
+		require.Equal(t, "frozen", c.JSON["decided_mode"], "the monitor would freeze: %s", c.Raw)
+		require.Contains(t, string(c.Raw), problem, "%s", c.Raw)
 	}, creditFlags...)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Batch is statements sent together: on Postgres in one round trip (a
@@ -22,6 +23,8 @@ type batchItem struct {
 	args  []any
 	rows  func(Rows) error
 	row   func(Row) error
+	// exec, for a statement that returns no rows, gets the rows it affected.
+	exec func(int64) error
 }
 
 // Query queues a query whose rows read gets (it need not close them).
@@ -33,6 +36,15 @@ func (b *Batch) Query(read func(Rows) error, query string, args ...any) {
 // ErrNoRows when there is none.
 func (b *Batch) QueryRow(scan func(Row) error, query string, args ...any) {
 	b.items = append(b.items, batchItem{query: query, args: args, row: scan})
+}
+
+// Exec queues a statement that returns no rows; done (when not nil) gets
+// the number of rows it affected.
+func (b *Batch) Exec(done func(affected int64) error, query string, args ...any) {
+	if done == nil {
+		done = func(int64) error { return nil }
+	}
+	b.items = append(b.items, batchItem{query: query, args: args, exec: done})
 }
 
 // Len is the number of statements queued.
@@ -50,10 +62,14 @@ func pgSendBatch(ctx context.Context, r pgBatcher, b *Batch) error {
 	pb := &pgx.Batch{}
 	for _, it := range b.items {
 		q := pb.Queue(it.query, it.args...)
-		if it.rows != nil {
+		switch {
+		case it.exec != nil:
+			done := it.exec
+			q.Exec(func(tag pgconn.CommandTag) error { return done(tag.RowsAffected()) })
+		case it.rows != nil:
 			read := it.rows
 			q.Query(func(rows pgx.Rows) error { return read(rows) })
-		} else {
+		default:
 			scan := it.row
 			q.QueryRow(func(row pgx.Row) error { return scan(pgRow{row}) })
 		}
@@ -65,6 +81,16 @@ func pgSendBatch(ctx context.Context, r pgBatcher, b *Batch) error {
 
 func sqlSendBatch(ctx context.Context, r sqlRunner, b *Batch) error {
 	for i, it := range b.items {
+		if it.exec != nil {
+			n, err := sqlExec(ctx, r, it.query, it.args)
+			if err != nil {
+				return fmt.Errorf("batch statement %d: %w", i+1, err)
+			}
+			if err := it.exec(n); err != nil {
+				return err
+			}
+			continue
+		}
 		if it.row != nil {
 			if err := it.row(sqlRow{r.QueryRowContext(ctx, rebind(it.query), it.args...)}); err != nil {
 				return err

@@ -23,7 +23,7 @@ func TestBatch(t *testing.T) {
 			_, err := db.Exec(ctx, `INSERT INTO counters (name, value) VALUES ($1, $2)`, name, int64(len(name)+int(name[0]-'a')))
 			require.NoError(t, err)
 		}
-		run := func(q database.Querier) (names []string, total int64, missing error) {
+		run := func(q database.Querier) (names []string, total int64, missing error, updated int64) {
 			b := &database.Batch{}
 			b.Query(func(rows database.Rows) error {
 				for rows.Next() {
@@ -41,17 +41,20 @@ func TestBatch(t *testing.T) {
 				missing = row.Scan(&v)
 				return nil
 			}, `SELECT value FROM counters WHERE name = $1`, "zzz")
-			require.Equal(t, 3, b.Len())
+			b.Exec(func(n int64) error { updated = n; return nil }, `UPDATE counters SET value = value WHERE name <> $1`, "a")
+			require.Equal(t, 4, b.Len())
 			require.NoError(t, q.SendBatch(ctx, b))
-			return names, total, missing
+			return names, total, missing, updated
 		}
-		names, total, missing := run(db)
+		names, total, missing, updated := run(db)
+		require.Equal(t, int64(2), updated, "an Exec gets the rows it affected")
 		require.Equal(t, []string{"b", "c"}, names)
 		require.Equal(t, int64(6), total)
 		require.ErrorIs(t, missing, database.ErrNoRows)
 
 		require.NoError(t, db.Tx(ctx, func(tx database.Querier) error {
-			names, total, missing := run(tx)
+			names, total, missing, updated := run(tx)
+			require.Equal(t, int64(2), updated)
 			require.Equal(t, []string{"b", "c"}, names)
 			require.Equal(t, int64(6), total)
 			require.ErrorIs(t, missing, database.ErrNoRows)

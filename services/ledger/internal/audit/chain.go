@@ -51,6 +51,9 @@ type Record struct {
 	Encoded  []byte
 	PrevHash Hash
 	Hash     Hash
+	// EntryID is the journal entry the record is the audit entry of ("" for
+	// none): a link kept beside the record, not part of what is hashed.
+	EntryID string
 }
 
 // Seal makes the record that appends e after prev.
@@ -96,6 +99,8 @@ type Verifier struct {
 	// has not yet verified, by the repair entry's seq.
 	pending map[int64]pendingBreak
 	div     Divergence
+	// skipped is true when the last record added lay in a recorded break.
+	skipped bool
 }
 
 // skipping is the walk through a recorded break.
@@ -131,6 +136,22 @@ func NewVerifier(breaks []Break) *Verifier {
 	return v
 }
 
+// ResumeVerifier returns a Verifier that starts after a stretch already
+// verified: at seq next, whose record must chain to prev (the hash of
+// seq next-1). Incremental verification resumes where the last one
+// stopped; breaks are as for NewVerifier (those before next are ignored).
+func ResumeVerifier(breaks []Break, next int64, prev Hash) *Verifier {
+	v := NewVerifier(breaks)
+	if next > 1 {
+		v.next, v.prev, v.result.LastVerified = next, prev, next-1
+	}
+	return v
+}
+
+// Skipped reports whether the last record Add accepted lay in a recorded
+// break (so it was not checked).
+func (v *Verifier) Skipped() bool { return v.skipped }
+
 // check says why r does not follow the records verified so far ("" when
 // it does).
 func (v *Verifier) check(r Record) string {
@@ -157,6 +178,7 @@ func (v *Verifier) Add(r Record) bool {
 		v.next = 1
 	}
 	v.result.Checked++
+	v.skipped = false
 	// Each round either accepts r, diverges, or enters a recorded break
 	// that has not been used yet, so the loop ends.
 	for {
@@ -166,6 +188,7 @@ func (v *Verifier) Add(r Record) bool {
 					s.first = &r
 				}
 				writeDigest(s.h, r)
+				v.skipped = true
 				return true
 			}
 			if !v.endSkip(&r) {

@@ -360,8 +360,8 @@ func repairedProto(b audit.Break) *ledgerv1.RepairedBreak {
 	return &ledgerv1.RepairedBreak{RepairSeq: int32(b.RepairSeq), FromSeq: int32(b.From), ToSeq: int32(b.To), Reason: b.Reason}
 }
 
-// verifyProto maps a verification. The walk always starts at the first
-// entry, so verified_from_seq is 0.
+// verifyProto maps a chain's verdict (logProto adds what the log's
+// verification knows besides).
 func verifyProto(res audit.Result) *ledgerv1.VerifyAuditResponse {
 	out := &ledgerv1.VerifyAuditResponse{Valid: res.OK, EntriesChecked: int32(res.Checked),
 		RepairedBreaks: make([]*ledgerv1.RepairedBreak, len(res.Repaired))}
@@ -378,13 +378,19 @@ func verifyProto(res audit.Result) *ledgerv1.VerifyAuditResponse {
 	return out
 }
 
-// VerifyAudit implements LedgerService.VerifyAudit.
-func (h *Handler) VerifyAudit(ctx context.Context, _ *ledgerv1.VerifyAuditRequest) (*ledgerv1.VerifyAuditResponse, error) {
-	res, err := h.app.VerifyAudit(ctx)
+// VerifyAudit implements LedgerService.VerifyAudit (full: administrator).
+func (h *Handler) VerifyAudit(ctx context.Context, req *ledgerv1.VerifyAuditRequest) (*ledgerv1.VerifyAuditResponse, error) {
+	// The backlog first: when it is empty, every entry committed before
+	// the request is in the checkpoint verification reads after it.
+	b, err := h.app.AuditBacklog(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return verifyProto(res), nil
+	v, err := h.app.VerifyAudit(ctx, req.GetFull())
+	if err != nil {
+		return nil, err
+	}
+	return logProto(v, v.Result, b), nil
 }
 
 // RepairAudit implements LedgerService.RepairAudit (administrator).
@@ -491,7 +497,7 @@ func (h *Handler) CheckCoherence(ctx context.Context, _ *ledgerv1.CheckCoherence
 	// chain carries the journal's reconciliation with the trail too
 	// (usecase.Coherence.Trail), so the monitor treats a movement the trail
 	// does not record like a chain break.
-	return &ledgerv1.CheckCoherenceResponse{Supply: supplyProto(c.Supply), Chain: verifyProto(c.Trail()),
+	return &ledgerv1.CheckCoherenceResponse{Supply: supplyProto(c.Supply), Chain: logProto(c.Log, c.Trail(), c.Backlog),
 		MismatchedAccounts: c.Mismatched, OracleBreakerTripped: c.Supply.Rate.Breaker.Tripped}, nil
 }
 

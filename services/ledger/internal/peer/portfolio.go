@@ -5,6 +5,8 @@ package peer
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -18,17 +20,61 @@ import (
 // Portfolio looks ideas up through the portfolio's gRPC API.
 type Portfolio struct {
 	client portfoliov1.PortfolioServiceClient
+	cache  *ideaCache
 }
 
 // NewPortfolio returns the adapter over a connection to the portfolio.
 func NewPortfolio(conn grpc.ClientConnInterface) Portfolio {
-	return Portfolio{client: portfoliov1.NewPortfolioServiceClient(conn)}
+	return Portfolio{client: portfoliov1.NewPortfolioServiceClient(conn), cache: &ideaCache{ideas: map[string]cachedIdea{}}}
+}
+
+// IdeaCacheFor is how long an idea the portfolio found is reused. Every
+// stake asks whether its idea exists (and for its stage and confidence,
+// for the projection it answers): a call to another service on each
+// movement cost as much as the movement itself. Ideas are never deleted,
+// so a cached idea exists; its stage and confidence are at most this old.
+const IdeaCacheFor = time.Second
+
+// ideaCacheSize bounds the cache; when full it starts again empty.
+const ideaCacheSize = 10000
+
+type cachedIdea struct {
+	info    usecase.IdeaInfo
+	expires time.Time
+}
+
+type ideaCache struct {
+	mu    sync.Mutex
+	ideas map[string]cachedIdea
+}
+
+func (c *ideaCache) get(id string, now time.Time) (usecase.IdeaInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.ideas[id]
+	if !ok || !now.Before(e.expires) {
+		return usecase.IdeaInfo{}, false
+	}
+	return e.info, true
+}
+
+func (c *ideaCache) put(id string, info usecase.IdeaInfo, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.ideas) >= ideaCacheSize {
+		clear(c.ideas)
+	}
+	c.ideas[id] = cachedIdea{info: info, expires: now.Add(IdeaCacheFor)}
 }
 
 // Idea implements usecase.Ideas: an unknown idea is fault.NotFound, an
 // unreachable portfolio fault.Unavailable (503, retry), and a malformed id
 // the portfolio refuses is fault.Invalid.
 func (p Portfolio) Idea(ctx context.Context, id string) (usecase.IdeaInfo, error) {
+	now := time.Now()
+	if info, ok := p.cache.get(id, now); ok {
+		return info, nil
+	}
 	resp, err := p.client.GetIdea(ctx, &portfoliov1.GetIdeaRequest{Id: id})
 	if err != nil {
 		switch status.Code(err) {
@@ -42,5 +88,7 @@ func (p Portfolio) Idea(ctx context.Context, id string) (usecase.IdeaInfo, error
 		return usecase.IdeaInfo{}, err
 	}
 	i := resp.GetIdea()
-	return usecase.IdeaInfo{ID: i.GetId(), Stage: i.GetStage(), Confidence: i.GetConfidence()}, nil
+	info := usecase.IdeaInfo{ID: i.GetId(), Stage: i.GetStage(), Confidence: i.GetConfidence()}
+	p.cache.put(id, info, now)
+	return info, nil
 }

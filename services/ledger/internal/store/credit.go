@@ -22,8 +22,11 @@ var (
 	ErrAuditSeqTaken = errors.New("audit seq already records another journal entry")
 )
 
-// Economy is the single row every CC movement locks: the treasury, the CC
-// outstanding, the economy's mode and the audit chain's head.
+// Economy is the economy's one row: the treasury, the CC outstanding, the
+// economy's mode and the audit chain's head. Movements that mint or burn
+// CC lock it (LockEconomy) for an exact backing check; transfers inside
+// the economy only read its mode, under the mode lock (LockModes); the
+// audit sequencer locks it to move the chain's head.
 type Economy struct {
 	TreasuryUSD   money.Micros
 	OutstandingCC money.Micros
@@ -39,6 +42,47 @@ type Economy struct {
 	UpdatedAt time.Time
 }
 
+// Movement is what Apply records: a journal entry and its audit entries,
+// which wait in the queue for the sequencer.
+type Movement struct {
+	Journal JournalEntry
+	Audit   []Queued
+	// ReadMode takes the mode lock shared and reads the economy's mode in
+	// the same round trip (Applied.Mode), for a movement that does not
+	// lock the economy row.
+	ReadMode bool
+}
+
+// Applied is what Apply found: the economy's mode (when asked) and each
+// account's balance after the movement, by account name.
+type Applied struct {
+	Mode     string
+	Balances map[string]money.Micros
+}
+
+// Queued is an audit entry not yet sequenced: its seq and hashes are
+// given by the sequencer.
+type Queued struct {
+	ID string
+	// EntryID is the journal entry it records ("" for an entry that
+	// records none, such as a spread fee, which names it in its attrs).
+	EntryID string
+	Entry   audit.Entry
+}
+
+// Checkpoint is a tree head the ledger stored: the latest it signed, or
+// the one its verification reached.
+type Checkpoint struct {
+	Size int64
+	Root audit.Hash
+	// Chain is the chain hash of the entry with seq Size-1 (audit.Genesis
+	// for a tree of the genesis record alone).
+	Chain audit.Hash
+	// Note is the signed note ("" for the verified checkpoint).
+	Note string
+	At   time.Time
+}
+
 // JournalEntry is a credit.Entry as recorded: with its id, whose CC moved,
 // the idea it concerns, and the audit entry that records it.
 type JournalEntry struct {
@@ -47,7 +91,12 @@ type JournalEntry struct {
 	ContributorID string
 	IdeaID        string
 	// Amount is the CC moved (positive), for history and reports.
-	Amount    money.Micros
+	Amount money.Micros
+	// AuditSeq is the audit entry recording it. Written: the seq for
+	// entries from before the log was sequenced in batches (migration
+	// 0012), 0 since (the audit entry names the journal entry instead).
+	// Read (History): the seq of the audit entry that records it, 0 while
+	// that entry waits for the sequencer.
 	AuditSeq  int64
 	CreatedAt time.Time
 }
@@ -142,9 +191,16 @@ type FreezeNonce struct {
 }
 
 // Credit is the credit economy's storage over one querier. Every method
-// that writes is called inside the use case's transaction, after
-// LockEconomy, so movements are serialised.
+// that writes is called inside the use case's transaction.
 type Credit interface {
+	// LockModes takes the mode lock until the transaction ends: shared by
+	// every movement, exclusive by a change of mode, so a movement that
+	// read the mode under it commits before any change of mode does
+	// (Postgres: an advisory lock; SQLite's write lock orders them already).
+	LockModes(ctx context.Context, exclusive bool) error
+	// LockKey serializes the transactions of one idempotency key until the
+	// transaction ends.
+	LockKey(ctx context.Context, scope, key string) error
 	// LockEconomy reads the economy row and locks it until the transaction
 	// ends (FOR UPDATE on Postgres; SQLite holds the write lock already).
 	LockEconomy(ctx context.Context) (Economy, error)
@@ -153,9 +209,17 @@ type Credit interface {
 	// SaveEconomy writes the economy row back.
 	SaveEconomy(ctx context.Context, e Economy) error
 
-	// ApplyEntry records a balanced entry and moves the cached balances.
-	// ErrInsufficient when a contributor account would go below zero.
-	ApplyEntry(ctx context.Context, e JournalEntry) error
+	// Apply records a balanced entry, moves the cached balances and
+	// queues the movement's audit entries. ErrInsufficient when a
+	// contributor account would go below zero (or does not exist to take
+	// CC from); the caller's transaction must then roll back.
+	Apply(ctx context.Context, m Movement) (Applied, error)
+	// Balance returns one account's balance (zero for none).
+	Balance(ctx context.Context, a credit.Account) (money.Micros, error)
+	// LockAccount locks an account's row until the transaction ends
+	// (Postgres; SQLite's write lock holds it already) and reports whether
+	// the account exists.
+	LockAccount(ctx context.Context, a credit.Account) (bool, error)
 	// Balances returns a contributor's balances (zero for none).
 	Balances(ctx context.Context, contributorID string) (Balances, error)
 	// Positions returns a contributor's stakes, largest first.
@@ -218,10 +282,30 @@ type Credit interface {
 	Counts(ctx context.Context) (map[string]int, error)
 }
 
-// Audit is the audit chain's storage over one querier.
+// Audit is the audit log's storage over one querier.
 type Audit interface {
-	// Append stores a sealed record. ErrAlreadyExists when its seq is taken.
-	Append(ctx context.Context, r audit.Record) error
+	// Append stores sealed records (with the journal entry each records,
+	// if any), removes the queued entries they came from (by id), and
+	// stores the Merkle tree's new hashes (by stored-hash index), all in
+	// one batch. ErrAlreadyExists when a seq is taken.
+	Append(ctx context.Context, recs []audit.Record, dequeue []string, tree map[int64]audit.Hash) error
+	// Enqueue queues audit entries that record no journal entry (a change
+	// of mode while the log refuses to grow), for the sequencer.
+	Enqueue(ctx context.Context, qs []Queued) error
+	// Queue returns up to limit queued entries, oldest first (by time,
+	// then id).
+	Queue(ctx context.Context, limit int) ([]Queued, error)
+	// Backlog counts the queued entries and returns the oldest one's time
+	// (zero when the queue is empty).
+	Backlog(ctx context.Context) (int64, time.Time, error)
+	// TreeHashes reads stored Merkle tree hashes by index; an error when
+	// one is missing.
+	TreeHashes(ctx context.Context, idx []int64) ([]audit.Hash, error)
+	// Checkpoint reads the named checkpoint ("latest" or "verified");
+	// ErrNotFound before the first.
+	Checkpoint(ctx context.Context, name string) (Checkpoint, error)
+	// SaveCheckpoint writes the named checkpoint.
+	SaveCheckpoint(ctx context.Context, name string, c Checkpoint) error
 	// Range returns up to limit records with seq > after, in seq order.
 	Range(ctx context.Context, after int64, limit int) ([]audit.Record, error)
 	// Recent returns a page of records, newest first.

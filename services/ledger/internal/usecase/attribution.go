@@ -129,11 +129,9 @@ func (a *App) CreateDistribution(ctx context.Context, d store.Distribution) (sto
 			err  error
 		)
 		if d.PaidCC {
-			// The economy row first, as every movement takes it.
-			if eco, err = r.Credit.LockEconomy(ctx); err != nil {
-				return err
-			}
-			if rate, err = a.quote(ctx, r); err != nil {
+			// Minting: the mode lock and the economy row first, as every
+			// movement of supply takes them.
+			if eco, rate, err = a.lockSupply(ctx, r); err != nil {
 				return err
 			}
 		}
@@ -159,7 +157,7 @@ func (a *App) CreateDistribution(ctx context.Context, d store.Distribution) (sto
 			if p.Amount <= 0 {
 				continue
 			}
-			if _, err := a.move(ctx, r, &eco, rate, movement{
+			if _, _, err := a.move(ctx, r, &eco, rate, movement{
 				entry:       credit.Transfer(credit.KindDistribution, credit.Issuance, credit.Available(p.ContributorID), p.Amount),
 				contributor: p.ContributorID, amount: p.Amount, mint: p.Amount, actor: "admin",
 				attrs: map[string]string{"distribution_id": d.ID, "asset_id": d.AssetID},

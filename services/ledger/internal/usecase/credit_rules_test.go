@@ -308,6 +308,7 @@ func TestBreakerWalkIsHeld(t *testing.T) {
 		require.Equal(t, credit.Recovered, rd.Verdict, "a second source confirms the new level")
 		require.Equal(t, money.Micros(150*cc), rd.State.LastGood)
 		require.Equal(t, credit.Accepted, observe(150*cc, "http").Verdict, "and the level is the average from then on")
+		sequence(t, e.app)
 		recs, err := e.app.AuditEntries(ctx, 10, 0)
 		require.NoError(t, err)
 		require.Equal(t, "oracle_recovered", recs[0].Entry.Kind)

@@ -152,7 +152,7 @@ func (a *App) ObservePrice(ctx context.Context, price money.Micros, source, acto
 		if verdict == credit.Recovered {
 			attrs["tripped_at"] = prev.TrippedAt.Format(time.RFC3339Nano)
 		}
-		if err := a.appendAudit(ctx, r, &eco, audit.Entry{Kind: "oracle_" + string(verdict), At: now, Actor: actor,
+		if err := a.appendOrQueue(ctx, r, &eco, audit.Entry{Kind: "oracle_" + string(verdict), At: now, Actor: actor,
 			Subject: "exchange_rate", Amount: int64(price), Attrs: attrs}); err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (a *App) ObservePrice(ctx context.Context, price money.Micros, source, acto
 				return err
 			}
 		}
-		return r.Credit.SaveEconomy(ctx, eco)
+		return nil // appendNow saved eco with the chain's new head
 	})
 	return out, err
 }
@@ -219,13 +219,13 @@ func (a *App) mustExist(ctx context.Context, r Repos, contributorID string) erro
 
 // releaseDue moves a contributor's cooled lots back to available, inside
 // the transaction of the movement that is about to use them.
-func (a *App) releaseDue(ctx context.Context, r Repos, eco *store.Economy, rate Rate, contributorID, actor string) error {
+func (a *App) releaseDue(ctx context.Context, r Repos, contributorID, actor string) error {
 	due, err := r.Credit.DueCooling(ctx, contributorID, a.now())
 	if err != nil {
 		return err
 	}
 	for _, l := range due {
-		id, err := a.move(ctx, r, eco, rate, movement{
+		id, _, err := a.move(ctx, r, nil, Rate{}, movement{
 			entry:       credit.Transfer(credit.KindRelease, credit.Cooling(contributorID), credit.Available(contributorID), l.Amount),
 			contributor: contributorID, idea: l.IdeaID, amount: l.Amount, actor: actor,
 			attrs: map[string]string{"cooling_id": l.ID},

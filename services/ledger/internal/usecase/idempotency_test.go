@@ -20,10 +20,15 @@ import (
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
-// spyCredit counts economy locks.
+// spyCredit counts economy locks and idempotency key locks.
 type spyCredit struct {
 	store.Credit
-	locks *atomic.Int32
+	locks, keyLocks *atomic.Int32
+}
+
+func (s spyCredit) LockKey(ctx context.Context, scope, key string) error {
+	s.keyLocks.Add(1)
+	return s.Credit.LockKey(ctx, scope, key)
 }
 
 func (s spyCredit) LockEconomy(ctx context.Context) (store.Economy, error) {
@@ -60,16 +65,16 @@ type spyEnv struct {
 	env
 	// locks counts economy locks, taken the inserts refused on a taken key;
 	// blind is how many lookups still miss.
-	locks, blind, taken *atomic.Int32
+	locks, keyLocks, blind, taken *atomic.Int32
 }
 
 func setupSpy(t *testing.T, engine database.Engine) spyEnv {
 	t.Helper()
 	db := dbtest.Open(t, engine, "ledger", store.Migrations())
-	s := spyEnv{locks: new(atomic.Int32), blind: new(atomic.Int32), taken: new(atomic.Int32)}
+	s := spyEnv{locks: new(atomic.Int32), keyLocks: new(atomic.Int32), blind: new(atomic.Int32), taken: new(atomic.Int32)}
 	open := func(q database.Querier) usecase.Repos {
 		r := repos(q)
-		r.Credit = spyCredit{Credit: r.Credit, locks: s.locks}
+		r.Credit = spyCredit{Credit: r.Credit, locks: s.locks, keyLocks: s.keyLocks}
 		r.Keys = spyKeys{Keys: r.Keys, blind: s.blind, taken: s.taken}
 		return r
 	}
@@ -189,20 +194,23 @@ func TestIdempotencyKeyLostRace(t *testing.T) {
 		require.Equal(t, fault.Invalid, k, "another body losing the race is a 422 too")
 		requireOneContribution(t, e.env, a.ID, first)
 
-		// Money takes the same path behind its economy lock.
+		// Money takes the same path behind the key's lock.
 		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
 		require.NoError(t, err)
+		require.Positive(t, e.locks.Load(), "minting locks the economy")
 		stake := usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 100 * cc}
 		skey := &idempotency.Request{Scope: "stake:ada", Key: "race", Hash: "s1"}
+		ecoLocks := e.locks.Load()
 		s1, err := e.app.Stake(ctx, stake, skey)
 		require.NoError(t, err)
-		locks := e.locks.Load()
-		require.Positive(t, locks, "money locks the economy")
+		keyLocks := e.keyLocks.Load()
+		require.Positive(t, keyLocks, "a keyed movement locks its key")
 		e.blind.Store(1)
 		s2, err := e.app.Stake(ctx, stake, skey)
 		require.NoError(t, err)
 		require.Equal(t, s1, s2)
-		require.Greater(t, e.locks.Load(), locks)
+		require.Greater(t, e.keyLocks.Load(), keyLocks)
+		require.Equal(t, ecoLocks, e.locks.Load(), "a stake never locks the economy row")
 		b, err := e.app.Balances(ctx, "ada")
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(100*cc), b.Staked, "staked once")

@@ -115,7 +115,17 @@ func TestCountsCoverTheWholeSchema(t *testing.T) {
 		require.Equal(t, map[string]int{
 			"contributors": 1, "sessions": 1, "api_tokens": 0,
 			"assets": 0, "contributions": 0, "github_deliveries": 0, "github_commits": 0, "distributions": 0, "payouts": 0,
-			"cc_entries": 1, "audit_entries": 2, "incidents": 0,
-		}, counts, "the deposit's entry, and its audit entry and fee's")
+			"cc_entries": 1, "audit_entries": 0, "audit_queue": 2, "audit_tree": 0, "incidents": 0,
+		}, counts, "the deposit's entry, and its audit entry and fee's, queued")
+
+		sequence(t, e.app)
+		counts, err = e.app.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{
+			"contributors": 1, "sessions": 1, "api_tokens": 0,
+			"assets": 0, "contributions": 0, "github_deliveries": 0, "github_commits": 0, "distributions": 0, "payouts": 0,
+			"cc_entries": 1, "audit_entries": 2, "audit_queue": 0, "incidents": 0,
+			"audit_tree": 4, // the genesis record and the two entries: three leaves and one node
+		}, counts, "sequenced")
 	})
 }

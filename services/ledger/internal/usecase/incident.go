@@ -93,7 +93,7 @@ func (a *App) Freeze(ctx context.Context, cmd FreezeCmd) (ModeChange, error) {
 	)
 	err := a.tx(ctx, func(r Repos) error {
 		frozen = false
-		eco, err := r.Credit.LockEconomy(ctx)
+		eco, err := a.lockModes(ctx, r)
 		if err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func (a *App) Freeze(ctx context.Context, cmd FreezeCmd) (ModeChange, error) {
 func (a *App) Unfreeze(ctx context.Context, reason, actor string) (ModeChange, error) {
 	var out ModeChange
 	err := a.tx(ctx, func(r Repos) error {
-		eco, err := r.Credit.LockEconomy(ctx)
+		eco, err := a.lockModes(ctx, r)
 		if err != nil {
 			return err
 		}
@@ -159,7 +159,7 @@ func (a *App) SetMode(ctx context.Context, mode, reason, actor string) (ModeChan
 	}
 	var out ModeChange
 	err := a.tx(ctx, func(r Repos) error {
-		eco, err := r.Credit.LockEconomy(ctx)
+		eco, err := a.lockModes(ctx, r)
 		if err != nil {
 			return err
 		}
@@ -173,6 +173,18 @@ func (a *App) SetMode(ctx context.Context, mode, reason, actor string) (ModeChan
 	return out, err
 }
 
+// lockModes starts a change of the economy's mode: the mode lock is taken
+// exclusively, so every movement that read the old mode has committed (or
+// rolled back) and every later one reads the new mode, then the economy
+// row is locked. A movement that commits after a freeze committed is
+// therefore impossible (docs/ledger.md, "Modes are exact").
+func (a *App) lockModes(ctx context.Context, r Repos) (store.Economy, error) {
+	if err := r.Credit.LockModes(ctx, true); err != nil {
+		return store.Economy{}, err
+	}
+	return r.Credit.LockEconomy(ctx)
+}
+
 // changeMode records a mode change in the economy, the audit chain and the
 // incident log, in the caller's transaction. extra are more attributes of
 // the audit entry (a freeze's issued_at and nonce).
@@ -183,7 +195,7 @@ func (a *App) changeMode(ctx context.Context, r Repos, eco *store.Economy, mode,
 	eco.Mode, eco.ModeReason, eco.ModeActor, eco.ModeSince, eco.UpdatedAt = mode, reason, actor, now, now
 	attrs := map[string]string{"from": from, "to": mode, "reason": reason}
 	maps.Copy(attrs, extra)
-	if err := a.appendAudit(ctx, r, eco, audit.Entry{Kind: kind, At: now, Actor: actor, Subject: "economy",
+	if err := a.appendOrQueue(ctx, r, eco, audit.Entry{Kind: kind, At: now, Actor: actor, Subject: "economy",
 		Attrs: attrs}); err != nil {
 		return ModeChange{}, err
 	}
@@ -198,71 +210,13 @@ func (a *App) changeMode(ctx context.Context, r Repos, eco *store.Economy, mode,
 		Detail: from + " → " + mode + ": " + reason, Actor: actor, CreatedAt: now}); err != nil {
 		return ModeChange{}, err
 	}
-	return ModeChange{Mode: mode, Reason: reason, Actor: actor, Since: now, Changed: true}, r.Credit.SaveEconomy(ctx, *eco)
+	// appendNow saved eco with the chain's new head.
+	return ModeChange{Mode: mode, Reason: reason, Actor: actor, Since: now, Changed: true}, nil
 }
 
 // Incidents returns a page of incidents, newest first.
 func (a *App) Incidents(ctx context.Context, limit, offset int) ([]store.Incident, error) {
 	return a.read().Credit.ListIncidents(ctx, limit, offset)
-}
-
-// auditPage is how many records verification reads at a time.
-const auditPage = 1000
-
-// VerifyAudit walks the whole chain, from its first entry to the head the
-// economy row names, in pages and in constant memory, and reports the first
-// break; the breaks repairs recorded are accepted exactly as recorded and
-// listed in the result (audit.Break).
-func (a *App) VerifyAudit(ctx context.Context) (audit.Result, error) {
-	r := a.read()
-	eco, err := r.Credit.Economy(ctx)
-	if err != nil {
-		return audit.Result{}, err
-	}
-	res, _, err := a.verifyChain(ctx, r, eco)
-	return res, err
-}
-
-// verifyChain walks the chain up to eco's head and returns the verdict and
-// the verifier (which knows where it diverged).
-func (a *App) verifyChain(ctx context.Context, r Repos, eco store.Economy) (audit.Result, *audit.Verifier, error) {
-	repairs, err := r.Audit.Repairs(ctx, eco.AuditSeq)
-	if err != nil {
-		return audit.Result{}, nil, err
-	}
-	var breaks []audit.Break
-	for _, rec := range repairs {
-		if b, ok := audit.ParseRepair(rec); ok {
-			breaks = append(breaks, b)
-		}
-	}
-	v := audit.NewVerifier(breaks)
-	// The walk ends at the economy row's head. Movements keep appending
-	// while a verification outside their transaction (the monitor's, the
-	// API's) reads: entries past the head it read belong to the next
-	// check. Walking into them made a busy, sound chain look broken
-	// ("entries missing"), and the monitor froze the economy for it.
-	after := int64(0)
-	for after < eco.AuditSeq {
-		page, err := r.Audit.Range(ctx, after, auditPage)
-		if err != nil {
-			return audit.Result{}, nil, err
-		}
-		for _, rec := range page {
-			if rec.Entry.Seq > eco.AuditSeq {
-				break
-			}
-			if !v.Add(rec) {
-				return v.Result(), v, nil
-			}
-		}
-		if len(page) < auditPage {
-			break
-		}
-		after = page[len(page)-1].Entry.Seq
-	}
-	// Finish also finds a tail cut off: the economy row remembers the head.
-	return v.Finish(eco.AuditSeq), v, nil
 }
 
 // Repair is what a repair did.
@@ -290,7 +244,7 @@ func (a *App) RepairAudit(ctx context.Context, actor string) (Repair, error) {
 		if err != nil {
 			return err
 		}
-		found, v, err := a.verifyChain(ctx, r, eco)
+		found, v, err := a.walk(ctx, r, 1, audit.Genesis, eco.AuditSeq, nil)
 		if err != nil {
 			return err
 		}
@@ -312,7 +266,7 @@ func (a *App) RepairAudit(ctx context.Context, actor string) (Repair, error) {
 			}
 		}
 		b := audit.PlanBreak(d, nextPrev, eco.AuditSeq, eco.AuditHead)
-		if err := a.appendAudit(ctx, r, &eco, audit.RepairEntry(eco.AuditSeq+1, a.now(), actor, found, b)); err != nil {
+		if err := a.appendNow(ctx, r, &eco, audit.RepairEntry(0, a.now(), actor, found, b)); err != nil {
 			return err
 		}
 		b.RepairSeq, b.Reason, b.LastVerified, b.FirstDivergent = eco.AuditSeq, found.Reason, found.LastVerified, found.FirstDivergent
@@ -323,7 +277,7 @@ func (a *App) RepairAudit(ctx context.Context, actor string) (Repair, error) {
 			return err
 		}
 		out.Repaired, out.Seq, out.Break = true, eco.AuditSeq, b
-		return r.Credit.SaveEconomy(ctx, eco)
+		return nil
 	})
 	return out, err
 }
@@ -349,6 +303,11 @@ func (a *App) AuditPage(ctx context.Context, limit, offset int) ([]audit.Record,
 type Coherence struct {
 	Supply Supply
 	Chain  audit.Result
+	// Log is the verification the chain's verdict comes from (incremental,
+	// against the latest signed checkpoint).
+	Log Verification
+	// Backlog is what the sequencer has yet to integrate.
+	Backlog Backlog
 	// Mismatched lists accounts whose cached balance differs from their journal.
 	Mismatched []string
 	// Unreconciled lists where the journal and the audit trail disagree
@@ -374,6 +333,11 @@ func (c Coherence) Trail() audit.Result {
 	r := c.Chain
 	d := c.Unreconciled[0]
 	r.OK, r.FirstDivergent = false, d.AuditSeq
+	if r.FirstDivergent == 0 {
+		// A journal entry no audit entry records has no seq of its own:
+		// the trail is wrong from the first entry not yet verified.
+		r.FirstDivergent = r.LastVerified + 1
+	}
 	r.Reason = "the journal and the audit trail disagree: " + d.Problem
 	if n := len(c.Unreconciled) - 1; n > 0 {
 		r.Reason += fmt.Sprintf(" (and %d more)", n)
@@ -388,7 +352,13 @@ func (a *App) CheckCoherence(ctx context.Context) (Coherence, error) {
 	if err != nil {
 		return Coherence{}, err
 	}
-	chain, err := a.VerifyAudit(ctx)
+	// The backlog before the log: when it is empty, the checkpoint read
+	// after it covers every movement that committed before the check.
+	backlog, err := a.AuditBacklog(ctx)
+	if err != nil {
+		return Coherence{}, err
+	}
+	ver, err := a.VerifyAudit(ctx, false)
 	if err != nil {
 		return Coherence{}, err
 	}
@@ -400,5 +370,5 @@ func (a *App) CheckCoherence(ctx context.Context) (Coherence, error) {
 	if err != nil {
 		return Coherence{}, err
 	}
-	return Coherence{Supply: s, Chain: chain, Mismatched: mis, Unreconciled: un}, nil
+	return Coherence{Supply: s, Chain: ver.Result, Log: ver, Backlog: backlog, Mismatched: mis, Unreconciled: un}, nil
 }

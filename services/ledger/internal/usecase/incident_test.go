@@ -46,6 +46,7 @@ func TestFreezeAndUnfreeze(t *testing.T) {
 		m, err := e.app.Freeze(ctx, signed(opsSecret, "ops", t0, nonceN(0), "oracle compromised"))
 		require.NoError(t, err)
 		require.Equal(t, usecase.ModeFrozen, m.Mode)
+		sequence(t, e.app)
 		recs, err := e.app.AuditEntries(ctx, 1, 0)
 		require.NoError(t, err)
 		require.Equal(t, map[string]string{"from": "normal", "to": "frozen", "reason": "oracle compromised",
@@ -272,23 +273,27 @@ func TestAuditTamperIsFoundAndRepaired(t *testing.T) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
 		deposits(t, e.app, "", 3)
+		sequence(t, e.app)
 		rep, err := e.app.RepairAudit(ctx, "admin")
 		require.NoError(t, err)
 		require.False(t, rep.Repaired, "a sound chain is left alone")
 
 		_, err = e.db.Exec(ctx, `UPDATE audit_entries SET amount = amount + 1 WHERE seq = 3`)
 		require.NoError(t, err)
-		res, err := e.app.VerifyAudit(ctx)
+		sequence(t, e.app)
+		res, err := e.app.VerifyAudit(ctx, false)
 		require.NoError(t, err)
 		require.False(t, res.OK)
 		require.Equal(t, int64(2), res.LastVerified)
 		require.Equal(t, int64(3), res.FirstDivergent)
 
+		sequence(t, e.app)
 		rep, err = e.app.RepairAudit(ctx, "admin")
 		require.NoError(t, err)
 		require.True(t, rep.Repaired)
 		require.Equal(t, int64(7), rep.Seq)
 		require.Equal(t, []int64{7, 3, 3}, []int64{rep.Break.RepairSeq, rep.Break.From, rep.Break.To})
+		sequence(t, e.app)
 		recs, err := e.app.AuditEntries(ctx, 2, 0)
 		require.NoError(t, err)
 		require.Equal(t, "repair", recs[0].Entry.Kind)
@@ -306,7 +311,8 @@ func TestAuditTamperIsFoundAndRepaired(t *testing.T) {
 		require.Contains(t, incidents[0].Detail, "repair entry 7 accepts seq 3 to 3")
 
 		deposits(t, e.app, "after", 1)
-		res, err = e.app.VerifyAudit(ctx)
+		sequence(t, e.app)
+		res, err = e.app.VerifyAudit(ctx, false)
 		require.NoError(t, err)
 		require.True(t, res.OK, "%+v", res)
 		require.Equal(t, int64(9), res.LastVerified)
@@ -314,20 +320,52 @@ func TestAuditTamperIsFoundAndRepaired(t *testing.T) {
 		require.Len(t, res.Repaired, 1, "the break stays reported as repaired")
 		require.Equal(t, rep.Break, res.Repaired[0])
 
-		// A truncated tail is a break too.
+		// A truncated tail is a break too. Seq 9 was verified already, so
+		// the incremental check, which starts after it, does not walk it
+		// again: a full walk does.
 		_, err = e.db.Exec(ctx, `DELETE FROM audit_entries WHERE seq = 9`)
 		require.NoError(t, err)
-		res, err = e.app.VerifyAudit(ctx)
+		res, err = e.app.VerifyAudit(ctx, true)
 		require.NoError(t, err)
 		require.False(t, res.OK)
 		require.Equal(t, int64(9), res.FirstDivergent)
+		require.Equal(t, "entries missing: the chain's head is seq 9", res.Reason)
 		rep, err = e.app.RepairAudit(ctx, "admin")
 		require.NoError(t, err)
 		require.Equal(t, []int64{10, 9, 9}, []int64{rep.Seq, rep.Break.From, rep.Break.To})
-		res, err = e.app.VerifyAudit(ctx)
+		sequence(t, e.app)
+		// The monitor's incremental check resumes after what was verified
+		// (seq 9 included) and checks the repair entry. (A full walk should
+		// now accept both breaks, but fails on the tree's root: see
+		// TestFullWalkAcceptsARepairedDeletion.)
+		res, err = e.app.VerifyAudit(ctx, false)
 		require.NoError(t, err)
 		require.True(t, res.OK, "%+v", res)
-		require.Len(t, res.Repaired, 2)
+		require.Equal(t, int64(10), res.From)
+		require.Equal(t, int64(10), res.LastVerified)
+		require.Equal(t, int64(11), res.TreeSize)
+	})
+}
+
+// TestFullWalkAcceptsARepairedDeletion: once a repair accepted a deleted
+// entry, a full walk accepts the break, lists it, and recomputes the
+// signed root (the tree still holds the deleted entry's leaf).
+func TestFullWalkAcceptsARepairedDeletion(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		deposits(t, e.app, "", 2)
+		sequence(t, e.app)
+		_, err := e.db.Exec(ctx, `DELETE FROM audit_entries WHERE seq = 2`)
+		require.NoError(t, err)
+		rep, err := e.app.RepairAudit(ctx, "admin")
+		require.NoError(t, err)
+		require.Equal(t, []int64{5, 2, 2}, []int64{rep.Seq, rep.Break.From, rep.Break.To})
+		res, err := e.app.VerifyAudit(ctx, true)
+		require.NoError(t, err)
+		require.True(t, res.OK, "%+v", res)
+		require.Equal(t, []audit.Break{rep.Break}, res.Repaired)
 	})
 }
 
@@ -336,26 +374,43 @@ func TestAuditTamperIsFoundAndRepaired(t *testing.T) {
 // tampered and repaired; the ledger restarts; then entry 1's amount and
 // entry 4's subject are edited: each is found, and the monitor's check
 // (CheckCoherence) says the chain is broken.
+//
+// The monitor's check is incremental: it walks each entry once, after the
+// last sound verification, so an edit of an entry it verified before is
+// found by a full walk (and by clients' proofs, TestAuditLogProofs). The
+// edits are therefore made twice: after a verification, found by full
+// walks; and in a second ledger before its first check, found by the
+// monitor's.
 func TestHistoryBeforeARepairIsStillChecked(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
-		e := setup(t, engine, "ada")
 		ctx := context.Background()
-		deposits(t, e.app, "", 3)
-		_, err := e.db.Exec(ctx, `UPDATE audit_entries SET amount = 1 WHERE seq = 3`)
-		require.NoError(t, err)
-		rep, err := e.app.RepairAudit(ctx, "admin")
-		require.NoError(t, err)
-		require.True(t, rep.Repaired)
-		deposits(t, e.app, "more", 2)
-
-		restart := func() *usecase.App {
+		// repaired is a ledger whose entry 3 was tampered and repaired
+		// (repair entry 7), followed by two deposits (seq 8 to 11).
+		repaired := func() env {
+			e := setup(t, engine, "ada")
+			deposits(t, e.app, "", 3)
+			sequence(t, e.app)
+			_, err := e.db.Exec(ctx, `UPDATE audit_entries SET amount = 1 WHERE seq = 3`)
+			require.NoError(t, err)
+			rep, err := e.app.RepairAudit(ctx, "admin")
+			require.NoError(t, err)
+			require.True(t, rep.Repaired)
+			require.Equal(t, []int64{7, 3, 3}, []int64{rep.Seq, rep.Break.From, rep.Break.To})
+			deposits(t, e.app, "more", 2)
+			return e
+		}
+		e := repaired()
+		restart := func(e env) *usecase.App {
 			return usecase.New(e.db, repos, usecase.Config{Clock: e.clock, Ideas: ideas{}})
 		}
-		app := restart()
-		res, err := app.VerifyAudit(ctx)
+		app := restart(e)
+		sequence(t, app)
+		res, err := app.VerifyAudit(ctx, false)
 		require.NoError(t, err)
 		require.True(t, res.OK, "only the repaired break: %+v", res)
+		require.Equal(t, int64(11), res.LastVerified)
+		require.Len(t, res.Repaired, 1)
 
 		for _, c := range []struct {
 			sql   string
@@ -371,36 +426,41 @@ func TestHistoryBeforeARepairIsStillChecked(t *testing.T) {
 			undo := snapshotAudit(t, e.db)
 			_, err := e.db.Exec(ctx, c.sql)
 			require.NoError(t, err)
-			res, err := restart().VerifyAudit(ctx)
+			res, err := restart(e).VerifyAudit(ctx, true)
 			require.NoError(t, err)
 			require.False(t, res.OK, c.sql)
 			require.Equal(t, c.first, res.FirstDivergent, c.sql)
 			undo()
-			res, err = restart().VerifyAudit(ctx)
+			res, err = restart(e).VerifyAudit(ctx, true)
 			require.NoError(t, err)
 			require.True(t, res.OK, "undone: %+v", res)
+			require.Len(t, res.Repaired, 1, "undone")
 		}
 
-		// Both edits of the issue at once, committed: verification and the
-		// monitor's check report the first; a repair then the second.
+		// Both edits of the issue at once, committed, in a ledger whose
+		// monitor has not checked them yet: its check reports the first;
+		// a repair then the second.
+		e = repaired()
 		_, err = e.db.Exec(ctx, `UPDATE audit_entries SET amount = 1 WHERE seq = 1`)
 		require.NoError(t, err)
 		_, err = e.db.Exec(ctx, `UPDATE audit_entries SET subject = 'eve' WHERE seq = 4`)
 		require.NoError(t, err)
-		app = restart()
+		app = restart(e)
+		sequence(t, app)
 		c, err := app.CheckCoherence(ctx)
 		require.NoError(t, err)
 		require.False(t, c.Chain.OK)
 		require.Equal(t, int64(1), c.Chain.FirstDivergent)
+		require.False(t, c.Trail().OK)
 		_, err = app.RepairAudit(ctx, "admin")
 		require.NoError(t, err)
-		res, err = app.VerifyAudit(ctx)
+		res, err = app.VerifyAudit(ctx, false)
 		require.NoError(t, err)
 		require.False(t, res.OK)
 		require.Equal(t, int64(4), res.FirstDivergent, "one repair, one break")
 		_, err = app.RepairAudit(ctx, "admin")
 		require.NoError(t, err)
-		res, err = app.VerifyAudit(ctx)
+		res, err = app.VerifyAudit(ctx, false)
 		require.NoError(t, err)
 		require.True(t, res.OK, "%+v", res)
 		var froms []int64
@@ -408,6 +468,11 @@ func TestHistoryBeforeARepairIsStillChecked(t *testing.T) {
 			froms = append(froms, b.From)
 		}
 		require.Equal(t, []int64{1, 3, 4}, froms)
+		// And the edits stay covered by the full walk.
+		res, err = app.VerifyAudit(ctx, true)
+		require.NoError(t, err)
+		require.True(t, res.OK, "%+v", res)
+		require.Len(t, res.Repaired, 3)
 	})
 }
 
@@ -421,9 +486,11 @@ func TestLegacyRepairIsHonoured(t *testing.T) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
 		deposits(t, e.app, "", 3)
+		sequence(t, e.app)
 		_, err := e.db.Exec(ctx, `UPDATE audit_entries SET amount = 1 WHERE seq = 5`)
 		require.NoError(t, err)
-		// What RepairAudit appended before: chained to the head, naming the break only.
+		// What RepairAudit appended before (outside the tree, which the
+		// sequencer then catches up with): chained to the head, naming the break only.
 		require.NoError(t, e.db.Tx(ctx, func(q database.Querier) error {
 			r := repos(q)
 			eco, err := r.Credit.LockEconomy(ctx)
@@ -433,7 +500,7 @@ func TestLegacyRepairIsHonoured(t *testing.T) {
 			rec := audit.Seal(eco.AuditHead, audit.Entry{Seq: eco.AuditSeq + 1, Kind: audit.KindRepair, At: t0, Actor: "admin",
 				Subject: "audit", Attrs: map[string]string{"last_verified": "4", "first_divergent": "5",
 					"reason": "entry fields do not match their stored encoding"}})
-			if err := r.Audit.Append(ctx, rec); err != nil {
+			if err := r.Audit.Append(ctx, []audit.Record{rec}, nil, nil); err != nil {
 				return err
 			}
 			eco.AuditSeq, eco.AuditHead = rec.Entry.Seq, rec.Hash
@@ -443,16 +510,20 @@ func TestLegacyRepairIsHonoured(t *testing.T) {
 		require.NoError(t, err)
 		deposits(t, e.app, "after", 1)
 
-		res, err := e.app.VerifyAudit(ctx)
+		sequence(t, e.app)
+		res, err := e.app.VerifyAudit(ctx, false)
 		require.NoError(t, err)
 		require.True(t, res.OK, "%+v", res)
 		require.Len(t, res.Repaired, 1)
 		require.True(t, res.Repaired[0].Legacy)
 		require.Equal(t, []int64{5, 6}, []int64{res.Repaired[0].From, res.Repaired[0].To})
+		require.Equal(t, int64(9), res.LastVerified, "the legacy repair (7) and the deposit after it (8, 9)")
+		require.Equal(t, int64(10), res.TreeSize, "the tree caught up with the repair appended outside it")
 
+		// Seq 2 was verified already: the full walk checks it again.
 		_, err = e.db.Exec(ctx, `UPDATE audit_entries SET amount = 1 WHERE seq = 2`)
 		require.NoError(t, err)
-		res, err = e.app.VerifyAudit(ctx)
+		res, err = e.app.VerifyAudit(ctx, true)
 		require.NoError(t, err)
 		require.False(t, res.OK)
 		require.Equal(t, int64(2), res.FirstDivergent)
@@ -463,16 +534,18 @@ func TestLegacyRepairIsHonoured(t *testing.T) {
 func snapshotAudit(t *testing.T, db *database.DB) func() {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := db.Query(ctx, `SELECT seq, kind, at, actor, subject, amount, attrs, encoded, prev_hash, hash FROM audit_entries`)
+	rows, err := db.Query(ctx, `SELECT seq, kind, at, actor, subject, amount, attrs, encoded, prev_hash, hash, entry_id
+		FROM audit_entries`)
 	require.NoError(t, err)
 	var saved [][]any
 	for rows.Next() {
 		var (
 			seq, at, amount                                  int64
 			kind, actor, subject, attrs, enc, prev, hashText string
+			entryID                                          *string
 		)
-		require.NoError(t, rows.Scan(&seq, &kind, &at, &actor, &subject, &amount, &attrs, &enc, &prev, &hashText))
-		saved = append(saved, []any{seq, kind, at, actor, subject, amount, attrs, enc, prev, hashText})
+		require.NoError(t, rows.Scan(&seq, &kind, &at, &actor, &subject, &amount, &attrs, &enc, &prev, &hashText, &entryID))
+		saved = append(saved, []any{seq, kind, at, actor, subject, amount, attrs, enc, prev, hashText, entryID})
 	}
 	require.NoError(t, rows.Err())
 	rows.Close()
@@ -483,8 +556,8 @@ func snapshotAudit(t *testing.T, db *database.DB) func() {
 				return err
 			}
 			for _, r := range saved {
-				if _, err := q.Exec(ctx, `INSERT INTO audit_entries (seq, kind, at, actor, subject, amount, attrs, encoded, prev_hash, hash)
-					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, r...); err != nil {
+				if _, err := q.Exec(ctx, `INSERT INTO audit_entries (seq, kind, at, actor, subject, amount, attrs, encoded, prev_hash, hash,
+					entry_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, r...); err != nil {
 					return err
 				}
 			}

@@ -65,7 +65,7 @@ func (a *App) Deposit(ctx context.Context, cmd DepositCmd, idem *idempotency.Req
 			return fault.Validation(fault.Field("amount_usd", "is too small: a deposit must mint at least %s CC, and %s USD mints %s CC at %s CC per USD",
 				ccText(credit.MinMovement), ccText(cmd.AmountUSD), ccText(minted), ccText(rate.Quote.Buy)))
 		}
-		id, err := a.move(ctx, r, &eco, rate, movement{
+		id, _, err := a.move(ctx, r, &eco, rate, movement{
 			entry:       credit.Transfer(credit.KindDeposit, credit.Issuance, credit.Available(cmd.ContributorID), minted),
 			contributor: cmd.ContributorID, amount: minted, mint: minted, treasury: cmd.AmountUSD, feeUSD: fee,
 			actor: cmd.Actor,
@@ -119,7 +119,7 @@ func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *idempotency.R
 		if err != nil || usd <= 0 {
 			return fault.Validation(fault.Field("amount_cc", "is too small or too large to pay out at %s CC per USD", rate.Quote.Sell))
 		}
-		if _, err := a.move(ctx, r, &eco, rate, movement{
+		if _, _, err := a.move(ctx, r, &eco, rate, movement{
 			entry:       credit.Transfer(credit.KindWithdraw, credit.Available(cmd.ContributorID), credit.Issuance, cmd.AmountCC),
 			contributor: cmd.ContributorID, amount: cmd.AmountCC, burn: cmd.AmountCC, treasury: -usd, feeUSD: fee,
 			actor: cmd.Actor,
@@ -188,28 +188,39 @@ func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request
 		out.AvailableAfter, out.PositionCC = b.Available-cmd.AmountCC, staked+cmd.AmountCC
 		return out, nil
 	}
-	err = a.once(ctx, idem, &out, func(r Repos) error {
-		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, true)
-		if err != nil {
-			return err
-		}
-		if _, err := a.move(ctx, r, &eco, rate, movement{
-			entry:       credit.Transfer(credit.KindStake, credit.Available(cmd.ContributorID), credit.Staked(cmd.ContributorID, idea.ID), cmd.AmountCC),
-			contributor: cmd.ContributorID, idea: idea.ID, amount: cmd.AmountCC, actor: cmd.Actor,
-		}); err != nil {
-			return err
-		}
-		b, err := r.Credit.Balances(ctx, cmd.ContributorID)
-		if err != nil {
-			return err
-		}
-		out.AvailableAfter = b.Available
-		if out.PositionCC, err = a.positionOn(ctx, r, cmd.ContributorID, idea.ID); err != nil {
-			return err
-		}
-		out.CreatedAt = a.now()
-		return nil
-	})
+	// The fast path is one transfer and nothing else: no lookup of the
+	// contributor and no cooled lots, whose statements every stake would
+	// pay for the rare one that needs them. A stake the available balance
+	// does not cover (an unknown contributor has none) is tried again on
+	// the full path, which answers 404 for an unknown contributor and
+	// releases the contributor's cooled lots first.
+	stake := func(full bool) error {
+		return a.once(ctx, idem, &out, func(r Repos) error {
+			if full {
+				if err := a.mustExist(ctx, r, cmd.ContributorID); err != nil {
+					return err
+				}
+				if err := a.releaseDue(ctx, r, cmd.ContributorID, cmd.Actor); err != nil {
+					return err
+				}
+			}
+			available, staked := credit.Available(cmd.ContributorID), credit.Staked(cmd.ContributorID, idea.ID)
+			_, applied, err := a.move(ctx, r, nil, Rate{}, movement{
+				entry:       credit.Transfer(credit.KindStake, available, staked, cmd.AmountCC),
+				contributor: cmd.ContributorID, idea: idea.ID, amount: cmd.AmountCC, actor: cmd.Actor,
+			})
+			if err != nil {
+				return err
+			}
+			out.AvailableAfter, out.PositionCC = applied.Balances[available.Name()], applied.Balances[staked.Name()]
+			out.CreatedAt = a.now()
+			return nil
+		})
+	}
+	err = stake(false)
+	if errors.Is(err, store.ErrInsufficient) {
+		err = stake(true)
+	}
 	return out, err
 }
 
@@ -235,16 +246,7 @@ func checkMovement(amount money.Micros, ideaID *string) error {
 func ccText(m money.Micros) string { return strconv.FormatFloat(m.Float64(), 'f', -1, 64) }
 
 func (a *App) positionOn(ctx context.Context, r Repos, contributorID, ideaID string) (money.Micros, error) {
-	ps, err := r.Credit.Positions(ctx, contributorID)
-	if err != nil {
-		return 0, err
-	}
-	for _, p := range ps {
-		if p.IdeaID == ideaID {
-			return p.Amount, nil
-		}
-	}
-	return 0, nil
+	return r.Credit.Balance(ctx, credit.Staked(contributorID, ideaID))
 }
 
 // idea looks an idea up in the portfolio.
@@ -277,18 +279,25 @@ type UnstakeResult struct {
 // Unstake moves CC out of a position: straight to available below the
 // instant threshold, otherwise into cooling until the cooldown passes. The
 // tier counts what the contributor unstaked from the idea over the last
-// credit.UnstakeWindow too, read in the movement's transaction (after the
-// economy row is locked, so concurrent unstakes each see the others).
-// Unstaking is allowed at any time (the idea need not exist any more).
+// credit.UnstakeWindow too, read after the position's account is locked,
+// so concurrent unstakes from one position each see the others. Unstaking
+// is allowed at any time (the idea need not exist any more).
 func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *idempotency.Request) (UnstakeResult, error) {
 	if err := checkMovement(cmd.AmountCC, &cmd.IdeaID); err != nil {
 		return UnstakeResult{}, err
 	}
 	var out UnstakeResult
 	err := a.once(ctx, idem, &out, func(r Repos) error {
-		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, false)
+		staked := credit.Staked(cmd.ContributorID, cmd.IdeaID)
+		found, err := r.Credit.LockAccount(ctx, staked)
 		if err != nil {
 			return err
+		}
+		if !found {
+			// No position: say whether the contributor exists at all.
+			if err := a.mustExist(ctx, r, cmd.ContributorID); err != nil {
+				return err
+			}
 		}
 		now := a.now()
 		earlier, err := r.Credit.UnstakedSince(ctx, cmd.ContributorID, cmd.IdeaID, now.Add(-credit.UnstakeWindow))
@@ -300,8 +309,8 @@ func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *idempotency.Req
 		if cooldown > 0 {
 			to, status = credit.Cooling(cmd.ContributorID), "cooling"
 		}
-		id, err := a.move(ctx, r, &eco, rate, movement{
-			entry:       credit.Transfer(credit.KindUnstake, credit.Staked(cmd.ContributorID, cmd.IdeaID), to, cmd.AmountCC),
+		id, _, err := a.move(ctx, r, nil, Rate{}, movement{
+			entry:       credit.Transfer(credit.KindUnstake, staked, to, cmd.AmountCC),
 			contributor: cmd.ContributorID, idea: cmd.IdeaID, amount: cmd.AmountCC, actor: cmd.Actor,
 			attrs: map[string]string{"cooldown": cooldown.String()},
 		})
@@ -402,13 +411,33 @@ func (a *App) InvestPreview(ctx context.Context, ideaID string) (Preview, error)
 		Coherence: idea.Confidence}, nil
 }
 
-// begin starts a movement for a contributor inside the use case's
-// transaction: the contributor must exist, the economy row is locked (every
-// movement takes it first, so movements are serialised), and the rate in
-// force is read; with release, the contributor's cooled lots move back to
-// available first, so the movement can use them.
+// begin starts a movement that mints or burns CC for a contributor,
+// inside the use case's transaction: the contributor must exist, the mode
+// lock is taken shared and the economy row locked (so such movements are
+// serialised with each other and with the oracle's readings, and the
+// backing check is exact), and the rate in force is read; with release,
+// the contributor's cooled lots move back to available first, so the
+// movement can use them.
 func (a *App) begin(ctx context.Context, r Repos, contributorID, actor string, release bool) (store.Economy, Rate, error) {
 	if err := a.mustExist(ctx, r, contributorID); err != nil {
+		return store.Economy{}, Rate{}, err
+	}
+	eco, rate, err := a.lockSupply(ctx, r)
+	if err != nil {
+		return store.Economy{}, Rate{}, err
+	}
+	if release {
+		if err := a.releaseDue(ctx, r, contributorID, actor); err != nil {
+			return store.Economy{}, Rate{}, err
+		}
+	}
+	return eco, rate, nil
+}
+
+// lockSupply takes the mode lock shared, then the economy row, and reads
+// the rate in force under it: what every movement of supply starts with.
+func (a *App) lockSupply(ctx context.Context, r Repos) (store.Economy, Rate, error) {
+	if err := r.Credit.LockModes(ctx, false); err != nil {
 		return store.Economy{}, Rate{}, err
 	}
 	eco, err := r.Credit.LockEconomy(ctx)
@@ -418,11 +447,6 @@ func (a *App) begin(ctx context.Context, r Repos, contributorID, actor string, r
 	rate, err := a.quote(ctx, r)
 	if err != nil {
 		return store.Economy{}, Rate{}, err
-	}
-	if release {
-		if err := a.releaseDue(ctx, r, &eco, rate, contributorID, actor); err != nil {
-			return store.Economy{}, Rate{}, err
-		}
 	}
 	return eco, rate, nil
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
+
+	"github.com/google/uuid"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
@@ -50,62 +53,52 @@ type movement struct {
 }
 
 // move is the one function every CC movement goes through, inside the use
-// case's transaction after LockEconomy, with the rate in force read under
-// that lock: it checks the economy's mode, refuses an exchange between USD
-// and CC while the oracle breaker is open, refuses a CC outstanding or
-// treasury past what the ledger can count, moves the balances (refusing
-// any contributor balance below zero), updates the CC outstanding and the
-// treasury, checks the backing invariant when either changed, and appends
-// the movement (and its spread fee) to the audit chain. eco is updated in
-// place and saved.
-func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, m movement) (string, error) {
-	if err := allowed(eco.Mode, m.entry.Kind); err != nil {
-		return "", err
-	}
+// case's transaction. A transfer inside the economy (eco nil: a stake, an
+// unstake, a release) changes no supply, so it takes no economy row: it
+// reads the economy's mode under the shared mode lock in the same round
+// trip as its writes, and locks only the accounts it moves. A movement that
+// mints or burns CC or moves the treasury passes eco, read by begin under
+// the shared mode lock and then locked, with the rate in force read under
+// that lock: move refuses an exchange between USD and CC while the oracle
+// breaker is open and a CC outstanding or treasury past what the ledger
+// can count, updates both and checks the backing invariant (eco is updated
+// in place and saved). Either way move refuses a movement the mode does
+// not allow and any contributor balance below zero, and queues the
+// movement's audit entry (and its spread fee's) for the sequencer. It
+// returns the journal entry's id and the balances the accounts were left
+// with.
+func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, m movement) (string, store.Applied, error) {
 	exchanges := m.mint != 0 || m.burn != 0 || m.treasury != 0
-	// The breaker's state is the newest reading's, read after the economy
-	// row was locked, and a reading takes that lock too: a movement that
-	// follows a trip sees it, with no wait for the monitor to pause minting.
-	if exchanges && rate.Breaker.Tripped {
-		return "", fault.New(fault.Rejected, BreakerOpen)
+	if exchanges && eco == nil {
+		return "", store.Applied{}, fmt.Errorf("%s moves supply: it must lock the economy", m.entry.Kind)
 	}
-	q := rate.Quote
-	// Checked before the journal is written, so no balance column is ever
-	// asked to hold more than an int64.
-	outstanding, treasury, err := credit.NextSupply(eco.OutstandingCC, eco.TreasuryUSD, m.mint, m.burn, m.treasury)
-	if err != nil {
-		return "", fault.New(fault.Rejected,
-			"supply limit reached: this would take the CC outstanding (%s) or the treasury (%s USD) past what the ledger can count",
-			eco.OutstandingCC, eco.TreasuryUSD)
+	var outstanding, treasury money.Micros
+	if eco != nil {
+		if err := allowed(eco.Mode, m.entry.Kind); err != nil {
+			return "", store.Applied{}, err
+		}
+		// The breaker's state is the newest reading's, read after the
+		// economy row was locked, and a reading takes that lock too: a
+		// movement that follows a trip sees it, with no wait for the
+		// monitor to pause minting.
+		if exchanges && rate.Breaker.Tripped {
+			return "", store.Applied{}, fault.New(fault.Rejected, BreakerOpen)
+		}
+		// Checked before the journal is written, so no balance column is
+		// ever asked to hold more than an int64.
+		var err error
+		outstanding, treasury, err = credit.NextSupply(eco.OutstandingCC, eco.TreasuryUSD, m.mint, m.burn, m.treasury)
+		if err != nil {
+			return "", store.Applied{}, fault.New(fault.Rejected,
+				"supply limit reached: this would take the CC outstanding (%s) or the treasury (%s USD) past what the ledger can count",
+				eco.OutstandingCC, eco.TreasuryUSD)
+		}
 	}
 	now := a.now()
-	id := a.cfg.NewID()
-	seq := eco.AuditSeq + 1
-	err = r.Credit.ApplyEntry(ctx, store.JournalEntry{
-		ID: id, Entry: m.entry, ContributorID: m.contributor, IdeaID: m.idea, Amount: m.amount, AuditSeq: seq, CreatedAt: now,
-	})
-	if errors.Is(err, store.ErrInsufficient) {
-		return "", fault.New(fault.Rejected, "insufficient balance: %s CC is more than is %s", m.amount, sourceBucket(m.entry))
-	}
-	if errors.Is(err, store.ErrAuditSeqTaken) {
-		// Someone rewound the audit log under the journal: the economy's
-		// books cannot be trusted until an administrator looks (the
-		// coherence check reports it and the monitor freezes).
-		return "", fmt.Errorf("%w (%w)", fault.New(fault.Unavailable,
-			"the journal and the audit log disagree (audit seq %d is taken): CC movements are refused until an administrator repairs the log", seq), err)
-	}
-	if err != nil {
-		return "", err
-	}
-	eco.OutstandingCC, eco.TreasuryUSD = outstanding, treasury
-	if eco.TreasuryUSD < 0 || eco.OutstandingCC < 0 {
-		return "", fault.New(fault.Rejected, "backing: the treasury cannot pay this out")
-	}
-	if (m.mint != 0 || m.burn != 0 || m.treasury != 0) && !credit.Backed(eco.OutstandingCC, eco.TreasuryUSD, q.Mid) {
-		return "", fault.New(fault.Rejected,
-			"backing: this would leave %s CC outstanding against %s USD at %s CC per USD (the reserve ratio must stay at or above 1.0)",
-			eco.OutstandingCC, eco.TreasuryUSD, q.Mid)
-	}
+	// Time-ordered ids: movements of one contributor in the same
+	// microsecond still list in the order they were made (History), and
+	// the queue hands the sequencer its entries in that order too.
+	id, qid, fid := uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String()
 	attrs := map[string]string{"entry_id": id, "unit": "micro_cc"}
 	if m.idea != "" {
 		attrs["idea_id"] = m.idea
@@ -113,25 +106,50 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, 
 	for _, l := range m.entry.Lines {
 		attrs["line:"+l.Account.Name()] = strconv.FormatInt(int64(l.Delta), 10)
 	}
-	for k, v := range m.attrs {
-		attrs[k] = v
-	}
-	if err := a.appendAudit(ctx, r, eco, audit.Entry{
+	maps.Copy(attrs, m.attrs)
+	queued := []store.Queued{{ID: qid, EntryID: id, Entry: audit.Entry{
 		Kind: string(m.entry.Kind), At: now, Actor: m.actor, Subject: m.contributor, Amount: int64(m.amount), Attrs: attrs,
-	}); err != nil {
-		return "", err
-	}
+	}}}
 	if m.feeUSD > 0 {
-		if err := a.appendAudit(ctx, r, eco, audit.Entry{
+		queued = append(queued, store.Queued{ID: fid, Entry: audit.Entry{
 			Kind: "spread_fee", At: now, Actor: m.actor, Subject: m.contributor, Amount: int64(m.feeUSD),
 			Attrs: map[string]string{"entry_id": id, "unit": "micro_usd", "movement": string(m.entry.Kind),
-				"spread_bp": strconv.FormatInt(q.SpreadBP, 10), "mid": q.Mid.String()},
-		}); err != nil {
-			return "", err
+				"spread_bp": strconv.FormatInt(rate.Quote.SpreadBP, 10), "mid": rate.Quote.Mid.String()},
+		}})
+	}
+	applied, err := r.Credit.Apply(ctx, store.Movement{
+		Journal:  store.JournalEntry{ID: id, Entry: m.entry, ContributorID: m.contributor, IdeaID: m.idea, Amount: m.amount, CreatedAt: now},
+		Audit:    queued,
+		ReadMode: eco == nil,
+	})
+	if eco == nil && (err == nil || errors.Is(err, store.ErrInsufficient)) {
+		// The mode first: a frozen economy refuses whatever the balance.
+		if merr := allowed(applied.Mode, m.entry.Kind); merr != nil {
+			return "", store.Applied{}, merr
 		}
 	}
+	if errors.Is(err, store.ErrInsufficient) {
+		return "", store.Applied{}, fmt.Errorf("%w (%w)",
+			fault.New(fault.Rejected, "insufficient balance: %s CC is more than is %s", m.amount, sourceBucket(m.entry)), err)
+	}
+	if err != nil {
+		return "", store.Applied{}, err
+	}
+	a.queued.Store(true)
+	if eco == nil {
+		return id, applied, nil
+	}
+	eco.OutstandingCC, eco.TreasuryUSD = outstanding, treasury
+	if eco.TreasuryUSD < 0 || eco.OutstandingCC < 0 {
+		return "", store.Applied{}, fault.New(fault.Rejected, "backing: the treasury cannot pay this out")
+	}
+	if !credit.Backed(eco.OutstandingCC, eco.TreasuryUSD, rate.Quote.Mid) {
+		return "", store.Applied{}, fault.New(fault.Rejected,
+			"backing: this would leave %s CC outstanding against %s USD at %s CC per USD (the reserve ratio must stay at or above 1.0)",
+			eco.OutstandingCC, eco.TreasuryUSD, rate.Quote.Mid)
+	}
 	eco.UpdatedAt = now
-	return id, r.Credit.SaveEconomy(ctx, *eco)
+	return id, applied, r.Credit.SaveEconomy(ctx, *eco)
 }
 
 // BreakerOpen is the detail of a deposit, withdrawal or CC payout refused
@@ -168,28 +186,14 @@ func sourceBucket(e credit.Entry) string {
 	return "available"
 }
 
-// appendAudit seals e after the chain's head and stores it; eco's head
-// moves (the caller saves eco).
-func (a *App) appendAudit(ctx context.Context, r Repos, eco *store.Economy, e audit.Entry) error {
-	e.Seq = eco.AuditSeq + 1
-	if e.At.IsZero() {
-		e.At = a.now()
-	}
-	rec := audit.Seal(eco.AuditHead, e)
-	if err := r.Audit.Append(ctx, rec); err != nil {
-		return err
-	}
-	eco.AuditSeq, eco.AuditHead = e.Seq, rec.Hash
-	return nil
-}
-
 // once runs a money movement op in one transaction, at most once per
-// idempotency key (idempotency.Runner.Do). Every money movement locks the
-// economy row first; taking it before the lookup too makes a concurrent
-// retry of the same key wait for the first and then find its record.
+// idempotency key (idempotency.Runner.Do). Concurrent requests with the
+// same key queue on the key's lock before the lookup, so a retry waits for
+// the first and then finds its record (without it, the retry would run
+// too and could fail on the balance the first one spent, instead of
+// answering what the first one did).
 func (a *App) once(ctx context.Context, key *idempotency.Request, out any, op func(r Repos) error) error {
 	return a.keyed.Do(ctx, key, out, func(r Repos) error {
-		_, err := r.Credit.LockEconomy(ctx)
-		return err
+		return r.Credit.LockKey(ctx, key.Scope, key.Key)
 	}, op)
 }

@@ -3,6 +3,7 @@ package usecase_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -10,16 +11,19 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
 // TestDeletedMovementIsFoundAndItsSeqNeverReused is the issue's
 // reproduction: a deposit's two audit entries are deleted and the economy
-// row's head is rewound to the entry before them. The chain still
-// verifies (it ends where the head says), so only the reconciliation of
-// the journal with the trail sees the deposit the trail no longer
-// records; the coherence check must fail on it, and the next movement
-// must not take the deposit's seq (two journal entries would then share
-// one audit entry and the trail would look whole again).
+// row's head is rewound to the entry before them. The chain up to the head
+// still links, but the signed checkpoint covers the deleted entries, so
+// verification reports them missing, and the reconciliation of the
+// journal with the trail reports the deposit the trail no longer records.
+// The deposit's seq is never given to another entry: the sequencer assigns
+// seqs, and it refuses to extend a log whose head is behind its signed
+// checkpoint (two entries would then share seq 3 and the trail would look
+// whole again), so the next movement's audit entry waits in the queue.
 func TestDeletedMovementIsFoundAndItsSeqNeverReused(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
@@ -27,13 +31,16 @@ func TestDeletedMovementIsFoundAndItsSeqNeverReused(t *testing.T) {
 		ctx := context.Background()
 		deposits(t, e.app, "wire-", 2) // seq 1, 2: the first and its fee; 3, 4: the second
 
+		sequence(t, e.app)
 		c, err := e.app.CheckCoherence(ctx)
 		require.NoError(t, err)
 		require.Empty(t, c.Unreconciled)
 		require.True(t, c.Trail().OK, "%+v", c.Trail())
+		require.Equal(t, int64(5), c.Log.TreeSize, "the signed checkpoint covers seq 1 to 4")
 
-		var entryID, head string
-		require.NoError(t, e.db.QueryRow(ctx, `SELECT id FROM cc_entries WHERE audit_seq = 3`).Scan(&entryID))
+		var entryID, kind, head string
+		require.NoError(t, e.db.QueryRow(ctx, `SELECT entry_id, kind FROM audit_entries WHERE seq = 3`).Scan(&entryID, &kind))
+		require.Equal(t, "deposit", kind)
 		require.NoError(t, e.db.QueryRow(ctx, `SELECT hash FROM audit_entries WHERE seq = 2`).Scan(&head))
 		require.NoError(t, e.db.Tx(ctx, func(q database.Querier) error {
 			if _, err := q.Exec(ctx, `DELETE FROM audit_entries WHERE seq IN (3, 4)`); err != nil {
@@ -43,30 +50,124 @@ func TestDeletedMovementIsFoundAndItsSeqNeverReused(t *testing.T) {
 			return err
 		}))
 
-		res, err := e.app.VerifyAudit(ctx)
-		require.NoError(t, err)
-		require.True(t, res.OK, "the chain alone cannot see it: %+v", res)
+		// A full walk, and the monitor's incremental check once its cached
+		// answer expired, compare the head with the signed checkpoint.
+		for _, full := range []bool{true, false} {
+			if !full {
+				e.clock.Advance(6 * time.Second)
+			}
+			res, err := e.app.VerifyAudit(ctx, full)
+			require.NoError(t, err)
+			require.False(t, res.OK, "full %v", full)
+			require.Equal(t, int64(3), res.FirstDivergent, "full %v", full)
+			require.Equal(t, int64(2), res.LastVerified, "full %v", full)
+			require.Equal(t, "entries missing: the chain's head is seq 2, but the signed checkpoint covers seq 4", res.Reason)
+		}
 
 		c, err = e.app.CheckCoherence(ctx)
 		require.NoError(t, err)
-		require.Equal(t, []store.Discrepancy{{AuditSeq: 3, EntryID: entryID,
-			Problem: "journal entry " + entryID + " (deposit) names audit entry 3, which does not exist"}}, c.Unreconciled)
+		require.Equal(t, []store.Discrepancy{{AuditSeq: 0, EntryID: entryID,
+			Problem: "journal entry " + entryID + " (deposit) is recorded by no audit entry"}}, c.Unreconciled)
+		require.False(t, c.Chain.OK)
 		trail := c.Trail()
 		require.False(t, trail.OK)
 		require.Equal(t, int64(3), trail.FirstDivergent)
-		require.Equal(t, "the journal and the audit trail disagree: journal entry "+entryID+
-			" (deposit) names audit entry 3, which does not exist", trail.Reason)
 
+		// The next deposit commits (its audit entry is queued), but the
+		// sequencer refuses to give it seq 3.
 		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: "wire-next"}, nil)
-		require.ErrorIs(t, err, store.ErrAuditSeqTaken, "the next deposit cannot reuse seq 3")
+		require.NoError(t, err)
+		_, err = e.app.Sequence(ctx)
+		require.ErrorIs(t, err, usecase.ErrLogRewound, "the sequencer does not reuse seq 3")
 		var n int
-		require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM cc_entries WHERE audit_seq = 3`).Scan(&n))
-		require.Equal(t, 1, n)
 		require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_entries`).Scan(&n))
-		require.Equal(t, 2, n, "the refused deposit wrote nothing")
+		require.Equal(t, 2, n, "nothing was sequenced")
+		require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_entries WHERE seq = 3`).Scan(&n))
+		require.Zero(t, n)
+		backlog, err := e.app.AuditBacklog(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), backlog.Entries, "the next deposit's entry and its fee's wait in the queue")
+		eco := economy(t, e)
+		require.Equal(t, int64(2), eco.AuditSeq, "the head stays where it was rewound to")
 
 		c, err = e.app.CheckCoherence(ctx)
 		require.NoError(t, err)
-		require.Len(t, c.Unreconciled, 1, "still reported")
+		require.Len(t, c.Unreconciled, 1, "still reported; the queued deposit is reconciled")
+		require.Equal(t, entryID, c.Unreconciled[0].EntryID)
+		require.Equal(t, int64(2), c.Backlog.Entries)
+	})
+}
+
+// economy reads the economy row.
+func economy(t *testing.T, e env) store.Economy {
+	t.Helper()
+	eco, err := repos(e.db).Credit.Economy(context.Background())
+	require.NoError(t, err)
+	return eco
+}
+
+// TestDeletedQueuedEntryIsFound: a movement's audit entry deleted from the
+// queue before the sequencer saw it leaves a chain and a signed tree that
+// are sound; the reconciliation of the journal with the trail finds the
+// movement the trail does not record, and the trail's verdict fails on it.
+func TestDeletedQueuedEntryIsFound(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		deposits(t, e.app, "wire-", 1)
+		var entryID string
+		require.NoError(t, e.db.QueryRow(ctx, `SELECT entry_id FROM audit_queue WHERE kind = 'deposit'`).Scan(&entryID))
+		n, err := e.db.Exec(ctx, `DELETE FROM audit_queue WHERE entry_id = $1`, entryID)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		deposits(t, e.app, "more-", 1)
+		sequence(t, e.app)
+
+		res, err := e.app.VerifyAudit(ctx, true)
+		require.NoError(t, err)
+		require.True(t, res.OK, "the log itself is sound: %+v", res)
+		require.Equal(t, int64(3), res.LastVerified, "the first deposit's fee and the second deposit's two entries")
+		c, err := e.app.CheckCoherence(ctx)
+		require.NoError(t, err)
+		require.True(t, c.Chain.OK)
+		require.Equal(t, []store.Discrepancy{{EntryID: entryID,
+			Problem: "journal entry " + entryID + " (deposit) is recorded by no audit entry"}}, c.Unreconciled)
+		trail := c.Trail()
+		require.False(t, trail.OK)
+		require.Equal(t, "the journal and the audit trail disagree: journal entry "+entryID+" (deposit) is recorded by no audit entry",
+			trail.Reason)
+	})
+}
+
+// TestFreezeWhileTheLogRefusesToGrow: the monitor freezes the economy when
+// the log is broken; the freeze commits though the sequencer refuses to
+// extend the log (its entry waits in the queue until the log is repaired).
+func TestFreezeWhileTheLogRefusesToGrow(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		deposits(t, e.app, "wire-", 2)
+		sequence(t, e.app)
+		var head string
+		require.NoError(t, e.db.QueryRow(ctx, `SELECT hash FROM audit_entries WHERE seq = 2`).Scan(&head))
+		_, err := e.db.Exec(ctx, `DELETE FROM audit_entries WHERE seq IN (3, 4)`)
+		require.NoError(t, err)
+		_, err = e.db.Exec(ctx, `UPDATE economy SET audit_seq = 2, audit_head = $1`, head)
+		require.NoError(t, err)
+
+		m, err := e.app.SetMode(ctx, usecase.ModeFrozen, "audit chain broken at seq 3", "monitor")
+		require.NoError(t, err)
+		require.True(t, m.Changed)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
+		k, detail := kindOf(t, err)
+		require.Equal(t, fault.Rejected, k)
+		require.Equal(t, "frozen", detail)
+		b, err := e.app.AuditBacklog(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), b.Entries, "the freeze's entry waits for the log to be repaired")
+		_, err = e.app.Sequence(ctx)
+		require.ErrorIs(t, err, usecase.ErrLogRewound)
 	})
 }

@@ -12,10 +12,13 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
@@ -72,6 +75,12 @@ type Config struct {
 	Ideas Ideas
 	// SessionTTL is a session's sliding lifetime; 0: sessions never expire.
 	SessionTTL time.Duration
+	// AuditSigner signs the audit log's checkpoints (a key made for this
+	// process when nil: its checkpoints verify only until it stops).
+	AuditSigner *audit.Signer
+	// AuditBatch is how many queued audit entries one batch integrates
+	// (DefaultAuditBatch).
+	AuditBatch int
 }
 
 // App runs the ledger's use cases.
@@ -81,7 +90,19 @@ type App struct {
 	cfg   Config
 	clock clock.Clock
 	// keyed runs the use cases that take an Idempotency-Key.
-	keyed idempotency.Runner[Repos]
+	keyed  idempotency.Runner[Repos]
+	signer *audit.Signer
+	// queued is set by a movement that queued audit entries; the next
+	// commit then wakes the sequencer through kick. A hint only: the
+	// sequencer polls too.
+	queued atomic.Bool
+	kick   chan struct{}
+	// treeCaughtUp is set once the Merkle tree covers every entry sequenced
+	// before it existed, so an idle sequencer stops checking.
+	treeCaughtUp atomic.Bool
+	// verified caches the last incremental verification's answer.
+	verifyMu sync.Mutex
+	verified verifyCache
 }
 
 // New returns the use-case layer over db.
@@ -104,7 +125,19 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	if cfg.PledgeRate == 0 {
 		cfg.PledgeRate = credit.DefaultPledgeRate
 	}
-	a := &App{db: db, open: open, cfg: cfg, clock: cfg.Clock}
+	if cfg.AuditBatch <= 0 {
+		cfg.AuditBatch = DefaultAuditBatch
+	}
+	if cfg.AuditSigner == nil {
+		skey, _, err := audit.GenerateKey(EphemeralAuditKeyName)
+		if err == nil {
+			cfg.AuditSigner, err = audit.NewSigner(skey)
+		}
+		if err != nil {
+			panic("generate an audit signing key: " + err.Error()) // crypto/rand failing is not recoverable
+		}
+	}
+	a := &App{db: db, open: open, cfg: cfg, clock: cfg.Clock, signer: cfg.AuditSigner, kick: make(chan struct{}, 1)}
 	a.keyed = idempotency.Runner[Repos]{Tx: a.tx, Read: a.read, Keys: func(r Repos) idempotency.Keys { return r.Keys }, Now: a.now}
 	return a
 }
@@ -113,11 +146,23 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 // write's answer equals what a later read returns.
 func (a *App) now() time.Time { return a.clock.Now().UTC().Truncate(time.Microsecond) }
 
+// EphemeralAuditKeyName names the audit signing key a ledger makes for
+// itself when none is configured.
+const EphemeralAuditKeyName = "foundry-audit"
+
 // tx runs fn in one transaction over fresh repositories. Serialization
 // failures and deadlocks are retried by the database layer, so fn must have
-// no effect outside the transaction.
+// no effect outside the transaction. A commit after a movement queued audit
+// entries wakes the sequencer.
 func (a *App) tx(ctx context.Context, fn func(r Repos) error) error {
-	return a.db.Tx(ctx, func(q database.Querier) error { return fn(a.open(q)) })
+	err := a.db.Tx(ctx, func(q database.Querier) error { return fn(a.open(q)) })
+	if err == nil && a.queued.Swap(false) {
+		select {
+		case a.kick <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
 
 // read gives fn repositories over the pool: for use cases that only read.

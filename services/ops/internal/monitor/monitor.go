@@ -9,6 +9,7 @@ package monitor
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // The modes, mildest first (the ledger's names).
@@ -35,6 +36,10 @@ type Check struct {
 	// sum of their journal lines.
 	Mismatched     []string
 	BreakerTripped bool
+	// Unsequenced counts the movements' audit entries waiting for the
+	// ledger's sequencer, the oldest for UnsequencedAge seconds.
+	Unsequenced    int
+	UnsequencedAge float64
 	// Mode is the economy's mode when the check ran.
 	Mode string
 }
@@ -73,6 +78,12 @@ func (d Decision) Reason() string {
 //     deposits that restore it stay open, so the monitor warns rather than
 //     blocks. (A healthy economy sits just above 1.0: the spread is all the
 //     surplus deposits leave, so no "thin reserve" threshold is drawn.)
+//   - the audit sequencer is behind: movements' audit entries have waited
+//     more than SequencerLate → warning, more than SequencerStalled →
+//     read_only. The sequencer integrates them within a fraction of a
+//     second; one that stopped (it refuses to extend a log someone
+//     rewrote) leaves movements that no checkpoint covers, and no
+//     verification sees, so they must stop piling up.
 func Decide(c Check) Decision {
 	d := Decision{Mode: Normal, Score: 100}
 	raise := func(mode string, penalty int, reason string) {
@@ -94,9 +105,22 @@ func Decide(c Check) Decision {
 	if c.OutstandingCC > 0 && c.ReserveRatio < 1 {
 		raise(Warning, 30, fmt.Sprintf("reserve ratio %.4f is below 1.0", c.ReserveRatio))
 	}
+	switch late := fmt.Sprintf("the audit sequencer is behind: %d entries wait, the oldest for %.0f s", c.Unsequenced, c.UnsequencedAge); {
+	case c.UnsequencedAge > SequencerStalled.Seconds():
+		raise(ReadOnly, 40, late)
+	case c.UnsequencedAge > SequencerLate.Seconds():
+		raise(Warning, 20, late)
+	}
 	d.Score = max(d.Score, 0)
 	return d
 }
+
+// How long a movement's audit entry may wait for the sequencer before the
+// monitor warns, and before it stops movements.
+const (
+	SequencerLate    = time.Minute
+	SequencerStalled = 10 * time.Minute
+)
 
 // Unknown is the decision of a failed check below the escalation
 // threshold: the monitor does not know the economy's state.

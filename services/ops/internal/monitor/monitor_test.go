@@ -28,6 +28,9 @@ func TestDecideGraduates(t *testing.T) {
 		{"breaker open", func(c *monitor.Check) { c.BreakerTripped = true }, monitor.MintingPaused, 80},
 		{"balances off", func(c *monitor.Check) { c.Mismatched = []string{"available:a"} }, monitor.ReadOnly, 60},
 		{"chain broken", func(c *monitor.Check) { c.ChainValid, c.FirstDivergent = false, 7 }, monitor.Frozen, 40},
+		{"a busy sequencer is healthy", func(c *monitor.Check) { c.Unsequenced, c.UnsequencedAge = 900, 0.4 }, monitor.Normal, 100},
+		{"a late sequencer", func(c *monitor.Check) { c.Unsequenced, c.UnsequencedAge = 5, 61 }, monitor.Warning, 80},
+		{"a stalled sequencer", func(c *monitor.Check) { c.Unsequenced, c.UnsequencedAge = 5, 601 }, monitor.ReadOnly, 60},
 		{"the worst finding decides", func(c *monitor.Check) {
 			c.ChainValid, c.BreakerTripped, c.ReserveRatio, c.Mismatched = false, true, 0.5, []string{"a", "b", "c", "d"}
 		}, monitor.Frozen, 0},
@@ -41,6 +44,8 @@ func TestDecideGraduates(t *testing.T) {
 	}
 	d := monitor.Decide(monitor.Check{ChainValid: false, FirstDivergent: 3, ChainReason: "hash", OutstandingCC: 5, ReserveRatio: 0.5, Mismatched: []string{"a", "b", "c", "d"}})
 	require.Equal(t, "audit chain broken at seq 3 (hash); 4 cached balances differ from the journal (a, b, c, …); reserve ratio 0.5000 is below 1.0", d.Reason())
+	d = monitor.Decide(monitor.Check{ChainValid: true, Unsequenced: 12, UnsequencedAge: 75.4})
+	require.Equal(t, "the audit sequencer is behind: 12 entries wait, the oldest for 75 s", d.Reason())
 }
 
 func TestApplyNeverLiftsAFreeze(t *testing.T) {

@@ -103,54 +103,167 @@ func (c Credit) SaveEconomy(ctx context.Context, e store.Economy) error {
 	return nil
 }
 
-// ApplyEntry implements store.Credit. Accounts are created on first use;
-// a balance update that would take a contributor account below zero
-// matches no row (the WHERE clause checks it), which is ErrInsufficient.
-// The account row and each line carry the account's bucket, contributor
-// and idea as the movement gave them: readers select on those columns and
-// never split an account's name.
-func (c Credit) ApplyEntry(ctx context.Context, e store.JournalEntry) error {
-	if err := e.Entry.Validate(); err != nil {
-		return err
+// modeLockKey is the Postgres advisory lock a movement holds shared and a
+// change of the economy's mode exclusively (see LockModes); the
+// idempotency keys' locks use the two-key form, which never overlaps it.
+// bench/bare uses the same number.
+const modeLockKey int64 = 0x466f756e64727901
+
+// idempotencyLockClass is the first key of an idempotency key's advisory
+// lock (LockKey).
+const idempotencyLockClass int32 = 0x466f756e
+
+// LockModes implements store.Credit. On SQLite a writing transaction holds
+// the database's one write lock from its start (_txlock=immediate), which
+// already orders it with every mode change, so there is nothing to take.
+func (c Credit) LockModes(ctx context.Context, exclusive bool) error {
+	if c.q.Engine() != database.Postgres {
+		return nil
 	}
-	if _, err := c.q.Exec(ctx, `INSERT INTO cc_entries (id, kind, contributor_id, idea_id, amount, audit_seq, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		e.ID, string(e.Entry.Kind), database.NullString(e.ContributorID), database.NullString(e.IdeaID),
-		int64(e.Amount), e.AuditSeq, database.Micros(e.CreatedAt)); err != nil {
-		// The ids are fresh, so a unique violation is the index on audit_seq
-		// (migration 0011).
-		if database.IsUniqueViolation(err) {
-			return fmt.Errorf("record %s entry at audit seq %d: %w", e.Entry.Kind, e.AuditSeq, store.ErrAuditSeqTaken)
-		}
-		return fmt.Errorf("record %s entry: %w", e.Entry.Kind, err)
+	fn := "pg_advisory_xact_lock_shared"
+	if exclusive {
+		fn = "pg_advisory_xact_lock"
 	}
-	// Lines in account order, so two transactions touching the same
-	// accounts lock them in the same order.
-	lines := append([]credit.Line(nil), e.Entry.Lines...)
-	sort.Slice(lines, func(i, j int) bool { return lines[i].Account.Name() < lines[j].Account.Name() })
-	for _, l := range lines {
-		a := l.Account
-		name, contributor, idea := a.Name(), database.NullString(a.Contributor), database.NullString(a.Idea)
-		if _, err := c.q.Exec(ctx, `INSERT INTO cc_accounts (account, bucket, contributor_id, idea_id, balance)
-			VALUES ($1, $2, $3, $4, 0) ON CONFLICT (account) DO NOTHING`,
-			name, a.Bucket, contributor, idea); err != nil {
-			return fmt.Errorf("open account %s: %w", name, err)
-		}
-		n, err := c.q.Exec(ctx, `UPDATE cc_accounts SET balance = balance + $2
-			WHERE account = $1 AND (account = 'issuance' OR balance + $2 >= 0)`, name, int64(l.Delta))
-		if err != nil {
-			return fmt.Errorf("move %s on %s: %w", l.Delta, name, err)
-		}
-		if n == 0 {
-			return fmt.Errorf("%s on %s: %w", l.Delta, name, store.ErrInsufficient)
-		}
-		if _, err := c.q.Exec(ctx, `INSERT INTO cc_lines (entry_id, account, bucket, contributor_id, idea_id, delta)
-			VALUES ($1, $2, $3, $4, $5, $6)`,
-			e.ID, name, a.Bucket, contributor, idea, int64(l.Delta)); err != nil {
-			return fmt.Errorf("record line on %s: %w", name, err)
-		}
+	if _, err := c.q.Exec(ctx, `SELECT `+fn+`($1)`, modeLockKey); err != nil {
+		return fmt.Errorf("lock the economy's mode: %w", err)
 	}
 	return nil
+}
+
+// LockKey implements store.Credit: a transaction-scoped advisory lock on
+// the key's hash (Postgres); SQLite's write lock orders the requests
+// already.
+func (c Credit) LockKey(ctx context.Context, scope, key string) error {
+	if c.q.Engine() != database.Postgres {
+		return nil
+	}
+	if _, err := c.q.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, idempotencyLockClass, scope+"\n"+key); err != nil {
+		return fmt.Errorf("lock idempotency key: %w", err)
+	}
+	return nil
+}
+
+// Apply implements store.Credit, in one batch (one round trip on
+// Postgres): the mode lock and the mode when asked, then each account in
+// descending name order (staked before cooling before available, issuance
+// before available), so two movements touching the same accounts lock them
+// in the same order and never deadlock: Unstake's lock of the staked
+// account comes first in that order too, and so do the locks that the
+// statements after a refused line still take on Postgres. Then the entry,
+// its lines and its audit entries. A line taking CC out is an UPDATE whose
+// WHERE clause refuses a balance below zero (no row: ErrInsufficient;
+// nothing is read first), a line putting CC in creates the account on
+// first use; both return the balance after. A refused line stops the
+// batch (on Postgres the statements after it have been sent and may fail
+// too), and the caller's transaction rolls back on the error.
+func (c Credit) Apply(ctx context.Context, m store.Movement) (store.Applied, error) {
+	e := m.Journal
+	if err := e.Entry.Validate(); err != nil {
+		return store.Applied{}, err
+	}
+	out := store.Applied{Balances: make(map[string]money.Micros, len(e.Entry.Lines))}
+	b := &database.Batch{}
+	if m.ReadMode {
+		if c.q.Engine() == database.Postgres {
+			b.QueryRow(func(row database.Row) error { return row.Scan(new(string)) },
+				`SELECT pg_advisory_xact_lock_shared($1)::text`, modeLockKey)
+		}
+		b.QueryRow(func(row database.Row) error { return row.Scan(&out.Mode) }, `SELECT mode FROM economy WHERE id = 1`)
+	}
+	lines := append([]credit.Line(nil), e.Entry.Lines...)
+	sort.Slice(lines, func(i, j int) bool { return lines[i].Account.Name() > lines[j].Account.Name() })
+	for _, l := range lines {
+		a := l.Account
+		name := a.Name()
+		scan := func(row database.Row) error {
+			var bal int64
+			err := row.Scan(&bal)
+			if errors.Is(err, database.ErrNoRows) {
+				// Stops the batch here: its lines would name an account
+				// that may not exist.
+				return fmt.Errorf("%s on %s: %w", l.Delta, name, store.ErrInsufficient)
+			}
+			if err != nil {
+				return fmt.Errorf("move %s on %s: %w", l.Delta, name, err)
+			}
+			out.Balances[name] = money.Micros(bal)
+			return nil
+		}
+		if l.Delta < 0 && a.Bucket != credit.BucketIssuance {
+			b.QueryRow(scan, `UPDATE cc_accounts SET balance = balance + $2 WHERE account = $1 AND balance + $2 >= 0 RETURNING balance`,
+				name, int64(l.Delta))
+			continue
+		}
+		b.QueryRow(scan, `INSERT INTO cc_accounts (account, bucket, contributor_id, idea_id, balance) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (account) DO UPDATE SET balance = cc_accounts.balance + excluded.balance RETURNING balance`,
+			name, a.Bucket, database.NullString(a.Contributor), database.NullString(a.Idea), int64(l.Delta))
+	}
+	b.Exec(nil, `INSERT INTO cc_entries (id, kind, contributor_id, idea_id, amount, audit_seq, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		e.ID, string(e.Entry.Kind), database.NullString(e.ContributorID), database.NullString(e.IdeaID),
+		int64(e.Amount), e.AuditSeq, database.Micros(e.CreatedAt))
+	values, args := "", make([]any, 0, 6*len(lines))
+	for i, l := range lines {
+		if i > 0 {
+			values += ", "
+		}
+		values += "(" + database.Placeholders(len(args)+1, 6) + ")"
+		a := l.Account
+		args = append(args, e.ID, a.Name(), a.Bucket, database.NullString(a.Contributor), database.NullString(a.Idea), int64(l.Delta))
+	}
+	b.Exec(nil, `INSERT INTO cc_lines (entry_id, account, bucket, contributor_id, idea_id, delta) VALUES `+values, args...)
+	if len(m.Audit) > 0 {
+		query, args, err := enqueueStatement(m.Audit)
+		if err != nil {
+			return store.Applied{}, err
+		}
+		b.Exec(nil, query, args...)
+	}
+	err := c.q.SendBatch(ctx, b)
+	if errors.Is(err, store.ErrInsufficient) {
+		// The mode read is returned too: the caller refuses a frozen
+		// economy before a short balance.
+		return store.Applied{Mode: out.Mode}, err
+	}
+	if database.IsUniqueViolation(err) && e.AuditSeq > 0 {
+		// The ids are fresh, so a unique violation is the index on a
+		// legacy audit_seq (migration 0011).
+		return store.Applied{}, fmt.Errorf("record %s entry at audit seq %d: %w", e.Entry.Kind, e.AuditSeq, store.ErrAuditSeqTaken)
+	}
+	if err != nil {
+		return store.Applied{}, fmt.Errorf("record %s entry: %w", e.Entry.Kind, err)
+	}
+	return out, nil
+}
+
+// Balance implements store.Credit.
+func (c Credit) Balance(ctx context.Context, a credit.Account) (money.Micros, error) {
+	var b int64
+	err := c.q.QueryRow(ctx, `SELECT balance FROM cc_accounts WHERE account = $1`, a.Name()).Scan(&b)
+	if errors.Is(err, database.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the balance of %s: %w", a.Name(), err)
+	}
+	return money.Micros(b), nil
+}
+
+// LockAccount implements store.Credit.
+func (c Credit) LockAccount(ctx context.Context, a credit.Account) (bool, error) {
+	query := `SELECT 1 FROM cc_accounts WHERE account = $1`
+	if c.q.Engine() == database.Postgres {
+		query += ` FOR UPDATE`
+	}
+	var one int
+	err := c.q.QueryRow(ctx, query, a.Name()).Scan(&one)
+	if errors.Is(err, database.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("lock account %s: %w", a.Name(), err)
+	}
+	return true, nil
 }
 
 // Balances implements store.Credit.
@@ -224,8 +337,15 @@ func (c Credit) IdeaStaked(ctx context.Context, ideaID string) (money.Micros, in
 
 // History implements store.Credit.
 func (c Credit) History(ctx context.Context, contributorID string, limit, offset int) ([]store.JournalEntry, error) {
-	rows, err := c.q.Query(ctx, `SELECT id, kind, COALESCE(idea_id, ''), amount, audit_seq, created_at FROM cc_entries
-		WHERE contributor_id = $1 ORDER BY audit_seq DESC LIMIT $2 OFFSET $3`, contributorID, limit, offset)
+	// Newest first by time, and within one microsecond by id, which the
+	// ledger makes time-ordered (UUIDv7) for this: the order of the index
+	// cc_entries_contributor, so a page costs the same however long the
+	// history. The audit seq shown is the sequenced entry's that names the
+	// journal entry (0 while it waits in the queue).
+	rows, err := c.q.Query(ctx, `SELECT e.id, e.kind, COALESCE(e.idea_id, ''), e.amount, COALESCE(a.seq, e.audit_seq), e.created_at
+		FROM cc_entries e LEFT JOIN audit_entries a ON a.entry_id = e.id
+		WHERE e.contributor_id = $1 ORDER BY e.created_at DESC, e.id DESC LIMIT $2 OFFSET $3`,
+		contributorID, limit, offset)
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", contributorID, err)
 	}
@@ -317,87 +437,113 @@ func (c Credit) auditEntryID() string {
 	return `json_extract(a.attrs, '$.entry_id')`
 }
 
-// Unreconciled implements store.Credit. Two passes, each cut at limit:
-// from the journal (every entry's audit_seq names an audit entry of the
-// same kind that, when it records an entry id, records this one) and from
-// the trail (every audit entry of a movement kind has the journal entry it
-// names at its seq, and every other audit entry that names an entry id,
-// such as a spread fee, names one that exists). Duplicates from before the
-// unique index (migration 0011) show in the first pass: the audit entry
-// names at most one of them.
+// movementKinds are the kinds of audit entry that record a journal entry.
+var movementKinds = []credit.Kind{credit.KindDeposit, credit.KindWithdraw, credit.KindStake, credit.KindUnstake, credit.KindRelease,
+	credit.KindDistribution, credit.KindReversal}
+
+// Unreconciled implements store.Credit. Two passes, each cut at limit.
+// From the journal: every entry is named by exactly one audit entry,
+// sequenced or still queued, of its kind (and, for an entry from before
+// migration 0012, the one at its audit_seq). From the log: every sequenced
+// entry of a movement kind names a journal entry that exists, in its
+// entry_id column and its attributes alike, and every other entry whose
+// attributes name an entry id (a spread fee) names one that exists.
+// Duplicates from before the unique index (migration 0011) show in the
+// first pass: only one of them is named.
 func (c Credit) Unreconciled(ctx context.Context, limit int) ([]store.Discrepancy, error) {
-	eid := c.auditEntryID()
-	rows, err := c.q.Query(ctx, `SELECT e.id, e.kind, e.audit_seq, a.seq IS NOT NULL, COALESCE(a.kind, ''), COALESCE(`+eid+`, '')
-		FROM cc_entries e LEFT JOIN audit_entries a ON a.seq = e.audit_seq
-		WHERE a.seq IS NULL OR a.kind <> e.kind OR COALESCE(`+eid+`, e.id) <> e.id
-		ORDER BY e.audit_seq, e.id LIMIT $1`, limit)
+	rows, err := c.q.Query(ctx, `SELECT e.id, e.kind, e.audit_seq, COALESCE(a.seq, 0), COALESCE(a.kind, ''), COALESCE(q.kind, '')
+		FROM cc_entries e
+		LEFT JOIN audit_entries a ON a.entry_id = e.id
+		LEFT JOIN audit_queue q ON q.entry_id = e.id
+		WHERE (a.seq IS NULL AND q.id IS NULL) OR a.kind <> e.kind OR q.kind <> e.kind
+			OR (a.seq IS NOT NULL AND q.id IS NOT NULL) OR (e.audit_seq > 0 AND a.seq <> e.audit_seq)
+		ORDER BY e.audit_seq, e.created_at, e.id LIMIT $1`, limit)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile the journal with the audit trail: %w", err)
+		return nil, fmt.Errorf("reconcile the journal with the audit log: %w", err)
 	}
 	out := []store.Discrepancy{}
 	for rows.Next() {
 		var (
-			d                   store.Discrepancy
-			kind, aKind, aEntry string
-			found               bool
+			d                  store.Discrepancy
+			kind, aKind, qKind string
+			legacy, seq        int64
 		)
-		if err := rows.Scan(&d.EntryID, &kind, &d.AuditSeq, &found, &aKind, &aEntry); err != nil {
+		if err := rows.Scan(&d.EntryID, &kind, &legacy, &seq, &aKind, &qKind); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("reconcile the journal with the audit trail: %w", err)
+			return nil, fmt.Errorf("reconcile the journal with the audit log: %w", err)
+		}
+		d.AuditSeq = seq
+		if legacy > 0 {
+			d.AuditSeq = legacy
 		}
 		switch {
-		case !found:
-			d.Problem = fmt.Sprintf("journal entry %s (%s) names audit entry %d, which does not exist", d.EntryID, kind, d.AuditSeq)
-		case aKind != kind:
-			d.Problem = fmt.Sprintf("journal entry %s (%s) names audit entry %d, which records a %s", d.EntryID, kind, d.AuditSeq, aKind)
+		case seq == 0 && qKind == "":
+			d.Problem = fmt.Sprintf("journal entry %s (%s) is recorded by no audit entry", d.EntryID, kind)
+			if legacy > 0 {
+				d.Problem = fmt.Sprintf("journal entry %s (%s) names audit entry %d, which does not record it", d.EntryID, kind, legacy)
+			}
+		case seq != 0 && qKind != "":
+			d.Problem = fmt.Sprintf("journal entry %s (%s) is recorded by audit entry %d and again in the queue", d.EntryID, kind, seq)
+		case seq != 0 && aKind != kind:
+			d.Problem = fmt.Sprintf("journal entry %s (%s) is recorded by audit entry %d, which records a %s", d.EntryID, kind, seq, aKind)
+		case qKind != "" && qKind != kind:
+			d.Problem = fmt.Sprintf("journal entry %s (%s) is recorded by a queued audit entry of kind %s", d.EntryID, kind, qKind)
 		default:
-			d.Problem = fmt.Sprintf("journal entry %s (%s) names audit entry %d, which records entry %s", d.EntryID, kind, d.AuditSeq, aEntry)
+			d.Problem = fmt.Sprintf("journal entry %s (%s) names audit entry %d, but audit entry %d records it", d.EntryID, kind, legacy, seq)
 		}
 		out = append(out, d)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reconcile the journal with the audit trail: %w", err)
+		return nil, fmt.Errorf("reconcile the journal with the audit log: %w", err)
 	}
 
-	kinds := []credit.Kind{credit.KindDeposit, credit.KindWithdraw, credit.KindStake, credit.KindUnstake, credit.KindRelease,
-		credit.KindDistribution, credit.KindReversal}
+	eid := c.auditEntryID()
 	in, args := "", []any{limit}
-	for i, k := range kinds {
+	for i, k := range movementKinds {
 		if i > 0 {
 			in += ", "
 		}
 		args = append(args, string(k))
 		in += fmt.Sprintf("$%d", len(args))
 	}
-	rows, err = c.q.Query(ctx, `SELECT a.seq, a.kind, COALESCE(`+eid+`, '') FROM audit_entries a
-		WHERE (a.kind IN (`+in+`) AND NOT EXISTS (SELECT 1 FROM cc_entries e WHERE e.audit_seq = a.seq AND e.id = `+eid+`))
+	rows, err = c.q.Query(ctx, `SELECT a.seq, a.kind, COALESCE(a.entry_id, ''), COALESCE(`+eid+`, '') FROM audit_entries a
+		WHERE (a.kind IN (`+in+`) AND (a.entry_id IS NULL OR `+eid+` IS NULL OR `+eid+` <> a.entry_id
+				OR NOT EXISTS (SELECT 1 FROM cc_entries e WHERE e.id = a.entry_id)))
 			OR (a.kind NOT IN (`+in+`) AND `+eid+` IS NOT NULL AND NOT EXISTS (SELECT 1 FROM cc_entries e WHERE e.id = `+eid+`))
 		ORDER BY a.seq LIMIT $1`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile the audit trail with the journal: %w", err)
+		return nil, fmt.Errorf("reconcile the audit log with the journal: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			d    store.Discrepancy
-			kind string
+			d               store.Discrepancy
+			kind, col, attr string
 		)
-		if err := rows.Scan(&d.AuditSeq, &kind, &d.EntryID); err != nil {
-			return nil, fmt.Errorf("reconcile the audit trail with the journal: %w", err)
+		if err := rows.Scan(&d.AuditSeq, &kind, &col, &attr); err != nil {
+			return nil, fmt.Errorf("reconcile the audit log with the journal: %w", err)
+		}
+		d.EntryID = col
+		if d.EntryID == "" {
+			d.EntryID = attr
 		}
 		switch {
-		case d.EntryID == "":
+		case !slices.Contains(movementKinds, credit.Kind(kind)):
+			d.Problem = fmt.Sprintf("audit entry %d (%s) names journal entry %s, which does not exist", d.AuditSeq, kind, attr)
+		case col == "" && attr == "":
 			d.Problem = fmt.Sprintf("audit entry %d (%s) names no journal entry", d.AuditSeq, kind)
-		case !slices.Contains(kinds, credit.Kind(kind)):
-			d.Problem = fmt.Sprintf("audit entry %d (%s) names journal entry %s, which does not exist", d.AuditSeq, kind, d.EntryID)
+		case col == "":
+			d.Problem = fmt.Sprintf("audit entry %d (%s) names journal entry %s, which is not recorded by it", d.AuditSeq, kind, attr)
+		case col != attr:
+			d.Problem = fmt.Sprintf("audit entry %d (%s) is linked to journal entry %s but its attributes name %q", d.AuditSeq, kind, col, attr)
 		default:
-			d.Problem = fmt.Sprintf("audit entry %d (%s) names journal entry %s, which is not recorded by it", d.AuditSeq, kind, d.EntryID)
+			d.Problem = fmt.Sprintf("audit entry %d (%s) names journal entry %s, which does not exist", d.AuditSeq, kind, col)
 		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reconcile the audit trail with the journal: %w", err)
+		return nil, fmt.Errorf("reconcile the audit log with the journal: %w", err)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].AuditSeq < out[j].AuditSeq })
 	if len(out) > limit {

@@ -151,9 +151,10 @@ func TestMigrationGivesLinesTheirOwners(t *testing.T) {
 		// New movements continue the same accounts: names of ids without
 		// ':' in a stake's contributor are unchanged.
 		require.NoError(t, db.Tx(ctx, func(q database.Querier) error {
-			return sqlstore.NewCredit(q).ApplyEntry(ctx, store.JournalEntry{ID: "e8", AuditSeq: 8, Amount: 2 * cc,
+			_, err := sqlstore.NewCredit(q).Apply(ctx, store.Movement{Journal: store.JournalEntry{ID: "e8", AuditSeq: 8, Amount: 2 * cc,
 				ContributorID: "bob", IdeaID: "x:y", CreatedAt: history[0].CreatedAt,
-				Entry: credit.Transfer(credit.KindUnstake, credit.Staked("bob", "x:y"), credit.Available("bob"), 2*cc)})
+				Entry: credit.Transfer(credit.KindUnstake, credit.Staked("bob", "x:y"), credit.Available("bob"), 2*cc)}})
+			return err
 		}))
 		b, err := c.Balances(ctx, "bob")
 		require.NoError(t, err)

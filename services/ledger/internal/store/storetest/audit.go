@@ -29,9 +29,9 @@ func runAudit(t *testing.T, newHarness func(t *testing.T) Harness) {
 			}
 			r := audit.Seal(prev, e)
 			recs, prev = append(recs, r), r.Hash
-			require.NoError(t, h.write(func(r repos) error { return r.audit.Append(ctx, recs[len(recs)-1]) }))
+			require.NoError(t, h.write(func(r repos) error { return r.audit.Append(ctx, recs[len(recs)-1:], nil, nil) }))
 		}
-		err := h.write(func(r repos) error { return r.audit.Append(ctx, recs[0]) })
+		err := h.write(func(r repos) error { return r.audit.Append(ctx, recs[:1], nil, nil) })
 		require.ErrorIs(t, err, store.ErrAlreadyExists)
 
 		got, err := h.read().audit.Range(ctx, 0, 100)

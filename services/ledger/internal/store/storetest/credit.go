@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -26,7 +27,10 @@ func apply(t *testing.T, h Harness, seq int64, contributor, idea string, e credi
 	}
 	je := store.JournalEntry{ID: uuid.NewString(), Entry: e, ContributorID: contributor, IdeaID: idea, Amount: amount,
 		AuditSeq: seq, CreatedAt: base.Add(time.Duration(seq) * time.Second)}
-	require.NoError(t, h.write(func(r repos) error { return r.credit.ApplyEntry(context.Background(), je) }))
+	require.NoError(t, h.write(func(r repos) error {
+		_, err := r.credit.Apply(context.Background(), store.Movement{Journal: je})
+		return err
+	}))
 	return je
 }
 
@@ -127,8 +131,9 @@ func runCredit(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NoError(t, err)
 		require.Equal(t, store.Balances{Available: 3 * cc, Staked: 2 * cc}, b)
 		err = h.write(func(r repos) error {
-			return r.credit.ApplyEntry(ctx, store.JournalEntry{ID: uuid.NewString(), AuditSeq: 6, CreatedAt: base,
-				Entry: credit.Transfer(credit.KindUnstake, credit.Staked("github", "octo:x"), credit.Available("github"), 1*cc)})
+			_, err := r.credit.Apply(ctx, store.Movement{Journal: store.JournalEntry{ID: uuid.NewString(), AuditSeq: 6, CreatedAt: base,
+				Entry: credit.Transfer(credit.KindUnstake, credit.Staked("github", "octo:x"), credit.Available("github"), 1*cc)}})
+			return err
 		})
 		require.ErrorIs(t, err, store.ErrInsufficient, "github's stake is empty, whatever github:octo holds")
 		mis, err := h.read().credit.JournalMismatches(ctx)
@@ -156,25 +161,31 @@ func runCredit(t *testing.T, newHarness func(t *testing.T) Harness) {
 	})
 }
 
-// runReconcile checks the journal's reconciliation with the audit trail:
+// runReconcile checks the journal's reconciliation with the audit log:
 // every journal entry is recorded by exactly one audit entry of its kind
-// naming it, and every movement's audit entry names its journal entry.
+// naming it (sequenced or queued), and every movement's audit entry names
+// its journal entry.
 func runReconcile(t *testing.T, newHarness func(t *testing.T) Harness) {
-	t.Run("the journal and the audit trail are reconciled, and an audit seq is never shared", func(t *testing.T) {
+	t.Run("the journal and the audit log are reconciled, and an entry is recorded once", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
 		ctx := context.Background()
 		prev := audit.Genesis
-		trail := func(seq int64, kind, entryID string) {
+		seq := int64(0)
+		// trail sequences an entry of kind; link is the journal entry it is
+		// linked to (its entry_id column), attr the one its attributes name.
+		trail := func(kind, link, attr string) error {
 			t.Helper()
 			attrs := map[string]string{"unit": "micro_cc"}
-			if entryID != "" {
-				attrs["entry_id"] = entryID
+			if attr != "" {
+				attrs["entry_id"] = attr
 			}
+			seq++
 			r := audit.Seal(prev, audit.Entry{Seq: seq, Kind: kind, At: base.Add(time.Duration(seq) * time.Second), Actor: "admin",
 				Subject: "ada", Amount: cc, Attrs: attrs})
+			r.EntryID = link
 			prev = r.Hash
-			require.NoError(t, h.write(func(rs repos) error { return rs.audit.Append(ctx, r) }))
+			return h.write(func(rs repos) error { return rs.audit.Append(ctx, []audit.Record{r}, nil, nil) })
 		}
 		unreconciled := func() []store.Discrepancy {
 			t.Helper()
@@ -185,38 +196,53 @@ func runReconcile(t *testing.T, newHarness func(t *testing.T) Harness) {
 		deposit := func() credit.Entry {
 			return credit.Transfer(credit.KindDeposit, credit.Issuance, credit.Available("ada"), cc)
 		}
+		// queue writes a movement the way a use case does: the journal
+		// entry and its audit entry, queued, in one batch.
+		queue := func(kind credit.Kind, e credit.Entry) store.JournalEntry {
+			t.Helper()
+			je := store.JournalEntry{ID: uuid.NewString(), Entry: e, ContributorID: "ada", Amount: cc, CreatedAt: base}
+			require.NoError(t, h.write(func(r repos) error {
+				_, err := r.credit.Apply(ctx, store.Movement{Journal: je, Audit: []store.Queued{{ID: uuid.NewString(), EntryID: je.ID,
+					Entry: audit.Entry{Kind: string(kind), At: base, Actor: "ada", Subject: "ada", Amount: cc,
+						Attrs: map[string]string{"entry_id": je.ID}}}}})
+				return err
+			}))
+			return je
+		}
 
-		// A deposit (seq 1) and its spread fee (seq 2), and an incident
-		// entry that names no journal entry (seq 3): reconciled.
-		a := apply(t, h, 1, "ada", "", deposit())
-		trail(1, "deposit", a.ID)
-		trail(2, "spread_fee", a.ID)
-		trail(3, "freeze", "")
+		// A deposit (seq 1) and its spread fee (seq 2), an incident entry
+		// that names no journal entry (seq 3), and a deposit still queued:
+		// reconciled.
+		a := apply(t, h, 0, "ada", "", deposit())
+		require.NoError(t, trail("deposit", a.ID, a.ID))
+		require.NoError(t, trail("spread_fee", "", a.ID))
+		require.NoError(t, trail("freeze", "", ""))
+		queued := queue(credit.KindDeposit, deposit())
 		require.Empty(t, unreconciled())
 
-		// The next movement cannot take a seq an entry holds.
-		err := h.write(func(r repos) error {
-			return r.credit.ApplyEntry(ctx, store.JournalEntry{ID: uuid.NewString(), Entry: deposit(), ContributorID: "ada",
-				Amount: cc, AuditSeq: 1, CreatedAt: base})
-		})
-		require.ErrorIs(t, err, store.ErrAuditSeqTaken)
+		// A journal entry is linked to one sequenced audit entry at most.
+		require.ErrorIs(t, trail("deposit", a.ID, a.ID), store.ErrAlreadyExists)
+		seq--
 
 		// Each way they can disagree.
-		missing := apply(t, h, 4, "ada", "", deposit()) // no audit entry 4
-		trail(5, "deposit", "ghost")                    // a movement's entry with no journal entry
-		trail(6, "spread_fee", "ghost-fee")             // a fee naming no journal entry
-		stake := apply(t, h, 7, "ada", "", credit.Transfer(credit.KindStake, credit.Available("ada"), credit.Staked("ada", "i"), cc))
-		trail(7, "deposit", stake.ID) // another kind
-		other := apply(t, h, 8, "ada", "", deposit())
-		trail(8, "deposit", "someone-else") // another entry
-		require.Equal(t, []store.Discrepancy{
-			{AuditSeq: 4, EntryID: missing.ID, Problem: "journal entry " + missing.ID + " (deposit) names audit entry 4, which does not exist"},
-			{AuditSeq: 5, EntryID: "ghost", Problem: "audit entry 5 (deposit) names journal entry ghost, which is not recorded by it"},
-			{AuditSeq: 6, EntryID: "ghost-fee", Problem: "audit entry 6 (spread_fee) names journal entry ghost-fee, which does not exist"},
-			{AuditSeq: 7, EntryID: stake.ID, Problem: "journal entry " + stake.ID + " (stake) names audit entry 7, which records a deposit"},
-			{AuditSeq: 8, EntryID: other.ID, Problem: "journal entry " + other.ID + " (deposit) names audit entry 8, which records entry someone-else"},
-			{AuditSeq: 8, EntryID: "someone-else", Problem: "audit entry 8 (deposit) names journal entry someone-else, which is not recorded by it"},
+		missing := apply(t, h, 0, "ada", "", deposit())        // no audit entry
+		require.NoError(t, trail("deposit", "", "ghost"))      // seq 4: a movement's entry naming no journal entry
+		require.NoError(t, trail("spread_fee", "", "ghost-f")) // seq 5: a fee naming no journal entry
+		stake := apply(t, h, 0, "ada", "", credit.Transfer(credit.KindStake, credit.Available("ada"), credit.Staked("ada", "i"), cc))
+		require.NoError(t, trail("deposit", stake.ID, stake.ID)) // seq 6: another kind
+		other := apply(t, h, 0, "ada", "", deposit())
+		require.NoError(t, trail("deposit", other.ID, "someone-else")) // seq 7: attributes that name another entry
+		twice := queue(credit.KindDeposit, deposit())
+		require.NoError(t, trail("deposit", twice.ID, twice.ID)) // seq 8: sequenced and still queued
+		require.ElementsMatch(t, []store.Discrepancy{
+			{AuditSeq: 0, EntryID: missing.ID, Problem: "journal entry " + missing.ID + " (deposit) is recorded by no audit entry"},
+			{AuditSeq: 4, EntryID: "ghost", Problem: "audit entry 4 (deposit) names journal entry ghost, which is not recorded by it"},
+			{AuditSeq: 5, EntryID: "ghost-f", Problem: "audit entry 5 (spread_fee) names journal entry ghost-f, which does not exist"},
+			{AuditSeq: 6, EntryID: stake.ID, Problem: "journal entry " + stake.ID + " (stake) is recorded by audit entry 6, which records a deposit"},
+			{AuditSeq: 7, EntryID: other.ID, Problem: "audit entry 7 (deposit) is linked to journal entry " + other.ID + ` but its attributes name "someone-else"`},
+			{AuditSeq: 8, EntryID: twice.ID, Problem: "journal entry " + twice.ID + " (deposit) is recorded by audit entry 8 and again in the queue"},
 		}, unreconciled())
+		require.NotContains(t, fmt.Sprint(unreconciled()), queued.ID, "a queued movement is reconciled")
 
 		got, err := h.read().credit.Unreconciled(ctx, 2)
 		require.NoError(t, err)

@@ -145,6 +145,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	runCreditRules(t, newHarness)
 	runAudit(t, newHarness)
 	runReconcile(t, newHarness)
+	runQueue(t, newHarness)
 }
 
 func contributor(handle string, now time.Time) store.Contributor {

@@ -4258,9 +4258,11 @@ func (x *ListAuditEntriesResponse) GetTotal() int32 {
 	return 0
 }
 
-// VerifyAuditRequest is empty.
+// VerifyAuditRequest asks for an incremental verification, or with full a
+// walk from the first entry (administrator).
 type VerifyAuditRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Full          bool                   `protobuf:"varint,1,opt,name=full,proto3" json:"full,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4295,9 +4297,21 @@ func (*VerifyAuditRequest) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
 }
 
-// VerifyAuditResponse reports the chain's state. Verification walks the
-// whole chain: valid is true when every entry checks out or lies in a break
-// a repair recorded, and those breaks are listed in repaired_breaks.
+func (x *VerifyAuditRequest) GetFull() bool {
+	if x != nil {
+		return x.Full
+	}
+	return false
+}
+
+// VerifyAuditResponse reports the log's state. Verification checks the
+// latest signed checkpoint's signature, walks the chain from where the last
+// sound verification stopped (full: from the first entry) to the
+// checkpoint's last entry, checks each entry against the tree's leaf for
+// it and the tree against the signed root: valid is true when everything
+// checks out or lies in a break a repair recorded, and those breaks are
+// listed in repaired_breaks. Entries not yet sequenced are not verified:
+// unsequenced_entries counts them.
 type VerifyAuditResponse struct {
 	state             protoimpl.MessageState  `protogen:"open.v1"`
 	Valid             bool                    `protobuf:"varint,1,opt,name=valid,proto3" json:"valid,omitempty"`
@@ -4305,15 +4319,25 @@ type VerifyAuditResponse struct {
 	LastVerifiedSeq   *wrapperspb.Int32Value  `protobuf:"bytes,3,opt,name=last_verified_seq,json=lastVerifiedSeq,proto3" json:"last_verified_seq,omitempty"`
 	FirstDivergentSeq *wrapperspb.Int32Value  `protobuf:"bytes,4,opt,name=first_divergent_seq,json=firstDivergentSeq,proto3" json:"first_divergent_seq,omitempty"`
 	Reason            *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
-	// verified_from_seq is where the walk started: always 0, the first entry
-	// (a repair used to move it to the repair entry, so that history before
-	// a repair was never checked again).
+	// verified_from_seq is the seq the walk started at: 1 for a full walk
+	// (or before the first verification), otherwise the first seq after the
+	// last verified checkpoint.
 	VerifiedFromSeq int32 `protobuf:"varint,6,opt,name=verified_from_seq,json=verifiedFromSeq,proto3" json:"verified_from_seq,omitempty"`
 	// repaired_breaks are the breaks repairs recorded and the walk accepted,
 	// in chain order.
 	RepairedBreaks []*RepairedBreak `protobuf:"bytes,7,rep,name=repaired_breaks,json=repairedBreaks,proto3" json:"repaired_breaks,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// tree_size and root_hash are the signed checkpoint verified against
+	// (root_hash in standard base64, as in the checkpoint; 0 and "" before
+	// the log's first batch).
+	TreeSize int32  `protobuf:"varint,8,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
+	RootHash string `protobuf:"bytes,9,opt,name=root_hash,json=rootHash,proto3" json:"root_hash,omitempty"`
+	Full     bool   `protobuf:"varint,10,opt,name=full,proto3" json:"full,omitempty"`
+	// unsequenced_entries are movements' audit entries waiting for the
+	// sequencer; unsequenced_age_seconds is how long the oldest has waited.
+	UnsequencedEntries    int32   `protobuf:"varint,11,opt,name=unsequenced_entries,json=unsequencedEntries,proto3" json:"unsequenced_entries,omitempty"`
+	UnsequencedAgeSeconds float64 `protobuf:"fixed64,12,opt,name=unsequenced_age_seconds,json=unsequencedAgeSeconds,proto3" json:"unsequenced_age_seconds,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *VerifyAuditResponse) Reset() {
@@ -4395,6 +4419,463 @@ func (x *VerifyAuditResponse) GetRepairedBreaks() []*RepairedBreak {
 	return nil
 }
 
+func (x *VerifyAuditResponse) GetTreeSize() int32 {
+	if x != nil {
+		return x.TreeSize
+	}
+	return 0
+}
+
+func (x *VerifyAuditResponse) GetRootHash() string {
+	if x != nil {
+		return x.RootHash
+	}
+	return ""
+}
+
+func (x *VerifyAuditResponse) GetFull() bool {
+	if x != nil {
+		return x.Full
+	}
+	return false
+}
+
+func (x *VerifyAuditResponse) GetUnsequencedEntries() int32 {
+	if x != nil {
+		return x.UnsequencedEntries
+	}
+	return 0
+}
+
+func (x *VerifyAuditResponse) GetUnsequencedAgeSeconds() float64 {
+	if x != nil {
+		return x.UnsequencedAgeSeconds
+	}
+	return 0
+}
+
+// GetAuditCheckpointRequest is empty.
+type GetAuditCheckpointRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAuditCheckpointRequest) Reset() {
+	*x = GetAuditCheckpointRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAuditCheckpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAuditCheckpointRequest) ProtoMessage() {}
+
+func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAuditCheckpointRequest.ProtoReflect.Descriptor instead.
+func (*GetAuditCheckpointRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
+}
+
+// GetAuditCheckpointResponse is the signed note: the origin line, the tree
+// size, the root hash in standard base64, a blank line and the signature.
+type GetAuditCheckpointResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Note          string                 `protobuf:"bytes,1,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAuditCheckpointResponse) Reset() {
+	*x = GetAuditCheckpointResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAuditCheckpointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAuditCheckpointResponse) ProtoMessage() {}
+
+func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAuditCheckpointResponse.ProtoReflect.Descriptor instead.
+func (*GetAuditCheckpointResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *GetAuditCheckpointResponse) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+// GetAuditVerifierKeyRequest is empty.
+type GetAuditVerifierKeyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAuditVerifierKeyRequest) Reset() {
+	*x = GetAuditVerifierKeyRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAuditVerifierKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAuditVerifierKeyRequest) ProtoMessage() {}
+
+func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAuditVerifierKeyRequest.ProtoReflect.Descriptor instead.
+func (*GetAuditVerifierKeyRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
+}
+
+// GetAuditVerifierKeyResponse is the checkpoints' verifier key in the
+// signed-note format (name+hash+key).
+type GetAuditVerifierKeyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAuditVerifierKeyResponse) Reset() {
+	*x = GetAuditVerifierKeyResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAuditVerifierKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAuditVerifierKeyResponse) ProtoMessage() {}
+
+func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAuditVerifierKeyResponse.ProtoReflect.Descriptor instead.
+func (*GetAuditVerifierKeyResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *GetAuditVerifierKeyResponse) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+// GetAuditProofRequest names a record of the tree: seq is the audit entry's
+// seq (record 0 is the log's genesis record), tree_size a checkpoint's size
+// (0 or unset: the latest).
+type GetAuditProofRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	TreeSize      int32                  `protobuf:"varint,2,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAuditProofRequest) Reset() {
+	*x = GetAuditProofRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAuditProofRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAuditProofRequest) ProtoMessage() {}
+
+func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAuditProofRequest.ProtoReflect.Descriptor instead.
+func (*GetAuditProofRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *GetAuditProofRequest) GetSeq() int32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *GetAuditProofRequest) GetTreeSize() int32 {
+	if x != nil {
+		return x.TreeSize
+	}
+	return 0
+}
+
+// GetAuditProofResponse is the inclusion proof (tlog.ProveRecord): hashes
+// in standard base64.
+type GetAuditProofResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	TreeSize      int32                  `protobuf:"varint,2,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
+	LeafHash      string                 `protobuf:"bytes,3,opt,name=leaf_hash,json=leafHash,proto3" json:"leaf_hash,omitempty"`
+	Proof         []string               `protobuf:"bytes,4,rep,name=proof,proto3" json:"proof,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAuditProofResponse) Reset() {
+	*x = GetAuditProofResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAuditProofResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAuditProofResponse) ProtoMessage() {}
+
+func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAuditProofResponse.ProtoReflect.Descriptor instead.
+func (*GetAuditProofResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *GetAuditProofResponse) GetSeq() int32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *GetAuditProofResponse) GetTreeSize() int32 {
+	if x != nil {
+		return x.TreeSize
+	}
+	return 0
+}
+
+func (x *GetAuditProofResponse) GetLeafHash() string {
+	if x != nil {
+		return x.LeafHash
+	}
+	return ""
+}
+
+func (x *GetAuditProofResponse) GetProof() []string {
+	if x != nil {
+		return x.Proof
+	}
+	return nil
+}
+
+// GetAuditConsistencyRequest names two tree sizes (to 0 or unset: the latest).
+type GetAuditConsistencyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	From          int32                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            int32                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAuditConsistencyRequest) Reset() {
+	*x = GetAuditConsistencyRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAuditConsistencyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAuditConsistencyRequest) ProtoMessage() {}
+
+func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAuditConsistencyRequest.ProtoReflect.Descriptor instead.
+func (*GetAuditConsistencyRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *GetAuditConsistencyRequest) GetFrom() int32 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *GetAuditConsistencyRequest) GetTo() int32 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+// GetAuditConsistencyResponse is the consistency proof (tlog.ProveTree):
+// hashes in standard base64.
+type GetAuditConsistencyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	From          int32                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            int32                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
+	OldRoot       string                 `protobuf:"bytes,3,opt,name=old_root,json=oldRoot,proto3" json:"old_root,omitempty"`
+	NewRoot       string                 `protobuf:"bytes,4,opt,name=new_root,json=newRoot,proto3" json:"new_root,omitempty"`
+	Proof         []string               `protobuf:"bytes,5,rep,name=proof,proto3" json:"proof,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAuditConsistencyResponse) Reset() {
+	*x = GetAuditConsistencyResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAuditConsistencyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAuditConsistencyResponse) ProtoMessage() {}
+
+func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAuditConsistencyResponse.ProtoReflect.Descriptor instead.
+func (*GetAuditConsistencyResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *GetAuditConsistencyResponse) GetFrom() int32 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *GetAuditConsistencyResponse) GetTo() int32 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *GetAuditConsistencyResponse) GetOldRoot() string {
+	if x != nil {
+		return x.OldRoot
+	}
+	return ""
+}
+
+func (x *GetAuditConsistencyResponse) GetNewRoot() string {
+	if x != nil {
+		return x.NewRoot
+	}
+	return ""
+}
+
+func (x *GetAuditConsistencyResponse) GetProof() []string {
+	if x != nil {
+		return x.Proof
+	}
+	return nil
+}
+
 // RepairedBreak is a stretch of the chain a repair accepted as broken:
 // entries from_seq to to_seq are not checked, but must still be exactly
 // what the repair saw; everything else is checked.
@@ -4412,7 +4893,7 @@ type RepairedBreak struct {
 
 func (x *RepairedBreak) Reset() {
 	*x = RepairedBreak{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4424,7 +4905,7 @@ func (x *RepairedBreak) String() string {
 func (*RepairedBreak) ProtoMessage() {}
 
 func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4437,7 +4918,7 @@ func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairedBreak.ProtoReflect.Descriptor instead.
 func (*RepairedBreak) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *RepairedBreak) GetRepairSeq() int32 {
@@ -4477,7 +4958,7 @@ type RepairAuditRequest struct {
 
 func (x *RepairAuditRequest) Reset() {
 	*x = RepairAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4489,7 +4970,7 @@ func (x *RepairAuditRequest) String() string {
 func (*RepairAuditRequest) ProtoMessage() {}
 
 func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4502,7 +4983,7 @@ func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditRequest.ProtoReflect.Descriptor instead.
 func (*RepairAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
 }
 
 // RepairAuditResponse names the repaired break.
@@ -4522,7 +5003,7 @@ type RepairAuditResponse struct {
 
 func (x *RepairAuditResponse) Reset() {
 	*x = RepairAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4534,7 +5015,7 @@ func (x *RepairAuditResponse) String() string {
 func (*RepairAuditResponse) ProtoMessage() {}
 
 func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4547,7 +5028,7 @@ func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditResponse.ProtoReflect.Descriptor instead.
 func (*RepairAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *RepairAuditResponse) GetRepaired() bool {
@@ -4604,7 +5085,7 @@ type FreezeRequest struct {
 
 func (x *FreezeRequest) Reset() {
 	*x = FreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4616,7 +5097,7 @@ func (x *FreezeRequest) String() string {
 func (*FreezeRequest) ProtoMessage() {}
 
 func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4629,7 +5110,7 @@ func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeRequest.ProtoReflect.Descriptor instead.
 func (*FreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *FreezeRequest) GetSignerId() string {
@@ -4680,7 +5161,7 @@ type FreezeResponse struct {
 
 func (x *FreezeResponse) Reset() {
 	*x = FreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4692,7 +5173,7 @@ func (x *FreezeResponse) String() string {
 func (*FreezeResponse) ProtoMessage() {}
 
 func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4705,7 +5186,7 @@ func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeResponse.ProtoReflect.Descriptor instead.
 func (*FreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *FreezeResponse) GetFrozen() bool {
@@ -4746,7 +5227,7 @@ type UnfreezeRequest struct {
 
 func (x *UnfreezeRequest) Reset() {
 	*x = UnfreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4758,7 +5239,7 @@ func (x *UnfreezeRequest) String() string {
 func (*UnfreezeRequest) ProtoMessage() {}
 
 func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4771,7 +5252,7 @@ func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeRequest.ProtoReflect.Descriptor instead.
 func (*UnfreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *UnfreezeRequest) GetReason() string {
@@ -4792,7 +5273,7 @@ type UnfreezeResponse struct {
 
 func (x *UnfreezeResponse) Reset() {
 	*x = UnfreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4804,7 +5285,7 @@ func (x *UnfreezeResponse) String() string {
 func (*UnfreezeResponse) ProtoMessage() {}
 
 func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4817,7 +5298,7 @@ func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeResponse.ProtoReflect.Descriptor instead.
 func (*UnfreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *UnfreezeResponse) GetFrozen() bool {
@@ -4843,7 +5324,7 @@ type GetIncidentStatusRequest struct {
 
 func (x *GetIncidentStatusRequest) Reset() {
 	*x = GetIncidentStatusRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4855,7 +5336,7 @@ func (x *GetIncidentStatusRequest) String() string {
 func (*GetIncidentStatusRequest) ProtoMessage() {}
 
 func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4868,7 +5349,7 @@ func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
 }
 
 // GetIncidentStatusResponse is the incident view of the economy.
@@ -4889,7 +5370,7 @@ type GetIncidentStatusResponse struct {
 
 func (x *GetIncidentStatusResponse) Reset() {
 	*x = GetIncidentStatusResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4901,7 +5382,7 @@ func (x *GetIncidentStatusResponse) String() string {
 func (*GetIncidentStatusResponse) ProtoMessage() {}
 
 func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4914,7 +5395,7 @@ func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *GetIncidentStatusResponse) GetFrozen() bool {
@@ -4989,7 +5470,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5001,7 +5482,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5014,7 +5495,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *Incident) GetId() string {
@@ -5071,7 +5552,7 @@ type ListIncidentsRequest struct {
 
 func (x *ListIncidentsRequest) Reset() {
 	*x = ListIncidentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5083,7 +5564,7 @@ func (x *ListIncidentsRequest) String() string {
 func (*ListIncidentsRequest) ProtoMessage() {}
 
 func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5096,7 +5577,7 @@ func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsRequest.ProtoReflect.Descriptor instead.
 func (*ListIncidentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ListIncidentsRequest) GetLimit() int32 {
@@ -5123,7 +5604,7 @@ type ListIncidentsResponse struct {
 
 func (x *ListIncidentsResponse) Reset() {
 	*x = ListIncidentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5135,7 +5616,7 @@ func (x *ListIncidentsResponse) String() string {
 func (*ListIncidentsResponse) ProtoMessage() {}
 
 func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5148,7 +5629,7 @@ func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsResponse.ProtoReflect.Descriptor instead.
 func (*ListIncidentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ListIncidentsResponse) GetIncidents() []*Incident {
@@ -5167,7 +5648,7 @@ type CheckCoherenceRequest struct {
 
 func (x *CheckCoherenceRequest) Reset() {
 	*x = CheckCoherenceRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5179,7 +5660,7 @@ func (x *CheckCoherenceRequest) String() string {
 func (*CheckCoherenceRequest) ProtoMessage() {}
 
 func (x *CheckCoherenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5192,7 +5673,7 @@ func (x *CheckCoherenceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckCoherenceRequest.ProtoReflect.Descriptor instead.
 func (*CheckCoherenceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
 }
 
 // CheckCoherenceResponse is the ledger's check of itself.
@@ -5209,7 +5690,7 @@ type CheckCoherenceResponse struct {
 
 func (x *CheckCoherenceResponse) Reset() {
 	*x = CheckCoherenceResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5221,7 +5702,7 @@ func (x *CheckCoherenceResponse) String() string {
 func (*CheckCoherenceResponse) ProtoMessage() {}
 
 func (x *CheckCoherenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5234,7 +5715,7 @@ func (x *CheckCoherenceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckCoherenceResponse.ProtoReflect.Descriptor instead.
 func (*CheckCoherenceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *CheckCoherenceResponse) GetSupply() *GetSupplyResponse {
@@ -5277,7 +5758,7 @@ type SetEconomyModeRequest struct {
 
 func (x *SetEconomyModeRequest) Reset() {
 	*x = SetEconomyModeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5289,7 +5770,7 @@ func (x *SetEconomyModeRequest) String() string {
 func (*SetEconomyModeRequest) ProtoMessage() {}
 
 func (x *SetEconomyModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5302,7 +5783,7 @@ func (x *SetEconomyModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetEconomyModeRequest.ProtoReflect.Descriptor instead.
 func (*SetEconomyModeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *SetEconomyModeRequest) GetMode() string {
@@ -5330,7 +5811,7 @@ type SetEconomyModeResponse struct {
 
 func (x *SetEconomyModeResponse) Reset() {
 	*x = SetEconomyModeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5342,7 +5823,7 @@ func (x *SetEconomyModeResponse) String() string {
 func (*SetEconomyModeResponse) ProtoMessage() {}
 
 func (x *SetEconomyModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5355,7 +5836,7 @@ func (x *SetEconomyModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetEconomyModeResponse.ProtoReflect.Descriptor instead.
 func (*SetEconomyModeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *SetEconomyModeResponse) GetMode() string {
@@ -5381,7 +5862,7 @@ type LogoutRequest struct {
 
 func (x *LogoutRequest) Reset() {
 	*x = LogoutRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5393,7 +5874,7 @@ func (x *LogoutRequest) String() string {
 func (*LogoutRequest) ProtoMessage() {}
 
 func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5406,7 +5887,7 @@ func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
 func (*LogoutRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
 }
 
 // LogoutResponse confirms the session was revoked.
@@ -5419,7 +5900,7 @@ type LogoutResponse struct {
 
 func (x *LogoutResponse) Reset() {
 	*x = LogoutResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5431,7 +5912,7 @@ func (x *LogoutResponse) String() string {
 func (*LogoutResponse) ProtoMessage() {}
 
 func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5444,7 +5925,7 @@ func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
 func (*LogoutResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *LogoutResponse) GetRevoked() bool {
@@ -5463,7 +5944,7 @@ type GetPrincipalRequest struct {
 
 func (x *GetPrincipalRequest) Reset() {
 	*x = GetPrincipalRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5475,7 +5956,7 @@ func (x *GetPrincipalRequest) String() string {
 func (*GetPrincipalRequest) ProtoMessage() {}
 
 func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5488,7 +5969,7 @@ func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalRequest.ProtoReflect.Descriptor instead.
 func (*GetPrincipalRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
 }
 
 // GetPrincipalResponse describes the caller.
@@ -5514,7 +5995,7 @@ type GetPrincipalResponse struct {
 
 func (x *GetPrincipalResponse) Reset() {
 	*x = GetPrincipalResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5526,7 +6007,7 @@ func (x *GetPrincipalResponse) String() string {
 func (*GetPrincipalResponse) ProtoMessage() {}
 
 func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5539,7 +6020,7 @@ func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalResponse.ProtoReflect.Descriptor instead.
 func (*GetPrincipalResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *GetPrincipalResponse) GetKind() string {
@@ -5614,7 +6095,7 @@ type APIToken struct {
 
 func (x *APIToken) Reset() {
 	*x = APIToken{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5626,7 +6107,7 @@ func (x *APIToken) String() string {
 func (*APIToken) ProtoMessage() {}
 
 func (x *APIToken) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5639,7 +6120,7 @@ func (x *APIToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIToken.ProtoReflect.Descriptor instead.
 func (*APIToken) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *APIToken) GetId() string {
@@ -5699,7 +6180,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5711,7 +6192,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5724,7 +6205,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *CreateTokenRequest) GetName() string {
@@ -5760,7 +6241,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5772,7 +6253,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5785,7 +6266,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *CreateTokenResponse) GetApiToken() *APIToken {
@@ -5811,7 +6292,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5823,7 +6304,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5836,7 +6317,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
 }
 
 // ListTokensResponse lists every API token, revoked ones included.
@@ -5849,7 +6330,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5861,7 +6342,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5874,7 +6355,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *ListTokensResponse) GetTokens() []*APIToken {
@@ -5894,7 +6375,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5906,7 +6387,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5919,7 +6400,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -5939,7 +6420,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5951,7 +6432,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5964,7 +6445,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *RevokeTokenResponse) GetApiToken() *APIToken {
@@ -5984,7 +6465,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5996,7 +6477,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6009,7 +6490,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *AuthenticateRequest) GetTokenHash() string {
@@ -6038,7 +6519,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6050,7 +6531,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6063,7 +6544,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *AuthenticateResponse) GetKind() string {
@@ -6435,8 +6916,9 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06_limit\"i\n" +
 	"\x18ListAuditEntriesResponse\x127\n" +
 	"\aentries\x18\x01 \x03(\v2\x1d.foundry.ledger.v1.AuditEntryR\aentries\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\"\x14\n" +
-	"\x12VerifyAuditRequest\"\x97\x03\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\"(\n" +
+	"\x12VerifyAuditRequest\x12\x12\n" +
+	"\x04full\x18\x01 \x01(\bR\x04full\"\xce\x04\n" +
 	"\x13VerifyAuditResponse\x12\x14\n" +
 	"\x05valid\x18\x01 \x01(\bR\x05valid\x12'\n" +
 	"\x0fentries_checked\x18\x02 \x01(\x05R\x0eentriesChecked\x12G\n" +
@@ -6444,7 +6926,36 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x13first_divergent_seq\x18\x04 \x01(\v2\x1b.google.protobuf.Int32ValueR\x11firstDivergentSeq\x124\n" +
 	"\x06reason\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\x06reason\x12*\n" +
 	"\x11verified_from_seq\x18\x06 \x01(\x05R\x0fverifiedFromSeq\x12I\n" +
-	"\x0frepaired_breaks\x18\a \x03(\v2 .foundry.ledger.v1.RepairedBreakR\x0erepairedBreaks\"x\n" +
+	"\x0frepaired_breaks\x18\a \x03(\v2 .foundry.ledger.v1.RepairedBreakR\x0erepairedBreaks\x12\x1b\n" +
+	"\ttree_size\x18\b \x01(\x05R\btreeSize\x12\x1b\n" +
+	"\troot_hash\x18\t \x01(\tR\brootHash\x12\x12\n" +
+	"\x04full\x18\n" +
+	" \x01(\bR\x04full\x12/\n" +
+	"\x13unsequenced_entries\x18\v \x01(\x05R\x12unsequencedEntries\x126\n" +
+	"\x17unsequenced_age_seconds\x18\f \x01(\x01R\x15unsequencedAgeSeconds\"\x1b\n" +
+	"\x19GetAuditCheckpointRequest\"0\n" +
+	"\x1aGetAuditCheckpointResponse\x12\x12\n" +
+	"\x04note\x18\x01 \x01(\tR\x04note\"\x1c\n" +
+	"\x1aGetAuditVerifierKeyRequest\"/\n" +
+	"\x1bGetAuditVerifierKeyResponse\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\"E\n" +
+	"\x14GetAuditProofRequest\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x1b\n" +
+	"\ttree_size\x18\x02 \x01(\x05R\btreeSize\"y\n" +
+	"\x15GetAuditProofResponse\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x1b\n" +
+	"\ttree_size\x18\x02 \x01(\x05R\btreeSize\x12\x1b\n" +
+	"\tleaf_hash\x18\x03 \x01(\tR\bleafHash\x12\x14\n" +
+	"\x05proof\x18\x04 \x03(\tR\x05proof\"@\n" +
+	"\x1aGetAuditConsistencyRequest\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\x05R\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\x05R\x02to\"\x8d\x01\n" +
+	"\x1bGetAuditConsistencyResponse\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\x05R\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\x05R\x02to\x12\x19\n" +
+	"\bold_root\x18\x03 \x01(\tR\aoldRoot\x12\x19\n" +
+	"\bnew_root\x18\x04 \x01(\tR\anewRoot\x12\x14\n" +
+	"\x05proof\x18\x05 \x03(\tR\x05proof\"x\n" +
 	"\rRepairedBreak\x12\x1d\n" +
 	"\n" +
 	"repair_seq\x18\x01 \x01(\x05R\trepairSeq\x12\x19\n" +
@@ -6558,7 +7069,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x02id\x18\x03 \x01(\tR\x02id\x12%\n" +
 	"\x0econtributor_id\x18\x04 \x01(\tR\rcontributorId\x12\x12\n" +
 	"\x04name\x18\x05 \x01(\tR\x04name\x12*\n" +
-	"\x11expires_at_micros\x18\x06 \x01(\x03R\x0fexpiresAtMicros2\x9b!\n" +
+	"\x11expires_at_micros\x18\x06 \x01(\x03R\x0fexpiresAtMicros2\x8d%\n" +
 	"\rLedgerService\x12\\\n" +
 	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x01\x12b\n" +
@@ -6628,8 +7139,17 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x11RecordOraclePrice\x12+.foundry.ledger.v1.RecordOraclePriceRequest\x1a,.foundry.ledger.v1.RecordOraclePriceResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x06\x12t\n" +
 	"\x10ListAuditEntries\x12*.foundry.ledger.v1.ListAuditEntriesRequest\x1a+.foundry.ledger.v1.ListAuditEntriesResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\x02\x12e\n" +
-	"\vVerifyAudit\x12%.foundry.ledger.v1.VerifyAuditRequest\x1a&.foundry.ledger.v1.VerifyAuditResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12p\n" +
+	"\vVerifyAudit\x12%.foundry.ledger.v1.VerifyAuditRequest\x1a&.foundry.ledger.v1.VerifyAuditResponse\"\x12\xc2\xf3\x18\x0e\n" +
+	"\x01\x02\x1a\t\n" +
+	"\x04full\x12\x01\x06\x12z\n" +
+	"\x12GetAuditCheckpoint\x12,.foundry.ledger.v1.GetAuditCheckpointRequest\x1a-.foundry.ledger.v1.GetAuditCheckpointResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12}\n" +
+	"\x13GetAuditVerifierKey\x12-.foundry.ledger.v1.GetAuditVerifierKeyRequest\x1a..foundry.ledger.v1.GetAuditVerifierKeyResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12k\n" +
+	"\rGetAuditProof\x12'.foundry.ledger.v1.GetAuditProofRequest\x1a(.foundry.ledger.v1.GetAuditProofResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12}\n" +
+	"\x13GetAuditConsistency\x12-.foundry.ledger.v1.GetAuditConsistencyRequest\x1a..foundry.ledger.v1.GetAuditConsistencyResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12e\n" +
 	"\vRepairAudit\x12%.foundry.ledger.v1.RepairAuditRequest\x1a&.foundry.ledger.v1.RepairAuditResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x06\x12V\n" +
@@ -6662,7 +7182,7 @@ func file_foundry_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 99)
+var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 107)
 var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RegisterRequest)(nil),                      // 0: foundry.ledger.v1.RegisterRequest
 	(*RegisterResponse)(nil),                     // 1: foundry.ledger.v1.RegisterResponse
@@ -6733,46 +7253,54 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*ListAuditEntriesResponse)(nil),             // 66: foundry.ledger.v1.ListAuditEntriesResponse
 	(*VerifyAuditRequest)(nil),                   // 67: foundry.ledger.v1.VerifyAuditRequest
 	(*VerifyAuditResponse)(nil),                  // 68: foundry.ledger.v1.VerifyAuditResponse
-	(*RepairedBreak)(nil),                        // 69: foundry.ledger.v1.RepairedBreak
-	(*RepairAuditRequest)(nil),                   // 70: foundry.ledger.v1.RepairAuditRequest
-	(*RepairAuditResponse)(nil),                  // 71: foundry.ledger.v1.RepairAuditResponse
-	(*FreezeRequest)(nil),                        // 72: foundry.ledger.v1.FreezeRequest
-	(*FreezeResponse)(nil),                       // 73: foundry.ledger.v1.FreezeResponse
-	(*UnfreezeRequest)(nil),                      // 74: foundry.ledger.v1.UnfreezeRequest
-	(*UnfreezeResponse)(nil),                     // 75: foundry.ledger.v1.UnfreezeResponse
-	(*GetIncidentStatusRequest)(nil),             // 76: foundry.ledger.v1.GetIncidentStatusRequest
-	(*GetIncidentStatusResponse)(nil),            // 77: foundry.ledger.v1.GetIncidentStatusResponse
-	(*Incident)(nil),                             // 78: foundry.ledger.v1.Incident
-	(*ListIncidentsRequest)(nil),                 // 79: foundry.ledger.v1.ListIncidentsRequest
-	(*ListIncidentsResponse)(nil),                // 80: foundry.ledger.v1.ListIncidentsResponse
-	(*CheckCoherenceRequest)(nil),                // 81: foundry.ledger.v1.CheckCoherenceRequest
-	(*CheckCoherenceResponse)(nil),               // 82: foundry.ledger.v1.CheckCoherenceResponse
-	(*SetEconomyModeRequest)(nil),                // 83: foundry.ledger.v1.SetEconomyModeRequest
-	(*SetEconomyModeResponse)(nil),               // 84: foundry.ledger.v1.SetEconomyModeResponse
-	(*LogoutRequest)(nil),                        // 85: foundry.ledger.v1.LogoutRequest
-	(*LogoutResponse)(nil),                       // 86: foundry.ledger.v1.LogoutResponse
-	(*GetPrincipalRequest)(nil),                  // 87: foundry.ledger.v1.GetPrincipalRequest
-	(*GetPrincipalResponse)(nil),                 // 88: foundry.ledger.v1.GetPrincipalResponse
-	(*APIToken)(nil),                             // 89: foundry.ledger.v1.APIToken
-	(*CreateTokenRequest)(nil),                   // 90: foundry.ledger.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),                  // 91: foundry.ledger.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),                    // 92: foundry.ledger.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),                   // 93: foundry.ledger.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),                   // 94: foundry.ledger.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),                  // 95: foundry.ledger.v1.RevokeTokenResponse
-	(*AuthenticateRequest)(nil),                  // 96: foundry.ledger.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),                 // 97: foundry.ledger.v1.AuthenticateResponse
-	nil,                                          // 98: foundry.ledger.v1.AuditEntry.AttrsEntry
-	(*structpb.Struct)(nil),                      // 99: google.protobuf.Struct
-	(*wrapperspb.StringValue)(nil),               // 100: google.protobuf.StringValue
-	(*wrapperspb.Int32Value)(nil),                // 101: google.protobuf.Int32Value
+	(*GetAuditCheckpointRequest)(nil),            // 69: foundry.ledger.v1.GetAuditCheckpointRequest
+	(*GetAuditCheckpointResponse)(nil),           // 70: foundry.ledger.v1.GetAuditCheckpointResponse
+	(*GetAuditVerifierKeyRequest)(nil),           // 71: foundry.ledger.v1.GetAuditVerifierKeyRequest
+	(*GetAuditVerifierKeyResponse)(nil),          // 72: foundry.ledger.v1.GetAuditVerifierKeyResponse
+	(*GetAuditProofRequest)(nil),                 // 73: foundry.ledger.v1.GetAuditProofRequest
+	(*GetAuditProofResponse)(nil),                // 74: foundry.ledger.v1.GetAuditProofResponse
+	(*GetAuditConsistencyRequest)(nil),           // 75: foundry.ledger.v1.GetAuditConsistencyRequest
+	(*GetAuditConsistencyResponse)(nil),          // 76: foundry.ledger.v1.GetAuditConsistencyResponse
+	(*RepairedBreak)(nil),                        // 77: foundry.ledger.v1.RepairedBreak
+	(*RepairAuditRequest)(nil),                   // 78: foundry.ledger.v1.RepairAuditRequest
+	(*RepairAuditResponse)(nil),                  // 79: foundry.ledger.v1.RepairAuditResponse
+	(*FreezeRequest)(nil),                        // 80: foundry.ledger.v1.FreezeRequest
+	(*FreezeResponse)(nil),                       // 81: foundry.ledger.v1.FreezeResponse
+	(*UnfreezeRequest)(nil),                      // 82: foundry.ledger.v1.UnfreezeRequest
+	(*UnfreezeResponse)(nil),                     // 83: foundry.ledger.v1.UnfreezeResponse
+	(*GetIncidentStatusRequest)(nil),             // 84: foundry.ledger.v1.GetIncidentStatusRequest
+	(*GetIncidentStatusResponse)(nil),            // 85: foundry.ledger.v1.GetIncidentStatusResponse
+	(*Incident)(nil),                             // 86: foundry.ledger.v1.Incident
+	(*ListIncidentsRequest)(nil),                 // 87: foundry.ledger.v1.ListIncidentsRequest
+	(*ListIncidentsResponse)(nil),                // 88: foundry.ledger.v1.ListIncidentsResponse
+	(*CheckCoherenceRequest)(nil),                // 89: foundry.ledger.v1.CheckCoherenceRequest
+	(*CheckCoherenceResponse)(nil),               // 90: foundry.ledger.v1.CheckCoherenceResponse
+	(*SetEconomyModeRequest)(nil),                // 91: foundry.ledger.v1.SetEconomyModeRequest
+	(*SetEconomyModeResponse)(nil),               // 92: foundry.ledger.v1.SetEconomyModeResponse
+	(*LogoutRequest)(nil),                        // 93: foundry.ledger.v1.LogoutRequest
+	(*LogoutResponse)(nil),                       // 94: foundry.ledger.v1.LogoutResponse
+	(*GetPrincipalRequest)(nil),                  // 95: foundry.ledger.v1.GetPrincipalRequest
+	(*GetPrincipalResponse)(nil),                 // 96: foundry.ledger.v1.GetPrincipalResponse
+	(*APIToken)(nil),                             // 97: foundry.ledger.v1.APIToken
+	(*CreateTokenRequest)(nil),                   // 98: foundry.ledger.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),                  // 99: foundry.ledger.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),                    // 100: foundry.ledger.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),                   // 101: foundry.ledger.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),                   // 102: foundry.ledger.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),                  // 103: foundry.ledger.v1.RevokeTokenResponse
+	(*AuthenticateRequest)(nil),                  // 104: foundry.ledger.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),                 // 105: foundry.ledger.v1.AuthenticateResponse
+	nil,                                          // 106: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*structpb.Struct)(nil),                      // 107: google.protobuf.Struct
+	(*wrapperspb.StringValue)(nil),               // 108: google.protobuf.StringValue
+	(*wrapperspb.Int32Value)(nil),                // 109: google.protobuf.Int32Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
-	99,  // 3: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	99,  // 4: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	107, // 3: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
+	107, // 4: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
 	13,  // 5: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 6: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 7: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
@@ -6786,45 +7314,45 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	34,  // 15: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
 	36,  // 16: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
 	37,  // 17: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	100, // 18: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	108, // 18: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
 	41,  // 19: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
 	40,  // 20: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
 	44,  // 21: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
 	47,  // 22: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	100, // 23: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	98,  // 24: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	108, // 23: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	106, // 24: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
 	64,  // 25: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	101, // 26: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	101, // 27: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	100, // 28: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	69,  // 29: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	101, // 30: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	101, // 31: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	109, // 26: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	109, // 27: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	108, // 28: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	77,  // 29: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	109, // 30: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	109, // 31: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
 	64,  // 32: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	69,  // 33: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	100, // 34: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	100, // 35: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	78,  // 36: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	77,  // 33: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	108, // 34: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	108, // 35: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	86,  // 36: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
 	61,  // 37: foundry.ledger.v1.CheckCoherenceResponse.supply:type_name -> foundry.ledger.v1.GetSupplyResponse
 	68,  // 38: foundry.ledger.v1.CheckCoherenceResponse.chain:type_name -> foundry.ledger.v1.VerifyAuditResponse
-	100, // 39: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	100, // 40: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	100, // 41: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	100, // 42: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	100, // 43: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	100, // 44: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	100, // 45: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	89,  // 46: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	89,  // 47: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	89,  // 48: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	108, // 39: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	108, // 40: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	108, // 41: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	108, // 42: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	108, // 43: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	108, // 44: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	108, // 45: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	97,  // 46: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	97,  // 47: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	97,  // 48: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
 	0,   // 49: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
 	2,   // 50: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
 	4,   // 51: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	85,  // 52: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	87,  // 53: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	90,  // 54: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	92,  // 55: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	94,  // 56: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	93,  // 52: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	95,  // 53: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	98,  // 54: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	100, // 55: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	102, // 56: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
 	7,   // 57: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
 	9,   // 58: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
 	11,  // 59: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
@@ -6850,57 +7378,65 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	62,  // 79: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
 	65,  // 80: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
 	67,  // 81: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	70,  // 82: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	72,  // 83: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	74,  // 84: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	76,  // 85: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	79,  // 86: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	81,  // 87: foundry.ledger.v1.LedgerInternalService.CheckCoherence:input_type -> foundry.ledger.v1.CheckCoherenceRequest
-	83,  // 88: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:input_type -> foundry.ledger.v1.SetEconomyModeRequest
-	96,  // 89: foundry.ledger.v1.LedgerInternalService.Authenticate:input_type -> foundry.ledger.v1.AuthenticateRequest
-	1,   // 90: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 91: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 92: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	86,  // 93: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	88,  // 94: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	91,  // 95: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	93,  // 96: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	95,  // 97: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 98: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 99: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 100: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 101: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 102: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 103: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	21,  // 104: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	23,  // 105: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	28,  // 106: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	30,  // 107: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	32,  // 108: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	35,  // 109: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	39,  // 110: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	43,  // 111: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	46,  // 112: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	49,  // 113: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	51,  // 114: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	53,  // 115: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	55,  // 116: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	57,  // 117: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	59,  // 118: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	61,  // 119: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	63,  // 120: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	66,  // 121: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	68,  // 122: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	71,  // 123: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	73,  // 124: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	75,  // 125: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	77,  // 126: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	80,  // 127: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	82,  // 128: foundry.ledger.v1.LedgerInternalService.CheckCoherence:output_type -> foundry.ledger.v1.CheckCoherenceResponse
-	84,  // 129: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:output_type -> foundry.ledger.v1.SetEconomyModeResponse
-	97,  // 130: foundry.ledger.v1.LedgerInternalService.Authenticate:output_type -> foundry.ledger.v1.AuthenticateResponse
-	90,  // [90:131] is the sub-list for method output_type
-	49,  // [49:90] is the sub-list for method input_type
+	69,  // 82: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	71,  // 83: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	73,  // 84: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	75,  // 85: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	78,  // 86: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	80,  // 87: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	82,  // 88: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	84,  // 89: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	87,  // 90: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	89,  // 91: foundry.ledger.v1.LedgerInternalService.CheckCoherence:input_type -> foundry.ledger.v1.CheckCoherenceRequest
+	91,  // 92: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:input_type -> foundry.ledger.v1.SetEconomyModeRequest
+	104, // 93: foundry.ledger.v1.LedgerInternalService.Authenticate:input_type -> foundry.ledger.v1.AuthenticateRequest
+	1,   // 94: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 95: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 96: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	94,  // 97: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	96,  // 98: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	99,  // 99: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	101, // 100: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	103, // 101: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 102: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 103: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 104: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 105: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 106: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 107: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	21,  // 108: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	23,  // 109: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	28,  // 110: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	30,  // 111: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	32,  // 112: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	35,  // 113: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	39,  // 114: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	43,  // 115: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	46,  // 116: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	49,  // 117: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	51,  // 118: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	53,  // 119: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	55,  // 120: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	57,  // 121: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	59,  // 122: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	61,  // 123: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	63,  // 124: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	66,  // 125: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	68,  // 126: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	70,  // 127: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	72,  // 128: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	74,  // 129: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	76,  // 130: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	79,  // 131: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	81,  // 132: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	83,  // 133: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	85,  // 134: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	88,  // 135: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	90,  // 136: foundry.ledger.v1.LedgerInternalService.CheckCoherence:output_type -> foundry.ledger.v1.CheckCoherenceResponse
+	92,  // 137: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:output_type -> foundry.ledger.v1.SetEconomyModeResponse
+	105, // 138: foundry.ledger.v1.LedgerInternalService.Authenticate:output_type -> foundry.ledger.v1.AuthenticateResponse
+	94,  // [94:139] is the sub-list for method output_type
+	49,  // [49:94] is the sub-list for method input_type
 	49,  // [49:49] is the sub-list for extension type_name
 	49,  // [49:49] is the sub-list for extension extendee
 	0,   // [0:49] is the sub-list for field type_name
@@ -6919,14 +7455,14 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 	file_foundry_ledger_v1_ledger_proto_msgTypes[31].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[42].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[65].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[79].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[87].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ledger_v1_ledger_proto_rawDesc), len(file_foundry_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   99,
+			NumMessages:   107,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

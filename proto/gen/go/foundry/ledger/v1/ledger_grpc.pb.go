@@ -62,6 +62,10 @@ const (
 	LedgerService_RecordOraclePrice_FullMethodName            = "/foundry.ledger.v1.LedgerService/RecordOraclePrice"
 	LedgerService_ListAuditEntries_FullMethodName             = "/foundry.ledger.v1.LedgerService/ListAuditEntries"
 	LedgerService_VerifyAudit_FullMethodName                  = "/foundry.ledger.v1.LedgerService/VerifyAudit"
+	LedgerService_GetAuditCheckpoint_FullMethodName           = "/foundry.ledger.v1.LedgerService/GetAuditCheckpoint"
+	LedgerService_GetAuditVerifierKey_FullMethodName          = "/foundry.ledger.v1.LedgerService/GetAuditVerifierKey"
+	LedgerService_GetAuditProof_FullMethodName                = "/foundry.ledger.v1.LedgerService/GetAuditProof"
+	LedgerService_GetAuditConsistency_FullMethodName          = "/foundry.ledger.v1.LedgerService/GetAuditConsistency"
 	LedgerService_RepairAudit_FullMethodName                  = "/foundry.ledger.v1.LedgerService/RepairAudit"
 	LedgerService_Freeze_FullMethodName                       = "/foundry.ledger.v1.LedgerService/Freeze"
 	LedgerService_Unfreeze_FullMethodName                     = "/foundry.ledger.v1.LedgerService/Unfreeze"
@@ -147,8 +151,21 @@ type LedgerServiceClient interface {
 	RecordOraclePrice(ctx context.Context, in *RecordOraclePriceRequest, opts ...grpc.CallOption) (*RecordOraclePriceResponse, error)
 	// ListAuditEntries pages through the hash-chained audit ledger, newest first.
 	ListAuditEntries(ctx context.Context, in *ListAuditEntriesRequest, opts ...grpc.CallOption) (*ListAuditEntriesResponse, error)
-	// VerifyAudit walks the hash chain and reports the first break, if any.
+	// VerifyAudit verifies the audit log against its latest signed
+	// checkpoint, from where the last verification stopped (full: from the
+	// first entry, administrator), and reports the first break, if any.
 	VerifyAudit(ctx context.Context, in *VerifyAuditRequest, opts ...grpc.CallOption) (*VerifyAuditResponse, error)
+	// GetAuditCheckpoint returns the audit log's latest signed checkpoint (a
+	// signed note; the gateway serves it as text/plain at
+	// GET /api/audit/checkpoint).
+	GetAuditCheckpoint(ctx context.Context, in *GetAuditCheckpointRequest, opts ...grpc.CallOption) (*GetAuditCheckpointResponse, error)
+	// GetAuditVerifierKey returns the key that verifies the checkpoints (the
+	// gateway serves it as text/plain at GET /api/audit/verifier-key).
+	GetAuditVerifierKey(ctx context.Context, in *GetAuditVerifierKeyRequest, opts ...grpc.CallOption) (*GetAuditVerifierKeyResponse, error)
+	// GetAuditProof proves that an entry is in the log's tree.
+	GetAuditProof(ctx context.Context, in *GetAuditProofRequest, opts ...grpc.CallOption) (*GetAuditProofResponse, error)
+	// GetAuditConsistency proves that an earlier tree is a prefix of a later one.
+	GetAuditConsistency(ctx context.Context, in *GetAuditConsistencyRequest, opts ...grpc.CallOption) (*GetAuditConsistencyResponse, error)
 	// RepairAudit appends a repair entry naming a detected break (administrator).
 	RepairAudit(ctx context.Context, in *RepairAuditRequest, opts ...grpc.CallOption) (*RepairAuditResponse, error)
 	// Freeze stops every CC movement; one configured signer suffices.
@@ -500,6 +517,46 @@ func (c *ledgerServiceClient) VerifyAudit(ctx context.Context, in *VerifyAuditRe
 	return out, nil
 }
 
+func (c *ledgerServiceClient) GetAuditCheckpoint(ctx context.Context, in *GetAuditCheckpointRequest, opts ...grpc.CallOption) (*GetAuditCheckpointResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAuditCheckpointResponse)
+	err := c.cc.Invoke(ctx, LedgerService_GetAuditCheckpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) GetAuditVerifierKey(ctx context.Context, in *GetAuditVerifierKeyRequest, opts ...grpc.CallOption) (*GetAuditVerifierKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAuditVerifierKeyResponse)
+	err := c.cc.Invoke(ctx, LedgerService_GetAuditVerifierKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) GetAuditProof(ctx context.Context, in *GetAuditProofRequest, opts ...grpc.CallOption) (*GetAuditProofResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAuditProofResponse)
+	err := c.cc.Invoke(ctx, LedgerService_GetAuditProof_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) GetAuditConsistency(ctx context.Context, in *GetAuditConsistencyRequest, opts ...grpc.CallOption) (*GetAuditConsistencyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAuditConsistencyResponse)
+	err := c.cc.Invoke(ctx, LedgerService_GetAuditConsistency_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *ledgerServiceClient) RepairAudit(ctx context.Context, in *RepairAuditRequest, opts ...grpc.CallOption) (*RepairAuditResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RepairAuditResponse)
@@ -628,8 +685,21 @@ type LedgerServiceServer interface {
 	RecordOraclePrice(context.Context, *RecordOraclePriceRequest) (*RecordOraclePriceResponse, error)
 	// ListAuditEntries pages through the hash-chained audit ledger, newest first.
 	ListAuditEntries(context.Context, *ListAuditEntriesRequest) (*ListAuditEntriesResponse, error)
-	// VerifyAudit walks the hash chain and reports the first break, if any.
+	// VerifyAudit verifies the audit log against its latest signed
+	// checkpoint, from where the last verification stopped (full: from the
+	// first entry, administrator), and reports the first break, if any.
 	VerifyAudit(context.Context, *VerifyAuditRequest) (*VerifyAuditResponse, error)
+	// GetAuditCheckpoint returns the audit log's latest signed checkpoint (a
+	// signed note; the gateway serves it as text/plain at
+	// GET /api/audit/checkpoint).
+	GetAuditCheckpoint(context.Context, *GetAuditCheckpointRequest) (*GetAuditCheckpointResponse, error)
+	// GetAuditVerifierKey returns the key that verifies the checkpoints (the
+	// gateway serves it as text/plain at GET /api/audit/verifier-key).
+	GetAuditVerifierKey(context.Context, *GetAuditVerifierKeyRequest) (*GetAuditVerifierKeyResponse, error)
+	// GetAuditProof proves that an entry is in the log's tree.
+	GetAuditProof(context.Context, *GetAuditProofRequest) (*GetAuditProofResponse, error)
+	// GetAuditConsistency proves that an earlier tree is a prefix of a later one.
+	GetAuditConsistency(context.Context, *GetAuditConsistencyRequest) (*GetAuditConsistencyResponse, error)
 	// RepairAudit appends a repair entry naming a detected break (administrator).
 	RepairAudit(context.Context, *RepairAuditRequest) (*RepairAuditResponse, error)
 	// Freeze stops every CC movement; one configured signer suffices.
@@ -749,6 +819,18 @@ func (UnimplementedLedgerServiceServer) ListAuditEntries(context.Context, *ListA
 }
 func (UnimplementedLedgerServiceServer) VerifyAudit(context.Context, *VerifyAuditRequest) (*VerifyAuditResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method VerifyAudit not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetAuditCheckpoint(context.Context, *GetAuditCheckpointRequest) (*GetAuditCheckpointResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAuditCheckpoint not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetAuditVerifierKey(context.Context, *GetAuditVerifierKeyRequest) (*GetAuditVerifierKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAuditVerifierKey not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetAuditProof(context.Context, *GetAuditProofRequest) (*GetAuditProofResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAuditProof not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetAuditConsistency(context.Context, *GetAuditConsistencyRequest) (*GetAuditConsistencyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAuditConsistency not implemented")
 }
 func (UnimplementedLedgerServiceServer) RepairAudit(context.Context, *RepairAuditRequest) (*RepairAuditResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RepairAudit not implemented")
@@ -1380,6 +1462,78 @@ func _LedgerService_VerifyAudit_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_GetAuditCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAuditCheckpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).GetAuditCheckpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_GetAuditCheckpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).GetAuditCheckpoint(ctx, req.(*GetAuditCheckpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_GetAuditVerifierKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAuditVerifierKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).GetAuditVerifierKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_GetAuditVerifierKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).GetAuditVerifierKey(ctx, req.(*GetAuditVerifierKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_GetAuditProof_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAuditProofRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).GetAuditProof(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_GetAuditProof_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).GetAuditProof(ctx, req.(*GetAuditProofRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_GetAuditConsistency_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAuditConsistencyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).GetAuditConsistency(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_GetAuditConsistency_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).GetAuditConsistency(ctx, req.(*GetAuditConsistencyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LedgerService_RepairAudit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RepairAuditRequest)
 	if err := dec(in); err != nil {
@@ -1608,6 +1762,22 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "VerifyAudit",
 			Handler:    _LedgerService_VerifyAudit_Handler,
+		},
+		{
+			MethodName: "GetAuditCheckpoint",
+			Handler:    _LedgerService_GetAuditCheckpoint_Handler,
+		},
+		{
+			MethodName: "GetAuditVerifierKey",
+			Handler:    _LedgerService_GetAuditVerifierKey_Handler,
+		},
+		{
+			MethodName: "GetAuditProof",
+			Handler:    _LedgerService_GetAuditProof_Handler,
+		},
+		{
+			MethodName: "GetAuditConsistency",
+			Handler:    _LedgerService_GetAuditConsistency_Handler,
 		},
 		{
 			MethodName: "RepairAudit",

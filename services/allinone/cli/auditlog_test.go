@@ -1,0 +1,408 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+)
+
+// memLog is a log's tree in memory, as the ledger stores it: record 0 a
+// genesis record, record n an entry.
+type memLog struct {
+	hashes  []tlog.Hash
+	records [][]byte
+}
+
+func newMemLog(t *testing.T, entries ...string) *memLog {
+	l := &memLog{}
+	l.add(t, "foundry audit log v1\n")
+	for _, e := range entries {
+		l.add(t, e)
+	}
+	return l
+}
+
+func (l *memLog) reader() tlog.HashReader {
+	return tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(idx))
+		for i, x := range idx {
+			out[i] = l.hashes[x]
+		}
+		return out, nil
+	})
+}
+
+func (l *memLog) add(t *testing.T, record string) {
+	t.Helper()
+	hs, err := tlog.StoredHashes(int64(len(l.records)), []byte(record), l.reader())
+	require.NoError(t, err)
+	l.hashes = append(l.hashes, hs...)
+	l.records = append(l.records, []byte(record))
+}
+
+func (l *memLog) size() int64 { return int64(len(l.records)) }
+
+func (l *memLog) root(t *testing.T, n int64) tlog.Hash {
+	t.Helper()
+	h, err := tlog.TreeHash(n, l.reader())
+	require.NoError(t, err)
+	return h
+}
+
+// note is the checkpoint of the tree of n records, signed by skey.
+func (l *memLog) note(t *testing.T, skey string, n int64) string {
+	t.Helper()
+	s, err := note.NewSigner(skey)
+	require.NoError(t, err)
+	root := l.root(t, n)
+	msg, err := note.Sign(&note.Note{Text: s.Name() + "\n" + strconv.FormatInt(n, 10) + "\n" + b64(root) + "\n"}, s)
+	require.NoError(t, err)
+	return string(msg)
+}
+
+// consistency is the server's answer for GET /api/audit/consistency.
+func (l *memLog) consistency(t *testing.T, from, to int64) *ledgerv1.GetAuditConsistencyResponse {
+	t.Helper()
+	p, err := tlog.ProveTree(to, from, l.reader())
+	require.NoError(t, err)
+	return &ledgerv1.GetAuditConsistencyResponse{From: int32(from), To: int32(to), OldRoot: b64(l.root(t, from)),
+		NewRoot: b64(l.root(t, to)), Proof: b64s(p)}
+}
+
+// proof is the server's answer for GET /api/audit/entries/{seq}/proof.
+func (l *memLog) proof(t *testing.T, seq, n int64) *ledgerv1.GetAuditProofResponse {
+	t.Helper()
+	p, err := tlog.ProveRecord(n, seq, l.reader())
+	require.NoError(t, err)
+	return &ledgerv1.GetAuditProofResponse{Seq: int32(seq), TreeSize: int32(n), LeafHash: b64(tlog.RecordHash(l.records[seq])),
+		Proof: b64s(p)}
+}
+
+func b64(h tlog.Hash) string { return base64.StdEncoding.EncodeToString(h[:]) }
+
+func b64s(hs []tlog.Hash) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = b64(h)
+	}
+	return out
+}
+
+func mustHashes(t *testing.T, list []string) tlog.TreeProof {
+	t.Helper()
+	hs, err := parseHashes(list)
+	require.NoError(t, err)
+	return hs
+}
+
+func entries(n int, prefix string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s entry %d", prefix, i+1)
+	}
+	return out
+}
+
+func genKey(t *testing.T, name string) (skey, vkey string) {
+	t.Helper()
+	skey, vkey, err := note.GenerateKey(rand.Reader, name)
+	require.NoError(t, err)
+	return skey, vkey
+}
+
+// evidence is what an honest server holding l answers when its latest
+// checkpoint has n records, for a client holding held.
+func evidence(t *testing.T, l *memLog, skey, vkey string, n int64, held auditState, seqs ...int64) logEvidence {
+	t.Helper()
+	from := n
+	if held.Checkpoint != nil {
+		from = held.Checkpoint.TreeSize
+	}
+	ev := logEvidence{ServedKey: vkey + "\n", Note: l.note(t, skey, n), Consistency: l.consistency(t, from, n)}
+	for _, s := range seqs {
+		ev.Entries = append(ev.Entries, entryEvidence{Seq: s, Proof: l.proof(t, s, n)})
+	}
+	return ev
+}
+
+var (
+	t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	t1 = t0.Add(time.Hour)
+)
+
+func requireLogFails(t *testing.T, rep logReport, next *auditState, err error, want string) {
+	t.Helper()
+	require.Error(t, err)
+	require.IsType(t, &logError{}, err)
+	require.Contains(t, err.Error(), want)
+	require.False(t, rep.Valid)
+	require.NotNil(t, rep.Reason)
+	require.Nil(t, next, "nothing is kept from a checkpoint that failed")
+	require.Equal(t, ExitFailed, exitCode(err))
+}
+
+// firstRun verifies l's checkpoint of n records for a client that never
+// saw the server, and returns what it keeps.
+func firstRun(t *testing.T, l *memLog, skey, vkey string, n int64) auditState {
+	t.Helper()
+	held := auditState{Server: "http://ledger.test", path: "/state/ledger.json"}
+	rep, next, err := verifyLog(evidence(t, l, skey, vkey, n, held), held, t0)
+	require.NoError(t, err)
+	require.True(t, rep.Valid)
+	require.Equal(t, "first_use", rep.KeyTrust)
+	require.NotNil(t, next)
+	require.Equal(t, vkey, next.VerifierKey, "trusted on first use")
+	require.Equal(t, t0, next.KeyTrustedAt)
+	require.Equal(t, n, next.Checkpoint.TreeSize)
+	return *next
+}
+
+func TestVerifyLogSoundExtension(t *testing.T) {
+	skey, vkey := genKey(t, "foundry-audit")
+	l := newMemLog(t, entries(6, "a")...)
+	held := firstRun(t, l, skey, vkey, 7)
+
+	for _, e := range entries(10, "b") {
+		l.add(t, e)
+	}
+	rep, next, err := verifyLog(evidence(t, l, skey, vkey, 17, held, 3, 12), held, t1)
+	require.NoError(t, err)
+	require.True(t, rep.Valid)
+	require.Nil(t, rep.Reason)
+	require.Equal(t, "stored", rep.KeyTrust)
+	require.Equal(t, "foundry-audit", *rep.Origin)
+	require.Equal(t, int64(17), *rep.TreeSize)
+	require.Equal(t, b64(l.root(t, 17)), *rep.RootHash)
+	require.Equal(t, &previousReport{TreeSize: 7, RootHash: held.Checkpoint.RootHash, VerifiedAt: "2030-01-02T03:04:05Z", Extended: true},
+		rep.Previous)
+	require.Len(t, rep.Entries, 2)
+	for _, en := range rep.Entries {
+		require.True(t, en.Included, "%+v", en)
+		require.Nil(t, en.Reason)
+	}
+	require.NotNil(t, next)
+	require.Equal(t, int64(17), next.Checkpoint.TreeSize)
+	require.Equal(t, t1, next.Checkpoint.VerifiedAt)
+	require.Equal(t, t0, next.KeyTrustedAt, "the key's first trust is kept")
+	body := func(note string) string { b, _, _ := strings.Cut(note, "\n\n"); return b }
+	require.Equal(t, body(l.note(t, skey, 17)), body(next.Checkpoint.Note), "the checkpoint's text is kept")
+
+	// The same checkpoint again: nothing grew, nothing to object to.
+	_, _, err = verifyLog(evidence(t, l, skey, vkey, 17, *next), *next, t1)
+	require.NoError(t, err)
+}
+
+func TestVerifyLogRewrittenHistory(t *testing.T) {
+	skey, vkey := genKey(t, "foundry-audit")
+	for _, heldSize := range []int64{7, 8} { // 8: a power of two, which the proof takes from the client
+		t.Run(fmt.Sprint(heldSize), func(t *testing.T) {
+			honest := newMemLog(t, entries(int(heldSize)-1, "a")...)
+			held := firstRun(t, honest, skey, vkey, heldSize)
+
+			// Entry 3 rewritten, every later hash recomputed, and the tree
+			// grown and signed again with the ledger's own key.
+			forged := entries(15, "a")
+			forged[2] = "a entry 3, rewritten"
+			rewritten := newMemLog(t, forged...)
+			rep, next, err := verifyLog(evidence(t, rewritten, skey, vkey, 16, held), held, t1)
+			requireLogFails(t, rep, next, err, fmt.Sprintf("the audit log's history was rewritten since the checkpoint this client holds "+
+				"(tree size %d, verified 2030-01-02T03:04:05Z)", heldSize))
+			require.False(t, rep.Previous.Extended)
+
+			// The same size, signed again over the rewritten tree.
+			rep, next, err = verifyLog(evidence(t, rewritten, skey, vkey, heldSize, held), held, t1)
+			requireLogFails(t, rep, next, err, "history was rewritten")
+			require.ErrorContains(t, err, fmt.Sprintf("the server's signed checkpoint of that tree size has another root (%s, held %s)",
+				b64(rewritten.root(t, heldSize)), held.Checkpoint.RootHash))
+
+			// A server that still serves the honest checkpoints but whose
+			// stored tree was rebuilt from rewritten entries (the ledger
+			// stops signing then): its proof and roots come from that tree.
+			for _, e := range entries(8, "b") {
+				honest.add(t, e)
+			}
+			var recs []string
+			for _, r := range honest.records[1:] {
+				recs = append(recs, string(r))
+			}
+			recs[2] = "a entry 3, rewritten"
+			rebuilt := newMemLog(t, recs...)
+			ev := evidence(t, honest, skey, vkey, honest.size(), held)
+			ev.Consistency = rebuilt.consistency(t, heldSize, honest.size())
+			rep, next, err = verifyLog(ev, held, t1)
+			requireLogFails(t, rep, next, err, "history was rewritten")
+			if heldSize == 8 {
+				// The proof alone checks out: the old tree is the client's.
+				require.NoError(t, tlog.CheckTree(mustHashes(t, ev.Consistency.GetProof()), honest.size(), honest.root(t, honest.size()),
+					8, honest.root(t, 8)))
+				require.ErrorContains(t, err, "the server's stored tree of size 8 no longer hashes to the root it had")
+			}
+		})
+	}
+}
+
+func TestVerifyLogSignature(t *testing.T) {
+	skey, vkey := genKey(t, "foundry-audit")
+	l := newMemLog(t, entries(4, "a")...)
+	held := firstRun(t, l, skey, vkey, 5)
+	l.add(t, "a entry 5")
+
+	// Another key of the same name.
+	other, _ := genKey(t, "foundry-audit")
+	ev := evidence(t, l, skey, vkey, 6, held)
+	ev.Note = l.note(t, other, 6)
+	rep, next, err := verifyLog(ev, held, t1)
+	requireLogFails(t, rep, next, err, "the audit checkpoint is not signed by the trusted key foundry-audit (key hash ")
+
+	// The signature of another text.
+	ev = evidence(t, l, skey, vkey, 6, held)
+	ev.Note = strings.Replace(ev.Note, "\n6\n", "\n5\n", 1)
+	rep, next, err = verifyLog(ev, held, t1)
+	requireLogFails(t, rep, next, err, "the audit checkpoint's signature by foundry-audit (key hash ")
+	require.Contains(t, err.Error(), "does not verify: the checkpoint was forged or altered")
+
+	// Not a note at all.
+	ev.Note = "foundry-audit\n6\n"
+	rep, next, err = verifyLog(ev, held, t1)
+	requireLogFails(t, rep, next, err, "the audit checkpoint is not a signed note")
+
+	// Signed by the key, but not a checkpoint of its log.
+	s, err := note.NewSigner(skey)
+	require.NoError(t, err)
+	msg, err := note.Sign(&note.Note{Text: "another-log\n6\n" + b64(l.root(t, 6)) + "\n"}, s)
+	require.NoError(t, err)
+	ev.Note = string(msg)
+	rep, next, err = verifyLog(ev, held, t1)
+	requireLogFails(t, rep, next, err, `the audit checkpoint's origin "another-log" is not the key's name "foundry-audit"`)
+}
+
+func TestVerifyLogRolledBack(t *testing.T) {
+	skey, vkey := genKey(t, "foundry-audit")
+	l := newMemLog(t, entries(9, "a")...)
+	held := firstRun(t, l, skey, vkey, 10)
+	ev := evidence(t, l, skey, vkey, 6, auditState{})
+	ev.Consistency = nil // the client asks for none: from would be past to
+	rep, next, err := verifyLog(ev, held, t1)
+	requireLogFails(t, rep, next, err, "the audit log was rolled back: the server's checkpoint has tree size 6, "+
+		"but this client verified one of tree size 10, verified 2030-01-02T03:04:05Z")
+
+	rep, next, err = verifyLog(logEvidence{ServedKey: vkey}, held, t1)
+	requireLogFails(t, rep, next, err, "the server has no audit checkpoint, but this client verified one (tree size 10, ")
+}
+
+func TestVerifyLogKeyChange(t *testing.T) {
+	skey, vkey := genKey(t, "foundry-audit")
+	l := newMemLog(t, entries(4, "a")...)
+	held := firstRun(t, l, skey, vkey, 5)
+	l.add(t, "a entry 5")
+
+	newSkey, newVkey := genKey(t, "foundry-audit")
+	ev := evidence(t, l, newSkey, newVkey, 6, held)
+	rep, next, err := verifyLog(ev, held, t1)
+	requireLogFails(t, rep, next, err, "the server's audit verifier key changed: it serves "+newVkey+", but this client trusts "+vkey+
+		" (since 2030-01-02T03:04:05Z, kept in /state/ledger.json)")
+	require.Contains(t, err.Error(), "run again with --key "+newVkey)
+
+	// The operator confirmed it: --key replaces the trusted key, and the
+	// history must still extend the checkpoint held.
+	ev.GivenKey = newVkey
+	rep, next, err = verifyLog(ev, held, t1)
+	require.NoError(t, err)
+	require.Equal(t, "given", rep.KeyTrust)
+	require.True(t, rep.Previous.Extended)
+	require.Equal(t, newVkey, next.VerifierKey)
+	require.Equal(t, t1, next.KeyTrustedAt)
+
+	// --key that is not the one that signed.
+	ev.GivenKey = vkey
+	rep, next, err = verifyLog(ev, held, t1)
+	requireLogFails(t, rep, next, err, "is not signed by the trusted key")
+}
+
+func TestVerifyLogEntries(t *testing.T) {
+	skey, vkey := genKey(t, "foundry-audit")
+	l := newMemLog(t, entries(9, "a")...)
+	held := firstRun(t, l, skey, vkey, 10)
+
+	// Entry 4 rewritten in the store after it was sequenced: the server
+	// hashes it as stored now, against the tree it signed.
+	ev := evidence(t, l, skey, vkey, 10, held, 2, 4)
+	ev.Entries[1].Proof.LeafHash = b64(tlog.RecordHash([]byte("a entry 4, rewritten")))
+	ev.Entries = append(ev.Entries, entryEvidence{Seq: 10})
+	ev.Entries = append(ev.Entries, entryEvidence{Seq: 7, Err: "audit entry 7 is missing from the chain"})
+	rep, next, err := verifyLog(ev, held, t1)
+	require.Error(t, err)
+	require.IsType(t, &logError{}, err)
+	require.False(t, rep.Valid)
+	require.NotNil(t, next, "the checkpoint checked out: it is kept")
+	require.Equal(t, []bool{true, false, false, false}, []bool{rep.Entries[0].Included, rep.Entries[1].Included,
+		rep.Entries[2].Included, rep.Entries[3].Included})
+	require.Equal(t, "not in the log as signed: the entry as stored now does not hash to the leaf the signed tree holds "+
+		"(it was changed after it was sequenced)", *rep.Entries[1].Reason)
+	require.Contains(t, *rep.Entries[2].Reason, "not covered by the signed checkpoint (tree size 10 covers seq 1 to 9)")
+	require.Contains(t, *rep.Entries[3].Reason, "audit entry 7 is missing from the chain")
+	require.Contains(t, err.Error(), "audit entry 4: not in the log as signed")
+
+	// A proof for another tree than the signed one.
+	ev = evidence(t, l, skey, vkey, 10, held, 4)
+	ev.Entries[0].Proof = l.proof(t, 4, 9)
+	_, _, err = verifyLog(ev, held, t1)
+	require.ErrorContains(t, err, "the server's proof is for seq 4 in the tree of size 9, not seq 4 in 10")
+}
+
+func TestVerifyLogNoCheckpointYet(t *testing.T) {
+	_, vkey := genKey(t, "foundry-audit")
+	held := auditState{Server: "http://ledger.test", path: "/state/ledger.json"}
+	rep, next, err := verifyLog(logEvidence{ServedKey: vkey}, held, t0)
+	require.NoError(t, err)
+	require.True(t, rep.Valid)
+	require.Nil(t, rep.TreeSize)
+	require.Equal(t, vkey, next.VerifierKey, "the key is trusted already")
+	require.Nil(t, next.Checkpoint)
+}
+
+func TestAuditStateFile(t *testing.T) {
+	dir := t.TempDir()
+	require.Equal(t, "", auditStateDir(func(string) string { return "" }))
+	require.Equal(t, filepath.Join(dir, "foundry", "audit"), auditStateDir(func(k string) string {
+		return map[string]string{"XDG_CONFIG_HOME": dir, "HOME": "/nowhere"}[k]
+	}))
+	a := auditStateFile(dir, "http://127.0.0.1:8080")
+	require.Regexp(t, `/http_127\.0\.0\.1_8080-[0-9a-f]{8}\.json$`, a)
+	require.NotEqual(t, a, auditStateFile(dir, "http://127.0.0.1_8080"), "addresses that make the same name")
+
+	path := filepath.Join(dir, "sub", "state.json")
+	st, err := loadAuditState(path, "http://x")
+	require.NoError(t, err)
+	require.Equal(t, auditState{Server: "http://x", path: path}, st)
+	st.VerifierKey, st.KeyTrustedAt = "k+1+2", t0
+	st.Checkpoint = &heldCheckpoint{Note: "n", TreeSize: 3, RootHash: b64(tlog.Hash{1}), VerifiedAt: t1}
+	require.NoError(t, st.save())
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	got, err := loadAuditState(path, "http://x")
+	require.NoError(t, err)
+	require.Equal(t, st, got)
+	left, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	require.Len(t, left, 1, "no temporary file is left")
+
+	_, err = loadAuditState(path, "http://y")
+	require.ErrorContains(t, err, "is the state of http://x, not of http://y")
+	require.NoError(t, os.WriteFile(path, []byte("{"), 0o600))
+	_, err = loadAuditState(path, "http://x")
+	require.ErrorContains(t, err, "is not the state audit verify keeps")
+}

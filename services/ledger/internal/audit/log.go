@@ -1,0 +1,230 @@
+package audit
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// The log's Merkle tree is tlog's (RFC 6962 hashing, as the Go checksum
+// database and Certificate Transparency use), so any tlog implementation
+// can check its proofs. Record 0 is GenesisRecord; record n (n >= 1) is the
+// canonical encoding of the entry with seq n. A tree of size N therefore
+// covers seq 1 to N-1, and a record's number is its entry's seq.
+
+// GenesisRecord is record 0 of every log: it makes record numbers and
+// sequence numbers the same (tlog counts records from 0, the chain from 1).
+var GenesisRecord = []byte("foundry audit log v1\n")
+
+// LeafHash is the tree's hash of a record: of an entry's canonical
+// encoding, or of GenesisRecord.
+func LeafHash(record []byte) tlog.Hash { return tlog.RecordHash(record) }
+
+// Frontier is the right edge of a tree: the roots of its maximal complete
+// subtrees, largest first. It is all that appending needs, so the
+// sequencer extends the tree without reading it, and a verifier recomputes
+// a root from a stream of leaves in constant memory.
+type Frontier struct {
+	size int64
+	// roots[i] is the hash of a complete subtree of 2^levels[i] records.
+	roots  []tlog.Hash
+	levels []int
+}
+
+// Size is the number of records in the tree.
+func (f *Frontier) Size() int64 { return f.size }
+
+// LoadFrontier reads the frontier of a tree of size n from its stored
+// hashes (one read of at most 63 hashes).
+func LoadFrontier(n int64, r tlog.HashReader) (*Frontier, error) {
+	f := &Frontier{size: n}
+	var idx []int64
+	start := int64(0)
+	for level := 62; level >= 0; level-- {
+		if n&(1<<level) == 0 {
+			continue
+		}
+		idx = append(idx, tlog.StoredHashIndex(level, start>>level))
+		f.levels = append(f.levels, level)
+		start += 1 << level
+	}
+	if len(idx) == 0 {
+		return f, nil
+	}
+	hs, err := r.ReadHashes(idx)
+	if err != nil {
+		return nil, err
+	}
+	if len(hs) != len(idx) {
+		return nil, fmt.Errorf("read %d stored hashes, want %d", len(hs), len(idx))
+	}
+	f.roots = hs
+	return f, nil
+}
+
+// Append adds the record whose leaf hash is leaf and returns the hashes
+// the tree stores for it, to be stored from index tlog.StoredHashIndex(0,
+// n) on, where n was the size before: exactly tlog.StoredHashes.
+func (f *Frontier) Append(leaf tlog.Hash) []tlog.Hash {
+	out := []tlog.Hash{leaf}
+	h, level := leaf, 0
+	for len(f.levels) > 0 && f.levels[len(f.levels)-1] == level {
+		last := len(f.levels) - 1
+		h = tlog.NodeHash(f.roots[last], h)
+		f.roots, f.levels = f.roots[:last], f.levels[:last]
+		level++
+		out = append(out, h)
+	}
+	f.roots, f.levels = append(f.roots, h), append(f.levels, level)
+	f.size++
+	return out
+}
+
+// Root is the tree's root hash (tlog.TreeHash); the zero hash for an empty
+// tree.
+func (f *Frontier) Root() tlog.Hash {
+	if len(f.roots) == 0 {
+		return tlog.Hash{}
+	}
+	h := f.roots[len(f.roots)-1]
+	for i := len(f.roots) - 2; i >= 0; i-- {
+		h = tlog.NodeHash(f.roots[i], h)
+	}
+	return h
+}
+
+// Checkpoint is a tree head as a C2SP checkpoint states it.
+type Checkpoint struct {
+	Origin string
+	Size   int64
+	Root   tlog.Hash
+}
+
+// Text is the checkpoint's body: the origin line, the tree size in
+// decimal and the root hash in standard base64, each ending in a newline.
+func (c Checkpoint) Text() string {
+	return c.Origin + "\n" + strconv.FormatInt(c.Size, 10) + "\n" + base64.StdEncoding.EncodeToString(c.Root[:]) + "\n"
+}
+
+// ParseCheckpoint reads a checkpoint's body (extension lines after the
+// root are allowed and ignored, as C2SP says).
+func ParseCheckpoint(text string) (Checkpoint, error) {
+	lines := strings.SplitAfter(text, "\n")
+	if len(lines) < 3 || !strings.HasSuffix(text, "\n") {
+		return Checkpoint{}, errors.New("checkpoint: want an origin line, a tree size and a root hash, each ending in a newline")
+	}
+	origin := strings.TrimSuffix(lines[0], "\n")
+	size, err := strconv.ParseInt(strings.TrimSuffix(lines[1], "\n"), 10, 64)
+	if origin == "" || err != nil || size < 0 || strconv.FormatInt(size, 10) != strings.TrimSuffix(lines[1], "\n") {
+		return Checkpoint{}, errors.New("checkpoint: want a non-empty origin and a decimal tree size")
+	}
+	root, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(lines[2], "\n"))
+	if err != nil || len(root) != len(tlog.Hash{}) {
+		return Checkpoint{}, errors.New("checkpoint: the root hash is not 32 bytes of standard base64")
+	}
+	c := Checkpoint{Origin: origin, Size: size}
+	copy(c.Root[:], root)
+	return c, nil
+}
+
+// Signer signs checkpoints with the ledger's Ed25519 key, as a signed note
+// (golang.org/x/mod/sumdb/note). The key's name is the log's origin.
+type Signer struct {
+	signer   note.Signer
+	verifier note.Verifier
+	vkey     string
+}
+
+// GenerateKey makes a signing key named name and returns it with its
+// verifier key, both in note's text form ("PRIVATE+KEY+name+hash+key" and
+// "name+hash+key").
+func GenerateKey(name string) (skey, vkey string, err error) {
+	return note.GenerateKey(rand.Reader, name)
+}
+
+// NewSigner reads a signing key in note's text form.
+func NewSigner(skey string) (*Signer, error) {
+	s, err := note.NewSigner(skey)
+	if err != nil {
+		return nil, errors.New("the audit signing key is not a note signing key (PRIVATE+KEY+<name>+<hash>+<key>; make one with: foundry audit keygen)")
+	}
+	// note keeps the public key to itself; it is the Ed25519 key of the
+	// seed the signing key carries (its fifth field, after PRIVATE, KEY,
+	// the name and the key hash, none of which holds a "+": algorithm
+	// byte and seed in base64, which may).
+	fields := strings.SplitN(skey, "+", 5)
+	if len(fields) != 5 {
+		return nil, errors.New("the audit signing key is not an Ed25519 note key")
+	}
+	raw, err := base64.StdEncoding.DecodeString(fields[4])
+	if err != nil || len(raw) != 1+ed25519.SeedSize {
+		return nil, errors.New("the audit signing key is not an Ed25519 note key")
+	}
+	pub := ed25519.NewKeyFromSeed(raw[1:]).Public().(ed25519.PublicKey)
+	vkey, err := note.NewEd25519VerifierKey(s.Name(), pub)
+	if err != nil {
+		return nil, err
+	}
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return nil, err
+	}
+	return &Signer{signer: s, verifier: v, vkey: vkey}, nil
+}
+
+// Origin is the log's origin line: the key's name.
+func (s *Signer) Origin() string { return s.signer.Name() }
+
+// VerifierKey is the key that verifies the signer's checkpoints, in
+// note's text form, as clients are given it.
+func (s *Signer) VerifierKey() string { return s.vkey }
+
+// Sign returns the signed note of a checkpoint.
+func (s *Signer) Sign(c Checkpoint) (string, error) {
+	msg, err := note.Sign(&note.Note{Text: c.Text()}, s.signer)
+	if err != nil {
+		return "", fmt.Errorf("sign checkpoint: %w", err)
+	}
+	return string(msg), nil
+}
+
+// ErrOtherKey reports a checkpoint signed by another key than the one
+// asked to verify it: a key that was rotated, or a forgery.
+var ErrOtherKey = errors.New("the checkpoint is not signed by this key")
+
+// OpenCheckpoint verifies a signed checkpoint against a verifier key and
+// returns it; ErrOtherKey when no signature is by that key, another error
+// when the note is malformed or its signature by that key is wrong. The
+// checkpoint's origin must be the key's name.
+func OpenCheckpoint(signed, vkey string) (Checkpoint, error) {
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("verifier key: %w", err)
+	}
+	n, err := note.Open([]byte(signed), note.VerifierList(v))
+	var unverified *note.UnverifiedNoteError
+	if errors.As(err, &unverified) {
+		return Checkpoint{}, ErrOtherKey
+	}
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoint signature: %w", err)
+	}
+	c, err := ParseCheckpoint(n.Text)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if c.Origin != v.Name() {
+		return Checkpoint{}, fmt.Errorf("checkpoint origin %q is not the key's name %q", c.Origin, v.Name())
+	}
+	return c, nil
+}
+
+// Verifier returns the signer's verifier key as a note.Verifier.
+func (s *Signer) Verifier() note.Verifier { return s.verifier }

@@ -1,0 +1,220 @@
+package usecase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+)
+
+// auditPage is how many records verification reads at a time.
+const auditPage = 1000
+
+// verifyCacheFor is how long an incremental verification's answer is
+// served again while the log has not grown: GET /api/audit/verify is
+// public, and a client polling it must not make the ledger walk anything.
+const verifyCacheFor = 5 * time.Second
+
+// Verification is what verifying the audit log found.
+type Verification struct {
+	audit.Result
+	// From is the seq the walk started at: 1 for a full walk, the end of
+	// the last verified checkpoint for an incremental one.
+	From int64
+	// TreeSize and Root are the signed checkpoint verified against (0
+	// before the first batch: then only the chain is walked).
+	TreeSize int64
+	Root     audit.Hash
+	// Full is true for a walk from the first entry.
+	Full bool
+	At   time.Time
+}
+
+type verifyCache struct {
+	size int64
+	at   time.Time
+	out  Verification
+}
+
+// VerifyAudit verifies the log against its latest signed checkpoint: the
+// checkpoint's signature, the chain from the last verified checkpoint (or
+// from the first entry when full) to the checkpoint's last entry, every
+// entry against the leaf the tree holds for it, and the tree against the
+// signed root. The breaks repairs recorded are accepted exactly as
+// recorded and listed (audit.Break). A sound verification moves the
+// verified checkpoint, where the next incremental one starts, so each
+// entry is walked once in the ordinary course; a full walk is for an
+// administrator who suspects the history before that point.
+func (a *App) VerifyAudit(ctx context.Context, full bool) (Verification, error) {
+	r := a.read()
+	latest, err := r.Audit.Checkpoint(ctx, checkpointLatest)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return Verification{}, err
+	}
+	if !full {
+		a.verifyMu.Lock()
+		c := a.verified
+		a.verifyMu.Unlock()
+		if c.size == latest.Size && latest.Size > 0 && a.clock.Now().Sub(c.at) < verifyCacheFor {
+			return c.out, nil
+		}
+	}
+	// The head is read after the checkpoint: the sequencer moves both in
+	// one transaction, so a sound log's head is never behind it.
+	eco, err := r.Credit.Economy(ctx)
+	if err != nil {
+		return Verification{}, err
+	}
+	out := Verification{Full: full, At: a.now(), TreeSize: latest.Size, Root: latest.Root, From: 1}
+	if latest.Size == 0 {
+		// Before the first batch: the chain only.
+		res, _, err := a.walk(ctx, r, 1, audit.Genesis, eco.AuditSeq, nil)
+		out.Result = res
+		return out, err
+	}
+	fail := func(seq int64, reason string) (Verification, error) {
+		out.Result = audit.Result{FirstDivergent: seq, LastVerified: max(seq-1, 0), Reason: reason}
+		return out, nil
+	}
+	c, err := audit.OpenCheckpoint(latest.Note, a.signer.VerifierKey())
+	switch {
+	case errors.Is(err, audit.ErrOtherKey):
+		// Signed before the key changed; the next batch signs with this
+		// one (and records the change as an incident).
+	case err != nil:
+		return fail(1, "the latest checkpoint's signature does not verify: "+err.Error())
+	case c.Size != latest.Size || c.Root != tlog.Hash(latest.Root):
+		return fail(1, "the latest checkpoint's stored size or root differs from what it signed")
+	}
+	last := latest.Size - 1
+	if eco.AuditSeq < last {
+		return fail(eco.AuditSeq+1, fmt.Sprintf("entries missing: the chain's head is seq %d, but the signed checkpoint covers seq %d",
+			eco.AuditSeq, last))
+	}
+	next, prev := int64(1), audit.Genesis
+	var frontier *audit.Frontier
+	if !full {
+		v, err := r.Audit.Checkpoint(ctx, checkpointVerified)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return Verification{}, err
+		}
+		if err == nil && v.Size >= 1 && v.Size <= latest.Size {
+			if frontier, err = audit.LoadFrontier(v.Size, treeReader{ctx, r}); err != nil {
+				return fail(v.Size, "the stored tree lost hashes it had when last verified: "+err.Error())
+			}
+			if audit.Hash(frontier.Root()) != v.Root {
+				return fail(v.Size, fmt.Sprintf("the stored tree of size %d changed since it was verified", v.Size))
+			}
+			next, prev, out.From = v.Size, v.Chain, v.Size
+		}
+	}
+	if frontier == nil {
+		frontier = &audit.Frontier{}
+		genesis, err := r.Audit.TreeHashes(ctx, []int64{0})
+		if err != nil || genesis[0] != audit.Hash(audit.LeafHash(audit.GenesisRecord)) {
+			return fail(0, "the tree's first record is not the log's genesis record")
+		}
+		frontier.Append(tlog.Hash(genesis[0]))
+	}
+	res, v, err := a.walk(ctx, r, next, prev, last, frontier)
+	if err != nil {
+		return Verification{}, err
+	}
+	out.Result = res
+	if !res.OK {
+		return out, nil
+	}
+	if audit.Hash(frontier.Root()) != latest.Root {
+		return fail(next, "the stored tree does not hash to the signed checkpoint's root")
+	}
+	if err := r.Audit.SaveCheckpoint(ctx, checkpointVerified, store.Checkpoint{Size: latest.Size, Root: latest.Root,
+		Chain: v.Head(), At: out.At}); err != nil {
+		return Verification{}, err
+	}
+	if !full {
+		a.verifyMu.Lock()
+		a.verified = verifyCache{size: latest.Size, at: a.clock.Now(), out: out}
+		a.verifyMu.Unlock()
+	}
+	return out, nil
+}
+
+// walk verifies the chain from seq next (whose record must chain to prev)
+// to seq last, in pages and in constant memory, accepting the breaks
+// repairs recorded. With frontier, each entry is also checked against the
+// leaf the tree stores for it (except in a recorded break: a repair
+// accepts those entries as they are), and the stored leaves are appended
+// to frontier, whose root the caller compares with the signed one.
+func (a *App) walk(ctx context.Context, r Repos, next int64, prev audit.Hash, last int64,
+	frontier *audit.Frontier) (audit.Result, *audit.Verifier, error) {
+	repairs, err := r.Audit.Repairs(ctx, last)
+	if err != nil {
+		return audit.Result{}, nil, err
+	}
+	var breaks []audit.Break
+	for _, rec := range repairs {
+		if b, ok := audit.ParseRepair(rec); ok {
+			breaks = append(breaks, b)
+		}
+	}
+	v := audit.ResumeVerifier(breaks, next, prev)
+	// The walk ends at last, read before it started. Movements keep
+	// appending while a verification outside the sequencer's transaction
+	// reads: entries past it belong to the next check.
+	after := next - 1
+	for after < last {
+		page, err := r.Audit.Range(ctx, after, int(min(auditPage, last-after)))
+		if err != nil {
+			return audit.Result{}, nil, err
+		}
+		if len(page) == 0 {
+			break
+		}
+		// The page spans seq after+1 to end; the tree has a leaf for each
+		// of them, those of entries a repair accepted as deleted included.
+		end := min(page[len(page)-1].Entry.Seq, last)
+		var leaves []audit.Hash
+		if frontier != nil && end > after {
+			idx := make([]int64, 0, end-after)
+			for seq := after + 1; seq <= end; seq++ {
+				idx = append(idx, tlog.StoredHashIndex(0, seq))
+			}
+			if leaves, err = r.Audit.TreeHashes(ctx, idx); err != nil {
+				res := v.Result()
+				res.OK, res.FirstDivergent = false, after+1
+				res.Reason = "the tree has no leaf for an entry: " + err.Error()
+				return res, v, nil
+			}
+		}
+		for _, rec := range page {
+			if rec.Entry.Seq > last {
+				break
+			}
+			if !v.Add(rec) {
+				return v.Result(), v, nil
+			}
+			if frontier == nil {
+				continue
+			}
+			if audit.Hash(audit.LeafHash(rec.Encoded)) != leaves[rec.Entry.Seq-after-1] && !v.Skipped() {
+				res := v.Result()
+				res.OK, res.FirstDivergent, res.LastVerified = false, rec.Entry.Seq, rec.Entry.Seq-1
+				res.Reason = "the entry is not the one the log signed: its encoding does not hash to the tree's leaf"
+				return res, v, nil
+			}
+		}
+		// Reached only when every entry of the page was accepted (a seq
+		// missing outside a recorded break diverges above).
+		for _, h := range leaves {
+			frontier.Append(tlog.Hash(h))
+		}
+		after = end
+	}
+	// Finish also finds a tail cut off.
+	return v.Finish(last), v, nil
+}
