@@ -298,8 +298,8 @@ type Audit interface {
 	// Backlog counts the queued entries and returns the oldest one's time
 	// (zero when the queue is empty).
 	Backlog(ctx context.Context) (int64, time.Time, error)
-	// TreeHashes reads stored Merkle tree hashes by index; an error when
-	// one is missing.
+	// TreeHashes reads stored Merkle tree hashes by index; ErrNotFound
+	// when one is missing.
 	TreeHashes(ctx context.Context, idx []int64) ([]audit.Hash, error)
 	// Checkpoint reads the named checkpoint ("latest" or "verified");
 	// ErrNotFound before the first.

@@ -184,11 +184,16 @@ func (a *App) walk(ctx context.Context, r Repos, next int64, prev audit.Hash, la
 			for seq := after + 1; seq <= end; seq++ {
 				idx = append(idx, tlog.StoredHashIndex(0, seq))
 			}
-			if leaves, err = r.Audit.TreeHashes(ctx, idx); err != nil {
+			leaves, err = r.Audit.TreeHashes(ctx, idx)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				// A leaf missing from the tree is a finding, not a failure.
 				res := v.Result()
 				res.OK, res.FirstDivergent = false, after+1
 				res.Reason = "the tree has no leaf for an entry: " + err.Error()
-				return res, v, nil
+				return res, v, nil //nolint:nilerr // reported in the result
+			case err != nil:
+				return audit.Result{}, nil, err
 			}
 		}
 		for _, rec := range page {

@@ -208,7 +208,7 @@ func (a Audit) TreeHashes(ctx context.Context, idx []int64) ([]audit.Hash, error
 	for i, x := range idx {
 		h, ok := found[x]
 		if !ok {
-			return nil, fmt.Errorf("audit tree hash %d is missing", x)
+			return nil, fmt.Errorf("audit tree hash %d: %w", x, store.ErrNotFound)
 		}
 		out[i] = h
 	}
