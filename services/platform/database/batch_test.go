@@ -23,7 +23,7 @@ func TestBatch(t *testing.T) {
 			_, err := db.Exec(ctx, `INSERT INTO counters (name, value) VALUES ($1, $2)`, name, int64(len(name)+int(name[0]-'a')))
 			require.NoError(t, err)
 		}
-		run := func(q database.Querier) (names []string, total int64, missing error, updated int64) {
+		run := func(q database.Querier) (names []string, total, updated int64, missing error) {
 			b := &database.Batch{}
 			b.Query(func(rows database.Rows) error {
 				for rows.Next() {
@@ -44,16 +44,16 @@ func TestBatch(t *testing.T) {
 			b.Exec(func(n int64) error { updated = n; return nil }, `UPDATE counters SET value = value WHERE name <> $1`, "a")
 			require.Equal(t, 4, b.Len())
 			require.NoError(t, q.SendBatch(ctx, b))
-			return names, total, missing, updated
+			return names, total, updated, missing
 		}
-		names, total, missing, updated := run(db)
+		names, total, updated, missing := run(db)
 		require.Equal(t, int64(2), updated, "an Exec gets the rows it affected")
 		require.Equal(t, []string{"b", "c"}, names)
 		require.Equal(t, int64(6), total)
 		require.ErrorIs(t, missing, database.ErrNoRows)
 
 		require.NoError(t, db.Tx(ctx, func(tx database.Querier) error {
-			names, total, missing, updated := run(tx)
+			names, total, updated, missing := run(tx)
 			require.Equal(t, int64(2), updated)
 			require.Equal(t, []string{"b", "c"}, names)
 			require.Equal(t, int64(6), total)
