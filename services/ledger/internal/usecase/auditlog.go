@@ -288,8 +288,10 @@ func (a *App) appendNow(ctx context.Context, r Repos, eco *store.Economy, entrie
 	if err := a.catchUp(ctx, r, st, -1); err != nil {
 		return err
 	}
-	// The whole queue: a change of mode holds the mode lock exclusively,
-	// so no movement adds to it meanwhile.
+	// The whole queue as this transaction sees it: a change of mode holds
+	// the mode lock exclusively, so no movement adds to it meanwhile; for
+	// an oracle reading or a repair, entries committed meanwhile are the
+	// next batch's.
 	queued, err := r.Audit.Queue(ctx, 1<<30)
 	if err != nil {
 		return err
