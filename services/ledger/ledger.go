@@ -27,7 +27,6 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/lease"
-	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
 // Config holds the ledger's own settings.
@@ -220,86 +219,4 @@ func repos(q database.Querier) usecase.Repos {
 		Attribution: sqlstore.NewAttribution(q),
 		Keys:        idempotency.SQL{Q: q},
 	}
-}
-
-// The sequencer's lease lasts sequencerLease and is renewed every
-// sequencerRenew; a replica that stops renewing is replaced after that.
-const (
-	sequencerLease = 10 * time.Second
-	sequencerRenew = 3 * time.Second
-)
-
-// runSequencer integrates the audit queue into the log, on the replica
-// that holds the sequencer's lease, until ctx ends: at once when a
-// movement on this replica commits, otherwise every interval; back to back
-// while batches come full. Two replicas that both believe they lead are
-// safe (each batch locks the economy row, where the chain's head is), so
-// the lease only saves the others the work. A failed batch (a log someone
-// rewrote stops it: usecase.ErrLogTampered) is logged at error level each
-// time; the queue then grows, and the monitor sees its age.
-func runSequencer(ctx context.Context, log *zap.Logger, uc *usecase.App, holder string, every time.Duration) {
-	defer func() { _ = uc.ReleaseSequencer(context.WithoutCancel(ctx), holder) }()
-	var (
-		leading bool
-		renewed time.Time
-		// failed and logged are the last failure and when it was logged.
-		failed string
-		logged time.Time
-	)
-	for ctx.Err() == nil {
-		if time.Since(renewed) >= sequencerRenew {
-			ok, err := uc.LeadSequencer(ctx, holder, sequencerLease)
-			if err != nil && ctx.Err() == nil {
-				log.Warn("taking the audit sequencer's lease failed", zap.Error(err))
-			}
-			if ok != leading {
-				log.Info("audit sequencer", zap.Bool("leading", ok))
-			}
-			leading, renewed = ok && err == nil, time.Now()
-		}
-		full := false
-		if leading {
-			n, err := uc.Sequence(ctx)
-			switch {
-			case err != nil && ctx.Err() == nil:
-				// The same failure every interval is logged once a minute.
-				if msg := err.Error(); msg != failed || time.Since(logged) >= time.Minute {
-					log.Error("sequencing the audit log failed; movements' audit entries wait in the queue", zap.Error(err))
-					failed, logged = msg, time.Now()
-				}
-			case err == nil:
-				failed = ""
-				// Work done: look again at once, until the queue is empty.
-				full = n > 0
-			}
-		}
-		if full {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-uc.Sequenced():
-		case <-time.After(every):
-		}
-	}
-}
-
-// readRates reads the rate source through the circuit breaker at startup
-// and then every interval, until ctx ends. A failed reading is logged and
-// the rate in force stays; the breaker, not this loop, decides what a
-// reading may change.
-func readRates(ctx context.Context, log *zap.Logger, uc *usecase.App, every time.Duration) {
-	read := func() {
-		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		rd, recorded, err := uc.ReadRate(rctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Warn("reading the exchange rate failed; the rate in force stays", zap.Error(err))
-		case recorded && rd.Verdict != "accepted":
-			log.Warn("exchange-rate reading held by the circuit breaker", zap.String("verdict", string(rd.Verdict)),
-				zap.Stringer("price", rd.Price), zap.Stringer("rate_in_force", rd.State.LastGood))
-		}
-	}
-	periodic.Run(ctx, every, read)
 }

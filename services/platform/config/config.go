@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -126,15 +125,4 @@ func (s *FlagSet) Given(name string) bool { return s.given[name] }
 func lookup(raw string) (string, bool) {
 	v := strings.TrimSpace(raw)
 	return v, v != ""
-}
-
-// ParseBool is strconv.ParseBool that also accepts yes/no and on/off.
-func ParseBool(v string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "yes", "on":
-		return true, nil
-	case "no", "off":
-		return false, nil
-	}
-	return strconv.ParseBool(v)
 }

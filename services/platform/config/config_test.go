@@ -62,17 +62,6 @@ func TestBadEnvironmentValueNamesTheVariable(t *testing.T) {
 	require.ErrorContains(t, err, "T_RATE")
 }
 
-func TestParseBool(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]bool{"yes": true, "off": false, "1": true, "FALSE": false} {
-		got, err := config.ParseBool(in)
-		require.NoError(t, err)
-		require.Equal(t, want, got, in)
-	}
-	_, err := config.ParseBool("maybe")
-	require.Error(t, err)
-}
-
 func TestGiven(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

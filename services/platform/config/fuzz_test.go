@@ -89,23 +89,3 @@ func FuzzParseEnv(f *testing.F) {
 		require.Equal(t, wantAddr, s.addr)
 	})
 }
-
-// FuzzParseBool checks ParseBool is strconv.ParseBool plus yes/no and
-// on/off in any case, and nothing else.
-func FuzzParseBool(f *testing.F) {
-	for _, s := range []string{"yes", "No", " ON ", "off", "true", "1", "F", "maybe", "", "yes\x00", "\xff", "ＹＥＳ"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		got, err := config.ParseBool(v)
-		want, werr := strconv.ParseBool(v)
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "yes", "on":
-			want, werr = true, nil
-		case "no", "off":
-			want, werr = false, nil
-		}
-		require.Equal(t, werr == nil, err == nil, "value %q: %v", v, err)
-		require.Equal(t, want, got, "value %q", v)
-	})
-}

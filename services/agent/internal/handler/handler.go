@@ -24,6 +24,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // Handler serves foundry.agent.v1.AgentService.
@@ -60,13 +61,11 @@ func New(uc *usecase.App, l Loop, runOnceWait time.Duration) *Handler {
 	return &Handler{uc: uc, loop: l, runOnceWait: runOnceWait}
 }
 
-func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 func optTime(t time.Time) *wrapperspb.StringValue {
 	if t.IsZero() {
 		return nil
 	}
-	return wrapperspb.String(rfc3339(t))
+	return wrapperspb.String(wire.Time(t))
 }
 
 func optString(s string) *wrapperspb.StringValue {
@@ -118,7 +117,7 @@ func toProto(t store.Task) (*agentv1.AgentTask, error) {
 		ErrorSummary: optString(t.ErrorSummary), ErrorCategory: optString(t.ErrorCategory),
 		Context: c, WorkerId: optString(t.WorkerID), PromptVariant: optString(t.PromptVariant),
 		ValueScore: optFloat(t.ValueScore), ResourceCost: optFloat(t.ResourceCost), DurationSeconds: optFloat(t.Duration),
-		CreatedAt: rfc3339(t.CreatedAt), UpdatedAt: rfc3339(t.UpdatedAt),
+		CreatedAt: wire.Time(t.CreatedAt), UpdatedAt: wire.Time(t.UpdatedAt),
 		StartedAt: optTime(t.StartedAt), CompletedAt: optTime(t.CompletedAt),
 		Attempts: int32(t.Attempts), LeaseExpiresAt: optTime(t.LeaseExpiresAt),
 	}, nil
@@ -129,7 +128,7 @@ func toItem(t store.Task) *agentv1.AgentTaskListItem {
 		Id: t.ID, TaskId: t.ID, Direction: t.Direction, TaskType: string(t.Type), Status: string(t.Status),
 		Model: t.Model, Executor: t.Executor, ProgressPct: t.ProgressPct, DecisionPrompt: t.DecisionPrompt,
 		ErrorSummary: optString(t.ErrorSummary), ErrorCategory: optString(t.ErrorCategory),
-		CreatedAt: rfc3339(t.CreatedAt), UpdatedAt: rfc3339(t.UpdatedAt),
+		CreatedAt: wire.Time(t.CreatedAt), UpdatedAt: wire.Time(t.UpdatedAt),
 	}
 }
 
@@ -273,7 +272,7 @@ func (h *Handler) GetPipelineStatus(ctx context.Context, _ *agentv1.GetPipelineS
 		Total: int32(s.Counts.Total), SuccessRate: optFloat(s.SuccessRate),
 		Attention: &agentv1.PipelineAttention{Stuck: s.Flags.Stuck, RepeatedFailures: s.Flags.RepeatedFailures,
 			LowSuccessRate: s.Flags.LowSuccessRate, Flags: s.Flags.Names},
-		GeneratedAt: rfc3339(s.GeneratedAt),
+		GeneratedAt: wire.Time(s.GeneratedAt),
 	}
 	if s.LongestPending != nil {
 		out.LongestPendingSeconds = wrapperspb.Double(s.LongestPending.Seconds())
@@ -318,7 +317,7 @@ func (h *Handler) GetMetrics(ctx context.Context, req *agentv1.GetMetricsRequest
 			TotalValueScore: m.Usage.ValueScore, TasksByModel: counts(m.Usage.ByModel), TasksByExecutor: counts(m.Usage.ByExecutor),
 		},
 		WindowDays:  int32(m.WindowDays),
-		WindowStart: rfc3339(m.Since),
+		WindowStart: wire.Time(m.Since),
 	}, nil
 }
 
@@ -428,10 +427,10 @@ func iterationProto(it loop.Iteration) *agentv1.LoopIteration {
 	out := &agentv1.LoopIteration{
 		Outcome: it.Outcome, IdeaId: optString(it.IdeaID), StageBefore: optString(it.StageBefore),
 		TaskType: optString(it.TaskType), TaskId: optString(it.TaskID), StageAfter: optString(it.StageAfter),
-		Detail: it.Detail, StartedAt: rfc3339(it.StartedAt), Id: optString(it.ID),
+		Detail: it.Detail, StartedAt: wire.Time(it.StartedAt), Id: optString(it.ID),
 	}
 	if !it.FinishedAt.IsZero() {
-		out.FinishedAt = rfc3339(it.FinishedAt)
+		out.FinishedAt = wire.Time(it.FinishedAt)
 	}
 	if it.IdeaID != "" {
 		out.IdeaScore = wrapperspb.Double(it.Score)

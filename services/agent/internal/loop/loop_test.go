@@ -42,6 +42,11 @@ func newWorld() *world {
 		abandoned: map[string]executor.Result{}}
 }
 
+// nextType is the portfolio's rule (idea.NextTaskType), as the candidates
+// the portfolio sends carry it.
+var nextType = map[string]task.Type{"none": task.Spec, "specced": task.Impl, "implementing": task.Test,
+	"testing": task.Review, "reviewing": task.Review}
+
 func (w *world) Candidates(_ context.Context, limit int) ([]loop.Candidate, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -50,8 +55,7 @@ func (w *world) Candidates(_ context.Context, limit int) ([]loop.Candidate, erro
 		if st == "complete" {
 			continue
 		}
-		next, _ := task.ForStage(st)
-		out = append(out, loop.Candidate{IdeaID: id, Name: id, Score: w.scores[id], Stage: st, NextType: string(next)})
+		out = append(out, loop.Candidate{IdeaID: id, Name: id, Score: w.scores[id], Stage: st, NextType: string(nextType[st])})
 	}
 	// best score first
 	for i := range out {

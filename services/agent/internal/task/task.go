@@ -74,24 +74,6 @@ func ParseType(s string) (Type, bool) {
 	return "", false
 }
 
-// ForStage is the task type that moves an idea on from stage: none → spec,
-// specced → impl, implementing → test, testing → review, reviewing →
-// review (a second review completes it); ok is false at complete (nothing
-// left to do) or for an unknown stage.
-func ForStage(stage string) (Type, bool) {
-	switch stage {
-	case "none":
-		return Spec, true
-	case "specced":
-		return Impl, true
-	case "implementing":
-		return Test, true
-	case "testing", "reviewing":
-		return Review, true
-	}
-	return "", false
-}
-
 // Advances reports whether completing a task of this type advances its
 // idea (the portfolio's AdvanceForTask decides by how much: one stage).
 func (t Type) Advances() bool { return t == Spec || t == Impl || t == Test || t == Review }

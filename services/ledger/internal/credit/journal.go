@@ -167,12 +167,3 @@ func (e Entry) Validate() error {
 func Transfer(kind Kind, from, to Account, amount money.Micros) Entry {
 	return Entry{Kind: kind, Lines: []Line{{Account: from, Delta: -amount}, {Account: to, Delta: amount}}}
 }
-
-// Reverse is the entry that undoes e.
-func Reverse(e Entry) Entry {
-	out := Entry{Kind: KindReversal, Lines: make([]Line, len(e.Lines))}
-	for i, l := range e.Lines {
-		out.Lines[i] = Line{Account: l.Account, Delta: -l.Delta}
-	}
-	return out
-}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -17,14 +16,13 @@ import (
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
-
-func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func assetProto(a store.Asset) *ledgerv1.Asset {
 	return &ledgerv1.Asset{
 		Id: a.ID, Type: a.Type, Name: a.Name, Description: a.Description,
-		TotalCost: a.TotalCost.Float64(), ContributionCount: int32(a.ContributionCount), CreatedAt: rfc3339(a.CreatedAt),
+		TotalCost: a.TotalCost.Float64(), ContributionCount: int32(a.ContributionCount), CreatedAt: wire.Time(a.CreatedAt),
 	}
 }
 
@@ -35,7 +33,7 @@ func contributionProto(c store.Contribution) (*ledgerv1.Contribution, error) {
 	}
 	return &ledgerv1.Contribution{
 		Id: c.ID, ContributorId: c.ContributorID, AssetId: c.AssetID, CostAmount: c.Cost.Float64(),
-		CoherenceScore: c.Coherence.Float64(), Metadata: meta, Source: c.Source, CreatedAt: rfc3339(c.CreatedAt),
+		CoherenceScore: c.Coherence.Float64(), Metadata: meta, Source: c.Source, CreatedAt: wire.Time(c.CreatedAt),
 	}, nil
 }
 
@@ -63,7 +61,7 @@ func distributionProto(d store.Distribution, maxPayouts int) *ledgerv1.Distribut
 		payouts = append(payouts, &ledgerv1.Payout{ContributorId: p.ContributorID, Amount: p.Amount.Float64()})
 	}
 	return &ledgerv1.Distribution{
-		Id: d.ID, AssetId: d.AssetID, ValueAmount: d.Value.Float64(), Payouts: payouts, CreatedAt: rfc3339(d.CreatedAt),
+		Id: d.ID, AssetId: d.AssetID, ValueAmount: d.Value.Float64(), Payouts: payouts, CreatedAt: wire.Time(d.CreatedAt),
 		PayoutCount: int32(d.PayoutCount), PaidCc: d.PaidCC,
 	}
 }

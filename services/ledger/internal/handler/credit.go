@@ -16,6 +16,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // Limits of the credit economy's requests.
@@ -99,7 +100,7 @@ func (h *Handler) Deposit(ctx context.Context, req *ledgerv1.DepositRequest) (*l
 	}
 	return &ledgerv1.DepositResponse{
 		ContributorId: d.ContributorID, AmountUsd: micros(d.AmountUSD), AmountCc: micros(d.MintedCC), Reference: d.Reference,
-		BuyRate: micros(d.BuyRate), SpreadUsd: micros(d.FeeUSD), Duplicate: d.Duplicate, CreatedAt: rfc3339(d.CreatedAt),
+		BuyRate: micros(d.BuyRate), SpreadUsd: micros(d.FeeUSD), Duplicate: d.Duplicate, CreatedAt: wire.Time(d.CreatedAt),
 	}, nil
 }
 
@@ -122,7 +123,7 @@ func (h *Handler) Withdraw(ctx context.Context, req *ledgerv1.WithdrawRequest) (
 		return nil, err
 	}
 	return &ledgerv1.WithdrawResponse{ContributorId: w.ContributorID, AmountCc: micros(w.AmountCC), AmountUsd: micros(w.AmountUSD),
-		SpreadUsd: micros(w.FeeUSD), SellRate: micros(w.SellRate), CreatedAt: rfc3339(w.CreatedAt)}, nil
+		SpreadUsd: micros(w.FeeUSD), SellRate: micros(w.SellRate), CreatedAt: wire.Time(w.CreatedAt)}, nil
 }
 
 // Stake implements LedgerService.Stake (owner, except on dry_run).
@@ -177,7 +178,7 @@ func (h *Handler) Unstake(ctx context.Context, req *ledgerv1.UnstakeRequest) (*l
 		return nil, err
 	}
 	return &ledgerv1.UnstakeResponse{ContributorId: u.ContributorID, IdeaId: u.IdeaID, AmountCc: micros(u.AmountCC),
-		CooldownHours: int32(u.Cooldown.Hours()), AvailableAt: rfc3339(u.AvailableAt), Status: u.Status}, nil
+		CooldownHours: int32(u.Cooldown.Hours()), AvailableAt: wire.Time(u.AvailableAt), Status: u.Status}, nil
 }
 
 // CreatePledge implements LedgerService.CreatePledge (owner).
@@ -200,7 +201,7 @@ func (h *Handler) CreatePledge(ctx context.Context, req *ledgerv1.CreatePledgeRe
 	}
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
 	return &ledgerv1.CreatePledgeResponse{Pledge: &ledgerv1.Pledge{Id: p.ID, ContributorId: p.ContributorID, IdeaId: p.IdeaID,
-		HoursPledged: micros(p.MicroHours), CcEquivalent: micros(p.CCEquivalent), CreatedAt: rfc3339(p.CreatedAt)}}, nil
+		HoursPledged: micros(p.MicroHours), CcEquivalent: micros(p.CCEquivalent), CreatedAt: wire.Time(p.CreatedAt)}}, nil
 }
 
 // GetBalances implements LedgerService.GetBalances.
@@ -229,7 +230,7 @@ func (h *Handler) ListInvestments(ctx context.Context, req *ledgerv1.ListInvestm
 		Summary: &ledgerv1.PositionSummary{PositionCount: int32(len(inv.Positions)), TotalStakedCc: micros(inv.Balances.Staked),
 			AvailableCc: micros(inv.Balances.Available), CoolingCc: micros(inv.Balances.Cooling)}}
 	for i, p := range inv.Positions {
-		out.Positions[i] = &ledgerv1.Position{IdeaId: p.IdeaID, AmountCc: micros(p.Amount), Since: rfc3339(p.Since)}
+		out.Positions[i] = &ledgerv1.Position{IdeaId: p.IdeaID, AmountCc: micros(p.Amount), Since: wire.Time(p.Since)}
 	}
 	return out, nil
 }
@@ -246,7 +247,7 @@ func (h *Handler) GetInvestmentHistory(ctx context.Context, req *ledgerv1.GetInv
 	}
 	out := &ledgerv1.GetInvestmentHistoryResponse{ContributorId: req.GetId(), Events: make([]*ledgerv1.FlowEvent, len(entries))}
 	for i, e := range entries {
-		ev := &ledgerv1.FlowEvent{Id: e.ID, Kind: string(e.Entry.Kind), AmountCc: micros(e.Amount), CreatedAt: rfc3339(e.CreatedAt),
+		ev := &ledgerv1.FlowEvent{Id: e.ID, Kind: string(e.Entry.Kind), AmountCc: micros(e.Amount), CreatedAt: wire.Time(e.CreatedAt),
 			AuditSeq: int32(e.AuditSeq), Lines: make([]*ledgerv1.JournalLine, len(e.Entry.Lines))}
 		if e.IdeaID != "" {
 			ev.IdeaId = wrapperspb.String(e.IdeaID)
@@ -283,7 +284,7 @@ func (h *Handler) GetExchangeRate(ctx context.Context, _ *ledgerv1.GetExchangeRa
 		BuyRate: micros(r.Quote.Buy), SellRate: micros(r.Quote.Sell), UsdPerCc: r.Quote.USDPerCC(), Source: r.Source,
 		BreakerTripped: r.Breaker.Tripped}
 	if !r.AsOf.IsZero() {
-		out.AsOf = wrapperspb.String(rfc3339(r.AsOf))
+		out.AsOf = wrapperspb.String(wire.Time(r.AsOf))
 	}
 	return out, nil
 }
@@ -336,7 +337,7 @@ func auditProto(r audit.Record) *ledgerv1.AuditEntry {
 	}
 	return &ledgerv1.AuditEntry{Seq: int32(r.Entry.Seq), Kind: r.Entry.Kind, Actor: r.Entry.Actor, Subject: r.Entry.Subject,
 		Amount: micros(money.Micros(r.Entry.Amount)), Unit: unit, Attrs: attrs, PrevHash: r.PrevHash.String(), Hash: r.Hash.String(),
-		CreatedAt: rfc3339(r.Entry.At)}
+		CreatedAt: wire.Time(r.Entry.At)}
 }
 
 // ListAuditEntries implements LedgerService.ListAuditEntries.
@@ -424,7 +425,7 @@ func (h *Handler) Freeze(ctx context.Context, req *ledgerv1.FreezeRequest) (*led
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.FreezeResponse{Frozen: true, SignerId: req.GetSignerId(), Reason: m.Reason, FrozenAt: rfc3339(m.Since)}, nil
+	return &ledgerv1.FreezeResponse{Frozen: true, SignerId: req.GetSignerId(), Reason: m.Reason, FrozenAt: wire.Time(m.Since)}, nil
 }
 
 // Unfreeze implements LedgerService.Unfreeze (administrator).
@@ -483,7 +484,7 @@ func (h *Handler) ListIncidents(ctx context.Context, req *ledgerv1.ListIncidents
 	out := &ledgerv1.ListIncidentsResponse{Incidents: make([]*ledgerv1.Incident, len(is))}
 	for i, in := range is {
 		out.Incidents[i] = &ledgerv1.Incident{Id: in.ID, Kind: in.Kind, Severity: in.Severity, Detail: in.Detail, Actor: in.Actor,
-			CreatedAt: rfc3339(in.CreatedAt)}
+			CreatedAt: wire.Time(in.CreatedAt)}
 	}
 	return out, nil
 }

@@ -1,6 +1,9 @@
-// Package handler implements the ledger's gRPC API: it validates requests,
-// applies the domain rules and maps store errors to domain failures. RPCs of
-// later milestones answer Unimplemented through the embedded base.
+// Package handler implements the ledger's gRPC API: it maps each request
+// to a use case's command and the result back to the proto, checks who may
+// act for whom, and sets the HTTP status the gateway answers with. It still
+// checks the shape of some requests (required fields, positive amounts)
+// that belong in the use cases; moving them is part of giving every
+// service one shape (AGENTS.md).
 package handler
 
 import (

@@ -13,6 +13,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // Authenticate implements LedgerInternalService.Authenticate: the gateway's
@@ -64,7 +65,7 @@ func (h *Handler) GetPrincipal(ctx context.Context, _ *ledgerv1.GetPrincipalRequ
 		resp.TokenId, resp.Name = wrapperspb.String(p.ID), wrapperspb.String(p.Name)
 	}
 	if !p.ExpiresAt.IsZero() {
-		resp.ExpiresAt = wrapperspb.String(rfc3339(p.ExpiresAt))
+		resp.ExpiresAt = wrapperspb.String(wire.Time(p.ExpiresAt))
 	}
 	return resp, nil
 }
@@ -109,12 +110,12 @@ func (h *Handler) RevokeToken(ctx context.Context, req *ledgerv1.RevokeTokenRequ
 }
 
 func tokenProto(t store.APIToken) *ledgerv1.APIToken {
-	out := &ledgerv1.APIToken{Id: t.ID, Name: t.Name, Role: t.Role, CreatedAt: rfc3339(t.CreatedAt)}
+	out := &ledgerv1.APIToken{Id: t.ID, Name: t.Name, Role: t.Role, CreatedAt: wire.Time(t.CreatedAt)}
 	if !t.ExpiresAt.IsZero() {
-		out.ExpiresAt = wrapperspb.String(rfc3339(t.ExpiresAt))
+		out.ExpiresAt = wrapperspb.String(wire.Time(t.ExpiresAt))
 	}
 	if !t.RevokedAt.IsZero() {
-		out.RevokedAt = wrapperspb.String(rfc3339(t.RevokedAt))
+		out.RevokedAt = wrapperspb.String(wire.Time(t.RevokedAt))
 	}
 	return out
 }

@@ -17,24 +17,6 @@ import (
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
-// The economy's modes, from the monitor's graduated response and the
-// emergency freeze. Each refuses more than the one before it.
-const (
-	// ModeNormal refuses nothing.
-	ModeNormal = "normal"
-	// ModeWarning refuses nothing; it says the monitor saw a problem.
-	ModeWarning = "warning"
-	// ModeMintingPaused refuses deposits (no new CC).
-	ModeMintingPaused = "minting_paused"
-	// ModeReadOnly refuses every CC movement.
-	ModeReadOnly = "read_only"
-	// ModeFrozen refuses every CC movement until an administrator unfreezes.
-	ModeFrozen = "frozen"
-)
-
-// modeRank orders the modes by severity.
-var modeRank = map[string]int{ModeNormal: 0, ModeWarning: 1, ModeMintingPaused: 2, ModeReadOnly: 3, ModeFrozen: 4}
-
 // movement is one CC movement, as every use case that moves CC describes
 // it to move.
 type movement struct {
@@ -152,27 +134,6 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, 
 	return id, applied, r.Credit.SaveEconomy(ctx, *eco)
 }
 
-// BreakerOpen is the detail of a deposit, withdrawal or CC payout refused
-// while the oracle breaker is open: the rate is held at its last good
-// value, and USD and CC are not exchanged at a rate nobody vouches for.
-const BreakerOpen = "oracle_breaker_tripped"
-
-// allowed refuses a movement the economy's mode does not allow. The
-// detail is the mode's name, which clients can match on.
-func allowed(mode string, kind credit.Kind) error {
-	switch mode {
-	case ModeFrozen:
-		return fault.New(fault.Rejected, "frozen")
-	case ModeReadOnly:
-		return fault.New(fault.Rejected, "read_only")
-	case ModeMintingPaused:
-		if kind == credit.KindDeposit {
-			return fault.New(fault.Rejected, "minting_paused")
-		}
-	}
-	return nil
-}
-
 // sourceBucket names where a refused movement wanted to take CC from.
 func sourceBucket(e credit.Entry) string {
 	for _, l := range e.Lines {
@@ -196,4 +157,54 @@ func (a *App) once(ctx context.Context, key *idempotency.Request, out any, op fu
 	return a.keyed.Do(ctx, key, out, func(r Repos) error {
 		return r.Credit.LockKey(ctx, key.Scope, key.Key)
 	}, op)
+}
+
+// begin starts a movement that mints or burns CC for a contributor,
+// inside the use case's transaction: the contributor must exist, the mode
+// lock is taken shared and the economy row locked (so such movements are
+// serialised with each other and with the oracle's readings, and the
+// backing check is exact), and the rate in force is read; with release,
+// the contributor's cooled lots move back to available first, so the
+// movement can use them.
+func (a *App) begin(ctx context.Context, r Repos, contributorID, actor string, release bool) (store.Economy, Rate, error) {
+	if err := a.mustExist(ctx, r, contributorID); err != nil {
+		return store.Economy{}, Rate{}, err
+	}
+	eco, rate, err := a.lockSupply(ctx, r)
+	if err != nil {
+		return store.Economy{}, Rate{}, err
+	}
+	if release {
+		if err := a.releaseDue(ctx, r, contributorID, actor); err != nil {
+			return store.Economy{}, Rate{}, err
+		}
+	}
+	return eco, rate, nil
+}
+
+// lockSupply takes the mode lock shared, then the economy row, and reads
+// the rate in force under it: what every movement of supply starts with.
+func (a *App) lockSupply(ctx context.Context, r Repos) (store.Economy, Rate, error) {
+	if err := r.Credit.LockModes(ctx, false); err != nil {
+		return store.Economy{}, Rate{}, err
+	}
+	eco, err := r.Credit.LockEconomy(ctx)
+	if err != nil {
+		return store.Economy{}, Rate{}, err
+	}
+	rate, err := a.quote(ctx, r)
+	if err != nil {
+		return store.Economy{}, Rate{}, err
+	}
+	return eco, rate, nil
+}
+
+func (a *App) mustExist(ctx context.Context, r Repos, contributorID string) error {
+	if _, err := r.Identity.GetContributor(ctx, contributorID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return fault.New(fault.NotFound, "contributor %s not found", contributorID)
+		}
+		return err
+	}
+	return nil
 }

@@ -1,15 +1,12 @@
 package handler
 
 import (
-	"time"
-
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/wire"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 )
-
-func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // toProto renders an idea; the score is shown to 4 decimals.
 func toProto(i idea.Idea) *portfoliov1.Idea {
@@ -26,8 +23,8 @@ func toProto(i idea.Idea) *portfoliov1.Idea {
 		Score:             idea.Round4(i.Score()),
 		OpenQuestionCount: int32(i.OpenQuestions),
 		Archived:          i.Archived,
-		CreatedAt:         rfc3339(i.CreatedAt),
-		UpdatedAt:         rfc3339(i.UpdatedAt),
+		CreatedAt:         wire.Time(i.CreatedAt),
+		UpdatedAt:         wire.Time(i.UpdatedAt),
 	}
 	if i.ParentID != "" {
 		p.ParentIdeaId = wrapperspb.String(i.ParentID)

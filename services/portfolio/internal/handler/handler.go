@@ -15,6 +15,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
+	"github.com/foundryhq/foundry/services/platform/wire"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
 	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
@@ -291,5 +292,5 @@ func (h *Handler) ListQuestions(ctx context.Context, req *portfoliov1.ListQuesti
 }
 
 func questionProto(q store.Question) *portfoliov1.Question {
-	return &portfoliov1.Question{Id: q.ID, IdeaId: q.IdeaID, Question: q.Text, Status: q.Status, CreatedAt: rfc3339(q.CreatedAt)}
+	return &portfoliov1.Question{Id: q.ID, IdeaId: q.IdeaID, Question: q.Text, Status: q.Status, CreatedAt: wire.Time(q.CreatedAt)}
 }

@@ -8,6 +8,7 @@ import (
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/wire"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/portfolio/internal/rightsizing"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
@@ -33,7 +34,7 @@ func (h *Handler) GetRightSizing(ctx context.Context, _ *portfoliov1.GetRightSiz
 		},
 		Signals:     make([]*portfoliov1.IdeaSignals, 0, len(r.Signals)),
 		Suggestions: make([]*portfoliov1.RightSizingSuggestion, 0, len(r.Suggestions)),
-		GeneratedAt: rfc3339(an.At),
+		GeneratedAt: wire.Time(an.At),
 	}
 	for _, s := range r.Signals {
 		resp.Signals = append(resp.Signals, &portfoliov1.IdeaSignals{
@@ -189,7 +190,7 @@ func (h *Handler) ListRightSizingHistory(ctx context.Context, req *portfoliov1.L
 	resp := &portfoliov1.ListRightSizingHistoryResponse{Snapshots: make([]*portfoliov1.HealthSnapshot, 0, len(snaps))}
 	for _, s := range snaps {
 		resp.Snapshots = append(resp.Snapshots, &portfoliov1.HealthSnapshot{
-			Id: s.ID, TakenAt: rfc3339(s.TakenAt), TotalIdeas: int32(s.TotalIdeas), TooLarge: int32(s.TooLarge),
+			Id: s.ID, TakenAt: wire.Time(s.TakenAt), TotalIdeas: int32(s.TotalIdeas), TooLarge: int32(s.TooLarge),
 			TooSmall: int32(s.TooSmall), Overlap: int32(s.Overlap), Healthy: int32(s.Healthy), SuggestionCount: int32(s.Suggested),
 		})
 	}

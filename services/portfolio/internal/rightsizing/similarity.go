@@ -66,11 +66,6 @@ func norm(v map[string]int) float64 {
 	return math.Sqrt(s)
 }
 
-// Similarity compares two ideas by their name and description.
-func Similarity(aName, aDesc, bName, bDesc string) float64 {
-	return Cosine(Terms(aName+" "+aDesc), Terms(bName+" "+bDesc))
-}
-
 type overlap struct {
 	other      int
 	similarity float64

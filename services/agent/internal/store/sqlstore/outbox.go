@@ -81,10 +81,7 @@ func (o Outbox) Get(ctx context.Context, taskID string) (store.OutboxItem, error
 // deliverer is taking at the same moment are skipped, not waited for.
 func (o Outbox) Take(ctx context.Context, now, until time.Time, limit int) ([]store.OutboxItem, error) {
 	sub := `SELECT task_id FROM idea_outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1
-		ORDER BY next_attempt_at, task_id LIMIT $3`
-	if o.q.Engine() == database.Postgres {
-		sub += ` FOR UPDATE SKIP LOCKED`
-	}
+		ORDER BY next_attempt_at, task_id LIMIT $3` + database.SkipLocked(o.q.Engine())
 	out, err := scanOutboxRows(o.q.Query(ctx, `UPDATE idea_outbox SET next_attempt_at = $2
 		WHERE task_id IN (`+sub+`) RETURNING `+outboxColumns, database.Micros(now), database.Micros(until), limit))
 	if err != nil {

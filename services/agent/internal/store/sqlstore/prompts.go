@@ -47,10 +47,7 @@ func (p Prompts) LockArm(ctx context.Context, variant string) (abtest.Arm, error
 		VALUES ($1, 0, 0, 0, 0, 0) ON CONFLICT (variant) DO NOTHING`, variant); err != nil {
 		return abtest.Arm{}, fmt.Errorf("open prompt variant %s: %w", variant, err)
 	}
-	query := `SELECT ` + armColumns + ` FROM prompt_variants WHERE variant = $1`
-	if p.q.Engine() == database.Postgres {
-		query += ` FOR UPDATE`
-	}
+	query := `SELECT ` + armColumns + ` FROM prompt_variants WHERE variant = $1` + database.ForUpdate(p.q.Engine())
 	a, err := scanArm(p.q.QueryRow(ctx, query, variant))
 	if errors.Is(err, database.ErrNoRows) {
 		return abtest.Arm{}, fmt.Errorf("prompt variant %s: %w", variant, store.ErrNotFound)

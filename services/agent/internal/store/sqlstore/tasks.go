@@ -129,8 +129,8 @@ func (s Tasks) Insert(ctx context.Context, t store.Task) error {
 
 func (s Tasks) get(ctx context.Context, id string, lock bool) (store.Task, error) {
 	query := `SELECT ` + taskColumns + ` FROM tasks WHERE id = $1`
-	if lock && s.q.Engine() == database.Postgres {
-		query += ` FOR UPDATE`
+	if lock {
+		query += database.ForUpdate(s.q.Engine())
 	}
 	t, err := scanTask(s.q.QueryRow(ctx, query, id))
 	if errors.Is(err, database.ErrNoRows) {
@@ -247,10 +247,7 @@ func (s Tasks) NextPending(ctx context.Context, types []task.Type) (store.Task, 
 	default:
 		query += ` AND task_type IN (` + database.Placeholders(1, len(types)) + `)`
 	}
-	query += ` ORDER BY created_at, id LIMIT 1`
-	if s.q.Engine() == database.Postgres {
-		query += ` FOR UPDATE SKIP LOCKED`
-	}
+	query += ` ORDER BY created_at, id LIMIT 1` + database.SkipLocked(s.q.Engine())
 	t, err := scanTask(s.q.QueryRow(ctx, query, args...))
 	if errors.Is(err, database.ErrNoRows) {
 		return store.Task{}, fmt.Errorf("pending task: %w", store.ErrNotFound)

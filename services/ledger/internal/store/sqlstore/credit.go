@@ -31,8 +31,8 @@ const economyColumns = `treasury_usd, outstanding_cc, mode, mode_reason, mode_ac
 
 func (c Credit) readEconomy(ctx context.Context, lock bool) (store.Economy, error) {
 	query := `SELECT ` + economyColumns + ` FROM economy WHERE id = 1`
-	if lock && c.q.Engine() == database.Postgres {
-		query += ` FOR UPDATE`
+	if lock {
+		query += database.ForUpdate(c.q.Engine())
 	}
 	var (
 		e              store.Economy
@@ -251,10 +251,7 @@ func (c Credit) Balance(ctx context.Context, a credit.Account) (money.Micros, er
 
 // LockAccount implements store.Credit.
 func (c Credit) LockAccount(ctx context.Context, a credit.Account) (bool, error) {
-	query := `SELECT 1 FROM cc_accounts WHERE account = $1`
-	if c.q.Engine() == database.Postgres {
-		query += ` FOR UPDATE`
-	}
+	query := `SELECT 1 FROM cc_accounts WHERE account = $1` + database.ForUpdate(c.q.Engine())
 	var one int
 	err := c.q.QueryRow(ctx, query, a.Name()).Scan(&one)
 	if errors.Is(err, database.ErrNoRows) {

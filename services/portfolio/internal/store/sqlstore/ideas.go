@@ -159,8 +159,8 @@ func getIdea(ctx context.Context, q database.Querier, id string, lock bool) (ide
 	// only.
 	query := `SELECT ` + ideaColumns + `, t.tag FROM ideas LEFT JOIN idea_tags t ON t.idea_id = ideas.id
 		WHERE ideas.id = $1 ORDER BY t.tag`
-	if lock && q.Engine() == database.Postgres {
-		query += ` FOR UPDATE OF ideas`
+	if lock {
+		query += database.ForUpdate(q.Engine(), "ideas")
 	}
 	rows, err := q.Query(ctx, query, id)
 	if err != nil {

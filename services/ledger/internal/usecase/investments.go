@@ -1,0 +1,83 @@
+package usecase
+
+import (
+	"context"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+)
+
+// Investments are a contributor's positions with their summary.
+type Investments struct {
+	Positions []store.Position
+	Balances  store.Balances
+}
+
+// Investments returns a contributor's positions and balances.
+func (a *App) Investments(ctx context.Context, contributorID string) (Investments, error) {
+	b, err := a.Balances(ctx, contributorID)
+	if err != nil {
+		return Investments{}, err
+	}
+	ps, err := a.read().Credit.Positions(ctx, contributorID)
+	if err != nil {
+		return Investments{}, err
+	}
+	return Investments{Positions: ps, Balances: b}, nil
+}
+
+// History returns a page of a contributor's CC movements, newest first.
+func (a *App) History(ctx context.Context, contributorID string, limit, offset int) ([]store.JournalEntry, error) {
+	r := a.read()
+	if err := a.mustExist(ctx, r, contributorID); err != nil {
+		return nil, err
+	}
+	return r.Credit.History(ctx, contributorID, limit, offset)
+}
+
+// Balances are a contributor's CC as the API shows them: cooling lots
+// whose cooldown has passed count as available even before a movement
+// releases them into the available account.
+func (a *App) Balances(ctx context.Context, contributorID string) (store.Balances, error) {
+	r := a.read()
+	if err := a.mustExist(ctx, r, contributorID); err != nil {
+		return store.Balances{}, err
+	}
+	b, err := r.Credit.Balances(ctx, contributorID)
+	if err != nil {
+		return store.Balances{}, err
+	}
+	due, err := r.Credit.DueCooling(ctx, contributorID, a.now())
+	if err != nil {
+		return store.Balances{}, err
+	}
+	for _, l := range due {
+		b.Cooling -= l.Amount
+		b.Available += l.Amount
+	}
+	return b, nil
+}
+
+// Preview is an idea's ROI projection.
+type Preview struct {
+	Idea       IdeaInfo
+	StakedCC   money.Micros
+	Stakers    int
+	Projection credit.Projection
+	Coherence  float64
+}
+
+// InvestPreview projects what staking on an idea may return.
+func (a *App) InvestPreview(ctx context.Context, ideaID string) (Preview, error) {
+	idea, err := a.idea(ctx, ideaID)
+	if err != nil {
+		return Preview{}, err
+	}
+	staked, n, err := a.read().Credit.IdeaStaked(ctx, idea.ID)
+	if err != nil {
+		return Preview{}, err
+	}
+	return Preview{Idea: idea, StakedCC: staked, Stakers: n, Projection: credit.Project(idea.Stage, idea.Confidence),
+		Coherence: idea.Confidence}, nil
+}

@@ -1,0 +1,345 @@
+package usecase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/lease"
+)
+
+// catchUpPage bounds how many sequenced entries one Sequence call adds to
+// a tree that lags the chain (a log written before the tree existed).
+const catchUpPage = 10000
+
+// DefaultAuditBatch is how many queued entries one batch integrates.
+const DefaultAuditBatch = 1000
+
+// Errors of the audit log, which stop the sequencer until an
+// administrator looks (the monitor sees the backlog grow and freezes).
+var (
+	// ErrLogRewound: the chain's head is behind the latest signed checkpoint.
+	ErrLogRewound = errors.New("the audit chain's head is behind the latest signed checkpoint: entries were removed")
+	// ErrLogTampered: the stored tree or checkpoint is not what the ledger signed.
+	ErrLogTampered = errors.New("the audit log's stored tree or checkpoint is not what the ledger signed")
+)
+
+// SequencerLease is the lease of the replica that runs the sequencer.
+const SequencerLease = "audit-sequencer"
+
+// LeadSequencer takes or renews the sequencer's lease for holder.
+func (a *App) LeadSequencer(ctx context.Context, holder string, ttl time.Duration) (bool, error) {
+	return lease.Take(ctx, a.db, SequencerLease, holder, ttl)
+}
+
+// ReleaseSequencer gives the sequencer's lease up.
+func (a *App) ReleaseSequencer(ctx context.Context, holder string) error {
+	return lease.Release(ctx, a.db, SequencerLease, holder)
+}
+
+// Sequenced returns a channel that receives after a transaction that
+// queued audit entries commits, so the sequencer on this replica need not
+// wait for its next poll.
+func (a *App) Sequenced() <-chan struct{} { return a.kick }
+
+// logState is the log being extended in one transaction.
+type logState struct {
+	eco      *store.Economy
+	frontier *audit.Frontier
+	// tree are the stored hashes to write, by index.
+	tree    map[int64]audit.Hash
+	recs    []audit.Record
+	dequeue []string
+	// keyChanged is set when the latest checkpoint was signed by another key.
+	keyChanged bool
+}
+
+func (st *logState) addLeaf(record []byte) {
+	first := tlog.StoredHashIndex(0, st.frontier.Size())
+	for i, h := range st.frontier.Append(audit.LeafHash(record)) {
+		st.tree[first+int64(i)] = audit.Hash(h)
+	}
+}
+
+// lag is how many sequenced entries the tree does not cover yet.
+func (st *logState) lag() int64 { return st.eco.AuditSeq + 1 - st.frontier.Size() }
+
+// add seals e after the chain's head as the next entry and the tree's next
+// record.
+func (st *logState) add(e audit.Entry, entryID string) {
+	e.Seq = st.eco.AuditSeq + 1
+	rec := audit.Seal(st.eco.AuditHead, e)
+	rec.EntryID = entryID
+	st.recs = append(st.recs, rec)
+	st.addLeaf(rec.Encoded)
+	st.eco.AuditSeq, st.eco.AuditHead = e.Seq, rec.Hash
+}
+
+// treeReader reads stored tree hashes for tlog.
+type treeReader struct {
+	ctx context.Context
+	r   Repos
+}
+
+func (t treeReader) ReadHashes(idx []int64) ([]tlog.Hash, error) {
+	hs, err := t.r.Audit.TreeHashes(t.ctx, idx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tlog.Hash, len(hs))
+	for i, h := range hs {
+		out[i] = tlog.Hash(h)
+	}
+	return out, nil
+}
+
+// openLog starts extending the log in the caller's transaction, after the
+// economy row (eco) was locked: the latest checkpoint must be one this
+// ledger signed (or one signed by a key it no longer has, after the key
+// changed) and the stored tree must still hash to its root, or nothing is
+// added to a log someone rewrote.
+func (a *App) openLog(ctx context.Context, r Repos, eco *store.Economy) (*logState, error) {
+	latest, err := r.Audit.Checkpoint(ctx, checkpointLatest)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	st := &logState{eco: eco, tree: map[int64]audit.Hash{}}
+	if latest.Size > eco.AuditSeq+1 {
+		return nil, fmt.Errorf("%w (head seq %d, checkpoint tree size %d)", ErrLogRewound, eco.AuditSeq, latest.Size)
+	}
+	if latest.Size > 0 {
+		c, err := audit.OpenCheckpoint(latest.Note, a.signer.VerifierKey())
+		switch {
+		case errors.Is(err, audit.ErrOtherKey):
+			st.keyChanged = true
+		case err != nil:
+			return nil, fmt.Errorf("%w: %w", ErrLogTampered, err)
+		case c.Size != latest.Size || c.Root != tlog.Hash(latest.Root):
+			return nil, fmt.Errorf("%w: the checkpoint's columns differ from its signed note", ErrLogTampered)
+		}
+	}
+	if st.frontier, err = audit.LoadFrontier(latest.Size, treeReader{ctx, r}); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrLogTampered, err)
+	}
+	if latest.Size > 0 && audit.Hash(st.frontier.Root()) != latest.Root {
+		return nil, fmt.Errorf("%w: the stored tree of size %d no longer hashes to the signed root", ErrLogTampered, latest.Size)
+	}
+	if latest.Size == 0 {
+		st.addLeaf(audit.GenesisRecord)
+	}
+	return st, nil
+}
+
+// catchUp adds up to limit sequenced entries the tree lags by (all when
+// limit < 0).
+func (a *App) catchUp(ctx context.Context, r Repos, st *logState, limit int64) error {
+	for st.lag() > 0 && limit != 0 {
+		n := min(st.lag(), catchUpPage)
+		if limit > 0 {
+			n = min(n, limit)
+		}
+		page, err := r.Audit.Range(ctx, st.frontier.Size()-1, int(n))
+		if err != nil {
+			return err
+		}
+		for _, rec := range page {
+			if rec.Entry.Seq != st.frontier.Size() {
+				return fmt.Errorf("%w: seq %d is missing from the chain", ErrLogTampered, st.frontier.Size())
+			}
+			st.addLeaf(rec.Encoded)
+		}
+		if len(page) == 0 {
+			return fmt.Errorf("%w: seq %d is missing from the chain", ErrLogTampered, st.frontier.Size())
+		}
+		if limit > 0 {
+			limit -= int64(len(page))
+		}
+	}
+	return nil
+}
+
+// closeLog stores what the transaction added, signs the new checkpoint and
+// moves the chain's head.
+func (a *App) closeLog(ctx context.Context, r Repos, st *logState) error {
+	if len(st.tree) == 0 {
+		return nil
+	}
+	if err := r.Audit.Append(ctx, st.recs, st.dequeue, st.tree); err != nil {
+		return err
+	}
+	root := st.frontier.Root()
+	note, err := a.signer.Sign(audit.Checkpoint{Origin: a.signer.Origin(), Size: st.frontier.Size(), Root: root})
+	if err != nil {
+		return err
+	}
+	now := a.now()
+	chain := st.eco.AuditHead
+	if st.lag() > 0 {
+		// The tree still lags the chain: the checkpoint's chain hash is
+		// that of its own last record.
+		chain = audit.Genesis
+		if last := st.frontier.Size() - 1; last > 0 {
+			prev, err := r.Audit.Range(ctx, last-1, 1)
+			if err != nil {
+				return err
+			}
+			if len(prev) == 0 || prev[0].Entry.Seq != last {
+				return fmt.Errorf("%w: seq %d is missing from the chain", ErrLogTampered, last)
+			}
+			chain = prev[0].Hash
+		}
+	}
+	if err := r.Audit.SaveCheckpoint(ctx, checkpointLatest, store.Checkpoint{Size: st.frontier.Size(), Root: audit.Hash(root),
+		Chain: chain, Note: note, At: now}); err != nil {
+		return err
+	}
+	if st.keyChanged {
+		if err := r.Credit.InsertIncident(ctx, store.Incident{ID: a.cfg.NewID(), Kind: "audit_key_changed", Severity: "warning",
+			Detail: "the latest audit checkpoint was signed by another key than this ledger's (FOUNDRY_AUDIT_SIGNING_KEY changed, " +
+				"or the checkpoint was replaced); checkpoints are signed from now on by " + a.signer.VerifierKey(),
+			Actor: "sequencer", CreatedAt: now}); err != nil {
+			return err
+		}
+	}
+	st.eco.UpdatedAt = now
+	return r.Credit.SaveEconomy(ctx, *st.eco)
+}
+
+// Sequence integrates one batch of the queue into the log (or, while the
+// tree lags a chain written before it existed, adds up to catchUpPage of
+// those entries to the tree), in one transaction, and reports how many
+// entries it handled: 0 when there was nothing to do.
+func (a *App) Sequence(ctx context.Context) (int, error) {
+	// A look at the queue without the economy row, so an idle sequencer
+	// takes no lock: only a tree that lags needs the row to find out.
+	q, err := a.read().Audit.Queue(ctx, 1)
+	if err != nil {
+		return 0, err
+	}
+	if len(q) == 0 {
+		if a.treeCaughtUp.Load() {
+			return 0, nil
+		}
+		r := a.read()
+		latest, err := r.Audit.Checkpoint(ctx, checkpointLatest)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return 0, err
+		}
+		eco, err := r.Credit.Economy(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if latest.Size == eco.AuditSeq+1 {
+			// Every later entry is added to the tree as it is sequenced.
+			a.treeCaughtUp.Store(true)
+			return 0, nil
+		}
+	}
+	var n int
+	err = a.tx(ctx, func(r Repos) error {
+		n = 0
+		eco, err := r.Credit.LockEconomy(ctx)
+		if err != nil {
+			return err
+		}
+		st, err := a.openLog(ctx, r, &eco)
+		if err != nil {
+			return err
+		}
+		if lag := st.lag(); lag > 0 {
+			if err := a.catchUp(ctx, r, st, catchUpPage); err != nil {
+				return err
+			}
+			n = int(min(lag, catchUpPage))
+			return a.closeLog(ctx, r, st)
+		}
+		queued, err := r.Audit.Queue(ctx, a.cfg.AuditBatch)
+		if err != nil {
+			return err
+		}
+		for _, q := range queued {
+			st.add(q.Entry, q.EntryID)
+			st.dequeue = append(st.dequeue, q.ID)
+		}
+		n = len(queued)
+		return a.closeLog(ctx, r, st)
+	})
+	return n, err
+}
+
+// appendNow appends entries to the log in the caller's transaction, which
+// locked the economy row (eco): after every entry still queued, so an
+// entry recording a change of mode or a repair follows every movement that
+// committed before it.
+func (a *App) appendNow(ctx context.Context, r Repos, eco *store.Economy, entries ...audit.Entry) error {
+	st, err := a.openLog(ctx, r, eco)
+	if err != nil {
+		return err
+	}
+	if err := a.catchUp(ctx, r, st, -1); err != nil {
+		return err
+	}
+	// The whole queue as this transaction sees it: a change of mode holds
+	// the mode lock exclusively, so no movement adds to it meanwhile; for
+	// an oracle reading or a repair, entries committed meanwhile are the
+	// next batch's.
+	queued, err := r.Audit.Queue(ctx, 1<<30)
+	if err != nil {
+		return err
+	}
+	for _, q := range queued {
+		st.add(q.Entry, q.EntryID)
+		st.dequeue = append(st.dequeue, q.ID)
+	}
+	for _, e := range entries {
+		if e.At.IsZero() {
+			e.At = a.now()
+		}
+		st.add(e, "")
+	}
+	return a.closeLog(ctx, r, st)
+}
+
+// appendOrQueue appends entries as appendNow does, unless the log refuses
+// to grow (ErrLogRewound, ErrLogTampered: found before anything was
+// written): then they wait in the queue, after every entry queued before
+// them, and eco is saved as it is. A change of mode and an oracle trip
+// must commit whatever the log's state: the monitor freezes the economy
+// precisely when the log is broken.
+func (a *App) appendOrQueue(ctx context.Context, r Repos, eco *store.Economy, entries ...audit.Entry) error {
+	err := a.appendNow(ctx, r, eco, entries...)
+	if !errors.Is(err, ErrLogRewound) && !errors.Is(err, ErrLogTampered) {
+		return err
+	}
+	qs := make([]store.Queued, len(entries))
+	for i, e := range entries {
+		if e.At.IsZero() {
+			e.At = a.now()
+		}
+		qs[i] = store.Queued{ID: uuid.Must(uuid.NewV7()).String(), Entry: e}
+	}
+	if err := r.Audit.Enqueue(ctx, qs); err != nil {
+		return err
+	}
+	a.queued.Store(true)
+	return r.Credit.SaveEconomy(ctx, *eco)
+}
+
+// Backlog is the queue of audit entries waiting for the sequencer.
+type Backlog struct {
+	Entries int64
+	// Oldest is when the oldest waiting entry was written (zero for none).
+	Oldest time.Time
+}
+
+// AuditBacklog reports the sequencer's backlog.
+func (a *App) AuditBacklog(ctx context.Context) (Backlog, error) {
+	n, oldest, err := a.read().Audit.Backlog(ctx)
+	return Backlog{Entries: n, Oldest: oldest}, err
+}

@@ -1,0 +1,58 @@
+package usecase
+
+import (
+	"context"
+	"time"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
+)
+
+// WithdrawCmd burns a contributor's available CC for USD.
+type WithdrawCmd struct {
+	ContributorID string
+	AmountCC      money.Micros
+	Actor         string
+}
+
+// WithdrawResult is the USD paid out and the spread kept.
+type WithdrawResult struct {
+	ContributorID string
+	AmountCC      money.Micros
+	AmountUSD     money.Micros
+	FeeUSD        money.Micros
+	SellRate      money.Micros
+	CreatedAt     time.Time
+}
+
+// Withdraw burns CC at the sell rate and pays the USD out of the treasury.
+func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *idempotency.Request) (WithdrawResult, error) {
+	if err := checkMovement(cmd.AmountCC, nil); err != nil {
+		return WithdrawResult{}, err
+	}
+	var out WithdrawResult
+	err := a.once(ctx, idem, &out, func(r Repos) error {
+		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, true)
+		if err != nil {
+			return err
+		}
+		usd, fee, err := rate.Quote.Burn(cmd.AmountCC)
+		if err != nil || usd <= 0 {
+			return fault.Validation(fault.Field("amount_cc", "is too small or too large to pay out at %s CC per USD", rate.Quote.Sell))
+		}
+		if _, _, err := a.move(ctx, r, &eco, rate, movement{
+			entry:       credit.Transfer(credit.KindWithdraw, credit.Available(cmd.ContributorID), credit.Issuance, cmd.AmountCC),
+			contributor: cmd.ContributorID, amount: cmd.AmountCC, burn: cmd.AmountCC, treasury: -usd, feeUSD: fee,
+			actor: cmd.Actor,
+			attrs: map[string]string{"amount_usd": usd.String(), "sell_rate": rate.Quote.Sell.String()},
+		}); err != nil {
+			return err
+		}
+		out = WithdrawResult{ContributorID: cmd.ContributorID, AmountCC: cmd.AmountCC, AmountUSD: usd, FeeUSD: fee,
+			SellRate: rate.Quote.Sell, CreatedAt: a.now()}
+		return nil
+	})
+	return out, err
+}
