@@ -2,44 +2,40 @@ package ops
 
 import (
 	"context"
+	"errors"
+	"time"
 
-	"google.golang.org/grpc"
+	"go.uber.org/zap"
 
-	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
-	"github.com/foundryhq/foundry/services/ops/internal/monitor"
+	"github.com/foundryhq/foundry/services/ops/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/periodic"
 )
 
-// ledgerMonitor adapts the ledger's gRPC API to what the monitor needs.
-type ledgerMonitor struct {
-	client ledgerv1.LedgerInternalServiceClient
-}
-
-func newLedgerMonitor(conn grpc.ClientConnInterface) ledgerMonitor {
-	return ledgerMonitor{client: ledgerv1.NewLedgerInternalServiceClient(conn)}
-}
-
-// Check implements monitor.Ledger.
-func (l ledgerMonitor) Check(ctx context.Context) (monitor.Check, error) {
-	resp, err := l.client.CheckCoherence(ctx, &ledgerv1.CheckCoherenceRequest{})
-	if err != nil {
-		return monitor.Check{}, err
-	}
-	chain := resp.GetChain()
-	return monitor.Check{
-		OutstandingCC: resp.GetSupply().GetTotalCcOutstanding(),
-		ReserveRatio:  resp.GetSupply().GetReserveRatio(), ChainValid: chain.GetValid(),
-		ChainReason: chain.GetReason().GetValue(), FirstDivergent: int(chain.GetFirstDivergentSeq().GetValue()),
-		Mismatched: resp.GetMismatchedAccounts(), BreakerTripped: resp.GetOracleBreakerTripped(),
-		Unsequenced: int(chain.GetUnsequencedEntries()), UnsequencedAge: chain.GetUnsequencedAgeSeconds(),
-		Mode: resp.GetSupply().GetMode(),
-	}, nil
-}
-
-// SetMode implements monitor.Ledger.
-func (l ledgerMonitor) SetMode(ctx context.Context, mode, reason string) (string, error) {
-	resp, err := l.client.SetEconomyMode(ctx, &ledgerv1.SetEconomyModeRequest{Mode: mode, Reason: reason})
-	if err != nil {
-		return "", err
-	}
-	return resp.GetMode(), nil
+// runMonitor runs the economy monitor until ctx ends: every interval, on
+// the one replica that holds the monitor's lease, the leader's check
+// (usecase.CheckEconomy: ask the ledger, decide, apply, record). The lease
+// lasts three intervals, so a leader that dies is replaced within about
+// three intervals; a leader that stops cleanly releases it at once. A
+// check that could not reach the ledger was logged by the use case; any
+// other failure (recording it) is logged here.
+func runMonitor(ctx context.Context, log *zap.Logger, uc *usecase.App, holder string, interval time.Duration) {
+	defer func() { _ = uc.ReleaseMonitor(context.WithoutCancel(ctx), holder) }()
+	leading := false
+	periodic.Run(ctx, interval, func() {
+		ok, err := uc.LeadMonitor(ctx, holder, 3*interval)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("economy monitor: lease", zap.Error(err))
+		case ok && !leading:
+			log.Info("economy monitor: this replica leads", zap.String("holder", holder))
+		case !ok && leading:
+			log.Info("economy monitor: another replica leads now")
+		}
+		leading = ok && err == nil
+		if leading {
+			if _, err := uc.CheckEconomy(ctx, holder); err != nil && ctx.Err() == nil && !errors.Is(err, usecase.ErrCheckFailed) {
+				log.Warn("economy monitor: check failed", zap.Error(err))
+			}
+		}
+	})
 }

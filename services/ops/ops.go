@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/connectivity"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -20,11 +19,12 @@ import (
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/collector"
 	"github.com/foundryhq/foundry/services/ops/internal/handler"
-	"github.com/foundryhq/foundry/services/ops/internal/monitor"
+	"github.com/foundryhq/foundry/services/ops/internal/peer"
 	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/ops/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
 	"github.com/foundryhq/foundry/services/ops/internal/usage"
+	"github.com/foundryhq/foundry/services/ops/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/config"
@@ -80,7 +80,7 @@ func (c *Config) register(fs *config.FlagSet) {
 		"how long runtime telemetry events are kept in a telemetry database (pruned hourly); 0 keeps them all")
 	fs.Duration(&c.MonitorInterval, "monitor-interval", "FOUNDRY_MONITOR_INTERVAL", 30*time.Second,
 		"how often the economy monitor (one leader across ops replicas) checks the ledger; 0 turns it off")
-	fs.Duration(&c.UsageLatencyBudget, "usage-latency-budget", "FOUNDRY_USAGE_LATENCY_BUDGET", handler.DefaultLatencyBudget,
+	fs.Duration(&c.UsageLatencyBudget, "usage-latency-budget", "FOUNDRY_USAGE_LATENCY_BUDGET", usecase.DefaultLatencyBudget,
 		"longest live usage collection; past it the last snapshots are returned")
 }
 
@@ -144,19 +144,15 @@ func Module() app.Module {
 				return err
 			}
 			h.OnStop(sink.Close)
-			if cfg.RuntimeEventsRetention > 0 && telemetry.IsDatabase(sink.Backend()) {
-				r := &telemetry.Retainer{Sink: sink, Retention: cfg.RuntimeEventsRetention, Clock: clock.Real{}, Log: h.Log}
-				h.Go(r.Run)
-			}
 			h.Log.Info("runtime telemetry", zap.String("backend", sink.Backend()), zap.String("target", sink.Target()))
 
-			var peers []handler.Peer
+			var peers []usecase.Peer
 			for _, p := range peerServices {
 				conn, err := h.Dial(p.name)
 				if err != nil {
 					return err
 				}
-				peers = append(peers, handler.Peer{
+				peers = append(peers, peer.Service{
 					Name: p.name, Service: p.service,
 					Health:  healthpb.NewHealthClient(conn),
 					Storage: platformv1.NewStorageServiceClient(conn),
@@ -165,32 +161,40 @@ func Module() app.Module {
 							conn.ResetConnectBackoff()
 						}
 					},
-				})
+				}.Peer())
 			}
-			// The runner serves GET /api/health/coherence (a live check when
-			// no recent one is recorded) even when its loop is off.
+			// The monitor's use cases serve GET /api/health/coherence (a live
+			// check when no recent one is recorded) even when its loop is off.
 			ledgerConn, err := h.Dial("ledger")
 			if err != nil {
 				return err
 			}
-			mon := &monitor.Runner{
-				DB: h.DB, Recorder: func(q database.Querier) monitor.Recorder { return sqlstore.NewChecks(q) },
-				Ledger: newLedgerMonitor(ledgerConn), Holder: lease.HolderID("ops"), Interval: cfg.MonitorInterval,
-				Clock: clock.Real{}, NewID: uuid.NewString, Log: h.Log.Named("monitor"),
+			uc := usecase.New(h.DB, repos, usecase.Config{
+				Peers: peers, Telemetry: sink, Collectors: collectors, LatencyBudget: cfg.UsageLatencyBudget,
+				Log: h.Log, Metrics: h.Metrics,
+				Monitor: usecase.MonitorConfig{Ledger: peer.NewLedger(ledgerConn), Interval: cfg.MonitorInterval},
+			})
+			h.OnStop(uc.Close)
+			if cfg.RuntimeEventsRetention > 0 && telemetry.IsDatabase(sink.Backend()) {
+				r := &telemetry.Retainer{Events: uc, Retention: cfg.RuntimeEventsRetention, Clock: clock.Real{}, Log: h.Log}
+				h.Go(r.Run)
 			}
 			if cfg.MonitorInterval > 0 {
-				h.Go(mon.Run)
+				holder := lease.HolderID("ops")
+				h.Go(func(ctx context.Context) { runMonitor(ctx, h.Log.Named("monitor"), uc, holder, cfg.MonitorInterval) })
 			}
-			srv := handler.New(handler.Options{
-				Monitor: mon,
-				Store:   sqlstore.New(h.DB), DB: h.DB, Peers: peers, Telemetry: sink,
-				Collectors: collectors, LatencyBudget: cfg.UsageLatencyBudget,
-				Log: h.Log, Metrics: h.Metrics,
-			})
-			h.OnStop(srv.Close)
+			srv := handler.New(uc)
 			h.RegisterService(&opsv1.OpsService_ServiceDesc, srv)
 			h.RegisterService(&opsv1.OpsInternalService_ServiceDesc, srv)
 			return nil
 		},
+	}
+}
+
+// repos are the ops repositories over a querier.
+func repos(q database.Querier) usecase.Repos {
+	return usecase.Repos{
+		Nodes: sqlstore.NewNodes(q), Edges: sqlstore.NewEdges(q),
+		Usage: sqlstore.NewUsageSnapshots(q), Checks: sqlstore.NewChecks(q),
 	}
 }

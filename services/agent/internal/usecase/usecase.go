@@ -27,6 +27,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
+	"github.com/foundryhq/foundry/services/platform/uow"
 )
 
 // Repos are the agent's repositories over one querier.
@@ -101,11 +102,9 @@ type Config struct {
 
 // App runs the agent's use cases.
 type App struct {
-	db    *database.DB
-	open  Opener
-	cfg   Config
-	clock clock.Clock
-	log   *zap.Logger
+	db  *database.DB
+	cfg Config
+	log *zap.Logger
 
 	rndMu sync.Mutex
 	rnd   *rand.Rand
@@ -116,6 +115,8 @@ type App struct {
 	// closed caches the metrics windows' closed days.
 	closed closedDays
 
+	// unit runs the transactions over fresh repositories.
+	unit uow.Unit[Repos]
 	// keyed runs the use cases that take an Idempotency-Key.
 	keyed idempotency.Runner[Repos]
 }
@@ -155,27 +156,25 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 		cfg.Log = zap.NewNop()
 	}
 	a := &App{
-		db: db, open: open, cfg: cfg, clock: cfg.Clock, log: cfg.Log,
+		db: db, cfg: cfg, log: cfg.Log, unit: uow.New(db, open, cfg.Clock),
 		rnd:  rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		wake: make(chan struct{}, 1),
 	}
-	a.keyed = idempotency.Runner[Repos]{Tx: a.tx, Read: a.read, Keys: func(r Repos) idempotency.Keys { return r.Keys }, Now: a.now}
+	a.keyed = a.unit.Runner(func(r Repos) idempotency.Keys { return r.Keys })
 	return a
 }
 
 // now is the time records carry, to the microsecond the store keeps, so a
 // write's answer equals what a later read returns.
-func (a *App) now() time.Time { return a.clock.Now().UTC().Truncate(time.Microsecond) }
+func (a *App) now() time.Time { return a.unit.Now() }
 
 // tx runs fn in one transaction over fresh repositories. Serialization
 // failures and deadlocks are retried by the database layer, so fn must have
 // no effect outside the transaction.
-func (a *App) tx(ctx context.Context, fn func(r Repos) error) error {
-	return a.db.Tx(ctx, func(q database.Querier) error { return fn(a.open(q)) })
-}
+func (a *App) tx(ctx context.Context, fn func(r Repos) error) error { return a.unit.Tx(ctx, fn) }
 
 // read gives repositories over the pool: for use cases that only read.
-func (a *App) read() Repos { return a.open(a.db) }
+func (a *App) read() Repos { return a.unit.Read() }
 
 // Wake is signalled (without blocking, so at most one signal waits) after
 // a transaction queued an idea advancement: the deliverer need not wait

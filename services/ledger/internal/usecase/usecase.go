@@ -25,6 +25,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
+	"github.com/foundryhq/foundry/services/platform/uow"
 )
 
 // Repos are the ledger's repositories over one querier.
@@ -86,9 +87,11 @@ type Config struct {
 // App runs the ledger's use cases.
 type App struct {
 	db    *database.DB
-	open  Opener
 	cfg   Config
 	clock clock.Clock
+	// unit runs the transactions over fresh repositories; a commit wakes
+	// the sequencer when queued is set.
+	unit uow.Unit[Repos]
 	// keyed runs the use cases that take an Idempotency-Key.
 	keyed  idempotency.Runner[Repos]
 	signer *audit.Signer
@@ -137,14 +140,16 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 			panic("generate an audit signing key: " + err.Error()) // crypto/rand failing is not recoverable
 		}
 	}
-	a := &App{db: db, open: open, cfg: cfg, clock: cfg.Clock, signer: cfg.AuditSigner, kick: make(chan struct{}, 1)}
-	a.keyed = idempotency.Runner[Repos]{Tx: a.tx, Read: a.read, Keys: func(r Repos) idempotency.Keys { return r.Keys }, Now: a.now}
+	a := &App{db: db, cfg: cfg, clock: cfg.Clock, signer: cfg.AuditSigner, kick: make(chan struct{}, 1)}
+	a.unit = uow.New(db, open, cfg.Clock)
+	a.unit.AfterCommit = a.wakeSequencer
+	a.keyed = a.unit.Runner(func(r Repos) idempotency.Keys { return r.Keys })
 	return a
 }
 
 // now is the time records carry, to the microsecond the store keeps, so a
 // write's answer equals what a later read returns.
-func (a *App) now() time.Time { return a.clock.Now().UTC().Truncate(time.Microsecond) }
+func (a *App) now() time.Time { return a.unit.Now() }
 
 // EphemeralAuditKeyName names the audit signing key a ledger makes for
 // itself when none is configured.
@@ -154,19 +159,22 @@ const EphemeralAuditKeyName = "foundry-audit"
 // failures and deadlocks are retried by the database layer, so fn must have
 // no effect outside the transaction. A commit after a movement queued audit
 // entries wakes the sequencer.
-func (a *App) tx(ctx context.Context, fn func(r Repos) error) error {
-	err := a.db.Tx(ctx, func(q database.Querier) error { return fn(a.open(q)) })
-	if err == nil && a.queued.Swap(false) {
+func (a *App) tx(ctx context.Context, fn func(r Repos) error) error { return a.unit.Tx(ctx, fn) }
+
+// wakeSequencer runs after every commit: when a movement queued audit
+// entries, it wakes the sequencer (without blocking, so at most one signal
+// waits).
+func (a *App) wakeSequencer() {
+	if a.queued.Swap(false) {
 		select {
 		case a.kick <- struct{}{}:
 		default:
 		}
 	}
-	return err
 }
 
-// read gives fn repositories over the pool: for use cases that only read.
-func (a *App) read() Repos { return a.open(a.db) }
+// read gives repositories over the pool: for use cases that only read.
+func (a *App) read() Repos { return a.unit.Read() }
 
 // wrap adds the use case's name to an unclassified error.
 func wrap(what string, err error) error {

@@ -7,30 +7,29 @@ import (
 
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/monitor"
-	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // GetCoherence implements OpsService.GetCoherence: the economy monitor's
-// latest check, or one run now when the monitor has none that is recent.
+// latest check, or one run now when the monitor has none that is recent;
+// 503 when the monitor does not run here or cannot answer.
 func (h *Handler) GetCoherence(ctx context.Context, _ *opsv1.GetCoherenceRequest) (*opsv1.GetCoherenceResponse, error) {
-	if h.monitor == nil {
-		return nil, fault.New(fault.Unavailable, "the economy monitor is not running in this deployment")
-	}
-	rec, source, err := h.monitor.Latest(ctx)
+	res, err := h.uc.Coherence(ctx)
 	if err != nil {
-		return nil, fault.New(fault.Unavailable, "the ledger could not be checked: try again shortly")
+		return nil, err
 	}
+	rec := res.Check
 	reasons := rec.Decision.Reasons
 	if reasons == nil {
 		reasons = []string{}
 	}
 	out := &opsv1.GetCoherenceResponse{
-		CheckedAt: rfc3339(rec.CheckedAt), Source: source,
+		CheckedAt: wire.Time(rec.CheckedAt), Source: res.Source,
 		Healthy: rec.Decision.Mode == monitor.Normal, Score: int32(rec.Decision.Score),
 		DecidedMode: rec.Decision.Mode, Mode: rec.Check.Mode, Reasons: reasons,
 		ReserveRatio: rec.Check.ReserveRatio, AuditChainValid: rec.Check.ChainValid,
 		MismatchedAccounts: int32(rec.Mismatched), OracleBreakerTripped: rec.Check.BreakerTripped,
-		IntervalSeconds: int32(h.monitor.Interval.Seconds()),
+		IntervalSeconds: int32(res.Interval.Seconds()),
 	}
 	// A failed check (no mode seen) verified nothing: the chain is not
 	// reported valid, but there is no divergent seq to name.

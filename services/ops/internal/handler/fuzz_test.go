@@ -18,37 +18,49 @@ import (
 	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
 	"github.com/foundryhq/foundry/services/ops/internal/usage"
+	"github.com/foundryhq/foundry/services/ops/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
-// memStore keeps what the handler stores, so the fuzz targets below run
-// whole requests without a database. Methods they do not reach are left to
-// the embedded nil interface.
+// memStore keeps what the use cases store, so the fuzz targets below run
+// whole requests without touching a table (their transactions open on an
+// empty SQLite database). Every node exists. Methods they do not reach are
+// left to the embedded nil interfaces.
 type memStore struct {
-	store.Store
+	store.Nodes
+	store.Edges
+	store.UsageSnapshots
 	node   store.Node
 	edge   store.Edge
 	filter store.EdgeFilter
 	usage  store.UsageSnapshot
 }
 
-func (m *memStore) UpsertNode(_ context.Context, n store.Node) (store.Node, bool, error) {
+func (m *memStore) Upsert(_ context.Context, n store.Node) (store.Node, bool, error) {
 	m.node = n
 	return n, true, nil
 }
 
-func (m *memStore) CreateEdge(_ context.Context, e store.Edge) error { m.edge = e; return nil }
+func (m *memStore) Get(_ context.Context, id string) (store.Node, error) {
+	return store.Node{ID: id}, nil
+}
 
-func (m *memStore) Edges(_ context.Context, f store.EdgeFilter) ([]store.Edge, int, error) {
+func (m *memStore) Create(_ context.Context, e store.Edge) error { m.edge = e; return nil }
+
+func (m *memStore) List(_ context.Context, f store.EdgeFilter) ([]store.Edge, int, error) {
 	m.filter = f
 	return nil, 0, nil
 }
 
-func (m *memStore) AddUsageSnapshot(_ context.Context, s store.UsageSnapshot) error {
+func (m *memStore) Add(_ context.Context, s store.UsageSnapshot) error {
 	m.usage = s
 	return nil
 }
+
+func (m *memStore) Trim(context.Context, string, int) (int64, error) { return 0, nil }
 
 // memSink keeps the telemetry events written.
 type memSink struct {
@@ -63,9 +75,13 @@ func (s *memSink) Write(_ context.Context, events []telemetry.Event) error {
 	return nil
 }
 
+// fuzzDB is the empty database the fuzz targets' transactions open on.
+func fuzzDB(f *testing.F) *database.DB { return dbtest.Open(f, database.SQLite, "ops", nil) }
+
 // fuzzHandler returns a handler over m (and sink, when not nil).
-func fuzzHandler(m *memStore, sink telemetry.Sink) *handler.Handler {
-	return handler.New(handler.Options{Store: m, Telemetry: sink, Clock: clock.NewFake(t0)})
+func fuzzHandler(db *database.DB, m *memStore, sink telemetry.Sink) *handler.Handler {
+	open := func(database.Querier) usecase.Repos { return usecase.Repos{Nodes: m, Edges: m, Usage: m} }
+	return handler.New(usecase.New(db, open, usecase.Config{Telemetry: sink, Clock: clock.NewFake(t0)}))
 }
 
 // decodeRequest reads a request body as the gateway hands it on (protojson
@@ -109,13 +125,14 @@ func FuzzUpsertNode(f *testing.F) {
 	f.Add([]byte(`{"node_type":"t","payload":{"big":1e308,"neg":-0,"s":"\u0000\ud83d\ude00"}}`))
 	f.Add([]byte(`{"node_type":"` + strings.Repeat("é", 65) + `","payload":{}}`))
 	f.Add([]byte(`{"node_type":"t","payload":{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":[[[[[[[]]]]]]]}}}}}}}}}`))
+	db := fuzzDB(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req opsv1.UpsertNodeRequest
 		if !decodeRequest(body, &req) {
 			return
 		}
 		m := &memStore{}
-		resp, err := fuzzHandler(m, nil).UpsertNode(context.Background(), &req)
+		resp, err := fuzzHandler(db, m, nil).UpsertNode(context.Background(), &req)
 		if !requireAnswer(t, resp, err, "node_type", "external_id", "payload") {
 			return
 		}
@@ -138,13 +155,14 @@ func FuzzCreateEdge(f *testing.F) {
 	f.Add([]byte(`{"edge_type":"e","from_node_id":"x","to_node_id":"","weight":"NaN","payload":{}}`))
 	f.Add([]byte(`{"edge_type":"e","from_node_id":"6ba7b810-9dad-11d1-80b4-00c04fd430c8","to_node_id":"6ba7b810-9dad-11d1-80b4-00c04fd430c8","weight":"Infinity"}`))
 	f.Add([]byte(`{"edge_type":"e","from_node_id":"urn:uuid:6ba7b810-9dad-11d1-80b4-00c04fd430c8","to_node_id":"{6ba7b810-9dad-11d1-80b4-00c04fd430c8}"}`))
+	db := fuzzDB(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req opsv1.CreateEdgeRequest
 		if !decodeRequest(body, &req) {
 			return
 		}
 		m := &memStore{}
-		resp, err := fuzzHandler(m, nil).CreateEdge(context.Background(), &req)
+		resp, err := fuzzHandler(db, m, nil).CreateEdge(context.Background(), &req)
 		if !requireAnswer(t, resp, err, "edge_type", "from_node_id", "to_node_id", "weight", "payload") {
 			return
 		}
@@ -172,13 +190,14 @@ func FuzzListNodeEdges(f *testing.F) {
 	f.Add([]byte(`{"node_id":"6ba7b810-9dad-11d1-80b4-00c04fd430c8","direction":"out","limit":500,"offset":0}`))
 	f.Add([]byte(`{"node_id":"6BA7B810-9DAD-11D1-80B4-00C04FD430C8","direction":"sideways","limit":501,"offset":-1,"edge_type":" "}`))
 	f.Add([]byte(`{"node_id":"6ba7b810-9dad-11d1-80b4-00c04fd430c8","limit":0}`))
+	db := fuzzDB(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req opsv1.ListNodeEdgesRequest
 		if !decodeRequest(body, &req) {
 			return
 		}
 		m := &memStore{}
-		resp, err := fuzzHandler(m, nil).ListNodeEdges(context.Background(), &req)
+		resp, err := fuzzHandler(db, m, nil).ListNodeEdges(context.Background(), &req)
 		if !requireAnswer(t, resp, err, "node_id", "direction", "edge_type", "limit", "offset") {
 			return
 		}
@@ -199,13 +218,14 @@ func FuzzIngestUsageSnapshot(f *testing.F) {
 	f.Add([]byte(`{"provider":"openai","collected_at":"2126-01-01T00:00:00Z","metrics":[{"name":"a","value":"NaN","limit":"-Infinity"}]}`))
 	f.Add([]byte(`{"provider":"openai","collected_at":"2026-05-01T12:04:59.999999999+00:00","metrics":[{"name":"a","value":0},{"name":"a","value":1}]}`))
 	f.Add([]byte(`{"provider":"codex","collected_at":"2026-05-01 12:00:00","metrics":[{"name":"a","value":1}]}`))
+	db := fuzzDB(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req opsv1.IngestUsageSnapshotRequest
 		if !decodeRequest(body, &req) {
 			return
 		}
 		m := &memStore{}
-		resp, err := fuzzHandler(m, nil).IngestUsageSnapshot(context.Background(), &req)
+		resp, err := fuzzHandler(db, m, nil).IngestUsageSnapshot(context.Background(), &req)
 		if !requireAnswer(t, resp, err, "provider", "metrics", "collected_at") {
 			return
 		}
@@ -226,13 +246,14 @@ func FuzzRecordEvents(f *testing.F) {
 	f.Add([]byte(`{"events":[{"method":"get","route":"GET /api/ideas?token=s3cret#x","status":200,"duration_ms":1.5,"occurred_at":"2026-05-01T11:00:00Z"}]}`))
 	f.Add([]byte(`{"events":[{"method":"` + strings.Repeat("é", 20) + `","route":"` + strings.Repeat("r", 300) + `","duration_ms":"NaN","occurred_at":"x"}]}`))
 	f.Add([]byte(`{"events":[{"duration_ms":"-Infinity"},{}]}`))
+	db := fuzzDB(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req opsv1.RecordEventsRequest
 		if !decodeRequest(body, &req) {
 			return
 		}
 		sink := &memSink{}
-		resp, err := fuzzHandler(&memStore{}, sink).RecordEvents(context.Background(), &req)
+		resp, err := fuzzHandler(db, &memStore{}, sink).RecordEvents(context.Background(), &req)
 		if !requireAnswer(t, resp, err, "events") {
 			return
 		}

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
-	"github.com/foundryhq/foundry/services/ops/internal/handler"
+	"github.com/foundryhq/foundry/services/ops/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -40,7 +40,7 @@ func requireFields(t *testing.T, err error, fields ...string) {
 
 func TestGraphValidation(t *testing.T) {
 	t.Parallel()
-	h := setup(t, handler.Options{})
+	h := setup(t, usecase.Config{})
 	ctx := context.Background()
 	obj := payload(t, map[string]any{"k": "v"})
 	valid := uuid.NewString()
@@ -104,7 +104,7 @@ func TestGraphValidation(t *testing.T) {
 
 func TestGraphRoundTrip(t *testing.T) {
 	t.Parallel()
-	h := setup(t, handler.Options{})
+	h := setup(t, usecase.Config{})
 	ctx := context.Background()
 
 	a, err := h.UpsertNode(ctx, &opsv1.UpsertNodeRequest{NodeType: "idea", ExternalId: str("idea-1"), Payload: payload(t, map[string]any{"name": "A", "n": 1.0})})

@@ -23,9 +23,11 @@ import (
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/handler"
+	grpcpeer "github.com/foundryhq/foundry/services/ops/internal/peer"
 	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/ops/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
+	"github.com/foundryhq/foundry/services/ops/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -35,18 +37,31 @@ import (
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
-// setup returns a handler over a fresh SQLite ops database; opts may set
-// anything but the store and database.
-func setup(t *testing.T, opts handler.Options) *handler.Handler {
+func repos(q database.Querier) usecase.Repos {
+	return usecase.Repos{
+		Nodes: sqlstore.NewNodes(q), Edges: sqlstore.NewEdges(q),
+		Usage: sqlstore.NewUsageSnapshots(q), Checks: sqlstore.NewChecks(q),
+	}
+}
+
+// setup returns a handler over the use cases over a fresh SQLite ops
+// database; cfg's clock is a fake one at t0 unless set.
+func setup(t *testing.T, cfg usecase.Config) *handler.Handler {
+	t.Helper()
+	h, _ := setupApp(t, cfg)
+	return h
+}
+
+// setupApp is setup that returns the use cases too.
+func setupApp(t *testing.T, cfg usecase.Config) (*handler.Handler, *usecase.App) {
 	t.Helper()
 	db := dbtest.Open(t, database.SQLite, "ops", store.Migrations())
-	opts.Store, opts.DB = sqlstore.New(db), db
-	if opts.Clock == nil {
-		opts.Clock = clock.NewFake(t0)
+	if cfg.Clock == nil {
+		cfg.Clock = clock.NewFake(t0)
 	}
-	h := handler.New(opts)
-	t.Cleanup(h.Close)
-	return h
+	uc := usecase.New(db, repos, cfg)
+	t.Cleanup(uc.Close)
+	return handler.New(uc), uc
 }
 
 // fakeHealth answers Check with a fixed status or error.
@@ -77,11 +92,11 @@ func (f fakeStorage) DescribeStorage(_ context.Context, req *platformv1.Describe
 
 var okStorage = fakeStorage{resp: &platformv1.DescribeStorageResponse{Backend: "sqlite", SchemaVersion: 2, Status: "ok", Target: "data/x.db"}}
 
-func peer(name string, health fakeHealth, storage fakeStorage) handler.Peer {
-	return handler.Peer{Name: name, Service: "foundry." + name + ".v1.Service", Health: health, Storage: storage}
+func peer(name string, health fakeHealth, storage fakeStorage) usecase.Peer {
+	return grpcpeer.Service{Name: name, Service: "foundry." + name + ".v1.Service", Health: health, Storage: storage}.Peer()
 }
 
-func healthy(name string) handler.Peer {
+func healthy(name string) usecase.Peer {
 	return peer(name, fakeHealth{status: healthpb.HealthCheckResponse_SERVING}, okStorage)
 }
 
@@ -117,7 +132,7 @@ func TestReady(t *testing.T) {
 
 	t.Run("every part answers", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, handler.Options{Peers: []handler.Peer{healthy("ledger"), healthy("agent")}})
+		h := setup(t, usecase.Config{Peers: []usecase.Peer{healthy("ledger"), healthy("agent")}})
 		resp, err := h.Ready(ctx, &opsv1.ReadyRequest{})
 		require.NoError(t, err)
 		require.Equal(t, "ready", resp.GetStatus())
@@ -126,7 +141,7 @@ func TestReady(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		ledger handler.Peer
+		ledger usecase.Peer
 		want   string
 	}{
 		{"unreachable", peer("ledger", fakeHealth{err: errors.New("connection refused")}, okStorage), "not ready: ledger: unreachable"},
@@ -138,7 +153,7 @@ func TestReady(t *testing.T) {
 	for _, tc := range tests {
 		t.Run("one peer "+tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := setup(t, handler.Options{Peers: []handler.Peer{tc.ledger, healthy("agent")}})
+			h := setup(t, usecase.Config{Peers: []usecase.Peer{tc.ledger, healthy("agent")}})
 			_, err := h.Ready(ctx, &opsv1.ReadyRequest{})
 			fe, ok := fault.As(err)
 			require.True(t, ok, "%v", err)
@@ -149,8 +164,8 @@ func TestReady(t *testing.T) {
 
 	t.Run("a telemetry database is reported but never fails readiness", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, handler.Options{
-			Peers:     []handler.Peer{healthy("ledger")},
+		h := setup(t, usecase.Config{
+			Peers:     []usecase.Peer{healthy("ledger")},
 			Telemetry: sink(t, telemetry.Config{DatabaseURL: downDatabaseURL(t), EventsPath: filepath.Join(t.TempDir(), "e.jsonl")}),
 		})
 		resp, err := h.Ready(ctx, &opsv1.ReadyRequest{})
@@ -160,7 +175,7 @@ func TestReady(t *testing.T) {
 
 	t.Run("a working telemetry database is checked", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, handler.Options{Telemetry: sink(t, telemetry.Config{DatabaseURL: "sqlite:" + filepath.Join(t.TempDir(), "telemetry.db")})})
+		h := setup(t, usecase.Config{Telemetry: sink(t, telemetry.Config{DatabaseURL: "sqlite:" + filepath.Join(t.TempDir(), "telemetry.db")})})
 		resp, err := h.Ready(ctx, &opsv1.ReadyRequest{})
 		require.NoError(t, err)
 		require.Equal(t, map[string]string{"ops database": "ok", "telemetry": "ok"}, checks(resp))
@@ -168,7 +183,7 @@ func TestReady(t *testing.T) {
 
 	t.Run("a telemetry file is not a readiness check", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, handler.Options{Telemetry: sink(t, telemetry.Config{EventsPath: "/proc/no/such/dir/e.jsonl"})})
+		h := setup(t, usecase.Config{Telemetry: sink(t, telemetry.Config{EventsPath: "/proc/no/such/dir/e.jsonl"})})
 		resp, err := h.Ready(ctx, &opsv1.ReadyRequest{})
 		require.NoError(t, err)
 		require.Equal(t, map[string]string{"ops database": "ok"}, checks(resp))
@@ -182,7 +197,7 @@ func TestGetPersistence(t *testing.T) {
 	t.Run("every service and a telemetry file", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "events.jsonl")
-		h := setup(t, handler.Options{Peers: []handler.Peer{healthy("ledger")}, Telemetry: sink(t, telemetry.Config{EventsPath: path})})
+		h := setup(t, usecase.Config{Peers: []usecase.Peer{healthy("ledger")}, Telemetry: sink(t, telemetry.Config{EventsPath: path})})
 		admin := authz.WithPrincipal(ctx, authz.Principal{Kind: authz.AdminKey, Role: authz.Admin})
 		resp, err := h.GetPersistence(admin, &opsv1.GetPersistenceRequest{})
 		require.NoError(t, err)
@@ -210,7 +225,7 @@ func TestGetPersistence(t *testing.T) {
 
 	t.Run("a broken telemetry sink never degrades the report", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, handler.Options{Telemetry: sink(t, telemetry.Config{EventsPath: "/proc/no/such/dir/e.jsonl"})})
+		h := setup(t, usecase.Config{Telemetry: sink(t, telemetry.Config{EventsPath: "/proc/no/such/dir/e.jsonl"})})
 		resp, err := h.GetPersistence(ctx, &opsv1.GetPersistenceRequest{})
 		require.NoError(t, err)
 		require.Equal(t, "ok", resp.GetStatus())
@@ -220,7 +235,7 @@ func TestGetPersistence(t *testing.T) {
 
 	t.Run("telemetry off", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, handler.Options{})
+		h := setup(t, usecase.Config{})
 		resp, err := h.GetPersistence(ctx, &opsv1.GetPersistenceRequest{})
 		require.NoError(t, err)
 		require.Equal(t, &opsv1.TelemetryPersistence{Backend: "off", Status: "off"}, resp.GetTelemetry())
@@ -229,7 +244,7 @@ func TestGetPersistence(t *testing.T) {
 	t.Run("a telemetry database wins and its password is redacted", func(t *testing.T) {
 		t.Parallel()
 		url := downDatabaseURL(t)
-		h := setup(t, handler.Options{Telemetry: sink(t, telemetry.Config{DatabaseURL: url, EventsPath: filepath.Join(t.TempDir(), "e.jsonl")})})
+		h := setup(t, usecase.Config{Telemetry: sink(t, telemetry.Config{DatabaseURL: url, EventsPath: filepath.Join(t.TempDir(), "e.jsonl")})})
 		resp, err := h.GetPersistence(ctx, &opsv1.GetPersistenceRequest{})
 		require.NoError(t, err)
 		require.Equal(t, "postgres", resp.GetTelemetry().GetBackend())
@@ -240,7 +255,7 @@ func TestGetPersistence(t *testing.T) {
 
 	t.Run("an unreachable service degrades the report", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, handler.Options{Peers: []handler.Peer{peer("ledger", fakeHealth{}, fakeStorage{err: errors.New("refused")})}})
+		h := setup(t, usecase.Config{Peers: []usecase.Peer{peer("ledger", fakeHealth{}, fakeStorage{err: errors.New("refused")})}})
 		resp, err := h.GetPersistence(ctx, &opsv1.GetPersistenceRequest{})
 		require.NoError(t, err)
 		require.Equal(t, "degraded", resp.GetStatus())
@@ -265,7 +280,7 @@ func TestRecordEvents(t *testing.T) {
 	t.Run("to a file", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "events.jsonl")
-		h := setup(t, handler.Options{Telemetry: sink(t, telemetry.Config{EventsPath: path})})
+		h := setup(t, usecase.Config{Telemetry: sink(t, telemetry.Config{EventsPath: path})})
 		resp, err := h.RecordEvents(ctx, batch)
 		require.NoError(t, err)
 		require.Equal(t, int32(2), resp.GetAccepted())
@@ -278,7 +293,7 @@ func TestRecordEvents(t *testing.T) {
 
 	t.Run("off accepts and discards", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, handler.Options{})
+		h := setup(t, usecase.Config{})
 		resp, err := h.RecordEvents(ctx, batch)
 		require.NoError(t, err)
 		require.Equal(t, int32(0), resp.GetAccepted())
@@ -287,7 +302,7 @@ func TestRecordEvents(t *testing.T) {
 	t.Run("a failing sink is counted and reported to the sender only", func(t *testing.T) {
 		t.Parallel()
 		reg := prometheus.NewRegistry()
-		h := setup(t, handler.Options{Telemetry: failingSink{}, Metrics: reg})
+		h := setup(t, usecase.Config{Telemetry: failingSink{}, Metrics: reg})
 		_, err := h.RecordEvents(ctx, batch)
 		require.Equal(t, fault.Unavailable, fault.KindOf(err))
 		require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
@@ -299,7 +314,7 @@ foundry_telemetry_events_failed_total 2
 
 	t.Run("oversized batches are refused", func(t *testing.T) {
 		t.Parallel()
-		h := setup(t, handler.Options{})
+		h := setup(t, usecase.Config{})
 		big := &opsv1.RecordEventsRequest{Events: make([]*opsv1.RuntimeEvent, 5001)}
 		_, err := h.RecordEvents(ctx, big)
 		require.Equal(t, fault.Invalid, fault.KindOf(err))

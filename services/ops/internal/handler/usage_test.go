@@ -16,8 +16,8 @@ import (
 	"github.com/foundryhq/foundry/services/ops/internal/collector"
 	"github.com/foundryhq/foundry/services/ops/internal/handler"
 	"github.com/foundryhq/foundry/services/ops/internal/store"
-	"github.com/foundryhq/foundry/services/ops/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/ops/internal/usage"
+	"github.com/foundryhq/foundry/services/ops/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
@@ -61,7 +61,7 @@ func rowsByProvider(resp *opsv1.GetAutomationUsageResponse) map[string]*opsv1.Pr
 func TestUsageLive(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h := setup(t, handler.Options{Collectors: []collector.Collector{
+	h := setup(t, usecase.Config{Collectors: []collector.Collector{
 		collector.NewHTTP(usage.OpenAI, fakeProvider(t, openAIBody), "", nil, clock.NewFake(t0)),
 		collector.NewHTTP(usage.Claude, fakeProvider(t, `{"provider": "claude-code", "metrics": [{"name": "weekly_messages", "value": 95, "limit": 100, "is_summary": true}]}`), "", nil, clock.NewFake(t0)),
 	}, LatencyBudget: 5 * time.Second})
@@ -111,12 +111,12 @@ func TestLiveCollectionsBecomeTheFallback(t *testing.T) {
 	limit := 100.0
 	c := &onceCollector{snap: usage.Snapshot{Provider: "openai-codex", CollectedAt: t0,
 		Metrics: []usage.Metric{{Name: "tokens", Value: 30, Limit: &limit, IsSummary: true}}}}
-	h := setup(t, handler.Options{Collectors: []collector.Collector{c}})
+	h, uc := setupApp(t, usecase.Config{Collectors: []collector.Collector{c}})
 
 	first, err := h.GetAutomationUsage(ctx, &opsv1.GetAutomationUsageRequest{})
 	require.NoError(t, err)
 	require.Equal(t, "live", first.GetMeta().GetDataSource())
-	h.Close() // wait for the live collection to be stored
+	uc.Close() // wait for the live collection to be stored
 
 	second, err := h.GetAutomationUsage(ctx, &opsv1.GetAutomationUsageRequest{})
 	require.NoError(t, err)
@@ -143,15 +143,16 @@ func TestCachedUsageIsStoredOnce(t *testing.T) {
 		}))
 		t.Cleanup(srv.Close)
 		fc := clock.NewFake(t0)
-		h := handler.New(handler.Options{
-			Store: sqlstore.New(db), DB: db, Clock: fc, LatencyBudget: 5 * time.Second,
+		uc := usecase.New(db, repos, usecase.Config{
+			Clock: fc, LatencyBudget: 5 * time.Second,
 			Collectors: []collector.Collector{
 				collector.NewCached(collector.NewHTTP(usage.OpenAI, srv.URL, "", nil, fc), 30*time.Second, fc),
 			},
 		})
-		t.Cleanup(h.Close)
+		t.Cleanup(uc.Close)
+		h := handler.New(uc)
 		stored := func() int {
-			h.Close() // wait for the background stores
+			uc.Close() // wait for the background stores
 			var n int
 			require.NoError(t, db.QueryRow(ctx, `SELECT COUNT(*) FROM usage_snapshots`).Scan(&n))
 			return n
@@ -177,7 +178,7 @@ func TestUsageFallsBackWithinTheBudget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const budget = 300 * time.Millisecond
-	h := setup(t, handler.Options{Collectors: []collector.Collector{
+	h := setup(t, usecase.Config{Collectors: []collector.Collector{
 		collector.NewHTTP(usage.OpenAI, fakeProvider(t, openAIBody), "", nil, clock.NewFake(t0)),
 		collector.NewHTTP(usage.Claude, stalledProvider(t), "", nil, clock.NewFake(t0)),
 	}, LatencyBudget: budget})
@@ -222,7 +223,7 @@ func TestUsageFallsBackWithinTheBudget(t *testing.T) {
 func TestUsageWithoutCollectors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h := setup(t, handler.Options{})
+	h := setup(t, usecase.Config{})
 
 	resp, err := h.GetAutomationUsage(ctx, &opsv1.GetAutomationUsageRequest{})
 	require.NoError(t, err)
@@ -252,7 +253,7 @@ func TestUsageWithoutCollectors(t *testing.T) {
 
 func TestIngestValidation(t *testing.T) {
 	t.Parallel()
-	h := setup(t, handler.Options{})
+	h := setup(t, usecase.Config{})
 	ctx := context.Background()
 	metric := []*opsv1.UsageMetric{{Name: "m", Value: 1}}
 	tests := []struct {

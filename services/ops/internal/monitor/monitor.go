@@ -1,9 +1,11 @@
-// Package monitor is the economy monitor. Its judgement (Decide, Apply) is
-// pure: from the ledger's check of itself (reserve ratio, audit chain,
-// balances against the journal, the oracle breaker) it decides the
-// graduated response. Its Runner does the I/O: on the one replica that
-// holds the lease it asks the ledger for a check every interval, records
-// it, and asks the ledger to apply the decision.
+// Package monitor holds the economy monitor's judgement, pure: from the
+// ledger's check of itself (reserve ratio, audit chain, balances against
+// the journal, the oracle breaker, the audit sequencer) Decide grades the
+// graduated response, DecideFailed grades a check that could not be made,
+// and Apply says which mode to ask the ledger for. The I/O is elsewhere:
+// the ops use cases ask the ledger, apply and record (usecase.CheckEconomy,
+// usecase.Coherence), and the module's runner calls them every interval on
+// the one replica that holds the lease.
 package monitor
 
 import (
@@ -42,6 +44,33 @@ type Check struct {
 	UnsequencedAge float64
 	// Mode is the economy's mode when the check ran.
 	Mode string
+}
+
+// Record is one check as stored.
+type Record struct {
+	ID        string
+	CheckedAt time.Time
+	Holder    string
+	Check     Check
+	// Mismatched is len(Check.Mismatched) as stored (the names are not kept).
+	Mismatched int
+	Decision   Decision
+	// Applied is true when the ledger's mode was changed.
+	Applied bool
+	// Error is what went wrong ("" for a completed check).
+	Error string
+	// Failed is how many checks in a row failed, this one included (0 for
+	// a completed check); not stored, it is counted from the records.
+	Failed int
+}
+
+// Streak is what the recorded checks say since the newest completed one.
+type Streak struct {
+	// Failed is how many checks failed after the newest completed one.
+	Failed int
+	// LastMode is the mode the newest completed check left the economy in
+	// ("" before the first).
+	LastMode string
 }
 
 // Decision is the graduated response to a check.
@@ -158,6 +187,15 @@ func first(xs []string, n int) string {
 		return strings.Join(xs, ", ")
 	}
 	return strings.Join(xs[:n], ", ") + ", …"
+}
+
+// Escalates says whether a failed check's decision d raises the economy
+// from last, the mode the recorded checks last left it in: only warning
+// over a milder mode. The graded modes are set by the monitor after a
+// completed check (so the records know them) and the ledger never lifts a
+// freeze, so warning never lowers anything.
+func Escalates(last string, d Decision) bool {
+	return d.Mode == Warning && rank[last] < rank[Warning]
 }
 
 // Apply says which mode to ask the ledger for, given the mode in force: the

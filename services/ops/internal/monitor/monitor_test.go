@@ -62,3 +62,15 @@ func TestApplyNeverLiftsAFreeze(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, monitor.Frozen, mode)
 }
+
+func TestOnlyWarningEscalatesAMilderMode(t *testing.T) {
+	t.Parallel()
+	warn := monitor.Decision{Mode: monitor.Warning}
+	for last, want := range map[string]bool{
+		"": true, monitor.Normal: true, monitor.Warning: false,
+		monitor.MintingPaused: false, monitor.ReadOnly: false, monitor.Frozen: false,
+	} {
+		require.Equal(t, want, monitor.Escalates(last, warn), "from %q", last)
+	}
+	require.False(t, monitor.Escalates(monitor.Normal, monitor.Decision{Mode: monitor.Unknown}), "below the threshold nothing is raised")
+}

@@ -1,7 +1,10 @@
-// Package store defines what the ops service keeps (the graph layer and
-// provider usage snapshots) and the errors its storage reports. sqlstore
-// implements it on Postgres and SQLite; storetest is the conformance suite
-// both engines must pass.
+// Package store defines what the ops service keeps (the graph layer,
+// provider usage snapshots and the economy monitor's checks), its
+// repositories, one per topic, and the errors they report. Repositories
+// work over a querier (the pool or the use case's transaction) and never
+// open a transaction: the use-case layer opens one per use case that
+// writes. sqlstore implements them on Postgres and SQLite; storetest is
+// the conformance suite both engines must pass.
 package store
 
 import (
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/foundryhq/foundry/services/ops/internal/graph"
+	"github.com/foundryhq/foundry/services/ops/internal/monitor"
 	"github.com/foundryhq/foundry/services/ops/internal/usage"
 	"github.com/foundryhq/foundry/services/platform/migrate"
 )
@@ -20,18 +24,6 @@ import (
 var (
 	ErrNotFound = errors.New("not found")
 )
-
-// EndpointError is CreateEdge's ErrNotFound for a missing endpoint node.
-type EndpointError struct {
-	// Field is "from_node_id" or "to_node_id".
-	Field  string
-	NodeID string
-}
-
-func (e *EndpointError) Error() string { return e.Field + ": node " + e.NodeID + " not found" }
-
-// Unwrap makes errors.Is(err, ErrNotFound) hold.
-func (e *EndpointError) Unwrap() error { return ErrNotFound }
 
 //go:embed migrations
 var migrations embed.FS
@@ -85,31 +77,50 @@ type UsageSnapshot struct {
 	CreatedAt time.Time
 }
 
-// SnapshotsKept is how many snapshots of one provider are kept; older ones
-// are deleted as new ones arrive.
-const SnapshotsKept = 100
+// Nodes are the graph's nodes.
+type Nodes interface {
+	// Upsert creates n, or, when a node with the same (NodeType,
+	// ExternalID) exists, replaces its payload and updated_at and returns
+	// it. created reports which. A node without an ExternalID is always
+	// created. Concurrent identical upserts yield one node.
+	Upsert(ctx context.Context, n Node) (got Node, created bool, err error)
+	// Get returns a node. ErrNotFound when there is none.
+	Get(ctx context.Context, id string) (Node, error)
+}
 
-// Store is the ops service's storage.
-type Store interface {
-	// UpsertNode creates n, or, when a node with the same (NodeType,
-	// ExternalID) exists, replaces its payload and returns it. created
-	// reports which. A node without an ExternalID is always created.
-	// Concurrent identical upserts yield one node.
-	UpsertNode(ctx context.Context, n Node) (got Node, created bool, err error)
-	// Node returns a node. ErrNotFound when there is none.
-	Node(ctx context.Context, id string) (Node, error)
-	// CreateEdge stores e. An *EndpointError (an ErrNotFound) when an
-	// endpoint node does not exist.
-	CreateEdge(ctx context.Context, e Edge) error
-	// Edges returns one page of the edges f selects, oldest first (by
-	// created_at, then id), and how many match in all. With f.Node set,
-	// ErrNotFound when that node does not exist.
-	Edges(ctx context.Context, f EdgeFilter) ([]Edge, int, error)
+// Edges are the graph's edges. Nodes are never deleted, so a use case that
+// found both endpoints may create an edge between them; the schema's
+// foreign keys back that up.
+type Edges interface {
+	// Create stores e.
+	Create(ctx context.Context, e Edge) error
+	// List returns one page of the edges f selects, oldest first (by
+	// created_at, then id), and how many match in all. A node that does
+	// not exist simply has no edges.
+	List(ctx context.Context, f EdgeFilter) ([]Edge, int, error)
+}
 
-	// AddUsageSnapshot stores a snapshot and prunes its provider's history to
-	// the SnapshotsKept most recent.
-	AddUsageSnapshot(ctx context.Context, s UsageSnapshot) error
-	// LatestUsageSnapshots returns the most recent snapshot of each provider
-	// (by collected_at, then created_at), ordered by provider.
-	LatestUsageSnapshots(ctx context.Context) ([]UsageSnapshot, error)
+// UsageSnapshots are the providers' usage snapshots.
+type UsageSnapshots interface {
+	// Add stores a snapshot.
+	Add(ctx context.Context, s UsageSnapshot) error
+	// Trim deletes the provider's snapshots but the keep most recent (by
+	// collected_at, then created_at) and reports how many went.
+	Trim(ctx context.Context, provider string, keep int) (int64, error)
+	// Latest returns the most recent snapshot of each provider (by
+	// collected_at, then created_at), ordered by provider.
+	Latest(ctx context.Context) ([]UsageSnapshot, error)
+}
+
+// Checks are the economy monitor's recorded checks.
+type Checks interface {
+	// Insert records a check.
+	Insert(ctx context.Context, r monitor.Record) error
+	// Latest returns the newest check; ErrNotFound before the first.
+	Latest(ctx context.Context) (monitor.Record, error)
+	// Streak counts the failed checks since the newest completed one and
+	// names the mode the newest check that knew or changed it left.
+	Streak(ctx context.Context) (monitor.Streak, error)
+	// Prune deletes the checks made before before and reports how many.
+	Prune(ctx context.Context, before time.Time) (int64, error)
 }

@@ -20,13 +20,21 @@ const DefaultRetention = 30 * 24 * time.Hour
 // few batches.
 const DefaultPruneInterval = time.Hour
 
+// Pruner deletes old events: the ops use case that prunes the sink.
+type Pruner interface {
+	// PruneEvents deletes the events that occurred before before and
+	// reports how many (a file or off sink prunes nothing).
+	PruneEvents(ctx context.Context, before time.Time) (int64, error)
+}
+
 // Retainer keeps a sink's events for Retention and deletes older ones, at
-// start and then every Interval. It reads the time from Clock, so tests
-// decide what "old" means without waiting. Every ops replica may run one:
-// a row another replica already deleted is simply not there.
+// start and then every Interval, through the use case that prunes them. It
+// reads the time from Clock, so tests decide what "old" means without
+// waiting. Every ops replica may run one: a row another replica already
+// deleted is simply not there.
 type Retainer struct {
-	// Sink is pruned; a file or off sink prunes nothing.
-	Sink Sink
+	// Events prunes the sink.
+	Events Pruner
 	// Retention is the age past which events go; it must be positive.
 	Retention time.Duration
 	// Interval is the time between prunes; DefaultPruneInterval when 0.
@@ -44,7 +52,7 @@ func (r *Retainer) Once(ctx context.Context) (int64, error) {
 	if c == nil {
 		c = clock.Real{}
 	}
-	return r.Sink.Prune(ctx, c.Now().Add(-r.Retention))
+	return r.Events.PruneEvents(ctx, c.Now().Add(-r.Retention))
 }
 
 // Run prunes at once and then every Interval until ctx ends. A failed prune

@@ -18,6 +18,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/uow"
 	"github.com/foundryhq/foundry/services/portfolio/internal/rightsizing"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
 )
@@ -44,10 +45,10 @@ type Config struct {
 
 // App runs the portfolio's use cases.
 type App struct {
-	db    *database.DB
-	open  Opener
-	cfg   Config
-	clock clock.Clock
+	db  *database.DB
+	cfg Config
+	// unit runs the transactions over fresh repositories.
+	unit uow.Unit[Repos]
 }
 
 // New returns the use-case layer over db.
@@ -58,24 +59,22 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	if cfg.NewID == nil {
 		cfg.NewID = uuid.NewString
 	}
-	return &App{db: db, open: open, cfg: cfg, clock: cfg.Clock}
+	return &App{db: db, cfg: cfg, unit: uow.New(db, open, cfg.Clock)}
 }
 
 // now is the time records carry, to the microsecond the store keeps, so a
 // write's answer equals what a later read returns (nanoseconds in the
 // answer and microseconds in the read looked like a change that never
 // happened).
-func (a *App) now() time.Time { return a.clock.Now().UTC().Truncate(time.Microsecond) }
+func (a *App) now() time.Time { return a.unit.Now() }
 
 // tx runs fn in one transaction over fresh repositories. Serialization
 // failures and deadlocks are retried by the database layer, so fn must have
 // no effect outside the transaction.
-func (a *App) tx(ctx context.Context, fn func(r Repos) error) error {
-	return a.db.Tx(ctx, func(q database.Querier) error { return fn(a.open(q)) })
-}
+func (a *App) tx(ctx context.Context, fn func(r Repos) error) error { return a.unit.Tx(ctx, fn) }
 
 // read gives repositories over the pool: for use cases that only read.
-func (a *App) read() Repos { return a.open(a.db) }
+func (a *App) read() Repos { return a.unit.Read() }
 
 // wrap adds the use case's name to an error.
 func wrap(what string, err error) error {

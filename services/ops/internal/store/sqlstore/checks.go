@@ -8,27 +8,21 @@ import (
 	"time"
 
 	"github.com/foundryhq/foundry/services/ops/internal/monitor"
+	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/platform/database"
 )
 
-// Checks records the economy monitor's checks, over a querier.
+// Checks implements store.Checks over a querier.
 type Checks struct {
 	q database.Querier
 }
 
-var _ monitor.Recorder = Checks{}
+var _ store.Checks = Checks{}
 
 // NewChecks returns the checks repository over q.
 func NewChecks(q database.Querier) Checks { return Checks{q: q} }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// Insert implements monitor.Recorder.
+// Insert implements store.Checks.
 func (c Checks) Insert(ctx context.Context, r monitor.Record) error {
 	reasons, err := json.Marshal(r.Decision.Reasons)
 	if err != nil {
@@ -46,7 +40,7 @@ func (c Checks) Insert(ctx context.Context, r monitor.Record) error {
 	return nil
 }
 
-// Latest implements monitor.Recorder.
+// Latest implements store.Checks.
 func (c Checks) Latest(ctx context.Context) (monitor.Record, error) {
 	var (
 		r                            monitor.Record
@@ -60,7 +54,7 @@ func (c Checks) Latest(ctx context.Context) (monitor.Record, error) {
 		Scan(&r.ID, &at, &r.Holder, &r.Check.ReserveRatio, &valid, &r.Check.FirstDivergent, &mis, &tripped,
 			&r.Check.Mode, &r.Decision.Mode, &applied, &r.Decision.Score, &reasons, &r.Error)
 	if errors.Is(err, database.ErrNoRows) {
-		return monitor.Record{}, monitor.ErrNoCheck
+		return monitor.Record{}, fmt.Errorf("latest monitor check: %w", store.ErrNotFound)
 	}
 	if err != nil {
 		return monitor.Record{}, fmt.Errorf("read the latest monitor check: %w", err)
@@ -74,7 +68,7 @@ func (c Checks) Latest(ctx context.Context) (monitor.Record, error) {
 	return r, nil
 }
 
-// Streak implements monitor.Recorder. A completed check always has the
+// Streak implements store.Checks. A completed check always has the
 // ledger's mode in mode_before; a failed one has ”. The mode in force is
 // the one the newest check that knew or changed it left: its decided mode
 // when it was applied (a failed check's escalation included), else the
@@ -109,7 +103,7 @@ func (c Checks) Streak(ctx context.Context) (monitor.Streak, error) {
 	return s, nil
 }
 
-// Prune implements monitor.Recorder.
+// Prune implements store.Checks.
 func (c Checks) Prune(ctx context.Context, before time.Time) (int64, error) {
 	n, err := c.q.Exec(ctx, `DELETE FROM monitor_checks WHERE checked_at < $1`, database.Micros(before))
 	if err != nil {

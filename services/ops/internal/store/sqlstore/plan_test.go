@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/foundryhq/foundry/services/ops/internal/store"
-	"github.com/foundryhq/foundry/services/ops/internal/usage"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
@@ -98,33 +95,4 @@ func explain(t *testing.T, db *database.DB, query string, args []any) string {
 	}
 	require.NoError(t, rows.Err())
 	return strings.Join(lines, "\n")
-}
-
-func TestUsageHistoryIsPruned(t *testing.T) {
-	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
-		db := dbtest.Open(t, engine, "ops", store.Migrations())
-		s := New(db)
-		ctx := context.Background()
-		t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-		const n = store.SnapshotsKept + 5
-		for i := range n {
-			require.NoError(t, s.AddUsageSnapshot(ctx, store.UsageSnapshot{
-				ID: uuid.NewString(), Family: usage.OpenAI, Source: "live", CreatedAt: t0,
-				Snapshot: usage.Snapshot{Provider: "openai", CollectedAt: t0.Add(time.Duration(i) * time.Minute),
-					Metrics: []usage.Metric{{Name: "m", Value: float64(i)}}},
-			}))
-		}
-		require.NoError(t, s.AddUsageSnapshot(ctx, store.UsageSnapshot{
-			ID: uuid.NewString(), Family: usage.Claude, Source: "ingest", CreatedAt: t0,
-			Snapshot: usage.Snapshot{Provider: "claude", CollectedAt: t0, Metrics: []usage.Metric{{Name: "m"}}},
-		}))
-		var kept int
-		var oldest int64
-		require.NoError(t, db.QueryRow(ctx, `SELECT COUNT(*), MIN(collected_at) FROM usage_snapshots WHERE provider = 'openai'`).Scan(&kept, &oldest))
-		require.Equal(t, store.SnapshotsKept, kept)
-		require.Equal(t, t0.Add(5*time.Minute).UnixMicro(), oldest, "the oldest were pruned")
-		require.NoError(t, db.QueryRow(ctx, `SELECT COUNT(*) FROM usage_snapshots WHERE provider = 'claude'`).Scan(&kept))
-		require.Equal(t, 1, kept, "pruning is per provider")
-	})
 }

@@ -13,8 +13,14 @@ import (
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
-		storetest.Run(t, func(t *testing.T) store.Store {
-			return sqlstore.New(dbtest.Open(t, engine, "ops", store.Migrations()))
+		storetest.Run(t, func(t *testing.T) storetest.Harness {
+			return storetest.Harness{
+				DB:     dbtest.Open(t, engine, "ops", store.Migrations()),
+				Nodes:  func(q database.Querier) store.Nodes { return sqlstore.NewNodes(q) },
+				Edges:  func(q database.Querier) store.Edges { return sqlstore.NewEdges(q) },
+				Usage:  func(q database.Querier) store.UsageSnapshots { return sqlstore.NewUsageSnapshots(q) },
+				Checks: func(q database.Querier) store.Checks { return sqlstore.NewChecks(q) },
+			}
 		})
 	})
 }

@@ -1,0 +1,50 @@
+package peer
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/ops/internal/monitor"
+	"github.com/foundryhq/foundry/services/ops/internal/usecase"
+)
+
+// Ledger is the ledger as the economy monitor sees it, through its
+// internal gRPC API.
+type Ledger struct {
+	client ledgerv1.LedgerInternalServiceClient
+}
+
+var _ usecase.Ledger = Ledger{}
+
+// NewLedger returns the adapter over a connection to the ledger.
+func NewLedger(conn grpc.ClientConnInterface) Ledger {
+	return Ledger{client: ledgerv1.NewLedgerInternalServiceClient(conn)}
+}
+
+// Check implements usecase.Ledger.
+func (l Ledger) Check(ctx context.Context) (monitor.Check, error) {
+	resp, err := l.client.CheckCoherence(ctx, &ledgerv1.CheckCoherenceRequest{})
+	if err != nil {
+		return monitor.Check{}, err
+	}
+	chain := resp.GetChain()
+	return monitor.Check{
+		OutstandingCC: resp.GetSupply().GetTotalCcOutstanding(),
+		ReserveRatio:  resp.GetSupply().GetReserveRatio(), ChainValid: chain.GetValid(),
+		ChainReason: chain.GetReason().GetValue(), FirstDivergent: int(chain.GetFirstDivergentSeq().GetValue()),
+		Mismatched: resp.GetMismatchedAccounts(), BreakerTripped: resp.GetOracleBreakerTripped(),
+		Unsequenced: int(chain.GetUnsequencedEntries()), UnsequencedAge: chain.GetUnsequencedAgeSeconds(),
+		Mode: resp.GetSupply().GetMode(),
+	}, nil
+}
+
+// SetMode implements usecase.Ledger.
+func (l Ledger) SetMode(ctx context.Context, mode, reason string) (string, error) {
+	resp, err := l.client.SetEconomyMode(ctx, &ledgerv1.SetEconomyModeRequest{Mode: mode, Reason: reason})
+	if err != nil {
+		return "", err
+	}
+	return resp.GetMode(), nil
+}
