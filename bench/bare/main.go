@@ -2102,6 +2102,24 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 // dry_run is one round trip of reads (the idea, the contributor twice, the
 // balances, the due cooling lots, the positions), as Foundry's dry run.
 
+// minMovementMicros is credit.MinMovement: the least CC one movement may
+// move (0.01 CC).
+const minMovementMicros = microScale / 100
+
+// checkMovement is usecase.checkMovement: an idea id that is not blank and
+// at least credit.MinMovement, checked after the request's fields (and,
+// for a stake that is not a dry run, after the caller's refusal).
+func checkMovement(amount int64, ideaID string) error {
+	var fields []fieldError
+	if strings.TrimSpace(ideaID) == "" {
+		fields = append(fields, field("idea_id", "is required"))
+	}
+	if amount < minMovementMicros {
+		fields = append(fields, field("amount_cc", "must be at least 0.01 (the least CC one movement may move)"))
+	}
+	return collect(fields)
+}
+
 // modeLockKey is the ledger's sqlstore modeLockKey; keep equal.
 const modeLockKey int64 = 0x466f756e64727901
 
@@ -2440,6 +2458,10 @@ func (s *server) stake(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.DryRun {
+		if err := checkMovement(amount, req.IdeaID); err != nil {
+			writeError(w, r, err)
+			return
+		}
 		s.stakeDryRun(w, r, req, amount)
 		return
 	}
@@ -2550,7 +2572,12 @@ func (s *server) stakeTx(ctx context.Context, req stakeRequest, amount int64, to
 		}
 		return nil
 	})
-	if err != nil {
+	// A contributor without an available account (never funded): the
+	// debit matched no row and the lines' INSERT, queued behind it, names
+	// that missing account. As Foundry's Apply (whose batch stops at the
+	// refused line), that is a short balance, answered by the checks below
+	// (the transaction is rolled back on release).
+	if err != nil && !(pgCode(err) == "23503" && !debited) {
 		return stakeResult{}, 0, err
 	}
 
@@ -2564,7 +2591,11 @@ func (s *server) stakeTx(ctx context.Context, req stakeRequest, amount int64, to
 		return stakeResult{}, 0, fail(http.StatusForbidden, "the session's contributor may move only its own CC")
 	case len(idemKey) > maxIdemKey:
 		return stakeResult{}, 0, invalid(field("Idempotency-Key", "must be at most %d characters", maxIdemKey))
-	case !ideaFound:
+	}
+	if err := checkMovement(amount, req.IdeaID); err != nil { // after the caller's refusal, as Foundry
+		return stakeResult{}, 0, err
+	}
+	if !ideaFound {
 		return stakeResult{}, 0, fail(http.StatusNotFound, "idea %s not found", req.IdeaID)
 	}
 	requestHash := ""

@@ -24,5 +24,8 @@
 //   - database: one query interface over Postgres and embedded SQLite (with
 //     the engines' row locks, ForUpdate and SkipLocked);
 //   - migrate: each service's embedded schema migrations;
+//   - uow: the unit of work every use-case layer is built on (a
+//     transaction over fresh repositories, reads over the pool, the time
+//     records carry);
 //   - clock: time that tests can move.
 package platform

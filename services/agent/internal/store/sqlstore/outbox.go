@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/foundryhq/foundry/services/agent/internal/store"
@@ -77,16 +78,46 @@ func (o Outbox) Get(ctx context.Context, taskID string) (store.OutboxItem, error
 	return it, nil
 }
 
-// Take implements store.Outbox in one statement; on Postgres, rows another
-// deliverer is taking at the same moment are skipped, not waited for.
+// Take implements store.Outbox in two statements: the due items' ids,
+// oldest due first (on Postgres, rows another deliverer is taking at the
+// same moment are skipped, not waited for), then one UPDATE of those still
+// due, whose rows are returned in that order (neither engine orders an
+// UPDATE's RETURNING rows, and two advancements of one idea delivered out
+// of order would move it one stage instead of two). The UPDATE checks
+// again that each item is due, so an item another deliverer took between
+// the two statements (on the pool, outside a transaction) stays that
+// deliverer's.
 func (o Outbox) Take(ctx context.Context, now, until time.Time, limit int) ([]store.OutboxItem, error) {
-	sub := `SELECT task_id FROM idea_outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1
-		ORDER BY next_attempt_at, task_id LIMIT $3` + database.SkipLocked(o.q.Engine())
-	out, err := scanOutboxRows(o.q.Query(ctx, `UPDATE idea_outbox SET next_attempt_at = $2
-		WHERE task_id IN (`+sub+`) RETURNING `+outboxColumns, database.Micros(now), database.Micros(until), limit))
+	rows, err := o.q.Query(ctx, `SELECT task_id FROM idea_outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1
+		ORDER BY next_attempt_at, task_id LIMIT $2`+database.SkipLocked(o.q.Engine()), database.Micros(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("take due outbox items: %w", err)
 	}
+	args := []any{database.Micros(now), database.Micros(until)}
+	order := map[string]int{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("take due outbox items: %w", err)
+		}
+		order[id] = len(args)
+		args = append(args, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("take due outbox items: %w", err)
+	}
+	if len(order) == 0 {
+		return []store.OutboxItem{}, nil
+	}
+	out, err := scanOutboxRows(o.q.Query(ctx, `UPDATE idea_outbox SET next_attempt_at = $2
+		WHERE task_id IN (`+database.Placeholders(3, len(order))+`) AND delivered_at IS NULL AND next_attempt_at <= $1
+		RETURNING `+outboxColumns, args...))
+	if err != nil {
+		return nil, fmt.Errorf("take due outbox items: %w", err)
+	}
+	slices.SortFunc(out, func(a, b store.OutboxItem) int { return order[a.TaskID] - order[b.TaskID] })
 	return out, nil
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 )
 
-// runAudit checks the audit chain's storage (records round-trip, the
-// repair entries verification reads first) and the freeze nonces.
+// runAudit checks the audit chain's storage: records round-trip, and the
+// repair entries verification reads first.
 func runAudit(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Run("audit records round-trip; repairs are read up to a seq", func(t *testing.T) {
 		t.Parallel()
@@ -49,27 +49,29 @@ func runAudit(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, []audit.Record{recs[4], recs[3]}, newest)
 	})
 
-	t.Run("a freeze nonce is recorded once per signer, across transactions, until pruned", func(t *testing.T) {
+	t.Run("storage counts: the audit chain's tables and the journal's", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
 		ctx := context.Background()
-		record := func(signer, nonce string, issued time.Time) error {
-			return h.write(func(r repos) error {
-				return r.credit.RecordFreezeNonce(ctx, store.FreezeNonce{SignerID: signer, Nonce: nonce, IssuedAt: issued, SeenAt: issued})
-			})
-		}
-		require.NoError(t, record("ops", "00112233445566778899aabbccddeeff", base))
-		require.ErrorIs(t, record("ops", "00112233445566778899aabbccddeeff", base.Add(time.Minute)), store.ErrAlreadyExists)
-		require.NoError(t, record("audit", "00112233445566778899aabbccddeeff", base), "another signer's nonce")
-		require.NoError(t, record("ops", "ffeeddccbbaa99887766554433221100", base.Add(10*time.Minute)))
+		counts, err := h.read().audit.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"audit_entries": 0, "audit_queue": 0, "audit_tree": 0}, counts)
 
-		var pruned int
-		require.NoError(t, h.write(func(r repos) (err error) {
-			pruned, err = r.credit.PruneFreezeNonces(ctx, base.Add(time.Minute))
-			return err
+		mint(t, h, 1, "ada", cc)
+		mint(t, h, 2, "bob", cc)
+		r1 := audit.Seal(audit.Genesis, audit.Entry{Seq: 1, Kind: "freeze", At: base, Actor: "signer:ops", Subject: "economy"})
+		require.NoError(t, h.write(func(r repos) error {
+			if err := r.audit.Append(ctx, []audit.Record{r1}, nil, map[int64]audit.Hash{0: hashOf("0"), 1: hashOf("1")}); err != nil {
+				return err
+			}
+			return r.audit.Enqueue(ctx, []store.Queued{{ID: "q-1", Entry: audit.Entry{Kind: "unfreeze", At: base, Actor: "signer:ops",
+				Subject: "economy"}}})
 		}))
-		require.Equal(t, 2, pruned, "the two issued before the cut")
-		require.NoError(t, record("ops", "00112233445566778899aabbccddeeff", base.Add(11*time.Minute)), "forgotten")
-		require.ErrorIs(t, record("ops", "ffeeddccbbaa99887766554433221100", base), store.ErrAlreadyExists, "kept")
+		counts, err = h.read().audit.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"audit_entries": 1, "audit_queue": 1, "audit_tree": 2}, counts)
+		counts, err = h.read().credit.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"cc_entries": 2, "incidents": 0}, counts)
 	})
 }

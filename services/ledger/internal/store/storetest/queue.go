@@ -11,13 +11,13 @@ import (
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
-	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 )
 
-// runQueue checks what the parallel movements and the batched audit log
-// rest on: Apply's balances, mode and refusals, the audit queue, the
-// Merkle tree's stored hashes and the checkpoints.
+// runQueue checks what the batched audit log rests on: the audit queue
+// (filled by Apply and Enqueue, emptied by Append), the Merkle tree's
+// stored hashes and the checkpoints. (Apply's balances, mode and refusals
+// are accounts.go's.)
 func runQueue(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Run("Enqueue queues entries that record no journal entry, in the queue's order", func(t *testing.T) {
 		t.Parallel()
@@ -208,113 +208,6 @@ func runQueue(t *testing.T, newHarness func(t *testing.T) Harness) {
 		got, err = h.read().audit.Checkpoint(ctx, "verified")
 		require.NoError(t, err)
 		require.Equal(t, verified, got)
-	})
-
-	t.Run("Apply returns each account's balance after, and the mode when asked; Balance and LockAccount read one account", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		ctx := context.Background()
-		applyM := func(m store.Movement) (store.Applied, error) {
-			var out store.Applied
-			err := h.write(func(r repos) (err error) {
-				out, err = r.credit.Apply(ctx, m)
-				return err
-			})
-			return out, err
-		}
-		movement := func(e credit.Entry, readMode bool) store.Movement {
-			return store.Movement{Journal: store.JournalEntry{ID: uuid.NewString(), Entry: e, ContributorID: "ada", Amount: cc, CreatedAt: base},
-				ReadMode: readMode}
-		}
-		available, staked := credit.Available("ada"), credit.Staked("ada", "i:1")
-
-		got, err := applyM(movement(credit.Transfer(credit.KindDeposit, credit.Issuance, available, 5*cc), true))
-		require.NoError(t, err)
-		require.Equal(t, store.Applied{Mode: "normal", Balances: map[string]money.Micros{
-			credit.Issuance.Name(): -5 * cc, available.Name(): 5 * cc}}, got)
-		got, err = applyM(movement(credit.Transfer(credit.KindStake, available, staked, 2*cc), false))
-		require.NoError(t, err)
-		require.Equal(t, store.Applied{Balances: map[string]money.Micros{available.Name(): 3 * cc, staked.Name(): 2 * cc}}, got,
-			"no mode unless asked")
-
-		require.NoError(t, h.write(func(r repos) error {
-			eco, err := r.credit.LockEconomy(ctx)
-			if err != nil {
-				return err
-			}
-			eco.Mode = "read_only"
-			return r.credit.SaveEconomy(ctx, eco)
-		}))
-		got, err = applyM(movement(credit.Transfer(credit.KindStake, available, staked, cc), true))
-		require.NoError(t, err)
-		require.Equal(t, store.Applied{Mode: "read_only", Balances: map[string]money.Micros{available.Name(): 2 * cc, staked.Name(): 3 * cc}}, got,
-			"the mode as it is; Apply does not judge it")
-
-		for account, want := range map[credit.Account]money.Micros{
-			available: 2 * cc, staked: 3 * cc, credit.Issuance: -5 * cc,
-			credit.Available("bob"): 0, credit.Staked("ada", "i"): 0, credit.Cooling("ada"): 0,
-		} {
-			b, err := h.read().credit.Balance(ctx, account)
-			require.NoError(t, err)
-			require.Equal(t, want, b, account.Name())
-		}
-		require.NoError(t, h.write(func(r repos) error {
-			for account, want := range map[credit.Account]bool{staked: true, available: true, credit.Staked("ada", "i"): false,
-				credit.Available("bob"): false} {
-				found, err := r.credit.LockAccount(ctx, account)
-				require.NoError(t, err)
-				require.Equal(t, want, found, account.Name())
-			}
-			return nil
-		}))
-	})
-
-	t.Run("a debit from a missing or short account is ErrInsufficient, and nothing is written once the transaction rolls back", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		ctx := context.Background()
-		mint(t, h, 1, "ada", 5*cc)
-		apply(t, h, 2, "ada", "i", credit.Transfer(credit.KindStake, credit.Available("ada"), credit.Staked("ada", "i"), 2*cc))
-		counts := func() map[string]int {
-			t.Helper()
-			out := map[string]int{}
-			for _, table := range []string{"cc_accounts", "cc_entries", "cc_lines", "audit_queue"} {
-				var n int
-				require.NoError(t, h.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n))
-				out[table] = n
-			}
-			return out
-		}
-		before := counts()
-		require.Equal(t, map[string]int{"cc_accounts": 3, "cc_entries": 2, "cc_lines": 4, "audit_queue": 0}, before)
-
-		for name, e := range map[string]credit.Entry{
-			"a contributor with no account":       credit.Transfer(credit.KindStake, credit.Available("bob"), credit.Staked("bob", "i"), cc),
-			"more than is available":              credit.Transfer(credit.KindStake, credit.Available("ada"), credit.Staked("ada", "i"), 3*cc+1),
-			"a position that does not exist":      credit.Transfer(credit.KindUnstake, credit.Staked("ada", "other"), credit.Available("ada"), cc),
-			"more than the position":              credit.Transfer(credit.KindUnstake, credit.Staked("ada", "i"), credit.Available("ada"), 2*cc+1),
-			"a credit to an account not yet made": credit.Transfer(credit.KindUnstake, credit.Staked("ada", "i"), credit.Cooling("ada"), 3*cc),
-		} {
-			je := store.JournalEntry{ID: uuid.NewString(), Entry: e, ContributorID: "ada", IdeaID: "i", Amount: cc, CreatedAt: base}
-			var got store.Applied
-			err := h.write(func(r repos) (err error) {
-				got, err = r.credit.Apply(ctx, store.Movement{Journal: je, ReadMode: true, Audit: []store.Queued{{ID: uuid.NewString(),
-					EntryID: je.ID, Entry: audit.Entry{Kind: string(e.Kind), At: base, Actor: "ada", Subject: "ada", Amount: cc}}}})
-				return err
-			})
-			require.ErrorIs(t, err, store.ErrInsufficient, name)
-			require.Equal(t, "normal", got.Mode, "%s: the mode is read even so (a frozen economy is refused before a short balance)", name)
-			require.Equal(t, before, counts(), name)
-		}
-		for account, want := range map[credit.Account]money.Micros{credit.Available("ada"): 3 * cc, credit.Staked("ada", "i"): 2 * cc,
-			credit.Cooling("ada"): 0, credit.Available("bob"): 0, credit.Issuance: -5 * cc} {
-			b, err := h.read().credit.Balance(ctx, account)
-			require.NoError(t, err)
-			require.Equal(t, want, b, account.Name())
-		}
-		mis, err := h.read().credit.JournalMismatches(ctx)
-		require.NoError(t, err)
-		require.Empty(t, mis)
 	})
 }
 

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -40,7 +39,10 @@ func mint(t *testing.T, h Harness, seq int64, contributor string, amount money.M
 	return apply(t, h, seq, contributor, "", credit.Transfer(credit.KindDistribution, credit.Issuance, credit.Available(contributor), amount))
 }
 
-func runCredit(t *testing.T, newHarness func(t *testing.T) Harness) {
+// runAccounts checks Apply and the accounts it moves: the balance after
+// each line, the refusals that leave nothing written, and the balances
+// and positions read back, whatever ':' the ids hold.
+func runAccounts(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Run("ids containing ':' keep their own balances, positions and history", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
@@ -141,111 +143,110 @@ func runCredit(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Empty(t, mis)
 	})
 
-	t.Run("the coherence check finds a balance or a line that does not match its account", func(t *testing.T) {
+	t.Run("Apply returns each account's balance after, and the mode when asked; Balance and LockAccount read one account", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
 		ctx := context.Background()
-		mint(t, h, 1, "github:octo", 5*cc)
-		mint(t, h, 2, "bob", 5*cc)
+		applyM := func(m store.Movement) (store.Applied, error) {
+			var out store.Applied
+			err := h.write(func(r repos) (err error) {
+				out, err = r.credit.Apply(ctx, m)
+				return err
+			})
+			return out, err
+		}
+		movement := func(e credit.Entry, readMode bool) store.Movement {
+			return store.Movement{Journal: store.JournalEntry{ID: uuid.NewString(), Entry: e, ContributorID: "ada", Amount: cc, CreatedAt: base},
+				ReadMode: readMode}
+		}
+		available, staked := credit.Available("ada"), credit.Staked("ada", "i:1")
+
+		got, err := applyM(movement(credit.Transfer(credit.KindDeposit, credit.Issuance, available, 5*cc), true))
+		require.NoError(t, err)
+		require.Equal(t, store.Applied{Mode: "normal", Balances: map[string]money.Micros{
+			credit.Issuance.Name(): -5 * cc, available.Name(): 5 * cc}}, got)
+		got, err = applyM(movement(credit.Transfer(credit.KindStake, available, staked, 2*cc), false))
+		require.NoError(t, err)
+		require.Equal(t, store.Applied{Balances: map[string]money.Micros{available.Name(): 3 * cc, staked.Name(): 2 * cc}}, got,
+			"no mode unless asked")
+
+		require.NoError(t, h.write(func(r repos) error {
+			eco, err := r.credit.LockEconomy(ctx)
+			if err != nil {
+				return err
+			}
+			eco.Mode = "read_only"
+			return r.credit.SaveEconomy(ctx, eco)
+		}))
+		got, err = applyM(movement(credit.Transfer(credit.KindStake, available, staked, cc), true))
+		require.NoError(t, err)
+		require.Equal(t, store.Applied{Mode: "read_only", Balances: map[string]money.Micros{available.Name(): 2 * cc, staked.Name(): 3 * cc}}, got,
+			"the mode as it is; Apply does not judge it")
+
+		for account, want := range map[credit.Account]money.Micros{
+			available: 2 * cc, staked: 3 * cc, credit.Issuance: -5 * cc,
+			credit.Available("bob"): 0, credit.Staked("ada", "i"): 0, credit.Cooling("ada"): 0,
+		} {
+			b, err := h.read().credit.Balance(ctx, account)
+			require.NoError(t, err)
+			require.Equal(t, want, b, account.Name())
+		}
+		require.NoError(t, h.write(func(r repos) error {
+			for account, want := range map[credit.Account]bool{staked: true, available: true, credit.Staked("ada", "i"): false,
+				credit.Available("bob"): false} {
+				found, err := r.credit.LockAccount(ctx, account)
+				require.NoError(t, err)
+				require.Equal(t, want, found, account.Name())
+			}
+			return nil
+		}))
+	})
+
+	t.Run("a debit from a missing or short account is ErrInsufficient, and nothing is written once the transaction rolls back", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		mint(t, h, 1, "ada", 5*cc)
+		apply(t, h, 2, "ada", "i", credit.Transfer(credit.KindStake, credit.Available("ada"), credit.Staked("ada", "i"), 2*cc))
+		counts := func() map[string]int {
+			t.Helper()
+			out := map[string]int{}
+			for _, table := range []string{"cc_accounts", "cc_entries", "cc_lines", "audit_queue"} {
+				var n int
+				require.NoError(t, h.DB.QueryRow(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n))
+				out[table] = n
+			}
+			return out
+		}
+		before := counts()
+		require.Equal(t, map[string]int{"cc_accounts": 3, "cc_entries": 2, "cc_lines": 4, "audit_queue": 0}, before)
+
+		for name, e := range map[string]credit.Entry{
+			"a contributor with no account":       credit.Transfer(credit.KindStake, credit.Available("bob"), credit.Staked("bob", "i"), cc),
+			"more than is available":              credit.Transfer(credit.KindStake, credit.Available("ada"), credit.Staked("ada", "i"), 3*cc+1),
+			"a position that does not exist":      credit.Transfer(credit.KindUnstake, credit.Staked("ada", "other"), credit.Available("ada"), cc),
+			"more than the position":              credit.Transfer(credit.KindUnstake, credit.Staked("ada", "i"), credit.Available("ada"), 2*cc+1),
+			"a credit to an account not yet made": credit.Transfer(credit.KindUnstake, credit.Staked("ada", "i"), credit.Cooling("ada"), 3*cc),
+		} {
+			je := store.JournalEntry{ID: uuid.NewString(), Entry: e, ContributorID: "ada", IdeaID: "i", Amount: cc, CreatedAt: base}
+			var got store.Applied
+			err := h.write(func(r repos) (err error) {
+				got, err = r.credit.Apply(ctx, store.Movement{Journal: je, ReadMode: true, Audit: []store.Queued{{ID: uuid.NewString(),
+					EntryID: je.ID, Entry: audit.Entry{Kind: string(e.Kind), At: base, Actor: "ada", Subject: "ada", Amount: cc}}}})
+				return err
+			})
+			require.ErrorIs(t, err, store.ErrInsufficient, name)
+			require.Equal(t, "normal", got.Mode, "%s: the mode is read even so (a frozen economy is refused before a short balance)", name)
+			require.Equal(t, before, counts(), name)
+		}
+		for account, want := range map[credit.Account]money.Micros{credit.Available("ada"): 3 * cc, credit.Staked("ada", "i"): 2 * cc,
+			credit.Cooling("ada"): 0, credit.Available("bob"): 0, credit.Issuance: -5 * cc} {
+			b, err := h.read().credit.Balance(ctx, account)
+			require.NoError(t, err)
+			require.Equal(t, want, b, account.Name())
+		}
 		mis, err := h.read().credit.JournalMismatches(ctx)
 		require.NoError(t, err)
 		require.Empty(t, mis)
-
-		_, err = h.DB.Exec(ctx, `UPDATE cc_lines SET contributor_id = 'github' WHERE account = 'available:github:octo'`)
-		require.NoError(t, err)
-		_, err = h.DB.Exec(ctx, `UPDATE cc_accounts SET balance = balance + 1 WHERE account = 'available:bob'`)
-		require.NoError(t, err)
-		mis, err = h.read().credit.JournalMismatches(ctx)
-		require.NoError(t, err)
-		require.Equal(t, []string{"available:bob", "available:github:octo"}, mis)
-	})
-}
-
-// runReconcile checks the journal's reconciliation with the audit log:
-// every journal entry is recorded by exactly one audit entry of its kind
-// naming it (sequenced or queued), and every movement's audit entry names
-// its journal entry.
-func runReconcile(t *testing.T, newHarness func(t *testing.T) Harness) {
-	t.Run("the journal and the audit log are reconciled, and an entry is recorded once", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		ctx := context.Background()
-		prev := audit.Genesis
-		seq := int64(0)
-		// trail sequences an entry of kind; link is the journal entry it is
-		// linked to (its entry_id column), attr the one its attributes name.
-		trail := func(kind, link, attr string) error {
-			t.Helper()
-			attrs := map[string]string{"unit": "micro_cc"}
-			if attr != "" {
-				attrs["entry_id"] = attr
-			}
-			seq++
-			r := audit.Seal(prev, audit.Entry{Seq: seq, Kind: kind, At: base.Add(time.Duration(seq) * time.Second), Actor: "admin",
-				Subject: "ada", Amount: cc, Attrs: attrs})
-			r.EntryID = link
-			prev = r.Hash
-			return h.write(func(rs repos) error { return rs.audit.Append(ctx, []audit.Record{r}, nil, nil) })
-		}
-		unreconciled := func() []store.Discrepancy {
-			t.Helper()
-			got, err := h.read().credit.Unreconciled(ctx, 100)
-			require.NoError(t, err)
-			return got
-		}
-		deposit := func() credit.Entry {
-			return credit.Transfer(credit.KindDeposit, credit.Issuance, credit.Available("ada"), cc)
-		}
-		// queue writes a movement the way a use case does: the journal
-		// entry and its audit entry, queued, in one batch.
-		queue := func(kind credit.Kind, e credit.Entry) store.JournalEntry {
-			t.Helper()
-			je := store.JournalEntry{ID: uuid.NewString(), Entry: e, ContributorID: "ada", Amount: cc, CreatedAt: base}
-			require.NoError(t, h.write(func(r repos) error {
-				_, err := r.credit.Apply(ctx, store.Movement{Journal: je, Audit: []store.Queued{{ID: uuid.NewString(), EntryID: je.ID,
-					Entry: audit.Entry{Kind: string(kind), At: base, Actor: "ada", Subject: "ada", Amount: cc,
-						Attrs: map[string]string{"entry_id": je.ID}}}}})
-				return err
-			}))
-			return je
-		}
-
-		// A deposit (seq 1) and its spread fee (seq 2), an incident entry
-		// that names no journal entry (seq 3), and a deposit still queued:
-		// reconciled.
-		a := apply(t, h, 0, "ada", "", deposit())
-		require.NoError(t, trail("deposit", a.ID, a.ID))
-		require.NoError(t, trail("spread_fee", "", a.ID))
-		require.NoError(t, trail("freeze", "", ""))
-		queued := queue(credit.KindDeposit, deposit())
-		require.Empty(t, unreconciled())
-
-		// A journal entry is linked to one sequenced audit entry at most.
-		require.ErrorIs(t, trail("deposit", a.ID, a.ID), store.ErrAlreadyExists)
-		seq--
-
-		// Each way they can disagree.
-		missing := apply(t, h, 0, "ada", "", deposit())        // no audit entry
-		require.NoError(t, trail("deposit", "", "ghost"))      // seq 4: a movement's entry naming no journal entry
-		require.NoError(t, trail("spread_fee", "", "ghost-f")) // seq 5: a fee naming no journal entry
-		stake := apply(t, h, 0, "ada", "", credit.Transfer(credit.KindStake, credit.Available("ada"), credit.Staked("ada", "i"), cc))
-		require.NoError(t, trail("deposit", stake.ID, stake.ID)) // seq 6: another kind
-		other := apply(t, h, 0, "ada", "", deposit())
-		require.NoError(t, trail("deposit", other.ID, "someone-else")) // seq 7: attributes that name another entry
-		twice := queue(credit.KindDeposit, deposit())
-		require.NoError(t, trail("deposit", twice.ID, twice.ID)) // seq 8: sequenced and still queued
-		require.ElementsMatch(t, []store.Discrepancy{
-			{AuditSeq: 0, EntryID: missing.ID, Problem: "journal entry " + missing.ID + " (deposit) is recorded by no audit entry"},
-			{AuditSeq: 4, EntryID: "ghost", Problem: "audit entry 4 (deposit) names journal entry ghost, which is not recorded by it"},
-			{AuditSeq: 5, EntryID: "ghost-f", Problem: "audit entry 5 (spread_fee) names journal entry ghost-f, which does not exist"},
-			{AuditSeq: 6, EntryID: stake.ID, Problem: "journal entry " + stake.ID + " (stake) is recorded by audit entry 6, which records a deposit"},
-			{AuditSeq: 7, EntryID: other.ID, Problem: "audit entry 7 (deposit) is linked to journal entry " + other.ID + ` but its attributes name "someone-else"`},
-			{AuditSeq: 8, EntryID: twice.ID, Problem: "journal entry " + twice.ID + " (deposit) is recorded by audit entry 8 and again in the queue"},
-		}, unreconciled())
-		require.NotContains(t, fmt.Sprint(unreconciled()), queued.ID, "a queued movement is reconciled")
-
-		got, err := h.read().credit.Unreconciled(ctx, 2)
-		require.NoError(t, err)
-		require.Len(t, got, 2, "cut at the limit")
 	})
 }

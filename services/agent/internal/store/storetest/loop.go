@@ -1,0 +1,88 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/agent/internal/loop"
+	"github.com/foundryhq/foundry/services/agent/internal/store"
+)
+
+// pass is a pass of outcome that finished at finished.
+func pass(id, outcome string, finished time.Time) store.LoopPass {
+	return store.LoopPass{Holder: "replica-a", Iteration: loop.Iteration{ID: id, Outcome: outcome,
+		StartedAt: finished.Add(-time.Second), FinishedAt: finished}}
+}
+
+// runLoop checks the pipeline loop's passes: the newest is read back,
+// every pass is counted under its outcome, and pruning keeps the counts.
+func runLoop(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Run("passes round-trip, the newest is the latest, and each is counted by outcome", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		_, err := h.read().loop.Latest(ctx)
+		require.ErrorIs(t, err, store.ErrNotFound, "before the first pass")
+		counts, err := h.read().loop.Counts(ctx)
+		require.NoError(t, err)
+		require.Empty(t, counts)
+
+		full := store.LoopPass{Holder: "replica-b", Iteration: loop.Iteration{ID: "p2", Outcome: "dispatched", IdeaID: "idea:7",
+			Score: 0.8125, StageBefore: "specced", TaskType: "impl", TaskID: "task-9", StageAfter: "implementing",
+			Detail: "opened impl", StartedAt: at(time.Minute - 250*time.Microsecond), FinishedAt: at(time.Minute)}}
+		insertPass := func(p store.LoopPass) {
+			t.Helper()
+			require.NoError(t, h.write(func(r repos) error { return r.loop.Insert(ctx, p) }))
+		}
+		insertPass(pass("p1", "idle", at(time.Second)))
+		insertPass(full)
+		insertPass(pass("p0", "idle", at(time.Minute))) // finished with p2: the greater id is the later
+		insertPass(pass("p3", "failed", at(30*time.Second)))
+		got, err := h.read().loop.Latest(ctx)
+		require.NoError(t, err)
+		require.Equal(t, full, got, "the newest by finish time then id, every field as stored")
+
+		counts, err = h.read().loop.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"idle": 2, "dispatched": 1, "failed": 1}, counts)
+	})
+
+	t.Run("a pass refused writes no count; pruning deletes the older passes and keeps the counts", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		for _, p := range []store.LoopPass{pass("a", "idle", at(time.Second)), pass("b", "idle", at(2*time.Second)),
+			pass("c", "dispatched", at(3*time.Second))} {
+			require.NoError(t, h.write(func(r repos) error { return r.loop.Insert(ctx, p) }))
+		}
+		err := h.write(func(r repos) error { return r.loop.Insert(ctx, pass("a", "failed", at(time.Hour))) })
+		require.Error(t, err, "a pass id is recorded once")
+		counts, err := h.read().loop.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"idle": 2, "dispatched": 1}, counts, "the refused pass's transaction counted nothing")
+
+		var n int64
+		require.NoError(t, h.write(func(r repos) (err error) {
+			n, err = r.loop.Prune(ctx, at(2*time.Second))
+			return err
+		}))
+		require.Equal(t, int64(1), n, "only the pass that finished before the cut; one finished at it stays")
+		latest, err := h.read().loop.Latest(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "c", latest.ID)
+
+		require.NoError(t, h.write(func(r repos) (err error) {
+			n, err = r.loop.Prune(ctx, at(time.Hour))
+			return err
+		}))
+		require.Equal(t, int64(2), n)
+		_, err = h.read().loop.Latest(ctx)
+		require.ErrorIs(t, err, store.ErrNotFound, "every pass pruned")
+		counts, err = h.read().loop.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"idle": 2, "dispatched": 1}, counts, "the counts outlive the passes")
+	})
+}

@@ -1,0 +1,135 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+)
+
+// runContributions checks contributions: each grows its asset's total
+// exactly, up to its ceiling, and they list in time order.
+func runContributions(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Run("a contribution grows the total and round-trips", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		a := createAsset(t, h, base)
+		c := NewContribution("someone", a.ID, 1_234_567, base.Add(time.Second))
+		c.Coherence = 800
+		c.Metadata = map[string]any{"has_docs": true, "n": 2.0, "nested": map[string]any{"k": "v"}}
+		require.NoError(t, add(h, c, base))
+
+		s := h.read()
+		got, err := s.attribution.GetContribution(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, c, got)
+		asset, err := s.attribution.GetAsset(ctx, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, money.Micros(1_234_567), asset.TotalCost)
+		require.Equal(t, 1, asset.ContributionCount)
+		who, err := s.identity.GetContributor(ctx, "someone")
+		require.NoError(t, err)
+		require.Equal(t, Implicit("someone", base), who)
+
+		_, err = s.attribution.GetContribution(ctx, "missing")
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+
+	t.Run("a contribution to an unknown asset: not found, and its transaction writes nothing", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		err := add(h, NewContribution("ghost", "no-such-asset", 1, base), base)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = h.read().identity.GetContributor(ctx, "ghost")
+		require.ErrorIs(t, err, store.ErrNotFound, "the contributor was rolled back")
+		counts, err := h.read().attribution.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 0, counts["contributions"])
+	})
+
+	t.Run("the asset total has a ceiling and a refused contribution writes nothing", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		a := createAsset(t, h, base)
+		for range 9 {
+			contribute(t, h, "big", a.ID, attribution.MaxAmount, base)
+		}
+		err := add(h, NewContribution("big", a.ID, 1, base), base)
+		require.ErrorIs(t, err, store.ErrTotalTooLarge)
+		got, err := h.read().attribution.GetAsset(ctx, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, attribution.MaxAssetTotal, got.TotalCost)
+		require.Equal(t, 9, got.ContributionCount)
+		counts, err := h.read().attribution.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 9, counts["contributions"])
+	})
+
+	t.Run("contribution lists are ordered by time then id", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		a := createAsset(t, h, base)
+		other := createAsset(t, h, base)
+		late := contribute(t, h, "amy", a.ID, 1, base.Add(2*time.Second))
+		early := contribute(t, h, "bob", a.ID, 2, base.Add(time.Second))
+		same1 := contribute(t, h, "amy", a.ID, 3, base.Add(3*time.Second))
+		same2 := contribute(t, h, "amy", other.ID, 4, base.Add(3*time.Second))
+		if same2.ID < same1.ID {
+			same1, same2 = same2, same1
+		}
+
+		s := h.read().attribution
+		got, err := s.ListAssetContributions(ctx, a.ID, 500, 0)
+		require.NoError(t, err)
+		var wantAsset []string
+		for _, c := range []store.Contribution{early, late, same1, same2} {
+			if c.AssetID == a.ID {
+				wantAsset = append(wantAsset, c.ID)
+			}
+		}
+		require.Equal(t, wantAsset, contributionIDs(got))
+
+		got, err = s.ListContributorContributions(ctx, "amy", 500, 0)
+		require.NoError(t, err)
+		require.Equal(t, []string{late.ID, same1.ID, same2.ID}, contributionIDs(got))
+		got, err = s.ListContributorContributions(ctx, "amy", 2, 1)
+		require.NoError(t, err)
+		require.Equal(t, []string{same1.ID, same2.ID}, contributionIDs(got), "paged")
+		got, err = s.ListAssetContributions(ctx, a.ID, 1, 0)
+		require.NoError(t, err)
+		require.Equal(t, wantAsset[:1], contributionIDs(got), "paged")
+
+		_, err = s.ListAssetContributions(ctx, "missing", 500, 0)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = s.ListContributorContributions(ctx, "missing", 500, 0)
+		require.ErrorIs(t, err, store.ErrNotFound)
+
+		empty := createAsset(t, h, base)
+		got, err = s.ListAssetContributions(ctx, empty.ID, 500, 0)
+		require.NoError(t, err)
+		require.NotNil(t, got)
+		require.Empty(t, got)
+	})
+
+	t.Run("thousands of tenths add up exactly", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		a := createAsset(t, h, base)
+		for range 2000 {
+			contribute(t, h, "tenths", a.ID, 100_000, base) // 0.1
+		}
+		got, err := h.read().attribution.GetAsset(context.Background(), a.ID)
+		require.NoError(t, err)
+		require.Equal(t, money.Micros(200*money.Scale), got.TotalCost)
+		require.Equal(t, 200.0, got.TotalCost.Float64())
+	})
+}
