@@ -92,12 +92,15 @@ breaking: tools ## Check the protos against main for breaking changes.
 
 # --- build and run -------------------------------------------------------------
 
+# One binary per module of allinone.Services and the gateway, and the
+# all-in-one foundry: deploy's tests (services_test.go) fail when a module
+# has none here.
 BINARIES := foundry:./services/allinone/cmd/foundry \
 	portfolio:./services/portfolio/cmd/portfolio \
 	ledger:./services/ledger/cmd/ledger \
 	agent:./services/agent/cmd/agent \
 	ops:./services/ops/cmd/ops \
-	gateway:./gateway/cmd/gateway
+	gateway:./services/allinone/cmd/gateway
 
 .PHONY: build
 build: ## Build every binary into ./bin.
@@ -244,7 +247,7 @@ fuzz: ## Run every Go fuzz target for FUZZTIME each (make fuzz FUZZTIME=30s).
 
 .PHONY: clean
 clean: ## Remove build output and the laptop data directory.
-	rm -rf .cache data bin/foundry bin/portfolio bin/ledger bin/agent bin/ops bin/gateway
+	rm -rf .cache data $(foreach b,$(BINARIES),bin/$(firstword $(subst :, ,$(b))))
 
 # --- the dashboard (gateway/web) -------------------------------------------------
 

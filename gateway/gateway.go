@@ -1,5 +1,6 @@
 // Package gateway serves Foundry's /api REST surface by translating HTTP to
-// the four services' gRPC APIs. The path of every route is declared once, in
+// the services' gRPC APIs, whose routes each service module declares
+// (app.Module.Routes). The path of every route is declared once, in
 // api.yaml beside this file; this package adds what generated code cannot:
 // the JSON conventions, the error table, the body cap, 201 for creates, the
 // raw routes that must see unparsed bodies, the API docs and the dashboard.
@@ -8,8 +9,10 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -20,10 +23,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
-	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
@@ -47,24 +48,50 @@ func (c *Config) register(fs *config.FlagSet) {
 		"comma-separated Host names the gateway answers (others: 403); empty: loopback names only when listening on loopback, any otherwise")
 }
 
-// Module returns the gateway module.
-func Module() app.Module {
+// Module returns the gateway module in front of services: it serves the
+// REST routes of each one that declares them (app.Module.Routes), through a
+// connection to it, besides its own raw routes on the ledger and ops. The
+// list is the system's one list of services (allinone.Services), so a
+// service added there gets its routes served and its address taken with
+// no change here.
+func Module(services ...app.Module) app.Module {
 	cfg := &Config{}
+	var routed []app.Module
+	for _, m := range services {
+		if m.Routes != nil {
+			routed = append(routed, m)
+		}
+	}
+	peers := make([]string, 0, len(routed)+2)
+	for _, m := range routed {
+		peers = append(peers, m.Name)
+	}
+	// The raw routes' own peers: the webhook and the audit log's text
+	// routes call the ledger, /api/ready and the telemetry ops.
+	for _, p := range []string{ledgerPeer, opsPeer} {
+		if !slices.Contains(peers, p) {
+			peers = append(peers, p)
+		}
+	}
 	return app.Module{
 		Name:  "gateway",
+		Peers: peers,
 		Flags: cfg.register,
 		Start: func(ctx context.Context, h *app.Host) error {
-			conns := Conns{}
-			for name, dst := range map[string]**grpc.ClientConn{
-				"portfolio": &conns.Portfolio, "ledger": &conns.Ledger, "agent": &conns.Agent, "ops": &conns.Ops,
-			} {
-				c, err := h.Dial(name)
+			if len(routed) == 0 {
+				// The gateway serves the routes of the services it is
+				// given; its binary is services/allinone/cmd/gateway.
+				return errors.New("the gateway is given no service whose routes to serve: build it with gateway.Module(services...) (services/allinone/cmd/gateway)")
+			}
+			conns := make(map[string]*grpc.ClientConn, len(peers))
+			for _, p := range peers {
+				c, err := h.Dial(p)
 				if err != nil {
 					return err
 				}
-				*dst = c
+				conns[p] = c
 			}
-			handler, err := New(ctx, *cfg, conns, h)
+			handler, err := New(ctx, *cfg, routed, conns, h)
 			if err != nil {
 				return err
 			}
@@ -74,10 +101,12 @@ func Module() app.Module {
 	}
 }
 
-// Conns are the gateway's connections to the services.
-type Conns struct {
-	Portfolio, Ledger, Agent, Ops *grpc.ClientConn
-}
+// ledgerPeer and opsPeer are the services the gateway's raw routes call
+// themselves.
+const (
+	ledgerPeer = "ledger"
+	opsPeer    = "ops"
+)
 
 // marshalOptions are Foundry's JSON conventions: field names exactly as the
 // API names them, and every field present (unset wrappers as null, empty
@@ -159,17 +188,14 @@ func dropCommaSpaces(b []byte) []byte {
 	return out
 }
 
-// New returns the gateway's HTTP handler.
-func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handler, error) {
+// New returns the gateway's HTTP handler: the routes of services, each
+// through its connection in conns (by module name), and the raw routes
+// through conns' ledger and ops.
+func New(ctx context.Context, cfg Config, services []app.Module, conns map[string]*grpc.ClientConn, h *app.Host) (http.Handler, error) {
 	mux := newAPIMux()
-	for name, register := range map[string]func() error{
-		"portfolio": func() error { return portfoliov1.RegisterPortfolioServiceHandler(ctx, mux, conns.Portfolio) },
-		"ledger":    func() error { return ledgerv1.RegisterLedgerServiceHandler(ctx, mux, conns.Ledger) },
-		"agent":     func() error { return agentv1.RegisterAgentServiceHandler(ctx, mux, conns.Agent) },
-		"ops":       func() error { return opsv1.RegisterOpsServiceHandler(ctx, mux, conns.Ops) },
-	} {
-		if err := register(); err != nil {
-			return nil, fmt.Errorf("register %s routes: %w", name, err)
+	for _, m := range services {
+		if err := m.Routes(ctx, mux, conns[m.Name]); err != nil {
+			return nil, fmt.Errorf("register %s routes: %w", m.Name, err)
 		}
 	}
 
@@ -178,15 +204,15 @@ func New(ctx context.Context, cfg Config, conns Conns, h *app.Host) (http.Handle
 	}
 	root := http.NewServeMux()
 	root.Handle("/api/", mux)
-	ledger := ledgerv1.NewLedgerServiceClient(conns.Ledger)
+	ledger := ledgerv1.NewLedgerServiceClient(conns[ledgerPeer])
 	root.Handle("POST /api/contributions/github", githubWebhook(ledger))
 	root.Handle("GET /api/audit/checkpoint", auditText(ledger, readCheckpoint))
 	root.Handle("GET /api/audit/verifier-key", auditText(ledger, readVerifierKey))
-	opsClient := opsv1.NewOpsServiceClient(conns.Ops)
+	opsClient := opsv1.NewOpsServiceClient(conns[opsPeer])
 	root.Handle("GET /api/ready", readyHandler(opsClient))
 	siteRoutes(root)
 
-	tel := newTelemetry(opsv1.NewOpsInternalServiceClient(conns.Ops), h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
+	tel := newTelemetry(opsv1.NewOpsInternalServiceClient(conns[opsPeer]), h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
 	h.Go(tel.run)
 	return chain(root,
 		secureHeaders,

@@ -165,6 +165,8 @@ func Module() app.Module {
 	return app.Module{
 		Name:       "agent",
 		Service:    agentv1.AgentService_ServiceDesc.ServiceName,
+		Peers:      []string{"portfolio"},
+		Routes:     agentv1.RegisterAgentServiceHandler,
 		Migrations: store.Migrations(),
 		Flags:      cfg.register,
 		Start: func(_ context.Context, h *app.Host) error {

@@ -1,6 +1,13 @@
 // Package allinone assembles every Foundry module, so one process can run
 // any set of them (-target=all by default): the laptop run, and the
 // black-box tests.
+//
+// Services is the one list of Foundry's services. What else lists them
+// derives from it or is held against it: the gateway serves the routes of
+// each, every process takes the addresses of the peers its modules declare
+// (app.Peers), and deploy's tests check the Makefile, the Dockerfile, the
+// kustomization and the network policies against it (go run ./cmd/modules
+// prints it). docs/architecture.md, "Adding a service", walks through it.
 package allinone
 
 import (
@@ -12,7 +19,20 @@ import (
 	"github.com/foundryhq/foundry/services/portfolio"
 )
 
-// Modules returns every module, in start order.
+// Services returns every service module, in start order.
+func Services() []app.Module {
+	return []app.Module{portfolio.Module(), ledger.Module(), agent.Module(), ops.Module()}
+}
+
+// Modules returns every module, in start order: the services, then the
+// gateway in front of them.
 func Modules() []app.Module {
-	return []app.Module{portfolio.Module(), ledger.Module(), agent.Module(), ops.Module(), gateway.Module()}
+	services := Services()
+	return append(services, gateway.Module(services...))
+}
+
+// Gateway returns the gateway in front of every service, as the gateway's
+// own binary (cmd/gateway) runs it.
+func Gateway() app.Module {
+	return gateway.Module(Services()...)
 }

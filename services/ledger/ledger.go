@@ -156,6 +156,8 @@ func Module() app.Module {
 	return app.Module{
 		Name:       "ledger",
 		Service:    ledgerv1.LedgerService_ServiceDesc.ServiceName,
+		Peers:      []string{"portfolio"},
+		Routes:     ledgerv1.RegisterLedgerServiceHandler,
 		Migrations: store.Migrations(),
 		Flags:      cfg.register,
 		Start: func(_ context.Context, h *app.Host) error {

@@ -39,6 +39,16 @@ var peerServices = []struct{ name, service string }{
 	{"agent", agentv1.AgentService_ServiceDesc.ServiceName},
 }
 
+// peerNames are the modules ops dials: the services it probes, the ledger
+// (which its monitor also reads) among them.
+func peerNames() []string {
+	names := make([]string, len(peerServices))
+	for i, p := range peerServices {
+		names[i] = p.name
+	}
+	return names
+}
+
 // Config holds the ops service's own settings.
 type Config struct {
 	// RuntimeDatabaseURL receives runtime telemetry when set (postgres://…
@@ -129,6 +139,8 @@ func Module() app.Module {
 	return app.Module{
 		Name:       "ops",
 		Service:    opsv1.OpsService_ServiceDesc.ServiceName,
+		Peers:      peerNames(),
+		Routes:     opsv1.RegisterOpsServiceHandler,
 		Migrations: store.Migrations(),
 		Flags:      cfg.register,
 		Start: func(_ context.Context, h *app.Host) error {

@@ -51,6 +51,7 @@ func Module() app.Module {
 	return app.Module{
 		Name:       "portfolio",
 		Service:    portfoliov1.PortfolioService_ServiceDesc.ServiceName,
+		Routes:     portfoliov1.RegisterPortfolioServiceHandler,
 		Migrations: store.Migrations(),
 		Flags:      cfg.register,
 		Start: func(_ context.Context, h *app.Host) error {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -53,8 +54,19 @@ type Module struct {
 	// the Postgres schema and SQLite file name.
 	Name string
 	// Service is the fully qualified gRPC service the module serves, whose
-	// health status the process reports; empty for none.
+	// health status the process reports; empty for none. A module with a
+	// service is one other modules may dial (see Peers).
 	Service string
+	// Peers are the modules this one dials (Host.Dial refuses any other).
+	// A process gets a -<peer>-addr flag for each, and the deployment's
+	// checks (deploy/) hold the network policies and the peer addresses
+	// of the manifests against them.
+	Peers []string
+	// Routes, for a module with a REST surface, registers its routes on
+	// the gateway's mux, calling the module through conn: the generated
+	// Register<Service>Handler of its API. The gateway serves the routes
+	// of every module it is given that declares them.
+	Routes func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error
 	// Migrations, when set, gives the module its own database: directories
 	// "postgres" and "sqlite" of NNNN_name.sql files.
 	Migrations fs.FS
@@ -65,8 +77,37 @@ type Module struct {
 	Start func(ctx context.Context, h *Host) error
 }
 
-// Peers are the modules other modules may dial.
-var Peers = []string{"portfolio", "ledger", "agent", "ops"}
+// tokenVerifier is the module every process dials to verify tokens
+// (authz.LedgerLookup), whatever modules it runs: the ledger keeps the
+// sessions and API tokens.
+const tokenVerifier = "ledger"
+
+// Peers returns the modules a process that knows these modules may dial,
+// each once: every module serving a gRPC service, then every peer a module
+// declares, then the token verifier (the ledger). The process has a
+// -<name>-addr flag for each. A binary of one module thus takes the
+// addresses of what that module dials, and the all-in-one binary those of
+// every service.
+func Peers(modules []Module) []string {
+	var out []string
+	add := func(name string) {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	for _, m := range modules {
+		if m.Service != "" {
+			add(m.Name)
+		}
+	}
+	for _, m := range modules {
+		for _, p := range m.Peers {
+			add(p)
+		}
+	}
+	add(tokenVerifier)
+	return out
+}
 
 // Settings are shared by every module of a process.
 type Settings struct {
@@ -91,10 +132,12 @@ type Settings struct {
 	// CIDRs); Proxies is its parsed form, which modules use.
 	TrustedProxies string
 	Proxies        clientip.Proxies
-	// PeerAddrs maps a peer module to its gRPC address, or to several
-	// comma-separated replicas that calls are spread over; empty means
-	// "this process", which must then run that module.
+	// PeerAddrs maps a peer module (Peers) to its gRPC address, or to
+	// several comma-separated replicas that calls are spread over; empty
+	// means "this process", which must then run that module.
 	PeerAddrs map[string]*string
+	// peers are PeerAddrs' keys, in Peers' order.
+	peers []string
 	// ServiceKey is the credential every Foundry process presents to and
 	// requires of the others over gRPC (servicecred).
 	ServiceKey string
@@ -120,8 +163,8 @@ type Settings struct {
 	adminKeyGiven, serviceKeyGiven bool
 }
 
-func (s *Settings) register(fs *config.FlagSet, multi bool) {
-	if multi {
+func (s *Settings) register(fs *config.FlagSet, all []Module) {
+	if len(all) > 1 {
 		fs.String(&s.Target, "target", "FOUNDRY_TARGET", "all", "comma-separated modules to run, or all")
 	}
 	fs.String(&s.GRPCAddr, "grpc-addr", "FOUNDRY_GRPC_ADDR", "127.0.0.1:9090", "gRPC listen address")
@@ -152,7 +195,8 @@ func (s *Settings) register(fs *config.FlagSet, multi bool) {
 	fs.String(&s.TrustedProxies, "trusted-proxies", "FOUNDRY_TRUSTED_PROXIES", "",
 		"comma-separated CIDRs of proxies whose X-Forwarded-For is believed (the ingress, the gateway's pods); empty: none")
 	s.PeerAddrs = map[string]*string{}
-	for _, p := range Peers {
+	s.peers = Peers(all)
+	for _, p := range s.peers {
 		addr := new(string)
 		s.PeerAddrs[p] = addr
 		fs.String(addr, p+"-addr", "FOUNDRY_"+strings.ToUpper(p)+"_ADDR", "", "gRPC address of the "+p+" service; empty when this process runs it")
@@ -179,9 +223,16 @@ func (h *Host) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	h.proc.grpc.RegisterService(desc, impl)
 }
 
-// Dial returns a client connection to a peer module ("portfolio", ...).
-// Connections are shared and closed when the process stops.
+// Dial returns a client connection to a peer module ("portfolio", ...),
+// one the module declares in its Peers. Connections are shared and closed
+// when the process stops.
 func (h *Host) Dial(peer string) (*grpc.ClientConn, error) {
+	// Refused even when the process could dial it (the all-in-one run knows
+	// every address): the module's binary alone would have no address for
+	// it, and the network policies would drop the calls.
+	if !slices.Contains(h.module.Peers, peer) {
+		return nil, fmt.Errorf("the %s module dials %s, which it does not declare: add %q to its app.Module Peers", h.module.Name, peer, peer)
+	}
 	return h.proc.dial(peer)
 }
 
@@ -271,7 +322,7 @@ type Options struct {
 func Parse(program string, all []Module, args []string, opts Options) (*Settings, []Module, []string, error) {
 	fs := config.New(program)
 	s := &Settings{}
-	s.register(fs, len(all) > 1)
+	s.register(fs, all)
 	for _, m := range all {
 		if m.Flags != nil {
 			m.Flags(fs)
@@ -360,7 +411,7 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	// tokens: over gRPC like every other call between modules, also when
 	// this process runs the ledger itself.
 	p.verifier = authz.NewVerifier(authz.VerifierOptions{AdminKey: s.AdminKey,
-		Lookup: authz.LedgerLookup(func() (*grpc.ClientConn, error) { return p.dial("ledger") })})
+		Lookup: authz.LedgerLookup(func() (*grpc.ClientConn, error) { return p.dial(tokenVerifier) })})
 	enforcer, err := authz.NewEnforcer(p.verifier, s.PublicReads)
 	if err != nil {
 		cancel()
@@ -727,7 +778,7 @@ func (s *Settings) serviceCredentials(log *zap.Logger) (serverTLS, clientTLS *tl
 	case s.ServiceKey != "" || serverTLS != nil:
 		return serverTLS, clientTLS, nil
 	}
-	for _, peer := range Peers {
+	for _, peer := range s.peers {
 		if *s.PeerAddrs[peer] != "" {
 			return nil, nil, fmt.Errorf("FOUNDRY_SERVICE_KEY (-service-key) is not set, and this process talks to other Foundry processes "+
 				"(the %s service at %s): give every process the same service key, or configure mutual TLS (FOUNDRY_GRPC_TLS_*)",

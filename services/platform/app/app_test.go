@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"testing/fstest"
 
@@ -146,7 +148,7 @@ func TestTargetSelection(t *testing.T) {
 func TestDialNeedsAnAddressForAnAbsentPeer(t *testing.T) {
 	t.Parallel()
 	var dialErr error
-	m := app.Module{Name: "solo", Start: func(_ context.Context, h *app.Host) error {
+	m := app.Module{Name: "solo", Peers: []string{"ledger"}, Start: func(_ context.Context, h *app.Host) error {
 		_, dialErr = h.Dial("ledger")
 		return nil
 	}}
@@ -155,6 +157,48 @@ func TestDialNeedsAnAddressForAnAbsentPeer(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.Stop(context.Background())) })
 	require.ErrorContains(t, dialErr, "-ledger-addr")
+}
+
+// TestDialRefusesAnUndeclaredPeer: a module dials only the peers it
+// declares, also in a process that runs the peer itself, where the call
+// would work but the module's own binary would have no address for it.
+func TestDialRefusesAnUndeclaredPeer(t *testing.T) {
+	t.Parallel()
+	var dialErr error
+	target := app.Module{Name: "target", Service: "target.v1.Target"}
+	m := app.Module{Name: "solo", Start: func(_ context.Context, h *app.Host) error {
+		_, dialErr = h.Dial("target")
+		return nil
+	}}
+	s, mods := settings(t, []app.Module{target, m})
+	p, err := app.Start(context.Background(), s, mods)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, p.Stop(context.Background())) })
+	require.ErrorContains(t, dialErr, `the solo module dials target, which it does not declare: add "target" to its app.Module Peers`)
+}
+
+// TestPeersFollowTheModules: a process takes the address of each module
+// serving gRPC among those it knows, of each peer they declare and of the
+// ledger (which verifies tokens for every process), and of nothing else.
+func TestPeersFollowTheModules(t *testing.T) {
+	t.Parallel()
+	a := app.Module{Name: "a", Service: "a.v1.A"}
+	b := app.Module{Name: "b", Service: "b.v1.B", Peers: []string{"c", "a"}}
+	front := app.Module{Name: "front", Peers: []string{"b"}}
+	require.Equal(t, []string{"a", "b", "c", "ledger"}, app.Peers([]app.Module{a, b, front}))
+	require.Equal(t, []string{"b", "ledger"}, app.Peers([]app.Module{front}), "a module without a service is no peer")
+	require.Equal(t, []string{"ledger"}, app.Peers(nil))
+
+	env := map[string]string{"FOUNDRY_LEDGER_ADDR": "10.0.0.2:9090", "FOUNDRY_A_ADDR": "10.0.0.3:9090"}
+	opts := app.Options{Getenv: func(k string) string { return env[k] }}
+	s, _, _, err := app.Parse("front", []app.Module{front}, []string{"-b-addr=10.0.0.1:9090"}, opts)
+	require.NoError(t, err)
+	require.Equal(t, []string{"b", "ledger"}, slices.Sorted(maps.Keys(s.PeerAddrs)))
+	require.Equal(t, "10.0.0.1:9090", *s.PeerAddrs["b"])
+	require.Equal(t, "10.0.0.2:9090", *s.PeerAddrs["ledger"])
+
+	_, _, _, err = app.Parse("front", []app.Module{front}, []string{"-a-addr=10.0.0.1:9090"}, opts)
+	require.ErrorContains(t, err, "-a-addr", "a module that dials no a takes no address for it")
 }
 
 func TestAdminKeyRule(t *testing.T) {
