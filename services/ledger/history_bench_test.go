@@ -9,7 +9,6 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
-	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
@@ -68,7 +67,7 @@ func BenchmarkStakeHistory(b *testing.B) {
 				b.ResetTimer()
 				for i := range b.N {
 					if _, err := app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: fmt.Sprintf("idea-%d", i%historyIdeas),
-						AmountCC: money.Scale / 100, Actor: "ada"}, nil); err != nil {
+						AmountCC: 0.01, Actor: "ada"}, nil); err != nil {
 						b.Fatal(err)
 					}
 					if i%64 == 63 {

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
-	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
@@ -18,51 +18,6 @@ import (
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 	"github.com/foundryhq/foundry/services/platform/wire"
 )
-
-// Limits of the credit economy's requests.
-const (
-	// maxCC bounds one movement: a billion CC.
-	maxCC = money.Micros(1_000_000_000) * money.Scale
-	// maxUSD bounds one deposit: a billion USD.
-	maxUSD = money.Micros(1_000_000_000) * money.Scale
-	// maxHours bounds one pledge: ten years of full-time work.
-	maxHours = money.Micros(100_000) * money.Scale
-	// maxText bounds references, reasons and signer ids.
-	maxText = 500
-	// creditPageDefault and creditPageMax bound history, audit and incident pages.
-	creditPageDefault = 50
-	creditPageMax     = 500
-)
-
-// positive converts a request amount to exact micro-units: finite, more
-// than zero, at most six decimals, at most limit.
-func positive(field string, x float64, limit money.Micros) (money.Micros, error) {
-	m, err := money.FromFloat(x)
-	switch {
-	case err != nil:
-		return 0, fault.Validation(fault.Field(field, "%s", err.Error()))
-	case m <= 0:
-		return 0, fault.Validation(fault.Field(field, "must be more than 0"))
-	case m > limit:
-		return 0, fault.Validation(fault.Field(field, "must be at most %d", limit/money.Scale))
-	}
-	return m, nil
-}
-
-// text validates a short free-text field.
-func text(field, v string, needed bool) error {
-	switch {
-	case needed && strings.TrimSpace(v) == "":
-		return fault.Validation(fault.Field(field, "is required"))
-	case len(v) > maxText:
-		return fault.Validation(fault.Field(field, "must be at most %d bytes", maxText))
-	}
-	return nil
-}
-
-func creditPage(limit *int32, offset int32) (int, int, error) {
-	return attribution.Page(limit, offset, creditPageDefault, creditPageMax)
-}
 
 // owner is the contributor whose CC the request moves. The method's policy
 // (contributors only, self: the request's contributor id) has checked that
@@ -76,22 +31,30 @@ func owner(ctx context.Context, contributorID string) (string, error) {
 	return p.ContributorID, nil
 }
 
+// ownerKeyed is the caller of a request that moves a contributor's CC
+// (owner) and the request's Idempotency-Key, scoped by that caller. A
+// refusal of either is not answered here but carried by the command
+// (usecase's Refused), so a request with bad fields learns those first.
+func ownerKeyed(ctx context.Context, op, contributorID string, req proto.Message) (actor string, key *idempotency.Request, refused error) {
+	actor, err := owner(ctx, contributorID)
+	if err != nil {
+		return "", nil, err
+	}
+	key, err = idempotency.FromContext(ctx, op, actor, req)
+	if err != nil {
+		return "", nil, err
+	}
+	return actor, key, nil
+}
+
 func micros(m money.Micros) float64 { return m.Float64() }
 
 // Deposit implements LedgerService.Deposit (administrator).
 func (h *Handler) Deposit(ctx context.Context, req *ledgerv1.DepositRequest) (*ledgerv1.DepositResponse, error) {
-	usd, amountErr := positive("amount_usd", req.GetAmountUsd(), maxUSD)
-	if err := collect(required("contributor_id", req.GetContributorId()), amountErr,
-		text("reference", req.GetReference(), true)); err != nil {
-		return nil, err
-	}
 	actor := authz.FromContext(ctx).Actor()
-	key, err := idempotency.FromContext(ctx, "deposit", actor, req)
-	if err != nil {
-		return nil, err
-	}
-	d, err := h.app.Deposit(ctx, usecase.DepositCmd{ContributorID: req.GetContributorId(), AmountUSD: usd,
-		Reference: req.GetReference(), Actor: actor}, key)
+	key, keyErr := idempotency.FromContext(ctx, "deposit", actor, req)
+	d, err := h.app.Deposit(ctx, usecase.DepositCmd{ContributorID: req.GetContributorId(), AmountUSD: req.GetAmountUsd(),
+		Reference: req.GetReference(), Actor: actor, Refused: keyErr}, key)
 	if err != nil {
 		return nil, err
 	}
@@ -106,19 +69,9 @@ func (h *Handler) Deposit(ctx context.Context, req *ledgerv1.DepositRequest) (*l
 
 // Withdraw implements LedgerService.Withdraw (owner).
 func (h *Handler) Withdraw(ctx context.Context, req *ledgerv1.WithdrawRequest) (*ledgerv1.WithdrawResponse, error) {
-	cc, err := positive("amount_cc", req.GetAmountCc(), maxCC)
-	if err := collect(required("contributor_id", req.GetContributorId()), err); err != nil {
-		return nil, err
-	}
-	actor, err := owner(ctx, req.GetContributorId())
-	if err != nil {
-		return nil, err
-	}
-	key, err := idempotency.FromContext(ctx, "withdraw", actor, req)
-	if err != nil {
-		return nil, err
-	}
-	w, err := h.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: req.GetContributorId(), AmountCC: cc, Actor: actor}, key)
+	actor, key, refused := ownerKeyed(ctx, "withdraw", req.GetContributorId(), req)
+	w, err := h.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: req.GetContributorId(), AmountCC: req.GetAmountCc(), Actor: actor,
+		Refused: refused}, key)
 	if err != nil {
 		return nil, err
 	}
@@ -128,22 +81,12 @@ func (h *Handler) Withdraw(ctx context.Context, req *ledgerv1.WithdrawRequest) (
 
 // Stake implements LedgerService.Stake (owner, except on dry_run).
 func (h *Handler) Stake(ctx context.Context, req *ledgerv1.StakeRequest) (*ledgerv1.StakeResponse, error) {
-	cc, err := positive("amount_cc", req.GetAmountCc(), maxCC)
-	if err := collect(required("contributor_id", req.GetContributorId()), required("idea_id", req.GetIdeaId()), err); err != nil {
-		return nil, err
-	}
-	actor := ""
+	cmd := usecase.StakeCmd{ContributorID: req.GetContributorId(), IdeaID: req.GetIdeaId(), AmountCC: req.GetAmountCc(), DryRun: req.GetDryRun()}
 	var key *idempotency.Request
 	if !req.GetDryRun() {
-		if actor, err = owner(ctx, req.GetContributorId()); err != nil {
-			return nil, err
-		}
-		if key, err = idempotency.FromContext(ctx, "stake", actor, req); err != nil {
-			return nil, err
-		}
+		cmd.Actor, key, cmd.Refused = ownerKeyed(ctx, "stake", req.GetContributorId(), req)
 	}
-	s, err := h.app.Stake(ctx, usecase.StakeCmd{ContributorID: req.GetContributorId(), IdeaID: req.GetIdeaId(), AmountCC: cc,
-		DryRun: req.GetDryRun(), Actor: actor}, key)
+	s, err := h.app.Stake(ctx, cmd, key)
 	if err != nil {
 		return nil, err
 	}
@@ -160,20 +103,9 @@ func (h *Handler) Stake(ctx context.Context, req *ledgerv1.StakeRequest) (*ledge
 
 // Unstake implements LedgerService.Unstake (owner).
 func (h *Handler) Unstake(ctx context.Context, req *ledgerv1.UnstakeRequest) (*ledgerv1.UnstakeResponse, error) {
-	cc, err := positive("amount_cc", req.GetAmountCc(), maxCC)
-	if err := collect(required("contributor_id", req.GetContributorId()), required("idea_id", req.GetIdeaId()), err); err != nil {
-		return nil, err
-	}
-	actor, err := owner(ctx, req.GetContributorId())
-	if err != nil {
-		return nil, err
-	}
-	key, err := idempotency.FromContext(ctx, "unstake", actor, req)
-	if err != nil {
-		return nil, err
-	}
-	u, err := h.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: req.GetContributorId(), IdeaID: req.GetIdeaId(), AmountCC: cc,
-		Actor: actor}, key)
+	actor, key, refused := ownerKeyed(ctx, "unstake", req.GetContributorId(), req)
+	u, err := h.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: req.GetContributorId(), IdeaID: req.GetIdeaId(), AmountCC: req.GetAmountCc(),
+		Actor: actor, Refused: refused}, key)
 	if err != nil {
 		return nil, err
 	}
@@ -183,19 +115,9 @@ func (h *Handler) Unstake(ctx context.Context, req *ledgerv1.UnstakeRequest) (*l
 
 // CreatePledge implements LedgerService.CreatePledge (owner).
 func (h *Handler) CreatePledge(ctx context.Context, req *ledgerv1.CreatePledgeRequest) (*ledgerv1.CreatePledgeResponse, error) {
-	hours, err := positive("hours_pledged", req.GetHoursPledged(), maxHours)
-	if err := collect(required("id", req.GetId()), required("idea_id", req.GetIdeaId()), err); err != nil {
-		return nil, err
-	}
-	actor, err := owner(ctx, req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	key, err := idempotency.FromContext(ctx, "pledge", actor, req)
-	if err != nil {
-		return nil, err
-	}
-	p, err := h.app.Pledge(ctx, usecase.PledgeCmd{ContributorID: req.GetId(), IdeaID: req.GetIdeaId(), MicroHours: hours}, key)
+	_, key, refused := ownerKeyed(ctx, "pledge", req.GetId(), req)
+	p, err := h.app.Pledge(ctx, usecase.PledgeCmd{ContributorID: req.GetId(), IdeaID: req.GetIdeaId(), HoursPledged: req.GetHoursPledged(),
+		Refused: refused}, key)
 	if err != nil {
 		return nil, err
 	}
@@ -206,9 +128,6 @@ func (h *Handler) CreatePledge(ctx context.Context, req *ledgerv1.CreatePledgeRe
 
 // GetBalances implements LedgerService.GetBalances.
 func (h *Handler) GetBalances(ctx context.Context, req *ledgerv1.GetBalancesRequest) (*ledgerv1.GetBalancesResponse, error) {
-	if err := required("contributor_id", req.GetContributorId()); err != nil {
-		return nil, err
-	}
 	b, err := h.app.Balances(ctx, req.GetContributorId())
 	if err != nil {
 		return nil, err
@@ -219,9 +138,6 @@ func (h *Handler) GetBalances(ctx context.Context, req *ledgerv1.GetBalancesRequ
 
 // ListInvestments implements LedgerService.ListInvestments.
 func (h *Handler) ListInvestments(ctx context.Context, req *ledgerv1.ListInvestmentsRequest) (*ledgerv1.ListInvestmentsResponse, error) {
-	if err := required("id", req.GetId()); err != nil {
-		return nil, err
-	}
 	inv, err := h.app.Investments(ctx, req.GetId())
 	if err != nil {
 		return nil, err
@@ -237,11 +153,7 @@ func (h *Handler) ListInvestments(ctx context.Context, req *ledgerv1.ListInvestm
 
 // GetInvestmentHistory implements LedgerService.GetInvestmentHistory.
 func (h *Handler) GetInvestmentHistory(ctx context.Context, req *ledgerv1.GetInvestmentHistoryRequest) (*ledgerv1.GetInvestmentHistoryResponse, error) {
-	limit, offset, err := creditPage(req.Limit, req.GetOffset())
-	if err := collect(required("id", req.GetId()), err); err != nil {
-		return nil, err
-	}
-	entries, err := h.app.History(ctx, req.GetId(), limit, offset)
+	entries, err := h.app.History(ctx, req.GetId(), usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
 	if err != nil {
 		return nil, err
 	}
@@ -262,9 +174,6 @@ func (h *Handler) GetInvestmentHistory(ctx context.Context, req *ledgerv1.GetInv
 
 // GetInvestPreview implements LedgerService.GetInvestPreview.
 func (h *Handler) GetInvestPreview(ctx context.Context, req *ledgerv1.GetInvestPreviewRequest) (*ledgerv1.GetInvestPreviewResponse, error) {
-	if err := required("idea_id", req.GetIdeaId()); err != nil {
-		return nil, err
-	}
 	p, err := h.app.InvestPreview(ctx, req.GetIdeaId())
 	if err != nil {
 		return nil, err
@@ -310,11 +219,7 @@ func (h *Handler) GetSupply(ctx context.Context, _ *ledgerv1.GetSupplyRequest) (
 
 // RecordOraclePrice implements LedgerService.RecordOraclePrice (administrator).
 func (h *Handler) RecordOraclePrice(ctx context.Context, req *ledgerv1.RecordOraclePriceRequest) (*ledgerv1.RecordOraclePriceResponse, error) {
-	price, err := positive("cc_per_usd", req.GetCcPerUsd(), maxCC)
-	if err != nil {
-		return nil, err
-	}
-	r, err := h.app.ObservePrice(ctx, price, "manual", authz.FromContext(ctx).Actor())
+	r, err := h.app.RecordOraclePrice(ctx, usecase.OraclePriceCmd{CCPerUSD: req.GetCcPerUsd(), Actor: authz.FromContext(ctx).Actor()})
 	if err != nil {
 		return nil, err
 	}
@@ -342,11 +247,7 @@ func auditProto(r audit.Record) *ledgerv1.AuditEntry {
 
 // ListAuditEntries implements LedgerService.ListAuditEntries.
 func (h *Handler) ListAuditEntries(ctx context.Context, req *ledgerv1.ListAuditEntriesRequest) (*ledgerv1.ListAuditEntriesResponse, error) {
-	limit, offset, err := creditPage(req.Limit, req.GetOffset())
-	if err != nil {
-		return nil, err
-	}
-	recs, total, err := h.app.AuditPage(ctx, limit, offset)
+	recs, total, err := h.app.AuditPage(ctx, usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +310,7 @@ func (h *Handler) RepairAudit(ctx context.Context, _ *ledgerv1.RepairAuditReques
 	}
 	if rep.Repaired {
 		out.RepairedBreak = repairedProto(rep.Break)
-		recs, _, err := h.app.AuditPage(ctx, 1, 0)
+		recs, err := h.app.AuditEntries(ctx, 1, 0)
 		if err == nil && len(recs) == 1 && recs[0].Entry.Seq == rep.Seq {
 			out.RepairEntry = auditProto(recs[0])
 		}
@@ -430,14 +331,7 @@ func (h *Handler) Freeze(ctx context.Context, req *ledgerv1.FreezeRequest) (*led
 
 // Unfreeze implements LedgerService.Unfreeze (administrator).
 func (h *Handler) Unfreeze(ctx context.Context, req *ledgerv1.UnfreezeRequest) (*ledgerv1.UnfreezeResponse, error) {
-	if err := text("reason", req.GetReason(), false); err != nil {
-		return nil, err
-	}
-	reason := req.GetReason()
-	if reason == "" {
-		reason = "unfrozen by an administrator"
-	}
-	m, err := h.app.Unfreeze(ctx, reason, authz.FromContext(ctx).Actor())
+	m, err := h.app.Unfreeze(ctx, req.GetReason(), authz.FromContext(ctx).Actor())
 	if err != nil {
 		return nil, err
 	}
@@ -473,11 +367,7 @@ func (h *Handler) GetIncidentStatus(ctx context.Context, _ *ledgerv1.GetIncident
 
 // ListIncidents implements LedgerService.ListIncidents.
 func (h *Handler) ListIncidents(ctx context.Context, req *ledgerv1.ListIncidentsRequest) (*ledgerv1.ListIncidentsResponse, error) {
-	limit, offset, err := creditPage(req.Limit, req.GetOffset())
-	if err != nil {
-		return nil, err
-	}
-	is, err := h.app.Incidents(ctx, limit, offset)
+	is, err := h.app.Incidents(ctx, usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
 	if err != nil {
 		return nil, err
 	}
@@ -504,9 +394,6 @@ func (h *Handler) CheckCoherence(ctx context.Context, _ *ledgerv1.CheckCoherence
 
 // SetEconomyMode implements LedgerService.SetEconomyMode (internal: the monitor).
 func (h *Handler) SetEconomyMode(ctx context.Context, req *ledgerv1.SetEconomyModeRequest) (*ledgerv1.SetEconomyModeResponse, error) {
-	if err := text("reason", req.GetReason(), true); err != nil {
-		return nil, err
-	}
 	m, err := h.app.SetMode(ctx, req.GetMode(), req.GetReason(), "monitor")
 	if err != nil {
 		return nil, err

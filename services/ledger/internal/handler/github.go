@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
-	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
 	"github.com/foundryhq/foundry/services/ledger/internal/github"
-	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 )
 
 // What a delivery did (RecordGithubDeliveryResponse.status); the gateway
@@ -25,9 +22,10 @@ const (
 const maxEventShown = 64
 
 // RecordGithubDelivery implements LedgerService.RecordGithubDelivery: it
-// verifies the signature over the raw body before anything else, then
-// records a push once per X-GitHub-Delivery or, for a delivery without the
-// header, once per repository and commit.
+// verifies the signature over the raw body before anything else (who sent
+// the delivery) and answers the events that record nothing; the use case
+// reads the push and records it once per X-GitHub-Delivery or, for a
+// delivery without the header, once per repository and commit.
 func (h *Handler) RecordGithubDelivery(ctx context.Context, req *ledgerv1.RecordGithubDeliveryRequest) (*ledgerv1.RecordGithubDeliveryResponse, error) {
 	if err := h.webhook.Verify(req.GetBody(), req.GetSignature_256()); err != nil {
 		return nil, err
@@ -46,51 +44,21 @@ func (h *Handler) RecordGithubDelivery(ctx context.Context, req *ledgerv1.Record
 		}, nil
 	}
 	deliveryID := req.GetDeliveryId()
-	if err := github.ValidateDeliveryID(deliveryID); err != nil {
-		return nil, err
-	}
-	push, err := github.Decode(req.GetBody())
-	if ig, ok := github.IsIgnored(err); ok {
-		return &ledgerv1.RecordGithubDeliveryResponse{Status: deliveryIgnored, Detail: ig.Detail}, nil
-	}
+	d, err := h.app.RecordGitHubDelivery(ctx, usecase.GitHubDeliveryCmd{DeliveryID: deliveryID, Body: req.GetBody()})
 	if err != nil {
 		return nil, err
 	}
-	if err := push.CheckRedeliveryKey(deliveryID); err != nil {
-		return nil, err
+	if d.Ignored != "" {
+		return &ledgerv1.RecordGithubDeliveryResponse{Status: deliveryIgnored, Detail: d.Ignored}, nil
 	}
-	coherence, scoreErr := attribution.Score(push.Metadata)
-	if err := collect(scoreErr, attribution.CheckMetadata(push.Metadata)); err != nil {
-		return nil, err
-	}
-
-	now := h.now()
-	contributor := store.Contributor{ID: push.ContributorID(), TrustLevel: attribution.TrustGitHub, CreatedAt: now}
-	g := store.GitHubContribution{
-		DeliveryID:  deliveryID,
-		CommitHash:  push.CommitKey(),
-		Contributor: contributor,
-		Asset: store.Asset{
-			ID: uuid.NewString(), Type: attribution.TypeCode, Name: push.Repository,
-			Description: "GitHub repository " + push.Repository, GitHubRepository: push.RepositoryKey(), CreatedAt: now,
-		},
-		Contribution: store.Contribution{
-			ID: uuid.NewString(), ContributorID: contributor.ID, Cost: push.EstimatedCost(), Coherence: coherence,
-			Metadata: push.RecordedMetadata(deliveryID), Source: attribution.SourceGitHub, CreatedAt: now,
-		},
-	}
-	c, duplicate, err := h.app.RecordGitHubContribution(ctx, g)
-	if err != nil {
-		return nil, contributionError(err, push.Repository)
-	}
-	out, err := contributionProto(c)
+	out, err := contributionProto(d.Contribution)
 	if err != nil {
 		return nil, err
 	}
-	if duplicate {
+	if d.Duplicate {
 		what := "delivery " + deliveryID
 		if deliveryID == "" {
-			what = "commit " + push.CommitHash + " of " + push.Repository
+			what = "commit " + d.Push.CommitHash + " of " + d.Push.Repository
 		}
 		return &ledgerv1.RecordGithubDeliveryResponse{
 			Status: deliveryDuplicate, Contribution: out, Detail: what + " was recorded before: nothing new recorded",

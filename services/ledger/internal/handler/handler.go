@@ -1,9 +1,10 @@
-// Package handler implements the ledger's gRPC API: it maps each request
-// to a use case's command and the result back to the proto, checks who may
-// act for whom, and sets the HTTP status the gateway answers with. It still
-// checks the shape of some requests (required fields, positive amounts)
-// that belong in the use cases; moving them is part of giving every
-// service one shape (AGENTS.md).
+// Package handler implements the ledger's gRPC API (AGENTS.md): it maps
+// each request to a use case's command, as the request gave it, and the
+// result back to the proto; checks who may act for whom (the caller's
+// principal, platform/authz); and sets the HTTP status the gateway answers
+// with. It does not validate: the use case checks the whole command and
+// answers one fault.Validation naming every bad field. (CreateDistribution
+// is the one exception left; its comment says why.)
 package handler
 
 import (
@@ -95,9 +96,6 @@ func (h *Handler) Register(ctx context.Context, req *ledgerv1.RegisterRequest) (
 	if ok, wait := h.registers.Allow(rpcmeta.ClientAddr(ctx, h.proxies)); !ok {
 		return nil, &fault.Error{Kind: fault.RateLimited, RetryAfter: wait,
 			Detail: fmt.Sprintf("too many registrations from this address: try again in %d s", retrySeconds(wait))}
-	}
-	if err := identity.ValidateHandle(req.GetHandle()); err != nil {
-		return nil, err
 	}
 	token, hash, err := identity.NewToken(h.random)
 	if err != nil {

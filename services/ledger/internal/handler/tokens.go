@@ -8,8 +8,8 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
-	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
@@ -20,9 +20,6 @@ import (
 // (and any service's) token look-up. A credential that does not verify is
 // Unauthenticated with the reason.
 func (h *Handler) Authenticate(ctx context.Context, req *ledgerv1.AuthenticateRequest) (*ledgerv1.AuthenticateResponse, error) {
-	if req.GetTokenHash() == "" {
-		return nil, fault.Validation(fault.Field("token_hash", "is required"))
-	}
 	p, err := h.app.Authenticate(ctx, req.GetTokenHash())
 	if err != nil {
 		return nil, err
@@ -72,11 +69,7 @@ func (h *Handler) GetPrincipal(ctx context.Context, _ *ledgerv1.GetPrincipalRequ
 
 // CreateToken implements LedgerService.CreateToken (administrator).
 func (h *Handler) CreateToken(ctx context.Context, req *ledgerv1.CreateTokenRequest) (*ledgerv1.CreateTokenResponse, error) {
-	tr, err := identity.ValidateTokenRequest(req.GetName(), req.GetRole(), req.GetTtl())
-	if err != nil {
-		return nil, err
-	}
-	t, token, err := h.app.CreateToken(ctx, tr, h.random)
+	t, token, err := h.app.CreateToken(ctx, usecase.CreateTokenCmd{Name: req.GetName(), Role: req.GetRole(), TTL: req.GetTtl()}, h.random)
 	if err != nil {
 		return nil, err
 	}
@@ -99,9 +92,6 @@ func (h *Handler) ListTokens(ctx context.Context, _ *ledgerv1.ListTokensRequest)
 
 // RevokeToken implements LedgerService.RevokeToken (administrator).
 func (h *Handler) RevokeToken(ctx context.Context, req *ledgerv1.RevokeTokenRequest) (*ledgerv1.RevokeTokenResponse, error) {
-	if err := required("id", req.GetId()); err != nil {
-		return nil, err
-	}
 	t, err := h.app.RevokeToken(ctx, req.GetId())
 	if err != nil {
 		return nil, notFound(err, "token %q not found", req.GetId())

@@ -7,6 +7,8 @@ import (
 
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/github"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
@@ -17,11 +19,25 @@ import (
 // economy row.
 const MaxPaidPayouts = 10_000
 
-// CreateAsset records a new asset (its total and count are ignored: they
-// start at zero). store.ErrAlreadyExists when the id or the GitHub
-// repository is taken.
-func (a *App) CreateAsset(ctx context.Context, as store.Asset) error {
-	return a.tx(ctx, func(r Repos) error { return r.Attribution.CreateAsset(ctx, as) })
+// CreateAssetCmd creates an asset, as the request named it.
+type CreateAssetCmd struct {
+	// Type is one of attribution.Types.
+	Type        string
+	Name        string
+	Description string
+}
+
+// CreateAsset records a new asset with a total of zero; every bad field of
+// the command is named at once (attribution.ValidateAsset).
+func (a *App) CreateAsset(ctx context.Context, cmd CreateAssetCmd) (store.Asset, error) {
+	if err := attribution.ValidateAsset(cmd.Type, cmd.Name, cmd.Description); err != nil {
+		return store.Asset{}, err
+	}
+	as := store.Asset{ID: a.cfg.NewID(), Type: cmd.Type, Name: cmd.Name, Description: cmd.Description, CreatedAt: a.now()}
+	if err := a.tx(ctx, func(r Repos) error { return r.Attribution.CreateAsset(ctx, as) }); err != nil {
+		return store.Asset{}, wrap("create asset", err)
+	}
+	return as, nil
 }
 
 // GetAsset returns an asset. store.ErrNotFound when there is none.
@@ -29,23 +45,87 @@ func (a *App) GetAsset(ctx context.Context, id string) (store.Asset, error) {
 	return a.read().Attribution.GetAsset(ctx, id)
 }
 
-// ListAssets returns a page of assets, newest first.
-func (a *App) ListAssets(ctx context.Context, limit, offset int) ([]store.Asset, error) {
+// ListAssets returns a page of assets, newest first (attribution.PageLimit).
+func (a *App) ListAssets(ctx context.Context, p Page) ([]store.Asset, error) {
+	limit, offset, err := attribution.PageLimit(p.Limit, p.Offset)
+	if err != nil {
+		return nil, err
+	}
 	return a.read().Attribution.ListAssets(ctx, limit, offset)
 }
 
-// CreateContribution records c, creating its contributor (as given) when
-// absent, and adds its cost to the asset's total, in one transaction.
-// store.ErrNotFound when the asset does not exist (nothing is written, not
-// even the contributor); store.ErrTotalTooLarge past the asset maximum.
+// CreateContributionCmd records a contribution through the API, as the
+// request gave it.
+type CreateContributionCmd struct {
+	// ContributorID is whom the contribution is for; the contributor is
+	// created (trust attribution.TrustImplicit) when the ledger has none.
+	ContributorID string
+	AssetID       string
+	// CostAmount is the request's cost_amount: nil when it left it out,
+	// which is refused (a missing amount is not read as 0).
+	CostAmount *float64
+	// Metadata is the request's metadata object; its has_tests, has_docs
+	// and complexity make the coherence score (attribution.Score).
+	Metadata map[string]any
+	// Refused is the handler's refusal of the request's Idempotency-Key,
+	// answered once the fields are valid (validate.go).
+	Refused error
+}
+
+// validate checks every field of the command at once and returns the cost
+// and the coherence score it asks for.
+func (cmd CreateContributionCmd) validate() (money.Micros, attribution.Coherence, error) {
+	var (
+		cost    money.Micros
+		costErr error
+	)
+	if cmd.CostAmount == nil {
+		costErr = fault.Validation(fault.Field("cost_amount", "is required"))
+	} else {
+		cost, costErr = attribution.Amount("cost_amount", *cmd.CostAmount)
+	}
+	coherence, scoreErr := attribution.Score(cmd.Metadata)
+	err := collect(attribution.ValidateContributorID(cmd.ContributorID), required("asset_id", cmd.AssetID),
+		costErr, scoreErr, attribution.CheckMetadata(cmd.Metadata))
+	return cost, coherence, err
+}
+
+// CreateContribution records a contribution, creating its contributor when
+// absent, and adds its cost to the asset's total, in one transaction. An
+// asset that does not exist is NotFound (nothing is written, not even the
+// contributor); a total past attribution.MaxAssetTotal is Rejected.
 //
-// With an idempotency key it records c at most once per key, as money
-// movements do (idempotency.Runner.Do), and returns the contribution the key
-// recorded: c the first time, the original on a retry (nothing is written
-// again). It takes no economy lock: contributions move no CC, and the
-// key's primary key alone serializes concurrent retries, so contributions
-// never queue behind money movements.
-func (a *App) CreateContribution(ctx context.Context, c store.Contribution, contributor store.Contributor, idem *idempotency.Request) (store.Contribution, error) {
+// With an idempotency key it records the contribution at most once per
+// key, as money movements do (idempotency.Runner.Do), and a retry answers
+// the contribution the key recorded (nothing is written again). It takes
+// no economy lock: contributions move no CC, and the key's primary key
+// alone serializes concurrent retries, so contributions never queue behind
+// money movements.
+func (a *App) CreateContribution(ctx context.Context, cmd CreateContributionCmd, idem *idempotency.Request) (store.Contribution, error) {
+	cost, coherence, err := cmd.validate()
+	if err != nil {
+		return store.Contribution{}, err
+	}
+	if cmd.Refused != nil {
+		return store.Contribution{}, cmd.Refused
+	}
+	now := a.now()
+	c := store.Contribution{
+		ID: a.cfg.NewID(), ContributorID: cmd.ContributorID, AssetID: cmd.AssetID, Cost: cost,
+		Coherence: coherence, Metadata: cmd.Metadata, Source: attribution.SourceAPI, CreatedAt: now,
+	}
+	c, err = a.addContribution(ctx, c, store.Contributor{ID: c.ContributorID, TrustLevel: attribution.TrustImplicit, CreatedAt: now}, idem)
+	if err != nil {
+		return store.Contribution{}, contributionError(err, cmd.AssetID)
+	}
+	return c, nil
+}
+
+// addContribution records c and creates its contributor (as given) when
+// absent, in one transaction, at most once per idempotency key: it answers
+// c the first time and the original on a retry. store.ErrNotFound when the
+// asset does not exist; store.ErrTotalTooLarge past the asset maximum.
+func (a *App) addContribution(ctx context.Context, c store.Contribution, contributor store.Contributor, idem *idempotency.Request) (store.Contribution, error) {
 	var out store.Contribution
 	err := a.keyed.Do(ctx, idem, &out, nil, func(r Repos) error {
 		if err := r.Identity.EnsureContributor(ctx, contributor); err != nil {
@@ -63,6 +143,18 @@ func (a *App) CreateContribution(ctx context.Context, c store.Contribution, cont
 	return out, nil
 }
 
+// contributionError maps the store's refusals of a contribution to asset
+// (its id, or a GitHub repository's name).
+func contributionError(err error, asset string) error {
+	switch {
+	case errors.Is(err, store.ErrTotalTooLarge):
+		return fault.New(fault.Rejected, "asset %q total_cost would exceed %d", asset, attribution.MaxAssetTotal/money.Scale)
+	case errors.Is(err, store.ErrNotFound):
+		return fault.New(fault.NotFound, "asset %q not found", asset)
+	}
+	return err
+}
+
 // GetContribution returns a contribution. store.ErrNotFound when there is
 // none.
 func (a *App) GetContribution(ctx context.Context, id string) (store.Contribution, error) {
@@ -70,26 +162,102 @@ func (a *App) GetContribution(ctx context.Context, id string) (store.Contributio
 }
 
 // ListAssetContributions returns a page of an asset's contributions by
-// creation time, then id. store.ErrNotFound when the asset does not exist.
-func (a *App) ListAssetContributions(ctx context.Context, assetID string, limit, offset int) ([]store.Contribution, error) {
+// creation time, then id (attribution.ContributionPage).
+// store.ErrNotFound when the asset does not exist.
+func (a *App) ListAssetContributions(ctx context.Context, assetID string, p Page) ([]store.Contribution, error) {
+	limit, offset, err := attribution.ContributionPage(p.Limit, p.Offset)
+	if err != nil {
+		return nil, err
+	}
 	return a.read().Attribution.ListAssetContributions(ctx, assetID, limit, offset)
 }
 
 // ListContributorContributions returns a page of a contributor's
-// contributions by creation time, then id. store.ErrNotFound when the
-// contributor does not exist.
-func (a *App) ListContributorContributions(ctx context.Context, contributorID string, limit, offset int) ([]store.Contribution, error) {
+// contributions by creation time, then id (attribution.ContributionPage).
+// store.ErrNotFound when the contributor does not exist.
+func (a *App) ListContributorContributions(ctx context.Context, contributorID string, p Page) ([]store.Contribution, error) {
+	limit, offset, err := attribution.ContributionPage(p.Limit, p.Offset)
+	if err != nil {
+		return nil, err
+	}
 	return a.read().Attribution.ListContributorContributions(ctx, contributorID, limit, offset)
 }
 
-// RecordGitHubContribution records a push delivery once: it creates the
-// contributor and the repository's asset when absent and records the
-// contribution, all in one transaction. A delivery id seen before, or for a
-// delivery without one the repository and commit hash (also concurrently:
-// a unique key decides), records nothing and returns the original
-// contribution with duplicate true. The original is read after the
-// transaction rolled back: on Postgres the failed claim aborted it.
-func (a *App) RecordGitHubContribution(ctx context.Context, g store.GitHubContribution) (c store.Contribution, duplicate bool, err error) {
+// GitHubDeliveryCmd is a GitHub push delivery whose signature the handler
+// verified: its X-GitHub-Delivery header (empty when it had none) and its
+// raw body, a GitHub push payload or Foundry's shaped body (github.Decode).
+type GitHubDeliveryCmd struct {
+	DeliveryID string
+	Body       []byte
+}
+
+// GitHubDelivery is what a push delivery did.
+type GitHubDelivery struct {
+	// Ignored, when not empty, says why the push records nothing (it has
+	// no new commits); nothing else is set then.
+	Ignored string
+	// Push is the delivery as decoded.
+	Push github.Push
+	// Contribution is the contribution recorded, or on a redelivery
+	// (Duplicate) the one recorded the first time.
+	Contribution store.Contribution
+	Duplicate    bool
+}
+
+// RecordGitHubDelivery records a push delivery once: it checks the
+// delivery id, decodes the body, checks the push can be recognised when
+// delivered again (by its delivery id, else its repository and commit) and
+// that its metadata scores, then records the contribution, creating the
+// contributor (trust attribution.TrustGitHub) and the repository's asset
+// when absent. A redelivery records nothing and answers the original.
+func (a *App) RecordGitHubDelivery(ctx context.Context, cmd GitHubDeliveryCmd) (GitHubDelivery, error) {
+	if err := github.ValidateDeliveryID(cmd.DeliveryID); err != nil {
+		return GitHubDelivery{}, err
+	}
+	push, err := github.Decode(cmd.Body)
+	if ig, ok := github.IsIgnored(err); ok {
+		return GitHubDelivery{Ignored: ig.Detail}, nil
+	}
+	if err != nil {
+		return GitHubDelivery{}, err
+	}
+	if err := push.CheckRedeliveryKey(cmd.DeliveryID); err != nil {
+		return GitHubDelivery{}, err
+	}
+	coherence, scoreErr := attribution.Score(push.Metadata)
+	if err := collect(scoreErr, attribution.CheckMetadata(push.Metadata)); err != nil {
+		return GitHubDelivery{}, err
+	}
+	now := a.now()
+	contributor := store.Contributor{ID: push.ContributorID(), TrustLevel: attribution.TrustGitHub, CreatedAt: now}
+	g := store.GitHubContribution{
+		DeliveryID:  cmd.DeliveryID,
+		CommitHash:  push.CommitKey(),
+		Contributor: contributor,
+		Asset: store.Asset{
+			ID: a.cfg.NewID(), Type: attribution.TypeCode, Name: push.Repository,
+			Description: "GitHub repository " + push.Repository, GitHubRepository: push.RepositoryKey(), CreatedAt: now,
+		},
+		Contribution: store.Contribution{
+			ID: a.cfg.NewID(), ContributorID: contributor.ID, Cost: push.EstimatedCost(), Coherence: coherence,
+			Metadata: push.RecordedMetadata(cmd.DeliveryID), Source: attribution.SourceGitHub, CreatedAt: now,
+		},
+	}
+	c, duplicate, err := a.recordGitHub(ctx, g)
+	if err != nil {
+		return GitHubDelivery{}, contributionError(err, push.Repository)
+	}
+	return GitHubDelivery{Push: push, Contribution: c, Duplicate: duplicate}, nil
+}
+
+// recordGitHub records a push delivery once: it creates the contributor
+// and the repository's asset when absent and records the contribution, all
+// in one transaction. A delivery id seen before, or for a delivery without
+// one the repository and commit hash (also concurrently: a unique key
+// decides), records nothing and returns the original contribution with
+// duplicate true. The original is read after the transaction rolled back:
+// on Postgres the failed claim aborted it.
+func (a *App) recordGitHub(ctx context.Context, g store.GitHubContribution) (c store.Contribution, duplicate bool, err error) {
 	err = a.tx(ctx, func(r Repos) error {
 		var err error
 		c, err = r.Attribution.RecordGitHubContribution(ctx, g)
@@ -174,15 +342,37 @@ func (a *App) CreateDistribution(ctx context.Context, d store.Distribution) (sto
 }
 
 // GetDistribution returns a distribution with a page of its payouts (in
-// their order) and their count. store.ErrNotFound when there is none.
-func (a *App) GetDistribution(ctx context.Context, id string, limit, offset int) (store.Distribution, error) {
+// their order; attribution.PayoutPage) and their count. store.ErrNotFound
+// when there is none.
+func (a *App) GetDistribution(ctx context.Context, id string, p Page) (store.Distribution, error) {
+	limit, offset, err := attribution.PayoutPage(p.Limit, p.Offset)
+	if err != nil {
+		return store.Distribution{}, err
+	}
 	return a.read().Attribution.GetDistribution(ctx, id, limit, offset)
 }
 
+// DistributionPage is a page of an asset's distributions.
+type DistributionPage struct {
+	// Distributions carry their first attribution.ListedPayouts payouts
+	// and the count of all.
+	Distributions []store.Distribution
+	// Limit and Offset are the page's, defaults applied; Total counts the
+	// asset's distributions.
+	Limit, Offset, Total int
+}
+
 // ListAssetDistributions returns a page of an asset's distributions by
-// creation time, then id, each with its first payouts payouts and their
-// count, and the number of the asset's distributions. store.ErrNotFound
+// creation time, then id (attribution.DistributionPage). store.ErrNotFound
 // when the asset does not exist.
-func (a *App) ListAssetDistributions(ctx context.Context, assetID string, limit, offset, payouts int) ([]store.Distribution, int, error) {
-	return a.read().Attribution.ListAssetDistributions(ctx, assetID, limit, offset, payouts)
+func (a *App) ListAssetDistributions(ctx context.Context, assetID string, p Page) (DistributionPage, error) {
+	limit, offset, err := attribution.DistributionPage(p.Limit, p.Offset)
+	if err != nil {
+		return DistributionPage{}, err
+	}
+	ds, total, err := a.read().Attribution.ListAssetDistributions(ctx, assetID, limit, offset, attribution.ListedPayouts)
+	if err != nil {
+		return DistributionPage{}, err
+	}
+	return DistributionPage{Distributions: ds, Limit: limit, Offset: offset, Total: total}, nil
 }

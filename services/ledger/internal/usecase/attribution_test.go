@@ -17,6 +17,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/ledger/internal/store/storetest"
+	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
@@ -25,16 +26,17 @@ import (
 func contribute(t *testing.T, e env, contributorID, assetID string, cost money.Micros, at time.Time) store.Contribution {
 	t.Helper()
 	c := storetest.NewContribution(contributorID, assetID, cost, at)
-	got, err := e.app.CreateContribution(context.Background(), c, storetest.Implicit(contributorID, at), nil)
+	got, err := e.app.AddContribution(context.Background(), c, storetest.Implicit(contributorID, at), nil)
 	require.NoError(t, err)
 	require.Equal(t, c, got)
 	return c
 }
 
-func createAsset(t *testing.T, e env, at time.Time) store.Asset {
+// createAsset creates an asset at the clock's time (t0 unless a test moved it).
+func createAsset(t *testing.T, e env) store.Asset {
 	t.Helper()
-	a := store.Asset{ID: uuid.NewString(), Type: attribution.TypeCode, Name: "asset", Description: "d", CreatedAt: at}
-	require.NoError(t, e.app.CreateAsset(context.Background(), a))
+	a, err := e.app.CreateAsset(context.Background(), usecase.CreateAssetCmd{Type: attribution.TypeCode, Name: "asset", Description: "d"})
+	require.NoError(t, err)
 	return a
 }
 
@@ -50,11 +52,11 @@ func TestContributionCreatesItsContributorAndGrowsTheTotal(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine)
 		ctx := context.Background()
-		a := createAsset(t, e, t0)
+		a := createAsset(t, e)
 		c := storetest.NewContribution("someone", a.ID, 1_234_567, t0.Add(time.Second))
 		c.Coherence = 800
 		c.Metadata = map[string]any{"has_docs": true, "n": 2.0, "nested": map[string]any{"k": "v"}}
-		_, err := e.app.CreateContribution(ctx, c, storetest.Implicit("someone", t0), nil)
+		_, err := e.app.AddContribution(ctx, c, storetest.Implicit("someone", t0), nil)
 		require.NoError(t, err)
 
 		got, err := e.app.GetContribution(ctx, c.ID)
@@ -67,13 +69,13 @@ func TestContributionCreatesItsContributorAndGrowsTheTotal(t *testing.T) {
 		who, err := contributor(t, e, "someone")
 		require.NoError(t, err)
 		require.Equal(t, storetest.Implicit("someone", t0), who)
-		list, err := e.app.ListContributorContributions(ctx, "someone", 10, 0)
+		list, err := e.app.ListContributorContributions(ctx, "someone", page(10, 0))
 		require.NoError(t, err)
 		require.Equal(t, []store.Contribution{c}, list)
-		list, err = e.app.ListAssetContributions(ctx, a.ID, 10, 0)
+		list, err = e.app.ListAssetContributions(ctx, a.ID, page(10, 0))
 		require.NoError(t, err)
 		require.Equal(t, []store.Contribution{c}, list)
-		assets, err := e.app.ListAssets(ctx, 10, 0)
+		assets, err := e.app.ListAssets(ctx, page(10, 0))
 		require.NoError(t, err)
 		require.Equal(t, []store.Asset{asset}, assets)
 
@@ -81,7 +83,6 @@ func TestContributionCreatesItsContributorAndGrowsTheTotal(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound)
 		_, err = contributor(t, e, "missing")
 		require.ErrorIs(t, err, store.ErrNotFound)
-		require.ErrorIs(t, e.app.CreateAsset(ctx, a), store.ErrAlreadyExists)
 	})
 }
 
@@ -92,7 +93,7 @@ func TestContributionReusesAnExistingContributor(t *testing.T) {
 		ctx := context.Background()
 		registered := handleOwner("erin", t0)
 		require.NoError(t, e.app.Register(ctx, registered, store.Session{TokenHash: "h", CreatedAt: t0}))
-		a := createAsset(t, e, t0)
+		a := createAsset(t, e)
 		contribute(t, e, registered.ID, a.ID, 5, t0)
 		got, err := contributor(t, e, registered.ID)
 		require.NoError(t, err)
@@ -105,7 +106,7 @@ func TestContributionRefusedWritesNothing(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine)
 		ctx := context.Background()
-		_, err := e.app.CreateContribution(ctx, storetest.NewContribution("ghost", "no-such-asset", 1, t0), storetest.Implicit("ghost", t0), nil)
+		_, err := e.app.AddContribution(ctx, storetest.NewContribution("ghost", "no-such-asset", 1, t0), storetest.Implicit("ghost", t0), nil)
 		require.ErrorIs(t, err, store.ErrNotFound)
 		_, err = contributor(t, e, "ghost")
 		require.ErrorIs(t, err, store.ErrNotFound, "the contributor was rolled back")
@@ -114,11 +115,11 @@ func TestContributionRefusedWritesNothing(t *testing.T) {
 		require.Equal(t, 0, counts["contributions"])
 		require.Equal(t, 0, counts["contributors"])
 
-		a := createAsset(t, e, t0)
+		a := createAsset(t, e)
 		for range 9 {
 			contribute(t, e, "big", a.ID, attribution.MaxAmount, t0)
 		}
-		_, err = e.app.CreateContribution(ctx, storetest.NewContribution("bigger", a.ID, 1, t0), storetest.Implicit("bigger", t0), nil)
+		_, err = e.app.AddContribution(ctx, storetest.NewContribution("bigger", a.ID, 1, t0), storetest.Implicit("bigger", t0), nil)
 		require.ErrorIs(t, err, store.ErrTotalTooLarge)
 		got, err := e.app.GetAsset(ctx, a.ID)
 		require.NoError(t, err)
@@ -134,7 +135,7 @@ func TestConcurrentContributionsToOneAsset(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine)
 		ctx := context.Background()
-		a := createAsset(t, e, t0)
+		a := createAsset(t, e)
 		const n = 50
 		rng := rand.New(rand.NewPCG(1, 2))
 		costs := make([]money.Micros, n)
@@ -148,7 +149,7 @@ func TestConcurrentContributionsToOneAsset(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				id := fmt.Sprintf("c%d", i%7) // shared contributors race on creation too
-				_, errs[i] = e.app.CreateContribution(ctx, storetest.NewContribution(id, a.ID, costs[i], time.Now().UTC()), storetest.Implicit(id, t0), nil)
+				_, errs[i] = e.app.AddContribution(ctx, storetest.NewContribution(id, a.ID, costs[i], time.Now().UTC()), storetest.Implicit(id, t0), nil)
 			})
 		}
 		wg.Wait()
@@ -159,7 +160,7 @@ func TestConcurrentContributionsToOneAsset(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got.TotalCost, "exact total")
 		require.Equal(t, n, got.ContributionCount)
-		list, err := e.app.ListAssetContributions(ctx, a.ID, 500, 0)
+		list, err := e.app.ListAssetContributions(ctx, a.ID, page(500, 0))
 		require.NoError(t, err)
 		require.Len(t, list, n)
 		counts, err := e.app.Counts(ctx)
@@ -287,7 +288,7 @@ func TestConcurrentRedeliveriesMakeOneContribution(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, counts["contributions"])
 		require.Equal(t, 1, counts["assets"])
-		assets, err := e.app.ListAssets(ctx, 10, 0)
+		assets, err := e.app.ListAssets(ctx, page(10, 0))
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(250_000), assets[0].TotalCost)
 	})
@@ -301,7 +302,7 @@ func TestConcurrentCommitDeliveriesWithoutIDMakeOneContribution(t *testing.T) {
 		redeliver(t, e, 50, func() store.GitHubContribution {
 			return storetest.CommitDelivery("abc123", "octocat", "octo/repo", 250_000, t0)
 		})
-		assets, err := e.app.ListAssets(ctx, 10, 0)
+		assets, err := e.app.ListAssets(ctx, page(10, 0))
 		require.NoError(t, err)
 		require.Len(t, assets, 1)
 		require.Equal(t, money.Micros(250_000), assets[0].TotalCost, "counted once")
@@ -326,7 +327,7 @@ func TestConcurrentFirstDeliveriesForANewRepositoryMakeOneAsset(t *testing.T) {
 		for _, err := range errs {
 			require.NoError(t, err)
 		}
-		assets, err := e.app.ListAssets(ctx, 10, 0)
+		assets, err := e.app.ListAssets(ctx, page(10, 0))
 		require.NoError(t, err)
 		require.Len(t, assets, 1)
 		require.Equal(t, money.Micros(n*100_000), assets[0].TotalCost)
@@ -339,12 +340,12 @@ func TestDistributionsSplitTheSummedStakesAndPersist(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine)
 		ctx := context.Background()
-		a := createAsset(t, e, t0)
+		a := createAsset(t, e)
 		contribute(t, e, "A", a.ID, 60*money.Scale, t0)
 		contribute(t, e, "A", a.ID, 40*money.Scale, t0)
 		c := storetest.NewContribution("B", a.ID, 100*money.Scale, t0)
 		c.Coherence = attribution.CoherenceMax
-		_, err := e.app.CreateContribution(ctx, c, storetest.Implicit("B", t0), nil)
+		_, err := e.app.AddContribution(ctx, c, storetest.Implicit("B", t0), nil)
 		require.NoError(t, err)
 
 		// A's two contributions are one stake of 100 at base coherence,
@@ -353,43 +354,42 @@ func TestDistributionsSplitTheSummedStakesAndPersist(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []attribution.Payout{{ContributorID: "B", Amount: 60 * money.Scale}, {ContributorID: "A", Amount: 40 * money.Scale}}, d.Payouts)
 		require.Equal(t, 2, d.PayoutCount)
-		got, err := e.app.GetDistribution(ctx, d.ID, 100, 0)
+		got, err := e.app.GetDistribution(ctx, d.ID, page(100, 0))
 		require.NoError(t, err)
 		require.Equal(t, d, got)
 
-		empty := createAsset(t, e, t0)
+		empty := createAsset(t, e)
 		ed, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: empty.ID, Value: 5, CreatedAt: t0.Add(time.Second)})
 		require.NoError(t, err)
 		require.Equal(t, []attribution.Payout{}, ed.Payouts)
-		got, err = e.app.GetDistribution(ctx, ed.ID, 100, 0)
+		got, err = e.app.GetDistribution(ctx, ed.ID, page(100, 0))
 		require.NoError(t, err)
 		require.Equal(t, []attribution.Payout{}, got.Payouts, "read back as empty, not nil")
 		require.Equal(t, 0, got.PayoutCount)
 
 		second, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 0, CreatedAt: t0.Add(time.Second)})
 		require.NoError(t, err)
-		list, total, err := e.app.ListAssetDistributions(ctx, a.ID, 10, 0, 10)
+		list, err := e.app.ListAssetDistributions(ctx, a.ID, page(10, 0))
 		require.NoError(t, err)
-		require.Equal(t, []store.Distribution{d, second}, list)
-		require.Equal(t, 2, total)
-		list, total, err = e.app.ListAssetDistributions(ctx, a.ID, 1, 1, 10)
+		require.Equal(t, usecase.DistributionPage{Distributions: []store.Distribution{d, second}, Limit: 10, Total: 2}, list)
+		list, err = e.app.ListAssetDistributions(ctx, a.ID, page(1, 1))
 		require.NoError(t, err)
-		require.Equal(t, []store.Distribution{second}, list, "a page")
-		require.Equal(t, 2, total, "the total counts every page")
-		list, total, err = e.app.ListAssetDistributions(ctx, a.ID, 10, 5, 10)
+		require.Equal(t, []store.Distribution{second}, list.Distributions, "a page")
+		require.Equal(t, 2, list.Total, "the total counts every page")
+		list, err = e.app.ListAssetDistributions(ctx, a.ID, page(10, 5))
 		require.NoError(t, err)
-		require.Equal(t, []store.Distribution{}, list, "past the end: empty, not nil")
-		require.Equal(t, 2, total)
-		list, total, err = e.app.ListAssetDistributions(ctx, empty.ID, 10, 0, 10)
+		require.Equal(t, []store.Distribution{}, list.Distributions, "past the end: empty, not nil")
+		require.Equal(t, 2, list.Total)
+		list, err = e.app.ListAssetDistributions(ctx, empty.ID, usecase.Page{})
 		require.NoError(t, err)
-		require.Equal(t, []store.Distribution{got}, list)
-		require.Equal(t, 1, total)
+		require.Equal(t, usecase.DistributionPage{Distributions: []store.Distribution{got}, Limit: attribution.DefaultDistributionPage, Total: 1},
+			list, "the default page")
 
 		_, err = e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: "missing", CreatedAt: t0})
 		require.ErrorIs(t, err, store.ErrNotFound)
-		_, err = e.app.GetDistribution(ctx, "missing", 100, 0)
+		_, err = e.app.GetDistribution(ctx, "missing", page(100, 0))
 		require.ErrorIs(t, err, store.ErrNotFound)
-		_, _, err = e.app.ListAssetDistributions(ctx, "missing", 10, 0, 10)
+		_, err = e.app.ListAssetDistributions(ctx, "missing", page(10, 0))
 		require.ErrorIs(t, err, store.ErrNotFound)
 		counts, err := e.app.Counts(ctx)
 		require.NoError(t, err)
@@ -402,7 +402,7 @@ func TestDistributionWithMorePayoutsThanOneInsertBatch(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine)
 		ctx := context.Background()
-		a := createAsset(t, e, t0)
+		a := createAsset(t, e)
 		const n = 1234
 		for i := range n {
 			contribute(t, e, fmt.Sprintf("p%04d", i), a.ID, money.Cent, t0)
@@ -410,18 +410,14 @@ func TestDistributionWithMorePayoutsThanOneInsertBatch(t *testing.T) {
 		d, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: n * money.Scale, CreatedAt: t0})
 		require.NoError(t, err)
 		require.Equal(t, n, d.PayoutCount)
-		got, err := e.app.GetDistribution(ctx, d.ID, 2*n, 0)
-		require.NoError(t, err)
-		require.Len(t, got.Payouts, n)
-		require.Equal(t, d.Payouts, got.Payouts, "order kept")
-		for _, p := range got.Payouts {
+		for _, p := range d.Payouts {
 			require.Equal(t, money.Micros(money.Scale), p.Amount, p.ContributorID)
 		}
 
 		// Pages of payouts, in order, with the count of all of them.
 		var paged []attribution.Payout
 		for offset := 0; offset < n; offset += 500 {
-			page, err := e.app.GetDistribution(ctx, d.ID, 500, offset)
+			page, err := e.app.GetDistribution(ctx, d.ID, page(500, offset))
 			require.NoError(t, err)
 			require.Equal(t, n, page.PayoutCount)
 			require.Len(t, page.Payouts, min(500, n-offset), "page at %d", offset)
@@ -429,16 +425,16 @@ func TestDistributionWithMorePayoutsThanOneInsertBatch(t *testing.T) {
 		}
 		require.Equal(t, d.Payouts, paged, "the pages make up the whole list")
 		for _, offset := range []int{n, n + 1, math.MaxInt32} {
-			past, err := e.app.GetDistribution(ctx, d.ID, 1000, offset)
+			past, err := e.app.GetDistribution(ctx, d.ID, page(1000, offset))
 			require.NoError(t, err, "offset %d", offset)
 			require.Equal(t, []attribution.Payout{}, past.Payouts, "offset %d: empty, not nil", offset)
 			require.Equal(t, n, past.PayoutCount)
 		}
-		list, total, err := e.app.ListAssetDistributions(ctx, a.ID, 10, 0, 10)
+		list, err := e.app.ListAssetDistributions(ctx, a.ID, page(10, 0))
 		require.NoError(t, err)
-		require.Equal(t, 1, total)
-		require.Len(t, list, 1)
-		require.Equal(t, d.Payouts[:10], list[0].Payouts, "a list carries the first payouts of each")
-		require.Equal(t, n, list[0].PayoutCount)
+		require.Equal(t, 1, list.Total)
+		require.Len(t, list.Distributions, 1)
+		require.Equal(t, d.Payouts[:attribution.ListedPayouts], list.Distributions[0].Payouts, "a list carries the first payouts of each")
+		require.Equal(t, n, list.Distributions[0].PayoutCount)
 	})
 }

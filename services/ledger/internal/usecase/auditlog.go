@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 )
 
 // The audit log (docs/ledger.md, "The audit log"). A movement writes its
@@ -26,9 +27,13 @@ func (a *App) AuditEntries(ctx context.Context, limit, offset int) ([]audit.Reco
 	return a.read().Audit.Recent(ctx, limit, offset)
 }
 
-// AuditPage returns a page of the chain, newest first, and the number of
-// entries in all.
-func (a *App) AuditPage(ctx context.Context, limit, offset int) ([]audit.Record, int64, error) {
+// AuditPage returns a page of the chain, newest first (credit.Page), and
+// the number of entries in all.
+func (a *App) AuditPage(ctx context.Context, p Page) ([]audit.Record, int64, error) {
+	limit, offset, err := credit.Page(p.Limit, p.Offset)
+	if err != nil {
+		return nil, 0, err
+	}
 	r := a.read()
 	eco, err := r.Credit.Economy(ctx)
 	if err != nil {

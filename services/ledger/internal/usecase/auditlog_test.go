@@ -101,9 +101,9 @@ func TestAuditLogProofs(t *testing.T) {
 		require.Equal(t, int64(5), early.Size)
 		require.Equal(t, usecase.EphemeralAuditKeyName, early.Origin)
 
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 50 * cc}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(50 * cc)}, nil)
 		require.NoError(t, err)
-		_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 10 * cc}, nil)
+		_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(10 * cc)}, nil)
 		require.NoError(t, err)
 		deposits(t, e.app, "more", 1) // seq 5 to 8
 		sequence(t, e.app)

@@ -35,7 +35,7 @@ func BenchmarkStake(b *testing.B) {
 				e := setup(b, engine, names...)
 				ctx := context.Background()
 				for _, n := range names {
-					if _, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: n, AmountUSD: 1_000_000 * cc, Reference: n}, nil); err != nil {
+					if _, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: n, AmountUSD: units(1_000_000 * cc), Reference: n}, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -45,7 +45,7 @@ func BenchmarkStake(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					name := names[int(next.Add(1)-1)%len(names)]
 					for pb.Next() {
-						if _, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: name, IdeaID: "idea-1", AmountCC: money.Scale}, nil); err != nil {
+						if _, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: name, IdeaID: "idea-1", AmountCC: units(money.Scale)}, nil); err != nil {
 							b.Error(err)
 							return
 						}

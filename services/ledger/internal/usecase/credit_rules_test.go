@@ -47,26 +47,26 @@ func TestUnstakeCooldownCountsTheWindow(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine, "ada", "bob")
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 30 * cc, Reference: "a"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(30 * cc), Reference: "a"}, nil)
 		require.NoError(t, err) // 2 985 CC
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "bob", AmountUSD: 30 * cc, Reference: "b"}, nil)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "bob", AmountUSD: units(30 * cc), Reference: "b"}, nil)
 		require.NoError(t, err)
 		for _, s := range []usecase.StakeCmd{
-			{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 2500 * cc},
-			{ContributorID: "ada", IdeaID: "idea-2", AmountCC: 200 * cc},
-			{ContributorID: "bob", IdeaID: "idea-1", AmountCC: 2500 * cc},
+			{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(2500 * cc)},
+			{ContributorID: "ada", IdeaID: "idea-2", AmountCC: units(200 * cc)},
+			{ContributorID: "bob", IdeaID: "idea-1", AmountCC: units(2500 * cc)},
 		} {
 			_, err := e.app.Stake(ctx, s, nil)
 			require.NoError(t, err)
 		}
 
 		// 2 000 CC at once cools 72 h; so do 21 unstakes of 99.999999 CC.
-		u, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "bob", IdeaID: "idea-1", AmountCC: 2000 * cc}, nil)
+		u, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "bob", IdeaID: "idea-1", AmountCC: units(2000 * cc)}, nil)
 		require.NoError(t, err)
 		require.Equal(t, credit.LongCooldown, u.Cooldown)
 		var cooldowns []time.Duration
 		for range 21 {
-			u, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 99_999_999}, nil)
+			u, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(99_999_999)}, nil)
 			require.NoError(t, err)
 			cooldowns = append(cooldowns, u.Cooldown)
 		}
@@ -83,18 +83,18 @@ func TestUnstakeCooldownCountsTheWindow(t *testing.T) {
 
 		// Per idea: another idea's window is empty; and bob's 2 000 CC are
 		// not ada's.
-		u, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-2", AmountCC: 99 * cc}, nil)
+		u, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-2", AmountCC: units(99 * cc)}, nil)
 		require.NoError(t, err)
 		require.Equal(t, "released", u.Status)
 
 		// The window rolls: a microsecond short of 24 hours the unstakes
 		// still count; at 24 hours they do not.
 		e.clock.Advance(24*time.Hour - time.Microsecond)
-		u, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
+		u, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(cc)}, nil)
 		require.NoError(t, err)
 		require.Equal(t, credit.LongCooldown, u.Cooldown, "1 CC on top of 2 099.999979 CC")
 		e.clock.Advance(time.Microsecond)
-		u, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 98 * cc}, nil)
+		u, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(98 * cc)}, nil)
 		require.NoError(t, err)
 		require.Equal(t, "released", u.Status, "1 + 98 CC in the last 24 hours")
 		requireSound(t, e)
@@ -109,9 +109,9 @@ func TestConcurrentUnstakesShareTheWindow(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 20 * cc, Reference: "a"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(20 * cc), Reference: "a"}, nil)
 		require.NoError(t, err)
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 990 * cc}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(990 * cc)}, nil)
 		require.NoError(t, err)
 		var (
 			wg       sync.WaitGroup
@@ -120,7 +120,7 @@ func TestConcurrentUnstakesShareTheWindow(t *testing.T) {
 		)
 		for range 10 {
 			wg.Go(func() {
-				u, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 99 * cc}, nil)
+				u, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(99 * cc)}, nil)
 				if err != nil {
 					t.Errorf("unstake: %v", err)
 					return
@@ -144,33 +144,33 @@ func TestMinimumMovement(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: "a"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(cc), Reference: "a"}, nil)
 		require.NoError(t, err)
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 10 * cc}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(10 * cc)}, nil)
 		require.NoError(t, err)
 		before := auditCount(t, e)
 		const dust = credit.MinMovement - 1 // 0.009999 CC
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: dust}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(dust)}, nil)
 		requireField(t, err, "amount_cc")
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: dust, DryRun: true}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(dust), DryRun: true}, nil)
 		requireField(t, err, "amount_cc")
-		_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: dust}, nil)
+		_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(dust)}, nil)
 		requireField(t, err, "amount_cc")
-		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: dust}, nil)
+		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: units(dust)}, nil)
 		requireField(t, err, "amount_cc")
 		// 0.0001 USD mints 0.00995 CC at 99.5.
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 100, Reference: "dust"}, nil)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(100), Reference: "dust"}, nil)
 		requireField(t, err, "amount_usd")
 		require.Equal(t, before, auditCount(t, e), "nothing recorded")
 
 		// 0.01 CC exactly is allowed, and so is a deposit minting it.
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: credit.MinMovement}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(credit.MinMovement)}, nil)
 		require.NoError(t, err)
-		_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: credit.MinMovement}, nil)
+		_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(credit.MinMovement)}, nil)
 		require.NoError(t, err)
-		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: credit.MinMovement}, nil)
+		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: units(credit.MinMovement)}, nil)
 		require.NoError(t, err)
-		d, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 101, Reference: "small"}, nil)
+		d, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(101), Reference: "small"}, nil)
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(10_049), d.MintedCC, "0.000101 USD mints 0.010049 CC")
 		requireSound(t, e)
@@ -186,9 +186,9 @@ func TestBlankIdeaIsAFieldError(t *testing.T) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
 		for _, id := range []string{"", " ", "\t \n"} {
-			_, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: id, AmountCC: cc}, nil)
+			_, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: id, AmountCC: units(cc)}, nil)
 			requireField(t, err, "idea_id")
-			_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: id, AmountCC: cc}, nil)
+			_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: id, AmountCC: units(cc)}, nil)
 			requireField(t, err, "idea_id")
 		}
 	})
@@ -203,9 +203,9 @@ func TestBreakerPausesExchangeAtOnce(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 100 * cc, Reference: "r"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(100 * cc), Reference: "r"}, nil)
 		require.NoError(t, err)
-		asset := createAsset(t, e, t0)
+		asset := createAsset(t, e)
 		contribute(t, e, "ada", asset.ID, cc, t0)
 		for _, p := range []money.Micros{100 * cc, 150 * cc} {
 			e.clock.Advance(time.Minute)
@@ -213,23 +213,23 @@ func TestBreakerPausesExchangeAtOnce(t *testing.T) {
 			require.NoError(t, err)
 		}
 		before := auditCount(t, e)
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r2"}, nil)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "r2"}, nil)
 		k, detail := kindOf(t, err)
 		require.Equal(t, fault.Rejected, k)
 		require.Equal(t, usecase.BreakerOpen, detail)
-		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: 100 * cc}, nil)
+		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: units(100 * cc)}, nil)
 		_, detail = kindOf(t, err)
 		require.Equal(t, usecase.BreakerOpen, detail)
 		_, err = e.app.CreateDistribution(ctx, store.Distribution{ID: "d1", AssetID: asset.ID, Value: cc, CreatedAt: t0, PaidCC: true})
 		_, detail = kindOf(t, err)
 		require.Equal(t, usecase.BreakerOpen, detail)
 		require.Equal(t, before, auditCount(t, e), "nothing moved")
-		dup, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 100 * cc, Reference: "r"}, nil)
+		dup, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(100 * cc), Reference: "r"}, nil)
 		require.NoError(t, err, "a repeated reference answers the original deposit: nothing is exchanged")
 		require.True(t, dup.Duplicate)
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 10 * cc}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(10 * cc)}, nil)
 		require.NoError(t, err, "a stake exchanges nothing")
-		_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 10 * cc}, nil)
+		_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(10 * cc)}, nil)
 		require.NoError(t, err)
 		s, err := e.app.Supply(ctx)
 		require.NoError(t, err)
@@ -238,7 +238,7 @@ func TestBreakerPausesExchangeAtOnce(t *testing.T) {
 		// A mode that refuses the movement answers with its name first.
 		_, err = e.app.SetMode(ctx, usecase.ModeReadOnly, "drill", "monitor")
 		require.NoError(t, err)
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r3"}, nil)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "r3"}, nil)
 		_, detail = kindOf(t, err)
 		require.Equal(t, usecase.ModeReadOnly, detail)
 		_, err = e.app.SetMode(ctx, usecase.ModeNormal, "drill over", "monitor")
@@ -254,7 +254,7 @@ func TestBreakerPausesExchangeAtOnce(t *testing.T) {
 			require.Equal(t, credit.Held, rd.Verdict)
 			require.Equal(t, i+1, rd.State.Clean)
 		}
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r4"}, nil)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "r4"}, nil)
 		_, detail = kindOf(t, err)
 		require.Equal(t, usecase.BreakerOpen, detail)
 		// The next clean reading, 5 minutes after the trip, recovers.
@@ -265,9 +265,9 @@ func TestBreakerPausesExchangeAtOnce(t *testing.T) {
 		rate, err := e.app.ExchangeRate(ctx)
 		require.NoError(t, err)
 		require.False(t, rate.Breaker.Tripped)
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r4"}, nil)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "r4"}, nil)
 		require.NoError(t, err)
-		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: 100 * cc}, nil)
+		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: units(100 * cc)}, nil)
 		require.NoError(t, err)
 		requireSound(t, e)
 	})
@@ -331,11 +331,11 @@ func TestSupplyLimit(t *testing.T) {
 		n := int(math.MaxInt64 / minted)
 		require.Equal(t, 92, n)
 		for i := range n {
-			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: usd, Reference: fmt.Sprint("w-", i)}, nil)
+			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(usd), Reference: fmt.Sprint("w-", i)}, nil)
 			require.NoError(t, err, "deposit %d", i)
 		}
 		before := auditCount(t, e)
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: usd, Reference: "over"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(usd), Reference: "over"}, nil)
 		k, detail := kindOf(t, err)
 		require.Equal(t, fault.Rejected, k)
 		require.Contains(t, detail, "supply limit reached")

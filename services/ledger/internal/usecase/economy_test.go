@@ -26,6 +26,15 @@ import (
 
 const cc = money.Scale
 
+// units is an amount as a request sends it (a JSON number), for commands.
+func units(m money.Micros) float64 { return m.Float64() }
+
+// page is a list request's page with a limit.
+func page(limit, offset int) usecase.Page {
+	l := int32(limit)
+	return usecase.Page{Limit: &l, Offset: int32(offset)}
+}
+
 var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 
 // ideas is a portfolio stand-in: every idea whose id starts with "idea-" exists.
@@ -96,13 +105,13 @@ func TestDepositWithdrawAndTheChain(t *testing.T) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
 
-		d, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "wire-1", Actor: "admin"}, nil)
+		d, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "wire-1", Actor: "admin"}, nil)
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(995*cc), d.MintedCC, "10 USD at the 99.5 buy rate")
 		require.Equal(t, money.Micros(50_000), d.FeeUSD)
 		require.False(t, d.Duplicate)
 
-		again, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "wire-1", Actor: "admin"}, nil)
+		again, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "wire-1", Actor: "admin"}, nil)
 		require.NoError(t, err)
 		require.True(t, again.Duplicate)
 		require.Equal(t, d.MintedCC, again.MintedCC)
@@ -110,7 +119,7 @@ func TestDepositWithdrawAndTheChain(t *testing.T) {
 		require.Equal(t, d.FeeUSD, again.FeeUSD)
 		require.Equal(t, d.CreatedAt, again.CreatedAt)
 		k, _ := kindOf(t, func() error {
-			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 11 * cc, Reference: "wire-1"}, nil)
+			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(11 * cc), Reference: "wire-1"}, nil)
 			return err
 		}())
 		require.Equal(t, fault.Conflict, k)
@@ -121,13 +130,13 @@ func TestDepositWithdrawAndTheChain(t *testing.T) {
 		require.Equal(t, money.Micros(10*cc), s.TreasuryUSD)
 		require.InDelta(t, 1.005025, s.ReserveRatio, 1e-6)
 
-		w, err := e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: 201 * cc}, nil)
+		w, err := e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: units(201 * cc)}, nil)
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(2*cc), w.AmountUSD, "201 CC at the 100.5 sell rate")
 		require.Equal(t, money.Micros(10_000), w.FeeUSD)
 
 		k, detail := kindOf(t, func() error {
-			_, err := e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: 1000 * cc}, nil)
+			_, err := e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: units(1000 * cc)}, nil)
 			return err
 		}())
 		require.Equal(t, fault.Rejected, k)
@@ -159,10 +168,10 @@ func TestStakeUnstakeCooldowns(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 20 * cc, Reference: "r"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(20 * cc), Reference: "r"}, nil)
 		require.NoError(t, err) // 1990 CC
 
-		dry, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 1500 * cc, DryRun: true}, nil)
+		dry, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(1500 * cc), DryRun: true}, nil)
 		require.NoError(t, err)
 		require.True(t, dry.DryRun)
 		require.Equal(t, money.Micros(490*cc), dry.AvailableAfter)
@@ -171,11 +180,11 @@ func TestStakeUnstakeCooldowns(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(1990*cc), b.Available, "a dry run writes nothing")
 
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "nope", AmountCC: cc}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "nope", AmountCC: units(cc)}, nil)
 		k, _ := kindOf(t, err)
 		require.Equal(t, fault.NotFound, k)
 
-		st, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 1500 * cc}, nil)
+		st, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(1500 * cc)}, nil)
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(1500*cc), st.PositionCC)
 		require.Equal(t, money.Micros(490*cc), st.AvailableAfter)
@@ -185,7 +194,7 @@ func TestStakeUnstakeCooldowns(t *testing.T) {
 			status string
 			wait   time.Duration
 		}{{50 * cc, "released", 0}, {100 * cc, "cooling", 24 * time.Hour}, {1001 * cc, "cooling", 72 * time.Hour}} {
-			u, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: c.amount}, nil)
+			u, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(c.amount)}, nil)
 			require.NoError(t, err)
 			require.Equal(t, c.status, u.Status)
 			require.Equal(t, c.wait, u.Cooldown)
@@ -201,14 +210,14 @@ func TestStakeUnstakeCooldowns(t *testing.T) {
 		require.Equal(t, store.Balances{Available: 640 * cc, Staked: 349 * cc, Cooling: 1001 * cc}, b, "the 24 h lot is available")
 
 		// A movement releases the cooled lot into the journal first.
-		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: 600 * cc}, nil)
+		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: units(600 * cc)}, nil)
 		require.NoError(t, err)
 		e.clock.Advance(48 * time.Hour)
 		b, err = e.app.Balances(ctx, "ada")
 		require.NoError(t, err)
 		require.Equal(t, store.Balances{Available: 1041 * cc, Staked: 349 * cc}, b)
 
-		_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 350 * cc}, nil)
+		_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(350 * cc)}, nil)
 		k, detail := kindOf(t, err)
 		require.Equal(t, fault.Rejected, k)
 		require.Contains(t, detail, "staked on idea idea-1")
@@ -217,7 +226,7 @@ func TestStakeUnstakeCooldowns(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, inv.Positions, 1)
 		require.Equal(t, money.Micros(349*cc), inv.Positions[0].Amount)
-		hist, err := e.app.History(ctx, "ada", 50, 0)
+		hist, err := e.app.History(ctx, "ada", page(50, 0))
 		require.NoError(t, err)
 		kinds := make([]credit.Kind, len(hist))
 		for i, h := range hist {
@@ -233,10 +242,10 @@ func TestIdempotencyKey(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "r"}, nil)
 		require.NoError(t, err)
 		idem := &idempotency.Request{Scope: "stake:ada", Key: "k1", Hash: "h1"}
-		cmd := usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 100 * cc}
+		cmd := usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(100 * cc)}
 		first, err := e.app.Stake(ctx, cmd, idem)
 		require.NoError(t, err)
 		second, err := e.app.Stake(ctx, cmd, idem)
@@ -257,7 +266,7 @@ func TestOracleBreakerAndBacking(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "r"}, nil)
 		require.NoError(t, err)
 		for _, p := range []money.Micros{100 * cc, 100 * cc} {
 			e.clock.Advance(time.Minute)
@@ -288,7 +297,7 @@ func TestOracleBreakerAndBacking(t *testing.T) {
 		require.False(t, rate.Breaker.Tripped)
 		require.Equal(t, money.Micros(90*cc), rate.Quote.Mid)
 
-		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: 100 * cc}, nil)
+		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: units(100 * cc)}, nil)
 		k, detail := kindOf(t, err)
 		require.Equal(t, fault.Rejected, k)
 		require.Contains(t, detail, "backing")
@@ -297,7 +306,7 @@ func TestOracleBreakerAndBacking(t *testing.T) {
 		require.Less(t, s.ReserveRatio, 1.0)
 		require.Equal(t, money.Micros(995*cc), s.OutstandingCC, "the refused withdrawal changed nothing")
 
-		incidents, err := e.app.Incidents(ctx, 10, 0)
+		incidents, err := e.app.Incidents(ctx, page(10, 0))
 		require.NoError(t, err)
 		require.Equal(t, "oracle_tripped", incidents[0].Kind)
 		requireSound(t, e)
@@ -331,7 +340,7 @@ func TestVerifyWhileMovementsAppend(t *testing.T) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
 		deposit := func(ref string) {
-			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: ref}, nil)
+			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(cc), Reference: ref}, nil)
 			require.NoError(t, err)
 		}
 		deposit("before")
@@ -433,14 +442,14 @@ func TestConcurrentMovements(t *testing.T) {
 					var err error
 					switch rnd.IntN(4) {
 					case 0:
-						_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: name, AmountUSD: amount / 50,
+						_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: name, AmountUSD: units(amount / 50),
 							Reference: fmt.Sprintf("%s-%d", name, n)}, nil)
 					case 1:
-						_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: name, IdeaID: idea, AmountCC: amount}, nil)
+						_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: name, IdeaID: idea, AmountCC: units(amount)}, nil)
 					case 2:
-						_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: name, IdeaID: idea, AmountCC: amount}, nil)
+						_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: name, IdeaID: idea, AmountCC: units(amount)}, nil)
 					default:
-						_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: name, AmountCC: amount}, nil)
+						_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: name, AmountCC: units(amount)}, nil)
 					}
 					if err == nil {
 						succeeded.Add(1)
@@ -472,9 +481,9 @@ func TestDistributionPaysCC(t *testing.T) {
 		ctx := context.Background()
 		// 100 USD deposited mints 9 950 CC against 10 000 CC of backing:
 		// 50 CC of surplus (the spread) the treasury can pay out.
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 100 * cc, Reference: "r"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(100 * cc), Reference: "r"}, nil)
 		require.NoError(t, err)
-		asset := createAsset(t, e, t0)
+		asset := createAsset(t, e)
 		contribute(t, e, "bob", asset.ID, 30*cc, t0)
 		contribute(t, e, "cy", asset.ID, 10*cc, t0)
 
@@ -494,7 +503,7 @@ func TestDistributionPaysCC(t *testing.T) {
 		b, err = e.app.Balances(ctx, "cy")
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(10*cc), b.Available)
-		back, err := e.app.GetDistribution(ctx, "d1", 10, 0)
+		back, err := e.app.GetDistribution(ctx, "d1", page(10, 0))
 		require.NoError(t, err)
 		require.True(t, back.PaidCC, "paid_cc round-trips")
 
@@ -502,7 +511,7 @@ func TestDistributionPaysCC(t *testing.T) {
 		k, detail := kindOf(t, err)
 		require.Equal(t, fault.Rejected, k, "only 10 CC of surplus is left")
 		require.Contains(t, detail, "backing")
-		_, err = e.app.GetDistribution(ctx, "d2", 10, 0)
+		_, err = e.app.GetDistribution(ctx, "d2", page(10, 0))
 		require.ErrorIs(t, err, store.ErrNotFound, "the refused distribution wrote nothing")
 		requireSound(t, e)
 	})

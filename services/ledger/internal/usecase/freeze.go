@@ -15,7 +15,7 @@ type FreezeCmd = credit.SignedFreeze
 
 // maxFreezeText bounds a freeze's signer id and reason, as the API's other
 // short texts.
-const maxFreezeText = 500
+const maxFreezeText = credit.MaxText
 
 // validateFreeze checks the freeze's fields are present and well formed
 // (422); whether it is signed, fresh and new is decided after.
@@ -109,9 +109,20 @@ func (a *App) Freeze(ctx context.Context, cmd FreezeCmd) (ModeChange, error) {
 	return out, err
 }
 
+// DefaultUnfreezeReason is the reason an unfreeze records when its request
+// gave none.
+const DefaultUnfreezeReason = "unfrozen by an administrator"
+
 // Unfreeze lifts a freeze (an administrator's action) once the reserve
-// ratio is back at or above 1.0. Not frozen is a Conflict.
+// ratio is back at or above 1.0. The reason is optional (credit.Text;
+// DefaultUnfreezeReason when empty). Not frozen is a Conflict.
 func (a *App) Unfreeze(ctx context.Context, reason, actor string) (ModeChange, error) {
+	if err := credit.Text("reason", reason, false); err != nil {
+		return ModeChange{}, err
+	}
+	if reason == "" {
+		reason = DefaultUnfreezeReason
+	}
 	var out ModeChange
 	err := a.tx(ctx, func(r Repos) error {
 		eco, err := a.lockModes(ctx, r)

@@ -91,7 +91,7 @@ func requireOneContribution(t *testing.T, e env, assetID string, want store.Cont
 	require.NoError(t, err)
 	require.Equal(t, want.Cost, a.TotalCost, "the cost counted once")
 	require.Equal(t, 1, a.ContributionCount)
-	list, err := e.app.ListAssetContributions(ctx, assetID, 10, 0)
+	list, err := e.app.ListAssetContributions(ctx, assetID, page(10, 0))
 	require.NoError(t, err)
 	require.Equal(t, []store.Contribution{want}, list)
 }
@@ -101,24 +101,24 @@ func TestContributionIdempotencyKey(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setupSpy(t, engine)
 		ctx := context.Background()
-		a := createAsset(t, e.env, t0)
+		a := createAsset(t, e.env)
 		key := &idempotency.Request{Scope: "contribution:ada", Key: "k1", Hash: "h1"}
 
 		first := storetest.NewContribution("ada", a.ID, 2_500_000, t0)
 		first.Metadata = map[string]any{"has_tests": true, "nested": map[string]any{"n": 2.0}}
-		got, err := e.app.CreateContribution(ctx, first, storetest.Implicit("ada", t0), key)
+		got, err := e.app.AddContribution(ctx, first, storetest.Implicit("ada", t0), key)
 		require.NoError(t, err)
 		require.Equal(t, first, got)
 
 		retry := storetest.NewContribution("ada", a.ID, 2_500_000, t0.Add(1))
-		again, err := e.app.CreateContribution(ctx, retry, storetest.Implicit("ada", t0), key)
+		again, err := e.app.AddContribution(ctx, retry, storetest.Implicit("ada", t0), key)
 		require.NoError(t, err)
 		require.Equal(t, first, again, "a retry answers the original contribution")
 		requireOneContribution(t, e.env, a.ID, first)
 		_, err = e.app.GetContribution(ctx, retry.ID)
 		require.ErrorIs(t, err, store.ErrNotFound, "the retry recorded nothing")
 
-		_, err = e.app.CreateContribution(ctx, storetest.NewContribution("ada", a.ID, 1, t0), storetest.Implicit("ada", t0),
+		_, err = e.app.AddContribution(ctx, storetest.NewContribution("ada", a.ID, 1, t0), storetest.Implicit("ada", t0),
 			&idempotency.Request{Scope: "contribution:ada", Key: "k1", Hash: "h2"})
 		fe, ok := fault.As(err)
 		require.True(t, ok, "want a classified error, got %v", err)
@@ -130,7 +130,7 @@ func TestContributionIdempotencyKey(t *testing.T) {
 
 		// Another contributor's same key is another record.
 		bob := storetest.NewContribution("bob", a.ID, 1_000_000, t0)
-		got, err = e.app.CreateContribution(ctx, bob, storetest.Implicit("bob", t0),
+		got, err = e.app.AddContribution(ctx, bob, storetest.Implicit("bob", t0),
 			&idempotency.Request{Scope: "contribution:bob", Key: "k1", Hash: "h1"})
 		require.NoError(t, err)
 		require.Equal(t, bob, got)
@@ -146,10 +146,10 @@ func TestContributionWithoutKeyRecordsEachRequest(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setupSpy(t, engine)
 		ctx := context.Background()
-		a := createAsset(t, e.env, t0)
+		a := createAsset(t, e.env)
 		for _, key := range []*idempotency.Request{nil, {Scope: "contribution:ada", Hash: "h1"}} {
 			c := storetest.NewContribution("ada", a.ID, 1_000_000, t0)
-			got, err := e.app.CreateContribution(ctx, c, storetest.Implicit("ada", t0), key)
+			got, err := e.app.AddContribution(ctx, c, storetest.Implicit("ada", t0), key)
 			require.NoError(t, err)
 			require.Equal(t, c, got)
 		}
@@ -168,17 +168,17 @@ func TestIdempotencyKeyLostRace(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setupSpy(t, engine)
 		ctx := context.Background()
-		a := createAsset(t, e.env, t0)
+		a := createAsset(t, e.env)
 		key := &idempotency.Request{Scope: "contribution:ada", Key: "race", Hash: "h1"}
 		first := storetest.NewContribution("ada", a.ID, 7_000_000, t0)
 		first.Metadata = map[string]any{"k": "v"}
-		_, err := e.app.CreateContribution(ctx, first, storetest.Implicit("ada", t0), key)
+		_, err := e.app.AddContribution(ctx, first, storetest.Implicit("ada", t0), key)
 		require.NoError(t, err)
 
 		e.blind.Store(1)
 		loser := storetest.NewContribution("ada", a.ID, 7_000_000, t0.Add(1))
 		loser.Metadata = map[string]any{"other": "key"}
-		got, err := e.app.CreateContribution(ctx, loser, storetest.Implicit("ada", t0), key)
+		got, err := e.app.AddContribution(ctx, loser, storetest.Implicit("ada", t0), key)
 		require.NoError(t, err)
 		require.Equal(t, int32(-1), e.blind.Load(), "the in-transaction lookup was blinded, the answer's was not")
 		require.Equal(t, int32(1), e.taken.Load(), "the unique key refused the loser's record")
@@ -188,17 +188,17 @@ func TestIdempotencyKeyLostRace(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound, "the loser's contribution rolled back")
 
 		e.blind.Store(1)
-		_, err = e.app.CreateContribution(ctx, loser, storetest.Implicit("ada", t0),
+		_, err = e.app.AddContribution(ctx, loser, storetest.Implicit("ada", t0),
 			&idempotency.Request{Scope: "contribution:ada", Key: "race", Hash: "h2"})
 		k, _ := kindOf(t, err)
 		require.Equal(t, fault.Invalid, k, "another body losing the race is a 422 too")
 		requireOneContribution(t, e.env, a.ID, first)
 
 		// Money takes the same path behind the key's lock.
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "r"}, nil)
 		require.NoError(t, err)
 		require.Positive(t, e.locks.Load(), "minting locks the economy")
-		stake := usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 100 * cc}
+		stake := usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(100 * cc)}
 		skey := &idempotency.Request{Scope: "stake:ada", Key: "race", Hash: "s1"}
 		ecoLocks := e.locks.Load()
 		s1, err := e.app.Stake(ctx, stake, skey)
@@ -222,7 +222,7 @@ func TestContributionConcurrentRetriesRecordOnce(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setupSpy(t, engine)
 		ctx := context.Background()
-		a := createAsset(t, e.env, t0)
+		a := createAsset(t, e.env)
 		if engine == database.Postgres {
 			warmPool(t, e.db)
 		}
@@ -236,7 +236,7 @@ func TestContributionConcurrentRetriesRecordOnce(t *testing.T) {
 			wg.Go(func() {
 				c := storetest.NewContribution("ada", a.ID, 3_000_000, t0)
 				<-start
-				got[i], errs[i] = e.app.CreateContribution(ctx, c, storetest.Implicit("ada", t0), key)
+				got[i], errs[i] = e.app.AddContribution(ctx, c, storetest.Implicit("ada", t0), key)
 			})
 		}
 		close(start)

@@ -15,8 +15,12 @@ import (
 // one transaction, so a contributor never exists without the session its
 // registration answered with. store.ErrAlreadyExists when the handle is
 // taken: the unique index on handle decides races, so of two concurrent
-// claims one wins and the other gets the error.
+// claims one wins and the other gets the error. The handle is checked
+// first (identity.ValidateHandle): exactly as the request sent it.
 func (a *App) Register(ctx context.Context, c store.Contributor, s store.Session) error {
+	if err := identity.ValidateHandle(c.Handle); err != nil {
+		return err
+	}
 	return a.tx(ctx, func(r Repos) error { return r.Identity.Register(ctx, c, s) })
 }
 
@@ -49,8 +53,12 @@ func (a *App) Counts(ctx context.Context) (map[string]int, error) {
 // session's contributor or an API token's role. A session in use slides
 // its expiry forward (identity.RenewSession), in a write only when the
 // renewal is due. Unknown, expired and revoked credentials are an Invalid
-// principal saying which, never an error.
+// principal saying which, never an error; a missing hash is one (a
+// fault.Validation naming token_hash).
 func (a *App) Authenticate(ctx context.Context, tokenHash string) (authz.Principal, error) {
+	if err := required("token_hash", tokenHash); err != nil {
+		return authz.Principal{}, err
+	}
 	now := a.now()
 	r := a.read()
 	sess, err := r.Identity.SessionByTokenHash(ctx, tokenHash)
@@ -97,9 +105,23 @@ func (a *App) Logout(ctx context.Context, tokenHash string) error {
 	return a.tx(ctx, func(r Repos) error { return r.Identity.DeleteSession(ctx, tokenHash) })
 }
 
-// CreateToken issues an API token; the answer is the only place the token
-// itself appears.
-func (a *App) CreateToken(ctx context.Context, req identity.TokenRequest, random io.Reader) (store.APIToken, string, error) {
+// CreateTokenCmd asks for an API token, as the request named it.
+type CreateTokenCmd struct {
+	Name string
+	// Role is one of identity.TokenRoles.
+	Role string
+	// TTL is the token's lifetime ("720h", "30d"); empty for none.
+	TTL string
+}
+
+// CreateToken issues an API token drawn from random (crypto/rand when
+// nil); the answer is the only place the token itself appears. Every bad
+// field of the command is named at once (identity.ValidateTokenRequest).
+func (a *App) CreateToken(ctx context.Context, cmd CreateTokenCmd, random io.Reader) (store.APIToken, string, error) {
+	req, err := identity.ValidateTokenRequest(cmd.Name, cmd.Role, cmd.TTL)
+	if err != nil {
+		return store.APIToken{}, "", err
+	}
 	token, hash, err := identity.NewAPIToken(random)
 	if err != nil {
 		return store.APIToken{}, "", err
@@ -124,6 +146,9 @@ func (a *App) ListTokens(ctx context.Context) ([]store.APIToken, error) {
 // RevokeToken revokes an API token; revoking it again answers it as it
 // is. store.ErrNotFound for an unknown id.
 func (a *App) RevokeToken(ctx context.Context, id string) (store.APIToken, error) {
+	if err := required("id", id); err != nil {
+		return store.APIToken{}, err
+	}
 	var t store.APIToken
 	err := a.tx(ctx, func(r Repos) error {
 		var err error

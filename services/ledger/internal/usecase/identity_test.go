@@ -108,7 +108,7 @@ func TestCountsCoverTheWholeSchema(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "wire-1", Actor: "admin"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "wire-1", Actor: "admin"}, nil)
 		require.NoError(t, err)
 		counts, err := e.app.Counts(ctx)
 		require.NoError(t, err)

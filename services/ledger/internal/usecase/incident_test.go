@@ -40,7 +40,7 @@ func TestFreezeAndUnfreeze(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "r"}, nil)
 		require.NoError(t, err)
 
 		m, err := e.app.Freeze(ctx, signed(opsSecret, "ops", t0, nonceN(0), "oracle compromised"))
@@ -57,11 +57,11 @@ func TestFreezeAndUnfreeze(t *testing.T) {
 		k, _ := kindOf(t, err)
 		require.Equal(t, fault.Conflict, k)
 
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(cc)}, nil)
 		k, detail := kindOf(t, err)
 		require.Equal(t, fault.Rejected, k)
 		require.Equal(t, "frozen", detail)
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: "r2"}, nil)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(cc), Reference: "r2"}, nil)
 		_, detail = kindOf(t, err)
 		require.Equal(t, "frozen", detail)
 
@@ -71,10 +71,10 @@ func TestFreezeAndUnfreeze(t *testing.T) {
 		_, err = e.app.Unfreeze(ctx, "again", "admin")
 		k, _ = kindOf(t, err)
 		require.Equal(t, fault.Conflict, k)
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(cc)}, nil)
 		require.NoError(t, err)
 
-		incidents, err := e.app.Incidents(ctx, 10, 0)
+		incidents, err := e.app.Incidents(ctx, page(10, 0))
 		require.NoError(t, err)
 		require.Len(t, incidents, 2)
 		require.Equal(t, "unfreeze", incidents[0].Kind)
@@ -262,7 +262,7 @@ func TestConcurrentFreezeReplays(t *testing.T) {
 func deposits(t *testing.T, app *usecase.App, prefix string, n int) {
 	t.Helper()
 	for i := range n {
-		_, err := app.Deposit(context.Background(), usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: fmt.Sprint(prefix, i)}, nil)
+		_, err := app.Deposit(context.Background(), usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(cc), Reference: fmt.Sprint(prefix, i)}, nil)
 		require.NoError(t, err)
 	}
 }
@@ -305,7 +305,7 @@ func TestAuditTamperIsFoundAndRepaired(t *testing.T) {
 		var n int
 		require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_entries`).Scan(&n))
 		require.Equal(t, 7, n, "nothing rewritten or deleted")
-		incidents, err := e.app.Incidents(ctx, 1, 0)
+		incidents, err := e.app.Incidents(ctx, page(1, 0))
 		require.NoError(t, err)
 		require.Equal(t, "audit_repair", incidents[0].Kind)
 		require.Contains(t, incidents[0].Detail, "repair entry 7 accepts seq 3 to 3")

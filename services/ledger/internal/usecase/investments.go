@@ -16,6 +16,9 @@ type Investments struct {
 
 // Investments returns a contributor's positions and balances.
 func (a *App) Investments(ctx context.Context, contributorID string) (Investments, error) {
+	if err := required("id", contributorID); err != nil {
+		return Investments{}, err
+	}
 	b, err := a.Balances(ctx, contributorID)
 	if err != nil {
 		return Investments{}, err
@@ -27,8 +30,13 @@ func (a *App) Investments(ctx context.Context, contributorID string) (Investment
 	return Investments{Positions: ps, Balances: b}, nil
 }
 
-// History returns a page of a contributor's CC movements, newest first.
-func (a *App) History(ctx context.Context, contributorID string, limit, offset int) ([]store.JournalEntry, error) {
+// History returns a page of a contributor's CC movements, newest first
+// (credit.Page).
+func (a *App) History(ctx context.Context, contributorID string, p Page) ([]store.JournalEntry, error) {
+	limit, offset, err := credit.Page(p.Limit, p.Offset)
+	if err := collect(required("id", contributorID), err); err != nil {
+		return nil, err
+	}
 	r := a.read()
 	if err := a.mustExist(ctx, r, contributorID); err != nil {
 		return nil, err
@@ -40,6 +48,9 @@ func (a *App) History(ctx context.Context, contributorID string, limit, offset i
 // whose cooldown has passed count as available even before a movement
 // releases them into the available account.
 func (a *App) Balances(ctx context.Context, contributorID string) (store.Balances, error) {
+	if err := required("contributor_id", contributorID); err != nil {
+		return store.Balances{}, err
+	}
 	r := a.read()
 	if err := a.mustExist(ctx, r, contributorID); err != nil {
 		return store.Balances{}, err
@@ -70,6 +81,9 @@ type Preview struct {
 
 // InvestPreview projects what staking on an idea may return.
 func (a *App) InvestPreview(ctx context.Context, ideaID string) (Preview, error) {
+	if err := required("idea_id", ideaID); err != nil {
+		return Preview{}, err
+	}
 	idea, err := a.idea(ctx, ideaID)
 	if err != nil {
 		return Preview{}, err

@@ -64,8 +64,13 @@ type ModeChange struct {
 // SetMode applies the monitor's graduated response. The monitor only
 // escalates or returns to normal from its own modes: it never lifts a freeze
 // (an administrator unfreezes) and never overrides a stricter mode set by a
-// person.
+// person. The reason is checked before the mode (credit.Text: required),
+// and a request with both wrong learns about the reason alone, as the API
+// has always answered.
 func (a *App) SetMode(ctx context.Context, mode, reason, actor string) (ModeChange, error) {
+	if err := credit.Text("reason", reason, true); err != nil {
+		return ModeChange{}, err
+	}
 	if _, ok := modeRank[mode]; !ok {
 		return ModeChange{}, fault.Validation(fault.Field("mode", "must be one of normal, warning, minting_paused, read_only, frozen"))
 	}

@@ -44,6 +44,23 @@ func (a *App) ReadRate(ctx context.Context) (Reading, bool, error) {
 	return rd, true, err
 }
 
+// OraclePriceCmd is an administrator's manual reading of the exchange rate.
+type OraclePriceCmd struct {
+	// CCPerUSD is the request's cc_per_usd (credit.Amount, credit.MaxCC).
+	CCPerUSD float64
+	Actor    string
+}
+
+// RecordOraclePrice runs a manual reading through the circuit breaker
+// (ObservePrice, source "manual") once its rate is a valid amount.
+func (a *App) RecordOraclePrice(ctx context.Context, cmd OraclePriceCmd) (Reading, error) {
+	price, err := credit.Amount("cc_per_usd", cmd.CCPerUSD, credit.MaxCC)
+	if err != nil {
+		return Reading{}, err
+	}
+	return a.ObservePrice(ctx, price, "manual", cmd.Actor)
+}
+
 // ObservePrice runs one price through the circuit breaker and records the
 // reading, the breaker's new state, an audit entry when the breaker trips
 // or recovers, and an incident when it trips, in one transaction.

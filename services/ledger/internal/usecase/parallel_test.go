@@ -188,11 +188,11 @@ func TestFreezeInterleavedWithMovements(t *testing.T) {
 		// Made after the database, so they open before it closes.
 		afterApply, afterModes = newGate(t), newGate(t)
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10 * cc, Reference: "r"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "r"}, nil)
 		require.NoError(t, err)
 		stake := func(amount money.Micros) func() error {
 			return func() error {
-				_, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: amount}, nil)
+				_, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(amount)}, nil)
 				return err
 			}
 		}
@@ -242,7 +242,7 @@ func TestFreezeInterleavedWithMovements(t *testing.T) {
 		afterModes.await(t, "the freeze")
 		staked = result(stake(cc))
 		deposited := result(func() error {
-			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: "r2"}, nil)
+			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(cc), Reference: "r2"}, nil)
 			return err
 		})
 		requireBlocked(t, staked, "the stake, while a freeze holds the mode lock,")
@@ -282,7 +282,7 @@ func TestStakesDoNotTakeTheEconomyRow(t *testing.T) {
 		}, names...)
 		ctx := context.Background()
 		for _, name := range names {
-			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: name, AmountUSD: 10 * cc, Reference: name}, nil)
+			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: name, AmountUSD: units(10 * cc), Reference: name}, nil)
 			require.NoError(t, err)
 		}
 		require.Equal(t, int32(len(names)), locks.Load(), "each deposit locks the economy row once")
@@ -296,7 +296,7 @@ func TestStakesDoNotTakeTheEconomyRow(t *testing.T) {
 			errs := make([]error, 3)
 			for i, name := range names[:3] {
 				wg.Go(func() {
-					_, errs[i] = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: name, IdeaID: "idea-0", AmountCC: cc}, nil)
+					_, errs[i] = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: name, IdeaID: "idea-0", AmountCC: units(cc)}, nil)
 				})
 			}
 			wg.Wait()
@@ -312,9 +312,9 @@ func TestStakesDoNotTakeTheEconomyRow(t *testing.T) {
 		// TestConcurrentStakeAndInstantUnstakeOfOnePosition for unstakes
 		// released at once).
 		for _, idea := range []string{"idea-0", "idea-1"} {
-			_, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "c00", IdeaID: idea, AmountCC: 200 * cc}, nil)
+			_, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "c00", IdeaID: idea, AmountCC: units(200 * cc)}, nil)
 			require.NoError(t, err)
-			u, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "c00", IdeaID: idea, AmountCC: 100 * cc}, nil)
+			u, err := e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "c00", IdeaID: idea, AmountCC: units(100 * cc)}, nil)
 			require.NoError(t, err)
 			require.Equal(t, "cooling", u.Status)
 		}
@@ -338,12 +338,12 @@ func TestStakesDoNotTakeTheEconomyRow(t *testing.T) {
 				idea := fmt.Sprintf("idea-%d", rnd.IntN(2))
 				var err error
 				if n%3 == 2 {
-					_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: name, IdeaID: idea, AmountCC: amount}, nil)
+					_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: name, IdeaID: idea, AmountCC: units(amount)}, nil)
 					if err == nil {
 						tallies[name].unstaked.Add(int64(amount))
 					}
 				} else {
-					_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: name, IdeaID: idea, AmountCC: amount}, nil)
+					_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: name, IdeaID: idea, AmountCC: units(amount)}, nil)
 					if err == nil {
 						tallies[name].staked.Add(int64(amount))
 					}
@@ -413,9 +413,9 @@ func TestConcurrentStakeAndInstantUnstakeOfOnePosition(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine, "ada")
 		ctx := context.Background()
-		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 100 * cc, Reference: "r"}, nil)
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(100 * cc), Reference: "r"}, nil)
 		require.NoError(t, err)
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 1000 * cc}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(1000 * cc)}, nil)
 		require.NoError(t, err)
 		start := time.Now()
 		var wg sync.WaitGroup
@@ -424,9 +424,9 @@ func TestConcurrentStakeAndInstantUnstakeOfOnePosition(t *testing.T) {
 				for range 25 {
 					var err error
 					if g%2 == 0 {
-						_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc / 100}, nil)
+						_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(cc / 100)}, nil)
 					} else {
-						_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc / 100}, nil)
+						_, err = e.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(cc / 100)}, nil)
 					}
 					if err != nil {
 						t.Errorf("%v", err)
@@ -491,7 +491,7 @@ func TestStakeIsFlatInHistory(t *testing.T) {
 		ctx := context.Background()
 		require.NoError(t, app.Register(ctx, store.Contributor{ID: "ada", Handle: "ada", TrustLevel: "tofu", CreatedAt: t0},
 			store.Session{TokenHash: "h", CreatedAt: t0}))
-		_, err := app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 100 * cc, Reference: "r"}, nil)
+		_, err := app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(100 * cc), Reference: "r"}, nil)
 		require.NoError(t, err)
 		sequence(t, app)
 
@@ -499,7 +499,7 @@ func TestStakeIsFlatInHistory(t *testing.T) {
 			t.Helper()
 			calls.Store(0)
 			statements.Store(0)
-			_, err := app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
+			_, err := app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(cc)}, nil)
 			require.NoError(t, err)
 			return calls.Load(), statements.Load()
 		}
@@ -508,13 +508,13 @@ func TestStakeIsFlatInHistory(t *testing.T) {
 		require.Positive(t, statements0)
 
 		for i := range 100 {
-			_, err := app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 2 * cc}, nil)
+			_, err := app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(2 * cc)}, nil)
 			require.NoError(t, err, i)
-			_, err = app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
+			_, err = app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(cc)}, nil)
 			require.NoError(t, err, i)
 		}
 		sequence(t, app)
-		hist, err := app.History(ctx, "ada", 300, 0)
+		hist, err := app.History(ctx, "ada", page(300, 0))
 		require.NoError(t, err)
 		require.Len(t, hist, 202, "the deposit, the first stake and 200 movements since")
 

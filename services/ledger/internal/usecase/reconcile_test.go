@@ -75,7 +75,7 @@ func TestDeletedMovementIsFoundAndItsSeqNeverReused(t *testing.T) {
 
 		// The next deposit commits (its audit entry is queued), but the
 		// sequencer refuses to give it seq 3.
-		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: cc, Reference: "wire-next"}, nil)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(cc), Reference: "wire-next"}, nil)
 		require.NoError(t, err)
 		_, err = e.app.Sequence(ctx)
 		require.ErrorIs(t, err, usecase.ErrLogRewound, "the sequencer does not reuse seq 3")
@@ -160,7 +160,7 @@ func TestFreezeWhileTheLogRefusesToGrow(t *testing.T) {
 		m, err := e.app.SetMode(ctx, usecase.ModeFrozen, "audit chain broken at seq 3", "monitor")
 		require.NoError(t, err)
 		require.True(t, m.Changed)
-		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: cc}, nil)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(cc)}, nil)
 		k, detail := kindOf(t, err)
 		require.Equal(t, fault.Rejected, k)
 		require.Equal(t, "frozen", detail)

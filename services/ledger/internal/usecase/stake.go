@@ -18,9 +18,20 @@ import (
 type StakeCmd struct {
 	ContributorID string
 	IdeaID        string
-	AmountCC      money.Micros
-	DryRun        bool
-	Actor         string
+	// AmountCC is the request's amount_cc (credit.Amount, credit.MaxCC).
+	AmountCC float64
+	DryRun   bool
+	Actor    string
+	// Refused is the handler's refusal of the caller or of its
+	// Idempotency-Key (never set on a dry run), answered once the fields
+	// are valid (validate.go).
+	Refused error
+}
+
+// validate checks the command's fields at once and returns the amount.
+func (cmd StakeCmd) validate() (money.Micros, error) {
+	cc, amountErr := credit.Amount("amount_cc", cmd.AmountCC, credit.MaxCC)
+	return cc, collect(required("contributor_id", cmd.ContributorID), required("idea_id", cmd.IdeaID), amountErr)
 }
 
 // StakeResult is the position after the stake, or its projection.
@@ -41,16 +52,24 @@ type StakeResult struct {
 
 // Stake moves available CC into a position on an idea; with DryRun it
 // returns the projection and writes nothing. The idea must exist in the
-// portfolio.
+// portfolio. The command's fields are checked first, then the handler's
+// refusal, then what one movement may move (checkMovement).
 func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request) (StakeResult, error) {
-	if err := checkMovement(cmd.AmountCC, &cmd.IdeaID); err != nil {
+	cc, err := cmd.validate()
+	if err != nil {
+		return StakeResult{}, err
+	}
+	if cmd.Refused != nil {
+		return StakeResult{}, cmd.Refused
+	}
+	if err := checkMovement(cc, &cmd.IdeaID); err != nil {
 		return StakeResult{}, err
 	}
 	idea, err := a.idea(ctx, cmd.IdeaID)
 	if err != nil {
 		return StakeResult{}, err
 	}
-	out := StakeResult{DryRun: cmd.DryRun, ContributorID: cmd.ContributorID, IdeaID: idea.ID, AmountCC: cmd.AmountCC,
+	out := StakeResult{DryRun: cmd.DryRun, ContributorID: cmd.ContributorID, IdeaID: idea.ID, AmountCC: cc,
 		Projection: credit.Project(idea.Stage, idea.Confidence), Stage: idea.Stage}
 	if cmd.DryRun {
 		r := a.read()
@@ -65,7 +84,7 @@ func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request
 		if err != nil {
 			return StakeResult{}, err
 		}
-		out.AvailableAfter, out.PositionCC = b.Available-cmd.AmountCC, staked+cmd.AmountCC
+		out.AvailableAfter, out.PositionCC = b.Available-cc, staked+cc
 		return out, nil
 	}
 	// The fast path is one transfer and nothing else: no lookup of the
@@ -86,8 +105,8 @@ func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request
 			}
 			available, staked := credit.Available(cmd.ContributorID), credit.Staked(cmd.ContributorID, idea.ID)
 			_, applied, err := a.move(ctx, r, nil, Rate{}, movement{
-				entry:       credit.Transfer(credit.KindStake, available, staked, cmd.AmountCC),
-				contributor: cmd.ContributorID, idea: idea.ID, amount: cmd.AmountCC, actor: cmd.Actor,
+				entry:       credit.Transfer(credit.KindStake, available, staked, cc),
+				contributor: cmd.ContributorID, idea: idea.ID, amount: cc, actor: cmd.Actor,
 			})
 			if err != nil {
 				return err

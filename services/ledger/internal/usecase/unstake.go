@@ -14,8 +14,18 @@ import (
 type UnstakeCmd struct {
 	ContributorID string
 	IdeaID        string
-	AmountCC      money.Micros
-	Actor         string
+	// AmountCC is the request's amount_cc (credit.Amount, credit.MaxCC).
+	AmountCC float64
+	Actor    string
+	// Refused is the handler's refusal of the caller or of its
+	// Idempotency-Key, answered once the fields are valid (validate.go).
+	Refused error
+}
+
+// validate checks the command's fields at once and returns the amount.
+func (cmd UnstakeCmd) validate() (money.Micros, error) {
+	cc, amountErr := credit.Amount("amount_cc", cmd.AmountCC, credit.MaxCC)
+	return cc, collect(required("contributor_id", cmd.ContributorID), required("idea_id", cmd.IdeaID), amountErr)
 }
 
 // UnstakeResult says when the CC is available again.
@@ -34,13 +44,22 @@ type UnstakeResult struct {
 // tier counts what the contributor unstaked from the idea over the last
 // credit.UnstakeWindow too, read after the position's account is locked,
 // so concurrent unstakes from one position each see the others. Unstaking
-// is allowed at any time (the idea need not exist any more).
+// is allowed at any time (the idea need not exist any more). The command's
+// fields are checked first, then the handler's refusal, then what one
+// movement may move (checkMovement).
 func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *idempotency.Request) (UnstakeResult, error) {
-	if err := checkMovement(cmd.AmountCC, &cmd.IdeaID); err != nil {
+	cc, err := cmd.validate()
+	if err != nil {
+		return UnstakeResult{}, err
+	}
+	if cmd.Refused != nil {
+		return UnstakeResult{}, cmd.Refused
+	}
+	if err := checkMovement(cc, &cmd.IdeaID); err != nil {
 		return UnstakeResult{}, err
 	}
 	var out UnstakeResult
-	err := a.once(ctx, idem, &out, func(r Repos) error {
+	err = a.once(ctx, idem, &out, func(r Repos) error {
 		staked := credit.Staked(cmd.ContributorID, cmd.IdeaID)
 		found, err := r.Credit.LockAccount(ctx, staked)
 		if err != nil {
@@ -57,14 +76,14 @@ func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *idempotency.Req
 		if err != nil {
 			return err
 		}
-		cooldown := credit.UnstakeCooldown(earlier, cmd.AmountCC)
+		cooldown := credit.UnstakeCooldown(earlier, cc)
 		to, status := credit.Available(cmd.ContributorID), "released"
 		if cooldown > 0 {
 			to, status = credit.Cooling(cmd.ContributorID), "cooling"
 		}
 		id, _, err := a.move(ctx, r, nil, Rate{}, movement{
-			entry:       credit.Transfer(credit.KindUnstake, staked, to, cmd.AmountCC),
-			contributor: cmd.ContributorID, idea: cmd.IdeaID, amount: cmd.AmountCC, actor: cmd.Actor,
+			entry:       credit.Transfer(credit.KindUnstake, staked, to, cc),
+			contributor: cmd.ContributorID, idea: cmd.IdeaID, amount: cc, actor: cmd.Actor,
 			attrs: map[string]string{"cooldown": cooldown.String()},
 		})
 		if err != nil {
@@ -72,11 +91,11 @@ func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *idempotency.Req
 		}
 		if cooldown > 0 {
 			if err := r.Credit.InsertCooling(ctx, store.CoolingLot{ID: a.cfg.NewID(), ContributorID: cmd.ContributorID,
-				IdeaID: cmd.IdeaID, Amount: cmd.AmountCC, AvailableAt: now.Add(cooldown), EntryID: id, CreatedAt: now}); err != nil {
+				IdeaID: cmd.IdeaID, Amount: cc, AvailableAt: now.Add(cooldown), EntryID: id, CreatedAt: now}); err != nil {
 				return err
 			}
 		}
-		out = UnstakeResult{ContributorID: cmd.ContributorID, IdeaID: cmd.IdeaID, AmountCC: cmd.AmountCC,
+		out = UnstakeResult{ContributorID: cmd.ContributorID, IdeaID: cmd.IdeaID, AmountCC: cc,
 			Cooldown: cooldown, AvailableAt: now.Add(cooldown), Status: status}
 		return nil
 	})

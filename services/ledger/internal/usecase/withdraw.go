@@ -13,8 +13,18 @@ import (
 // WithdrawCmd burns a contributor's available CC for USD.
 type WithdrawCmd struct {
 	ContributorID string
-	AmountCC      money.Micros
-	Actor         string
+	// AmountCC is the request's amount_cc (credit.Amount, credit.MaxCC).
+	AmountCC float64
+	Actor    string
+	// Refused is the handler's refusal of the caller or of its
+	// Idempotency-Key, answered once the fields are valid (validate.go).
+	Refused error
+}
+
+// validate checks the command's fields at once and returns the amount.
+func (cmd WithdrawCmd) validate() (money.Micros, error) {
+	cc, amountErr := credit.Amount("amount_cc", cmd.AmountCC, credit.MaxCC)
+	return cc, collect(required("contributor_id", cmd.ContributorID), amountErr)
 }
 
 // WithdrawResult is the USD paid out and the spread kept.
@@ -28,29 +38,38 @@ type WithdrawResult struct {
 }
 
 // Withdraw burns CC at the sell rate and pays the USD out of the treasury.
+// The command's fields are checked first, then the handler's refusal, then
+// what one movement may move (checkMovement).
 func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *idempotency.Request) (WithdrawResult, error) {
-	if err := checkMovement(cmd.AmountCC, nil); err != nil {
+	cc, err := cmd.validate()
+	if err != nil {
+		return WithdrawResult{}, err
+	}
+	if cmd.Refused != nil {
+		return WithdrawResult{}, cmd.Refused
+	}
+	if err := checkMovement(cc, nil); err != nil {
 		return WithdrawResult{}, err
 	}
 	var out WithdrawResult
-	err := a.once(ctx, idem, &out, func(r Repos) error {
+	err = a.once(ctx, idem, &out, func(r Repos) error {
 		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, true)
 		if err != nil {
 			return err
 		}
-		usd, fee, err := rate.Quote.Burn(cmd.AmountCC)
+		usd, fee, err := rate.Quote.Burn(cc)
 		if err != nil || usd <= 0 {
 			return fault.Validation(fault.Field("amount_cc", "is too small or too large to pay out at %s CC per USD", rate.Quote.Sell))
 		}
 		if _, _, err := a.move(ctx, r, &eco, rate, movement{
-			entry:       credit.Transfer(credit.KindWithdraw, credit.Available(cmd.ContributorID), credit.Issuance, cmd.AmountCC),
-			contributor: cmd.ContributorID, amount: cmd.AmountCC, burn: cmd.AmountCC, treasury: -usd, feeUSD: fee,
+			entry:       credit.Transfer(credit.KindWithdraw, credit.Available(cmd.ContributorID), credit.Issuance, cc),
+			contributor: cmd.ContributorID, amount: cc, burn: cc, treasury: -usd, feeUSD: fee,
 			actor: cmd.Actor,
 			attrs: map[string]string{"amount_usd": usd.String(), "sell_rate": rate.Quote.Sell.String()},
 		}); err != nil {
 			return err
 		}
-		out = WithdrawResult{ContributorID: cmd.ContributorID, AmountCC: cmd.AmountCC, AmountUSD: usd, FeeUSD: fee,
+		out = WithdrawResult{ContributorID: cmd.ContributorID, AmountCC: cc, AmountUSD: usd, FeeUSD: fee,
 			SellRate: rate.Quote.Sell, CreatedAt: a.now()}
 		return nil
 	})

@@ -1,0 +1,22 @@
+package usecase
+
+import (
+	"context"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/idempotency"
+)
+
+// What the tests drive below the commands: recording a contribution and a
+// GitHub delivery as the store takes them, so a test can name the ids,
+// times and scores a request cannot.
+
+// AddContribution is addContribution, below CreateContribution.
+func (a *App) AddContribution(ctx context.Context, c store.Contribution, contributor store.Contributor, idem *idempotency.Request) (store.Contribution, error) {
+	return a.addContribution(ctx, c, contributor, idem)
+}
+
+// RecordGitHubContribution is recordGitHub, below RecordGitHubDelivery.
+func (a *App) RecordGitHubContribution(ctx context.Context, g store.GitHubContribution) (store.Contribution, bool, error) {
+	return a.recordGitHub(ctx, g)
+}
