@@ -2120,8 +2120,10 @@ func checkMovement(amount int64, ideaID string) error {
 	return collect(fields)
 }
 
-// modeLockKey is the ledger's sqlstore modeLockKey; keep equal.
-const modeLockKey int64 = 0x466f756e64727901
+// modeLockClass is the ledger's sqlstore modeLockClass; keep equal. The
+// lock's second key is the hash of the ledger's schema, as the ledger
+// takes it (its search_path is its schema; bare's tables are qualified).
+const modeLockClass int32 = 0x466f756d
 
 const (
 	maxCCMicros = 1_000_000_000 * microScale // handler maxCC
@@ -2137,7 +2139,7 @@ const (
 		WHERE scope = $1 AND key = $2`
 	sqlSaveIdempotency = `INSERT INTO ledger.idempotency_keys (scope, key, request_hash, response, created_at)
 		VALUES ($1, $2, $3, $4, $5)`
-	sqlModeLock       = `SELECT pg_advisory_xact_lock_shared($1)`
+	sqlModeLock       = `SELECT pg_advisory_xact_lock_shared($1, hashtext('ledger'))`
 	sqlMode           = `SELECT mode FROM ledger.economy WHERE id = 1`
 	sqlDebitAvailable = `UPDATE ledger.cc_accounts SET balance = balance - $2 WHERE account = $1 AND balance >= $2
 		RETURNING balance`
@@ -2506,7 +2508,7 @@ func (s *server) stakeTx(ctx context.Context, req stakeRequest, amount int64, to
 	if idemKey != "" {
 		b.Queue(sqlIdempotency, scope, idemKey)
 	}
-	b.Queue(sqlModeLock, modeLockKey)
+	b.Queue(sqlModeLock, modeLockClass)
 	b.Queue(sqlMode)
 	b.Queue(sqlCreditStaked, staked, req.ContributorID, req.IdeaID, amount)
 	b.Queue(sqlDebitAvailable, available, amount)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
@@ -168,25 +167,10 @@ func (h *Handler) ListContributorContributions(ctx context.Context, req *ledgerv
 }
 
 // CreateDistribution implements LedgerService.CreateDistribution.
-//
-// It still checks its request itself, unlike every other method:
-// usecase.CreateDistribution takes the exact value in a store.Distribution,
-// the form the store's benchmark (sqlstore/bench_test.go) calls it with. The
-// check moves into the use case when that signature becomes a command.
 func (h *Handler) CreateDistribution(ctx context.Context, req *ledgerv1.CreateDistributionRequest) (*ledgerv1.CreateDistributionResponse, error) {
-	value, valueErr := attribution.Amount("value_amount", req.GetValueAmount())
-	var fields []fault.FieldError
-	if req.GetAssetId() == "" {
-		fields = append(fields, fault.Field("asset_id", "is required"))
-	}
-	if fe, ok := fault.As(valueErr); ok {
-		fields = append(fields, fe.Fields...)
-	}
-	if len(fields) > 0 {
-		return nil, fault.Validation(fields...)
-	}
-	d := store.Distribution{ID: uuid.NewString(), AssetID: req.GetAssetId(), Value: value, CreatedAt: h.now(), PaidCC: req.GetPayCc()}
-	d, err := h.app.CreateDistribution(ctx, d)
+	d, err := h.app.CreateDistribution(ctx, usecase.CreateDistributionCmd{
+		AssetID: req.GetAssetId(), ValueAmount: req.GetValueAmount(), PayCC: req.GetPayCc(),
+	})
 	if err != nil {
 		return nil, notFound(err, "asset %q not found", req.GetAssetId())
 	}

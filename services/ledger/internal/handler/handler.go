@@ -3,8 +3,7 @@
 // result back to the proto; checks who may act for whom (the caller's
 // principal, platform/authz); and sets the HTTP status the gateway answers
 // with. It does not validate: the use case checks the whole command and
-// answers one fault.Validation naming every bad field. (CreateDistribution
-// is the one exception left; its comment says why.)
+// answers one fault.Validation naming every bad field.
 package handler
 
 import (
@@ -86,10 +85,6 @@ func New(app *usecase.App, opts Options) *Handler {
 		webhook:     github.NewVerifier(opts.GitHubWebhookSecret, opts.GitHubAllowUnsigned),
 	}
 }
-
-// now is the time records carry, to the microsecond the store keeps, so a
-// create's answer equals what a later read returns.
-func (h *Handler) now() time.Time { return h.clock.Now().UTC().Truncate(time.Microsecond) }
 
 // Register implements LedgerService.Register.
 func (h *Handler) Register(ctx context.Context, req *ledgerv1.RegisterRequest) (*ledgerv1.RegisterResponse, error) {

@@ -276,7 +276,41 @@ func (a *App) recordGitHub(ctx context.Context, g store.GitHubContribution) (c s
 	return c, false, nil
 }
 
-// CreateDistribution records a distribution of d.Value over asset
+// CreateDistributionCmd distributes a value over an asset's contributors,
+// as the request gave it.
+type CreateDistributionCmd struct {
+	AssetID string
+	// ValueAmount is the request's value_amount (attribution.Amount).
+	ValueAmount float64
+	// PayCC mints each payout as CC (an administrator's choice; see
+	// createDistribution).
+	PayCC bool
+}
+
+// validate checks every field of the command at once and returns the value
+// it asks to distribute.
+func (cmd CreateDistributionCmd) validate() (money.Micros, error) {
+	value, valueErr := attribution.Amount("value_amount", cmd.ValueAmount)
+	if err := collect(required("asset_id", cmd.AssetID), valueErr); err != nil {
+		return 0, err
+	}
+	return value, nil
+}
+
+// CreateDistribution checks the whole command (one fault.Validation naming
+// every bad field) and records the distribution with a new id, now
+// (createDistribution). store.ErrNotFound when the asset does not exist.
+func (a *App) CreateDistribution(ctx context.Context, cmd CreateDistributionCmd) (store.Distribution, error) {
+	value, err := cmd.validate()
+	if err != nil {
+		return store.Distribution{}, err
+	}
+	return a.createDistribution(ctx, store.Distribution{
+		ID: a.cfg.NewID(), AssetID: cmd.AssetID, Value: value, CreatedAt: a.now(), PaidCC: cmd.PayCC,
+	})
+}
+
+// createDistribution records a distribution of d.Value over asset
 // d.AssetID in one transaction: it reads the asset's stakes (summed cost
 // per contributor and coherence), splits the value with attribution.Split
 // and records the result, so the payouts match the contributions they were
@@ -289,7 +323,7 @@ func (a *App) recordGitHub(ctx context.Context, g store.GitHubContribution) (c s
 // entries commit together; the backing invariant applies as to every
 // movement (the treasury must already hold the USD, typically the spread
 // it kept), and a frozen or read-only economy refuses it.
-func (a *App) CreateDistribution(ctx context.Context, d store.Distribution) (store.Distribution, error) {
+func (a *App) createDistribution(ctx context.Context, d store.Distribution) (store.Distribution, error) {
 	err := a.tx(ctx, func(r Repos) error {
 		var (
 			eco  store.Economy

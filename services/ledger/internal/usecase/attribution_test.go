@@ -350,7 +350,7 @@ func TestDistributionsSplitTheSummedStakesAndPersist(t *testing.T) {
 
 		// A's two contributions are one stake of 100 at base coherence,
 		// B's one of 100 at the maximum: B weighs 1.5 times A.
-		d, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 100 * money.Scale, CreatedAt: t0})
+		d, err := e.app.CreateStoreDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 100 * money.Scale, CreatedAt: t0})
 		require.NoError(t, err)
 		require.Equal(t, []attribution.Payout{{ContributorID: "B", Amount: 60 * money.Scale}, {ContributorID: "A", Amount: 40 * money.Scale}}, d.Payouts)
 		require.Equal(t, 2, d.PayoutCount)
@@ -359,7 +359,7 @@ func TestDistributionsSplitTheSummedStakesAndPersist(t *testing.T) {
 		require.Equal(t, d, got)
 
 		empty := createAsset(t, e)
-		ed, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: empty.ID, Value: 5, CreatedAt: t0.Add(time.Second)})
+		ed, err := e.app.CreateStoreDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: empty.ID, Value: 5, CreatedAt: t0.Add(time.Second)})
 		require.NoError(t, err)
 		require.Equal(t, []attribution.Payout{}, ed.Payouts)
 		got, err = e.app.GetDistribution(ctx, ed.ID, page(100, 0))
@@ -367,7 +367,7 @@ func TestDistributionsSplitTheSummedStakesAndPersist(t *testing.T) {
 		require.Equal(t, []attribution.Payout{}, got.Payouts, "read back as empty, not nil")
 		require.Equal(t, 0, got.PayoutCount)
 
-		second, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 0, CreatedAt: t0.Add(time.Second)})
+		second, err := e.app.CreateStoreDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 0, CreatedAt: t0.Add(time.Second)})
 		require.NoError(t, err)
 		list, err := e.app.ListAssetDistributions(ctx, a.ID, page(10, 0))
 		require.NoError(t, err)
@@ -385,8 +385,10 @@ func TestDistributionsSplitTheSummedStakesAndPersist(t *testing.T) {
 		require.Equal(t, usecase.DistributionPage{Distributions: []store.Distribution{got}, Limit: attribution.DefaultDistributionPage, Total: 1},
 			list, "the default page")
 
-		_, err = e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: "missing", CreatedAt: t0})
+		_, err = e.app.CreateStoreDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: "missing", CreatedAt: t0})
 		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = e.app.CreateDistribution(ctx, usecase.CreateDistributionCmd{AssetID: "missing", ValueAmount: 1})
+		require.ErrorIs(t, err, store.ErrNotFound, "the command, as the API sends it")
 		_, err = e.app.GetDistribution(ctx, "missing", page(100, 0))
 		require.ErrorIs(t, err, store.ErrNotFound)
 		_, err = e.app.ListAssetDistributions(ctx, "missing", page(10, 0))
@@ -394,6 +396,29 @@ func TestDistributionsSplitTheSummedStakesAndPersist(t *testing.T) {
 		counts, err := e.app.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 3, counts["distributions"], "the refused one wrote nothing")
+	})
+}
+
+// TestCreateDistributionCommand: the command as the API sends it records
+// the request's value, at the app's clock, under a new id.
+func TestCreateDistributionCommand(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		a := createAsset(t, e)
+		contribute(t, e, "A", a.ID, money.Scale, t0)
+		e.clock.Advance(time.Minute)
+		d, err := e.app.CreateDistribution(ctx, usecase.CreateDistributionCmd{AssetID: a.ID, ValueAmount: 12.5})
+		require.NoError(t, err)
+		require.NotEmpty(t, d.ID)
+		require.Equal(t, money.Micros(12_500_000), d.Value)
+		require.Equal(t, t0.Add(time.Minute), d.CreatedAt)
+		require.False(t, d.PaidCC)
+		require.Equal(t, []attribution.Payout{{ContributorID: "A", Amount: 12_500_000}}, d.Payouts)
+		got, err := e.app.GetDistribution(ctx, d.ID, page(100, 0))
+		require.NoError(t, err)
+		require.Equal(t, d, got)
 	})
 }
 
@@ -407,7 +432,7 @@ func TestDistributionWithMorePayoutsThanOneInsertBatch(t *testing.T) {
 		for i := range n {
 			contribute(t, e, fmt.Sprintf("p%04d", i), a.ID, money.Cent, t0)
 		}
-		d, err := e.app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: n * money.Scale, CreatedAt: t0})
+		d, err := e.app.CreateStoreDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: n * money.Scale, CreatedAt: t0})
 		require.NoError(t, err)
 		require.Equal(t, n, d.PayoutCount)
 		for _, p := range d.Payouts {

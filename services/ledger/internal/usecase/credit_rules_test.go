@@ -220,7 +220,7 @@ func TestBreakerPausesExchangeAtOnce(t *testing.T) {
 		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: units(100 * cc)}, nil)
 		_, detail = kindOf(t, err)
 		require.Equal(t, usecase.BreakerOpen, detail)
-		_, err = e.app.CreateDistribution(ctx, store.Distribution{ID: "d1", AssetID: asset.ID, Value: cc, CreatedAt: t0, PaidCC: true})
+		_, err = e.app.CreateStoreDistribution(ctx, store.Distribution{ID: "d1", AssetID: asset.ID, Value: cc, CreatedAt: t0, PaidCC: true})
 		_, detail = kindOf(t, err)
 		require.Equal(t, usecase.BreakerOpen, detail)
 		require.Equal(t, before, auditCount(t, e), "nothing moved")

@@ -487,14 +487,14 @@ func TestDistributionPaysCC(t *testing.T) {
 		contribute(t, e, "bob", asset.ID, 30*cc, t0)
 		contribute(t, e, "cy", asset.ID, 10*cc, t0)
 
-		plain, err := e.app.CreateDistribution(ctx, store.Distribution{ID: "d0", AssetID: asset.ID, Value: 40 * cc, CreatedAt: t0})
+		plain, err := e.app.CreateStoreDistribution(ctx, store.Distribution{ID: "d0", AssetID: asset.ID, Value: 40 * cc, CreatedAt: t0})
 		require.NoError(t, err)
 		require.False(t, plain.PaidCC)
 		b, err := e.app.Balances(ctx, "bob")
 		require.NoError(t, err)
 		require.Zero(t, b.Available, "an unpaid distribution moves no CC")
 
-		d, err := e.app.CreateDistribution(ctx, store.Distribution{ID: "d1", AssetID: asset.ID, Value: 40 * cc, CreatedAt: t0, PaidCC: true})
+		d, err := e.app.CreateStoreDistribution(ctx, store.Distribution{ID: "d1", AssetID: asset.ID, Value: 40 * cc, CreatedAt: t0, PaidCC: true})
 		require.NoError(t, err)
 		require.True(t, d.PaidCC)
 		b, err = e.app.Balances(ctx, "bob")
@@ -507,7 +507,7 @@ func TestDistributionPaysCC(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, back.PaidCC, "paid_cc round-trips")
 
-		_, err = e.app.CreateDistribution(ctx, store.Distribution{ID: "d2", AssetID: asset.ID, Value: 40 * cc, CreatedAt: t0, PaidCC: true})
+		_, err = e.app.CreateStoreDistribution(ctx, store.Distribution{ID: "d2", AssetID: asset.ID, Value: 40 * cc, CreatedAt: t0, PaidCC: true})
 		k, detail := kindOf(t, err)
 		require.Equal(t, fault.Rejected, k, "only 10 CC of surplus is left")
 		require.Contains(t, detail, "backing")

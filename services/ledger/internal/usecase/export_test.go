@@ -7,9 +7,9 @@ import (
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
 
-// What the tests drive below the commands: recording a contribution and a
-// GitHub delivery as the store takes them, so a test can name the ids,
-// times and scores a request cannot.
+// What the tests drive below the commands: recording a contribution, a
+// GitHub delivery and a distribution as the store takes them, so a test can
+// name the ids, times and scores a request cannot.
 
 // AddContribution is addContribution, below CreateContribution.
 func (a *App) AddContribution(ctx context.Context, c store.Contribution, contributor store.Contributor, idem *idempotency.Request) (store.Contribution, error) {
@@ -19,4 +19,9 @@ func (a *App) AddContribution(ctx context.Context, c store.Contribution, contrib
 // RecordGitHubContribution is recordGitHub, below RecordGitHubDelivery.
 func (a *App) RecordGitHubContribution(ctx context.Context, g store.GitHubContribution) (store.Contribution, bool, error) {
 	return a.recordGitHub(ctx, g)
+}
+
+// CreateStoreDistribution is createDistribution, below CreateDistribution.
+func (a *App) CreateStoreDistribution(ctx context.Context, d store.Distribution) (store.Distribution, error) {
+	return a.createDistribution(ctx, d)
 }

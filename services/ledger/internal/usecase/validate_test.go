@@ -106,6 +106,14 @@ func TestCommandsNameEveryBadField(t *testing.T) {
 			_, err := a.ListContributorContributions(ctx, "ada", usecase.Page{Offset: -1})
 			return err
 		}, []fault.FieldError{field("offset", "must not be negative")}},
+		{"create distribution: no asset and a negative value at once", func(a *usecase.App) error {
+			_, err := a.CreateDistribution(ctx, usecase.CreateDistributionCmd{ValueAmount: -1, PayCC: true})
+			return err
+		}, []fault.FieldError{field("asset_id", "is required"), field("value_amount", "must not be negative")}},
+		{"create distribution: a value too precise", func(a *usecase.App) error {
+			_, err := a.CreateDistribution(ctx, usecase.CreateDistributionCmd{AssetID: "a", ValueAmount: 0.0000001})
+			return err
+		}, []fault.FieldError{field("value_amount", "must have at most 6 decimal places")}},
 		{"distribution: a payout page past 1000 and a negative offset", func(a *usecase.App) error {
 			_, err := a.GetDistribution(ctx, "d", usecase.Page{Limit: i32(1001), Offset: -1})
 			return err

@@ -43,11 +43,10 @@ func BenchmarkCreateDistribution(b *testing.B) {
 					}
 				}, usecase.Config{})
 				assetID := seedContributions(b, db, contributions, contributors)
-				value := money.Micros(1_000_000) * money.Scale
 				ctx := context.Background()
 				b.ResetTimer()
 				for b.Loop() {
-					d, err := app.CreateDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: assetID, Value: value, CreatedAt: time.Now()})
+					d, err := app.CreateDistribution(ctx, usecase.CreateDistributionCmd{AssetID: assetID, ValueAmount: 1_000_000})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -103,15 +103,25 @@ func (c Credit) SaveEconomy(ctx context.Context, e store.Economy) error {
 	return nil
 }
 
-// modeLockKey is the Postgres advisory lock a movement holds shared and a
-// change of the economy's mode exclusively (see LockModes); the
-// idempotency keys' locks use the two-key form, which never overlaps it.
-// bench/bare uses the same number.
-const modeLockKey int64 = 0x466f756e64727901
+// Advisory locks are one namespace for the whole Postgres database, which
+// several schemas (several Foundry deployments, parallel test runs) may
+// share: each lock is the two-key form, a class for what it guards and the
+// hash of the schema it guards it in, so one deployment's freeze never
+// waits for another's movements.
+const (
+	// modeLockClass is the lock a movement holds shared and a change of
+	// the economy's mode exclusively (LockModes). bench/bare takes the
+	// same lock (its modeLockClass; keep equal).
+	modeLockClass int32 = 0x466f756d
+	// idempotencyLockClass is the lock of one idempotency key (LockKey).
+	idempotencyLockClass int32 = 0x466f756e
+)
 
-// idempotencyLockClass is the first key of an idempotency key's advisory
-// lock (LockKey).
-const idempotencyLockClass int32 = 0x466f756e
+// modeLockSQL takes the mode lock of the querier's schema; fn is
+// pg_advisory_xact_lock or pg_advisory_xact_lock_shared.
+func modeLockSQL(fn string) string {
+	return `SELECT ` + fn + `($1, hashtext(current_schema()))::text`
+}
 
 // LockModes implements store.Credit. On SQLite a writing transaction holds
 // the database's one write lock from its start (_txlock=immediate), which
@@ -124,7 +134,7 @@ func (c Credit) LockModes(ctx context.Context, exclusive bool) error {
 	if exclusive {
 		fn = "pg_advisory_xact_lock"
 	}
-	if _, err := c.q.Exec(ctx, `SELECT `+fn+`($1)`, modeLockKey); err != nil {
+	if _, err := c.q.Exec(ctx, modeLockSQL(fn), modeLockClass); err != nil {
 		return fmt.Errorf("lock the economy's mode: %w", err)
 	}
 	return nil
@@ -137,7 +147,8 @@ func (c Credit) LockKey(ctx context.Context, scope, key string) error {
 	if c.q.Engine() != database.Postgres {
 		return nil
 	}
-	if _, err := c.q.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, idempotencyLockClass, scope+"\n"+key); err != nil {
+	if _, err := c.q.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || $2))::text`, idempotencyLockClass,
+		"\n"+scope+"\n"+key); err != nil {
 		return fmt.Errorf("lock idempotency key: %w", err)
 	}
 	return nil
@@ -166,7 +177,7 @@ func (c Credit) Apply(ctx context.Context, m store.Movement) (store.Applied, err
 	if m.ReadMode {
 		if c.q.Engine() == database.Postgres {
 			b.QueryRow(func(row database.Row) error { return row.Scan(new(string)) },
-				`SELECT pg_advisory_xact_lock_shared($1)::text`, modeLockKey)
+				modeLockSQL("pg_advisory_xact_lock_shared"), modeLockClass)
 		}
 		b.QueryRow(func(row database.Row) error { return row.Scan(&out.Mode) }, `SELECT mode FROM economy WHERE id = 1`)
 	}
