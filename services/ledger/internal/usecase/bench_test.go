@@ -14,11 +14,11 @@ import (
 )
 
 // BenchmarkStake measures stake throughput through the use case: one
-// transaction that locks the economy row, moves two balances, writes the
-// journal entry and its lines, appends the audit entry and saves the
-// economy — with 1 and with 16 concurrent stakers (each its own
-// contributor), so the cost of serialising every movement on the economy
-// row shows.
+// transaction of one batch that takes the mode lock shared, moves the
+// contributor's two balances, writes the journal entry and its lines and
+// queues the audit entry (the sequencer does not run here) — with 1 and
+// with 16 concurrent stakers (each its own contributor), so whether
+// stakes of different contributors wait for each other shows.
 //
 //	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./services/ledger/internal/usecase -run '^$' -bench Stake -benchtime 2000x
 func BenchmarkStake(b *testing.B) {

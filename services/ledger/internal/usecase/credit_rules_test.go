@@ -102,8 +102,9 @@ func TestUnstakeCooldownCountsTheWindow(t *testing.T) {
 }
 
 // TestConcurrentUnstakesShareTheWindow: unstakes racing each other are
-// serialised by the economy row, so each sees the ones before it: of ten
-// concurrent unstakes of 99 CC, exactly one is released.
+// serialised by the lock on their position's account, so each sees the
+// ones before it: of ten concurrent unstakes of 99 CC, exactly one is
+// released.
 func TestConcurrentUnstakesShareTheWindow(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {

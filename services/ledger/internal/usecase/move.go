@@ -77,10 +77,7 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, 
 		}
 	}
 	now := a.now()
-	// Time-ordered ids: movements of one contributor in the same
-	// microsecond still list in the order they were made (History), and
-	// the queue hands the sequencer its entries in that order too.
-	id, qid, fid := uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String()
+	id := orderedID()
 	attrs := map[string]string{"entry_id": id, "unit": "micro_cc"}
 	if m.idea != "" {
 		attrs["idea_id"] = m.idea
@@ -89,11 +86,11 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, 
 		attrs["line:"+l.Account.Name()] = strconv.FormatInt(int64(l.Delta), 10)
 	}
 	maps.Copy(attrs, m.attrs)
-	queued := []store.Queued{{ID: qid, EntryID: id, Entry: audit.Entry{
+	queued := []store.Queued{{ID: orderedID(), EntryID: id, Entry: audit.Entry{
 		Kind: string(m.entry.Kind), At: now, Actor: m.actor, Subject: m.contributor, Amount: int64(m.amount), Attrs: attrs,
 	}}}
 	if m.feeUSD > 0 {
-		queued = append(queued, store.Queued{ID: fid, Entry: audit.Entry{
+		queued = append(queued, store.Queued{ID: orderedID(), Entry: audit.Entry{
 			Kind: "spread_fee", At: now, Actor: m.actor, Subject: m.contributor, Amount: int64(m.feeUSD),
 			Attrs: map[string]string{"entry_id": id, "unit": "micro_usd", "movement": string(m.entry.Kind),
 				"spread_bp": strconv.FormatInt(rate.Quote.SpreadBP, 10), "mid": rate.Quote.Mid.String()},
@@ -208,3 +205,10 @@ func (a *App) mustExist(ctx context.Context, r Repos, contributorID string) erro
 	}
 	return nil
 }
+
+// orderedID makes the id of a journal entry or a queued audit entry:
+// time-ordered (UUIDv7, increasing within the process), so movements of one
+// contributor in the same microsecond still list in the order they were
+// made (History), and the queue hands the sequencer its entries in that
+// order too.
+func orderedID() string { return uuid.Must(uuid.NewV7()).String() }

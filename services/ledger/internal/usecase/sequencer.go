@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
@@ -79,6 +78,15 @@ func (st *logState) add(e audit.Entry, entryID string) {
 	st.recs = append(st.recs, rec)
 	st.addLeaf(rec.Encoded)
 	st.eco.AuditSeq, st.eco.AuditHead = e.Seq, rec.Hash
+}
+
+// integrate adds queued entries, in the order given, and takes them off
+// the queue.
+func (st *logState) integrate(queued []store.Queued) {
+	for _, q := range queued {
+		st.add(q.Entry, q.EntryID)
+		st.dequeue = append(st.dequeue, q.ID)
+	}
 }
 
 // treeReader reads stored tree hashes for tlog.
@@ -263,10 +271,7 @@ func (a *App) Sequence(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		for _, q := range queued {
-			st.add(q.Entry, q.EntryID)
-			st.dequeue = append(st.dequeue, q.ID)
-		}
+		st.integrate(queued)
 		n = len(queued)
 		return a.closeLog(ctx, r, st)
 	})
@@ -293,10 +298,7 @@ func (a *App) appendNow(ctx context.Context, r Repos, eco *store.Economy, entrie
 	if err != nil {
 		return err
 	}
-	for _, q := range queued {
-		st.add(q.Entry, q.EntryID)
-		st.dequeue = append(st.dequeue, q.ID)
-	}
+	st.integrate(queued)
 	for _, e := range entries {
 		if e.At.IsZero() {
 			e.At = a.now()
@@ -322,7 +324,7 @@ func (a *App) appendOrQueue(ctx context.Context, r Repos, eco *store.Economy, en
 		if e.At.IsZero() {
 			e.At = a.now()
 		}
-		qs[i] = store.Queued{ID: uuid.Must(uuid.NewV7()).String(), Entry: e}
+		qs[i] = store.Queued{ID: orderedID(), Entry: e}
 	}
 	if err := r.Audit.Enqueue(ctx, qs); err != nil {
 		return err

@@ -2,55 +2,18 @@ package storetest
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
 
-// hold runs fn in a transaction of its own, in the background, and keeps
-// that transaction open once fn has returned, holding whatever rows fn
-// locked, until commit is called: commit lets it commit and returns its
-// error. The test's cleanup commits it too, so a failing test never leaves
-// it open. For the cases where two transactions overlap (Postgres only:
-// SQLite's write transactions exclude each other).
+// hold holds a transaction of the harness open (dbtest.Hold).
 func hold(t *testing.T, h Harness, fn func(r repos) error) (commit func() error) {
 	t.Helper()
-	ran := make(chan error, 1)
-	proceed := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		first := true
-		done <- h.write(func(r repos) error {
-			err := fn(r)
-			if !first { // a retried transaction: the test already moved on
-				return err
-			}
-			first = false
-			ran <- err
-			if err != nil {
-				return err
-			}
-			<-proceed
-			return nil
-		})
-	}()
-	require.NoError(t, <-ran, "the held transaction's statements")
-	var (
-		once   sync.Once
-		result error
-	)
-	commit = func() error {
-		once.Do(func() {
-			close(proceed)
-			result = <-done
-		})
-		return result
-	}
-	t.Cleanup(func() { _ = commit() })
-	return commit
+	return dbtest.Hold(t, h.write, fn)
 }
 
 // waitingForALock reports whether a session of the harness's database (its

@@ -2,55 +2,18 @@ package storetest
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
 
-// hold runs fn in a transaction of its own, in the background, and keeps
-// that transaction open once fn has returned, holding whatever fn locked,
-// until commit is called: commit lets it commit and returns its error. The
-// test's cleanup commits it too, so a failing test never leaves it open.
-// For the cases where two transactions overlap (Postgres only: SQLite's
-// write transactions exclude each other).
+// hold holds a transaction of the harness open (dbtest.Hold).
 func hold(t *testing.T, h Harness, fn func(r repos) error) (commit func() error) {
 	t.Helper()
-	ran := make(chan error, 1)
-	proceed := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		first := true
-		done <- h.write(func(r repos) error {
-			err := fn(r)
-			if !first { // a retried transaction: the test already moved on
-				return err
-			}
-			first = false
-			ran <- err
-			if err != nil {
-				return err
-			}
-			<-proceed
-			return nil
-		})
-	}()
-	require.NoError(t, <-ran, "the held transaction's statements")
-	var (
-		once   sync.Once
-		result error
-	)
-	commit = func() error {
-		once.Do(func() {
-			close(proceed)
-			result = <-done
-		})
-		return result
-	}
-	t.Cleanup(func() { _ = commit() })
-	return commit
+	return dbtest.Hold(t, h.write, fn)
 }
 
 // lockWithin runs fn in a transaction whose lock waits the server cuts
@@ -75,10 +38,8 @@ func mustWait(t *testing.T, h Harness, fn func(r repos) error, msg string) {
 }
 
 // mustNotWait requires fn to take its locks without waiting for the case's.
-// The advisory locks (the mode lock, the idempotency keys') are the whole
-// database's, not the schema's: another test's transaction, in another
-// schema, may hold one for a moment, so the timeout is long; one the case
-// holds would outlast it.
+// The timeout is long, so a slow moment of a loaded machine is not taken
+// for a wait; a lock the case holds would outlast it.
 func mustNotWait(t *testing.T, h Harness, fn func(r repos) error, msg string) {
 	t.Helper()
 	require.NoError(t, lockWithin(h, "5s", fn), msg)
