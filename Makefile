@@ -259,6 +259,7 @@ clean: ## Remove build output and the laptop data directory.
 WEB := gateway/web
 WEB_STAMP := $(WEB)/node_modules/.installed
 WEB_SCRATCH := .cache/web-dist
+WEB_TYPES_SCRATCH := .cache/api.gen.ts
 CHROMIUM ?= /usr/bin/chromium
 
 $(WEB_STAMP): $(WEB)/package.json $(WEB)/package-lock.json
@@ -267,11 +268,15 @@ $(WEB_STAMP): $(WEB)/package.json $(WEB)/package-lock.json
 
 .PHONY: web-build
 web-build: $(WEB_STAMP) ## Type-check and build the dashboard into gateway/web/dist (commit the result).
-	cd $(WEB) && npx tsc --noEmit -p . && npx tsc --noEmit -p e2e && npx vite build --logLevel warn
+	cd $(WEB) && npm run --silent gen:types && npx tsc --noEmit -p . && npx tsc --noEmit -p e2e && npx vite build --logLevel warn
 
 .PHONY: check-web
 check-web: $(WEB_STAMP) ## Fail when the committed dashboard build is not what its sources build.
 	@rm -rf $(WEB_SCRATCH)
+	@mkdir -p .cache
+	cd $(WEB) && npm run --silent gen:types -- $(CURDIR)/$(WEB_TYPES_SCRATCH)
+	@diff $(WEB_TYPES_SCRATCH) $(WEB)/src/api.gen.ts || \
+		{ echo "the dashboard's API types are stale: run 'make web-build' and commit gateway/web/src/api.gen.ts" >&2; exit 1; }
 	cd $(WEB) && npx tsc --noEmit -p . && npx tsc --noEmit -p e2e && \
 		npx vite build --logLevel warn --emptyOutDir --outDir $(CURDIR)/$(WEB_SCRATCH)
 	@diff -r $(WEB_SCRATCH) $(WEB)/dist || \

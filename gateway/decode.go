@@ -8,11 +8,14 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -198,10 +201,13 @@ func checkValue(fd protoreflect.FieldDescriptor, v any, path string) error {
 	case protoreflect.StringKind, protoreflect.BytesKind:
 		return expect(v, isString, path, "a string")
 	case protoreflect.EnumKind:
-		if isString(v) || isNumber(v) {
+		if fd.Enum().FullName() == "google.protobuf.NullValue" {
+			return nil // a Struct's null
+		}
+		if w, ok := v.(string); ok && enumWord(fd.Enum(), w) {
 			return nil
 		}
-		return fmt.Errorf("%s: must be a string", path)
+		return fmt.Errorf("%s: %s", path, oneOf(fd.Enum()))
 	default: // every numeric kind
 		if err := expect(v, isNumber, path, "a number"); err != nil || v == nil {
 			return err
@@ -300,4 +306,46 @@ func pathMatchesBody(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		next(w, r, params)
 	}
+}
+
+// enumWord reports whether w is a word a client may send for a vocabulary
+// enum (a stage, a task status, an economy mode): a value's name, but not
+// the zero's, which stands for "not given". protojson alone would also take
+// the zero's name and a number, neither of which the API documents.
+func enumWord(d protoreflect.EnumDescriptor, w string) bool {
+	v := d.Values().ByName(protoreflect.Name(w))
+	return v != nil && v.Number() != 0
+}
+
+// oneOf is the refusal of a word enumWord does not take, in the words the
+// services' own validation uses ("must be one of none, specced, ...").
+func oneOf(d protoreflect.EnumDescriptor) string {
+	var words []string
+	for i := range d.Values().Len() {
+		if v := d.Values().Get(i); v.Number() != 0 {
+			words = append(words, string(v.Name()))
+		}
+	}
+	return "must be one of " + strings.Join(words, ", ")
+}
+
+// bodyField is the path strictDecoder names a body's field by: JSON names
+// joined by dots, list items by [index].
+var bodyField = regexp.MustCompile(`^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*|\[[0-9]+\])*$`)
+
+// bodyFieldError is the field error of a 422 that grpc-gateway made of a
+// strictDecoder refusal ("stage: must be one of …"): the generated handlers
+// pass the decoder's error on as the bare text of an InvalidArgument status,
+// which a service's own 422 never is (it carries its fields as details), so
+// the text's field path is read back for the response's errors list, as the
+// use case's validation gave it before the gateway checked the field.
+func bodyFieldError(s *status.Status, r *http.Request) (FieldError, bool) {
+	if s.Code() != codes.InvalidArgument || len(s.Details()) > 0 || r == nil || r.Method == http.MethodGet {
+		return FieldError{}, false
+	}
+	field, msg, ok := strings.Cut(s.Message(), ": ")
+	if !ok || !bodyField.MatchString(field) {
+		return FieldError{}, false
+	}
+	return FieldError{Field: field, Message: msg}, true
 }

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
@@ -32,6 +35,10 @@ func TestStrictDecoderAcceptsWellTypedBodies(t *testing.T) {
 	require.Equal(t, 0.25, u.GetConfidence())
 	require.Len(t, u.GetTags().GetValues(), 2)
 
+	var st agentv1.UpdateTaskRequest
+	require.NoError(t, decode(`{"status":"needs_decision"}`, &st), "a vocabulary enum takes its lower-case word")
+	require.Equal(t, agentv1.TaskStatus_needs_decision, st.GetStatus())
+
 	var ci portfoliov1.CreateIdeaRequest
 	require.NoError(t, decode(`{"name":"x","cost_vector":{"compute":1},"tags":[]}`, &ci), "nested messages and empty lists")
 	require.Equal(t, 1.0, ci.GetCostVector().GetCompute())
@@ -52,6 +59,10 @@ func TestStrictDecoderRejectsWrongTypes(t *testing.T) {
 		{"list item", `{"name":"x","tags":["a",2]}`, "tags[1]: must be a string", &portfoliov1.CreateIdeaRequest{}},
 		{"string for a list", `{"name":"x","tags":"a"}`, "tags: must be an array", &portfoliov1.CreateIdeaRequest{}},
 		{"wrapper", `{"confidence":"0.5"}`, "confidence: must be a number", &portfoliov1.UpdateIdeaRequest{}},
+		{"unknown stage", `{"stage":"finished"}`, "stage: must be one of none, specced, implementing, testing, reviewing, complete", &portfoliov1.UpdateIdeaRequest{}},
+		{"stage as a number", `{"stage":2}`, "stage: must be one of none, specced, implementing, testing, reviewing, complete", &portfoliov1.UpdateIdeaRequest{}},
+		{"the zero's name", `{"status":"task_status_unspecified"}`, "status: must be one of pending, running, completed, failed, timed_out, needs_decision", &agentv1.UpdateTaskRequest{}},
+		{"upper case", `{"stage":"SPECCED"}`, "stage: must be one of none", &portfoliov1.SetIdeaStageRequest{}},
 		{"array body", `[1]`, "the body must be a JSON object", &ledgerv1.CreateContributionRequest{}},
 		{"two values", `{} {}`, "more than one value", &ledgerv1.CreateContributionRequest{}},
 		{"malformed", `{"a":`, "malformed JSON", &ledgerv1.CreateContributionRequest{}},
@@ -136,4 +147,32 @@ func TestPathMatchesBody(t *testing.T) {
 	h(w, httptest.NewRequest(http.MethodPost, "/api/ideas/A/stake", strings.NewReader(`{"idea_id":"B","amount_cc":1}`)), params)
 	require.Equal(t, http.StatusConflict, w.Code)
 	require.JSONEq(t, `{"detail":"idea_id: names \"B\", but the path names \"A\"","errors":[{"field":"idea_id","message":"names \"B\", but the path names \"A\""}]}`, w.Body.String())
+}
+
+// TestBodyFieldError: a decoder's refusal, which reaches the error handler
+// as the bare text of an InvalidArgument status, names its field in the
+// 422's errors list; a service's own 422 (with details), a message that
+// is not "<field path>: …" and a GET are left alone.
+func TestBodyFieldError(t *testing.T) {
+	t.Parallel()
+	post := httptest.NewRequest(http.MethodPost, "/api/ideas", nil)
+	fe, ok := bodyFieldError(status.New(codes.InvalidArgument, "cost_vector.compute: must be a number"), post)
+	require.True(t, ok)
+	require.Equal(t, FieldError{Field: "cost_vector.compute", Message: "must be a number"}, fe)
+	fe, ok = bodyFieldError(status.New(codes.InvalidArgument, "tags[1]: must be a string"), post)
+	require.True(t, ok)
+	require.Equal(t, "tags[1]", fe.Field)
+
+	for _, msg := range []string{"malformed JSON: unexpected EOF", "the body must be a JSON object", `unknown field "x"`} {
+		_, ok := bodyFieldError(status.New(codes.InvalidArgument, msg), post)
+		require.False(t, ok, msg)
+	}
+	withDetails, err := status.New(codes.InvalidArgument, "stage: must be one of none").WithDetails(&errdetails.BadRequest{})
+	require.NoError(t, err)
+	_, ok = bodyFieldError(withDetails, post)
+	require.False(t, ok, "a service's own 422 keeps its details")
+	_, ok = bodyFieldError(status.New(codes.NotFound, "stage: gone"), post)
+	require.False(t, ok, "not a 422")
+	_, ok = bodyFieldError(status.New(codes.InvalidArgument, "stage: must be one of none"), httptest.NewRequest(http.MethodGet, "/api/ideas", nil))
+	require.False(t, ok, "a GET has no body")
 }

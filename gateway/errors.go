@@ -154,7 +154,12 @@ func routingDetail(code int) string {
 
 // errorHandler is the runtime.ErrorHandlerFunc for generated routes.
 func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if fe, ok := queryFieldError(status.Convert(err), r); ok {
+	s := status.Convert(err)
+	fe, ok := queryFieldError(s, r)
+	if !ok {
+		fe, ok = bodyFieldError(s, r)
+	}
+	if ok {
 		writeJSONError(w, http.StatusUnprocessableEntity, ErrorBody{Detail: fe.Field + ": " + fe.Message, Errors: []FieldError{fe}})
 		return
 	}

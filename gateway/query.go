@@ -38,6 +38,15 @@ func (q strictQuery) Parse(msg proto.Message, values url.Values, filter *utiliti
 		if !fd.IsList() && len(values[key]) > 1 {
 			return invalidQuery(key, "must be given once")
 		}
+		if fd.Kind() == protoreflect.EnumKind {
+			// An empty value is "not given", as it was for the string
+			// filters these enums replaced (?status= lists every task).
+			if w := values.Get(key); w == "" {
+				continue
+			} else if !enumWord(fd.Enum(), w) {
+				return invalidQuery(key, oneOf(fd.Enum()))
+			}
+		}
 		if err := q.DefaultQueryParser.Parse(msg, url.Values{key: values[key]}, filter); err != nil {
 			return invalidQuery(key, expected(fd))
 		}

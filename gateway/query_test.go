@@ -57,6 +57,26 @@ func TestStrictQuery(t *testing.T) {
 	_, ok := queryFieldError(status.New(codes.InvalidArgument, "name: is required"), httptest.NewRequest(http.MethodGet, "/api/ideas", nil))
 	require.False(t, ok, "a service's own 422 is left alone")
 
+	// A vocabulary enum takes its lower-case word, and an empty value as
+	// "not given"; any other word, a number or the zero's name is a 422
+	// listing the words.
+	tasks := func(query string) (*agentv1.ListTasksRequest, error) {
+		v, err := url.ParseQuery(query)
+		require.NoError(t, err)
+		msg := &agentv1.ListTasksRequest{}
+		return msg, strictQuery{}.Parse(msg, v, noFilter)
+	}
+	listed, err := tasks("status=timed_out")
+	require.NoError(t, err)
+	require.Equal(t, agentv1.TaskStatus_timed_out, listed.GetStatus())
+	listed, err = tasks("status=")
+	require.NoError(t, err)
+	require.Equal(t, agentv1.TaskStatus_task_status_unspecified, listed.GetStatus())
+	for _, bad := range []string{"bogus", "3", "task_status_unspecified", "PENDING"} {
+		_, err := tasks("status=" + bad)
+		require.EqualError(t, err, "status: must be one of pending, running, completed, failed, timed_out, needs_decision", bad)
+	}
+
 	// A path parameter is the path's, whatever the query says.
 	filter := utilities.NewDoubleArray([][]string{{"id"}})
 	require.NoError(t, strictQuery{}.Parse(&agentv1.GetTaskRequest{}, url.Values{"id": {"x"}}, filter))

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // eventSender is the part of the ops client the recorder uses.
@@ -98,7 +99,7 @@ func event(method, route string, status int, start time.Time, elapsed time.Durat
 	route = strings.ReplaceAll(route, "=*}", "}")
 	return &opsv1.RuntimeEvent{
 		Route: route, Method: method, Status: int32(status),
-		DurationMs: float64(elapsed.Microseconds()) / 1000, OccurredAt: start.UTC().Format(time.RFC3339Nano),
+		DurationMs: float64(elapsed.Microseconds()) / 1000, OccurredAt: wire.Time(start),
 	}
 }
 

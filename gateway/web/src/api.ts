@@ -1,188 +1,108 @@
-// The /api JSON routes the dashboard reads, with the shapes it uses (a
-// subset of each response; docs/api.md and the OpenAPI document at
-// /api/openapi.json have them in full). The page calls nothing else, so it
-// works the same against any Foundry, on SQLite or Postgres. Every call
-// sends the signed-in credential, when there is one (src/auth.tsx).
+// The /api JSON routes the dashboard reads, and the shapes of their
+// answers. The shapes come from the OpenAPI document the gateway serves
+// (/api/openapi.json), through src/api.gen.ts, generated from it with
+// `npm run gen:types`: a field the API renames or drops fails `tsc` here or
+// in the view that reads it. docs/api.md has the routes in full. The page
+// calls nothing else, so it works the same against any Foundry, on SQLite
+// or Postgres. Every call sends the signed-in credential, when there is one
+// (src/auth.tsx).
 
-export const STAGES = ["none", "specced", "implementing", "testing", "reviewing", "complete"] as const;
-export type Stage = (typeof STAGES)[number];
+import type { components } from "./api.gen";
 
-export interface Idea {
-  id: string;
-  name: string;
-  description: string;
-  potential_value: number;
-  estimated_cost: number;
-  actual_value: number;
-  actual_cost: number;
-  confidence: number;
-  resistance_risk: number;
-  stage: Stage;
-  manifestation_status: string;
-  tags: string[];
-  score: number;
-  open_question_count: number;
-  parent_idea_id: string | null;
-  archived: boolean;
-  created_at: string;
-  updated_at: string;
-}
+// The document is Swagger 2.0, whose schemas are its "definitions"; the
+// generator reads them as OpenAPI 3's components.schemas (gen-types.mjs).
+type definitions = components["schemas"];
 
-export interface IdeaList {
-  ideas: Idea[];
-  summary: {
-    total_ideas: number;
-    unvalidated_ideas: number;
-    validated_ideas: number;
-    total_potential_value: number;
-    total_actual_value: number;
-    total_value_gap: number;
-  };
-  pagination: { limit: number; offset: number; total: number; has_more: boolean };
-}
+/**
+ * Emitted is an answer as the gateway sends it. The document marks every
+ * field optional (proto3 has no required fields), but the gateway sends
+ * them all (protojson's EmitUnpopulated): a zero as 0 or "", a list as [],
+ * a map as {}. A message or wrapper field left unset comes as null: the
+ * services set every message the page reads, and OrNull marks the
+ * wrappers.
+ */
+type Emitted<T> = T extends readonly (infer E)[]
+  ? Emitted<E>[]
+  : T extends object
+    ? { [K in keyof T]-?: Emitted<T[K]> }
+    : T;
 
-export interface IdeaSignals {
-  idea_id: string;
-  name: string;
-  too_large: boolean;
-  too_small: boolean;
-  overlap: boolean;
-  open_question_count: number;
-  task_count: number;
-  overlap_with_ids: string[];
-}
+/**
+ * OrNull marks K as null when unset: the protos declare these fields as
+ * google.protobuf wrappers, which the document types as their plain value.
+ */
+type OrNull<T, K extends keyof T> = { [P in keyof T]: P extends K ? T[P] | null : T[P] };
 
-export interface Suggestion {
-  suggestion_type: "split" | "merge";
-  idea_id: string;
-  confidence: number;
-  rationale: string;
-  proposed_children: { name: string; description: string }[];
-  overlap_with_id: string | null;
-}
+/**
+ * With puts R's types in place of T's fields of those names: a list whose
+ * items are refined here, or a closed vocabulary (Words). A name T does not
+ * have is an error, so a field the document renames cannot slip through.
+ */
+type With<T, R extends { [K in keyof R]: K extends keyof T ? unknown : never }> = {
+  [K in keyof T]: K extends keyof R ? R[K] : T[K];
+};
 
-export interface RightSizing {
-  health: {
-    total_ideas: number;
-    too_large: number;
-    too_small: number;
-    overlap: number;
-    healthy: number;
-    suggestion_count: number;
-  };
-  signals: IdeaSignals[];
-  suggestions: Suggestion[];
-  generated_at: string;
-}
+/**
+ * Words is a field's closed vocabulary: the document's enum once the field
+ * has one, and until then (a plain string) the words the page knows.
+ */
+type Words<Doc, Known extends string> = string extends Doc ? Known : Doc;
 
-export interface Question {
-  id: string;
-  question: string;
-  status: string;
-  created_at: string;
-}
+type IdeaDoc = Emitted<definitions["v1Idea"]>;
 
-export interface InvestPreview {
-  total_cc_staked: number;
-  staker_count: number;
-  coherence_score: number;
-  stage_unlock_pct: number;
-  projections: { low_multiplier: number; high_multiplier: number };
-}
+/**
+ * STAGES are an idea's stages in order, which the page needs at run time
+ * and the document's types cannot give; each must be a stage the API knows.
+ */
+export const STAGES = [
+  "none",
+  "specced",
+  "implementing",
+  "testing",
+  "reviewing",
+  "complete",
+] as const satisfies readonly IdeaDoc["stage"][];
+export type Stage = Words<IdeaDoc["stage"], (typeof STAGES)[number]>;
 
-export interface TaskItem {
-  id: string;
-  direction: string;
-  task_type: string;
-  status: string;
-  model: string;
-  executor: string;
-  progress_pct: number;
-  error_summary: string | null;
-  error_category: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type Idea = With<OrNull<IdeaDoc, "parent_idea_id">, { stage: Stage }>;
+export type IdeaList = With<Emitted<definitions["v1ListIdeasResponse"]>, { ideas: Idea[] }>;
 
-export interface TaskList {
-  tasks: TaskItem[];
-  total: number;
-}
+export type IdeaSignals = Emitted<definitions["v1IdeaSignals"]>;
+type SuggestionDoc = OrNull<Emitted<definitions["v1RightSizingSuggestion"]>, "overlap_with_id">;
+export type Suggestion = With<
+  SuggestionDoc,
+  { suggestion_type: Words<SuggestionDoc["suggestion_type"], "split" | "merge"> }
+>;
+export type RightSizing = With<Emitted<definitions["v1GetRightSizingResponse"]>, { suggestions: Suggestion[] }>;
 
-export interface PipelineStatus {
-  pending: number;
-  running: number;
-  completed: number;
-  failed: number;
-  needs_decision: number;
-  timed_out: number;
-  total: number;
-  longest_pending_seconds: number | null;
-  success_rate: number | null;
-  attention: { stuck: boolean; repeated_failures: boolean; low_success_rate: boolean; flags: string[] };
-  generated_at: string;
-}
+export type Question = Emitted<definitions["v1Question"]>;
+export type QuestionList = Emitted<definitions["v1ListQuestionsResponse"]>;
+export type InvestPreview = Emitted<definitions["v1GetInvestPreviewResponse"]>;
 
-export interface RateBucket {
-  completed: number;
-  failed: number;
-  rate: number;
-}
+export type TaskItem = OrNull<Emitted<definitions["v1AgentTaskListItem"]>, "error_summary" | "error_category">;
+/** TaskStatus is a task's status as the document has it: a list of statuses is checked against it. */
+export type TaskStatus = TaskItem["status"];
+export type TaskList = With<Emitted<definitions["v1ListTasksResponse"]>, { tasks: TaskItem[] }>;
 
-export interface Metrics {
-  execution_time: { p50_seconds: number | null; p95_seconds: number | null; sample_count: number; exact: boolean };
-  success_rate: { overall: RateBucket; by_task_type: Record<string, RateBucket> };
-  window_days: number;
-  window_start: string;
-}
+export type PipelineStatus = OrNull<
+  Emitted<definitions["v1GetPipelineStatusResponse"]>,
+  "longest_pending_seconds" | "success_rate"
+>;
+export type Metrics = With<
+  Emitted<definitions["v1GetMetricsResponse"]>,
+  { execution_time: OrNull<Emitted<definitions["v1ExecutionTime"]>, "p50_seconds" | "p95_seconds"> }
+>;
+export type DiagnosticsCompleteness = Emitted<definitions["v1GetDiagnosticsCompletenessResponse"]>;
 
-export interface DiagnosticsCompleteness {
-  total_failed: number;
-  with_diagnostics: number;
-  missing_pct: number;
-  by_category: Record<string, number>;
-}
-
-export interface Supply {
-  total_cc_outstanding: number;
-  treasury_value_usd: number;
-  exchange_rate: number;
-  cc_per_usd: number;
-  reserve_ratio: number;
-  status: string;
-  mode: string;
-}
-
-export interface AuditEntry {
-  seq: number;
-  kind: string;
-  actor: string;
-  subject: string;
-  amount: number;
-  attrs: Record<string, string>;
-  hash: string;
-  created_at: string;
-}
-
-export interface IncidentStatus {
-  frozen: boolean;
-  frozen_reason: string | null;
-  oracle_breaker_tripped: boolean;
-  reserve_ratio: number;
-  audit_chain_valid: boolean;
-  severity: string;
-  mode: string;
-  mode_reason: string | null;
-}
-
-export interface Incident {
-  id: string;
-  kind: string;
-  severity: string;
-  detail: string;
-  actor: string;
-  created_at: string;
-}
+export type Supply = Emitted<definitions["v1GetSupplyResponse"]>;
+export type AuditEntry = Emitted<definitions["v1AuditEntry"]>;
+export type AuditList = Emitted<definitions["v1ListAuditEntriesResponse"]>;
+export type IncidentStatus = OrNull<
+  Emitted<definitions["v1GetIncidentStatusResponse"]>,
+  "frozen_reason" | "mode_reason"
+>;
+export type Incident = Emitted<definitions["v1Incident"]>;
+export type IncidentList = Emitted<definitions["v1ListIncidentsResponse"]>;
 
 /** ApiError is a non-2xx answer; detail is Foundry's {"detail"} text. */
 export class ApiError extends Error {
@@ -204,20 +124,19 @@ export interface Credential {
   value: string;
 }
 
+type PrincipalDoc = OrNull<
+  Emitted<definitions["v1GetPrincipalResponse"]>,
+  "contributor_id" | "handle" | "token_id" | "name" | "expires_at"
+>;
+
 /** The role names GET /api/whoami answers, "none" for no credential. */
-export type Role = "none" | "viewer" | "contributor" | "worker" | "operator" | "admin";
+export type Role = Words<PrincipalDoc["role"], "none" | "viewer" | "contributor" | "worker" | "operator" | "admin">;
 
 /** Whoami is GET /api/whoami: who the request's credential is. */
-export interface Whoami {
-  kind: "anonymous" | "session" | "token" | "admin";
-  role: Role;
-  contributor_id: string | null;
-  handle: string | null;
-  token_id: string | null;
-  name: string | null;
-  expires_at: string | null;
-  public_reads: boolean;
-}
+export type Whoami = With<
+  PrincipalDoc,
+  { kind: Words<PrincipalDoc["kind"], "anonymous" | "session" | "token" | "admin">; role: Role }
+>;
 
 // The credential every call sends; set by the sign-in (src/auth.tsx).
 let current: Credential | null = null;
@@ -262,7 +181,7 @@ export const api = {
   rightSizing: (s?: AbortSignal) => call<RightSizing>("GET", "/api/ideas/right-sizing", s),
   idea: (id: string, s?: AbortSignal) => call<Idea>("GET", `/api/ideas/${enc(id)}`, s),
   questions: (id: string, s?: AbortSignal) =>
-    call<{ questions: Question[] }>("GET", `/api/ideas/${enc(id)}/questions`, s),
+    call<QuestionList>("GET", `/api/ideas/${enc(id)}/questions`, s),
   investPreview: (id: string, s?: AbortSignal) => call<InvestPreview>("GET", `/api/ideas/${enc(id)}/invest-preview`, s),
   // Advance takes no body, so it needs no Content-Type (docs/api.md).
   advance: (id: string) => call<Idea>("POST", `/api/ideas/${enc(id)}/advance`),
@@ -275,8 +194,8 @@ export const api = {
   diagnostics: (s?: AbortSignal) => call<DiagnosticsCompleteness>("GET", "/api/agent/diagnostics-completeness", s),
   supply: (s?: AbortSignal) => call<Supply>("GET", "/api/cc/supply", s),
   audit: (limit: number, s?: AbortSignal) =>
-    call<{ entries: AuditEntry[]; total: number }>("GET", `/api/audit?limit=${limit}`, s),
+    call<AuditList>("GET", `/api/audit?limit=${limit}`, s),
   incidentStatus: (s?: AbortSignal) => call<IncidentStatus>("GET", "/api/incidents/status", s),
   incidents: (limit: number, s?: AbortSignal) =>
-    call<{ incidents: Incident[] }>("GET", `/api/incidents?limit=${limit}`, s),
+    call<IncidentList>("GET", `/api/incidents?limit=${limit}`, s),
 };

@@ -20,11 +20,10 @@ import (
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 )
 
-// The API's enumerations (see the proto comments), offered by shell
-// completion; the services validate them.
+// The API's open vocabularies, strings in the protos (see their comments),
+// offered by shell completion; the services validate them. The closed ones
+// (stages, task statuses) are proto enums, read by enumVar.
 var (
-	stages         = []string{"none", "specced", "implementing", "testing", "reviewing", "complete"}
-	taskStatuses   = []string{"pending", "running", "completed", "failed", "timed_out", "needs_decision"}
 	taskTypes      = []string{"spec", "impl", "test", "review", "heal", "code-review", "merge", "deploy", "verify", "reflect"}
 	failCategories = []string{"timeout", "executor_crash", "provider_error", "validation_failure", "unknown"}
 	tokenRoles     = []string{"viewer", "worker", "operator", "admin"}
@@ -159,7 +158,7 @@ are merged into one answer of the same shape).`,
 func (e *env) ideasTable(ideas []*portfoliov1.Idea) error {
 	rows := make([][]string, len(ideas))
 	for i, it := range ideas {
-		rows[i] = []string{it.GetId(), it.GetStage(), formatFloat(it.GetScore()),
+		rows[i] = []string{it.GetId(), it.GetStage().String(), formatFloat(it.GetScore()),
 			formatFloat(it.GetPotentialValue()), formatFloat(it.GetEstimatedCost()), it.GetName()}
 	}
 	return e.table([]string{"ID", "STAGE", "SCORE", "VALUE", "COST", "NAME"}, rows)
@@ -198,13 +197,12 @@ func (e *env) ideasCreate() *cobra.Command {
 	f.Float64Var(&confidence, "confidence", 0.5, "confidence, 0 to 1")
 	f.StringArrayVar(&req.Tags, "tag", nil, "a tag (repeat for several)")
 	f.StringVar(&req.Id, "id", "", "the idea's id (default: a new UUID)")
-	f.StringVar(&req.Stage, "stage", "", "initial stage (default none)")
-	completeWith(cmd, "stage", stages)
+	enumVar(cmd, &req.Stage, "stage", "initial stage (default none)")
 	return cmd
 }
 
 func (e *env) ideasAdvance() *cobra.Command {
-	var to string
+	var to portfoliov1.Stage
 	cmd := &cobra.Command{
 		Use:   "advance IDEA_ID",
 		Short: "Move an idea to its next stage (or, with --to and the administrator key, to any stage)",
@@ -219,8 +217,7 @@ func (e *env) ideasAdvance() *cobra.Command {
 		raw, err := e.client.call(ctx, opAdvanceIdea, &portfoliov1.AdvanceIdeaRequest{IdeaId: a[0]}, &portfoliov1.AdvanceIdeaResponse{}, callOpts{})
 		return e.object(raw, err)
 	})
-	cmd.Flags().StringVar(&to, "to", "", "set this stage explicitly (administrator key required)")
-	completeWith(cmd, "to", stages)
+	enumVar(cmd, &to, "to", "set this stage explicitly (administrator key required)")
 	return cmd
 }
 
@@ -290,13 +287,12 @@ one answer of the same shape). Progress is shown on a terminal.`,
 		return e.tasksTable(merged.GetTasks())
 	})
 	f := cmd.Flags()
-	f.StringVar(&req.Status, "status", "", "only tasks with this status")
+	enumVar(cmd, &req.Status, "status", "only tasks with this status")
 	f.StringVar(&req.TaskType, "type", "", "only tasks of this type")
 	f.StringVar(&req.IdeaId, "idea", "", "only tasks whose context names this idea")
 	f.Int32Var(&limit, "limit", 0, "tasks per page (server default 50, at most 500)")
 	f.Int32Var(&offset, "offset", 0, "tasks to skip")
 	f.BoolVar(&all, "all", false, "every page, not only the first")
-	completeWith(cmd, "status", taskStatuses)
 	completeWith(cmd, "type", taskTypes)
 	return cmd
 }
@@ -304,7 +300,7 @@ one answer of the same shape). Progress is shown on a terminal.`,
 func (e *env) tasksTable(tasks []*agentv1.AgentTaskListItem) error {
 	rows := make([][]string, len(tasks))
 	for i, t := range tasks {
-		rows[i] = []string{t.GetId(), t.GetTaskType(), t.GetStatus(), formatFloat(t.GetProgressPct()) + "%", truncate(t.GetDirection(), 60)}
+		rows[i] = []string{t.GetId(), t.GetTaskType(), t.GetStatus().String(), formatFloat(t.GetProgressPct()) + "%", truncate(t.GetDirection(), 60)}
 	}
 	return e.table([]string{"ID", "TYPE", "STATUS", "PROGRESS", "DIRECTION"}, rows)
 }
@@ -355,7 +351,7 @@ func (e *env) tasksComplete() *cobra.Command {
 	var worker, output string
 	cmd := &cobra.Command{Use: "complete TASK_ID", Short: "Mark a task completed", Args: args("TASK_ID")}
 	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
-		req := &agentv1.UpdateTaskRequest{Id: a[0], Status: proto.String("completed")}
+		req := &agentv1.UpdateTaskRequest{Id: a[0], Status: agentv1.TaskStatus_completed.Enum()}
 		f := cmd.Flags()
 		setString(f.Changed("worker"), &req.WorkerId, worker)
 		setString(f.Changed("output"), &req.Output, output)
@@ -387,7 +383,7 @@ from them.`,
 		Args: args("TASK_ID"),
 	}
 	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
-		req := &agentv1.UpdateTaskRequest{Id: a[0], Status: proto.String("failed")}
+		req := &agentv1.UpdateTaskRequest{Id: a[0], Status: agentv1.TaskStatus_failed.Enum()}
 		f := cmd.Flags()
 		setString(f.Changed("worker"), &req.WorkerId, worker)
 		setString(f.Changed("output"), &req.Output, output)

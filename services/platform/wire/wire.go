@@ -1,10 +1,52 @@
-// Package wire is how Foundry's APIs write the values their protos carry
-// as text, the same in every service: a time is RFC 3339 with nanoseconds,
-// in UTC (trailing zeros of the fraction dropped, as time.RFC3339Nano
-// prints it), which is also what the gateway's JSON shows.
+// Package wire is how Foundry's APIs write the values their protos carry,
+// the same in every service: a time is RFC 3339 with nanoseconds, in UTC
+// (trailing zeros of the fraction dropped, as time.RFC3339Nano prints it),
+// which is also what the gateway's JSON shows; a word of a shared
+// vocabulary (a stage, a task status, an economy mode) is a proto enum
+// whose value names are the domain's words.
 package wire
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Time writes t in UTC as RFC 3339 with nanoseconds.
 func Time(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Enum is the value of a vocabulary enum (its generated _value map is
+// names) that a domain word names: the enum's zero, "not given", for a
+// word it does not have. A response always carries a word its service
+// knows, and each service's handler tests pin the domain's words to the
+// enum's, so the zero never reaches a client.
+func Enum[E ~int32, W ~string](names map[string]int32, word W) E {
+	return E(names[string(word)])
+}
+
+// Word is the domain word an enum value of a request stands for: "" for
+// the zero (the field was not given) and the number, as text, for a value
+// the enum does not name (a gRPC caller's newer proto), so the use case's
+// validation refuses it with the words it accepts.
+func Word[E ~int32](names map[int32]string, e E) string {
+	if e == 0 {
+		return ""
+	}
+	if w, ok := names[int32(e)]; ok {
+		return w
+	}
+	return strconv.Itoa(int(e))
+}
+
+// OptionalWord is Word for an optional field: nil when the field is absent.
+func OptionalWord[E ~int32](names map[int32]string, e *E) *string {
+	if e == nil {
+		return nil
+	}
+	w := Word(names, *e)
+	return &w
+}
+
+// ParseTime reads a time a client wrote as RFC 3339, with or without a
+// fraction of a second and in any offset (time.RFC3339Nano parses both),
+// the reverse of Time.
+func ParseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }

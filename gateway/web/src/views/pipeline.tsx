@@ -2,14 +2,26 @@
 // percentiles and success rates, failure diagnostics, and the task list.
 
 import { useState } from "preact/hooks";
-import { api, type Metrics } from "../api";
+import { api, type Metrics, type TaskStatus } from "../api";
 import { BarChart } from "../charts";
 import { fmt } from "../format";
 import { useLive } from "../live";
 import { useTitle } from "../nav";
 import { Facts, Flag, LoadState } from "../ui";
 
-const STATUSES = ["pending", "running", "completed", "failed", "timed_out", "needs_decision"] as const;
+/**
+ * STATUSES are the queue's counts, in order, and the task list's filters:
+ * each must be a task status the API knows and a count the pipeline status
+ * answers.
+ */
+const STATUSES = [
+  "pending",
+  "running",
+  "completed",
+  "failed",
+  "timed_out",
+  "needs_decision",
+] as const satisfies readonly TaskStatus[];
 
 /** WINDOWS are the metrics windows charted side by side, in days. */
 const WINDOWS = [1, 7, 30] as const;

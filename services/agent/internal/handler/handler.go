@@ -111,7 +111,7 @@ func toProto(t store.Task) (*agentv1.AgentTask, error) {
 		return nil, err
 	}
 	return &agentv1.AgentTask{
-		Id: t.ID, TaskId: t.ID, Direction: t.Direction, TaskType: string(t.Type), Status: string(t.Status),
+		Id: t.ID, TaskId: t.ID, Direction: t.Direction, TaskType: string(t.Type), Status: status(t.Status),
 		Model: t.Model, Executor: t.Executor, Command: t.Command, Tier: t.Tier,
 		Output: t.Output, ProgressPct: t.ProgressPct, CurrentStep: t.CurrentStep, DecisionPrompt: t.DecisionPrompt,
 		ErrorSummary: optString(t.ErrorSummary), ErrorCategory: optString(t.ErrorCategory),
@@ -125,7 +125,7 @@ func toProto(t store.Task) (*agentv1.AgentTask, error) {
 
 func toItem(t store.Task) *agentv1.AgentTaskListItem {
 	return &agentv1.AgentTaskListItem{
-		Id: t.ID, TaskId: t.ID, Direction: t.Direction, TaskType: string(t.Type), Status: string(t.Status),
+		Id: t.ID, TaskId: t.ID, Direction: t.Direction, TaskType: string(t.Type), Status: status(t.Status),
 		Model: t.Model, Executor: t.Executor, ProgressPct: t.ProgressPct, DecisionPrompt: t.DecisionPrompt,
 		ErrorSummary: optString(t.ErrorSummary), ErrorCategory: optString(t.ErrorCategory),
 		CreatedAt: wire.Time(t.CreatedAt), UpdatedAt: wire.Time(t.UpdatedAt),
@@ -165,7 +165,7 @@ func (h *Handler) CreateTask(ctx context.Context, req *agentv1.CreateTaskRequest
 
 // ListTasks implements AgentService.ListTasks.
 func (h *Handler) ListTasks(ctx context.Context, req *agentv1.ListTasksRequest) (*agentv1.ListTasksResponse, error) {
-	page, err := h.uc.List(ctx, usecase.ListQuery{Status: req.GetStatus(), Type: req.GetTaskType(), IdeaID: req.GetIdeaId(),
+	page, err := h.uc.List(ctx, usecase.ListQuery{Status: wire.Word(agentv1.TaskStatus_name, req.GetStatus()), Type: req.GetTaskType(), IdeaID: req.GetIdeaId(),
 		Limit: optInt(req.Limit), Offset: int(req.GetOffset())})
 	if err != nil {
 		return nil, err
@@ -190,7 +190,7 @@ func (h *Handler) GetTask(ctx context.Context, req *agentv1.GetTaskRequest) (*ag
 // UpdateTask implements AgentService.UpdateTask.
 func (h *Handler) UpdateTask(ctx context.Context, req *agentv1.UpdateTaskRequest) (*agentv1.UpdateTaskResponse, error) {
 	t, err := h.uc.Update(ctx, req.GetId(), usecase.Patch{
-		Status: req.Status, Output: req.Output, ProgressPct: req.ProgressPct, CurrentStep: req.CurrentStep,
+		Status: wire.OptionalWord(agentv1.TaskStatus_name, req.Status), Output: req.Output, ProgressPct: req.ProgressPct, CurrentStep: req.CurrentStep,
 		DecisionPrompt: req.DecisionPrompt, ErrorSummary: req.ErrorSummary, ErrorCategory: req.ErrorCategory,
 		WorkerID: req.WorkerId, ValueScore: req.ValueScore, ResourceCost: req.ResourceCost,
 		By: reporter(ctx),
@@ -436,4 +436,9 @@ func iterationProto(it loop.Iteration) *agentv1.LoopIteration {
 		out.IdeaScore = wrapperspb.Double(it.Score)
 	}
 	return out
+}
+
+// status is the enum for one of the task statuses (task.Statuses).
+func status(s task.Status) agentv1.TaskStatus {
+	return wire.Enum[agentv1.TaskStatus](agentv1.TaskStatus_value, s)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/loop"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // Portfolio advances ideas and lists the loop's candidates through the
@@ -65,7 +66,7 @@ func (p Portfolio) Candidates(ctx context.Context, limit int) ([]loop.Candidate,
 	out := make([]loop.Candidate, 0, len(resp.GetCandidates()))
 	for _, c := range resp.GetCandidates() {
 		i := c.GetIdea()
-		out = append(out, loop.Candidate{IdeaID: i.GetId(), Name: i.GetName(), Score: i.GetScore(), Stage: i.GetStage(),
+		out = append(out, loop.Candidate{IdeaID: i.GetId(), Name: i.GetName(), Score: i.GetScore(), Stage: stage(i.GetStage()),
 			NextType: c.GetNextTaskType()})
 	}
 	return out, nil
@@ -77,5 +78,8 @@ func (p Portfolio) Stage(ctx context.Context, ideaID string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read idea %s: %w", ideaID, err)
 	}
-	return resp.GetIdea().GetStage(), nil
+	return stage(resp.GetIdea().GetStage()), nil
 }
+
+// stage is the word of an idea's stage, as the portfolio's rules name it.
+func stage(s portfoliov1.Stage) string { return wire.Word(portfoliov1.Stage_name, s) }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // The signed emergency freeze (docs/ledger.md). A signature over the reason
@@ -73,7 +75,7 @@ func VerifyFreeze(secret string, known bool, f SignedFreeze) bool {
 // ParseIssuedAt reads a freeze's issued_at: RFC 3339 in UTC ("Z"), with or
 // without fractional seconds.
 func ParseIssuedAt(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := wire.ParseTime(s)
 	if err != nil || !strings.HasSuffix(s, "Z") {
 		return time.Time{}, errors.New("must be an RFC 3339 time in UTC, such as 2026-01-02T15:04:05Z")
 	}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
@@ -95,7 +96,7 @@ func (h *Handler) Stake(ctx context.Context, req *ledgerv1.StakeRequest) (*ledge
 	}
 	return &ledgerv1.StakeResponse{
 		DryRun: s.DryRun, ContributorId: s.ContributorID, IdeaId: s.IdeaID, AmountCc: micros(s.AmountCC),
-		PositionCc: micros(s.PositionCC), AvailableCcAfter: micros(s.AvailableAfter), Stage: s.Stage,
+		PositionCc: micros(s.PositionCC), AvailableCcAfter: micros(s.AvailableAfter), Stage: stage(s.Stage),
 		Projection: &ledgerv1.StakeProjection{LowMultiplier: s.Projection.LowMultiplier, HighMultiplier: s.Projection.HighMultiplier,
 			StageUnlockPct: s.Projection.StageUnlockPct},
 	}, nil
@@ -178,7 +179,7 @@ func (h *Handler) GetInvestPreview(ctx context.Context, req *ledgerv1.GetInvestP
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.GetInvestPreviewResponse{IdeaId: p.Idea.ID, Stage: p.Idea.Stage, CoherenceScore: p.Coherence,
+	return &ledgerv1.GetInvestPreviewResponse{IdeaId: p.Idea.ID, Stage: stage(p.Idea.Stage), CoherenceScore: p.Coherence,
 		TotalCcStaked: micros(p.StakedCC), StakerCount: int32(p.Stakers), StageUnlockPct: p.Projection.StageUnlockPct,
 		Projections: &ledgerv1.InvestProjection{LowMultiplier: p.Projection.LowMultiplier, HighMultiplier: p.Projection.HighMultiplier}}, nil
 }
@@ -205,7 +206,7 @@ func supplyProto(s usecase.Supply) *ledgerv1.GetSupplyResponse {
 	}
 	return &ledgerv1.GetSupplyResponse{TotalCcOutstanding: micros(s.OutstandingCC), TreasuryValueUsd: micros(s.TreasuryUSD),
 		ExchangeRate: s.Rate.Quote.USDPerCC(), CcPerUsd: micros(s.Rate.Quote.Mid), ReserveRatio: s.ReserveRatio, Status: status,
-		Mode: s.Mode}
+		Mode: mode(s.Mode)}
 }
 
 // GetSupply implements LedgerService.GetSupply.
@@ -335,7 +336,7 @@ func (h *Handler) Unfreeze(ctx context.Context, req *ledgerv1.UnfreezeRequest) (
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.UnfreezeResponse{Frozen: false, Mode: m.Mode}, nil
+	return &ledgerv1.UnfreezeResponse{Frozen: false, Mode: mode(m.Mode)}, nil
 }
 
 // GetIncidentStatus implements LedgerService.GetIncidentStatus.
@@ -355,7 +356,7 @@ func (h *Handler) GetIncidentStatus(ctx context.Context, _ *ledgerv1.GetIncident
 		severity = "elevated"
 	}
 	out := &ledgerv1.GetIncidentStatusResponse{Frozen: c.Supply.Mode == usecase.ModeFrozen, OracleBreakerTripped: c.Supply.Rate.Breaker.Tripped,
-		ReserveRatio: c.Supply.ReserveRatio, AuditChainValid: trail.OK, Severity: severity, Mode: c.Supply.Mode}
+		ReserveRatio: c.Supply.ReserveRatio, AuditChainValid: trail.OK, Severity: severity, Mode: mode(c.Supply.Mode)}
 	if c.Supply.ModeReason != "" {
 		out.ModeReason = wrapperspb.String(c.Supply.ModeReason)
 		if out.Frozen {
@@ -394,9 +395,20 @@ func (h *Handler) CheckCoherence(ctx context.Context, _ *ledgerv1.CheckCoherence
 
 // SetEconomyMode implements LedgerService.SetEconomyMode (internal: the monitor).
 func (h *Handler) SetEconomyMode(ctx context.Context, req *ledgerv1.SetEconomyModeRequest) (*ledgerv1.SetEconomyModeResponse, error) {
-	m, err := h.app.SetMode(ctx, req.GetMode(), req.GetReason(), "monitor")
+	m, err := h.app.SetMode(ctx, wire.Word(ledgerv1.EconomyMode_name, req.GetMode()), req.GetReason(), "monitor")
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.SetEconomyModeResponse{Mode: m.Mode, Changed: m.Changed}, nil
+	return &ledgerv1.SetEconomyModeResponse{Mode: mode(m.Mode), Changed: m.Changed}, nil
+}
+
+// stage is the portfolio's enum for an idea's stage as the portfolio
+// reported it.
+func stage(s string) portfoliov1.Stage {
+	return wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, s)
+}
+
+// mode is the enum for one of the economy's modes (usecase.Mode*).
+func mode(m string) ledgerv1.EconomyMode {
+	return wire.Enum[ledgerv1.EconomyMode](ledgerv1.EconomyMode_value, m)
 }

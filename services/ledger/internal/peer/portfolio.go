@@ -15,6 +15,7 @@ import (
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // Portfolio looks ideas up through the portfolio's gRPC API.
@@ -88,7 +89,7 @@ func (p Portfolio) Idea(ctx context.Context, id string) (usecase.IdeaInfo, error
 		return usecase.IdeaInfo{}, err
 	}
 	i := resp.GetIdea()
-	info := usecase.IdeaInfo{ID: i.GetId(), Stage: i.GetStage(), Confidence: i.GetConfidence()}
+	info := usecase.IdeaInfo{ID: i.GetId(), Stage: wire.Word(portfoliov1.Stage_name, i.GetStage()), Confidence: i.GetConfidence()}
 	p.cache.put(id, info, now)
 	return info, nil
 }

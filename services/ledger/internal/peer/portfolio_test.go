@@ -19,7 +19,7 @@ import (
 type countingPortfolio struct {
 	portfoliov1.PortfolioServiceClient
 	calls int
-	stage string
+	stage portfoliov1.Stage
 }
 
 func (c *countingPortfolio) GetIdea(_ context.Context, in *portfoliov1.GetIdeaRequest, _ ...grpc.CallOption) (*portfoliov1.GetIdeaResponse, error) {
@@ -34,7 +34,7 @@ func (c *countingPortfolio) GetIdea(_ context.Context, in *portfoliov1.GetIdeaRe
 // IdeaCacheFor; an unknown one every time (it may be created any moment).
 func TestIdeaLookupsAreCachedBriefly(t *testing.T) {
 	t.Parallel()
-	fake := &countingPortfolio{stage: "specced"}
+	fake := &countingPortfolio{stage: portfoliov1.Stage_specced}
 	p := Portfolio{client: fake, cache: &ideaCache{ideas: map[string]cachedIdea{}}}
 	ctx := context.Background()
 	for range 3 {
@@ -58,7 +58,7 @@ func TestIdeaLookupsAreCachedBriefly(t *testing.T) {
 	e.expires = e.expires.Add(-2 * IdeaCacheFor)
 	p.cache.ideas["i1"] = e
 	p.cache.mu.Unlock()
-	fake.stage = "implementing"
+	fake.stage = portfoliov1.Stage_implementing
 	info, err := p.Idea(ctx, "i1")
 	require.NoError(t, err)
 	require.Equal(t, "implementing", info.Stage)

@@ -26,8 +26,20 @@ const (
 	ModeFrozen = "frozen"
 )
 
+// Modes lists the modes, mildest first: the API's EconomyMode enum has
+// exactly these words, in this order (the handler's tests pin them).
+var Modes = []string{ModeNormal, ModeWarning, ModeMintingPaused, ModeReadOnly, ModeFrozen}
+
 // modeRank orders the modes by severity.
-var modeRank = map[string]int{ModeNormal: 0, ModeWarning: 1, ModeMintingPaused: 2, ModeReadOnly: 3, ModeFrozen: 4}
+var modeRank = ranks(Modes)
+
+func ranks(modes []string) map[string]int {
+	r := make(map[string]int, len(modes))
+	for i, m := range modes {
+		r[m] = i
+	}
+	return r
+}
 
 // allowed refuses a movement the economy's mode does not allow. The
 // detail is the mode's name, which clients can match on.

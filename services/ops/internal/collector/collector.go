@@ -18,6 +18,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/ops/internal/usage"
 	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // Collector reports one provider family's current usage.
@@ -166,13 +167,13 @@ func (c *HTTP) Collect(ctx context.Context) ([]usage.Snapshot, error) {
 	if err := json.Unmarshal(raw, &body); err != nil {
 		return nil, fmt.Errorf("collect %s usage: decode the answer: %w", c.family, err)
 	}
-	wire := body.Snapshots
-	if wire == nil {
-		wire = []wireSnapshot{body.wireSnapshot}
+	snaps := body.Snapshots
+	if snaps == nil {
+		snaps = []wireSnapshot{body.wireSnapshot}
 	}
 	now := c.clock.Now()
-	out := make([]usage.Snapshot, 0, len(wire))
-	for _, w := range wire {
+	out := make([]usage.Snapshot, 0, len(snaps))
+	for _, w := range snaps {
 		if w.Provider == "" {
 			w.Provider = c.family
 		}
@@ -185,7 +186,7 @@ func (c *HTTP) Collect(ctx context.Context) ([]usage.Snapshot, error) {
 		}
 		at := now
 		if w.CollectedAt != "" {
-			if at, err = time.Parse(time.RFC3339Nano, w.CollectedAt); err != nil {
+			if at, err = wire.ParseTime(w.CollectedAt); err != nil {
 				return nil, fmt.Errorf("collect %s usage: collected_at: want RFC 3339", c.family)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/monitor"
 	"github.com/foundryhq/foundry/services/platform/wire"
@@ -26,7 +27,8 @@ func (h *Handler) GetCoherence(ctx context.Context, _ *opsv1.GetCoherenceRequest
 	out := &opsv1.GetCoherenceResponse{
 		CheckedAt: wire.Time(rec.CheckedAt), Source: res.Source,
 		Healthy: rec.Decision.Mode == monitor.Normal, Score: int32(rec.Decision.Score),
-		DecidedMode: rec.Decision.Mode, Mode: rec.Check.Mode, Reasons: reasons,
+		DecidedMode: wire.Enum[ledgerv1.EconomyMode](ledgerv1.EconomyMode_value, rec.Decision.Mode),
+		Mode:        wire.Enum[ledgerv1.EconomyMode](ledgerv1.EconomyMode_value, rec.Check.Mode), Reasons: reasons,
 		ReserveRatio: rec.Check.ReserveRatio, AuditChainValid: rec.Check.ChainValid,
 		MismatchedAccounts: int32(rec.Mismatched), OracleBreakerTripped: rec.Check.BreakerTripped,
 		IntervalSeconds: int32(res.Interval.Seconds()),

@@ -23,7 +23,18 @@ const (
 	Frozen        = "frozen"
 )
 
-var rank = map[string]int{Normal: 0, Warning: 1, MintingPaused: 2, ReadOnly: 3, Frozen: 4}
+// Modes lists the modes, mildest first: the ledger's EconomyMode enum has
+// exactly these words, in this order (the ops peer's tests pin them), so
+// the monitor and the ledger cannot disagree on a mode's name or rank.
+var Modes = []string{Normal, Warning, MintingPaused, ReadOnly, Frozen}
+
+var rank = func() map[string]int {
+	r := make(map[string]int, len(Modes))
+	for i, m := range Modes {
+		r[m] = i
+	}
+	return r
+}()
 
 // Check is what the ledger reported about itself.
 type Check struct {

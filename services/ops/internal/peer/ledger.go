@@ -8,6 +8,7 @@ import (
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/monitor"
 	"github.com/foundryhq/foundry/services/ops/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // Ledger is the ledger as the economy monitor sees it, through its
@@ -36,15 +37,16 @@ func (l Ledger) Check(ctx context.Context) (monitor.Check, error) {
 		ChainReason: chain.GetReason().GetValue(), FirstDivergent: int(chain.GetFirstDivergentSeq().GetValue()),
 		Mismatched: resp.GetMismatchedAccounts(), BreakerTripped: resp.GetOracleBreakerTripped(),
 		Unsequenced: int(chain.GetUnsequencedEntries()), UnsequencedAge: chain.GetUnsequencedAgeSeconds(),
-		Mode: resp.GetSupply().GetMode(),
+		Mode: wire.Word(ledgerv1.EconomyMode_name, resp.GetSupply().GetMode()),
 	}, nil
 }
 
 // SetMode implements usecase.Ledger.
 func (l Ledger) SetMode(ctx context.Context, mode, reason string) (string, error) {
-	resp, err := l.client.SetEconomyMode(ctx, &ledgerv1.SetEconomyModeRequest{Mode: mode, Reason: reason})
+	resp, err := l.client.SetEconomyMode(ctx, &ledgerv1.SetEconomyModeRequest{
+		Mode: wire.Enum[ledgerv1.EconomyMode](ledgerv1.EconomyMode_value, mode), Reason: reason})
 	if err != nil {
 		return "", err
 	}
-	return resp.GetMode(), nil
+	return wire.Word(ledgerv1.EconomyMode_name, resp.GetMode()), nil
 }

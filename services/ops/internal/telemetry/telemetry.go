@@ -29,6 +29,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/migrate"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // Backends a sink reports.
@@ -282,7 +283,7 @@ func (s *fileSink) Write(ctx context.Context, events []Event) error {
 	enc := json.NewEncoder(&buf) // Encode ends each object with a newline
 	for _, e := range events {
 		if err := enc.Encode(fileEvent{
-			OccurredAt: e.OccurredAt.UTC().Format(time.RFC3339Nano), Method: e.Method, Route: e.Route,
+			OccurredAt: wire.Time(e.OccurredAt), Method: e.Method, Route: e.Route,
 			Status: e.Status, DurationMS: e.DurationMS,
 		}); err != nil {
 			return fmt.Errorf("encode telemetry event: %w", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // Limits of one telemetry batch.
@@ -87,7 +88,7 @@ func (a *App) PruneEvents(ctx context.Context, before time.Time) (int64, error) 
 func sanitizeEvent(e RuntimeEvent, now time.Time) telemetry.Event {
 	route, _, _ := strings.Cut(e.Route, "?")
 	route, _, _ = strings.Cut(route, "#")
-	at, err := time.Parse(time.RFC3339Nano, e.OccurredAt)
+	at, err := wire.ParseTime(e.OccurredAt)
 	if err != nil {
 		at = now
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/ops/internal/usage"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // Snapshot sources.
@@ -185,7 +186,7 @@ func (a *App) IngestUsageSnapshot(ctx context.Context, in IngestUsageCmd) (store
 	now := a.now()
 	at := now
 	if in.CollectedAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, in.CollectedAt)
+		t, err := wire.ParseTime(in.CollectedAt)
 		switch {
 		case err != nil:
 			errs = append(errs, fault.Field("collected_at", "must be an RFC 3339 time"))

@@ -16,7 +16,7 @@ func toProto(i idea.Idea) *portfoliov1.Idea {
 		PotentialValue: i.PotentialValue, EstimatedCost: i.EstimatedCost,
 		ActualValue: i.ActualValue, ActualCost: i.ActualCost,
 		Confidence: i.Confidence, ResistanceRisk: i.ResistanceRisk,
-		Stage: string(i.Stage), ManifestationStatus: string(i.Manifestation),
+		Stage: wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, i.Stage), ManifestationStatus: string(i.Manifestation),
 		Tags:              append([]string{}, i.Tags...),
 		CostVector:        &portfoliov1.CostVector{Compute: c.Compute, Infrastructure: c.Infrastructure, HumanAttention: c.HumanAttention},
 		ValueVector:       &portfoliov1.ValueVector{Adoption: v.Adoption, Lineage: v.Lineage, FrictionAvoided: v.FrictionAvoided},

@@ -74,7 +74,7 @@ func (h *Handler) CreateIdea(ctx context.Context, req *portfoliov1.CreateIdeaReq
 		PotentialValue: req.GetPotentialValue(), EstimatedCost: req.GetEstimatedCost(),
 		ActualValue: req.GetActualValue(), ActualCost: req.GetActualCost(),
 		Confidence: req.Confidence, ResistanceRisk: req.ResistanceRisk,
-		Tags: req.GetTags(), Stage: req.GetStage(),
+		Tags: req.GetTags(), Stage: wire.Word(portfoliov1.Stage_name, req.GetStage()),
 	}
 	if v := req.GetCostVector(); v != nil {
 		d.CostVector = &idea.CostVector{Compute: v.GetCompute(), Infrastructure: v.GetInfrastructure(), HumanAttention: v.GetHumanAttention()}
@@ -156,7 +156,8 @@ func (h *Handler) UpdateIdea(ctx context.Context, req *portfoliov1.UpdateIdeaReq
 	p := idea.Patch{
 		ActualValue: req.ActualValue, ActualCost: req.ActualCost, Confidence: req.Confidence,
 		Manifestation: req.ManifestationStatus, Name: req.Name, Description: req.Description,
-		PotentialValue: req.PotentialValue, EstimatedCost: req.EstimatedCost, Stage: req.Stage,
+		PotentialValue: req.PotentialValue, EstimatedCost: req.EstimatedCost,
+		Stage: wire.OptionalWord(portfoliov1.Stage_name, req.Stage),
 	}
 	if req.GetTags() != nil {
 		tags, err := stringList(req.GetTags())

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
-	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/wire"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 )
 
@@ -20,10 +20,7 @@ func (h *Handler) AdvanceIdea(ctx context.Context, req *portfoliov1.AdvanceIdeaR
 
 // SetIdeaStage implements PortfolioService.SetIdeaStage (operators).
 func (h *Handler) SetIdeaStage(ctx context.Context, req *portfoliov1.SetIdeaStageRequest) (*portfoliov1.SetIdeaStageResponse, error) {
-	if _, err := idea.ParseStage(req.GetStage()); err != nil {
-		return nil, fault.Validation(fault.Field("stage", "%v", err))
-	}
-	i, err := h.app.SetStage(ctx, req.GetIdeaId(), req.GetStage())
+	i, err := h.app.SetStage(ctx, req.GetIdeaId(), wire.Word(portfoliov1.Stage_name, req.GetStage()))
 	if err != nil {
 		return nil, storeError(err, req.GetIdeaId())
 	}
@@ -33,20 +30,11 @@ func (h *Handler) SetIdeaStage(ctx context.Context, req *portfoliov1.SetIdeaStag
 // AdvanceForTask implements PortfolioService.AdvanceForTask: a completed
 // task moves its idea at most one stage, and at most once per task id.
 func (h *Handler) AdvanceForTask(ctx context.Context, req *portfoliov1.AdvanceForTaskRequest) (*portfoliov1.AdvanceForTaskResponse, error) {
-	var errs []fault.FieldError
-	for _, f := range []struct{ name, v string }{{"idea_id", req.GetIdeaId()}, {"task_id", req.GetTaskId()}, {"task_type", req.GetTaskType()}} {
-		if f.v == "" {
-			errs = append(errs, fault.Field(f.name, "is required"))
-		}
-	}
-	if len(errs) > 0 {
-		return nil, fault.Validation(errs...)
-	}
 	out, err := h.app.AdvanceForTask(ctx, req.GetIdeaId(), req.GetTaskId(), req.GetTaskType())
 	if err != nil {
 		return nil, storeError(err, req.GetIdeaId())
 	}
-	return &portfoliov1.AdvanceForTaskResponse{Idea: toProto(out.Idea), Advanced: out.Moved, PreviousStage: string(out.From)}, nil
+	return &portfoliov1.AdvanceForTaskResponse{Idea: toProto(out.Idea), Advanced: out.Moved, PreviousStage: wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, out.From)}, nil
 }
 
 // ListCandidates implements PortfolioService.ListCandidates: active ideas

@@ -123,22 +123,25 @@ func (i *Idea) SetStage(stage string, now time.Time) error {
 	return nil
 }
 
-// taskStage is the stage a completed task of each type brings its idea to.
-var taskStage = map[string]Stage{"spec": Specced, "impl": Implementing, "test": Testing, "review": Reviewing}
+// taskFor is the task an idea at each stage needs next; a completed task of
+// that type brings the idea to the following stage. It is the one statement
+// of the stage → task rule: the loop reads it (NextTaskType) to pick the
+// task, and AdvanceForTask reads it to move the idea when the task is done.
+// A review serves two stages (testing → reviewing, reviewing → complete).
+var taskFor = map[Stage]string{None: "spec", Specced: "impl", Implementing: "test", Testing: "review", Reviewing: "review"}
 
 // AdvanceForTask applies a completed task of taskType to the idea: it moves
-// exactly one stage forward when the task's stage is ahead of the idea's, and
-// not at all otherwise (a stale or unrelated task). A review task moves a
-// reviewing idea to complete. It reports whether the idea moved.
+// exactly one stage forward unless the idea is already past every stage that
+// task type serves (a stale or repeated task), and never for a type no stage
+// needs. It reports whether the idea moved.
 func (i *Idea) AdvanceForTask(taskType string, now time.Time) bool {
-	target, ok := taskStage[taskType]
-	if !ok {
-		return false
+	last := -1
+	for _, s := range Stages {
+		if t, ok := taskFor[s]; ok && t == taskType {
+			last = s.Index()
+		}
 	}
-	if taskType == "review" && i.Stage == Reviewing {
-		target = Complete
-	}
-	if target.Index() <= i.Stage.Index() {
+	if i.Stage.Index() > last {
 		return false
 	}
 	return i.Advance(now) == nil
@@ -147,16 +150,4 @@ func (i *Idea) AdvanceForTask(taskType string, now time.Time) bool {
 // NextTaskType is the task an idea at stage s needs next: none → spec,
 // specced → impl, implementing → test, testing → review, reviewing →
 // review; "" at complete.
-func NextTaskType(s Stage) string {
-	switch s {
-	case None:
-		return "spec"
-	case Specced:
-		return "impl"
-	case Implementing:
-		return "test"
-	case Testing, Reviewing:
-		return "review"
-	}
-	return ""
-}
+func NextTaskType(s Stage) string { return taskFor[s] }

@@ -65,6 +65,22 @@ func TestAdvanceForTask(t *testing.T) {
 		require.Equal(t, tt.moved, moved, "%s + %s", tt.from, tt.taskType)
 		require.Equal(t, tt.to, i.Stage, "%s + %s", tt.from, tt.taskType)
 	}
+	// Every stage and type against the rule as the loop's contract states
+	// it: a task moves its idea one stage when the stage it brings the
+	// idea to is ahead of the idea's (a review also brings a reviewing
+	// idea to complete).
+	brings := map[string]idea.Stage{"spec": idea.Specced, "impl": idea.Implementing, "test": idea.Testing, "review": idea.Reviewing}
+	for _, from := range idea.Stages {
+		for _, taskType := range []string{"spec", "impl", "test", "review", "heal", "deploy", ""} {
+			target, known := brings[taskType]
+			if taskType == "review" && from == idea.Reviewing {
+				target = idea.Complete
+			}
+			want := known && target.Index() > from.Index()
+			i := idea.Idea{Stage: from}
+			require.Equal(t, want, i.AdvanceForTask(taskType, now), "%s + %q", from, taskType)
+		}
+	}
 }
 
 func TestNextTaskType(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
 )
@@ -99,6 +100,11 @@ func (a *App) Advance(ctx context.Context, id string) (idea.Idea, error) {
 
 // SetStage moves an idea to any stage (the administrator's override).
 func (a *App) SetStage(ctx context.Context, id, stage string) (idea.Idea, error) {
+	// Checked before the idea is read: a bad stage is a 422 whether or not
+	// the idea exists.
+	if _, err := idea.ParseStage(stage); err != nil {
+		return idea.Idea{}, fault.Validation(fault.Field("stage", "%v", err))
+	}
 	now := a.now()
 	return a.change(ctx, id, func(i *idea.Idea) error { return i.SetStage(stage, now) })
 }
@@ -149,6 +155,15 @@ type TaskOutcome struct {
 // answers the idea as it is, unmoved. store.ErrNotFound when the idea is
 // absent.
 func (a *App) AdvanceForTask(ctx context.Context, id, taskID, taskType string) (TaskOutcome, error) {
+	var errs []fault.FieldError
+	for _, f := range []struct{ name, v string }{{"idea_id", id}, {"task_id", taskID}, {"task_type", taskType}} {
+		if f.v == "" {
+			errs = append(errs, fault.Field(f.name, "is required"))
+		}
+	}
+	if len(errs) > 0 {
+		return TaskOutcome{}, fault.Validation(errs...)
+	}
 	at := a.now()
 	var out TaskOutcome
 	err := a.tx(ctx, func(r Repos) error {

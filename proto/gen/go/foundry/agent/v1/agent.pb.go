@@ -10,6 +10,8 @@
 // pipeline loop that picks the highest-ROI idea and advances it.
 //
 // Wire conventions shared by every Foundry API (see docs/api.md):
+// the closed vocabularies (stages, task statuses, economy modes) are enums
+// whose value names are the lower-case words the JSON carries, other
 // enum-like fields are lowercase strings validated by the service, amounts are
 // doubles, counts are int32, a field the API may leave unset is a wrapper type
 // (rendered as JSON null), free-form JSON is google.protobuf.Struct.
@@ -34,6 +36,71 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// TaskStatus is where a task is in its run: pending until a worker claims
+// it, running while it works, then completed, failed or timed_out (the
+// finished statuses, which no longer change), or needs_decision while it
+// waits for a person.
+type TaskStatus int32
+
+const (
+	TaskStatus_task_status_unspecified TaskStatus = 0
+	TaskStatus_pending                 TaskStatus = 1
+	TaskStatus_running                 TaskStatus = 2
+	TaskStatus_completed               TaskStatus = 3
+	TaskStatus_failed                  TaskStatus = 4
+	TaskStatus_timed_out               TaskStatus = 5
+	TaskStatus_needs_decision          TaskStatus = 6
+)
+
+// Enum value maps for TaskStatus.
+var (
+	TaskStatus_name = map[int32]string{
+		0: "task_status_unspecified",
+		1: "pending",
+		2: "running",
+		3: "completed",
+		4: "failed",
+		5: "timed_out",
+		6: "needs_decision",
+	}
+	TaskStatus_value = map[string]int32{
+		"task_status_unspecified": 0,
+		"pending":                 1,
+		"running":                 2,
+		"completed":               3,
+		"failed":                  4,
+		"timed_out":               5,
+		"needs_decision":          6,
+	}
+)
+
+func (x TaskStatus) Enum() *TaskStatus {
+	p := new(TaskStatus)
+	*p = x
+	return p
+}
+
+func (x TaskStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_foundry_agent_v1_agent_proto_enumTypes[0].Descriptor()
+}
+
+func (TaskStatus) Type() protoreflect.EnumType {
+	return &file_foundry_agent_v1_agent_proto_enumTypes[0]
+}
+
+func (x TaskStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskStatus.Descriptor instead.
+func (TaskStatus) EnumDescriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{0}
+}
+
 // AgentTask is the full shape of a task.
 type AgentTask struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -44,9 +111,8 @@ type AgentTask struct {
 	Direction string `protobuf:"bytes,3,opt,name=direction,proto3" json:"direction,omitempty"`
 	// task_type is one of spec, impl, test, review, heal, code-review, merge,
 	// deploy, verify, reflect.
-	TaskType string `protobuf:"bytes,4,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
-	// status is one of pending, running, completed, failed, timed_out, needs_decision.
-	Status string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	TaskType string     `protobuf:"bytes,4,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	Status   TaskStatus `protobuf:"varint,5,opt,name=status,proto3,enum=foundry.agent.v1.TaskStatus" json:"status,omitempty"`
 	// Routing: the model and executor chosen for the task type, and the
 	// suggested command to run it.
 	Model    string `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
@@ -154,11 +220,11 @@ func (x *AgentTask) GetTaskType() string {
 	return ""
 }
 
-func (x *AgentTask) GetStatus() string {
+func (x *AgentTask) GetStatus() TaskStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return TaskStatus_task_status_unspecified
 }
 
 func (x *AgentTask) GetModel() string {
@@ -325,11 +391,10 @@ type AgentTaskListItem struct {
 	Direction string `protobuf:"bytes,3,opt,name=direction,proto3" json:"direction,omitempty"`
 	// task_type is one of spec, impl, test, review, heal, code-review, merge,
 	// deploy, verify, reflect.
-	TaskType string `protobuf:"bytes,4,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
-	// status is one of pending, running, completed, failed, timed_out, needs_decision.
-	Status   string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
-	Model    string `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
-	Executor string `protobuf:"bytes,7,opt,name=executor,proto3" json:"executor,omitempty"`
+	TaskType string     `protobuf:"bytes,4,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	Status   TaskStatus `protobuf:"varint,5,opt,name=status,proto3,enum=foundry.agent.v1.TaskStatus" json:"status,omitempty"`
+	Model    string     `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
+	Executor string     `protobuf:"bytes,7,opt,name=executor,proto3" json:"executor,omitempty"`
 	// progress_pct is 0..100.
 	ProgressPct    float64                 `protobuf:"fixed64,8,opt,name=progress_pct,json=progressPct,proto3" json:"progress_pct,omitempty"`
 	DecisionPrompt string                  `protobuf:"bytes,9,opt,name=decision_prompt,json=decisionPrompt,proto3" json:"decision_prompt,omitempty"`
@@ -399,11 +464,11 @@ func (x *AgentTaskListItem) GetTaskType() string {
 	return ""
 }
 
-func (x *AgentTaskListItem) GetStatus() string {
+func (x *AgentTaskListItem) GetStatus() TaskStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return TaskStatus_task_status_unspecified
 }
 
 func (x *AgentTaskListItem) GetModel() string {
@@ -575,8 +640,8 @@ func (x *CreateTaskResponse) GetTask() *AgentTask {
 // ListTasksRequest filters and pages tasks.
 type ListTasksRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// status filters by status when not empty.
-	Status string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// status, when given, keeps the tasks with that status.
+	Status TaskStatus `protobuf:"varint,1,opt,name=status,proto3,enum=foundry.agent.v1.TaskStatus" json:"status,omitempty"`
 	// task_type filters by type when not empty.
 	TaskType string `protobuf:"bytes,2,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
 	// limit defaults to 50; 1..500 when given.
@@ -618,11 +683,11 @@ func (*ListTasksRequest) Descriptor() ([]byte, []int) {
 	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
-func (x *ListTasksRequest) GetStatus() string {
+func (x *ListTasksRequest) GetStatus() TaskStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return TaskStatus_task_status_unspecified
 }
 
 func (x *ListTasksRequest) GetTaskType() string {
@@ -823,11 +888,10 @@ func (x *GetTaskResponse) GetTask() *AgentTask {
 // the PATCH that finished it answers the task again, anything else is a
 // conflict.
 type UpdateTaskRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// status is one of pending, running, completed, failed, timed_out, needs_decision.
-	Status *string `protobuf:"bytes,2,opt,name=status,proto3,oneof" json:"status,omitempty"`
-	Output *string `protobuf:"bytes,3,opt,name=output,proto3,oneof" json:"output,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Id     string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Status *TaskStatus            `protobuf:"varint,2,opt,name=status,proto3,enum=foundry.agent.v1.TaskStatus,oneof" json:"status,omitempty"`
+	Output *string                `protobuf:"bytes,3,opt,name=output,proto3,oneof" json:"output,omitempty"`
 	// progress_pct is 0..100.
 	ProgressPct    *float64 `protobuf:"fixed64,4,opt,name=progress_pct,json=progressPct,proto3,oneof" json:"progress_pct,omitempty"`
 	CurrentStep    *string  `protobuf:"bytes,5,opt,name=current_step,json=currentStep,proto3,oneof" json:"current_step,omitempty"`
@@ -881,11 +945,11 @@ func (x *UpdateTaskRequest) GetId() string {
 	return ""
 }
 
-func (x *UpdateTaskRequest) GetStatus() string {
+func (x *UpdateTaskRequest) GetStatus() TaskStatus {
 	if x != nil && x.Status != nil {
 		return *x.Status
 	}
-	return ""
+	return TaskStatus_task_status_unspecified
 }
 
 func (x *UpdateTaskRequest) GetOutput() string {
@@ -2686,13 +2750,13 @@ var File_foundry_agent_v1_agent_proto protoreflect.FileDescriptor
 
 const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x94\t\n" +
+	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xb2\t\n" +
 	"\tAgentTask\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
 	"\tdirection\x18\x03 \x01(\tR\tdirection\x12\x1b\n" +
-	"\ttask_type\x18\x04 \x01(\tR\btaskType\x12\x16\n" +
-	"\x06status\x18\x05 \x01(\tR\x06status\x12\x14\n" +
+	"\ttask_type\x18\x04 \x01(\tR\btaskType\x124\n" +
+	"\x06status\x18\x05 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusR\x06status\x12\x14\n" +
 	"\x05model\x18\x06 \x01(\tR\x05model\x12\x1a\n" +
 	"\bexecutor\x18\a \x01(\tR\bexecutor\x12\x18\n" +
 	"\acommand\x18\b \x01(\tR\acommand\x12\x16\n" +
@@ -2719,13 +2783,13 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\fcompleted_at\x18\x18 \x01(\v2\x1c.google.protobuf.StringValueR\vcompletedAt\x12\x12\n" +
 	"\x04tier\x18\x19 \x01(\tR\x04tier\x12\x1a\n" +
 	"\battempts\x18\x1a \x01(\x05R\battempts\x12F\n" +
-	"\x10lease_expires_at\x18\x1b \x01(\v2\x1c.google.protobuf.StringValueR\x0eleaseExpiresAt\"\xd3\x03\n" +
+	"\x10lease_expires_at\x18\x1b \x01(\v2\x1c.google.protobuf.StringValueR\x0eleaseExpiresAt\"\xf1\x03\n" +
 	"\x11AgentTaskListItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
 	"\tdirection\x18\x03 \x01(\tR\tdirection\x12\x1b\n" +
-	"\ttask_type\x18\x04 \x01(\tR\btaskType\x12\x16\n" +
-	"\x06status\x18\x05 \x01(\tR\x06status\x12\x14\n" +
+	"\ttask_type\x18\x04 \x01(\tR\btaskType\x124\n" +
+	"\x06status\x18\x05 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusR\x06status\x12\x14\n" +
 	"\x05model\x18\x06 \x01(\tR\x05model\x12\x1a\n" +
 	"\bexecutor\x18\a \x01(\tR\bexecutor\x12!\n" +
 	"\fprogress_pct\x18\b \x01(\x01R\vprogressPct\x12'\n" +
@@ -2742,9 +2806,9 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x121\n" +
 	"\acontext\x18\x03 \x01(\v2\x17.google.protobuf.StructR\acontext\"E\n" +
 	"\x12CreateTaskResponse\x12/\n" +
-	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\x9d\x01\n" +
-	"\x10ListTasksRequest\x12\x16\n" +
-	"\x06status\x18\x01 \x01(\tR\x06status\x12\x1b\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\xbb\x01\n" +
+	"\x10ListTasksRequest\x124\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusR\x06status\x12\x1b\n" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12\x19\n" +
 	"\x05limit\x18\x03 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x04 \x01(\x05R\x06offset\x12\x17\n" +
@@ -2758,10 +2822,10 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x0eGetTaskRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"B\n" +
 	"\x0fGetTaskResponse\x12/\n" +
-	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\xc4\x04\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\xe2\x04\n" +
 	"\x11UpdateTaskRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
-	"\x06status\x18\x02 \x01(\tH\x00R\x06status\x88\x01\x01\x12\x1b\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusH\x00R\x06status\x88\x01\x01\x12\x1b\n" +
 	"\x06output\x18\x03 \x01(\tH\x01R\x06output\x88\x01\x01\x12&\n" +
 	"\fprogress_pct\x18\x04 \x01(\x01H\x02R\vprogressPct\x88\x01\x01\x12&\n" +
 	"\fcurrent_step\x18\x05 \x01(\tH\x03R\vcurrentStep\x88\x01\x01\x12,\n" +
@@ -2945,7 +3009,17 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x12RunLoopOnceRequest\x12\x17\n" +
 	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"T\n" +
 	"\x13RunLoopOnceResponse\x12=\n" +
-	"\titeration\x18\x01 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\titeration2\x83\v\n" +
+	"\titeration\x18\x01 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\titeration*\x81\x01\n" +
+	"\n" +
+	"TaskStatus\x12\x1b\n" +
+	"\x17task_status_unspecified\x10\x00\x12\v\n" +
+	"\apending\x10\x01\x12\v\n" +
+	"\arunning\x10\x02\x12\r\n" +
+	"\tcompleted\x10\x03\x12\n" +
+	"\n" +
+	"\x06failed\x10\x04\x12\r\n" +
+	"\ttimed_out\x10\x05\x12\x12\n" +
+	"\x0eneeds_decision\x10\x062\x83\v\n" +
 	"\fAgentService\x12`\n" +
 	"\n" +
 	"CreateTask\x12#.foundry.agent.v1.CreateTaskRequest\x1a$.foundry.agent.v1.CreateTaskResponse\"\a\xc2\xf3\x18\x03\n" +
@@ -2993,140 +3067,146 @@ func file_foundry_agent_v1_agent_proto_rawDescGZIP() []byte {
 	return file_foundry_agent_v1_agent_proto_rawDescData
 }
 
+var file_foundry_agent_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_foundry_agent_v1_agent_proto_goTypes = []any{
-	(*AgentTask)(nil),                          // 0: foundry.agent.v1.AgentTask
-	(*AgentTaskListItem)(nil),                  // 1: foundry.agent.v1.AgentTaskListItem
-	(*CreateTaskRequest)(nil),                  // 2: foundry.agent.v1.CreateTaskRequest
-	(*CreateTaskResponse)(nil),                 // 3: foundry.agent.v1.CreateTaskResponse
-	(*ListTasksRequest)(nil),                   // 4: foundry.agent.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),                  // 5: foundry.agent.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),                     // 6: foundry.agent.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),                    // 7: foundry.agent.v1.GetTaskResponse
-	(*UpdateTaskRequest)(nil),                  // 8: foundry.agent.v1.UpdateTaskRequest
-	(*UpdateTaskResponse)(nil),                 // 9: foundry.agent.v1.UpdateTaskResponse
-	(*ListAttentionTasksRequest)(nil),          // 10: foundry.agent.v1.ListAttentionTasksRequest
-	(*ListAttentionTasksResponse)(nil),         // 11: foundry.agent.v1.ListAttentionTasksResponse
-	(*CountTasksRequest)(nil),                  // 12: foundry.agent.v1.CountTasksRequest
-	(*CountTasksResponse)(nil),                 // 13: foundry.agent.v1.CountTasksResponse
-	(*ClaimTaskRequest)(nil),                   // 14: foundry.agent.v1.ClaimTaskRequest
-	(*ClaimTaskResponse)(nil),                  // 15: foundry.agent.v1.ClaimTaskResponse
-	(*GetPipelineStatusRequest)(nil),           // 16: foundry.agent.v1.GetPipelineStatusRequest
-	(*PipelineAttention)(nil),                  // 17: foundry.agent.v1.PipelineAttention
-	(*GetPipelineStatusResponse)(nil),          // 18: foundry.agent.v1.GetPipelineStatusResponse
-	(*GetMetricsRequest)(nil),                  // 19: foundry.agent.v1.GetMetricsRequest
-	(*ExecutionTime)(nil),                      // 20: foundry.agent.v1.ExecutionTime
-	(*RateBucket)(nil),                         // 21: foundry.agent.v1.RateBucket
-	(*SuccessRate)(nil),                        // 22: foundry.agent.v1.SuccessRate
-	(*UsageSummary)(nil),                       // 23: foundry.agent.v1.UsageSummary
-	(*GetMetricsResponse)(nil),                 // 24: foundry.agent.v1.GetMetricsResponse
-	(*GetPromptABStatsRequest)(nil),            // 25: foundry.agent.v1.GetPromptABStatsRequest
-	(*VariantStats)(nil),                       // 26: foundry.agent.v1.VariantStats
-	(*GetPromptABStatsResponse)(nil),           // 27: foundry.agent.v1.GetPromptABStatsResponse
-	(*GetDiagnosticsCompletenessRequest)(nil),  // 28: foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	(*GetDiagnosticsCompletenessResponse)(nil), // 29: foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	(*LoopIteration)(nil),                      // 30: foundry.agent.v1.LoopIteration
-	(*GetLoopStatusRequest)(nil),               // 31: foundry.agent.v1.GetLoopStatusRequest
-	(*GetLoopStatusResponse)(nil),              // 32: foundry.agent.v1.GetLoopStatusResponse
-	(*RunLoopOnceRequest)(nil),                 // 33: foundry.agent.v1.RunLoopOnceRequest
-	(*RunLoopOnceResponse)(nil),                // 34: foundry.agent.v1.RunLoopOnceResponse
-	nil,                                        // 35: foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	nil,                                        // 36: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	nil,                                        // 37: foundry.agent.v1.SuccessRate.ByModelEntry
-	nil,                                        // 38: foundry.agent.v1.SuccessRate.ByExecutorEntry
-	nil,                                        // 39: foundry.agent.v1.UsageSummary.TasksByModelEntry
-	nil,                                        // 40: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	nil,                                        // 41: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	nil,                                        // 42: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	(*wrapperspb.StringValue)(nil),             // 43: google.protobuf.StringValue
-	(*structpb.Struct)(nil),                    // 44: google.protobuf.Struct
-	(*wrapperspb.DoubleValue)(nil),             // 45: google.protobuf.DoubleValue
+	(TaskStatus)(0),                            // 0: foundry.agent.v1.TaskStatus
+	(*AgentTask)(nil),                          // 1: foundry.agent.v1.AgentTask
+	(*AgentTaskListItem)(nil),                  // 2: foundry.agent.v1.AgentTaskListItem
+	(*CreateTaskRequest)(nil),                  // 3: foundry.agent.v1.CreateTaskRequest
+	(*CreateTaskResponse)(nil),                 // 4: foundry.agent.v1.CreateTaskResponse
+	(*ListTasksRequest)(nil),                   // 5: foundry.agent.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),                  // 6: foundry.agent.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),                     // 7: foundry.agent.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),                    // 8: foundry.agent.v1.GetTaskResponse
+	(*UpdateTaskRequest)(nil),                  // 9: foundry.agent.v1.UpdateTaskRequest
+	(*UpdateTaskResponse)(nil),                 // 10: foundry.agent.v1.UpdateTaskResponse
+	(*ListAttentionTasksRequest)(nil),          // 11: foundry.agent.v1.ListAttentionTasksRequest
+	(*ListAttentionTasksResponse)(nil),         // 12: foundry.agent.v1.ListAttentionTasksResponse
+	(*CountTasksRequest)(nil),                  // 13: foundry.agent.v1.CountTasksRequest
+	(*CountTasksResponse)(nil),                 // 14: foundry.agent.v1.CountTasksResponse
+	(*ClaimTaskRequest)(nil),                   // 15: foundry.agent.v1.ClaimTaskRequest
+	(*ClaimTaskResponse)(nil),                  // 16: foundry.agent.v1.ClaimTaskResponse
+	(*GetPipelineStatusRequest)(nil),           // 17: foundry.agent.v1.GetPipelineStatusRequest
+	(*PipelineAttention)(nil),                  // 18: foundry.agent.v1.PipelineAttention
+	(*GetPipelineStatusResponse)(nil),          // 19: foundry.agent.v1.GetPipelineStatusResponse
+	(*GetMetricsRequest)(nil),                  // 20: foundry.agent.v1.GetMetricsRequest
+	(*ExecutionTime)(nil),                      // 21: foundry.agent.v1.ExecutionTime
+	(*RateBucket)(nil),                         // 22: foundry.agent.v1.RateBucket
+	(*SuccessRate)(nil),                        // 23: foundry.agent.v1.SuccessRate
+	(*UsageSummary)(nil),                       // 24: foundry.agent.v1.UsageSummary
+	(*GetMetricsResponse)(nil),                 // 25: foundry.agent.v1.GetMetricsResponse
+	(*GetPromptABStatsRequest)(nil),            // 26: foundry.agent.v1.GetPromptABStatsRequest
+	(*VariantStats)(nil),                       // 27: foundry.agent.v1.VariantStats
+	(*GetPromptABStatsResponse)(nil),           // 28: foundry.agent.v1.GetPromptABStatsResponse
+	(*GetDiagnosticsCompletenessRequest)(nil),  // 29: foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	(*GetDiagnosticsCompletenessResponse)(nil), // 30: foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	(*LoopIteration)(nil),                      // 31: foundry.agent.v1.LoopIteration
+	(*GetLoopStatusRequest)(nil),               // 32: foundry.agent.v1.GetLoopStatusRequest
+	(*GetLoopStatusResponse)(nil),              // 33: foundry.agent.v1.GetLoopStatusResponse
+	(*RunLoopOnceRequest)(nil),                 // 34: foundry.agent.v1.RunLoopOnceRequest
+	(*RunLoopOnceResponse)(nil),                // 35: foundry.agent.v1.RunLoopOnceResponse
+	nil,                                        // 36: foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	nil,                                        // 37: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	nil,                                        // 38: foundry.agent.v1.SuccessRate.ByModelEntry
+	nil,                                        // 39: foundry.agent.v1.SuccessRate.ByExecutorEntry
+	nil,                                        // 40: foundry.agent.v1.UsageSummary.TasksByModelEntry
+	nil,                                        // 41: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	nil,                                        // 42: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	nil,                                        // 43: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	(*wrapperspb.StringValue)(nil),             // 44: google.protobuf.StringValue
+	(*structpb.Struct)(nil),                    // 45: google.protobuf.Struct
+	(*wrapperspb.DoubleValue)(nil),             // 46: google.protobuf.DoubleValue
 }
 var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
-	43, // 0: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
-	43, // 1: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
-	44, // 2: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
-	43, // 3: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
-	43, // 4: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
-	45, // 5: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
-	45, // 6: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
-	45, // 7: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
-	43, // 8: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
-	43, // 9: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
-	43, // 10: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
-	43, // 11: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
-	43, // 12: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
-	44, // 13: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	0,  // 14: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	1,  // 15: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	0,  // 16: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 17: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	1,  // 18: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	35, // 19: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	0,  // 20: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	45, // 21: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
-	45, // 22: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
-	17, // 23: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
-	45, // 24: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
-	45, // 25: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
-	21, // 26: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
-	36, // 27: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	37, // 28: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
-	38, // 29: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
-	39, // 30: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
-	40, // 31: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	20, // 32: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
-	22, // 33: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
-	23, // 34: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
-	45, // 35: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
-	26, // 36: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
-	41, // 37: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	43, // 38: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
-	45, // 39: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
-	43, // 40: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
-	43, // 41: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
-	43, // 42: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
-	43, // 43: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
-	43, // 44: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
-	43, // 45: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
-	30, // 46: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
-	42, // 47: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	43, // 48: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
-	30, // 49: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
-	21, // 50: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
-	21, // 51: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
-	21, // 52: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
-	2,  // 53: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
-	4,  // 54: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
-	6,  // 55: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
-	8,  // 56: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
-	10, // 57: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
-	12, // 58: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
-	14, // 59: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
-	16, // 60: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
-	19, // 61: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
-	25, // 62: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
-	28, // 63: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	31, // 64: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
-	33, // 65: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
-	3,  // 66: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
-	5,  // 67: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
-	7,  // 68: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
-	9,  // 69: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
-	11, // 70: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
-	13, // 71: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
-	15, // 72: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
-	18, // 73: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
-	24, // 74: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
-	27, // 75: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
-	29, // 76: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	32, // 77: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
-	34, // 78: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
-	66, // [66:79] is the sub-list for method output_type
-	53, // [53:66] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	0,  // 0: foundry.agent.v1.AgentTask.status:type_name -> foundry.agent.v1.TaskStatus
+	44, // 1: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
+	44, // 2: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
+	45, // 3: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
+	44, // 4: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
+	44, // 5: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
+	46, // 6: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
+	46, // 7: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
+	46, // 8: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
+	44, // 9: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
+	44, // 10: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
+	44, // 11: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
+	0,  // 12: foundry.agent.v1.AgentTaskListItem.status:type_name -> foundry.agent.v1.TaskStatus
+	44, // 13: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
+	44, // 14: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
+	45, // 15: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	1,  // 16: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,  // 17: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	2,  // 18: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	1,  // 19: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,  // 20: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	1,  // 21: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	2,  // 22: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	36, // 23: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	1,  // 24: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	46, // 25: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
+	46, // 26: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
+	18, // 27: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
+	46, // 28: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
+	46, // 29: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
+	22, // 30: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
+	37, // 31: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	38, // 32: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
+	39, // 33: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
+	40, // 34: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
+	41, // 35: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	21, // 36: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
+	23, // 37: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
+	24, // 38: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
+	46, // 39: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
+	27, // 40: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
+	42, // 41: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	44, // 42: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
+	46, // 43: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
+	44, // 44: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
+	44, // 45: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
+	44, // 46: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
+	44, // 47: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
+	44, // 48: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
+	44, // 49: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
+	31, // 50: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
+	43, // 51: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	44, // 52: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
+	31, // 53: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
+	22, // 54: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
+	22, // 55: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
+	22, // 56: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
+	3,  // 57: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
+	5,  // 58: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
+	7,  // 59: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
+	9,  // 60: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
+	11, // 61: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
+	13, // 62: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
+	15, // 63: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
+	17, // 64: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
+	20, // 65: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
+	26, // 66: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
+	29, // 67: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	32, // 68: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
+	34, // 69: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
+	4,  // 70: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
+	6,  // 71: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
+	8,  // 72: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
+	10, // 73: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
+	12, // 74: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
+	14, // 75: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
+	16, // 76: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
+	19, // 77: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
+	25, // 78: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
+	28, // 79: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
+	30, // 80: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	33, // 81: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
+	35, // 82: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
+	70, // [70:83] is the sub-list for method output_type
+	57, // [57:70] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_foundry_agent_v1_agent_proto_init() }
@@ -3144,13 +3224,14 @@ func file_foundry_agent_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_agent_v1_agent_proto_rawDesc), len(file_foundry_agent_v1_agent_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_foundry_agent_v1_agent_proto_goTypes,
 		DependencyIndexes: file_foundry_agent_v1_agent_proto_depIdxs,
+		EnumInfos:         file_foundry_agent_v1_agent_proto_enumTypes,
 		MessageInfos:      file_foundry_agent_v1_agent_proto_msgTypes,
 	}.Build()
 	File_foundry_agent_v1_agent_proto = out.File

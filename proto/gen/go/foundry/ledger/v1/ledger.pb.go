@@ -10,6 +10,8 @@
 // emergency freeze).
 //
 // Wire conventions shared by every Foundry API (see docs/api.md):
+// the closed vocabularies (stages, task statuses, economy modes) are enums
+// whose value names are the lower-case words the JSON carries, other
 // enum-like fields are lowercase strings validated by the service, amounts are
 // doubles, counts are int32, a field the API may leave unset is a wrapper type
 // (rendered as JSON null), free-form JSON is google.protobuf.Struct.
@@ -18,6 +20,7 @@ package ledgerv1
 
 import (
 	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
+	v1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -2046,7 +2049,7 @@ func (x *InvestProjection) GetHighMultiplier() float64 {
 type GetInvestPreviewResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	IdeaId string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
-	Stage  string                 `protobuf:"bytes,2,opt,name=stage,proto3" json:"stage,omitempty"`
+	Stage  v1.Stage               `protobuf:"varint,2,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
 	// coherence_score is the idea's confidence (0..1), which scales the upside.
 	CoherenceScore float64           `protobuf:"fixed64,3,opt,name=coherence_score,json=coherenceScore,proto3" json:"coherence_score,omitempty"`
 	TotalCcStaked  float64           `protobuf:"fixed64,4,opt,name=total_cc_staked,json=totalCcStaked,proto3" json:"total_cc_staked,omitempty"`
@@ -2095,11 +2098,11 @@ func (x *GetInvestPreviewResponse) GetIdeaId() string {
 	return ""
 }
 
-func (x *GetInvestPreviewResponse) GetStage() string {
+func (x *GetInvestPreviewResponse) GetStage() v1.Stage {
 	if x != nil {
 		return x.Stage
 	}
-	return ""
+	return v1.Stage(0)
 }
 
 func (x *GetInvestPreviewResponse) GetCoherenceScore() float64 {
@@ -2973,7 +2976,7 @@ type StakeResponse struct {
 	// available_cc_after is the available balance afterwards (on dry_run:
 	// what it would be; negative when the balance is short).
 	AvailableCcAfter float64          `protobuf:"fixed64,6,opt,name=available_cc_after,json=availableCcAfter,proto3" json:"available_cc_after,omitempty"`
-	Stage            string           `protobuf:"bytes,7,opt,name=stage,proto3" json:"stage,omitempty"`
+	Stage            v1.Stage         `protobuf:"varint,7,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
 	Projection       *StakeProjection `protobuf:"bytes,8,opt,name=projection,proto3" json:"projection,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
@@ -3051,11 +3054,11 @@ func (x *StakeResponse) GetAvailableCcAfter() float64 {
 	return 0
 }
 
-func (x *StakeResponse) GetStage() string {
+func (x *StakeResponse) GetStage() v1.Stage {
 	if x != nil {
 		return x.Stage
 	}
-	return ""
+	return v1.Stage(0)
 }
 
 func (x *StakeResponse) GetProjection() *StakeProjection {
@@ -3817,10 +3820,9 @@ type GetSupplyResponse struct {
 	ExchangeRate float64 `protobuf:"fixed64,3,opt,name=exchange_rate,json=exchangeRate,proto3" json:"exchange_rate,omitempty"`
 	ReserveRatio float64 `protobuf:"fixed64,4,opt,name=reserve_ratio,json=reserveRatio,proto3" json:"reserve_ratio,omitempty"`
 	// status is "healthy" (reserve ratio at least 1.0) or "under_reserved".
-	Status string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
-	// mode is normal, warning, minting_paused, read_only or frozen.
-	Mode          string  `protobuf:"bytes,6,opt,name=mode,proto3" json:"mode,omitempty"`
-	CcPerUsd      float64 `protobuf:"fixed64,7,opt,name=cc_per_usd,json=ccPerUsd,proto3" json:"cc_per_usd,omitempty"`
+	Status        string      `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	Mode          EconomyMode `protobuf:"varint,6,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
+	CcPerUsd      float64     `protobuf:"fixed64,7,opt,name=cc_per_usd,json=ccPerUsd,proto3" json:"cc_per_usd,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3890,11 +3892,11 @@ func (x *GetSupplyResponse) GetStatus() string {
 	return ""
 }
 
-func (x *GetSupplyResponse) GetMode() string {
+func (x *GetSupplyResponse) GetMode() EconomyMode {
 	if x != nil {
 		return x.Mode
 	}
-	return ""
+	return EconomyMode_economy_mode_unspecified
 }
 
 func (x *GetSupplyResponse) GetCcPerUsd() float64 {
@@ -5266,7 +5268,7 @@ func (x *UnfreezeRequest) GetReason() string {
 type UnfreezeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Frozen        bool                   `protobuf:"varint,1,opt,name=frozen,proto3" json:"frozen,omitempty"`
-	Mode          string                 `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	Mode          EconomyMode            `protobuf:"varint,2,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5308,11 +5310,11 @@ func (x *UnfreezeResponse) GetFrozen() bool {
 	return false
 }
 
-func (x *UnfreezeResponse) GetMode() string {
+func (x *UnfreezeResponse) GetMode() EconomyMode {
 	if x != nil {
 		return x.Mode
 	}
-	return ""
+	return EconomyMode_economy_mode_unspecified
 }
 
 // GetIncidentStatusRequest is empty.
@@ -5362,7 +5364,7 @@ type GetIncidentStatusResponse struct {
 	AuditChainValid      bool                    `protobuf:"varint,5,opt,name=audit_chain_valid,json=auditChainValid,proto3" json:"audit_chain_valid,omitempty"`
 	// severity is "normal", "elevated" or "critical".
 	Severity      string                  `protobuf:"bytes,6,opt,name=severity,proto3" json:"severity,omitempty"`
-	Mode          string                  `protobuf:"bytes,7,opt,name=mode,proto3" json:"mode,omitempty"`
+	Mode          EconomyMode             `protobuf:"varint,7,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
 	ModeReason    *wrapperspb.StringValue `protobuf:"bytes,8,opt,name=mode_reason,json=modeReason,proto3" json:"mode_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5440,11 +5442,11 @@ func (x *GetIncidentStatusResponse) GetSeverity() string {
 	return ""
 }
 
-func (x *GetIncidentStatusResponse) GetMode() string {
+func (x *GetIncidentStatusResponse) GetMode() EconomyMode {
 	if x != nil {
 		return x.Mode
 	}
-	return ""
+	return EconomyMode_economy_mode_unspecified
 }
 
 func (x *GetIncidentStatusResponse) GetModeReason() *wrapperspb.StringValue {
@@ -5748,10 +5750,9 @@ func (x *CheckCoherenceResponse) GetOracleBreakerTripped() bool {
 
 // SetEconomyModeRequest is the monitor's decision.
 type SetEconomyModeRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// mode is normal, warning, minting_paused, read_only or frozen.
-	Mode          string `protobuf:"bytes,1,opt,name=mode,proto3" json:"mode,omitempty"`
-	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Mode          EconomyMode            `protobuf:"varint,1,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5786,11 +5787,11 @@ func (*SetEconomyModeRequest) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
 }
 
-func (x *SetEconomyModeRequest) GetMode() string {
+func (x *SetEconomyModeRequest) GetMode() EconomyMode {
 	if x != nil {
 		return x.Mode
 	}
-	return ""
+	return EconomyMode_economy_mode_unspecified
 }
 
 func (x *SetEconomyModeRequest) GetReason() string {
@@ -5803,7 +5804,7 @@ func (x *SetEconomyModeRequest) GetReason() string {
 // SetEconomyModeResponse is the mode in force afterwards.
 type SetEconomyModeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Mode          string                 `protobuf:"bytes,1,opt,name=mode,proto3" json:"mode,omitempty"`
+	Mode          EconomyMode            `protobuf:"varint,1,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
 	Changed       bool                   `protobuf:"varint,2,opt,name=changed,proto3" json:"changed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5839,11 +5840,11 @@ func (*SetEconomyModeResponse) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
 }
 
-func (x *SetEconomyModeResponse) GetMode() string {
+func (x *SetEconomyModeResponse) GetMode() EconomyMode {
 	if x != nil {
 		return x.Mode
 	}
-	return ""
+	return EconomyMode_economy_mode_unspecified
 }
 
 func (x *SetEconomyModeResponse) GetChanged() bool {
@@ -6593,7 +6594,7 @@ var File_foundry_ledger_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
-	"\x1efoundry/ledger/v1/ledger.proto\x12\x11foundry.ledger.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\")\n" +
+	"\x1efoundry/ledger/v1/ledger.proto\x12\x11foundry.ledger.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cfoundry/ledger/v1/mode.proto\x1a foundry/portfolio/v1/stage.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\")\n" +
 	"\x0fRegisterRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\"\x97\x01\n" +
 	"\x10RegisterResponse\x12%\n" +
@@ -6730,10 +6731,10 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\"b\n" +
 	"\x10InvestProjection\x12%\n" +
 	"\x0elow_multiplier\x18\x01 \x01(\x01R\rlowMultiplier\x12'\n" +
-	"\x0fhigh_multiplier\x18\x02 \x01(\x01R\x0ehighMultiplier\"\xae\x02\n" +
+	"\x0fhigh_multiplier\x18\x02 \x01(\x01R\x0ehighMultiplier\"\xcb\x02\n" +
 	"\x18GetInvestPreviewResponse\x12\x17\n" +
-	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x14\n" +
-	"\x05stage\x18\x02 \x01(\tR\x05stage\x12'\n" +
+	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x121\n" +
+	"\x05stage\x18\x02 \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x05stage\x12'\n" +
 	"\x0fcoherence_score\x18\x03 \x01(\x01R\x0ecoherenceScore\x12&\n" +
 	"\x0ftotal_cc_staked\x18\x04 \x01(\x01R\rtotalCcStaked\x12E\n" +
 	"\vprojections\x18\x05 \x01(\v2#.foundry.ledger.v1.InvestProjectionR\vprojections\x12(\n" +
@@ -6797,7 +6798,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x17\n" +
 	"\aidea_id\x18\x02 \x01(\tR\x06ideaId\x12\x1b\n" +
 	"\tamount_cc\x18\x03 \x01(\x01R\bamountCc\x12\x17\n" +
-	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"\xae\x02\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"\xcb\x02\n" +
 	"\rStakeResponse\x12\x17\n" +
 	"\adry_run\x18\x01 \x01(\bR\x06dryRun\x12%\n" +
 	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x17\n" +
@@ -6805,8 +6806,8 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\tamount_cc\x18\x04 \x01(\x01R\bamountCc\x12\x1f\n" +
 	"\vposition_cc\x18\x05 \x01(\x01R\n" +
 	"positionCc\x12,\n" +
-	"\x12available_cc_after\x18\x06 \x01(\x01R\x10availableCcAfter\x12\x14\n" +
-	"\x05stage\x18\a \x01(\tR\x05stage\x12B\n" +
+	"\x12available_cc_after\x18\x06 \x01(\x01R\x10availableCcAfter\x121\n" +
+	"\x05stage\x18\a \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x05stage\x12B\n" +
 	"\n" +
 	"projection\x18\b \x01(\v2\".foundry.ledger.v1.StakeProjectionR\n" +
 	"projection\"m\n" +
@@ -6872,14 +6873,14 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06source\x18\x06 \x01(\tR\x06source\x12'\n" +
 	"\x0fbreaker_tripped\x18\a \x01(\bR\x0ebreakerTripped\x121\n" +
 	"\x05as_of\x18\b \x01(\v2\x1c.google.protobuf.StringValueR\x04asOf\"\x12\n" +
-	"\x10GetSupplyRequest\"\x87\x02\n" +
+	"\x10GetSupplyRequest\"\xa7\x02\n" +
 	"\x11GetSupplyResponse\x120\n" +
 	"\x14total_cc_outstanding\x18\x01 \x01(\x01R\x12totalCcOutstanding\x12,\n" +
 	"\x12treasury_value_usd\x18\x02 \x01(\x01R\x10treasuryValueUsd\x12#\n" +
 	"\rexchange_rate\x18\x03 \x01(\x01R\fexchangeRate\x12#\n" +
 	"\rreserve_ratio\x18\x04 \x01(\x01R\freserveRatio\x12\x16\n" +
-	"\x06status\x18\x05 \x01(\tR\x06status\x12\x12\n" +
-	"\x04mode\x18\x06 \x01(\tR\x04mode\x12\x1c\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x122\n" +
+	"\x04mode\x18\x06 \x01(\x0e2\x1e.foundry.ledger.v1.EconomyModeR\x04mode\x12\x1c\n" +
 	"\n" +
 	"cc_per_usd\x18\a \x01(\x01R\bccPerUsd\"8\n" +
 	"\x18RecordOraclePriceRequest\x12\x1c\n" +
@@ -6981,19 +6982,19 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1b\n" +
 	"\tfrozen_at\x18\x04 \x01(\tR\bfrozenAt\")\n" +
 	"\x0fUnfreezeRequest\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\">\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"^\n" +
 	"\x10UnfreezeResponse\x12\x16\n" +
-	"\x06frozen\x18\x01 \x01(\bR\x06frozen\x12\x12\n" +
-	"\x04mode\x18\x02 \x01(\tR\x04mode\"\x1a\n" +
-	"\x18GetIncidentStatusRequest\"\xec\x02\n" +
+	"\x06frozen\x18\x01 \x01(\bR\x06frozen\x122\n" +
+	"\x04mode\x18\x02 \x01(\x0e2\x1e.foundry.ledger.v1.EconomyModeR\x04mode\"\x1a\n" +
+	"\x18GetIncidentStatusRequest\"\x8c\x03\n" +
 	"\x19GetIncidentStatusResponse\x12\x16\n" +
 	"\x06frozen\x18\x01 \x01(\bR\x06frozen\x12A\n" +
 	"\rfrozen_reason\x18\x02 \x01(\v2\x1c.google.protobuf.StringValueR\ffrozenReason\x124\n" +
 	"\x16oracle_breaker_tripped\x18\x03 \x01(\bR\x14oracleBreakerTripped\x12#\n" +
 	"\rreserve_ratio\x18\x04 \x01(\x01R\freserveRatio\x12*\n" +
 	"\x11audit_chain_valid\x18\x05 \x01(\bR\x0fauditChainValid\x12\x1a\n" +
-	"\bseverity\x18\x06 \x01(\tR\bseverity\x12\x12\n" +
-	"\x04mode\x18\a \x01(\tR\x04mode\x12=\n" +
+	"\bseverity\x18\x06 \x01(\tR\bseverity\x122\n" +
+	"\x04mode\x18\a \x01(\x0e2\x1e.foundry.ledger.v1.EconomyModeR\x04mode\x12=\n" +
 	"\vmode_reason\x18\b \x01(\v2\x1c.google.protobuf.StringValueR\n" +
 	"modeReason\"\x97\x01\n" +
 	"\bIncident\x12\x0e\n" +
@@ -7015,12 +7016,12 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06supply\x18\x01 \x01(\v2$.foundry.ledger.v1.GetSupplyResponseR\x06supply\x12<\n" +
 	"\x05chain\x18\x02 \x01(\v2&.foundry.ledger.v1.VerifyAuditResponseR\x05chain\x12/\n" +
 	"\x13mismatched_accounts\x18\x03 \x03(\tR\x12mismatchedAccounts\x124\n" +
-	"\x16oracle_breaker_tripped\x18\x04 \x01(\bR\x14oracleBreakerTripped\"C\n" +
-	"\x15SetEconomyModeRequest\x12\x12\n" +
-	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
-	"\x16SetEconomyModeResponse\x12\x12\n" +
-	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\x18\n" +
+	"\x16oracle_breaker_tripped\x18\x04 \x01(\bR\x14oracleBreakerTripped\"c\n" +
+	"\x15SetEconomyModeRequest\x122\n" +
+	"\x04mode\x18\x01 \x01(\x0e2\x1e.foundry.ledger.v1.EconomyModeR\x04mode\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"f\n" +
+	"\x16SetEconomyModeResponse\x122\n" +
+	"\x04mode\x18\x01 \x01(\x0e2\x1e.foundry.ledger.v1.EconomyModeR\x04mode\x12\x18\n" +
 	"\achanged\x18\x02 \x01(\bR\achanged\"\x0f\n" +
 	"\rLogoutRequest\"*\n" +
 	"\x0eLogoutResponse\x12\x18\n" +
@@ -7292,8 +7293,10 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*AuthenticateResponse)(nil),                 // 105: foundry.ledger.v1.AuthenticateResponse
 	nil,                                          // 106: foundry.ledger.v1.AuditEntry.AttrsEntry
 	(*structpb.Struct)(nil),                      // 107: google.protobuf.Struct
-	(*wrapperspb.StringValue)(nil),               // 108: google.protobuf.StringValue
-	(*wrapperspb.Int32Value)(nil),                // 109: google.protobuf.Int32Value
+	(v1.Stage)(0),                                // 108: foundry.portfolio.v1.Stage
+	(*wrapperspb.StringValue)(nil),               // 109: google.protobuf.StringValue
+	(EconomyMode)(0),                             // 110: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.Int32Value)(nil),                // 111: google.protobuf.Int32Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
@@ -7311,135 +7314,142 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	25,  // 12: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
 	25,  // 13: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
 	26,  // 14: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.ledger.v1.Pagination
-	34,  // 15: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
-	36,  // 16: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
-	37,  // 17: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	108, // 18: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
-	41,  // 19: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
-	40,  // 20: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
-	44,  // 21: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	47,  // 22: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	108, // 23: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	106, // 24: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
-	64,  // 25: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	109, // 26: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	109, // 27: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	108, // 28: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	77,  // 29: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	109, // 30: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	109, // 31: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	64,  // 32: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	77,  // 33: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	108, // 34: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	108, // 35: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	86,  // 36: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	61,  // 37: foundry.ledger.v1.CheckCoherenceResponse.supply:type_name -> foundry.ledger.v1.GetSupplyResponse
-	68,  // 38: foundry.ledger.v1.CheckCoherenceResponse.chain:type_name -> foundry.ledger.v1.VerifyAuditResponse
-	108, // 39: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	108, // 40: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	108, // 41: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	108, // 42: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	108, // 43: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	108, // 44: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	108, // 45: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	97,  // 46: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	97,  // 47: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	97,  // 48: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 49: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 50: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 51: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	93,  // 52: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	95,  // 53: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	98,  // 54: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	100, // 55: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	102, // 56: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 57: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 58: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 59: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14,  // 60: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16,  // 61: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18,  // 62: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	20,  // 63: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	22,  // 64: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	27,  // 65: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	29,  // 66: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	31,  // 67: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	33,  // 68: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	38,  // 69: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	42,  // 70: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	45,  // 71: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	48,  // 72: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	50,  // 73: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	52,  // 74: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	54,  // 75: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	56,  // 76: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	58,  // 77: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	60,  // 78: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	62,  // 79: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	65,  // 80: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	67,  // 81: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	69,  // 82: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	71,  // 83: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	73,  // 84: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	75,  // 85: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	78,  // 86: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	80,  // 87: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	82,  // 88: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	84,  // 89: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	87,  // 90: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	89,  // 91: foundry.ledger.v1.LedgerInternalService.CheckCoherence:input_type -> foundry.ledger.v1.CheckCoherenceRequest
-	91,  // 92: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:input_type -> foundry.ledger.v1.SetEconomyModeRequest
-	104, // 93: foundry.ledger.v1.LedgerInternalService.Authenticate:input_type -> foundry.ledger.v1.AuthenticateRequest
-	1,   // 94: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 95: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 96: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	94,  // 97: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	96,  // 98: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	99,  // 99: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	101, // 100: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	103, // 101: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 102: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 103: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 104: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 105: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 106: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 107: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	21,  // 108: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	23,  // 109: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	28,  // 110: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	30,  // 111: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	32,  // 112: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	35,  // 113: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	39,  // 114: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	43,  // 115: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	46,  // 116: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	49,  // 117: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	51,  // 118: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	53,  // 119: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	55,  // 120: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	57,  // 121: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	59,  // 122: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	61,  // 123: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	63,  // 124: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	66,  // 125: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	68,  // 126: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	70,  // 127: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	72,  // 128: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	74,  // 129: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	76,  // 130: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	79,  // 131: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	81,  // 132: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	83,  // 133: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	85,  // 134: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	88,  // 135: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	90,  // 136: foundry.ledger.v1.LedgerInternalService.CheckCoherence:output_type -> foundry.ledger.v1.CheckCoherenceResponse
-	92,  // 137: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:output_type -> foundry.ledger.v1.SetEconomyModeResponse
-	105, // 138: foundry.ledger.v1.LedgerInternalService.Authenticate:output_type -> foundry.ledger.v1.AuthenticateResponse
-	94,  // [94:139] is the sub-list for method output_type
-	49,  // [49:94] is the sub-list for method input_type
-	49,  // [49:49] is the sub-list for extension type_name
-	49,  // [49:49] is the sub-list for extension extendee
-	0,   // [0:49] is the sub-list for field type_name
+	108, // 15: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	34,  // 16: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
+	36,  // 17: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
+	37,  // 18: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
+	109, // 19: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	41,  // 20: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
+	40,  // 21: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
+	44,  // 22: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
+	108, // 23: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	47,  // 24: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
+	109, // 25: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	110, // 26: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	106, // 27: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	64,  // 28: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
+	111, // 29: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	111, // 30: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	109, // 31: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	77,  // 32: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	111, // 33: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	111, // 34: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	64,  // 35: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	77,  // 36: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	110, // 37: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	109, // 38: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	110, // 39: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	109, // 40: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	86,  // 41: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	61,  // 42: foundry.ledger.v1.CheckCoherenceResponse.supply:type_name -> foundry.ledger.v1.GetSupplyResponse
+	68,  // 43: foundry.ledger.v1.CheckCoherenceResponse.chain:type_name -> foundry.ledger.v1.VerifyAuditResponse
+	110, // 44: foundry.ledger.v1.SetEconomyModeRequest.mode:type_name -> foundry.ledger.v1.EconomyMode
+	110, // 45: foundry.ledger.v1.SetEconomyModeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	109, // 46: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	109, // 47: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	109, // 48: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	109, // 49: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	109, // 50: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	109, // 51: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	109, // 52: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	97,  // 53: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	97,  // 54: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	97,  // 55: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 56: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 57: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 58: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	93,  // 59: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	95,  // 60: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	98,  // 61: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	100, // 62: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	102, // 63: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 64: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 65: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 66: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14,  // 67: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16,  // 68: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18,  // 69: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	20,  // 70: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	22,  // 71: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	27,  // 72: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	29,  // 73: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	31,  // 74: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	33,  // 75: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	38,  // 76: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	42,  // 77: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	45,  // 78: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	48,  // 79: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	50,  // 80: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	52,  // 81: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	54,  // 82: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	56,  // 83: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	58,  // 84: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	60,  // 85: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	62,  // 86: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	65,  // 87: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	67,  // 88: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	69,  // 89: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	71,  // 90: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	73,  // 91: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	75,  // 92: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	78,  // 93: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	80,  // 94: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	82,  // 95: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	84,  // 96: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	87,  // 97: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	89,  // 98: foundry.ledger.v1.LedgerInternalService.CheckCoherence:input_type -> foundry.ledger.v1.CheckCoherenceRequest
+	91,  // 99: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:input_type -> foundry.ledger.v1.SetEconomyModeRequest
+	104, // 100: foundry.ledger.v1.LedgerInternalService.Authenticate:input_type -> foundry.ledger.v1.AuthenticateRequest
+	1,   // 101: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 102: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 103: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	94,  // 104: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	96,  // 105: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	99,  // 106: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	101, // 107: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	103, // 108: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 109: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 110: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 111: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 112: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 113: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 114: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	21,  // 115: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	23,  // 116: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	28,  // 117: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	30,  // 118: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	32,  // 119: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	35,  // 120: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	39,  // 121: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	43,  // 122: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	46,  // 123: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	49,  // 124: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	51,  // 125: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	53,  // 126: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	55,  // 127: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	57,  // 128: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	59,  // 129: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	61,  // 130: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	63,  // 131: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	66,  // 132: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	68,  // 133: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	70,  // 134: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	72,  // 135: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	74,  // 136: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	76,  // 137: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	79,  // 138: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	81,  // 139: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	83,  // 140: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	85,  // 141: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	88,  // 142: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	90,  // 143: foundry.ledger.v1.LedgerInternalService.CheckCoherence:output_type -> foundry.ledger.v1.CheckCoherenceResponse
+	92,  // 144: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:output_type -> foundry.ledger.v1.SetEconomyModeResponse
+	105, // 145: foundry.ledger.v1.LedgerInternalService.Authenticate:output_type -> foundry.ledger.v1.AuthenticateResponse
+	101, // [101:146] is the sub-list for method output_type
+	56,  // [56:101] is the sub-list for method input_type
+	56,  // [56:56] is the sub-list for extension type_name
+	56,  // [56:56] is the sub-list for extension extendee
+	0,   // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
@@ -7447,6 +7457,7 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 	if File_foundry_ledger_v1_ledger_proto != nil {
 		return
 	}
+	file_foundry_ledger_v1_mode_proto_init()
 	file_foundry_ledger_v1_ledger_proto_msgTypes[11].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[14].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[18].OneofWrappers = []any{}

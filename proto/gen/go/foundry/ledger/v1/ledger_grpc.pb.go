@@ -10,6 +10,8 @@
 // emergency freeze).
 //
 // Wire conventions shared by every Foundry API (see docs/api.md):
+// the closed vocabularies (stages, task statuses, economy modes) are enums
+// whose value names are the lower-case words the JSON carries, other
 // enum-like fields are lowercase strings validated by the service, amounts are
 // doubles, counts are int32, a field the API may leave unset is a wrapper type
 // (rendered as JSON null), free-form JSON is google.protobuf.Struct.

@@ -9,6 +9,8 @@
 // latency-budget fallback) and the graph data layer of uniform nodes and edges.
 //
 // Wire conventions shared by every Foundry API (see docs/api.md):
+// the closed vocabularies (stages, task statuses, economy modes) are enums
+// whose value names are the lower-case words the JSON carries, other
 // enum-like fields are lowercase strings validated by the service, amounts are
 // doubles, counts are int32, a field the API may leave unset is a wrapper type
 // (rendered as JSON null), free-form JSON is google.protobuf.Struct.
@@ -17,6 +19,7 @@ package opsv1
 
 import (
 	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
+	v1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -2186,11 +2189,10 @@ type GetCoherenceResponse struct {
 	// healthy is true when the decided mode is normal.
 	Healthy bool `protobuf:"varint,3,opt,name=healthy,proto3" json:"healthy,omitempty"`
 	// score is 100 for a healthy economy, less for each finding.
-	Score int32 `protobuf:"varint,4,opt,name=score,proto3" json:"score,omitempty"`
-	// decided_mode is normal, warning, minting_paused, read_only or frozen.
-	DecidedMode string `protobuf:"bytes,5,opt,name=decided_mode,json=decidedMode,proto3" json:"decided_mode,omitempty"`
+	Score       int32          `protobuf:"varint,4,opt,name=score,proto3" json:"score,omitempty"`
+	DecidedMode v1.EconomyMode `protobuf:"varint,5,opt,name=decided_mode,json=decidedMode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"decided_mode,omitempty"`
 	// mode is the economy's mode when the check ran.
-	Mode string `protobuf:"bytes,6,opt,name=mode,proto3" json:"mode,omitempty"`
+	Mode v1.EconomyMode `protobuf:"varint,6,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
 	// reasons explain the decision, worst first; empty when healthy.
 	Reasons              []string               `protobuf:"bytes,7,rep,name=reasons,proto3" json:"reasons,omitempty"`
 	ReserveRatio         float64                `protobuf:"fixed64,8,opt,name=reserve_ratio,json=reserveRatio,proto3" json:"reserve_ratio,omitempty"`
@@ -2262,18 +2264,18 @@ func (x *GetCoherenceResponse) GetScore() int32 {
 	return 0
 }
 
-func (x *GetCoherenceResponse) GetDecidedMode() string {
+func (x *GetCoherenceResponse) GetDecidedMode() v1.EconomyMode {
 	if x != nil {
 		return x.DecidedMode
 	}
-	return ""
+	return v1.EconomyMode(0)
 }
 
-func (x *GetCoherenceResponse) GetMode() string {
+func (x *GetCoherenceResponse) GetMode() v1.EconomyMode {
 	if x != nil {
 		return x.Mode
 	}
-	return ""
+	return v1.EconomyMode(0)
 }
 
 func (x *GetCoherenceResponse) GetReasons() []string {
@@ -2329,7 +2331,7 @@ var File_foundry_ops_v1_ops_proto protoreflect.FileDescriptor
 
 const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\n" +
-	"\x18foundry/ops/v1/ops.proto\x12\x0efoundry.ops.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x0e\n" +
+	"\x18foundry/ops/v1/ops.proto\x12\x0efoundry.ops.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cfoundry/ledger/v1/mode.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x0e\n" +
 	"\fReadyRequest\"T\n" +
 	"\x0eReadinessCheck\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -2500,15 +2502,15 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x16\n" +
 	"\x06offset\x18\x04 \x01(\x05R\x06offset\"\x15\n" +
-	"\x13GetCoherenceRequest\"\xfe\x03\n" +
+	"\x13GetCoherenceRequest\"\xbe\x04\n" +
 	"\x14GetCoherenceResponse\x12\x1d\n" +
 	"\n" +
 	"checked_at\x18\x01 \x01(\tR\tcheckedAt\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12\x18\n" +
 	"\ahealthy\x18\x03 \x01(\bR\ahealthy\x12\x14\n" +
-	"\x05score\x18\x04 \x01(\x05R\x05score\x12!\n" +
-	"\fdecided_mode\x18\x05 \x01(\tR\vdecidedMode\x12\x12\n" +
-	"\x04mode\x18\x06 \x01(\tR\x04mode\x12\x18\n" +
+	"\x05score\x18\x04 \x01(\x05R\x05score\x12A\n" +
+	"\fdecided_mode\x18\x05 \x01(\x0e2\x1e.foundry.ledger.v1.EconomyModeR\vdecidedMode\x122\n" +
+	"\x04mode\x18\x06 \x01(\x0e2\x1e.foundry.ledger.v1.EconomyModeR\x04mode\x12\x18\n" +
 	"\areasons\x18\a \x03(\tR\areasons\x12#\n" +
 	"\rreserve_ratio\x18\b \x01(\x01R\freserveRatio\x12*\n" +
 	"\x11audit_chain_valid\x18\t \x01(\bR\x0fauditChainValid\x12K\n" +
@@ -2596,7 +2598,8 @@ var file_foundry_ops_v1_ops_proto_goTypes = []any{
 	(*wrapperspb.DoubleValue)(nil),      // 33: google.protobuf.DoubleValue
 	(*wrapperspb.StringValue)(nil),      // 34: google.protobuf.StringValue
 	(*structpb.Struct)(nil),             // 35: google.protobuf.Struct
-	(*wrapperspb.Int32Value)(nil),       // 36: google.protobuf.Int32Value
+	(v1.EconomyMode)(0),                 // 36: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.Int32Value)(nil),       // 37: google.protobuf.Int32Value
 }
 var file_foundry_ops_v1_ops_proto_depIdxs = []int32{
 	1,  // 0: foundry.ops.v1.ReadyResponse.checks:type_name -> foundry.ops.v1.ReadinessCheck
@@ -2626,34 +2629,36 @@ var file_foundry_ops_v1_ops_proto_depIdxs = []int32{
 	20, // 24: foundry.ops.v1.CreateEdgeResponse.edge:type_name -> foundry.ops.v1.Edge
 	20, // 25: foundry.ops.v1.ListNodeEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
 	20, // 26: foundry.ops.v1.ListEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
-	36, // 27: foundry.ops.v1.GetCoherenceResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	0,  // 28: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
-	3,  // 29: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
-	31, // 30: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
-	10, // 31: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
-	17, // 32: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
-	21, // 33: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
-	23, // 34: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
-	25, // 35: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
-	27, // 36: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
-	29, // 37: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
-	8,  // 38: foundry.ops.v1.OpsInternalService.RecordEvents:input_type -> foundry.ops.v1.RecordEventsRequest
-	2,  // 39: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
-	6,  // 40: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
-	32, // 41: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
-	14, // 42: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
-	18, // 43: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
-	22, // 44: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
-	24, // 45: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
-	26, // 46: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
-	28, // 47: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
-	30, // 48: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
-	9,  // 49: foundry.ops.v1.OpsInternalService.RecordEvents:output_type -> foundry.ops.v1.RecordEventsResponse
-	39, // [39:50] is the sub-list for method output_type
-	28, // [28:39] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	36, // 27: foundry.ops.v1.GetCoherenceResponse.decided_mode:type_name -> foundry.ledger.v1.EconomyMode
+	36, // 28: foundry.ops.v1.GetCoherenceResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	37, // 29: foundry.ops.v1.GetCoherenceResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	0,  // 30: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
+	3,  // 31: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
+	31, // 32: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
+	10, // 33: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
+	17, // 34: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
+	21, // 35: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
+	23, // 36: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
+	25, // 37: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
+	27, // 38: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
+	29, // 39: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
+	8,  // 40: foundry.ops.v1.OpsInternalService.RecordEvents:input_type -> foundry.ops.v1.RecordEventsRequest
+	2,  // 41: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
+	6,  // 42: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
+	32, // 43: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
+	14, // 44: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
+	18, // 45: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
+	22, // 46: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
+	24, // 47: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
+	26, // 48: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
+	28, // 49: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
+	30, // 50: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
+	9,  // 51: foundry.ops.v1.OpsInternalService.RecordEvents:output_type -> foundry.ops.v1.RecordEventsResponse
+	41, // [41:52] is the sub-list for method output_type
+	30, // [30:41] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ops_v1_ops_proto_init() }

@@ -11,6 +11,8 @@
 // from it and advances ideas when their tasks complete.
 //
 // Wire conventions shared by every Foundry API (see docs/api.md):
+// the closed vocabularies (stages, task statuses, economy modes) are enums
+// whose value names are the lower-case words the JSON carries, other
 // enum-like fields are lowercase strings validated by the service, amounts are
 // doubles, counts are int32, a field the API may leave unset is a wrapper type
 // (rendered as JSON null), free-form JSON is google.protobuf.Struct.
@@ -175,8 +177,7 @@ type Idea struct {
 	Confidence float64 `protobuf:"fixed64,8,opt,name=confidence,proto3" json:"confidence,omitempty"`
 	// resistance_risk adds to the cost in the score's denominator (default 1.0).
 	ResistanceRisk float64 `protobuf:"fixed64,9,opt,name=resistance_risk,json=resistanceRisk,proto3" json:"resistance_risk,omitempty"`
-	// stage is one of none, specced, implementing, testing, reviewing, complete.
-	Stage string `protobuf:"bytes,10,opt,name=stage,proto3" json:"stage,omitempty"`
+	Stage          Stage   `protobuf:"varint,10,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
 	// manifestation_status is one of none, partial, validated; it follows the stage.
 	ManifestationStatus string       `protobuf:"bytes,11,opt,name=manifestation_status,json=manifestationStatus,proto3" json:"manifestation_status,omitempty"`
 	Tags                []string     `protobuf:"bytes,12,rep,name=tags,proto3" json:"tags,omitempty"`
@@ -291,11 +292,11 @@ func (x *Idea) GetResistanceRisk() float64 {
 	return 0
 }
 
-func (x *Idea) GetStage() string {
+func (x *Idea) GetStage() Stage {
 	if x != nil {
 		return x.Stage
 	}
-	return ""
+	return Stage_stage_unspecified
 }
 
 func (x *Idea) GetManifestationStatus() string {
@@ -384,9 +385,8 @@ type CreateIdeaRequest struct {
 	ActualValue    float64  `protobuf:"fixed64,8,opt,name=actual_value,json=actualValue,proto3" json:"actual_value,omitempty"`
 	ActualCost     float64  `protobuf:"fixed64,9,opt,name=actual_cost,json=actualCost,proto3" json:"actual_cost,omitempty"`
 	Tags           []string `protobuf:"bytes,10,rep,name=tags,proto3" json:"tags,omitempty"`
-	// stage is one of none, specced, implementing, testing, reviewing, complete;
-	// "none" when empty.
-	Stage string `protobuf:"bytes,11,opt,name=stage,proto3" json:"stage,omitempty"`
+	// stage is "none" when not given.
+	Stage Stage `protobuf:"varint,11,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
 	// cost_vector and value_vector are derived from the estimates when absent.
 	CostVector    *CostVector  `protobuf:"bytes,12,opt,name=cost_vector,json=costVector,proto3" json:"cost_vector,omitempty"`
 	ValueVector   *ValueVector `protobuf:"bytes,13,opt,name=value_vector,json=valueVector,proto3" json:"value_vector,omitempty"`
@@ -494,11 +494,11 @@ func (x *CreateIdeaRequest) GetTags() []string {
 	return nil
 }
 
-func (x *CreateIdeaRequest) GetStage() string {
+func (x *CreateIdeaRequest) GetStage() Stage {
 	if x != nil {
 		return x.Stage
 	}
-	return ""
+	return Stage_stage_unspecified
 }
 
 func (x *CreateIdeaRequest) GetCostVector() *CostVector {
@@ -957,8 +957,7 @@ type UpdateIdeaRequest struct {
 	Description    *string  `protobuf:"bytes,7,opt,name=description,proto3,oneof" json:"description,omitempty"`
 	PotentialValue *float64 `protobuf:"fixed64,8,opt,name=potential_value,json=potentialValue,proto3,oneof" json:"potential_value,omitempty"`
 	EstimatedCost  *float64 `protobuf:"fixed64,9,opt,name=estimated_cost,json=estimatedCost,proto3,oneof" json:"estimated_cost,omitempty"`
-	// stage is one of none, specced, implementing, testing, reviewing, complete.
-	Stage *string `protobuf:"bytes,10,opt,name=stage,proto3,oneof" json:"stage,omitempty"`
+	Stage          *Stage   `protobuf:"varint,10,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage,oneof" json:"stage,omitempty"`
 	// tags, when present, replaces the idea's tags; an empty list clears them.
 	// It is a ListValue (not a message of its own) so that the JSON body keeps
 	// the plain array shape {"tags": ["a", "b"]} while presence stays known;
@@ -1061,11 +1060,11 @@ func (x *UpdateIdeaRequest) GetEstimatedCost() float64 {
 	return 0
 }
 
-func (x *UpdateIdeaRequest) GetStage() string {
+func (x *UpdateIdeaRequest) GetStage() Stage {
 	if x != nil && x.Stage != nil {
 		return *x.Stage
 	}
-	return ""
+	return Stage_stage_unspecified
 }
 
 func (x *UpdateIdeaRequest) GetTags() *structpb.ListValue {
@@ -1674,10 +1673,9 @@ func (x *AdvanceIdeaResponse) GetIdea() *Idea {
 
 // SetIdeaStageRequest sets a stage explicitly (administrator).
 type SetIdeaStageRequest struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	IdeaId string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
-	// stage is one of none, specced, implementing, testing, reviewing, complete.
-	Stage         string `protobuf:"bytes,2,opt,name=stage,proto3" json:"stage,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	IdeaId        string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	Stage         Stage                  `protobuf:"varint,2,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1719,11 +1717,11 @@ func (x *SetIdeaStageRequest) GetIdeaId() string {
 	return ""
 }
 
-func (x *SetIdeaStageRequest) GetStage() string {
+func (x *SetIdeaStageRequest) GetStage() Stage {
 	if x != nil {
 		return x.Stage
 	}
-	return ""
+	return Stage_stage_unspecified
 }
 
 // SetIdeaStageResponse wraps the updated idea (the HTTP body is the idea).
@@ -3072,8 +3070,8 @@ type AdvanceForTaskResponse struct {
 	Idea  *Idea                  `protobuf:"bytes,1,opt,name=idea,proto3" json:"idea,omitempty"`
 	// advanced is false when the task type does not move the idea (for
 	// example a repeated task_id or an idea already past that stage).
-	Advanced      bool   `protobuf:"varint,2,opt,name=advanced,proto3" json:"advanced,omitempty"`
-	PreviousStage string `protobuf:"bytes,3,opt,name=previous_stage,json=previousStage,proto3" json:"previous_stage,omitempty"`
+	Advanced      bool  `protobuf:"varint,2,opt,name=advanced,proto3" json:"advanced,omitempty"`
+	PreviousStage Stage `protobuf:"varint,3,opt,name=previous_stage,json=previousStage,proto3,enum=foundry.portfolio.v1.Stage" json:"previous_stage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3122,11 +3120,11 @@ func (x *AdvanceForTaskResponse) GetAdvanced() bool {
 	return false
 }
 
-func (x *AdvanceForTaskResponse) GetPreviousStage() string {
+func (x *AdvanceForTaskResponse) GetPreviousStage() Stage {
 	if x != nil {
 		return x.PreviousStage
 	}
-	return ""
+	return Stage_stage_unspecified
 }
 
 // ListCandidatesRequest bounds the candidate list.
@@ -3279,7 +3277,7 @@ var File_foundry_portfolio_v1_portfolio_proto protoreflect.FileDescriptor
 
 const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\n" +
-	"$foundry/portfolio/v1/portfolio.proto\x12\x14foundry.portfolio.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"w\n" +
+	"$foundry/portfolio/v1/portfolio.proto\x12\x14foundry.portfolio.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a foundry/portfolio/v1/stage.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"w\n" +
 	"\n" +
 	"CostVector\x12\x18\n" +
 	"\acompute\x18\x01 \x01(\x01R\acompute\x12&\n" +
@@ -3288,7 +3286,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\vValueVector\x12\x1a\n" +
 	"\badoption\x18\x01 \x01(\x01R\badoption\x12\x18\n" +
 	"\alineage\x18\x02 \x01(\x01R\alineage\x12)\n" +
-	"\x10friction_avoided\x18\x03 \x01(\x01R\x0ffrictionAvoided\"\xf3\x05\n" +
+	"\x10friction_avoided\x18\x03 \x01(\x01R\x0ffrictionAvoided\"\x90\x06\n" +
 	"\x04Idea\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -3301,9 +3299,9 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\n" +
 	"confidence\x18\b \x01(\x01R\n" +
 	"confidence\x12'\n" +
-	"\x0fresistance_risk\x18\t \x01(\x01R\x0eresistanceRisk\x12\x14\n" +
+	"\x0fresistance_risk\x18\t \x01(\x01R\x0eresistanceRisk\x121\n" +
 	"\x05stage\x18\n" +
-	" \x01(\tR\x05stage\x121\n" +
+	" \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x05stage\x121\n" +
 	"\x14manifestation_status\x18\v \x01(\tR\x13manifestationStatus\x12\x12\n" +
 	"\x04tags\x18\f \x03(\tR\x04tags\x12A\n" +
 	"\vcost_vector\x18\r \x01(\v2 .foundry.portfolio.v1.CostVectorR\n" +
@@ -3316,7 +3314,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x13 \x01(\tR\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_at\x18\x14 \x01(\tR\tupdatedAt\"\x96\x04\n" +
+	"updated_at\x18\x14 \x01(\tR\tupdatedAt\"\xb3\x04\n" +
 	"\x11CreateIdeaRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -3331,8 +3329,8 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\vactual_cost\x18\t \x01(\x01R\n" +
 	"actualCost\x12\x12\n" +
 	"\x04tags\x18\n" +
-	" \x03(\tR\x04tags\x12\x14\n" +
-	"\x05stage\x18\v \x01(\tR\x05stage\x12A\n" +
+	" \x03(\tR\x04tags\x121\n" +
+	"\x05stage\x18\v \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x05stage\x12A\n" +
 	"\vcost_vector\x18\f \x01(\v2 .foundry.portfolio.v1.CostVectorR\n" +
 	"costVector\x12D\n" +
 	"\fvalue_vector\x18\r \x01(\v2!.foundry.portfolio.v1.ValueVectorR\vvalueVectorB\r\n" +
@@ -3369,7 +3367,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x0eGetIdeaRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"A\n" +
 	"\x0fGetIdeaResponse\x12.\n" +
-	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"\xc6\x04\n" +
+	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"\xe3\x04\n" +
 	"\x11UpdateIdeaRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\factual_value\x18\x02 \x01(\x01H\x00R\vactualValue\x88\x01\x01\x12$\n" +
@@ -3382,9 +3380,9 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x04name\x18\x06 \x01(\tH\x04R\x04name\x88\x01\x01\x12%\n" +
 	"\vdescription\x18\a \x01(\tH\x05R\vdescription\x88\x01\x01\x12,\n" +
 	"\x0fpotential_value\x18\b \x01(\x01H\x06R\x0epotentialValue\x88\x01\x01\x12*\n" +
-	"\x0eestimated_cost\x18\t \x01(\x01H\aR\restimatedCost\x88\x01\x01\x12\x19\n" +
+	"\x0eestimated_cost\x18\t \x01(\x01H\aR\restimatedCost\x88\x01\x01\x126\n" +
 	"\x05stage\x18\n" +
-	" \x01(\tH\bR\x05stage\x88\x01\x01\x12.\n" +
+	" \x01(\x0e2\x1b.foundry.portfolio.v1.StageH\bR\x05stage\x88\x01\x01\x12.\n" +
 	"\x04tags\x18\v \x01(\v2\x1a.google.protobuf.ListValueR\x04tagsB\x0f\n" +
 	"\r_actual_valueB\x0e\n" +
 	"\f_actual_costB\r\n" +
@@ -3434,10 +3432,10 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x12AdvanceIdeaRequest\x12\x17\n" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\"E\n" +
 	"\x13AdvanceIdeaResponse\x12.\n" +
-	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"D\n" +
+	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"a\n" +
 	"\x13SetIdeaStageRequest\x12\x17\n" +
-	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x14\n" +
-	"\x05stage\x18\x02 \x01(\tR\x05stage\"F\n" +
+	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x121\n" +
+	"\x05stage\x18\x02 \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x05stage\"F\n" +
 	"\x14SetIdeaStageResponse\x12.\n" +
 	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"8\n" +
 	"\x12SetIdeaTagsRequest\x12\x0e\n" +
@@ -3532,11 +3530,11 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x15AdvanceForTaskRequest\x12\x17\n" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x1b\n" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12\x17\n" +
-	"\atask_id\x18\x03 \x01(\tR\x06taskId\"\x8b\x01\n" +
+	"\atask_id\x18\x03 \x01(\tR\x06taskId\"\xa8\x01\n" +
 	"\x16AdvanceForTaskResponse\x12.\n" +
 	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\x12\x1a\n" +
-	"\badvanced\x18\x02 \x01(\bR\badvanced\x12%\n" +
-	"\x0eprevious_stage\x18\x03 \x01(\tR\rpreviousStage\"<\n" +
+	"\badvanced\x18\x02 \x01(\bR\badvanced\x12B\n" +
+	"\x0eprevious_stage\x18\x03 \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\rpreviousStage\"<\n" +
 	"\x15ListCandidatesRequest\x12\x19\n" +
 	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01B\b\n" +
 	"\x06_limit\"a\n" +
@@ -3653,83 +3651,89 @@ var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*Candidate)(nil),                      // 47: foundry.portfolio.v1.Candidate
 	(*ListCandidatesResponse)(nil),         // 48: foundry.portfolio.v1.ListCandidatesResponse
 	nil,                                    // 49: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	(*wrapperspb.StringValue)(nil),         // 50: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),             // 51: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),           // 52: google.protobuf.BoolValue
+	(Stage)(0),                             // 50: foundry.portfolio.v1.Stage
+	(*wrapperspb.StringValue)(nil),         // 51: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),             // 52: google.protobuf.ListValue
+	(*wrapperspb.BoolValue)(nil),           // 53: google.protobuf.BoolValue
 }
 var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
-	0,  // 0: foundry.portfolio.v1.Idea.cost_vector:type_name -> foundry.portfolio.v1.CostVector
-	1,  // 1: foundry.portfolio.v1.Idea.value_vector:type_name -> foundry.portfolio.v1.ValueVector
-	50, // 2: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
-	0,  // 3: foundry.portfolio.v1.CreateIdeaRequest.cost_vector:type_name -> foundry.portfolio.v1.CostVector
-	1,  // 4: foundry.portfolio.v1.CreateIdeaRequest.value_vector:type_name -> foundry.portfolio.v1.ValueVector
-	2,  // 5: foundry.portfolio.v1.CreateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	2,  // 6: foundry.portfolio.v1.ListIdeasResponse.ideas:type_name -> foundry.portfolio.v1.Idea
-	6,  // 7: foundry.portfolio.v1.ListIdeasResponse.summary:type_name -> foundry.portfolio.v1.IdeaSummary
-	7,  // 8: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.portfolio.v1.Pagination
-	2,  // 9: foundry.portfolio.v1.GetIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	51, // 10: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
-	2,  // 11: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	49, // 12: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	19, // 13: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
-	2,  // 14: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	2,  // 15: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	2,  // 16: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	27, // 17: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
-	27, // 18: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
-	35, // 19: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	50, // 20: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
-	33, // 21: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
-	34, // 22: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
-	36, // 23: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
-	35, // 24: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	52, // 25: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
-	50, // 26: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
-	39, // 27: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
-	42, // 28: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
-	2,  // 29: foundry.portfolio.v1.AdvanceForTaskResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	2,  // 30: foundry.portfolio.v1.Candidate.idea:type_name -> foundry.portfolio.v1.Idea
-	47, // 31: foundry.portfolio.v1.ListCandidatesResponse.candidates:type_name -> foundry.portfolio.v1.Candidate
-	16, // 32: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
-	3,  // 33: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
-	5,  // 34: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
-	9,  // 35: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
-	11, // 36: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
-	13, // 37: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
-	15, // 38: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
-	18, // 39: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
-	21, // 40: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
-	23, // 41: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
-	25, // 42: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
-	28, // 43: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
-	30, // 44: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
-	32, // 45: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
-	38, // 46: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
-	41, // 47: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
-	44, // 48: foundry.portfolio.v1.PortfolioInternalService.AdvanceForTask:input_type -> foundry.portfolio.v1.AdvanceForTaskRequest
-	46, // 49: foundry.portfolio.v1.PortfolioInternalService.ListCandidates:input_type -> foundry.portfolio.v1.ListCandidatesRequest
-	4,  // 50: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
-	8,  // 51: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
-	10, // 52: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
-	12, // 53: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
-	14, // 54: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
-	17, // 55: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
-	20, // 56: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
-	22, // 57: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
-	24, // 58: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
-	26, // 59: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
-	29, // 60: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
-	31, // 61: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
-	37, // 62: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
-	40, // 63: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
-	43, // 64: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
-	45, // 65: foundry.portfolio.v1.PortfolioInternalService.AdvanceForTask:output_type -> foundry.portfolio.v1.AdvanceForTaskResponse
-	48, // 66: foundry.portfolio.v1.PortfolioInternalService.ListCandidates:output_type -> foundry.portfolio.v1.ListCandidatesResponse
-	50, // [50:67] is the sub-list for method output_type
-	33, // [33:50] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	50, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
+	0,  // 1: foundry.portfolio.v1.Idea.cost_vector:type_name -> foundry.portfolio.v1.CostVector
+	1,  // 2: foundry.portfolio.v1.Idea.value_vector:type_name -> foundry.portfolio.v1.ValueVector
+	51, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
+	50, // 4: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	0,  // 5: foundry.portfolio.v1.CreateIdeaRequest.cost_vector:type_name -> foundry.portfolio.v1.CostVector
+	1,  // 6: foundry.portfolio.v1.CreateIdeaRequest.value_vector:type_name -> foundry.portfolio.v1.ValueVector
+	2,  // 7: foundry.portfolio.v1.CreateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	2,  // 8: foundry.portfolio.v1.ListIdeasResponse.ideas:type_name -> foundry.portfolio.v1.Idea
+	6,  // 9: foundry.portfolio.v1.ListIdeasResponse.summary:type_name -> foundry.portfolio.v1.IdeaSummary
+	7,  // 10: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.portfolio.v1.Pagination
+	2,  // 11: foundry.portfolio.v1.GetIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	50, // 12: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	52, // 13: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
+	2,  // 14: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	49, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	19, // 16: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
+	2,  // 17: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	50, // 18: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	2,  // 19: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	2,  // 20: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	27, // 21: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
+	27, // 22: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
+	35, // 23: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	51, // 24: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
+	33, // 25: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
+	34, // 26: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
+	36, // 27: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
+	35, // 28: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	53, // 29: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
+	51, // 30: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
+	39, // 31: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
+	42, // 32: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
+	2,  // 33: foundry.portfolio.v1.AdvanceForTaskResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	50, // 34: foundry.portfolio.v1.AdvanceForTaskResponse.previous_stage:type_name -> foundry.portfolio.v1.Stage
+	2,  // 35: foundry.portfolio.v1.Candidate.idea:type_name -> foundry.portfolio.v1.Idea
+	47, // 36: foundry.portfolio.v1.ListCandidatesResponse.candidates:type_name -> foundry.portfolio.v1.Candidate
+	16, // 37: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
+	3,  // 38: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
+	5,  // 39: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
+	9,  // 40: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
+	11, // 41: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
+	13, // 42: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
+	15, // 43: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
+	18, // 44: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
+	21, // 45: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
+	23, // 46: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
+	25, // 47: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
+	28, // 48: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
+	30, // 49: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
+	32, // 50: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
+	38, // 51: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
+	41, // 52: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
+	44, // 53: foundry.portfolio.v1.PortfolioInternalService.AdvanceForTask:input_type -> foundry.portfolio.v1.AdvanceForTaskRequest
+	46, // 54: foundry.portfolio.v1.PortfolioInternalService.ListCandidates:input_type -> foundry.portfolio.v1.ListCandidatesRequest
+	4,  // 55: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
+	8,  // 56: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
+	10, // 57: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
+	12, // 58: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
+	14, // 59: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
+	17, // 60: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
+	20, // 61: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
+	22, // 62: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
+	24, // 63: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
+	26, // 64: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
+	29, // 65: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
+	31, // 66: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
+	37, // 67: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
+	40, // 68: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
+	43, // 69: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
+	45, // 70: foundry.portfolio.v1.PortfolioInternalService.AdvanceForTask:output_type -> foundry.portfolio.v1.AdvanceForTaskResponse
+	48, // 71: foundry.portfolio.v1.PortfolioInternalService.ListCandidates:output_type -> foundry.portfolio.v1.ListCandidatesResponse
+	55, // [55:72] is the sub-list for method output_type
+	38, // [38:55] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_foundry_portfolio_v1_portfolio_proto_init() }
@@ -3737,6 +3741,7 @@ func file_foundry_portfolio_v1_portfolio_proto_init() {
 	if File_foundry_portfolio_v1_portfolio_proto != nil {
 		return
 	}
+	file_foundry_portfolio_v1_stage_proto_init()
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[3].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[5].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[11].OneofWrappers = []any{}
