@@ -95,12 +95,12 @@ breaking: tools ## Check the protos against main for breaking changes.
 # One binary per module of allinone.Services and the gateway, and the
 # all-in-one foundry: deploy's tests (services_test.go) fail when a module
 # has none here.
-BINARIES := foundry:./services/allinone/cmd/foundry \
+BINARIES := foundry:./cmd/foundry \
 	portfolio:./services/portfolio/cmd/portfolio \
 	ledger:./services/ledger/cmd/ledger \
 	agent:./services/agent/cmd/agent \
 	ops:./services/ops/cmd/ops \
-	gateway:./services/allinone/cmd/gateway
+	gateway:./cmd/gateway
 
 .PHONY: build
 build: ## Build every binary into ./bin.
@@ -118,7 +118,7 @@ build: ## Build every binary into ./bin.
 # foundry audit verify keeps verifying the log across runs (docs/cli.md).
 AUDIT_KEY_FILE = $${FOUNDRY_DATA_DIR:-data}/audit.key
 run: ## Build and run all services and the gateway on SQLite under ./data.
-	go build -trimpath -o bin/foundry ./services/allinone/cmd/foundry
+	go build -trimpath -o bin/foundry ./cmd/foundry
 	@if [ "$${FOUNDRY_GITHUB_ALLOW_UNSIGNED:-true}" = true ] && [ -z "$${FOUNDRY_GITHUB_WEBHOOK_SECRET:-}" ]; then \
 		echo "make run: unsigned GitHub deliveries are accepted at POST /api/contributions/github (local use only;" \
 			"set FOUNDRY_GITHUB_WEBHOOK_SECRET, or FOUNDRY_GITHUB_ALLOW_UNSIGNED=false, to refuse them)"; fi
@@ -145,14 +145,14 @@ run: ## Build and run all services and the gateway on SQLite under ./data.
 
 .PHONY: load
 load: ## Put a running Foundry (make run) under load for 20 s and print latencies.
-	go run ./services/allinone/cmd/loadgen -addr http://$${FOUNDRY_HTTP_ADDR:-127.0.0.1:8080} -c 8 -d 20s
+	go run ./bench/cmd/loadgen -addr http://$${FOUNDRY_HTTP_ADDR:-127.0.0.1:8080} -c 8 -d 20s
 
 .PHONY: bench-http
 # Needs a Postgres server it may create a scratch database on
 # (FOUNDRY_BENCH_DATABASE_URL, default the local one); BENCH_HTTP_FLAGS adds
 # flags, e.g. BENCH_HTTP_FLAGS="-routes stake,idea -round 5s".
 bench-http: ## Measure the hot REST routes against a bare single-hop server doing the same SQL (Postgres).
-	go build -trimpath -o bin/foundry ./services/allinone/cmd/foundry
+	go build -trimpath -o bin/foundry ./cmd/foundry
 	go build -trimpath -o bin/bench-bare ./bench/bare
 	go run ./bench/cmd/bench-http $(BENCH_HTTP_FLAGS)
 
@@ -189,12 +189,12 @@ lint: $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION) ## Run golangci-lint on eve
 vet: ## Run go vet on every module (the chaos test's build tag included).
 	go vet -tags chaos $(MODULES)
 
-# The chaos test (services/allinone/e2e/chaos_test.go, build tag chaos) runs
+# The chaos test (e2e/chaos_test.go, build tag chaos) runs
 # after the others, without the race detector (it is about processes dying,
 # and -race would triple its minutes): CHAOS_SEEDS seeds per engine, at the
 # full size (32 clients x 400 operations). make test-chaos runs more.
 CHAOS_SEEDS ?= 1
-CHAOS_TEST = go test -tags chaos -count=1 -timeout 40m -v -run '^TestChaos$$' ./services/allinone/e2e/
+CHAOS_TEST = go test -tags chaos -count=1 -timeout 40m -v -run '^TestChaos$$' ./e2e/
 
 .PHONY: test
 test: check-generated breaking check-format vet lint check-web ## Run every check (lint included) and every test, on SQLite and (when reachable) Postgres, then the chaos and browser tests.
@@ -295,5 +295,5 @@ test-browser: $(WEB_STAMP) ## Run the dashboard's browser tests (Playwright, Chr
 		{ $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium; } \
 			> .cache/chromium-install.log 2>&1 || { tail -20 .cache/chromium-install.log >&2; exit 1; }; \
 	fi
-	go build -trimpath -o bin/foundry ./services/allinone/cmd/foundry
+	go build -trimpath -o bin/foundry ./cmd/foundry
 	cd $(WEB) && FOUNDRY_CHROMIUM=$(CHROMIUM) npx playwright test -c e2e/playwright.config.ts

@@ -30,7 +30,7 @@ import (
 // checks do not stop at the first miss); manifests_test.go checks the
 // rendered manifests of every module the list names.
 
-// module is one module as `go run ./cmd/modules` (services/allinone)
+// module is one module as `go run ./modules` (in cmd/)
 // prints it.
 type module struct {
 	Name     string   `json:"name"`
@@ -60,7 +60,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// readModules runs services/allinone's modules command, in the module that
+// readModules runs the modules command (cmd/modules), in the module that
 // holds it (so it also works outside the workspace, GOWORK=off).
 func readModules() ([]module, error) {
 	goBin, err := exec.LookPath("go")
@@ -68,18 +68,18 @@ func readModules() ([]module, error) {
 		return nil, err
 	}
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(goBin, "run", "./cmd/modules")
-	cmd.Dir = filepath.Join("..", "services", "allinone")
+	cmd := exec.Command(goBin, "run", "./modules")
+	cmd.Dir = filepath.Join("..", "cmd")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go run ./cmd/modules in %s: %w\n%s", cmd.Dir, err, stderr.String())
+		return nil, fmt.Errorf("go run ./modules in %s: %w\n%s", cmd.Dir, err, stderr.String())
 	}
 	var mods []module
 	if err := json.Unmarshal(stdout.Bytes(), &mods); err != nil {
-		return nil, fmt.Errorf("go run ./cmd/modules printed no module list: %w", err)
+		return nil, fmt.Errorf("go run ./modules printed no module list: %w", err)
 	}
 	if len(mods) == 0 {
-		return nil, errors.New("go run ./cmd/modules printed no module")
+		return nil, errors.New("go run ./modules printed no module")
 	}
 	return mods, nil
 }

@@ -13,35 +13,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/foundryhq/foundry/services/platform/grpcerr"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
-// httpStatusOf is the one table from gRPC codes to HTTP statuses (the domain
-// kinds map to codes in the platform's grpcerr package).
-var httpStatusOf = map[codes.Code]int{
-	codes.OK:                 http.StatusOK,
-	codes.InvalidArgument:    http.StatusUnprocessableEntity,
-	codes.OutOfRange:         http.StatusUnprocessableEntity,
-	codes.FailedPrecondition: http.StatusBadRequest,
-	codes.Unauthenticated:    http.StatusUnauthorized,
-	codes.PermissionDenied:   http.StatusForbidden,
-	codes.NotFound:           http.StatusNotFound,
-	codes.AlreadyExists:      http.StatusConflict,
-	codes.Aborted:            http.StatusConflict,
-	codes.ResourceExhausted:  http.StatusTooManyRequests,
-	codes.Unimplemented:      http.StatusNotImplemented,
-	codes.Canceled:           499, // the client went away; nobody reads this
-	codes.Unavailable:        http.StatusServiceUnavailable,
-	codes.DeadlineExceeded:   http.StatusGatewayTimeout,
-}
-
-// HTTPStatus returns the HTTP status for a gRPC code; 500 for codes that
-// mean a bug (Internal, Unknown, DataLoss).
-func HTTPStatus(c codes.Code) int {
-	if s, ok := httpStatusOf[c]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
+// HTTPStatus returns the HTTP status for a gRPC code: the platform's one
+// table (wire.HTTPStatus), which the CLI reads too.
+func HTTPStatus(c codes.Code) int { return wire.HTTPStatus(c) }
 
 // ErrorBody is every error response: {"detail": ...}, plus the invalid
 // fields of a validation failure.

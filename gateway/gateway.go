@@ -80,8 +80,8 @@ func Module(services ...app.Module) app.Module {
 		Start: func(ctx context.Context, h *app.Host) error {
 			if len(routed) == 0 {
 				// The gateway serves the routes of the services it is
-				// given; its binary is services/allinone/cmd/gateway.
-				return errors.New("the gateway is given no service whose routes to serve: build it with gateway.Module(services...) (services/allinone/cmd/gateway)")
+				// given; its binary is cmd/gateway.
+				return errors.New("the gateway is given no service whose routes to serve: build it with gateway.Module(services...) (cmd/gateway)")
 			}
 			conns := make(map[string]*grpc.ClientConn, len(peers))
 			for _, p := range peers {

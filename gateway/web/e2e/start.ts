@@ -60,7 +60,7 @@ export interface Options {
 
 export async function startFoundry({ logName = "foundry.log", publicReads = true }: Options = {}): Promise<Foundry> {
   if (!existsSync(foundryBinary)) {
-    throw new Error(`${foundryBinary} is missing: build it with go build -o bin/foundry ./services/allinone/cmd/foundry`);
+    throw new Error(`${foundryBinary} is missing: build it with go build -o bin/foundry ./cmd/foundry`);
   }
   mkdirSync(artifacts, { recursive: true });
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "foundry-browser-"));

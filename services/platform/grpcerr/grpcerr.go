@@ -5,6 +5,7 @@ package grpcerr
 
 import (
 	"github.com/foundryhq/foundry/services/platform/observability"
+	"github.com/foundryhq/foundry/services/platform/wire"
 
 	"context"
 	"errors"
@@ -48,7 +49,7 @@ func Code(k fault.Kind) codes.Code {
 // Domain marks the ErrorInfo detail of every status built from a domain
 // failure: its message was written for the caller, so a proxy may show it
 // even for codes whose text it would otherwise hide.
-const Domain = "foundry"
+const Domain = wire.ErrorDomain
 
 // internalMessage replaces the text of unclassified errors: their details are
 // logged, never sent.

@@ -29,8 +29,8 @@ const webhookSecret = "It's a Secret to Everybody"
 // the shared fixture set checked out beside the repository, then the copies
 // the ledger's unit tests keep.
 var githubFixtureDirs = []string{
-	filepath.Join("..", "..", "..", "..", "shared", "fixtures", "github"),
-	filepath.Join("..", "..", "ledger", "internal", "github", "testdata"),
+	filepath.Join("..", "..", "shared", "fixtures", "github"),
+	filepath.Join("..", "services", "ledger", "internal", "github", "testdata"),
 }
 
 // githubFixture returns a real GitHub delivery body, byte for byte, or skips

@@ -20,7 +20,7 @@ import (
 // each engine (Postgres when FOUNDRY_TEST_DATABASE_URL is set), one client
 // at a time, and reports the p50 and p95 latency of its requests.
 //
-//	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./services/allinone/e2e -run '^$' -bench CreateContribution -benchtime 2000x
+//	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./e2e -run '^$' -bench CreateContribution -benchtime 2000x
 func BenchmarkCreateContribution(b *testing.B) {
 	for _, engine := range []database.Engine{database.Postgres, database.SQLite} {
 		b.Run(string(engine), func(b *testing.B) {

@@ -21,8 +21,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/foundryhq/foundry/cli"
 	"github.com/foundryhq/foundry/services/allinone/allinonetest"
-	"github.com/foundryhq/foundry/services/allinone/cli"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
@@ -37,10 +37,26 @@ type result struct {
 // config file or variable of the machine running the test leaks in).
 func run(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code := cli.Execute(context.Background(), args, &out, &errOut, func(k string) string { return env[k] })
+	return runOn(t, &bytes.Buffer{}, env, args...)
+}
+
+// runOn is run with stderr written to errOut.
+func runOn(t *testing.T, errOut interface {
+	io.Writer
+	fmt.Stringer
+}, env map[string]string, args ...string,
+) result {
+	t.Helper()
+	var out bytes.Buffer
+	code := cli.Execute(context.Background(), args, &out, errOut, func(k string) string { return env[k] })
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
+
+// terminal is a stderr that says it is a terminal, as the client asks
+// before it shows progress.
+type terminal struct{ bytes.Buffer }
+
+func (*terminal) IsTerminal() bool { return true }
 
 // ok runs the client and requires success and a quiet stderr.
 func ok(t *testing.T, env map[string]string, args ...string) string {
@@ -418,23 +434,22 @@ func TestListAll(t *testing.T) {
 }
 
 // TestProgressOnATerminal: the same paging shows its progress on a
-// terminal's stderr, and the table still goes to stdout alone. Not
-// parallel: it sets the package's terminal check.
+// terminal's stderr, and the table still goes to stdout alone.
 func TestProgressOnATerminal(t *testing.T) {
-	cli.ForceTerminal(t)
+	t.Parallel()
 	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite))
 	for i := range 3 {
 		api(t, sys, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": fmt.Sprintf("t%d", i), "task_type": "test"}, http.StatusCreated)
 	}
 	for _, tr := range transports(sys) {
-		r := run(t, tr.env, "tasks", "list", "--limit", "2", "--all")
+		r := runOn(t, &terminal{}, tr.env, "tasks", "list", "--limit", "2", "--all")
 		require.Equal(t, cli.ExitOK, r.code, r.stderr)
 		require.Equal(t, "\r\x1b[Ktasks: 2 of 3\r\x1b[Ktasks: 3 of 3\r\x1b[K", r.stderr, tr.name)
 		require.Equal(t, 4, strings.Count(r.stdout, "\n"), "a header and three rows: %s", r.stdout)
 		require.NotContains(t, r.stdout, "\x1b", tr.name)
 	}
 	// Waiting for a Foundry that is not there: progress, then the verdict.
-	r := run(t, map[string]string{"FOUNDRY_URL": "http://" + allinonetest.FreeAddr(t)}, "status", "--wait", "--timeout", "1500ms")
+	r := runOn(t, &terminal{}, map[string]string{"FOUNDRY_URL": "http://" + allinonetest.FreeAddr(t)}, "status", "--wait", "--timeout", "1500ms")
 	require.Equal(t, cli.ExitUnavailable, r.code)
 	require.Contains(t, r.stderr, "\r\x1b[Kwaiting for Foundry (")
 	require.Regexp(t, `\r\x1b\[Kfoundry: not ready after 1\.5s: cannot reach Foundry at [^\r]*connection refused\n$`, r.stderr,

@@ -22,8 +22,8 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/foundryhq/foundry/cli"
 	"github.com/foundryhq/foundry/services/allinone/allinonetest"
-	"github.com/foundryhq/foundry/services/allinone/cli"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )

@@ -3,7 +3,7 @@
 // docs/performance.md:
 //
 //	make run &                       # or any deployment
-//	go run ./services/allinone/cmd/loadgen -addr http://127.0.0.1:8080 -c 16 -d 30s
+//	go run ./bench/cmd/loadgen -addr http://127.0.0.1:8080 -c 16 -d 30s
 //
 // The mix creates ideas, lists and reads them, advances some, and registers
 // contributors; every request must succeed (2xx or the expected 409) or the

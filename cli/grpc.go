@@ -17,9 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/foundryhq/foundry/gateway"
-	"github.com/foundryhq/foundry/services/platform/grpcerr"
 	"github.com/foundryhq/foundry/services/platform/servicecred"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // grpcTransport calls the services directly, presenting the service key
@@ -86,7 +85,7 @@ func (g *grpcTransport) refusal(err error) error {
 	for _, d := range s.Details() {
 		switch d := d.(type) {
 		case *errdetails.ErrorInfo:
-			fromService = fromService || d.GetDomain() == grpcerr.Domain
+			fromService = fromService || d.GetDomain() == wire.ErrorDomain
 		case *errdetails.BadRequest:
 			for _, v := range d.GetFieldViolations() {
 				fields = append(fields, fieldError{Field: v.GetField(), Message: v.GetDescription()})
@@ -99,7 +98,7 @@ func (g *grpcTransport) refusal(err error) error {
 			return &unreachableError{target: g.addr, err: errors.New(s.Message())}
 		}
 	}
-	code := gateway.HTTPStatus(s.Code())
+	code := wire.HTTPStatus(s.Code())
 	detail := s.Message()
 	if detail == "" {
 		detail = http.StatusText(code)

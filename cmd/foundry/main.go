@@ -12,8 +12,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/foundryhq/foundry/cli"
 	"github.com/foundryhq/foundry/services/allinone"
-	"github.com/foundryhq/foundry/services/allinone/cli"
 	"github.com/foundryhq/foundry/services/platform/app"
 )
 

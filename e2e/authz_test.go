@@ -800,7 +800,7 @@ func (r authzRow) roles(t *testing.T, c *authzCell) string {
 
 // repoRoot is the repository's root, seen from this package's directory
 // (where go test runs).
-var repoRoot = filepath.Join("..", "..", "..")
+var repoRoot = filepath.Join("..")
 
 // authzAPIYAMLRoutes reads the REST mapping (gateway/api.yaml): each route
 // ("METHOD /path") with the selector of its RPC, additional bindings
@@ -991,7 +991,7 @@ func authzRows(t *testing.T) (rows []authzRow, problems []string) {
 var (
 	authzDoc             = filepath.Join(repoRoot, "docs", "api.md")
 	authzBegin, authzEnd = "<!-- authz-matrix:begin -->", "<!-- authz-matrix:end -->"
-	authzUpdateCommand   = "cd services/allinone && " + authzUpdateEnv + "=1 go test -count=1 -run 'TestAuthorizationMatrix/docs' ./e2e/"
+	authzUpdateCommand   = authzUpdateEnv + "=1 go test -count=1 -run 'TestAuthorizationMatrix/docs' ./e2e/"
 )
 
 // authzUpdateEnv set to 1 makes the test rewrite the matrix in docs/api.md

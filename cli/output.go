@@ -152,8 +152,13 @@ func truncate(s string, n int) string {
 }
 
 // isTerminal reports whether w is a terminal; progress is shown only
-// there, so scripts and logs never see it.
-var isTerminal = func(w io.Writer) bool {
+// there, so scripts and logs never see it. A writer that is no file may
+// say for itself (an IsTerminal method): a program embedding the client,
+// or a test of its progress output.
+func isTerminal(w io.Writer) bool {
+	if t, ok := w.(interface{ IsTerminal() bool }); ok {
+		return t.IsTerminal()
+	}
 	f, ok := w.(interface{ Fd() uintptr })
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }

@@ -19,7 +19,7 @@ import (
 // p95 latency of the requests it made. The ranking reads one index page and
 // the summary one row, so the two sizes should cost about the same.
 //
-//	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./services/allinone/e2e -run '^$' -bench ListIdeas -benchtime 2000x
+//	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./e2e -run '^$' -bench ListIdeas -benchtime 2000x
 func BenchmarkListIdeas(b *testing.B) {
 	for _, n := range []int{1_000, 100_000} {
 		b.Run(fmt.Sprintf("ideas=%d", n), func(b *testing.B) {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/foundryhq/foundry/cli"
 	"github.com/foundryhq/foundry/services/allinone/allinonetest"
-	"github.com/foundryhq/foundry/services/allinone/cli"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
