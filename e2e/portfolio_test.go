@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/allinone/allinonetest"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -223,19 +224,19 @@ func TestStages(t *testing.T) {
 
 		t.Run("a completed task advances its idea once (gRPC, as the agent service calls it)", func(t *testing.T) {
 			createIdea(t, sys, map[string]any{"id": "tasked", "name": "Tasked"})
-			client := portfoliov1.NewPortfolioInternalServiceClient(sys.Dial(t))
+			client := portfoliointernalv1.NewPortfolioInternalServiceClient(sys.Dial(t))
 			ctx := context.Background()
-			resp, err := client.AdvanceForTask(ctx, &portfoliov1.AdvanceForTaskRequest{IdeaId: "tasked", TaskType: "spec", TaskId: "t1"})
+			resp, err := client.AdvanceForTask(ctx, &portfoliointernalv1.AdvanceForTaskRequest{IdeaId: "tasked", TaskType: "spec", TaskId: "t1"})
 			require.NoError(t, err)
 			require.True(t, resp.GetAdvanced())
 			require.Equal(t, portfoliov1.Stage_none, resp.GetPreviousStage())
 			require.Equal(t, portfoliov1.Stage_specced, resp.GetIdea().GetStage())
-			again, err := client.AdvanceForTask(ctx, &portfoliov1.AdvanceForTaskRequest{IdeaId: "tasked", TaskType: "spec", TaskId: "t1"})
+			again, err := client.AdvanceForTask(ctx, &portfoliointernalv1.AdvanceForTaskRequest{IdeaId: "tasked", TaskType: "spec", TaskId: "t1"})
 			require.NoError(t, err)
 			require.False(t, again.GetAdvanced(), "the same task id does not move the idea twice")
 			require.Equal(t, portfoliov1.Stage_specced, again.GetIdea().GetStage())
 
-			cands, err := client.ListCandidates(ctx, &portfoliov1.ListCandidatesRequest{})
+			cands, err := client.ListCandidates(ctx, &portfoliointernalv1.ListCandidatesRequest{})
 			require.NoError(t, err)
 			next := map[string]string{}
 			for _, c := range cands.GetCandidates() {

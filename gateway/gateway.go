@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	opsinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	"github.com/foundryhq/foundry/services/platform/app"
@@ -212,7 +213,7 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 	root.Handle("GET /api/ready", readyHandler(opsClient))
 	siteRoutes(root)
 
-	tel := newTelemetry(opsv1.NewOpsInternalServiceClient(conns[opsPeer]), h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
+	tel := newTelemetry(opsinternalv1.NewOpsInternalServiceClient(conns[opsPeer]), h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
 	h.Go(tel.run)
 	return chain(root,
 		secureHeaders,

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
-	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
-	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	ledgerinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
+	opsinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
+	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/servicecred"
 )
@@ -27,10 +27,10 @@ func TestInternalServicesHaveNoRoute(t *testing.T) {
 		require.True(t, public[m[1]], "api.yaml maps a method of %s, which is not a public service", m[1])
 	}
 	for _, internal := range []string{
-		portfoliov1.PortfolioInternalService_ServiceDesc.ServiceName,
-		ledgerv1.LedgerInternalService_ServiceDesc.ServiceName,
-		opsv1.OpsInternalService_ServiceDesc.ServiceName,
-		"foundry.platform.v1.StorageService",
+		portfoliointernalv1.PortfolioInternalService_ServiceDesc.ServiceName,
+		ledgerinternalv1.LedgerInternalService_ServiceDesc.ServiceName,
+		opsinternalv1.OpsInternalService_ServiceDesc.ServiceName,
+		"foundry.internal.platform.v1.StorageService",
 	} {
 		require.NotContains(t, string(mapping), internal+".")
 	}

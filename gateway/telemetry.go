@@ -9,13 +9,13 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
+	opsinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
 	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // eventSender is the part of the ops client the recorder uses.
 type eventSender interface {
-	RecordEvents(ctx context.Context, in *opsv1.RecordEventsRequest, opts ...grpc.CallOption) (*opsv1.RecordEventsResponse, error)
+	RecordEvents(ctx context.Context, in *opsinternalv1.RecordEventsRequest, opts ...grpc.CallOption) (*opsinternalv1.RecordEventsResponse, error)
 }
 
 // telemetryOptions tune a recorder.
@@ -46,7 +46,7 @@ var defaultTelemetryOptions = telemetryOptions{Buffer: 4096, BatchSize: 256, Int
 type telemetry struct {
 	sender eventSender
 	opts   telemetryOptions
-	events chan *opsv1.RuntimeEvent
+	events chan *opsinternalv1.RuntimeEvent
 	log    *zap.Logger
 	// failing is true while deliveries fail (only run touches it), so a
 	// long outage logs once, not once a batch.
@@ -59,7 +59,7 @@ type telemetry struct {
 
 func newTelemetry(sender eventSender, log *zap.Logger, reg prometheus.Registerer, opts telemetryOptions) *telemetry {
 	t := &telemetry{
-		sender: sender, opts: opts, events: make(chan *opsv1.RuntimeEvent, opts.Buffer), log: log,
+		sender: sender, opts: opts, events: make(chan *opsinternalv1.RuntimeEvent, opts.Buffer), log: log,
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "foundry_gateway_telemetry_events_dropped_total",
 			Help: "Runtime telemetry events dropped because the gateway's buffer was full.",
@@ -80,7 +80,7 @@ func newTelemetry(sender eventSender, log *zap.Logger, reg prometheus.Registerer
 }
 
 // record queues an event without ever waiting.
-func (t *telemetry) record(e *opsv1.RuntimeEvent) {
+func (t *telemetry) record(e *opsinternalv1.RuntimeEvent) {
 	select {
 	case t.events <- e:
 	default:
@@ -92,12 +92,12 @@ func (t *telemetry) record(e *opsv1.RuntimeEvent) {
 // observe labels it ("GET /api/ideas/{id=*}"); the event keeps the pattern
 // in template form (/api/ideas/{id}) and never the raw path, its query
 // string, a header or a body.
-func event(method, route string, status int, start time.Time, elapsed time.Duration) *opsv1.RuntimeEvent {
+func event(method, route string, status int, start time.Time, elapsed time.Duration) *opsinternalv1.RuntimeEvent {
 	if _, pattern, ok := strings.Cut(route, " "); ok {
 		route = pattern // drop the method ("GET /api/ready" also serves HEAD)
 	}
 	route = strings.ReplaceAll(route, "=*}", "}")
-	return &opsv1.RuntimeEvent{
+	return &opsinternalv1.RuntimeEvent{
 		Route: route, Method: method, Status: int32(status),
 		DurationMs: float64(elapsed.Microseconds()) / 1000, OccurredAt: wire.Time(start),
 	}
@@ -111,7 +111,7 @@ func (t *telemetry) run(ctx context.Context) {
 		defer ticker.Stop()
 		tick = ticker.C
 	}
-	var batch []*opsv1.RuntimeEvent
+	var batch []*opsinternalv1.RuntimeEvent
 	flush := func(ctx context.Context, timeout time.Duration) {
 		if len(batch) > 0 {
 			t.send(ctx, batch, timeout)
@@ -147,10 +147,10 @@ func (t *telemetry) run(ctx context.Context) {
 
 // send delivers one batch; a failure loses the batch (counted, and logged
 // when delivery starts failing) rather than letting events pile up.
-func (t *telemetry) send(ctx context.Context, batch []*opsv1.RuntimeEvent, timeout time.Duration) {
+func (t *telemetry) send(ctx context.Context, batch []*opsinternalv1.RuntimeEvent, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, err := t.sender.RecordEvents(ctx, &opsv1.RecordEventsRequest{Events: batch})
+	resp, err := t.sender.RecordEvents(ctx, &opsinternalv1.RecordEventsRequest{Events: batch})
 	if err != nil {
 		t.failed.Add(float64(len(batch)))
 		if !t.failing {

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	opsinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/grpcerr"
@@ -24,12 +25,12 @@ import (
 // fakeSender hands each batch to batches, failing when err is set; with
 // block set it waits for it to close first (a stalled ops service).
 type fakeSender struct {
-	batches chan []*opsv1.RuntimeEvent
+	batches chan []*opsinternalv1.RuntimeEvent
 	err     error
 	block   chan struct{}
 }
 
-func (f *fakeSender) RecordEvents(ctx context.Context, in *opsv1.RecordEventsRequest, _ ...grpc.CallOption) (*opsv1.RecordEventsResponse, error) {
+func (f *fakeSender) RecordEvents(ctx context.Context, in *opsinternalv1.RecordEventsRequest, _ ...grpc.CallOption) (*opsinternalv1.RecordEventsResponse, error) {
 	if f.block != nil {
 		select {
 		case <-f.block:
@@ -41,18 +42,18 @@ func (f *fakeSender) RecordEvents(ctx context.Context, in *opsv1.RecordEventsReq
 	if f.err != nil {
 		return nil, f.err
 	}
-	return &opsv1.RecordEventsResponse{Accepted: int32(len(in.GetEvents()))}, nil
+	return &opsinternalv1.RecordEventsResponse{Accepted: int32(len(in.GetEvents()))}, nil
 }
 
 func testOptions(tick <-chan time.Time) telemetryOptions {
 	return telemetryOptions{Buffer: 16, BatchSize: 3, Interval: time.Hour, SendTimeout: time.Minute, tick: tick}
 }
 
-func ev(route string) *opsv1.RuntimeEvent {
-	return &opsv1.RuntimeEvent{Route: route, Method: "GET", Status: 200}
+func ev(route string) *opsinternalv1.RuntimeEvent {
+	return &opsinternalv1.RuntimeEvent{Route: route, Method: "GET", Status: 200}
 }
 
-func routes(batch []*opsv1.RuntimeEvent) []string {
+func routes(batch []*opsinternalv1.RuntimeEvent) []string {
 	var out []string
 	for _, e := range batch {
 		out = append(out, e.GetRoute())
@@ -74,7 +75,7 @@ func start(t *testing.T, tel *telemetry) (stop func()) {
 
 func TestTelemetryBatchesBySizeTickAndStop(t *testing.T) {
 	t.Parallel()
-	sender := &fakeSender{batches: make(chan []*opsv1.RuntimeEvent, 10)}
+	sender := &fakeSender{batches: make(chan []*opsinternalv1.RuntimeEvent, 10)}
 	tick := make(chan time.Time)
 	reg := prometheus.NewRegistry()
 	tel := newTelemetry(sender, zap.NewNop(), reg, testOptions(tick))
@@ -95,7 +96,7 @@ func TestTelemetryBatchesBySizeTickAndStop(t *testing.T) {
 
 func TestTelemetryNeverBlocksARequest(t *testing.T) {
 	t.Parallel()
-	sender := &fakeSender{batches: make(chan []*opsv1.RuntimeEvent, 10), block: make(chan struct{})}
+	sender := &fakeSender{batches: make(chan []*opsinternalv1.RuntimeEvent, 10), block: make(chan struct{})}
 	tel := newTelemetry(sender, zap.NewNop(), nil, testOptions(nil))
 	start(t, tel)
 	defer close(sender.block)
@@ -113,7 +114,7 @@ func TestTelemetryNeverBlocksARequest(t *testing.T) {
 
 func TestTelemetryFailuresAreCounted(t *testing.T) {
 	t.Parallel()
-	sender := &fakeSender{batches: make(chan []*opsv1.RuntimeEvent, 10), err: status.Error(codes.Unavailable, "down")}
+	sender := &fakeSender{batches: make(chan []*opsinternalv1.RuntimeEvent, 10), err: status.Error(codes.Unavailable, "down")}
 	tel := newTelemetry(sender, zap.NewNop(), nil, testOptions(nil))
 	stop := start(t, tel)
 	for _, r := range []string{"/a", "/b", "/c"} {

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	ledgerinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
@@ -204,7 +205,7 @@ func Module() app.Module {
 				GitHubAllowUnsigned: cfg.GitHubAllowUnsigned,
 			})
 			h.RegisterService(&ledgerv1.LedgerService_ServiceDesc, srv)
-			h.RegisterService(&ledgerv1.LedgerInternalService_ServiceDesc, srv)
+			h.RegisterService(&ledgerinternalv1.LedgerInternalService_ServiceDesc, srv)
 			return nil
 		},
 	}

@@ -13,9 +13,10 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
+	opsinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
+	platforminternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/platform/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
-	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/collector"
 	"github.com/foundryhq/foundry/services/ops/internal/handler"
@@ -167,7 +168,7 @@ func Module() app.Module {
 				peers = append(peers, peer.Service{
 					Name: p.name, Service: p.service,
 					Health:  healthpb.NewHealthClient(conn),
-					Storage: platformv1.NewStorageServiceClient(conn),
+					Storage: platforminternalv1.NewStorageServiceClient(conn),
 					Reconnect: func() {
 						if conn.GetState() == connectivity.TransientFailure {
 							conn.ResetConnectBackoff()
@@ -197,7 +198,7 @@ func Module() app.Module {
 			}
 			srv := handler.New(uc)
 			h.RegisterService(&opsv1.OpsService_ServiceDesc, srv)
-			h.RegisterService(&opsv1.OpsInternalService_ServiceDesc, srv)
+			h.RegisterService(&opsinternalv1.OpsInternalService_ServiceDesc, srv)
 			return nil
 		},
 	}

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
@@ -63,7 +64,7 @@ func Module() app.Module {
 			})
 			srv := handler.New(uc)
 			h.RegisterService(&portfoliov1.PortfolioService_ServiceDesc, srv)
-			h.RegisterService(&portfoliov1.PortfolioInternalService_ServiceDesc, srv)
+			h.RegisterService(&portfoliointernalv1.PortfolioInternalService_ServiceDesc, srv)
 			// The startup snapshot runs in the background with a deadline:
 			// however large (or hostile) the portfolio, it can neither delay
 			// readiness nor crash-loop the service.

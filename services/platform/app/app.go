@@ -375,7 +375,7 @@ func selectModules(all []Module, target string) ([]Module, error) {
 
 // Start runs the modules with the settings and returns once every server is
 // listening. Stop the process with Stop. When a module has a database, the
-// process also serves foundry.platform.v1.StorageService, which describes
+// process also serves foundry.internal.platform.v1.StorageService, which describes
 // each module's storage (see storage.go).
 func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err error) {
 	log, err := logging.New(s.LogFormat, s.LogLevel)

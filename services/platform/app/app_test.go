@@ -21,7 +21,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
-	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
+	platforminternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/platform/v1"
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/servicecred"
@@ -96,7 +96,7 @@ func TestStartServesAndStops(t *testing.T) {
 	require.NoError(t, err)
 	for _, want := range []string{
 		`grpc_server_handled_total{grpc_code="OK",grpc_method="Check",grpc_service="grpc.health.v1.Health",grpc_type="unary"} 2`,
-		`grpc_server_handled_total{grpc_code="OK",grpc_method="DescribeStorage",grpc_service="foundry.platform.v1.StorageService",grpc_type="unary"} 0`,
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="DescribeStorage",grpc_service="foundry.internal.platform.v1.StorageService",grpc_type="unary"} 0`,
 		`foundry_build_info{go_version="go`,
 		`go_sql_open_connections{db_name="demo",module="demo"}`,
 	} {
@@ -355,12 +355,12 @@ func TestServiceKeySettings(t *testing.T) {
 	plain, err := grpc.NewClient(p.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer plain.Close()
-	_, err = platformv1.NewStorageServiceClient(plain).DescribeStorage(context.Background(), &platformv1.DescribeStorageRequest{Service: "demo"})
+	_, err = platforminternalv1.NewStorageServiceClient(plain).DescribeStorage(context.Background(), &platforminternalv1.DescribeStorageRequest{Service: "demo"})
 	require.Equal(t, codes.Unauthenticated, status.Code(err), "the generated key is required")
 	peer, err := grpc.NewClient(p.GRPCAddr, asPeer(p)...)
 	require.NoError(t, err)
 	defer peer.Close()
-	got, err := platformv1.NewStorageServiceClient(peer).DescribeStorage(context.Background(), &platformv1.DescribeStorageRequest{Service: "demo"})
+	got, err := platforminternalv1.NewStorageServiceClient(peer).DescribeStorage(context.Background(), &platforminternalv1.DescribeStorageRequest{Service: "demo"})
 	require.NoError(t, err)
 	require.Equal(t, "demo", got.GetService())
 }

@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
+	platforminternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/platform/v1"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/migrate"
@@ -17,12 +17,12 @@ import (
 // database makes the answer "fail" quickly instead of hanging the caller.
 const storageProbeTimeout = 2 * time.Second
 
-// storageService implements foundry.platform.v1.StorageService: every
+// storageService implements foundry.internal.platform.v1.StorageService: every
 // process registers it when one of its modules has a database, so the ops
 // service can report each service's backend and schema version without
 // knowing how (or where) that service was deployed.
 type storageService struct {
-	platformv1.UnimplementedStorageServiceServer
+	platforminternalv1.UnimplementedStorageServiceServer
 
 	dbs map[string]*database.DB // by module name
 	log *zap.Logger
@@ -30,7 +30,7 @@ type storageService struct {
 
 // DescribeStorage implements StorageService.DescribeStorage. Reading the
 // schema version is the liveness check: it needs a working connection.
-func (s *storageService) DescribeStorage(ctx context.Context, req *platformv1.DescribeStorageRequest) (*platformv1.DescribeStorageResponse, error) {
+func (s *storageService) DescribeStorage(ctx context.Context, req *platforminternalv1.DescribeStorageRequest) (*platforminternalv1.DescribeStorageResponse, error) {
 	if req.GetService() == "" {
 		return nil, fault.Validation(fault.Field("service", "required: a module name such as ledger"))
 	}
@@ -38,7 +38,7 @@ func (s *storageService) DescribeStorage(ctx context.Context, req *platformv1.De
 	if !ok {
 		return nil, fault.New(fault.NotFound, "this process runs no %s module with a database", req.GetService())
 	}
-	resp := &platformv1.DescribeStorageResponse{
+	resp := &platforminternalv1.DescribeStorageResponse{
 		Service: req.GetService(),
 		Backend: string(db.Engine()),
 		Target:  db.Target(),
@@ -64,5 +64,5 @@ func (p *Process) registerStorage() {
 	if len(p.dbs) == 0 {
 		return
 	}
-	platformv1.RegisterStorageServiceServer(p.grpc, &storageService{dbs: maps.Clone(p.dbs), log: p.Log.Named("storage")})
+	platforminternalv1.RegisterStorageServiceServer(p.grpc, &storageService{dbs: maps.Clone(p.dbs), log: p.Log.Named("storage")})
 }

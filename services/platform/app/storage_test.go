@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
+	platforminternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/platform/v1"
 	"github.com/foundryhq/foundry/services/platform/app"
 )
 
@@ -26,10 +26,10 @@ func TestDescribeStorage(t *testing.T) {
 	conn, err := grpc.NewClient(p.GRPCAddr, asPeer(p)...)
 	require.NoError(t, err)
 	defer conn.Close()
-	client := platformv1.NewStorageServiceClient(conn)
+	client := platforminternalv1.NewStorageServiceClient(conn)
 	ctx := context.Background()
 
-	got, err := client.DescribeStorage(ctx, &platformv1.DescribeStorageRequest{Service: "demo"})
+	got, err := client.DescribeStorage(ctx, &platforminternalv1.DescribeStorageRequest{Service: "demo"})
 	require.NoError(t, err)
 	require.Equal(t, "demo", got.GetService())
 	require.Equal(t, "sqlite", got.GetBackend())
@@ -47,7 +47,7 @@ func TestDescribeStorage(t *testing.T) {
 		{"a module the process does not run", "ledger", codes.NotFound},
 		{"no module named", "", codes.InvalidArgument},
 	} {
-		_, err := client.DescribeStorage(ctx, &platformv1.DescribeStorageRequest{Service: tc.service})
+		_, err := client.DescribeStorage(ctx, &platforminternalv1.DescribeStorageRequest{Service: tc.service})
 		require.Equal(t, tc.want, status.Code(err), "%s: %v", tc.name, err)
 	}
 }
@@ -62,6 +62,6 @@ func TestDescribeStorageIsAbsentWithoutDatabases(t *testing.T) {
 	conn, err := grpc.NewClient(p.GRPCAddr, asPeer(p)...)
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = platformv1.NewStorageServiceClient(conn).DescribeStorage(context.Background(), &platformv1.DescribeStorageRequest{Service: "plain"})
+	_, err = platforminternalv1.NewStorageServiceClient(conn).DescribeStorage(context.Background(), &platforminternalv1.DescribeStorageRequest{Service: "plain"})
 	require.Equal(t, codes.Unimplemented, status.Code(err), "no storage service is registered: %v", err)
 }

@@ -20,9 +20,12 @@ import (
 	// Every Foundry API, so Policies sees every method.
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
 	authzv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
+	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
+	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
+	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/platform/v1"
+	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
-	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/clock"
@@ -104,7 +107,7 @@ func TestPoliciesCoverEveryMethod(t *testing.T) {
 		}
 		for i := range f.Services().Len() {
 			s := f.Services().Get(i)
-			internal := strings.HasSuffix(string(s.Name()), "InternalService") || s.FullName() == "foundry.platform.v1.StorageService"
+			internal := strings.HasSuffix(string(s.Name()), "InternalService") || s.FullName() == "foundry.internal.platform.v1.StorageService"
 			for j := range s.Methods().Len() {
 				m := s.Methods().Get(j)
 				methods++
@@ -196,12 +199,12 @@ func TestAuthorize(t *testing.T) {
 			&portfoliov1.ApplyRightSizingRequest{DryRun: wrapperspb.Bool(false)}, true, fault.Unauthenticated, ""},
 		{"claim, worker", agentv1.AgentService_ClaimTask_FullMethodName, worker, &agentv1.ClaimTaskRequest{}, true, 0, ""},
 		{"claim, contributor", agentv1.AgentService_ClaimTask_FullMethodName, ada, &agentv1.ClaimTaskRequest{}, true, fault.Forbidden, ""},
-		{"internal, service", portfoliov1.PortfolioInternalService_AdvanceForTask_FullMethodName, svc,
-			&portfoliov1.AdvanceForTaskRequest{}, true, 0, ""},
-		{"internal, admin", portfoliov1.PortfolioInternalService_AdvanceForTask_FullMethodName, admin,
-			&portfoliov1.AdvanceForTaskRequest{}, true, fault.Forbidden, ""},
-		{"internal, anonymous", portfoliov1.PortfolioInternalService_AdvanceForTask_FullMethodName, anon,
-			&portfoliov1.AdvanceForTaskRequest{}, true, fault.Unauthenticated, ""},
+		{"internal, service", portfoliointernalv1.PortfolioInternalService_AdvanceForTask_FullMethodName, svc,
+			&portfoliointernalv1.AdvanceForTaskRequest{}, true, 0, ""},
+		{"internal, admin", portfoliointernalv1.PortfolioInternalService_AdvanceForTask_FullMethodName, admin,
+			&portfoliointernalv1.AdvanceForTaskRequest{}, true, fault.Forbidden, ""},
+		{"internal, anonymous", portfoliointernalv1.PortfolioInternalService_AdvanceForTask_FullMethodName, anon,
+			&portfoliointernalv1.AdvanceForTaskRequest{}, true, fault.Unauthenticated, ""},
 		{"tokens, operator", ledgerv1.LedgerService_CreateToken_FullMethodName, operator, &ledgerv1.CreateTokenRequest{}, true, fault.Forbidden, ""},
 	}
 	for _, tt := range tests {

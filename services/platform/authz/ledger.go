@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	ledgerinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
 )
 
 // LedgerLookup resolves tokens with the ledger, which keeps sessions and
@@ -22,7 +22,7 @@ func LedgerLookup(dial func() (*grpc.ClientConn, error)) Lookup {
 		if err != nil {
 			return Principal{}, fmt.Errorf("verify token: %w", err)
 		}
-		resp, err := ledgerv1.NewLedgerInternalServiceClient(conn).Authenticate(ctx, &ledgerv1.AuthenticateRequest{TokenHash: hash})
+		resp, err := ledgerinternalv1.NewLedgerInternalServiceClient(conn).Authenticate(ctx, &ledgerinternalv1.AuthenticateRequest{TokenHash: hash})
 		if status.Code(err) == codes.Unauthenticated {
 			return invalid(status.Convert(err).Message()), nil
 		}
@@ -34,7 +34,7 @@ func LedgerLookup(dial func() (*grpc.ClientConn, error)) Lookup {
 }
 
 // FromAuthenticateResponse is the principal a ledger's answer describes.
-func FromAuthenticateResponse(resp *ledgerv1.AuthenticateResponse) (Principal, error) {
+func FromAuthenticateResponse(resp *ledgerinternalv1.AuthenticateResponse) (Principal, error) {
 	p := Principal{Kind: Kind(resp.GetKind()), ID: resp.GetId(), ContributorID: resp.GetContributorId(), Name: resp.GetName()}
 	if p.Kind != Session && p.Kind != Token {
 		return Principal{}, fmt.Errorf("verify token: the ledger answered kind %q", p.Kind)
@@ -51,8 +51,8 @@ func FromAuthenticateResponse(resp *ledgerv1.AuthenticateResponse) (Principal, e
 }
 
 // AuthenticateResponse is p as the ledger answers it.
-func (p Principal) AuthenticateResponse() *ledgerv1.AuthenticateResponse {
-	r := &ledgerv1.AuthenticateResponse{Kind: string(p.Kind), Role: RoleName(p.Role), Id: p.ID,
+func (p Principal) AuthenticateResponse() *ledgerinternalv1.AuthenticateResponse {
+	r := &ledgerinternalv1.AuthenticateResponse{Kind: string(p.Kind), Role: RoleName(p.Role), Id: p.ID,
 		ContributorId: p.ContributorID, Name: p.Name}
 	if !p.ExpiresAt.IsZero() {
 		r.ExpiresAtMicros = p.ExpiresAt.UnixMicro()

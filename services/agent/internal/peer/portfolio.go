@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/agent/internal/loop"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
@@ -22,7 +23,7 @@ import (
 // portfolio's gRPC API.
 type Portfolio struct {
 	client   portfoliov1.PortfolioServiceClient
-	internal portfoliov1.PortfolioInternalServiceClient
+	internal portfoliointernalv1.PortfolioInternalServiceClient
 }
 
 var (
@@ -32,7 +33,7 @@ var (
 
 // NewPortfolio returns the adapter over a connection to the portfolio.
 func NewPortfolio(conn grpc.ClientConnInterface) Portfolio {
-	return Portfolio{client: portfoliov1.NewPortfolioServiceClient(conn), internal: portfoliov1.NewPortfolioInternalServiceClient(conn)}
+	return Portfolio{client: portfoliov1.NewPortfolioServiceClient(conn), internal: portfoliointernalv1.NewPortfolioInternalServiceClient(conn)}
 }
 
 // AdvanceForTask implements usecase.Ideas: an unknown idea is
@@ -40,7 +41,7 @@ func NewPortfolio(conn grpc.ClientConnInterface) Portfolio {
 // unreachable portfolio fault.Unavailable; anything else is returned as is
 // (all of them but the first two are retried).
 func (p Portfolio) AdvanceForTask(ctx context.Context, ideaID, taskType, taskID string) error {
-	_, err := p.internal.AdvanceForTask(ctx, &portfoliov1.AdvanceForTaskRequest{IdeaId: ideaID, TaskType: taskType, TaskId: taskID})
+	_, err := p.internal.AdvanceForTask(ctx, &portfoliointernalv1.AdvanceForTaskRequest{IdeaId: ideaID, TaskType: taskType, TaskId: taskID})
 	switch status.Code(err) {
 	case codes.OK:
 		return nil
@@ -59,7 +60,7 @@ func (p Portfolio) AdvanceForTask(ctx context.Context, ideaID, taskType, taskID 
 // one's stage calls for.
 func (p Portfolio) Candidates(ctx context.Context, limit int) ([]loop.Candidate, error) {
 	n := int32(min(max(limit, 1), 500))
-	resp, err := p.internal.ListCandidates(ctx, &portfoliov1.ListCandidatesRequest{Limit: &n})
+	resp, err := p.internal.ListCandidates(ctx, &portfoliointernalv1.ListCandidatesRequest{Limit: &n})
 	if err != nil {
 		return nil, fmt.Errorf("list the portfolio's candidates: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	ledgerinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
@@ -381,7 +382,7 @@ func (h *Handler) ListIncidents(ctx context.Context, req *ledgerv1.ListIncidents
 }
 
 // CheckCoherence implements LedgerService.CheckCoherence (internal).
-func (h *Handler) CheckCoherence(ctx context.Context, _ *ledgerv1.CheckCoherenceRequest) (*ledgerv1.CheckCoherenceResponse, error) {
+func (h *Handler) CheckCoherence(ctx context.Context, _ *ledgerinternalv1.CheckCoherenceRequest) (*ledgerinternalv1.CheckCoherenceResponse, error) {
 	c, err := h.app.CheckCoherence(ctx)
 	if err != nil {
 		return nil, err
@@ -389,17 +390,17 @@ func (h *Handler) CheckCoherence(ctx context.Context, _ *ledgerv1.CheckCoherence
 	// chain carries the journal's reconciliation with the trail too
 	// (usecase.Coherence.Trail), so the monitor treats a movement the trail
 	// does not record like a chain break.
-	return &ledgerv1.CheckCoherenceResponse{Supply: supplyProto(c.Supply), Chain: logProto(c.Log, c.Trail(), c.Backlog),
+	return &ledgerinternalv1.CheckCoherenceResponse{Supply: supplyProto(c.Supply), Chain: logProto(c.Log, c.Trail(), c.Backlog),
 		MismatchedAccounts: c.Mismatched, OracleBreakerTripped: c.Supply.Rate.Breaker.Tripped}, nil
 }
 
 // SetEconomyMode implements LedgerService.SetEconomyMode (internal: the monitor).
-func (h *Handler) SetEconomyMode(ctx context.Context, req *ledgerv1.SetEconomyModeRequest) (*ledgerv1.SetEconomyModeResponse, error) {
+func (h *Handler) SetEconomyMode(ctx context.Context, req *ledgerinternalv1.SetEconomyModeRequest) (*ledgerinternalv1.SetEconomyModeResponse, error) {
 	m, err := h.app.SetMode(ctx, wire.Word(ledgerv1.EconomyMode_name, req.GetMode()), req.GetReason(), "monitor")
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.SetEconomyModeResponse{Mode: mode(m.Mode), Changed: m.Changed}, nil
+	return &ledgerinternalv1.SetEconomyModeResponse{Mode: mode(m.Mode), Changed: m.Changed}, nil
 }
 
 // stage is the portfolio's enum for an idea's stage as the portfolio

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	ledgerinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/github"
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
@@ -33,7 +34,7 @@ import (
 // service's monitor, LedgerInternalService.
 type Handler struct {
 	ledgerv1.UnimplementedLedgerServiceServer
-	ledgerv1.UnimplementedLedgerInternalServiceServer
+	ledgerinternalv1.UnimplementedLedgerInternalServiceServer
 
 	app         *usecase.App
 	clock       clock.Clock

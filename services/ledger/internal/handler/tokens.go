@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	ledgerinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
@@ -19,7 +20,7 @@ import (
 // Authenticate implements LedgerInternalService.Authenticate: the gateway's
 // (and any service's) token look-up. A credential that does not verify is
 // Unauthenticated with the reason.
-func (h *Handler) Authenticate(ctx context.Context, req *ledgerv1.AuthenticateRequest) (*ledgerv1.AuthenticateResponse, error) {
+func (h *Handler) Authenticate(ctx context.Context, req *ledgerinternalv1.AuthenticateRequest) (*ledgerinternalv1.AuthenticateResponse, error) {
 	p, err := h.app.Authenticate(ctx, req.GetTokenHash())
 	if err != nil {
 		return nil, err

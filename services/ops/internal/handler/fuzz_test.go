@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	opsinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/graph"
 	"github.com/foundryhq/foundry/services/ops/internal/handler"
@@ -248,7 +249,7 @@ func FuzzRecordEvents(f *testing.F) {
 	f.Add([]byte(`{"events":[{"duration_ms":"-Infinity"},{}]}`))
 	db := fuzzDB(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req opsv1.RecordEventsRequest
+		var req opsinternalv1.RecordEventsRequest
 		if !decodeRequest(body, &req) {
 			return
 		}

@@ -8,6 +8,7 @@ package handler
 import (
 	"context"
 
+	opsinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/authz"
@@ -17,7 +18,7 @@ import (
 // telemetry, OpsInternalService.
 type Handler struct {
 	opsv1.UnimplementedOpsServiceServer
-	opsv1.UnimplementedOpsInternalServiceServer
+	opsinternalv1.UnimplementedOpsInternalServiceServer
 
 	uc *usecase.App
 }
@@ -72,7 +73,7 @@ func (h *Handler) GetPersistence(ctx context.Context, _ *opsv1.GetPersistenceReq
 // RecordEvents implements OpsService.RecordEvents: it stores a batch in the
 // configured sink (accepted 0 when telemetry is off); 503 to the sender
 // (the gateway's background sender) when the sink fails.
-func (h *Handler) RecordEvents(ctx context.Context, req *opsv1.RecordEventsRequest) (*opsv1.RecordEventsResponse, error) {
+func (h *Handler) RecordEvents(ctx context.Context, req *opsinternalv1.RecordEventsRequest) (*opsinternalv1.RecordEventsResponse, error) {
 	events := make([]usecase.RuntimeEvent, 0, len(req.GetEvents()))
 	for _, e := range req.GetEvents() {
 		events = append(events, usecase.RuntimeEvent{
@@ -84,5 +85,5 @@ func (h *Handler) RecordEvents(ctx context.Context, req *opsv1.RecordEventsReque
 	if err != nil {
 		return nil, err
 	}
-	return &opsv1.RecordEventsResponse{Accepted: int32(n)}, nil
+	return &opsinternalv1.RecordEventsResponse{Accepted: int32(n)}, nil
 }

@@ -20,8 +20,9 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
 
+	opsinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
+	platforminternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/platform/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
-	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/handler"
 	grpcpeer "github.com/foundryhq/foundry/services/ops/internal/peer"
 	"github.com/foundryhq/foundry/services/ops/internal/store"
@@ -77,20 +78,20 @@ func (f fakeHealth) Check(context.Context, *healthpb.HealthCheckRequest, ...grpc
 
 // fakeStorage answers DescribeStorage with a fixed description or error.
 type fakeStorage struct {
-	resp *platformv1.DescribeStorageResponse
+	resp *platforminternalv1.DescribeStorageResponse
 	err  error
 }
 
-func (f fakeStorage) DescribeStorage(_ context.Context, req *platformv1.DescribeStorageRequest, _ ...grpc.CallOption) (*platformv1.DescribeStorageResponse, error) {
+func (f fakeStorage) DescribeStorage(_ context.Context, req *platforminternalv1.DescribeStorageRequest, _ ...grpc.CallOption) (*platforminternalv1.DescribeStorageResponse, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	r := proto.Clone(f.resp).(*platformv1.DescribeStorageResponse)
+	r := proto.Clone(f.resp).(*platforminternalv1.DescribeStorageResponse)
 	r.Service = req.GetService()
 	return r, nil
 }
 
-var okStorage = fakeStorage{resp: &platformv1.DescribeStorageResponse{Backend: "sqlite", SchemaVersion: 2, Status: "ok", Target: "data/x.db"}}
+var okStorage = fakeStorage{resp: &platforminternalv1.DescribeStorageResponse{Backend: "sqlite", SchemaVersion: 2, Status: "ok", Target: "data/x.db"}}
 
 func peer(name string, health fakeHealth, storage fakeStorage) usecase.Peer {
 	return grpcpeer.Service{Name: name, Service: "foundry." + name + ".v1.Service", Health: health, Storage: storage}.Peer()
@@ -147,7 +148,7 @@ func TestReady(t *testing.T) {
 		{"unreachable", peer("ledger", fakeHealth{err: errors.New("connection refused")}, okStorage), "not ready: ledger: unreachable"},
 		{"not serving", peer("ledger", fakeHealth{status: healthpb.HealthCheckResponse_NOT_SERVING}, okStorage), "not ready: ledger: not serving"},
 		{"database failing", peer("ledger", fakeHealth{status: healthpb.HealthCheckResponse_SERVING},
-			fakeStorage{resp: &platformv1.DescribeStorageResponse{Status: "fail", Detail: "dial tcp 10.0.0.1:5432: refused"}}),
+			fakeStorage{resp: &platforminternalv1.DescribeStorageResponse{Status: "fail", Detail: "dial tcp 10.0.0.1:5432: refused"}}),
 			"not ready: ledger: database not answering"},
 	}
 	for _, tc := range tests {
@@ -272,7 +273,7 @@ func (failingSink) Write(context.Context, []telemetry.Event) error { return erro
 func TestRecordEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	batch := &opsv1.RecordEventsRequest{Events: []*opsv1.RuntimeEvent{
+	batch := &opsinternalv1.RecordEventsRequest{Events: []*opsinternalv1.RuntimeEvent{
 		{Route: "/api/graph/nodes/{node_id}", Method: "get", Status: 200, DurationMs: 1.25, OccurredAt: "2026-05-01T12:00:00Z"},
 		{Route: "/api/ideas?token=secret", Method: "POST", Status: 201, DurationMs: -3, OccurredAt: "garbage"},
 	}}
@@ -315,7 +316,7 @@ foundry_telemetry_events_failed_total 2
 	t.Run("oversized batches are refused", func(t *testing.T) {
 		t.Parallel()
 		h := setup(t, usecase.Config{})
-		big := &opsv1.RecordEventsRequest{Events: make([]*opsv1.RuntimeEvent, 5001)}
+		big := &opsinternalv1.RecordEventsRequest{Events: make([]*opsinternalv1.RuntimeEvent, 5001)}
 		_, err := h.RecordEvents(ctx, big)
 		require.Equal(t, fault.Invalid, fault.KindOf(err))
 	})

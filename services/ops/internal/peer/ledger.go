@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	ledgerinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/monitor"
 	"github.com/foundryhq/foundry/services/ops/internal/usecase"
@@ -14,19 +15,19 @@ import (
 // Ledger is the ledger as the economy monitor sees it, through its
 // internal gRPC API.
 type Ledger struct {
-	client ledgerv1.LedgerInternalServiceClient
+	client ledgerinternalv1.LedgerInternalServiceClient
 }
 
 var _ usecase.Ledger = Ledger{}
 
 // NewLedger returns the adapter over a connection to the ledger.
 func NewLedger(conn grpc.ClientConnInterface) Ledger {
-	return Ledger{client: ledgerv1.NewLedgerInternalServiceClient(conn)}
+	return Ledger{client: ledgerinternalv1.NewLedgerInternalServiceClient(conn)}
 }
 
 // Check implements usecase.Ledger.
 func (l Ledger) Check(ctx context.Context) (monitor.Check, error) {
-	resp, err := l.client.CheckCoherence(ctx, &ledgerv1.CheckCoherenceRequest{})
+	resp, err := l.client.CheckCoherence(ctx, &ledgerinternalv1.CheckCoherenceRequest{})
 	if err != nil {
 		return monitor.Check{}, err
 	}
@@ -43,7 +44,7 @@ func (l Ledger) Check(ctx context.Context) (monitor.Check, error) {
 
 // SetMode implements usecase.Ledger.
 func (l Ledger) SetMode(ctx context.Context, mode, reason string) (string, error) {
-	resp, err := l.client.SetEconomyMode(ctx, &ledgerv1.SetEconomyModeRequest{
+	resp, err := l.client.SetEconomyMode(ctx, &ledgerinternalv1.SetEconomyModeRequest{
 		Mode: wire.Enum[ledgerv1.EconomyMode](ledgerv1.EconomyMode_value, mode), Reason: reason})
 	if err != nil {
 		return "", err

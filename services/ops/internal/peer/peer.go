@@ -7,7 +7,7 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	platformv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1"
+	platforminternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/platform/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/usecase"
 )
 
@@ -20,7 +20,7 @@ type Service struct {
 	Health  healthpb.HealthClient
 	// Storage describes the peer's database (served by every process);
 	// nil when the peer cannot be asked.
-	Storage platformv1.StorageServiceClient
+	Storage platforminternalv1.StorageServiceClient
 	// Reconnect, when set, makes a connection that is backing off after a
 	// failure retry at once, so readiness sees a returning peer on the next
 	// probe rather than after the backoff.
@@ -55,7 +55,7 @@ func (s Service) serving(ctx context.Context) (bool, error) {
 // describe asks the peer's process to describe its database.
 func (s Service) describe(ctx context.Context) (usecase.ServiceStorage, error) {
 	s.reconnect()
-	sr, err := s.Storage.DescribeStorage(ctx, &platformv1.DescribeStorageRequest{Service: s.Name})
+	sr, err := s.Storage.DescribeStorage(ctx, &platforminternalv1.DescribeStorageRequest{Service: s.Name})
 	if err != nil {
 		return usecase.ServiceStorage{}, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -37,7 +38,7 @@ const (
 // service, PortfolioInternalService.
 type Handler struct {
 	portfoliov1.UnimplementedPortfolioServiceServer
-	portfoliov1.UnimplementedPortfolioInternalServiceServer
+	portfoliointernalv1.UnimplementedPortfolioInternalServiceServer
 
 	app *usecase.App
 }

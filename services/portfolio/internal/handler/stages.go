@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 
+	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/wire"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
@@ -29,17 +30,17 @@ func (h *Handler) SetIdeaStage(ctx context.Context, req *portfoliov1.SetIdeaStag
 
 // AdvanceForTask implements PortfolioService.AdvanceForTask: a completed
 // task moves its idea at most one stage, and at most once per task id.
-func (h *Handler) AdvanceForTask(ctx context.Context, req *portfoliov1.AdvanceForTaskRequest) (*portfoliov1.AdvanceForTaskResponse, error) {
+func (h *Handler) AdvanceForTask(ctx context.Context, req *portfoliointernalv1.AdvanceForTaskRequest) (*portfoliointernalv1.AdvanceForTaskResponse, error) {
 	out, err := h.app.AdvanceForTask(ctx, req.GetIdeaId(), req.GetTaskId(), req.GetTaskType())
 	if err != nil {
 		return nil, storeError(err, req.GetIdeaId())
 	}
-	return &portfoliov1.AdvanceForTaskResponse{Idea: toProto(out.Idea), Advanced: out.Moved, PreviousStage: wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, out.From)}, nil
+	return &portfoliointernalv1.AdvanceForTaskResponse{Idea: toProto(out.Idea), Advanced: out.Moved, PreviousStage: wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, out.From)}, nil
 }
 
 // ListCandidates implements PortfolioService.ListCandidates: active ideas
 // not yet complete, best score first, with the task each needs next.
-func (h *Handler) ListCandidates(ctx context.Context, req *portfoliov1.ListCandidatesRequest) (*portfoliov1.ListCandidatesResponse, error) {
+func (h *Handler) ListCandidates(ctx context.Context, req *portfoliointernalv1.ListCandidatesRequest) (*portfoliointernalv1.ListCandidatesResponse, error) {
 	limit, err := pageLimit(req.Limit, DefaultCandidateLimit)
 	if err != nil {
 		return nil, err
@@ -48,9 +49,9 @@ func (h *Handler) ListCandidates(ctx context.Context, req *portfoliov1.ListCandi
 	if err != nil {
 		return nil, err
 	}
-	resp := &portfoliov1.ListCandidatesResponse{Candidates: make([]*portfoliov1.Candidate, 0, len(ideas))}
+	resp := &portfoliointernalv1.ListCandidatesResponse{Candidates: make([]*portfoliointernalv1.Candidate, 0, len(ideas))}
 	for _, i := range ideas {
-		resp.Candidates = append(resp.Candidates, &portfoliov1.Candidate{Idea: toProto(i), NextTaskType: idea.NextTaskType(i.Stage)})
+		resp.Candidates = append(resp.Candidates, &portfoliointernalv1.Candidate{Idea: toProto(i), NextTaskType: idea.NextTaskType(i.Stage)})
 	}
 	return resp, nil
 }

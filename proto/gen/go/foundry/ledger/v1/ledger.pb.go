@@ -5641,219 +5641,6 @@ func (x *ListIncidentsResponse) GetIncidents() []*Incident {
 	return nil
 }
 
-// CheckCoherenceRequest is empty.
-type CheckCoherenceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *CheckCoherenceRequest) Reset() {
-	*x = CheckCoherenceRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CheckCoherenceRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CheckCoherenceRequest) ProtoMessage() {}
-
-func (x *CheckCoherenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CheckCoherenceRequest.ProtoReflect.Descriptor instead.
-func (*CheckCoherenceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
-}
-
-// CheckCoherenceResponse is the ledger's check of itself.
-type CheckCoherenceResponse struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Supply *GetSupplyResponse     `protobuf:"bytes,1,opt,name=supply,proto3" json:"supply,omitempty"`
-	Chain  *VerifyAuditResponse   `protobuf:"bytes,2,opt,name=chain,proto3" json:"chain,omitempty"`
-	// mismatched_accounts have a cached balance that differs from their journal.
-	MismatchedAccounts   []string `protobuf:"bytes,3,rep,name=mismatched_accounts,json=mismatchedAccounts,proto3" json:"mismatched_accounts,omitempty"`
-	OracleBreakerTripped bool     `protobuf:"varint,4,opt,name=oracle_breaker_tripped,json=oracleBreakerTripped,proto3" json:"oracle_breaker_tripped,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
-}
-
-func (x *CheckCoherenceResponse) Reset() {
-	*x = CheckCoherenceResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CheckCoherenceResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CheckCoherenceResponse) ProtoMessage() {}
-
-func (x *CheckCoherenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CheckCoherenceResponse.ProtoReflect.Descriptor instead.
-func (*CheckCoherenceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
-}
-
-func (x *CheckCoherenceResponse) GetSupply() *GetSupplyResponse {
-	if x != nil {
-		return x.Supply
-	}
-	return nil
-}
-
-func (x *CheckCoherenceResponse) GetChain() *VerifyAuditResponse {
-	if x != nil {
-		return x.Chain
-	}
-	return nil
-}
-
-func (x *CheckCoherenceResponse) GetMismatchedAccounts() []string {
-	if x != nil {
-		return x.MismatchedAccounts
-	}
-	return nil
-}
-
-func (x *CheckCoherenceResponse) GetOracleBreakerTripped() bool {
-	if x != nil {
-		return x.OracleBreakerTripped
-	}
-	return false
-}
-
-// SetEconomyModeRequest is the monitor's decision.
-type SetEconomyModeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Mode          EconomyMode            `protobuf:"varint,1,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
-	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *SetEconomyModeRequest) Reset() {
-	*x = SetEconomyModeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *SetEconomyModeRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*SetEconomyModeRequest) ProtoMessage() {}
-
-func (x *SetEconomyModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SetEconomyModeRequest.ProtoReflect.Descriptor instead.
-func (*SetEconomyModeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
-}
-
-func (x *SetEconomyModeRequest) GetMode() EconomyMode {
-	if x != nil {
-		return x.Mode
-	}
-	return EconomyMode_economy_mode_unspecified
-}
-
-func (x *SetEconomyModeRequest) GetReason() string {
-	if x != nil {
-		return x.Reason
-	}
-	return ""
-}
-
-// SetEconomyModeResponse is the mode in force afterwards.
-type SetEconomyModeResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Mode          EconomyMode            `protobuf:"varint,1,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
-	Changed       bool                   `protobuf:"varint,2,opt,name=changed,proto3" json:"changed,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *SetEconomyModeResponse) Reset() {
-	*x = SetEconomyModeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *SetEconomyModeResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*SetEconomyModeResponse) ProtoMessage() {}
-
-func (x *SetEconomyModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SetEconomyModeResponse.ProtoReflect.Descriptor instead.
-func (*SetEconomyModeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
-}
-
-func (x *SetEconomyModeResponse) GetMode() EconomyMode {
-	if x != nil {
-		return x.Mode
-	}
-	return EconomyMode_economy_mode_unspecified
-}
-
-func (x *SetEconomyModeResponse) GetChanged() bool {
-	if x != nil {
-		return x.Changed
-	}
-	return false
-}
-
 // LogoutRequest has no fields: the session is the request's Bearer token.
 type LogoutRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5863,7 +5650,7 @@ type LogoutRequest struct {
 
 func (x *LogoutRequest) Reset() {
 	*x = LogoutRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5875,7 +5662,7 @@ func (x *LogoutRequest) String() string {
 func (*LogoutRequest) ProtoMessage() {}
 
 func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5888,7 +5675,7 @@ func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
 func (*LogoutRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
 }
 
 // LogoutResponse confirms the session was revoked.
@@ -5901,7 +5688,7 @@ type LogoutResponse struct {
 
 func (x *LogoutResponse) Reset() {
 	*x = LogoutResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5913,7 +5700,7 @@ func (x *LogoutResponse) String() string {
 func (*LogoutResponse) ProtoMessage() {}
 
 func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5926,7 +5713,7 @@ func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
 func (*LogoutResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *LogoutResponse) GetRevoked() bool {
@@ -5945,7 +5732,7 @@ type GetPrincipalRequest struct {
 
 func (x *GetPrincipalRequest) Reset() {
 	*x = GetPrincipalRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5957,7 +5744,7 @@ func (x *GetPrincipalRequest) String() string {
 func (*GetPrincipalRequest) ProtoMessage() {}
 
 func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5970,7 +5757,7 @@ func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalRequest.ProtoReflect.Descriptor instead.
 func (*GetPrincipalRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
 }
 
 // GetPrincipalResponse describes the caller.
@@ -5996,7 +5783,7 @@ type GetPrincipalResponse struct {
 
 func (x *GetPrincipalResponse) Reset() {
 	*x = GetPrincipalResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6008,7 +5795,7 @@ func (x *GetPrincipalResponse) String() string {
 func (*GetPrincipalResponse) ProtoMessage() {}
 
 func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6021,7 +5808,7 @@ func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalResponse.ProtoReflect.Descriptor instead.
 func (*GetPrincipalResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetPrincipalResponse) GetKind() string {
@@ -6096,7 +5883,7 @@ type APIToken struct {
 
 func (x *APIToken) Reset() {
 	*x = APIToken{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6108,7 +5895,7 @@ func (x *APIToken) String() string {
 func (*APIToken) ProtoMessage() {}
 
 func (x *APIToken) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6121,7 +5908,7 @@ func (x *APIToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIToken.ProtoReflect.Descriptor instead.
 func (*APIToken) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *APIToken) GetId() string {
@@ -6181,7 +5968,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6193,7 +5980,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6206,7 +5993,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *CreateTokenRequest) GetName() string {
@@ -6242,7 +6029,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6254,7 +6041,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6267,7 +6054,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *CreateTokenResponse) GetApiToken() *APIToken {
@@ -6293,7 +6080,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6305,7 +6092,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6318,7 +6105,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
 }
 
 // ListTokensResponse lists every API token, revoked ones included.
@@ -6331,7 +6118,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6343,7 +6130,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6356,7 +6143,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *ListTokensResponse) GetTokens() []*APIToken {
@@ -6376,7 +6163,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6388,7 +6175,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6401,7 +6188,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -6421,7 +6208,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6433,7 +6220,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6446,7 +6233,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *RevokeTokenResponse) GetApiToken() *APIToken {
@@ -6454,140 +6241,6 @@ func (x *RevokeTokenResponse) GetApiToken() *APIToken {
 		return x.ApiToken
 	}
 	return nil
-}
-
-// AuthenticateRequest carries the hex SHA-256 of a Bearer token.
-type AuthenticateRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TokenHash     string                 `protobuf:"bytes,1,opt,name=token_hash,json=tokenHash,proto3" json:"token_hash,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AuthenticateRequest) Reset() {
-	*x = AuthenticateRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AuthenticateRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AuthenticateRequest) ProtoMessage() {}
-
-func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
-func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
-}
-
-func (x *AuthenticateRequest) GetTokenHash() string {
-	if x != nil {
-		return x.TokenHash
-	}
-	return ""
-}
-
-// AuthenticateResponse is the verified principal.
-type AuthenticateResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// kind: session or token.
-	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	Role string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
-	// id is the token's id, or the session's token hash.
-	Id            string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
-	ContributorId string `protobuf:"bytes,4,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
-	// name is the token's name or the session contributor's handle.
-	Name string `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
-	// expires_at_micros is Unix microseconds; 0 when the credential never expires.
-	ExpiresAtMicros int64 `protobuf:"varint,6,opt,name=expires_at_micros,json=expiresAtMicros,proto3" json:"expires_at_micros,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
-}
-
-func (x *AuthenticateResponse) Reset() {
-	*x = AuthenticateResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AuthenticateResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AuthenticateResponse) ProtoMessage() {}
-
-func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
-func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
-}
-
-func (x *AuthenticateResponse) GetKind() string {
-	if x != nil {
-		return x.Kind
-	}
-	return ""
-}
-
-func (x *AuthenticateResponse) GetRole() string {
-	if x != nil {
-		return x.Role
-	}
-	return ""
-}
-
-func (x *AuthenticateResponse) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
-func (x *AuthenticateResponse) GetContributorId() string {
-	if x != nil {
-		return x.ContributorId
-	}
-	return ""
-}
-
-func (x *AuthenticateResponse) GetName() string {
-	if x != nil {
-		return x.Name
-	}
-	return ""
-}
-
-func (x *AuthenticateResponse) GetExpiresAtMicros() int64 {
-	if x != nil {
-		return x.ExpiresAtMicros
-	}
-	return 0
 }
 
 var File_foundry_ledger_v1_ledger_proto protoreflect.FileDescriptor
@@ -7010,19 +6663,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
 	"\x06_limit\"R\n" +
 	"\x15ListIncidentsResponse\x129\n" +
-	"\tincidents\x18\x01 \x03(\v2\x1b.foundry.ledger.v1.IncidentR\tincidents\"\x17\n" +
-	"\x15CheckCoherenceRequest\"\xfb\x01\n" +
-	"\x16CheckCoherenceResponse\x12<\n" +
-	"\x06supply\x18\x01 \x01(\v2$.foundry.ledger.v1.GetSupplyResponseR\x06supply\x12<\n" +
-	"\x05chain\x18\x02 \x01(\v2&.foundry.ledger.v1.VerifyAuditResponseR\x05chain\x12/\n" +
-	"\x13mismatched_accounts\x18\x03 \x03(\tR\x12mismatchedAccounts\x124\n" +
-	"\x16oracle_breaker_tripped\x18\x04 \x01(\bR\x14oracleBreakerTripped\"c\n" +
-	"\x15SetEconomyModeRequest\x122\n" +
-	"\x04mode\x18\x01 \x01(\x0e2\x1e.foundry.ledger.v1.EconomyModeR\x04mode\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"f\n" +
-	"\x16SetEconomyModeResponse\x122\n" +
-	"\x04mode\x18\x01 \x01(\x0e2\x1e.foundry.ledger.v1.EconomyModeR\x04mode\x12\x18\n" +
-	"\achanged\x18\x02 \x01(\bR\achanged\"\x0f\n" +
+	"\tincidents\x18\x01 \x03(\v2\x1b.foundry.ledger.v1.IncidentR\tincidents\"\x0f\n" +
 	"\rLogoutRequest\"*\n" +
 	"\x0eLogoutResponse\x12\x18\n" +
 	"\arevoked\x18\x01 \x01(\bR\arevoked\"\x15\n" +
@@ -7060,17 +6701,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x12RevokeTokenRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13RevokeTokenResponse\x128\n" +
-	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken\"4\n" +
-	"\x13AuthenticateRequest\x12\x1d\n" +
-	"\n" +
-	"token_hash\x18\x01 \x01(\tR\ttokenHash\"\xb5\x01\n" +
-	"\x14AuthenticateResponse\x12\x12\n" +
-	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
-	"\x04role\x18\x02 \x01(\tR\x04role\x12\x0e\n" +
-	"\x02id\x18\x03 \x01(\tR\x02id\x12%\n" +
-	"\x0econtributor_id\x18\x04 \x01(\tR\rcontributorId\x12\x12\n" +
-	"\x04name\x18\x05 \x01(\tR\x04name\x12*\n" +
-	"\x11expires_at_micros\x18\x06 \x01(\x03R\x0fexpiresAtMicros2\x8d%\n" +
+	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\x8d%\n" +
 	"\rLedgerService\x12\\\n" +
 	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x01\x12b\n" +
@@ -7161,14 +6792,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x11GetIncidentStatus\x12+.foundry.ledger.v1.GetIncidentStatusRequest\x1a,.foundry.ledger.v1.GetIncidentStatusResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12k\n" +
 	"\rListIncidents\x12'.foundry.ledger.v1.ListIncidentsRequest\x1a(.foundry.ledger.v1.ListIncidentsResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\x022\xe1\x02\n" +
-	"\x15LedgerInternalService\x12n\n" +
-	"\x0eCheckCoherence\x12(.foundry.ledger.v1.CheckCoherenceRequest\x1a).foundry.ledger.v1.CheckCoherenceResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\a\x12n\n" +
-	"\x0eSetEconomyMode\x12(.foundry.ledger.v1.SetEconomyModeRequest\x1a).foundry.ledger.v1.SetEconomyModeResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\a\x12h\n" +
-	"\fAuthenticate\x12&.foundry.ledger.v1.AuthenticateRequest\x1a'.foundry.ledger.v1.AuthenticateResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\aB\xd0\x01\n" +
+	"\x01\x02B\xd0\x01\n" +
 	"\x15com.foundry.ledger.v1B\vLedgerProtoP\x01ZDgithub.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1;ledgerv1\xa2\x02\x03FLX\xaa\x02\x11Foundry.Ledger.V1\xca\x02\x11Foundry\\Ledger\\V1\xe2\x02\x1dFoundry\\Ledger\\V1\\GPBMetadata\xea\x02\x13Foundry::Ledger::V1b\x06proto3"
 
 var (
@@ -7183,7 +6807,7 @@ func file_foundry_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 107)
+var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 101)
 var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RegisterRequest)(nil),                      // 0: foundry.ledger.v1.RegisterRequest
 	(*RegisterResponse)(nil),                     // 1: foundry.ledger.v1.RegisterResponse
@@ -7274,36 +6898,30 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*Incident)(nil),                             // 86: foundry.ledger.v1.Incident
 	(*ListIncidentsRequest)(nil),                 // 87: foundry.ledger.v1.ListIncidentsRequest
 	(*ListIncidentsResponse)(nil),                // 88: foundry.ledger.v1.ListIncidentsResponse
-	(*CheckCoherenceRequest)(nil),                // 89: foundry.ledger.v1.CheckCoherenceRequest
-	(*CheckCoherenceResponse)(nil),               // 90: foundry.ledger.v1.CheckCoherenceResponse
-	(*SetEconomyModeRequest)(nil),                // 91: foundry.ledger.v1.SetEconomyModeRequest
-	(*SetEconomyModeResponse)(nil),               // 92: foundry.ledger.v1.SetEconomyModeResponse
-	(*LogoutRequest)(nil),                        // 93: foundry.ledger.v1.LogoutRequest
-	(*LogoutResponse)(nil),                       // 94: foundry.ledger.v1.LogoutResponse
-	(*GetPrincipalRequest)(nil),                  // 95: foundry.ledger.v1.GetPrincipalRequest
-	(*GetPrincipalResponse)(nil),                 // 96: foundry.ledger.v1.GetPrincipalResponse
-	(*APIToken)(nil),                             // 97: foundry.ledger.v1.APIToken
-	(*CreateTokenRequest)(nil),                   // 98: foundry.ledger.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),                  // 99: foundry.ledger.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),                    // 100: foundry.ledger.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),                   // 101: foundry.ledger.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),                   // 102: foundry.ledger.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),                  // 103: foundry.ledger.v1.RevokeTokenResponse
-	(*AuthenticateRequest)(nil),                  // 104: foundry.ledger.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),                 // 105: foundry.ledger.v1.AuthenticateResponse
-	nil,                                          // 106: foundry.ledger.v1.AuditEntry.AttrsEntry
-	(*structpb.Struct)(nil),                      // 107: google.protobuf.Struct
-	(v1.Stage)(0),                                // 108: foundry.portfolio.v1.Stage
-	(*wrapperspb.StringValue)(nil),               // 109: google.protobuf.StringValue
-	(EconomyMode)(0),                             // 110: foundry.ledger.v1.EconomyMode
-	(*wrapperspb.Int32Value)(nil),                // 111: google.protobuf.Int32Value
+	(*LogoutRequest)(nil),                        // 89: foundry.ledger.v1.LogoutRequest
+	(*LogoutResponse)(nil),                       // 90: foundry.ledger.v1.LogoutResponse
+	(*GetPrincipalRequest)(nil),                  // 91: foundry.ledger.v1.GetPrincipalRequest
+	(*GetPrincipalResponse)(nil),                 // 92: foundry.ledger.v1.GetPrincipalResponse
+	(*APIToken)(nil),                             // 93: foundry.ledger.v1.APIToken
+	(*CreateTokenRequest)(nil),                   // 94: foundry.ledger.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),                  // 95: foundry.ledger.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),                    // 96: foundry.ledger.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),                   // 97: foundry.ledger.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),                   // 98: foundry.ledger.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),                  // 99: foundry.ledger.v1.RevokeTokenResponse
+	nil,                                          // 100: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*structpb.Struct)(nil),                      // 101: google.protobuf.Struct
+	(v1.Stage)(0),                                // 102: foundry.portfolio.v1.Stage
+	(*wrapperspb.StringValue)(nil),               // 103: google.protobuf.StringValue
+	(EconomyMode)(0),                             // 104: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.Int32Value)(nil),                // 105: google.protobuf.Int32Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
-	107, // 3: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	107, // 4: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	101, // 3: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
+	101, // 4: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
 	13,  // 5: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 6: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 7: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
@@ -7314,142 +6932,132 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	25,  // 12: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
 	25,  // 13: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
 	26,  // 14: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.ledger.v1.Pagination
-	108, // 15: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	102, // 15: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
 	34,  // 16: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
 	36,  // 17: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
 	37,  // 18: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	109, // 19: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	103, // 19: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
 	41,  // 20: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
 	40,  // 21: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
 	44,  // 22: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	108, // 23: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	102, // 23: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
 	47,  // 24: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	109, // 25: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	110, // 26: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	106, // 27: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	103, // 25: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	104, // 26: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	100, // 27: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
 	64,  // 28: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	111, // 29: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	111, // 30: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	109, // 31: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	105, // 29: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	105, // 30: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	103, // 31: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
 	77,  // 32: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	111, // 33: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	111, // 34: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	105, // 33: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	105, // 34: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
 	64,  // 35: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
 	77,  // 36: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	110, // 37: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	109, // 38: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	110, // 39: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	109, // 40: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	104, // 37: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	103, // 38: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	104, // 39: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	103, // 40: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
 	86,  // 41: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	61,  // 42: foundry.ledger.v1.CheckCoherenceResponse.supply:type_name -> foundry.ledger.v1.GetSupplyResponse
-	68,  // 43: foundry.ledger.v1.CheckCoherenceResponse.chain:type_name -> foundry.ledger.v1.VerifyAuditResponse
-	110, // 44: foundry.ledger.v1.SetEconomyModeRequest.mode:type_name -> foundry.ledger.v1.EconomyMode
-	110, // 45: foundry.ledger.v1.SetEconomyModeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	109, // 46: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	109, // 47: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	109, // 48: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	109, // 49: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	109, // 50: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	109, // 51: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	109, // 52: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	97,  // 53: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	97,  // 54: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	97,  // 55: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 56: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 57: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 58: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	93,  // 59: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	95,  // 60: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	98,  // 61: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	100, // 62: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	102, // 63: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 64: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 65: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 66: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14,  // 67: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16,  // 68: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18,  // 69: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	20,  // 70: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	22,  // 71: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	27,  // 72: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	29,  // 73: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	31,  // 74: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	33,  // 75: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	38,  // 76: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	42,  // 77: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	45,  // 78: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	48,  // 79: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	50,  // 80: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	52,  // 81: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	54,  // 82: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	56,  // 83: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	58,  // 84: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	60,  // 85: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	62,  // 86: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	65,  // 87: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	67,  // 88: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	69,  // 89: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	71,  // 90: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	73,  // 91: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	75,  // 92: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	78,  // 93: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	80,  // 94: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	82,  // 95: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	84,  // 96: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	87,  // 97: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	89,  // 98: foundry.ledger.v1.LedgerInternalService.CheckCoherence:input_type -> foundry.ledger.v1.CheckCoherenceRequest
-	91,  // 99: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:input_type -> foundry.ledger.v1.SetEconomyModeRequest
-	104, // 100: foundry.ledger.v1.LedgerInternalService.Authenticate:input_type -> foundry.ledger.v1.AuthenticateRequest
-	1,   // 101: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 102: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 103: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	94,  // 104: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	96,  // 105: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	99,  // 106: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	101, // 107: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	103, // 108: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 109: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 110: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 111: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 112: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 113: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 114: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	21,  // 115: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	23,  // 116: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	28,  // 117: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	30,  // 118: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	32,  // 119: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	35,  // 120: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	39,  // 121: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	43,  // 122: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	46,  // 123: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	49,  // 124: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	51,  // 125: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	53,  // 126: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	55,  // 127: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	57,  // 128: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	59,  // 129: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	61,  // 130: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	63,  // 131: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	66,  // 132: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	68,  // 133: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	70,  // 134: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	72,  // 135: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	74,  // 136: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	76,  // 137: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	79,  // 138: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	81,  // 139: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	83,  // 140: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	85,  // 141: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	88,  // 142: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	90,  // 143: foundry.ledger.v1.LedgerInternalService.CheckCoherence:output_type -> foundry.ledger.v1.CheckCoherenceResponse
-	92,  // 144: foundry.ledger.v1.LedgerInternalService.SetEconomyMode:output_type -> foundry.ledger.v1.SetEconomyModeResponse
-	105, // 145: foundry.ledger.v1.LedgerInternalService.Authenticate:output_type -> foundry.ledger.v1.AuthenticateResponse
-	101, // [101:146] is the sub-list for method output_type
-	56,  // [56:101] is the sub-list for method input_type
-	56,  // [56:56] is the sub-list for extension type_name
-	56,  // [56:56] is the sub-list for extension extendee
-	0,   // [0:56] is the sub-list for field type_name
+	103, // 42: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	103, // 43: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	103, // 44: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	103, // 45: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	103, // 46: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	103, // 47: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	103, // 48: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	93,  // 49: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	93,  // 50: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	93,  // 51: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 52: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 53: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 54: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	89,  // 55: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	91,  // 56: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	94,  // 57: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	96,  // 58: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	98,  // 59: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 60: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 61: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 62: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14,  // 63: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16,  // 64: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18,  // 65: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	20,  // 66: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	22,  // 67: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	27,  // 68: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	29,  // 69: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	31,  // 70: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	33,  // 71: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	38,  // 72: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	42,  // 73: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	45,  // 74: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	48,  // 75: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	50,  // 76: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	52,  // 77: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	54,  // 78: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	56,  // 79: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	58,  // 80: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	60,  // 81: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	62,  // 82: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	65,  // 83: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	67,  // 84: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	69,  // 85: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	71,  // 86: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	73,  // 87: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	75,  // 88: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	78,  // 89: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	80,  // 90: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	82,  // 91: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	84,  // 92: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	87,  // 93: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 94: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 95: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 96: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	90,  // 97: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	92,  // 98: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	95,  // 99: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	97,  // 100: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	99,  // 101: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 102: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 103: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 104: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 105: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 106: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 107: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	21,  // 108: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	23,  // 109: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	28,  // 110: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	30,  // 111: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	32,  // 112: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	35,  // 113: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	39,  // 114: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	43,  // 115: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	46,  // 116: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	49,  // 117: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	51,  // 118: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	53,  // 119: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	55,  // 120: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	57,  // 121: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	59,  // 122: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	61,  // 123: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	63,  // 124: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	66,  // 125: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	68,  // 126: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	70,  // 127: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	72,  // 128: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	74,  // 129: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	76,  // 130: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	79,  // 131: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	81,  // 132: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	83,  // 133: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	85,  // 134: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	88,  // 135: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	94,  // [94:136] is the sub-list for method output_type
+	52,  // [52:94] is the sub-list for method input_type
+	52,  // [52:52] is the sub-list for extension type_name
+	52,  // [52:52] is the sub-list for extension extendee
+	0,   // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
@@ -7473,9 +7081,9 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ledger_v1_ledger_proto_rawDesc), len(file_foundry_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   107,
+			NumMessages:   101,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   1,
 		},
 		GoTypes:           file_foundry_ledger_v1_ledger_proto_goTypes,
 		DependencyIndexes: file_foundry_ledger_v1_ledger_proto_depIdxs,

@@ -478,175 +478,6 @@ func (x *GetPersistenceResponse) GetTargetsShown() bool {
 	return false
 }
 
-// RuntimeEvent is one served request.
-type RuntimeEvent struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// route is the matched path template (/api/ideas/{id}), not the raw path.
-	Route  string `protobuf:"bytes,1,opt,name=route,proto3" json:"route,omitempty"`
-	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
-	// status is the HTTP status code.
-	Status        int32   `protobuf:"varint,3,opt,name=status,proto3" json:"status,omitempty"`
-	DurationMs    float64 `protobuf:"fixed64,4,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
-	OccurredAt    string  `protobuf:"bytes,5,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *RuntimeEvent) Reset() {
-	*x = RuntimeEvent{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[7]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *RuntimeEvent) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*RuntimeEvent) ProtoMessage() {}
-
-func (x *RuntimeEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[7]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use RuntimeEvent.ProtoReflect.Descriptor instead.
-func (*RuntimeEvent) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{7}
-}
-
-func (x *RuntimeEvent) GetRoute() string {
-	if x != nil {
-		return x.Route
-	}
-	return ""
-}
-
-func (x *RuntimeEvent) GetMethod() string {
-	if x != nil {
-		return x.Method
-	}
-	return ""
-}
-
-func (x *RuntimeEvent) GetStatus() int32 {
-	if x != nil {
-		return x.Status
-	}
-	return 0
-}
-
-func (x *RuntimeEvent) GetDurationMs() float64 {
-	if x != nil {
-		return x.DurationMs
-	}
-	return 0
-}
-
-func (x *RuntimeEvent) GetOccurredAt() string {
-	if x != nil {
-		return x.OccurredAt
-	}
-	return ""
-}
-
-// RecordEventsRequest is a batch of events.
-type RecordEventsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Events        []*RuntimeEvent        `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *RecordEventsRequest) Reset() {
-	*x = RecordEventsRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[8]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *RecordEventsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*RecordEventsRequest) ProtoMessage() {}
-
-func (x *RecordEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[8]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use RecordEventsRequest.ProtoReflect.Descriptor instead.
-func (*RecordEventsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{8}
-}
-
-func (x *RecordEventsRequest) GetEvents() []*RuntimeEvent {
-	if x != nil {
-		return x.Events
-	}
-	return nil
-}
-
-// RecordEventsResponse counts the stored events (0 when telemetry is off).
-type RecordEventsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Accepted      int32                  `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *RecordEventsResponse) Reset() {
-	*x = RecordEventsResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[9]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *RecordEventsResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*RecordEventsResponse) ProtoMessage() {}
-
-func (x *RecordEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[9]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use RecordEventsResponse.ProtoReflect.Descriptor instead.
-func (*RecordEventsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{9}
-}
-
-func (x *RecordEventsResponse) GetAccepted() int32 {
-	if x != nil {
-		return x.Accepted
-	}
-	return 0
-}
-
 // GetAutomationUsageRequest is empty.
 type GetAutomationUsageRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -656,7 +487,7 @@ type GetAutomationUsageRequest struct {
 
 func (x *GetAutomationUsageRequest) Reset() {
 	*x = GetAutomationUsageRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[10]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +499,7 @@ func (x *GetAutomationUsageRequest) String() string {
 func (*GetAutomationUsageRequest) ProtoMessage() {}
 
 func (x *GetAutomationUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[10]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +512,7 @@ func (x *GetAutomationUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAutomationUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetAutomationUsageRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{10}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{7}
 }
 
 // UsageAlert warns about a provider's quota.
@@ -696,7 +527,7 @@ type UsageAlert struct {
 
 func (x *UsageAlert) Reset() {
 	*x = UsageAlert{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[11]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +539,7 @@ func (x *UsageAlert) String() string {
 func (*UsageAlert) ProtoMessage() {}
 
 func (x *UsageAlert) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[11]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +552,7 @@ func (x *UsageAlert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageAlert.ProtoReflect.Descriptor instead.
 func (*UsageAlert) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{11}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *UsageAlert) GetLevel() string {
@@ -765,7 +596,7 @@ type ProviderUsage struct {
 
 func (x *ProviderUsage) Reset() {
 	*x = ProviderUsage{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[12]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +608,7 @@ func (x *ProviderUsage) String() string {
 func (*ProviderUsage) ProtoMessage() {}
 
 func (x *ProviderUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[12]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +621,7 @@ func (x *ProviderUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderUsage.ProtoReflect.Descriptor instead.
 func (*ProviderUsage) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{12}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ProviderUsage) GetProvider() string {
@@ -883,7 +714,7 @@ type UsageMeta struct {
 
 func (x *UsageMeta) Reset() {
 	*x = UsageMeta{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[13]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -895,7 +726,7 @@ func (x *UsageMeta) String() string {
 func (*UsageMeta) ProtoMessage() {}
 
 func (x *UsageMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[13]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -908,7 +739,7 @@ func (x *UsageMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageMeta.ProtoReflect.Descriptor instead.
 func (*UsageMeta) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{13}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UsageMeta) GetDataSource() string {
@@ -951,7 +782,7 @@ type GetAutomationUsageResponse struct {
 
 func (x *GetAutomationUsageResponse) Reset() {
 	*x = GetAutomationUsageResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[14]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +794,7 @@ func (x *GetAutomationUsageResponse) String() string {
 func (*GetAutomationUsageResponse) ProtoMessage() {}
 
 func (x *GetAutomationUsageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[14]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -976,7 +807,7 @@ func (x *GetAutomationUsageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAutomationUsageResponse.ProtoReflect.Descriptor instead.
 func (*GetAutomationUsageResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{14}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetAutomationUsageResponse) GetProviders() []*ProviderUsage {
@@ -1009,7 +840,7 @@ type UsageMetric struct {
 
 func (x *UsageMetric) Reset() {
 	*x = UsageMetric{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[15]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +852,7 @@ func (x *UsageMetric) String() string {
 func (*UsageMetric) ProtoMessage() {}
 
 func (x *UsageMetric) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[15]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +865,7 @@ func (x *UsageMetric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageMetric.ProtoReflect.Descriptor instead.
 func (*UsageMetric) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{15}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UsageMetric) GetName() string {
@@ -1090,7 +921,7 @@ type UsageSnapshot struct {
 
 func (x *UsageSnapshot) Reset() {
 	*x = UsageSnapshot{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[16]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +933,7 @@ func (x *UsageSnapshot) String() string {
 func (*UsageSnapshot) ProtoMessage() {}
 
 func (x *UsageSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[16]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +946,7 @@ func (x *UsageSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageSnapshot.ProtoReflect.Descriptor instead.
 func (*UsageSnapshot) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{16}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UsageSnapshot) GetId() string {
@@ -1173,7 +1004,7 @@ type IngestUsageSnapshotRequest struct {
 
 func (x *IngestUsageSnapshotRequest) Reset() {
 	*x = IngestUsageSnapshotRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[17]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1016,7 @@ func (x *IngestUsageSnapshotRequest) String() string {
 func (*IngestUsageSnapshotRequest) ProtoMessage() {}
 
 func (x *IngestUsageSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[17]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1029,7 @@ func (x *IngestUsageSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestUsageSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*IngestUsageSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{17}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *IngestUsageSnapshotRequest) GetProvider() string {
@@ -1232,7 +1063,7 @@ type IngestUsageSnapshotResponse struct {
 
 func (x *IngestUsageSnapshotResponse) Reset() {
 	*x = IngestUsageSnapshotResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[18]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1075,7 @@ func (x *IngestUsageSnapshotResponse) String() string {
 func (*IngestUsageSnapshotResponse) ProtoMessage() {}
 
 func (x *IngestUsageSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[18]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1088,7 @@ func (x *IngestUsageSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestUsageSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*IngestUsageSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{18}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *IngestUsageSnapshotResponse) GetSnapshot() *UsageSnapshot {
@@ -1286,7 +1117,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[19]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1298,7 +1129,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[19]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1311,7 +1142,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{19}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Node) GetId() string {
@@ -1375,7 +1206,7 @@ type Edge struct {
 
 func (x *Edge) Reset() {
 	*x = Edge{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[20]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +1218,7 @@ func (x *Edge) String() string {
 func (*Edge) ProtoMessage() {}
 
 func (x *Edge) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[20]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +1231,7 @@ func (x *Edge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Edge.ProtoReflect.Descriptor instead.
 func (*Edge) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{20}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Edge) GetId() string {
@@ -1466,7 +1297,7 @@ type UpsertNodeRequest struct {
 
 func (x *UpsertNodeRequest) Reset() {
 	*x = UpsertNodeRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[21]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1478,7 +1309,7 @@ func (x *UpsertNodeRequest) String() string {
 func (*UpsertNodeRequest) ProtoMessage() {}
 
 func (x *UpsertNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[21]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1491,7 +1322,7 @@ func (x *UpsertNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertNodeRequest.ProtoReflect.Descriptor instead.
 func (*UpsertNodeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{21}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *UpsertNodeRequest) GetNodeType() string {
@@ -1528,7 +1359,7 @@ type UpsertNodeResponse struct {
 
 func (x *UpsertNodeResponse) Reset() {
 	*x = UpsertNodeResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[22]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1371,7 @@ func (x *UpsertNodeResponse) String() string {
 func (*UpsertNodeResponse) ProtoMessage() {}
 
 func (x *UpsertNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[22]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1384,7 @@ func (x *UpsertNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertNodeResponse.ProtoReflect.Descriptor instead.
 func (*UpsertNodeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{22}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *UpsertNodeResponse) GetNode() *Node {
@@ -1580,7 +1411,7 @@ type GetNodeRequest struct {
 
 func (x *GetNodeRequest) Reset() {
 	*x = GetNodeRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[23]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1423,7 @@ func (x *GetNodeRequest) String() string {
 func (*GetNodeRequest) ProtoMessage() {}
 
 func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[23]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1436,7 @@ func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeRequest.ProtoReflect.Descriptor instead.
 func (*GetNodeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{23}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetNodeRequest) GetNodeId() string {
@@ -1636,7 +1467,7 @@ type GetNodeResponse struct {
 
 func (x *GetNodeResponse) Reset() {
 	*x = GetNodeResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[24]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +1479,7 @@ func (x *GetNodeResponse) String() string {
 func (*GetNodeResponse) ProtoMessage() {}
 
 func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[24]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +1492,7 @@ func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeResponse.ProtoReflect.Descriptor instead.
 func (*GetNodeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{24}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetNodeResponse) GetId() string {
@@ -1735,7 +1566,7 @@ type CreateEdgeRequest struct {
 
 func (x *CreateEdgeRequest) Reset() {
 	*x = CreateEdgeRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[25]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1578,7 @@ func (x *CreateEdgeRequest) String() string {
 func (*CreateEdgeRequest) ProtoMessage() {}
 
 func (x *CreateEdgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[25]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1591,7 @@ func (x *CreateEdgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateEdgeRequest.ProtoReflect.Descriptor instead.
 func (*CreateEdgeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{25}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CreateEdgeRequest) GetEdgeType() string {
@@ -1808,7 +1639,7 @@ type CreateEdgeResponse struct {
 
 func (x *CreateEdgeResponse) Reset() {
 	*x = CreateEdgeResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[26]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +1651,7 @@ func (x *CreateEdgeResponse) String() string {
 func (*CreateEdgeResponse) ProtoMessage() {}
 
 func (x *CreateEdgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[26]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +1664,7 @@ func (x *CreateEdgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateEdgeResponse.ProtoReflect.Descriptor instead.
 func (*CreateEdgeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{26}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CreateEdgeResponse) GetEdge() *Edge {
@@ -1861,7 +1692,7 @@ type ListNodeEdgesRequest struct {
 
 func (x *ListNodeEdgesRequest) Reset() {
 	*x = ListNodeEdgesRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[27]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1873,7 +1704,7 @@ func (x *ListNodeEdgesRequest) String() string {
 func (*ListNodeEdgesRequest) ProtoMessage() {}
 
 func (x *ListNodeEdgesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[27]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1886,7 +1717,7 @@ func (x *ListNodeEdgesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodeEdgesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodeEdgesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{27}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListNodeEdgesRequest) GetNodeId() string {
@@ -1938,7 +1769,7 @@ type ListNodeEdgesResponse struct {
 
 func (x *ListNodeEdgesResponse) Reset() {
 	*x = ListNodeEdgesResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[28]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1950,7 +1781,7 @@ func (x *ListNodeEdgesResponse) String() string {
 func (*ListNodeEdgesResponse) ProtoMessage() {}
 
 func (x *ListNodeEdgesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[28]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1963,7 +1794,7 @@ func (x *ListNodeEdgesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodeEdgesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodeEdgesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{28}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListNodeEdgesResponse) GetEdges() []*Edge {
@@ -2010,7 +1841,7 @@ type ListEdgesRequest struct {
 
 func (x *ListEdgesRequest) Reset() {
 	*x = ListEdgesRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[29]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +1853,7 @@ func (x *ListEdgesRequest) String() string {
 func (*ListEdgesRequest) ProtoMessage() {}
 
 func (x *ListEdgesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[29]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +1866,7 @@ func (x *ListEdgesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEdgesRequest.ProtoReflect.Descriptor instead.
 func (*ListEdgesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{29}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListEdgesRequest) GetEdgeType() string {
@@ -2086,7 +1917,7 @@ type ListEdgesResponse struct {
 
 func (x *ListEdgesResponse) Reset() {
 	*x = ListEdgesResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[30]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2098,7 +1929,7 @@ func (x *ListEdgesResponse) String() string {
 func (*ListEdgesResponse) ProtoMessage() {}
 
 func (x *ListEdgesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[30]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2111,7 +1942,7 @@ func (x *ListEdgesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEdgesResponse.ProtoReflect.Descriptor instead.
 func (*ListEdgesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{30}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListEdgesResponse) GetEdges() []*Edge {
@@ -2151,7 +1982,7 @@ type GetCoherenceRequest struct {
 
 func (x *GetCoherenceRequest) Reset() {
 	*x = GetCoherenceRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[31]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2163,7 +1994,7 @@ func (x *GetCoherenceRequest) String() string {
 func (*GetCoherenceRequest) ProtoMessage() {}
 
 func (x *GetCoherenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[31]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2176,7 +2007,7 @@ func (x *GetCoherenceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCoherenceRequest.ProtoReflect.Descriptor instead.
 func (*GetCoherenceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{31}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{28}
 }
 
 // GetCoherenceResponse is one monitor check.
@@ -2208,7 +2039,7 @@ type GetCoherenceResponse struct {
 
 func (x *GetCoherenceResponse) Reset() {
 	*x = GetCoherenceResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[32]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2220,7 +2051,7 @@ func (x *GetCoherenceResponse) String() string {
 func (*GetCoherenceResponse) ProtoMessage() {}
 
 func (x *GetCoherenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[32]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2233,7 +2064,7 @@ func (x *GetCoherenceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCoherenceResponse.ProtoReflect.Descriptor instead.
 func (*GetCoherenceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{32}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetCoherenceResponse) GetCheckedAt() string {
@@ -2358,19 +2189,7 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\bservices\x18\x01 \x03(\v2\".foundry.ops.v1.ServicePersistenceR\bservices\x12B\n" +
 	"\ttelemetry\x18\x02 \x01(\v2$.foundry.ops.v1.TelemetryPersistenceR\ttelemetry\x12\x16\n" +
 	"\x06status\x18\x03 \x01(\tR\x06status\x12#\n" +
-	"\rtargets_shown\x18\x04 \x01(\bR\ftargetsShown\"\x96\x01\n" +
-	"\fRuntimeEvent\x12\x14\n" +
-	"\x05route\x18\x01 \x01(\tR\x05route\x12\x16\n" +
-	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
-	"\x06status\x18\x03 \x01(\x05R\x06status\x12\x1f\n" +
-	"\vduration_ms\x18\x04 \x01(\x01R\n" +
-	"durationMs\x12\x1f\n" +
-	"\voccurred_at\x18\x05 \x01(\tR\n" +
-	"occurredAt\"K\n" +
-	"\x13RecordEventsRequest\x124\n" +
-	"\x06events\x18\x01 \x03(\v2\x1c.foundry.ops.v1.RuntimeEventR\x06events\"2\n" +
-	"\x14RecordEventsResponse\x12\x1a\n" +
-	"\baccepted\x18\x01 \x01(\x05R\baccepted\"\x1b\n" +
+	"\rtargets_shown\x18\x04 \x01(\bR\ftargetsShown\"\x1b\n" +
 	"\x19GetAutomationUsageRequest\"<\n" +
 	"\n" +
 	"UsageAlert\x12\x14\n" +
@@ -2542,10 +2361,7 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\rListNodeEdges\x12$.foundry.ops.v1.ListNodeEdgesRequest\x1a%.foundry.ops.v1.ListNodeEdgesResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12Y\n" +
 	"\tListEdges\x12 .foundry.ops.v1.ListEdgesRequest\x1a!.foundry.ops.v1.ListEdgesResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\x022x\n" +
-	"\x12OpsInternalService\x12b\n" +
-	"\fRecordEvents\x12#.foundry.ops.v1.RecordEventsRequest\x1a$.foundry.ops.v1.RecordEventsResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\aB\xb8\x01\n" +
+	"\x01\x02B\xb8\x01\n" +
 	"\x12com.foundry.ops.v1B\bOpsProtoP\x01Z>github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1;opsv1\xa2\x02\x03FOX\xaa\x02\x0eFoundry.Ops.V1\xca\x02\x0eFoundry\\Ops\\V1\xe2\x02\x1aFoundry\\Ops\\V1\\GPBMetadata\xea\x02\x10Foundry::Ops::V1b\x06proto3"
 
 var (
@@ -2560,7 +2376,7 @@ func file_foundry_ops_v1_ops_proto_rawDescGZIP() []byte {
 	return file_foundry_ops_v1_ops_proto_rawDescData
 }
 
-var file_foundry_ops_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_foundry_ops_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_foundry_ops_v1_ops_proto_goTypes = []any{
 	(*ReadyRequest)(nil),                // 0: foundry.ops.v1.ReadyRequest
 	(*ReadinessCheck)(nil),              // 1: foundry.ops.v1.ReadinessCheck
@@ -2569,96 +2385,90 @@ var file_foundry_ops_v1_ops_proto_goTypes = []any{
 	(*ServicePersistence)(nil),          // 4: foundry.ops.v1.ServicePersistence
 	(*TelemetryPersistence)(nil),        // 5: foundry.ops.v1.TelemetryPersistence
 	(*GetPersistenceResponse)(nil),      // 6: foundry.ops.v1.GetPersistenceResponse
-	(*RuntimeEvent)(nil),                // 7: foundry.ops.v1.RuntimeEvent
-	(*RecordEventsRequest)(nil),         // 8: foundry.ops.v1.RecordEventsRequest
-	(*RecordEventsResponse)(nil),        // 9: foundry.ops.v1.RecordEventsResponse
-	(*GetAutomationUsageRequest)(nil),   // 10: foundry.ops.v1.GetAutomationUsageRequest
-	(*UsageAlert)(nil),                  // 11: foundry.ops.v1.UsageAlert
-	(*ProviderUsage)(nil),               // 12: foundry.ops.v1.ProviderUsage
-	(*UsageMeta)(nil),                   // 13: foundry.ops.v1.UsageMeta
-	(*GetAutomationUsageResponse)(nil),  // 14: foundry.ops.v1.GetAutomationUsageResponse
-	(*UsageMetric)(nil),                 // 15: foundry.ops.v1.UsageMetric
-	(*UsageSnapshot)(nil),               // 16: foundry.ops.v1.UsageSnapshot
-	(*IngestUsageSnapshotRequest)(nil),  // 17: foundry.ops.v1.IngestUsageSnapshotRequest
-	(*IngestUsageSnapshotResponse)(nil), // 18: foundry.ops.v1.IngestUsageSnapshotResponse
-	(*Node)(nil),                        // 19: foundry.ops.v1.Node
-	(*Edge)(nil),                        // 20: foundry.ops.v1.Edge
-	(*UpsertNodeRequest)(nil),           // 21: foundry.ops.v1.UpsertNodeRequest
-	(*UpsertNodeResponse)(nil),          // 22: foundry.ops.v1.UpsertNodeResponse
-	(*GetNodeRequest)(nil),              // 23: foundry.ops.v1.GetNodeRequest
-	(*GetNodeResponse)(nil),             // 24: foundry.ops.v1.GetNodeResponse
-	(*CreateEdgeRequest)(nil),           // 25: foundry.ops.v1.CreateEdgeRequest
-	(*CreateEdgeResponse)(nil),          // 26: foundry.ops.v1.CreateEdgeResponse
-	(*ListNodeEdgesRequest)(nil),        // 27: foundry.ops.v1.ListNodeEdgesRequest
-	(*ListNodeEdgesResponse)(nil),       // 28: foundry.ops.v1.ListNodeEdgesResponse
-	(*ListEdgesRequest)(nil),            // 29: foundry.ops.v1.ListEdgesRequest
-	(*ListEdgesResponse)(nil),           // 30: foundry.ops.v1.ListEdgesResponse
-	(*GetCoherenceRequest)(nil),         // 31: foundry.ops.v1.GetCoherenceRequest
-	(*GetCoherenceResponse)(nil),        // 32: foundry.ops.v1.GetCoherenceResponse
-	(*wrapperspb.DoubleValue)(nil),      // 33: google.protobuf.DoubleValue
-	(*wrapperspb.StringValue)(nil),      // 34: google.protobuf.StringValue
-	(*structpb.Struct)(nil),             // 35: google.protobuf.Struct
-	(v1.EconomyMode)(0),                 // 36: foundry.ledger.v1.EconomyMode
-	(*wrapperspb.Int32Value)(nil),       // 37: google.protobuf.Int32Value
+	(*GetAutomationUsageRequest)(nil),   // 7: foundry.ops.v1.GetAutomationUsageRequest
+	(*UsageAlert)(nil),                  // 8: foundry.ops.v1.UsageAlert
+	(*ProviderUsage)(nil),               // 9: foundry.ops.v1.ProviderUsage
+	(*UsageMeta)(nil),                   // 10: foundry.ops.v1.UsageMeta
+	(*GetAutomationUsageResponse)(nil),  // 11: foundry.ops.v1.GetAutomationUsageResponse
+	(*UsageMetric)(nil),                 // 12: foundry.ops.v1.UsageMetric
+	(*UsageSnapshot)(nil),               // 13: foundry.ops.v1.UsageSnapshot
+	(*IngestUsageSnapshotRequest)(nil),  // 14: foundry.ops.v1.IngestUsageSnapshotRequest
+	(*IngestUsageSnapshotResponse)(nil), // 15: foundry.ops.v1.IngestUsageSnapshotResponse
+	(*Node)(nil),                        // 16: foundry.ops.v1.Node
+	(*Edge)(nil),                        // 17: foundry.ops.v1.Edge
+	(*UpsertNodeRequest)(nil),           // 18: foundry.ops.v1.UpsertNodeRequest
+	(*UpsertNodeResponse)(nil),          // 19: foundry.ops.v1.UpsertNodeResponse
+	(*GetNodeRequest)(nil),              // 20: foundry.ops.v1.GetNodeRequest
+	(*GetNodeResponse)(nil),             // 21: foundry.ops.v1.GetNodeResponse
+	(*CreateEdgeRequest)(nil),           // 22: foundry.ops.v1.CreateEdgeRequest
+	(*CreateEdgeResponse)(nil),          // 23: foundry.ops.v1.CreateEdgeResponse
+	(*ListNodeEdgesRequest)(nil),        // 24: foundry.ops.v1.ListNodeEdgesRequest
+	(*ListNodeEdgesResponse)(nil),       // 25: foundry.ops.v1.ListNodeEdgesResponse
+	(*ListEdgesRequest)(nil),            // 26: foundry.ops.v1.ListEdgesRequest
+	(*ListEdgesResponse)(nil),           // 27: foundry.ops.v1.ListEdgesResponse
+	(*GetCoherenceRequest)(nil),         // 28: foundry.ops.v1.GetCoherenceRequest
+	(*GetCoherenceResponse)(nil),        // 29: foundry.ops.v1.GetCoherenceResponse
+	(*wrapperspb.DoubleValue)(nil),      // 30: google.protobuf.DoubleValue
+	(*wrapperspb.StringValue)(nil),      // 31: google.protobuf.StringValue
+	(*structpb.Struct)(nil),             // 32: google.protobuf.Struct
+	(v1.EconomyMode)(0),                 // 33: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.Int32Value)(nil),       // 34: google.protobuf.Int32Value
 }
 var file_foundry_ops_v1_ops_proto_depIdxs = []int32{
 	1,  // 0: foundry.ops.v1.ReadyResponse.checks:type_name -> foundry.ops.v1.ReadinessCheck
 	4,  // 1: foundry.ops.v1.GetPersistenceResponse.services:type_name -> foundry.ops.v1.ServicePersistence
 	5,  // 2: foundry.ops.v1.GetPersistenceResponse.telemetry:type_name -> foundry.ops.v1.TelemetryPersistence
-	7,  // 3: foundry.ops.v1.RecordEventsRequest.events:type_name -> foundry.ops.v1.RuntimeEvent
-	33, // 4: foundry.ops.v1.ProviderUsage.usage_remaining:type_name -> google.protobuf.DoubleValue
-	33, // 5: foundry.ops.v1.ProviderUsage.usage_limit:type_name -> google.protobuf.DoubleValue
-	33, // 6: foundry.ops.v1.ProviderUsage.usage_used:type_name -> google.protobuf.DoubleValue
-	34, // 7: foundry.ops.v1.ProviderUsage.collected_at:type_name -> google.protobuf.StringValue
-	11, // 8: foundry.ops.v1.ProviderUsage.alerts:type_name -> foundry.ops.v1.UsageAlert
-	12, // 9: foundry.ops.v1.GetAutomationUsageResponse.providers:type_name -> foundry.ops.v1.ProviderUsage
-	13, // 10: foundry.ops.v1.GetAutomationUsageResponse.meta:type_name -> foundry.ops.v1.UsageMeta
-	33, // 11: foundry.ops.v1.UsageMetric.limit:type_name -> google.protobuf.DoubleValue
-	15, // 12: foundry.ops.v1.UsageSnapshot.metrics:type_name -> foundry.ops.v1.UsageMetric
-	15, // 13: foundry.ops.v1.IngestUsageSnapshotRequest.metrics:type_name -> foundry.ops.v1.UsageMetric
-	16, // 14: foundry.ops.v1.IngestUsageSnapshotResponse.snapshot:type_name -> foundry.ops.v1.UsageSnapshot
-	34, // 15: foundry.ops.v1.Node.external_id:type_name -> google.protobuf.StringValue
-	35, // 16: foundry.ops.v1.Node.payload:type_name -> google.protobuf.Struct
-	35, // 17: foundry.ops.v1.Edge.payload:type_name -> google.protobuf.Struct
-	35, // 18: foundry.ops.v1.UpsertNodeRequest.payload:type_name -> google.protobuf.Struct
-	19, // 19: foundry.ops.v1.UpsertNodeResponse.node:type_name -> foundry.ops.v1.Node
-	34, // 20: foundry.ops.v1.GetNodeResponse.external_id:type_name -> google.protobuf.StringValue
-	35, // 21: foundry.ops.v1.GetNodeResponse.payload:type_name -> google.protobuf.Struct
-	20, // 22: foundry.ops.v1.GetNodeResponse.outgoing_edges:type_name -> foundry.ops.v1.Edge
-	35, // 23: foundry.ops.v1.CreateEdgeRequest.payload:type_name -> google.protobuf.Struct
-	20, // 24: foundry.ops.v1.CreateEdgeResponse.edge:type_name -> foundry.ops.v1.Edge
-	20, // 25: foundry.ops.v1.ListNodeEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
-	20, // 26: foundry.ops.v1.ListEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
-	36, // 27: foundry.ops.v1.GetCoherenceResponse.decided_mode:type_name -> foundry.ledger.v1.EconomyMode
-	36, // 28: foundry.ops.v1.GetCoherenceResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	37, // 29: foundry.ops.v1.GetCoherenceResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	0,  // 30: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
-	3,  // 31: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
-	31, // 32: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
-	10, // 33: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
-	17, // 34: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
-	21, // 35: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
-	23, // 36: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
-	25, // 37: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
-	27, // 38: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
-	29, // 39: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
-	8,  // 40: foundry.ops.v1.OpsInternalService.RecordEvents:input_type -> foundry.ops.v1.RecordEventsRequest
-	2,  // 41: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
-	6,  // 42: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
-	32, // 43: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
-	14, // 44: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
-	18, // 45: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
-	22, // 46: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
-	24, // 47: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
-	26, // 48: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
-	28, // 49: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
-	30, // 50: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
-	9,  // 51: foundry.ops.v1.OpsInternalService.RecordEvents:output_type -> foundry.ops.v1.RecordEventsResponse
-	41, // [41:52] is the sub-list for method output_type
-	30, // [30:41] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	30, // 3: foundry.ops.v1.ProviderUsage.usage_remaining:type_name -> google.protobuf.DoubleValue
+	30, // 4: foundry.ops.v1.ProviderUsage.usage_limit:type_name -> google.protobuf.DoubleValue
+	30, // 5: foundry.ops.v1.ProviderUsage.usage_used:type_name -> google.protobuf.DoubleValue
+	31, // 6: foundry.ops.v1.ProviderUsage.collected_at:type_name -> google.protobuf.StringValue
+	8,  // 7: foundry.ops.v1.ProviderUsage.alerts:type_name -> foundry.ops.v1.UsageAlert
+	9,  // 8: foundry.ops.v1.GetAutomationUsageResponse.providers:type_name -> foundry.ops.v1.ProviderUsage
+	10, // 9: foundry.ops.v1.GetAutomationUsageResponse.meta:type_name -> foundry.ops.v1.UsageMeta
+	30, // 10: foundry.ops.v1.UsageMetric.limit:type_name -> google.protobuf.DoubleValue
+	12, // 11: foundry.ops.v1.UsageSnapshot.metrics:type_name -> foundry.ops.v1.UsageMetric
+	12, // 12: foundry.ops.v1.IngestUsageSnapshotRequest.metrics:type_name -> foundry.ops.v1.UsageMetric
+	13, // 13: foundry.ops.v1.IngestUsageSnapshotResponse.snapshot:type_name -> foundry.ops.v1.UsageSnapshot
+	31, // 14: foundry.ops.v1.Node.external_id:type_name -> google.protobuf.StringValue
+	32, // 15: foundry.ops.v1.Node.payload:type_name -> google.protobuf.Struct
+	32, // 16: foundry.ops.v1.Edge.payload:type_name -> google.protobuf.Struct
+	32, // 17: foundry.ops.v1.UpsertNodeRequest.payload:type_name -> google.protobuf.Struct
+	16, // 18: foundry.ops.v1.UpsertNodeResponse.node:type_name -> foundry.ops.v1.Node
+	31, // 19: foundry.ops.v1.GetNodeResponse.external_id:type_name -> google.protobuf.StringValue
+	32, // 20: foundry.ops.v1.GetNodeResponse.payload:type_name -> google.protobuf.Struct
+	17, // 21: foundry.ops.v1.GetNodeResponse.outgoing_edges:type_name -> foundry.ops.v1.Edge
+	32, // 22: foundry.ops.v1.CreateEdgeRequest.payload:type_name -> google.protobuf.Struct
+	17, // 23: foundry.ops.v1.CreateEdgeResponse.edge:type_name -> foundry.ops.v1.Edge
+	17, // 24: foundry.ops.v1.ListNodeEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
+	17, // 25: foundry.ops.v1.ListEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
+	33, // 26: foundry.ops.v1.GetCoherenceResponse.decided_mode:type_name -> foundry.ledger.v1.EconomyMode
+	33, // 27: foundry.ops.v1.GetCoherenceResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	34, // 28: foundry.ops.v1.GetCoherenceResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	0,  // 29: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
+	3,  // 30: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
+	28, // 31: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
+	7,  // 32: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
+	14, // 33: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
+	18, // 34: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
+	20, // 35: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
+	22, // 36: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
+	24, // 37: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
+	26, // 38: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
+	2,  // 39: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
+	6,  // 40: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
+	29, // 41: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
+	11, // 42: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
+	15, // 43: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
+	19, // 44: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
+	21, // 45: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
+	23, // 46: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
+	25, // 47: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
+	27, // 48: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
+	39, // [39:49] is the sub-list for method output_type
+	29, // [29:39] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ops_v1_ops_proto_init() }
@@ -2666,19 +2476,19 @@ func file_foundry_ops_v1_ops_proto_init() {
 	if File_foundry_ops_v1_ops_proto != nil {
 		return
 	}
-	file_foundry_ops_v1_ops_proto_msgTypes[21].OneofWrappers = []any{}
-	file_foundry_ops_v1_ops_proto_msgTypes[25].OneofWrappers = []any{}
-	file_foundry_ops_v1_ops_proto_msgTypes[27].OneofWrappers = []any{}
-	file_foundry_ops_v1_ops_proto_msgTypes[29].OneofWrappers = []any{}
+	file_foundry_ops_v1_ops_proto_msgTypes[18].OneofWrappers = []any{}
+	file_foundry_ops_v1_ops_proto_msgTypes[22].OneofWrappers = []any{}
+	file_foundry_ops_v1_ops_proto_msgTypes[24].OneofWrappers = []any{}
+	file_foundry_ops_v1_ops_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ops_v1_ops_proto_rawDesc), len(file_foundry_ops_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   30,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   1,
 		},
 		GoTypes:           file_foundry_ops_v1_ops_proto_goTypes,
 		DependencyIndexes: file_foundry_ops_v1_ops_proto_depIdxs,

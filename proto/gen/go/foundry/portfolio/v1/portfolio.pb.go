@@ -2999,280 +2999,6 @@ func (x *ListRightSizingHistoryResponse) GetSnapshots() []*HealthSnapshot {
 	return nil
 }
 
-// AdvanceForTaskRequest reports a completed task for an idea.
-type AdvanceForTaskRequest struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	IdeaId string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
-	// task_type is the completed task's type (spec, impl, test, review, ...): it
-	// decides the target stage (spec -> specced, impl -> implementing,
-	// test -> testing, review -> reviewing, then complete).
-	TaskType string `protobuf:"bytes,2,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
-	// task_id makes the call idempotent: a task advances its idea at most once.
-	TaskId        string `protobuf:"bytes,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdvanceForTaskRequest) Reset() {
-	*x = AdvanceForTaskRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdvanceForTaskRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdvanceForTaskRequest) ProtoMessage() {}
-
-func (x *AdvanceForTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdvanceForTaskRequest.ProtoReflect.Descriptor instead.
-func (*AdvanceForTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{44}
-}
-
-func (x *AdvanceForTaskRequest) GetIdeaId() string {
-	if x != nil {
-		return x.IdeaId
-	}
-	return ""
-}
-
-func (x *AdvanceForTaskRequest) GetTaskType() string {
-	if x != nil {
-		return x.TaskType
-	}
-	return ""
-}
-
-func (x *AdvanceForTaskRequest) GetTaskId() string {
-	if x != nil {
-		return x.TaskId
-	}
-	return ""
-}
-
-// AdvanceForTaskResponse says whether the idea moved.
-type AdvanceForTaskResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	Idea  *Idea                  `protobuf:"bytes,1,opt,name=idea,proto3" json:"idea,omitempty"`
-	// advanced is false when the task type does not move the idea (for
-	// example a repeated task_id or an idea already past that stage).
-	Advanced      bool  `protobuf:"varint,2,opt,name=advanced,proto3" json:"advanced,omitempty"`
-	PreviousStage Stage `protobuf:"varint,3,opt,name=previous_stage,json=previousStage,proto3,enum=foundry.portfolio.v1.Stage" json:"previous_stage,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *AdvanceForTaskResponse) Reset() {
-	*x = AdvanceForTaskResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *AdvanceForTaskResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*AdvanceForTaskResponse) ProtoMessage() {}
-
-func (x *AdvanceForTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use AdvanceForTaskResponse.ProtoReflect.Descriptor instead.
-func (*AdvanceForTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{45}
-}
-
-func (x *AdvanceForTaskResponse) GetIdea() *Idea {
-	if x != nil {
-		return x.Idea
-	}
-	return nil
-}
-
-func (x *AdvanceForTaskResponse) GetAdvanced() bool {
-	if x != nil {
-		return x.Advanced
-	}
-	return false
-}
-
-func (x *AdvanceForTaskResponse) GetPreviousStage() Stage {
-	if x != nil {
-		return x.PreviousStage
-	}
-	return Stage_stage_unspecified
-}
-
-// ListCandidatesRequest bounds the candidate list.
-type ListCandidatesRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// limit defaults to 10; 1..500 when given.
-	Limit         *int32 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ListCandidatesRequest) Reset() {
-	*x = ListCandidatesRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ListCandidatesRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ListCandidatesRequest) ProtoMessage() {}
-
-func (x *ListCandidatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ListCandidatesRequest.ProtoReflect.Descriptor instead.
-func (*ListCandidatesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{46}
-}
-
-func (x *ListCandidatesRequest) GetLimit() int32 {
-	if x != nil && x.Limit != nil {
-		return *x.Limit
-	}
-	return 0
-}
-
-// Candidate is an idea the agent loop may work on, with the task it needs next.
-type Candidate struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	Idea  *Idea                  `protobuf:"bytes,1,opt,name=idea,proto3" json:"idea,omitempty"`
-	// next_task_type derives from the stage: none -> spec, specced -> impl,
-	// implementing -> test, testing -> review, reviewing -> review.
-	NextTaskType  string `protobuf:"bytes,2,opt,name=next_task_type,json=nextTaskType,proto3" json:"next_task_type,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Candidate) Reset() {
-	*x = Candidate{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Candidate) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Candidate) ProtoMessage() {}
-
-func (x *Candidate) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
-func (*Candidate) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{47}
-}
-
-func (x *Candidate) GetIdea() *Idea {
-	if x != nil {
-		return x.Idea
-	}
-	return nil
-}
-
-func (x *Candidate) GetNextTaskType() string {
-	if x != nil {
-		return x.NextTaskType
-	}
-	return ""
-}
-
-// ListCandidatesResponse holds active ideas not yet complete, best score first.
-type ListCandidatesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Candidates    []*Candidate           `protobuf:"bytes,1,rep,name=candidates,proto3" json:"candidates,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ListCandidatesResponse) Reset() {
-	*x = ListCandidatesResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ListCandidatesResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ListCandidatesResponse) ProtoMessage() {}
-
-func (x *ListCandidatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ListCandidatesResponse.ProtoReflect.Descriptor instead.
-func (*ListCandidatesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{48}
-}
-
-func (x *ListCandidatesResponse) GetCandidates() []*Candidate {
-	if x != nil {
-		return x.Candidates
-	}
-	return nil
-}
-
 var File_foundry_portfolio_v1_portfolio_proto protoreflect.FileDescriptor
 
 const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
@@ -3526,25 +3252,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\ahealthy\x18\a \x01(\x05R\ahealthy\x12)\n" +
 	"\x10suggestion_count\x18\b \x01(\x05R\x0fsuggestionCount\"d\n" +
 	"\x1eListRightSizingHistoryResponse\x12B\n" +
-	"\tsnapshots\x18\x01 \x03(\v2$.foundry.portfolio.v1.HealthSnapshotR\tsnapshots\"f\n" +
-	"\x15AdvanceForTaskRequest\x12\x17\n" +
-	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x1b\n" +
-	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12\x17\n" +
-	"\atask_id\x18\x03 \x01(\tR\x06taskId\"\xa8\x01\n" +
-	"\x16AdvanceForTaskResponse\x12.\n" +
-	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\x12\x1a\n" +
-	"\badvanced\x18\x02 \x01(\bR\badvanced\x12B\n" +
-	"\x0eprevious_stage\x18\x03 \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\rpreviousStage\"<\n" +
-	"\x15ListCandidatesRequest\x12\x19\n" +
-	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01B\b\n" +
-	"\x06_limit\"a\n" +
-	"\tCandidate\x12.\n" +
-	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\x12$\n" +
-	"\x0enext_task_type\x18\x02 \x01(\tR\fnextTaskType\"Y\n" +
-	"\x16ListCandidatesResponse\x12?\n" +
-	"\n" +
-	"candidates\x18\x01 \x03(\v2\x1f.foundry.portfolio.v1.CandidateR\n" +
-	"candidates2\xa9\r\n" +
+	"\tsnapshots\x18\x01 \x03(\v2$.foundry.portfolio.v1.HealthSnapshotR\tsnapshots2\xa9\r\n" +
 	"\x10PortfolioService\x12i\n" +
 	"\n" +
 	"CreateIdea\x12'.foundry.portfolio.v1.CreateIdeaRequest\x1a(.foundry.portfolio.v1.CreateIdeaResponse\"\b\xc2\xf3\x18\x04\n" +
@@ -3579,12 +3287,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x01\x05\x1a\x0e\n" +
 	"\adry_run\x12\x01\x02\x18\x01\x12\x8c\x01\n" +
 	"\x16ListRightSizingHistory\x123.foundry.portfolio.v1.ListRightSizingHistoryRequest\x1a4.foundry.portfolio.v1.ListRightSizingHistoryResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\x022\x86\x02\n" +
-	"\x18PortfolioInternalService\x12t\n" +
-	"\x0eAdvanceForTask\x12+.foundry.portfolio.v1.AdvanceForTaskRequest\x1a,.foundry.portfolio.v1.AdvanceForTaskResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\a\x12t\n" +
-	"\x0eListCandidates\x12+.foundry.portfolio.v1.ListCandidatesRequest\x1a,.foundry.portfolio.v1.ListCandidatesResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\aB\xe8\x01\n" +
+	"\x01\x02B\xe8\x01\n" +
 	"\x18com.foundry.portfolio.v1B\x0ePortfolioProtoP\x01ZJgithub.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1;portfoliov1\xa2\x02\x03FPX\xaa\x02\x14Foundry.Portfolio.V1\xca\x02\x14Foundry\\Portfolio\\V1\xe2\x02 Foundry\\Portfolio\\V1\\GPBMetadata\xea\x02\x16Foundry::Portfolio::V1b\x06proto3"
 
 var (
@@ -3599,7 +3302,7 @@ func file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP() []byte {
 	return file_foundry_portfolio_v1_portfolio_proto_rawDescData
 }
 
-var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*CostVector)(nil),                     // 0: foundry.portfolio.v1.CostVector
 	(*ValueVector)(nil),                    // 1: foundry.portfolio.v1.ValueVector
@@ -3645,23 +3348,18 @@ var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*ListRightSizingHistoryRequest)(nil),  // 41: foundry.portfolio.v1.ListRightSizingHistoryRequest
 	(*HealthSnapshot)(nil),                 // 42: foundry.portfolio.v1.HealthSnapshot
 	(*ListRightSizingHistoryResponse)(nil), // 43: foundry.portfolio.v1.ListRightSizingHistoryResponse
-	(*AdvanceForTaskRequest)(nil),          // 44: foundry.portfolio.v1.AdvanceForTaskRequest
-	(*AdvanceForTaskResponse)(nil),         // 45: foundry.portfolio.v1.AdvanceForTaskResponse
-	(*ListCandidatesRequest)(nil),          // 46: foundry.portfolio.v1.ListCandidatesRequest
-	(*Candidate)(nil),                      // 47: foundry.portfolio.v1.Candidate
-	(*ListCandidatesResponse)(nil),         // 48: foundry.portfolio.v1.ListCandidatesResponse
-	nil,                                    // 49: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	(Stage)(0),                             // 50: foundry.portfolio.v1.Stage
-	(*wrapperspb.StringValue)(nil),         // 51: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),             // 52: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),           // 53: google.protobuf.BoolValue
+	nil,                                    // 44: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	(Stage)(0),                             // 45: foundry.portfolio.v1.Stage
+	(*wrapperspb.StringValue)(nil),         // 46: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),             // 47: google.protobuf.ListValue
+	(*wrapperspb.BoolValue)(nil),           // 48: google.protobuf.BoolValue
 }
 var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
-	50, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
+	45, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
 	0,  // 1: foundry.portfolio.v1.Idea.cost_vector:type_name -> foundry.portfolio.v1.CostVector
 	1,  // 2: foundry.portfolio.v1.Idea.value_vector:type_name -> foundry.portfolio.v1.ValueVector
-	51, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
-	50, // 4: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	46, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
+	45, // 4: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
 	0,  // 5: foundry.portfolio.v1.CreateIdeaRequest.cost_vector:type_name -> foundry.portfolio.v1.CostVector
 	1,  // 6: foundry.portfolio.v1.CreateIdeaRequest.value_vector:type_name -> foundry.portfolio.v1.ValueVector
 	2,  // 7: foundry.portfolio.v1.CreateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
@@ -3669,71 +3367,63 @@ var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
 	6,  // 9: foundry.portfolio.v1.ListIdeasResponse.summary:type_name -> foundry.portfolio.v1.IdeaSummary
 	7,  // 10: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.portfolio.v1.Pagination
 	2,  // 11: foundry.portfolio.v1.GetIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	50, // 12: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	52, // 13: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
+	45, // 12: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	47, // 13: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
 	2,  // 14: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	49, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	44, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
 	19, // 16: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
 	2,  // 17: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	50, // 18: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	45, // 18: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
 	2,  // 19: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
 	2,  // 20: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
 	27, // 21: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
 	27, // 22: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
 	35, // 23: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	51, // 24: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
+	46, // 24: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
 	33, // 25: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
 	34, // 26: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
 	36, // 27: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
 	35, // 28: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	53, // 29: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
-	51, // 30: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
+	48, // 29: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
+	46, // 30: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
 	39, // 31: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
 	42, // 32: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
-	2,  // 33: foundry.portfolio.v1.AdvanceForTaskResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	50, // 34: foundry.portfolio.v1.AdvanceForTaskResponse.previous_stage:type_name -> foundry.portfolio.v1.Stage
-	2,  // 35: foundry.portfolio.v1.Candidate.idea:type_name -> foundry.portfolio.v1.Idea
-	47, // 36: foundry.portfolio.v1.ListCandidatesResponse.candidates:type_name -> foundry.portfolio.v1.Candidate
-	16, // 37: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
-	3,  // 38: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
-	5,  // 39: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
-	9,  // 40: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
-	11, // 41: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
-	13, // 42: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
-	15, // 43: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
-	18, // 44: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
-	21, // 45: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
-	23, // 46: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
-	25, // 47: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
-	28, // 48: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
-	30, // 49: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
-	32, // 50: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
-	38, // 51: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
-	41, // 52: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
-	44, // 53: foundry.portfolio.v1.PortfolioInternalService.AdvanceForTask:input_type -> foundry.portfolio.v1.AdvanceForTaskRequest
-	46, // 54: foundry.portfolio.v1.PortfolioInternalService.ListCandidates:input_type -> foundry.portfolio.v1.ListCandidatesRequest
-	4,  // 55: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
-	8,  // 56: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
-	10, // 57: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
-	12, // 58: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
-	14, // 59: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
-	17, // 60: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
-	20, // 61: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
-	22, // 62: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
-	24, // 63: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
-	26, // 64: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
-	29, // 65: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
-	31, // 66: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
-	37, // 67: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
-	40, // 68: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
-	43, // 69: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
-	45, // 70: foundry.portfolio.v1.PortfolioInternalService.AdvanceForTask:output_type -> foundry.portfolio.v1.AdvanceForTaskResponse
-	48, // 71: foundry.portfolio.v1.PortfolioInternalService.ListCandidates:output_type -> foundry.portfolio.v1.ListCandidatesResponse
-	55, // [55:72] is the sub-list for method output_type
-	38, // [38:55] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	16, // 33: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
+	3,  // 34: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
+	5,  // 35: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
+	9,  // 36: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
+	11, // 37: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
+	13, // 38: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
+	15, // 39: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
+	18, // 40: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
+	21, // 41: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
+	23, // 42: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
+	25, // 43: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
+	28, // 44: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
+	30, // 45: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
+	32, // 46: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
+	38, // 47: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
+	41, // 48: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
+	4,  // 49: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
+	8,  // 50: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
+	10, // 51: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
+	12, // 52: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
+	14, // 53: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
+	17, // 54: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
+	20, // 55: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
+	22, // 56: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
+	24, // 57: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
+	26, // 58: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
+	29, // 59: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
+	31, // 60: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
+	37, // 61: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
+	40, // 62: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
+	43, // 63: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
+	49, // [49:64] is the sub-list for method output_type
+	34, // [34:49] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_foundry_portfolio_v1_portfolio_proto_init() }
@@ -3747,16 +3437,15 @@ func file_foundry_portfolio_v1_portfolio_proto_init() {
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[11].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[15].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[41].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[46].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_portfolio_v1_portfolio_proto_rawDesc), len(file_foundry_portfolio_v1_portfolio_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   50,
+			NumMessages:   45,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   1,
 		},
 		GoTypes:           file_foundry_portfolio_v1_portfolio_proto_goTypes,
 		DependencyIndexes: file_foundry_portfolio_v1_portfolio_proto_depIdxs,

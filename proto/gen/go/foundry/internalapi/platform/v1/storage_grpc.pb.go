@@ -2,14 +2,14 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: foundry/platform/v1/platform.proto
+// source: foundry/internal/platform/v1/storage.proto
 
-// Package foundry.platform.v1 is what every Foundry process serves about
+// Package foundry.internal.platform.v1 is what every Foundry process serves about
 // itself, whatever modules it runs: today, the storage of each module that
 // has a database. It is internal (gRPC only, no REST route); the ops service
 // reads it to build the persistence report and readiness.
 
-package platformv1
+package platforminternalv1
 
 import (
 	context "context"
@@ -24,7 +24,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	StorageService_DescribeStorage_FullMethodName = "/foundry.platform.v1.StorageService/DescribeStorage"
+	StorageService_DescribeStorage_FullMethodName = "/foundry.internal.platform.v1.StorageService/DescribeStorage"
 )
 
 // StorageServiceClient is the client API for StorageService service.
@@ -123,7 +123,7 @@ func _StorageService_DescribeStorage_Handler(srv interface{}, ctx context.Contex
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var StorageService_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "foundry.platform.v1.StorageService",
+	ServiceName: "foundry.internal.platform.v1.StorageService",
 	HandlerType: (*StorageServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -132,5 +132,5 @@ var StorageService_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
-	Metadata: "foundry/platform/v1/platform.proto",
+	Metadata: "foundry/internal/platform/v1/storage.proto",
 }

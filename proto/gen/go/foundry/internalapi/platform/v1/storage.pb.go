@@ -2,14 +2,14 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: foundry/platform/v1/platform.proto
+// source: foundry/internal/platform/v1/storage.proto
 
-// Package foundry.platform.v1 is what every Foundry process serves about
+// Package foundry.internal.platform.v1 is what every Foundry process serves about
 // itself, whatever modules it runs: today, the storage of each module that
 // has a database. It is internal (gRPC only, no REST route); the ops service
 // reads it to build the persistence report and readiness.
 
-package platformv1
+package platforminternalv1
 
 import (
 	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
@@ -38,7 +38,7 @@ type DescribeStorageRequest struct {
 
 func (x *DescribeStorageRequest) Reset() {
 	*x = DescribeStorageRequest{}
-	mi := &file_foundry_platform_v1_platform_proto_msgTypes[0]
+	mi := &file_foundry_internal_platform_v1_storage_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -50,7 +50,7 @@ func (x *DescribeStorageRequest) String() string {
 func (*DescribeStorageRequest) ProtoMessage() {}
 
 func (x *DescribeStorageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_platform_v1_platform_proto_msgTypes[0]
+	mi := &file_foundry_internal_platform_v1_storage_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -63,7 +63,7 @@ func (x *DescribeStorageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeStorageRequest.ProtoReflect.Descriptor instead.
 func (*DescribeStorageRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_platform_v1_platform_proto_rawDescGZIP(), []int{0}
+	return file_foundry_internal_platform_v1_storage_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *DescribeStorageRequest) GetService() string {
@@ -95,7 +95,7 @@ type DescribeStorageResponse struct {
 
 func (x *DescribeStorageResponse) Reset() {
 	*x = DescribeStorageResponse{}
-	mi := &file_foundry_platform_v1_platform_proto_msgTypes[1]
+	mi := &file_foundry_internal_platform_v1_storage_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -107,7 +107,7 @@ func (x *DescribeStorageResponse) String() string {
 func (*DescribeStorageResponse) ProtoMessage() {}
 
 func (x *DescribeStorageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_platform_v1_platform_proto_msgTypes[1]
+	mi := &file_foundry_internal_platform_v1_storage_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -120,7 +120,7 @@ func (x *DescribeStorageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeStorageResponse.ProtoReflect.Descriptor instead.
 func (*DescribeStorageResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_platform_v1_platform_proto_rawDescGZIP(), []int{1}
+	return file_foundry_internal_platform_v1_storage_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *DescribeStorageResponse) GetService() string {
@@ -172,11 +172,11 @@ func (x *DescribeStorageResponse) GetSchema() string {
 	return ""
 }
 
-var File_foundry_platform_v1_platform_proto protoreflect.FileDescriptor
+var File_foundry_internal_platform_v1_storage_proto protoreflect.FileDescriptor
 
-const file_foundry_platform_v1_platform_proto_rawDesc = "" +
+const file_foundry_internal_platform_v1_storage_proto_rawDesc = "" +
 	"\n" +
-	"\"foundry/platform/v1/platform.proto\x12\x13foundry.platform.v1\x1a\x1cfoundry/authz/v1/authz.proto\"2\n" +
+	"*foundry/internal/platform/v1/storage.proto\x12\x1cfoundry.internal.platform.v1\x1a\x1cfoundry/authz/v1/authz.proto\"2\n" +
 	"\x16DescribeStorageRequest\x12\x18\n" +
 	"\aservice\x18\x01 \x01(\tR\aservice\"\xd4\x01\n" +
 	"\x17DescribeStorageResponse\x12\x18\n" +
@@ -186,32 +186,32 @@ const file_foundry_platform_v1_platform_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12\x16\n" +
 	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x16\n" +
 	"\x06target\x18\x06 \x01(\tR\x06target\x12\x16\n" +
-	"\x06schema\x18\a \x01(\tR\x06schema2\x87\x01\n" +
-	"\x0eStorageService\x12u\n" +
-	"\x0fDescribeStorage\x12+.foundry.platform.v1.DescribeStorageRequest\x1a,.foundry.platform.v1.DescribeStorageResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\aB\xe0\x01\n" +
-	"\x17com.foundry.platform.v1B\rPlatformProtoP\x01ZHgithub.com/foundryhq/foundry/proto/gen/go/foundry/platform/v1;platformv1\xa2\x02\x03FPX\xaa\x02\x13Foundry.Platform.V1\xca\x02\x13Foundry\\Platform\\V1\xe2\x02\x1fFoundry\\Platform\\V1\\GPBMetadata\xea\x02\x15Foundry::Platform::V1b\x06proto3"
+	"\x06schema\x18\a \x01(\tR\x06schema2\x9a\x01\n" +
+	"\x0eStorageService\x12\x87\x01\n" +
+	"\x0fDescribeStorage\x124.foundry.internal.platform.v1.DescribeStorageRequest\x1a5.foundry.internal.platform.v1.DescribeStorageResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\aB\xa1\x02\n" +
+	" com.foundry.internal.platform.v1B\fStorageProtoP\x01Z\\github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/platform/v1;platforminternalv1\xa2\x02\x03FIP\xaa\x02\x1cFoundry.Internal.Platform.V1\xca\x02\x1cFoundry\\Internal\\Platform\\V1\xe2\x02(Foundry\\Internal\\Platform\\V1\\GPBMetadata\xea\x02\x1fFoundry::Internal::Platform::V1b\x06proto3"
 
 var (
-	file_foundry_platform_v1_platform_proto_rawDescOnce sync.Once
-	file_foundry_platform_v1_platform_proto_rawDescData []byte
+	file_foundry_internal_platform_v1_storage_proto_rawDescOnce sync.Once
+	file_foundry_internal_platform_v1_storage_proto_rawDescData []byte
 )
 
-func file_foundry_platform_v1_platform_proto_rawDescGZIP() []byte {
-	file_foundry_platform_v1_platform_proto_rawDescOnce.Do(func() {
-		file_foundry_platform_v1_platform_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_foundry_platform_v1_platform_proto_rawDesc), len(file_foundry_platform_v1_platform_proto_rawDesc)))
+func file_foundry_internal_platform_v1_storage_proto_rawDescGZIP() []byte {
+	file_foundry_internal_platform_v1_storage_proto_rawDescOnce.Do(func() {
+		file_foundry_internal_platform_v1_storage_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_foundry_internal_platform_v1_storage_proto_rawDesc), len(file_foundry_internal_platform_v1_storage_proto_rawDesc)))
 	})
-	return file_foundry_platform_v1_platform_proto_rawDescData
+	return file_foundry_internal_platform_v1_storage_proto_rawDescData
 }
 
-var file_foundry_platform_v1_platform_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
-var file_foundry_platform_v1_platform_proto_goTypes = []any{
-	(*DescribeStorageRequest)(nil),  // 0: foundry.platform.v1.DescribeStorageRequest
-	(*DescribeStorageResponse)(nil), // 1: foundry.platform.v1.DescribeStorageResponse
+var file_foundry_internal_platform_v1_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_foundry_internal_platform_v1_storage_proto_goTypes = []any{
+	(*DescribeStorageRequest)(nil),  // 0: foundry.internal.platform.v1.DescribeStorageRequest
+	(*DescribeStorageResponse)(nil), // 1: foundry.internal.platform.v1.DescribeStorageResponse
 }
-var file_foundry_platform_v1_platform_proto_depIdxs = []int32{
-	0, // 0: foundry.platform.v1.StorageService.DescribeStorage:input_type -> foundry.platform.v1.DescribeStorageRequest
-	1, // 1: foundry.platform.v1.StorageService.DescribeStorage:output_type -> foundry.platform.v1.DescribeStorageResponse
+var file_foundry_internal_platform_v1_storage_proto_depIdxs = []int32{
+	0, // 0: foundry.internal.platform.v1.StorageService.DescribeStorage:input_type -> foundry.internal.platform.v1.DescribeStorageRequest
+	1, // 1: foundry.internal.platform.v1.StorageService.DescribeStorage:output_type -> foundry.internal.platform.v1.DescribeStorageResponse
 	1, // [1:2] is the sub-list for method output_type
 	0, // [0:1] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
@@ -219,26 +219,26 @@ var file_foundry_platform_v1_platform_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for field type_name
 }
 
-func init() { file_foundry_platform_v1_platform_proto_init() }
-func file_foundry_platform_v1_platform_proto_init() {
-	if File_foundry_platform_v1_platform_proto != nil {
+func init() { file_foundry_internal_platform_v1_storage_proto_init() }
+func file_foundry_internal_platform_v1_storage_proto_init() {
+	if File_foundry_internal_platform_v1_storage_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_platform_v1_platform_proto_rawDesc), len(file_foundry_platform_v1_platform_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_internal_platform_v1_storage_proto_rawDesc), len(file_foundry_internal_platform_v1_storage_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_foundry_platform_v1_platform_proto_goTypes,
-		DependencyIndexes: file_foundry_platform_v1_platform_proto_depIdxs,
-		MessageInfos:      file_foundry_platform_v1_platform_proto_msgTypes,
+		GoTypes:           file_foundry_internal_platform_v1_storage_proto_goTypes,
+		DependencyIndexes: file_foundry_internal_platform_v1_storage_proto_depIdxs,
+		MessageInfos:      file_foundry_internal_platform_v1_storage_proto_msgTypes,
 	}.Build()
-	File_foundry_platform_v1_platform_proto = out.File
-	file_foundry_platform_v1_platform_proto_goTypes = nil
-	file_foundry_platform_v1_platform_proto_depIdxs = nil
+	File_foundry_internal_platform_v1_storage_proto = out.File
+	file_foundry_internal_platform_v1_storage_proto_goTypes = nil
+	file_foundry_internal_platform_v1_storage_proto_depIdxs = nil
 }
