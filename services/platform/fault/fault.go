@@ -95,8 +95,20 @@ func Field(field, format string, args ...any) FieldError {
 
 // Page checks a list's page: an absent limit means def, a given one must be
 // 1..max; the offset must not be negative. It returns the limit and offset
-// to use, or a validation error naming both fields at once.
+// to use, or a validation error naming both fields at once. It is the one
+// rule every list of every service pages by.
 func Page[N ~int | ~int32](limit *N, offset N, def, max int) (int, int, error) {
+	l, o, errs := PageFields(limit, offset, def, max)
+	if len(errs) > 0 {
+		return 0, 0, Validation(errs...)
+	}
+	return l, o, nil
+}
+
+// PageFields is Page for a use case that checks other fields too: the
+// page's refusals come back as fields, to join the command's one
+// Validation.
+func PageFields[N ~int | ~int32](limit *N, offset N, def, max int) (int, int, []FieldError) {
 	l := def
 	if limit != nil {
 		l = int(*limit)
@@ -108,10 +120,7 @@ func Page[N ~int | ~int32](limit *N, offset N, def, max int) (int, int, error) {
 	if offset < 0 {
 		errs = append(errs, Field("offset", "must not be negative"))
 	}
-	if len(errs) > 0 {
-		return 0, 0, Validation(errs...)
-	}
-	return l, int(offset), nil
+	return l, int(offset), errs
 }
 
 // As returns the *Error inside err, if any.

@@ -130,19 +130,8 @@ func Payload(field string, p map[string]any, required bool) (string, []fault.Fie
 	return string(b), nil
 }
 
-// Page validates pagination: limit DefaultLimit when absent, else
-// 1..MaxLimit; offset at least 0.
+// Page validates pagination (fault.PageFields): limit DefaultLimit when
+// absent, else 1..MaxLimit; offset at least 0.
 func Page(limit *int32, offset int32) (int, int, []fault.FieldError) {
-	var errs []fault.FieldError
-	l := DefaultLimit
-	if limit != nil {
-		l = int(*limit)
-		if l < 1 || l > MaxLimit {
-			errs = append(errs, fault.Field("limit", "must be between 1 and %d", MaxLimit))
-		}
-	}
-	if offset < 0 {
-		errs = append(errs, fault.Field("offset", "must be 0 or more"))
-	}
-	return l, int(offset), errs
+	return fault.PageFields(limit, offset, DefaultLimit, MaxLimit)
 }

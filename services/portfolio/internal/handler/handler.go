@@ -5,7 +5,6 @@ package handler
 
 import (
 	"context"
-	"errors"
 	"math"
 	"net/http"
 
@@ -20,18 +19,6 @@ import (
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
 	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
-)
-
-// Page sizes of list endpoints.
-const (
-	DefaultLimit          = 50
-	DefaultCandidateLimit = 10
-	MaxLimit              = 500
-	MaxQuestionLen        = 2000
-	// DefaultProgressLimit and MaxProgressLimit bound the idea ids listed
-	// per stage by the progress dashboard.
-	DefaultProgressLimit = 100
-	MaxProgressLimit     = 1000
 )
 
 // Handler serves foundry.portfolio.v1.PortfolioService and, for the agent
@@ -55,19 +42,6 @@ func editor(ctx context.Context) idea.Editor {
 	return idea.Editor{Operator: p.Is(authz.Operator), ContributorID: p.ContributorID}
 }
 
-// storeError maps store errors to domain failures; others pass through.
-func storeError(err error, id string) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return fault.New(fault.NotFound, "idea %s not found", id)
-	case errors.Is(err, store.ErrArchived):
-		return fault.New(fault.Conflict, "idea %s is archived (merged into another idea)", id)
-	case errors.Is(err, store.ErrAlreadyExists):
-		return fault.New(fault.AlreadyExists, "idea %s already exists", id)
-	}
-	return err
-}
-
 // CreateIdea implements PortfolioService.CreateIdea.
 func (h *Handler) CreateIdea(ctx context.Context, req *portfoliov1.CreateIdeaRequest) (*portfoliov1.CreateIdeaResponse, error) {
 	d := idea.Draft{
@@ -86,38 +60,16 @@ func (h *Handler) CreateIdea(ctx context.Context, req *portfoliov1.CreateIdeaReq
 	i, err := h.app.CreateIdea(ctx, editor(ctx), d)
 	if err != nil {
 		// A generated id cannot be taken, so only a chosen one is named.
-		return nil, storeError(err, d.ID)
+		return nil, err
 	}
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
 	return &portfoliov1.CreateIdeaResponse{Idea: toProto(i)}, nil
 }
 
-// pageLimit validates an optional limit: def when absent, 1..MaxLimit.
-func pageLimit(limit *int32, def int) (int, error) {
-	if limit == nil {
-		return def, nil
-	}
-	if *limit < 1 || *limit > MaxLimit {
-		return 0, fault.Validation(fault.Field("limit", "must be between 1 and %d", MaxLimit))
-	}
-	return int(*limit), nil
-}
-
 // ListIdeas implements PortfolioService.ListIdeas.
 func (h *Handler) ListIdeas(ctx context.Context, req *portfoliov1.ListIdeasRequest) (*portfoliov1.ListIdeasResponse, error) {
-	limit, err := pageLimit(req.Limit, DefaultLimit)
-	if err != nil {
-		return nil, err
-	}
-	if req.GetOffset() < 0 {
-		return nil, fault.Validation(fault.Field("offset", "must not be negative"))
-	}
-	tags, err := idea.NormalizeTags(req.GetTags())
-	if err != nil {
-		return nil, fault.Validation(fault.Field("tags", "%v", err))
-	}
-	f := store.Filter{OnlyUnvalidated: req.GetOnlyUnvalidated(), Tags: tags, Limit: limit, Offset: int(req.GetOffset())}
-	page, err := h.app.ListIdeas(ctx, f)
+	page, err := h.app.ListIdeas(ctx, usecase.ListQuery{OnlyUnvalidated: req.GetOnlyUnvalidated(), Tags: req.GetTags(),
+		Limit: req.Limit, Offset: req.GetOffset()})
 	if err != nil {
 		return nil, err
 	}
@@ -131,8 +83,7 @@ func (h *Handler) ListIdeas(ctx context.Context, req *portfoliov1.ListIdeasReque
 			TotalValueGap: round6(totals.PotentialValue - totals.ActualValue),
 		},
 		Pagination: &portfoliov1.Pagination{
-			Limit: int32(limit), Offset: req.GetOffset(), Total: int32(total),
-			HasMore: int(req.GetOffset())+len(ideas) < total,
+			Limit: int32(page.Limit), Offset: int32(page.Offset), Total: int32(total), HasMore: page.HasMore(),
 		},
 	}
 	for _, i := range ideas {
@@ -147,7 +98,7 @@ func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 func (h *Handler) GetIdea(ctx context.Context, req *portfoliov1.GetIdeaRequest) (*portfoliov1.GetIdeaResponse, error) {
 	i, err := h.app.Idea(ctx, req.GetId())
 	if err != nil {
-		return nil, storeError(err, req.GetId())
+		return nil, err
 	}
 	return &portfoliov1.GetIdeaResponse{Idea: toProto(i)}, nil
 }
@@ -172,7 +123,7 @@ func (h *Handler) UpdateIdea(ctx context.Context, req *portfoliov1.UpdateIdeaReq
 	}
 	i, err := h.app.UpdateIdea(ctx, editor(ctx), req.GetId(), p)
 	if err != nil {
-		return nil, storeError(err, req.GetId())
+		return nil, err
 	}
 	return &portfoliov1.UpdateIdeaResponse{Idea: toProto(i)}, nil
 }
@@ -212,34 +163,14 @@ func (h *Handler) GetStorage(ctx context.Context, _ *portfoliov1.GetStorageReque
 
 // GetProgress implements PortfolioService.GetProgress.
 func (h *Handler) GetProgress(ctx context.Context, req *portfoliov1.GetProgressRequest) (*portfoliov1.GetProgressResponse, error) {
-	limit := DefaultProgressLimit
-	if req.Limit != nil {
-		if *req.Limit < 1 || *req.Limit > MaxProgressLimit {
-			return nil, fault.Validation(fault.Field("limit", "must be between 1 and %d", MaxProgressLimit))
-		}
-		limit = int(*req.Limit)
-	}
-	if req.GetOffset() < 0 {
-		return nil, fault.Validation(fault.Field("offset", "must not be negative"))
-	}
-	offset := int(req.GetOffset())
-	ideas, err := h.app.ActiveIdeas(ctx)
+	p, err := h.app.Progress(ctx, req.Limit, req.GetOffset())
 	if err != nil {
 		return nil, err
 	}
-	resp := &portfoliov1.GetProgressResponse{TotalIdeas: int32(len(ideas)), ByStage: map[string]*portfoliov1.StageBucket{}}
-	for _, s := range idea.Stages {
-		resp.ByStage[string(s)] = &portfoliov1.StageBucket{IdeaIds: []string{}}
-	}
-	for _, i := range ideas {
-		b := resp.ByStage[string(i.Stage)]
-		b.Count++
-		if n := int(b.Count); n > offset && n <= offset+limit {
-			b.IdeaIds = append(b.IdeaIds, i.ID)
-		}
-	}
-	if len(ideas) > 0 {
-		resp.CompletionPct = math.Round(float64(resp.ByStage[string(idea.Complete)].Count)/float64(len(ideas))*1e4) / 1e4
+	resp := &portfoliov1.GetProgressResponse{TotalIdeas: int32(p.Total), CompletionPct: p.CompletionPct,
+		ByStage: make(map[string]*portfoliov1.StageBucket, len(p.ByStage))}
+	for s, b := range p.ByStage {
+		resp.ByStage[string(s)] = &portfoliov1.StageBucket{Count: int32(b.Count), IdeaIds: b.IdeaIDs}
 	}
 	return resp, nil
 }
@@ -261,20 +192,16 @@ func (h *Handler) ListTags(ctx context.Context, _ *portfoliov1.ListTagsRequest) 
 func (h *Handler) SetIdeaTags(ctx context.Context, req *portfoliov1.SetIdeaTagsRequest) (*portfoliov1.SetIdeaTagsResponse, error) {
 	i, err := h.app.SetTags(ctx, editor(ctx), req.GetId(), append([]string{}, req.GetTags()...))
 	if err != nil {
-		return nil, storeError(err, req.GetId())
+		return nil, err
 	}
 	return &portfoliov1.SetIdeaTagsResponse{Idea: toProto(i)}, nil
 }
 
 // AddQuestion implements PortfolioService.AddQuestion.
 func (h *Handler) AddQuestion(ctx context.Context, req *portfoliov1.AddQuestionRequest) (*portfoliov1.AddQuestionResponse, error) {
-	text := req.GetQuestion()
-	if text == "" || len(text) > MaxQuestionLen {
-		return nil, fault.Validation(fault.Field("question", "must be 1 to %d bytes", MaxQuestionLen))
-	}
-	q, err := h.app.AddQuestion(ctx, req.GetId(), text)
+	q, err := h.app.AddQuestion(ctx, req.GetId(), req.GetQuestion())
 	if err != nil {
-		return nil, storeError(err, req.GetId())
+		return nil, err
 	}
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
 	return &portfoliov1.AddQuestionResponse{Question: questionProto(q)}, nil
@@ -284,7 +211,7 @@ func (h *Handler) AddQuestion(ctx context.Context, req *portfoliov1.AddQuestionR
 func (h *Handler) ListQuestions(ctx context.Context, req *portfoliov1.ListQuestionsRequest) (*portfoliov1.ListQuestionsResponse, error) {
 	qs, err := h.app.Questions(ctx, req.GetId())
 	if err != nil {
-		return nil, storeError(err, req.GetId())
+		return nil, err
 	}
 	resp := &portfoliov1.ListQuestionsResponse{Questions: make([]*portfoliov1.Question, 0, len(qs))}
 	for _, q := range qs {

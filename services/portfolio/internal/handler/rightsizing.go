@@ -2,22 +2,13 @@ package handler
 
 import (
 	"context"
-	"fmt"
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
-	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/wire"
-	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/portfolio/internal/rightsizing"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store"
-)
-
-// History window bounds, in days.
-const (
-	defaultHistoryDays = 30
-	maxHistoryDays     = 365
+	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
 )
 
 // GetRightSizing implements PortfolioService.GetRightSizing.
@@ -69,121 +60,29 @@ func childrenProto(cs []rightsizing.Child) []*portfoliov1.ProposedChild {
 // operator's action (the method's policy).
 func (h *Handler) ApplyRightSizing(ctx context.Context, req *portfoliov1.ApplyRightSizingRequest) (*portfoliov1.ApplyRightSizingResponse, error) {
 	dryRun := req.DryRun == nil || req.GetDryRun().GetValue()
-	if err := validateApply(req); err != nil {
-		return nil, err
-	}
-	parent, err := h.app.Idea(ctx, req.GetIdeaId())
-	if err != nil {
-		return nil, storeError(err, req.GetIdeaId())
-	}
-	if parent.Archived {
-		return nil, storeError(store.ErrArchived, parent.ID)
-	}
-	if req.GetSuggestionType() == rightsizing.Split {
-		return h.split(ctx, parent, req, dryRun)
-	}
-	return h.merge(ctx, parent, req.GetOverlapWithId(), dryRun)
-}
-
-func validateApply(req *portfoliov1.ApplyRightSizingRequest) error {
-	var errs []fault.FieldError
-	want := map[string]string{rightsizing.Split: rightsizing.SplitIntoChild, rightsizing.Merge: rightsizing.MergeAndArchive}
-	action, known := want[req.GetSuggestionType()]
-	switch {
-	case !known:
-		errs = append(errs, fault.Field("suggestion_type", "must be split or merge"))
-	case req.GetAction() != "" && req.GetAction() != action:
-		errs = append(errs, fault.Field("action", "a %s applies with %s", req.GetSuggestionType(), action))
-	}
-	if req.GetIdeaId() == "" {
-		errs = append(errs, fault.Field("idea_id", "is required"))
-	}
-	if req.GetSuggestionType() == rightsizing.Merge {
-		switch req.GetOverlapWithId() {
-		case "":
-			errs = append(errs, fault.Field("overlap_with_id", "is required for a merge"))
-		case req.GetIdeaId():
-			errs = append(errs, fault.Field("overlap_with_id", "must differ from idea_id"))
-		}
-	}
-	for k, c := range req.GetProposedChildren() {
-		if c.GetName() == "" || len(c.GetName()) > idea.MaxNameLen {
-			errs = append(errs, fault.Field(fmt.Sprintf("proposed_children[%d].name", k), "must be 1 to %d bytes", idea.MaxNameLen))
-		}
-	}
-	if len(errs) > 0 {
-		return fault.Validation(errs...)
-	}
-	return nil
-}
-
-// split creates child ideas of parent: the proposed children of the
-// request, or those right-sizing proposes (see usecase.App.ProposeSplit).
-func (h *Handler) split(ctx context.Context, parent idea.Idea, req *portfoliov1.ApplyRightSizingRequest, dryRun bool) (*portfoliov1.ApplyRightSizingResponse, error) {
-	var proposed []rightsizing.Child
+	cmd := usecase.ApplyCmd{SuggestionType: req.GetSuggestionType(), Action: req.GetAction(), IdeaID: req.GetIdeaId(),
+		OverlapWithID: req.GetOverlapWithId(), DryRun: dryRun}
 	for _, c := range req.GetProposedChildren() {
-		proposed = append(proposed, rightsizing.Child{Name: c.GetName(), Description: c.GetDescription()})
+		cmd.Children = append(cmd.Children, rightsizing.Child{Name: c.GetName(), Description: c.GetDescription()})
 	}
-	children, err := h.app.ProposeSplit(ctx, parent, proposed)
+	changes, err := h.app.ApplyRightSizing(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
 	resp := &portfoliov1.ApplyRightSizingResponse{Applied: !dryRun, DryRun: dryRun}
-	for _, child := range children {
-		resp.Changes = append(resp.Changes,
-			change("create_idea", child.ID, "", fmt.Sprintf("create %q", child.Name)),
-			change("link_parent", child.ID, parent.ID, fmt.Sprintf("%q is split from %q", child.Name, parent.Name)))
-	}
-	if dryRun {
-		return resp, nil
-	}
-	if err := h.app.Split(ctx, parent.ID, children); err != nil {
-		return nil, storeError(err, parent.ID)
+	for _, c := range changes {
+		p := &portfoliov1.RightSizingChange{ChangeType: c.Type, IdeaId: c.IdeaID, Detail: c.Detail}
+		if c.RelatedID != "" {
+			p.RelatedIdeaId = wrapperspb.String(c.RelatedID)
+		}
+		resp.Changes = append(resp.Changes, p)
 	}
 	return resp, nil
-}
-
-// merge folds the duplicate into keep: keep gains its tags, the duplicate
-// is archived (it leaves the list, the totals and right-sizing).
-func (h *Handler) merge(ctx context.Context, keep idea.Idea, foldID string, dryRun bool) (*portfoliov1.ApplyRightSizingResponse, error) {
-	fold, err := h.app.Idea(ctx, foldID)
-	if err != nil {
-		return nil, storeError(err, foldID)
-	}
-	if fold.Archived {
-		return nil, storeError(store.ErrArchived, foldID)
-	}
-	resp := &portfoliov1.ApplyRightSizingResponse{Applied: !dryRun, DryRun: dryRun, Changes: []*portfoliov1.RightSizingChange{
-		change("archive_idea", fold.ID, keep.ID, fmt.Sprintf("archive %q, merged into %q", fold.Name, keep.Name)),
-		change("update_idea", keep.ID, fold.ID, fmt.Sprintf("%q gains the tags of %q", keep.Name, fold.Name)),
-	}}
-	if dryRun {
-		return resp, nil
-	}
-	if _, err := h.app.Merge(ctx, keep.ID, fold.ID); err != nil {
-		return nil, storeError(err, keep.ID)
-	}
-	return resp, nil
-}
-
-func change(kind, id, related, detail string) *portfoliov1.RightSizingChange {
-	c := &portfoliov1.RightSizingChange{ChangeType: kind, IdeaId: id, Detail: detail}
-	if related != "" {
-		c.RelatedIdeaId = wrapperspb.String(related)
-	}
-	return c
 }
 
 // ListRightSizingHistory implements PortfolioService.ListRightSizingHistory.
 func (h *Handler) ListRightSizingHistory(ctx context.Context, req *portfoliov1.ListRightSizingHistoryRequest) (*portfoliov1.ListRightSizingHistoryResponse, error) {
-	days := defaultHistoryDays
-	if req.Days != nil {
-		if req.GetDays() < 1 || req.GetDays() > maxHistoryDays {
-			return nil, fault.Validation(fault.Field("days", "must be between 1 and %d", maxHistoryDays))
-		}
-		days = int(req.GetDays())
-	}
-	snaps, err := h.app.History(ctx, days)
+	snaps, err := h.app.History(ctx, req.Days)
 	if err != nil {
 		return nil, err
 	}

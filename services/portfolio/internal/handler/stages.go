@@ -14,7 +14,7 @@ import (
 func (h *Handler) AdvanceIdea(ctx context.Context, req *portfoliov1.AdvanceIdeaRequest) (*portfoliov1.AdvanceIdeaResponse, error) {
 	i, err := h.app.Advance(ctx, req.GetIdeaId())
 	if err != nil {
-		return nil, storeError(err, req.GetIdeaId())
+		return nil, err
 	}
 	return &portfoliov1.AdvanceIdeaResponse{Idea: toProto(i)}, nil
 }
@@ -23,7 +23,7 @@ func (h *Handler) AdvanceIdea(ctx context.Context, req *portfoliov1.AdvanceIdeaR
 func (h *Handler) SetIdeaStage(ctx context.Context, req *portfoliov1.SetIdeaStageRequest) (*portfoliov1.SetIdeaStageResponse, error) {
 	i, err := h.app.SetStage(ctx, req.GetIdeaId(), wire.Word(portfoliov1.Stage_name, req.GetStage()))
 	if err != nil {
-		return nil, storeError(err, req.GetIdeaId())
+		return nil, err
 	}
 	return &portfoliov1.SetIdeaStageResponse{Idea: toProto(i)}, nil
 }
@@ -33,7 +33,7 @@ func (h *Handler) SetIdeaStage(ctx context.Context, req *portfoliov1.SetIdeaStag
 func (h *Handler) AdvanceForTask(ctx context.Context, req *portfoliointernalv1.AdvanceForTaskRequest) (*portfoliointernalv1.AdvanceForTaskResponse, error) {
 	out, err := h.app.AdvanceForTask(ctx, req.GetIdeaId(), req.GetTaskId(), req.GetTaskType())
 	if err != nil {
-		return nil, storeError(err, req.GetIdeaId())
+		return nil, err
 	}
 	return &portfoliointernalv1.AdvanceForTaskResponse{Idea: toProto(out.Idea), Advanced: out.Moved, PreviousStage: wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, out.From)}, nil
 }
@@ -41,11 +41,7 @@ func (h *Handler) AdvanceForTask(ctx context.Context, req *portfoliointernalv1.A
 // ListCandidates implements PortfolioService.ListCandidates: active ideas
 // not yet complete, best score first, with the task each needs next.
 func (h *Handler) ListCandidates(ctx context.Context, req *portfoliointernalv1.ListCandidatesRequest) (*portfoliointernalv1.ListCandidatesResponse, error) {
-	limit, err := pageLimit(req.Limit, DefaultCandidateLimit)
-	if err != nil {
-		return nil, err
-	}
-	ideas, err := h.app.Candidates(ctx, limit)
+	ideas, err := h.app.Candidates(ctx, req.Limit)
 	if err != nil {
 		return nil, err
 	}

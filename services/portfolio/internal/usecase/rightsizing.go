@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/portfolio/internal/rightsizing"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
@@ -154,7 +155,21 @@ func (a *App) TakeSnapshot(ctx context.Context) (store.Snapshot, error) {
 	return s, a.tx(ctx, func(r Repos) error { return r.Snapshots.Save(ctx, s) })
 }
 
-// History returns the health snapshots of the last days days, oldest first.
-func (a *App) History(ctx context.Context, days int) ([]store.Snapshot, error) {
-	return a.read().Snapshots.Since(ctx, a.now().Add(-time.Duration(days)*24*time.Hour))
+// History window bounds, in days.
+const (
+	DefaultHistoryDays = 30
+	MaxHistoryDays     = 365
+)
+
+// History returns the health snapshots of the last days days
+// (DefaultHistoryDays when nil, else 1..MaxHistoryDays), oldest first.
+func (a *App) History(ctx context.Context, days *int32) ([]store.Snapshot, error) {
+	d := int32(DefaultHistoryDays)
+	if days != nil {
+		if *days < 1 || *days > MaxHistoryDays {
+			return nil, fault.Validation(fault.Field("days", "must be between 1 and %d", MaxHistoryDays))
+		}
+		d = *days
+	}
+	return a.read().Snapshots.Since(ctx, a.now().Add(-time.Duration(d)*24*time.Hour))
 }

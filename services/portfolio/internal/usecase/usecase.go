@@ -11,6 +11,7 @@ package usecase
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/uow"
 	"github.com/foundryhq/foundry/services/portfolio/internal/rightsizing"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
@@ -82,4 +84,19 @@ func wrap(what string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// IdeaError maps the store's errors about an idea to the failures callers
+// see: not found, archived (a conflict), already exists. Anything else,
+// a fault included, passes through; nil stays nil.
+func IdeaError(err error, id string) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fault.New(fault.NotFound, "idea %s not found", id)
+	case errors.Is(err, store.ErrArchived):
+		return fault.New(fault.Conflict, "idea %s is archived (merged into another idea)", id)
+	case errors.Is(err, store.ErrAlreadyExists):
+		return fault.New(fault.AlreadyExists, "idea %s already exists", id)
+	}
+	return err
 }

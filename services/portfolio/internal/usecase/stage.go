@@ -1,0 +1,92 @@
+package usecase
+
+import (
+	"context"
+	"errors"
+
+	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
+	"github.com/foundryhq/foundry/services/portfolio/internal/store"
+)
+
+// Advance moves an idea exactly one stage forward; concurrent advances of
+// one idea each move it once (a fault.Conflict past complete).
+func (a *App) Advance(ctx context.Context, id string) (idea.Idea, error) {
+	now := a.now()
+	return a.change(ctx, id, func(i *idea.Idea) error { return i.Advance(now) })
+}
+
+// SetStage moves an idea to any stage (the administrator's override).
+func (a *App) SetStage(ctx context.Context, id, stage string) (idea.Idea, error) {
+	// Checked before the idea is read: a bad stage is a 422 whether or not
+	// the idea exists.
+	if _, err := idea.ParseStage(stage); err != nil {
+		return idea.Idea{}, fault.Validation(fault.Field("stage", "%v", err))
+	}
+	now := a.now()
+	return a.change(ctx, id, func(i *idea.Idea) error { return i.SetStage(stage, now) })
+}
+
+// TaskOutcome is what reporting a completed task did to its idea.
+type TaskOutcome struct {
+	// Idea is the idea after the report.
+	Idea idea.Idea
+	// Moved reports whether the idea moved a stage.
+	Moved bool
+	// From is the stage before the report.
+	From idea.Stage
+}
+
+// AdvanceForTask applies a completed task of taskType to its idea
+// (idea.AdvanceForTask: at most one stage) and counts the task, once per
+// task id: a task id seen before, or an archived idea, changes nothing and
+// answers the idea as it is, unmoved. store.ErrNotFound when the idea is
+// absent.
+func (a *App) AdvanceForTask(ctx context.Context, id, taskID, taskType string) (TaskOutcome, error) {
+	var errs []fault.FieldError
+	for _, f := range []struct{ name, v string }{{"idea_id", id}, {"task_id", taskID}, {"task_type", taskType}} {
+		if f.v == "" {
+			errs = append(errs, fault.Field(f.name, "is required"))
+		}
+	}
+	if len(errs) > 0 {
+		return TaskOutcome{}, fault.Validation(errs...)
+	}
+	at := a.now()
+	var out TaskOutcome
+	err := a.tx(ctx, func(r Repos) error {
+		before, err := r.Ideas.Lock(ctx, id)
+		if err != nil {
+			return err
+		}
+		out = TaskOutcome{Idea: before, From: before.Stage}
+		seen, err := r.Ideas.TaskSeen(ctx, taskID)
+		if err != nil {
+			return err
+		}
+		if seen || before.Archived {
+			return nil
+		}
+		after := before
+		after.Tags = append([]string(nil), before.Tags...)
+		moved := after.AdvanceForTask(taskType, at)
+		after.TaskCount++
+		after.UpdatedAt = at
+		// The task row goes first: a concurrent report of the same task
+		// collides with it and changes nothing.
+		if err := r.Ideas.RecordTask(ctx, store.TaskEvent{TaskID: taskID, IdeaID: id, TaskType: taskType, From: before.Stage, To: after.Stage, At: at}); err != nil {
+			return err
+		}
+		if err := r.Ideas.Update(ctx, before, after); err != nil {
+			return err
+		}
+		out = TaskOutcome{Idea: after, Moved: moved, From: before.Stage}
+		return nil
+	})
+	if errors.Is(err, store.ErrAlreadyExists) {
+		// A concurrent report of the same task won the race.
+		i, gerr := a.read().Ideas.Get(ctx, id)
+		return TaskOutcome{Idea: i, From: i.Stage}, IdeaError(gerr, id)
+	}
+	return out, IdeaError(err, id)
+}
