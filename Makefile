@@ -67,6 +67,7 @@ gen-scratch: tools
 	buf lint
 	rm -rf $(GEN_SCRATCH) && mkdir -p $(GEN_SCRATCH)
 	buf generate -o $(GEN_SCRATCH)
+	buf generate --template gateway/buf.gen.yaml -o $(GEN_SCRATCH)
 
 .PHONY: generate
 generate: tools ## Format, lint and generate the protobuf code (committed).
@@ -99,7 +100,7 @@ BINARIES := foundry:./cmd/foundry \
 	portfolio:./services/portfolio/cmd/portfolio \
 	ledger:./services/ledger/cmd/ledger \
 	agent:./services/agent/cmd/agent \
-	ops:./services/ops/cmd/ops \
+	ops:./cmd/ops \
 	gateway:./cmd/gateway
 
 .PHONY: build

@@ -551,7 +551,7 @@ func newPostgresChaos(t *testing.T, env ...string) *postgresChaos {
 	t.Cleanup(func() { _ = admin.Close(context.Background()) })
 
 	p := &postgresChaos{t: t, storage: storage, proxy: proxy, admin: admin, dbName: strings.TrimPrefix(u.Path, "/")}
-	services := []string{"portfolio", "ledger", "agent", "ops"}
+	services := allinonetest.ServiceNames()
 	var peers []string
 	for _, svc := range services {
 		proc := allinonetest.NewProc(t, svc, svc, viaProxy, "-monitor-interval=2s")

@@ -27,7 +27,7 @@ func TestGatewaySurface(t *testing.T) {
 		for _, c := range checks {
 			names = append(names, c.(map[string]any)["name"].(string))
 		}
-		require.ElementsMatch(t, []string{"ops database", "portfolio", "ledger", "agent"}, names)
+		require.ElementsMatch(t, allinonetest.ReadinessChecks(), names)
 	})
 
 	t.Run("openapi document", func(t *testing.T) {

@@ -121,7 +121,7 @@ func TestPersistenceShowsTargetsOnlyToTheAdministrator(t *testing.T) {
 			requireStatus(t, http.StatusOK, r)
 			require.Equal(t, false, r.JSON["targets_shown"], tc.name)
 			rows := serviceRows(t, r)
-			require.ElementsMatch(t, []string{"portfolio", "ledger", "agent", "ops"}, keysOf(rows), tc.name)
+			require.ElementsMatch(t, allinonetest.ServiceNames(), keysOf(rows), tc.name)
 			for name, row := range rows {
 				require.Equal(t, string(engine), row["backend"], "%s: %s", tc.name, name)
 				require.Equal(t, name, row["schema"], "%s: %s", tc.name, name)

@@ -138,7 +138,7 @@ func TestReadyAndPersistenceWithTelemetry(t *testing.T) {
 			}
 
 			rows := serviceRows(t, p)
-			require.ElementsMatch(t, []string{"portfolio", "ledger", "agent", "ops"}, keysOf(rows))
+			require.ElementsMatch(t, allinonetest.ServiceNames(), keysOf(rows))
 			for name, row := range rows {
 				require.Equal(t, string(engine), row["backend"], name)
 				require.Equal(t, "ok", row["status"], name)

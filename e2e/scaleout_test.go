@@ -33,7 +33,7 @@ import (
 func TestScaleOutOnOnePostgres(t *testing.T) {
 	t.Parallel()
 	storage := allinonetest.NewStorage(t, database.Postgres) // skips without Postgres
-	services := []string{"portfolio", "ledger", "agent", "ops"}
+	services := allinonetest.ServiceNames()
 	replicas := map[string][]*allinonetest.Proc{}
 	var peerFlags []string
 	for _, svc := range services {

@@ -375,7 +375,7 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 		out := ok(t, env, "status")
 		target := env["FOUNDRY_URL"] + env["FOUNDRY_CLI_GRPC_ADDR"]
 		require.True(t, strings.HasPrefix(out, "Foundry at "+target+": ready\nCHECK"), out)
-		for _, check := range []string{"ops database", "portfolio", "ledger", "agent"} {
+		for _, check := range allinonetest.ReadinessChecks() {
 			require.Regexp(t, row(check, "ok"), out)
 		}
 		doc := okJSON(t, env, "status", "--wait")

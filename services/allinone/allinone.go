@@ -19,9 +19,18 @@ import (
 	"github.com/foundryhq/foundry/services/portfolio"
 )
 
-// Services returns every service module, in start order.
+// Services returns every service module, in start order. Ops comes last
+// and is given the others, whose readiness it reports.
 func Services() []app.Module {
-	return []app.Module{portfolio.Module(), ledger.Module(), agent.Module(), ops.Module()}
+	services := []app.Module{portfolio.Module(), ledger.Module(), agent.Module()}
+	return append(services, ops.Module(services...))
+}
+
+// Ops returns the ops module reporting on every other service, as its own
+// binary (cmd/ops) runs it.
+func Ops() app.Module {
+	s := Services()
+	return s[len(s)-1]
 }
 
 // Modules returns every module, in start order: the services, then the

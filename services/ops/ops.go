@@ -12,12 +12,9 @@ import (
 	"google.golang.org/grpc/connectivity"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
 	opsinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
 	platforminternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/platform/v1"
-	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
-	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/collector"
 	"github.com/foundryhq/foundry/services/ops/internal/handler"
 	"github.com/foundryhq/foundry/services/ops/internal/peer"
@@ -33,19 +30,30 @@ import (
 	"github.com/foundryhq/foundry/services/platform/lease"
 )
 
-// peerServices are the services readiness probes, by module name.
-var peerServices = []struct{ name, service string }{
-	{"portfolio", portfoliov1.PortfolioService_ServiceDesc.ServiceName},
-	{"ledger", ledgerv1.LedgerService_ServiceDesc.ServiceName},
-	{"agent", agentv1.AgentService_ServiceDesc.ServiceName},
+// probe is a service whose readiness ops reports: its module's name (the
+// peer ops dials) and its gRPC service (whose health ops asks).
+type probe struct{ name, service string }
+
+// probes are the services of the modules ops is given, itself and the
+// gateway (which has no gRPC service) left out, in their order.
+func probes(modules []app.Module) []probe {
+	var out []probe
+	for _, m := range modules {
+		if m.Name != "ops" && m.Service != "" {
+			out = append(out, probe{m.Name, m.Service})
+		}
+	}
+	return out
 }
 
-// peerNames are the modules ops dials: the services it probes, the ledger
-// (which its monitor also reads) among them.
-func peerNames() []string {
-	names := make([]string, len(peerServices))
-	for i, p := range peerServices {
-		names[i] = p.name
+// peerNames are the modules ops dials: the services it probes, and the
+// ledger, whose economy its monitor reads, whether or not it probes it.
+func peerNames(ps []probe) []string {
+	names := []string{"ledger"}
+	for _, p := range ps {
+		if p.name != "ledger" {
+			names = append(names, p.name)
+		}
 	}
 	return names
 }
@@ -134,13 +142,17 @@ func (c *Config) collectors() ([]collector.Collector, error) {
 	return out, nil
 }
 
-// Module returns the ops module.
-func Module() app.Module {
+// Module returns the ops module, which reports the readiness of the
+// services it is given (allinone.Services gives it every other one, so a
+// new service is probed without a change here) and monitors the ledger's
+// economy.
+func Module(services ...app.Module) app.Module {
 	cfg := &Config{}
+	probed := probes(services)
 	return app.Module{
 		Name:       "ops",
 		Service:    opsv1.OpsService_ServiceDesc.ServiceName,
-		Peers:      peerNames(),
+		Peers:      peerNames(probed),
 		Routes:     opsv1.RegisterOpsServiceHandler,
 		Migrations: store.Migrations(),
 		Flags:      cfg.register,
@@ -160,7 +172,7 @@ func Module() app.Module {
 			h.Log.Info("runtime telemetry", zap.String("backend", sink.Backend()), zap.String("target", sink.Target()))
 
 			var peers []usecase.Peer
-			for _, p := range peerServices {
+			for _, p := range probed {
 				conn, err := h.Dial(p.name)
 				if err != nil {
 					return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 )
 
@@ -88,4 +89,25 @@ func TestCollectors(t *testing.T) {
 		_, err := (&Config{UsageOpenAIURL: bad}).collectors()
 		require.ErrorContains(t, err, "-usage-openai-url", bad)
 	}
+}
+
+// TestProbesComeFromTheModules: ops probes the services of the modules it
+// is given, in their order, never itself or a module without a gRPC
+// service (the gateway), and always dials the ledger, whose economy its
+// monitor reads.
+func TestProbesComeFromTheModules(t *testing.T) {
+	t.Parallel()
+	given := []app.Module{
+		{Name: "portfolio", Service: "foundry.portfolio.v1.PortfolioService"},
+		{Name: "billing", Service: "foundry.billing.v1.BillingService"},
+		{Name: "ops", Service: "foundry.ops.v1.OpsService"},
+		{Name: "gateway"},
+	}
+	got := probes(given)
+	require.Equal(t, []probe{{"portfolio", "foundry.portfolio.v1.PortfolioService"}, {"billing", "foundry.billing.v1.BillingService"}}, got)
+	require.Equal(t, []string{"ledger", "portfolio", "billing"}, peerNames(got))
+	require.Equal(t, []string{"ledger", "portfolio"}, peerNames([]probe{{"ledger", "x"}, {"portfolio", "y"}}), "the ledger once")
+
+	m := Module(given...)
+	require.Equal(t, []string{"ledger", "portfolio", "billing"}, m.Peers)
 }

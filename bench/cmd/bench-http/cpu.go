@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -74,9 +77,13 @@ func ticks(n int64) time.Duration { return time.Duration(n) * time.Second / user
 // resident set once it is ready and has idled for a moment: what a
 // Kubernetes pod of that service holds at rest.
 func serviceRSS(ctx context.Context, bin, dbURL string) ([]string, error) {
+	targets, err := moduleNames(ctx)
+	if err != nil {
+		return nil, err
+	}
 	peers := map[string]string{}
 	var lines []string
-	for _, target := range []string{"portfolio", "ledger", "agent", "ops", "gateway"} {
+	for _, target := range targets {
 		grpcAddr, admin := freeAddr(), freeAddr()
 		extra := []string{"-target=" + target}
 		for peer, addr := range peers {
@@ -100,4 +107,30 @@ func serviceRSS(ctx context.Context, bin, dbURL string) ([]string, error) {
 		peers[target] = grpcAddr
 	}
 	return lines, nil
+}
+
+// moduleNames are Foundry's modules in start order (the services, then the
+// gateway), as cmd/modules prints them from allinone.Services: the bench
+// measures whatever services there are without its own list of them. Run
+// from the repository's root, as make bench-http does.
+func moduleNames(ctx context.Context) ([]string, error) {
+	cmd := exec.CommandContext(ctx, "go", "run", "./modules")
+	cmd.Dir = "cmd"
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("list the modules (go run ./modules in cmd/): %w\n%s", err, stderr.String())
+	}
+	var mods []struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(out, &mods); err != nil {
+		return nil, fmt.Errorf("list the modules: %w", err)
+	}
+	names := make([]string, len(mods))
+	for i, m := range mods {
+		names[i] = m.Name
+	}
+	return names, nil
 }

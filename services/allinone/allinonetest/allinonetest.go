@@ -222,3 +222,27 @@ func (s *System) Dial(t testing.TB) *grpc.ClientConn {
 
 // URL joins the base URL and a path.
 func (s *System) URL(path string) string { return fmt.Sprintf("%s%s", s.BaseURL, path) }
+
+// ServiceNames are the names of Foundry's services (allinone.Services), in
+// start order: tests that start each service in a process of its own, or
+// expect one row per service, take them from here rather than typing them.
+func ServiceNames() []string {
+	var names []string
+	for _, m := range allinone.Services() {
+		names = append(names, m.Name)
+	}
+	return names
+}
+
+// ReadinessChecks are the checks GET /api/ready reports in a whole
+// Foundry: ops's own database and each service ops probes, every service
+// but ops itself.
+func ReadinessChecks() []string {
+	checks := []string{"ops database"}
+	for _, name := range ServiceNames() {
+		if name != "ops" {
+			checks = append(checks, name)
+		}
+	}
+	return checks
+}
