@@ -800,7 +800,7 @@ func (r authzRow) roles(t *testing.T, c *authzCell) string {
 
 // repoRoot is the repository's root, seen from this package's directory
 // (where go test runs).
-var repoRoot = filepath.Join("..")
+var repoRoot = ".."
 
 // authzAPIYAMLRoutes reads the REST mapping (gateway/api.yaml): each route
 // ("METHOD /path") with the selector of its RPC, additional bindings

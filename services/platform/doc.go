@@ -18,7 +18,9 @@
 //   - rpcmeta, requestid, clientip: the request's metadata, id and address;
 //   - ratelimit: per-key token buckets;
 //   - idempotency: a retried request answered with its first response;
-//   - wire: how every API writes a time.
+//   - wire: how every API writes a time and a word of a shared vocabulary
+//     (an enum), and the one table from gRPC codes to HTTP statuses, which
+//     the gateway and the CLI both read.
 //
 // Storing:
 //   - database: one query interface over Postgres and embedded SQLite (with

@@ -192,6 +192,8 @@ func (s *dbSink) Write(ctx context.Context, events []Event) error {
 		return err
 	}
 	now := time.Now().UnixMicro()
+	// The sink's own database (not ops's schema, and no repository of a
+	// use case): a batch is stored whole or not at all.
 	return db.Tx(ctx, func(tx database.Querier) error {
 		for start := 0; start < len(events); start += insertChunk {
 			chunk := events[start:min(start+insertChunk, len(events))]
