@@ -88,6 +88,7 @@ func do(t *testing.T, req *http.Request) response {
 	require.NoError(t, err)
 	out := response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	_ = json.Unmarshal(raw, &out.JSON)
+	validateResponse(t, req, out.Status, out.Header, raw)
 	return out
 }
 

@@ -241,11 +241,11 @@ func newFuzzer(t *testing.T, sys *allinonetest.System, seed uint64, n int) *fuzz
 	}
 }
 
-// operations loads the OpenAPI document the gateway serves and lists its
-// operations, sorted, plus the GitHub webhook.
+// operations loads the OpenAPI document the gateway serves (its Swagger 2.0
+// version) and lists its operations, sorted, plus the GitHub webhook.
 func (f *fuzzer) operations() []fuzzOp {
 	t := f.t
-	r := request(t, http.MethodGet, f.sys.URL("/api/openapi.json"), nil)
+	r := request(t, http.MethodGet, f.sys.URL("/api/openapi-v2.json"), nil) // its definitions, as Swagger 2.0 names them
 	requireStatus(t, http.StatusOK, r)
 	var doc struct {
 		Paths       map[string]map[string]json.RawMessage `json:"paths"`

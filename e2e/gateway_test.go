@@ -40,7 +40,9 @@ func TestGatewaySurface(t *testing.T) {
 		info, _ := r.JSON["info"].(map[string]any)
 		require.Equal(t, "Foundry API", info["title"])
 		require.Equal(t, "1.0.0", info["version"])
-		defs, _ := r.JSON["securityDefinitions"].(map[string]any)
+		require.Equal(t, "3.1.1", r.JSON["openapi"])
+		components, _ := r.JSON["components"].(map[string]any)
+		defs, _ := components["securitySchemes"].(map[string]any)
 		require.Equal(t, map[string]any{"type": "apiKey", "in": "header", "name": "Authorization"},
 			pick(defs["BearerAuth"], "type", "in", "name"))
 		require.Equal(t, map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"},

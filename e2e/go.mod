@@ -30,6 +30,7 @@ require (
 	github.com/foundryhq/foundry/services/ledger v0.0.0 // indirect
 	github.com/foundryhq/foundry/services/ops v0.0.0 // indirect
 	github.com/foundryhq/foundry/services/portfolio v0.0.0 // indirect
+	github.com/getkin/kin-openapi v0.153.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1 // indirect

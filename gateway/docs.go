@@ -4,9 +4,6 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
-	"sync"
-
-	"github.com/foundryhq/foundry/services/platform/authz"
 )
 
 // The OpenAPI document is generated from the protos and api.yaml by
@@ -20,26 +17,17 @@ var (
 	docsFS embed.FS
 )
 
-// servedOpenAPI is the document the gateway serves: the generated one with
-// the policies' roles (withPolicies), built once.
-var servedOpenAPI = sync.OnceValues(func() ([]byte, error) {
-	pols, err := authz.Policies()
-	if err != nil {
-		return nil, err
-	}
-	return withPolicies(openAPI, pols)
-})
-
-func openAPIHandler() http.Handler {
+// openAPIHandler serves one version of the document (openapi_doc.go).
+func openAPIHandler(version func(documents) []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		doc, err := servedOpenAPI()
+		docs, err := servedDocuments()
 		if err != nil { // New refused to start with it: unreachable
 			writeJSONError(w, http.StatusInternalServerError, ErrorBody{Detail: "internal error"})
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-cache")
-		_, _ = w.Write(doc)
+		_, _ = w.Write(version(docs))
 	})
 }
 

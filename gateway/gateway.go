@@ -200,7 +200,7 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 		}
 	}
 
-	if _, err := servedOpenAPI(); err != nil {
+	if _, err := servedDocuments(); err != nil {
 		return nil, fmt.Errorf("the OpenAPI document: %w", err)
 	}
 	root := http.NewServeMux()
@@ -267,7 +267,8 @@ func newAPIMux() *runtime.ServeMux {
 // its assets, and a JSON 404 for every other path. The dashboard routes by
 // URL hash, so it needs no fallback: an unknown path is never a page.
 func siteRoutes(root *http.ServeMux) {
-	root.Handle("GET /api/openapi.json", openAPIHandler())
+	root.Handle("GET /api/openapi.json", openAPIHandler(func(d documents) []byte { return d.v3 }))
+	root.Handle("GET /api/openapi-v2.json", openAPIHandler(func(d documents) []byte { return d.v2 }))
 	root.Handle("GET /api/docs/", docsHandler())
 	root.Handle("GET /api/docs", http.RedirectHandler("/api/docs/", http.StatusMovedPermanently))
 	dashboard, dashboardAssets := dashboardHandlers()

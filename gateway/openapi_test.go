@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,7 +15,8 @@ import (
 // operation's credentials as the RPC's policy declares them.
 func TestOpenAPIRolesComeFromThePolicies(t *testing.T) {
 	t.Parallel()
-	raw, err := servedOpenAPI()
+	docs, err := servedDocuments()
+	raw := docs.v2
 	require.NoError(t, err)
 	var doc struct {
 		Paths map[string]map[string]map[string]any `json:"paths"`
@@ -51,4 +53,68 @@ func TestOpenAPIWithoutAPolicyIsRefused(t *testing.T) {
 	doc := []byte(`{"paths": {"/api/x": {"get": {"operationId": "NoService_Nothing"}}}}`)
 	_, err := withPolicies(doc, map[string]*authzv1.Policy{"/foundry.x.v1.OtherService/Get": {Allow: []authz.Role{authz.Viewer}}})
 	require.EqualError(t, err, "GET /api/x (NoService_Nothing) has no authorization policy")
+}
+
+// TestOpenAPIDocumentIsComplete: the served documents declare each
+// operation's success statuses and the error body, tag operations by area,
+// summarise them in words, describe the routes the gateway serves by hand,
+// and are OpenAPI 3.1 and Swagger 2.0.
+func TestOpenAPIDocumentIsComplete(t *testing.T) {
+	t.Parallel()
+	docs, err := servedDocuments()
+	require.NoError(t, err)
+	var v2 map[string]any
+	require.NoError(t, json.Unmarshal(docs.v2, &v2))
+	require.Equal(t, "2.0", v2["swagger"])
+	ids := operationIDs(v2)
+	for id := range successStatuses {
+		require.Contains(t, ids, id, "successStatuses names an operation the document has")
+	}
+
+	var v3 struct {
+		OpenAPI string `json:"openapi"`
+		Paths   map[string]map[string]struct {
+			Summary   string                    `json:"summary"`
+			Tags      []string                  `json:"tags"`
+			Responses map[string]map[string]any `json:"responses"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(docs.v3, &v3))
+	require.Equal(t, "3.1.1", v3.OpenAPI)
+
+	statuses := func(path, method string) []string {
+		var out []string
+		for s := range v3.Paths[path][method].Responses {
+			out = append(out, s)
+		}
+		slices.Sort(out)
+		return out
+	}
+	require.Equal(t, []string{"201", "default"}, statuses("/api/ideas", "post"))
+	require.Equal(t, []string{"200", "default"}, statuses("/api/ideas", "get"))
+	require.Equal(t, []string{"200", "201", "default"}, statuses("/api/cc/stake", "post"), "a dry run answers 200")
+	require.Equal(t, []string{"200", "201", "202", "default"}, statuses("/api/contributions/github", "post"), "a raw route")
+	require.Equal(t, "Adds an idea at stage \"none\" unless a stage is given.", v3.Paths["/api/ideas"]["post"].Summary)
+	require.Equal(t, []string{"Investment"}, v3.Paths["/api/ideas/{idea_id}/stake"]["post"].Tags)
+	require.Equal(t, []string{"Economy"}, v3.Paths["/api/cc/supply"]["get"].Tags)
+	require.Equal(t, []string{"Access"}, v3.Paths["/api/onboarding/register"]["post"].Tags)
+
+	idea := v3.Components.Schemas["v1Idea"]
+	require.Equal(t, false, idea["additionalProperties"], "an answer has no field but the document's")
+	require.Contains(t, idea["required"], "parent_idea_id", "an answer carries every field")
+	props := idea["properties"].(map[string]any)
+	require.Equal(t, []any{"string", "null"}, props["parent_idea_id"].(map[string]any)["type"], "a wrapper is null when unset")
+	require.Equal(t, "string", props["name"].(map[string]any)["type"], "a plain string is never null")
+	require.NotContains(t, v3.Components.Schemas["v1CostVector"], "required", "a request sends a cost vector's fields as it likes")
+
+	for path, ops := range v3.Paths {
+		for method, op := range ops {
+			require.NotEmpty(t, op.Tags, "%s %s", method, path)
+			def := op.Responses["default"]["content"].(map[string]any)["application/json"].(map[string]any)["schema"]
+			require.Equal(t, map[string]any{"$ref": "#/components/schemas/Error"}, def, "%s %s: every failure is the error body", method, path)
+		}
+	}
 }
