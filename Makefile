@@ -73,15 +73,17 @@ gen-scratch: tools
 generate: tools ## Format, lint and generate the protobuf code (committed).
 	buf format -w proto
 	$(MAKE) --no-print-directory gen-scratch
-	rm -rf proto/gen/go/foundry gateway/openapi/*.json
+	rm -rf proto/gen/go/foundry gateway/openapi/foundry.swagger.json
 	cp -R $(GEN_SCRATCH)/proto/gen/go/foundry proto/gen/go/
 	cp $(GEN_SCRATCH)/gateway/openapi/*.json gateway/openapi/
+	@# The served OpenAPI 3.1 document, built by the gateway from the above.
+	FOUNDRY_UPDATE_DOCS=1 go test -count=1 -run '^TestOpenAPIFileIsTheServedDocument$$' ./gateway
 
 .PHONY: check-generated
 check-generated: gen-scratch ## Fail when the protos are unformatted or the committed generated code is stale.
 	@buf format --diff --exit-code proto || { echo "protos are not formatted: run 'make generate'" >&2; exit 1; }
 	@diff -r $(GEN_SCRATCH)/proto/gen/go/foundry proto/gen/go/foundry && \
-		diff -r $(GEN_SCRATCH)/gateway/openapi gateway/openapi || \
+		diff $(GEN_SCRATCH)/gateway/openapi/foundry.swagger.json gateway/openapi/foundry.swagger.json || \
 		{ echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; }
 	@echo "generated code is up to date"
 

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"slices"
 	"testing"
 
@@ -117,4 +119,28 @@ func TestOpenAPIDocumentIsComplete(t *testing.T) {
 			require.Equal(t, map[string]any{"$ref": "#/components/schemas/Error"}, def, "%s %s: every failure is the error body", method, path)
 		}
 	}
+}
+
+// openAPIFile is the served OpenAPI 3.1 document, committed so that what
+// reads it without a running gateway (the dashboard's generated types and
+// client) reads exactly what is served.
+const openAPIFile = "openapi/foundry.openapi.json"
+
+// TestOpenAPIFileIsTheServedDocument fails when the committed 3.1 document
+// is not the one the gateway serves; FOUNDRY_UPDATE_DOCS=1 rewrites it
+// (make generate does).
+func TestOpenAPIFileIsTheServedDocument(t *testing.T) {
+	t.Parallel()
+	served, err := OpenAPI()
+	require.NoError(t, err)
+	var pretty bytes.Buffer
+	require.NoError(t, json.Indent(&pretty, served, "", "  "))
+	pretty.WriteByte('\n')
+	if os.Getenv("FOUNDRY_UPDATE_DOCS") == "1" {
+		require.NoError(t, os.WriteFile(openAPIFile, pretty.Bytes(), 0o644))
+	}
+	committed, err := os.ReadFile(openAPIFile)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(pretty.Bytes(), committed),
+		"gateway/%s is not the document the gateway serves: run make generate (or FOUNDRY_UPDATE_DOCS=1 go test ./gateway -run TestOpenAPIFileIsTheServedDocument) and commit it", openAPIFile)
 }
