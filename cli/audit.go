@@ -45,8 +45,8 @@ func (e *env) auditList() *cobra.Command {
 		if err != nil || e.jsonOut {
 			return e.orJSON(raw, err)
 		}
-		if shown := offset + int32(len(resp.GetEntries())); shown < resp.GetTotal() {
-			fmt.Fprintf(e.stderr, "%d of %d entries shown: --offset %d for more\n", len(resp.GetEntries()), resp.GetTotal(), shown)
+		if shown := offset + int32(len(resp.GetEntries())); shown < resp.GetPagination().GetTotal() {
+			fmt.Fprintf(e.stderr, "%d of %d entries shown: --offset %d for more\n", len(resp.GetEntries()), resp.GetPagination().GetTotal(), shown)
 		}
 		rows := make([][]string, len(resp.GetEntries()))
 		for i, en := range resp.GetEntries() {

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
+	commonv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
@@ -133,7 +134,7 @@ are merged into one answer of the same shape).`,
 				}
 			}
 			merged.Summary = page.GetSummary()
-			merged.Pagination = &portfoliov1.Pagination{Total: page.GetPagination().GetTotal()}
+			merged.Pagination = &commonv1.Pagination{Total: page.GetPagination().GetTotal()}
 			return len(page.GetIdeas()), page.GetPagination().GetTotal(), nil
 		})
 		if err != nil {
@@ -252,15 +253,16 @@ one answer of the same shape). Progress is shown on a terminal.`,
 			if err != nil || e.jsonOut {
 				return e.orJSON(raw, err)
 			}
-			if next := resp.GetOffset() + int32(len(resp.GetTasks())); next < resp.GetTotal() {
-				fmt.Fprintf(e.stderr, "%d of %d tasks shown: --offset %d or --all for more\n", len(resp.GetTasks()), resp.GetTotal(), next)
+			if p := resp.GetPagination(); p.GetHasMore() {
+				next := p.GetOffset() + int32(len(resp.GetTasks()))
+				fmt.Fprintf(e.stderr, "%d of %d tasks shown: --offset %d or --all for more\n", len(resp.GetTasks()), p.GetTotal(), next)
 			}
 			return e.tasksTable(resp.GetTasks())
 		}
 		if req.Limit == nil {
 			req.Limit = proto.Int32(maxPage)
 		}
-		merged := &agentv1.ListTasksResponse{Offset: offset}
+		merged := &agentv1.ListTasksResponse{Pagination: &commonv1.Pagination{Offset: offset}}
 		seen := map[string]bool{}
 		err := e.eachPage("tasks", offset, func(at int32) (int, int32, error) {
 			req.Offset = at
@@ -274,13 +276,13 @@ one answer of the same shape). Progress is shown on a terminal.`,
 					merged.Tasks = append(merged.Tasks, t)
 				}
 			}
-			merged.Total = page.GetTotal()
-			return len(page.GetTasks()), page.GetTotal(), nil
+			merged.Pagination.Total = page.GetPagination().GetTotal()
+			return len(page.GetTasks()), page.GetPagination().GetTotal(), nil
 		})
 		if err != nil {
 			return err
 		}
-		merged.Limit = int32(len(merged.Tasks))
+		merged.Pagination.Limit = int32(len(merged.Tasks))
 		if e.jsonOut {
 			return e.printMessage(merged)
 		}

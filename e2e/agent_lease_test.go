@@ -21,11 +21,9 @@ import (
 // ideaTasks lists the idea's tasks through p: id -> status.
 func ideaTasks(t *testing.T, p *allinonetest.Proc, idea string) map[string]string {
 	t.Helper()
-	r := request(t, http.MethodGet, p.URL("/api/agent/tasks?limit=500&idea_id="+url.QueryEscape(idea)), nil)
-	requireStatus(t, http.StatusOK, r)
+	items, _ := listPage(t, request(t, http.MethodGet, p.URL("/api/agent/tasks?limit=500&idea_id="+url.QueryEscape(idea)), nil), "tasks")
 	out := map[string]string{}
-	for _, it := range r.JSON["tasks"].([]any) {
-		m := it.(map[string]any)
+	for _, m := range items {
 		out[m["id"].(string)] = m["status"].(string)
 	}
 	return out

@@ -46,14 +46,23 @@ func agentFieldError(t *testing.T, r response, field string) {
 	require.Contains(t, fields, field, "body: %s", r.Raw)
 }
 
+// listIDs returns the ids of a page of tasks ({tasks, pagination}), in
+// order.
 func listIDs(t *testing.T, r response) []string {
 	t.Helper()
-	requireStatus(t, http.StatusOK, r)
+	items, _ := listPage(t, r, "tasks")
 	out := []string{}
-	for _, it := range r.JSON["tasks"].([]any) {
-		out = append(out, it.(map[string]any)["id"].(string))
+	for _, it := range items {
+		out = append(out, it["id"].(string))
 	}
 	return out
+}
+
+// taskPage is the pagination of a page of tasks.
+func taskPage(t *testing.T, r response) map[string]any {
+	t.Helper()
+	_, page := listPage(t, r, "tasks")
+	return page
 }
 
 func TestAgentTasks(t *testing.T) {
@@ -150,8 +159,7 @@ func TestAgentTasks(t *testing.T) {
 
 			all := request(t, http.MethodGet, sys.URL("/api/agent/tasks"), nil)
 			require.Equal(t, []string{decideID, testID, implID, specID}, listIDs(t, all), "newest first")
-			require.Equal(t, 4.0, all.JSON["total"])
-			require.Equal(t, 50.0, all.JSON["limit"])
+			require.Equal(t, wantPage(50, 0, 4, false), taskPage(t, all))
 			for _, it := range all.JSON["tasks"].([]any) {
 				item := it.(map[string]any)
 				require.Contains(t, item, "error_summary")
@@ -163,20 +171,26 @@ func TestAgentTasks(t *testing.T) {
 
 			failed := request(t, http.MethodGet, sys.URL("/api/agent/tasks?status=failed"), nil)
 			require.Equal(t, []string{testID, implID}, listIDs(t, failed))
-			require.Equal(t, 2.0, failed.JSON["total"])
+			require.Equal(t, wantPage(50, 0, 2, false), taskPage(t, failed))
 			require.Equal(t, "executor_crash", failed.JSON["tasks"].([]any)[1].(map[string]any)["error_category"])
 			require.Equal(t, []string{implID}, listIDs(t, request(t, http.MethodGet, sys.URL("/api/agent/tasks?task_type=impl"), nil)))
 			paged := request(t, http.MethodGet, sys.URL("/api/agent/tasks?limit=2&offset=1"), nil)
 			require.Equal(t, []string{testID, implID}, listIDs(t, paged))
-			require.Equal(t, 4.0, paged.JSON["total"])
-			require.Equal(t, 500.0, request(t, http.MethodGet, sys.URL("/api/agent/tasks?limit=500"), nil).JSON["limit"])
+			page, next := withoutCursor(t, taskPage(t, paged))
+			require.Equal(t, wantPage(2, 1, 4, true), page)
+			rest := request(t, http.MethodGet, sys.URL("/api/agent/tasks?limit=2&cursor="+next), nil)
+			require.Equal(t, []string{specID}, listIDs(t, rest), "the cursor reads on after the page's last task")
+			require.Equal(t, wantPage(2, 3, 4, false), taskPage(t, rest), "its offset counts the tasks before it")
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/agent/tasks?offset=1&cursor="+next), nil), "offset")
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/agent/tasks?cursor=not-a-cursor"), nil), "cursor")
+			require.Equal(t, wantPage(500, 0, 4, false), taskPage(t, request(t, http.MethodGet, sys.URL("/api/agent/tasks?limit=500"), nil)))
 			for _, q := range []string{"limit=0", "limit=501", "limit=-1", "offset=-1", "status=paused", "task_type=dance"} {
 				requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodGet, sys.URL("/api/agent/tasks?"+q), nil))
 			}
 
 			att := request(t, http.MethodGet, sys.URL("/api/agent/tasks/attention"), nil)
 			require.Equal(t, []string{decideID, testID, implID}, listIDs(t, att), "only failed and needs_decision")
-			require.Equal(t, 3.0, att.JSON["total"])
+			require.Equal(t, wantPage(50, 0, 3, false), taskPage(t, att))
 			require.Equal(t, "split it?", att.JSON["tasks"].([]any)[0].(map[string]any)["decision_prompt"])
 
 			count := request(t, http.MethodGet, sys.URL("/api/agent/tasks/count"), nil)

@@ -201,10 +201,10 @@ func (w *chaosWorld) verifyLog(key chaosAuditKey, before auditCheckpoint) {
 	require.Equal(t, latest.Size, v.TreeSize, "verified against the latest checkpoint: %+v", v)
 	require.Equal(t, latest.Root, auditHash(t, v.RootHash))
 	require.Equal(t, latest.Size-1, int64(v.EntriesChecked), "every entry: %+v", v)
-	inc := request(t, http.MethodGet, w.sys.URL("/api/incidents?limit=500"), nil)
-	requireStatus(t, http.StatusOK, inc)
-	for _, it := range inc.JSON["incidents"].([]any) {
-		require.NotEqual(t, "audit_key_changed", it.(map[string]any)["kind"], "every ledger signed with the run's key: %v", it)
+	incidents, page := listPage(t, request(t, http.MethodGet, w.sys.URL("/api/incidents?limit=500"), nil), "incidents")
+	require.Equal(t, wantPage(500, 0, len(incidents), false), page, "one page holds every incident")
+	for _, it := range incidents {
+		require.NotEqual(t, "audit_key_changed", it["kind"], "every ledger signed with the run's key: %v", it)
 	}
 	t.Logf("audit log: %d entries; the checkpoint before the faults (%d records) is a prefix of the latest (%d)",
 		v.EntriesChecked, before.Size, latest.Size)
@@ -464,18 +464,20 @@ func (w *chaosWorld) verify() {
 			ids = append(ids, k.ID)
 			total += k.Cost
 		}
-		var got []string
+		var (
+			got   []string
+			pages []map[string]any
+		)
 		listed := 0.0
 		recordedFor := map[string]string{}
 		for offset := 0; ; offset += 500 {
-			page := get(fmt.Sprintf("/api/assets/%s/contributions?limit=500&offset=%d", assetID, offset))
-			var items []map[string]any
-			require.NoError(t, json.Unmarshal(page.Raw, &items))
+			items, page := listPage(t, get(fmt.Sprintf("/api/assets/%s/contributions?limit=500&offset=%d", assetID, offset)), "contributions")
 			for _, it := range items {
 				got = append(got, str(it["id"]))
 				listed += it["cost_amount"].(float64)
 				recordedFor[str(it["id"])] = str(it["contributor_id"])
 			}
+			pages = append(pages, page)
 			if len(items) < 500 {
 				break
 			}
@@ -488,6 +490,9 @@ func (w *chaosWorld) verify() {
 		slices.Sort(ids)
 		slices.Sort(got)
 		require.Equal(t, ids, got, "asset %s: the acknowledged contributions, each once", assetID)
+		for i, page := range pages {
+			require.Equal(t, wantPage(500, i*500, len(list), (i+1)*500 < len(list)), page, "asset %s: the page at %d", assetID, i*500)
+		}
 		a := get("/api/assets/" + assetID)
 		require.InDelta(t, total, a.JSON["total_cost"], 1e-6, "asset %s total", assetID)
 		require.InDelta(t, listed, a.JSON["total_cost"], 1e-6, "asset %s total equals its contributions", assetID)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -90,6 +91,49 @@ func do(t *testing.T, req *http.Request) response {
 	_ = json.Unmarshal(raw, &out.JSON)
 	validateResponse(t, req, out.Status, out.Header, raw)
 	return out
+}
+
+// wantPage is the pagination object a list answers for a page of limit at
+// offset in a list of total items, has_more saying whether items follow the
+// page, on a list that pages by offset alone (next_cursor "").
+func wantPage(limit, offset, total int, hasMore bool) map[string]any {
+	return map[string]any{"limit": float64(limit), "offset": float64(offset), "total": float64(total), "has_more": hasMore,
+		"next_cursor": ""}
+}
+
+// withoutCursor is a page of a list that pages by cursor too (the audit
+// log, tasks) as wantPage describes it: its next_cursor, which must be
+// there exactly when items follow, set aside for the caller.
+func withoutCursor(t *testing.T, page map[string]any) (map[string]any, string) {
+	t.Helper()
+	next, _ := page["next_cursor"].(string)
+	require.Equal(t, page["has_more"] == true, next != "", "a cursor exactly when items follow: %v", page)
+	out := maps.Clone(page)
+	out["next_cursor"] = ""
+	return out, next
+}
+
+// listPage requires r to be a 200 page of the list called name, in the one
+// shape every list of the REST API answers: its items, an array ([] when
+// empty, never null or missing), under the list's own name, and a
+// pagination object holding exactly limit, offset, total, has_more and
+// next_cursor. It returns the items and the pagination.
+func listPage(t *testing.T, r response, name string) ([]map[string]any, map[string]any) {
+	t.Helper()
+	requireStatus(t, http.StatusOK, r)
+	require.NotNil(t, r.JSON, "a list is an object, not a bare array: %s", r.Raw)
+	raw, ok := r.JSON[name].([]any)
+	require.True(t, ok, "the items are an array under %q: %s", name, r.Raw)
+	items := make([]map[string]any, len(raw))
+	for i, it := range raw {
+		items[i], ok = it.(map[string]any)
+		require.True(t, ok, "item %d of %q is an object: %s", i, name, r.Raw)
+	}
+	page, ok := r.JSON["pagination"].(map[string]any)
+	require.True(t, ok, "a pagination object beside %q: %s", name, r.Raw)
+	require.ElementsMatch(t, []string{"limit", "offset", "total", "has_more", "next_cursor"}, slices.Collect(maps.Keys(page)),
+		"the pagination's fields: %s", r.Raw)
+	return items, page
 }
 
 // Credential headers for request. anonymous sends no credential: it is a

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -20,19 +19,10 @@ func ledgerDistributions(t *testing.T, sys *allinonetest.System, path string) []
 }
 
 // ledgerDistributionPage GETs a page of an asset's distributions and its
-// pagination object.
+// pagination object (listPage).
 func ledgerDistributionPage(t *testing.T, sys *allinonetest.System, path string) ([]map[string]any, map[string]any) {
 	t.Helper()
-	r := request(t, http.MethodGet, sys.URL(path), nil)
-	requireStatus(t, http.StatusOK, r)
-	var body struct {
-		Distributions []map[string]any `json:"distributions"`
-		Pagination    map[string]any   `json:"pagination"`
-	}
-	require.NoError(t, json.Unmarshal(r.Raw, &body), "an object: %s", r.Raw)
-	require.NotNil(t, body.Distributions, "an empty list is [], not null: %s", r.Raw)
-	require.NotNil(t, body.Pagination, "a pagination object: %s", r.Raw)
-	return body.Distributions, body.Pagination
+	return ledgerPage(t, sys, path, "distributions")
 }
 
 // payoutIDs lists the contributor ids of a distribution's payouts.
@@ -69,7 +59,9 @@ func TestHardeningLedgerWebhookRefusesUnsignedByDefault(t *testing.T) {
 				require.Contains(t, r.JSON["detail"], "FOUNDRY_GITHUB_ALLOW_UNSIGNED=true", name)
 			}
 			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/contributors/email:mallory@example.com/contributions"), nil))
-			require.Empty(t, ledgerList(t, sys, "/api/assets"), "no asset was made for the repository")
+			assets, page := ledgerPage(t, sys, "/api/assets", "assets")
+			require.Empty(t, assets, "no asset was made for the repository")
+			require.Equal(t, wantPage(50, 0, 0, false), page)
 		})
 	})
 
@@ -154,11 +146,14 @@ func TestHardeningLedgerWebhookWithoutDeliveryHeader(t *testing.T) {
 		})
 
 		t.Run("neither the header nor a commit hash: 422, nothing recorded", func(t *testing.T) {
-			before := ledgerList(t, sys, "/api/contributors/email:ada@example.com/contributions")
+			before, page := ledgerPage(t, sys, "/api/contributors/email:ada@example.com/contributions", "contributions")
+			require.Equal(t, wantPage(500, 0, len(before), false), page)
 			r := deliverSigned(t, sys, "", "", []byte(`{"contributor_email":"ada@example.com","repository":"acme/engine","cost_amount":1}`))
 			requireFieldError(t, r, "commit_hash")
 			require.Contains(t, r.JSON["detail"], "X-GitHub-Delivery")
-			require.Len(t, ledgerList(t, sys, "/api/contributors/email:ada@example.com/contributions"), len(before))
+			after, page := ledgerPage(t, sys, "/api/contributors/email:ada@example.com/contributions", "contributions")
+			require.Equal(t, ledgerIDs(before), ledgerIDs(after))
+			require.Equal(t, wantPage(500, 0, len(before), false), page)
 		})
 	}, "-github-webhook-secret="+webhookSecret)
 }
@@ -251,16 +246,16 @@ func TestHardeningLedgerPayoutsPaged(t *testing.T) {
 				requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/distributions"), map[string]any{"asset_id": assetID, "value_amount": 1}))
 			}
 			list, page := ledgerDistributionPage(t, sys, "/api/assets/"+assetID+"/distributions?limit=2")
-			require.Equal(t, map[string]any{"limit": 2.0, "offset": 0.0, "total": 3.0, "has_more": true}, page)
+			require.Equal(t, wantPage(2, 0, 3, true), page)
 			require.Len(t, list, 2)
 			require.Equal(t, id, list[0]["id"], "oldest first")
 			require.Equal(t, want[:10], payoutIDs(t, list[0]))
 			require.Equal(t, float64(contributors), list[0]["payout_count"])
 			rest, page := ledgerDistributionPage(t, sys, "/api/assets/"+assetID+"/distributions?limit=2&offset=2")
-			require.Equal(t, map[string]any{"limit": 2.0, "offset": 2.0, "total": 3.0, "has_more": false}, page)
+			require.Equal(t, wantPage(2, 2, 3, false), page)
 			require.Len(t, rest, 1)
 			_, page = ledgerDistributionPage(t, sys, "/api/assets/"+assetID+"/distributions")
-			require.Equal(t, 20.0, page["limit"], "the default page")
+			require.Equal(t, wantPage(20, 0, 3, false), page, "the default page")
 			for _, q := range []string{"limit=0", "limit=101"} {
 				requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/assets/"+assetID+"/distributions?"+q), nil), "limit")
 			}

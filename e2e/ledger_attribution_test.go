@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -36,15 +35,11 @@ func ledgerContribute(t *testing.T, sys *allinonetest.System, body map[string]an
 	return request(t, http.MethodPost, sys.URL("/api/contributions"), body)
 }
 
-// ledgerList GETs a bare JSON array.
-func ledgerList(t *testing.T, sys *allinonetest.System, path string) []map[string]any {
+// ledgerPage GETs a page of the list called name ({name, pagination},
+// listPage) and returns its items and its pagination.
+func ledgerPage(t *testing.T, sys *allinonetest.System, path, name string) ([]map[string]any, map[string]any) {
 	t.Helper()
-	r := request(t, http.MethodGet, sys.URL(path), nil)
-	requireStatus(t, http.StatusOK, r)
-	var out []map[string]any
-	require.NoError(t, json.Unmarshal(r.Raw, &out), "a bare array: %s", r.Raw)
-	require.NotNil(t, out, "an empty list is [], not null: %s", r.Raw)
-	return out
+	return listPage(t, request(t, http.MethodGet, sys.URL(path), nil), name)
 }
 
 func ledgerKeys(m map[string]any) []string {
@@ -112,13 +107,22 @@ func TestLedgerAssets(t *testing.T) {
 			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/assets/no-such-asset"), nil))
 		})
 
-		t.Run("list: bare array, newest first, paged", func(t *testing.T) {
-			all := ledgerList(t, sys, "/api/assets")
+		t.Run("list: {assets, pagination}, newest first, paged", func(t *testing.T) {
+			all, page := ledgerPage(t, sys, "/api/assets", "assets")
 			require.Equal(t, []string{ledgerIDs(created)[3], ledgerIDs(created)[2], ledgerIDs(created)[1], ledgerIDs(created)[0]}, ledgerIDs(all))
-			require.Equal(t, ledgerIDs(all)[:2], ledgerIDs(ledgerList(t, sys, "/api/assets?limit=2")))
-			require.Equal(t, ledgerIDs(all)[2:3], ledgerIDs(ledgerList(t, sys, "/api/assets?limit=1&offset=2")))
-			require.Empty(t, ledgerList(t, sys, "/api/assets?offset=10"))
-			require.Len(t, ledgerList(t, sys, "/api/assets?limit=500"), 4)
+			require.Equal(t, wantPage(50, 0, 4, false), page, "the default page")
+			two, page := ledgerPage(t, sys, "/api/assets?limit=2", "assets")
+			require.Equal(t, ledgerIDs(all)[:2], ledgerIDs(two))
+			require.Equal(t, wantPage(2, 0, 4, true), page)
+			one, page := ledgerPage(t, sys, "/api/assets?limit=1&offset=2", "assets")
+			require.Equal(t, ledgerIDs(all)[2:3], ledgerIDs(one))
+			require.Equal(t, wantPage(1, 2, 4, true), page)
+			past, page := ledgerPage(t, sys, "/api/assets?offset=10", "assets")
+			require.Empty(t, past)
+			require.Equal(t, wantPage(50, 10, 4, false), page, "past the end")
+			most, page := ledgerPage(t, sys, "/api/assets?limit=500", "assets")
+			require.Len(t, most, 4)
+			require.Equal(t, wantPage(500, 0, 4, false), page)
 		})
 
 		t.Run("list: limit outside 1..500 or a negative offset is 422", func(t *testing.T) {
@@ -176,8 +180,9 @@ func TestLedgerContributions(t *testing.T) {
 			got := request(t, http.MethodGet, sys.URL("/api/contributions/"+r.JSON["id"].(string)), nil)
 			requireStatus(t, http.StatusOK, got)
 			require.Equal(t, r.JSON, got.JSON)
-			mine := ledgerList(t, sys, "/api/contributors/"+url.PathEscape("new person")+"/contributions")
+			mine, page := ledgerPage(t, sys, "/api/contributors/"+url.PathEscape("new person")+"/contributions", "contributions")
 			require.Equal(t, []string{r.JSON["id"].(string)}, ledgerIDs(mine))
+			require.Equal(t, wantPage(500, 0, 1, false), page)
 		})
 
 		t.Run("404s", func(t *testing.T) {
@@ -225,18 +230,28 @@ func TestLedgerContributions(t *testing.T) {
 				requireStatus(t, http.StatusCreated, r)
 				want = append(want, r.JSON["id"].(string))
 			}
-			require.Equal(t, want, ledgerIDs(ledgerList(t, sys, "/api/assets/"+other+"/contributions")))
-			require.Equal(t, want, ledgerIDs(ledgerList(t, sys, "/api/contributors/lister/contributions")))
-			require.Equal(t, want[1:3], ledgerIDs(ledgerList(t, sys, "/api/assets/"+other+"/contributions?limit=2&offset=1")))
-			require.Equal(t, want[4:], ledgerIDs(ledgerList(t, sys, "/api/contributors/lister/contributions?offset=4")))
+			for _, tc := range []struct {
+				path string
+				want []string
+				page map[string]any
+			}{
+				{"/api/assets/" + other + "/contributions", want, wantPage(500, 0, 5, false)},
+				{"/api/contributors/lister/contributions", want, wantPage(500, 0, 5, false)},
+				{"/api/assets/" + other + "/contributions?limit=2&offset=1", want[1:3], wantPage(2, 1, 5, true)},
+				{"/api/contributors/lister/contributions?offset=4", want[4:], wantPage(500, 4, 5, false)},
+			} {
+				items, page := ledgerPage(t, sys, tc.path, "contributions")
+				require.Equal(t, tc.want, ledgerIDs(items), tc.path)
+				require.Equal(t, tc.page, page, tc.path)
+			}
 			for _, q := range []string{"limit=0", "limit=501", "limit=-1"} {
 				requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/assets/"+other+"/contributions?"+q), nil), "limit")
 			}
 			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/contributors/lister/contributions?offset=-1"), nil), "offset")
 			empty := ledgerAsset(t, sys, "MODEL")["id"].(string)
-			r := request(t, http.MethodGet, sys.URL("/api/assets/"+empty+"/contributions"), nil)
-			requireStatus(t, http.StatusOK, r)
-			require.Equal(t, "[]", string(r.Raw))
+			none, page := ledgerPage(t, sys, "/api/assets/"+empty+"/contributions", "contributions")
+			require.Empty(t, none, "an empty list is [], not null")
+			require.Equal(t, wantPage(500, 0, 0, false), page)
 		})
 	})
 }
@@ -266,7 +281,9 @@ func TestLedgerTotalCostIsExact(t *testing.T) {
 			requireStatus(t, http.StatusOK, a)
 			require.Equal(t, 1225.001225, a.JSON["total_cost"])
 			require.Equal(t, float64(n), a.JSON["contribution_count"])
-			require.Len(t, ledgerList(t, sys, "/api/assets/"+assetID+"/contributions"), n)
+			all, page := ledgerPage(t, sys, "/api/assets/"+assetID+"/contributions", "contributions")
+			require.Len(t, all, n)
+			require.Equal(t, wantPage(500, 0, n, false), page)
 		})
 
 		t.Run("thousands of tenths do not drift", func(t *testing.T) {

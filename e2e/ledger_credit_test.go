@@ -113,13 +113,15 @@ func creditAudit(t *testing.T, sys *allinonetest.System) ([]creditAuditEntry, in
 func creditAuditNow(t *testing.T, sys *allinonetest.System) ([]creditAuditEntry, int) {
 	t.Helper()
 	r := request(t, http.MethodGet, sys.URL("/api/audit?limit=500"), nil)
-	requireStatus(t, http.StatusOK, r)
+	_, page := listPage(t, r, "entries")
 	var body struct {
 		Entries []creditAuditEntry `json:"entries"`
-		Total   int                `json:"total"`
+		Total   int
 	}
 	require.NoError(t, json.Unmarshal(r.Raw, &body))
 	require.NotNil(t, body.Entries, "an empty chain is [], not null: %s", r.Raw)
+	body.Total = int(page["total"].(float64))
+	require.Equal(t, wantPage(500, 0, body.Total, false), page, "one page holds the whole chain: %s", r.Raw)
 	require.Len(t, body.Entries, body.Total, "one page holds the whole chain")
 	for i, e := range body.Entries {
 		require.Equal(t, body.Total-i, e.Seq, "newest first, no gap")
@@ -175,14 +177,13 @@ func creditHistory(t *testing.T, sys *allinonetest.System, contributorID string)
 	t.Helper()
 	waitSequenced(t, sys)
 	r := request(t, http.MethodGet, sys.URL("/api/contributors/"+contributorID+"/investment-history"), nil)
-	requireStatus(t, http.StatusOK, r)
+	events, page := listPage(t, r, "events")
 	require.Equal(t, contributorID, r.JSON["contributor_id"])
-	events, ok := r.JSON["events"].([]any)
-	require.True(t, ok, "events is a list: %s", r.Raw)
+	require.Equal(t, wantPage(50, 0, len(events), false), page, "one page holds the whole history: %s", r.Raw)
 	out := make([]map[string]any, len(events))
 	prev := int(^uint(0) >> 1)
 	for i, e := range events {
-		out[i] = e.(map[string]any)
+		out[i] = e
 		seq := int(out[i]["audit_seq"].(float64))
 		require.Positive(t, seq, "every movement's audit entry is sequenced: %s", r.Raw)
 		require.Less(t, seq, prev, "newest first")
@@ -795,12 +796,11 @@ func TestLedgerCreditIncidents(t *testing.T) {
 			require.Equal(t, "normal", st.JSON["mode"])
 			require.Equal(t, "elevated", st.JSON["severity"])
 
-			list := request(t, http.MethodGet, sys.URL("/api/incidents"), nil)
-			requireStatus(t, http.StatusOK, list)
-			incidents := list.JSON["incidents"].([]any)
+			incidents, page := listPage(t, request(t, http.MethodGet, sys.URL("/api/incidents"), nil), "incidents")
 			require.Len(t, incidents, 1)
-			require.Equal(t, "oracle_tripped", incidents[0].(map[string]any)["kind"])
-			require.Contains(t, incidents[0].(map[string]any)["detail"], "130")
+			require.Equal(t, wantPage(50, 0, 1, false), page)
+			require.Equal(t, "oracle_tripped", incidents[0]["kind"])
+			require.Contains(t, incidents[0]["detail"], "130")
 
 			entries, _ := creditAudit(t, sys)
 			require.Equal(t, "oracle_tripped", entries[0].Kind)
@@ -939,23 +939,22 @@ func TestLedgerCreditIncidents(t *testing.T) {
 		})
 
 		t.Run("incidents: freeze and unfreeze listed newest first", func(t *testing.T) {
-			r := request(t, http.MethodGet, sys.URL("/api/incidents"), nil)
-			requireStatus(t, http.StatusOK, r)
-			raw := r.JSON["incidents"].([]any)
+			raw, page := listPage(t, request(t, http.MethodGet, sys.URL("/api/incidents"), nil), "incidents")
 			var kinds []string
 			for _, it := range raw {
-				kinds = append(kinds, it.(map[string]any)["kind"].(string))
+				kinds = append(kinds, it["kind"].(string))
 			}
 			require.Equal(t, []string{"unfreeze", "freeze", "oracle_tripped"}, kinds)
-			freezeIncident := raw[1].(map[string]any)
+			require.Equal(t, wantPage(50, 0, 3, false), page)
+			freezeIncident := raw[1]
 			require.Equal(t, "signer:ops", freezeIncident["actor"])
 			require.Equal(t, "critical", freezeIncident["severity"])
 			require.Contains(t, freezeIncident["detail"], reason)
-			require.Equal(t, "admin", raw[0].(map[string]any)["actor"])
-			require.Contains(t, raw[0].(map[string]any)["detail"], "keys rotated")
+			require.Equal(t, "admin", raw[0]["actor"])
+			require.Contains(t, raw[0]["detail"], "keys rotated")
 			var prev time.Time
 			for i, it := range raw {
-				at, err := time.Parse(time.RFC3339Nano, it.(map[string]any)["created_at"].(string))
+				at, err := time.Parse(time.RFC3339Nano, it["created_at"].(string))
 				require.NoError(t, err)
 				if i > 0 {
 					require.False(t, at.After(prev), "newest first")

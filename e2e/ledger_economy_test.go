@@ -39,9 +39,12 @@ func balances(t *testing.T, sys *allinonetest.System, who string) map[string]any
 func auditTotal(t *testing.T, sys *allinonetest.System) float64 {
 	t.Helper()
 	waitSequenced(t, sys)
-	r := request(t, http.MethodGet, sys.URL("/api/audit?limit=1"), nil)
-	requireStatus(t, http.StatusOK, r)
-	return r.JSON["total"].(float64)
+	entries, page := listPage(t, request(t, http.MethodGet, sys.URL("/api/audit?limit=1"), nil), "entries")
+	total := page["total"].(float64)
+	require.Len(t, entries, min(int(total), 1))
+	page, _ = withoutCursor(t, page)
+	require.Equal(t, wantPage(1, 0, int(total), total > 1), page)
+	return total
 }
 
 // TestEconomyDepositsRatesAndSupply: deposits mint at the buy rate with the
@@ -169,12 +172,14 @@ func TestEconomyStakesAndOwnership(t *testing.T) {
 		require.Equal(t, []any{map[string]any{"idea_id": idea, "amount_cc": 349.0, "since": inv.JSON["positions"].([]any)[0].(map[string]any)["since"]}}, inv.JSON["positions"])
 		require.Equal(t, 1.0, inv.JSON["summary"].(map[string]any)["position_count"])
 		hist := request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.id+"/investment-history"), nil)
-		requireStatus(t, http.StatusOK, hist)
+		events, page := listPage(t, hist, "events")
+		require.Equal(t, ada.id, hist.JSON["contributor_id"])
 		var kinds []any
-		for _, e := range hist.JSON["events"].([]any) {
-			kinds = append(kinds, e.(map[string]any)["kind"])
+		for _, e := range events {
+			kinds = append(kinds, e["kind"])
 		}
 		require.Equal(t, []any{"withdraw", "unstake", "unstake", "unstake", "stake", "deposit"}, kinds)
+		require.Equal(t, wantPage(50, 0, 6, false), page)
 
 		pv := request(t, http.MethodGet, sys.URL("/api/ideas/"+idea+"/invest-preview"), nil)
 		requireStatus(t, http.StatusOK, pv)
@@ -201,15 +206,14 @@ func TestEconomyAuditOracleAndFreeze(t *testing.T) {
 		requireStatus(t, http.StatusCreated, deposit(t, sys, ada.id, 10, "w1", adminHeader))
 
 		waitSequenced(t, sys)
-		a := request(t, http.MethodGet, sys.URL("/api/audit"), nil)
-		requireStatus(t, http.StatusOK, a)
-		entries := a.JSON["entries"].([]any)
+		entries, page := listPage(t, request(t, http.MethodGet, sys.URL("/api/audit"), nil), "entries")
 		require.GreaterOrEqual(t, len(entries), 2)
+		require.Equal(t, wantPage(50, 0, len(entries), false), page, "one page holds the whole chain")
 		kinds := map[any]bool{}
 		for i, e := range entries {
-			kinds[e.(map[string]any)["kind"]] = true
+			kinds[e["kind"]] = true
 			if i+1 < len(entries) {
-				require.Equal(t, entries[i+1].(map[string]any)["hash"], e.(map[string]any)["prev_hash"], "newest first, chained")
+				require.Equal(t, entries[i+1]["hash"], e["prev_hash"], "newest first, chained")
 			}
 		}
 		require.True(t, kinds["deposit"] && kinds["spread_fee"], "the movement and its spread fee: %v", kinds)
@@ -260,13 +264,13 @@ func TestEconomyAuditOracleAndFreeze(t *testing.T) {
 		requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/cc/stake"),
 			map[string]any{"contributor_id": ada.id, "idea_id": idea, "amount_cc": 1}, ada.bearer()))
 
-		inc := request(t, http.MethodGet, sys.URL("/api/incidents"), nil)
-		requireStatus(t, http.StatusOK, inc)
+		incidents, page := listPage(t, request(t, http.MethodGet, sys.URL("/api/incidents"), nil), "incidents")
 		var incidentKinds []any
-		for _, i := range inc.JSON["incidents"].([]any) {
-			incidentKinds = append(incidentKinds, i.(map[string]any)["kind"])
+		for _, i := range incidents {
+			incidentKinds = append(incidentKinds, i["kind"])
 		}
 		require.Equal(t, []any{"unfreeze", "freeze", "oracle_tripped"}, incidentKinds)
+		require.Equal(t, wantPage(50, 0, 3, false), page)
 
 		c := request(t, http.MethodGet, sys.URL("/api/health/coherence"), nil)
 		requireStatus(t, http.StatusOK, c)

@@ -144,8 +144,8 @@ func TestLedgerOracleReaderRefusesTrailingJSON(t *testing.T) {
 		require.Equal(t, 100.0, rate.JSON["cc_per_usd"], "body: %s", rate.Raw)
 		require.Equal(t, false, rate.JSON["breaker_tripped"])
 		require.Equal(t, "http", rate.JSON["source"])
-		list := request(t, http.MethodGet, sys.URL("/api/incidents"), nil)
-		requireStatus(t, http.StatusOK, list)
-		require.Empty(t, list.JSON["incidents"], "the breaker never tripped")
+		incidents, page := listPage(t, request(t, http.MethodGet, sys.URL("/api/incidents"), nil), "incidents")
+		require.Empty(t, incidents, "the breaker never tripped")
+		require.Equal(t, wantPage(50, 0, 0, false), page)
 	})
 }

@@ -98,10 +98,10 @@ func TestLedgerReconcileDroppedQueuedEntry(t *testing.T) {
 		require.Equal(t, 2, v.Unsequenced, "the deposit and its fee wait for a sequencer: %+v", v)
 		require.True(t, v.Valid, "%+v", v)
 		hist := request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.ID+"/investment-history"), nil)
-		requireStatus(t, http.StatusOK, hist)
-		events := hist.JSON["events"].([]any)
+		events, page := listPage(t, hist, "events")
 		require.Len(t, events, 2)
-		queued := events[0].(map[string]any)
+		require.Equal(t, wantPage(50, 0, 2, false), page)
+		queued := events[0]
 		require.Equal(t, "deposit", queued["kind"])
 		require.Equal(t, 0.0, queued["audit_seq"], "no seq while the entry waits: %s", hist.Raw)
 

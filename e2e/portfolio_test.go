@@ -128,7 +128,8 @@ func TestRankingAndFilters(t *testing.T) {
 		require.Equal(t, []string{"top", "mid", "low", "done"}, ideaIDs(r.JSON))
 		require.Equal(t, map[string]any{"total_ideas": 4.0, "unvalidated_ideas": 3.0, "validated_ideas": 1.0,
 			"total_potential_value": 170.0, "total_actual_value": 10.0, "total_value_gap": 160.0}, r.JSON["summary"])
-		require.Equal(t, map[string]any{"limit": 50.0, "offset": 0.0, "total": 4.0, "has_more": false}, r.JSON["pagination"])
+		_, page := listPage(t, r, "ideas")
+		require.Equal(t, wantPage(50, 0, 4, false), page)
 
 		r = request(t, http.MethodGet, sys.URL("/api/ideas?only_unvalidated=true"), nil)
 		requireStatus(t, http.StatusOK, r)
@@ -136,11 +137,13 @@ func TestRankingAndFilters(t *testing.T) {
 
 		r = request(t, http.MethodGet, sys.URL("/api/ideas?limit=2&offset=1"), nil)
 		require.Equal(t, []string{"mid", "low"}, ideaIDs(r.JSON))
-		require.Equal(t, true, r.JSON["pagination"].(map[string]any)["has_more"])
+		_, page = listPage(t, r, "ideas")
+		require.Equal(t, wantPage(2, 1, 4, true), page)
 
 		r = request(t, http.MethodGet, sys.URL("/api/ideas?tags=ml&tags=infra"), nil)
 		require.Equal(t, []string{"top"}, ideaIDs(r.JSON))
-		require.Equal(t, 1.0, r.JSON["pagination"].(map[string]any)["total"])
+		_, page = listPage(t, r, "ideas")
+		require.Equal(t, wantPage(50, 0, 1, false), page)
 
 		for _, q := range []string{"limit=0", "limit=501", "offset=-1", "limit=abc", "tags=!!"} {
 			requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodGet, sys.URL("/api/ideas?"+q), nil))

@@ -1,108 +1,82 @@
-// The /api JSON routes the dashboard reads, and the shapes of their
-// answers. The shapes come from the OpenAPI document the gateway serves
-// (/api/openapi.json), through src/api.gen.ts, generated from it with
-// `npm run gen:types`: a field the API renames or drops fails `tsc` here or
-// in the view that reads it. docs/api.md has the routes in full. The page
-// calls nothing else, so it works the same against any Foundry, on SQLite
-// or Postgres. Every call sends the signed-in credential, when there is one
+// The /api JSON routes the dashboard calls, and the shapes of their answers,
+// both from the OpenAPI document the gateway serves (/api/openapi.json)
+// through src/api.gen.ts, generated from it with `npm run gen:types`. Every
+// call goes through openapi-fetch typed by the document's paths, so a route,
+// path parameter, query parameter or body the document does not have fails
+// `tsc`, and so does a field the API renames or drops in the view that
+// reads it. docs/api.md has the routes in full. The page calls nothing
+// else, so it works the same against any Foundry, on SQLite or Postgres.
+// Every call sends the signed-in credential, when there is one
 // (src/auth.tsx).
 
-import type { components } from "./api.gen";
+import createClient from "openapi-fetch";
+import type { components, paths } from "./api.gen";
 
-// The document is Swagger 2.0, whose schemas are its "definitions"; the
-// generator reads them as OpenAPI 3's components.schemas (gen-types.mjs).
-type definitions = components["schemas"];
+type schemas = components["schemas"];
 
 /**
- * Emitted is an answer as the gateway sends it. The document marks every
- * field optional (proto3 has no required fields), but the gateway sends
- * them all (protojson's EmitUnpopulated): a zero as 0 or "", a list as [],
- * a map as {}. A message or wrapper field left unset comes as null: the
- * services set every message the page reads, and OrNull marks the
- * wrappers.
+ * everyOf checks a list of an enum's values against the document, in both
+ * directions and at compile time only: a value the API does not have fails
+ * `tsc`, and so does a value of the API the list leaves out (its error
+ * names it, as "missing").
  */
-type Emitted<T> = T extends readonly (infer E)[]
-  ? Emitted<E>[]
-  : T extends object
-    ? { [K in keyof T]-?: Emitted<T[K]> }
-    : T;
+export const everyOf =
+  <T extends string>() =>
+  <const L extends readonly T[]>(
+    list: L & ([Exclude<T, L[number]>] extends [never] ? unknown : { missing: Exclude<T, L[number]> }),
+  ): L =>
+    list;
 
 /**
- * OrNull marks K as null when unset: the protos declare these fields as
- * google.protobuf wrappers, which the document types as their plain value.
+ * Words is a field's closed vocabulary: the document's enum once the field
+ * has one, and until then (the document types a principal's role and kind,
+ * and a suggestion's type, as plain strings) the words the page knows.
  */
-type OrNull<T, K extends keyof T> = { [P in keyof T]: P extends K ? T[P] | null : T[P] };
+type Words<Doc, Known extends string> = string extends Doc ? Known : Doc;
 
 /**
- * With puts R's types in place of T's fields of those names: a list whose
- * items are refined here, or a closed vocabulary (Words). A name T does not
- * have is an error, so a field the document renames cannot slip through.
+ * With puts R's types in place of T's fields of those names, for the Words
+ * above. A name T does not have is an error, so a field the document
+ * renames cannot slip through.
  */
 type With<T, R extends { [K in keyof R]: K extends keyof T ? unknown : never }> = {
   [K in keyof T]: K extends keyof R ? R[K] : T[K];
 };
 
-/**
- * Words is a field's closed vocabulary: the document's enum once the field
- * has one, and until then (a plain string) the words the page knows.
- */
-type Words<Doc, Known extends string> = string extends Doc ? Known : Doc;
+export type Stage = schemas["v1Stage"];
 
-type IdeaDoc = Emitted<definitions["v1Idea"]>;
+/** STAGES are an idea's stages in order, which the page needs at run time. */
+export const STAGES = everyOf<Stage>()(["none", "specced", "implementing", "testing", "reviewing", "complete"]);
 
-/**
- * STAGES are an idea's stages in order, which the page needs at run time
- * and the document's types cannot give; each must be a stage the API knows.
- */
-export const STAGES = [
-  "none",
-  "specced",
-  "implementing",
-  "testing",
-  "reviewing",
-  "complete",
-] as const satisfies readonly IdeaDoc["stage"][];
-export type Stage = Words<IdeaDoc["stage"], (typeof STAGES)[number]>;
+export type Idea = schemas["v1Idea"];
+export type IdeaList = schemas["v1ListIdeasResponse"];
 
-export type Idea = With<OrNull<IdeaDoc, "parent_idea_id">, { stage: Stage }>;
-export type IdeaList = With<Emitted<definitions["v1ListIdeasResponse"]>, { ideas: Idea[] }>;
-
-export type IdeaSignals = Emitted<definitions["v1IdeaSignals"]>;
-type SuggestionDoc = OrNull<Emitted<definitions["v1RightSizingSuggestion"]>, "overlap_with_id">;
+export type IdeaSignals = schemas["v1IdeaSignals"];
+type SuggestionDoc = schemas["v1RightSizingSuggestion"];
 export type Suggestion = With<
   SuggestionDoc,
   { suggestion_type: Words<SuggestionDoc["suggestion_type"], "split" | "merge"> }
 >;
-export type RightSizing = With<Emitted<definitions["v1GetRightSizingResponse"]>, { suggestions: Suggestion[] }>;
+export type RightSizing = With<schemas["v1GetRightSizingResponse"], { suggestions: Suggestion[] }>;
 
-export type Question = Emitted<definitions["v1Question"]>;
-export type QuestionList = Emitted<definitions["v1ListQuestionsResponse"]>;
-export type InvestPreview = Emitted<definitions["v1GetInvestPreviewResponse"]>;
+export type Question = schemas["v1Question"];
+export type QuestionList = schemas["v1ListQuestionsResponse"];
+export type InvestPreview = schemas["v1GetInvestPreviewResponse"];
 
-export type TaskItem = OrNull<Emitted<definitions["v1AgentTaskListItem"]>, "error_summary" | "error_category">;
-/** TaskStatus is a task's status as the document has it: a list of statuses is checked against it. */
-export type TaskStatus = TaskItem["status"];
-export type TaskList = With<Emitted<definitions["v1ListTasksResponse"]>, { tasks: TaskItem[] }>;
+export type TaskItem = schemas["v1AgentTaskListItem"];
+export type TaskStatus = schemas["v1TaskStatus"];
+export type TaskList = schemas["v1ListTasksResponse"];
 
-export type PipelineStatus = OrNull<
-  Emitted<definitions["v1GetPipelineStatusResponse"]>,
-  "longest_pending_seconds" | "success_rate"
->;
-export type Metrics = With<
-  Emitted<definitions["v1GetMetricsResponse"]>,
-  { execution_time: OrNull<Emitted<definitions["v1ExecutionTime"]>, "p50_seconds" | "p95_seconds"> }
->;
-export type DiagnosticsCompleteness = Emitted<definitions["v1GetDiagnosticsCompletenessResponse"]>;
+export type PipelineStatus = schemas["v1GetPipelineStatusResponse"];
+export type Metrics = schemas["v1GetMetricsResponse"];
+export type DiagnosticsCompleteness = schemas["v1GetDiagnosticsCompletenessResponse"];
 
-export type Supply = Emitted<definitions["v1GetSupplyResponse"]>;
-export type AuditEntry = Emitted<definitions["v1AuditEntry"]>;
-export type AuditList = Emitted<definitions["v1ListAuditEntriesResponse"]>;
-export type IncidentStatus = OrNull<
-  Emitted<definitions["v1GetIncidentStatusResponse"]>,
-  "frozen_reason" | "mode_reason"
->;
-export type Incident = Emitted<definitions["v1Incident"]>;
-export type IncidentList = Emitted<definitions["v1ListIncidentsResponse"]>;
+export type Supply = schemas["v1GetSupplyResponse"];
+export type AuditEntry = schemas["v1AuditEntry"];
+export type AuditList = schemas["v1ListAuditEntriesResponse"];
+export type IncidentStatus = schemas["v1GetIncidentStatusResponse"];
+export type Incident = schemas["v1Incident"];
+export type IncidentList = schemas["v1ListIncidentsResponse"];
 
 /** ApiError is a non-2xx answer; detail is Foundry's {"detail"} text. */
 export class ApiError extends Error {
@@ -124,10 +98,7 @@ export interface Credential {
   value: string;
 }
 
-type PrincipalDoc = OrNull<
-  Emitted<definitions["v1GetPrincipalResponse"]>,
-  "contributor_id" | "handle" | "token_id" | "name" | "expires_at"
->;
+type PrincipalDoc = schemas["v1GetPrincipalResponse"];
 
 /** The role names GET /api/whoami answers, "none" for no credential. */
 export type Role = Words<PrincipalDoc["role"], "none" | "viewer" | "contributor" | "worker" | "operator" | "admin">;
@@ -150,52 +121,67 @@ function authHeaders(c: Credential | null): Record<string, string> {
   return c.kind === "admin" ? { "X-API-Key": c.value } : { Authorization: `Bearer ${c.value}` };
 }
 
+// Same origin: the page is served by the Foundry it reads.
+const client = createClient<paths>({ headers: { Accept: "application/json" } });
+
 /**
- * call sends one request to the same origin with the signed-in credential,
- * or with as, when given (null: none at all), which sign-in uses to try a
- * credential before keeping it.
+ * init is a call's signal and credential: the signed-in one, or as, when
+ * given (null: none at all), which sign-in uses to try a credential before
+ * keeping it.
  */
-async function call<T>(method: string, path: string, signal?: AbortSignal, as?: Credential | null): Promise<T> {
-  const headers = { Accept: "application/json", ...authHeaders(as === undefined ? current : as) };
-  const res = await fetch(path, { method, signal, headers });
-  const text = await res.text();
-  let body: unknown = null;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    // A proxy's HTML error page, say: reported by status below.
-  }
-  if (!res.ok) {
-    const detail = (body as { detail?: unknown } | null)?.detail;
-    throw new ApiError(res.status, typeof detail === "string" ? detail : res.statusText || "request failed");
-  }
-  return body as T;
+function init(signal?: AbortSignal, as?: Credential | null) {
+  return { signal, headers: authHeaders(as === undefined ? current : as) };
 }
 
-const enc = encodeURIComponent;
+/** body is a 2xx answer's body, or the failure as an ApiError. */
+async function body<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) {
+    // error is the {"detail"} body the document promises, or the raw text
+    // when it is not JSON (a proxy's HTML error page): then the status says it.
+    const detail = (error as { detail?: unknown } | null | undefined)?.detail;
+    throw new ApiError(
+      response.status,
+      typeof detail === "string" ? detail : response.statusText || "request failed",
+    );
+  }
+  if (data === undefined) throw new ApiError(response.status, "the answer has no body");
+  return data;
+}
 
 export const api = {
   /** whoami asks who a credential is: the signed-in one, or as (null: none). */
-  whoami: (as?: Credential | null, s?: AbortSignal) => call<Whoami>("GET", "/api/whoami", s, as),
-  ideas: (s?: AbortSignal) => call<IdeaList>("GET", "/api/ideas?limit=500", s),
-  rightSizing: (s?: AbortSignal) => call<RightSizing>("GET", "/api/ideas/right-sizing", s),
-  idea: (id: string, s?: AbortSignal) => call<Idea>("GET", `/api/ideas/${enc(id)}`, s),
-  questions: (id: string, s?: AbortSignal) =>
-    call<QuestionList>("GET", `/api/ideas/${enc(id)}/questions`, s),
-  investPreview: (id: string, s?: AbortSignal) => call<InvestPreview>("GET", `/api/ideas/${enc(id)}/invest-preview`, s),
-  // Advance takes no body, so it needs no Content-Type (docs/api.md).
-  advance: (id: string) => call<Idea>("POST", `/api/ideas/${enc(id)}/advance`),
-  tasks: (status: string, limit: number, s?: AbortSignal) =>
-    call<TaskList>("GET", `/api/agent/tasks?limit=${limit}${status ? `&status=${enc(status)}` : ""}`, s),
-  ideaTasks: (ideaID: string, limit: number, s?: AbortSignal) =>
-    call<TaskList>("GET", `/api/agent/tasks?idea_id=${enc(ideaID)}&limit=${limit}`, s),
-  pipelineStatus: (s?: AbortSignal) => call<PipelineStatus>("GET", "/api/agent/pipeline-status", s),
-  metrics: (days: number, s?: AbortSignal) => call<Metrics>("GET", `/api/agent/metrics?window_days=${days}`, s),
-  diagnostics: (s?: AbortSignal) => call<DiagnosticsCompleteness>("GET", "/api/agent/diagnostics-completeness", s),
-  supply: (s?: AbortSignal) => call<Supply>("GET", "/api/cc/supply", s),
-  audit: (limit: number, s?: AbortSignal) =>
-    call<AuditList>("GET", `/api/audit?limit=${limit}`, s),
-  incidentStatus: (s?: AbortSignal) => call<IncidentStatus>("GET", "/api/incidents/status", s),
-  incidents: (limit: number, s?: AbortSignal) =>
-    call<IncidentList>("GET", `/api/incidents?limit=${limit}`, s),
+  whoami: async (as?: Credential | null, s?: AbortSignal): Promise<Whoami> =>
+    // The words of role and kind are the page's (Words): the document has none.
+    (await body(client.GET("/api/whoami", init(s, as)))) as Whoami,
+  ideas: (s?: AbortSignal): Promise<IdeaList> =>
+    body(client.GET("/api/ideas", { params: { query: { limit: 500 } }, ...init(s) })),
+  rightSizing: async (s?: AbortSignal): Promise<RightSizing> =>
+    // The words of suggestion_type are the page's (Words): the document has none.
+    (await body(client.GET("/api/ideas/right-sizing", init(s)))) as RightSizing,
+  idea: (id: string, s?: AbortSignal): Promise<Idea> =>
+    body(client.GET("/api/ideas/{id}", { params: { path: { id } }, ...init(s) })),
+  questions: (id: string, s?: AbortSignal): Promise<QuestionList> =>
+    body(client.GET("/api/ideas/{id}/questions", { params: { path: { id } }, ...init(s) })),
+  investPreview: (id: string, s?: AbortSignal): Promise<InvestPreview> =>
+    body(client.GET("/api/ideas/{idea_id}/invest-preview", { params: { path: { idea_id: id } }, ...init(s) })),
+  // Advance takes no body, so it sends no Content-Type (docs/api.md).
+  advance: (id: string): Promise<Idea> =>
+    body(client.POST("/api/ideas/{idea_id}/advance", { params: { path: { idea_id: id } }, ...init() })),
+  /** tasks lists the newest tasks, of one status when given. */
+  tasks: (status: TaskStatus | undefined, limit: number, s?: AbortSignal): Promise<TaskList> =>
+    body(client.GET("/api/agent/tasks", { params: { query: { limit, status } }, ...init(s) })),
+  ideaTasks: (ideaID: string, limit: number, s?: AbortSignal): Promise<TaskList> =>
+    body(client.GET("/api/agent/tasks", { params: { query: { idea_id: ideaID, limit } }, ...init(s) })),
+  pipelineStatus: (s?: AbortSignal): Promise<PipelineStatus> => body(client.GET("/api/agent/pipeline-status", init(s))),
+  metrics: (days: number, s?: AbortSignal): Promise<Metrics> =>
+    body(client.GET("/api/agent/metrics", { params: { query: { window_days: days } }, ...init(s) })),
+  diagnostics: (s?: AbortSignal): Promise<DiagnosticsCompleteness> =>
+    body(client.GET("/api/agent/diagnostics-completeness", init(s))),
+  supply: (s?: AbortSignal): Promise<Supply> => body(client.GET("/api/cc/supply", init(s))),
+  audit: (limit: number, s?: AbortSignal): Promise<AuditList> =>
+    body(client.GET("/api/audit", { params: { query: { limit } }, ...init(s) })),
+  incidentStatus: (s?: AbortSignal): Promise<IncidentStatus> => body(client.GET("/api/incidents/status", init(s))),
+  incidents: (limit: number, s?: AbortSignal): Promise<IncidentList> =>
+    body(client.GET("/api/incidents", { params: { query: { limit } }, ...init(s) })),
 };

@@ -23,7 +23,5 @@ export const fmt = {
     const d = new Date(iso);
     return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
   },
-  /** micros shows an audit amount (micro-units) in whole units. */
-  micros: (n: number) => num.format(n / 1e6),
   label: (s: string) => s.replace(/_/g, " "),
 };

@@ -34,7 +34,7 @@ function history(created: string, updated: string, stage: string, stakes: AuditE
   const items: HistoryItem[] = [{ at: created, text: "Idea created" }];
   if (updated !== created) items.push({ at: updated, text: `Last changed (stage now ${stage})` });
   for (const e of stakes) {
-    items.push({ at: e.created_at, text: `${fmt.label(e.kind)} of ${fmt.micros(e.amount)} CC by ${e.subject}` });
+    items.push({ at: e.created_at, text: `${fmt.label(e.kind)} of ${fmt.num(e.amount)} CC by ${e.subject}` });
   }
   for (const t of tasks) {
     items.push({ at: t.created_at, text: `${t.task_type} task created (now ${fmt.label(t.status)})` });
@@ -185,7 +185,9 @@ export function IdeaView({ id }: { id: string }) {
               ["Stakers", fmt.num(preview.data.staker_count)],
               [
                 "Projection",
-                `${fmt.num(preview.data.projections.low_multiplier)}× – ${fmt.num(preview.data.projections.high_multiplier)}×`,
+                preview.data.projections
+                  ? `${fmt.num(preview.data.projections.low_multiplier)}× – ${fmt.num(preview.data.projections.high_multiplier)}×`
+                  : "—",
               ],
               ["Value unlocked by stage", fmt.pct(preview.data.stage_unlock_pct)],
             ]}
@@ -212,7 +214,7 @@ export function IdeaView({ id }: { id: string }) {
                     <td>{fmt.time(e.created_at)}</td>
                     <td>{fmt.label(e.kind)}</td>
                     <td>{e.subject}</td>
-                    <td class="num">{fmt.micros(e.amount)}</td>
+                    <td class="num">{fmt.num(e.amount)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -225,9 +227,9 @@ export function IdeaView({ id }: { id: string }) {
       <section aria-labelledby="tasks-h">
         <h2 id="tasks-h">Tasks</h2>
         <LoadState of={tasks} what="the tasks" />
-        {tasks.data && tasks.data.total > tasks.data.tasks.length && (
+        {tasks.data?.pagination?.has_more && (
           <p class="muted">
-            The latest {tasks.data.tasks.length} of this idea's {tasks.data.total} tasks.
+            The latest {tasks.data.tasks.length} of this idea's {tasks.data.pagination.total} tasks.
           </p>
         )}
         {tasks.data && tasks.data.tasks.length === 0 && <p>No tasks for this idea.</p>}

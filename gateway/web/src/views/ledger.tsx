@@ -1,7 +1,7 @@
 // The credit ledger: whether the economy is frozen, the supply and its
 // backing, incidents, and the newest entries of the audit chain.
 
-import { api } from "../api";
+import { api, type AuditEntry } from "../api";
 import { BarChart } from "../charts";
 import { fmt } from "../format";
 import { useLive } from "../live";
@@ -10,9 +10,12 @@ import { Facts, Flag, LoadState } from "../ui";
 
 const AUDIT_SHOWN = 25;
 
-function amount(unit: string | undefined, micros: number) {
-  const u = unit === "micro_usd" ? "USD" : unit === "micro_cc" ? "CC" : "";
-  return `${fmt.micros(micros)}${u ? ` ${u}` : ""}`;
+/** UNITS names an audit entry's unit for people; "" (a freeze, a repair) moves nothing. */
+const UNITS: Partial<Record<string, string>> = { cc: "CC", usd: "USD", cc_per_usd: "CC per USD" };
+
+function amount(e: AuditEntry) {
+  const u = UNITS[e.unit];
+  return `${fmt.num(e.amount)}${u ? ` ${u}` : ""}`;
 }
 
 export function LedgerView() {
@@ -121,7 +124,8 @@ export function LedgerView() {
           <div class="table-wrap" role="region" aria-labelledby="audit-caption" tabIndex={0}>
             <table>
               <caption id="audit-caption">
-                The newest {audit.data.entries.length} of {audit.data.total} audit entries
+                The newest {audit.data.entries.length}
+                {audit.data.pagination ? ` of ${audit.data.pagination.total}` : ""} audit entries
               </caption>
               <thead>
                 <tr>
@@ -146,7 +150,7 @@ export function LedgerView() {
                     <td>{fmt.label(e.kind)}</td>
                     <td>{e.actor}</td>
                     <td>{e.subject}</td>
-                    <td class="num">{amount(e.attrs["unit"], e.amount)}</td>
+                    <td class="num">{amount(e)}</td>
                     <td>
                       <code title={e.hash}>{e.hash.slice(0, 12)}…</code>
                     </td>

@@ -2,7 +2,7 @@
 // percentiles and success rates, failure diagnostics, and the task list.
 
 import { useState } from "preact/hooks";
-import { api, type Metrics, type TaskStatus } from "../api";
+import { api, everyOf, type Metrics, type TaskStatus } from "../api";
 import { BarChart } from "../charts";
 import { fmt } from "../format";
 import { useLive } from "../live";
@@ -11,17 +11,9 @@ import { Facts, Flag, LoadState } from "../ui";
 
 /**
  * STATUSES are the queue's counts, in order, and the task list's filters:
- * each must be a task status the API knows and a count the pipeline status
- * answers.
+ * every task status the API knows, each a count the pipeline status answers.
  */
-const STATUSES = [
-  "pending",
-  "running",
-  "completed",
-  "failed",
-  "timed_out",
-  "needs_decision",
-] as const satisfies readonly TaskStatus[];
+const STATUSES = everyOf<TaskStatus>()(["pending", "running", "completed", "failed", "timed_out", "needs_decision"]);
 
 /** WINDOWS are the metrics windows charted side by side, in days. */
 const WINDOWS = [1, 7, 30] as const;
@@ -46,21 +38,32 @@ function percentileGroups(ms: Metrics[]) {
   return ms.map((m) => ({
     label: windowLabel(m.window_days),
     bars: [
-      { name: "P50", value: m.execution_time.p50_seconds },
-      { name: "P95", value: m.execution_time.p95_seconds },
+      { name: "P50", value: m.execution_time?.p50_seconds ?? null },
+      { name: "P95", value: m.execution_time?.p95_seconds ?? null },
     ],
   }));
 }
 
+function weekSummary(week: Metrics) {
+  const time = week.execution_time;
+  const overall = week.success_rate?.overall;
+  const timed = time
+    ? `${time.sample_count} timed tasks (${time.exact ? "exact" : "from the duration histogram"})`
+    : "no execution times";
+  const success = overall ? `success ${fmt.pct(overall.rate)} of ${overall.completed + overall.failed} finished` : "no success rate";
+  return `Last 7 days: ${timed}; ${success}.`;
+}
+
 export function PipelineView() {
   useTitle("Pipeline");
-  const [filter, setFilter] = useState("");
+  const [filter, setFilter] = useState<TaskStatus | "">("");
   const status = useLive("pipeline status", "status", api.pipelineStatus);
   const metrics = useLive("metrics", "metrics", metricsByWindow);
   const diag = useLive("diagnostics", "diag", api.diagnostics);
-  const tasks = useLive("tasks", `tasks:${filter}`, (s) => api.tasks(filter, 50, s));
+  const tasks = useLive("tasks", `tasks:${filter}`, (s) => api.tasks(filter || undefined, 50, s));
   const failed = useLive("failed tasks", "failed", (s) => api.tasks("failed", 20, s));
   const st = status.data;
+  const attention = st?.attention;
   const week = metrics.data?.find((m) => m.window_days === 7);
 
   return (
@@ -72,13 +75,15 @@ export function PipelineView() {
         <LoadState of={status} what="the pipeline status" />
         {st && (
           <>
-            <ul class="flags" data-testid="attention-flags">
-              {FLAGS.map((f) => (
-                <li key={f.key}>
-                  <Flag on={st.attention[f.key]} yes={f.yes} no={f.no} />
-                </li>
-              ))}
-            </ul>
+            {attention && (
+              <ul class="flags" data-testid="attention-flags">
+                {FLAGS.map((f) => (
+                  <li key={f.key}>
+                    <Flag on={attention[f.key]} yes={f.yes} no={f.no} />
+                  </li>
+                ))}
+              </ul>
+            )}
             <Facts
               items={[
                 ...STATUSES.map((s): [string, string] => [fmt.label(s), fmt.num(st[s])]),
@@ -107,15 +112,11 @@ export function PipelineView() {
               title="Success rate by task type, last 7 days"
               max={1}
               format={fmt.pct}
-              groups={Object.entries(week?.success_rate.by_task_type ?? {})
+              groups={Object.entries(week?.success_rate?.by_task_type ?? {})
                 .sort(([a], [b]) => a.localeCompare(b))
                 .map(([type, b]) => ({ label: type, bars: [{ name: "success", value: b.rate }] }))}
             />
-            <p class="muted">
-              {week
-                ? `Last 7 days: ${week.execution_time.sample_count} timed tasks (${week.execution_time.exact ? "exact" : "from the duration histogram"}); success ${fmt.pct(week.success_rate.overall.rate)} of ${week.success_rate.overall.completed + week.success_rate.overall.failed} finished.`
-                : ""}
-            </p>
+            <p class="muted">{week ? weekSummary(week) : ""}</p>
           </div>
         )}
       </section>
@@ -167,7 +168,14 @@ export function PipelineView() {
         <h2 id="tasks-h">Tasks</h2>
         <div class="toolbar">
           <label for="status-filter">Status</label>
-          <select id="status-filter" value={filter} onChange={(e) => setFilter(e.currentTarget.value)}>
+          <select
+            id="status-filter"
+            value={filter}
+            onChange={(e) => {
+              const v = e.currentTarget.value;
+              setFilter(STATUSES.find((s) => s === v) ?? "");
+            }}
+          >
             <option value="">all</option>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -182,7 +190,9 @@ export function PipelineView() {
           <div class="table-wrap" role="region" aria-labelledby="tasks-caption" tabIndex={0}>
             <table class="tasks">
               <caption id="tasks-caption">
-                The latest {tasks.data.tasks.length} of {tasks.data.total} tasks{filter ? ` (${fmt.label(filter)})` : ""},
+                The latest {tasks.data.tasks.length}
+                {tasks.data.pagination ? ` of ${tasks.data.pagination.total}` : ""} tasks
+                {filter ? ` (${fmt.label(filter)})` : ""},
                 newest first
               </caption>
               <thead>

@@ -133,11 +133,11 @@ export function PortfolioView() {
           <>
             <Facts
               items={[
-                ["Healthy", fmt.num(sizing.data.health.healthy)],
-                ["Too large", fmt.num(sizing.data.health.too_large)],
-                ["Too small", fmt.num(sizing.data.health.too_small)],
-                ["Overlapping", fmt.num(sizing.data.health.overlap)],
-                ["Suggestions", fmt.num(sizing.data.health.suggestion_count)],
+                ["Healthy", fmt.num(sizing.data.health?.healthy)],
+                ["Too large", fmt.num(sizing.data.health?.too_large)],
+                ["Too small", fmt.num(sizing.data.health?.too_small)],
+                ["Overlapping", fmt.num(sizing.data.health?.overlap)],
+                ["Suggestions", fmt.num(sizing.data.health?.suggestion_count)],
               ]}
             />
             {sizing.data.suggestions.length === 0 ? (

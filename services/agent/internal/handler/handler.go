@@ -23,6 +23,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
+	"github.com/foundryhq/foundry/services/platform/paging"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 	"github.com/foundryhq/foundry/services/platform/wire"
 )
@@ -166,12 +167,12 @@ func (h *Handler) CreateTask(ctx context.Context, req *agentv1.CreateTaskRequest
 // ListTasks implements AgentService.ListTasks.
 func (h *Handler) ListTasks(ctx context.Context, req *agentv1.ListTasksRequest) (*agentv1.ListTasksResponse, error) {
 	page, err := h.uc.List(ctx, usecase.ListQuery{Status: wire.Word(agentv1.TaskStatus_name, req.GetStatus()), Type: req.GetTaskType(), IdeaID: req.GetIdeaId(),
-		Limit: optInt(req.Limit), Offset: int(req.GetOffset())})
+		Limit: optInt(req.Limit), Offset: int(req.GetOffset()), Cursor: req.GetCursor()})
 	if err != nil {
 		return nil, err
 	}
-	return &agentv1.ListTasksResponse{Tasks: toItems(page.Tasks), Total: int32(page.Total), Limit: int32(page.Limit),
-		Offset: int32(page.Offset)}, nil
+	return &agentv1.ListTasksResponse{Tasks: toItems(page.Tasks),
+		Pagination: paging.Of(page.Limit, page.Offset, page.Total, len(page.Tasks), page.Next)}, nil
 }
 
 // GetTask implements AgentService.GetTask.
@@ -211,8 +212,8 @@ func (h *Handler) ListAttentionTasks(ctx context.Context, req *agentv1.ListAtten
 	if err != nil {
 		return nil, err
 	}
-	return &agentv1.ListAttentionTasksResponse{Tasks: toItems(page.Tasks), Total: int32(page.Total), Limit: int32(page.Limit),
-		Offset: int32(page.Offset)}, nil
+	return &agentv1.ListAttentionTasksResponse{Tasks: toItems(page.Tasks),
+		Pagination: paging.Of(page.Limit, page.Offset, page.Total, len(page.Tasks), "")}, nil
 }
 
 // CountTasks implements AgentService.CountTasks.

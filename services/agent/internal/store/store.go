@@ -95,8 +95,20 @@ type Filter struct {
 	Status task.Status
 	Type   task.Type
 	IdeaID string
-	Limit  int
-	Offset int
+	// Before, when set, keeps the tasks after it in the list's order
+	// (older, or as old with a smaller id): a keyset page. Through keeps
+	// it and those before it in that order, for counting what precedes
+	// such a page.
+	Before, Through *Key
+	Limit         int
+	Offset        int
+}
+
+// Key is a task's place in the newest-first list: its creation time,
+// then its id.
+type Key struct {
+	CreatedAt time.Time
+	ID        string
 }
 
 // Tasks is the task repository.

@@ -3,10 +3,13 @@ package usecase
 import (
 	"context"
 	"errors"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/cursor"
+	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -24,7 +27,13 @@ type Page struct {
 	Total  int
 	Limit  int
 	Offset int
+	// Next is the cursor of the following page ("" on the last one, and
+	// on the attention list, which pages by offset).
+	Next string
 }
+
+// taskList names the task list's cursors (platform/cursor).
+const taskList = "tasks"
 
 // ListQuery filters and pages ListTasks.
 type ListQuery struct {
@@ -35,6 +44,8 @@ type ListQuery struct {
 	// Limit is DefaultLimit when nil.
 	Limit  *int
 	Offset int
+	// Cursor is a page's Next: the page after it, with the same filters.
+	Cursor string
 }
 
 func pageArgs(limit *int, offset int) (int, error) {
@@ -73,6 +84,16 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 		fe, _ := fault.As(err)
 		errs = append(errs, fe.Fields...)
 	}
+	if q.Cursor != "" {
+		key, err := taskKey(q.Cursor)
+		switch {
+		case err != nil:
+			errs = append(errs, fault.Field("cursor", "is not a cursor of this list: pass the next_cursor a page of it gave"))
+		case q.Offset != 0:
+			errs = append(errs, fault.Field("offset", "must be 0 with a cursor, which says where the page starts"))
+		}
+		f.Before = key
+	}
 	if len(errs) > 0 {
 		return Page{}, fault.Validation(errs...)
 	}
@@ -82,25 +103,61 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 	if err != nil {
 		return Page{}, wrap("list tasks", err)
 	}
-	if f.IdeaID != "" {
-		// The status counters are not kept per idea.
-		total, err := r.Tasks.Count(ctx, f)
-		if err != nil {
+	offset := q.Offset
+	if f.Before != nil {
+		// What precedes a keyset page: the matching tasks down to its
+		// cursor's, counted (the index's order, as an offset would walk
+		// it); the cursor's own task counts only while it still matches.
+		before := f
+		before.Before, before.Through = nil, f.Before
+		if offset, err = r.Tasks.Count(ctx, before); err != nil {
 			return Page{}, wrap("list tasks", err)
 		}
-		return Page{Tasks: tasks, Total: total, Limit: limit, Offset: q.Offset}, nil
+	}
+	page := Page{Tasks: tasks, Limit: limit, Offset: offset}
+	if f.IdeaID != "" {
+		// The status counters are not kept per idea.
+		if page.Total, err = r.Tasks.Count(ctx, store.Filter{Status: f.Status, Type: f.Type, IdeaID: f.IdeaID}); err != nil {
+			return Page{}, wrap("list tasks", err)
+		}
+		page.Next = nextTaskCursor(page)
+		return page, nil
 	}
 	counts, err := r.Stats.Counts(ctx)
 	if err != nil {
 		return Page{}, wrap("list tasks", err)
 	}
-	total := 0
 	for _, c := range counts {
 		if (f.Status == "" || c.Status == f.Status) && (f.Type == "" || c.Type == f.Type) {
-			total += int(c.N)
+			page.Total += int(c.N)
 		}
 	}
-	return Page{Tasks: tasks, Total: total, Limit: limit, Offset: q.Offset}, nil
+	page.Next = nextTaskCursor(page)
+	return page, nil
+}
+
+// taskKey reads a task list cursor: the last task's creation time (Unix
+// microseconds) and id.
+func taskKey(c string) (*store.Key, error) {
+	key, err := cursor.Decode(taskList, c, 2)
+	if err != nil {
+		return nil, err
+	}
+	us, err := strconv.ParseInt(key[0], 10, 64)
+	if err != nil || key[1] == "" {
+		return nil, fault.Validation(fault.Field("cursor", "is not a cursor of this list"))
+	}
+	return &store.Key{CreatedAt: database.Time(us), ID: key[1]}, nil
+}
+
+// nextTaskCursor is the cursor after page's last task, when tasks follow.
+func nextTaskCursor(page Page) string {
+	n := len(page.Tasks)
+	if n == 0 || page.Offset+n >= page.Total {
+		return ""
+	}
+	last := page.Tasks[n-1]
+	return cursor.Encode(taskList, strconv.FormatInt(database.Micros(last.CreatedAt), 10), last.ID)
 }
 
 // Attention returns a page of the tasks that need a human (failed or

@@ -288,3 +288,56 @@ func TestListsAndAttention(t *testing.T) {
 		requireKind(t, fault.Invalid, err)
 	})
 }
+
+// TestListByCursor: a page read by its predecessor's cursor continues
+// right after that page's last task however many tasks were created
+// meanwhile (an offset would shift by them), keeps the filters, says its
+// true offset, and gives no cursor on the last page; a bad cursor or a
+// cursor with an offset is a 422.
+func TestListByCursor(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		for range 5 {
+			e.create(t, "impl", nil)
+			e.clock.Advance(time.Second)
+		}
+		ids := func(p usecase.Page) []string {
+			var out []string
+			for _, tk := range p.Tasks {
+				out = append(out, tk.ID)
+			}
+			return out
+		}
+		first, err := e.app.List(ctx, usecase.ListQuery{Limit: ptr(2)})
+		require.NoError(t, err)
+		require.Equal(t, []string{"task-0005", "task-0004"}, ids(first))
+		require.NotEmpty(t, first.Next)
+
+		e.create(t, "impl", nil) // task-0006 lands at the head
+		second, err := e.app.List(ctx, usecase.ListQuery{Limit: ptr(2), Cursor: first.Next})
+		require.NoError(t, err)
+		require.Equal(t, []string{"task-0003", "task-0002"}, ids(second), "not shifted by the new task")
+		require.Equal(t, 3, second.Offset, "task-0006, 0005 and 0004 precede it")
+		require.Equal(t, 6, second.Total)
+		last, err := e.app.List(ctx, usecase.ListQuery{Limit: ptr(2), Cursor: second.Next})
+		require.NoError(t, err)
+		require.Equal(t, []string{"task-0001"}, ids(last))
+		require.Empty(t, last.Next, "the last page")
+
+		typed, err := e.app.List(ctx, usecase.ListQuery{Type: "spec", Cursor: first.Next})
+		require.NoError(t, err)
+		require.Empty(t, typed.Tasks, "the filters hold on a cursor page")
+
+		for name, q := range map[string]usecase.ListQuery{
+			"made up":        {Cursor: "nope"},
+			"with an offset": {Cursor: first.Next, Offset: 1},
+		} {
+			_, err := e.app.List(ctx, q)
+			fe, ok := fault.As(err)
+			require.True(t, ok, name)
+			require.Equal(t, fault.Invalid, fe.Kind, name)
+		}
+	})
+}

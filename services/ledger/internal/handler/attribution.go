@@ -8,12 +8,14 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	commonv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
+	"github.com/foundryhq/foundry/services/platform/paging"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 	"github.com/foundryhq/foundry/services/platform/wire"
 )
@@ -94,15 +96,15 @@ func (h *Handler) GetAsset(ctx context.Context, req *ledgerv1.GetAssetRequest) (
 
 // ListAssets implements LedgerService.ListAssets.
 func (h *Handler) ListAssets(ctx context.Context, req *ledgerv1.ListAssetsRequest) (*ledgerv1.ListAssetsResponse, error) {
-	assets, err := h.app.ListAssets(ctx, usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
+	page, err := h.app.ListAssets(ctx, usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*ledgerv1.Asset, 0, len(assets))
-	for _, a := range assets {
+	out := make([]*ledgerv1.Asset, 0, len(page.Items))
+	for _, a := range page.Items {
 		out = append(out, assetProto(a))
 	}
-	return &ledgerv1.ListAssetsResponse{Assets: out}, nil
+	return &ledgerv1.ListAssetsResponse{Assets: out, Pagination: pageOf(page)}, nil
 }
 
 // CreateContribution implements LedgerService.CreateContribution.
@@ -142,28 +144,28 @@ func (h *Handler) GetContribution(ctx context.Context, req *ledgerv1.GetContribu
 
 // ListAssetContributions implements LedgerService.ListAssetContributions.
 func (h *Handler) ListAssetContributions(ctx context.Context, req *ledgerv1.ListAssetContributionsRequest) (*ledgerv1.ListAssetContributionsResponse, error) {
-	cs, err := h.app.ListAssetContributions(ctx, req.GetAssetId(), usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
+	page, err := h.app.ListAssetContributions(ctx, req.GetAssetId(), usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
 	if err != nil {
 		return nil, notFound(err, "asset %q not found", req.GetAssetId())
 	}
-	out, err := contributionsProto(cs)
+	out, err := contributionsProto(page.Items)
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.ListAssetContributionsResponse{Contributions: out}, nil
+	return &ledgerv1.ListAssetContributionsResponse{Contributions: out, Pagination: pageOf(page)}, nil
 }
 
 // ListContributorContributions implements LedgerService.ListContributorContributions.
 func (h *Handler) ListContributorContributions(ctx context.Context, req *ledgerv1.ListContributorContributionsRequest) (*ledgerv1.ListContributorContributionsResponse, error) {
-	cs, err := h.app.ListContributorContributions(ctx, req.GetContributorId(), usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
+	page, err := h.app.ListContributorContributions(ctx, req.GetContributorId(), usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
 	if err != nil {
 		return nil, notFound(err, "contributor %q not found", req.GetContributorId())
 	}
-	out, err := contributionsProto(cs)
+	out, err := contributionsProto(page.Items)
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.ListContributorContributionsResponse{Contributions: out}, nil
+	return &ledgerv1.ListContributorContributionsResponse{Contributions: out, Pagination: pageOf(page)}, nil
 }
 
 // CreateDistribution implements LedgerService.CreateDistribution.
@@ -201,8 +203,11 @@ func (h *Handler) ListAssetDistributions(ctx context.Context, req *ledgerv1.List
 	}
 	return &ledgerv1.ListAssetDistributionsResponse{
 		Distributions: out,
-		Pagination: &ledgerv1.Pagination{
-			Limit: int32(p.Limit), Offset: int32(p.Offset), Total: int32(p.Total), HasMore: p.Offset+len(p.Distributions) < p.Total,
-		},
+		Pagination:    paging.Of(p.Limit, p.Offset, p.Total, len(p.Distributions), ""),
 	}, nil
+}
+
+// pageOf is the one paging shape of a list the use cases read.
+func pageOf[T any](l usecase.Listed[T]) *commonv1.Pagination {
+	return paging.Of(l.Limit, l.Offset, l.Total, len(l.Items), l.Next)
 }

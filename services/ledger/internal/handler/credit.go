@@ -155,12 +155,13 @@ func (h *Handler) ListInvestments(ctx context.Context, req *ledgerv1.ListInvestm
 
 // GetInvestmentHistory implements LedgerService.GetInvestmentHistory.
 func (h *Handler) GetInvestmentHistory(ctx context.Context, req *ledgerv1.GetInvestmentHistoryRequest) (*ledgerv1.GetInvestmentHistoryResponse, error) {
-	entries, err := h.app.History(ctx, req.GetId(), usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
+	page, err := h.app.History(ctx, req.GetId(), usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
 	if err != nil {
 		return nil, err
 	}
-	out := &ledgerv1.GetInvestmentHistoryResponse{ContributorId: req.GetId(), Events: make([]*ledgerv1.FlowEvent, len(entries))}
-	for i, e := range entries {
+	out := &ledgerv1.GetInvestmentHistoryResponse{ContributorId: req.GetId(), Events: make([]*ledgerv1.FlowEvent, len(page.Items)),
+		Pagination: pageOf(page)}
+	for i, e := range page.Items {
 		ev := &ledgerv1.FlowEvent{Id: e.ID, Kind: string(e.Entry.Kind), AmountCc: micros(e.Amount), CreatedAt: wire.Time(e.CreatedAt),
 			AuditSeq: int32(e.AuditSeq), Lines: make([]*ledgerv1.JournalLine, len(e.Entry.Lines))}
 		if e.IdeaID != "" {
@@ -249,12 +250,12 @@ func auditProto(r audit.Record) *ledgerv1.AuditEntry {
 
 // ListAuditEntries implements LedgerService.ListAuditEntries.
 func (h *Handler) ListAuditEntries(ctx context.Context, req *ledgerv1.ListAuditEntriesRequest) (*ledgerv1.ListAuditEntriesResponse, error) {
-	recs, total, err := h.app.AuditPage(ctx, usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
+	page, err := h.app.AuditPage(ctx, usecase.Page{Limit: req.Limit, Offset: req.GetOffset(), Cursor: req.GetCursor()})
 	if err != nil {
 		return nil, err
 	}
-	out := &ledgerv1.ListAuditEntriesResponse{Entries: make([]*ledgerv1.AuditEntry, len(recs)), Total: int32(total)}
-	for i, r := range recs {
+	out := &ledgerv1.ListAuditEntriesResponse{Entries: make([]*ledgerv1.AuditEntry, len(page.Items)), Pagination: pageOf(page)}
+	for i, r := range page.Items {
 		out.Entries[i] = auditProto(r)
 	}
 	return out, nil
@@ -369,12 +370,12 @@ func (h *Handler) GetIncidentStatus(ctx context.Context, _ *ledgerv1.GetIncident
 
 // ListIncidents implements LedgerService.ListIncidents.
 func (h *Handler) ListIncidents(ctx context.Context, req *ledgerv1.ListIncidentsRequest) (*ledgerv1.ListIncidentsResponse, error) {
-	is, err := h.app.Incidents(ctx, usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
+	page, err := h.app.Incidents(ctx, usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
 	if err != nil {
 		return nil, err
 	}
-	out := &ledgerv1.ListIncidentsResponse{Incidents: make([]*ledgerv1.Incident, len(is))}
-	for i, in := range is {
+	out := &ledgerv1.ListIncidentsResponse{Incidents: make([]*ledgerv1.Incident, len(page.Items)), Pagination: pageOf(page)}
+	for i, in := range page.Items {
 		out.Incidents[i] = &ledgerv1.Incident{Id: in.ID, Kind: in.Kind, Severity: in.Severity, Detail: in.Detail, Actor: in.Actor,
 			CreatedAt: wire.Time(in.CreatedAt)}
 	}

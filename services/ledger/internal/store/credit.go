@@ -227,7 +227,7 @@ type Credit interface {
 	// IdeaStaked returns the CC staked on an idea and by how many contributors.
 	IdeaStaked(ctx context.Context, ideaID string) (money.Micros, int, error)
 	// History returns a page of a contributor's journal entries, newest first.
-	History(ctx context.Context, contributorID string, limit, offset int) ([]JournalEntry, error)
+	History(ctx context.Context, contributorID string, limit, offset int) ([]JournalEntry, int, error)
 	// JournalMismatches lists the accounts whose cached balance differs
 	// from the sum of their journal lines (empty when the cache is sound).
 	JournalMismatches(ctx context.Context) ([]string, error)
@@ -274,8 +274,9 @@ type Credit interface {
 
 	// InsertIncident records an incident.
 	InsertIncident(ctx context.Context, i Incident) error
-	// ListIncidents returns a page of incidents, newest first.
-	ListIncidents(ctx context.Context, limit, offset int) ([]Incident, error)
+	// ListIncidents returns a page of incidents, newest first, and how
+	// many there are.
+	ListIncidents(ctx context.Context, limit, offset int) ([]Incident, int, error)
 
 	// Counts returns row counts of the journal and incident tables, for
 	// storage reports.
@@ -309,7 +310,7 @@ type Audit interface {
 	// Range returns up to limit records with seq > after, in seq order.
 	Range(ctx context.Context, after int64, limit int) ([]audit.Record, error)
 	// Recent returns a page of records, newest first.
-	Recent(ctx context.Context, limit, offset int) ([]audit.Record, error)
+	Recent(ctx context.Context, before int64, limit, offset int) ([]audit.Record, error)
 	// Repairs returns the repair entries with seq at most upTo, in seq
 	// order: verification reads the breaks they accepted before it walks.
 	Repairs(ctx context.Context, upTo int64) ([]audit.Record, error)

@@ -176,8 +176,9 @@ type Attribution interface {
 	CreateAsset(ctx context.Context, a Asset) error
 	// GetAsset returns an asset. ErrNotFound when there is none.
 	GetAsset(ctx context.Context, id string) (Asset, error)
-	// ListAssets returns a page of assets, newest first.
-	ListAssets(ctx context.Context, limit, offset int) ([]Asset, error)
+	// ListAssets returns a page of assets, newest first, and how many
+	// there are.
+	ListAssets(ctx context.Context, limit, offset int) ([]Asset, int, error)
 
 	// AddContribution adds c's cost to its asset's total and records c.
 	// The total's UPDATE comes first: it takes the asset's row lock, which
@@ -191,11 +192,11 @@ type Attribution interface {
 	GetContribution(ctx context.Context, id string) (Contribution, error)
 	// ListAssetContributions returns a page of an asset's contributions by
 	// creation time, then id. ErrNotFound when the asset does not exist.
-	ListAssetContributions(ctx context.Context, assetID string, limit, offset int) ([]Contribution, error)
+	ListAssetContributions(ctx context.Context, assetID string, limit, offset int) ([]Contribution, int, error)
 	// ListContributorContributions returns a page of a contributor's
 	// contributions by creation time, then id. ErrNotFound when the
 	// contributor does not exist.
-	ListContributorContributions(ctx context.Context, contributorID string, limit, offset int) ([]Contribution, error)
+	ListContributorContributions(ctx context.Context, contributorID string, limit, offset int) ([]Contribution, int, error)
 
 	// RecordGitHubContribution records a push delivery inside the caller's
 	// transaction (the delivery keys' foreign keys to the contribution are

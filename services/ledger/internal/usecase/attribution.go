@@ -46,12 +46,14 @@ func (a *App) GetAsset(ctx context.Context, id string) (store.Asset, error) {
 }
 
 // ListAssets returns a page of assets, newest first (attribution.PageLimit).
-func (a *App) ListAssets(ctx context.Context, p Page) ([]store.Asset, error) {
+func (a *App) ListAssets(ctx context.Context, p Page) (Listed[store.Asset], error) {
 	limit, offset, err := attribution.PageLimit(p.Limit, p.Offset)
 	if err != nil {
-		return nil, err
+		return Listed[store.Asset]{}, err
 	}
-	return a.read().Attribution.ListAssets(ctx, limit, offset)
+	return listed(limit, offset, func(l, o int) ([]store.Asset, int, error) {
+		return a.read().Attribution.ListAssets(ctx, l, o)
+	})
 }
 
 // CreateContributionCmd records a contribution through the API, as the
@@ -164,23 +166,27 @@ func (a *App) GetContribution(ctx context.Context, id string) (store.Contributio
 // ListAssetContributions returns a page of an asset's contributions by
 // creation time, then id (attribution.ContributionPage).
 // store.ErrNotFound when the asset does not exist.
-func (a *App) ListAssetContributions(ctx context.Context, assetID string, p Page) ([]store.Contribution, error) {
+func (a *App) ListAssetContributions(ctx context.Context, assetID string, p Page) (Listed[store.Contribution], error) {
 	limit, offset, err := attribution.ContributionPage(p.Limit, p.Offset)
 	if err != nil {
-		return nil, err
+		return Listed[store.Contribution]{}, err
 	}
-	return a.read().Attribution.ListAssetContributions(ctx, assetID, limit, offset)
+	return listed(limit, offset, func(l, o int) ([]store.Contribution, int, error) {
+		return a.read().Attribution.ListAssetContributions(ctx, assetID, l, o)
+	})
 }
 
 // ListContributorContributions returns a page of a contributor's
 // contributions by creation time, then id (attribution.ContributionPage).
 // store.ErrNotFound when the contributor does not exist.
-func (a *App) ListContributorContributions(ctx context.Context, contributorID string, p Page) ([]store.Contribution, error) {
+func (a *App) ListContributorContributions(ctx context.Context, contributorID string, p Page) (Listed[store.Contribution], error) {
 	limit, offset, err := attribution.ContributionPage(p.Limit, p.Offset)
 	if err != nil {
-		return nil, err
+		return Listed[store.Contribution]{}, err
 	}
-	return a.read().Attribution.ListContributorContributions(ctx, contributorID, limit, offset)
+	return listed(limit, offset, func(l, o int) ([]store.Contribution, int, error) {
+		return a.read().Attribution.ListContributorContributions(ctx, contributorID, l, o)
+	})
 }
 
 // GitHubDeliveryCmd is a GitHub push delivery whose signature the handler

@@ -2,9 +2,12 @@ package usecase
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/platform/cursor"
+	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
 // The audit log (docs/ledger.md, "The audit log"). A movement writes its
@@ -24,21 +27,50 @@ const (
 
 // AuditEntries returns a page of the chain, newest first.
 func (a *App) AuditEntries(ctx context.Context, limit, offset int) ([]audit.Record, error) {
-	return a.read().Audit.Recent(ctx, limit, offset)
+	return a.read().Audit.Recent(ctx, 0, limit, offset)
 }
 
-// AuditPage returns a page of the chain, newest first (credit.Page), and
-// the number of entries in all.
-func (a *App) AuditPage(ctx context.Context, p Page) ([]audit.Record, int64, error) {
-	limit, offset, err := credit.Page(p.Limit, p.Offset)
-	if err != nil {
-		return nil, 0, err
+// auditList names the audit log's cursors (platform/cursor).
+const auditList = "audit"
+
+// AuditPage returns a page of the chain, newest first (credit.Page), the
+// number of entries in all, and the cursor of the next page. A page read
+// by cursor (p.Cursor, with no offset) starts at the entry before the one
+// the cursor names, so entries sequenced meanwhile do not shift it; its
+// offset is still exact, because seqs run 1..head without a gap.
+func (a *App) AuditPage(ctx context.Context, p Page) (Listed[audit.Record], error) {
+	limit, offset, errs := fault.PageFields(p.Limit, p.Offset, credit.DefaultPage, credit.MaxPage)
+	var before int64
+	if p.Cursor != "" {
+		key, err := cursor.Decode(auditList, p.Cursor, 1)
+		if err == nil {
+			before, err = strconv.ParseInt(key[0], 10, 64)
+		}
+		switch {
+		case err != nil || before < 1:
+			errs = append(errs, fault.Field("cursor", "is not a cursor of this list: pass the next_cursor a page of it gave"))
+		case offset != 0:
+			errs = append(errs, fault.Field("offset", "must be 0 with a cursor, which says where the page starts"))
+		}
+	}
+	if len(errs) > 0 {
+		return Listed[audit.Record]{}, fault.Validation(errs...)
 	}
 	r := a.read()
 	eco, err := r.Credit.Economy(ctx)
 	if err != nil {
-		return nil, 0, err
+		return Listed[audit.Record]{}, err
 	}
-	recs, err := r.Audit.Recent(ctx, limit, offset)
-	return recs, eco.AuditSeq, err
+	recs, err := r.Audit.Recent(ctx, before, limit, offset)
+	if err != nil {
+		return Listed[audit.Record]{}, err
+	}
+	if before > 0 {
+		offset = int(max(eco.AuditSeq-before+1, 0))
+	}
+	out := Listed[audit.Record]{Items: recs, Total: int(eco.AuditSeq), Limit: limit, Offset: offset}
+	if n := len(recs); n > 0 && recs[n-1].Entry.Seq > 1 {
+		out.Next = cursor.Encode(auditList, strconv.FormatInt(recs[n-1].Entry.Seq, 10))
+	}
+	return out, nil
 }

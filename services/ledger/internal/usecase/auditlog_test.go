@@ -12,6 +12,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/cursor"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -258,5 +259,57 @@ func TestAuditLogProofs(t *testing.T) {
 		require.NotEqual(t, latest.Root, tlog.Hash(cp.NewRoot), "the stored tree is not the signed one")
 		require.Error(t, tlog.CheckTree(tlogHashes(cp.Proof), latest.Size, latest.Root, early.Size, early.Root),
 			"the early checkpoint is no longer consistent with what the ledger serves")
+	})
+}
+
+// TestAuditPageByCursor: a page read by its predecessor's cursor starts
+// right after that page's last entry however many entries were sequenced
+// meanwhile (an offset would shift by them), says its true offset, and
+// gives no cursor on the last page; a cursor of another list, a made-up
+// one, or a cursor with an offset is a 422 naming the field.
+func TestAuditPageByCursor(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		deposits(t, e.app, "a", 3) // entries 1..6
+		sequence(t, e.app)
+		seqs := func(l usecase.Listed[audit.Record]) []int64 {
+			var out []int64
+			for _, r := range l.Items {
+				out = append(out, r.Entry.Seq)
+			}
+			return out
+		}
+		two := int32(2)
+		first, err := e.app.AuditPage(ctx, usecase.Page{Limit: &two})
+		require.NoError(t, err)
+		require.Equal(t, []int64{6, 5}, seqs(first))
+		require.Equal(t, 6, first.Total)
+		require.NotEmpty(t, first.Next)
+
+		deposits(t, e.app, "b", 2) // entries 7..10 land at the head
+		sequence(t, e.app)
+		second, err := e.app.AuditPage(ctx, usecase.Page{Limit: &two, Cursor: first.Next})
+		require.NoError(t, err)
+		require.Equal(t, []int64{4, 3}, seqs(second), "after entry 5, not shifted by the four new ones")
+		require.Equal(t, 10, second.Total)
+		require.Equal(t, 6, second.Offset, "entries 10..5 precede it")
+		last, err := e.app.AuditPage(ctx, usecase.Page{Limit: &two, Cursor: second.Next})
+		require.NoError(t, err)
+		require.Equal(t, []int64{2, 1}, seqs(last))
+		require.Empty(t, last.Next, "entry 1 ends the log")
+
+		for name, p := range map[string]usecase.Page{
+			"another list's": {Cursor: cursor.Encode("tasks", "1", "x")},
+			"made up":        {Cursor: "bm90LWEtY3Vyc29y"},
+			"with an offset": {Cursor: first.Next, Offset: 2},
+		} {
+			_, err := e.app.AuditPage(ctx, p)
+			fe, ok := fault.As(err)
+			require.True(t, ok, name)
+			require.Equal(t, fault.Invalid, fe.Kind, name)
+			require.Len(t, fe.Fields, 1, name)
+		}
 	})
 }

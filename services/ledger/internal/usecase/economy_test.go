@@ -226,7 +226,7 @@ func TestStakeUnstakeCooldowns(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, inv.Positions, 1)
 		require.Equal(t, money.Micros(349*cc), inv.Positions[0].Amount)
-		hist, err := e.app.History(ctx, "ada", page(50, 0))
+		hist, err := items(e.app.History(ctx, "ada", page(50, 0)))
 		require.NoError(t, err)
 		kinds := make([]credit.Kind, len(hist))
 		for i, h := range hist {
@@ -306,7 +306,7 @@ func TestOracleBreakerAndBacking(t *testing.T) {
 		require.Less(t, s.ReserveRatio, 1.0)
 		require.Equal(t, money.Micros(995*cc), s.OutstandingCC, "the refused withdrawal changed nothing")
 
-		incidents, err := e.app.Incidents(ctx, page(10, 0))
+		incidents, err := items(e.app.Incidents(ctx, page(10, 0)))
 		require.NoError(t, err)
 		require.Equal(t, "oracle_tripped", incidents[0].Kind)
 		requireSound(t, e)
@@ -516,3 +516,6 @@ func TestDistributionPaysCC(t *testing.T) {
 		requireSound(t, e)
 	})
 }
+
+// items is a list use case's page as its items alone.
+func items[T any](l usecase.Listed[T], err error) ([]T, error) { return l.Items, err }

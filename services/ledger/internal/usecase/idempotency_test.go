@@ -91,7 +91,7 @@ func requireOneContribution(t *testing.T, e env, assetID string, want store.Cont
 	require.NoError(t, err)
 	require.Equal(t, want.Cost, a.TotalCost, "the cost counted once")
 	require.Equal(t, 1, a.ContributionCount)
-	list, err := e.app.ListAssetContributions(ctx, assetID, page(10, 0))
+	list, err := items(e.app.ListAssetContributions(ctx, assetID, page(10, 0)))
 	require.NoError(t, err)
 	require.Equal(t, []store.Contribution{want}, list)
 }

@@ -74,7 +74,7 @@ func TestFreezeAndUnfreeze(t *testing.T) {
 		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(cc)}, nil)
 		require.NoError(t, err)
 
-		incidents, err := e.app.Incidents(ctx, page(10, 0))
+		incidents, err := items(e.app.Incidents(ctx, page(10, 0)))
 		require.NoError(t, err)
 		require.Len(t, incidents, 2)
 		require.Equal(t, "unfreeze", incidents[0].Kind)
@@ -305,7 +305,7 @@ func TestAuditTamperIsFoundAndRepaired(t *testing.T) {
 		var n int
 		require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_entries`).Scan(&n))
 		require.Equal(t, 7, n, "nothing rewritten or deleted")
-		incidents, err := e.app.Incidents(ctx, page(1, 0))
+		incidents, err := items(e.app.Incidents(ctx, page(1, 0)))
 		require.NoError(t, err)
 		require.Equal(t, "audit_repair", incidents[0].Kind)
 		require.Contains(t, incidents[0].Detail, "repair entry 7 accepts seq 3 to 3")

@@ -8,10 +8,12 @@ import (
 )
 
 // Incidents returns a page of incidents, newest first (credit.Page).
-func (a *App) Incidents(ctx context.Context, p Page) ([]store.Incident, error) {
+func (a *App) Incidents(ctx context.Context, p Page) (Listed[store.Incident], error) {
 	limit, offset, err := credit.Page(p.Limit, p.Offset)
 	if err != nil {
-		return nil, err
+		return Listed[store.Incident]{}, err
 	}
-	return a.read().Credit.ListIncidents(ctx, limit, offset)
+	return listed(limit, offset, func(l, o int) ([]store.Incident, int, error) {
+		return a.read().Credit.ListIncidents(ctx, l, o)
+	})
 }

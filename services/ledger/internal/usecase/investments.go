@@ -32,16 +32,18 @@ func (a *App) Investments(ctx context.Context, contributorID string) (Investment
 
 // History returns a page of a contributor's CC movements, newest first
 // (credit.Page).
-func (a *App) History(ctx context.Context, contributorID string, p Page) ([]store.JournalEntry, error) {
+func (a *App) History(ctx context.Context, contributorID string, p Page) (Listed[store.JournalEntry], error) {
 	limit, offset, err := credit.Page(p.Limit, p.Offset)
 	if err := collect(required("id", contributorID), err); err != nil {
-		return nil, err
+		return Listed[store.JournalEntry]{}, err
 	}
 	r := a.read()
 	if err := a.mustExist(ctx, r, contributorID); err != nil {
-		return nil, err
+		return Listed[store.JournalEntry]{}, err
 	}
-	return r.Credit.History(ctx, contributorID, limit, offset)
+	return listed(limit, offset, func(l, o int) ([]store.JournalEntry, int, error) {
+		return r.Credit.History(ctx, contributorID, l, o)
+	})
 }
 
 // Balances are a contributor's CC as the API shows them: cooling lots

@@ -19,6 +19,27 @@ import "github.com/foundryhq/foundry/services/platform/fault"
 type Page struct {
 	Limit  *int32
 	Offset int32
+	// Cursor, on the lists that have one, is a page's Listed.Next.
+	Cursor string
+}
+
+// Listed is a page of a list as a use case read it: its items, how many
+// the list has in all, and the page's bounds with the defaults applied.
+type Listed[T any] struct {
+	Items                []T
+	Total, Limit, Offset int
+	// Next is the cursor of the following page, on the lists that have
+	// one ("" on the last page).
+	Next string
+}
+
+// listed reads a page through read and wraps it with its bounds.
+func listed[T any](limit, offset int, read func(limit, offset int) ([]T, int, error)) (Listed[T], error) {
+	items, total, err := read(limit, offset)
+	if err != nil {
+		return Listed[T]{}, err
+	}
+	return Listed[T]{Items: items, Total: total, Limit: limit, Offset: offset}, nil
 }
 
 // collect merges a command's checks into one fault.Validation, so a

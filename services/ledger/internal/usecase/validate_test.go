@@ -81,7 +81,7 @@ func TestCommandsNameEveryBadField(t *testing.T) {
 		}, []fault.FieldError{field("type", "must be one of CODE, MODEL, CONTENT, DATA"), field("name", "must be at most 200 characters"),
 			field("description", "must be valid UTF-8")}},
 		{"list assets: limit and offset at once", func(a *usecase.App) error {
-			_, err := a.ListAssets(ctx, usecase.Page{Limit: i32(0), Offset: -1})
+			_, err := items(a.ListAssets(ctx, usecase.Page{Limit: i32(0), Offset: -1}))
 			return err
 		}, []fault.FieldError{field("limit", "must be between 1 and 500"), field("offset", "must not be negative")}},
 		{"create contribution: every field missing", func(a *usecase.App) error {
@@ -99,11 +99,11 @@ func TestCommandsNameEveryBadField(t *testing.T) {
 			return err
 		}, []fault.FieldError{field("contributor_id", "must not contain control characters"), field("cost_amount", "must have at most 6 decimal places")}},
 		{"asset contributions: a page past 500", func(a *usecase.App) error {
-			_, err := a.ListAssetContributions(ctx, "a", usecase.Page{Limit: i32(501)})
+			_, err := items(a.ListAssetContributions(ctx, "a", usecase.Page{Limit: i32(501)}))
 			return err
 		}, []fault.FieldError{field("limit", "must be between 1 and 500")}},
 		{"contributor contributions: a negative offset", func(a *usecase.App) error {
-			_, err := a.ListContributorContributions(ctx, "ada", usecase.Page{Offset: -1})
+			_, err := items(a.ListContributorContributions(ctx, "ada", usecase.Page{Offset: -1}))
 			return err
 		}, []fault.FieldError{field("offset", "must not be negative")}},
 		{"create distribution: no asset and a negative value at once", func(a *usecase.App) error {
@@ -180,7 +180,7 @@ func TestCommandsNameEveryBadField(t *testing.T) {
 			return err
 		}, []fault.FieldError{field("id", "is required")}},
 		{"history: no contributor and a page past 500", func(a *usecase.App) error {
-			_, err := a.History(ctx, "", usecase.Page{Limit: i32(501), Offset: -1})
+			_, err := items(a.History(ctx, "", usecase.Page{Limit: i32(501), Offset: -1}))
 			return err
 		}, []fault.FieldError{field("id", "is required"), field("limit", "must be between 1 and 500"), field("offset", "must not be negative")}},
 		{"invest preview: no idea", func(a *usecase.App) error {
@@ -192,11 +192,11 @@ func TestCommandsNameEveryBadField(t *testing.T) {
 			return err
 		}, []fault.FieldError{field("cc_per_usd", "must be more than 0")}},
 		{"audit page: a limit of 0", func(a *usecase.App) error {
-			_, _, err := a.AuditPage(ctx, usecase.Page{Limit: i32(0)})
+			_, err := a.AuditPage(ctx, usecase.Page{Limit: i32(0)})
 			return err
 		}, []fault.FieldError{field("limit", "must be between 1 and 500")}},
 		{"incidents: a negative offset", func(a *usecase.App) error {
-			_, err := a.Incidents(ctx, usecase.Page{Offset: -3})
+			_, err := items(a.Incidents(ctx, usecase.Page{Offset: -3}))
 			return err
 		}, []fault.FieldError{field("offset", "must not be negative")}},
 		{"unfreeze: a reason past 500 bytes", func(a *usecase.App) error {
@@ -410,7 +410,7 @@ func TestUnfreezeWithoutAReason(t *testing.T) {
 		m, err := e.app.Unfreeze(ctx, "", "admin")
 		require.NoError(t, err)
 		require.Equal(t, usecase.DefaultUnfreezeReason, m.Reason)
-		incidents, err := e.app.Incidents(ctx, usecase.Page{})
+		incidents, err := items(e.app.Incidents(ctx, usecase.Page{}))
 		require.NoError(t, err)
 		require.Equal(t, "frozen → normal: unfrozen by an administrator", incidents[0].Detail)
 	})

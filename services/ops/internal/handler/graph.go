@@ -12,6 +12,7 @@ import (
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/ops/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/paging"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 	"github.com/foundryhq/foundry/services/platform/wire"
 )
@@ -92,7 +93,7 @@ func (h *Handler) ListNodeEdges(ctx context.Context, req *opsv1.ListNodeEdgesReq
 	if err != nil {
 		return nil, err
 	}
-	return &opsv1.ListNodeEdgesResponse{Edges: out, Total: int32(page.Total), Limit: int32(page.Limit), Offset: int32(page.Offset)}, nil
+	return &opsv1.ListNodeEdgesResponse{Edges: out, Pagination: paging.Of(page.Limit, page.Offset, page.Total, len(out), "")}, nil
 }
 
 // ListEdges implements OpsService.ListEdges.
@@ -107,7 +108,7 @@ func (h *Handler) ListEdges(ctx context.Context, req *opsv1.ListEdgesRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	return &opsv1.ListEdgesResponse{Edges: out, Total: int32(page.Total), Limit: int32(page.Limit), Offset: int32(page.Offset)}, nil
+	return &opsv1.ListEdgesResponse{Edges: out, Pagination: paging.Of(page.Limit, page.Offset, page.Total, len(out), "")}, nil
 }
 
 // structMap is a request payload as a map; nil when absent (or JSON null).

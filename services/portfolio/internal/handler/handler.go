@@ -14,6 +14,7 @@ import (
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/paging"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 	"github.com/foundryhq/foundry/services/platform/wire"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
@@ -82,9 +83,7 @@ func (h *Handler) ListIdeas(ctx context.Context, req *portfoliov1.ListIdeasReque
 			TotalPotentialValue: round6(totals.PotentialValue), TotalActualValue: round6(totals.ActualValue),
 			TotalValueGap: round6(totals.PotentialValue - totals.ActualValue),
 		},
-		Pagination: &portfoliov1.Pagination{
-			Limit: int32(page.Limit), Offset: int32(page.Offset), Total: int32(total), HasMore: page.HasMore(),
-		},
+		Pagination: paging.Of(page.Limit, page.Offset, total, len(ideas), ""),
 	}
 	for _, i := range ideas {
 		resp.Ideas = append(resp.Ideas, toProto(i))

@@ -175,7 +175,7 @@ func runTasks(t *testing.T, newHarness func(t *testing.T) Harness) {
 			require.NotNil(t, got)
 			n, err := h.read().tasks.Count(ctx, store.Filter{Status: f.Status, Type: f.Type, IdeaID: f.IdeaID})
 			require.NoError(t, err)
-			if f.Offset == 0 && len(got) < f.Limit {
+			if f.Offset == 0 && f.Before == nil && len(got) < f.Limit {
 				require.Equal(t, len(got), n, "the count of %+v", f)
 			}
 			return ids(got)
@@ -188,7 +188,20 @@ func runTasks(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, []string{"e", "d"}, list(store.Filter{Limit: 2, Offset: 1}), "a page")
 		require.Empty(t, list(store.Filter{Limit: 10, Offset: 6}), "past the end: empty, not nil")
 		require.Empty(t, list(store.Filter{Status: task.TimedOut, Limit: 10}))
-		n, err := h.read().tasks.Count(ctx, store.Filter{Type: task.Impl, Limit: 1, Offset: 3})
+		keyOf := func(id string) *store.Key {
+			tk := get(t, h, id)
+			return &store.Key{CreatedAt: tk.CreatedAt, ID: tk.ID}
+		}
+		require.Equal(t, []string{"d", "c"}, list(store.Filter{Before: keyOf("e"), Limit: 2}),
+			"a keyset page: after e in the order, its twin in time d (the smaller id) first")
+		require.Equal(t, []string{"a"}, list(store.Filter{Before: keyOf("c"), Status: task.Pending, Limit: 10}), "with the filters")
+		n, err := h.read().tasks.Count(ctx, store.Filter{Through: keyOf("d")})
+		require.NoError(t, err)
+		require.Equal(t, 3, n, "f, e and d itself")
+		n, err = h.read().tasks.Count(ctx, store.Filter{Through: keyOf("d"), Status: task.Failed})
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "with the filters: e")
+		n, err = h.read().tasks.Count(ctx, store.Filter{Type: task.Impl, Limit: 1, Offset: 3})
 		require.NoError(t, err)
 		require.Equal(t, 4, n, "the page is ignored")
 

@@ -71,24 +71,28 @@ func (s Attribution) GetAsset(ctx context.Context, id string) (store.Asset, erro
 }
 
 // ListAssets implements store.Attribution.
-func (s Attribution) ListAssets(ctx context.Context, limit, offset int) ([]store.Asset, error) {
+func (s Attribution) ListAssets(ctx context.Context, limit, offset int) ([]store.Asset, int, error) {
+	var total int
+	if err := s.q.QueryRow(ctx, `SELECT COUNT(*) FROM assets`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count assets: %w", err)
+	}
 	rows, err := s.q.Query(ctx, `SELECT `+assetColumns+` FROM assets ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, limit, offset)
 	if err != nil {
-		return nil, fmt.Errorf("list assets: %w", err)
+		return nil, 0, fmt.Errorf("list assets: %w", err)
 	}
 	defer rows.Close()
 	out := []store.Asset{}
 	for rows.Next() {
 		a, err := scanAsset(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list assets: %w", err)
+			return nil, 0, fmt.Errorf("list assets: %w", err)
 		}
 		out = append(out, a)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list assets: %w", err)
+		return nil, 0, fmt.Errorf("list assets: %w", err)
 	}
-	return out, nil
+	return out, total, nil
 }
 
 const contributionColumns = `id, contributor_id, asset_id, cost_micros, coherence, metadata, source, created_at`
@@ -193,41 +197,45 @@ func (s Attribution) exists(ctx context.Context, table, column, value string) (b
 	return true, nil
 }
 
-func (s Attribution) listContributions(ctx context.Context, table, column, value string, limit, offset int) ([]store.Contribution, error) {
+func (s Attribution) listContributions(ctx context.Context, table, column, value string, limit, offset int) ([]store.Contribution, int, error) {
 	ok, err := s.exists(ctx, table, "id", value)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !ok {
-		return nil, store.ErrNotFound
+		return nil, 0, store.ErrNotFound
+	}
+	var total int
+	if err := s.q.QueryRow(ctx, `SELECT COUNT(*) FROM contributions WHERE `+column+` = $1`, value).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count contributions: %w", err)
 	}
 	rows, err := s.q.Query(ctx, `SELECT `+contributionColumns+` FROM contributions WHERE `+column+` = $1
 		ORDER BY created_at, id LIMIT $2 OFFSET $3`, value, limit, offset)
 	if err != nil {
-		return nil, fmt.Errorf("list contributions: %w", err)
+		return nil, 0, fmt.Errorf("list contributions: %w", err)
 	}
 	defer rows.Close()
 	out := []store.Contribution{}
 	for rows.Next() {
 		c, err := scanContribution(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list contributions: %w", err)
+			return nil, 0, fmt.Errorf("list contributions: %w", err)
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list contributions: %w", err)
+		return nil, 0, fmt.Errorf("list contributions: %w", err)
 	}
-	return out, nil
+	return out, total, nil
 }
 
 // ListAssetContributions implements store.Attribution.
-func (s Attribution) ListAssetContributions(ctx context.Context, assetID string, limit, offset int) ([]store.Contribution, error) {
+func (s Attribution) ListAssetContributions(ctx context.Context, assetID string, limit, offset int) ([]store.Contribution, int, error) {
 	return s.listContributions(ctx, "assets", "asset_id", assetID, limit, offset)
 }
 
 // ListContributorContributions implements store.Attribution.
-func (s Attribution) ListContributorContributions(ctx context.Context, contributorID string, limit, offset int) ([]store.Contribution, error) {
+func (s Attribution) ListContributorContributions(ctx context.Context, contributorID string, limit, offset int) ([]store.Contribution, int, error) {
 	return s.listContributions(ctx, "contributors", "contributor_id", contributorID, limit, offset)
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -261,8 +262,12 @@ func (a Audit) Range(ctx context.Context, after int64, limit int) ([]audit.Recor
 }
 
 // Recent implements store.Audit.
-func (a Audit) Recent(ctx context.Context, limit, offset int) ([]audit.Record, error) {
-	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries ORDER BY seq DESC LIMIT $1 OFFSET $2`, limit, offset)
+func (a Audit) Recent(ctx context.Context, before int64, limit, offset int) ([]audit.Record, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries WHERE seq < $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`,
+		before, limit, offset)
 }
 
 // Repairs implements store.Audit. The literal kind matches the partial

@@ -344,7 +344,11 @@ func (c Credit) IdeaStaked(ctx context.Context, ideaID string) (money.Micros, in
 }
 
 // History implements store.Credit.
-func (c Credit) History(ctx context.Context, contributorID string, limit, offset int) ([]store.JournalEntry, error) {
+func (c Credit) History(ctx context.Context, contributorID string, limit, offset int) ([]store.JournalEntry, int, error) {
+	var total int
+	if err := c.q.QueryRow(ctx, `SELECT COUNT(*) FROM cc_entries WHERE contributor_id = $1`, contributorID).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count the history of %s: %w", contributorID, err)
+	}
 	// Newest first by time, and within one microsecond by id, which the
 	// ledger makes time-ordered (UUIDv7) for this: the order of the index
 	// cc_entries_contributor, so a page costs the same however long the
@@ -355,7 +359,7 @@ func (c Credit) History(ctx context.Context, contributorID string, limit, offset
 		WHERE e.contributor_id = $1 ORDER BY e.created_at DESC, e.id DESC LIMIT $2 OFFSET $3`,
 		contributorID, limit, offset)
 	if err != nil {
-		return nil, fmt.Errorf("read history of %s: %w", contributorID, err)
+		return nil, 0, fmt.Errorf("read history of %s: %w", contributorID, err)
 	}
 	defer rows.Close()
 	out := []store.JournalEntry{}
@@ -366,20 +370,20 @@ func (c Credit) History(ctx context.Context, contributorID string, limit, offset
 			created int64
 		)
 		if err := rows.Scan(&e.ID, &kind, &e.IdeaID, &e.Amount, &e.AuditSeq, &created); err != nil {
-			return nil, fmt.Errorf("read history of %s: %w", contributorID, err)
+			return nil, 0, fmt.Errorf("read history of %s: %w", contributorID, err)
 		}
 		e.ContributorID, e.Entry.Kind, e.CreatedAt = contributorID, credit.Kind(kind), database.Time(created)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for i := range out {
 		if out[i].Entry.Lines, err = c.lines(ctx, out[i].ID); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (c Credit) lines(ctx context.Context, entryID string) ([]credit.Line, error) {
@@ -756,11 +760,15 @@ func (c Credit) InsertIncident(ctx context.Context, i store.Incident) error {
 }
 
 // ListIncidents implements store.Credit.
-func (c Credit) ListIncidents(ctx context.Context, limit, offset int) ([]store.Incident, error) {
+func (c Credit) ListIncidents(ctx context.Context, limit, offset int) ([]store.Incident, int, error) {
+	var total int
+	if err := c.q.QueryRow(ctx, `SELECT COUNT(*) FROM incidents`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count incidents: %w", err)
+	}
 	rows, err := c.q.Query(ctx, `SELECT id, kind, severity, detail, actor, created_at, resolved_at FROM incidents
 		ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, limit, offset)
 	if err != nil {
-		return nil, fmt.Errorf("list incidents: %w", err)
+		return nil, 0, fmt.Errorf("list incidents: %w", err)
 	}
 	defer rows.Close()
 	out := []store.Incident{}
@@ -771,7 +779,7 @@ func (c Credit) ListIncidents(ctx context.Context, limit, offset int) ([]store.I
 			resolved *int64
 		)
 		if err := rows.Scan(&i.ID, &i.Kind, &i.Severity, &i.Detail, &i.Actor, &created, &resolved); err != nil {
-			return nil, fmt.Errorf("list incidents: %w", err)
+			return nil, 0, fmt.Errorf("list incidents: %w", err)
 		}
 		i.CreatedAt = database.Time(created)
 		if resolved != nil {
@@ -779,7 +787,7 @@ func (c Credit) ListIncidents(ctx context.Context, limit, offset int) ([]store.I
 		}
 		out = append(out, i)
 	}
-	return out, rows.Err()
+	return out, total, rows.Err()
 }
 
 // Counts implements store.Credit.

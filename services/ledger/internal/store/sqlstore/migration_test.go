@@ -129,14 +129,14 @@ func TestMigrationGivesLinesTheirOwners(t *testing.T) {
 		require.Equal(t, money.Micros(3*cc), staked)
 		require.Equal(t, 1, n)
 
-		history, err := c.History(ctx, ada, 10, 0)
+		history, _, err := c.History(ctx, ada, 10, 0)
 		require.NoError(t, err)
 		require.Len(t, history, 3)
 		require.ElementsMatch(t, []credit.Line{
 			{Account: credit.Available(ada), Delta: -4 * cc},
 			{Account: credit.Staked(ada, "i1"), Delta: 4 * cc},
 		}, history[1].Entry.Lines)
-		history, err = c.History(ctx, "github:octo", 10, 0)
+		history, _, err = c.History(ctx, "github:octo", 10, 0)
 		require.NoError(t, err)
 		require.Len(t, history, 1)
 		require.ElementsMatch(t, []credit.Line{

@@ -94,15 +94,17 @@ func runAccounts(t *testing.T, newHarness func(t *testing.T) Harness) {
 			require.Zero(t, n, idea)
 		}
 
-		history, err := h.read().credit.History(ctx, "email:ada@example.com", 10, 0)
+		history, total, err := h.read().credit.History(ctx, "email:ada@example.com", 10, 0)
 		require.NoError(t, err)
 		require.Len(t, history, 3)
+		require.Equal(t, 3, total)
 		require.Equal(t, stake.ID, history[1].ID)
 		require.ElementsMatch(t, stake.Entry.Lines, history[1].Entry.Lines,
 			"lines come back with their accounts' contributor and idea")
-		history, err = h.read().credit.History(ctx, "bob", 10, 0)
+		history, total, err = h.read().credit.History(ctx, "bob", 1, 0)
 		require.NoError(t, err)
-		require.Len(t, history, 2, "bob:ghost's payout is not Bob's")
+		require.Len(t, history, 1, "a page of one")
+		require.Equal(t, 2, total, "bob:ghost's payout is not Bob's")
 
 		mis, err := h.read().credit.JournalMismatches(ctx)
 		require.NoError(t, err)

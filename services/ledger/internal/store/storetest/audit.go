@@ -44,9 +44,15 @@ func runAudit(t *testing.T, newHarness func(t *testing.T) Harness) {
 			require.NoError(t, err)
 			require.Equal(t, want, got, "repairs up to %d", upTo)
 		}
-		newest, err := h.read().audit.Recent(ctx, 2, 1)
+		newest, err := h.read().audit.Recent(ctx, 0, 2, 1)
 		require.NoError(t, err)
 		require.Equal(t, []audit.Record{recs[4], recs[3]}, newest)
+		older, err := h.read().audit.Recent(ctx, 4, 2, 0)
+		require.NoError(t, err)
+		require.Equal(t, []audit.Record{recs[2], recs[1]}, older, "before seq 4: a keyset page")
+		older, err = h.read().audit.Recent(ctx, 2, 5, 0)
+		require.NoError(t, err)
+		require.Equal(t, []audit.Record{recs[0]}, older, "the oldest page")
 	})
 
 	t.Run("storage counts: the audit chain's tables and the journal's", func(t *testing.T) {

@@ -88,7 +88,7 @@ func runContributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 
 		s := h.read().attribution
-		got, err := s.ListAssetContributions(ctx, a.ID, 500, 0)
+		got, total, err := s.ListAssetContributions(ctx, a.ID, 500, 0)
 		require.NoError(t, err)
 		var wantAsset []string
 		for _, c := range []store.Contribution{early, late, same1, same2} {
@@ -97,26 +97,31 @@ func runContributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 			}
 		}
 		require.Equal(t, wantAsset, contributionIDs(got))
+		require.Equal(t, len(wantAsset), total)
 
-		got, err = s.ListContributorContributions(ctx, "amy", 500, 0)
+		got, total, err = s.ListContributorContributions(ctx, "amy", 500, 0)
 		require.NoError(t, err)
 		require.Equal(t, []string{late.ID, same1.ID, same2.ID}, contributionIDs(got))
-		got, err = s.ListContributorContributions(ctx, "amy", 2, 1)
+		require.Equal(t, 3, total)
+		got, total, err = s.ListContributorContributions(ctx, "amy", 2, 1)
 		require.NoError(t, err)
 		require.Equal(t, []string{same1.ID, same2.ID}, contributionIDs(got), "paged")
-		got, err = s.ListAssetContributions(ctx, a.ID, 1, 0)
+		require.Equal(t, 3, total, "the whole list's count")
+		got, total, err = s.ListAssetContributions(ctx, a.ID, 1, 0)
 		require.NoError(t, err)
 		require.Equal(t, wantAsset[:1], contributionIDs(got), "paged")
+		require.Equal(t, len(wantAsset), total)
 
-		_, err = s.ListAssetContributions(ctx, "missing", 500, 0)
+		_, _, err = s.ListAssetContributions(ctx, "missing", 500, 0)
 		require.ErrorIs(t, err, store.ErrNotFound)
-		_, err = s.ListContributorContributions(ctx, "missing", 500, 0)
+		_, _, err = s.ListContributorContributions(ctx, "missing", 500, 0)
 		require.ErrorIs(t, err, store.ErrNotFound)
 
 		empty := createAsset(t, h, base)
-		got, err = s.ListAssetContributions(ctx, empty.ID, 500, 0)
+		got, total, err = s.ListAssetContributions(ctx, empty.ID, 500, 0)
 		require.NoError(t, err)
 		require.NotNil(t, got)
+		require.Zero(t, total)
 		require.Empty(t, got)
 	})
 

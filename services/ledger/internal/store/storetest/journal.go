@@ -77,7 +77,7 @@ func runJournal(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 		history := func(limit, offset int) []store.JournalEntry {
 			t.Helper()
-			got, err := h.read().credit.History(ctx, "ada", limit, offset)
+			got, _, err := h.read().credit.History(ctx, "ada", limit, offset)
 			require.NoError(t, err)
 			return got
 		}

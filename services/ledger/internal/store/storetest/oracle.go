@@ -88,10 +88,12 @@ func runOracle(t *testing.T, newHarness func(t *testing.T) Harness) {
 		t.Parallel()
 		h := newHarness(t)
 		ctx := context.Background()
+		wantTotal := 0
 		list := func(limit, offset int) []store.Incident {
 			t.Helper()
-			got, err := h.read().credit.ListIncidents(ctx, limit, offset)
+			got, total, err := h.read().credit.ListIncidents(ctx, limit, offset)
 			require.NoError(t, err)
+			require.Equal(t, wantTotal, total, "every incident is counted, whatever the page")
 			return got
 		}
 		require.Equal(t, []store.Incident{}, list(10, 0), "none: empty, not nil")
@@ -104,6 +106,7 @@ func runOracle(t *testing.T, newHarness func(t *testing.T) Harness) {
 		for _, i := range []store.Incident{resolved, open, tie} {
 			require.NoError(t, h.write(func(r repos) error { return r.credit.InsertIncident(ctx, i) }))
 		}
+		wantTotal = 3
 		require.Equal(t, []store.Incident{tie, resolved, open}, list(10, 0), "every field; no resolution reads back zero")
 		require.Equal(t, []store.Incident{resolved}, list(1, 1), "a page")
 		require.Equal(t, []store.Incident{}, list(10, 3))

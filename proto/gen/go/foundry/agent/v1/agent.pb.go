@@ -20,6 +20,7 @@ package agentv1
 
 import (
 	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
+	v1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -648,7 +649,11 @@ type ListTasksRequest struct {
 	Limit  *int32 `protobuf:"varint,3,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
 	Offset int32  `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
 	// idea_id, when not empty, keeps the tasks whose context names that idea.
-	IdeaId        string `protobuf:"bytes,5,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	IdeaId string `protobuf:"bytes,5,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	// cursor, a page's pagination.next_cursor, reads the tasks created
+	// before that page's last one (with the same filters); not with an
+	// offset.
+	Cursor        string `protobuf:"bytes,6,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -718,14 +723,19 @@ func (x *ListTasksRequest) GetIdeaId() string {
 	return ""
 }
 
+func (x *ListTasksRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
 // ListTasksResponse holds one page of tasks, newest first.
 type ListTasksResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tasks []*AgentTaskListItem   `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
-	// total counts the tasks matching the filters.
-	Total         int32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
-	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
-	Offset        int32 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	// pagination.total counts the tasks matching the filters.
+	Pagination    *v1.Pagination `protobuf:"bytes,5,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -767,25 +777,11 @@ func (x *ListTasksResponse) GetTasks() []*AgentTaskListItem {
 	return nil
 }
 
-func (x *ListTasksResponse) GetTotal() int32 {
+func (x *ListTasksResponse) GetPagination() *v1.Pagination {
 	if x != nil {
-		return x.Total
+		return x.Pagination
 	}
-	return 0
-}
-
-func (x *ListTasksResponse) GetLimit() int32 {
-	if x != nil {
-		return x.Limit
-	}
-	return 0
-}
-
-func (x *ListTasksResponse) GetOffset() int32 {
-	if x != nil {
-		return x.Offset
-	}
-	return 0
+	return nil
 }
 
 // GetTaskRequest names a task.
@@ -1118,10 +1114,8 @@ func (x *ListAttentionTasksRequest) GetOffset() int32 {
 type ListAttentionTasksResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tasks []*AgentTaskListItem   `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
-	// total counts every failed and needs_decision task.
-	Total         int32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
-	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
-	Offset        int32 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	// pagination.total counts every failed and needs_decision task.
+	Pagination    *v1.Pagination `protobuf:"bytes,5,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1163,25 +1157,11 @@ func (x *ListAttentionTasksResponse) GetTasks() []*AgentTaskListItem {
 	return nil
 }
 
-func (x *ListAttentionTasksResponse) GetTotal() int32 {
+func (x *ListAttentionTasksResponse) GetPagination() *v1.Pagination {
 	if x != nil {
-		return x.Total
+		return x.Pagination
 	}
-	return 0
-}
-
-func (x *ListAttentionTasksResponse) GetLimit() int32 {
-	if x != nil {
-		return x.Limit
-	}
-	return 0
-}
-
-func (x *ListAttentionTasksResponse) GetOffset() int32 {
-	if x != nil {
-		return x.Offset
-	}
-	return 0
+	return nil
 }
 
 // CountTasksRequest is empty.
@@ -2750,7 +2730,7 @@ var File_foundry_agent_v1_agent_proto protoreflect.FileDescriptor
 
 const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xb2\t\n" +
+	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xb2\t\n" +
 	"\tAgentTask\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
@@ -2806,19 +2786,20 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x121\n" +
 	"\acontext\x18\x03 \x01(\v2\x17.google.protobuf.StructR\acontext\"E\n" +
 	"\x12CreateTaskResponse\x12/\n" +
-	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\xbb\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\xd3\x01\n" +
 	"\x10ListTasksRequest\x124\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusR\x06status\x12\x1b\n" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12\x19\n" +
 	"\x05limit\x18\x03 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x04 \x01(\x05R\x06offset\x12\x17\n" +
-	"\aidea_id\x18\x05 \x01(\tR\x06ideaIdB\b\n" +
-	"\x06_limit\"\x92\x01\n" +
+	"\aidea_id\x18\x05 \x01(\tR\x06ideaId\x12\x16\n" +
+	"\x06cursor\x18\x06 \x01(\tR\x06cursorB\b\n" +
+	"\x06_limit\"\xb5\x01\n" +
 	"\x11ListTasksResponse\x129\n" +
-	"\x05tasks\x18\x01 \x03(\v2#.foundry.agent.v1.AgentTaskListItemR\x05tasks\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06offset\x18\x04 \x01(\x05R\x06offset\" \n" +
+	"\x05tasks\x18\x01 \x03(\v2#.foundry.agent.v1.AgentTaskListItemR\x05tasks\x12=\n" +
+	"\n" +
+	"pagination\x18\x05 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"paginationJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\x05totalR\x05limitR\x06offset\" \n" +
 	"\x0eGetTaskRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"B\n" +
 	"\x0fGetTaskResponse\x12/\n" +
@@ -2853,12 +2834,12 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x19ListAttentionTasksRequest\x12\x19\n" +
 	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"\x9b\x01\n" +
+	"\x06_limit\"\xbe\x01\n" +
 	"\x1aListAttentionTasksResponse\x129\n" +
-	"\x05tasks\x18\x01 \x03(\v2#.foundry.agent.v1.AgentTaskListItemR\x05tasks\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06offset\x18\x04 \x01(\x05R\x06offset\"\x13\n" +
+	"\x05tasks\x18\x01 \x03(\v2#.foundry.agent.v1.AgentTaskListItemR\x05tasks\x12=\n" +
+	"\n" +
+	"pagination\x18\x05 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"paginationJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\x05totalR\x05limitR\x06offset\"\x13\n" +
 	"\x11CountTasksRequest\"\xb8\x01\n" +
 	"\x12CountTasksResponse\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x05R\x05total\x12O\n" +
@@ -3117,6 +3098,7 @@ var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	(*wrapperspb.StringValue)(nil),             // 44: google.protobuf.StringValue
 	(*structpb.Struct)(nil),                    // 45: google.protobuf.Struct
 	(*wrapperspb.DoubleValue)(nil),             // 46: google.protobuf.DoubleValue
+	(*v1.Pagination)(nil),                      // 47: foundry.common.v1.Pagination
 }
 var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: foundry.agent.v1.AgentTask.status:type_name -> foundry.agent.v1.TaskStatus
@@ -3138,75 +3120,77 @@ var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
 	1,  // 16: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
 	0,  // 17: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
 	2,  // 18: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	1,  // 19: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 20: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	1,  // 21: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	2,  // 22: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	36, // 23: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	1,  // 24: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	46, // 25: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
-	46, // 26: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
-	18, // 27: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
-	46, // 28: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
-	46, // 29: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
-	22, // 30: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
-	37, // 31: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	38, // 32: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
-	39, // 33: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
-	40, // 34: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
-	41, // 35: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	21, // 36: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
-	23, // 37: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
-	24, // 38: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
-	46, // 39: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
-	27, // 40: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
-	42, // 41: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	44, // 42: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
-	46, // 43: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
-	44, // 44: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
-	44, // 45: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
-	44, // 46: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
-	44, // 47: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
-	44, // 48: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
-	44, // 49: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
-	31, // 50: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
-	43, // 51: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	44, // 52: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
-	31, // 53: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
-	22, // 54: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
-	22, // 55: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
-	22, // 56: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
-	3,  // 57: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
-	5,  // 58: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
-	7,  // 59: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
-	9,  // 60: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
-	11, // 61: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
-	13, // 62: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
-	15, // 63: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
-	17, // 64: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
-	20, // 65: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
-	26, // 66: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
-	29, // 67: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	32, // 68: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
-	34, // 69: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
-	4,  // 70: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
-	6,  // 71: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
-	8,  // 72: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
-	10, // 73: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
-	12, // 74: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
-	14, // 75: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
-	16, // 76: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
-	19, // 77: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
-	25, // 78: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
-	28, // 79: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
-	30, // 80: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	33, // 81: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
-	35, // 82: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
-	70, // [70:83] is the sub-list for method output_type
-	57, // [57:70] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	47, // 19: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	1,  // 20: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,  // 21: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	1,  // 22: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	2,  // 23: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	47, // 24: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	36, // 25: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	1,  // 26: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	46, // 27: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
+	46, // 28: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
+	18, // 29: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
+	46, // 30: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
+	46, // 31: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
+	22, // 32: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
+	37, // 33: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	38, // 34: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
+	39, // 35: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
+	40, // 36: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
+	41, // 37: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	21, // 38: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
+	23, // 39: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
+	24, // 40: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
+	46, // 41: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
+	27, // 42: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
+	42, // 43: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	44, // 44: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
+	46, // 45: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
+	44, // 46: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
+	44, // 47: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
+	44, // 48: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
+	44, // 49: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
+	44, // 50: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
+	44, // 51: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
+	31, // 52: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
+	43, // 53: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	44, // 54: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
+	31, // 55: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
+	22, // 56: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
+	22, // 57: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
+	22, // 58: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
+	3,  // 59: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
+	5,  // 60: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
+	7,  // 61: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
+	9,  // 62: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
+	11, // 63: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
+	13, // 64: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
+	15, // 65: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
+	17, // 66: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
+	20, // 67: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
+	26, // 68: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
+	29, // 69: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	32, // 70: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
+	34, // 71: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
+	4,  // 72: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
+	6,  // 73: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
+	8,  // 74: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
+	10, // 75: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
+	12, // 76: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
+	14, // 77: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
+	16, // 78: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
+	19, // 79: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
+	25, // 80: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
+	28, // 81: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
+	30, // 82: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	33, // 83: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
+	35, // 84: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
+	72, // [72:85] is the sub-list for method output_type
+	59, // [59:72] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_foundry_agent_v1_agent_proto_init() }

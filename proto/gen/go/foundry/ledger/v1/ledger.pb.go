@@ -20,7 +20,8 @@ package ledgerv1
 
 import (
 	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
-	v1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	v1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
+	v11 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -684,6 +685,7 @@ func (x *ListAssetsRequest) GetOffset() int32 {
 type ListAssetsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Assets        []*Asset               `protobuf:"bytes,1,rep,name=assets,proto3" json:"assets,omitempty"`
+	Pagination    *v1.Pagination         `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -721,6 +723,13 @@ func (*ListAssetsResponse) Descriptor() ([]byte, []int) {
 func (x *ListAssetsResponse) GetAssets() []*Asset {
 	if x != nil {
 		return x.Assets
+	}
+	return nil
+}
+
+func (x *ListAssetsResponse) GetPagination() *v1.Pagination {
+	if x != nil {
+		return x.Pagination
 	}
 	return nil
 }
@@ -1104,6 +1113,7 @@ func (x *ListAssetContributionsRequest) GetOffset() int32 {
 type ListAssetContributionsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Contributions []*Contribution        `protobuf:"bytes,1,rep,name=contributions,proto3" json:"contributions,omitempty"`
+	Pagination    *v1.Pagination         `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1141,6 +1151,13 @@ func (*ListAssetContributionsResponse) Descriptor() ([]byte, []int) {
 func (x *ListAssetContributionsResponse) GetContributions() []*Contribution {
 	if x != nil {
 		return x.Contributions
+	}
+	return nil
+}
+
+func (x *ListAssetContributionsResponse) GetPagination() *v1.Pagination {
+	if x != nil {
+		return x.Pagination
 	}
 	return nil
 }
@@ -1212,6 +1229,7 @@ func (x *ListContributorContributionsRequest) GetOffset() int32 {
 type ListContributorContributionsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Contributions []*Contribution        `protobuf:"bytes,1,rep,name=contributions,proto3" json:"contributions,omitempty"`
+	Pagination    *v1.Pagination         `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1249,6 +1267,13 @@ func (*ListContributorContributionsResponse) Descriptor() ([]byte, []int) {
 func (x *ListContributorContributionsResponse) GetContributions() []*Contribution {
 	if x != nil {
 		return x.Contributions
+	}
+	return nil
+}
+
+func (x *ListContributorContributionsResponse) GetPagination() *v1.Pagination {
+	if x != nil {
+		return x.Pagination
 	}
 	return nil
 }
@@ -1543,76 +1568,6 @@ func (x *Distribution) GetPaidCc() bool {
 	return false
 }
 
-// Pagination describes the returned page of a list.
-type Pagination struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Limit  int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
-	Offset int32                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
-	// total counts every item of the list.
-	Total         int32 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
-	HasMore       bool  `protobuf:"varint,4,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Pagination) Reset() {
-	*x = Pagination{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Pagination) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Pagination) ProtoMessage() {}
-
-func (x *Pagination) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Pagination.ProtoReflect.Descriptor instead.
-func (*Pagination) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
-}
-
-func (x *Pagination) GetLimit() int32 {
-	if x != nil {
-		return x.Limit
-	}
-	return 0
-}
-
-func (x *Pagination) GetOffset() int32 {
-	if x != nil {
-		return x.Offset
-	}
-	return 0
-}
-
-func (x *Pagination) GetTotal() int32 {
-	if x != nil {
-		return x.Total
-	}
-	return 0
-}
-
-func (x *Pagination) GetHasMore() bool {
-	if x != nil {
-		return x.HasMore
-	}
-	return false
-}
-
 // CreateDistributionRequest distributes value_amount over an asset.
 type CreateDistributionRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1628,7 +1583,7 @@ type CreateDistributionRequest struct {
 
 func (x *CreateDistributionRequest) Reset() {
 	*x = CreateDistributionRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +1595,7 @@ func (x *CreateDistributionRequest) String() string {
 func (*CreateDistributionRequest) ProtoMessage() {}
 
 func (x *CreateDistributionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1653,7 +1608,7 @@ func (x *CreateDistributionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDistributionRequest.ProtoReflect.Descriptor instead.
 func (*CreateDistributionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CreateDistributionRequest) GetAssetId() string {
@@ -1687,7 +1642,7 @@ type CreateDistributionResponse struct {
 
 func (x *CreateDistributionResponse) Reset() {
 	*x = CreateDistributionResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1654,7 @@ func (x *CreateDistributionResponse) String() string {
 func (*CreateDistributionResponse) ProtoMessage() {}
 
 func (x *CreateDistributionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1667,7 @@ func (x *CreateDistributionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDistributionResponse.ProtoReflect.Descriptor instead.
 func (*CreateDistributionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateDistributionResponse) GetDistribution() *Distribution {
@@ -1736,7 +1691,7 @@ type GetDistributionRequest struct {
 
 func (x *GetDistributionRequest) Reset() {
 	*x = GetDistributionRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +1703,7 @@ func (x *GetDistributionRequest) String() string {
 func (*GetDistributionRequest) ProtoMessage() {}
 
 func (x *GetDistributionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +1716,7 @@ func (x *GetDistributionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDistributionRequest.ProtoReflect.Descriptor instead.
 func (*GetDistributionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{29}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetDistributionRequest) GetId() string {
@@ -1795,7 +1750,7 @@ type GetDistributionResponse struct {
 
 func (x *GetDistributionResponse) Reset() {
 	*x = GetDistributionResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +1762,7 @@ func (x *GetDistributionResponse) String() string {
 func (*GetDistributionResponse) ProtoMessage() {}
 
 func (x *GetDistributionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +1775,7 @@ func (x *GetDistributionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDistributionResponse.ProtoReflect.Descriptor instead.
 func (*GetDistributionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{30}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetDistributionResponse) GetDistribution() *Distribution {
@@ -1844,7 +1799,7 @@ type ListAssetDistributionsRequest struct {
 
 func (x *ListAssetDistributionsRequest) Reset() {
 	*x = ListAssetDistributionsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1856,7 +1811,7 @@ func (x *ListAssetDistributionsRequest) String() string {
 func (*ListAssetDistributionsRequest) ProtoMessage() {}
 
 func (x *ListAssetDistributionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1869,7 +1824,7 @@ func (x *ListAssetDistributionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetDistributionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAssetDistributionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{31}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListAssetDistributionsRequest) GetAssetId() string {
@@ -1898,14 +1853,14 @@ func (x *ListAssetDistributionsRequest) GetOffset() int32 {
 type ListAssetDistributionsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Distributions []*Distribution        `protobuf:"bytes,1,rep,name=distributions,proto3" json:"distributions,omitempty"`
-	Pagination    *Pagination            `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
+	Pagination    *v1.Pagination         `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListAssetDistributionsResponse) Reset() {
 	*x = ListAssetDistributionsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1917,7 +1872,7 @@ func (x *ListAssetDistributionsResponse) String() string {
 func (*ListAssetDistributionsResponse) ProtoMessage() {}
 
 func (x *ListAssetDistributionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1930,7 +1885,7 @@ func (x *ListAssetDistributionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetDistributionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAssetDistributionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{32}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListAssetDistributionsResponse) GetDistributions() []*Distribution {
@@ -1940,7 +1895,7 @@ func (x *ListAssetDistributionsResponse) GetDistributions() []*Distribution {
 	return nil
 }
 
-func (x *ListAssetDistributionsResponse) GetPagination() *Pagination {
+func (x *ListAssetDistributionsResponse) GetPagination() *v1.Pagination {
 	if x != nil {
 		return x.Pagination
 	}
@@ -1957,7 +1912,7 @@ type GetInvestPreviewRequest struct {
 
 func (x *GetInvestPreviewRequest) Reset() {
 	*x = GetInvestPreviewRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1969,7 +1924,7 @@ func (x *GetInvestPreviewRequest) String() string {
 func (*GetInvestPreviewRequest) ProtoMessage() {}
 
 func (x *GetInvestPreviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1982,7 +1937,7 @@ func (x *GetInvestPreviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestPreviewRequest.ProtoReflect.Descriptor instead.
 func (*GetInvestPreviewRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{33}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetInvestPreviewRequest) GetIdeaId() string {
@@ -2003,7 +1958,7 @@ type InvestProjection struct {
 
 func (x *InvestProjection) Reset() {
 	*x = InvestProjection{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2015,7 +1970,7 @@ func (x *InvestProjection) String() string {
 func (*InvestProjection) ProtoMessage() {}
 
 func (x *InvestProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2028,7 +1983,7 @@ func (x *InvestProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvestProjection.ProtoReflect.Descriptor instead.
 func (*InvestProjection) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{34}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *InvestProjection) GetLowMultiplier() float64 {
@@ -2049,7 +2004,7 @@ func (x *InvestProjection) GetHighMultiplier() float64 {
 type GetInvestPreviewResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	IdeaId string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
-	Stage  v1.Stage               `protobuf:"varint,2,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
+	Stage  v11.Stage              `protobuf:"varint,2,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
 	// coherence_score is the idea's confidence (0..1), which scales the upside.
 	CoherenceScore float64           `protobuf:"fixed64,3,opt,name=coherence_score,json=coherenceScore,proto3" json:"coherence_score,omitempty"`
 	TotalCcStaked  float64           `protobuf:"fixed64,4,opt,name=total_cc_staked,json=totalCcStaked,proto3" json:"total_cc_staked,omitempty"`
@@ -2063,7 +2018,7 @@ type GetInvestPreviewResponse struct {
 
 func (x *GetInvestPreviewResponse) Reset() {
 	*x = GetInvestPreviewResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2075,7 +2030,7 @@ func (x *GetInvestPreviewResponse) String() string {
 func (*GetInvestPreviewResponse) ProtoMessage() {}
 
 func (x *GetInvestPreviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2088,7 +2043,7 @@ func (x *GetInvestPreviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestPreviewResponse.ProtoReflect.Descriptor instead.
 func (*GetInvestPreviewResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{35}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetInvestPreviewResponse) GetIdeaId() string {
@@ -2098,11 +2053,11 @@ func (x *GetInvestPreviewResponse) GetIdeaId() string {
 	return ""
 }
 
-func (x *GetInvestPreviewResponse) GetStage() v1.Stage {
+func (x *GetInvestPreviewResponse) GetStage() v11.Stage {
 	if x != nil {
 		return x.Stage
 	}
-	return v1.Stage(0)
+	return v11.Stage(0)
 }
 
 func (x *GetInvestPreviewResponse) GetCoherenceScore() float64 {
@@ -2153,7 +2108,7 @@ type Position struct {
 
 func (x *Position) Reset() {
 	*x = Position{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2165,7 +2120,7 @@ func (x *Position) String() string {
 func (*Position) ProtoMessage() {}
 
 func (x *Position) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2178,7 +2133,7 @@ func (x *Position) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Position.ProtoReflect.Descriptor instead.
 func (*Position) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{36}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Position) GetIdeaId() string {
@@ -2215,7 +2170,7 @@ type PositionSummary struct {
 
 func (x *PositionSummary) Reset() {
 	*x = PositionSummary{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2227,7 +2182,7 @@ func (x *PositionSummary) String() string {
 func (*PositionSummary) ProtoMessage() {}
 
 func (x *PositionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2240,7 +2195,7 @@ func (x *PositionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PositionSummary.ProtoReflect.Descriptor instead.
 func (*PositionSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{37}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PositionSummary) GetPositionCount() int32 {
@@ -2281,7 +2236,7 @@ type ListInvestmentsRequest struct {
 
 func (x *ListInvestmentsRequest) Reset() {
 	*x = ListInvestmentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2293,7 +2248,7 @@ func (x *ListInvestmentsRequest) String() string {
 func (*ListInvestmentsRequest) ProtoMessage() {}
 
 func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2306,7 +2261,7 @@ func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{38}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListInvestmentsRequest) GetId() string {
@@ -2328,7 +2283,7 @@ type ListInvestmentsResponse struct {
 
 func (x *ListInvestmentsResponse) Reset() {
 	*x = ListInvestmentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2340,7 +2295,7 @@ func (x *ListInvestmentsResponse) String() string {
 func (*ListInvestmentsResponse) ProtoMessage() {}
 
 func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2353,7 +2308,7 @@ func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{39}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListInvestmentsResponse) GetContributorId() string {
@@ -2396,7 +2351,7 @@ type FlowEvent struct {
 
 func (x *FlowEvent) Reset() {
 	*x = FlowEvent{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2408,7 +2363,7 @@ func (x *FlowEvent) String() string {
 func (*FlowEvent) ProtoMessage() {}
 
 func (x *FlowEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2421,7 +2376,7 @@ func (x *FlowEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowEvent.ProtoReflect.Descriptor instead.
 func (*FlowEvent) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{40}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *FlowEvent) GetId() string {
@@ -2484,7 +2439,7 @@ type JournalLine struct {
 
 func (x *JournalLine) Reset() {
 	*x = JournalLine{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2496,7 +2451,7 @@ func (x *JournalLine) String() string {
 func (*JournalLine) ProtoMessage() {}
 
 func (x *JournalLine) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2509,7 +2464,7 @@ func (x *JournalLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalLine.ProtoReflect.Descriptor instead.
 func (*JournalLine) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{41}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *JournalLine) GetAccount() string {
@@ -2539,7 +2494,7 @@ type GetInvestmentHistoryRequest struct {
 
 func (x *GetInvestmentHistoryRequest) Reset() {
 	*x = GetInvestmentHistoryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2551,7 +2506,7 @@ func (x *GetInvestmentHistoryRequest) String() string {
 func (*GetInvestmentHistoryRequest) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2564,7 +2519,7 @@ func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{42}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetInvestmentHistoryRequest) GetId() string {
@@ -2593,13 +2548,14 @@ type GetInvestmentHistoryResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
 	Events        []*FlowEvent           `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	Pagination    *v1.Pagination         `protobuf:"bytes,3,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetInvestmentHistoryResponse) Reset() {
 	*x = GetInvestmentHistoryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2611,7 +2567,7 @@ func (x *GetInvestmentHistoryResponse) String() string {
 func (*GetInvestmentHistoryResponse) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2624,7 +2580,7 @@ func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{43}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetInvestmentHistoryResponse) GetContributorId() string {
@@ -2637,6 +2593,13 @@ func (x *GetInvestmentHistoryResponse) GetContributorId() string {
 func (x *GetInvestmentHistoryResponse) GetEvents() []*FlowEvent {
 	if x != nil {
 		return x.Events
+	}
+	return nil
+}
+
+func (x *GetInvestmentHistoryResponse) GetPagination() *v1.Pagination {
+	if x != nil {
+		return x.Pagination
 	}
 	return nil
 }
@@ -2656,7 +2619,7 @@ type Pledge struct {
 
 func (x *Pledge) Reset() {
 	*x = Pledge{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2668,7 +2631,7 @@ func (x *Pledge) String() string {
 func (*Pledge) ProtoMessage() {}
 
 func (x *Pledge) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2681,7 +2644,7 @@ func (x *Pledge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pledge.ProtoReflect.Descriptor instead.
 func (*Pledge) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{44}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Pledge) GetId() string {
@@ -2738,7 +2701,7 @@ type CreatePledgeRequest struct {
 
 func (x *CreatePledgeRequest) Reset() {
 	*x = CreatePledgeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2750,7 +2713,7 @@ func (x *CreatePledgeRequest) String() string {
 func (*CreatePledgeRequest) ProtoMessage() {}
 
 func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2763,7 +2726,7 @@ func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeRequest.ProtoReflect.Descriptor instead.
 func (*CreatePledgeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{45}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CreatePledgeRequest) GetId() string {
@@ -2797,7 +2760,7 @@ type CreatePledgeResponse struct {
 
 func (x *CreatePledgeResponse) Reset() {
 	*x = CreatePledgeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2809,7 +2772,7 @@ func (x *CreatePledgeResponse) String() string {
 func (*CreatePledgeResponse) ProtoMessage() {}
 
 func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2822,7 +2785,7 @@ func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeResponse.ProtoReflect.Descriptor instead.
 func (*CreatePledgeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{46}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CreatePledgeResponse) GetPledge() *Pledge {
@@ -2844,7 +2807,7 @@ type StakeProjection struct {
 
 func (x *StakeProjection) Reset() {
 	*x = StakeProjection{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2856,7 +2819,7 @@ func (x *StakeProjection) String() string {
 func (*StakeProjection) ProtoMessage() {}
 
 func (x *StakeProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2869,7 +2832,7 @@ func (x *StakeProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeProjection.ProtoReflect.Descriptor instead.
 func (*StakeProjection) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StakeProjection) GetLowMultiplier() float64 {
@@ -2907,7 +2870,7 @@ type StakeRequest struct {
 
 func (x *StakeRequest) Reset() {
 	*x = StakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2919,7 +2882,7 @@ func (x *StakeRequest) String() string {
 func (*StakeRequest) ProtoMessage() {}
 
 func (x *StakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2932,7 +2895,7 @@ func (x *StakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeRequest.ProtoReflect.Descriptor instead.
 func (*StakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StakeRequest) GetContributorId() string {
@@ -2976,7 +2939,7 @@ type StakeResponse struct {
 	// available_cc_after is the available balance afterwards (on dry_run:
 	// what it would be; negative when the balance is short).
 	AvailableCcAfter float64          `protobuf:"fixed64,6,opt,name=available_cc_after,json=availableCcAfter,proto3" json:"available_cc_after,omitempty"`
-	Stage            v1.Stage         `protobuf:"varint,7,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
+	Stage            v11.Stage        `protobuf:"varint,7,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
 	Projection       *StakeProjection `protobuf:"bytes,8,opt,name=projection,proto3" json:"projection,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
@@ -2984,7 +2947,7 @@ type StakeResponse struct {
 
 func (x *StakeResponse) Reset() {
 	*x = StakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2996,7 +2959,7 @@ func (x *StakeResponse) String() string {
 func (*StakeResponse) ProtoMessage() {}
 
 func (x *StakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3009,7 +2972,7 @@ func (x *StakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeResponse.ProtoReflect.Descriptor instead.
 func (*StakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *StakeResponse) GetDryRun() bool {
@@ -3054,11 +3017,11 @@ func (x *StakeResponse) GetAvailableCcAfter() float64 {
 	return 0
 }
 
-func (x *StakeResponse) GetStage() v1.Stage {
+func (x *StakeResponse) GetStage() v11.Stage {
 	if x != nil {
 		return x.Stage
 	}
-	return v1.Stage(0)
+	return v11.Stage(0)
 }
 
 func (x *StakeResponse) GetProjection() *StakeProjection {
@@ -3080,7 +3043,7 @@ type UnstakeRequest struct {
 
 func (x *UnstakeRequest) Reset() {
 	*x = UnstakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3092,7 +3055,7 @@ func (x *UnstakeRequest) String() string {
 func (*UnstakeRequest) ProtoMessage() {}
 
 func (x *UnstakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3105,7 +3068,7 @@ func (x *UnstakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnstakeRequest.ProtoReflect.Descriptor instead.
 func (*UnstakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{50}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *UnstakeRequest) GetContributorId() string {
@@ -3145,7 +3108,7 @@ type UnstakeResponse struct {
 
 func (x *UnstakeResponse) Reset() {
 	*x = UnstakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3157,7 +3120,7 @@ func (x *UnstakeResponse) String() string {
 func (*UnstakeResponse) ProtoMessage() {}
 
 func (x *UnstakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3170,7 +3133,7 @@ func (x *UnstakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnstakeResponse.ProtoReflect.Descriptor instead.
 func (*UnstakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *UnstakeResponse) GetContributorId() string {
@@ -3227,7 +3190,7 @@ type DepositRequest struct {
 
 func (x *DepositRequest) Reset() {
 	*x = DepositRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3239,7 +3202,7 @@ func (x *DepositRequest) String() string {
 func (*DepositRequest) ProtoMessage() {}
 
 func (x *DepositRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3252,7 +3215,7 @@ func (x *DepositRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositRequest.ProtoReflect.Descriptor instead.
 func (*DepositRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{52}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DepositRequest) GetContributorId() string {
@@ -3295,7 +3258,7 @@ type DepositResponse struct {
 
 func (x *DepositResponse) Reset() {
 	*x = DepositResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3307,7 +3270,7 @@ func (x *DepositResponse) String() string {
 func (*DepositResponse) ProtoMessage() {}
 
 func (x *DepositResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3320,7 +3283,7 @@ func (x *DepositResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositResponse.ProtoReflect.Descriptor instead.
 func (*DepositResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{53}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DepositResponse) GetContributorId() string {
@@ -3390,7 +3353,7 @@ type WithdrawRequest struct {
 
 func (x *WithdrawRequest) Reset() {
 	*x = WithdrawRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3402,7 +3365,7 @@ func (x *WithdrawRequest) String() string {
 func (*WithdrawRequest) ProtoMessage() {}
 
 func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3415,7 +3378,7 @@ func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawRequest.ProtoReflect.Descriptor instead.
 func (*WithdrawRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *WithdrawRequest) GetContributorId() string {
@@ -3447,7 +3410,7 @@ type WithdrawResponse struct {
 
 func (x *WithdrawResponse) Reset() {
 	*x = WithdrawResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3459,7 +3422,7 @@ func (x *WithdrawResponse) String() string {
 func (*WithdrawResponse) ProtoMessage() {}
 
 func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3472,7 +3435,7 @@ func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawResponse.ProtoReflect.Descriptor instead.
 func (*WithdrawResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{55}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *WithdrawResponse) GetContributorId() string {
@@ -3527,7 +3490,7 @@ type GetBalancesRequest struct {
 
 func (x *GetBalancesRequest) Reset() {
 	*x = GetBalancesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3539,7 +3502,7 @@ func (x *GetBalancesRequest) String() string {
 func (*GetBalancesRequest) ProtoMessage() {}
 
 func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3552,7 +3515,7 @@ func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancesRequest.ProtoReflect.Descriptor instead.
 func (*GetBalancesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{56}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetBalancesRequest) GetContributorId() string {
@@ -3575,7 +3538,7 @@ type GetBalancesResponse struct {
 
 func (x *GetBalancesResponse) Reset() {
 	*x = GetBalancesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3587,7 +3550,7 @@ func (x *GetBalancesResponse) String() string {
 func (*GetBalancesResponse) ProtoMessage() {}
 
 func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3600,7 +3563,7 @@ func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancesResponse.ProtoReflect.Descriptor instead.
 func (*GetBalancesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{57}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetBalancesResponse) GetContributorId() string {
@@ -3640,7 +3603,7 @@ type GetExchangeRateRequest struct {
 
 func (x *GetExchangeRateRequest) Reset() {
 	*x = GetExchangeRateRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3652,7 +3615,7 @@ func (x *GetExchangeRateRequest) String() string {
 func (*GetExchangeRateRequest) ProtoMessage() {}
 
 func (x *GetExchangeRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3665,7 +3628,7 @@ func (x *GetExchangeRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExchangeRateRequest.ProtoReflect.Descriptor instead.
 func (*GetExchangeRateRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{57}
 }
 
 // GetExchangeRateResponse is the posted rate in CC per USD:
@@ -3689,7 +3652,7 @@ type GetExchangeRateResponse struct {
 
 func (x *GetExchangeRateResponse) Reset() {
 	*x = GetExchangeRateResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3701,7 +3664,7 @@ func (x *GetExchangeRateResponse) String() string {
 func (*GetExchangeRateResponse) ProtoMessage() {}
 
 func (x *GetExchangeRateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3714,7 +3677,7 @@ func (x *GetExchangeRateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExchangeRateResponse.ProtoReflect.Descriptor instead.
 func (*GetExchangeRateResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{59}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetExchangeRateResponse) GetCcPerUsd() float64 {
@@ -3782,7 +3745,7 @@ type GetSupplyRequest struct {
 
 func (x *GetSupplyRequest) Reset() {
 	*x = GetSupplyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3794,7 +3757,7 @@ func (x *GetSupplyRequest) String() string {
 func (*GetSupplyRequest) ProtoMessage() {}
 
 func (x *GetSupplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3807,7 +3770,7 @@ func (x *GetSupplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyRequest.ProtoReflect.Descriptor instead.
 func (*GetSupplyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{60}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{59}
 }
 
 // GetSupplyResponse compares outstanding CC with the treasury.
@@ -3829,7 +3792,7 @@ type GetSupplyResponse struct {
 
 func (x *GetSupplyResponse) Reset() {
 	*x = GetSupplyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3841,7 +3804,7 @@ func (x *GetSupplyResponse) String() string {
 func (*GetSupplyResponse) ProtoMessage() {}
 
 func (x *GetSupplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3854,7 +3817,7 @@ func (x *GetSupplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyResponse.ProtoReflect.Descriptor instead.
 func (*GetSupplyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{61}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetSupplyResponse) GetTotalCcOutstanding() float64 {
@@ -3916,7 +3879,7 @@ type RecordOraclePriceRequest struct {
 
 func (x *RecordOraclePriceRequest) Reset() {
 	*x = RecordOraclePriceRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3928,7 +3891,7 @@ func (x *RecordOraclePriceRequest) String() string {
 func (*RecordOraclePriceRequest) ProtoMessage() {}
 
 func (x *RecordOraclePriceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3941,7 +3904,7 @@ func (x *RecordOraclePriceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOraclePriceRequest.ProtoReflect.Descriptor instead.
 func (*RecordOraclePriceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{62}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *RecordOraclePriceRequest) GetCcPerUsd() float64 {
@@ -3967,7 +3930,7 @@ type RecordOraclePriceResponse struct {
 
 func (x *RecordOraclePriceResponse) Reset() {
 	*x = RecordOraclePriceResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3979,7 +3942,7 @@ func (x *RecordOraclePriceResponse) String() string {
 func (*RecordOraclePriceResponse) ProtoMessage() {}
 
 func (x *RecordOraclePriceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3992,7 +3955,7 @@ func (x *RecordOraclePriceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOraclePriceResponse.ProtoReflect.Descriptor instead.
 func (*RecordOraclePriceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RecordOraclePriceResponse) GetVerdict() string {
@@ -4055,7 +4018,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4067,7 +4030,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4080,7 +4043,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{64}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *AuditEntry) GetSeq() int32 {
@@ -4157,15 +4120,18 @@ func (x *AuditEntry) GetCreatedAt() string {
 type ListAuditEntriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// limit is 1..500 (default 50).
-	Limit         *int32 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
-	Offset        int32  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit  *int32 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset int32  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	// cursor, a page's pagination.next_cursor, reads the entries older than
+	// that page's last one; not with an offset.
+	Cursor        string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListAuditEntriesRequest) Reset() {
 	*x = ListAuditEntriesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4177,7 +4143,7 @@ func (x *ListAuditEntriesRequest) String() string {
 func (*ListAuditEntriesRequest) ProtoMessage() {}
 
 func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4190,7 +4156,7 @@ func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{65}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListAuditEntriesRequest) GetLimit() int32 {
@@ -4207,18 +4173,26 @@ func (x *ListAuditEntriesRequest) GetOffset() int32 {
 	return 0
 }
 
+func (x *ListAuditEntriesRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
 // ListAuditEntriesResponse holds one page of the chain, newest first.
 type ListAuditEntriesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Entries       []*AuditEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
-	Total         int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Entries []*AuditEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// pagination.total counts the sequenced entries.
+	Pagination    *v1.Pagination `protobuf:"bytes,3,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListAuditEntriesResponse) Reset() {
 	*x = ListAuditEntriesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4230,7 +4204,7 @@ func (x *ListAuditEntriesResponse) String() string {
 func (*ListAuditEntriesResponse) ProtoMessage() {}
 
 func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4243,7 +4217,7 @@ func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{66}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
@@ -4253,11 +4227,11 @@ func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
 	return nil
 }
 
-func (x *ListAuditEntriesResponse) GetTotal() int32 {
+func (x *ListAuditEntriesResponse) GetPagination() *v1.Pagination {
 	if x != nil {
-		return x.Total
+		return x.Pagination
 	}
-	return 0
+	return nil
 }
 
 // VerifyAuditRequest asks for an incremental verification, or with full a
@@ -4271,7 +4245,7 @@ type VerifyAuditRequest struct {
 
 func (x *VerifyAuditRequest) Reset() {
 	*x = VerifyAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4283,7 +4257,7 @@ func (x *VerifyAuditRequest) String() string {
 func (*VerifyAuditRequest) ProtoMessage() {}
 
 func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4296,7 +4270,7 @@ func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAuditRequest.ProtoReflect.Descriptor instead.
 func (*VerifyAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *VerifyAuditRequest) GetFull() bool {
@@ -4344,7 +4318,7 @@ type VerifyAuditResponse struct {
 
 func (x *VerifyAuditResponse) Reset() {
 	*x = VerifyAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4356,7 +4330,7 @@ func (x *VerifyAuditResponse) String() string {
 func (*VerifyAuditResponse) ProtoMessage() {}
 
 func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4369,7 +4343,7 @@ func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAuditResponse.ProtoReflect.Descriptor instead.
 func (*VerifyAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{68}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *VerifyAuditResponse) GetValid() bool {
@@ -4465,7 +4439,7 @@ type GetAuditCheckpointRequest struct {
 
 func (x *GetAuditCheckpointRequest) Reset() {
 	*x = GetAuditCheckpointRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4477,7 +4451,7 @@ func (x *GetAuditCheckpointRequest) String() string {
 func (*GetAuditCheckpointRequest) ProtoMessage() {}
 
 func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4490,7 +4464,7 @@ func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{68}
 }
 
 // GetAuditCheckpointResponse is the signed note: the origin line, the tree
@@ -4504,7 +4478,7 @@ type GetAuditCheckpointResponse struct {
 
 func (x *GetAuditCheckpointResponse) Reset() {
 	*x = GetAuditCheckpointResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4516,7 +4490,7 @@ func (x *GetAuditCheckpointResponse) String() string {
 func (*GetAuditCheckpointResponse) ProtoMessage() {}
 
 func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4529,7 +4503,7 @@ func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetAuditCheckpointResponse) GetNote() string {
@@ -4548,7 +4522,7 @@ type GetAuditVerifierKeyRequest struct {
 
 func (x *GetAuditVerifierKeyRequest) Reset() {
 	*x = GetAuditVerifierKeyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4560,7 +4534,7 @@ func (x *GetAuditVerifierKeyRequest) String() string {
 func (*GetAuditVerifierKeyRequest) ProtoMessage() {}
 
 func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4573,7 +4547,7 @@ func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditVerifierKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditVerifierKeyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
 }
 
 // GetAuditVerifierKeyResponse is the checkpoints' verifier key in the
@@ -4587,7 +4561,7 @@ type GetAuditVerifierKeyResponse struct {
 
 func (x *GetAuditVerifierKeyResponse) Reset() {
 	*x = GetAuditVerifierKeyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4599,7 +4573,7 @@ func (x *GetAuditVerifierKeyResponse) String() string {
 func (*GetAuditVerifierKeyResponse) ProtoMessage() {}
 
 func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4612,7 +4586,7 @@ func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditVerifierKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditVerifierKeyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetAuditVerifierKeyResponse) GetKey() string {
@@ -4635,7 +4609,7 @@ type GetAuditProofRequest struct {
 
 func (x *GetAuditProofRequest) Reset() {
 	*x = GetAuditProofRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4647,7 +4621,7 @@ func (x *GetAuditProofRequest) String() string {
 func (*GetAuditProofRequest) ProtoMessage() {}
 
 func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4660,7 +4634,7 @@ func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditProofRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *GetAuditProofRequest) GetSeq() int32 {
@@ -4691,7 +4665,7 @@ type GetAuditProofResponse struct {
 
 func (x *GetAuditProofResponse) Reset() {
 	*x = GetAuditProofResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4703,7 +4677,7 @@ func (x *GetAuditProofResponse) String() string {
 func (*GetAuditProofResponse) ProtoMessage() {}
 
 func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4716,7 +4690,7 @@ func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditProofResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetAuditProofResponse) GetSeq() int32 {
@@ -4758,7 +4732,7 @@ type GetAuditConsistencyRequest struct {
 
 func (x *GetAuditConsistencyRequest) Reset() {
 	*x = GetAuditConsistencyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4770,7 +4744,7 @@ func (x *GetAuditConsistencyRequest) String() string {
 func (*GetAuditConsistencyRequest) ProtoMessage() {}
 
 func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4783,7 +4757,7 @@ func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetAuditConsistencyRequest) GetFrom() int32 {
@@ -4815,7 +4789,7 @@ type GetAuditConsistencyResponse struct {
 
 func (x *GetAuditConsistencyResponse) Reset() {
 	*x = GetAuditConsistencyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4827,7 +4801,7 @@ func (x *GetAuditConsistencyResponse) String() string {
 func (*GetAuditConsistencyResponse) ProtoMessage() {}
 
 func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4840,7 +4814,7 @@ func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *GetAuditConsistencyResponse) GetFrom() int32 {
@@ -4895,7 +4869,7 @@ type RepairedBreak struct {
 
 func (x *RepairedBreak) Reset() {
 	*x = RepairedBreak{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4907,7 +4881,7 @@ func (x *RepairedBreak) String() string {
 func (*RepairedBreak) ProtoMessage() {}
 
 func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4920,7 +4894,7 @@ func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairedBreak.ProtoReflect.Descriptor instead.
 func (*RepairedBreak) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RepairedBreak) GetRepairSeq() int32 {
@@ -4960,7 +4934,7 @@ type RepairAuditRequest struct {
 
 func (x *RepairAuditRequest) Reset() {
 	*x = RepairAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4972,7 +4946,7 @@ func (x *RepairAuditRequest) String() string {
 func (*RepairAuditRequest) ProtoMessage() {}
 
 func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4985,7 +4959,7 @@ func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditRequest.ProtoReflect.Descriptor instead.
 func (*RepairAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
 }
 
 // RepairAuditResponse names the repaired break.
@@ -5005,7 +4979,7 @@ type RepairAuditResponse struct {
 
 func (x *RepairAuditResponse) Reset() {
 	*x = RepairAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5017,7 +4991,7 @@ func (x *RepairAuditResponse) String() string {
 func (*RepairAuditResponse) ProtoMessage() {}
 
 func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5030,7 +5004,7 @@ func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditResponse.ProtoReflect.Descriptor instead.
 func (*RepairAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *RepairAuditResponse) GetRepaired() bool {
@@ -5087,7 +5061,7 @@ type FreezeRequest struct {
 
 func (x *FreezeRequest) Reset() {
 	*x = FreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5099,7 +5073,7 @@ func (x *FreezeRequest) String() string {
 func (*FreezeRequest) ProtoMessage() {}
 
 func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5112,7 +5086,7 @@ func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeRequest.ProtoReflect.Descriptor instead.
 func (*FreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *FreezeRequest) GetSignerId() string {
@@ -5163,7 +5137,7 @@ type FreezeResponse struct {
 
 func (x *FreezeResponse) Reset() {
 	*x = FreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5175,7 +5149,7 @@ func (x *FreezeResponse) String() string {
 func (*FreezeResponse) ProtoMessage() {}
 
 func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5188,7 +5162,7 @@ func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeResponse.ProtoReflect.Descriptor instead.
 func (*FreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *FreezeResponse) GetFrozen() bool {
@@ -5229,7 +5203,7 @@ type UnfreezeRequest struct {
 
 func (x *UnfreezeRequest) Reset() {
 	*x = UnfreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5241,7 +5215,7 @@ func (x *UnfreezeRequest) String() string {
 func (*UnfreezeRequest) ProtoMessage() {}
 
 func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5254,7 +5228,7 @@ func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeRequest.ProtoReflect.Descriptor instead.
 func (*UnfreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *UnfreezeRequest) GetReason() string {
@@ -5275,7 +5249,7 @@ type UnfreezeResponse struct {
 
 func (x *UnfreezeResponse) Reset() {
 	*x = UnfreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5287,7 +5261,7 @@ func (x *UnfreezeResponse) String() string {
 func (*UnfreezeResponse) ProtoMessage() {}
 
 func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5300,7 +5274,7 @@ func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeResponse.ProtoReflect.Descriptor instead.
 func (*UnfreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *UnfreezeResponse) GetFrozen() bool {
@@ -5326,7 +5300,7 @@ type GetIncidentStatusRequest struct {
 
 func (x *GetIncidentStatusRequest) Reset() {
 	*x = GetIncidentStatusRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5338,7 +5312,7 @@ func (x *GetIncidentStatusRequest) String() string {
 func (*GetIncidentStatusRequest) ProtoMessage() {}
 
 func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5351,7 +5325,7 @@ func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
 }
 
 // GetIncidentStatusResponse is the incident view of the economy.
@@ -5372,7 +5346,7 @@ type GetIncidentStatusResponse struct {
 
 func (x *GetIncidentStatusResponse) Reset() {
 	*x = GetIncidentStatusResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5384,7 +5358,7 @@ func (x *GetIncidentStatusResponse) String() string {
 func (*GetIncidentStatusResponse) ProtoMessage() {}
 
 func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5397,7 +5371,7 @@ func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *GetIncidentStatusResponse) GetFrozen() bool {
@@ -5472,7 +5446,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5484,7 +5458,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5497,7 +5471,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *Incident) GetId() string {
@@ -5554,7 +5528,7 @@ type ListIncidentsRequest struct {
 
 func (x *ListIncidentsRequest) Reset() {
 	*x = ListIncidentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5566,7 +5540,7 @@ func (x *ListIncidentsRequest) String() string {
 func (*ListIncidentsRequest) ProtoMessage() {}
 
 func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5579,7 +5553,7 @@ func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsRequest.ProtoReflect.Descriptor instead.
 func (*ListIncidentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *ListIncidentsRequest) GetLimit() int32 {
@@ -5600,13 +5574,14 @@ func (x *ListIncidentsRequest) GetOffset() int32 {
 type ListIncidentsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Incidents     []*Incident            `protobuf:"bytes,1,rep,name=incidents,proto3" json:"incidents,omitempty"`
+	Pagination    *v1.Pagination         `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListIncidentsResponse) Reset() {
 	*x = ListIncidentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5618,7 +5593,7 @@ func (x *ListIncidentsResponse) String() string {
 func (*ListIncidentsResponse) ProtoMessage() {}
 
 func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5631,12 +5606,19 @@ func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsResponse.ProtoReflect.Descriptor instead.
 func (*ListIncidentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ListIncidentsResponse) GetIncidents() []*Incident {
 	if x != nil {
 		return x.Incidents
+	}
+	return nil
+}
+
+func (x *ListIncidentsResponse) GetPagination() *v1.Pagination {
+	if x != nil {
+		return x.Pagination
 	}
 	return nil
 }
@@ -5650,7 +5632,7 @@ type LogoutRequest struct {
 
 func (x *LogoutRequest) Reset() {
 	*x = LogoutRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5662,7 +5644,7 @@ func (x *LogoutRequest) String() string {
 func (*LogoutRequest) ProtoMessage() {}
 
 func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5675,7 +5657,7 @@ func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
 func (*LogoutRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
 }
 
 // LogoutResponse confirms the session was revoked.
@@ -5688,7 +5670,7 @@ type LogoutResponse struct {
 
 func (x *LogoutResponse) Reset() {
 	*x = LogoutResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5700,7 +5682,7 @@ func (x *LogoutResponse) String() string {
 func (*LogoutResponse) ProtoMessage() {}
 
 func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5713,7 +5695,7 @@ func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
 func (*LogoutResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *LogoutResponse) GetRevoked() bool {
@@ -5732,7 +5714,7 @@ type GetPrincipalRequest struct {
 
 func (x *GetPrincipalRequest) Reset() {
 	*x = GetPrincipalRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5744,7 +5726,7 @@ func (x *GetPrincipalRequest) String() string {
 func (*GetPrincipalRequest) ProtoMessage() {}
 
 func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5757,7 +5739,7 @@ func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalRequest.ProtoReflect.Descriptor instead.
 func (*GetPrincipalRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
 }
 
 // GetPrincipalResponse describes the caller.
@@ -5783,7 +5765,7 @@ type GetPrincipalResponse struct {
 
 func (x *GetPrincipalResponse) Reset() {
 	*x = GetPrincipalResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5795,7 +5777,7 @@ func (x *GetPrincipalResponse) String() string {
 func (*GetPrincipalResponse) ProtoMessage() {}
 
 func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5808,7 +5790,7 @@ func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalResponse.ProtoReflect.Descriptor instead.
 func (*GetPrincipalResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *GetPrincipalResponse) GetKind() string {
@@ -5883,7 +5865,7 @@ type APIToken struct {
 
 func (x *APIToken) Reset() {
 	*x = APIToken{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5895,7 +5877,7 @@ func (x *APIToken) String() string {
 func (*APIToken) ProtoMessage() {}
 
 func (x *APIToken) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5908,7 +5890,7 @@ func (x *APIToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIToken.ProtoReflect.Descriptor instead.
 func (*APIToken) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *APIToken) GetId() string {
@@ -5968,7 +5950,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5980,7 +5962,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5993,7 +5975,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *CreateTokenRequest) GetName() string {
@@ -6029,7 +6011,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6041,7 +6023,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6054,7 +6036,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *CreateTokenResponse) GetApiToken() *APIToken {
@@ -6080,7 +6062,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6092,7 +6074,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6105,7 +6087,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
 }
 
 // ListTokensResponse lists every API token, revoked ones included.
@@ -6118,7 +6100,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6130,7 +6112,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6143,7 +6125,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *ListTokensResponse) GetTokens() []*APIToken {
@@ -6163,7 +6145,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6175,7 +6157,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6188,7 +6170,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -6208,7 +6190,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6220,7 +6202,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6233,7 +6215,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *RevokeTokenResponse) GetApiToken() *APIToken {
@@ -6247,7 +6229,7 @@ var File_foundry_ledger_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
-	"\x1efoundry/ledger/v1/ledger.proto\x12\x11foundry.ledger.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cfoundry/ledger/v1/mode.proto\x1a foundry/portfolio/v1/stage.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\")\n" +
+	"\x1efoundry/ledger/v1/ledger.proto\x12\x11foundry.ledger.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cfoundry/ledger/v1/mode.proto\x1a foundry/portfolio/v1/stage.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\")\n" +
 	"\x0fRegisterRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\"\x97\x01\n" +
 	"\x10RegisterResponse\x12%\n" +
@@ -6288,9 +6270,12 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x11ListAssetsRequest\x12\x19\n" +
 	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"F\n" +
+	"\x06_limit\"\x85\x01\n" +
 	"\x12ListAssetsResponse\x120\n" +
-	"\x06assets\x18\x01 \x03(\v2\x18.foundry.ledger.v1.AssetR\x06assets\"\x96\x02\n" +
+	"\x06assets\x18\x01 \x03(\v2\x18.foundry.ledger.v1.AssetR\x06assets\x12=\n" +
+	"\n" +
+	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"pagination\"\x96\x02\n" +
 	"\fContribution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x19\n" +
@@ -6319,16 +6304,22 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\basset_id\x18\x01 \x01(\tR\aassetId\x12\x19\n" +
 	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"g\n" +
+	"\x06_limit\"\xa6\x01\n" +
 	"\x1eListAssetContributionsResponse\x12E\n" +
-	"\rcontributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.ContributionR\rcontributions\"\x89\x01\n" +
+	"\rcontributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.ContributionR\rcontributions\x12=\n" +
+	"\n" +
+	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"pagination\"\x89\x01\n" +
 	"#ListContributorContributionsRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x19\n" +
 	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"m\n" +
+	"\x06_limit\"\xac\x01\n" +
 	"$ListContributorContributionsResponse\x12E\n" +
-	"\rcontributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.ContributionR\rcontributions\"\x8d\x01\n" +
+	"\rcontributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.ContributionR\rcontributions\x12=\n" +
+	"\n" +
+	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"pagination\"\x8d\x01\n" +
 	"\x1bRecordGithubDeliveryRequest\x12\x14\n" +
 	"\x05event\x18\x01 \x01(\tR\x05event\x12\x1f\n" +
 	"\vdelivery_id\x18\x02 \x01(\tR\n" +
@@ -6350,13 +6341,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x05 \x01(\tR\tcreatedAt\x12!\n" +
 	"\fpayout_count\x18\x06 \x01(\x05R\vpayoutCount\x12\x17\n" +
-	"\apaid_cc\x18\a \x01(\bR\x06paidCc\"k\n" +
-	"\n" +
-	"Pagination\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x05R\x06offset\x12\x14\n" +
-	"\x05total\x18\x03 \x01(\x05R\x05total\x12\x19\n" +
-	"\bhas_more\x18\x04 \x01(\bR\ahasMore\"p\n" +
+	"\apaid_cc\x18\a \x01(\bR\x06paidCc\"p\n" +
 	"\x19CreateDistributionRequest\x12\x19\n" +
 	"\basset_id\x18\x01 \x01(\tR\aassetId\x12!\n" +
 	"\fvalue_amount\x18\x02 \x01(\x01R\vvalueAmount\x12\x15\n" +
@@ -6378,7 +6363,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x1eListAssetDistributionsResponse\x12E\n" +
 	"\rdistributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.DistributionR\rdistributions\x12=\n" +
 	"\n" +
-	"pagination\x18\x02 \x01(\v2\x1d.foundry.ledger.v1.PaginationR\n" +
+	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
 	"pagination\"2\n" +
 	"\x17GetInvestPreviewRequest\x12\x17\n" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\"b\n" +
@@ -6425,10 +6410,13 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"{\n" +
+	"\x06_limit\"\xba\x01\n" +
 	"\x1cGetInvestmentHistoryResponse\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x124\n" +
-	"\x06events\x18\x02 \x03(\v2\x1c.foundry.ledger.v1.FlowEventR\x06events\"\xc1\x01\n" +
+	"\x06events\x18\x02 \x03(\v2\x1c.foundry.ledger.v1.FlowEventR\x06events\x12=\n" +
+	"\n" +
+	"pagination\x18\x03 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"pagination\"\xc1\x01\n" +
 	"\x06Pledge\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x17\n" +
@@ -6563,14 +6551,17 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"AttrsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"V\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"n\n" +
 	"\x17ListAuditEntriesRequest\x12\x19\n" +
 	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"i\n" +
+	"\x06offset\x18\x02 \x01(\x05R\x06offset\x12\x16\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursorB\b\n" +
+	"\x06_limit\"\x9f\x01\n" +
 	"\x18ListAuditEntriesResponse\x127\n" +
-	"\aentries\x18\x01 \x03(\v2\x1d.foundry.ledger.v1.AuditEntryR\aentries\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\"(\n" +
+	"\aentries\x18\x01 \x03(\v2\x1d.foundry.ledger.v1.AuditEntryR\aentries\x12=\n" +
+	"\n" +
+	"pagination\x18\x03 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"paginationJ\x04\b\x02\x10\x03R\x05total\"(\n" +
 	"\x12VerifyAuditRequest\x12\x12\n" +
 	"\x04full\x18\x01 \x01(\bR\x04full\"\xce\x04\n" +
 	"\x13VerifyAuditResponse\x12\x14\n" +
@@ -6661,9 +6652,12 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x14ListIncidentsRequest\x12\x19\n" +
 	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"R\n" +
+	"\x06_limit\"\x91\x01\n" +
 	"\x15ListIncidentsResponse\x129\n" +
-	"\tincidents\x18\x01 \x03(\v2\x1b.foundry.ledger.v1.IncidentR\tincidents\"\x0f\n" +
+	"\tincidents\x18\x01 \x03(\v2\x1b.foundry.ledger.v1.IncidentR\tincidents\x12=\n" +
+	"\n" +
+	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"pagination\"\x0f\n" +
 	"\rLogoutRequest\"*\n" +
 	"\x0eLogoutResponse\x12\x18\n" +
 	"\arevoked\x18\x01 \x01(\bR\arevoked\"\x15\n" +
@@ -6807,7 +6801,7 @@ func file_foundry_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 101)
+var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 100)
 var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RegisterRequest)(nil),                      // 0: foundry.ledger.v1.RegisterRequest
 	(*RegisterResponse)(nil),                     // 1: foundry.ledger.v1.RegisterResponse
@@ -6835,83 +6829,83 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RecordGithubDeliveryResponse)(nil),         // 23: foundry.ledger.v1.RecordGithubDeliveryResponse
 	(*Payout)(nil),                               // 24: foundry.ledger.v1.Payout
 	(*Distribution)(nil),                         // 25: foundry.ledger.v1.Distribution
-	(*Pagination)(nil),                           // 26: foundry.ledger.v1.Pagination
-	(*CreateDistributionRequest)(nil),            // 27: foundry.ledger.v1.CreateDistributionRequest
-	(*CreateDistributionResponse)(nil),           // 28: foundry.ledger.v1.CreateDistributionResponse
-	(*GetDistributionRequest)(nil),               // 29: foundry.ledger.v1.GetDistributionRequest
-	(*GetDistributionResponse)(nil),              // 30: foundry.ledger.v1.GetDistributionResponse
-	(*ListAssetDistributionsRequest)(nil),        // 31: foundry.ledger.v1.ListAssetDistributionsRequest
-	(*ListAssetDistributionsResponse)(nil),       // 32: foundry.ledger.v1.ListAssetDistributionsResponse
-	(*GetInvestPreviewRequest)(nil),              // 33: foundry.ledger.v1.GetInvestPreviewRequest
-	(*InvestProjection)(nil),                     // 34: foundry.ledger.v1.InvestProjection
-	(*GetInvestPreviewResponse)(nil),             // 35: foundry.ledger.v1.GetInvestPreviewResponse
-	(*Position)(nil),                             // 36: foundry.ledger.v1.Position
-	(*PositionSummary)(nil),                      // 37: foundry.ledger.v1.PositionSummary
-	(*ListInvestmentsRequest)(nil),               // 38: foundry.ledger.v1.ListInvestmentsRequest
-	(*ListInvestmentsResponse)(nil),              // 39: foundry.ledger.v1.ListInvestmentsResponse
-	(*FlowEvent)(nil),                            // 40: foundry.ledger.v1.FlowEvent
-	(*JournalLine)(nil),                          // 41: foundry.ledger.v1.JournalLine
-	(*GetInvestmentHistoryRequest)(nil),          // 42: foundry.ledger.v1.GetInvestmentHistoryRequest
-	(*GetInvestmentHistoryResponse)(nil),         // 43: foundry.ledger.v1.GetInvestmentHistoryResponse
-	(*Pledge)(nil),                               // 44: foundry.ledger.v1.Pledge
-	(*CreatePledgeRequest)(nil),                  // 45: foundry.ledger.v1.CreatePledgeRequest
-	(*CreatePledgeResponse)(nil),                 // 46: foundry.ledger.v1.CreatePledgeResponse
-	(*StakeProjection)(nil),                      // 47: foundry.ledger.v1.StakeProjection
-	(*StakeRequest)(nil),                         // 48: foundry.ledger.v1.StakeRequest
-	(*StakeResponse)(nil),                        // 49: foundry.ledger.v1.StakeResponse
-	(*UnstakeRequest)(nil),                       // 50: foundry.ledger.v1.UnstakeRequest
-	(*UnstakeResponse)(nil),                      // 51: foundry.ledger.v1.UnstakeResponse
-	(*DepositRequest)(nil),                       // 52: foundry.ledger.v1.DepositRequest
-	(*DepositResponse)(nil),                      // 53: foundry.ledger.v1.DepositResponse
-	(*WithdrawRequest)(nil),                      // 54: foundry.ledger.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),                     // 55: foundry.ledger.v1.WithdrawResponse
-	(*GetBalancesRequest)(nil),                   // 56: foundry.ledger.v1.GetBalancesRequest
-	(*GetBalancesResponse)(nil),                  // 57: foundry.ledger.v1.GetBalancesResponse
-	(*GetExchangeRateRequest)(nil),               // 58: foundry.ledger.v1.GetExchangeRateRequest
-	(*GetExchangeRateResponse)(nil),              // 59: foundry.ledger.v1.GetExchangeRateResponse
-	(*GetSupplyRequest)(nil),                     // 60: foundry.ledger.v1.GetSupplyRequest
-	(*GetSupplyResponse)(nil),                    // 61: foundry.ledger.v1.GetSupplyResponse
-	(*RecordOraclePriceRequest)(nil),             // 62: foundry.ledger.v1.RecordOraclePriceRequest
-	(*RecordOraclePriceResponse)(nil),            // 63: foundry.ledger.v1.RecordOraclePriceResponse
-	(*AuditEntry)(nil),                           // 64: foundry.ledger.v1.AuditEntry
-	(*ListAuditEntriesRequest)(nil),              // 65: foundry.ledger.v1.ListAuditEntriesRequest
-	(*ListAuditEntriesResponse)(nil),             // 66: foundry.ledger.v1.ListAuditEntriesResponse
-	(*VerifyAuditRequest)(nil),                   // 67: foundry.ledger.v1.VerifyAuditRequest
-	(*VerifyAuditResponse)(nil),                  // 68: foundry.ledger.v1.VerifyAuditResponse
-	(*GetAuditCheckpointRequest)(nil),            // 69: foundry.ledger.v1.GetAuditCheckpointRequest
-	(*GetAuditCheckpointResponse)(nil),           // 70: foundry.ledger.v1.GetAuditCheckpointResponse
-	(*GetAuditVerifierKeyRequest)(nil),           // 71: foundry.ledger.v1.GetAuditVerifierKeyRequest
-	(*GetAuditVerifierKeyResponse)(nil),          // 72: foundry.ledger.v1.GetAuditVerifierKeyResponse
-	(*GetAuditProofRequest)(nil),                 // 73: foundry.ledger.v1.GetAuditProofRequest
-	(*GetAuditProofResponse)(nil),                // 74: foundry.ledger.v1.GetAuditProofResponse
-	(*GetAuditConsistencyRequest)(nil),           // 75: foundry.ledger.v1.GetAuditConsistencyRequest
-	(*GetAuditConsistencyResponse)(nil),          // 76: foundry.ledger.v1.GetAuditConsistencyResponse
-	(*RepairedBreak)(nil),                        // 77: foundry.ledger.v1.RepairedBreak
-	(*RepairAuditRequest)(nil),                   // 78: foundry.ledger.v1.RepairAuditRequest
-	(*RepairAuditResponse)(nil),                  // 79: foundry.ledger.v1.RepairAuditResponse
-	(*FreezeRequest)(nil),                        // 80: foundry.ledger.v1.FreezeRequest
-	(*FreezeResponse)(nil),                       // 81: foundry.ledger.v1.FreezeResponse
-	(*UnfreezeRequest)(nil),                      // 82: foundry.ledger.v1.UnfreezeRequest
-	(*UnfreezeResponse)(nil),                     // 83: foundry.ledger.v1.UnfreezeResponse
-	(*GetIncidentStatusRequest)(nil),             // 84: foundry.ledger.v1.GetIncidentStatusRequest
-	(*GetIncidentStatusResponse)(nil),            // 85: foundry.ledger.v1.GetIncidentStatusResponse
-	(*Incident)(nil),                             // 86: foundry.ledger.v1.Incident
-	(*ListIncidentsRequest)(nil),                 // 87: foundry.ledger.v1.ListIncidentsRequest
-	(*ListIncidentsResponse)(nil),                // 88: foundry.ledger.v1.ListIncidentsResponse
-	(*LogoutRequest)(nil),                        // 89: foundry.ledger.v1.LogoutRequest
-	(*LogoutResponse)(nil),                       // 90: foundry.ledger.v1.LogoutResponse
-	(*GetPrincipalRequest)(nil),                  // 91: foundry.ledger.v1.GetPrincipalRequest
-	(*GetPrincipalResponse)(nil),                 // 92: foundry.ledger.v1.GetPrincipalResponse
-	(*APIToken)(nil),                             // 93: foundry.ledger.v1.APIToken
-	(*CreateTokenRequest)(nil),                   // 94: foundry.ledger.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),                  // 95: foundry.ledger.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),                    // 96: foundry.ledger.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),                   // 97: foundry.ledger.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),                   // 98: foundry.ledger.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),                  // 99: foundry.ledger.v1.RevokeTokenResponse
-	nil,                                          // 100: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*CreateDistributionRequest)(nil),            // 26: foundry.ledger.v1.CreateDistributionRequest
+	(*CreateDistributionResponse)(nil),           // 27: foundry.ledger.v1.CreateDistributionResponse
+	(*GetDistributionRequest)(nil),               // 28: foundry.ledger.v1.GetDistributionRequest
+	(*GetDistributionResponse)(nil),              // 29: foundry.ledger.v1.GetDistributionResponse
+	(*ListAssetDistributionsRequest)(nil),        // 30: foundry.ledger.v1.ListAssetDistributionsRequest
+	(*ListAssetDistributionsResponse)(nil),       // 31: foundry.ledger.v1.ListAssetDistributionsResponse
+	(*GetInvestPreviewRequest)(nil),              // 32: foundry.ledger.v1.GetInvestPreviewRequest
+	(*InvestProjection)(nil),                     // 33: foundry.ledger.v1.InvestProjection
+	(*GetInvestPreviewResponse)(nil),             // 34: foundry.ledger.v1.GetInvestPreviewResponse
+	(*Position)(nil),                             // 35: foundry.ledger.v1.Position
+	(*PositionSummary)(nil),                      // 36: foundry.ledger.v1.PositionSummary
+	(*ListInvestmentsRequest)(nil),               // 37: foundry.ledger.v1.ListInvestmentsRequest
+	(*ListInvestmentsResponse)(nil),              // 38: foundry.ledger.v1.ListInvestmentsResponse
+	(*FlowEvent)(nil),                            // 39: foundry.ledger.v1.FlowEvent
+	(*JournalLine)(nil),                          // 40: foundry.ledger.v1.JournalLine
+	(*GetInvestmentHistoryRequest)(nil),          // 41: foundry.ledger.v1.GetInvestmentHistoryRequest
+	(*GetInvestmentHistoryResponse)(nil),         // 42: foundry.ledger.v1.GetInvestmentHistoryResponse
+	(*Pledge)(nil),                               // 43: foundry.ledger.v1.Pledge
+	(*CreatePledgeRequest)(nil),                  // 44: foundry.ledger.v1.CreatePledgeRequest
+	(*CreatePledgeResponse)(nil),                 // 45: foundry.ledger.v1.CreatePledgeResponse
+	(*StakeProjection)(nil),                      // 46: foundry.ledger.v1.StakeProjection
+	(*StakeRequest)(nil),                         // 47: foundry.ledger.v1.StakeRequest
+	(*StakeResponse)(nil),                        // 48: foundry.ledger.v1.StakeResponse
+	(*UnstakeRequest)(nil),                       // 49: foundry.ledger.v1.UnstakeRequest
+	(*UnstakeResponse)(nil),                      // 50: foundry.ledger.v1.UnstakeResponse
+	(*DepositRequest)(nil),                       // 51: foundry.ledger.v1.DepositRequest
+	(*DepositResponse)(nil),                      // 52: foundry.ledger.v1.DepositResponse
+	(*WithdrawRequest)(nil),                      // 53: foundry.ledger.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),                     // 54: foundry.ledger.v1.WithdrawResponse
+	(*GetBalancesRequest)(nil),                   // 55: foundry.ledger.v1.GetBalancesRequest
+	(*GetBalancesResponse)(nil),                  // 56: foundry.ledger.v1.GetBalancesResponse
+	(*GetExchangeRateRequest)(nil),               // 57: foundry.ledger.v1.GetExchangeRateRequest
+	(*GetExchangeRateResponse)(nil),              // 58: foundry.ledger.v1.GetExchangeRateResponse
+	(*GetSupplyRequest)(nil),                     // 59: foundry.ledger.v1.GetSupplyRequest
+	(*GetSupplyResponse)(nil),                    // 60: foundry.ledger.v1.GetSupplyResponse
+	(*RecordOraclePriceRequest)(nil),             // 61: foundry.ledger.v1.RecordOraclePriceRequest
+	(*RecordOraclePriceResponse)(nil),            // 62: foundry.ledger.v1.RecordOraclePriceResponse
+	(*AuditEntry)(nil),                           // 63: foundry.ledger.v1.AuditEntry
+	(*ListAuditEntriesRequest)(nil),              // 64: foundry.ledger.v1.ListAuditEntriesRequest
+	(*ListAuditEntriesResponse)(nil),             // 65: foundry.ledger.v1.ListAuditEntriesResponse
+	(*VerifyAuditRequest)(nil),                   // 66: foundry.ledger.v1.VerifyAuditRequest
+	(*VerifyAuditResponse)(nil),                  // 67: foundry.ledger.v1.VerifyAuditResponse
+	(*GetAuditCheckpointRequest)(nil),            // 68: foundry.ledger.v1.GetAuditCheckpointRequest
+	(*GetAuditCheckpointResponse)(nil),           // 69: foundry.ledger.v1.GetAuditCheckpointResponse
+	(*GetAuditVerifierKeyRequest)(nil),           // 70: foundry.ledger.v1.GetAuditVerifierKeyRequest
+	(*GetAuditVerifierKeyResponse)(nil),          // 71: foundry.ledger.v1.GetAuditVerifierKeyResponse
+	(*GetAuditProofRequest)(nil),                 // 72: foundry.ledger.v1.GetAuditProofRequest
+	(*GetAuditProofResponse)(nil),                // 73: foundry.ledger.v1.GetAuditProofResponse
+	(*GetAuditConsistencyRequest)(nil),           // 74: foundry.ledger.v1.GetAuditConsistencyRequest
+	(*GetAuditConsistencyResponse)(nil),          // 75: foundry.ledger.v1.GetAuditConsistencyResponse
+	(*RepairedBreak)(nil),                        // 76: foundry.ledger.v1.RepairedBreak
+	(*RepairAuditRequest)(nil),                   // 77: foundry.ledger.v1.RepairAuditRequest
+	(*RepairAuditResponse)(nil),                  // 78: foundry.ledger.v1.RepairAuditResponse
+	(*FreezeRequest)(nil),                        // 79: foundry.ledger.v1.FreezeRequest
+	(*FreezeResponse)(nil),                       // 80: foundry.ledger.v1.FreezeResponse
+	(*UnfreezeRequest)(nil),                      // 81: foundry.ledger.v1.UnfreezeRequest
+	(*UnfreezeResponse)(nil),                     // 82: foundry.ledger.v1.UnfreezeResponse
+	(*GetIncidentStatusRequest)(nil),             // 83: foundry.ledger.v1.GetIncidentStatusRequest
+	(*GetIncidentStatusResponse)(nil),            // 84: foundry.ledger.v1.GetIncidentStatusResponse
+	(*Incident)(nil),                             // 85: foundry.ledger.v1.Incident
+	(*ListIncidentsRequest)(nil),                 // 86: foundry.ledger.v1.ListIncidentsRequest
+	(*ListIncidentsResponse)(nil),                // 87: foundry.ledger.v1.ListIncidentsResponse
+	(*LogoutRequest)(nil),                        // 88: foundry.ledger.v1.LogoutRequest
+	(*LogoutResponse)(nil),                       // 89: foundry.ledger.v1.LogoutResponse
+	(*GetPrincipalRequest)(nil),                  // 90: foundry.ledger.v1.GetPrincipalRequest
+	(*GetPrincipalResponse)(nil),                 // 91: foundry.ledger.v1.GetPrincipalResponse
+	(*APIToken)(nil),                             // 92: foundry.ledger.v1.APIToken
+	(*CreateTokenRequest)(nil),                   // 93: foundry.ledger.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),                  // 94: foundry.ledger.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),                    // 95: foundry.ledger.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),                   // 96: foundry.ledger.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),                   // 97: foundry.ledger.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),                  // 98: foundry.ledger.v1.RevokeTokenResponse
+	nil,                                          // 99: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*v1.Pagination)(nil),                        // 100: foundry.common.v1.Pagination
 	(*structpb.Struct)(nil),                      // 101: google.protobuf.Struct
-	(v1.Stage)(0),                                // 102: foundry.portfolio.v1.Stage
+	(v11.Stage)(0),                               // 102: foundry.portfolio.v1.Stage
 	(*wrapperspb.StringValue)(nil),               // 103: google.protobuf.StringValue
 	(EconomyMode)(0),                             // 104: foundry.ledger.v1.EconomyMode
 	(*wrapperspb.Int32Value)(nil),                // 105: google.protobuf.Int32Value
@@ -6920,144 +6914,150 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
-	101, // 3: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	101, // 4: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
-	13,  // 5: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	13,  // 6: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	13,  // 7: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	13,  // 8: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	13,  // 9: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	24,  // 10: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
-	25,  // 11: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
-	25,  // 12: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
-	25,  // 13: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
-	26,  // 14: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.ledger.v1.Pagination
-	102, // 15: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	34,  // 16: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
-	36,  // 17: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
-	37,  // 18: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	103, // 19: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
-	41,  // 20: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
-	40,  // 21: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
-	44,  // 22: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	102, // 23: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	47,  // 24: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	103, // 25: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	104, // 26: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	100, // 27: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
-	64,  // 28: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	105, // 29: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	105, // 30: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	103, // 31: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	77,  // 32: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	105, // 33: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	105, // 34: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	64,  // 35: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	77,  // 36: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	104, // 37: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	103, // 38: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	104, // 39: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	103, // 40: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	86,  // 41: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	103, // 42: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	103, // 43: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	103, // 44: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	103, // 45: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	103, // 46: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	103, // 47: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	103, // 48: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	93,  // 49: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	93,  // 50: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	93,  // 51: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 52: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 53: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 54: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	89,  // 55: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	91,  // 56: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	94,  // 57: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	96,  // 58: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	98,  // 59: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 60: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 61: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 62: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14,  // 63: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16,  // 64: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18,  // 65: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	20,  // 66: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	22,  // 67: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	27,  // 68: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	29,  // 69: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	31,  // 70: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	33,  // 71: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	38,  // 72: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	42,  // 73: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	45,  // 74: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	48,  // 75: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	50,  // 76: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	52,  // 77: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	54,  // 78: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	56,  // 79: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	58,  // 80: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	60,  // 81: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	62,  // 82: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	65,  // 83: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	67,  // 84: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	69,  // 85: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	71,  // 86: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	73,  // 87: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	75,  // 88: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	78,  // 89: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	80,  // 90: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	82,  // 91: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	84,  // 92: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	87,  // 93: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	1,   // 94: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 95: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 96: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	90,  // 97: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	92,  // 98: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	95,  // 99: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	97,  // 100: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	99,  // 101: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 102: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 103: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 104: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 105: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 106: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 107: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	21,  // 108: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	23,  // 109: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	28,  // 110: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	30,  // 111: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	32,  // 112: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	35,  // 113: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	39,  // 114: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	43,  // 115: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	46,  // 116: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	49,  // 117: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	51,  // 118: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	53,  // 119: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	55,  // 120: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	57,  // 121: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	59,  // 122: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	61,  // 123: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	63,  // 124: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	66,  // 125: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	68,  // 126: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	70,  // 127: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	72,  // 128: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	74,  // 129: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	76,  // 130: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	79,  // 131: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	81,  // 132: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	83,  // 133: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	85,  // 134: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	88,  // 135: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	94,  // [94:136] is the sub-list for method output_type
-	52,  // [52:94] is the sub-list for method input_type
-	52,  // [52:52] is the sub-list for extension type_name
-	52,  // [52:52] is the sub-list for extension extendee
-	0,   // [0:52] is the sub-list for field type_name
+	100, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	101, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
+	101, // 5: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	13,  // 6: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	13,  // 7: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	13,  // 8: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	100, // 9: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 10: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	100, // 11: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 12: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	24,  // 13: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
+	25,  // 14: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
+	25,  // 15: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
+	25,  // 16: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
+	100, // 17: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	102, // 18: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	33,  // 19: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
+	35,  // 20: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
+	36,  // 21: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
+	103, // 22: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	40,  // 23: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
+	39,  // 24: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
+	100, // 25: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
+	43,  // 26: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
+	102, // 27: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	46,  // 28: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
+	103, // 29: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	104, // 30: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	99,  // 31: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	63,  // 32: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
+	100, // 33: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	105, // 34: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	105, // 35: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	103, // 36: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	76,  // 37: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	105, // 38: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	105, // 39: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	63,  // 40: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	76,  // 41: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	104, // 42: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	103, // 43: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	104, // 44: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	103, // 45: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	85,  // 46: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	100, // 47: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	103, // 48: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	103, // 49: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	103, // 50: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	103, // 51: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	103, // 52: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	103, // 53: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	103, // 54: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	92,  // 55: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	92,  // 56: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	92,  // 57: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 58: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 59: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 60: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	88,  // 61: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	90,  // 62: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	93,  // 63: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	95,  // 64: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	97,  // 65: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 66: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 67: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 68: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14,  // 69: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16,  // 70: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18,  // 71: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	20,  // 72: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	22,  // 73: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	26,  // 74: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	28,  // 75: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	30,  // 76: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	32,  // 77: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	37,  // 78: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	41,  // 79: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	44,  // 80: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	47,  // 81: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	49,  // 82: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	51,  // 83: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	53,  // 84: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	55,  // 85: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	57,  // 86: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	59,  // 87: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	61,  // 88: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	64,  // 89: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	66,  // 90: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	68,  // 91: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	70,  // 92: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	72,  // 93: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	74,  // 94: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	77,  // 95: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	79,  // 96: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	81,  // 97: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	83,  // 98: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	86,  // 99: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 100: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 101: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 102: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	89,  // 103: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	91,  // 104: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	94,  // 105: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	96,  // 106: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	98,  // 107: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 108: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 109: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 110: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 111: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 112: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 113: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	21,  // 114: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	23,  // 115: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	27,  // 116: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	29,  // 117: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	31,  // 118: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	34,  // 119: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	38,  // 120: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	42,  // 121: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	45,  // 122: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	48,  // 123: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	50,  // 124: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	52,  // 125: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	54,  // 126: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	56,  // 127: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	58,  // 128: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	60,  // 129: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	62,  // 130: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	65,  // 131: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	67,  // 132: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	69,  // 133: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	71,  // 134: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	73,  // 135: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	75,  // 136: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	78,  // 137: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	80,  // 138: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	82,  // 139: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	84,  // 140: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	87,  // 141: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	100, // [100:142] is the sub-list for method output_type
+	58,  // [58:100] is the sub-list for method input_type
+	58,  // [58:58] is the sub-list for extension type_name
+	58,  // [58:58] is the sub-list for extension extendee
+	0,   // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
@@ -7070,18 +7070,18 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 	file_foundry_ledger_v1_ledger_proto_msgTypes[14].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[18].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[20].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[29].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[31].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[42].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[65].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[87].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[28].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[30].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[41].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[64].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[86].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ledger_v1_ledger_proto_rawDesc), len(file_foundry_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   101,
+			NumMessages:   100,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

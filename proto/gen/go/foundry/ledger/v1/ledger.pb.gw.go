@@ -1595,7 +1595,7 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_LedgerService_ListAssets_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_ListAssets_0{resp.(*ListAssetsResponse)}, mux.GetForwardResponseOptions()...)
+		forward_LedgerService_ListAssets_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodPost, pattern_LedgerService_CreateContribution_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -1655,7 +1655,7 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_LedgerService_ListAssetContributions_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_ListAssetContributions_0{resp.(*ListAssetContributionsResponse)}, mux.GetForwardResponseOptions()...)
+		forward_LedgerService_ListAssetContributions_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_LedgerService_ListContributorContributions_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -1675,7 +1675,7 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_LedgerService_ListContributorContributions_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_ListContributorContributions_0{resp.(*ListContributorContributionsResponse)}, mux.GetForwardResponseOptions()...)
+		forward_LedgerService_ListContributorContributions_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodPost, pattern_LedgerService_CreateDistribution_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -2402,7 +2402,7 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_LedgerService_ListAssets_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_ListAssets_0{resp.(*ListAssetsResponse)}, mux.GetForwardResponseOptions()...)
+		forward_LedgerService_ListAssets_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodPost, pattern_LedgerService_CreateContribution_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -2453,7 +2453,7 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_LedgerService_ListAssetContributions_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_ListAssetContributions_0{resp.(*ListAssetContributionsResponse)}, mux.GetForwardResponseOptions()...)
+		forward_LedgerService_ListAssetContributions_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodGet, pattern_LedgerService_ListContributorContributions_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -2470,7 +2470,7 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
 			return
 		}
-		forward_LedgerService_ListContributorContributions_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_ListContributorContributions_0{resp.(*ListContributorContributionsResponse)}, mux.GetForwardResponseOptions()...)
+		forward_LedgerService_ListContributorContributions_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodPost, pattern_LedgerService_CreateDistribution_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -2927,15 +2927,6 @@ func (m response_LedgerService_GetAsset_0) XXX_ResponseBody() interface{} {
 	return response.Asset
 }
 
-type response_LedgerService_ListAssets_0 struct {
-	*ListAssetsResponse
-}
-
-func (m response_LedgerService_ListAssets_0) XXX_ResponseBody() interface{} {
-	response := m.ListAssetsResponse
-	return response.Assets
-}
-
 type response_LedgerService_CreateContribution_0 struct {
 	*CreateContributionResponse
 }
@@ -2952,24 +2943,6 @@ type response_LedgerService_GetContribution_0 struct {
 func (m response_LedgerService_GetContribution_0) XXX_ResponseBody() interface{} {
 	response := m.GetContributionResponse
 	return response.Contribution
-}
-
-type response_LedgerService_ListAssetContributions_0 struct {
-	*ListAssetContributionsResponse
-}
-
-func (m response_LedgerService_ListAssetContributions_0) XXX_ResponseBody() interface{} {
-	response := m.ListAssetContributionsResponse
-	return response.Contributions
-}
-
-type response_LedgerService_ListContributorContributions_0 struct {
-	*ListContributorContributionsResponse
-}
-
-func (m response_LedgerService_ListContributorContributions_0) XXX_ResponseBody() interface{} {
-	response := m.ListContributorContributionsResponse
-	return response.Contributions
 }
 
 type response_LedgerService_CreateDistribution_0 struct {

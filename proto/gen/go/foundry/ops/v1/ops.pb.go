@@ -19,7 +19,8 @@ package opsv1
 
 import (
 	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
-	v1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	v1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
+	v11 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -1759,10 +1760,8 @@ func (x *ListNodeEdgesRequest) GetOffset() int32 {
 type ListNodeEdgesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Edges []*Edge                `protobuf:"bytes,1,rep,name=edges,proto3" json:"edges,omitempty"`
-	// total counts the matching edges.
-	Total         int32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
-	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
-	Offset        int32 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	// pagination.total counts the matching edges.
+	Pagination    *v1.Pagination `protobuf:"bytes,5,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1804,25 +1803,11 @@ func (x *ListNodeEdgesResponse) GetEdges() []*Edge {
 	return nil
 }
 
-func (x *ListNodeEdgesResponse) GetTotal() int32 {
+func (x *ListNodeEdgesResponse) GetPagination() *v1.Pagination {
 	if x != nil {
-		return x.Total
+		return x.Pagination
 	}
-	return 0
-}
-
-func (x *ListNodeEdgesResponse) GetLimit() int32 {
-	if x != nil {
-		return x.Limit
-	}
-	return 0
-}
-
-func (x *ListNodeEdgesResponse) GetOffset() int32 {
-	if x != nil {
-		return x.Offset
-	}
-	return 0
+	return nil
 }
 
 // ListEdgesRequest filters edges; the (edge_type, from_node_id) and
@@ -1906,11 +1891,10 @@ func (x *ListEdgesRequest) GetOffset() int32 {
 
 // ListEdgesResponse holds one page of edges, oldest first.
 type ListEdgesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Edges         []*Edge                `protobuf:"bytes,1,rep,name=edges,proto3" json:"edges,omitempty"`
-	Total         int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
-	Limit         int32                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
-	Offset        int32                  `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Edges []*Edge                `protobuf:"bytes,1,rep,name=edges,proto3" json:"edges,omitempty"`
+	// pagination.total counts the matching edges.
+	Pagination    *v1.Pagination `protobuf:"bytes,5,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1952,25 +1936,11 @@ func (x *ListEdgesResponse) GetEdges() []*Edge {
 	return nil
 }
 
-func (x *ListEdgesResponse) GetTotal() int32 {
+func (x *ListEdgesResponse) GetPagination() *v1.Pagination {
 	if x != nil {
-		return x.Total
+		return x.Pagination
 	}
-	return 0
-}
-
-func (x *ListEdgesResponse) GetLimit() int32 {
-	if x != nil {
-		return x.Limit
-	}
-	return 0
-}
-
-func (x *ListEdgesResponse) GetOffset() int32 {
-	if x != nil {
-		return x.Offset
-	}
-	return 0
+	return nil
 }
 
 // GetCoherenceRequest is empty.
@@ -2020,10 +1990,10 @@ type GetCoherenceResponse struct {
 	// healthy is true when the decided mode is normal.
 	Healthy bool `protobuf:"varint,3,opt,name=healthy,proto3" json:"healthy,omitempty"`
 	// score is 100 for a healthy economy, less for each finding.
-	Score       int32          `protobuf:"varint,4,opt,name=score,proto3" json:"score,omitempty"`
-	DecidedMode v1.EconomyMode `protobuf:"varint,5,opt,name=decided_mode,json=decidedMode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"decided_mode,omitempty"`
+	Score       int32           `protobuf:"varint,4,opt,name=score,proto3" json:"score,omitempty"`
+	DecidedMode v11.EconomyMode `protobuf:"varint,5,opt,name=decided_mode,json=decidedMode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"decided_mode,omitempty"`
 	// mode is the economy's mode when the check ran.
-	Mode v1.EconomyMode `protobuf:"varint,6,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
+	Mode v11.EconomyMode `protobuf:"varint,6,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
 	// reasons explain the decision, worst first; empty when healthy.
 	Reasons              []string               `protobuf:"bytes,7,rep,name=reasons,proto3" json:"reasons,omitempty"`
 	ReserveRatio         float64                `protobuf:"fixed64,8,opt,name=reserve_ratio,json=reserveRatio,proto3" json:"reserve_ratio,omitempty"`
@@ -2095,18 +2065,18 @@ func (x *GetCoherenceResponse) GetScore() int32 {
 	return 0
 }
 
-func (x *GetCoherenceResponse) GetDecidedMode() v1.EconomyMode {
+func (x *GetCoherenceResponse) GetDecidedMode() v11.EconomyMode {
 	if x != nil {
 		return x.DecidedMode
 	}
-	return v1.EconomyMode(0)
+	return v11.EconomyMode(0)
 }
 
-func (x *GetCoherenceResponse) GetMode() v1.EconomyMode {
+func (x *GetCoherenceResponse) GetMode() v11.EconomyMode {
 	if x != nil {
 		return x.Mode
 	}
-	return v1.EconomyMode(0)
+	return v11.EconomyMode(0)
 }
 
 func (x *GetCoherenceResponse) GetReasons() []string {
@@ -2162,7 +2132,7 @@ var File_foundry_ops_v1_ops_proto protoreflect.FileDescriptor
 
 const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\n" +
-	"\x18foundry/ops/v1/ops.proto\x12\x0efoundry.ops.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\x1cfoundry/ledger/v1/mode.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x0e\n" +
+	"\x18foundry/ops/v1/ops.proto\x12\x0efoundry.ops.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cfoundry/ledger/v1/mode.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x0e\n" +
 	"\fReadyRequest\"T\n" +
 	"\x0eReadinessCheck\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -2301,12 +2271,12 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\tedge_type\x18\x03 \x01(\tR\bedgeType\x12\x19\n" +
 	"\x05limit\x18\x04 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x05 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"\x87\x01\n" +
+	"\x06_limit\"\xaa\x01\n" +
 	"\x15ListNodeEdgesResponse\x12*\n" +
-	"\x05edges\x18\x01 \x03(\v2\x14.foundry.ops.v1.EdgeR\x05edges\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06offset\x18\x04 \x01(\x05R\x06offset\"\xac\x01\n" +
+	"\x05edges\x18\x01 \x03(\v2\x14.foundry.ops.v1.EdgeR\x05edges\x12=\n" +
+	"\n" +
+	"pagination\x18\x05 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"paginationJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\x05totalR\x05limitR\x06offset\"\xac\x01\n" +
 	"\x10ListEdgesRequest\x12\x1b\n" +
 	"\tedge_type\x18\x01 \x01(\tR\bedgeType\x12 \n" +
 	"\ffrom_node_id\x18\x02 \x01(\tR\n" +
@@ -2315,12 +2285,12 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"to_node_id\x18\x03 \x01(\tR\btoNodeId\x12\x19\n" +
 	"\x05limit\x18\x04 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x05 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"\x83\x01\n" +
+	"\x06_limit\"\xa6\x01\n" +
 	"\x11ListEdgesResponse\x12*\n" +
-	"\x05edges\x18\x01 \x03(\v2\x14.foundry.ops.v1.EdgeR\x05edges\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06offset\x18\x04 \x01(\x05R\x06offset\"\x15\n" +
+	"\x05edges\x18\x01 \x03(\v2\x14.foundry.ops.v1.EdgeR\x05edges\x12=\n" +
+	"\n" +
+	"pagination\x18\x05 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"paginationJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\x05totalR\x05limitR\x06offset\"\x15\n" +
 	"\x13GetCoherenceRequest\"\xbe\x04\n" +
 	"\x14GetCoherenceResponse\x12\x1d\n" +
 	"\n" +
@@ -2411,8 +2381,9 @@ var file_foundry_ops_v1_ops_proto_goTypes = []any{
 	(*wrapperspb.DoubleValue)(nil),      // 30: google.protobuf.DoubleValue
 	(*wrapperspb.StringValue)(nil),      // 31: google.protobuf.StringValue
 	(*structpb.Struct)(nil),             // 32: google.protobuf.Struct
-	(v1.EconomyMode)(0),                 // 33: foundry.ledger.v1.EconomyMode
-	(*wrapperspb.Int32Value)(nil),       // 34: google.protobuf.Int32Value
+	(*v1.Pagination)(nil),               // 33: foundry.common.v1.Pagination
+	(v11.EconomyMode)(0),                // 34: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.Int32Value)(nil),       // 35: google.protobuf.Int32Value
 }
 var file_foundry_ops_v1_ops_proto_depIdxs = []int32{
 	1,  // 0: foundry.ops.v1.ReadyResponse.checks:type_name -> foundry.ops.v1.ReadinessCheck
@@ -2440,35 +2411,37 @@ var file_foundry_ops_v1_ops_proto_depIdxs = []int32{
 	32, // 22: foundry.ops.v1.CreateEdgeRequest.payload:type_name -> google.protobuf.Struct
 	17, // 23: foundry.ops.v1.CreateEdgeResponse.edge:type_name -> foundry.ops.v1.Edge
 	17, // 24: foundry.ops.v1.ListNodeEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
-	17, // 25: foundry.ops.v1.ListEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
-	33, // 26: foundry.ops.v1.GetCoherenceResponse.decided_mode:type_name -> foundry.ledger.v1.EconomyMode
-	33, // 27: foundry.ops.v1.GetCoherenceResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	34, // 28: foundry.ops.v1.GetCoherenceResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	0,  // 29: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
-	3,  // 30: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
-	28, // 31: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
-	7,  // 32: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
-	14, // 33: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
-	18, // 34: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
-	20, // 35: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
-	22, // 36: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
-	24, // 37: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
-	26, // 38: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
-	2,  // 39: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
-	6,  // 40: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
-	29, // 41: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
-	11, // 42: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
-	15, // 43: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
-	19, // 44: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
-	21, // 45: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
-	23, // 46: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
-	25, // 47: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
-	27, // 48: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
-	39, // [39:49] is the sub-list for method output_type
-	29, // [29:39] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	33, // 25: foundry.ops.v1.ListNodeEdgesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	17, // 26: foundry.ops.v1.ListEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
+	33, // 27: foundry.ops.v1.ListEdgesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	34, // 28: foundry.ops.v1.GetCoherenceResponse.decided_mode:type_name -> foundry.ledger.v1.EconomyMode
+	34, // 29: foundry.ops.v1.GetCoherenceResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	35, // 30: foundry.ops.v1.GetCoherenceResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	0,  // 31: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
+	3,  // 32: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
+	28, // 33: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
+	7,  // 34: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
+	14, // 35: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
+	18, // 36: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
+	20, // 37: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
+	22, // 38: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
+	24, // 39: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
+	26, // 40: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
+	2,  // 41: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
+	6,  // 42: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
+	29, // 43: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
+	11, // 44: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
+	15, // 45: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
+	19, // 46: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
+	21, // 47: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
+	23, // 48: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
+	25, // 49: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
+	27, // 50: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
+	41, // [41:51] is the sub-list for method output_type
+	31, // [31:41] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ops_v1_ops_proto_init() }

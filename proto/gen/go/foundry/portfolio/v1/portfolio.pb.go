@@ -21,6 +21,7 @@ package portfoliov1
 
 import (
 	_ "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
+	v1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -718,90 +719,20 @@ func (x *IdeaSummary) GetTotalValueGap() float64 {
 	return 0
 }
 
-// Pagination describes the returned page of a filtered list.
-type Pagination struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Limit  int32                  `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
-	Offset int32                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
-	// total counts the ideas matching the filters.
-	Total         int32 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
-	HasMore       bool  `protobuf:"varint,4,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Pagination) Reset() {
-	*x = Pagination{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[7]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Pagination) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Pagination) ProtoMessage() {}
-
-func (x *Pagination) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[7]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Pagination.ProtoReflect.Descriptor instead.
-func (*Pagination) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{7}
-}
-
-func (x *Pagination) GetLimit() int32 {
-	if x != nil {
-		return x.Limit
-	}
-	return 0
-}
-
-func (x *Pagination) GetOffset() int32 {
-	if x != nil {
-		return x.Offset
-	}
-	return 0
-}
-
-func (x *Pagination) GetTotal() int32 {
-	if x != nil {
-		return x.Total
-	}
-	return 0
-}
-
-func (x *Pagination) GetHasMore() bool {
-	if x != nil {
-		return x.HasMore
-	}
-	return false
-}
-
 // ListIdeasResponse is the spec's IdeaPortfolioResponse.
 type ListIdeasResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ideas are ranked by score, descending.
-	Ideas         []*Idea      `protobuf:"bytes,1,rep,name=ideas,proto3" json:"ideas,omitempty"`
-	Summary       *IdeaSummary `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
-	Pagination    *Pagination  `protobuf:"bytes,3,opt,name=pagination,proto3" json:"pagination,omitempty"`
+	Ideas         []*Idea        `protobuf:"bytes,1,rep,name=ideas,proto3" json:"ideas,omitempty"`
+	Summary       *IdeaSummary   `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	Pagination    *v1.Pagination `protobuf:"bytes,3,opt,name=pagination,proto3" json:"pagination,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListIdeasResponse) Reset() {
 	*x = ListIdeasResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[8]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -813,7 +744,7 @@ func (x *ListIdeasResponse) String() string {
 func (*ListIdeasResponse) ProtoMessage() {}
 
 func (x *ListIdeasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[8]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -826,7 +757,7 @@ func (x *ListIdeasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIdeasResponse.ProtoReflect.Descriptor instead.
 func (*ListIdeasResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{8}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListIdeasResponse) GetIdeas() []*Idea {
@@ -843,7 +774,7 @@ func (x *ListIdeasResponse) GetSummary() *IdeaSummary {
 	return nil
 }
 
-func (x *ListIdeasResponse) GetPagination() *Pagination {
+func (x *ListIdeasResponse) GetPagination() *v1.Pagination {
 	if x != nil {
 		return x.Pagination
 	}
@@ -860,7 +791,7 @@ type GetIdeaRequest struct {
 
 func (x *GetIdeaRequest) Reset() {
 	*x = GetIdeaRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[9]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +803,7 @@ func (x *GetIdeaRequest) String() string {
 func (*GetIdeaRequest) ProtoMessage() {}
 
 func (x *GetIdeaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[9]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +816,7 @@ func (x *GetIdeaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdeaRequest.ProtoReflect.Descriptor instead.
 func (*GetIdeaRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{9}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetIdeaRequest) GetId() string {
@@ -905,7 +836,7 @@ type GetIdeaResponse struct {
 
 func (x *GetIdeaResponse) Reset() {
 	*x = GetIdeaResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[10]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +848,7 @@ func (x *GetIdeaResponse) String() string {
 func (*GetIdeaResponse) ProtoMessage() {}
 
 func (x *GetIdeaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[10]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +861,7 @@ func (x *GetIdeaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdeaResponse.ProtoReflect.Descriptor instead.
 func (*GetIdeaResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{10}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetIdeaResponse) GetIdea() *Idea {
@@ -969,7 +900,7 @@ type UpdateIdeaRequest struct {
 
 func (x *UpdateIdeaRequest) Reset() {
 	*x = UpdateIdeaRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[11]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -981,7 +912,7 @@ func (x *UpdateIdeaRequest) String() string {
 func (*UpdateIdeaRequest) ProtoMessage() {}
 
 func (x *UpdateIdeaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[11]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -994,7 +925,7 @@ func (x *UpdateIdeaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateIdeaRequest.ProtoReflect.Descriptor instead.
 func (*UpdateIdeaRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{11}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UpdateIdeaRequest) GetId() string {
@@ -1084,7 +1015,7 @@ type UpdateIdeaResponse struct {
 
 func (x *UpdateIdeaResponse) Reset() {
 	*x = UpdateIdeaResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[12]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1027,7 @@ func (x *UpdateIdeaResponse) String() string {
 func (*UpdateIdeaResponse) ProtoMessage() {}
 
 func (x *UpdateIdeaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[12]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1109,7 +1040,7 @@ func (x *UpdateIdeaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateIdeaResponse.ProtoReflect.Descriptor instead.
 func (*UpdateIdeaResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{12}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateIdeaResponse) GetIdea() *Idea {
@@ -1128,7 +1059,7 @@ type GetStorageRequest struct {
 
 func (x *GetStorageRequest) Reset() {
 	*x = GetStorageRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[13]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1140,7 +1071,7 @@ func (x *GetStorageRequest) String() string {
 func (*GetStorageRequest) ProtoMessage() {}
 
 func (x *GetStorageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[13]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1153,7 +1084,7 @@ func (x *GetStorageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStorageRequest.ProtoReflect.Descriptor instead.
 func (*GetStorageRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{13}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{12}
 }
 
 // GetStorageResponse describes where the portfolio is stored.
@@ -1181,7 +1112,7 @@ type GetStorageResponse struct {
 
 func (x *GetStorageResponse) Reset() {
 	*x = GetStorageResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[14]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1124,7 @@ func (x *GetStorageResponse) String() string {
 func (*GetStorageResponse) ProtoMessage() {}
 
 func (x *GetStorageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[14]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1137,7 @@ func (x *GetStorageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStorageResponse.ProtoReflect.Descriptor instead.
 func (*GetStorageResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{14}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetStorageResponse) GetBackend() string {
@@ -1287,7 +1218,7 @@ type GetProgressRequest struct {
 
 func (x *GetProgressRequest) Reset() {
 	*x = GetProgressRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[15]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1230,7 @@ func (x *GetProgressRequest) String() string {
 func (*GetProgressRequest) ProtoMessage() {}
 
 func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[15]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1243,7 @@ func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProgressRequest.ProtoReflect.Descriptor instead.
 func (*GetProgressRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{15}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetProgressRequest) GetLimit() int32 {
@@ -1340,7 +1271,7 @@ type StageBucket struct {
 
 func (x *StageBucket) Reset() {
 	*x = StageBucket{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[16]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1283,7 @@ func (x *StageBucket) String() string {
 func (*StageBucket) ProtoMessage() {}
 
 func (x *StageBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[16]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1296,7 @@ func (x *StageBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageBucket.ProtoReflect.Descriptor instead.
 func (*StageBucket) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{16}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StageBucket) GetCount() int32 {
@@ -1396,7 +1327,7 @@ type GetProgressResponse struct {
 
 func (x *GetProgressResponse) Reset() {
 	*x = GetProgressResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[17]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1408,7 +1339,7 @@ func (x *GetProgressResponse) String() string {
 func (*GetProgressResponse) ProtoMessage() {}
 
 func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[17]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1421,7 +1352,7 @@ func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProgressResponse.ProtoReflect.Descriptor instead.
 func (*GetProgressResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{17}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetProgressResponse) GetTotalIdeas() int32 {
@@ -1454,7 +1385,7 @@ type ListTagsRequest struct {
 
 func (x *ListTagsRequest) Reset() {
 	*x = ListTagsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[18]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1466,7 +1397,7 @@ func (x *ListTagsRequest) String() string {
 func (*ListTagsRequest) ProtoMessage() {}
 
 func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[18]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1479,7 +1410,7 @@ func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsRequest.ProtoReflect.Descriptor instead.
 func (*ListTagsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{18}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{17}
 }
 
 // TagCount is one entry of the tags catalog.
@@ -1493,7 +1424,7 @@ type TagCount struct {
 
 func (x *TagCount) Reset() {
 	*x = TagCount{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[19]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1505,7 +1436,7 @@ func (x *TagCount) String() string {
 func (*TagCount) ProtoMessage() {}
 
 func (x *TagCount) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[19]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1518,7 +1449,7 @@ func (x *TagCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TagCount.ProtoReflect.Descriptor instead.
 func (*TagCount) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{19}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TagCount) GetTag() string {
@@ -1545,7 +1476,7 @@ type ListTagsResponse struct {
 
 func (x *ListTagsResponse) Reset() {
 	*x = ListTagsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[20]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1488,7 @@ func (x *ListTagsResponse) String() string {
 func (*ListTagsResponse) ProtoMessage() {}
 
 func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[20]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1501,7 @@ func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsResponse.ProtoReflect.Descriptor instead.
 func (*ListTagsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{20}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListTagsResponse) GetTags() []*TagCount {
@@ -1590,7 +1521,7 @@ type AdvanceIdeaRequest struct {
 
 func (x *AdvanceIdeaRequest) Reset() {
 	*x = AdvanceIdeaRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[21]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1533,7 @@ func (x *AdvanceIdeaRequest) String() string {
 func (*AdvanceIdeaRequest) ProtoMessage() {}
 
 func (x *AdvanceIdeaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[21]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1546,7 @@ func (x *AdvanceIdeaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdvanceIdeaRequest.ProtoReflect.Descriptor instead.
 func (*AdvanceIdeaRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{21}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AdvanceIdeaRequest) GetIdeaId() string {
@@ -1636,7 +1567,7 @@ type AdvanceIdeaResponse struct {
 
 func (x *AdvanceIdeaResponse) Reset() {
 	*x = AdvanceIdeaResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[22]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +1579,7 @@ func (x *AdvanceIdeaResponse) String() string {
 func (*AdvanceIdeaResponse) ProtoMessage() {}
 
 func (x *AdvanceIdeaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[22]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +1592,7 @@ func (x *AdvanceIdeaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdvanceIdeaResponse.ProtoReflect.Descriptor instead.
 func (*AdvanceIdeaResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{22}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AdvanceIdeaResponse) GetIdea() *Idea {
@@ -1682,7 +1613,7 @@ type SetIdeaStageRequest struct {
 
 func (x *SetIdeaStageRequest) Reset() {
 	*x = SetIdeaStageRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[23]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1694,7 +1625,7 @@ func (x *SetIdeaStageRequest) String() string {
 func (*SetIdeaStageRequest) ProtoMessage() {}
 
 func (x *SetIdeaStageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[23]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1707,7 +1638,7 @@ func (x *SetIdeaStageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaStageRequest.ProtoReflect.Descriptor instead.
 func (*SetIdeaStageRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{23}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SetIdeaStageRequest) GetIdeaId() string {
@@ -1734,7 +1665,7 @@ type SetIdeaStageResponse struct {
 
 func (x *SetIdeaStageResponse) Reset() {
 	*x = SetIdeaStageResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1746,7 +1677,7 @@ func (x *SetIdeaStageResponse) String() string {
 func (*SetIdeaStageResponse) ProtoMessage() {}
 
 func (x *SetIdeaStageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1759,7 +1690,7 @@ func (x *SetIdeaStageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaStageResponse.ProtoReflect.Descriptor instead.
 func (*SetIdeaStageResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{24}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetIdeaStageResponse) GetIdea() *Idea {
@@ -1781,7 +1712,7 @@ type SetIdeaTagsRequest struct {
 
 func (x *SetIdeaTagsRequest) Reset() {
 	*x = SetIdeaTagsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1793,7 +1724,7 @@ func (x *SetIdeaTagsRequest) String() string {
 func (*SetIdeaTagsRequest) ProtoMessage() {}
 
 func (x *SetIdeaTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1806,7 +1737,7 @@ func (x *SetIdeaTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaTagsRequest.ProtoReflect.Descriptor instead.
 func (*SetIdeaTagsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{25}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SetIdeaTagsRequest) GetId() string {
@@ -1833,7 +1764,7 @@ type SetIdeaTagsResponse struct {
 
 func (x *SetIdeaTagsResponse) Reset() {
 	*x = SetIdeaTagsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1845,7 +1776,7 @@ func (x *SetIdeaTagsResponse) String() string {
 func (*SetIdeaTagsResponse) ProtoMessage() {}
 
 func (x *SetIdeaTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1858,7 +1789,7 @@ func (x *SetIdeaTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaTagsResponse.ProtoReflect.Descriptor instead.
 func (*SetIdeaTagsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{26}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetIdeaTagsResponse) GetIdea() *Idea {
@@ -1884,7 +1815,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1896,7 +1827,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1909,7 +1840,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{27}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Question) GetId() string {
@@ -1958,7 +1889,7 @@ type AddQuestionRequest struct {
 
 func (x *AddQuestionRequest) Reset() {
 	*x = AddQuestionRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1970,7 +1901,7 @@ func (x *AddQuestionRequest) String() string {
 func (*AddQuestionRequest) ProtoMessage() {}
 
 func (x *AddQuestionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1983,7 +1914,7 @@ func (x *AddQuestionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddQuestionRequest.ProtoReflect.Descriptor instead.
 func (*AddQuestionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{28}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AddQuestionRequest) GetId() string {
@@ -2010,7 +1941,7 @@ type AddQuestionResponse struct {
 
 func (x *AddQuestionResponse) Reset() {
 	*x = AddQuestionResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +1953,7 @@ func (x *AddQuestionResponse) String() string {
 func (*AddQuestionResponse) ProtoMessage() {}
 
 func (x *AddQuestionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +1966,7 @@ func (x *AddQuestionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddQuestionResponse.ProtoReflect.Descriptor instead.
 func (*AddQuestionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{29}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AddQuestionResponse) GetQuestion() *Question {
@@ -2055,7 +1986,7 @@ type ListQuestionsRequest struct {
 
 func (x *ListQuestionsRequest) Reset() {
 	*x = ListQuestionsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +1998,7 @@ func (x *ListQuestionsRequest) String() string {
 func (*ListQuestionsRequest) ProtoMessage() {}
 
 func (x *ListQuestionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2011,7 @@ func (x *ListQuestionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuestionsRequest.ProtoReflect.Descriptor instead.
 func (*ListQuestionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{30}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListQuestionsRequest) GetId() string {
@@ -2100,7 +2031,7 @@ type ListQuestionsResponse struct {
 
 func (x *ListQuestionsResponse) Reset() {
 	*x = ListQuestionsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2112,7 +2043,7 @@ func (x *ListQuestionsResponse) String() string {
 func (*ListQuestionsResponse) ProtoMessage() {}
 
 func (x *ListQuestionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2125,7 +2056,7 @@ func (x *ListQuestionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuestionsResponse.ProtoReflect.Descriptor instead.
 func (*ListQuestionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{31}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListQuestionsResponse) GetQuestions() []*Question {
@@ -2144,7 +2075,7 @@ type GetRightSizingRequest struct {
 
 func (x *GetRightSizingRequest) Reset() {
 	*x = GetRightSizingRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2156,7 +2087,7 @@ func (x *GetRightSizingRequest) String() string {
 func (*GetRightSizingRequest) ProtoMessage() {}
 
 func (x *GetRightSizingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2169,7 +2100,7 @@ func (x *GetRightSizingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRightSizingRequest.ProtoReflect.Descriptor instead.
 func (*GetRightSizingRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{32}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{31}
 }
 
 // RightSizingHealth counts the ideas raising each signal (an idea may raise several).
@@ -2191,7 +2122,7 @@ type RightSizingHealth struct {
 
 func (x *RightSizingHealth) Reset() {
 	*x = RightSizingHealth{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2203,7 +2134,7 @@ func (x *RightSizingHealth) String() string {
 func (*RightSizingHealth) ProtoMessage() {}
 
 func (x *RightSizingHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2216,7 +2147,7 @@ func (x *RightSizingHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingHealth.ProtoReflect.Descriptor instead.
 func (*RightSizingHealth) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{33}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RightSizingHealth) GetTotalIdeas() int32 {
@@ -2282,7 +2213,7 @@ type IdeaSignals struct {
 
 func (x *IdeaSignals) Reset() {
 	*x = IdeaSignals{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2294,7 +2225,7 @@ func (x *IdeaSignals) String() string {
 func (*IdeaSignals) ProtoMessage() {}
 
 func (x *IdeaSignals) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2307,7 +2238,7 @@ func (x *IdeaSignals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdeaSignals.ProtoReflect.Descriptor instead.
 func (*IdeaSignals) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{34}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *IdeaSignals) GetIdeaId() string {
@@ -2377,7 +2308,7 @@ type ProposedChild struct {
 
 func (x *ProposedChild) Reset() {
 	*x = ProposedChild{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2389,7 +2320,7 @@ func (x *ProposedChild) String() string {
 func (*ProposedChild) ProtoMessage() {}
 
 func (x *ProposedChild) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2402,7 +2333,7 @@ func (x *ProposedChild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposedChild.ProtoReflect.Descriptor instead.
 func (*ProposedChild) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{35}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ProposedChild) GetName() string {
@@ -2440,7 +2371,7 @@ type RightSizingSuggestion struct {
 
 func (x *RightSizingSuggestion) Reset() {
 	*x = RightSizingSuggestion{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2452,7 +2383,7 @@ func (x *RightSizingSuggestion) String() string {
 func (*RightSizingSuggestion) ProtoMessage() {}
 
 func (x *RightSizingSuggestion) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2465,7 +2396,7 @@ func (x *RightSizingSuggestion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingSuggestion.ProtoReflect.Descriptor instead.
 func (*RightSizingSuggestion) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{36}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RightSizingSuggestion) GetSuggestionType() string {
@@ -2525,7 +2456,7 @@ type GetRightSizingResponse struct {
 
 func (x *GetRightSizingResponse) Reset() {
 	*x = GetRightSizingResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2537,7 +2468,7 @@ func (x *GetRightSizingResponse) String() string {
 func (*GetRightSizingResponse) ProtoMessage() {}
 
 func (x *GetRightSizingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2550,7 +2481,7 @@ func (x *GetRightSizingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRightSizingResponse.ProtoReflect.Descriptor instead.
 func (*GetRightSizingResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{37}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetRightSizingResponse) GetHealth() *RightSizingHealth {
@@ -2602,7 +2533,7 @@ type ApplyRightSizingRequest struct {
 
 func (x *ApplyRightSizingRequest) Reset() {
 	*x = ApplyRightSizingRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2614,7 +2545,7 @@ func (x *ApplyRightSizingRequest) String() string {
 func (*ApplyRightSizingRequest) ProtoMessage() {}
 
 func (x *ApplyRightSizingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2627,7 +2558,7 @@ func (x *ApplyRightSizingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRightSizingRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRightSizingRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{38}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ApplyRightSizingRequest) GetSuggestionType() string {
@@ -2688,7 +2619,7 @@ type RightSizingChange struct {
 
 func (x *RightSizingChange) Reset() {
 	*x = RightSizingChange{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2700,7 +2631,7 @@ func (x *RightSizingChange) String() string {
 func (*RightSizingChange) ProtoMessage() {}
 
 func (x *RightSizingChange) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2713,7 +2644,7 @@ func (x *RightSizingChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingChange.ProtoReflect.Descriptor instead.
 func (*RightSizingChange) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{39}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RightSizingChange) GetChangeType() string {
@@ -2757,7 +2688,7 @@ type ApplyRightSizingResponse struct {
 
 func (x *ApplyRightSizingResponse) Reset() {
 	*x = ApplyRightSizingResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2769,7 +2700,7 @@ func (x *ApplyRightSizingResponse) String() string {
 func (*ApplyRightSizingResponse) ProtoMessage() {}
 
 func (x *ApplyRightSizingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2782,7 +2713,7 @@ func (x *ApplyRightSizingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRightSizingResponse.ProtoReflect.Descriptor instead.
 func (*ApplyRightSizingResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{40}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ApplyRightSizingResponse) GetApplied() bool {
@@ -2817,7 +2748,7 @@ type ListRightSizingHistoryRequest struct {
 
 func (x *ListRightSizingHistoryRequest) Reset() {
 	*x = ListRightSizingHistoryRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +2760,7 @@ func (x *ListRightSizingHistoryRequest) String() string {
 func (*ListRightSizingHistoryRequest) ProtoMessage() {}
 
 func (x *ListRightSizingHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +2773,7 @@ func (x *ListRightSizingHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRightSizingHistoryRequest.ProtoReflect.Descriptor instead.
 func (*ListRightSizingHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{41}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListRightSizingHistoryRequest) GetDays() int32 {
@@ -2870,7 +2801,7 @@ type HealthSnapshot struct {
 
 func (x *HealthSnapshot) Reset() {
 	*x = HealthSnapshot{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +2813,7 @@ func (x *HealthSnapshot) String() string {
 func (*HealthSnapshot) ProtoMessage() {}
 
 func (x *HealthSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +2826,7 @@ func (x *HealthSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthSnapshot.ProtoReflect.Descriptor instead.
 func (*HealthSnapshot) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{42}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *HealthSnapshot) GetId() string {
@@ -2964,7 +2895,7 @@ type ListRightSizingHistoryResponse struct {
 
 func (x *ListRightSizingHistoryResponse) Reset() {
 	*x = ListRightSizingHistoryResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2976,7 +2907,7 @@ func (x *ListRightSizingHistoryResponse) String() string {
 func (*ListRightSizingHistoryResponse) ProtoMessage() {}
 
 func (x *ListRightSizingHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2989,7 +2920,7 @@ func (x *ListRightSizingHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRightSizingHistoryResponse.ProtoReflect.Descriptor instead.
 func (*ListRightSizingHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{43}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListRightSizingHistoryResponse) GetSnapshots() []*HealthSnapshot {
@@ -3003,7 +2934,7 @@ var File_foundry_portfolio_v1_portfolio_proto protoreflect.FileDescriptor
 
 const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\n" +
-	"$foundry/portfolio/v1/portfolio.proto\x12\x14foundry.portfolio.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a foundry/portfolio/v1/stage.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"w\n" +
+	"$foundry/portfolio/v1/portfolio.proto\x12\x14foundry.portfolio.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a foundry/portfolio/v1/stage.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"w\n" +
 	"\n" +
 	"CostVector\x12\x18\n" +
 	"\acompute\x18\x01 \x01(\x01R\acompute\x12&\n" +
@@ -3077,18 +3008,12 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x0fvalidated_ideas\x18\x03 \x01(\x05R\x0evalidatedIdeas\x122\n" +
 	"\x15total_potential_value\x18\x04 \x01(\x01R\x13totalPotentialValue\x12,\n" +
 	"\x12total_actual_value\x18\x05 \x01(\x01R\x10totalActualValue\x12&\n" +
-	"\x0ftotal_value_gap\x18\x06 \x01(\x01R\rtotalValueGap\"k\n" +
-	"\n" +
-	"Pagination\x12\x14\n" +
-	"\x05limit\x18\x01 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x05R\x06offset\x12\x14\n" +
-	"\x05total\x18\x03 \x01(\x05R\x05total\x12\x19\n" +
-	"\bhas_more\x18\x04 \x01(\bR\ahasMore\"\xc4\x01\n" +
+	"\x0ftotal_value_gap\x18\x06 \x01(\x01R\rtotalValueGap\"\xc1\x01\n" +
 	"\x11ListIdeasResponse\x120\n" +
 	"\x05ideas\x18\x01 \x03(\v2\x1a.foundry.portfolio.v1.IdeaR\x05ideas\x12;\n" +
-	"\asummary\x18\x02 \x01(\v2!.foundry.portfolio.v1.IdeaSummaryR\asummary\x12@\n" +
+	"\asummary\x18\x02 \x01(\v2!.foundry.portfolio.v1.IdeaSummaryR\asummary\x12=\n" +
 	"\n" +
-	"pagination\x18\x03 \x01(\v2 .foundry.portfolio.v1.PaginationR\n" +
+	"pagination\x18\x03 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
 	"pagination\" \n" +
 	"\x0eGetIdeaRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"A\n" +
@@ -3302,7 +3227,7 @@ func file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP() []byte {
 	return file_foundry_portfolio_v1_portfolio_proto_rawDescData
 }
 
-var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*CostVector)(nil),                     // 0: foundry.portfolio.v1.CostVector
 	(*ValueVector)(nil),                    // 1: foundry.portfolio.v1.ValueVector
@@ -3311,114 +3236,114 @@ var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*CreateIdeaResponse)(nil),             // 4: foundry.portfolio.v1.CreateIdeaResponse
 	(*ListIdeasRequest)(nil),               // 5: foundry.portfolio.v1.ListIdeasRequest
 	(*IdeaSummary)(nil),                    // 6: foundry.portfolio.v1.IdeaSummary
-	(*Pagination)(nil),                     // 7: foundry.portfolio.v1.Pagination
-	(*ListIdeasResponse)(nil),              // 8: foundry.portfolio.v1.ListIdeasResponse
-	(*GetIdeaRequest)(nil),                 // 9: foundry.portfolio.v1.GetIdeaRequest
-	(*GetIdeaResponse)(nil),                // 10: foundry.portfolio.v1.GetIdeaResponse
-	(*UpdateIdeaRequest)(nil),              // 11: foundry.portfolio.v1.UpdateIdeaRequest
-	(*UpdateIdeaResponse)(nil),             // 12: foundry.portfolio.v1.UpdateIdeaResponse
-	(*GetStorageRequest)(nil),              // 13: foundry.portfolio.v1.GetStorageRequest
-	(*GetStorageResponse)(nil),             // 14: foundry.portfolio.v1.GetStorageResponse
-	(*GetProgressRequest)(nil),             // 15: foundry.portfolio.v1.GetProgressRequest
-	(*StageBucket)(nil),                    // 16: foundry.portfolio.v1.StageBucket
-	(*GetProgressResponse)(nil),            // 17: foundry.portfolio.v1.GetProgressResponse
-	(*ListTagsRequest)(nil),                // 18: foundry.portfolio.v1.ListTagsRequest
-	(*TagCount)(nil),                       // 19: foundry.portfolio.v1.TagCount
-	(*ListTagsResponse)(nil),               // 20: foundry.portfolio.v1.ListTagsResponse
-	(*AdvanceIdeaRequest)(nil),             // 21: foundry.portfolio.v1.AdvanceIdeaRequest
-	(*AdvanceIdeaResponse)(nil),            // 22: foundry.portfolio.v1.AdvanceIdeaResponse
-	(*SetIdeaStageRequest)(nil),            // 23: foundry.portfolio.v1.SetIdeaStageRequest
-	(*SetIdeaStageResponse)(nil),           // 24: foundry.portfolio.v1.SetIdeaStageResponse
-	(*SetIdeaTagsRequest)(nil),             // 25: foundry.portfolio.v1.SetIdeaTagsRequest
-	(*SetIdeaTagsResponse)(nil),            // 26: foundry.portfolio.v1.SetIdeaTagsResponse
-	(*Question)(nil),                       // 27: foundry.portfolio.v1.Question
-	(*AddQuestionRequest)(nil),             // 28: foundry.portfolio.v1.AddQuestionRequest
-	(*AddQuestionResponse)(nil),            // 29: foundry.portfolio.v1.AddQuestionResponse
-	(*ListQuestionsRequest)(nil),           // 30: foundry.portfolio.v1.ListQuestionsRequest
-	(*ListQuestionsResponse)(nil),          // 31: foundry.portfolio.v1.ListQuestionsResponse
-	(*GetRightSizingRequest)(nil),          // 32: foundry.portfolio.v1.GetRightSizingRequest
-	(*RightSizingHealth)(nil),              // 33: foundry.portfolio.v1.RightSizingHealth
-	(*IdeaSignals)(nil),                    // 34: foundry.portfolio.v1.IdeaSignals
-	(*ProposedChild)(nil),                  // 35: foundry.portfolio.v1.ProposedChild
-	(*RightSizingSuggestion)(nil),          // 36: foundry.portfolio.v1.RightSizingSuggestion
-	(*GetRightSizingResponse)(nil),         // 37: foundry.portfolio.v1.GetRightSizingResponse
-	(*ApplyRightSizingRequest)(nil),        // 38: foundry.portfolio.v1.ApplyRightSizingRequest
-	(*RightSizingChange)(nil),              // 39: foundry.portfolio.v1.RightSizingChange
-	(*ApplyRightSizingResponse)(nil),       // 40: foundry.portfolio.v1.ApplyRightSizingResponse
-	(*ListRightSizingHistoryRequest)(nil),  // 41: foundry.portfolio.v1.ListRightSizingHistoryRequest
-	(*HealthSnapshot)(nil),                 // 42: foundry.portfolio.v1.HealthSnapshot
-	(*ListRightSizingHistoryResponse)(nil), // 43: foundry.portfolio.v1.ListRightSizingHistoryResponse
-	nil,                                    // 44: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	(Stage)(0),                             // 45: foundry.portfolio.v1.Stage
-	(*wrapperspb.StringValue)(nil),         // 46: google.protobuf.StringValue
+	(*ListIdeasResponse)(nil),              // 7: foundry.portfolio.v1.ListIdeasResponse
+	(*GetIdeaRequest)(nil),                 // 8: foundry.portfolio.v1.GetIdeaRequest
+	(*GetIdeaResponse)(nil),                // 9: foundry.portfolio.v1.GetIdeaResponse
+	(*UpdateIdeaRequest)(nil),              // 10: foundry.portfolio.v1.UpdateIdeaRequest
+	(*UpdateIdeaResponse)(nil),             // 11: foundry.portfolio.v1.UpdateIdeaResponse
+	(*GetStorageRequest)(nil),              // 12: foundry.portfolio.v1.GetStorageRequest
+	(*GetStorageResponse)(nil),             // 13: foundry.portfolio.v1.GetStorageResponse
+	(*GetProgressRequest)(nil),             // 14: foundry.portfolio.v1.GetProgressRequest
+	(*StageBucket)(nil),                    // 15: foundry.portfolio.v1.StageBucket
+	(*GetProgressResponse)(nil),            // 16: foundry.portfolio.v1.GetProgressResponse
+	(*ListTagsRequest)(nil),                // 17: foundry.portfolio.v1.ListTagsRequest
+	(*TagCount)(nil),                       // 18: foundry.portfolio.v1.TagCount
+	(*ListTagsResponse)(nil),               // 19: foundry.portfolio.v1.ListTagsResponse
+	(*AdvanceIdeaRequest)(nil),             // 20: foundry.portfolio.v1.AdvanceIdeaRequest
+	(*AdvanceIdeaResponse)(nil),            // 21: foundry.portfolio.v1.AdvanceIdeaResponse
+	(*SetIdeaStageRequest)(nil),            // 22: foundry.portfolio.v1.SetIdeaStageRequest
+	(*SetIdeaStageResponse)(nil),           // 23: foundry.portfolio.v1.SetIdeaStageResponse
+	(*SetIdeaTagsRequest)(nil),             // 24: foundry.portfolio.v1.SetIdeaTagsRequest
+	(*SetIdeaTagsResponse)(nil),            // 25: foundry.portfolio.v1.SetIdeaTagsResponse
+	(*Question)(nil),                       // 26: foundry.portfolio.v1.Question
+	(*AddQuestionRequest)(nil),             // 27: foundry.portfolio.v1.AddQuestionRequest
+	(*AddQuestionResponse)(nil),            // 28: foundry.portfolio.v1.AddQuestionResponse
+	(*ListQuestionsRequest)(nil),           // 29: foundry.portfolio.v1.ListQuestionsRequest
+	(*ListQuestionsResponse)(nil),          // 30: foundry.portfolio.v1.ListQuestionsResponse
+	(*GetRightSizingRequest)(nil),          // 31: foundry.portfolio.v1.GetRightSizingRequest
+	(*RightSizingHealth)(nil),              // 32: foundry.portfolio.v1.RightSizingHealth
+	(*IdeaSignals)(nil),                    // 33: foundry.portfolio.v1.IdeaSignals
+	(*ProposedChild)(nil),                  // 34: foundry.portfolio.v1.ProposedChild
+	(*RightSizingSuggestion)(nil),          // 35: foundry.portfolio.v1.RightSizingSuggestion
+	(*GetRightSizingResponse)(nil),         // 36: foundry.portfolio.v1.GetRightSizingResponse
+	(*ApplyRightSizingRequest)(nil),        // 37: foundry.portfolio.v1.ApplyRightSizingRequest
+	(*RightSizingChange)(nil),              // 38: foundry.portfolio.v1.RightSizingChange
+	(*ApplyRightSizingResponse)(nil),       // 39: foundry.portfolio.v1.ApplyRightSizingResponse
+	(*ListRightSizingHistoryRequest)(nil),  // 40: foundry.portfolio.v1.ListRightSizingHistoryRequest
+	(*HealthSnapshot)(nil),                 // 41: foundry.portfolio.v1.HealthSnapshot
+	(*ListRightSizingHistoryResponse)(nil), // 42: foundry.portfolio.v1.ListRightSizingHistoryResponse
+	nil,                                    // 43: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	(Stage)(0),                             // 44: foundry.portfolio.v1.Stage
+	(*wrapperspb.StringValue)(nil),         // 45: google.protobuf.StringValue
+	(*v1.Pagination)(nil),                  // 46: foundry.common.v1.Pagination
 	(*structpb.ListValue)(nil),             // 47: google.protobuf.ListValue
 	(*wrapperspb.BoolValue)(nil),           // 48: google.protobuf.BoolValue
 }
 var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
-	45, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
+	44, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
 	0,  // 1: foundry.portfolio.v1.Idea.cost_vector:type_name -> foundry.portfolio.v1.CostVector
 	1,  // 2: foundry.portfolio.v1.Idea.value_vector:type_name -> foundry.portfolio.v1.ValueVector
-	46, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
-	45, // 4: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	45, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
+	44, // 4: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
 	0,  // 5: foundry.portfolio.v1.CreateIdeaRequest.cost_vector:type_name -> foundry.portfolio.v1.CostVector
 	1,  // 6: foundry.portfolio.v1.CreateIdeaRequest.value_vector:type_name -> foundry.portfolio.v1.ValueVector
 	2,  // 7: foundry.portfolio.v1.CreateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
 	2,  // 8: foundry.portfolio.v1.ListIdeasResponse.ideas:type_name -> foundry.portfolio.v1.Idea
 	6,  // 9: foundry.portfolio.v1.ListIdeasResponse.summary:type_name -> foundry.portfolio.v1.IdeaSummary
-	7,  // 10: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.portfolio.v1.Pagination
+	46, // 10: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.common.v1.Pagination
 	2,  // 11: foundry.portfolio.v1.GetIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	45, // 12: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	44, // 12: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
 	47, // 13: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
 	2,  // 14: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	44, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	19, // 16: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
+	43, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	18, // 16: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
 	2,  // 17: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	45, // 18: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	44, // 18: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
 	2,  // 19: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
 	2,  // 20: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	27, // 21: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
-	27, // 22: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
-	35, // 23: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	46, // 24: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
-	33, // 25: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
-	34, // 26: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
-	36, // 27: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
-	35, // 28: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	26, // 21: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
+	26, // 22: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
+	34, // 23: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	45, // 24: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
+	32, // 25: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
+	33, // 26: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
+	35, // 27: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
+	34, // 28: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
 	48, // 29: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
-	46, // 30: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
-	39, // 31: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
-	42, // 32: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
-	16, // 33: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
+	45, // 30: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
+	38, // 31: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
+	41, // 32: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
+	15, // 33: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
 	3,  // 34: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
 	5,  // 35: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
-	9,  // 36: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
-	11, // 37: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
-	13, // 38: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
-	15, // 39: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
-	18, // 40: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
-	21, // 41: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
-	23, // 42: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
-	25, // 43: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
-	28, // 44: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
-	30, // 45: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
-	32, // 46: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
-	38, // 47: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
-	41, // 48: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
+	8,  // 36: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
+	10, // 37: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
+	12, // 38: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
+	14, // 39: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
+	17, // 40: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
+	20, // 41: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
+	22, // 42: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
+	24, // 43: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
+	27, // 44: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
+	29, // 45: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
+	31, // 46: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
+	37, // 47: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
+	40, // 48: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
 	4,  // 49: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
-	8,  // 50: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
-	10, // 51: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
-	12, // 52: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
-	14, // 53: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
-	17, // 54: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
-	20, // 55: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
-	22, // 56: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
-	24, // 57: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
-	26, // 58: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
-	29, // 59: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
-	31, // 60: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
-	37, // 61: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
-	40, // 62: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
-	43, // 63: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
+	7,  // 50: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
+	9,  // 51: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
+	11, // 52: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
+	13, // 53: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
+	16, // 54: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
+	19, // 55: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
+	21, // 56: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
+	23, // 57: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
+	25, // 58: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
+	28, // 59: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
+	30, // 60: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
+	36, // 61: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
+	39, // 62: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
+	42, // 63: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
 	49, // [49:64] is the sub-list for method output_type
 	34, // [34:49] is the sub-list for method input_type
 	34, // [34:34] is the sub-list for extension type_name
@@ -3434,16 +3359,16 @@ func file_foundry_portfolio_v1_portfolio_proto_init() {
 	file_foundry_portfolio_v1_stage_proto_init()
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[3].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[5].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[11].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[15].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[41].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[10].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[14].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[40].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_portfolio_v1_portfolio_proto_rawDesc), len(file_foundry_portfolio_v1_portfolio_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   45,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
