@@ -100,8 +100,8 @@ type Filter struct {
 	// it and those before it in that order, for counting what precedes
 	// such a page.
 	Before, Through *Key
-	Limit         int
-	Offset        int
+	Limit           int
+	Offset          int
 }
 
 // Key is a task's place in the newest-first list: its creation time,
