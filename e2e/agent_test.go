@@ -273,6 +273,23 @@ func TestAgentTasks(t *testing.T) {
 				requireStatus(t, http.StatusUnprocessableEntity, request(t, http.MethodGet, sys.URL("/api/agent/metrics?"+q), nil))
 			}
 
+			daily := request(t, http.MethodGet, sys.URL("/api/agent/metrics/daily?days=2"), nil)
+			requireStatus(t, http.StatusOK, daily)
+			series := daily.JSON["days"].([]any)
+			require.Len(t, series, 2, "yesterday and today")
+			today := series[1].(map[string]any)
+			require.Equal(t, time.Now().UTC().Format(time.DateOnly), today["day"])
+			require.Equal(t, 7.0, today["created"])
+			require.Equal(t, 0.0, today["completed"])
+			require.Equal(t, 2.0, today["failed"])
+			require.Equal(t, 0.0, today["success_rate"], "two failed, none completed")
+			require.NotNil(t, today["p50_seconds"])
+			yesterday := series[0].(map[string]any)
+			require.Equal(t, 0.0, yesterday["created"])
+			require.Nil(t, yesterday["success_rate"], "nothing finished")
+			require.Nil(t, yesterday["p95_seconds"])
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/agent/metrics/daily?days=367"), nil), "days")
+
 			d := request(t, http.MethodGet, sys.URL("/api/agent/diagnostics-completeness"), nil)
 			requireStatus(t, http.StatusOK, d)
 			require.Equal(t, 2.0, d.JSON["total_failed"])

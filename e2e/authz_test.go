@@ -218,6 +218,7 @@ var authzRoutes = []*authzRoute{
 		{what: "with `dry_run: true`", ok: http.StatusOK, body: authzFixed(map[string]any{"dry_run": true})},
 	}},
 	{method: http.MethodGet, path: "/api/agent/metrics", requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/agent/metrics/daily", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/agent/pipeline-status", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/agent/prompt-ab/stats", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/agent/tasks", requests: authzOne(http.StatusOK, nil)},
@@ -280,6 +281,7 @@ var authzRoutes = []*authzRoute{
 	{method: http.MethodPost, path: "/api/cc/oracle/readings", requests: authzOne(http.StatusOK, authzFixed(map[string]any{"cc_per_usd": 100}))},
 	{method: http.MethodPost, path: "/api/cc/stake", requests: authzStakeRequests(true)},
 	{method: http.MethodGet, path: "/api/cc/supply", requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/cc/supply/history", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/cc/unstake", requests: authzOne(http.StatusOK, func(c *authzCell) any {
 		return map[string]any{"contributor_id": c.id("self"), "idea_id": c.id("idea"), "amount_cc": 1}
 	})},
@@ -370,6 +372,7 @@ var authzRoutes = []*authzRoute{
 	{method: http.MethodPost, path: "/api/ideas/{idea_id}/stage", params: map[string]string{"idea_id": "fresh-idea"},
 		requests: authzOne(http.StatusOK, authzFixed(map[string]any{"stage": "testing"})), fresh: authzFreshIdea},
 	{method: http.MethodGet, path: "/api/ideas/{id}", params: map[string]string{"id": "idea"}, requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/ideas/{id}/stages", params: map[string]string{"id": "idea"}, requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPatch, path: "/api/ideas/{id}", params: map[string]string{"id": "self-idea"}, requests: []authzRequest{
 		{ok: http.StatusOK, body: authzFixed(map[string]any{"description": "edited by the matrix"}), rules: []authzRule{authzRuleIdeaCreator}},
 		{what: "with a `stage`", ok: http.StatusOK, body: authzFixed(map[string]any{"stage": "specced"}), rules: []authzRule{authzRuleIdeaCreator, authzRuleNoStage}},

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -97,6 +98,18 @@ func TestEconomyDepositsRatesAndSupply(t *testing.T) {
 		require.Equal(t, "healthy", s.JSON["status"])
 		require.Equal(t, "normal", s.JSON["mode"])
 		require.LessOrEqual(t, s.JSON["total_cc_outstanding"].(float64), s.JSON["treasury_value_usd"].(float64)/s.JSON["exchange_rate"].(float64))
+
+		h := request(t, http.MethodGet, sys.URL("/api/cc/supply/history?days=3"), nil)
+		requireStatus(t, http.StatusOK, h)
+		days := h.JSON["days"].([]any)
+		require.Len(t, days, 3)
+		today := days[2].(map[string]any)
+		require.Equal(t, time.Now().UTC().Format(time.DateOnly), today["day"])
+		require.Equal(t, s.JSON["total_cc_outstanding"], today["total_cc_outstanding"], "today ends with the supply now")
+		require.Equal(t, s.JSON["treasury_value_usd"], today["treasury_value_usd"])
+		require.Equal(t, s.JSON["reserve_ratio"], today["reserve_ratio"])
+		require.Nil(t, days[0].(map[string]any)["reserve_ratio"], "before this Foundry's first deposit")
+		requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/cc/supply/history?days=0"), nil), "days")
 	})
 }
 

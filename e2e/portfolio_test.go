@@ -248,6 +248,35 @@ func TestStages(t *testing.T) {
 			require.Equal(t, "impl", next["tasked"])
 			require.NotContains(t, next, "walk", "complete ideas are not candidates")
 		})
+
+		t.Run("every stage change is in the idea's history: from, to, when, by whom, why", func(t *testing.T) {
+			createIdea(t, sys, map[string]any{"id": "storied", "name": "Storied"})
+			requireStatus(t, http.StatusOK, request(t, http.MethodPost, sys.URL("/api/ideas/storied/advance"), nil))
+			requireStatus(t, http.StatusOK, request(t, http.MethodPost, sys.URL("/api/ideas/storied/stage"), map[string]any{"stage": "testing"}))
+			requireStatus(t, http.StatusOK, request(t, http.MethodPatch, sys.URL("/api/ideas/storied"), map[string]any{"description": "no move"}))
+			client := portfoliointernalv1.NewPortfolioInternalServiceClient(sys.Dial(t))
+			_, err := client.AdvanceForTask(context.Background(), &portfoliointernalv1.AdvanceForTaskRequest{IdeaId: "storied", TaskType: "review", TaskId: "rev-1"})
+			require.NoError(t, err)
+
+			r := request(t, http.MethodGet, sys.URL("/api/ideas/storied/stages"), nil)
+			requireStatus(t, http.StatusOK, r)
+			var got []string
+			for _, c := range r.JSON["changes"].([]any) {
+				ch := c.(map[string]any)
+				from, _ := ch["from"].(string)
+				got = append(got, fmt.Sprintf("%s>%s %s by %s", from, ch["to"], ch["reason"], ch["by"]))
+				_, err := time.Parse(time.RFC3339Nano, ch["at"].(string))
+				require.NoError(t, err, "at is a time")
+			}
+			require.Equal(t, []string{
+				">none created by admin",
+				"none>specced advance by admin",
+				"specced>testing operator by admin",
+				"testing>reviewing task by task:rev-1",
+			}, got, "a PATCH that moves no stage is not a change")
+			require.Nil(t, r.JSON["changes"].([]any)[0].(map[string]any)["from"], "a creation has no from")
+			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/ideas/nobody/stages"), nil))
+		})
 	})
 }
 

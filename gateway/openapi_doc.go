@@ -292,15 +292,24 @@ func markNullable(doc *openapi3.T) error {
 			continue
 		}
 		ref.Value.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
-		if !inRequests[name] {
-			ref.Value.Required = slices.Sorted(maps.Keys(ref.Value.Properties))
-		}
+		var required []string
 		for prop, p := range ref.Value.Properties {
 			fd := md.Fields().ByName(protoreflect.Name(prop))
+			if fd != nil && fd.ContainingOneof() != nil {
+				// An optional scalar or a oneof member: protojson leaves it
+				// out when unset (EmitUnpopulated skips oneofs), and it is
+				// never null.
+				continue
+			}
+			required = append(required, prop)
 			if fd == nil || !fd.HasPresence() || fd.IsList() || fd.IsMap() {
 				continue
 			}
 			ref.Value.Properties[prop] = nullable(p)
+		}
+		if !inRequests[name] {
+			slices.Sort(required)
+			ref.Value.Required = required
 		}
 	}
 	return nil

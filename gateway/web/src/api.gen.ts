@@ -77,6 +77,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent/metrics/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reports, for each of the last days, the tasks created and finished, their success rate and their execution time P50 and P95. */
+        get: operations["AgentService_GetDailyMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent/pipeline-status": {
         parameters: {
             query?: never;
@@ -520,6 +537,23 @@ export interface paths {
         };
         /** Returns outstanding CC against the treasury. */
         get: operations["LedgerService_GetSupply"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/cc/supply/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reports the economy's backing at the end of each of the last days: CC outstanding, the treasury and the reserve ratio. */
+        get: operations["LedgerService_GetSupplyHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1042,6 +1076,23 @@ export interface paths {
         put?: never;
         /** Records an open question on an idea. */
         post: operations["PortfolioService_AddQuestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ideas/{id}/stages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Returns an idea's stage history: every change, oldest first, with when, by whom and why. */
+        get: operations["PortfolioService_ListIdeaStages"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1655,7 +1706,7 @@ export interface components {
              * @description lease_seconds is how long the claim holds without a renewal, 1..86400;
              *     the configured lease (5 minutes by default) when absent.
              */
-            lease_seconds?: number | null;
+            lease_seconds?: number;
             /** @description task_types limits the claim to these types; empty means any type. */
             task_types?: string[];
             /** @description worker_id names the claiming worker (required). */
@@ -1726,7 +1777,7 @@ export interface components {
              * @description cost_amount is required (optional here only so that a missing one is
              *     told from 0): >= 0 with at most 6 decimals.
              */
-            cost_amount?: number | null;
+            cost_amount?: number;
             /**
              * @description metadata is free JSON; has_tests, has_docs (booleans) and complexity
              *     (a string) feed coherence_score.
@@ -1765,7 +1816,7 @@ export interface components {
              * Format: double
              * @description weight is 1.0 when absent.
              */
-            weight?: number | null;
+            weight?: number;
         };
         /** @description CreateEdgeResponse wraps the edge (the HTTP body is the edge). */
         v1CreateEdgeResponse: {
@@ -1781,7 +1832,7 @@ export interface components {
              * Format: double
              * @description confidence is 0..1; 0.5 when absent.
              */
-            confidence?: number | null;
+            confidence?: number;
             cost_vector?: components["schemas"]["v1CostVector"] | null;
             description?: string;
             /** Format: double */
@@ -1795,7 +1846,7 @@ export interface components {
              * Format: double
              * @description resistance_risk is 1.0 when absent.
              */
-            resistance_risk?: number | null;
+            resistance_risk?: number;
             stage?: components["schemas"]["v1Stage"];
             tags?: string[];
             value_vector?: components["schemas"]["v1ValueVector"] | null;
@@ -1840,6 +1891,34 @@ export interface components {
             api_token: components["schemas"]["v1APIToken"] | null;
             /** @description token is the secret, shown once: present it as Authorization: Bearer <token>. */
             token: string;
+        };
+        /** @description DayMetrics is one UTC day of the pipeline. */
+        v1DayMetrics: {
+            /** Format: int32 */
+            completed: number;
+            /** Format: int32 */
+            created: number;
+            /** @description day is the date, YYYY-MM-DD (UTC). */
+            day: string;
+            /** Format: int32 */
+            failed: number;
+            /**
+             * Format: double
+             * @description p50_seconds and p95_seconds are the execution times of the tasks
+             *     finished that day, from the day's duration histogram; null when none
+             *     was timed.
+             */
+            p50_seconds: number | null;
+            /** Format: double */
+            p95_seconds: number | null;
+            /**
+             * Format: double
+             * @description success_rate is completed over the tasks finished that day; null when
+             *     none finished.
+             */
+            success_rate: number | null;
+            /** Format: int32 */
+            timed_out: number;
         };
         /** @description DepositRequest confirms a USD deposit (administrator); reference makes it idempotent. */
         v1DepositRequest: {
@@ -2058,6 +2137,13 @@ export interface components {
         /** @description GetContributionResponse wraps the contribution. */
         v1GetContributionResponse: {
             contribution: components["schemas"]["v1Contribution"] | null;
+        };
+        /**
+         * @description GetDailyMetricsResponse is the series, oldest day first, every day
+         *     present.
+         */
+        v1GetDailyMetricsResponse: {
+            days: components["schemas"]["v1DayMetrics"][];
         };
         /** @description GetDiagnosticsCompletenessResponse measures diagnostics over all failed tasks. */
         v1GetDiagnosticsCompletenessResponse: {
@@ -2346,6 +2432,13 @@ export interface components {
             /** @description targets_shown is true when the request carried the administrator key. */
             targets_shown: boolean;
         };
+        /**
+         * @description GetSupplyHistoryResponse is the series, oldest day first, every day
+         *     present.
+         */
+        v1GetSupplyHistoryResponse: {
+            days: components["schemas"]["v1SupplyDay"][];
+        };
         /** @description GetSupplyResponse compares outstanding CC with the treasury. */
         v1GetSupplyResponse: {
             /** Format: double */
@@ -2550,6 +2643,10 @@ export interface components {
         v1ListEdgesResponse: {
             edges: components["schemas"]["v1Edge"][];
             pagination: components["schemas"]["v1Pagination"] | null;
+        };
+        /** @description ListIdeaStagesResponse is the history, oldest first. */
+        v1ListIdeaStagesResponse: {
+            changes: components["schemas"]["v1StageChange"][];
         };
         /** @description ListIdeasResponse is the spec's IdeaPortfolioResponse. */
         v1ListIdeasResponse: {
@@ -2984,6 +3081,28 @@ export interface components {
             count: number;
             idea_ids: string[];
         };
+        /** @description StageChange is one change of an idea's stage. */
+        v1StageChange: {
+            at: string;
+            /**
+             * @description by is who made the change: a contributor's id, "token:<id>", "admin",
+             *     "task:<id>" for a completed task, "split:<idea>" for a split's child.
+             */
+            by: string;
+            /**
+             * @description from is the stage before the change (a Stage word: none, specced, …);
+             *     null at the idea's creation, and for the change recorded when the
+             *     history began (reason "migrated"). A wrapper rather than an optional
+             *     Stage because the JSON of an unset optional field is absent, not null.
+             */
+            from: string | null;
+            /**
+             * @description reason is created, advance, operator (an explicit stage), update (a
+             *     PATCH), task (a completed task) or migrated.
+             */
+            reason: string;
+            to: components["schemas"]["v1Stage"];
+        };
         /** @description StakeProjection is what a staked CC may return. */
         v1StakeProjection: {
             /** Format: double */
@@ -3040,6 +3159,25 @@ export interface components {
                 [key: string]: components["schemas"]["v1RateBucket"];
             };
             overall: components["schemas"]["v1RateBucket"] | null;
+        };
+        /**
+         * @description SupplyDay is the backing at the end of one UTC day: the values after the
+         *     last deposit, withdrawal or distribution paid in CC up to that day's end.
+         *     The fields are null for the days before the ledger recorded any.
+         */
+        v1SupplyDay: {
+            /** @description day is the date, YYYY-MM-DD (UTC). */
+            day: string;
+            /**
+             * Format: double
+             * @description reserve_ratio is computed at the rate of the day's last supply
+             *     movement.
+             */
+            reserve_ratio: number | null;
+            /** Format: double */
+            total_cc_outstanding: number | null;
+            /** Format: double */
+            treasury_value_usd: number | null;
         };
         /** @description TagCount is one entry of the tags catalog. */
         v1TagCount: {
@@ -3113,7 +3251,7 @@ export interface components {
         /** @description UpsertNodeRequest creates or updates a node. */
         v1UpsertNodeRequest: {
             /** @description external_id, when given, makes the upsert idempotent. */
-            external_id?: string | null;
+            external_id?: string;
             node_type?: string;
             /** @description payload is required. */
             payload?: Record<string, never> | null;
@@ -3438,6 +3576,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1GetMetricsResponse"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    AgentService_GetDailyMetrics: {
+        parameters: {
+            query?: {
+                /** @description days is 1..366 (default 30): the series ends today (UTC). */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1GetDailyMetricsResponse"];
                 };
             };
             /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
@@ -4409,6 +4579,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1GetSupplyResponse"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    LedgerService_GetSupplyHistory: {
+        parameters: {
+            query?: {
+                /** @description days is 1..366 (default 30): the series ends today (UTC). */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1GetSupplyHistoryResponse"];
                 };
             };
             /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
@@ -5585,6 +5787,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1Question"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PortfolioService_ListIdeaStages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListIdeaStagesResponse"];
                 };
             };
             /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */

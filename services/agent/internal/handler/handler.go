@@ -443,3 +443,24 @@ func iterationProto(it loop.Iteration) *agentv1.LoopIteration {
 func status(s task.Status) agentv1.TaskStatus {
 	return wire.Enum[agentv1.TaskStatus](agentv1.TaskStatus_value, s)
 }
+
+// GetDailyMetrics implements AgentService.GetDailyMetrics.
+func (h *Handler) GetDailyMetrics(ctx context.Context, req *agentv1.GetDailyMetricsRequest) (*agentv1.GetDailyMetricsResponse, error) {
+	days, err := h.uc.DailyMetrics(ctx, req.Days)
+	if err != nil {
+		return nil, err
+	}
+	out := &agentv1.GetDailyMetricsResponse{Days: make([]*agentv1.DayMetrics, len(days))}
+	for i, d := range days {
+		m := &agentv1.DayMetrics{Day: d.Day.Format(time.DateOnly), Created: int32(d.Created), Completed: int32(d.Completed),
+			Failed: int32(d.Failed), TimedOut: int32(d.TimedOut)}
+		if d.HasRate {
+			m.SuccessRate = wrapperspb.Double(d.SuccessRate)
+		}
+		if d.HasTimes {
+			m.P50Seconds, m.P95Seconds = wrapperspb.Double(d.P50), wrapperspb.Double(d.P95)
+		}
+		out.Days[i] = m
+	}
+	return out, nil
+}

@@ -164,6 +164,12 @@ type Count struct {
 	N      int64
 }
 
+// DayBucket is one bucket of one day's duration histogram.
+type DayBucket struct {
+	Day time.Time
+	metrics.Bucket
+}
+
 // Daily is one row of the daily rollup, or a change to it.
 type Daily struct {
 	// Day is the row's UTC day (any instant of it in a change; its
@@ -221,6 +227,12 @@ type Stats interface {
 	// DurationsBetween sums the duration histograms of the days starting
 	// in [from, to), by bucket in ascending order.
 	DurationsBetween(ctx context.Context, from, to time.Time) ([]metrics.Bucket, error)
+	// DailyByDay sums the rows of each day starting in [from, to), every
+	// route together, by day in ascending order (only days with rows).
+	DailyByDay(ctx context.Context, from, to time.Time) ([]Daily, error)
+	// DurationsByDay returns the duration histogram of each day starting
+	// in [from, to), by day and then bucket in ascending order.
+	DurationsByDay(ctx context.Context, from, to time.Time) ([]DayBucket, error)
 	// AddFailure counts one failed task of the category.
 	AddFailure(ctx context.Context, category string, diagnosed bool) error
 	// Failures returns the failure counts by category.

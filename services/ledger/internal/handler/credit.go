@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -413,4 +414,23 @@ func stage(s string) portfoliov1.Stage {
 // mode is the enum for one of the economy's modes (usecase.Mode*).
 func mode(m string) ledgerv1.EconomyMode {
 	return wire.Enum[ledgerv1.EconomyMode](ledgerv1.EconomyMode_value, m)
+}
+
+// GetSupplyHistory implements LedgerService.GetSupplyHistory.
+func (h *Handler) GetSupplyHistory(ctx context.Context, req *ledgerv1.GetSupplyHistoryRequest) (*ledgerv1.GetSupplyHistoryResponse, error) {
+	points, err := h.app.SupplyHistory(ctx, req.Days)
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.GetSupplyHistoryResponse{Days: make([]*ledgerv1.SupplyDay, len(points))}
+	for i, p := range points {
+		d := &ledgerv1.SupplyDay{Day: p.Day.Format(time.DateOnly)}
+		if p.Known {
+			d.TotalCcOutstanding = wrapperspb.Double(micros(p.OutstandingCC))
+			d.TreasuryValueUsd = wrapperspb.Double(micros(p.TreasuryUSD))
+			d.ReserveRatio = wrapperspb.Double(p.ReserveRatio)
+		}
+		out.Days[i] = d
+	}
+	return out, nil
 }

@@ -208,6 +208,12 @@ type Credit interface {
 	Economy(ctx context.Context) (Economy, error)
 	// SaveEconomy writes the economy row back.
 	SaveEconomy(ctx context.Context, e Economy) error
+	// SaveSupplyDay writes the day's backing (the day holding d.Day),
+	// replacing what the day had.
+	SaveSupplyDay(ctx context.Context, d SupplyDay) error
+	// SupplyDays returns the days with a row in [from, to), oldest first,
+	// preceded by the last day before from that has one (when any).
+	SupplyDays(ctx context.Context, from, to time.Time) ([]SupplyDay, error)
 
 	// Apply records a balanced entry, moves the cached balances and
 	// queues the movement's audit entries. ErrInsufficient when a
@@ -317,4 +323,14 @@ type Audit interface {
 	// Counts returns the row count of the audit chain's table, for storage
 	// reports.
 	Counts(ctx context.Context) (map[string]int, error)
+}
+
+// SupplyDay is the economy's backing at the end of a UTC day (as of its
+// last supply movement).
+type SupplyDay struct {
+	// Day is any instant of the day when saved, its midnight when read.
+	Day           time.Time
+	OutstandingCC money.Micros
+	TreasuryUSD   money.Micros
+	ReserveRatio  float64
 }

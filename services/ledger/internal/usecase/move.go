@@ -128,7 +128,14 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, 
 			eco.OutstandingCC, eco.TreasuryUSD, rate.Quote.Mid)
 	}
 	eco.UpdatedAt = now
-	return id, applied, r.Credit.SaveEconomy(ctx, *eco)
+	if err := r.Credit.SaveEconomy(ctx, *eco); err != nil {
+		return "", store.Applied{}, err
+	}
+	// The day's backing, for the supply history: this transaction holds
+	// the economy row, so the day's row is written by one movement at a
+	// time and ends the day with its last values.
+	return id, applied, r.Credit.SaveSupplyDay(ctx, store.SupplyDay{Day: now, OutstandingCC: eco.OutstandingCC,
+		TreasuryUSD: eco.TreasuryUSD, ReserveRatio: credit.ReserveRatio(eco.OutstandingCC, eco.TreasuryUSD, rate.Quote.Mid)})
 }
 
 // sourceBucket names where a refused movement wanted to take CC from.

@@ -40,7 +40,7 @@ func New(app *usecase.App) *Handler {
 // includes administrators), or a contributor's session.
 func editor(ctx context.Context) idea.Editor {
 	p := authz.FromContext(ctx)
-	return idea.Editor{Operator: p.Is(authz.Operator), ContributorID: p.ContributorID}
+	return idea.Editor{Operator: p.Is(authz.Operator), ContributorID: p.ContributorID, Actor: p.Actor()}
 }
 
 // CreateIdea implements PortfolioService.CreateIdea.

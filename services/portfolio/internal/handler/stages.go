@@ -3,6 +3,8 @@ package handler
 import (
 	"context"
 
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
 	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/wire"
@@ -12,7 +14,7 @@ import (
 // AdvanceIdea implements PortfolioService.AdvanceIdea: exactly one stage,
 // under the idea's lock, so concurrent advances each move it once.
 func (h *Handler) AdvanceIdea(ctx context.Context, req *portfoliov1.AdvanceIdeaRequest) (*portfoliov1.AdvanceIdeaResponse, error) {
-	i, err := h.app.Advance(ctx, req.GetIdeaId())
+	i, err := h.app.Advance(ctx, editor(ctx), req.GetIdeaId())
 	if err != nil {
 		return nil, err
 	}
@@ -21,7 +23,7 @@ func (h *Handler) AdvanceIdea(ctx context.Context, req *portfoliov1.AdvanceIdeaR
 
 // SetIdeaStage implements PortfolioService.SetIdeaStage (operators).
 func (h *Handler) SetIdeaStage(ctx context.Context, req *portfoliov1.SetIdeaStageRequest) (*portfoliov1.SetIdeaStageResponse, error) {
-	i, err := h.app.SetStage(ctx, req.GetIdeaId(), wire.Word(portfoliov1.Stage_name, req.GetStage()))
+	i, err := h.app.SetStage(ctx, editor(ctx), req.GetIdeaId(), wire.Word(portfoliov1.Stage_name, req.GetStage()))
 	if err != nil {
 		return nil, err
 	}
@@ -50,4 +52,22 @@ func (h *Handler) ListCandidates(ctx context.Context, req *portfoliointernalv1.L
 		resp.Candidates = append(resp.Candidates, &portfoliointernalv1.Candidate{Idea: toProto(i), NextTaskType: idea.NextTaskType(i.Stage)})
 	}
 	return resp, nil
+}
+
+// ListIdeaStages implements PortfolioService.ListIdeaStages.
+func (h *Handler) ListIdeaStages(ctx context.Context, req *portfoliov1.ListIdeaStagesRequest) (*portfoliov1.ListIdeaStagesResponse, error) {
+	changes, err := h.app.Stages(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	out := &portfoliov1.ListIdeaStagesResponse{Changes: make([]*portfoliov1.StageChange, len(changes))}
+	for i, c := range changes {
+		p := &portfoliov1.StageChange{To: wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, c.To), At: wire.Time(c.At),
+			By: c.Actor, Reason: c.Reason}
+		if c.From != "" {
+			p.From = wrapperspb.String(string(c.From))
+		}
+		out.Changes[i] = p
+	}
+	return out, nil
 }

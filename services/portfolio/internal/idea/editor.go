@@ -9,6 +9,8 @@ type Editor struct {
 	Operator bool
 	// ContributorID is the contributor's id; "" for an operator.
 	ContributorID string
+	// Actor names the editor in the stage history (authz.Principal.Actor).
+	Actor string
 }
 
 // CheckCreate refuses a contributor an idea that does not start at stage

@@ -78,6 +78,18 @@ type Counts struct {
 	Ideas, Questions, IdeaTags, Snapshots int
 }
 
+// StageChange is one change of an idea's stage.
+type StageChange struct {
+	ID     string
+	IdeaID string
+	// From is "" at the idea's creation (and for a migrated record).
+	From, To idea.Stage
+	At       time.Time
+	// Actor is who changed it; Reason why: created, advance, operator,
+	// update, task or migrated.
+	Actor, Reason string
+}
+
 // TaskEvent records that a task completed against an idea, and the stage
 // move it caused (From equals To when it moved nothing).
 type TaskEvent struct {
@@ -119,6 +131,10 @@ type Ideas interface {
 	ChildCounts(ctx context.Context) (map[string]int, error)
 	// Tags is the tags catalog over active ideas, ordered by tag.
 	Tags(ctx context.Context) ([]TagCount, error)
+	// RecordStage adds a change to the idea's stage history.
+	RecordStage(ctx context.Context, c StageChange) error
+	// Stages returns an idea's stage history, oldest first.
+	Stages(ctx context.Context, ideaID string) ([]StageChange, error)
 	// TaskSeen reports whether a task id has been recorded.
 	TaskSeen(ctx context.Context, taskID string) (bool, error)
 	// RecordTask records a task event. ErrAlreadyExists when the task id is

@@ -3,6 +3,7 @@ package usecase
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
@@ -21,7 +22,14 @@ func (a *App) CreateIdea(ctx context.Context, ed idea.Editor, d idea.Draft) (ide
 	if err != nil {
 		return idea.Idea{}, err
 	}
-	if err := a.tx(ctx, func(r Repos) error { return r.Ideas.Create(ctx, i) }); err != nil {
+	err = a.tx(ctx, func(r Repos) error {
+		if err := r.Ideas.Create(ctx, i); err != nil {
+			return err
+		}
+		return r.Ideas.RecordStage(ctx, store.StageChange{ID: a.cfg.NewID(), IdeaID: i.ID, To: i.Stage, At: i.CreatedAt,
+			Actor: ed.Actor, Reason: "created"})
+	})
+	if err != nil {
 		return idea.Idea{}, IdeaError(err, i.ID)
 	}
 	return i, nil
@@ -37,7 +45,7 @@ func (a *App) Idea(ctx context.Context, id string) (idea.Idea, error) {
 // it (idea.Editor.CheckEdit).
 func (a *App) UpdateIdea(ctx context.Context, ed idea.Editor, id string, p idea.Patch) (idea.Idea, error) {
 	now := a.now()
-	return a.change(ctx, id, func(i *idea.Idea) error {
+	return a.change(ctx, id, moved{by: ed.Actor, why: "update", at: now}, func(i *idea.Idea) error {
 		if err := ed.CheckEdit(*i, p.Stage != nil); err != nil {
 			return err
 		}
@@ -56,7 +64,7 @@ func (a *App) SetTags(ctx context.Context, ed idea.Editor, id string, tags []str
 // and is returned as is, and nothing is written. rule may run more than
 // once (a retried transaction), so it must only modify the idea.
 // store.ErrNotFound when absent; store.ErrArchived for an archived idea.
-func (a *App) change(ctx context.Context, id string, rule func(*idea.Idea) error) (idea.Idea, error) {
+func (a *App) change(ctx context.Context, id string, m moved, rule func(*idea.Idea) error) (idea.Idea, error) {
 	var out idea.Idea
 	err := a.tx(ctx, func(r Repos) error {
 		before, err := r.Ideas.Lock(ctx, id)
@@ -74,8 +82,21 @@ func (a *App) change(ctx context.Context, id string, rule func(*idea.Idea) error
 		if err := r.Ideas.Update(ctx, before, after); err != nil {
 			return err
 		}
+		if after.Stage != before.Stage {
+			if err := r.Ideas.RecordStage(ctx, store.StageChange{ID: a.cfg.NewID(), IdeaID: id, From: before.Stage, To: after.Stage,
+				At: m.at, Actor: m.by, Reason: m.why}); err != nil {
+				return err
+			}
+		}
 		out = after
 		return nil
 	})
 	return out, IdeaError(err, id)
+}
+
+// moved is who changes an idea, why and when, for its stage history when
+// the change moves its stage.
+type moved struct {
+	by, why string
+	at      time.Time
 }

@@ -11,20 +11,30 @@ import (
 
 // Advance moves an idea exactly one stage forward; concurrent advances of
 // one idea each move it once (a fault.Conflict past complete).
-func (a *App) Advance(ctx context.Context, id string) (idea.Idea, error) {
+func (a *App) Advance(ctx context.Context, ed idea.Editor, id string) (idea.Idea, error) {
 	now := a.now()
-	return a.change(ctx, id, func(i *idea.Idea) error { return i.Advance(now) })
+	return a.change(ctx, id, moved{by: ed.Actor, why: "advance", at: now}, func(i *idea.Idea) error { return i.Advance(now) })
 }
 
 // SetStage moves an idea to any stage (the administrator's override).
-func (a *App) SetStage(ctx context.Context, id, stage string) (idea.Idea, error) {
+func (a *App) SetStage(ctx context.Context, ed idea.Editor, id, stage string) (idea.Idea, error) {
 	// Checked before the idea is read: a bad stage is a 422 whether or not
 	// the idea exists.
 	if _, err := idea.ParseStage(stage); err != nil {
 		return idea.Idea{}, fault.Validation(fault.Field("stage", "%v", err))
 	}
 	now := a.now()
-	return a.change(ctx, id, func(i *idea.Idea) error { return i.SetStage(stage, now) })
+	return a.change(ctx, id, moved{by: ed.Actor, why: "operator", at: now}, func(i *idea.Idea) error { return i.SetStage(stage, now) })
+}
+
+// Stages returns an idea's stage history, oldest first. store.ErrNotFound
+// (as a fault) when the idea does not exist.
+func (a *App) Stages(ctx context.Context, id string) ([]store.StageChange, error) {
+	r := a.read()
+	if _, err := r.Ideas.Get(ctx, id); err != nil {
+		return nil, IdeaError(err, id)
+	}
+	return r.Ideas.Stages(ctx, id)
 }
 
 // TaskOutcome is what reporting a completed task did to its idea.
@@ -69,7 +79,7 @@ func (a *App) AdvanceForTask(ctx context.Context, id, taskID, taskType string) (
 		}
 		after := before
 		after.Tags = append([]string(nil), before.Tags...)
-		moved := after.AdvanceForTask(taskType, at)
+		advanced := after.AdvanceForTask(taskType, at)
 		after.TaskCount++
 		after.UpdatedAt = at
 		// The task row goes first: a concurrent report of the same task
@@ -80,7 +90,13 @@ func (a *App) AdvanceForTask(ctx context.Context, id, taskID, taskType string) (
 		if err := r.Ideas.Update(ctx, before, after); err != nil {
 			return err
 		}
-		out = TaskOutcome{Idea: after, Moved: moved, From: before.Stage}
+		if advanced {
+			if err := r.Ideas.RecordStage(ctx, store.StageChange{ID: a.cfg.NewID(), IdeaID: id, From: before.Stage, To: after.Stage,
+				At: at, Actor: "task:" + taskID, Reason: "task"}); err != nil {
+				return err
+			}
+		}
+		out = TaskOutcome{Idea: after, Moved: advanced, From: before.Stage}
 		return nil
 	})
 	if errors.Is(err, store.ErrAlreadyExists) {

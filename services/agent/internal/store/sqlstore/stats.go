@@ -205,3 +205,54 @@ func (s Stats) Failures(ctx context.Context) ([]store.FailureCount, error) {
 	}
 	return out, rows.Err()
 }
+
+// DailyByDay implements store.Stats: the rollup's rows of the window,
+// summed per day in the database; at most one row per day, however many
+// tasks the days hold.
+func (s Stats) DailyByDay(ctx context.Context, from, to time.Time) ([]store.Daily, error) {
+	rows, err := s.q.Query(ctx, `SELECT day, CAST(SUM(created) AS BIGINT), CAST(SUM(completed) AS BIGINT),
+		CAST(SUM(failed) AS BIGINT), CAST(SUM(timed_out) AS BIGINT), SUM(duration_sum), SUM(value_sum), SUM(cost_sum)
+		FROM task_daily WHERE day >= $1 AND day < $2 GROUP BY day ORDER BY day`,
+		database.Micros(from), database.Micros(to))
+	if err != nil {
+		return nil, fmt.Errorf("read the daily rollup: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Daily{}
+	for rows.Next() {
+		var (
+			d  store.Daily
+			at int64
+		)
+		if err := rows.Scan(&at, &d.Created, &d.Completed, &d.Failed, &d.TimedOut, &d.DurationSum, &d.ValueSum, &d.CostSum); err != nil {
+			return nil, fmt.Errorf("read the daily rollup: %w", err)
+		}
+		d.Day = database.Time(at)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// DurationsByDay implements store.Stats: at most one row per day and
+// bucket of the window.
+func (s Stats) DurationsByDay(ctx context.Context, from, to time.Time) ([]store.DayBucket, error) {
+	rows, err := s.q.Query(ctx, `SELECT day, bucket, n FROM task_durations WHERE day >= $1 AND day < $2 ORDER BY day, bucket`,
+		database.Micros(from), database.Micros(to))
+	if err != nil {
+		return nil, fmt.Errorf("read the daily duration histograms: %w", err)
+	}
+	defer rows.Close()
+	out := []store.DayBucket{}
+	for rows.Next() {
+		var (
+			b  store.DayBucket
+			at int64
+		)
+		if err := rows.Scan(&at, &b.Index, &b.N); err != nil {
+			return nil, fmt.Errorf("read the daily duration histograms: %w", err)
+		}
+		b.Day = database.Time(at)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}

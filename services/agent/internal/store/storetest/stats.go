@@ -103,6 +103,13 @@ func runStats(t *testing.T, newHarness func(t *testing.T) Harness) {
 		empty := between(day.Add(72*time.Hour), day.Add(96*time.Hour))
 		require.NotNil(t, empty)
 		require.Empty(t, empty)
+
+		byDay, err := h.read().stats.DailyByDay(ctx, day, day.Add(72*time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, []store.Daily{
+			{Day: day, Created: 3, Completed: 2, Failed: 1, TimedOut: 1, DurationSum: 60.5, ValueSum: 0.75, CostSum: 0.25},
+			{Day: day.Add(24 * time.Hour), Created: 4, Completed: 3},
+		}, byDay, "per day, every route together, only the days with rows")
 	})
 
 	t.Run("finished counts add into their hour and sum the hours since a time", func(t *testing.T) {
@@ -160,6 +167,13 @@ func runStats(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, []metrics.Bucket{{Index: 0, N: 1}, {Index: minute, N: 3}, {Index: hourLong, N: 1}},
 			between(day, day.Add(48*time.Hour)))
 		require.Equal(t, []metrics.Bucket{{Index: minute, N: 1}}, between(day.Add(time.Second), day.Add(48*time.Hour)))
+		byDay, err := h.read().stats.DurationsByDay(ctx, day, day.Add(48*time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, []store.DayBucket{
+			{Day: day, Bucket: metrics.Bucket{Index: 0, N: 1}}, {Day: day, Bucket: metrics.Bucket{Index: minute, N: 2}},
+			{Day: day, Bucket: metrics.Bucket{Index: hourLong, N: 1}},
+			{Day: day.Add(24 * time.Hour), Bucket: metrics.Bucket{Index: minute, N: 1}},
+		}, byDay, "by day, then ascending bucket")
 		empty := between(day.Add(48*time.Hour), day.Add(72*time.Hour))
 		require.NotNil(t, empty)
 		require.Empty(t, empty)

@@ -794,3 +794,44 @@ func (c Credit) ListIncidents(ctx context.Context, limit, offset int) ([]store.I
 func (c Credit) Counts(ctx context.Context) (map[string]int, error) {
 	return count(ctx, c.q, "cc_entries", "incidents")
 }
+
+// SaveSupplyDay implements store.Credit.
+func (c Credit) SaveSupplyDay(ctx context.Context, d store.SupplyDay) error {
+	day := database.Micros(d.Day.UTC().Truncate(24 * time.Hour))
+	_, err := c.q.Exec(ctx, `INSERT INTO supply_days (day, outstanding_cc, treasury_usd, reserve_ratio, updated_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (day) DO UPDATE SET outstanding_cc = excluded.outstanding_cc,
+		treasury_usd = excluded.treasury_usd, reserve_ratio = excluded.reserve_ratio, updated_at = excluded.updated_at`,
+		day, int64(d.OutstandingCC), int64(d.TreasuryUSD), d.ReserveRatio, database.Micros(d.Day))
+	if err != nil {
+		return fmt.Errorf("save the day's supply: %w", err)
+	}
+	return nil
+}
+
+// SupplyDays implements store.Credit: two index ranges of the primary
+// key, at most the window's days plus one row.
+func (c Credit) SupplyDays(ctx context.Context, from, to time.Time) ([]store.SupplyDay, error) {
+	rows, err := c.q.Query(ctx, `SELECT day, outstanding_cc, treasury_usd, reserve_ratio FROM (
+			SELECT day, outstanding_cc, treasury_usd, reserve_ratio FROM supply_days WHERE day < $1 ORDER BY day DESC LIMIT 1
+		) before_window
+		UNION ALL
+		SELECT day, outstanding_cc, treasury_usd, reserve_ratio FROM supply_days WHERE day >= $1 AND day < $2
+		ORDER BY day`, database.Micros(from), database.Micros(to))
+	if err != nil {
+		return nil, fmt.Errorf("read the supply history: %w", err)
+	}
+	defer rows.Close()
+	out := []store.SupplyDay{}
+	for rows.Next() {
+		var (
+			d                          store.SupplyDay
+			day, outstanding, treasury int64
+		)
+		if err := rows.Scan(&day, &outstanding, &treasury, &d.ReserveRatio); err != nil {
+			return nil, fmt.Errorf("read the supply history: %w", err)
+		}
+		d.Day, d.OutstandingCC, d.TreasuryUSD = database.Time(day), money.Micros(outstanding), money.Micros(treasury)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}

@@ -76,6 +76,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"oracle", runOracle},
 		{"audit", runAudit},
 		{"queue", runQueue},
+		{"supply", runSupply},
 	} {
 		t.Run(topic.name, func(t *testing.T) {
 			t.Parallel()

@@ -425,3 +425,40 @@ func (r *Ideas) Counts(ctx context.Context) (store.Counts, error) {
 	}
 	return c, nil
 }
+
+// RecordStage implements store.Ideas.
+func (r *Ideas) RecordStage(ctx context.Context, c store.StageChange) error {
+	var from any
+	if c.From != "" {
+		from = string(c.From)
+	}
+	if _, err := r.q.Exec(ctx, `INSERT INTO stage_changes (id, idea_id, from_stage, to_stage, at, actor, reason)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.IdeaID, from, string(c.To), database.Micros(c.At), c.Actor, c.Reason); err != nil {
+		return fmt.Errorf("record the stage of %s: %w", c.IdeaID, err)
+	}
+	return nil
+}
+
+// Stages implements store.Ideas: one range of the (idea_id, at, id) index.
+func (r *Ideas) Stages(ctx context.Context, ideaID string) ([]store.StageChange, error) {
+	rows, err := r.q.Query(ctx, `SELECT id, COALESCE(from_stage, ''), to_stage, at, actor, reason FROM stage_changes
+		WHERE idea_id = $1 ORDER BY at, id`, ideaID)
+	if err != nil {
+		return nil, fmt.Errorf("read the stages of %s: %w", ideaID, err)
+	}
+	defer rows.Close()
+	out := []store.StageChange{}
+	for rows.Next() {
+		var (
+			c        store.StageChange
+			from, to string
+			at       int64
+		)
+		if err := rows.Scan(&c.ID, &from, &to, &at, &c.Actor, &c.Reason); err != nil {
+			return nil, fmt.Errorf("read the stages of %s: %w", ideaID, err)
+		}
+		c.IdeaID, c.From, c.To, c.At = ideaID, idea.Stage(from), idea.Stage(to), database.Time(at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

@@ -221,6 +221,29 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.ErrorIs(t, err, store.ErrAlreadyExists, "a task id is recorded once")
 	})
 
+	t.Run("stage history: an idea's changes in time order, its own only", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.create(t, NewIdea(t, "a", 1, 1), NewIdea(t, "b", 1, 1))
+		changes := []store.StageChange{
+			{ID: "c2", IdeaID: "a", From: idea.None, To: idea.Specced, At: T0.Add(time.Minute), Actor: "admin", Reason: "advance"},
+			{ID: "c1", IdeaID: "a", To: idea.None, At: T0, Actor: "ada", Reason: "created"},
+			{ID: "c3", IdeaID: "a", From: idea.Specced, To: idea.Implementing, At: T0.Add(time.Minute), Actor: "task:t1", Reason: "task"},
+			{ID: "x", IdeaID: "b", To: idea.None, At: T0, Actor: "bob", Reason: "created"},
+		}
+		for _, c := range changes {
+			require.NoError(t, h.write(func(r repos) error { return r.ideas.RecordStage(ctx, c) }))
+		}
+		got, err := h.read().ideas.Stages(ctx, "a")
+		require.NoError(t, err)
+		require.Equal(t, []store.StageChange{changes[1], changes[0], changes[2]}, got,
+			"by time, then id; a creation's From reads back empty")
+		none, err := h.read().ideas.Stages(ctx, "missing")
+		require.NoError(t, err)
+		require.NotNil(t, none)
+		require.Empty(t, none)
+	})
+
 	t.Run("questions", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)

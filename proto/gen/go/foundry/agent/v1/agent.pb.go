@@ -2035,6 +2035,205 @@ func (x *GetMetricsResponse) GetWindowStart() string {
 	return ""
 }
 
+// GetDailyMetricsRequest bounds the series.
+type GetDailyMetricsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// days is 1..366 (default 30): the series ends today (UTC).
+	Days          *int32 `protobuf:"varint,1,opt,name=days,proto3,oneof" json:"days,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDailyMetricsRequest) Reset() {
+	*x = GetDailyMetricsRequest{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDailyMetricsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDailyMetricsRequest) ProtoMessage() {}
+
+func (x *GetDailyMetricsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDailyMetricsRequest.ProtoReflect.Descriptor instead.
+func (*GetDailyMetricsRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *GetDailyMetricsRequest) GetDays() int32 {
+	if x != nil && x.Days != nil {
+		return *x.Days
+	}
+	return 0
+}
+
+// DayMetrics is one UTC day of the pipeline.
+type DayMetrics struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// day is the date, YYYY-MM-DD (UTC).
+	Day       string `protobuf:"bytes,1,opt,name=day,proto3" json:"day,omitempty"`
+	Created   int32  `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	Completed int32  `protobuf:"varint,3,opt,name=completed,proto3" json:"completed,omitempty"`
+	Failed    int32  `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
+	TimedOut  int32  `protobuf:"varint,5,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	// success_rate is completed over the tasks finished that day; null when
+	// none finished.
+	SuccessRate *wrapperspb.DoubleValue `protobuf:"bytes,6,opt,name=success_rate,json=successRate,proto3" json:"success_rate,omitempty"`
+	// p50_seconds and p95_seconds are the execution times of the tasks
+	// finished that day, from the day's duration histogram; null when none
+	// was timed.
+	P50Seconds    *wrapperspb.DoubleValue `protobuf:"bytes,7,opt,name=p50_seconds,json=p50Seconds,proto3" json:"p50_seconds,omitempty"`
+	P95Seconds    *wrapperspb.DoubleValue `protobuf:"bytes,8,opt,name=p95_seconds,json=p95Seconds,proto3" json:"p95_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DayMetrics) Reset() {
+	*x = DayMetrics{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DayMetrics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DayMetrics) ProtoMessage() {}
+
+func (x *DayMetrics) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DayMetrics.ProtoReflect.Descriptor instead.
+func (*DayMetrics) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *DayMetrics) GetDay() string {
+	if x != nil {
+		return x.Day
+	}
+	return ""
+}
+
+func (x *DayMetrics) GetCreated() int32 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *DayMetrics) GetCompleted() int32 {
+	if x != nil {
+		return x.Completed
+	}
+	return 0
+}
+
+func (x *DayMetrics) GetFailed() int32 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *DayMetrics) GetTimedOut() int32 {
+	if x != nil {
+		return x.TimedOut
+	}
+	return 0
+}
+
+func (x *DayMetrics) GetSuccessRate() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.SuccessRate
+	}
+	return nil
+}
+
+func (x *DayMetrics) GetP50Seconds() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.P50Seconds
+	}
+	return nil
+}
+
+func (x *DayMetrics) GetP95Seconds() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.P95Seconds
+	}
+	return nil
+}
+
+// GetDailyMetricsResponse is the series, oldest day first, every day
+// present.
+type GetDailyMetricsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Days          []*DayMetrics          `protobuf:"bytes,1,rep,name=days,proto3" json:"days,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDailyMetricsResponse) Reset() {
+	*x = GetDailyMetricsResponse{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDailyMetricsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDailyMetricsResponse) ProtoMessage() {}
+
+func (x *GetDailyMetricsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDailyMetricsResponse.ProtoReflect.Descriptor instead.
+func (*GetDailyMetricsResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *GetDailyMetricsResponse) GetDays() []*DayMetrics {
+	if x != nil {
+		return x.Days
+	}
+	return nil
+}
+
 // GetPromptABStatsRequest is empty.
 type GetPromptABStatsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2044,7 +2243,7 @@ type GetPromptABStatsRequest struct {
 
 func (x *GetPromptABStatsRequest) Reset() {
 	*x = GetPromptABStatsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2056,7 +2255,7 @@ func (x *GetPromptABStatsRequest) String() string {
 func (*GetPromptABStatsRequest) ProtoMessage() {}
 
 func (x *GetPromptABStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2268,7 @@ func (x *GetPromptABStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptABStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptABStatsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 // VariantStats is one prompt variant's outcome record.
@@ -2094,7 +2293,7 @@ type VariantStats struct {
 
 func (x *VariantStats) Reset() {
 	*x = VariantStats{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2106,7 +2305,7 @@ func (x *VariantStats) String() string {
 func (*VariantStats) ProtoMessage() {}
 
 func (x *VariantStats) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2119,7 +2318,7 @@ func (x *VariantStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantStats.ProtoReflect.Descriptor instead.
 func (*VariantStats) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *VariantStats) GetVariant() string {
@@ -2188,7 +2387,7 @@ type GetPromptABStatsResponse struct {
 
 func (x *GetPromptABStatsResponse) Reset() {
 	*x = GetPromptABStatsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2200,7 +2399,7 @@ func (x *GetPromptABStatsResponse) String() string {
 func (*GetPromptABStatsResponse) ProtoMessage() {}
 
 func (x *GetPromptABStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2213,7 +2412,7 @@ func (x *GetPromptABStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptABStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptABStatsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetPromptABStatsResponse) GetVariants() []*VariantStats {
@@ -2232,7 +2431,7 @@ type GetDiagnosticsCompletenessRequest struct {
 
 func (x *GetDiagnosticsCompletenessRequest) Reset() {
 	*x = GetDiagnosticsCompletenessRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2244,7 +2443,7 @@ func (x *GetDiagnosticsCompletenessRequest) String() string {
 func (*GetDiagnosticsCompletenessRequest) ProtoMessage() {}
 
 func (x *GetDiagnosticsCompletenessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2257,7 +2456,7 @@ func (x *GetDiagnosticsCompletenessRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetDiagnosticsCompletenessRequest.ProtoReflect.Descriptor instead.
 func (*GetDiagnosticsCompletenessRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 // GetDiagnosticsCompletenessResponse measures diagnostics over all failed tasks.
@@ -2277,7 +2476,7 @@ type GetDiagnosticsCompletenessResponse struct {
 
 func (x *GetDiagnosticsCompletenessResponse) Reset() {
 	*x = GetDiagnosticsCompletenessResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2289,7 +2488,7 @@ func (x *GetDiagnosticsCompletenessResponse) String() string {
 func (*GetDiagnosticsCompletenessResponse) ProtoMessage() {}
 
 func (x *GetDiagnosticsCompletenessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2302,7 +2501,7 @@ func (x *GetDiagnosticsCompletenessResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetDiagnosticsCompletenessResponse.ProtoReflect.Descriptor instead.
 func (*GetDiagnosticsCompletenessResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetDiagnosticsCompletenessResponse) GetTotalFailed() int32 {
@@ -2364,7 +2563,7 @@ type LoopIteration struct {
 
 func (x *LoopIteration) Reset() {
 	*x = LoopIteration{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2376,7 +2575,7 @@ func (x *LoopIteration) String() string {
 func (*LoopIteration) ProtoMessage() {}
 
 func (x *LoopIteration) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2389,7 +2588,7 @@ func (x *LoopIteration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoopIteration.ProtoReflect.Descriptor instead.
 func (*LoopIteration) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *LoopIteration) GetOutcome() string {
@@ -2478,7 +2677,7 @@ type GetLoopStatusRequest struct {
 
 func (x *GetLoopStatusRequest) Reset() {
 	*x = GetLoopStatusRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2490,7 +2689,7 @@ func (x *GetLoopStatusRequest) String() string {
 func (*GetLoopStatusRequest) ProtoMessage() {}
 
 func (x *GetLoopStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2503,7 +2702,7 @@ func (x *GetLoopStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoopStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetLoopStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 // GetLoopStatusResponse describes the pipeline loop: this replica's
@@ -2536,7 +2735,7 @@ type GetLoopStatusResponse struct {
 
 func (x *GetLoopStatusResponse) Reset() {
 	*x = GetLoopStatusResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2747,7 @@ func (x *GetLoopStatusResponse) String() string {
 func (*GetLoopStatusResponse) ProtoMessage() {}
 
 func (x *GetLoopStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2760,7 @@ func (x *GetLoopStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoopStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetLoopStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetLoopStatusResponse) GetEnabled() bool {
@@ -2646,7 +2845,7 @@ type RunLoopOnceRequest struct {
 
 func (x *RunLoopOnceRequest) Reset() {
 	*x = RunLoopOnceRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2658,7 +2857,7 @@ func (x *RunLoopOnceRequest) String() string {
 func (*RunLoopOnceRequest) ProtoMessage() {}
 
 func (x *RunLoopOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2671,7 +2870,7 @@ func (x *RunLoopOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunLoopOnceRequest.ProtoReflect.Descriptor instead.
 func (*RunLoopOnceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RunLoopOnceRequest) GetDryRun() bool {
@@ -2691,7 +2890,7 @@ type RunLoopOnceResponse struct {
 
 func (x *RunLoopOnceResponse) Reset() {
 	*x = RunLoopOnceResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2703,7 +2902,7 @@ func (x *RunLoopOnceResponse) String() string {
 func (*RunLoopOnceResponse) ProtoMessage() {}
 
 func (x *RunLoopOnceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2716,7 +2915,7 @@ func (x *RunLoopOnceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunLoopOnceResponse.ProtoReflect.Descriptor instead.
 func (*RunLoopOnceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RunLoopOnceResponse) GetIteration() *LoopIteration {
@@ -2926,7 +3125,24 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x05usage\x18\x03 \x01(\v2\x1e.foundry.agent.v1.UsageSummaryR\x05usage\x12\x1f\n" +
 	"\vwindow_days\x18\x04 \x01(\x05R\n" +
 	"windowDays\x12!\n" +
-	"\fwindow_start\x18\x05 \x01(\tR\vwindowStart\"\x19\n" +
+	"\fwindow_start\x18\x05 \x01(\tR\vwindowStart\":\n" +
+	"\x16GetDailyMetricsRequest\x12\x17\n" +
+	"\x04days\x18\x01 \x01(\x05H\x00R\x04days\x88\x01\x01B\a\n" +
+	"\x05_days\"\xca\x02\n" +
+	"\n" +
+	"DayMetrics\x12\x10\n" +
+	"\x03day\x18\x01 \x01(\tR\x03day\x12\x18\n" +
+	"\acreated\x18\x02 \x01(\x05R\acreated\x12\x1c\n" +
+	"\tcompleted\x18\x03 \x01(\x05R\tcompleted\x12\x16\n" +
+	"\x06failed\x18\x04 \x01(\x05R\x06failed\x12\x1b\n" +
+	"\ttimed_out\x18\x05 \x01(\x05R\btimedOut\x12?\n" +
+	"\fsuccess_rate\x18\x06 \x01(\v2\x1c.google.protobuf.DoubleValueR\vsuccessRate\x12=\n" +
+	"\vp50_seconds\x18\a \x01(\v2\x1c.google.protobuf.DoubleValueR\n" +
+	"p50Seconds\x12=\n" +
+	"\vp95_seconds\x18\b \x01(\v2\x1c.google.protobuf.DoubleValueR\n" +
+	"p95Seconds\"K\n" +
+	"\x17GetDailyMetricsResponse\x120\n" +
+	"\x04days\x18\x01 \x03(\v2\x1c.foundry.agent.v1.DayMetricsR\x04days\"\x19\n" +
 	"\x17GetPromptABStatsRequest\"\x9f\x02\n" +
 	"\fVariantStats\x12\x18\n" +
 	"\avariant\x18\x01 \x01(\tR\avariant\x12\x18\n" +
@@ -3000,7 +3216,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x06failed\x10\x04\x12\r\n" +
 	"\ttimed_out\x10\x05\x12\x12\n" +
-	"\x0eneeds_decision\x10\x062\x83\v\n" +
+	"\x0eneeds_decision\x10\x062\xf4\v\n" +
 	"\fAgentService\x12`\n" +
 	"\n" +
 	"CreateTask\x12#.foundry.agent.v1.CreateTaskRequest\x1a$.foundry.agent.v1.CreateTaskResponse\"\a\xc2\xf3\x18\x03\n" +
@@ -3023,6 +3239,8 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x01\x02\x12`\n" +
 	"\n" +
 	"GetMetrics\x12#.foundry.agent.v1.GetMetricsRequest\x1a$.foundry.agent.v1.GetMetricsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12o\n" +
+	"\x0fGetDailyMetrics\x12(.foundry.agent.v1.GetDailyMetricsRequest\x1a).foundry.agent.v1.GetDailyMetricsResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12r\n" +
 	"\x10GetPromptABStats\x12).foundry.agent.v1.GetPromptABStatsRequest\x1a*.foundry.agent.v1.GetPromptABStatsResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12\x90\x01\n" +
@@ -3049,7 +3267,7 @@ func file_foundry_agent_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_foundry_agent_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	(TaskStatus)(0),                            // 0: foundry.agent.v1.TaskStatus
 	(*AgentTask)(nil),                          // 1: foundry.agent.v1.AgentTask
@@ -3077,120 +3295,129 @@ var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	(*SuccessRate)(nil),                        // 23: foundry.agent.v1.SuccessRate
 	(*UsageSummary)(nil),                       // 24: foundry.agent.v1.UsageSummary
 	(*GetMetricsResponse)(nil),                 // 25: foundry.agent.v1.GetMetricsResponse
-	(*GetPromptABStatsRequest)(nil),            // 26: foundry.agent.v1.GetPromptABStatsRequest
-	(*VariantStats)(nil),                       // 27: foundry.agent.v1.VariantStats
-	(*GetPromptABStatsResponse)(nil),           // 28: foundry.agent.v1.GetPromptABStatsResponse
-	(*GetDiagnosticsCompletenessRequest)(nil),  // 29: foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	(*GetDiagnosticsCompletenessResponse)(nil), // 30: foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	(*LoopIteration)(nil),                      // 31: foundry.agent.v1.LoopIteration
-	(*GetLoopStatusRequest)(nil),               // 32: foundry.agent.v1.GetLoopStatusRequest
-	(*GetLoopStatusResponse)(nil),              // 33: foundry.agent.v1.GetLoopStatusResponse
-	(*RunLoopOnceRequest)(nil),                 // 34: foundry.agent.v1.RunLoopOnceRequest
-	(*RunLoopOnceResponse)(nil),                // 35: foundry.agent.v1.RunLoopOnceResponse
-	nil,                                        // 36: foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	nil,                                        // 37: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	nil,                                        // 38: foundry.agent.v1.SuccessRate.ByModelEntry
-	nil,                                        // 39: foundry.agent.v1.SuccessRate.ByExecutorEntry
-	nil,                                        // 40: foundry.agent.v1.UsageSummary.TasksByModelEntry
-	nil,                                        // 41: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	nil,                                        // 42: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	nil,                                        // 43: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	(*wrapperspb.StringValue)(nil),             // 44: google.protobuf.StringValue
-	(*structpb.Struct)(nil),                    // 45: google.protobuf.Struct
-	(*wrapperspb.DoubleValue)(nil),             // 46: google.protobuf.DoubleValue
-	(*v1.Pagination)(nil),                      // 47: foundry.common.v1.Pagination
+	(*GetDailyMetricsRequest)(nil),             // 26: foundry.agent.v1.GetDailyMetricsRequest
+	(*DayMetrics)(nil),                         // 27: foundry.agent.v1.DayMetrics
+	(*GetDailyMetricsResponse)(nil),            // 28: foundry.agent.v1.GetDailyMetricsResponse
+	(*GetPromptABStatsRequest)(nil),            // 29: foundry.agent.v1.GetPromptABStatsRequest
+	(*VariantStats)(nil),                       // 30: foundry.agent.v1.VariantStats
+	(*GetPromptABStatsResponse)(nil),           // 31: foundry.agent.v1.GetPromptABStatsResponse
+	(*GetDiagnosticsCompletenessRequest)(nil),  // 32: foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	(*GetDiagnosticsCompletenessResponse)(nil), // 33: foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	(*LoopIteration)(nil),                      // 34: foundry.agent.v1.LoopIteration
+	(*GetLoopStatusRequest)(nil),               // 35: foundry.agent.v1.GetLoopStatusRequest
+	(*GetLoopStatusResponse)(nil),              // 36: foundry.agent.v1.GetLoopStatusResponse
+	(*RunLoopOnceRequest)(nil),                 // 37: foundry.agent.v1.RunLoopOnceRequest
+	(*RunLoopOnceResponse)(nil),                // 38: foundry.agent.v1.RunLoopOnceResponse
+	nil,                                        // 39: foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	nil,                                        // 40: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	nil,                                        // 41: foundry.agent.v1.SuccessRate.ByModelEntry
+	nil,                                        // 42: foundry.agent.v1.SuccessRate.ByExecutorEntry
+	nil,                                        // 43: foundry.agent.v1.UsageSummary.TasksByModelEntry
+	nil,                                        // 44: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	nil,                                        // 45: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	nil,                                        // 46: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	(*wrapperspb.StringValue)(nil),             // 47: google.protobuf.StringValue
+	(*structpb.Struct)(nil),                    // 48: google.protobuf.Struct
+	(*wrapperspb.DoubleValue)(nil),             // 49: google.protobuf.DoubleValue
+	(*v1.Pagination)(nil),                      // 50: foundry.common.v1.Pagination
 }
 var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: foundry.agent.v1.AgentTask.status:type_name -> foundry.agent.v1.TaskStatus
-	44, // 1: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
-	44, // 2: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
-	45, // 3: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
-	44, // 4: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
-	44, // 5: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
-	46, // 6: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
-	46, // 7: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
-	46, // 8: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
-	44, // 9: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
-	44, // 10: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
-	44, // 11: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
+	47, // 1: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
+	47, // 2: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
+	48, // 3: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
+	47, // 4: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
+	47, // 5: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
+	49, // 6: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
+	49, // 7: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
+	49, // 8: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
+	47, // 9: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
+	47, // 10: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
+	47, // 11: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
 	0,  // 12: foundry.agent.v1.AgentTaskListItem.status:type_name -> foundry.agent.v1.TaskStatus
-	44, // 13: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
-	44, // 14: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
-	45, // 15: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	47, // 13: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
+	47, // 14: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
+	48, // 15: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
 	1,  // 16: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
 	0,  // 17: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
 	2,  // 18: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	47, // 19: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	50, // 19: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
 	1,  // 20: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
 	0,  // 21: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
 	1,  // 22: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
 	2,  // 23: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	47, // 24: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
-	36, // 25: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	50, // 24: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	39, // 25: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
 	1,  // 26: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	46, // 27: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
-	46, // 28: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
+	49, // 27: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
+	49, // 28: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
 	18, // 29: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
-	46, // 30: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
-	46, // 31: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
+	49, // 30: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
+	49, // 31: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
 	22, // 32: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
-	37, // 33: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	38, // 34: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
-	39, // 35: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
-	40, // 36: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
-	41, // 37: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	40, // 33: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	41, // 34: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
+	42, // 35: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
+	43, // 36: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
+	44, // 37: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
 	21, // 38: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
 	23, // 39: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
 	24, // 40: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
-	46, // 41: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
-	27, // 42: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
-	42, // 43: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	44, // 44: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
-	46, // 45: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
-	44, // 46: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
-	44, // 47: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
-	44, // 48: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
-	44, // 49: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
-	44, // 50: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
-	44, // 51: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
-	31, // 52: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
-	43, // 53: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	44, // 54: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
-	31, // 55: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
-	22, // 56: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
-	22, // 57: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
-	22, // 58: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
-	3,  // 59: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
-	5,  // 60: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
-	7,  // 61: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
-	9,  // 62: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
-	11, // 63: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
-	13, // 64: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
-	15, // 65: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
-	17, // 66: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
-	20, // 67: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
-	26, // 68: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
-	29, // 69: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	32, // 70: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
-	34, // 71: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
-	4,  // 72: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
-	6,  // 73: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
-	8,  // 74: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
-	10, // 75: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
-	12, // 76: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
-	14, // 77: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
-	16, // 78: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
-	19, // 79: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
-	25, // 80: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
-	28, // 81: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
-	30, // 82: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	33, // 83: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
-	35, // 84: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
-	72, // [72:85] is the sub-list for method output_type
-	59, // [59:72] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	49, // 41: foundry.agent.v1.DayMetrics.success_rate:type_name -> google.protobuf.DoubleValue
+	49, // 42: foundry.agent.v1.DayMetrics.p50_seconds:type_name -> google.protobuf.DoubleValue
+	49, // 43: foundry.agent.v1.DayMetrics.p95_seconds:type_name -> google.protobuf.DoubleValue
+	27, // 44: foundry.agent.v1.GetDailyMetricsResponse.days:type_name -> foundry.agent.v1.DayMetrics
+	49, // 45: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
+	30, // 46: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
+	45, // 47: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	47, // 48: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
+	49, // 49: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
+	47, // 50: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
+	47, // 51: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
+	47, // 52: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
+	47, // 53: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
+	47, // 54: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
+	47, // 55: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
+	34, // 56: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
+	46, // 57: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	47, // 58: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
+	34, // 59: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
+	22, // 60: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
+	22, // 61: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
+	22, // 62: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
+	3,  // 63: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
+	5,  // 64: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
+	7,  // 65: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
+	9,  // 66: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
+	11, // 67: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
+	13, // 68: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
+	15, // 69: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
+	17, // 70: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
+	20, // 71: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
+	26, // 72: foundry.agent.v1.AgentService.GetDailyMetrics:input_type -> foundry.agent.v1.GetDailyMetricsRequest
+	29, // 73: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
+	32, // 74: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	35, // 75: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
+	37, // 76: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
+	4,  // 77: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
+	6,  // 78: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
+	8,  // 79: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
+	10, // 80: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
+	12, // 81: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
+	14, // 82: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
+	16, // 83: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
+	19, // 84: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
+	25, // 85: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
+	28, // 86: foundry.agent.v1.AgentService.GetDailyMetrics:output_type -> foundry.agent.v1.GetDailyMetricsResponse
+	31, // 87: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
+	33, // 88: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	36, // 89: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
+	38, // 90: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
+	77, // [77:91] is the sub-list for method output_type
+	63, // [63:77] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_foundry_agent_v1_agent_proto_init() }
@@ -3203,13 +3430,14 @@ func file_foundry_agent_v1_agent_proto_init() {
 	file_foundry_agent_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
 	file_foundry_agent_v1_agent_proto_msgTypes[14].OneofWrappers = []any{}
 	file_foundry_agent_v1_agent_proto_msgTypes[19].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[25].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_agent_v1_agent_proto_rawDesc), len(file_foundry_agent_v1_agent_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   43,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

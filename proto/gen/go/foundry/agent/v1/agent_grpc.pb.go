@@ -40,6 +40,7 @@ const (
 	AgentService_ClaimTask_FullMethodName                  = "/foundry.agent.v1.AgentService/ClaimTask"
 	AgentService_GetPipelineStatus_FullMethodName          = "/foundry.agent.v1.AgentService/GetPipelineStatus"
 	AgentService_GetMetrics_FullMethodName                 = "/foundry.agent.v1.AgentService/GetMetrics"
+	AgentService_GetDailyMetrics_FullMethodName            = "/foundry.agent.v1.AgentService/GetDailyMetrics"
 	AgentService_GetPromptABStats_FullMethodName           = "/foundry.agent.v1.AgentService/GetPromptABStats"
 	AgentService_GetDiagnosticsCompleteness_FullMethodName = "/foundry.agent.v1.AgentService/GetDiagnosticsCompleteness"
 	AgentService_GetLoopStatus_FullMethodName              = "/foundry.agent.v1.AgentService/GetLoopStatus"
@@ -79,6 +80,9 @@ type AgentServiceClient interface {
 	GetPipelineStatus(ctx context.Context, in *GetPipelineStatusRequest, opts ...grpc.CallOption) (*GetPipelineStatusResponse, error)
 	// GetMetrics reports execution time percentiles, success rates and usage.
 	GetMetrics(ctx context.Context, in *GetMetricsRequest, opts ...grpc.CallOption) (*GetMetricsResponse, error)
+	// GetDailyMetrics reports, for each of the last days, the tasks created
+	// and finished, their success rate and their execution time P50 and P95.
+	GetDailyMetrics(ctx context.Context, in *GetDailyMetricsRequest, opts ...grpc.CallOption) (*GetDailyMetricsResponse, error)
 	// GetPromptABStats reports ROI and selection probability per prompt variant.
 	GetPromptABStats(ctx context.Context, in *GetPromptABStatsRequest, opts ...grpc.CallOption) (*GetPromptABStatsResponse, error)
 	// GetDiagnosticsCompleteness reports how many failed tasks carry diagnostics.
@@ -190,6 +194,16 @@ func (c *agentServiceClient) GetMetrics(ctx context.Context, in *GetMetricsReque
 	return out, nil
 }
 
+func (c *agentServiceClient) GetDailyMetrics(ctx context.Context, in *GetDailyMetricsRequest, opts ...grpc.CallOption) (*GetDailyMetricsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetDailyMetricsResponse)
+	err := c.cc.Invoke(ctx, AgentService_GetDailyMetrics_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *agentServiceClient) GetPromptABStats(ctx context.Context, in *GetPromptABStatsRequest, opts ...grpc.CallOption) (*GetPromptABStatsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetPromptABStatsResponse)
@@ -263,6 +277,9 @@ type AgentServiceServer interface {
 	GetPipelineStatus(context.Context, *GetPipelineStatusRequest) (*GetPipelineStatusResponse, error)
 	// GetMetrics reports execution time percentiles, success rates and usage.
 	GetMetrics(context.Context, *GetMetricsRequest) (*GetMetricsResponse, error)
+	// GetDailyMetrics reports, for each of the last days, the tasks created
+	// and finished, their success rate and their execution time P50 and P95.
+	GetDailyMetrics(context.Context, *GetDailyMetricsRequest) (*GetDailyMetricsResponse, error)
 	// GetPromptABStats reports ROI and selection probability per prompt variant.
 	GetPromptABStats(context.Context, *GetPromptABStatsRequest) (*GetPromptABStatsResponse, error)
 	// GetDiagnosticsCompleteness reports how many failed tasks carry diagnostics.
@@ -310,6 +327,9 @@ func (UnimplementedAgentServiceServer) GetPipelineStatus(context.Context, *GetPi
 }
 func (UnimplementedAgentServiceServer) GetMetrics(context.Context, *GetMetricsRequest) (*GetMetricsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMetrics not implemented")
+}
+func (UnimplementedAgentServiceServer) GetDailyMetrics(context.Context, *GetDailyMetricsRequest) (*GetDailyMetricsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDailyMetrics not implemented")
 }
 func (UnimplementedAgentServiceServer) GetPromptABStats(context.Context, *GetPromptABStatsRequest) (*GetPromptABStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPromptABStats not implemented")
@@ -506,6 +526,24 @@ func _AgentService_GetMetrics_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetDailyMetrics_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDailyMetricsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetDailyMetrics(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetDailyMetrics_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetDailyMetrics(ctx, req.(*GetDailyMetricsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_GetPromptABStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetPromptABStatsRequest)
 	if err := dec(in); err != nil {
@@ -620,6 +658,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetMetrics",
 			Handler:    _AgentService_GetMetrics_Handler,
+		},
+		{
+			MethodName: "GetDailyMetrics",
+			Handler:    _AgentService_GetDailyMetrics_Handler,
 		},
 		{
 			MethodName: "GetPromptABStats",

@@ -61,6 +61,7 @@ const (
 	LedgerService_GetBalances_FullMethodName                  = "/foundry.ledger.v1.LedgerService/GetBalances"
 	LedgerService_GetExchangeRate_FullMethodName              = "/foundry.ledger.v1.LedgerService/GetExchangeRate"
 	LedgerService_GetSupply_FullMethodName                    = "/foundry.ledger.v1.LedgerService/GetSupply"
+	LedgerService_GetSupplyHistory_FullMethodName             = "/foundry.ledger.v1.LedgerService/GetSupplyHistory"
 	LedgerService_RecordOraclePrice_FullMethodName            = "/foundry.ledger.v1.LedgerService/RecordOraclePrice"
 	LedgerService_ListAuditEntries_FullMethodName             = "/foundry.ledger.v1.LedgerService/ListAuditEntries"
 	LedgerService_VerifyAudit_FullMethodName                  = "/foundry.ledger.v1.LedgerService/VerifyAudit"
@@ -148,6 +149,9 @@ type LedgerServiceClient interface {
 	GetExchangeRate(ctx context.Context, in *GetExchangeRateRequest, opts ...grpc.CallOption) (*GetExchangeRateResponse, error)
 	// GetSupply returns outstanding CC against the treasury.
 	GetSupply(ctx context.Context, in *GetSupplyRequest, opts ...grpc.CallOption) (*GetSupplyResponse, error)
+	// GetSupplyHistory reports the economy's backing at the end of each of
+	// the last days: CC outstanding, the treasury and the reserve ratio.
+	GetSupplyHistory(ctx context.Context, in *GetSupplyHistoryRequest, opts ...grpc.CallOption) (*GetSupplyHistoryResponse, error)
 	// RecordOraclePrice runs one exchange-rate reading through the circuit
 	// breaker (administrator).
 	RecordOraclePrice(ctx context.Context, in *RecordOraclePriceRequest, opts ...grpc.CallOption) (*RecordOraclePriceResponse, error)
@@ -489,6 +493,16 @@ func (c *ledgerServiceClient) GetSupply(ctx context.Context, in *GetSupplyReques
 	return out, nil
 }
 
+func (c *ledgerServiceClient) GetSupplyHistory(ctx context.Context, in *GetSupplyHistoryRequest, opts ...grpc.CallOption) (*GetSupplyHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSupplyHistoryResponse)
+	err := c.cc.Invoke(ctx, LedgerService_GetSupplyHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *ledgerServiceClient) RecordOraclePrice(ctx context.Context, in *RecordOraclePriceRequest, opts ...grpc.CallOption) (*RecordOraclePriceResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RecordOraclePriceResponse)
@@ -682,6 +696,9 @@ type LedgerServiceServer interface {
 	GetExchangeRate(context.Context, *GetExchangeRateRequest) (*GetExchangeRateResponse, error)
 	// GetSupply returns outstanding CC against the treasury.
 	GetSupply(context.Context, *GetSupplyRequest) (*GetSupplyResponse, error)
+	// GetSupplyHistory reports the economy's backing at the end of each of
+	// the last days: CC outstanding, the treasury and the reserve ratio.
+	GetSupplyHistory(context.Context, *GetSupplyHistoryRequest) (*GetSupplyHistoryResponse, error)
 	// RecordOraclePrice runs one exchange-rate reading through the circuit
 	// breaker (administrator).
 	RecordOraclePrice(context.Context, *RecordOraclePriceRequest) (*RecordOraclePriceResponse, error)
@@ -812,6 +829,9 @@ func (UnimplementedLedgerServiceServer) GetExchangeRate(context.Context, *GetExc
 }
 func (UnimplementedLedgerServiceServer) GetSupply(context.Context, *GetSupplyRequest) (*GetSupplyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetSupply not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetSupplyHistory(context.Context, *GetSupplyHistoryRequest) (*GetSupplyHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSupplyHistory not implemented")
 }
 func (UnimplementedLedgerServiceServer) RecordOraclePrice(context.Context, *RecordOraclePriceRequest) (*RecordOraclePriceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecordOraclePrice not implemented")
@@ -1410,6 +1430,24 @@ func _LedgerService_GetSupply_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_GetSupplyHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSupplyHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).GetSupplyHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_GetSupplyHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).GetSupplyHistory(ctx, req.(*GetSupplyHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LedgerService_RecordOraclePrice_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RecordOraclePriceRequest)
 	if err := dec(in); err != nil {
@@ -1752,6 +1790,10 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetSupply",
 			Handler:    _LedgerService_GetSupply_Handler,
+		},
+		{
+			MethodName: "GetSupplyHistory",
+			Handler:    _LedgerService_GetSupplyHistory_Handler,
 		},
 		{
 			MethodName: "RecordOraclePrice",

@@ -1700,6 +1700,181 @@ func (x *SetIdeaStageResponse) GetIdea() *Idea {
 	return nil
 }
 
+// ListIdeaStagesRequest names the idea.
+type ListIdeaStagesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListIdeaStagesRequest) Reset() {
+	*x = ListIdeaStagesRequest{}
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListIdeaStagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListIdeaStagesRequest) ProtoMessage() {}
+
+func (x *ListIdeaStagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListIdeaStagesRequest.ProtoReflect.Descriptor instead.
+func (*ListIdeaStagesRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListIdeaStagesRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// StageChange is one change of an idea's stage.
+type StageChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// from is the stage before the change (a Stage word: none, specced, …);
+	// null at the idea's creation, and for the change recorded when the
+	// history began (reason "migrated"). A wrapper rather than an optional
+	// Stage because the JSON of an unset optional field is absent, not null.
+	From *wrapperspb.StringValue `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To   Stage                   `protobuf:"varint,2,opt,name=to,proto3,enum=foundry.portfolio.v1.Stage" json:"to,omitempty"`
+	At   string                  `protobuf:"bytes,3,opt,name=at,proto3" json:"at,omitempty"`
+	// by is who made the change: a contributor's id, "token:<id>", "admin",
+	// "task:<id>" for a completed task, "split:<idea>" for a split's child.
+	By string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	// reason is created, advance, operator (an explicit stage), update (a
+	// PATCH), task (a completed task) or migrated.
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StageChange) Reset() {
+	*x = StageChange{}
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StageChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StageChange) ProtoMessage() {}
+
+func (x *StageChange) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StageChange.ProtoReflect.Descriptor instead.
+func (*StageChange) Descriptor() ([]byte, []int) {
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *StageChange) GetFrom() *wrapperspb.StringValue {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
+func (x *StageChange) GetTo() Stage {
+	if x != nil {
+		return x.To
+	}
+	return Stage_stage_unspecified
+}
+
+func (x *StageChange) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+func (x *StageChange) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *StageChange) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ListIdeaStagesResponse is the history, oldest first.
+type ListIdeaStagesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       []*StageChange         `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListIdeaStagesResponse) Reset() {
+	*x = ListIdeaStagesResponse{}
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListIdeaStagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListIdeaStagesResponse) ProtoMessage() {}
+
+func (x *ListIdeaStagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListIdeaStagesResponse.ProtoReflect.Descriptor instead.
+func (*ListIdeaStagesResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ListIdeaStagesResponse) GetChanges() []*StageChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 // SetIdeaTagsRequest replaces an idea's tags.
 type SetIdeaTagsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1712,7 +1887,7 @@ type SetIdeaTagsRequest struct {
 
 func (x *SetIdeaTagsRequest) Reset() {
 	*x = SetIdeaTagsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1724,7 +1899,7 @@ func (x *SetIdeaTagsRequest) String() string {
 func (*SetIdeaTagsRequest) ProtoMessage() {}
 
 func (x *SetIdeaTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1737,7 +1912,7 @@ func (x *SetIdeaTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaTagsRequest.ProtoReflect.Descriptor instead.
 func (*SetIdeaTagsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{24}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetIdeaTagsRequest) GetId() string {
@@ -1764,7 +1939,7 @@ type SetIdeaTagsResponse struct {
 
 func (x *SetIdeaTagsResponse) Reset() {
 	*x = SetIdeaTagsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1776,7 +1951,7 @@ func (x *SetIdeaTagsResponse) String() string {
 func (*SetIdeaTagsResponse) ProtoMessage() {}
 
 func (x *SetIdeaTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1789,7 +1964,7 @@ func (x *SetIdeaTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaTagsResponse.ProtoReflect.Descriptor instead.
 func (*SetIdeaTagsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{25}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SetIdeaTagsResponse) GetIdea() *Idea {
@@ -1815,7 +1990,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +2002,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +2015,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{26}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Question) GetId() string {
@@ -1889,7 +2064,7 @@ type AddQuestionRequest struct {
 
 func (x *AddQuestionRequest) Reset() {
 	*x = AddQuestionRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1901,7 +2076,7 @@ func (x *AddQuestionRequest) String() string {
 func (*AddQuestionRequest) ProtoMessage() {}
 
 func (x *AddQuestionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1914,7 +2089,7 @@ func (x *AddQuestionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddQuestionRequest.ProtoReflect.Descriptor instead.
 func (*AddQuestionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{27}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AddQuestionRequest) GetId() string {
@@ -1941,7 +2116,7 @@ type AddQuestionResponse struct {
 
 func (x *AddQuestionResponse) Reset() {
 	*x = AddQuestionResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2128,7 @@ func (x *AddQuestionResponse) String() string {
 func (*AddQuestionResponse) ProtoMessage() {}
 
 func (x *AddQuestionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2141,7 @@ func (x *AddQuestionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddQuestionResponse.ProtoReflect.Descriptor instead.
 func (*AddQuestionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{28}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AddQuestionResponse) GetQuestion() *Question {
@@ -1986,7 +2161,7 @@ type ListQuestionsRequest struct {
 
 func (x *ListQuestionsRequest) Reset() {
 	*x = ListQuestionsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2173,7 @@ func (x *ListQuestionsRequest) String() string {
 func (*ListQuestionsRequest) ProtoMessage() {}
 
 func (x *ListQuestionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2186,7 @@ func (x *ListQuestionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuestionsRequest.ProtoReflect.Descriptor instead.
 func (*ListQuestionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{29}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListQuestionsRequest) GetId() string {
@@ -2031,7 +2206,7 @@ type ListQuestionsResponse struct {
 
 func (x *ListQuestionsResponse) Reset() {
 	*x = ListQuestionsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2043,7 +2218,7 @@ func (x *ListQuestionsResponse) String() string {
 func (*ListQuestionsResponse) ProtoMessage() {}
 
 func (x *ListQuestionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,7 +2231,7 @@ func (x *ListQuestionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuestionsResponse.ProtoReflect.Descriptor instead.
 func (*ListQuestionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{30}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListQuestionsResponse) GetQuestions() []*Question {
@@ -2075,7 +2250,7 @@ type GetRightSizingRequest struct {
 
 func (x *GetRightSizingRequest) Reset() {
 	*x = GetRightSizingRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2087,7 +2262,7 @@ func (x *GetRightSizingRequest) String() string {
 func (*GetRightSizingRequest) ProtoMessage() {}
 
 func (x *GetRightSizingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2100,7 +2275,7 @@ func (x *GetRightSizingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRightSizingRequest.ProtoReflect.Descriptor instead.
 func (*GetRightSizingRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{31}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{34}
 }
 
 // RightSizingHealth counts the ideas raising each signal (an idea may raise several).
@@ -2122,7 +2297,7 @@ type RightSizingHealth struct {
 
 func (x *RightSizingHealth) Reset() {
 	*x = RightSizingHealth{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2134,7 +2309,7 @@ func (x *RightSizingHealth) String() string {
 func (*RightSizingHealth) ProtoMessage() {}
 
 func (x *RightSizingHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2147,7 +2322,7 @@ func (x *RightSizingHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingHealth.ProtoReflect.Descriptor instead.
 func (*RightSizingHealth) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{32}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RightSizingHealth) GetTotalIdeas() int32 {
@@ -2213,7 +2388,7 @@ type IdeaSignals struct {
 
 func (x *IdeaSignals) Reset() {
 	*x = IdeaSignals{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2225,7 +2400,7 @@ func (x *IdeaSignals) String() string {
 func (*IdeaSignals) ProtoMessage() {}
 
 func (x *IdeaSignals) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2238,7 +2413,7 @@ func (x *IdeaSignals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdeaSignals.ProtoReflect.Descriptor instead.
 func (*IdeaSignals) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{33}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *IdeaSignals) GetIdeaId() string {
@@ -2308,7 +2483,7 @@ type ProposedChild struct {
 
 func (x *ProposedChild) Reset() {
 	*x = ProposedChild{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2495,7 @@ func (x *ProposedChild) String() string {
 func (*ProposedChild) ProtoMessage() {}
 
 func (x *ProposedChild) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2508,7 @@ func (x *ProposedChild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposedChild.ProtoReflect.Descriptor instead.
 func (*ProposedChild) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{34}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ProposedChild) GetName() string {
@@ -2371,7 +2546,7 @@ type RightSizingSuggestion struct {
 
 func (x *RightSizingSuggestion) Reset() {
 	*x = RightSizingSuggestion{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2558,7 @@ func (x *RightSizingSuggestion) String() string {
 func (*RightSizingSuggestion) ProtoMessage() {}
 
 func (x *RightSizingSuggestion) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2396,7 +2571,7 @@ func (x *RightSizingSuggestion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingSuggestion.ProtoReflect.Descriptor instead.
 func (*RightSizingSuggestion) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{35}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RightSizingSuggestion) GetSuggestionType() string {
@@ -2456,7 +2631,7 @@ type GetRightSizingResponse struct {
 
 func (x *GetRightSizingResponse) Reset() {
 	*x = GetRightSizingResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2468,7 +2643,7 @@ func (x *GetRightSizingResponse) String() string {
 func (*GetRightSizingResponse) ProtoMessage() {}
 
 func (x *GetRightSizingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2481,7 +2656,7 @@ func (x *GetRightSizingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRightSizingResponse.ProtoReflect.Descriptor instead.
 func (*GetRightSizingResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{36}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetRightSizingResponse) GetHealth() *RightSizingHealth {
@@ -2533,7 +2708,7 @@ type ApplyRightSizingRequest struct {
 
 func (x *ApplyRightSizingRequest) Reset() {
 	*x = ApplyRightSizingRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2545,7 +2720,7 @@ func (x *ApplyRightSizingRequest) String() string {
 func (*ApplyRightSizingRequest) ProtoMessage() {}
 
 func (x *ApplyRightSizingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2558,7 +2733,7 @@ func (x *ApplyRightSizingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRightSizingRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRightSizingRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{37}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ApplyRightSizingRequest) GetSuggestionType() string {
@@ -2619,7 +2794,7 @@ type RightSizingChange struct {
 
 func (x *RightSizingChange) Reset() {
 	*x = RightSizingChange{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2631,7 +2806,7 @@ func (x *RightSizingChange) String() string {
 func (*RightSizingChange) ProtoMessage() {}
 
 func (x *RightSizingChange) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2644,7 +2819,7 @@ func (x *RightSizingChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingChange.ProtoReflect.Descriptor instead.
 func (*RightSizingChange) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{38}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RightSizingChange) GetChangeType() string {
@@ -2688,7 +2863,7 @@ type ApplyRightSizingResponse struct {
 
 func (x *ApplyRightSizingResponse) Reset() {
 	*x = ApplyRightSizingResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2700,7 +2875,7 @@ func (x *ApplyRightSizingResponse) String() string {
 func (*ApplyRightSizingResponse) ProtoMessage() {}
 
 func (x *ApplyRightSizingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2713,7 +2888,7 @@ func (x *ApplyRightSizingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRightSizingResponse.ProtoReflect.Descriptor instead.
 func (*ApplyRightSizingResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{39}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ApplyRightSizingResponse) GetApplied() bool {
@@ -2748,7 +2923,7 @@ type ListRightSizingHistoryRequest struct {
 
 func (x *ListRightSizingHistoryRequest) Reset() {
 	*x = ListRightSizingHistoryRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2760,7 +2935,7 @@ func (x *ListRightSizingHistoryRequest) String() string {
 func (*ListRightSizingHistoryRequest) ProtoMessage() {}
 
 func (x *ListRightSizingHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2773,7 +2948,7 @@ func (x *ListRightSizingHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRightSizingHistoryRequest.ProtoReflect.Descriptor instead.
 func (*ListRightSizingHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{40}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListRightSizingHistoryRequest) GetDays() int32 {
@@ -2801,7 +2976,7 @@ type HealthSnapshot struct {
 
 func (x *HealthSnapshot) Reset() {
 	*x = HealthSnapshot{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2813,7 +2988,7 @@ func (x *HealthSnapshot) String() string {
 func (*HealthSnapshot) ProtoMessage() {}
 
 func (x *HealthSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2826,7 +3001,7 @@ func (x *HealthSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthSnapshot.ProtoReflect.Descriptor instead.
 func (*HealthSnapshot) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{41}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *HealthSnapshot) GetId() string {
@@ -2895,7 +3070,7 @@ type ListRightSizingHistoryResponse struct {
 
 func (x *ListRightSizingHistoryResponse) Reset() {
 	*x = ListRightSizingHistoryResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2907,7 +3082,7 @@ func (x *ListRightSizingHistoryResponse) String() string {
 func (*ListRightSizingHistoryResponse) ProtoMessage() {}
 
 func (x *ListRightSizingHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2920,7 +3095,7 @@ func (x *ListRightSizingHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRightSizingHistoryResponse.ProtoReflect.Descriptor instead.
 func (*ListRightSizingHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{42}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListRightSizingHistoryResponse) GetSnapshots() []*HealthSnapshot {
@@ -3088,7 +3263,17 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x121\n" +
 	"\x05stage\x18\x02 \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x05stage\"F\n" +
 	"\x14SetIdeaStageResponse\x12.\n" +
-	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"8\n" +
+	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"'\n" +
+	"\x15ListIdeaStagesRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xa4\x01\n" +
+	"\vStageChange\x120\n" +
+	"\x04from\x18\x01 \x01(\v2\x1c.google.protobuf.StringValueR\x04from\x12+\n" +
+	"\x02to\x18\x02 \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x02to\x12\x0e\n" +
+	"\x02at\x18\x03 \x01(\tR\x02at\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"U\n" +
+	"\x16ListIdeaStagesResponse\x12;\n" +
+	"\achanges\x18\x01 \x03(\v2!.foundry.portfolio.v1.StageChangeR\achanges\"8\n" +
 	"\x12SetIdeaTagsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tags\x18\x02 \x03(\tR\x04tags\"E\n" +
@@ -3177,7 +3362,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\ahealthy\x18\a \x01(\x05R\ahealthy\x12)\n" +
 	"\x10suggestion_count\x18\b \x01(\x05R\x0fsuggestionCount\"d\n" +
 	"\x1eListRightSizingHistoryResponse\x12B\n" +
-	"\tsnapshots\x18\x01 \x03(\v2$.foundry.portfolio.v1.HealthSnapshotR\tsnapshots2\xa9\r\n" +
+	"\tsnapshots\x18\x01 \x03(\v2$.foundry.portfolio.v1.HealthSnapshotR\tsnapshots2\x9f\x0e\n" +
 	"\x10PortfolioService\x12i\n" +
 	"\n" +
 	"CreateIdea\x12'.foundry.portfolio.v1.CreateIdeaRequest\x1a(.foundry.portfolio.v1.CreateIdeaResponse\"\b\xc2\xf3\x18\x04\n" +
@@ -3199,7 +3384,9 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\vAdvanceIdea\x12(.foundry.portfolio.v1.AdvanceIdeaRequest\x1a).foundry.portfolio.v1.AdvanceIdeaResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x05\x12n\n" +
 	"\fSetIdeaStage\x12).foundry.portfolio.v1.SetIdeaStageRequest\x1a*.foundry.portfolio.v1.SetIdeaStageResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\x05\x12l\n" +
+	"\x01\x05\x12t\n" +
+	"\x0eListIdeaStages\x12+.foundry.portfolio.v1.ListIdeaStagesRequest\x1a,.foundry.portfolio.v1.ListIdeaStagesResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12l\n" +
 	"\vSetIdeaTags\x12(.foundry.portfolio.v1.SetIdeaTagsRequest\x1a).foundry.portfolio.v1.SetIdeaTagsResponse\"\b\xc2\xf3\x18\x04\n" +
 	"\x02\x03\x05\x12l\n" +
 	"\vAddQuestion\x12(.foundry.portfolio.v1.AddQuestionRequest\x1a).foundry.portfolio.v1.AddQuestionResponse\"\b\xc2\xf3\x18\x04\n" +
@@ -3227,7 +3414,7 @@ func file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP() []byte {
 	return file_foundry_portfolio_v1_portfolio_proto_rawDescData
 }
 
-var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*CostVector)(nil),                     // 0: foundry.portfolio.v1.CostVector
 	(*ValueVector)(nil),                    // 1: foundry.portfolio.v1.ValueVector
@@ -3253,102 +3440,110 @@ var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*AdvanceIdeaResponse)(nil),            // 21: foundry.portfolio.v1.AdvanceIdeaResponse
 	(*SetIdeaStageRequest)(nil),            // 22: foundry.portfolio.v1.SetIdeaStageRequest
 	(*SetIdeaStageResponse)(nil),           // 23: foundry.portfolio.v1.SetIdeaStageResponse
-	(*SetIdeaTagsRequest)(nil),             // 24: foundry.portfolio.v1.SetIdeaTagsRequest
-	(*SetIdeaTagsResponse)(nil),            // 25: foundry.portfolio.v1.SetIdeaTagsResponse
-	(*Question)(nil),                       // 26: foundry.portfolio.v1.Question
-	(*AddQuestionRequest)(nil),             // 27: foundry.portfolio.v1.AddQuestionRequest
-	(*AddQuestionResponse)(nil),            // 28: foundry.portfolio.v1.AddQuestionResponse
-	(*ListQuestionsRequest)(nil),           // 29: foundry.portfolio.v1.ListQuestionsRequest
-	(*ListQuestionsResponse)(nil),          // 30: foundry.portfolio.v1.ListQuestionsResponse
-	(*GetRightSizingRequest)(nil),          // 31: foundry.portfolio.v1.GetRightSizingRequest
-	(*RightSizingHealth)(nil),              // 32: foundry.portfolio.v1.RightSizingHealth
-	(*IdeaSignals)(nil),                    // 33: foundry.portfolio.v1.IdeaSignals
-	(*ProposedChild)(nil),                  // 34: foundry.portfolio.v1.ProposedChild
-	(*RightSizingSuggestion)(nil),          // 35: foundry.portfolio.v1.RightSizingSuggestion
-	(*GetRightSizingResponse)(nil),         // 36: foundry.portfolio.v1.GetRightSizingResponse
-	(*ApplyRightSizingRequest)(nil),        // 37: foundry.portfolio.v1.ApplyRightSizingRequest
-	(*RightSizingChange)(nil),              // 38: foundry.portfolio.v1.RightSizingChange
-	(*ApplyRightSizingResponse)(nil),       // 39: foundry.portfolio.v1.ApplyRightSizingResponse
-	(*ListRightSizingHistoryRequest)(nil),  // 40: foundry.portfolio.v1.ListRightSizingHistoryRequest
-	(*HealthSnapshot)(nil),                 // 41: foundry.portfolio.v1.HealthSnapshot
-	(*ListRightSizingHistoryResponse)(nil), // 42: foundry.portfolio.v1.ListRightSizingHistoryResponse
-	nil,                                    // 43: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	(Stage)(0),                             // 44: foundry.portfolio.v1.Stage
-	(*wrapperspb.StringValue)(nil),         // 45: google.protobuf.StringValue
-	(*v1.Pagination)(nil),                  // 46: foundry.common.v1.Pagination
-	(*structpb.ListValue)(nil),             // 47: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),           // 48: google.protobuf.BoolValue
+	(*ListIdeaStagesRequest)(nil),          // 24: foundry.portfolio.v1.ListIdeaStagesRequest
+	(*StageChange)(nil),                    // 25: foundry.portfolio.v1.StageChange
+	(*ListIdeaStagesResponse)(nil),         // 26: foundry.portfolio.v1.ListIdeaStagesResponse
+	(*SetIdeaTagsRequest)(nil),             // 27: foundry.portfolio.v1.SetIdeaTagsRequest
+	(*SetIdeaTagsResponse)(nil),            // 28: foundry.portfolio.v1.SetIdeaTagsResponse
+	(*Question)(nil),                       // 29: foundry.portfolio.v1.Question
+	(*AddQuestionRequest)(nil),             // 30: foundry.portfolio.v1.AddQuestionRequest
+	(*AddQuestionResponse)(nil),            // 31: foundry.portfolio.v1.AddQuestionResponse
+	(*ListQuestionsRequest)(nil),           // 32: foundry.portfolio.v1.ListQuestionsRequest
+	(*ListQuestionsResponse)(nil),          // 33: foundry.portfolio.v1.ListQuestionsResponse
+	(*GetRightSizingRequest)(nil),          // 34: foundry.portfolio.v1.GetRightSizingRequest
+	(*RightSizingHealth)(nil),              // 35: foundry.portfolio.v1.RightSizingHealth
+	(*IdeaSignals)(nil),                    // 36: foundry.portfolio.v1.IdeaSignals
+	(*ProposedChild)(nil),                  // 37: foundry.portfolio.v1.ProposedChild
+	(*RightSizingSuggestion)(nil),          // 38: foundry.portfolio.v1.RightSizingSuggestion
+	(*GetRightSizingResponse)(nil),         // 39: foundry.portfolio.v1.GetRightSizingResponse
+	(*ApplyRightSizingRequest)(nil),        // 40: foundry.portfolio.v1.ApplyRightSizingRequest
+	(*RightSizingChange)(nil),              // 41: foundry.portfolio.v1.RightSizingChange
+	(*ApplyRightSizingResponse)(nil),       // 42: foundry.portfolio.v1.ApplyRightSizingResponse
+	(*ListRightSizingHistoryRequest)(nil),  // 43: foundry.portfolio.v1.ListRightSizingHistoryRequest
+	(*HealthSnapshot)(nil),                 // 44: foundry.portfolio.v1.HealthSnapshot
+	(*ListRightSizingHistoryResponse)(nil), // 45: foundry.portfolio.v1.ListRightSizingHistoryResponse
+	nil,                                    // 46: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	(Stage)(0),                             // 47: foundry.portfolio.v1.Stage
+	(*wrapperspb.StringValue)(nil),         // 48: google.protobuf.StringValue
+	(*v1.Pagination)(nil),                  // 49: foundry.common.v1.Pagination
+	(*structpb.ListValue)(nil),             // 50: google.protobuf.ListValue
+	(*wrapperspb.BoolValue)(nil),           // 51: google.protobuf.BoolValue
 }
 var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
-	44, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
+	47, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
 	0,  // 1: foundry.portfolio.v1.Idea.cost_vector:type_name -> foundry.portfolio.v1.CostVector
 	1,  // 2: foundry.portfolio.v1.Idea.value_vector:type_name -> foundry.portfolio.v1.ValueVector
-	45, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
-	44, // 4: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	48, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
+	47, // 4: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
 	0,  // 5: foundry.portfolio.v1.CreateIdeaRequest.cost_vector:type_name -> foundry.portfolio.v1.CostVector
 	1,  // 6: foundry.portfolio.v1.CreateIdeaRequest.value_vector:type_name -> foundry.portfolio.v1.ValueVector
 	2,  // 7: foundry.portfolio.v1.CreateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
 	2,  // 8: foundry.portfolio.v1.ListIdeasResponse.ideas:type_name -> foundry.portfolio.v1.Idea
 	6,  // 9: foundry.portfolio.v1.ListIdeasResponse.summary:type_name -> foundry.portfolio.v1.IdeaSummary
-	46, // 10: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.common.v1.Pagination
+	49, // 10: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.common.v1.Pagination
 	2,  // 11: foundry.portfolio.v1.GetIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	44, // 12: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	47, // 13: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
+	47, // 12: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	50, // 13: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
 	2,  // 14: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	43, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	46, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
 	18, // 16: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
 	2,  // 17: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	44, // 18: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	47, // 18: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
 	2,  // 19: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	2,  // 20: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	26, // 21: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
-	26, // 22: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
-	34, // 23: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	45, // 24: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
-	32, // 25: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
-	33, // 26: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
-	35, // 27: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
-	34, // 28: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	48, // 29: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
-	45, // 30: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
-	38, // 31: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
-	41, // 32: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
-	15, // 33: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
-	3,  // 34: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
-	5,  // 35: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
-	8,  // 36: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
-	10, // 37: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
-	12, // 38: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
-	14, // 39: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
-	17, // 40: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
-	20, // 41: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
-	22, // 42: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
-	24, // 43: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
-	27, // 44: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
-	29, // 45: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
-	31, // 46: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
-	37, // 47: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
-	40, // 48: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
-	4,  // 49: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
-	7,  // 50: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
-	9,  // 51: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
-	11, // 52: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
-	13, // 53: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
-	16, // 54: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
-	19, // 55: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
-	21, // 56: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
-	23, // 57: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
-	25, // 58: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
-	28, // 59: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
-	30, // 60: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
-	36, // 61: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
-	39, // 62: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
-	42, // 63: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
-	49, // [49:64] is the sub-list for method output_type
-	34, // [34:49] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	48, // 20: foundry.portfolio.v1.StageChange.from:type_name -> google.protobuf.StringValue
+	47, // 21: foundry.portfolio.v1.StageChange.to:type_name -> foundry.portfolio.v1.Stage
+	25, // 22: foundry.portfolio.v1.ListIdeaStagesResponse.changes:type_name -> foundry.portfolio.v1.StageChange
+	2,  // 23: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	29, // 24: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
+	29, // 25: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
+	37, // 26: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	48, // 27: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
+	35, // 28: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
+	36, // 29: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
+	38, // 30: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
+	37, // 31: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	51, // 32: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
+	48, // 33: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
+	41, // 34: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
+	44, // 35: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
+	15, // 36: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
+	3,  // 37: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
+	5,  // 38: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
+	8,  // 39: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
+	10, // 40: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
+	12, // 41: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
+	14, // 42: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
+	17, // 43: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
+	20, // 44: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
+	22, // 45: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
+	24, // 46: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
+	27, // 47: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
+	30, // 48: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
+	32, // 49: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
+	34, // 50: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
+	40, // 51: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
+	43, // 52: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
+	4,  // 53: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
+	7,  // 54: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
+	9,  // 55: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
+	11, // 56: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
+	13, // 57: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
+	16, // 58: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
+	19, // 59: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
+	21, // 60: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
+	23, // 61: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
+	26, // 62: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
+	28, // 63: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
+	31, // 64: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
+	33, // 65: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
+	39, // 66: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
+	42, // 67: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
+	45, // 68: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
+	53, // [53:69] is the sub-list for method output_type
+	37, // [37:53] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_foundry_portfolio_v1_portfolio_proto_init() }
@@ -3361,14 +3556,14 @@ func file_foundry_portfolio_v1_portfolio_proto_init() {
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[5].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[10].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[14].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[40].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[43].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_portfolio_v1_portfolio_proto_rawDesc), len(file_foundry_portfolio_v1_portfolio_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   44,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

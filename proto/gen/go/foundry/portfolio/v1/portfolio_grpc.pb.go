@@ -41,6 +41,7 @@ const (
 	PortfolioService_ListTags_FullMethodName               = "/foundry.portfolio.v1.PortfolioService/ListTags"
 	PortfolioService_AdvanceIdea_FullMethodName            = "/foundry.portfolio.v1.PortfolioService/AdvanceIdea"
 	PortfolioService_SetIdeaStage_FullMethodName           = "/foundry.portfolio.v1.PortfolioService/SetIdeaStage"
+	PortfolioService_ListIdeaStages_FullMethodName         = "/foundry.portfolio.v1.PortfolioService/ListIdeaStages"
 	PortfolioService_SetIdeaTags_FullMethodName            = "/foundry.portfolio.v1.PortfolioService/SetIdeaTags"
 	PortfolioService_AddQuestion_FullMethodName            = "/foundry.portfolio.v1.PortfolioService/AddQuestion"
 	PortfolioService_ListQuestions_FullMethodName          = "/foundry.portfolio.v1.PortfolioService/ListQuestions"
@@ -78,6 +79,9 @@ type PortfolioServiceClient interface {
 	AdvanceIdea(ctx context.Context, in *AdvanceIdeaRequest, opts ...grpc.CallOption) (*AdvanceIdeaResponse, error)
 	// SetIdeaStage sets any stage explicitly: corrections and administrator override.
 	SetIdeaStage(ctx context.Context, in *SetIdeaStageRequest, opts ...grpc.CallOption) (*SetIdeaStageResponse, error)
+	// ListIdeaStages returns an idea's stage history: every change, oldest
+	// first, with when, by whom and why.
+	ListIdeaStages(ctx context.Context, in *ListIdeaStagesRequest, opts ...grpc.CallOption) (*ListIdeaStagesResponse, error)
 	// SetIdeaTags replaces an idea's tags.
 	SetIdeaTags(ctx context.Context, in *SetIdeaTagsRequest, opts ...grpc.CallOption) (*SetIdeaTagsResponse, error)
 	// AddQuestion records an open question on an idea.
@@ -190,6 +194,16 @@ func (c *portfolioServiceClient) SetIdeaStage(ctx context.Context, in *SetIdeaSt
 	return out, nil
 }
 
+func (c *portfolioServiceClient) ListIdeaStages(ctx context.Context, in *ListIdeaStagesRequest, opts ...grpc.CallOption) (*ListIdeaStagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListIdeaStagesResponse)
+	err := c.cc.Invoke(ctx, PortfolioService_ListIdeaStages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *portfolioServiceClient) SetIdeaTags(ctx context.Context, in *SetIdeaTagsRequest, opts ...grpc.CallOption) (*SetIdeaTagsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SetIdeaTagsResponse)
@@ -279,6 +293,9 @@ type PortfolioServiceServer interface {
 	AdvanceIdea(context.Context, *AdvanceIdeaRequest) (*AdvanceIdeaResponse, error)
 	// SetIdeaStage sets any stage explicitly: corrections and administrator override.
 	SetIdeaStage(context.Context, *SetIdeaStageRequest) (*SetIdeaStageResponse, error)
+	// ListIdeaStages returns an idea's stage history: every change, oldest
+	// first, with when, by whom and why.
+	ListIdeaStages(context.Context, *ListIdeaStagesRequest) (*ListIdeaStagesResponse, error)
 	// SetIdeaTags replaces an idea's tags.
 	SetIdeaTags(context.Context, *SetIdeaTagsRequest) (*SetIdeaTagsResponse, error)
 	// AddQuestion records an open question on an idea.
@@ -327,6 +344,9 @@ func (UnimplementedPortfolioServiceServer) AdvanceIdea(context.Context, *Advance
 }
 func (UnimplementedPortfolioServiceServer) SetIdeaStage(context.Context, *SetIdeaStageRequest) (*SetIdeaStageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetIdeaStage not implemented")
+}
+func (UnimplementedPortfolioServiceServer) ListIdeaStages(context.Context, *ListIdeaStagesRequest) (*ListIdeaStagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListIdeaStages not implemented")
 }
 func (UnimplementedPortfolioServiceServer) SetIdeaTags(context.Context, *SetIdeaTagsRequest) (*SetIdeaTagsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetIdeaTags not implemented")
@@ -529,6 +549,24 @@ func _PortfolioService_SetIdeaStage_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PortfolioService_ListIdeaStages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListIdeaStagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortfolioServiceServer).ListIdeaStages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortfolioService_ListIdeaStages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortfolioServiceServer).ListIdeaStages(ctx, req.(*ListIdeaStagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PortfolioService_SetIdeaTags_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SetIdeaTagsRequest)
 	if err := dec(in); err != nil {
@@ -679,6 +717,10 @@ var PortfolioService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetIdeaStage",
 			Handler:    _PortfolioService_SetIdeaStage_Handler,
+		},
+		{
+			MethodName: "ListIdeaStages",
+			Handler:    _PortfolioService_ListIdeaStages_Handler,
 		},
 		{
 			MethodName: "SetIdeaTags",
