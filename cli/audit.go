@@ -25,7 +25,7 @@ import (
 
 func (e *env) auditCommand() *cobra.Command {
 	return group("audit", "The audit log: list, verify (with its signed checkpoints) and repair; checkpoints and signing keys",
-		e.auditList(), e.auditVerify(), e.auditRepair(), e.auditCheckpoint(), e.auditKeygen())
+		withIDs(e.auditList(), "entries.seq"), e.auditVerify(), e.auditRepair(), e.auditCheckpoint(), e.auditKeygen())
 }
 
 func (e *env) auditList() *cobra.Command {
@@ -42,12 +42,10 @@ func (e *env) auditList() *cobra.Command {
 		}
 		resp := &ledgerv1.ListAuditEntriesResponse{}
 		raw, err := e.client.call(ctx, opListAudit, req, resp, callOpts{})
-		if err != nil || e.jsonOut {
+		if err != nil || e.machine() {
 			return e.orJSON(raw, err)
 		}
-		if shown := offset + int32(len(resp.GetEntries())); shown < resp.GetPagination().GetTotal() {
-			fmt.Fprintf(e.stderr, "%d of %d entries shown: --offset %d for more\n", len(resp.GetEntries()), resp.GetPagination().GetTotal(), shown)
-		}
+		e.pageHint("entries", len(resp.GetEntries()), resp.GetPagination(), false)
 		rows := make([][]string, len(resp.GetEntries()))
 		for i, en := range resp.GetEntries() {
 			unit := en.GetUnit()
@@ -158,7 +156,7 @@ this client verified.`,
 			}
 		}
 		if rep.KeyTrust == "first_use" && next != nil {
-			fmt.Fprintf(e.stderr, "trusting %s's audit verifier key on first use: %s\n"+
+			e.note("trusting %s's audit verifier key on first use: %s\n"+
 				"  (compare it with the one its operator publishes; it is kept in %s)\n", server, rep.VerifierKey, held.path)
 		}
 		if err := e.printVerification(raw, rep); err != nil {
@@ -262,7 +260,7 @@ func (e *env) auditText(ctx context.Context, o op, in, out proto.Message) (strin
 // --json the answer with a "log" member, else the answer's rows followed
 // by the report's.
 func (e *env) printVerification(raw []byte, rep logReport) error {
-	if e.jsonOut {
+	if e.machine() {
 		logJSON, err := json.Marshal(rep)
 		if err != nil {
 			return err
@@ -366,7 +364,7 @@ the signature. Nothing is verified: foundry audit verify does that. With
 		if err != nil {
 			return err
 		}
-		if e.jsonOut {
+		if e.machine() {
 			return e.printMessage(resp)
 		}
 		_, err = fmt.Fprint(e.stdout, text)
@@ -410,7 +408,7 @@ checkpoint. Nothing is sent anywhere. With --json:
 		if err != nil {
 			return err
 		}
-		if e.jsonOut {
+		if e.machine() {
 			b, err := json.Marshal(map[string]string{"signing_key": skey, "verifier_key": vkey})
 			if err != nil {
 				return err

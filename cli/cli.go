@@ -1,8 +1,8 @@
 // Package cli is the command-line client of Foundry: the same foundry
 // binary, called with a command name (foundry ideas list) instead of server
 // flags. Every command works over REST through the gateway or over gRPC
-// straight to the services, and prints a table or, with --json, the API's
-// JSON.
+// straight to the services, and prints a table or, with -o json (--json),
+// the API's JSON, or with -o id the ids of what it created or listed.
 package cli
 
 import (
@@ -40,9 +40,9 @@ const (
 // client instead of a server. Besides the commands: help, and cobra's
 // hidden __complete commands, which the shell completion scripts run.
 var commandNames = map[string]bool{
-	"ideas": true, "tasks": true, "contributions": true, "cc": true, "status": true,
-	"tokens": true, "whoami": true, "logout": true, "incidents": true, "audit": true,
-	"completion": true, "help": true,
+	"ideas": true, "tasks": true, "contributions": true, "assets": true, "distributions": true, "cc": true,
+	"register": true, "status": true, "tokens": true, "whoami": true, "logout": true, "incidents": true,
+	"audit": true, "api": true, "version": true, "completion": true, "help": true,
 	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true,
 }
 
@@ -110,10 +110,15 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 
-	flags   globalFlags
-	cfg     config
-	client  *client
-	jsonOut bool
+	flags  globalFlags
+	cfg    config
+	client *client
+	// format is the output's (-o, or --json), idPath where the answer
+	// holds the ids -o id prints (the command's idAnnotation).
+	format format
+	idPath string
+	// quiet (-q) keeps hints and progress off stderr.
+	quiet bool
 }
 
 // globalFlags are the flags every command takes besides the connection
@@ -121,32 +126,63 @@ type env struct {
 type globalFlags struct {
 	configPath     string
 	requestTimeout time.Duration
+	json           bool
 }
 
 func (e *env) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "foundry",
 		Short: "Foundry's command-line client",
-		Long: `Foundry's command-line client: ideas, tasks, contributions, credits, the
-emergency freeze and the audit chain.
+		Long: `Foundry's command-line client: registration, ideas, tasks, assets,
+contributions, distributions, credits, API tokens, the emergency freeze and
+the audit log; 'foundry api' for any other route.
 
 It talks REST to the gateway (--url, default http://127.0.0.1:8080), or gRPC
 straight to the services when --grpc-addr is set (with the service key).
 Settings come from flags, then FOUNDRY_* environment variables, then the
-config file. Run 'foundry -h' for the server's own flags.`,
-		SilenceErrors: true, // Execute prints errors, with the exit code's class
-		SilenceUsage:  true, // a refused request is no reason to print usage
+config file. Answers print as tables, or with -o json as the API's JSON,
+or with -o id as the ids of what was created or listed, one per line.
+Run 'foundry -h' for the server's own flags.`,
+		SilenceErrors:     true, // Execute prints errors, with the exit code's class
+		SilenceUsage:      true, // a refused request is no reason to print usage
+		PersistentPreRunE: e.resolveOutput,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&e.flags.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/foundry/cli.json, else ~/.config/foundry/cli.json; also FOUNDRY_CLI_CONFIG)")
 	pf.DurationVar(&e.flags.requestTimeout, "request-timeout", 30*time.Second, "time limit of one request")
-	pf.BoolVar(&e.jsonOut, "json", false, "print the API's JSON instead of a table")
+	e.format = formatTable
+	pf.VarP(&choiceFlag{one: (*string)(&e.format), words: formats}, "format", "o",
+		"how to print the answer: table (for people), json (the API's answer) or id (what was created or listed, one per line)")
+	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+	pf.BoolVar(&e.flags.json, "json", false, "print the API's JSON instead of a table (the same as -o json)")
+	pf.BoolVarP(&e.quiet, "quiet", "q", false, "print no hints and no progress on stderr (errors still are)")
 	registerSettingFlags(pf)
 
-	root.AddCommand(e.ideasCommand(), e.tasksCommand(), e.contributionsCommand(), e.ccCommand(), e.statusCommand(),
-		e.tokensCommand(), e.whoamiCommand(), e.logoutCommand(), e.incidentsCommand(), e.auditCommand())
+	root.AddCommand(withIDs(e.registerCommand(), "contributor_id"), e.whoamiCommand(), e.logoutCommand(),
+		e.ideasCommand(), e.tasksCommand(), e.assetsCommand(), e.contributionsCommand(), e.distributionsCommand(),
+		e.ccCommand(), e.tokensCommand(), e.statusCommand(), e.incidentsCommand(), e.auditCommand(),
+		e.apiCommand(), e.versionCommand())
 	return root
+}
+
+// resolveOutput settles the output's format before a command runs: --json
+// is -o json, and -o id only for a command whose answer holds ids, so a
+// script that asks for ids of something that has none learns it before
+// anything is sent.
+func (e *env) resolveOutput(cmd *cobra.Command, _ []string) error {
+	if e.flags.json {
+		if cmd.Flags().Changed("format") && e.format != formatJSON {
+			return usagef("--json and -o %s ask for two formats: give one", e.format)
+		}
+		e.format = formatJSON
+	}
+	e.idPath = cmd.Annotations[idAnnotation]
+	if e.format == formatID && e.idPath == "" {
+		return usagef("%s prints no ids: -o id is for the commands that create, show or list something with an id; use -o json",
+			cmd.CommandPath())
+	}
+	return nil
 }
 
 // action is the RunE of a command that talks to Foundry: it resolves the
@@ -189,7 +225,9 @@ func exitCode(err error) int {
 	}
 	var broken *brokenChainError
 	var bad *logError
-	if errors.As(err, &broken) || errors.As(err, &bad) {
+	var keep *keepError
+	var file *fileError
+	if errors.As(err, &broken) || errors.As(err, &bad) || errors.As(err, &keep) || errors.As(err, &file) {
 		return ExitFailed
 	}
 	var down *unreachableError

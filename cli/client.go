@@ -55,6 +55,9 @@ const (
 	// credAdmin sends the administrator key when one is set, else the
 	// token (an operator's or admin's API token).
 	credAdmin
+	// credNone sends no credential: a public operation that acts for
+	// nobody yet (registration), which has no use for one.
+	credNone
 )
 
 // The operations the commands use.
@@ -70,9 +73,30 @@ var (
 	opListTasks  = op{grpc: agentv1.AgentService_ListTasks_FullMethodName, http: "GET /api/agent/tasks"}
 	opClaimTask  = op{grpc: agentv1.AgentService_ClaimTask_FullMethodName, http: "POST /api/agent/tasks/claim"}
 	opUpdateTask = op{grpc: agentv1.AgentService_UpdateTask_FullMethodName, http: "PATCH /api/agent/tasks/{id}", out: "task"}
+	opCreateTask = op{grpc: agentv1.AgentService_CreateTask_FullMethodName, http: "POST /api/agent/tasks", out: "task", cred: credAdmin}
+	opGetTask    = op{grpc: agentv1.AgentService_GetTask_FullMethodName, http: "GET /api/agent/tasks/{id}", out: "task"}
+
+	opCreateAsset = op{grpc: ledgerv1.LedgerService_CreateAsset_FullMethodName, http: "POST /api/assets", out: "asset", cred: credAdmin}
+	opGetAsset    = op{grpc: ledgerv1.LedgerService_GetAsset_FullMethodName, http: "GET /api/assets/{id}", out: "asset"}
+	opListAssets  = op{grpc: ledgerv1.LedgerService_ListAssets_FullMethodName, http: "GET /api/assets"}
 
 	opCreateContribution = op{grpc: ledgerv1.LedgerService_CreateContribution_FullMethodName,
 		http: "POST /api/contributions", out: "contribution"}
+	opGetContribution = op{grpc: ledgerv1.LedgerService_GetContribution_FullMethodName,
+		http: "GET /api/contributions/{id}", out: "contribution"}
+	opListAssetContributions = op{grpc: ledgerv1.LedgerService_ListAssetContributions_FullMethodName,
+		http: "GET /api/assets/{asset_id}/contributions"}
+	opListContributorContributions = op{grpc: ledgerv1.LedgerService_ListContributorContributions_FullMethodName,
+		http: "GET /api/contributors/{contributor_id}/contributions"}
+
+	opCreateDistribution = op{grpc: ledgerv1.LedgerService_CreateDistribution_FullMethodName,
+		http: "POST /api/distributions", out: "distribution", cred: credAdmin}
+	opGetDistribution = op{grpc: ledgerv1.LedgerService_GetDistribution_FullMethodName,
+		http: "GET /api/distributions/{id}", out: "distribution"}
+	opListAssetDistributions = op{grpc: ledgerv1.LedgerService_ListAssetDistributions_FullMethodName,
+		http: "GET /api/assets/{asset_id}/distributions"}
+
+	opRegister    = op{grpc: ledgerv1.LedgerService_Register_FullMethodName, http: "POST /api/onboarding/register", cred: credNone}
 	opGetSession  = op{grpc: ledgerv1.LedgerService_GetSession_FullMethodName, http: "GET /api/onboarding/session", cred: credToken}
 	opLogout      = op{grpc: ledgerv1.LedgerService_Logout_FullMethodName, http: "POST /api/onboarding/logout", cred: credToken}
 	opWhoami      = op{grpc: ledgerv1.LedgerService_GetPrincipal_FullMethodName, http: "GET /api/whoami"}
@@ -82,8 +106,12 @@ var (
 		out: "api_token", cred: credAdmin}
 	opGetBalances = op{grpc: ledgerv1.LedgerService_GetBalances_FullMethodName,
 		http: "GET /api/cc/balances/{contributor_id}"}
-	opStake   = op{grpc: ledgerv1.LedgerService_Stake_FullMethodName, http: "POST /api/cc/stake", cred: credToken}
-	opUnstake = op{grpc: ledgerv1.LedgerService_Unstake_FullMethodName, http: "POST /api/cc/unstake", cred: credToken}
+	opStake    = op{grpc: ledgerv1.LedgerService_Stake_FullMethodName, http: "POST /api/cc/stake", cred: credToken}
+	opUnstake  = op{grpc: ledgerv1.LedgerService_Unstake_FullMethodName, http: "POST /api/cc/unstake", cred: credToken}
+	opDeposit  = op{grpc: ledgerv1.LedgerService_Deposit_FullMethodName, http: "POST /api/cc/deposit", cred: credAdmin}
+	opWithdraw = op{grpc: ledgerv1.LedgerService_Withdraw_FullMethodName, http: "POST /api/cc/withdraw", cred: credToken}
+	opSupply   = op{grpc: ledgerv1.LedgerService_GetSupply_FullMethodName, http: "GET /api/cc/supply"}
+	opRate     = op{grpc: ledgerv1.LedgerService_GetExchangeRate_FullMethodName, http: "GET /api/cc/exchange-rate"}
 
 	opFreeze         = op{grpc: ledgerv1.LedgerService_Freeze_FullMethodName, http: "POST /api/incidents/freeze"}
 	opUnfreeze       = op{grpc: ledgerv1.LedgerService_Unfreeze_FullMethodName, http: "POST /api/incidents/unfreeze", cred: credAdmin}
@@ -163,10 +191,38 @@ type callOpts struct {
 // call performs o: in is its request, out its response message; the JSON
 // as the REST API renders it is returned too.
 func (c *client) call(ctx context.Context, o op, in, out proto.Message, opts callOpts) ([]byte, error) {
+	md := c.metadata(o.cred, opts)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	raw, err := c.t.call(ctx, o, in, out, md)
+	c.hint(o.cred, err)
+	return raw, err
+}
+
+// send performs a request on the REST API as written (api): method,
+// path with its query, and a JSON body (nil for none), with the configured
+// credential as any other operation sends it. The answer's body is
+// returned whatever its status; a status of 300 or more is an apiError
+// too.
+func (c *client) send(ctx context.Context, method, path string, body []byte, opts callOpts) ([]byte, error) {
+	r, ok := c.t.(*restTransport)
+	if !ok {
+		return nil, usagef("only REST sends requests by route: use --url")
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	raw, err := r.send(ctx, method, path, body, c.metadata(credAny, opts))
+	c.hint(credAny, err)
+	return raw, err
+}
+
+// metadata is what a call with the credential kind cred carries: the
+// configured credential it prefers, and the options' keys.
+func (c *client) metadata(cred credential, opts callOpts) map[string]string {
 	md := map[string]string{}
-	token, key := c.cfg.Token != "", c.cfg.APIKey != ""
+	token, key := c.cfg.Token != "" && cred != credNone, c.cfg.APIKey != "" && cred != credNone
 	switch {
-	case o.cred == credAdmin && key, o.cred == credAny && key && !token:
+	case cred == credAdmin && key, cred == credAny && key && !token:
 		md[rpcmeta.APIKeyKey] = c.cfg.APIKey
 	case token:
 		md[rpcmeta.AuthorizationKey] = "Bearer " + c.cfg.Token
@@ -179,19 +235,22 @@ func (c *client) call(ctx context.Context, o op, in, out proto.Message, opts cal
 	if opts.idempotencyKey != "" {
 		md[rpcmeta.IdempotencyKeyKey] = opts.idempotencyKey
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	raw, err := c.t.call(ctx, o, in, out, md)
+	return md
+}
+
+// hint adds to a refusal for want of a credential which setting would
+// have sent one.
+func (c *client) hint(cred credential, err error) {
+	token, key := c.cfg.Token != "", c.cfg.APIKey != ""
 	var api *apiError
 	if errors.As(err, &api) && (api.Status == http.StatusUnauthorized || api.Status == http.StatusForbidden) {
 		switch {
-		case o.cred == credToken && !token:
-			api.Hint = "no session token is set: --token, FOUNDRY_TOKEN or \"token\" in the config file"
+		case cred == credToken && !token:
+			api.Hint = "no session token is set: --token, FOUNDRY_TOKEN or \"token\" in the config file, where foundry register keeps it"
 		case api.Status == http.StatusUnauthorized && !token && !key:
 			api.Hint = "no credential is set: --token (a session or API token) or --api-key, FOUNDRY_TOKEN or FOUNDRY_API_KEY, or the config file"
 		}
 	}
-	return raw, err
 }
 
 // responseBody is the message the REST body holds: out, or its field o.out.

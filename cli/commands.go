@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -22,12 +21,17 @@ import (
 )
 
 // The API's open vocabularies, strings in the protos (see their comments),
-// offered by shell completion; the services validate them. The closed ones
-// (stages, task statuses) are proto enums, read by enumVar.
+// so the client keeps their words here, in the API's order: choiceVar
+// refuses any other before a request is sent and completes them. The
+// services validate them too; TestVocabularies (e2e/cli) holds each list
+// to the words the API's own refusal names, so a word added on one side
+// fails a test. The closed ones (stages, task statuses) are proto enums,
+// read by enumVar.
 var (
 	taskTypes      = []string{"spec", "impl", "test", "review", "heal", "code-review", "merge", "deploy", "verify", "reflect"}
 	failCategories = []string{"timeout", "executor_crash", "provider_error", "validation_failure", "unknown"}
 	tokenRoles     = []string{"viewer", "worker", "operator", "admin"}
+	assetTypes     = []string{"CODE", "MODEL", "CONTENT", "DATA"}
 )
 
 // maxPage is the largest page the list routes answer; --all uses it
@@ -81,7 +85,8 @@ func group(use, short string, subs ...*cobra.Command) *cobra.Command {
 // --- ideas -------------------------------------------------------------------
 
 func (e *env) ideasCommand() *cobra.Command {
-	return group("ideas", "List, show, create and advance ideas", e.ideasList(), e.ideasShow(), e.ideasCreate(), e.ideasAdvance())
+	return group("ideas", "List, show, create and advance ideas", withIDs(e.ideasList(), "ideas.id"), withIDs(e.ideasShow(), "id"),
+		withIDs(e.ideasCreate(), "id"), withIDs(e.ideasAdvance(), "id"))
 }
 
 func (e *env) ideasList() *cobra.Command {
@@ -107,13 +112,10 @@ are merged into one answer of the same shape).`,
 		resp := &portfoliov1.ListIdeasResponse{}
 		if !all {
 			raw, err := e.client.call(ctx, opListIdeas, req, resp, callOpts{})
-			if err != nil || e.jsonOut {
+			if err != nil || e.machine() {
 				return e.orJSON(raw, err)
 			}
-			if p := resp.GetPagination(); p.GetHasMore() {
-				fmt.Fprintf(e.stderr, "%d of %d ideas shown: --offset %d or --all for more\n",
-					len(resp.GetIdeas()), p.GetTotal(), p.GetOffset()+int32(len(resp.GetIdeas())))
-			}
+			e.pageHint("ideas", len(resp.GetIdeas()), resp.GetPagination(), true)
 			return e.ideasTable(resp.GetIdeas())
 		}
 		if req.Limit == nil {
@@ -142,7 +144,7 @@ are merged into one answer of the same shape).`,
 		}
 		merged.Pagination.Offset = offset
 		merged.Pagination.Limit = int32(len(merged.Ideas))
-		if e.jsonOut {
+		if e.machine() {
 			return e.printMessage(merged)
 		}
 		return e.ideasTable(merged.GetIdeas())
@@ -225,7 +227,9 @@ func (e *env) ideasAdvance() *cobra.Command {
 // --- tasks -------------------------------------------------------------------
 
 func (e *env) tasksCommand() *cobra.Command {
-	return group("tasks", "List, claim, complete and fail agent tasks", e.tasksList(), e.tasksClaim(), e.tasksComplete(), e.tasksFail())
+	return group("tasks", "Create, list, show, claim, complete and fail agent tasks", withIDs(e.tasksCreate(), "id"),
+		withIDs(e.tasksList(), "tasks.id"), withIDs(e.tasksShow(), "id"), withIDs(e.tasksClaim(), "task.id"),
+		withIDs(e.tasksComplete(), "id"), withIDs(e.tasksFail(), "id"))
 }
 
 func (e *env) tasksList() *cobra.Command {
@@ -250,13 +254,10 @@ one answer of the same shape). Progress is shown on a terminal.`,
 		resp := &agentv1.ListTasksResponse{}
 		if !all {
 			raw, err := e.client.call(ctx, opListTasks, req, resp, callOpts{})
-			if err != nil || e.jsonOut {
+			if err != nil || e.machine() {
 				return e.orJSON(raw, err)
 			}
-			if p := resp.GetPagination(); p.GetHasMore() {
-				next := p.GetOffset() + int32(len(resp.GetTasks()))
-				fmt.Fprintf(e.stderr, "%d of %d tasks shown: --offset %d or --all for more\n", len(resp.GetTasks()), p.GetTotal(), next)
-			}
+			e.pageHint("tasks", len(resp.GetTasks()), resp.GetPagination(), true)
 			return e.tasksTable(resp.GetTasks())
 		}
 		if req.Limit == nil {
@@ -283,19 +284,69 @@ one answer of the same shape). Progress is shown on a terminal.`,
 			return err
 		}
 		merged.Pagination.Limit = int32(len(merged.Tasks))
-		if e.jsonOut {
+		if e.machine() {
 			return e.printMessage(merged)
 		}
 		return e.tasksTable(merged.GetTasks())
 	})
 	f := cmd.Flags()
 	enumVar(cmd, &req.Status, "status", "only tasks with this status")
-	f.StringVar(&req.TaskType, "type", "", "only tasks of this type")
+	choiceVar(cmd, &req.TaskType, "type", taskTypes, "only tasks of this type")
 	f.StringVar(&req.IdeaId, "idea", "", "only tasks whose context names this idea")
 	f.Int32Var(&limit, "limit", 0, "tasks per page (server default 50, at most 500)")
 	f.Int32Var(&offset, "offset", 0, "tasks to skip")
 	f.BoolVar(&all, "all", false, "every page, not only the first")
-	completeWith(cmd, "type", taskTypes)
+	return cmd
+}
+
+func (e *env) tasksCreate() *cobra.Command {
+	var idea, taskContext, idemKey string
+	req := &agentv1.CreateTaskRequest{}
+	cmd := &cobra.Command{
+		Use:   "create DIRECTION --type TYPE",
+		Short: "Create a pending task (operators)",
+		Long: `Create a pending task of --type that carries out DIRECTION, for a worker to
+claim. --idea links it to an idea: completing a spec, impl, test or review
+task then advances the idea one stage. --context is more of the task's
+context, a JSON object (prompt_variant picks a prompt A/B variant).`,
+		Example: `  TASK=$(foundry tasks create "add a timer to the kettle" --type impl --idea "$IDEA" -o id)`,
+		Args:    args("DIRECTION"),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		if req.TaskType == "" {
+			return usagef("--type is required (one of %s)", strings.Join(taskTypes, ", "))
+		}
+		req.Direction = a[0]
+		var err error
+		if req.Context, err = jsonObject("--context", taskContext); err != nil {
+			return err
+		}
+		if idea != "" {
+			if req.Context == nil {
+				req.Context = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+			}
+			if v, ok := req.Context.GetFields()["idea_id"]; ok && v.GetStringValue() != idea {
+				return usagef("--idea %q and the idea_id of --context differ: give one", idea)
+			}
+			req.Context.Fields["idea_id"] = structpb.NewStringValue(idea)
+		}
+		raw, err := e.client.call(ctx, opCreateTask, req, &agentv1.CreateTaskResponse{}, callOpts{idempotencyKey: idemKey})
+		return e.object(raw, err)
+	})
+	f := cmd.Flags()
+	choiceVar(cmd, &req.TaskType, "type", taskTypes, "the task's type (required)")
+	f.StringVar(&idea, "idea", "", "the idea the task is for (its context's idea_id)")
+	f.StringVar(&taskContext, "context", "", "the task's context, a JSON object")
+	f.StringVar(&idemKey, "idempotency-key", "", "create it at most once for this key (safe retries)")
+	return cmd
+}
+
+func (e *env) tasksShow() *cobra.Command {
+	cmd := &cobra.Command{Use: "show TASK_ID", Short: "Show one task", Args: args("TASK_ID")}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		raw, err := e.client.call(ctx, opGetTask, &agentv1.GetTaskRequest{Id: a[0]}, &agentv1.GetTaskResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
 	return cmd
 }
 
@@ -327,7 +378,7 @@ func (e *env) tasksClaim() *cobra.Command {
 		}
 		resp := &agentv1.ClaimTaskResponse{}
 		raw, err := e.client.call(ctx, opClaimTask, req, resp, callOpts{})
-		if err != nil || e.jsonOut {
+		if err != nil || e.machine() {
 			return e.orJSON(raw, err)
 		}
 		if resp.GetTask() == nil {
@@ -342,9 +393,8 @@ func (e *env) tasksClaim() *cobra.Command {
 	})
 	f := cmd.Flags()
 	f.StringVar(&req.WorkerId, "worker", "", "the claiming worker's id (required)")
-	f.StringArrayVar(&req.TaskTypes, "type", nil, "claim only this task type (repeat for several)")
+	choicesVar(cmd, &req.TaskTypes, "type", taskTypes, "claim only this task type (repeat for several)")
 	f.DurationVar(&lease, "lease", 0, "how long the claim holds without a renewal (default: the server's, 5m)")
-	completeWith(cmd, "type", taskTypes)
 	return cmd
 }
 
@@ -398,8 +448,7 @@ from them.`,
 	f.StringVar(&worker, "worker", "", "the worker that ran it")
 	f.StringVar(&output, "output", "", "the task's output")
 	f.StringVar(&summary, "error", "", "what went wrong (the error summary)")
-	f.StringVar(&category, "category", "", "the error category (default: classified)")
-	completeWith(cmd, "category", failCategories)
+	choiceVar(cmd, &category, "category", failCategories, "the error category (default: classified)")
 	return cmd
 }
 
@@ -410,51 +459,7 @@ func setString(given bool, dst **string, v string) {
 	}
 }
 
-// --- contributions ---------------------------------------------------------
-
-func (e *env) contributionsCommand() *cobra.Command {
-	var contributor, metadata, idemKey string
-	var cost float64
-	req := &ledgerv1.CreateContributionRequest{}
-	add := &cobra.Command{
-		Use:   "add",
-		Short: "Record a contribution to an asset",
-		Long: `Record a contribution to an asset. The contributor is --contributor, else the
-session token's contributor. --metadata is a JSON object (has_tests,
-has_docs and complexity feed the coherence score).`,
-		Example: `  foundry contributions add --asset "$ASSET" --cost 12.5 --metadata '{"has_tests": true}'`,
-		Args:    cobra.NoArgs,
-	}
-	add.RunE = e.action(func(ctx context.Context, _ []string) error {
-		if req.AssetId == "" {
-			return usagef("--asset is required")
-		}
-		if !add.Flags().Changed("cost") {
-			return usagef("--cost is required")
-		}
-		req.CostAmount = proto.Float64(cost)
-		if metadata != "" {
-			req.Metadata = &structpb.Struct{}
-			if err := protojson.Unmarshal([]byte(metadata), req.Metadata); err != nil {
-				return usagef("--metadata must be a JSON object: %v", err)
-			}
-		}
-		id, err := e.contributor(ctx, contributor)
-		if err != nil {
-			return err
-		}
-		req.ContributorId = id
-		raw, err := e.client.call(ctx, opCreateContribution, req, &ledgerv1.CreateContributionResponse{}, callOpts{idempotencyKey: idemKey})
-		return e.object(raw, err)
-	})
-	f := add.Flags()
-	f.StringVar(&req.AssetId, "asset", "", "the asset's id (required)")
-	f.Float64Var(&cost, "cost", 0, "the contribution's cost (required, >= 0)")
-	f.StringVar(&contributor, "contributor", "", "the contributor's id (default: the session token's)")
-	f.StringVar(&metadata, "metadata", "", "a JSON object stored with the contribution")
-	f.StringVar(&idemKey, "idempotency-key", "", "record it at most once for this key (safe retries)")
-	return group("contributions", "Record contributions", add)
-}
+// --- contributors ----------------------------------------------------------
 
 // contributor is given, or else the session token's contributor.
 func (e *env) contributor(ctx context.Context, given string) (string, error) {
@@ -462,7 +467,7 @@ func (e *env) contributor(ctx context.Context, given string) (string, error) {
 		return given, nil
 	}
 	if e.cfg.Token == "" {
-		return "", usagef("name the contributor (--contributor) or set a session token (--token, FOUNDRY_TOKEN)")
+		return "", usagef("name the contributor (--contributor) or set a session token (--token, FOUNDRY_TOKEN, or the one foundry register keeps)")
 	}
 	s := &ledgerv1.GetSessionResponse{}
 	if _, err := e.client.call(ctx, opGetSession, &ledgerv1.GetSessionRequest{}, s, callOpts{}); err != nil {
@@ -491,7 +496,89 @@ func (e *env) ccCommand() *cobra.Command {
 		raw, err := e.client.call(ctx, opGetBalances, &ledgerv1.GetBalancesRequest{ContributorId: id}, &ledgerv1.GetBalancesResponse{}, callOpts{})
 		return e.object(raw, err)
 	})
-	return group("cc", "Credits: balances, stakes and unstakes", balance, e.ccMove(true), e.ccMove(false))
+	return group("cc", "Credits: balances, deposits, withdrawals, stakes, unstakes, the supply and the rate", balance,
+		e.ccDeposit(), e.ccWithdraw(), e.ccMove(true), e.ccMove(false), e.ccSupply(), e.ccRate())
+}
+
+func (e *env) ccDeposit() *cobra.Command {
+	req := &ledgerv1.DepositRequest{}
+	cmd := &cobra.Command{
+		Use:   "deposit CONTRIBUTOR_ID --usd AMOUNT --reference REF",
+		Short: "Record a USD deposit received for a contributor: mints CC at the buy rate (administrator)",
+		Long: `Record a USD deposit received for a contributor (administrator): CC is minted
+at the buy rate into the contributor's available balance, and the treasury
+grows by the USD. --reference is the payment's reference, which makes the
+deposit happen once: the same reference again answers the first deposit
+(duplicate: true) and mints nothing.`,
+		Example: `  foundry cc deposit "$CONTRIBUTOR" --usd 10 --reference wire-2026-001`,
+		Args:    args("CONTRIBUTOR_ID"),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		if !cmd.Flags().Changed("usd") {
+			return usagef("--usd is required")
+		}
+		if strings.TrimSpace(req.Reference) == "" {
+			return usagef("--reference is required: the payment's reference, which records the deposit once")
+		}
+		req.ContributorId = a[0]
+		raw, err := e.client.call(ctx, opDeposit, req, &ledgerv1.DepositResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	cmd.Flags().Float64Var(&req.AmountUsd, "usd", 0, "the USD received (required)")
+	cmd.Flags().StringVar(&req.Reference, "reference", "", "the payment's reference (required)")
+	return cmd
+}
+
+func (e *env) ccWithdraw() *cobra.Command {
+	var contributor, idemKey string
+	cmd := &cobra.Command{
+		Use:   "withdraw AMOUNT_CC",
+		Short: "Burn available CC for USD at the sell rate (session token required)",
+		Args:  args("AMOUNT_CC"),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		amount, err := strconv.ParseFloat(a[0], 64)
+		if err != nil {
+			return usagef("AMOUNT_CC %q is not a number", a[0])
+		}
+		id, err := e.contributor(ctx, contributor)
+		if err != nil {
+			return err
+		}
+		raw, err := e.client.call(ctx, opWithdraw, &ledgerv1.WithdrawRequest{ContributorId: id, AmountCc: amount},
+			&ledgerv1.WithdrawResponse{}, callOpts{idempotencyKey: idemKey})
+		return e.object(raw, err)
+	})
+	f := cmd.Flags()
+	f.StringVar(&contributor, "contributor", "", "whose CC (default: the session token's contributor)")
+	f.StringVar(&idemKey, "idempotency-key", "", "withdraw at most once for this key (safe retries)")
+	return cmd
+}
+
+func (e *env) ccSupply() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "supply",
+		Short: "Show the CC outstanding against the treasury: the reserve ratio and the economy's mode",
+		Args:  cobra.NoArgs,
+	}
+	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
+		raw, err := e.client.call(ctx, opSupply, &ledgerv1.GetSupplyRequest{}, &ledgerv1.GetSupplyResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	return cmd
+}
+
+func (e *env) ccRate() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rate",
+		Short: "Show the exchange rate: CC per USD, and the buy and sell rates around it",
+		Args:  cobra.NoArgs,
+	}
+	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
+		raw, err := e.client.call(ctx, opRate, &ledgerv1.GetExchangeRateRequest{}, &ledgerv1.GetExchangeRateResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	return cmd
 }
 
 // ccMove is cc stake (stake) or cc unstake: the two take the same
@@ -601,7 +688,7 @@ func (e *env) readyBy(ctx context.Context, deadline time.Time, resp *opsv1.Ready
 }
 
 func (e *env) printReady(raw []byte, resp *opsv1.ReadyResponse) error {
-	if e.jsonOut {
+	if e.machine() {
 		return e.printJSON(raw)
 	}
 	fmt.Fprintf(e.stdout, "Foundry at %s: %s\n", e.client.t.target(), resp.GetStatus())
@@ -656,7 +743,8 @@ func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) 
 // --- credentials -----------------------------------------------------------------
 
 func (e *env) tokensCommand() *cobra.Command {
-	return group("tokens", "Create, list and revoke API tokens (administrator)", e.tokensCreate(), e.tokensList(), e.tokensRevoke())
+	return group("tokens", "Create, list and revoke API tokens (administrator)", withIDs(e.tokensCreate(), "api_token.id"),
+		withIDs(e.tokensList(), "tokens.id"), withIDs(e.tokensRevoke(), "id"))
 }
 
 func (e *env) tokensCreate() *cobra.Command {
@@ -674,7 +762,7 @@ so a script can keep it: TOKEN=$(foundry tokens create build-bot --role worker).
 		req.Name = a[0]
 		resp := &ledgerv1.CreateTokenResponse{}
 		raw, err := e.client.call(ctx, opCreateToken, req, resp, callOpts{})
-		if err != nil || e.jsonOut {
+		if err != nil || e.machine() {
 			return e.orJSON(raw, err)
 		}
 		t := resp.GetApiToken()
@@ -682,15 +770,14 @@ so a script can keep it: TOKEN=$(foundry tokens create build-bot --role worker).
 		if t.GetExpiresAt() != nil {
 			expires = t.GetExpiresAt().GetValue()
 		}
-		fmt.Fprintf(e.stderr, "token %s (%s, role %s, expires %s); it is shown only now\n", t.GetId(), t.GetName(), t.GetRole(), expires)
+		e.note("token %s (%s, role %s, expires %s); it is shown only now\n", t.GetId(), t.GetName(), t.GetRole(), expires)
 		_, err = fmt.Fprintln(e.stdout, resp.GetToken())
 		return err
 	})
 	f := cmd.Flags()
-	f.StringVar(&req.Role, "role", "", "viewer, worker, operator or admin (required)")
+	choiceVar(cmd, &req.Role, "role", tokenRoles, "viewer, worker, operator or admin (required)")
 	f.StringVar(&req.Ttl, "ttl", "", "lifetime, e.g. 720h or 90d (default: never expires)")
 	_ = cmd.MarkFlagRequired("role")
-	completeWith(cmd, "role", tokenRoles)
 	return cmd
 }
 
@@ -699,7 +786,7 @@ func (e *env) tokensList() *cobra.Command {
 	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
 		resp := &ledgerv1.ListTokensResponse{}
 		raw, err := e.client.call(ctx, opListTokens, &ledgerv1.ListTokensRequest{}, resp, callOpts{})
-		if err != nil || e.jsonOut {
+		if err != nil || e.machine() {
 			return e.orJSON(raw, err)
 		}
 		rows := make([][]string, len(resp.GetTokens()))
@@ -724,18 +811,9 @@ func (e *env) whoamiCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "whoami", Short: "Show who the configured credential is, and its role", Args: cobra.NoArgs}
 	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
 		raw, err := e.client.call(ctx, opWhoami, &ledgerv1.GetPrincipalRequest{}, &ledgerv1.GetPrincipalResponse{}, callOpts{})
-		if err == nil && e.cfg.KeyFile != "" && !e.jsonOut {
-			fmt.Fprintf(e.stderr, "(the administrator key of the local Foundry, from %s)\n", e.cfg.KeyFile)
+		if err == nil && e.cfg.KeyFile != "" && !e.machine() {
+			e.note("(the administrator key of the local Foundry, from %s)\n", e.cfg.KeyFile)
 		}
-		return e.object(raw, err)
-	})
-	return cmd
-}
-
-func (e *env) logoutCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "logout", Short: "Revoke the configured session token", Args: cobra.NoArgs}
-	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
-		raw, err := e.client.call(ctx, opLogout, &ledgerv1.LogoutRequest{}, &ledgerv1.LogoutResponse{}, callOpts{})
 		return e.object(raw, err)
 	})
 	return cmd

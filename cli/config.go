@@ -32,6 +32,10 @@ type config struct {
 	// KeyFile is where APIKey was read from when it came from a local
 	// Foundry's data directory (localAdminKey); "" otherwise.
 	KeyFile string
+	// TokenFile is the config file Token came from; "" when the flag or
+	// the environment set it, or nothing did. logout forgets a token only
+	// there: one given by a flag or a variable is the shell's to forget.
+	TokenFile string
 }
 
 // configEnv names the config file when --config does not.
@@ -72,23 +76,28 @@ func registerSettingFlags(fs *pflag.FlagSet) {
 // default to every setting. An empty environment variable counts as unset.
 // flagConfig is the --config value (used only when that flag was given).
 func resolveConfig(flags *pflag.FlagSet, flagConfig string, getenv func(string) string) (config, error) {
-	file, err := readConfigFile(flags.Changed("config"), flagConfig, getenv)
+	path, file, err := readConfigFile(flags.Changed("config"), flagConfig, getenv)
 	if err != nil {
 		return config{}, usageError{err}
 	}
 	var c config
 	for _, s := range settings {
 		v := s.def
+		fromFile := false
 		if fv, ok := file[s.key]; ok {
-			v = fv
+			v, fromFile = fv, true
 		}
 		if ev := getenv(s.env); ev != "" {
-			v = ev
+			v, fromFile = ev, false
 		}
 		if flags.Changed(s.flag) {
 			v, _ = flags.GetString(s.flag)
+			fromFile = false
 		}
 		*s.field(&c) = strings.TrimSpace(v)
+		if s.key == "token" && fromFile && c.Token != "" {
+			c.TokenFile = path
+		}
 	}
 	if err := c.validate(); err != nil {
 		return config{}, usageError{err}
@@ -167,28 +176,37 @@ func defaultConfigPath(getenv func(string) string) string {
 	return ""
 }
 
-// readConfigFile reads the config file's settings. The file named by
-// --config (given) or FOUNDRY_CLI_CONFIG must exist; the default one may
-// be missing. --config= (empty) reads no file at all.
-func readConfigFile(given bool, flagPath string, getenv func(string) string) (map[string]string, error) {
-	path, explicit := flagPath, given
-	if !given {
-		path, explicit = getenv(configEnv), true
-		if path == "" {
-			path, explicit = defaultConfigPath(getenv), false
-		}
+// configFilePath is the config file: --config when given (flagPath, ""
+// for none), else FOUNDRY_CLI_CONFIG, else the default one; explicit is
+// whether it was named (and so must exist to be read).
+func configFilePath(given bool, flagPath string, getenv func(string) string) (path string, explicit bool) {
+	if given {
+		return flagPath, true
 	}
+	if p := getenv(configEnv); p != "" {
+		return p, true
+	}
+	return defaultConfigPath(getenv), false
+}
+
+// readConfigFile reads the config file's settings and says which file it
+// was. The file named by --config (given) or FOUNDRY_CLI_CONFIG must
+// exist; the default one may be missing. --config= (empty) reads no file
+// at all.
+func readConfigFile(given bool, flagPath string, getenv func(string) string) (string, map[string]string, error) {
+	path, explicit := configFilePath(given, flagPath, getenv)
 	if path == "" {
-		return nil, nil
+		return "", nil, nil
 	}
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
-		return nil, nil
+		return path, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
+		return "", nil, fmt.Errorf("config file: %w", err)
 	}
-	return parseConfigFile(path, raw)
+	values, err := parseConfigFile(path, raw)
+	return path, values, err
 }
 
 // parseConfigFile reads a JSON object of string settings, e.g.
@@ -222,4 +240,56 @@ func parseConfigFile(path string, raw []byte) (map[string]string, error) {
 		out[k] = s
 	}
 	return out, nil
+}
+
+// updateConfigFile changes the settings of the config file at path (a
+// missing file has none) and writes it back: atomically (a temporary file
+// renamed over it, so a crash leaves the old file or the new one, never
+// half of one), readable by the user alone, since it may hold a token. A
+// symbolic link is followed, so a config file kept elsewhere stays there.
+// The file must be one the client reads: an unknown key stops the update
+// rather than being dropped.
+func updateConfigFile(path string, change func(values map[string]string)) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	values := map[string]string{}
+	raw, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if values, err = parseConfigFile(path, raw); err != nil {
+			return err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("config file: %w", err)
+	}
+	change(values)
+	out, err := json.MarshalIndent(values, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(append(out, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
 }

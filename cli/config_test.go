@@ -33,7 +33,7 @@ func writeFile(t *testing.T, dir, rel, content string) string {
 func TestConfigPrecedence(t *testing.T) {
 	t.Parallel()
 	xdg := t.TempDir()
-	writeFile(t, xdg, "foundry/cli.json", `{"url": "http://file:1/", "token": "file-token", "api_key": "file-key"}`)
+	file := writeFile(t, xdg, "foundry/cli.json", `{"url": "http://file:1/", "token": "file-token", "api_key": "file-key"}`)
 	base := map[string]string{"XDG_CONFIG_HOME": xdg}
 
 	t.Run("defaults alone", func(t *testing.T) {
@@ -44,17 +44,23 @@ func TestConfigPrecedence(t *testing.T) {
 	t.Run("the file over the defaults; its trailing slash dropped", func(t *testing.T) {
 		c, err := resolve(t, base)
 		require.NoError(t, err)
-		require.Equal(t, config{URL: "http://file:1", Token: "file-token", APIKey: "file-key"}, c)
+		require.Equal(t, config{URL: "http://file:1", Token: "file-token", APIKey: "file-key", TokenFile: file}, c,
+			"the token is the file's, for logout to forget")
 	})
 	t.Run("the environment over the file, setting by setting", func(t *testing.T) {
 		c, err := resolve(t, map[string]string{"XDG_CONFIG_HOME": xdg, "FOUNDRY_URL": "http://env:2", "FOUNDRY_API_KEY": "env-key"})
 		require.NoError(t, err)
-		require.Equal(t, config{URL: "http://env:2", Token: "file-token", APIKey: "env-key"}, c)
+		require.Equal(t, config{URL: "http://env:2", Token: "file-token", APIKey: "env-key", TokenFile: file}, c)
+		c, err = resolve(t, map[string]string{"XDG_CONFIG_HOME": xdg, "FOUNDRY_TOKEN": "env-token"})
+		require.NoError(t, err)
+		require.Equal(t, "env-token", c.Token)
+		require.Empty(t, c.TokenFile, "a token the environment gives is not the file's")
 	})
 	t.Run("an empty variable is unset", func(t *testing.T) {
 		c, err := resolve(t, map[string]string{"XDG_CONFIG_HOME": xdg, "FOUNDRY_TOKEN": ""})
 		require.NoError(t, err)
 		require.Equal(t, "file-token", c.Token)
+		require.Equal(t, file, c.TokenFile)
 	})
 	t.Run("the flag over the environment, even empty", func(t *testing.T) {
 		c, err := resolve(t, map[string]string{"XDG_CONFIG_HOME": xdg, "FOUNDRY_URL": "http://env:2", "FOUNDRY_TOKEN": "env-token"},
@@ -151,5 +157,56 @@ func TestConfigFile(t *testing.T) {
 			}
 			require.EqualError(t, err, want, url)
 		}
+	})
+}
+
+func TestUpdateConfigFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+
+	t.Run("a new file, its directory made, readable by its owner alone", func(t *testing.T) {
+		path := filepath.Join(dir, "new", "foundry", "cli.json")
+		require.NoError(t, updateConfigFile(path, func(v map[string]string) { v["token"] = "t1" }))
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"token": "t1"}`, string(raw))
+		info, err := os.Stat(path)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	})
+	t.Run("the other settings stay; a readable file becomes private", func(t *testing.T) {
+		path := writeFile(t, dir, "shared.json", `{"url": "https://f.example.com", "api_key": "k"}`)
+		require.NoError(t, os.Chmod(path, 0o644))
+		require.NoError(t, updateConfigFile(path, func(v map[string]string) { v["token"] = "t2" }))
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"url": "https://f.example.com", "api_key": "k", "token": "t2"}`, string(raw))
+		info, err := os.Stat(path)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+		require.NoError(t, updateConfigFile(path, func(v map[string]string) { delete(v, "token") }))
+		raw, err = os.ReadFile(path)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"url": "https://f.example.com", "api_key": "k"}`, string(raw))
+	})
+	t.Run("a link is followed: the file stays where it is kept", func(t *testing.T) {
+		target := writeFile(t, dir, "kept/cli.json", `{}`)
+		link := filepath.Join(dir, "link.json")
+		require.NoError(t, os.Symlink(target, link))
+		require.NoError(t, updateConfigFile(link, func(v map[string]string) { v["token"] = "t3" }))
+		raw, err := os.ReadFile(target)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"token": "t3"}`, string(raw))
+		info, err := os.Lstat(link)
+		require.NoError(t, err)
+		require.Equal(t, os.ModeSymlink, info.Mode().Type(), "still a link")
+	})
+	t.Run("a file the client cannot read is left as it is", func(t *testing.T) {
+		path := writeFile(t, dir, "odd.json", `{"tokn": "x"}`)
+		err := updateConfigFile(path, func(v map[string]string) { v["token"] = "t4" })
+		require.ErrorContains(t, err, `unknown setting "tokn"`)
+		raw, rerr := os.ReadFile(path)
+		require.NoError(t, rerr)
+		require.Equal(t, `{"tokn": "x"}`, string(raw))
 	})
 }

@@ -25,7 +25,7 @@ const signerSecretEnv = "FOUNDRY_SIGNER_SECRET"
 
 func (e *env) incidentsCommand() *cobra.Command {
 	return group("incidents", "The emergency freeze: freeze, unfreeze, status and the incident log",
-		e.incidentsFreeze(), e.incidentsUnfreeze(), e.incidentsStatus(), e.incidentsList())
+		e.incidentsFreeze(), e.incidentsUnfreeze(), e.incidentsStatus(), withIDs(e.incidentsList(), "incidents.id"))
 }
 
 func (e *env) incidentsFreeze() *cobra.Command {
@@ -135,9 +135,10 @@ func (e *env) incidentsList() *cobra.Command {
 		}
 		resp := &ledgerv1.ListIncidentsResponse{}
 		raw, err := e.client.call(ctx, opListIncidents, req, resp, callOpts{})
-		if err != nil || e.jsonOut {
+		if err != nil || e.machine() {
 			return e.orJSON(raw, err)
 		}
+		e.pageHint("incidents", len(resp.GetIncidents()), resp.GetPagination(), false)
 		rows := make([][]string, len(resp.GetIncidents()))
 		for i, in := range resp.GetIncidents() {
 			rows[i] = []string{in.GetCreatedAt(), in.GetKind(), in.GetSeverity(), in.GetActor(), truncate(in.GetDetail(), 80)}

@@ -10,14 +10,118 @@ import (
 	"unicode"
 
 	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
+
+	commonv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
 )
 
+// format is how a command prints its answer (-o).
+type format string
+
+const (
+	// formatTable is for people: aligned columns, or a field per line.
+	formatTable format = "table"
+	// formatJSON is the API's answer, one JSON document.
+	formatJSON format = "json"
+	// formatID is the id of each thing the command created, showed or
+	// listed, one per line: what a script keeps in a variable.
+	formatID format = "id"
+)
+
+// formats are the words of -o, in the order help lists them.
+var formats = []string{string(formatJSON), string(formatTable), string(formatID)}
+
+// idAnnotation is the cobra annotation naming where a command's answer
+// holds its ids, as a path of JSON members from the answer's top; a member
+// that is a list is walked item by item ("tasks.id": the id of every task).
+// A command without it prints no ids, and -o id is refused before it runs.
+const idAnnotation = "foundry.ids"
+
+// withIDs marks cmd as printing the ids found at path with -o id.
+func withIDs(cmd *cobra.Command, path string) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[idAnnotation] = path
+	return cmd
+}
+
+// machine reports whether the answer is printed for a program (-o json or
+// -o id) rather than as a table: commands then print the API's answer,
+// which printJSON renders as the format asks.
+func (e *env) machine() bool { return e.format != formatTable }
+
 // printJSON writes one JSON document and a newline: the API's own bytes
-// over REST, the same rendering over gRPC.
+// over REST, the same rendering over gRPC. With -o id it writes the ids
+// the document holds instead.
 func (e *env) printJSON(raw []byte) error {
+	if e.format == formatID {
+		return e.printIDs(raw)
+	}
 	_, err := fmt.Fprintf(e.stdout, "%s\n", raw)
 	return err
+}
+
+// printIDs writes the ids at the command's id path in raw, one per line;
+// nothing for a null (tasks claim finding no task).
+func (e *env) printIDs(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // a seq stays as written
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("unexpected answer (not JSON): %.200s", raw)
+	}
+	var b strings.Builder
+	for _, id := range idsAt(doc, strings.Split(e.idPath, ".")) {
+		b.WriteString(printable(id) + "\n")
+	}
+	_, err := io.WriteString(e.stdout, b.String())
+	return err
+}
+
+// idsAt returns the scalars at path in v, walking every item of a list.
+func idsAt(v any, path []string) []string {
+	switch v := v.(type) {
+	case []any:
+		var out []string
+		for _, it := range v {
+			out = append(out, idsAt(it, path)...)
+		}
+		return out
+	case map[string]any:
+		if len(path) == 0 {
+			return nil
+		}
+		return idsAt(v[path[0]], path[1:])
+	case nil:
+		return nil
+	}
+	if len(path) > 0 {
+		return nil
+	}
+	return []string{fmt.Sprint(v)}
+}
+
+// note writes a message for people on stderr (a hint, a detail beside
+// the answer), unless -q asks for quiet.
+func (e *env) note(format string, args ...any) {
+	if !e.quiet {
+		fmt.Fprintf(e.stderr, format, args...)
+	}
+}
+
+// pageHint says on stderr that a list has more pages than the one shown,
+// and how to read on (with --all where the command has it).
+func (e *env) pageHint(what string, shown int, p *commonv1.Pagination, hasAll bool) {
+	if !p.GetHasMore() {
+		return
+	}
+	how := "for more"
+	if hasAll {
+		how = "or --all for more"
+	}
+	e.note("%d of %d %s shown: --offset %d %s\n", shown, p.GetTotal(), what, p.GetOffset()+int32(shown), how)
 }
 
 // printMessage writes a message the client assembled itself (the pages of
@@ -34,10 +138,10 @@ func (e *env) printMessage(m proto.Message) error {
 	return e.printJSON(buf.Bytes())
 }
 
-// printObject writes one object of the API: its JSON with --json, else a
-// "field  value" line per field in the API's order.
+// printObject writes one object of the API: its JSON (or its id) with -o
+// json (-o id), else a "field  value" line per field in the API's order.
 func (e *env) printObject(raw []byte) error {
-	if e.jsonOut {
+	if e.machine() {
 		return e.printJSON(raw)
 	}
 	fields, err := objectFields(raw)
@@ -164,7 +268,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // progress is a status line on stderr, rewritten in place, shown only
-// when stderr is a terminal.
+// when stderr is a terminal and -q is not given.
 type progress struct {
 	w     io.Writer
 	on    bool
@@ -172,7 +276,7 @@ type progress struct {
 }
 
 func (e *env) progress() *progress {
-	return &progress{w: e.stderr, on: isTerminal(e.stderr)}
+	return &progress{w: e.stderr, on: !e.quiet && isTerminal(e.stderr)}
 }
 
 // update replaces the status line.

@@ -83,33 +83,13 @@ func (r *restTransport) call(ctx context.Context, o op, in, out proto.Message, m
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, target, body)
-	if err != nil {
-		return nil, usagef("--url: %v", err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
+	accept := "application/json"
 	if o.text != "" {
-		req.Header.Set("Accept", "text/plain, application/json")
-	} else {
-		req.Header.Set("Accept", "application/json")
+		accept = "text/plain, application/json"
 	}
-	req.Header.Set("User-Agent", "foundry-cli")
-	for k, v := range md {
-		req.Header.Set(k, v)
-	}
-	resp, err := r.hc.Do(req)
+	status, raw, err := r.do(ctx, method, target, body, accept, md)
 	if err != nil {
-		return nil, &unreachableError{target: r.base, err: err}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return nil, &unreachableError{target: r.base, err: err}
-	}
-	if resp.StatusCode >= 300 {
-		return nil, httpError(resp, raw)
+		return nil, err
 	}
 	if o.text != "" {
 		m, fd := textField(o, out)
@@ -117,9 +97,51 @@ func (r *restTransport) call(ctx context.Context, o op, in, out proto.Message, m
 		return raw, nil
 	}
 	if err := unmarshalOptions.Unmarshal(raw, responseBody(o, out)); err != nil {
-		return nil, &apiError{Status: resp.StatusCode, Detail: fmt.Sprintf("unreadable answer from %s %s: %v", method, path, err)}
+		return nil, &apiError{Status: status, Detail: fmt.Sprintf("unreadable answer from %s %s: %v", method, path, err)}
 	}
 	return raw, nil
+}
+
+// send performs a request by route (foundry api): path is from the
+// gateway's root, with its query. The body of the answer is returned
+// whatever its status, with an apiError for a status of 300 or more.
+func (r *restTransport) send(ctx context.Context, method, path string, body []byte, md map[string]string) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	_, raw, err := r.do(ctx, method, r.base+path, rd, "application/json, text/plain", md)
+	return raw, err
+}
+
+// do sends one request and reads its answer: the status and body, and an
+// apiError (with the body still returned) for a status of 300 or more.
+func (r *restTransport) do(ctx context.Context, method, target string, body io.Reader, accept string, md map[string]string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return 0, nil, usagef("--url: %v", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", "foundry-cli")
+	for k, v := range md {
+		req.Header.Set(k, v)
+	}
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		return 0, nil, &unreachableError{target: r.base, err: err}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return 0, nil, &unreachableError{target: r.base, err: err}
+	}
+	if resp.StatusCode >= 300 {
+		return resp.StatusCode, raw, httpError(resp, raw)
+	}
+	return resp.StatusCode, raw, nil
 }
 
 // requestFields is the request as the API's JSON object, numbers kept as

@@ -248,6 +248,8 @@ var authzRoutes = []*authzRoute{
 		signed: &authzSigned{sign: authzSignDelivery, secret: webhookSecret, unsigned: http.StatusUnauthorized, forged: http.StatusUnauthorized,
 			note: "`X-Hub-Signature-256` under `FOUNDRY_GITHUB_WEBHOOK_SECRET`; with no secret every delivery is 401 unless unsigned ones are allowed"}},
 	{method: http.MethodGet, path: "/api/contributions/{id}", params: map[string]string{"id": "contribution"}, requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/contributions", requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/contributors", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/contributors/{contributor_id}/contributions", params: map[string]string{"contributor_id": "self"},
 		requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/distributions", requests: []authzRequest{

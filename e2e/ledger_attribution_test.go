@@ -252,6 +252,35 @@ func TestLedgerContributions(t *testing.T) {
 			none, page := ledgerPage(t, sys, "/api/assets/"+empty+"/contributions", "contributions")
 			require.Empty(t, none, "an empty list is [], not null")
 			require.Equal(t, wantPage(500, 0, 0, false), page)
+
+			// The general list, filtered both ways, and read on by cursor.
+			items, page := ledgerPage(t, sys, "/api/contributions?asset_id="+other+"&contributor_id=lister&limit=2", "contributions")
+			require.Equal(t, want[:2], ledgerIDs(items))
+			bare, next := withoutCursor(t, page)
+			require.Equal(t, wantPage(2, 0, 5, true), bare)
+			requireStatus(t, http.StatusCreated, ledgerContribute(t, sys, map[string]any{"contributor_id": "lister", "asset_id": other, "cost_amount": 9}))
+			items, page = ledgerPage(t, sys, "/api/contributions?asset_id="+other+"&limit=2&cursor="+next, "contributions")
+			require.Equal(t, want[2:4], ledgerIDs(items), "the cursor reads on after the second")
+			bare, _ = withoutCursor(t, page)
+			require.Equal(t, wantPage(2, 2, 6, true), bare, "two precede it; the new one is counted")
+			items, _ = ledgerPage(t, sys, "/api/contributions?contributor_id=nobody", "contributions")
+			require.Empty(t, items, "an unknown contributor: an empty list")
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/contributions?cursor=x"), nil), "cursor")
+
+			// Contributors, by handle.
+			r := request(t, http.MethodGet, sys.URL("/api/contributors?handle=nobody-here"), nil)
+			list, cpage := listPage(t, r, "contributors")
+			require.Empty(t, list)
+			require.Equal(t, wantPage(50, 0, 0, false), cpage)
+			all, _ := listPage(t, request(t, http.MethodGet, sys.URL("/api/contributors?limit=500"), nil), "contributors")
+			var lister map[string]any
+			for _, c := range all {
+				if c["id"] == "lister" {
+					lister = c
+				}
+			}
+			require.NotNil(t, lister, "a contributor a contribution created is listed")
+			require.Nil(t, lister["handle"], "with no handle")
 		})
 	})
 }

@@ -589,10 +589,23 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"ideas", "list", "--bogus"}, "foundry: unknown flag: --bogus\nRun 'foundry ideas list --help' for usage.\n"},
 		{[]string{"cc", "stake", "idea", "lots", "--token", "t"}, "foundry: AMOUNT_CC \"lots\" is not a number\nRun 'foundry cc stake --help' for usage.\n"},
 		{[]string{"tasks", "claim"}, "foundry: --worker is required\nRun 'foundry tasks claim --help' for usage.\n"},
-		{[]string{"contributions", "add", "--asset", "a"}, "foundry: --cost is required\nRun 'foundry contributions add --help' for usage.\n"},
+		{[]string{"contributions", "add", "--asset", "a"}, "foundry: --cost is required\nRun 'foundry contributions create --help' for usage.\n"},
 		{[]string{"contributions", "add", "--asset", "a", "--cost", "1", "--contributor", "c", "--metadata", "[1]"},
 			"foundry: --metadata must be a JSON object: "},
 		{[]string{"status", "--url", "ftp://example.com"}, "foundry: --url \"ftp://example.com\" is not an http:// or https:// address\n"},
+		{[]string{"contributions", "list"}, "foundry: name the asset (--asset) or the contributor (--contributor), or set a session token "},
+		{[]string{"contributions", "list", "--asset", "a", "--contributor", "c"}, "foundry: --asset and --contributor name two lists: give one\n"},
+		{[]string{"cc", "deposit", "c", "--usd", "1"}, "foundry: --reference is required: the payment's reference, which records the deposit once\n"},
+		{[]string{"cc", "deposit", "c", "--reference", "r"}, "foundry: --usd is required\n"},
+		{[]string{"cc", "withdraw", "lots", "--token", "t"}, "foundry: AMOUNT_CC \"lots\" is not a number\n"},
+		{[]string{"tasks", "create", "x"}, "foundry: --type is required (one of spec, impl, test, review, heal, code-review, merge, deploy, verify, reflect)\n"},
+		{[]string{"tasks", "create", "x", "--type", "impl", "--idea", "a", "--context", `{"idea_id": "b"}`},
+			"foundry: --idea \"a\" and the idea_id of --context differ: give one\n"},
+		{[]string{"tasks", "create", "x", "--type", "impl", "--context", "[]"}, "foundry: --context must be a JSON object: "},
+		{[]string{"assets", "create", "x"}, "foundry: --type is required (one of CODE, MODEL, CONTENT, DATA)\n"},
+		{[]string{"distributions", "create", "--asset", "a"}, "foundry: --value is required\n"},
+		{[]string{"distributions", "list"}, "foundry: --asset is required\n"},
+		{[]string{"register"}, "foundry: foundry register expects HANDLE (got 0 arguments)\n"},
 	} {
 		r := run(t, env, tc.args...)
 		require.Equal(t, cli.ExitUsage, r.code, "%v: %s", tc.args, r.stderr)
@@ -612,7 +625,7 @@ func TestUsageErrors(t *testing.T) {
 
 	// A group without a subcommand shows its help.
 	out := ok(t, env, "cc")
-	require.Contains(t, out, "Credits: balances, stakes and unstakes")
+	require.Contains(t, out, "Credits: balances, deposits, withdrawals, stakes, unstakes, the supply and the rate")
 	require.Regexp(t, `(?m)^  stake +Stake CC on an idea`, out)
 }
 
@@ -638,12 +651,16 @@ func TestCompletion(t *testing.T) {
 		return r.stdout
 	}
 	out := complete("")
-	for _, cmd := range []string{"ideas", "tasks", "contributions", "cc", "status", "incidents", "audit"} {
+	for _, cmd := range []string{"register", "ideas", "tasks", "assets", "contributions", "distributions", "cc", "status", "incidents", "audit",
+		"api", "version"} {
 		require.Regexp(t, `(?m)^`+cmd+`\t`, out)
 	}
 	require.Equal(t, "pending\nrunning\ncompleted\nfailed\ntimed_out\nneeds_decision\n:4\n", complete("tasks", "list", "--status", ""))
 	// Every stage: the shell keeps those that match what was typed.
 	require.Equal(t, "none\nspecced\nimplementing\ntesting\nreviewing\ncomplete\n:4\n", complete("ideas", "advance", "x", "--to", "sp"))
+	require.Equal(t, "json\ntable\nid\n:4\n", complete("ideas", "list", "-o", ""))
+	require.Equal(t, "CODE\nMODEL\nCONTENT\nDATA\n:4\n", complete("assets", "create", "x", "--type", ""))
+	require.Equal(t, "viewer\nworker\noperator\nadmin\n:4\n", complete("tokens", "create", "x", "--role", ""))
 }
 
 // TestDispatch: the foundry binary is the client only for the client's
@@ -666,9 +683,10 @@ func TestDispatch(t *testing.T) {
 	for _, args := range [][]string{nil, {"-target=all"}, {"migrate", "status"}, {"--help"}} {
 		require.Empty(t, cli.Unknown(args), "the server's: %q", args)
 	}
-	require.Equal(t, "unknown command \"register\"\n"+
-		"  client commands: audit, cc, completion, contributions, help, ideas, incidents, logout, status, tasks, tokens, whoami (foundry help)\n"+
-		"  the server: foundry [flags] (foundry -h), foundry migrate [up|status] [flags]", cli.Unknown([]string{"register"}))
+	require.Equal(t, "unknown command \"regster\"\n"+
+		"  client commands: api, assets, audit, cc, completion, contributions, distributions, help, ideas, incidents, logout, "+
+		"register, status, tasks, tokens, version, whoami (foundry help)\n"+
+		"  the server: foundry [flags] (foundry -h), foundry migrate [up|status] [flags]", cli.Unknown([]string{"regster"}))
 }
 
 // TestTokensAndWhoami: an administrator issues an API token (printed alone

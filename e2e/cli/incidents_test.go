@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -89,7 +90,15 @@ func TestIncidentsAndAudit(t *testing.T) {
 				require.Regexp(t, row("frozen", "true"), out)
 				ok(t, admin, "incidents", "unfreeze")
 
-				list := ok(t, tr.env, "incidents", "list", "--limit", "4")
+				total := okJSON(t, tr.env, "incidents", "list", "--limit", "4")["pagination"].(map[string]any)["total"].(float64)
+				r = run(t, tr.env, "incidents", "list", "--limit", "4")
+				require.Equal(t, cli.ExitOK, r.code, r.stderr)
+				if total > 4 {
+					require.Equal(t, fmt.Sprintf("4 of %d incidents shown: --offset 4 for more\n", int(total)), r.stderr)
+				} else {
+					require.Empty(t, r.stderr, "one page: no hint")
+				}
+				list := r.stdout
 				require.Regexp(t, `^CREATED +KIND +SEVERITY +ACTOR +DETAIL\n`, list)
 				require.Regexp(t, regexp.MustCompile(`(?m)^\S+ +freeze +critical +signer:ops +normal → frozen: from a file$`), list)
 				require.Regexp(t, regexp.MustCompile(`(?m)^\S+ +unfreeze +info +admin +`), list)

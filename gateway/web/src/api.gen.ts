@@ -603,7 +603,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Returns contributions, oldest first, by asset and by contributor when given, by pages of up to 500; a page's next_cursor reads on after it. */
+        get: operations["LedgerService_ListContributions"];
         put?: never;
         /** Records a contribution and adds its cost to the asset. */
         post: operations["LedgerService_CreateContribution"];
@@ -642,6 +643,23 @@ export interface paths {
         };
         /** Returns one contribution. */
         get: operations["LedgerService_GetContribution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contributors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Returns contributors (the one with a handle, when given), oldest first. */
+        get: operations["LedgerService_ListContributors"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1736,6 +1754,14 @@ export interface components {
             /** @description source is "api" or "github". */
             source: string;
         };
+        /** @description ContributorSummary is a contributor as lists show it. */
+        v1ContributorSummary: {
+            created_at: string;
+            /** @description handle is null for a contributor a contribution created. */
+            handle: string | null;
+            id: string;
+            trust_level: string;
+        };
         /**
          * @description CostVector splits an idea's estimated cost by kind. It defaults to 60%
          *     compute, 15% infrastructure and 25% human attention of estimated_cost.
@@ -2634,9 +2660,19 @@ export interface components {
             entries: components["schemas"]["v1AuditEntry"][];
             pagination: components["schemas"]["v1Pagination"] | null;
         };
+        /** @description ListContributionsResponse holds one page, oldest first. */
+        v1ListContributionsResponse: {
+            contributions: components["schemas"]["v1Contribution"][];
+            pagination: components["schemas"]["v1Pagination"] | null;
+        };
         /** @description ListContributorContributionsResponse holds the contributor's contributions (HTTP body: the list). */
         v1ListContributorContributionsResponse: {
             contributions: components["schemas"]["v1Contribution"][];
+            pagination: components["schemas"]["v1Pagination"] | null;
+        };
+        /** @description ListContributorsResponse holds one page, oldest first. */
+        v1ListContributorsResponse: {
+            contributors: components["schemas"]["v1ContributorSummary"][];
             pagination: components["schemas"]["v1Pagination"] | null;
         };
         /** @description ListEdgesResponse holds one page of edges, oldest first. */
@@ -4692,6 +4728,50 @@ export interface operations {
             };
         };
     };
+    LedgerService_ListContributions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description asset_id and contributor_id, when given, keep that asset's or that
+                 *     contributor's contributions (an unknown one: an empty list).
+                 */
+                asset_id?: string;
+                contributor_id?: string;
+                /** @description limit is 1..500 (default 500). */
+                limit?: number;
+                offset?: number;
+                /**
+                 * @description cursor, a page's pagination.next_cursor, reads the contributions after
+                 *     that page's last one (with the same filters); not with an offset.
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListContributionsResponse"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     LedgerService_CreateContribution: {
         parameters: {
             query?: never;
@@ -4799,6 +4879,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1Contribution"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    LedgerService_ListContributors: {
+        parameters: {
+            query?: {
+                /** @description handle, when given, keeps the contributor with that handle. */
+                handle?: string;
+                /** @description limit is 1..500 (default 50). */
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListContributorsResponse"];
                 };
             };
             /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	commonv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
@@ -210,4 +211,35 @@ func (h *Handler) ListAssetDistributions(ctx context.Context, req *ledgerv1.List
 // pageOf is the one paging shape of a list the use cases read.
 func pageOf[T any](l usecase.Listed[T]) *commonv1.Pagination {
 	return paging.Of(l.Limit, l.Offset, l.Total, len(l.Items), l.Next)
+}
+
+// ListContributions implements LedgerService.ListContributions.
+func (h *Handler) ListContributions(ctx context.Context, req *ledgerv1.ListContributionsRequest) (*ledgerv1.ListContributionsResponse, error) {
+	page, err := h.app.ListContributions(ctx, usecase.ListContributionsCmd{AssetID: req.GetAssetId(), ContributorID: req.GetContributorId(),
+		Page: usecase.Page{Limit: req.Limit, Offset: req.GetOffset(), Cursor: req.GetCursor()}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := contributionsProto(page.Items)
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.ListContributionsResponse{Contributions: out, Pagination: pageOf(page)}, nil
+}
+
+// ListContributors implements LedgerService.ListContributors.
+func (h *Handler) ListContributors(ctx context.Context, req *ledgerv1.ListContributorsRequest) (*ledgerv1.ListContributorsResponse, error) {
+	page, err := h.app.ListContributors(ctx, req.GetHandle(), usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.ListContributorsResponse{Contributors: make([]*ledgerv1.ContributorSummary, len(page.Items)), Pagination: pageOf(page)}
+	for i, c := range page.Items {
+		s := &ledgerv1.ContributorSummary{Id: c.ID, TrustLevel: c.TrustLevel, CreatedAt: wire.Time(c.CreatedAt)}
+		if c.Handle != "" {
+			s.Handle = wrapperspb.String(c.Handle)
+		}
+		out.Contributors[i] = s
+	}
+	return out, nil
 }

@@ -42,6 +42,27 @@ type Contributor struct {
 	CreatedAt  time.Time
 }
 
+// ContributionFilter selects contributions: by asset and contributor when
+// set, after a key (a keyset page) when After is set, a page of Limit at
+// Offset.
+type ContributionFilter struct {
+	AssetID, ContributorID string
+	After                  *ContributionKey
+	Limit, Offset          int
+}
+
+// ContributionKey is a contribution's place in the oldest-first order.
+type ContributionKey struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// ContributorFilter selects contributors: the one with Handle when set.
+type ContributorFilter struct {
+	Handle        string
+	Limit, Offset int
+}
+
 // Session is a contributor's session; only the token's hash is kept.
 type Session struct {
 	TokenHash   string
@@ -140,6 +161,9 @@ type Identity interface {
 	SessionByTokenHash(ctx context.Context, tokenHash string) (Session, error)
 	// GetContributor returns a contributor. ErrNotFound when there is none.
 	GetContributor(ctx context.Context, id string) (Contributor, error)
+	// ListContributors returns a page of the contributors f selects,
+	// oldest first (creation time, then id), and how many f matches.
+	ListContributors(ctx context.Context, f ContributorFilter) ([]Contributor, int, error)
 	// EnsureContributor inserts c without a handle unless a contributor
 	// with its id exists, which is left as it is (handle and trust level
 	// untouched). Concurrent calls for one id insert it once.
@@ -197,6 +221,11 @@ type Attribution interface {
 	// contributions by creation time, then id. ErrNotFound when the
 	// contributor does not exist.
 	ListContributorContributions(ctx context.Context, contributorID string, limit, offset int) ([]Contribution, int, error)
+	// ListContributions returns a page of the contributions f selects,
+	// oldest first (creation time, then id), the number f's filters match,
+	// and the page's offset (f.Offset, or for a keyset page the number of
+	// matching contributions up to and including f.After's).
+	ListContributions(ctx context.Context, f ContributionFilter) (page []Contribution, total, offset int, err error)
 
 	// RecordGitHubContribution records a push delivery inside the caller's
 	// transaction (the delivery keys' foreign keys to the contribution are

@@ -510,3 +510,66 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// ListContributions implements store.Attribution. The asset and contributor
+// filters ride the indexes contributions_asset and contributions_contributor,
+// and the unfiltered list contributions_created, all in (created_at, id)
+// order, so a keyset page starts where its cursor points instead of
+// walking an offset.
+func (s Attribution) ListContributions(ctx context.Context, f store.ContributionFilter) ([]store.Contribution, int, int, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if f.AssetID != "" {
+		args = append(args, f.AssetID)
+		where = append(where, fmt.Sprintf("asset_id = $%d", len(args)))
+	}
+	if f.ContributorID != "" {
+		args = append(args, f.ContributorID)
+		where = append(where, fmt.Sprintf("contributor_id = $%d", len(args)))
+	}
+	filter := ""
+	if len(where) > 0 {
+		filter = " WHERE " + strings.Join(where, " AND ")
+	}
+	var total int
+	if err := s.q.QueryRow(ctx, `SELECT COUNT(*) FROM contributions`+filter, args...).Scan(&total); err != nil {
+		return nil, 0, 0, fmt.Errorf("count contributions: %w", err)
+	}
+	offset := f.Offset
+	pageWhere, pageArgs := where, args
+	if f.After != nil {
+		pageArgs = append(append([]any{}, args...), database.Micros(f.After.CreatedAt), f.After.ID)
+		a, b := len(pageArgs)-1, len(pageArgs)
+		through := append(append([]string{}, where...), fmt.Sprintf("(created_at < $%d OR (created_at = $%d AND id <= $%d))", a, a, b))
+		if err := s.q.QueryRow(ctx, `SELECT COUNT(*) FROM contributions WHERE `+strings.Join(through, " AND "), pageArgs...).Scan(&offset); err != nil {
+			return nil, 0, 0, fmt.Errorf("count contributions: %w", err)
+		}
+		pageWhere = append(append([]string{}, where...), fmt.Sprintf("(created_at > $%d OR (created_at = $%d AND id > $%d))", a, a, b))
+	}
+	query := `SELECT ` + contributionColumns + ` FROM contributions`
+	if len(pageWhere) > 0 {
+		query += " WHERE " + strings.Join(pageWhere, " AND ")
+	}
+	pageOffset := f.Offset
+	if f.After != nil {
+		pageOffset = 0 // the keyset says where the page starts
+	}
+	pageArgs = append(pageArgs, f.Limit, pageOffset)
+	query += fmt.Sprintf(" ORDER BY created_at, id LIMIT $%d OFFSET $%d", len(pageArgs)-1, len(pageArgs))
+	rows, err := s.q.Query(ctx, query, pageArgs...)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("list contributions: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Contribution{}
+	for rows.Next() {
+		c, err := scanContribution(rows)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("list contributions: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, total, offset, rows.Err()
+}

@@ -221,3 +221,40 @@ func (i Identity) RevokeToken(ctx context.Context, id string, at time.Time) (sto
 	}
 	return t, nil
 }
+
+// ListContributors implements store.Identity: a handle is unique
+// (contributors.handle), the whole list reads in (created_at, id) order.
+func (i Identity) ListContributors(ctx context.Context, f store.ContributorFilter) ([]store.Contributor, int, error) {
+	filter, args := "", []any{}
+	if f.Handle != "" {
+		filter, args = " WHERE handle = $1", append(args, f.Handle)
+	}
+	var total int
+	if err := i.q.QueryRow(ctx, `SELECT COUNT(*) FROM contributors`+filter, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count contributors: %w", err)
+	}
+	args = append(args, f.Limit, f.Offset)
+	rows, err := i.q.Query(ctx, `SELECT id, handle, trust_level, created_at FROM contributors`+filter+
+		fmt.Sprintf(` ORDER BY created_at, id LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list contributors: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Contributor{}
+	for rows.Next() {
+		var (
+			c       store.Contributor
+			handle  *string
+			created int64
+		)
+		if err := rows.Scan(&c.ID, &handle, &c.TrustLevel, &created); err != nil {
+			return nil, 0, fmt.Errorf("list contributors: %w", err)
+		}
+		if handle != nil {
+			c.Handle = *handle
+		}
+		c.CreatedAt = database.Time(created)
+		out = append(out, c)
+	}
+	return out, total, rows.Err()
+}

@@ -123,6 +123,38 @@ func runContributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NotNil(t, got)
 		require.Zero(t, total)
 		require.Empty(t, got)
+
+		// The general list: filters, an offset page, a keyset page.
+		list := func(f store.ContributionFilter) ([]string, int, int) {
+			t.Helper()
+			got, total, offset, err := s.ListContributions(ctx, f)
+			require.NoError(t, err)
+			require.NotNil(t, got)
+			return contributionIDs(got), total, offset
+		}
+		all := []string{early.ID, late.ID, same1.ID, same2.ID}
+		ids, n, at := list(store.ContributionFilter{Limit: 10})
+		require.Equal(t, all, ids)
+		require.Equal(t, [2]int{4, 0}, [2]int{n, at})
+		var amysOnA []string
+		for _, c := range []store.Contribution{early, late, same1, same2} {
+			if c.ContributorID == "amy" && c.AssetID == a.ID {
+				amysOnA = append(amysOnA, c.ID)
+			}
+		}
+		ids, n, _ = list(store.ContributionFilter{ContributorID: "amy", AssetID: a.ID, Limit: 10})
+		require.Equal(t, amysOnA, ids, "both filters")
+		require.Equal(t, len(amysOnA), n)
+		ids, n, at = list(store.ContributionFilter{Limit: 2, Offset: 1})
+		require.Equal(t, all[1:3], ids)
+		require.Equal(t, [2]int{4, 1}, [2]int{n, at})
+		second := store.ContributionKey{CreatedAt: late.CreatedAt, ID: late.ID}
+		ids, n, at = list(store.ContributionFilter{After: &second, Limit: 10})
+		require.Equal(t, all[2:], ids, "after the second: the rest")
+		require.Equal(t, [2]int{4, 2}, [2]int{n, at}, "two precede the page")
+		ids, n, _ = list(store.ContributionFilter{ContributorID: "nobody", Limit: 10})
+		require.Empty(t, ids)
+		require.Zero(t, n)
 	})
 
 	t.Run("thousands of tenths add up exactly", func(t *testing.T) {

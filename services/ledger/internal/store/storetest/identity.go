@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -67,6 +68,38 @@ func runIdentity(t *testing.T, newHarness func(t *testing.T) Harness) {
 		counts, err := h.read().identity.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"contributors": 1, "sessions": 1, "api_tokens": 0}, counts)
+	})
+
+	t.Run("contributors list oldest first, by handle when asked", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		now := base.Truncate(time.Microsecond)
+		first, second := contributor("erin", now), contributor("finn", now.Add(time.Second))
+		for i, c := range []store.Contributor{first, second} {
+			require.NoError(t, h.write(func(r repos) error {
+				return r.identity.Register(ctx, c, store.Session{TokenHash: fmt.Sprint("h", i), CreatedAt: now})
+			}))
+		}
+		implicit := Implicit("github:octo", now.Add(2*time.Second))
+		require.NoError(t, h.write(func(r repos) error { return r.identity.EnsureContributor(ctx, implicit) }))
+		got, total, err := h.read().identity.ListContributors(ctx, store.ContributorFilter{Limit: 10})
+		require.NoError(t, err)
+		require.Equal(t, []store.Contributor{first, second, implicit}, got)
+		require.Equal(t, 3, total)
+		got, total, err = h.read().identity.ListContributors(ctx, store.ContributorFilter{Limit: 1, Offset: 1})
+		require.NoError(t, err)
+		require.Equal(t, []store.Contributor{second}, got)
+		require.Equal(t, 3, total)
+		got, total, err = h.read().identity.ListContributors(ctx, store.ContributorFilter{Handle: "finn", Limit: 10})
+		require.NoError(t, err)
+		require.Equal(t, []store.Contributor{second}, got)
+		require.Equal(t, 1, total)
+		got, total, err = h.read().identity.ListContributors(ctx, store.ContributorFilter{Handle: "nobody", Limit: 10})
+		require.NoError(t, err)
+		require.NotNil(t, got)
+		require.Empty(t, got)
+		require.Zero(t, total)
 	})
 
 	t.Run("ensuring a contributor inserts it once and leaves an existing one as it is", func(t *testing.T) {

@@ -1046,6 +1046,327 @@ func (x *GetContributionResponse) GetContribution() *Contribution {
 	return nil
 }
 
+// ListContributionsRequest filters and pages the contributions.
+type ListContributionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// asset_id and contributor_id, when given, keep that asset's or that
+	// contributor's contributions (an unknown one: an empty list).
+	AssetId       string `protobuf:"bytes,1,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
+	ContributorId string `protobuf:"bytes,2,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
+	// limit is 1..500 (default 500).
+	Limit  *int32 `protobuf:"varint,3,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset int32  `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	// cursor, a page's pagination.next_cursor, reads the contributions after
+	// that page's last one (with the same filters); not with an offset.
+	Cursor        string `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListContributionsRequest) Reset() {
+	*x = ListContributionsRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListContributionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListContributionsRequest) ProtoMessage() {}
+
+func (x *ListContributionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListContributionsRequest.ProtoReflect.Descriptor instead.
+func (*ListContributionsRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListContributionsRequest) GetAssetId() string {
+	if x != nil {
+		return x.AssetId
+	}
+	return ""
+}
+
+func (x *ListContributionsRequest) GetContributorId() string {
+	if x != nil {
+		return x.ContributorId
+	}
+	return ""
+}
+
+func (x *ListContributionsRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *ListContributionsRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *ListContributionsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListContributionsResponse holds one page, oldest first.
+type ListContributionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Contributions []*Contribution        `protobuf:"bytes,1,rep,name=contributions,proto3" json:"contributions,omitempty"`
+	Pagination    *v1.Pagination         `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListContributionsResponse) Reset() {
+	*x = ListContributionsResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListContributionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListContributionsResponse) ProtoMessage() {}
+
+func (x *ListContributionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListContributionsResponse.ProtoReflect.Descriptor instead.
+func (*ListContributionsResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListContributionsResponse) GetContributions() []*Contribution {
+	if x != nil {
+		return x.Contributions
+	}
+	return nil
+}
+
+func (x *ListContributionsResponse) GetPagination() *v1.Pagination {
+	if x != nil {
+		return x.Pagination
+	}
+	return nil
+}
+
+// ListContributorsRequest filters and pages the contributors.
+type ListContributorsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// handle, when given, keeps the contributor with that handle.
+	Handle string `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	// limit is 1..500 (default 50).
+	Limit         *int32 `protobuf:"varint,2,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset        int32  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListContributorsRequest) Reset() {
+	*x = ListContributorsRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListContributorsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListContributorsRequest) ProtoMessage() {}
+
+func (x *ListContributorsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListContributorsRequest.ProtoReflect.Descriptor instead.
+func (*ListContributorsRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListContributorsRequest) GetHandle() string {
+	if x != nil {
+		return x.Handle
+	}
+	return ""
+}
+
+func (x *ListContributorsRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *ListContributorsRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+// ContributorSummary is a contributor as lists show it.
+type ContributorSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// handle is null for a contributor a contribution created.
+	Handle        *wrapperspb.StringValue `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	TrustLevel    string                  `protobuf:"bytes,3,opt,name=trust_level,json=trustLevel,proto3" json:"trust_level,omitempty"`
+	CreatedAt     string                  `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContributorSummary) Reset() {
+	*x = ContributorSummary{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContributorSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContributorSummary) ProtoMessage() {}
+
+func (x *ContributorSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContributorSummary.ProtoReflect.Descriptor instead.
+func (*ContributorSummary) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ContributorSummary) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ContributorSummary) GetHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+func (x *ContributorSummary) GetTrustLevel() string {
+	if x != nil {
+		return x.TrustLevel
+	}
+	return ""
+}
+
+func (x *ContributorSummary) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+// ListContributorsResponse holds one page, oldest first.
+type ListContributorsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Contributors  []*ContributorSummary  `protobuf:"bytes,1,rep,name=contributors,proto3" json:"contributors,omitempty"`
+	Pagination    *v1.Pagination         `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListContributorsResponse) Reset() {
+	*x = ListContributorsResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListContributorsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListContributorsResponse) ProtoMessage() {}
+
+func (x *ListContributorsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListContributorsResponse.ProtoReflect.Descriptor instead.
+func (*ListContributorsResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ListContributorsResponse) GetContributors() []*ContributorSummary {
+	if x != nil {
+		return x.Contributors
+	}
+	return nil
+}
+
+func (x *ListContributorsResponse) GetPagination() *v1.Pagination {
+	if x != nil {
+		return x.Pagination
+	}
+	return nil
+}
+
 // ListAssetContributionsRequest names an asset and, optionally, a page.
 type ListAssetContributionsRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1060,7 +1381,7 @@ type ListAssetContributionsRequest struct {
 
 func (x *ListAssetContributionsRequest) Reset() {
 	*x = ListAssetContributionsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[18]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1393,7 @@ func (x *ListAssetContributionsRequest) String() string {
 func (*ListAssetContributionsRequest) ProtoMessage() {}
 
 func (x *ListAssetContributionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[18]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1406,7 @@ func (x *ListAssetContributionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetContributionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAssetContributionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{18}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListAssetContributionsRequest) GetAssetId() string {
@@ -1120,7 +1441,7 @@ type ListAssetContributionsResponse struct {
 
 func (x *ListAssetContributionsResponse) Reset() {
 	*x = ListAssetContributionsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[19]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1132,7 +1453,7 @@ func (x *ListAssetContributionsResponse) String() string {
 func (*ListAssetContributionsResponse) ProtoMessage() {}
 
 func (x *ListAssetContributionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[19]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1145,7 +1466,7 @@ func (x *ListAssetContributionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetContributionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAssetContributionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{19}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListAssetContributionsResponse) GetContributions() []*Contribution {
@@ -1176,7 +1497,7 @@ type ListContributorContributionsRequest struct {
 
 func (x *ListContributorContributionsRequest) Reset() {
 	*x = ListContributorContributionsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[20]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1509,7 @@ func (x *ListContributorContributionsRequest) String() string {
 func (*ListContributorContributionsRequest) ProtoMessage() {}
 
 func (x *ListContributorContributionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[20]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1522,7 @@ func (x *ListContributorContributionsRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ListContributorContributionsRequest.ProtoReflect.Descriptor instead.
 func (*ListContributorContributionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{20}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListContributorContributionsRequest) GetContributorId() string {
@@ -1236,7 +1557,7 @@ type ListContributorContributionsResponse struct {
 
 func (x *ListContributorContributionsResponse) Reset() {
 	*x = ListContributorContributionsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[21]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1569,7 @@ func (x *ListContributorContributionsResponse) String() string {
 func (*ListContributorContributionsResponse) ProtoMessage() {}
 
 func (x *ListContributorContributionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[21]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1582,7 @@ func (x *ListContributorContributionsResponse) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use ListContributorContributionsResponse.ProtoReflect.Descriptor instead.
 func (*ListContributorContributionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{21}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListContributorContributionsResponse) GetContributions() []*Contribution {
@@ -1296,7 +1617,7 @@ type RecordGithubDeliveryRequest struct {
 
 func (x *RecordGithubDeliveryRequest) Reset() {
 	*x = RecordGithubDeliveryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[22]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1629,7 @@ func (x *RecordGithubDeliveryRequest) String() string {
 func (*RecordGithubDeliveryRequest) ProtoMessage() {}
 
 func (x *RecordGithubDeliveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[22]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1642,7 @@ func (x *RecordGithubDeliveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordGithubDeliveryRequest.ProtoReflect.Descriptor instead.
 func (*RecordGithubDeliveryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{22}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RecordGithubDeliveryRequest) GetEvent() string {
@@ -1365,7 +1686,7 @@ type RecordGithubDeliveryResponse struct {
 
 func (x *RecordGithubDeliveryResponse) Reset() {
 	*x = RecordGithubDeliveryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[23]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1698,7 @@ func (x *RecordGithubDeliveryResponse) String() string {
 func (*RecordGithubDeliveryResponse) ProtoMessage() {}
 
 func (x *RecordGithubDeliveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[23]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1711,7 @@ func (x *RecordGithubDeliveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordGithubDeliveryResponse.ProtoReflect.Descriptor instead.
 func (*RecordGithubDeliveryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{23}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RecordGithubDeliveryResponse) GetStatus() string {
@@ -1427,7 +1748,7 @@ type Payout struct {
 
 func (x *Payout) Reset() {
 	*x = Payout{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[24]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1439,7 +1760,7 @@ func (x *Payout) String() string {
 func (*Payout) ProtoMessage() {}
 
 func (x *Payout) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[24]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1452,7 +1773,7 @@ func (x *Payout) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Payout.ProtoReflect.Descriptor instead.
 func (*Payout) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{24}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Payout) GetContributorId() string {
@@ -1491,7 +1812,7 @@ type Distribution struct {
 
 func (x *Distribution) Reset() {
 	*x = Distribution{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[25]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1824,7 @@ func (x *Distribution) String() string {
 func (*Distribution) ProtoMessage() {}
 
 func (x *Distribution) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[25]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1837,7 @@ func (x *Distribution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Distribution.ProtoReflect.Descriptor instead.
 func (*Distribution) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{25}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Distribution) GetId() string {
@@ -1583,7 +1904,7 @@ type CreateDistributionRequest struct {
 
 func (x *CreateDistributionRequest) Reset() {
 	*x = CreateDistributionRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1916,7 @@ func (x *CreateDistributionRequest) String() string {
 func (*CreateDistributionRequest) ProtoMessage() {}
 
 func (x *CreateDistributionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1929,7 @@ func (x *CreateDistributionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDistributionRequest.ProtoReflect.Descriptor instead.
 func (*CreateDistributionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreateDistributionRequest) GetAssetId() string {
@@ -1642,7 +1963,7 @@ type CreateDistributionResponse struct {
 
 func (x *CreateDistributionResponse) Reset() {
 	*x = CreateDistributionResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1654,7 +1975,7 @@ func (x *CreateDistributionResponse) String() string {
 func (*CreateDistributionResponse) ProtoMessage() {}
 
 func (x *CreateDistributionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1667,7 +1988,7 @@ func (x *CreateDistributionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDistributionResponse.ProtoReflect.Descriptor instead.
 func (*CreateDistributionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreateDistributionResponse) GetDistribution() *Distribution {
@@ -1691,7 +2012,7 @@ type GetDistributionRequest struct {
 
 func (x *GetDistributionRequest) Reset() {
 	*x = GetDistributionRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1703,7 +2024,7 @@ func (x *GetDistributionRequest) String() string {
 func (*GetDistributionRequest) ProtoMessage() {}
 
 func (x *GetDistributionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1716,7 +2037,7 @@ func (x *GetDistributionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDistributionRequest.ProtoReflect.Descriptor instead.
 func (*GetDistributionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetDistributionRequest) GetId() string {
@@ -1750,7 +2071,7 @@ type GetDistributionResponse struct {
 
 func (x *GetDistributionResponse) Reset() {
 	*x = GetDistributionResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1762,7 +2083,7 @@ func (x *GetDistributionResponse) String() string {
 func (*GetDistributionResponse) ProtoMessage() {}
 
 func (x *GetDistributionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1775,7 +2096,7 @@ func (x *GetDistributionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDistributionResponse.ProtoReflect.Descriptor instead.
 func (*GetDistributionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{29}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetDistributionResponse) GetDistribution() *Distribution {
@@ -1799,7 +2120,7 @@ type ListAssetDistributionsRequest struct {
 
 func (x *ListAssetDistributionsRequest) Reset() {
 	*x = ListAssetDistributionsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1811,7 +2132,7 @@ func (x *ListAssetDistributionsRequest) String() string {
 func (*ListAssetDistributionsRequest) ProtoMessage() {}
 
 func (x *ListAssetDistributionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1824,7 +2145,7 @@ func (x *ListAssetDistributionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetDistributionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAssetDistributionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{30}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListAssetDistributionsRequest) GetAssetId() string {
@@ -1860,7 +2181,7 @@ type ListAssetDistributionsResponse struct {
 
 func (x *ListAssetDistributionsResponse) Reset() {
 	*x = ListAssetDistributionsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1872,7 +2193,7 @@ func (x *ListAssetDistributionsResponse) String() string {
 func (*ListAssetDistributionsResponse) ProtoMessage() {}
 
 func (x *ListAssetDistributionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1885,7 +2206,7 @@ func (x *ListAssetDistributionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetDistributionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAssetDistributionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{31}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListAssetDistributionsResponse) GetDistributions() []*Distribution {
@@ -1912,7 +2233,7 @@ type GetInvestPreviewRequest struct {
 
 func (x *GetInvestPreviewRequest) Reset() {
 	*x = GetInvestPreviewRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1924,7 +2245,7 @@ func (x *GetInvestPreviewRequest) String() string {
 func (*GetInvestPreviewRequest) ProtoMessage() {}
 
 func (x *GetInvestPreviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1937,7 +2258,7 @@ func (x *GetInvestPreviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestPreviewRequest.ProtoReflect.Descriptor instead.
 func (*GetInvestPreviewRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{32}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetInvestPreviewRequest) GetIdeaId() string {
@@ -1958,7 +2279,7 @@ type InvestProjection struct {
 
 func (x *InvestProjection) Reset() {
 	*x = InvestProjection{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1970,7 +2291,7 @@ func (x *InvestProjection) String() string {
 func (*InvestProjection) ProtoMessage() {}
 
 func (x *InvestProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1983,7 +2304,7 @@ func (x *InvestProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvestProjection.ProtoReflect.Descriptor instead.
 func (*InvestProjection) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{33}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *InvestProjection) GetLowMultiplier() float64 {
@@ -2018,7 +2339,7 @@ type GetInvestPreviewResponse struct {
 
 func (x *GetInvestPreviewResponse) Reset() {
 	*x = GetInvestPreviewResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2030,7 +2351,7 @@ func (x *GetInvestPreviewResponse) String() string {
 func (*GetInvestPreviewResponse) ProtoMessage() {}
 
 func (x *GetInvestPreviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2043,7 +2364,7 @@ func (x *GetInvestPreviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestPreviewResponse.ProtoReflect.Descriptor instead.
 func (*GetInvestPreviewResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{34}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetInvestPreviewResponse) GetIdeaId() string {
@@ -2108,7 +2429,7 @@ type Position struct {
 
 func (x *Position) Reset() {
 	*x = Position{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2120,7 +2441,7 @@ func (x *Position) String() string {
 func (*Position) ProtoMessage() {}
 
 func (x *Position) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2133,7 +2454,7 @@ func (x *Position) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Position.ProtoReflect.Descriptor instead.
 func (*Position) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{35}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Position) GetIdeaId() string {
@@ -2170,7 +2491,7 @@ type PositionSummary struct {
 
 func (x *PositionSummary) Reset() {
 	*x = PositionSummary{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2182,7 +2503,7 @@ func (x *PositionSummary) String() string {
 func (*PositionSummary) ProtoMessage() {}
 
 func (x *PositionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2195,7 +2516,7 @@ func (x *PositionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PositionSummary.ProtoReflect.Descriptor instead.
 func (*PositionSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{36}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PositionSummary) GetPositionCount() int32 {
@@ -2236,7 +2557,7 @@ type ListInvestmentsRequest struct {
 
 func (x *ListInvestmentsRequest) Reset() {
 	*x = ListInvestmentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2248,7 +2569,7 @@ func (x *ListInvestmentsRequest) String() string {
 func (*ListInvestmentsRequest) ProtoMessage() {}
 
 func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2261,7 +2582,7 @@ func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{37}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListInvestmentsRequest) GetId() string {
@@ -2283,7 +2604,7 @@ type ListInvestmentsResponse struct {
 
 func (x *ListInvestmentsResponse) Reset() {
 	*x = ListInvestmentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2295,7 +2616,7 @@ func (x *ListInvestmentsResponse) String() string {
 func (*ListInvestmentsResponse) ProtoMessage() {}
 
 func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2308,7 +2629,7 @@ func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{38}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListInvestmentsResponse) GetContributorId() string {
@@ -2351,7 +2672,7 @@ type FlowEvent struct {
 
 func (x *FlowEvent) Reset() {
 	*x = FlowEvent{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2363,7 +2684,7 @@ func (x *FlowEvent) String() string {
 func (*FlowEvent) ProtoMessage() {}
 
 func (x *FlowEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2376,7 +2697,7 @@ func (x *FlowEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowEvent.ProtoReflect.Descriptor instead.
 func (*FlowEvent) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{39}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *FlowEvent) GetId() string {
@@ -2439,7 +2760,7 @@ type JournalLine struct {
 
 func (x *JournalLine) Reset() {
 	*x = JournalLine{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2772,7 @@ func (x *JournalLine) String() string {
 func (*JournalLine) ProtoMessage() {}
 
 func (x *JournalLine) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2785,7 @@ func (x *JournalLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalLine.ProtoReflect.Descriptor instead.
 func (*JournalLine) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{40}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *JournalLine) GetAccount() string {
@@ -2494,7 +2815,7 @@ type GetInvestmentHistoryRequest struct {
 
 func (x *GetInvestmentHistoryRequest) Reset() {
 	*x = GetInvestmentHistoryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2506,7 +2827,7 @@ func (x *GetInvestmentHistoryRequest) String() string {
 func (*GetInvestmentHistoryRequest) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2519,7 +2840,7 @@ func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{41}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetInvestmentHistoryRequest) GetId() string {
@@ -2555,7 +2876,7 @@ type GetInvestmentHistoryResponse struct {
 
 func (x *GetInvestmentHistoryResponse) Reset() {
 	*x = GetInvestmentHistoryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2567,7 +2888,7 @@ func (x *GetInvestmentHistoryResponse) String() string {
 func (*GetInvestmentHistoryResponse) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2580,7 +2901,7 @@ func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{42}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetInvestmentHistoryResponse) GetContributorId() string {
@@ -2619,7 +2940,7 @@ type Pledge struct {
 
 func (x *Pledge) Reset() {
 	*x = Pledge{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2631,7 +2952,7 @@ func (x *Pledge) String() string {
 func (*Pledge) ProtoMessage() {}
 
 func (x *Pledge) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2644,7 +2965,7 @@ func (x *Pledge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pledge.ProtoReflect.Descriptor instead.
 func (*Pledge) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{43}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Pledge) GetId() string {
@@ -2701,7 +3022,7 @@ type CreatePledgeRequest struct {
 
 func (x *CreatePledgeRequest) Reset() {
 	*x = CreatePledgeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2713,7 +3034,7 @@ func (x *CreatePledgeRequest) String() string {
 func (*CreatePledgeRequest) ProtoMessage() {}
 
 func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2726,7 +3047,7 @@ func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeRequest.ProtoReflect.Descriptor instead.
 func (*CreatePledgeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{44}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CreatePledgeRequest) GetId() string {
@@ -2760,7 +3081,7 @@ type CreatePledgeResponse struct {
 
 func (x *CreatePledgeResponse) Reset() {
 	*x = CreatePledgeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2772,7 +3093,7 @@ func (x *CreatePledgeResponse) String() string {
 func (*CreatePledgeResponse) ProtoMessage() {}
 
 func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2785,7 +3106,7 @@ func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeResponse.ProtoReflect.Descriptor instead.
 func (*CreatePledgeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{45}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CreatePledgeResponse) GetPledge() *Pledge {
@@ -2807,7 +3128,7 @@ type StakeProjection struct {
 
 func (x *StakeProjection) Reset() {
 	*x = StakeProjection{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2819,7 +3140,7 @@ func (x *StakeProjection) String() string {
 func (*StakeProjection) ProtoMessage() {}
 
 func (x *StakeProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2832,7 +3153,7 @@ func (x *StakeProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeProjection.ProtoReflect.Descriptor instead.
 func (*StakeProjection) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{46}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *StakeProjection) GetLowMultiplier() float64 {
@@ -2870,7 +3191,7 @@ type StakeRequest struct {
 
 func (x *StakeRequest) Reset() {
 	*x = StakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +3203,7 @@ func (x *StakeRequest) String() string {
 func (*StakeRequest) ProtoMessage() {}
 
 func (x *StakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +3216,7 @@ func (x *StakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeRequest.ProtoReflect.Descriptor instead.
 func (*StakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StakeRequest) GetContributorId() string {
@@ -2947,7 +3268,7 @@ type StakeResponse struct {
 
 func (x *StakeResponse) Reset() {
 	*x = StakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2959,7 +3280,7 @@ func (x *StakeResponse) String() string {
 func (*StakeResponse) ProtoMessage() {}
 
 func (x *StakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2972,7 +3293,7 @@ func (x *StakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeResponse.ProtoReflect.Descriptor instead.
 func (*StakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *StakeResponse) GetDryRun() bool {
@@ -3043,7 +3364,7 @@ type UnstakeRequest struct {
 
 func (x *UnstakeRequest) Reset() {
 	*x = UnstakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3055,7 +3376,7 @@ func (x *UnstakeRequest) String() string {
 func (*UnstakeRequest) ProtoMessage() {}
 
 func (x *UnstakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3068,7 +3389,7 @@ func (x *UnstakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnstakeRequest.ProtoReflect.Descriptor instead.
 func (*UnstakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *UnstakeRequest) GetContributorId() string {
@@ -3108,7 +3429,7 @@ type UnstakeResponse struct {
 
 func (x *UnstakeResponse) Reset() {
 	*x = UnstakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3120,7 +3441,7 @@ func (x *UnstakeResponse) String() string {
 func (*UnstakeResponse) ProtoMessage() {}
 
 func (x *UnstakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3133,7 +3454,7 @@ func (x *UnstakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnstakeResponse.ProtoReflect.Descriptor instead.
 func (*UnstakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{50}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *UnstakeResponse) GetContributorId() string {
@@ -3190,7 +3511,7 @@ type DepositRequest struct {
 
 func (x *DepositRequest) Reset() {
 	*x = DepositRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3202,7 +3523,7 @@ func (x *DepositRequest) String() string {
 func (*DepositRequest) ProtoMessage() {}
 
 func (x *DepositRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3215,7 +3536,7 @@ func (x *DepositRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositRequest.ProtoReflect.Descriptor instead.
 func (*DepositRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *DepositRequest) GetContributorId() string {
@@ -3258,7 +3579,7 @@ type DepositResponse struct {
 
 func (x *DepositResponse) Reset() {
 	*x = DepositResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3270,7 +3591,7 @@ func (x *DepositResponse) String() string {
 func (*DepositResponse) ProtoMessage() {}
 
 func (x *DepositResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3283,7 +3604,7 @@ func (x *DepositResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositResponse.ProtoReflect.Descriptor instead.
 func (*DepositResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{52}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DepositResponse) GetContributorId() string {
@@ -3353,7 +3674,7 @@ type WithdrawRequest struct {
 
 func (x *WithdrawRequest) Reset() {
 	*x = WithdrawRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3365,7 +3686,7 @@ func (x *WithdrawRequest) String() string {
 func (*WithdrawRequest) ProtoMessage() {}
 
 func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3378,7 +3699,7 @@ func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawRequest.ProtoReflect.Descriptor instead.
 func (*WithdrawRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{53}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *WithdrawRequest) GetContributorId() string {
@@ -3410,7 +3731,7 @@ type WithdrawResponse struct {
 
 func (x *WithdrawResponse) Reset() {
 	*x = WithdrawResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3422,7 +3743,7 @@ func (x *WithdrawResponse) String() string {
 func (*WithdrawResponse) ProtoMessage() {}
 
 func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3435,7 +3756,7 @@ func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawResponse.ProtoReflect.Descriptor instead.
 func (*WithdrawResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *WithdrawResponse) GetContributorId() string {
@@ -3490,7 +3811,7 @@ type GetBalancesRequest struct {
 
 func (x *GetBalancesRequest) Reset() {
 	*x = GetBalancesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3502,7 +3823,7 @@ func (x *GetBalancesRequest) String() string {
 func (*GetBalancesRequest) ProtoMessage() {}
 
 func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3515,7 +3836,7 @@ func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancesRequest.ProtoReflect.Descriptor instead.
 func (*GetBalancesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{55}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetBalancesRequest) GetContributorId() string {
@@ -3538,7 +3859,7 @@ type GetBalancesResponse struct {
 
 func (x *GetBalancesResponse) Reset() {
 	*x = GetBalancesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3550,7 +3871,7 @@ func (x *GetBalancesResponse) String() string {
 func (*GetBalancesResponse) ProtoMessage() {}
 
 func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3563,7 +3884,7 @@ func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancesResponse.ProtoReflect.Descriptor instead.
 func (*GetBalancesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{56}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *GetBalancesResponse) GetContributorId() string {
@@ -3603,7 +3924,7 @@ type GetExchangeRateRequest struct {
 
 func (x *GetExchangeRateRequest) Reset() {
 	*x = GetExchangeRateRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3615,7 +3936,7 @@ func (x *GetExchangeRateRequest) String() string {
 func (*GetExchangeRateRequest) ProtoMessage() {}
 
 func (x *GetExchangeRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3628,7 +3949,7 @@ func (x *GetExchangeRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExchangeRateRequest.ProtoReflect.Descriptor instead.
 func (*GetExchangeRateRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{57}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{62}
 }
 
 // GetExchangeRateResponse is the posted rate in CC per USD:
@@ -3652,7 +3973,7 @@ type GetExchangeRateResponse struct {
 
 func (x *GetExchangeRateResponse) Reset() {
 	*x = GetExchangeRateResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3664,7 +3985,7 @@ func (x *GetExchangeRateResponse) String() string {
 func (*GetExchangeRateResponse) ProtoMessage() {}
 
 func (x *GetExchangeRateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3677,7 +3998,7 @@ func (x *GetExchangeRateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExchangeRateResponse.ProtoReflect.Descriptor instead.
 func (*GetExchangeRateResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetExchangeRateResponse) GetCcPerUsd() float64 {
@@ -3745,7 +4066,7 @@ type GetSupplyRequest struct {
 
 func (x *GetSupplyRequest) Reset() {
 	*x = GetSupplyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3757,7 +4078,7 @@ func (x *GetSupplyRequest) String() string {
 func (*GetSupplyRequest) ProtoMessage() {}
 
 func (x *GetSupplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3770,7 +4091,7 @@ func (x *GetSupplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyRequest.ProtoReflect.Descriptor instead.
 func (*GetSupplyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{59}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{64}
 }
 
 // GetSupplyResponse compares outstanding CC with the treasury.
@@ -3792,7 +4113,7 @@ type GetSupplyResponse struct {
 
 func (x *GetSupplyResponse) Reset() {
 	*x = GetSupplyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3804,7 +4125,7 @@ func (x *GetSupplyResponse) String() string {
 func (*GetSupplyResponse) ProtoMessage() {}
 
 func (x *GetSupplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3817,7 +4138,7 @@ func (x *GetSupplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyResponse.ProtoReflect.Descriptor instead.
 func (*GetSupplyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{60}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetSupplyResponse) GetTotalCcOutstanding() float64 {
@@ -3880,7 +4201,7 @@ type GetSupplyHistoryRequest struct {
 
 func (x *GetSupplyHistoryRequest) Reset() {
 	*x = GetSupplyHistoryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3892,7 +4213,7 @@ func (x *GetSupplyHistoryRequest) String() string {
 func (*GetSupplyHistoryRequest) ProtoMessage() {}
 
 func (x *GetSupplyHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3905,7 +4226,7 @@ func (x *GetSupplyHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetSupplyHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{61}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetSupplyHistoryRequest) GetDays() int32 {
@@ -3933,7 +4254,7 @@ type SupplyDay struct {
 
 func (x *SupplyDay) Reset() {
 	*x = SupplyDay{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3945,7 +4266,7 @@ func (x *SupplyDay) String() string {
 func (*SupplyDay) ProtoMessage() {}
 
 func (x *SupplyDay) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3958,7 +4279,7 @@ func (x *SupplyDay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SupplyDay.ProtoReflect.Descriptor instead.
 func (*SupplyDay) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{62}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *SupplyDay) GetDay() string {
@@ -4000,7 +4321,7 @@ type GetSupplyHistoryResponse struct {
 
 func (x *GetSupplyHistoryResponse) Reset() {
 	*x = GetSupplyHistoryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4012,7 +4333,7 @@ func (x *GetSupplyHistoryResponse) String() string {
 func (*GetSupplyHistoryResponse) ProtoMessage() {}
 
 func (x *GetSupplyHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4025,7 +4346,7 @@ func (x *GetSupplyHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetSupplyHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetSupplyHistoryResponse) GetDays() []*SupplyDay {
@@ -4045,7 +4366,7 @@ type RecordOraclePriceRequest struct {
 
 func (x *RecordOraclePriceRequest) Reset() {
 	*x = RecordOraclePriceRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4057,7 +4378,7 @@ func (x *RecordOraclePriceRequest) String() string {
 func (*RecordOraclePriceRequest) ProtoMessage() {}
 
 func (x *RecordOraclePriceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4070,7 +4391,7 @@ func (x *RecordOraclePriceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOraclePriceRequest.ProtoReflect.Descriptor instead.
 func (*RecordOraclePriceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{64}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *RecordOraclePriceRequest) GetCcPerUsd() float64 {
@@ -4096,7 +4417,7 @@ type RecordOraclePriceResponse struct {
 
 func (x *RecordOraclePriceResponse) Reset() {
 	*x = RecordOraclePriceResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4108,7 +4429,7 @@ func (x *RecordOraclePriceResponse) String() string {
 func (*RecordOraclePriceResponse) ProtoMessage() {}
 
 func (x *RecordOraclePriceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4121,7 +4442,7 @@ func (x *RecordOraclePriceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOraclePriceResponse.ProtoReflect.Descriptor instead.
 func (*RecordOraclePriceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{65}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *RecordOraclePriceResponse) GetVerdict() string {
@@ -4184,7 +4505,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4196,7 +4517,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4209,7 +4530,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{66}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *AuditEntry) GetSeq() int32 {
@@ -4297,7 +4618,7 @@ type ListAuditEntriesRequest struct {
 
 func (x *ListAuditEntriesRequest) Reset() {
 	*x = ListAuditEntriesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4309,7 +4630,7 @@ func (x *ListAuditEntriesRequest) String() string {
 func (*ListAuditEntriesRequest) ProtoMessage() {}
 
 func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4322,7 +4643,7 @@ func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListAuditEntriesRequest) GetLimit() int32 {
@@ -4358,7 +4679,7 @@ type ListAuditEntriesResponse struct {
 
 func (x *ListAuditEntriesResponse) Reset() {
 	*x = ListAuditEntriesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4370,7 +4691,7 @@ func (x *ListAuditEntriesResponse) String() string {
 func (*ListAuditEntriesResponse) ProtoMessage() {}
 
 func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4383,7 +4704,7 @@ func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{68}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
@@ -4411,7 +4732,7 @@ type VerifyAuditRequest struct {
 
 func (x *VerifyAuditRequest) Reset() {
 	*x = VerifyAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4423,7 +4744,7 @@ func (x *VerifyAuditRequest) String() string {
 func (*VerifyAuditRequest) ProtoMessage() {}
 
 func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4436,7 +4757,7 @@ func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAuditRequest.ProtoReflect.Descriptor instead.
 func (*VerifyAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *VerifyAuditRequest) GetFull() bool {
@@ -4484,7 +4805,7 @@ type VerifyAuditResponse struct {
 
 func (x *VerifyAuditResponse) Reset() {
 	*x = VerifyAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4496,7 +4817,7 @@ func (x *VerifyAuditResponse) String() string {
 func (*VerifyAuditResponse) ProtoMessage() {}
 
 func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4509,7 +4830,7 @@ func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAuditResponse.ProtoReflect.Descriptor instead.
 func (*VerifyAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *VerifyAuditResponse) GetValid() bool {
@@ -4605,7 +4926,7 @@ type GetAuditCheckpointRequest struct {
 
 func (x *GetAuditCheckpointRequest) Reset() {
 	*x = GetAuditCheckpointRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4617,7 +4938,7 @@ func (x *GetAuditCheckpointRequest) String() string {
 func (*GetAuditCheckpointRequest) ProtoMessage() {}
 
 func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4630,7 +4951,7 @@ func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
 }
 
 // GetAuditCheckpointResponse is the signed note: the origin line, the tree
@@ -4644,7 +4965,7 @@ type GetAuditCheckpointResponse struct {
 
 func (x *GetAuditCheckpointResponse) Reset() {
 	*x = GetAuditCheckpointResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4656,7 +4977,7 @@ func (x *GetAuditCheckpointResponse) String() string {
 func (*GetAuditCheckpointResponse) ProtoMessage() {}
 
 func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4669,7 +4990,7 @@ func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *GetAuditCheckpointResponse) GetNote() string {
@@ -4688,7 +5009,7 @@ type GetAuditVerifierKeyRequest struct {
 
 func (x *GetAuditVerifierKeyRequest) Reset() {
 	*x = GetAuditVerifierKeyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4700,7 +5021,7 @@ func (x *GetAuditVerifierKeyRequest) String() string {
 func (*GetAuditVerifierKeyRequest) ProtoMessage() {}
 
 func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4713,7 +5034,7 @@ func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditVerifierKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditVerifierKeyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
 }
 
 // GetAuditVerifierKeyResponse is the checkpoints' verifier key in the
@@ -4727,7 +5048,7 @@ type GetAuditVerifierKeyResponse struct {
 
 func (x *GetAuditVerifierKeyResponse) Reset() {
 	*x = GetAuditVerifierKeyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4739,7 +5060,7 @@ func (x *GetAuditVerifierKeyResponse) String() string {
 func (*GetAuditVerifierKeyResponse) ProtoMessage() {}
 
 func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4752,7 +5073,7 @@ func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditVerifierKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditVerifierKeyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *GetAuditVerifierKeyResponse) GetKey() string {
@@ -4775,7 +5096,7 @@ type GetAuditProofRequest struct {
 
 func (x *GetAuditProofRequest) Reset() {
 	*x = GetAuditProofRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4787,7 +5108,7 @@ func (x *GetAuditProofRequest) String() string {
 func (*GetAuditProofRequest) ProtoMessage() {}
 
 func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4800,7 +5121,7 @@ func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditProofRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *GetAuditProofRequest) GetSeq() int32 {
@@ -4831,7 +5152,7 @@ type GetAuditProofResponse struct {
 
 func (x *GetAuditProofResponse) Reset() {
 	*x = GetAuditProofResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4843,7 +5164,7 @@ func (x *GetAuditProofResponse) String() string {
 func (*GetAuditProofResponse) ProtoMessage() {}
 
 func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4856,7 +5177,7 @@ func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditProofResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *GetAuditProofResponse) GetSeq() int32 {
@@ -4898,7 +5219,7 @@ type GetAuditConsistencyRequest struct {
 
 func (x *GetAuditConsistencyRequest) Reset() {
 	*x = GetAuditConsistencyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4910,7 +5231,7 @@ func (x *GetAuditConsistencyRequest) String() string {
 func (*GetAuditConsistencyRequest) ProtoMessage() {}
 
 func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4923,7 +5244,7 @@ func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *GetAuditConsistencyRequest) GetFrom() int32 {
@@ -4955,7 +5276,7 @@ type GetAuditConsistencyResponse struct {
 
 func (x *GetAuditConsistencyResponse) Reset() {
 	*x = GetAuditConsistencyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4967,7 +5288,7 @@ func (x *GetAuditConsistencyResponse) String() string {
 func (*GetAuditConsistencyResponse) ProtoMessage() {}
 
 func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4980,7 +5301,7 @@ func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *GetAuditConsistencyResponse) GetFrom() int32 {
@@ -5035,7 +5356,7 @@ type RepairedBreak struct {
 
 func (x *RepairedBreak) Reset() {
 	*x = RepairedBreak{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5047,7 +5368,7 @@ func (x *RepairedBreak) String() string {
 func (*RepairedBreak) ProtoMessage() {}
 
 func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5060,7 +5381,7 @@ func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairedBreak.ProtoReflect.Descriptor instead.
 func (*RepairedBreak) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *RepairedBreak) GetRepairSeq() int32 {
@@ -5100,7 +5421,7 @@ type RepairAuditRequest struct {
 
 func (x *RepairAuditRequest) Reset() {
 	*x = RepairAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5112,7 +5433,7 @@ func (x *RepairAuditRequest) String() string {
 func (*RepairAuditRequest) ProtoMessage() {}
 
 func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5125,7 +5446,7 @@ func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditRequest.ProtoReflect.Descriptor instead.
 func (*RepairAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
 }
 
 // RepairAuditResponse names the repaired break.
@@ -5145,7 +5466,7 @@ type RepairAuditResponse struct {
 
 func (x *RepairAuditResponse) Reset() {
 	*x = RepairAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5157,7 +5478,7 @@ func (x *RepairAuditResponse) String() string {
 func (*RepairAuditResponse) ProtoMessage() {}
 
 func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5170,7 +5491,7 @@ func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditResponse.ProtoReflect.Descriptor instead.
 func (*RepairAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *RepairAuditResponse) GetRepaired() bool {
@@ -5227,7 +5548,7 @@ type FreezeRequest struct {
 
 func (x *FreezeRequest) Reset() {
 	*x = FreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5239,7 +5560,7 @@ func (x *FreezeRequest) String() string {
 func (*FreezeRequest) ProtoMessage() {}
 
 func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5252,7 +5573,7 @@ func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeRequest.ProtoReflect.Descriptor instead.
 func (*FreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *FreezeRequest) GetSignerId() string {
@@ -5303,7 +5624,7 @@ type FreezeResponse struct {
 
 func (x *FreezeResponse) Reset() {
 	*x = FreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5315,7 +5636,7 @@ func (x *FreezeResponse) String() string {
 func (*FreezeResponse) ProtoMessage() {}
 
 func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5328,7 +5649,7 @@ func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeResponse.ProtoReflect.Descriptor instead.
 func (*FreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *FreezeResponse) GetFrozen() bool {
@@ -5369,7 +5690,7 @@ type UnfreezeRequest struct {
 
 func (x *UnfreezeRequest) Reset() {
 	*x = UnfreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5381,7 +5702,7 @@ func (x *UnfreezeRequest) String() string {
 func (*UnfreezeRequest) ProtoMessage() {}
 
 func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5394,7 +5715,7 @@ func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeRequest.ProtoReflect.Descriptor instead.
 func (*UnfreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *UnfreezeRequest) GetReason() string {
@@ -5415,7 +5736,7 @@ type UnfreezeResponse struct {
 
 func (x *UnfreezeResponse) Reset() {
 	*x = UnfreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5427,7 +5748,7 @@ func (x *UnfreezeResponse) String() string {
 func (*UnfreezeResponse) ProtoMessage() {}
 
 func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5440,7 +5761,7 @@ func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeResponse.ProtoReflect.Descriptor instead.
 func (*UnfreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *UnfreezeResponse) GetFrozen() bool {
@@ -5466,7 +5787,7 @@ type GetIncidentStatusRequest struct {
 
 func (x *GetIncidentStatusRequest) Reset() {
 	*x = GetIncidentStatusRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5478,7 +5799,7 @@ func (x *GetIncidentStatusRequest) String() string {
 func (*GetIncidentStatusRequest) ProtoMessage() {}
 
 func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5491,7 +5812,7 @@ func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
 }
 
 // GetIncidentStatusResponse is the incident view of the economy.
@@ -5512,7 +5833,7 @@ type GetIncidentStatusResponse struct {
 
 func (x *GetIncidentStatusResponse) Reset() {
 	*x = GetIncidentStatusResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5524,7 +5845,7 @@ func (x *GetIncidentStatusResponse) String() string {
 func (*GetIncidentStatusResponse) ProtoMessage() {}
 
 func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5537,7 +5858,7 @@ func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetIncidentStatusResponse) GetFrozen() bool {
@@ -5612,7 +5933,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5624,7 +5945,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5637,7 +5958,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *Incident) GetId() string {
@@ -5694,7 +6015,7 @@ type ListIncidentsRequest struct {
 
 func (x *ListIncidentsRequest) Reset() {
 	*x = ListIncidentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5706,7 +6027,7 @@ func (x *ListIncidentsRequest) String() string {
 func (*ListIncidentsRequest) ProtoMessage() {}
 
 func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5719,7 +6040,7 @@ func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsRequest.ProtoReflect.Descriptor instead.
 func (*ListIncidentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *ListIncidentsRequest) GetLimit() int32 {
@@ -5747,7 +6068,7 @@ type ListIncidentsResponse struct {
 
 func (x *ListIncidentsResponse) Reset() {
 	*x = ListIncidentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5759,7 +6080,7 @@ func (x *ListIncidentsResponse) String() string {
 func (*ListIncidentsResponse) ProtoMessage() {}
 
 func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5772,7 +6093,7 @@ func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsResponse.ProtoReflect.Descriptor instead.
 func (*ListIncidentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ListIncidentsResponse) GetIncidents() []*Incident {
@@ -5798,7 +6119,7 @@ type LogoutRequest struct {
 
 func (x *LogoutRequest) Reset() {
 	*x = LogoutRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5810,7 +6131,7 @@ func (x *LogoutRequest) String() string {
 func (*LogoutRequest) ProtoMessage() {}
 
 func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5823,7 +6144,7 @@ func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
 func (*LogoutRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
 }
 
 // LogoutResponse confirms the session was revoked.
@@ -5836,7 +6157,7 @@ type LogoutResponse struct {
 
 func (x *LogoutResponse) Reset() {
 	*x = LogoutResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5848,7 +6169,7 @@ func (x *LogoutResponse) String() string {
 func (*LogoutResponse) ProtoMessage() {}
 
 func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5861,7 +6182,7 @@ func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
 func (*LogoutResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *LogoutResponse) GetRevoked() bool {
@@ -5880,7 +6201,7 @@ type GetPrincipalRequest struct {
 
 func (x *GetPrincipalRequest) Reset() {
 	*x = GetPrincipalRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5892,7 +6213,7 @@ func (x *GetPrincipalRequest) String() string {
 func (*GetPrincipalRequest) ProtoMessage() {}
 
 func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5905,7 +6226,7 @@ func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalRequest.ProtoReflect.Descriptor instead.
 func (*GetPrincipalRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
 }
 
 // GetPrincipalResponse describes the caller.
@@ -5931,7 +6252,7 @@ type GetPrincipalResponse struct {
 
 func (x *GetPrincipalResponse) Reset() {
 	*x = GetPrincipalResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5943,7 +6264,7 @@ func (x *GetPrincipalResponse) String() string {
 func (*GetPrincipalResponse) ProtoMessage() {}
 
 func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5956,7 +6277,7 @@ func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalResponse.ProtoReflect.Descriptor instead.
 func (*GetPrincipalResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *GetPrincipalResponse) GetKind() string {
@@ -6031,7 +6352,7 @@ type APIToken struct {
 
 func (x *APIToken) Reset() {
 	*x = APIToken{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6043,7 +6364,7 @@ func (x *APIToken) String() string {
 func (*APIToken) ProtoMessage() {}
 
 func (x *APIToken) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6056,7 +6377,7 @@ func (x *APIToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIToken.ProtoReflect.Descriptor instead.
 func (*APIToken) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *APIToken) GetId() string {
@@ -6116,7 +6437,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6128,7 +6449,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6141,7 +6462,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *CreateTokenRequest) GetName() string {
@@ -6177,7 +6498,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6189,7 +6510,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6202,7 +6523,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *CreateTokenResponse) GetApiToken() *APIToken {
@@ -6228,7 +6549,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6240,7 +6561,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6253,7 +6574,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
 }
 
 // ListTokensResponse lists every API token, revoked ones included.
@@ -6266,7 +6587,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6278,7 +6599,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6291,7 +6612,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *ListTokensResponse) GetTokens() []*APIToken {
@@ -6311,7 +6632,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6323,7 +6644,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6336,7 +6657,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -6356,7 +6677,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6368,7 +6689,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6381,7 +6702,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *RevokeTokenResponse) GetApiToken() *APIToken {
@@ -6465,7 +6786,36 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x16GetContributionRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"^\n" +
 	"\x17GetContributionResponse\x12C\n" +
-	"\fcontribution\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.ContributionR\fcontribution\"w\n" +
+	"\fcontribution\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.ContributionR\fcontribution\"\xb1\x01\n" +
+	"\x18ListContributionsRequest\x12\x19\n" +
+	"\basset_id\x18\x01 \x01(\tR\aassetId\x12%\n" +
+	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x19\n" +
+	"\x05limit\x18\x03 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x05R\x06offset\x12\x16\n" +
+	"\x06cursor\x18\x05 \x01(\tR\x06cursorB\b\n" +
+	"\x06_limit\"\xa1\x01\n" +
+	"\x19ListContributionsResponse\x12E\n" +
+	"\rcontributions\x18\x01 \x03(\v2\x1f.foundry.ledger.v1.ContributionR\rcontributions\x12=\n" +
+	"\n" +
+	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"pagination\"n\n" +
+	"\x17ListContributorsRequest\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x19\n" +
+	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"\x9a\x01\n" +
+	"\x12ContributorSummary\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x124\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1c.google.protobuf.StringValueR\x06handle\x12\x1f\n" +
+	"\vtrust_level\x18\x03 \x01(\tR\n" +
+	"trustLevel\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x04 \x01(\tR\tcreatedAt\"\xa4\x01\n" +
+	"\x18ListContributorsResponse\x12I\n" +
+	"\fcontributors\x18\x01 \x03(\v2%.foundry.ledger.v1.ContributorSummaryR\fcontributors\x12=\n" +
+	"\n" +
+	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"pagination\"w\n" +
 	"\x1dListAssetContributionsRequest\x12\x19\n" +
 	"\basset_id\x18\x01 \x01(\tR\aassetId\x12\x19\n" +
 	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
@@ -6871,7 +7221,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x12RevokeTokenRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13RevokeTokenResponse\x128\n" +
-	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\x83&\n" +
+	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\xf2'\n" +
 	"\rLedgerService\x12\\\n" +
 	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x01\x12b\n" +
@@ -6901,6 +7251,10 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x12CreateContribution\x12,.foundry.ledger.v1.CreateContributionRequest\x1a-.foundry.ledger.v1.CreateContributionResponse\"\x18\xc2\xf3\x18\x14\n" +
 	"\x02\x03\x05\x12\x0econtributor_id\x12q\n" +
 	"\x0fGetContribution\x12).foundry.ledger.v1.GetContributionRequest\x1a*.foundry.ledger.v1.GetContributionResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12w\n" +
+	"\x11ListContributions\x12+.foundry.ledger.v1.ListContributionsRequest\x1a,.foundry.ledger.v1.ListContributionsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12t\n" +
+	"\x10ListContributors\x12*.foundry.ledger.v1.ListContributorsRequest\x1a+.foundry.ledger.v1.ListContributorsResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12\x86\x01\n" +
 	"\x16ListAssetContributions\x120.foundry.ledger.v1.ListAssetContributionsRequest\x1a1.foundry.ledger.v1.ListAssetContributionsResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12\x98\x01\n" +
@@ -6979,7 +7333,7 @@ func file_foundry_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 103)
+var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 108)
 var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RegisterRequest)(nil),                      // 0: foundry.ledger.v1.RegisterRequest
 	(*RegisterResponse)(nil),                     // 1: foundry.ledger.v1.RegisterResponse
@@ -6999,253 +7353,267 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*CreateContributionResponse)(nil),           // 15: foundry.ledger.v1.CreateContributionResponse
 	(*GetContributionRequest)(nil),               // 16: foundry.ledger.v1.GetContributionRequest
 	(*GetContributionResponse)(nil),              // 17: foundry.ledger.v1.GetContributionResponse
-	(*ListAssetContributionsRequest)(nil),        // 18: foundry.ledger.v1.ListAssetContributionsRequest
-	(*ListAssetContributionsResponse)(nil),       // 19: foundry.ledger.v1.ListAssetContributionsResponse
-	(*ListContributorContributionsRequest)(nil),  // 20: foundry.ledger.v1.ListContributorContributionsRequest
-	(*ListContributorContributionsResponse)(nil), // 21: foundry.ledger.v1.ListContributorContributionsResponse
-	(*RecordGithubDeliveryRequest)(nil),          // 22: foundry.ledger.v1.RecordGithubDeliveryRequest
-	(*RecordGithubDeliveryResponse)(nil),         // 23: foundry.ledger.v1.RecordGithubDeliveryResponse
-	(*Payout)(nil),                               // 24: foundry.ledger.v1.Payout
-	(*Distribution)(nil),                         // 25: foundry.ledger.v1.Distribution
-	(*CreateDistributionRequest)(nil),            // 26: foundry.ledger.v1.CreateDistributionRequest
-	(*CreateDistributionResponse)(nil),           // 27: foundry.ledger.v1.CreateDistributionResponse
-	(*GetDistributionRequest)(nil),               // 28: foundry.ledger.v1.GetDistributionRequest
-	(*GetDistributionResponse)(nil),              // 29: foundry.ledger.v1.GetDistributionResponse
-	(*ListAssetDistributionsRequest)(nil),        // 30: foundry.ledger.v1.ListAssetDistributionsRequest
-	(*ListAssetDistributionsResponse)(nil),       // 31: foundry.ledger.v1.ListAssetDistributionsResponse
-	(*GetInvestPreviewRequest)(nil),              // 32: foundry.ledger.v1.GetInvestPreviewRequest
-	(*InvestProjection)(nil),                     // 33: foundry.ledger.v1.InvestProjection
-	(*GetInvestPreviewResponse)(nil),             // 34: foundry.ledger.v1.GetInvestPreviewResponse
-	(*Position)(nil),                             // 35: foundry.ledger.v1.Position
-	(*PositionSummary)(nil),                      // 36: foundry.ledger.v1.PositionSummary
-	(*ListInvestmentsRequest)(nil),               // 37: foundry.ledger.v1.ListInvestmentsRequest
-	(*ListInvestmentsResponse)(nil),              // 38: foundry.ledger.v1.ListInvestmentsResponse
-	(*FlowEvent)(nil),                            // 39: foundry.ledger.v1.FlowEvent
-	(*JournalLine)(nil),                          // 40: foundry.ledger.v1.JournalLine
-	(*GetInvestmentHistoryRequest)(nil),          // 41: foundry.ledger.v1.GetInvestmentHistoryRequest
-	(*GetInvestmentHistoryResponse)(nil),         // 42: foundry.ledger.v1.GetInvestmentHistoryResponse
-	(*Pledge)(nil),                               // 43: foundry.ledger.v1.Pledge
-	(*CreatePledgeRequest)(nil),                  // 44: foundry.ledger.v1.CreatePledgeRequest
-	(*CreatePledgeResponse)(nil),                 // 45: foundry.ledger.v1.CreatePledgeResponse
-	(*StakeProjection)(nil),                      // 46: foundry.ledger.v1.StakeProjection
-	(*StakeRequest)(nil),                         // 47: foundry.ledger.v1.StakeRequest
-	(*StakeResponse)(nil),                        // 48: foundry.ledger.v1.StakeResponse
-	(*UnstakeRequest)(nil),                       // 49: foundry.ledger.v1.UnstakeRequest
-	(*UnstakeResponse)(nil),                      // 50: foundry.ledger.v1.UnstakeResponse
-	(*DepositRequest)(nil),                       // 51: foundry.ledger.v1.DepositRequest
-	(*DepositResponse)(nil),                      // 52: foundry.ledger.v1.DepositResponse
-	(*WithdrawRequest)(nil),                      // 53: foundry.ledger.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),                     // 54: foundry.ledger.v1.WithdrawResponse
-	(*GetBalancesRequest)(nil),                   // 55: foundry.ledger.v1.GetBalancesRequest
-	(*GetBalancesResponse)(nil),                  // 56: foundry.ledger.v1.GetBalancesResponse
-	(*GetExchangeRateRequest)(nil),               // 57: foundry.ledger.v1.GetExchangeRateRequest
-	(*GetExchangeRateResponse)(nil),              // 58: foundry.ledger.v1.GetExchangeRateResponse
-	(*GetSupplyRequest)(nil),                     // 59: foundry.ledger.v1.GetSupplyRequest
-	(*GetSupplyResponse)(nil),                    // 60: foundry.ledger.v1.GetSupplyResponse
-	(*GetSupplyHistoryRequest)(nil),              // 61: foundry.ledger.v1.GetSupplyHistoryRequest
-	(*SupplyDay)(nil),                            // 62: foundry.ledger.v1.SupplyDay
-	(*GetSupplyHistoryResponse)(nil),             // 63: foundry.ledger.v1.GetSupplyHistoryResponse
-	(*RecordOraclePriceRequest)(nil),             // 64: foundry.ledger.v1.RecordOraclePriceRequest
-	(*RecordOraclePriceResponse)(nil),            // 65: foundry.ledger.v1.RecordOraclePriceResponse
-	(*AuditEntry)(nil),                           // 66: foundry.ledger.v1.AuditEntry
-	(*ListAuditEntriesRequest)(nil),              // 67: foundry.ledger.v1.ListAuditEntriesRequest
-	(*ListAuditEntriesResponse)(nil),             // 68: foundry.ledger.v1.ListAuditEntriesResponse
-	(*VerifyAuditRequest)(nil),                   // 69: foundry.ledger.v1.VerifyAuditRequest
-	(*VerifyAuditResponse)(nil),                  // 70: foundry.ledger.v1.VerifyAuditResponse
-	(*GetAuditCheckpointRequest)(nil),            // 71: foundry.ledger.v1.GetAuditCheckpointRequest
-	(*GetAuditCheckpointResponse)(nil),           // 72: foundry.ledger.v1.GetAuditCheckpointResponse
-	(*GetAuditVerifierKeyRequest)(nil),           // 73: foundry.ledger.v1.GetAuditVerifierKeyRequest
-	(*GetAuditVerifierKeyResponse)(nil),          // 74: foundry.ledger.v1.GetAuditVerifierKeyResponse
-	(*GetAuditProofRequest)(nil),                 // 75: foundry.ledger.v1.GetAuditProofRequest
-	(*GetAuditProofResponse)(nil),                // 76: foundry.ledger.v1.GetAuditProofResponse
-	(*GetAuditConsistencyRequest)(nil),           // 77: foundry.ledger.v1.GetAuditConsistencyRequest
-	(*GetAuditConsistencyResponse)(nil),          // 78: foundry.ledger.v1.GetAuditConsistencyResponse
-	(*RepairedBreak)(nil),                        // 79: foundry.ledger.v1.RepairedBreak
-	(*RepairAuditRequest)(nil),                   // 80: foundry.ledger.v1.RepairAuditRequest
-	(*RepairAuditResponse)(nil),                  // 81: foundry.ledger.v1.RepairAuditResponse
-	(*FreezeRequest)(nil),                        // 82: foundry.ledger.v1.FreezeRequest
-	(*FreezeResponse)(nil),                       // 83: foundry.ledger.v1.FreezeResponse
-	(*UnfreezeRequest)(nil),                      // 84: foundry.ledger.v1.UnfreezeRequest
-	(*UnfreezeResponse)(nil),                     // 85: foundry.ledger.v1.UnfreezeResponse
-	(*GetIncidentStatusRequest)(nil),             // 86: foundry.ledger.v1.GetIncidentStatusRequest
-	(*GetIncidentStatusResponse)(nil),            // 87: foundry.ledger.v1.GetIncidentStatusResponse
-	(*Incident)(nil),                             // 88: foundry.ledger.v1.Incident
-	(*ListIncidentsRequest)(nil),                 // 89: foundry.ledger.v1.ListIncidentsRequest
-	(*ListIncidentsResponse)(nil),                // 90: foundry.ledger.v1.ListIncidentsResponse
-	(*LogoutRequest)(nil),                        // 91: foundry.ledger.v1.LogoutRequest
-	(*LogoutResponse)(nil),                       // 92: foundry.ledger.v1.LogoutResponse
-	(*GetPrincipalRequest)(nil),                  // 93: foundry.ledger.v1.GetPrincipalRequest
-	(*GetPrincipalResponse)(nil),                 // 94: foundry.ledger.v1.GetPrincipalResponse
-	(*APIToken)(nil),                             // 95: foundry.ledger.v1.APIToken
-	(*CreateTokenRequest)(nil),                   // 96: foundry.ledger.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),                  // 97: foundry.ledger.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),                    // 98: foundry.ledger.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),                   // 99: foundry.ledger.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),                   // 100: foundry.ledger.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),                  // 101: foundry.ledger.v1.RevokeTokenResponse
-	nil,                                          // 102: foundry.ledger.v1.AuditEntry.AttrsEntry
-	(*v1.Pagination)(nil),                        // 103: foundry.common.v1.Pagination
-	(*structpb.Struct)(nil),                      // 104: google.protobuf.Struct
-	(v11.Stage)(0),                               // 105: foundry.portfolio.v1.Stage
-	(*wrapperspb.StringValue)(nil),               // 106: google.protobuf.StringValue
-	(EconomyMode)(0),                             // 107: foundry.ledger.v1.EconomyMode
-	(*wrapperspb.DoubleValue)(nil),               // 108: google.protobuf.DoubleValue
-	(*wrapperspb.Int32Value)(nil),                // 109: google.protobuf.Int32Value
+	(*ListContributionsRequest)(nil),             // 18: foundry.ledger.v1.ListContributionsRequest
+	(*ListContributionsResponse)(nil),            // 19: foundry.ledger.v1.ListContributionsResponse
+	(*ListContributorsRequest)(nil),              // 20: foundry.ledger.v1.ListContributorsRequest
+	(*ContributorSummary)(nil),                   // 21: foundry.ledger.v1.ContributorSummary
+	(*ListContributorsResponse)(nil),             // 22: foundry.ledger.v1.ListContributorsResponse
+	(*ListAssetContributionsRequest)(nil),        // 23: foundry.ledger.v1.ListAssetContributionsRequest
+	(*ListAssetContributionsResponse)(nil),       // 24: foundry.ledger.v1.ListAssetContributionsResponse
+	(*ListContributorContributionsRequest)(nil),  // 25: foundry.ledger.v1.ListContributorContributionsRequest
+	(*ListContributorContributionsResponse)(nil), // 26: foundry.ledger.v1.ListContributorContributionsResponse
+	(*RecordGithubDeliveryRequest)(nil),          // 27: foundry.ledger.v1.RecordGithubDeliveryRequest
+	(*RecordGithubDeliveryResponse)(nil),         // 28: foundry.ledger.v1.RecordGithubDeliveryResponse
+	(*Payout)(nil),                               // 29: foundry.ledger.v1.Payout
+	(*Distribution)(nil),                         // 30: foundry.ledger.v1.Distribution
+	(*CreateDistributionRequest)(nil),            // 31: foundry.ledger.v1.CreateDistributionRequest
+	(*CreateDistributionResponse)(nil),           // 32: foundry.ledger.v1.CreateDistributionResponse
+	(*GetDistributionRequest)(nil),               // 33: foundry.ledger.v1.GetDistributionRequest
+	(*GetDistributionResponse)(nil),              // 34: foundry.ledger.v1.GetDistributionResponse
+	(*ListAssetDistributionsRequest)(nil),        // 35: foundry.ledger.v1.ListAssetDistributionsRequest
+	(*ListAssetDistributionsResponse)(nil),       // 36: foundry.ledger.v1.ListAssetDistributionsResponse
+	(*GetInvestPreviewRequest)(nil),              // 37: foundry.ledger.v1.GetInvestPreviewRequest
+	(*InvestProjection)(nil),                     // 38: foundry.ledger.v1.InvestProjection
+	(*GetInvestPreviewResponse)(nil),             // 39: foundry.ledger.v1.GetInvestPreviewResponse
+	(*Position)(nil),                             // 40: foundry.ledger.v1.Position
+	(*PositionSummary)(nil),                      // 41: foundry.ledger.v1.PositionSummary
+	(*ListInvestmentsRequest)(nil),               // 42: foundry.ledger.v1.ListInvestmentsRequest
+	(*ListInvestmentsResponse)(nil),              // 43: foundry.ledger.v1.ListInvestmentsResponse
+	(*FlowEvent)(nil),                            // 44: foundry.ledger.v1.FlowEvent
+	(*JournalLine)(nil),                          // 45: foundry.ledger.v1.JournalLine
+	(*GetInvestmentHistoryRequest)(nil),          // 46: foundry.ledger.v1.GetInvestmentHistoryRequest
+	(*GetInvestmentHistoryResponse)(nil),         // 47: foundry.ledger.v1.GetInvestmentHistoryResponse
+	(*Pledge)(nil),                               // 48: foundry.ledger.v1.Pledge
+	(*CreatePledgeRequest)(nil),                  // 49: foundry.ledger.v1.CreatePledgeRequest
+	(*CreatePledgeResponse)(nil),                 // 50: foundry.ledger.v1.CreatePledgeResponse
+	(*StakeProjection)(nil),                      // 51: foundry.ledger.v1.StakeProjection
+	(*StakeRequest)(nil),                         // 52: foundry.ledger.v1.StakeRequest
+	(*StakeResponse)(nil),                        // 53: foundry.ledger.v1.StakeResponse
+	(*UnstakeRequest)(nil),                       // 54: foundry.ledger.v1.UnstakeRequest
+	(*UnstakeResponse)(nil),                      // 55: foundry.ledger.v1.UnstakeResponse
+	(*DepositRequest)(nil),                       // 56: foundry.ledger.v1.DepositRequest
+	(*DepositResponse)(nil),                      // 57: foundry.ledger.v1.DepositResponse
+	(*WithdrawRequest)(nil),                      // 58: foundry.ledger.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),                     // 59: foundry.ledger.v1.WithdrawResponse
+	(*GetBalancesRequest)(nil),                   // 60: foundry.ledger.v1.GetBalancesRequest
+	(*GetBalancesResponse)(nil),                  // 61: foundry.ledger.v1.GetBalancesResponse
+	(*GetExchangeRateRequest)(nil),               // 62: foundry.ledger.v1.GetExchangeRateRequest
+	(*GetExchangeRateResponse)(nil),              // 63: foundry.ledger.v1.GetExchangeRateResponse
+	(*GetSupplyRequest)(nil),                     // 64: foundry.ledger.v1.GetSupplyRequest
+	(*GetSupplyResponse)(nil),                    // 65: foundry.ledger.v1.GetSupplyResponse
+	(*GetSupplyHistoryRequest)(nil),              // 66: foundry.ledger.v1.GetSupplyHistoryRequest
+	(*SupplyDay)(nil),                            // 67: foundry.ledger.v1.SupplyDay
+	(*GetSupplyHistoryResponse)(nil),             // 68: foundry.ledger.v1.GetSupplyHistoryResponse
+	(*RecordOraclePriceRequest)(nil),             // 69: foundry.ledger.v1.RecordOraclePriceRequest
+	(*RecordOraclePriceResponse)(nil),            // 70: foundry.ledger.v1.RecordOraclePriceResponse
+	(*AuditEntry)(nil),                           // 71: foundry.ledger.v1.AuditEntry
+	(*ListAuditEntriesRequest)(nil),              // 72: foundry.ledger.v1.ListAuditEntriesRequest
+	(*ListAuditEntriesResponse)(nil),             // 73: foundry.ledger.v1.ListAuditEntriesResponse
+	(*VerifyAuditRequest)(nil),                   // 74: foundry.ledger.v1.VerifyAuditRequest
+	(*VerifyAuditResponse)(nil),                  // 75: foundry.ledger.v1.VerifyAuditResponse
+	(*GetAuditCheckpointRequest)(nil),            // 76: foundry.ledger.v1.GetAuditCheckpointRequest
+	(*GetAuditCheckpointResponse)(nil),           // 77: foundry.ledger.v1.GetAuditCheckpointResponse
+	(*GetAuditVerifierKeyRequest)(nil),           // 78: foundry.ledger.v1.GetAuditVerifierKeyRequest
+	(*GetAuditVerifierKeyResponse)(nil),          // 79: foundry.ledger.v1.GetAuditVerifierKeyResponse
+	(*GetAuditProofRequest)(nil),                 // 80: foundry.ledger.v1.GetAuditProofRequest
+	(*GetAuditProofResponse)(nil),                // 81: foundry.ledger.v1.GetAuditProofResponse
+	(*GetAuditConsistencyRequest)(nil),           // 82: foundry.ledger.v1.GetAuditConsistencyRequest
+	(*GetAuditConsistencyResponse)(nil),          // 83: foundry.ledger.v1.GetAuditConsistencyResponse
+	(*RepairedBreak)(nil),                        // 84: foundry.ledger.v1.RepairedBreak
+	(*RepairAuditRequest)(nil),                   // 85: foundry.ledger.v1.RepairAuditRequest
+	(*RepairAuditResponse)(nil),                  // 86: foundry.ledger.v1.RepairAuditResponse
+	(*FreezeRequest)(nil),                        // 87: foundry.ledger.v1.FreezeRequest
+	(*FreezeResponse)(nil),                       // 88: foundry.ledger.v1.FreezeResponse
+	(*UnfreezeRequest)(nil),                      // 89: foundry.ledger.v1.UnfreezeRequest
+	(*UnfreezeResponse)(nil),                     // 90: foundry.ledger.v1.UnfreezeResponse
+	(*GetIncidentStatusRequest)(nil),             // 91: foundry.ledger.v1.GetIncidentStatusRequest
+	(*GetIncidentStatusResponse)(nil),            // 92: foundry.ledger.v1.GetIncidentStatusResponse
+	(*Incident)(nil),                             // 93: foundry.ledger.v1.Incident
+	(*ListIncidentsRequest)(nil),                 // 94: foundry.ledger.v1.ListIncidentsRequest
+	(*ListIncidentsResponse)(nil),                // 95: foundry.ledger.v1.ListIncidentsResponse
+	(*LogoutRequest)(nil),                        // 96: foundry.ledger.v1.LogoutRequest
+	(*LogoutResponse)(nil),                       // 97: foundry.ledger.v1.LogoutResponse
+	(*GetPrincipalRequest)(nil),                  // 98: foundry.ledger.v1.GetPrincipalRequest
+	(*GetPrincipalResponse)(nil),                 // 99: foundry.ledger.v1.GetPrincipalResponse
+	(*APIToken)(nil),                             // 100: foundry.ledger.v1.APIToken
+	(*CreateTokenRequest)(nil),                   // 101: foundry.ledger.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),                  // 102: foundry.ledger.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),                    // 103: foundry.ledger.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),                   // 104: foundry.ledger.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),                   // 105: foundry.ledger.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),                  // 106: foundry.ledger.v1.RevokeTokenResponse
+	nil,                                          // 107: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*v1.Pagination)(nil),                        // 108: foundry.common.v1.Pagination
+	(*structpb.Struct)(nil),                      // 109: google.protobuf.Struct
+	(*wrapperspb.StringValue)(nil),               // 110: google.protobuf.StringValue
+	(v11.Stage)(0),                               // 111: foundry.portfolio.v1.Stage
+	(EconomyMode)(0),                             // 112: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.DoubleValue)(nil),               // 113: google.protobuf.DoubleValue
+	(*wrapperspb.Int32Value)(nil),                // 114: google.protobuf.Int32Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
-	103, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	104, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	104, // 5: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	108, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	109, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
+	109, // 5: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
 	13,  // 6: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 7: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	13,  // 8: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	103, // 9: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	13,  // 10: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	103, // 11: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	13,  // 12: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	24,  // 13: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
-	25,  // 14: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
-	25,  // 15: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
-	25,  // 16: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
-	103, // 17: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	105, // 18: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	33,  // 19: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
-	35,  // 20: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
-	36,  // 21: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	106, // 22: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
-	40,  // 23: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
-	39,  // 24: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
-	103, // 25: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
-	43,  // 26: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	105, // 27: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	46,  // 28: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	106, // 29: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	107, // 30: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	108, // 31: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
-	108, // 32: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
-	108, // 33: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
-	62,  // 34: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
-	102, // 35: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
-	66,  // 36: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	103, // 37: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	109, // 38: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	109, // 39: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	106, // 40: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	79,  // 41: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	109, // 42: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	109, // 43: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	66,  // 44: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	79,  // 45: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	107, // 46: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	106, // 47: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	107, // 48: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	106, // 49: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	88,  // 50: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	103, // 51: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	106, // 52: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	106, // 53: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	106, // 54: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	106, // 55: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	106, // 56: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	106, // 57: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	106, // 58: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	95,  // 59: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	95,  // 60: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	95,  // 61: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 62: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 63: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 64: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	91,  // 65: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	93,  // 66: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	96,  // 67: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	98,  // 68: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	100, // 69: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 70: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 71: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 72: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14,  // 73: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16,  // 74: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18,  // 75: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	20,  // 76: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	22,  // 77: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	26,  // 78: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	28,  // 79: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	30,  // 80: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	32,  // 81: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	37,  // 82: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	41,  // 83: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	44,  // 84: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	47,  // 85: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	49,  // 86: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	51,  // 87: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	53,  // 88: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	55,  // 89: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	57,  // 90: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	59,  // 91: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	61,  // 92: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
-	64,  // 93: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	67,  // 94: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	69,  // 95: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	71,  // 96: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	73,  // 97: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	75,  // 98: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	77,  // 99: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	80,  // 100: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	82,  // 101: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	84,  // 102: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	86,  // 103: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	89,  // 104: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	1,   // 105: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 106: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 107: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	92,  // 108: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	94,  // 109: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	97,  // 110: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	99,  // 111: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	101, // 112: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 113: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 114: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 115: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 116: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 117: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 118: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	21,  // 119: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	23,  // 120: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	27,  // 121: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	29,  // 122: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	31,  // 123: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	34,  // 124: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	38,  // 125: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	42,  // 126: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	45,  // 127: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	48,  // 128: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	50,  // 129: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	52,  // 130: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	54,  // 131: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	56,  // 132: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	58,  // 133: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	60,  // 134: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	63,  // 135: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
-	65,  // 136: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	68,  // 137: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	70,  // 138: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	72,  // 139: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	74,  // 140: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	76,  // 141: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	78,  // 142: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	81,  // 143: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	83,  // 144: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	85,  // 145: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	87,  // 146: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	90,  // 147: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	105, // [105:148] is the sub-list for method output_type
-	62,  // [62:105] is the sub-list for method input_type
-	62,  // [62:62] is the sub-list for extension type_name
-	62,  // [62:62] is the sub-list for extension extendee
-	0,   // [0:62] is the sub-list for field type_name
+	13,  // 8: foundry.ledger.v1.ListContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	108, // 9: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	110, // 10: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
+	21,  // 11: foundry.ledger.v1.ListContributorsResponse.contributors:type_name -> foundry.ledger.v1.ContributorSummary
+	108, // 12: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 13: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	108, // 14: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 15: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	108, // 16: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 17: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	29,  // 18: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
+	30,  // 19: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
+	30,  // 20: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
+	30,  // 21: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
+	108, // 22: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	111, // 23: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	38,  // 24: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
+	40,  // 25: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
+	41,  // 26: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
+	110, // 27: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	45,  // 28: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
+	44,  // 29: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
+	108, // 30: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
+	48,  // 31: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
+	111, // 32: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	51,  // 33: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
+	110, // 34: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	112, // 35: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	113, // 36: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
+	113, // 37: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
+	113, // 38: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
+	67,  // 39: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
+	107, // 40: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	71,  // 41: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
+	108, // 42: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	114, // 43: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	114, // 44: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	110, // 45: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	84,  // 46: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	114, // 47: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	114, // 48: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	71,  // 49: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	84,  // 50: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	112, // 51: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	110, // 52: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	112, // 53: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	110, // 54: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	93,  // 55: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	108, // 56: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	110, // 57: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	110, // 58: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	110, // 59: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	110, // 60: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	110, // 61: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	110, // 62: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	110, // 63: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	100, // 64: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	100, // 65: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	100, // 66: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 67: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 68: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 69: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	96,  // 70: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	98,  // 71: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	101, // 72: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	103, // 73: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	105, // 74: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 75: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 76: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 77: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14,  // 78: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16,  // 79: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18,  // 80: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
+	20,  // 81: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
+	23,  // 82: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	25,  // 83: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	27,  // 84: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	31,  // 85: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	33,  // 86: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	35,  // 87: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	37,  // 88: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	42,  // 89: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	46,  // 90: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	49,  // 91: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	52,  // 92: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	54,  // 93: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	56,  // 94: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	58,  // 95: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	60,  // 96: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	62,  // 97: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	64,  // 98: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	66,  // 99: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
+	69,  // 100: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	72,  // 101: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	74,  // 102: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	76,  // 103: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	78,  // 104: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	80,  // 105: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	82,  // 106: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	85,  // 107: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	87,  // 108: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	89,  // 109: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	91,  // 110: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	94,  // 111: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 112: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 113: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 114: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	97,  // 115: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	99,  // 116: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	102, // 117: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	104, // 118: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	106, // 119: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 120: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 121: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 122: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 123: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 124: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 125: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
+	22,  // 126: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
+	24,  // 127: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	26,  // 128: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	28,  // 129: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	32,  // 130: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	34,  // 131: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	36,  // 132: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	39,  // 133: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	43,  // 134: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	47,  // 135: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	50,  // 136: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	53,  // 137: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	55,  // 138: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	57,  // 139: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	59,  // 140: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	61,  // 141: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	63,  // 142: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	65,  // 143: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	68,  // 144: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
+	70,  // 145: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	73,  // 146: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	75,  // 147: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	77,  // 148: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	79,  // 149: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	81,  // 150: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	83,  // 151: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	86,  // 152: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	88,  // 153: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	90,  // 154: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	92,  // 155: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	95,  // 156: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	112, // [112:157] is the sub-list for method output_type
+	67,  // [67:112] is the sub-list for method input_type
+	67,  // [67:67] is the sub-list for extension type_name
+	67,  // [67:67] is the sub-list for extension extendee
+	0,   // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
@@ -7258,19 +7626,21 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 	file_foundry_ledger_v1_ledger_proto_msgTypes[14].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[18].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[20].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[28].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[30].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[41].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[61].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[67].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[89].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[23].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[25].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[33].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[35].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[46].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[66].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[72].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[94].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ledger_v1_ledger_proto_rawDesc), len(file_foundry_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   103,
+			NumMessages:   108,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -44,6 +44,8 @@ const (
 	LedgerService_ListAssets_FullMethodName                   = "/foundry.ledger.v1.LedgerService/ListAssets"
 	LedgerService_CreateContribution_FullMethodName           = "/foundry.ledger.v1.LedgerService/CreateContribution"
 	LedgerService_GetContribution_FullMethodName              = "/foundry.ledger.v1.LedgerService/GetContribution"
+	LedgerService_ListContributions_FullMethodName            = "/foundry.ledger.v1.LedgerService/ListContributions"
+	LedgerService_ListContributors_FullMethodName             = "/foundry.ledger.v1.LedgerService/ListContributors"
 	LedgerService_ListAssetContributions_FullMethodName       = "/foundry.ledger.v1.LedgerService/ListAssetContributions"
 	LedgerService_ListContributorContributions_FullMethodName = "/foundry.ledger.v1.LedgerService/ListContributorContributions"
 	LedgerService_RecordGithubDelivery_FullMethodName         = "/foundry.ledger.v1.LedgerService/RecordGithubDelivery"
@@ -110,6 +112,13 @@ type LedgerServiceClient interface {
 	CreateContribution(ctx context.Context, in *CreateContributionRequest, opts ...grpc.CallOption) (*CreateContributionResponse, error)
 	// GetContribution returns one contribution.
 	GetContribution(ctx context.Context, in *GetContributionRequest, opts ...grpc.CallOption) (*GetContributionResponse, error)
+	// ListContributions returns contributions, oldest first, by asset and by
+	// contributor when given, by pages of up to 500; a page's next_cursor
+	// reads on after it.
+	ListContributions(ctx context.Context, in *ListContributionsRequest, opts ...grpc.CallOption) (*ListContributionsResponse, error)
+	// ListContributors returns contributors (the one with a handle, when
+	// given), oldest first.
+	ListContributors(ctx context.Context, in *ListContributorsRequest, opts ...grpc.CallOption) (*ListContributorsResponse, error)
 	// ListAssetContributions returns an asset's contributions, oldest first, by pages of up to 500.
 	ListAssetContributions(ctx context.Context, in *ListAssetContributionsRequest, opts ...grpc.CallOption) (*ListAssetContributionsResponse, error)
 	// ListContributorContributions returns a contributor's contributions, oldest first, by pages of up to 500.
@@ -317,6 +326,26 @@ func (c *ledgerServiceClient) GetContribution(ctx context.Context, in *GetContri
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetContributionResponse)
 	err := c.cc.Invoke(ctx, LedgerService_GetContribution_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) ListContributions(ctx context.Context, in *ListContributionsRequest, opts ...grpc.CallOption) (*ListContributionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListContributionsResponse)
+	err := c.cc.Invoke(ctx, LedgerService_ListContributions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) ListContributors(ctx context.Context, in *ListContributorsRequest, opts ...grpc.CallOption) (*ListContributorsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListContributorsResponse)
+	err := c.cc.Invoke(ctx, LedgerService_ListContributors_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -657,6 +686,13 @@ type LedgerServiceServer interface {
 	CreateContribution(context.Context, *CreateContributionRequest) (*CreateContributionResponse, error)
 	// GetContribution returns one contribution.
 	GetContribution(context.Context, *GetContributionRequest) (*GetContributionResponse, error)
+	// ListContributions returns contributions, oldest first, by asset and by
+	// contributor when given, by pages of up to 500; a page's next_cursor
+	// reads on after it.
+	ListContributions(context.Context, *ListContributionsRequest) (*ListContributionsResponse, error)
+	// ListContributors returns contributors (the one with a handle, when
+	// given), oldest first.
+	ListContributors(context.Context, *ListContributorsRequest) (*ListContributorsResponse, error)
 	// ListAssetContributions returns an asset's contributions, oldest first, by pages of up to 500.
 	ListAssetContributions(context.Context, *ListAssetContributionsRequest) (*ListAssetContributionsResponse, error)
 	// ListContributorContributions returns a contributor's contributions, oldest first, by pages of up to 500.
@@ -778,6 +814,12 @@ func (UnimplementedLedgerServiceServer) CreateContribution(context.Context, *Cre
 }
 func (UnimplementedLedgerServiceServer) GetContribution(context.Context, *GetContributionRequest) (*GetContributionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetContribution not implemented")
+}
+func (UnimplementedLedgerServiceServer) ListContributions(context.Context, *ListContributionsRequest) (*ListContributionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListContributions not implemented")
+}
+func (UnimplementedLedgerServiceServer) ListContributors(context.Context, *ListContributorsRequest) (*ListContributorsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListContributors not implemented")
 }
 func (UnimplementedLedgerServiceServer) ListAssetContributions(context.Context, *ListAssetContributionsRequest) (*ListAssetContributionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAssetContributions not implemented")
@@ -1120,6 +1162,42 @@ func _LedgerService_GetContribution_Handler(srv interface{}, ctx context.Context
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(LedgerServiceServer).GetContribution(ctx, req.(*GetContributionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_ListContributions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListContributionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).ListContributions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_ListContributions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).ListContributions(ctx, req.(*ListContributionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_ListContributors_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListContributorsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).ListContributors(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_ListContributors_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).ListContributors(ctx, req.(*ListContributorsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1722,6 +1800,14 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetContribution",
 			Handler:    _LedgerService_GetContribution_Handler,
+		},
+		{
+			MethodName: "ListContributions",
+			Handler:    _LedgerService_ListContributions_Handler,
+		},
+		{
+			MethodName: "ListContributors",
+			Handler:    _LedgerService_ListContributors_Handler,
 		},
 		{
 			MethodName: "ListAssetContributions",

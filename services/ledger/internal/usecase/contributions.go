@@ -1,0 +1,73 @@
+package usecase
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/cursor"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// contributionList names the contribution list's cursors (platform/cursor).
+const contributionList = "contributions"
+
+// ListContributionsCmd asks for a page of contributions, by asset and by
+// contributor when they are set.
+type ListContributionsCmd struct {
+	AssetID, ContributorID string
+	Page                   Page
+}
+
+// ListContributions returns a page of contributions, oldest first
+// (attribution.ContributionPage), how many the filters match and the
+// cursor of the next page. A page read by cursor (with no offset) starts
+// after the contribution the cursor names; an unknown asset or contributor
+// is an empty list, as any filter that matches nothing.
+func (a *App) ListContributions(ctx context.Context, q ListContributionsCmd) (Listed[store.Contribution], error) {
+	limit, offset, errs := fault.PageFields(q.Page.Limit, q.Page.Offset, attribution.MaxContributionPage, attribution.MaxContributionPage)
+	f := store.ContributionFilter{AssetID: q.AssetID, ContributorID: q.ContributorID, Limit: limit, Offset: offset}
+	if q.Page.Cursor != "" {
+		key, err := cursor.Decode(contributionList, q.Page.Cursor, 2)
+		var us int64
+		if err == nil {
+			us, err = strconv.ParseInt(key[0], 10, 64)
+		}
+		switch {
+		case err != nil || key[1] == "":
+			errs = append(errs, fault.Field("cursor", "is not a cursor of this list: pass the next_cursor a page of it gave"))
+		case offset != 0:
+			errs = append(errs, fault.Field("offset", "must be 0 with a cursor, which says where the page starts"))
+		default:
+			f.After = &store.ContributionKey{CreatedAt: database.Time(us), ID: key[1]}
+		}
+	}
+	if len(errs) > 0 {
+		return Listed[store.Contribution]{}, fault.Validation(errs...)
+	}
+	items, total, at, err := a.read().Attribution.ListContributions(ctx, f)
+	if err != nil {
+		return Listed[store.Contribution]{}, err
+	}
+	out := Listed[store.Contribution]{Items: items, Total: total, Limit: limit, Offset: at}
+	if n := len(items); n > 0 && at+n < total {
+		last := items[n-1]
+		out.Next = cursor.Encode(contributionList, strconv.FormatInt(database.Micros(last.CreatedAt), 10), last.ID)
+	}
+	return out, nil
+}
+
+// ListContributors returns a page of contributors, oldest first
+// (attribution.PageLimit): the one with handle when it is set (an empty
+// list when none has it), and how many match.
+func (a *App) ListContributors(ctx context.Context, handle string, p Page) (Listed[store.Contributor], error) {
+	limit, offset, err := attribution.PageLimit(p.Limit, p.Offset)
+	if err != nil {
+		return Listed[store.Contributor]{}, err
+	}
+	return listed(limit, offset, func(l, o int) ([]store.Contributor, int, error) {
+		return a.read().Identity.ListContributors(ctx, store.ContributorFilter{Handle: handle, Limit: l, Offset: o})
+	})
+}
