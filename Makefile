@@ -95,6 +95,10 @@ breaking: tools ## Check the protos against main for breaking changes.
 
 # --- build and run -------------------------------------------------------------
 
+# A workspace build records no VCS revision unless asked (foundry version
+# shows it); only inside a git checkout, where it can.
+BUILDVCS := $(if $(wildcard .git),-buildvcs=true)
+
 # One binary per module of allinone.Services and the gateway, and the
 # all-in-one foundry: deploy's tests (services_test.go) fail when a module
 # has none here.
@@ -109,7 +113,7 @@ BINARIES := foundry:./cmd/foundry \
 build: ## Build every binary into ./bin.
 	@for b in $(BINARIES); do \
 		echo "go build -o bin/$${b%%:*} $${b#*:}"; \
-		go build -trimpath -o bin/$${b%%:*} $${b#*:}; \
+		go build -trimpath $(BUILDVCS) -o bin/$${b%%:*} $${b#*:}; \
 	done
 
 .PHONY: run
@@ -121,7 +125,7 @@ build: ## Build every binary into ./bin.
 # foundry audit verify keeps verifying the log across runs (docs/cli.md).
 AUDIT_KEY_FILE = $${FOUNDRY_DATA_DIR:-data}/audit.key
 run: ## Build and run all services and the gateway on SQLite under ./data.
-	go build -trimpath -o bin/foundry ./cmd/foundry
+	go build -trimpath $(BUILDVCS) -o bin/foundry ./cmd/foundry
 	@if [ "$${FOUNDRY_GITHUB_ALLOW_UNSIGNED:-true}" = true ] && [ -z "$${FOUNDRY_GITHUB_WEBHOOK_SECRET:-}" ]; then \
 		echo "make run: unsigned GitHub deliveries are accepted at POST /api/contributions/github (local use only;" \
 			"set FOUNDRY_GITHUB_WEBHOOK_SECRET, or FOUNDRY_GITHUB_ALLOW_UNSIGNED=false, to refuse them)"; fi
@@ -155,7 +159,7 @@ load: ## Put a running Foundry (make run) under load for 20 s and print latencie
 # (FOUNDRY_BENCH_DATABASE_URL, default the local one); BENCH_HTTP_FLAGS adds
 # flags, e.g. BENCH_HTTP_FLAGS="-routes stake,idea -round 5s".
 bench-http: ## Measure the hot REST routes against a bare single-hop server doing the same SQL (Postgres).
-	go build -trimpath -o bin/foundry ./cmd/foundry
+	go build -trimpath $(BUILDVCS) -o bin/foundry ./cmd/foundry
 	go build -trimpath -o bin/bench-bare ./bench/bare
 	go run ./bench/cmd/bench-http $(BENCH_HTTP_FLAGS)
 
@@ -298,5 +302,5 @@ test-browser: $(WEB_STAMP) ## Run the dashboard's browser tests (Playwright, Chr
 		{ $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium; } \
 			> .cache/chromium-install.log 2>&1 || { tail -20 .cache/chromium-install.log >&2; exit 1; }; \
 	fi
-	go build -trimpath -o bin/foundry ./cmd/foundry
+	go build -trimpath $(BUILDVCS) -o bin/foundry ./cmd/foundry
 	cd $(WEB) && FOUNDRY_CHROMIUM=$(CHROMIUM) npx playwright test -c e2e/playwright.config.ts

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/foundryhq/foundry/services/allinone/allinonetest"
@@ -224,11 +225,14 @@ func TestAgentLoopWithExternalWorkersCompletesAnIdea(t *testing.T) {
 
 		// The outbox may advance the idea before the loop's pass, which
 		// polls the task, records itself.
-		require.Eventually(t, func() bool {
-			r := request(t, http.MethodGet, sys.URL("/api/agent/loop"), nil)
-			requireStatus(t, http.StatusOK, r)
-			require.Equal(t, "external", r.JSON["executor"])
-			return fmt.Sprint(r.JSON["passes_by_outcome"].(map[string]any)["advanced"]) == "5"
-		}, 30*time.Second, 20*time.Millisecond, "the last pass waits on the external executor's polling, slow on a loaded machine")
+		var last response
+		if !assert.Eventually(t, func() bool {
+			last = request(t, http.MethodGet, sys.URL("/api/agent/loop"), nil)
+			requireStatus(t, http.StatusOK, last)
+			require.Equal(t, "external", last.JSON["executor"])
+			return fmt.Sprint(last.JSON["passes_by_outcome"].(map[string]any)["advanced"]) == "5"
+		}, 30*time.Second, 20*time.Millisecond) {
+			t.Fatalf("five passes advanced the idea, but the loop says: %s", last.Raw)
+		}
 	}, "-agent-loop", "-agent-loop-interval=50ms")
 }

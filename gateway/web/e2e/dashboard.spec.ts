@@ -1,10 +1,12 @@
 // The dashboard's main journeys in a real browser against a real Foundry:
-// rank and open an idea, sign in and advance it; what each role is shown,
-// a wrong key, a revoked token and a Foundry whose reads are not public;
-// find a failed task's diagnosis; see a signed freeze arrive by itself;
-// and the page's accessibility and phone layout. The tests run in order on one Foundry (workers: 1), each seeding
-// what it looks for through the REST API.
-import type { Page } from "@playwright/test";
+// rank and open an idea, sign in and advance it, read its stage history;
+// what each role is shown, a wrong key, a revoked token and a Foundry whose
+// reads are not public; find a failed task's diagnosis; the daily charts
+// of the pipeline and the ledger and the stage funnel, with data and on a
+// Foundry that has none; see a signed freeze arrive by itself; and the
+// page's accessibility and phone layout. The tests run in order on one
+// Foundry (workers: 1), each seeding what it looks for through the REST API.
+import type { Locator, Page } from "@playwright/test";
 import {
   admin,
   axeSource,
@@ -15,9 +17,11 @@ import {
   must,
   score,
   shot,
+  shotOf,
   signIn,
   test,
   unfreeze,
+  utcDays,
   type IdeaSeed,
 } from "./foundry";
 import { startFoundry } from "./start";
@@ -64,6 +68,14 @@ test("the portfolio ranks ideas by score, in stage columns, with right-sizing", 
   await expect(testing.getByRole("link")).toHaveText(["Self-serve onboarding"]);
   const none = page.getByRole("region", { name: /^none/ });
   await expect(none.getByRole("link")).toHaveText(["Plugin marketplace", "GraphQL gateway"]);
+
+  // The funnel: at or past each stage, from the stage counts (two at none,
+  // one at each other stage).
+  await expect(page.getByRole("img", { name: /^Active ideas at or past each stage/ })).toHaveAccessibleName(
+    "Active ideas at or past each stage, and at it none: at or past 7, at 2; specced: at or past 5, at 1; " +
+      "implementing: at or past 4, at 1; testing: at or past 3, at 1; reviewing: at or past 2, at 1; " +
+      "complete: at or past 1, at 1",
+  );
 
   // Right-sizing: the split suggestion and the in-progress ideas without work.
   const sizing = page.getByRole("region", { name: "Right-sizing", exact: true });
@@ -115,6 +127,23 @@ test("open an idea from the ranking, see its stakes and tasks, and advance it", 
   await expect(page.locator(".stepper [aria-current=step]")).toContainText("specced");
   const after = await must<{ stage: string }>(200, "GET", `/api/ideas/${id}`);
   expect(after.stage).toBe("specced");
+
+  // The stage history is the API's record: created, then advanced, each by
+  // the administrator (the seeding and the sign-in above).
+  const history = page.getByRole("table", { name: "Every change of this idea's stage, oldest first" });
+  const changes = history.locator("tbody tr");
+  await expect(changes).toHaveCount(2);
+  await expect(changes.nth(0).locator("td")).toHaveText([/\d/, "—", "none", "created at this stage", "the administrator", "—"]);
+  await expect(changes.nth(1).locator("td")).toHaveText([/\d/, "none", "specced", "advanced", "the administrator", /^\d+ (s|min) in none$/]);
+  const recorded = await must<{ changes: { from: string | null; to: string; reason: string; by: string }[] }>(
+    200,
+    "GET",
+    `/api/ideas/${id}/stages`,
+  );
+  expect(recorded.changes.map((c) => [c.from, c.to, c.reason, c.by])).toEqual([
+    [null, "none", "created", "admin"],
+    ["none", "specced", "advance", "admin"],
+  ]);
   await shot(page, "idea");
 });
 
@@ -297,13 +326,200 @@ test("a failed task's diagnosis shows on the pipeline view", async ({ page }) =>
   const diag = page.getByRole("region", { name: "Failure diagnostics", exact: true });
   await expect(diag.locator(".facts dd").first()).toHaveText("1");
   await expect(page.getByRole("img", { name: /Failed tasks by error category.*provider error: failed 1/ })).toBeVisible();
-  await expect(page.getByRole("img", { name: /Execution time, P50 and P95/ })).toBeVisible();
+  await expect(page.getByRole("img", { name: /^Execution time per day, P50 and P95/ })).toBeVisible();
   await expect(page.getByTestId("attention-flags")).toContainText("No failure streak");
 
   await page.getByLabel("Status", { exact: true }).selectOption("failed");
   await expect(page.locator("table.tasks caption")).toContainText("(failed)");
   await expect(page.locator("table.tasks tbody tr")).toHaveCount(1);
+});
+
+/** chart finds a daily chart's drawing by its title. */
+const chart = (page: Page, title: string) => page.getByRole("img", { name: new RegExp(`^${title}`) });
+
+/** figure finds a chart, drawn or empty, by its title. */
+const figure = (page: Page, title: string) => page.getByRole("figure", { name: title });
+
+/** subpaths counts the separate runs of a series' line: a gap starts a new one. */
+async function subpaths(line: Locator) {
+  return ((await line.getAttribute("d")) ?? "").split("M").length - 1;
+}
+
+/** dayTable opens a chart's "Numbers by day" and returns its rows. */
+async function dayTable(page: Page, title: string) {
+  const fig = figure(page, title);
+  await fig.getByText("Numbers by day").click();
+  return fig.getByRole("table").locator("tbody tr");
+}
+
+const EXEC = "Execution time per day, P50 and P95, last 30 days";
+const SUCCESS = "Success rate per day, last 30 days";
+
+test("the pipeline charts each day's execution time and success rate", async ({ page }) => {
+  // With the failed task of the test before, today has one completed and
+  // one failed task: a success rate of 50 %, and both timed.
+  const done = await must<{ id: string }>(201, "POST", "/api/agent/tasks", {
+    direction: "Summarise the release notes",
+    task_type: "review",
+  });
+  await must(200, "PATCH", `/api/agent/tasks/${done.id}`, { status: "running", worker_id: "browser-worker" });
+  await must(200, "PATCH", `/api/agent/tasks/${done.id}`, { status: "completed", output: "done" });
+  const daily = await must<{ days: { day: string; success_rate: number | null; p50_seconds: number | null }[] }>(
+    200,
+    "GET",
+    "/api/agent/metrics/daily?days=30",
+  );
+  expect(daily.days).toHaveLength(30);
+  const today = daily.days[29];
+  expect(today.success_rate).toBe(0.5);
+  expect(today.p50_seconds).not.toBeNull();
+
+  await page.goto(views.pipeline);
+  // One day with values and 29 without: one marker a series, no line, and
+  // the 29 days are gaps, not zeros.
+  const exec = chart(page, EXEC);
+  await expect(exec).toHaveAccessibleName(/P50: .+ on \d+ \w+, no other day; P95: .+ on \d+ \w+, no other day/);
+  await expect(exec.locator('[data-series="P50"] .point')).toHaveCount(1);
+  await expect(exec.locator('[data-series="P95"] .point')).toHaveCount(1);
+  const success = chart(page, SUCCESS);
+  await expect(success).toHaveAccessibleName(/Success rate: 50% on \d+ \w+, no other day/);
+  await expect(success.locator(".point")).toHaveCount(1);
+  await expect(figure(page, "Success rate by task type, last 7 days")).toBeVisible();
   await shot(page, "pipeline");
+  const rows = await dayTable(page, SUCCESS);
+  await expect(rows).toHaveCount(30);
+  await expect(rows.nth(0).locator("td")).toHaveText(["—", "0", "0", "0", "0"]);
+  await expect(rows.nth(29).locator("td")).toHaveText(["50%", "1", "1", "0", /^\d+$/]);
+});
+
+/** num formats as the page does (src/format.ts). */
+const num = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
+
+test("the ledger charts the supply and reserve ratio day by day", async ({ page }) => {
+  // The idea journey's deposit is today's supply; the days before it have none.
+  const history = await must<{
+    days: { total_cc_outstanding: number | null; treasury_value_usd: number | null; reserve_ratio: number | null }[];
+  }>(200, "GET", "/api/cc/supply/history?days=30");
+  expect(history.days).toHaveLength(30);
+  const today = history.days[29];
+  expect(today.total_cc_outstanding).toBeGreaterThan(0);
+  expect(history.days[0].reserve_ratio).toBeNull();
+
+  await page.goto(views.ledger);
+  const reserve = chart(page, "Reserve ratio per day, last 30 days");
+  await expect(reserve).toHaveAccessibleName(/Reserve ratio: [\d.]+ on \d+ \w+, no other day\. A dashed line marks 1\.0, fully backed\.$/);
+  await expect(reserve.locator("line.reference")).toHaveCount(1);
+  await expect(reserve.locator(".point")).toHaveCount(1);
+  await expect(chart(page, "CC outstanding per day, last 30 days")).toHaveAccessibleName(
+    new RegExp(`CC outstanding: ${num.format(today.total_cc_outstanding!)} CC on`),
+  );
+  await expect(chart(page, "Treasury per day \\(USD\\), last 30 days")).toHaveAccessibleName(
+    new RegExp(`Treasury: ${num.format(today.treasury_value_usd!)} USD on`),
+  );
+  await shot(page, "ledger");
+});
+
+test("a day without a value is a gap in the line, never a zero", async ({ page }) => {
+  // The API records today only, so a month with gaps is fed to the page
+  // by intercepting its two daily series.
+  const days = utcDays(30);
+  const runs = new Set([10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 23, 25, 26, 27, 28, 29]);
+  // Day 27 finished only failures: a success rate of 0, drawn on the axis.
+  const metrics = days.map((day, i) => {
+    const has = runs.has(i);
+    const p50 = has ? Math.round(40 + 25 * Math.sin(i / 3)) : null;
+    return {
+      day,
+      created: has ? 6 : 0,
+      completed: has && i !== 27 ? 4 + (i % 3) : 0,
+      failed: has ? (i === 27 ? 3 : i % 2) : 0,
+      timed_out: 0,
+      success_rate: has ? (i === 27 ? 0 : Math.round(((4 + (i % 3)) / (4 + (i % 3) + (i % 2))) * 100) / 100) : null,
+      p50_seconds: p50,
+      p95_seconds: p50 == null ? null : p50 * 3 + (i % 5) * 10,
+    };
+  });
+  // The supply starts on day 5 and is carried on; the ratio dips under 1.
+  const supply = days.map((day, i) => {
+    if (i < 5) return { day, total_cc_outstanding: null, treasury_value_usd: null, reserve_ratio: null };
+    const cc = 1000 + i * 150;
+    const ratio = i >= 18 && i <= 21 ? 0.92 : 1.15 + (i % 4) * 0.02;
+    return { day, total_cc_outstanding: cc, treasury_value_usd: Math.round((cc / 100) * ratio * 100) / 100, reserve_ratio: ratio };
+  });
+  await page.route(/\/api\/agent\/metrics\/daily(\?|$)/, (r) => r.fulfill({ json: { days: metrics } }));
+  await page.route(/\/api\/cc\/supply\/history(\?|$)/, (r) => r.fulfill({ json: { days: supply } }));
+
+  await page.goto(views.pipeline);
+  const exec = chart(page, EXEC);
+  await expect(exec.locator('[data-series="P50"] .point')).toHaveCount(runs.size);
+  await expect(exec.locator('[data-series="P95"] .point')).toHaveCount(runs.size);
+  // Four runs of days: 10–14, 16–20, 23 alone, 25–29.
+  expect(await subpaths(exec.locator('[data-series="P50"] path.line'))).toBe(4);
+  expect(await subpaths(exec.locator('[data-series="P95"] path.line'))).toBe(4);
+  await expect(exec).toHaveAccessibleName(/P50 on 16 of 30 days: lowest /);
+
+  const success = chart(page, SUCCESS);
+  await expect(success.locator(".point")).toHaveCount(runs.size);
+  const axis = await success.locator("line.axis").getAttribute("y1");
+  await expect(success.locator(`.point[cy="${axis}"]`), "the day at 0 % sits on the axis").toHaveCount(1);
+  await shotOf(page.getByRole("region", { name: "Execution time and success", exact: true }), "pipeline-trends-fixture");
+  const rows = await dayTable(page, SUCCESS);
+  await expect(rows.nth(9).locator("td").first()).toHaveText("—");
+  await expect(rows.nth(27).locator("td")).toHaveText(["0%", "0", "3", "0", "6"]);
+
+  await page.goto(views.ledger);
+  const reserve = chart(page, "Reserve ratio per day, last 30 days");
+  await expect(reserve.locator(".point")).toHaveCount(25);
+  expect(await subpaths(reserve.locator("path.line"))).toBe(1);
+  await expect(reserve).toHaveAccessibleName(/Reserve ratio on 25 of 30 days: lowest 0\.92 /);
+  await shotOf(page.getByRole("region", { name: "Supply and reserve", exact: true }), "ledger-trends-fixture");
+});
+
+test("on a Foundry with no data yet, every chart says so", async ({ page }) => {
+  const fresh = await startFoundry({ logName: "foundry-empty.log" });
+  try {
+    await page.goto(`${fresh.base}/#/`);
+    await expect(figure(page, "Active ideas at or past each stage, and at it")).toContainText("No active ideas yet.");
+    expect(await axeViolations(page), "axe violations on the empty portfolio").toEqual([]);
+
+    await page.goto(`${fresh.base}/#/pipeline`);
+    await expect(figure(page, EXEC)).toContainText("No tasks finished in the last 30 days.");
+    await expect(figure(page, SUCCESS)).toContainText("No tasks finished in the last 30 days.");
+    await expect(figure(page, "Success rate by task type, last 7 days")).toContainText("No tasks finished in the last 7 days.");
+    await expect(figure(page, "Failed tasks by error category")).toContainText("No failed tasks.");
+    await expect(page.getByRole("main").getByRole("img")).toHaveCount(0);
+    expect(await axeViolations(page), "axe violations on the empty pipeline").toEqual([]);
+    await shot(page, "empty-pipeline");
+
+    await page.goto(`${fresh.base}/#/ledger`);
+    await expect(page.getByTestId("supply-history-empty")).toHaveText(
+      "No CC supply yet: the history starts with the first deposit, withdrawal or distribution paid in CC.",
+    );
+    await expect(page.getByRole("main").getByRole("img")).toHaveCount(0);
+    expect(await axeViolations(page), "axe violations on the empty ledger").toEqual([]);
+    await shot(page, "empty-ledger");
+
+    // Every idea has its creation recorded, so an empty history is fed to
+    // the page; the real one is checked first.
+    const res = await fetch(`${fresh.base}/api/ideas`, {
+      method: "POST",
+      headers: { "X-API-Key": fresh.adminKey, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "Fresh idea", potential_value: 10, estimated_cost: 1, confidence: 0.5 }),
+    });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    await page.goto(`${fresh.base}/#/ideas/${id}`);
+    const history = page.getByRole("region", { name: "Stage history", exact: true });
+    await expect(history.locator("tbody tr")).toHaveCount(1);
+    await expect(history.locator("tbody tr td").nth(3)).toHaveText("created at this stage");
+    await page.route(/\/api\/ideas\/[^/]+\/stages$/, (r) => r.fulfill({ json: { changes: [] } }));
+    await page.reload();
+    await expect(history).toContainText("No stage change recorded.");
+    await expect(history.getByRole("table")).toHaveCount(0);
+    expect(await axeViolations(page), "axe violations on an idea without stage history").toEqual([]);
+  } finally {
+    await fresh.stop();
+  }
 });
 
 test("a signed freeze reaches the ledger view by itself", async ({ page }) => {
@@ -331,9 +547,11 @@ test("a signed freeze reaches the ledger view by itself", async ({ page }) => {
 /** focusables lists the page's elements a keyboard should reach. */
 async function focusables(page: Page) {
   return page.evaluate(() => {
-    const sel = 'a[href], button:not([disabled]), select, input, textarea, [tabindex]:not([tabindex="-1"])';
+    const sel = 'a[href], button:not([disabled]), select, input, textarea, summary, [tabindex]:not([tabindex="-1"])';
     return [...document.querySelectorAll<HTMLElement>(sel)]
-      .filter((el) => el.getClientRects().length > 0 || el.classList.contains("skip-link"))
+      // checkVisibility, not only a box: the content of a closed <details>
+      // keeps its boxes (content-visibility: hidden) and takes no focus.
+      .filter((el) => (el.getClientRects().length > 0 && el.checkVisibility()) || el.classList.contains("skip-link"))
       .map((el, i) => {
         el.dataset.kb = String(i);
         return i;

@@ -1,7 +1,7 @@
 // The tests' side of Foundry: seeding through the REST API, and the test
 // fixture that points each page at the running Foundry and fails a test
 // on any console error (a CSP violation is one).
-import { expect, test as base, type Page } from "@playwright/test";
+import { expect, test as base, type Locator, type Page } from "@playwright/test";
 import { createHmac, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -111,6 +111,19 @@ export const axeSource = readFileSync(
 /** shot saves a screenshot among the run's artifacts. */
 export async function shot(page: Page, name: string, fullPage = true) {
   await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage });
+}
+
+/** shotOf saves a screenshot of one part of the page (a section, a chart). */
+export async function shotOf(part: Locator, name: string) {
+  await part.screenshot({ path: path.join(artifacts, `${name}.png`) });
+}
+
+/**
+ * utcDays are the last n UTC dates, oldest first, today last: the days of
+ * the API's daily series.
+ */
+export function utcDays(n: number, now = Date.now()): string[] {
+  return Array.from({ length: n }, (_, i) => new Date(now - (n - 1 - i) * 86_400_000).toISOString().slice(0, 10));
 }
 
 export const test = base.extend<{ consoleErrors: string[] }>({

@@ -50,6 +50,18 @@ export const STAGES = everyOf<Stage>()(["none", "specced", "implementing", "test
 
 export type Idea = schemas["v1Idea"];
 export type IdeaList = schemas["v1ListIdeasResponse"];
+export type Progress = schemas["v1GetProgressResponse"];
+
+type StageChangeDoc = schemas["v1StageChange"];
+/** StageChange is one change of an idea's stage; from is a Stage word, null at creation. */
+export type StageChange = With<
+  StageChangeDoc,
+  {
+    from: Words<NonNullable<StageChangeDoc["from"]>, Stage> | null;
+    reason: Words<StageChangeDoc["reason"], "created" | "advance" | "operator" | "update" | "task" | "migrated">;
+  }
+>;
+export type StageChanges = { changes: StageChange[] };
 
 export type IdeaSignals = schemas["v1IdeaSignals"];
 type SuggestionDoc = schemas["v1RightSizingSuggestion"];
@@ -69,9 +81,13 @@ export type TaskList = schemas["v1ListTasksResponse"];
 
 export type PipelineStatus = schemas["v1GetPipelineStatusResponse"];
 export type Metrics = schemas["v1GetMetricsResponse"];
+export type DayMetrics = schemas["v1DayMetrics"];
+export type DailyMetrics = schemas["v1GetDailyMetricsResponse"];
 export type DiagnosticsCompleteness = schemas["v1GetDiagnosticsCompletenessResponse"];
 
 export type Supply = schemas["v1GetSupplyResponse"];
+export type SupplyDay = schemas["v1SupplyDay"];
+export type SupplyHistory = schemas["v1GetSupplyHistoryResponse"];
 export type AuditEntry = schemas["v1AuditEntry"];
 export type AuditList = schemas["v1ListAuditEntriesResponse"];
 export type IncidentStatus = schemas["v1GetIncidentStatusResponse"];
@@ -161,6 +177,12 @@ export const api = {
     (await body(client.GET("/api/ideas/right-sizing", init(s)))) as RightSizing,
   idea: (id: string, s?: AbortSignal): Promise<Idea> =>
     body(client.GET("/api/ideas/{id}", { params: { path: { id } }, ...init(s) })),
+  /** progress counts the active ideas by stage; one id a stage is enough, the page reads the counts. */
+  progress: (s?: AbortSignal): Promise<Progress> =>
+    body(client.GET("/api/ideas/progress", { params: { query: { limit: 1 } }, ...init(s) })),
+  stages: async (id: string, s?: AbortSignal): Promise<StageChanges> =>
+    // from and reason are Stage words and the page's (Words): the document types them as strings.
+    (await body(client.GET("/api/ideas/{id}/stages", { params: { path: { id } }, ...init(s) }))) as StageChanges,
   questions: (id: string, s?: AbortSignal): Promise<QuestionList> =>
     body(client.GET("/api/ideas/{id}/questions", { params: { path: { id } }, ...init(s) })),
   investPreview: (id: string, s?: AbortSignal): Promise<InvestPreview> =>
@@ -176,9 +198,15 @@ export const api = {
   pipelineStatus: (s?: AbortSignal): Promise<PipelineStatus> => body(client.GET("/api/agent/pipeline-status", init(s))),
   metrics: (days: number, s?: AbortSignal): Promise<Metrics> =>
     body(client.GET("/api/agent/metrics", { params: { query: { window_days: days } }, ...init(s) })),
+  /** dailyMetrics is the pipeline's last days, oldest first, today (UTC) last. */
+  dailyMetrics: (days: number, s?: AbortSignal): Promise<DailyMetrics> =>
+    body(client.GET("/api/agent/metrics/daily", { params: { query: { days } }, ...init(s) })),
   diagnostics: (s?: AbortSignal): Promise<DiagnosticsCompleteness> =>
     body(client.GET("/api/agent/diagnostics-completeness", init(s))),
   supply: (s?: AbortSignal): Promise<Supply> => body(client.GET("/api/cc/supply", init(s))),
+  /** supplyHistory is the backing at the end of each of the last days, oldest first. */
+  supplyHistory: (days: number, s?: AbortSignal): Promise<SupplyHistory> =>
+    body(client.GET("/api/cc/supply/history", { params: { query: { days } }, ...init(s) })),
   audit: (limit: number, s?: AbortSignal): Promise<AuditList> =>
     body(client.GET("/api/audit", { params: { query: { limit } }, ...init(s) })),
   incidentStatus: (s?: AbortSignal): Promise<IncidentStatus> => body(client.GET("/api/incidents/status", init(s))),

@@ -4,10 +4,17 @@
 const num = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
 const score = new Intl.NumberFormat("en", { maximumFractionDigits: 4 });
 const pct = new Intl.NumberFormat("en", { style: "percent", maximumFractionDigits: 1 });
+const compact = new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 });
+// The API's days are UTC dates: shown as such whatever the reader's zone,
+// or a day would be labelled with its neighbour's date west of Greenwich.
+const dayShort = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
+const dayLong = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
 
 export const fmt = {
   num: (n: number | null | undefined) => (n == null ? "—" : num.format(n)),
   score: (n: number) => score.format(n),
+  /** compact is for an axis' labels: 750, 5,000, 12K, 3M (short from five digits up). */
+  compact: (n: number) => (Math.abs(n) >= 10_000 ? compact.format(n) : num.format(n)),
   /** pct formats a 0..1 ratio as a percentage. */
   pct: (r: number | null | undefined) => (r == null ? "—" : pct.format(r)),
   seconds(s: number | null | undefined): string {
@@ -22,6 +29,29 @@ export const fmt = {
     if (!iso) return "—";
     const d = new Date(iso);
     return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+  },
+  /** day shows a YYYY-MM-DD (UTC) date as "25 Nov", or "25 Nov 2025" with its year. */
+  day(date: string, withYear = false): string {
+    const d = new Date(`${date}T00:00:00Z`);
+    if (Number.isNaN(d.getTime())) return date;
+    return (withYear ? dayLong : dayShort).format(d);
+  },
+  /** duration shows a span of seconds in its largest whole units: "3 d 4 h", "12 min". */
+  duration(s: number): string {
+    if (s < 60) return `${Math.max(0, Math.round(s))} s`;
+    const units: [string, number][] = [
+      ["d", 86400],
+      ["h", 3600],
+      ["min", 60],
+    ];
+    const parts: string[] = [];
+    let rest = Math.round(s / 60) * 60;
+    for (const [name, size] of units) {
+      const n = Math.floor(rest / size);
+      if (n > 0 && parts.length < 2) parts.push(`${n} ${name}`);
+      rest -= n * size;
+    }
+    return parts.join(" ");
   },
   label: (s: string) => s.replace(/_/g, " "),
 };

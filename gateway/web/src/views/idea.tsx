@@ -1,18 +1,15 @@
 // One idea: where it stands, the Advance action (shown to operators and
-// administrators only: src/auth.tsx), its stakes, its open
-// questions, its tasks and a history assembled from what the API records.
-//
-// The API keeps no stage history, so "History" is built from the idea's own
-// times, its stake movements in the audit chain and its tasks (listed by
-// idea: GET /api/agent/tasks?idea_id=).
+// administrators only: src/auth.tsx), its stakes, its open questions, its
+// tasks (listed by idea: GET /api/agent/tasks?idea_id=) and every change of
+// its stage as the API recorded it (GET /api/ideas/{id}/stages).
 
 import { useState } from "preact/hooks";
-import { ApiError, api, STAGES, type AuditEntry, type TaskItem } from "../api";
+import { ApiError, api, STAGES, type StageChange } from "../api";
 import { useAuth } from "../auth";
 import { fmt } from "../format";
 import { useLive, useLiveClock } from "../live";
 import { href, useTitle } from "../nav";
-import { Facts, LoadState } from "../ui";
+import { Facts, LoadState, StageBadge } from "../ui";
 import { signalText } from "./portfolio";
 
 /** IDEA_TASKS is how many of an idea's tasks the page shows, newest first. */
@@ -25,21 +22,86 @@ async function stakesOfIdea(id: string, signal: AbortSignal) {
   return page.entries.filter((e) => e.attrs["idea_id"] === id);
 }
 
-interface HistoryItem {
-  at: string;
-  text: string;
+/**
+ * REASONS say why a stage changed, in words; a reason the page does not
+ * know yet shows as the API spells it.
+ */
+const REASONS: Record<StageChange["reason"], string> = {
+  created: "created at this stage",
+  advance: "advanced",
+  operator: "stage set explicitly",
+  update: "edited",
+  task: "a task completed",
+  migrated: "recorded when the history began",
+};
+
+/** By says who changed a stage, from the API's "admin", "token:<id>", "task:<id>", "split:<idea>" or contributor id. */
+function By({ by }: { by: string }) {
+  if (by === "admin") return <>the administrator</>;
+  const colon = by.indexOf(":");
+  const [kind, rest] = colon < 0 ? ["", by] : [by.slice(0, colon), by.slice(colon + 1)];
+  if (kind === "token") return <>API token {rest}</>;
+  if (kind === "task") return <>task {rest}</>;
+  if (kind === "split") {
+    return (
+      <>
+        split from <a href={href.idea(rest)}>{rest}</a>
+      </>
+    );
+  }
+  return <>contributor {by}</>;
 }
 
-function history(created: string, updated: string, stage: string, stakes: AuditEntry[], tasks: TaskItem[]) {
-  const items: HistoryItem[] = [{ at: created, text: "Idea created" }];
-  if (updated !== created) items.push({ at: updated, text: `Last changed (stage now ${stage})` });
-  for (const e of stakes) {
-    items.push({ at: e.created_at, text: `${fmt.label(e.kind)} of ${fmt.num(e.amount)} CC by ${e.subject}` });
-  }
-  for (const t of tasks) {
-    items.push({ at: t.created_at, text: `${t.task_type} task created (now ${fmt.label(t.status)})` });
-  }
-  return items.sort((a, b) => b.at.localeCompare(a.at));
+/**
+ * timeBefore is how long the idea stayed in the stage a change left. The
+ * first record of an idea that predates the history is when the history
+ * began, not when it entered that stage: the time after it is a lower bound.
+ */
+function timeBefore(changes: StageChange[], i: number): string {
+  const prev = changes[i - 1];
+  if (!prev) return "—";
+  const seconds = (Date.parse(changes[i].at) - Date.parse(prev.at)) / 1000;
+  if (!Number.isFinite(seconds)) return "—";
+  return `${prev.reason === "migrated" ? "at least " : ""}${fmt.duration(seconds)} in ${prev.to}`;
+}
+
+function StageHistory({ changes }: { changes: StageChange[] }) {
+  if (changes.length === 0) return <p class="muted">No stage change recorded.</p>;
+  return (
+    <div class="table-wrap" role="region" aria-labelledby="stages-caption" tabIndex={0}>
+      <table class="stage-history">
+        <caption id="stages-caption">Every change of this idea's stage, oldest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">From</th>
+            <th scope="col">To</th>
+            <th scope="col">Why</th>
+            <th scope="col">By</th>
+            <th scope="col">Time in the stage before</th>
+          </tr>
+        </thead>
+        <tbody>
+          {changes.map((c, i) => (
+            <tr key={`${c.at}-${i}`}>
+              <td>
+                <time dateTime={c.at}>{fmt.time(c.at)}</time>
+              </td>
+              <td>{c.from ? <StageBadge stage={c.from} /> : "—"}</td>
+              <td>
+                <StageBadge stage={c.to} />
+              </td>
+              <td>{REASONS[c.reason] ?? fmt.label(c.reason)}</td>
+              <td>
+                <By by={c.by} />
+              </td>
+              <td>{timeBefore(changes, i)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
 }
 
 function AdvanceButton({ id, stage, name }: { id: string; stage: string; name: string }) {
@@ -95,6 +157,7 @@ export function IdeaView({ id }: { id: string }) {
   const preview = useLive("stakes", id, (s) => api.investPreview(id, s));
   const stakes = useLive("stake movements", id, (s) => stakesOfIdea(id, s));
   const tasks = useLive("tasks", id, (s) => api.ideaTasks(id, IDEA_TASKS, s));
+  const stages = useLive("stage history", id, (s) => api.stages(id, s));
   const sizing = useLive("right-sizing", "sizing", api.rightSizing);
   const auth = useAuth();
   const d = idea.data;
@@ -282,15 +345,9 @@ export function IdeaView({ id }: { id: string }) {
       </section>
 
       <section aria-labelledby="history-h">
-        <h2 id="history-h">History</h2>
-        <p class="muted">Built from the idea's times, its stake movements and its tasks: the API keeps no stage history.</p>
-        <ol class="timeline">
-          {history(d.created_at, d.updated_at, d.stage, stakes.data ?? [], tasks.data?.tasks ?? []).map((h, i) => (
-            <li key={i}>
-              <time dateTime={h.at}>{fmt.time(h.at)}</time> {h.text}
-            </li>
-          ))}
-        </ol>
+        <h2 id="history-h">Stage history</h2>
+        <LoadState of={stages} what="the stage history" />
+        {stages.data && <StageHistory changes={stages.data.changes} />}
       </section>
     </>
   );

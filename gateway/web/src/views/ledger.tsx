@@ -1,8 +1,9 @@
 // The credit ledger: whether the economy is frozen, the supply and its
-// backing, incidents, and the newest entries of the audit chain.
+// backing now and day by day, incidents, and the newest entries of the
+// audit chain.
 
-import { api, type AuditEntry } from "../api";
-import { BarChart } from "../charts";
+import { api, type AuditEntry, type SupplyDay } from "../api";
+import { LineChart, TREND_DAYS } from "../charts";
 import { fmt } from "../format";
 import { useLive } from "../live";
 import { useTitle } from "../nav";
@@ -13,6 +14,60 @@ const AUDIT_SHOWN = 25;
 /** UNITS names an audit entry's unit for people; "" (a freeze, a repair) moves nothing. */
 const UNITS: Partial<Record<string, string>> = { cc: "CC", usd: "USD", cc_per_usd: "CC per USD" };
 
+const inUnit = (unit: string) => (v: number | null) => (v == null ? "—" : `${fmt.num(v)} ${unit}`);
+
+/**
+ * SupplyCharts are the backing at the end of each of the last TREND_DAYS
+ * days, one chart a quantity: CC, USD and their ratio have no common scale.
+ */
+function SupplyCharts({ days }: { days: SupplyDay[] }) {
+  const dates = days.map((d) => d.day);
+  const none = days.every(
+    (d) => d.total_cc_outstanding == null && d.treasury_value_usd == null && d.reserve_ratio == null,
+  );
+  // The API carries the last values through quiet days, so a window of
+  // nulls means the ledger has recorded no supply at all yet.
+  if (none) {
+    return (
+      <p class="empty" data-testid="supply-history-empty">
+        No CC supply yet: the history starts with the first deposit, withdrawal or distribution paid in CC.
+      </p>
+    );
+  }
+  const empty = `No value in the last ${TREND_DAYS} days.`;
+  return (
+    <div class="charts">
+      <LineChart
+        id="chart-reserve"
+        title={`Reserve ratio per day, last ${TREND_DAYS} days`}
+        days={dates}
+        series={[{ name: "Reserve ratio", values: days.map((d) => d.reserve_ratio) }]}
+        format={(v) => fmt.num(v)}
+        reference={{ value: 1, label: "1.0, fully backed" }}
+        empty={empty}
+      />
+      <LineChart
+        id="chart-outstanding"
+        title={`CC outstanding per day, last ${TREND_DAYS} days`}
+        days={dates}
+        series={[{ name: "CC outstanding", values: days.map((d) => d.total_cc_outstanding) }]}
+        format={inUnit("CC")}
+        tick={fmt.compact}
+        empty={empty}
+      />
+      <LineChart
+        id="chart-treasury"
+        title={`Treasury per day (USD), last ${TREND_DAYS} days`}
+        days={dates}
+        series={[{ name: "Treasury", values: days.map((d) => d.treasury_value_usd) }]}
+        format={inUnit("USD")}
+        tick={fmt.compact}
+        empty={empty}
+      />
+    </div>
+  );
+}
+
 function amount(e: AuditEntry) {
   const u = UNITS[e.unit];
   return `${fmt.num(e.amount)}${u ? ` ${u}` : ""}`;
@@ -22,6 +77,7 @@ export function LedgerView() {
   useTitle("Ledger");
   const status = useLive("freeze status", "status", api.incidentStatus);
   const supply = useLive("supply", "supply", api.supply);
+  const history = useLive("supply history", "supply-history", (s) => api.supplyHistory(TREND_DAYS, s));
   const incidents = useLive("incidents", "incidents", (s) => api.incidents(20, s));
   const audit = useLive("audit entries", "audit", (s) => api.audit(AUDIT_SHOWN, s));
   const st = status.data;
@@ -59,28 +115,19 @@ export function LedgerView() {
         <h2 id="supply-h">Supply and reserve</h2>
         <LoadState of={supply} what="the supply" />
         {sp && (
-          <>
-            <Facts
-              items={[
-                ["CC outstanding", fmt.num(sp.total_cc_outstanding)],
-                ["Treasury", `${fmt.num(sp.treasury_value_usd)} USD`],
-                ["Reserve ratio", <span data-testid="reserve-ratio">{fmt.num(sp.reserve_ratio)}</span>],
-                ["Backing", sp.status === "healthy" ? "healthy (at least 1.0)" : fmt.label(sp.status)],
-                ["Rate", `${fmt.num(sp.cc_per_usd)} CC per USD`],
-              ]}
-            />
-            <BarChart
-              id="chart-reserve"
-              title="Reserve ratio (1.0 is fully backed)"
-              format={(v) => fmt.num(v)}
-              max={Math.max(2, sp.reserve_ratio)}
-              groups={[
-                { label: "Reserve", bars: [{ name: "ratio", value: sp.reserve_ratio }] },
-                { label: "Fully backed", bars: [{ name: "ratio", value: 1 }] },
-              ]}
-            />
-          </>
+          <Facts
+            items={[
+              ["CC outstanding", fmt.num(sp.total_cc_outstanding)],
+              ["Treasury", `${fmt.num(sp.treasury_value_usd)} USD`],
+              ["Reserve ratio", <span data-testid="reserve-ratio">{fmt.num(sp.reserve_ratio)}</span>],
+              ["Backing", sp.status === "healthy" ? "healthy (at least 1.0)" : fmt.label(sp.status)],
+              ["Rate", `${fmt.num(sp.cc_per_usd)} CC per USD`],
+            ]}
+          />
         )}
+        <h3>The last {TREND_DAYS} days</h3>
+        <LoadState of={history} what="the supply history" />
+        {history.data && <SupplyCharts days={history.data.days} />}
       </section>
 
       <section aria-labelledby="incidents-h">

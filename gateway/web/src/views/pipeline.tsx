@@ -1,9 +1,10 @@
 // The agent pipeline: attention flags, the queue by status, execution time
-// percentiles and success rates, failure diagnostics, and the task list.
+// percentiles and success rates day by day, failure diagnostics, and the
+// task list.
 
 import { useState } from "preact/hooks";
-import { api, everyOf, type Metrics, type TaskStatus } from "../api";
-import { BarChart } from "../charts";
+import { api, everyOf, type DayMetrics, type Metrics, type TaskStatus } from "../api";
+import { BarChart, LineChart, TIME_STEPS, TREND_DAYS } from "../charts";
 import { fmt } from "../format";
 import { useLive } from "../live";
 import { useTitle } from "../nav";
@@ -15,42 +16,66 @@ import { Facts, Flag, LoadState } from "../ui";
  */
 const STATUSES = everyOf<TaskStatus>()(["pending", "running", "completed", "failed", "timed_out", "needs_decision"]);
 
-/** WINDOWS are the metrics windows charted side by side, in days. */
-const WINDOWS = [1, 7, 30] as const;
-
 const FLAGS = [
   { key: "stuck", yes: "Stuck: tasks wait and none runs", no: "Not stuck" },
   { key: "repeated_failures", yes: "Repeated failures: the last tasks all failed", no: "No failure streak" },
   { key: "low_success_rate", yes: "Low success rate", no: "Success rate fine" },
 ] as const;
 
-async function metricsByWindow(signal: AbortSignal) {
-  const all = await Promise.all(WINDOWS.map((d) => api.metrics(d, signal)));
-  return all;
-}
-
-// A window of N days is the N whole UTC days before today plus today so far.
-function windowLabel(days: number) {
-  return days === 1 ? "1 day" : `${days} days`;
-}
-
-function percentileGroups(ms: Metrics[]) {
-  return ms.map((m) => ({
-    label: windowLabel(m.window_days),
-    bars: [
-      { name: "P50", value: m.execution_time?.p50_seconds ?? null },
-      { name: "P95", value: m.execution_time?.p95_seconds ?? null },
-    ],
-  }));
+/**
+ * DailyCharts are the execution time and the success rate of each of the
+ * last TREND_DAYS days; a day when no task finished has neither.
+ */
+function DailyCharts({ days }: { days: DayMetrics[] }) {
+  const dates = days.map((d) => d.day);
+  const anyFinished = days.some((d) => d.success_rate != null);
+  return (
+    <>
+      <LineChart
+        id="chart-percentiles"
+        title={`Execution time per day, P50 and P95, last ${TREND_DAYS} days`}
+        days={dates}
+        series={[
+          { name: "P50", values: days.map((d) => d.p50_seconds) },
+          { name: "P95", values: days.map((d) => d.p95_seconds) },
+        ]}
+        format={fmt.seconds}
+        steps={TIME_STEPS}
+        empty={
+          anyFinished
+            ? `No finished task was timed in the last ${TREND_DAYS} days.`
+            : `No tasks finished in the last ${TREND_DAYS} days.`
+        }
+      />
+      <LineChart
+        id="chart-daily-success"
+        title={`Success rate per day, last ${TREND_DAYS} days`}
+        days={dates}
+        series={[{ name: "Success rate", values: days.map((d) => d.success_rate) }]}
+        format={fmt.pct}
+        max={1}
+        empty={`No tasks finished in the last ${TREND_DAYS} days.`}
+        columns={[
+          { name: "Completed", values: days.map((d) => fmt.num(d.completed)) },
+          { name: "Failed", values: days.map((d) => fmt.num(d.failed)) },
+          { name: "Timed out", values: days.map((d) => fmt.num(d.timed_out)) },
+          { name: "Created", values: days.map((d) => fmt.num(d.created)) },
+        ]}
+      />
+    </>
+  );
 }
 
 function weekSummary(week: Metrics) {
   const time = week.execution_time;
   const overall = week.success_rate?.overall;
-  const timed = time
-    ? `${time.sample_count} timed tasks (${time.exact ? "exact" : "from the duration histogram"})`
-    : "no execution times";
-  const success = overall ? `success ${fmt.pct(overall.rate)} of ${overall.completed + overall.failed} finished` : "no success rate";
+  const timed =
+    time && time.sample_count > 0
+      ? `${time.sample_count} timed tasks (${time.exact ? "exact" : "from the duration histogram"})`
+      : "no timed task";
+  // With nothing finished the API's rate is 0, which is no rate at all.
+  const finished = overall ? overall.completed + overall.failed : 0;
+  const success = overall && finished > 0 ? `success ${fmt.pct(overall.rate)} of ${finished} finished` : "no task finished";
   return `Last 7 days: ${timed}; ${success}.`;
 }
 
@@ -58,13 +83,14 @@ export function PipelineView() {
   useTitle("Pipeline");
   const [filter, setFilter] = useState<TaskStatus | "">("");
   const status = useLive("pipeline status", "status", api.pipelineStatus);
-  const metrics = useLive("metrics", "metrics", metricsByWindow);
+  const daily = useLive("daily metrics", "daily", (s) => api.dailyMetrics(TREND_DAYS, s));
+  const metrics = useLive("metrics", "metrics", (s) => api.metrics(7, s));
   const diag = useLive("diagnostics", "diag", api.diagnostics);
   const tasks = useLive("tasks", `tasks:${filter}`, (s) => api.tasks(filter || undefined, 50, s));
   const failed = useLive("failed tasks", "failed", (s) => api.tasks("failed", 20, s));
   const st = status.data;
   const attention = st?.attention;
-  const week = metrics.data?.find((m) => m.window_days === 7);
+  const week = metrics.data;
 
   return (
     <>
@@ -98,27 +124,26 @@ export function PipelineView() {
 
       <section aria-labelledby="metrics-h">
         <h2 id="metrics-h">Execution time and success</h2>
+        <LoadState of={daily} what="the daily metrics" />
         <LoadState of={metrics} what="the metrics" />
-        {metrics.data && (
-          <div class="charts">
-            <BarChart
-              id="chart-percentiles"
-              title="Execution time, P50 and P95, by window"
-              groups={percentileGroups(metrics.data)}
-              format={fmt.seconds}
-            />
-            <BarChart
-              id="chart-success"
-              title="Success rate by task type, last 7 days"
-              max={1}
-              format={fmt.pct}
-              groups={Object.entries(week?.success_rate?.by_task_type ?? {})
-                .sort(([a], [b]) => a.localeCompare(b))
-                .map(([type, b]) => ({ label: type, bars: [{ name: "success", value: b.rate }] }))}
-            />
-            <p class="muted">{week ? weekSummary(week) : ""}</p>
-          </div>
-        )}
+        <div class="charts">
+          {daily.data && <DailyCharts days={daily.data.days} />}
+          {week && (
+            <>
+              <BarChart
+                id="chart-success"
+                title="Success rate by task type, last 7 days"
+                max={1}
+                format={fmt.pct}
+                empty="No tasks finished in the last 7 days."
+                groups={Object.entries(week.success_rate?.by_task_type ?? {})
+                  .sort(([a], [b]) => a.localeCompare(b))
+                  .map(([type, b]) => ({ label: type, bars: [{ name: "success", value: b.rate }] }))}
+              />
+              <p class="muted">{weekSummary(week)}</p>
+            </>
+          )}
+        </div>
       </section>
 
       <section aria-labelledby="diag-h">
@@ -137,9 +162,15 @@ export function PipelineView() {
               id="chart-categories"
               title="Failed tasks by error category"
               format={(v) => fmt.num(v)}
-              groups={Object.entries(diag.data.by_category)
-                .sort(([a], [b]) => a.localeCompare(b))
-                .map(([c, n]) => ({ label: fmt.label(c), bars: [{ name: "failed", value: n }] }))}
+              empty="No failed tasks."
+              // Every category is listed, at 0 too: with no failure at all that is no chart.
+              groups={
+                diag.data.total_failed === 0
+                  ? []
+                  : Object.entries(diag.data.by_category)
+                      .sort(([a], [b]) => a.localeCompare(b))
+                      .map(([c, n]) => ({ label: fmt.label(c), bars: [{ name: "failed", value: n }] }))
+              }
             />
           </>
         )}

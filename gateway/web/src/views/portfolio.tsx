@@ -1,7 +1,9 @@
-// The portfolio: every active idea ranked by score, the same ideas in one
-// column per stage, and the right-sizing report's health and suggestions.
+// The portfolio: every active idea ranked by score, the stage funnel, the
+// same ideas in one column per stage, and the right-sizing report's health
+// and suggestions.
 
-import { api, STAGES, type Idea, type IdeaSignals } from "../api";
+import { api, STAGES, type Idea, type IdeaSignals, type Progress } from "../api";
+import { BarChart } from "../charts";
 import { fmt } from "../format";
 import { useLive } from "../live";
 import { href, useTitle } from "../nav";
@@ -16,10 +18,29 @@ export function signalText(s: IdeaSignals | undefined): string {
   return out.join(", ");
 }
 
+/**
+ * funnelGroups count, for each stage, the active ideas at it or past it
+ * (the funnel) and at it, from the current stages alone: an idea created
+ * at a later stage, or set there, counts as past the stages it skipped.
+ * None when there is no active idea.
+ */
+function funnelGroups(p: Progress) {
+  if (p.total_ideas === 0) return [];
+  const at = STAGES.map((s) => p.by_stage[s]?.count ?? 0);
+  return STAGES.map((stage, i) => ({
+    label: stage,
+    bars: [
+      { name: "at or past", value: at.slice(i).reduce((a, b) => a + b, 0) },
+      { name: "at", value: at[i] },
+    ],
+  }));
+}
+
 export function PortfolioView() {
   useTitle("Portfolio");
   const ideas = useLive("portfolio", "ideas", api.ideas);
   const sizing = useLive("right-sizing", "sizing", api.rightSizing);
+  const progress = useLive("stage counts", "progress", api.progress);
   const list = ideas.data?.ideas ?? [];
   const signals = new Map((sizing.data?.signals ?? []).map((s) => [s.idea_id, s]));
   const names = new Map(list.map((i) => [i.id, i.name]));
@@ -97,6 +118,23 @@ export function PortfolioView() {
                 ))}
               </tbody>
             </table>
+          </div>
+        )}
+      </section>
+
+      <section aria-labelledby="funnel-h">
+        <h2 id="funnel-h">Stage funnel</h2>
+        <LoadState of={progress} what="the stage counts" />
+        {progress.data && (
+          <div class="charts">
+            <BarChart
+              id="chart-funnel"
+              title="Active ideas at or past each stage, and at it"
+              groups={funnelGroups(progress.data)}
+              format={(v) => fmt.num(v)}
+              max={progress.data.total_ideas}
+              empty="No active ideas yet."
+            />
           </div>
         )}
       </section>

@@ -15,8 +15,8 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
 
-// BenchmarkPipelineReports measures the pipeline status and the 7-day
-// metrics through the use cases with 1 000 and with 1 000 000 tasks
+// BenchmarkPipelineReports measures the pipeline status, the 7-day
+// metrics and the 30-day daily series through the use cases with 1 000 and with 1 000 000 tasks
 // spread over 30 days (seeded with multi-row INSERTs, counters and rollup
 // included), and reports the p50 and p95 of the calls.
 //
@@ -36,6 +36,10 @@ func BenchmarkPipelineReports(b *testing.B) {
 				})
 				b.Run("metrics", func(b *testing.B) {
 					timed(b, func() error { _, err := e.app.Metrics(ctx, nil); return err })
+				})
+				b.Run("daily-30", func(b *testing.B) {
+					days := int32(30)
+					timed(b, func() error { _, err := e.app.DailyMetrics(ctx, &days); return err })
 				})
 			})
 		}
