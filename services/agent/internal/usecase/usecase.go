@@ -114,6 +114,8 @@ type App struct {
 
 	// closed caches the metrics windows' closed days.
 	closed closedDays
+	// closedDaily caches the daily series' closed days (DailyMetrics).
+	closedDaily dailyCache
 
 	// unit runs the transactions over fresh repositories.
 	unit uow.Unit[Repos]
