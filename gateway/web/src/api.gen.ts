@@ -5987,6 +5987,11 @@ export interface operations {
                 /** @description limit is 1..500 (default 50). */
                 limit?: number;
                 offset?: number;
+                /**
+                 * @description cursor, a page's pagination.next_cursor, reads the incidents older
+                 *     than that page's last one; not with an offset.
+                 */
+                cursor?: string;
             };
             header?: never;
             path?: never;

@@ -371,7 +371,7 @@ func (h *Handler) GetIncidentStatus(ctx context.Context, _ *ledgerv1.GetIncident
 
 // ListIncidents implements LedgerService.ListIncidents.
 func (h *Handler) ListIncidents(ctx context.Context, req *ledgerv1.ListIncidentsRequest) (*ledgerv1.ListIncidentsResponse, error) {
-	page, err := h.app.Incidents(ctx, usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
+	page, err := h.app.Incidents(ctx, usecase.Page{Limit: req.Limit, Offset: req.GetOffset(), Cursor: req.GetCursor()})
 	if err != nil {
 		return nil, err
 	}

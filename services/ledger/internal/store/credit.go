@@ -282,7 +282,10 @@ type Credit interface {
 	InsertIncident(ctx context.Context, i Incident) error
 	// ListIncidents returns a page of incidents, newest first, and how
 	// many there are.
-	ListIncidents(ctx context.Context, limit, offset int) ([]Incident, int, error)
+	// With before set, the page starts after that incident in the
+	// newest-first order (a keyset page) and the offset is ignored; through
+	// counts, for such a page, the incidents up to and including before.
+	ListIncidents(ctx context.Context, before *IncidentKey, limit, offset int) (page []Incident, total, through int, err error)
 
 	// Counts returns row counts of the journal and incident tables, for
 	// storage reports.
@@ -333,4 +336,10 @@ type SupplyDay struct {
 	OutstandingCC money.Micros
 	TreasuryUSD   money.Micros
 	ReserveRatio  float64
+}
+
+// IncidentKey is an incident's place in the newest-first list.
+type IncidentKey struct {
+	CreatedAt time.Time
+	ID        string
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/cursor"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -564,4 +565,53 @@ func snapshotAudit(t *testing.T, db *database.DB) func() {
 			return nil
 		}))
 	}
+}
+
+// TestIncidentsByCursor: a page read by its predecessor's cursor continues
+// after that page's last incident however many were recorded meanwhile,
+// says its true offset, and gives no cursor on the last page; a foreign
+// cursor or one with an offset is a 422.
+func TestIncidentsByCursor(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		cycle := func(n int) { // a freeze and an unfreeze: two incidents
+			t.Helper()
+			_, err := e.app.Freeze(ctx, signed(opsSecret, "ops", e.clock.Now(), nonceN(n), fmt.Sprint("drill ", n)))
+			require.NoError(t, err)
+			e.clock.Advance(time.Second)
+			_, err = e.app.Unfreeze(ctx, "over", "admin")
+			require.NoError(t, err)
+			e.clock.Advance(time.Second)
+		}
+		cycle(0)
+		cycle(1) // four incidents
+		two := int32(2)
+		first, err := e.app.Incidents(ctx, usecase.Page{Limit: &two})
+		require.NoError(t, err)
+		require.Len(t, first.Items, 2)
+		require.Equal(t, 4, first.Total)
+		require.NotEmpty(t, first.Next)
+
+		cycle(2) // two more at the head
+		second, err := e.app.Incidents(ctx, usecase.Page{Limit: &two, Cursor: first.Next})
+		require.NoError(t, err)
+		require.Equal(t, 6, second.Total)
+		require.Equal(t, 4, second.Offset, "the two new ones and the first page precede it")
+		require.Len(t, second.Items, 2)
+		require.True(t, second.Items[0].CreatedAt.Before(first.Items[1].CreatedAt) ||
+			(second.Items[0].CreatedAt.Equal(first.Items[1].CreatedAt) && second.Items[0].ID < first.Items[1].ID),
+			"it starts after the first page's last incident")
+		require.Empty(t, second.Next, "the last page")
+
+		for name, p := range map[string]usecase.Page{
+			"another list's": {Cursor: cursor.Encode("audit", "3")},
+			"with an offset": {Cursor: first.Next, Offset: 1},
+		} {
+			_, err := e.app.Incidents(ctx, p)
+			k, _ := kindOf(t, err)
+			require.Equal(t, fault.Invalid, k, name)
+		}
+	})
 }

@@ -91,7 +91,7 @@ func runOracle(t *testing.T, newHarness func(t *testing.T) Harness) {
 		wantTotal := 0
 		list := func(limit, offset int) []store.Incident {
 			t.Helper()
-			got, total, err := h.read().credit.ListIncidents(ctx, limit, offset)
+			got, total, _, err := h.read().credit.ListIncidents(ctx, nil, limit, offset)
 			require.NoError(t, err)
 			require.Equal(t, wantTotal, total, "every incident is counted, whatever the page")
 			return got
@@ -110,6 +110,11 @@ func runOracle(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, []store.Incident{tie, resolved, open}, list(10, 0), "every field; no resolution reads back zero")
 		require.Equal(t, []store.Incident{resolved}, list(1, 1), "a page")
 		require.Equal(t, []store.Incident{}, list(10, 3))
+		after := store.IncidentKey{CreatedAt: tie.CreatedAt, ID: tie.ID}
+		page, total, through, err := h.read().credit.ListIncidents(ctx, &after, 10, 0)
+		require.NoError(t, err)
+		require.Equal(t, []store.Incident{resolved, open}, page, "a keyset page: after the first, its twin in time next")
+		require.Equal(t, [2]int{3, 1}, [2]int{total, through}, "the first precedes it")
 		counts, err := h.read().credit.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"cc_entries": 0, "incidents": 3}, counts)

@@ -6007,8 +6007,11 @@ func (x *Incident) GetCreatedAt() string {
 type ListIncidentsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// limit is 1..500 (default 50).
-	Limit         *int32 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
-	Offset        int32  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit  *int32 `protobuf:"varint,1,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset int32  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	// cursor, a page's pagination.next_cursor, reads the incidents older
+	// than that page's last one; not with an offset.
+	Cursor        string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6055,6 +6058,13 @@ func (x *ListIncidentsRequest) GetOffset() int32 {
 		return x.Offset
 	}
 	return 0
+}
+
+func (x *ListIncidentsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
 }
 
 // ListIncidentsResponse holds a page of incidents, newest first.
@@ -7174,10 +7184,11 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06detail\x18\x04 \x01(\tR\x06detail\x12\x14\n" +
 	"\x05actor\x18\x05 \x01(\tR\x05actor\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x06 \x01(\tR\tcreatedAt\"S\n" +
+	"created_at\x18\x06 \x01(\tR\tcreatedAt\"k\n" +
 	"\x14ListIncidentsRequest\x12\x19\n" +
 	"\x05limit\x18\x01 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x05R\x06offsetB\b\n" +
+	"\x06offset\x18\x02 \x01(\x05R\x06offset\x12\x16\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursorB\b\n" +
 	"\x06_limit\"\x91\x01\n" +
 	"\x15ListIncidentsResponse\x129\n" +
 	"\tincidents\x18\x01 \x03(\v2\x1b.foundry.ledger.v1.IncidentR\tincidents\x12=\n" +
