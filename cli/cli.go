@@ -36,50 +36,49 @@ const (
 	ExitInterrupted = 130
 )
 
-// commandNames are the first arguments that make the foundry binary a
-// client instead of a server. Besides the commands: help, and cobra's
+// commandNames are the first words the foundry binary knows: the
+// client's commands, the server's (serve, migrate), help, and cobra's
 // hidden __complete commands, which the shell completion scripts run.
 var commandNames = map[string]bool{
 	"ideas": true, "tasks": true, "contributions": true, "assets": true, "distributions": true, "cc": true,
 	"register": true, "status": true, "tokens": true, "whoami": true, "logout": true, "incidents": true,
-	"audit": true, "api": true, "version": true, "completion": true, "help": true,
+	"audit": true, "api": true, "version": true, "completion": true, "help": true, "serve": true, "migrate": true,
 	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true,
 }
 
-// Unknown says what is wrong with args when their first word is neither a
-// client command nor the server's (flags, migrate): "foundry register"
-// gets this, exit ExitUsage, instead of the server's "unexpected argument".
-// "" when args are a client's or the server's.
+// Unknown says what is wrong with args when their first word is no
+// command (and no flag: see IsServer): "foundry regster" gets this, exit
+// ExitUsage, instead of cobra's terser "unknown command". "" when args
+// are a command's or the server's.
 func Unknown(args []string) string {
-	if len(args) == 0 || args[0] == "migrate" || strings.HasPrefix(args[0], "-") || commandNames[args[0]] {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || commandNames[args[0]] {
 		return ""
 	}
 	var names []string
 	for name := range commandNames {
-		if !strings.HasPrefix(name, "__") { // shell completion's own
+		if !strings.HasPrefix(name, "__") && name != "serve" && name != "migrate" { // shell completion's own; the server's below
 			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
 	return fmt.Sprintf("unknown command %q\n  client commands: %s (foundry help)\n"+
-		"  the server: foundry [flags] (foundry -h), foundry migrate [up|status] [flags]", args[0], strings.Join(names, ", "))
-}
-
-// IsCommand reports whether args (the arguments after the program name)
-// name a client command. Anything else (no arguments, server flags such as
-// -target=all or -h, the server's migrate command) is left to the server.
-func IsCommand(args []string) bool {
-	return len(args) > 0 && commandNames[args[0]]
+		"  the server: foundry serve [flags] (foundry serve -h), foundry migrate [up|status] [flags]", args[0], strings.Join(names, ", "))
 }
 
 // Execute runs the client with args (after the program name), writing
 // results to stdout and messages to stderr, reading the environment
 // through getenv, and returns the process's exit code.
+// serve and migrate are in the tree (for help) but refuse to run: the
+// server comes with Main.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	return execute(ctx, args, stdout, stderr, getenv, nil)
+}
+
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, server Server) int {
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}
-	e := &env{stdout: stdout, stderr: stderr, getenv: getenv}
+	e := &env{stdout: stdout, stderr: stderr, getenv: getenv, server: server}
 	root := e.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -90,6 +89,9 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	}
 	if err == nil {
 		return ExitOK
+	}
+	if code, ok := err.(exitCodeError); ok {
+		return code.code // the server said why
 	}
 	if ctx.Err() != nil {
 		// Whatever the command failed with, it is because it was stopped.
@@ -109,6 +111,8 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// server runs serve and migrate; nil in a build without the server.
+	server Server
 
 	flags  globalFlags
 	cfg    config
@@ -132,17 +136,21 @@ type globalFlags struct {
 func (e *env) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "foundry",
-		Short: "Foundry's command-line client",
-		Long: `Foundry's command-line client: registration, ideas, tasks, assets,
-contributions, distributions, credits, API tokens, the emergency freeze and
-the audit log; 'foundry api' for any other route.
+		Short: "Foundry's server and command-line client",
+		Long: `Foundry: 'foundry serve' runs the server and 'foundry migrate' applies
+its schema migrations; every other command is the command-line client:
+registration, ideas, tasks, assets, contributions, distributions, credits,
+API tokens, the emergency freeze and the audit log; 'foundry api' for any
+other route.
 
-It talks REST to the gateway (--url, default http://127.0.0.1:8080), or gRPC
-straight to the services when --grpc-addr is set (with the service key).
-Settings come from flags, then FOUNDRY_* environment variables, then the
-config file. Answers print as tables, or with -o json as the API's JSON,
+The client talks REST to the gateway (--url, default http://127.0.0.1:8080),
+or gRPC straight to the services when --grpc-addr is set (with the service
+key). Settings come from flags, then FOUNDRY_* environment variables, then
+the config file. Answers print as tables, or with -o json as the API's JSON,
 or with -o id as the ids of what was created or listed, one per line.
-Run 'foundry -h' for the server's own flags.`,
+
+The server's flags are single-dash Go flags: 'foundry serve -h' lists them.
+'foundry' alone, or with a flag first ('foundry -target=…'), is 'foundry serve'.`,
 		SilenceErrors:     true, // Execute prints errors, with the exit code's class
 		SilenceUsage:      true, // a refused request is no reason to print usage
 		PersistentPreRunE: e.resolveOutput,
@@ -163,6 +171,7 @@ Run 'foundry -h' for the server's own flags.`,
 		e.ideasCommand(), e.tasksCommand(), e.assetsCommand(), e.contributionsCommand(), e.distributionsCommand(),
 		e.ccCommand(), e.tokensCommand(), e.statusCommand(), e.incidentsCommand(), e.auditCommand(),
 		e.apiCommand(), e.versionCommand())
+	root.AddCommand(e.serverCommands()...)
 	return root
 }
 

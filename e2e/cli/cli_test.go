@@ -663,30 +663,80 @@ func TestCompletion(t *testing.T) {
 	require.Equal(t, "viewer\nworker\noperator\nadmin\n:4\n", complete("tokens", "create", "x", "--role", ""))
 }
 
-// TestDispatch: the foundry binary is the client only for the client's
-// commands; every server invocation stays the server's.
+// TestDispatch: one cobra tree, in which serve and migrate hand their
+// arguments to the server untouched; and, as before serve existed, no
+// arguments or a flag first (not help's) is the server's, as serve.
 func TestDispatch(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		nil, {}, {"-target=all"}, {"-target", "portfolio,gateway"}, {"--target=all"}, {"migrate"}, {"migrate", "-target=ledger"},
-		{"-h"}, {"-help"}, {"--help"}, {"-http-addr=127.0.0.1:0", "ideas"}, {"idea"}, {"Status"}, {""},
+		nil, {}, {"-target=all"}, {"-target", "portfolio,gateway"}, {"--target=all"}, {"-http-addr=127.0.0.1:0", "ideas"}, {"--json", "ideas"},
 	} {
-		require.False(t, cli.IsCommand(args), "%q", args)
-	}
-	for _, args := range [][]string{
-		{"ideas", "list"}, {"tasks"}, {"contributions", "add"}, {"cc", "balance"}, {"status"}, {"completion", "bash"},
-		{"help"}, {"__complete", "ide"}, {"__completeNoDesc", "ide"}, {"incidents", "freeze"}, {"audit", "verify"},
-	} {
-		require.True(t, cli.IsCommand(args), "%q", args)
+		require.True(t, cli.IsServer(args), "%q", args)
 		require.Empty(t, cli.Unknown(args), "%q", args)
 	}
-	for _, args := range [][]string{nil, {"-target=all"}, {"migrate", "status"}, {"--help"}} {
-		require.Empty(t, cli.Unknown(args), "the server's: %q", args)
+	for _, args := range [][]string{
+		{"-h"}, {"-help"}, {"--help"}, {"serve"}, {"migrate"}, {"migrate", "-target=ledger"}, {"ideas", "list"}, {"tasks"},
+		{"contributions", "add"}, {"cc", "balance"}, {"status"}, {"completion", "bash"}, {"help"}, {"__complete", "ide"},
+		{"__completeNoDesc", "ide"}, {"incidents", "freeze"}, {"audit", "verify"},
+	} {
+		require.False(t, cli.IsServer(args), "%q", args)
+		require.Empty(t, cli.Unknown(args), "%q", args)
+	}
+	for _, args := range [][]string{{"idea"}, {"Status"}, {""}, {"serv"}} {
+		require.NotEmpty(t, cli.Unknown(args), "%q", args)
 	}
 	require.Equal(t, "unknown command \"regster\"\n"+
 		"  client commands: api, assets, audit, cc, completion, contributions, distributions, help, ideas, incidents, logout, "+
 		"register, status, tasks, tokens, version, whoami (foundry help)\n"+
-		"  the server: foundry [flags] (foundry -h), foundry migrate [up|status] [flags]", cli.Unknown([]string{"regster"}))
+		"  the server: foundry serve [flags] (foundry serve -h), foundry migrate [up|status] [flags]", cli.Unknown([]string{"regster"}))
+
+	// What the server is handed, and its exit code passed on.
+	env := map[string]string{"FOUNDRY_URL": "http://" + allinonetest.FreeAddr(t)}
+	main := func(args ...string) (served []string, r result) {
+		var out, errOut bytes.Buffer
+		served = []string{"(not run)"}
+		code := cli.Main(args, &out, &errOut, func(k string) string { return env[k] }, func(_ context.Context, args []string) int {
+			served = append([]string{}, args...)
+			return 7
+		})
+		return served, result{code: code, stdout: out.String(), stderr: errOut.String()}
+	}
+	for _, tc := range []struct{ args, served []string }{
+		{nil, []string{}},
+		{[]string{"-target=ledger", "-grpc-addr=127.0.0.1:9091"}, []string{"-target=ledger", "-grpc-addr=127.0.0.1:9091"}},
+		{[]string{"serve", "-target=ledger", "-grpc-addr=127.0.0.1:9091"}, []string{"-target=ledger", "-grpc-addr=127.0.0.1:9091"}},
+		{[]string{"serve", "-h"}, []string{"-h"}},
+		{[]string{"serve", "--help"}, []string{"--help"}},
+		{[]string{"migrate"}, []string{"migrate"}},
+		{[]string{"migrate", "status", "-target=ledger"}, []string{"migrate", "status", "-target=ledger"}},
+		{[]string{"migrate", "-h"}, []string{"migrate", "-h"}},
+	} {
+		served, r := main(tc.args...)
+		require.Equal(t, tc.served, served, "%q", tc.args)
+		require.Equal(t, 7, r.code, "%q: the server's exit code", tc.args)
+		require.Empty(t, r.stdout+r.stderr, "%q: the server prints what it prints", tc.args)
+	}
+	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"help"}} {
+		served, r := main(args...)
+		require.Equal(t, []string{"(not run)"}, served, "%q", args)
+		require.Equal(t, cli.ExitOK, r.code, "%q", args)
+		require.Contains(t, r.stdout, "Usage:\n  foundry [command]", "%q", args)
+		require.Regexp(t, `(?m)^  serve +Run Foundry's server`, r.stdout, "%q", args)
+		require.Regexp(t, `(?m)^  migrate +Apply the modules' schema migrations`, r.stdout, "%q", args)
+	}
+	served, r := main("serve", "migrate")
+	require.Equal(t, []string{"(not run)"}, served)
+	require.Equal(t, cli.ExitUsage, r.code)
+	require.Contains(t, r.stderr, "to apply migrations, run foundry migrate")
+	served, r = main("regster")
+	require.Equal(t, []string{"(not run)"}, served)
+	require.Equal(t, cli.ExitUsage, r.code)
+	require.True(t, strings.HasPrefix(r.stderr, "foundry: unknown command \"regster\"\n"), r.stderr)
+
+	// Without a server (Execute), serve and migrate are in the tree but refuse.
+	r = run(t, env, "serve")
+	require.Equal(t, cli.ExitUsage, r.code)
+	require.Contains(t, r.stderr, "this build of foundry has no server")
 }
 
 // TestTokensAndWhoami: an administrator issues an API token (printed alone

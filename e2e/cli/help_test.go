@@ -1,7 +1,10 @@
 package cli_test
 
 import (
+	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,6 +42,15 @@ func TestHelpEverywhere(t *testing.T) {
 	var leaves []string
 	var walk func(path []string)
 	walk = func(path []string) {
+		if len(path) == 1 && (path[0] == "serve" || path[0] == "migrate") {
+			// Their arguments, --help too, are the server's (the binary's
+			// serve -h is TestServerHelp's): foundry help serve is cobra's.
+			out := ok(t, env, "help", path[0])
+			require.Contains(t, out, "Usage:\n  foundry "+path[0]+" [", path[0])
+			require.Contains(t, out, "'foundry serve -h'", path[0])
+			leaves = append(leaves, path[0])
+			return
+		}
 		out := ok(t, env, append(slices.Clone(path), "--help")...)
 		usage := strings.Join(append([]string{"foundry"}, path...), " ")
 		require.Contains(t, out, "Usage:\n  "+usage, "foundry %s --help", strings.Join(path, " "))
@@ -54,7 +66,7 @@ func TestHelpEverywhere(t *testing.T) {
 	}
 	out := ok(t, env, "--help")
 	require.Equal(t, []string{"api", "assets", "audit", "cc", "completion", "contributions", "distributions", "help", "ideas",
-		"incidents", "logout", "register", "status", "tasks", "tokens", "version", "whoami"}, availableCommands(out))
+		"incidents", "logout", "migrate", "register", "serve", "status", "tasks", "tokens", "version", "whoami"}, availableCommands(out))
 	walk(nil)
 	require.Equal(t, []string{
 		"api", "assets create", "assets list", "assets show",
@@ -65,7 +77,7 @@ func TestHelpEverywhere(t *testing.T) {
 		"distributions create", "distributions list", "distributions show",
 		"help", "ideas advance", "ideas create", "ideas list", "ideas show",
 		"incidents freeze", "incidents list", "incidents status", "incidents unfreeze",
-		"logout", "register", "status",
+		"logout", "migrate", "register", "serve", "status",
 		"tasks claim", "tasks complete", "tasks create", "tasks fail", "tasks list", "tasks show",
 		"tokens create", "tokens list", "tokens revoke", "version", "whoami",
 	}, leaves, "every command, once")
@@ -82,4 +94,57 @@ func TestHelpEverywhere(t *testing.T) {
 	}
 	require.True(t, strings.Contains(string(doc), "| `completion bash\\|zsh\\|fish\\|powershell`"),
 		"docs/cli.md's table of commands has no row for completion")
+}
+
+// TestServerHelp runs the built binary: foundry -h is the cobra tree's
+// help, foundry serve -h (and the server's flags given first, as the
+// Makefile and the manifests give them) the server's flag set.
+func TestServerHelp(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "foundry")
+	build := exec.Command("go", "build", "-o", bin, "./foundry")
+	build.Dir = "../../cmd"
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	foundry := func(args ...string) (code int, stdout, stderr string) {
+		var o, e strings.Builder
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = &o, &e
+		cmd.Env = []string{"FOUNDRY_URL=http://" + allinonetest.FreeAddr(t)} // no variable of this machine's
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), o.String(), e.String()
+		}
+		require.NoError(t, err)
+		return 0, o.String(), e.String()
+	}
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}} {
+		code, stdout, stderr := foundry(args...)
+		require.Equal(t, 0, code, "%q: %s", args, stderr)
+		require.Contains(t, stdout, "Usage:\n  foundry [command]", args)
+		require.Regexp(t, `(?m)^  serve +Run Foundry's server`, stdout, args)
+		require.NotContains(t, stdout+stderr, "-target string", args)
+	}
+	for _, args := range [][]string{{"serve", "-h"}, {"serve", "--help"}, {"migrate", "-h"}, {"-target=all", "-h"}} {
+		code, stdout, stderr := foundry(args...)
+		require.Equal(t, 0, code, "%q: %s", args, stderr)
+		require.Empty(t, stdout, args)
+		require.Contains(t, stderr, "Usage of foundry:\n", args)
+		require.Regexp(t, `(?m)^  -target string$`, stderr, args)
+		require.Contains(t, stderr, "(env FOUNDRY_GRPC_ADDR)", args)
+	}
+	// The server's errors stay the server's: its message, its exit code.
+	code, _, stderr := foundry("-target=nope")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "foundry: unknown target \"nope\"")
+	code, _, stderr = foundry("serve", "-bogus")
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "foundry: flag provided but not defined: -bogus\n")
+	code, _, stderr = foundry("migrate", "sideways")
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "unknown migrate action \"sideways\"")
+	code, _, stderr = foundry("regster")
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "foundry: unknown command \"regster\"")
 }
