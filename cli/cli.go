@@ -90,7 +90,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if err == nil {
 		return ExitOK
 	}
-	if code, ok := err.(exitCodeError); ok {
+	if code, ok := errors.AsType[exitCodeError](err); ok {
 		return code.code // the server said why
 	}
 	if ctx.Err() != nil {
