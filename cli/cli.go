@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 )
 
@@ -123,6 +124,8 @@ type env struct {
 	idPath string
 	// quiet (-q) keeps hints and progress off stderr.
 	quiet bool
+	// jq is --jq's compiled filter over the JSON answer; nil without one.
+	jq *gojq.Code
 }
 
 // globalFlags are the flags every command takes besides the connection
@@ -131,6 +134,7 @@ type globalFlags struct {
 	configPath     string
 	requestTimeout time.Duration
 	json           bool
+	jq             string
 }
 
 func (e *env) rootCommand() *cobra.Command {
@@ -165,6 +169,7 @@ The server's flags are single-dash Go flags: 'foundry serve -h' lists them.
 	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	pf.BoolVar(&e.flags.json, "json", false, "print the API's JSON instead of a table (the same as -o json)")
 	pf.BoolVarP(&e.quiet, "quiet", "q", false, "print no hints and no progress on stderr (errors still are)")
+	pf.StringVar(&e.flags.jq, "jq", "", "filter the JSON answer with a jq expression (implies -o json; strings print bare)")
 	registerSettingFlags(pf)
 
 	root.AddCommand(withIDs(e.registerCommand(), "contributor_id"), e.whoamiCommand(), e.logoutCommand(),
@@ -183,6 +188,19 @@ func (e *env) resolveOutput(cmd *cobra.Command, _ []string) error {
 	if e.flags.json {
 		if cmd.Flags().Changed("format") && e.format != formatJSON {
 			return usagef("--json and -o %s ask for two formats: give one", e.format)
+		}
+		e.format = formatJSON
+	}
+	if e.flags.jq != "" {
+		if cmd.Flags().Changed("format") && e.format != formatJSON {
+			return usagef("--jq filters the JSON answer: it does not go with -o %s", e.format)
+		}
+		q, err := gojq.Parse(e.flags.jq)
+		if err == nil {
+			e.jq, err = gojq.Compile(q)
+		}
+		if err != nil {
+			return usagef("--jq: %v", err)
 		}
 		e.format = formatJSON
 	}

@@ -59,6 +59,9 @@ func (e *env) printJSON(raw []byte) error {
 	if e.format == formatID {
 		return e.printIDs(raw)
 	}
+	if e.jq != nil {
+		return e.printFiltered(raw)
+	}
 	_, err := fmt.Fprintf(e.stdout, "%s\n", raw)
 	return err
 }
@@ -294,4 +297,37 @@ func (p *progress) done() {
 		fmt.Fprint(p.w, "\r\x1b[K")
 		p.shown = false
 	}
+}
+
+// printFiltered writes what --jq's filter makes of raw, one value a line:
+// a string bare (as jq -r, so a script reads it as is), anything else as
+// compact JSON. A filter's runtime error is the command's error.
+func (e *env) printFiltered(raw []byte) error {
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("unexpected answer (not JSON): %.200s", raw)
+	}
+	var b strings.Builder
+	iter := e.jq.Run(doc)
+	for {
+		v, ok := iter.Next()
+		if !ok {
+			break
+		}
+		if err, isErr := v.(error); isErr {
+			return fmt.Errorf("--jq: %w", err)
+		}
+		if s, isString := v.(string); isString {
+			b.WriteString(printable(s) + "\n")
+			continue
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("--jq: %w", err)
+		}
+		b.Write(out)
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(e.stdout, b.String())
+	return err
 }

@@ -341,3 +341,35 @@ func TestDistributionPayouts(t *testing.T) {
 
 // formatAmount writes an amount as the tables do: as short as it is exact.
 func formatAmount(f float64) string { return regexp.QuoteMeta(strconv.FormatFloat(f, 'f', -1, 64)) }
+
+// TestJQ: --jq filters the JSON answer (strings bare, anything else as
+// compact JSON, a value a line), over both transports; a filter that does
+// not parse, or one beside -o table or -o id, is a usage error before
+// any request.
+func TestJQ(t *testing.T) {
+	t.Parallel()
+	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite))
+	for _, tr := range transports(sys) {
+		t.Run(tr.name, func(t *testing.T) {
+			admin := with(tr.env, "FOUNDRY_API_KEY", allinonetest.AdminKey)
+			mine := "jq-" + tr.name
+			first := okID(t, admin, "tasks", "create", "jq one "+tr.name, "--type", "review", "--idea", mine)
+			second := okID(t, admin, "tasks", "create", "jq two "+tr.name, "--type", "review", "--idea", mine)
+			require.Equal(t, second+"\n"+first+"\n", ok(t, tr.env, "tasks", "list", "--idea", mine, "--jq", ".tasks[].id"),
+				"strings bare, one a line, in the list's order")
+			require.Equal(t, "2\n", ok(t, tr.env, "tasks", "list", "--idea", mine, "--jq", ".pagination.total"))
+			require.Equal(t, `{"n":2,"status":"pending"}`+"\n",
+				ok(t, tr.env, "tasks", "list", "--idea", mine, "--jq", `{n: (.tasks | length), status: .tasks[0].status}`),
+				"anything else as compact JSON")
+		})
+	}
+	for _, args := range [][]string{
+		{"tasks", "list", "--jq", ".tasks["},
+		{"tasks", "list", "--jq", ".tasks", "-o", "id"},
+		{"tasks", "list", "--jq", ".tasks", "-o", "table"},
+	} {
+		r := run(t, map[string]string{"FOUNDRY_URL": "http://" + allinonetest.FreeAddr(t)}, args...)
+		require.Equal(t, cli.ExitUsage, r.code, "%v: refused before any request (no Foundry listens there)\n%s", args, r.stderr)
+		require.Contains(t, r.stderr, "--jq", "%v", args)
+	}
+}
