@@ -10,7 +10,9 @@ package cursor
 
 import (
 	"encoding/base64"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
@@ -29,7 +31,67 @@ func Decode(list, s string, n int) ([]string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	parts := strings.Split(string(raw), sep)
 	if err != nil || len(parts) != n+1 || parts[0] != list {
-		return nil, fault.Validation(fault.Field("cursor", "is not a cursor of this list: pass the next_cursor a page of it gave"))
+		return nil, fault.Validation(refused)
 	}
 	return parts[1:], nil
+}
+
+// refused is the cursor field's refusal of a cursor its list did not give.
+var refused = fault.Field("cursor", "is not a cursor of this list: pass the next_cursor a page of it gave")
+
+// withOffset is the offset field's refusal beside a cursor.
+var withOffset = fault.Field("offset", "must be 0 with a cursor, which says where the page starts")
+
+// EncodeAt is the cursor of list after the item created at at with id:
+// the key of the lists ordered by creation time, then id (tasks,
+// contributions, incidents).
+func EncodeAt(list string, at time.Time, id string) string {
+	return Encode(list, strconv.FormatInt(at.UnixMicro(), 10), id)
+}
+
+// DecodeAt reads a page's cursor c of list (EncodeAt's) beside its offset:
+// ok is false when there is none; a cursor list did not give, or a cursor
+// with an offset (a cursor says where the page starts), comes back as the
+// field's refusal, to join the command's one validation.
+func DecodeAt(list, c string, offset int) (at time.Time, id string, ok bool, errs []fault.FieldError) {
+	if c == "" {
+		return time.Time{}, "", false, nil
+	}
+	key, err := Decode(list, c, 2)
+	var us int64
+	if err == nil {
+		us, err = strconv.ParseInt(key[0], 10, 64)
+	}
+	switch {
+	case err != nil || key[1] == "":
+		return time.Time{}, "", false, []fault.FieldError{refused}
+	case offset != 0:
+		return time.Time{}, "", false, []fault.FieldError{withOffset}
+	}
+	return time.UnixMicro(us).UTC(), key[1], true, nil
+}
+
+// EncodeSeq is the cursor of list after the item with sequence number seq
+// (the audit log).
+func EncodeSeq(list string, seq int64) string { return Encode(list, strconv.FormatInt(seq, 10)) }
+
+// DecodeSeq reads a page's cursor c of list (EncodeSeq's) beside its
+// offset, as DecodeAt does: 0 when there is none; a sequence number is 1
+// or more.
+func DecodeSeq(list, c string, offset int) (int64, []fault.FieldError) {
+	if c == "" {
+		return 0, nil
+	}
+	key, err := Decode(list, c, 1)
+	var seq int64
+	if err == nil {
+		seq, err = strconv.ParseInt(key[0], 10, 64)
+	}
+	switch {
+	case err != nil || seq < 1:
+		return 0, []fault.FieldError{refused}
+	case offset != 0:
+		return 0, []fault.FieldError{withOffset}
+	}
+	return seq, nil
 }

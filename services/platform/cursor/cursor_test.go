@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,5 +31,51 @@ func TestRefusals(t *testing.T) {
 		require.True(t, ok, name)
 		require.Equal(t, fault.Invalid, fe.Kind, name)
 		require.Equal(t, "cursor", fe.Fields[0].Field, name)
+	}
+}
+
+func TestAtAndSeq(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 2, 9, 30, 0, 123456000, time.UTC)
+	got, id, ok, errs := DecodeAt("tasks", EncodeAt("tasks", at, "t-1"), 0)
+	require.True(t, ok)
+	require.Empty(t, errs)
+	require.Equal(t, at, got)
+	require.Equal(t, "t-1", id)
+	_, _, ok, errs = DecodeAt("tasks", "", 3)
+	require.False(t, ok, "no cursor: an offset page")
+	require.Empty(t, errs)
+	for name, tc := range map[string]struct {
+		c      string
+		offset int
+		field  string
+	}{
+		"another list's":  {EncodeAt("incidents", at, "x"), 0, "cursor"},
+		"a bad time":      {Encode("tasks", "soon", "x"), 0, "cursor"},
+		"no id":           {Encode("tasks", "1", ""), 0, "cursor"},
+		"with an offset":  {EncodeAt("tasks", at, "x"), 2, "offset"},
+		"bad, and offset": {"%%", 2, "cursor"},
+	} {
+		_, _, ok, errs := DecodeAt("tasks", tc.c, tc.offset)
+		require.False(t, ok, name)
+		require.Len(t, errs, 1, name)
+		require.Equal(t, tc.field, errs[0].Field, name)
+	}
+
+	seq, errs := DecodeSeq("audit", EncodeSeq("audit", 7), 0)
+	require.Empty(t, errs)
+	require.Equal(t, int64(7), seq)
+	for name, tc := range map[string]struct {
+		c      string
+		offset int
+		field  string
+	}{
+		"zero":           {EncodeSeq("audit", 0), 0, "cursor"},
+		"another list's": {EncodeSeq("tasks", 3), 0, "cursor"},
+		"with an offset": {EncodeSeq("audit", 3), 1, "offset"},
+	} {
+		_, errs := DecodeSeq("audit", tc.c, tc.offset)
+		require.Len(t, errs, 1, name)
+		require.Equal(t, tc.field, errs[0].Field, name)
 	}
 }

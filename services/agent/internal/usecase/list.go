@@ -3,13 +3,11 @@ package usecase
 import (
 	"context"
 	"errors"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/cursor"
-	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -84,15 +82,10 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 		fe, _ := fault.As(err)
 		errs = append(errs, fe.Fields...)
 	}
-	if q.Cursor != "" {
-		key, err := taskKey(q.Cursor)
-		switch {
-		case err != nil:
-			errs = append(errs, fault.Field("cursor", "is not a cursor of this list: pass the next_cursor a page of it gave"))
-		case q.Offset != 0:
-			errs = append(errs, fault.Field("offset", "must be 0 with a cursor, which says where the page starts"))
-		}
-		f.Before = key
+	at, id, ok, cerrs := cursor.DecodeAt(taskList, q.Cursor, q.Offset)
+	errs = append(errs, cerrs...)
+	if ok {
+		f.Before = &store.Key{CreatedAt: at, ID: id}
 	}
 	if len(errs) > 0 {
 		return Page{}, fault.Validation(errs...)
@@ -136,20 +129,6 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 	return page, nil
 }
 
-// taskKey reads a task list cursor: the last task's creation time (Unix
-// microseconds) and id.
-func taskKey(c string) (*store.Key, error) {
-	key, err := cursor.Decode(taskList, c, 2)
-	if err != nil {
-		return nil, err
-	}
-	us, err := strconv.ParseInt(key[0], 10, 64)
-	if err != nil || key[1] == "" {
-		return nil, fault.Validation(fault.Field("cursor", "is not a cursor of this list"))
-	}
-	return &store.Key{CreatedAt: database.Time(us), ID: key[1]}, nil
-}
-
 // nextTaskCursor is the cursor after page's last task, when tasks follow.
 func nextTaskCursor(page Page) string {
 	n := len(page.Tasks)
@@ -157,7 +136,7 @@ func nextTaskCursor(page Page) string {
 		return ""
 	}
 	last := page.Tasks[n-1]
-	return cursor.Encode(taskList, strconv.FormatInt(database.Micros(last.CreatedAt), 10), last.ID)
+	return cursor.EncodeAt(taskList, last.CreatedAt, last.ID)
 }
 
 // Attention returns a page of the tasks that need a human (failed or

@@ -2,7 +2,6 @@ package usecase
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
@@ -40,20 +39,8 @@ const auditList = "audit"
 // offset is still exact, because seqs run 1..head without a gap.
 func (a *App) AuditPage(ctx context.Context, p Page) (Listed[audit.Record], error) {
 	limit, offset, errs := fault.PageFields(p.Limit, p.Offset, credit.DefaultPage, credit.MaxPage)
-	var before int64
-	if p.Cursor != "" {
-		key, err := cursor.Decode(auditList, p.Cursor, 1)
-		if err == nil {
-			before, err = strconv.ParseInt(key[0], 10, 64)
-		}
-		switch {
-		case err != nil || before < 1:
-			errs = append(errs, fault.Field("cursor", "is not a cursor of this list: pass the next_cursor a page of it gave"))
-		case offset != 0:
-			errs = append(errs, fault.Field("offset", "must be 0 with a cursor, which says where the page starts"))
-		}
-	}
-	if len(errs) > 0 {
+	before, cerrs := cursor.DecodeSeq(auditList, p.Cursor, offset)
+	if errs = append(errs, cerrs...); len(errs) > 0 {
 		return Listed[audit.Record]{}, fault.Validation(errs...)
 	}
 	r := a.read()
@@ -70,7 +57,7 @@ func (a *App) AuditPage(ctx context.Context, p Page) (Listed[audit.Record], erro
 	}
 	out := Listed[audit.Record]{Items: recs, Total: int(eco.AuditSeq), Limit: limit, Offset: offset}
 	if n := len(recs); n > 0 && recs[n-1].Entry.Seq > 1 {
-		out.Next = cursor.Encode(auditList, strconv.FormatInt(recs[n-1].Entry.Seq, 10))
+		out.Next = cursor.EncodeSeq(auditList, recs[n-1].Entry.Seq)
 	}
 	return out, nil
 }

@@ -2,12 +2,10 @@ package usecase
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/cursor"
-	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -29,20 +27,10 @@ type ListContributionsCmd struct {
 func (a *App) ListContributions(ctx context.Context, q ListContributionsCmd) (Listed[store.Contribution], error) {
 	limit, offset, errs := fault.PageFields(q.Page.Limit, q.Page.Offset, attribution.MaxContributionPage, attribution.MaxContributionPage)
 	f := store.ContributionFilter{AssetID: q.AssetID, ContributorID: q.ContributorID, Limit: limit, Offset: offset}
-	if q.Page.Cursor != "" {
-		key, err := cursor.Decode(contributionList, q.Page.Cursor, 2)
-		var us int64
-		if err == nil {
-			us, err = strconv.ParseInt(key[0], 10, 64)
-		}
-		switch {
-		case err != nil || key[1] == "":
-			errs = append(errs, fault.Field("cursor", "is not a cursor of this list: pass the next_cursor a page of it gave"))
-		case offset != 0:
-			errs = append(errs, fault.Field("offset", "must be 0 with a cursor, which says where the page starts"))
-		default:
-			f.After = &store.ContributionKey{CreatedAt: database.Time(us), ID: key[1]}
-		}
+	after, id, ok, cerrs := cursor.DecodeAt(contributionList, q.Page.Cursor, offset)
+	errs = append(errs, cerrs...)
+	if ok {
+		f.After = &store.ContributionKey{CreatedAt: after, ID: id}
 	}
 	if len(errs) > 0 {
 		return Listed[store.Contribution]{}, fault.Validation(errs...)
@@ -54,7 +42,7 @@ func (a *App) ListContributions(ctx context.Context, q ListContributionsCmd) (Li
 	out := Listed[store.Contribution]{Items: items, Total: total, Limit: limit, Offset: at}
 	if n := len(items); n > 0 && at+n < total {
 		last := items[n-1]
-		out.Next = cursor.Encode(contributionList, strconv.FormatInt(database.Micros(last.CreatedAt), 10), last.ID)
+		out.Next = cursor.EncodeAt(contributionList, last.CreatedAt, last.ID)
 	}
 	return out, nil
 }

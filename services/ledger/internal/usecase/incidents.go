@@ -2,12 +2,10 @@ package usecase
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/cursor"
-	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -16,24 +14,14 @@ const incidentList = "incidents"
 
 // Incidents returns a page of incidents, newest first (credit.Page).
 func (a *App) Incidents(ctx context.Context, p Page) (Listed[store.Incident], error) {
-	limit, offset, err := credit.Page(p.Limit, p.Offset)
-	if err != nil {
-		return Listed[store.Incident]{}, err
+	limit, offset, errs := fault.PageFields(p.Limit, p.Offset, credit.DefaultPage, credit.MaxPage)
+	at, id, ok, cerrs := cursor.DecodeAt(incidentList, p.Cursor, offset)
+	if errs = append(errs, cerrs...); len(errs) > 0 {
+		return Listed[store.Incident]{}, fault.Validation(errs...)
 	}
 	var before *store.IncidentKey
-	if p.Cursor != "" {
-		key, err := cursor.Decode(incidentList, p.Cursor, 2)
-		var us int64
-		if err == nil {
-			us, err = strconv.ParseInt(key[0], 10, 64)
-		}
-		switch {
-		case err != nil || key[1] == "":
-			return Listed[store.Incident]{}, fault.Validation(fault.Field("cursor", "is not a cursor of this list: pass the next_cursor a page of it gave"))
-		case offset != 0:
-			return Listed[store.Incident]{}, fault.Validation(fault.Field("offset", "must be 0 with a cursor, which says where the page starts"))
-		}
-		before = &store.IncidentKey{CreatedAt: database.Time(us), ID: key[1]}
+	if ok {
+		before = &store.IncidentKey{CreatedAt: at, ID: id}
 	}
 	items, total, through, err := a.read().Credit.ListIncidents(ctx, before, limit, offset)
 	if err != nil {
@@ -45,7 +33,7 @@ func (a *App) Incidents(ctx context.Context, p Page) (Listed[store.Incident], er
 	out := Listed[store.Incident]{Items: items, Total: total, Limit: limit, Offset: offset}
 	if n := len(items); n > 0 && offset+n < total {
 		last := items[n-1]
-		out.Next = cursor.Encode(incidentList, strconv.FormatInt(database.Micros(last.CreatedAt), 10), last.ID)
+		out.Next = cursor.EncodeAt(incidentList, last.CreatedAt, last.ID)
 	}
 	return out, nil
 }
