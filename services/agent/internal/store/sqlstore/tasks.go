@@ -213,12 +213,9 @@ func filterWhere(f store.Filter) (string, []any) {
 	if f.IdeaID != "" {
 		add("idea_id = $%d", f.IdeaID)
 	}
-	// Keyset bounds, spelled out rather than as row values so both
-	// engines plan them on the (created_at, id) order.
 	keyset := func(k *store.Key, timeOp, idOp string) {
 		args = append(args, database.Micros(k.CreatedAt), k.ID)
-		a, b := len(args)-1, len(args)
-		where = append(where, fmt.Sprintf("(created_at %s $%d OR (created_at = $%d AND id %s $%d))", timeOp, a, a, idOp, b))
+		where = append(where, database.Keyset(timeOp, idOp, len(args)-1, len(args)))
 	}
 	if f.Before != nil {
 		keyset(f.Before, "<", "<")

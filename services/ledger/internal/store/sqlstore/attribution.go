@@ -542,11 +542,11 @@ func (s Attribution) ListContributions(ctx context.Context, f store.Contribution
 	if f.After != nil {
 		pageArgs = append(append([]any{}, args...), database.Micros(f.After.CreatedAt), f.After.ID)
 		a, b := len(pageArgs)-1, len(pageArgs)
-		through := append(append([]string{}, where...), fmt.Sprintf("(created_at < $%d OR (created_at = $%d AND id <= $%d))", a, a, b))
+		through := append(append([]string{}, where...), database.Keyset("<", "<=", a, b))
 		if err := s.q.QueryRow(ctx, `SELECT COUNT(*) FROM contributions WHERE `+strings.Join(through, " AND "), pageArgs...).Scan(&offset); err != nil {
 			return nil, 0, 0, fmt.Errorf("count contributions: %w", err)
 		}
-		pageWhere = append(append([]string{}, where...), fmt.Sprintf("(created_at > $%d OR (created_at = $%d AND id > $%d))", a, a, b))
+		pageWhere = append(append([]string{}, where...), database.Keyset(">", ">", a, b))
 	}
 	query := `SELECT ` + contributionColumns + ` FROM contributions`
 	if len(pageWhere) > 0 {

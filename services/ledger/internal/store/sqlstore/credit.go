@@ -769,12 +769,12 @@ func (c Credit) ListIncidents(ctx context.Context, before *store.IncidentKey, li
 		ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, []any{limit, offset}
 	if before != nil {
 		at := database.Micros(before.CreatedAt)
-		if err := c.q.QueryRow(ctx, `SELECT COUNT(*) FROM incidents WHERE created_at > $1 OR (created_at = $1 AND id >= $2)`,
+		if err := c.q.QueryRow(ctx, `SELECT COUNT(*) FROM incidents WHERE `+database.Keyset(">", ">=", 1, 2),
 			at, before.ID).Scan(&through); err != nil {
 			return nil, 0, 0, fmt.Errorf("count incidents: %w", err)
 		}
 		query, args = `SELECT id, kind, severity, detail, actor, created_at, resolved_at FROM incidents
-		WHERE created_at < $1 OR (created_at = $1 AND id < $2) ORDER BY created_at DESC, id DESC LIMIT $3`, []any{at, before.ID, limit}
+		WHERE `+database.Keyset("<", "<", 1, 2)+` ORDER BY created_at DESC, id DESC LIMIT $3`, []any{at, before.ID, limit}
 	}
 	rows, err := c.q.Query(ctx, query, args...)
 	if err != nil {
