@@ -7,19 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/reflect/protoreflect"
-)
 
-// words are the words of a vocabulary enum a client may send, in the
-// enum's order: every value but the zero, which stands for "not given".
-func words(d protoreflect.EnumDescriptor) []string {
-	var out []string
-	for i := range d.Values().Len() {
-		if v := d.Values().Get(i); v.Number() != 0 {
-			out = append(out, string(v.Name()))
-		}
-	}
-	return out
-}
+	"github.com/foundryhq/foundry/services/platform/wire"
+)
 
 // enumFlag is a flag whose value is a word of a vocabulary enum (a stage, a
 // task status): the CLI refuses a word the API does not have before it
@@ -40,11 +30,10 @@ func (f *enumFlag[E]) Type() string { return "string" }
 func (f *enumFlag[E]) Set(s string) error {
 	var zero E
 	d := zero.Descriptor()
-	v := d.Values().ByName(protoreflect.Name(s))
-	if v == nil || v.Number() == 0 {
-		return fmt.Errorf("must be one of %s", strings.Join(words(d), ", "))
+	if !wire.IsWord(d, s) {
+		return fmt.Errorf("must be one of %s", strings.Join(wire.Words(d), ", "))
 	}
-	*f.target = zero.Type().New(v.Number()).(E)
+	*f.target = zero.Type().New(d.Values().ByName(protoreflect.Name(s)).Number()).(E)
 	f.word = s
 	return nil
 }
@@ -53,7 +42,7 @@ func (f *enumFlag[E]) Set(s string) error {
 func enumVar[E protoreflect.Enum](cmd *cobra.Command, target *E, name, usage string) {
 	cmd.Flags().Var(&enumFlag[E]{target: target}, name, usage)
 	var zero E
-	completeWith(cmd, name, words(zero.Descriptor()))
+	completeWith(cmd, name, wire.Words(zero.Descriptor()))
 }
 
 // choiceFlag is a flag whose value is one word of a fixed list: the open

@@ -18,6 +18,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // strictDecoder decodes request bodies with Foundry's rules: on top of
@@ -204,7 +206,7 @@ func checkValue(fd protoreflect.FieldDescriptor, v any, path string) error {
 		if fd.Enum().FullName() == "google.protobuf.NullValue" {
 			return nil // a Struct's null
 		}
-		if w, ok := v.(string); ok && enumWord(fd.Enum(), w) {
+		if w, ok := v.(string); ok && wire.IsWord(fd.Enum(), w) {
 			return nil
 		}
 		return fmt.Errorf("%s: %s", path, oneOf(fd.Enum()))
@@ -308,25 +310,10 @@ func pathMatchesBody(next runtime.HandlerFunc) runtime.HandlerFunc {
 	}
 }
 
-// enumWord reports whether w is a word a client may send for a vocabulary
-// enum (a stage, a task status, an economy mode): a value's name, but not
-// the zero's, which stands for "not given". protojson alone would also take
-// the zero's name and a number, neither of which the API documents.
-func enumWord(d protoreflect.EnumDescriptor, w string) bool {
-	v := d.Values().ByName(protoreflect.Name(w))
-	return v != nil && v.Number() != 0
-}
-
-// oneOf is the refusal of a word enumWord does not take, in the words the
-// services' own validation uses ("must be one of none, specced, ...").
+// oneOf is the refusal of a word wire.IsWord does not take, in the words
+// the services' own validation uses ("must be one of none, specced, ...").
 func oneOf(d protoreflect.EnumDescriptor) string {
-	var words []string
-	for i := range d.Values().Len() {
-		if v := d.Values().Get(i); v.Number() != 0 {
-			words = append(words, string(v.Name()))
-		}
-	}
-	return "must be one of " + strings.Join(words, ", ")
+	return "must be one of " + strings.Join(wire.Words(d), ", ")
 }
 
 // bodyField is the path strictDecoder names a body's field by: JSON names

@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // strictQuery is the query parser of the generated routes (GET and the
@@ -43,7 +45,7 @@ func (q strictQuery) Parse(msg proto.Message, values url.Values, filter *utiliti
 			// filters these enums replaced (?status= lists every task).
 			if w := values.Get(key); w == "" {
 				continue
-			} else if !enumWord(fd.Enum(), w) {
+			} else if !wire.IsWord(fd.Enum(), w) {
 				return invalidQuery(key, oneOf(fd.Enum()))
 			}
 		}

@@ -9,6 +9,8 @@ package wire
 import (
 	"strconv"
 	"time"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Time writes t in UTC as RFC 3339 with nanoseconds.
@@ -50,3 +52,25 @@ func OptionalWord[E ~int32](names map[int32]string, e *E) *string {
 // fraction of a second and in any offset (time.RFC3339Nano parses both),
 // the reverse of Time.
 func ParseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
+
+// Words are the words of a vocabulary enum a client may send, in the
+// enum's order: every value's name but the zero's, which stands for "not
+// given". The gateway's decoder and the CLI's flags refuse anything else
+// with them.
+func Words(d protoreflect.EnumDescriptor) []string {
+	var out []string
+	for i := range d.Values().Len() {
+		if v := d.Values().Get(i); v.Number() != 0 {
+			out = append(out, string(v.Name()))
+		}
+	}
+	return out
+}
+
+// IsWord reports whether w is one of d's Words: a value's name, not the
+// zero's. protojson alone would also take the zero's name and a number,
+// neither of which the API documents.
+func IsWord(d protoreflect.EnumDescriptor, w string) bool {
+	v := d.Values().ByName(protoreflect.Name(w))
+	return v != nil && v.Number() != 0
+}
