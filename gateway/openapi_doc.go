@@ -366,20 +366,6 @@ func schemaMessages() map[string]protoreflect.MessageDescriptor {
 	return out
 }
 
-// operationIDs lists the document's operations, for tests.
-func operationIDs(doc map[string]any) []string {
-	var ids []string
-	for _, item := range doc["paths"].(map[string]any) {
-		for _, o := range item.(map[string]any) {
-			if op, ok := o.(map[string]any); ok {
-				ids = append(ids, op["operationId"].(string))
-			}
-		}
-	}
-	slices.Sort(ids)
-	return ids
-}
-
 // requestSchemas are the component schemas a request body uses, directly
 // or through another schema.
 func requestSchemas(doc *openapi3.T) map[string]bool {

@@ -144,3 +144,17 @@ func TestOpenAPIFileIsTheServedDocument(t *testing.T) {
 	require.True(t, bytes.Equal(pretty.Bytes(), committed),
 		"gateway/%s is not the document the gateway serves: run make generate (or FOUNDRY_UPDATE_DOCS=1 go test ./gateway -run TestOpenAPIFileIsTheServedDocument) and commit it", openAPIFile)
 }
+
+// operationIDs lists a document's operations.
+func operationIDs(doc map[string]any) []string {
+	var ids []string
+	for _, item := range doc["paths"].(map[string]any) {
+		for _, o := range item.(map[string]any) {
+			if op, ok := o.(map[string]any); ok {
+				ids = append(ids, op["operationId"].(string))
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}

@@ -19,9 +19,6 @@ type Page struct {
 	Limit, Offset int
 }
 
-// HasMore reports whether ideas follow this page.
-func (p Page) HasMore() bool { return p.Offset+len(p.Ideas) < p.Total }
-
 // Page sizes of the lists.
 const (
 	DefaultLimit          = 50
