@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	commonv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
@@ -86,6 +87,52 @@ func (e *env) assetsShow() *cobra.Command {
 func (e *env) contributionsCommand() *cobra.Command {
 	return group("contributions", "Record, list and show contributions to assets", withIDs(e.contributionsCreate(), "id"),
 		withIDs(e.contributionsList(), "contributions.id"), withIDs(e.contributionsShow(), "id"))
+}
+
+// who names a contributor in a table: its handle when it registered one,
+// else its id (a contributor a contribution or a push created has none).
+func who(id string, handle *wrapperspb.StringValue) string {
+	if handle != nil {
+		return handle.GetValue()
+	}
+	return id
+}
+
+func (e *env) contributorsCommand() *cobra.Command {
+	return group("contributors", "List contributors with their handles and CC balances", withIDs(e.contributorsList(), "contributors.id"))
+}
+
+func (e *env) contributorsList() *cobra.Command {
+	var handle string
+	var limit, offset int32
+	cmd := &cobra.Command{Use: "list [--handle HANDLE]", Short: "List contributors, oldest first, with their CC balances", Args: cobra.NoArgs}
+	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
+		req := &ledgerv1.ListContributorsRequest{Handle: handle, Offset: offset}
+		if cmd.Flags().Changed("limit") {
+			req.Limit = proto.Int32(limit)
+		}
+		resp := &ledgerv1.ListContributorsResponse{}
+		raw, err := e.client.call(ctx, opListContributors, req, resp, callOpts{})
+		if err != nil || e.machine() {
+			return e.orJSON(raw, err)
+		}
+		e.pageHint("contributors", len(resp.GetContributors()), resp.GetPagination(), false)
+		rows := make([][]string, len(resp.GetContributors()))
+		for i, c := range resp.GetContributors() {
+			h := "-"
+			if c.GetHandle() != nil {
+				h = c.GetHandle().GetValue()
+			}
+			rows[i] = []string{c.GetId(), h, c.GetTrustLevel(), formatFloat(c.GetAvailableCc()), formatFloat(c.GetStakedCc()),
+				formatFloat(c.GetCoolingCc()), c.GetCreatedAt()}
+		}
+		return e.table([]string{"ID", "HANDLE", "TRUST", "AVAILABLE_CC", "STAKED_CC", "COOLING_CC", "CREATED"}, rows)
+	})
+	f := cmd.Flags()
+	f.StringVar(&handle, "handle", "", "only the contributor with this handle")
+	f.Int32Var(&limit, "limit", 0, "contributors per page (server default 50, at most 500)")
+	f.Int32Var(&offset, "offset", 0, "contributors to skip")
+	return cmd
 }
 
 func (e *env) contributionsCreate() *cobra.Command {
@@ -179,7 +226,7 @@ func (e *env) contributionsList() *cobra.Command {
 		e.pageHint("contributions", len(list), page, false)
 		rows := make([][]string, len(list))
 		for i, c := range list {
-			rows[i] = []string{c.GetId(), c.GetContributorId(), c.GetAssetId(), formatFloat(c.GetCostAmount()),
+			rows[i] = []string{c.GetId(), who(c.GetContributorId(), c.GetContributorHandle()), c.GetAssetId(), formatFloat(c.GetCostAmount()),
 				formatFloat(c.GetCoherenceScore()), c.GetSource(), c.GetCreatedAt()}
 		}
 		return e.table([]string{"ID", "CONTRIBUTOR", "ASSET", "COST", "COHERENCE", "SOURCE", "CREATED"}, rows)
@@ -299,7 +346,7 @@ func (e *env) printDistribution(raw []byte, d *ledgerv1.Distribution, offset int
 	}
 	payouts := make([][]string, len(d.GetPayouts()))
 	for i, p := range d.GetPayouts() {
-		payouts[i] = []string{p.GetContributorId(), formatFloat(p.GetAmount())}
+		payouts[i] = []string{who(p.GetContributorId(), p.GetContributorHandle()), formatFloat(p.GetAmount())}
 	}
 	fmt.Fprintln(e.stdout)
 	if err := e.table([]string{"CONTRIBUTOR", "AMOUNT"}, payouts); err != nil {

@@ -88,6 +88,7 @@ var (
 		http: "GET /api/assets/{asset_id}/contributions"}
 	opListContributorContributions = op{grpc: ledgerv1.LedgerService_ListContributorContributions_FullMethodName,
 		http: "GET /api/contributors/{contributor_id}/contributions"}
+	opListContributors = op{grpc: ledgerv1.LedgerService_ListContributors_FullMethodName, http: "GET /api/contributors"}
 
 	opCreateDistribution = op{grpc: ledgerv1.LedgerService_CreateDistribution_FullMethodName,
 		http: "POST /api/distributions", out: "distribution", cred: credAdmin}

@@ -231,7 +231,7 @@ func TestHardeningLedgerPayoutsPaged(t *testing.T) {
 			requireStatus(t, http.StatusOK, past)
 			require.Equal(t, []any{}, past.JSON["payouts"])
 			last := all.JSON["payouts"].([]any)[contributors-1].(map[string]any)
-			require.Equal(t, map[string]any{"contributor_id": "c000", "amount": 1.0}, last, "11325 over weights 1..150: 1 per unit of cost")
+			require.Equal(t, map[string]any{"contributor_id": "c000", "contributor_handle": nil, "amount": 1.0}, last, "11325 over weights 1..150: 1 per unit of cost")
 		})
 
 		t.Run("limits outside 1..1000 and negative offsets are 422", func(t *testing.T) {

@@ -174,7 +174,7 @@ func TestLedgerContributions(t *testing.T) {
 		t.Run("shape, read back, and an unknown contributor is created", func(t *testing.T) {
 			r := ledgerContribute(t, sys, map[string]any{"contributor_id": "new person", "asset_id": assetID, "cost_amount": 12.345678})
 			requireStatus(t, http.StatusCreated, r)
-			require.ElementsMatch(t, []string{"id", "contributor_id", "asset_id", "cost_amount", "coherence_score", "metadata", "source", "created_at"}, ledgerKeys(r.JSON))
+			require.ElementsMatch(t, []string{"id", "contributor_id", "asset_id", "cost_amount", "coherence_score", "metadata", "source", "created_at", "contributor_handle"}, ledgerKeys(r.JSON))
 			require.Equal(t, 12.345678, r.JSON["cost_amount"])
 			require.Equal(t, "api", r.JSON["source"])
 			got := request(t, http.MethodGet, sys.URL("/api/contributions/"+r.JSON["id"].(string)), nil)
@@ -371,8 +371,8 @@ func TestLedgerDistributions(t *testing.T) {
 			require.Equal(t, workedAsset, worked.JSON["asset_id"])
 			require.Equal(t, 100.0, worked.JSON["value_amount"])
 			require.Equal(t, []any{
-				map[string]any{"contributor_id": "B", "amount": 60.0},
-				map[string]any{"contributor_id": "A", "amount": 40.0},
+				map[string]any{"contributor_id": "B", "contributor_handle": nil, "amount": 60.0},
+				map[string]any{"contributor_id": "A", "contributor_handle": nil, "amount": 40.0},
 			}, worked.JSON["payouts"])
 		})
 
@@ -420,16 +420,16 @@ func TestLedgerDistributions(t *testing.T) {
 			r := distribute(t, thirds, 100)
 			requireStatus(t, http.StatusCreated, r)
 			require.Equal(t, []any{
-				map[string]any{"contributor_id": "t1", "amount": 33.34},
-				map[string]any{"contributor_id": "t2", "amount": 33.33},
-				map[string]any{"contributor_id": "t3", "amount": 33.33},
+				map[string]any{"contributor_id": "t1", "contributor_handle": nil, "amount": 33.34},
+				map[string]any{"contributor_id": "t2", "contributor_handle": nil, "amount": 33.33},
+				map[string]any{"contributor_id": "t3", "contributor_handle": nil, "amount": 33.33},
 			}, r.JSON["payouts"], "100 paid of 100: equal remainders, the first contributor id gets the odd cent")
 			r = distribute(t, thirds, 0.05)
 			requireStatus(t, http.StatusCreated, r)
 			require.Equal(t, []any{
-				map[string]any{"contributor_id": "t1", "amount": 0.02},
-				map[string]any{"contributor_id": "t2", "amount": 0.02},
-				map[string]any{"contributor_id": "t3", "amount": 0.01},
+				map[string]any{"contributor_id": "t1", "contributor_handle": nil, "amount": 0.02},
+				map[string]any{"contributor_id": "t2", "contributor_handle": nil, "amount": 0.02},
+				map[string]any{"contributor_id": "t3", "contributor_handle": nil, "amount": 0.01},
 			}, r.JSON["payouts"], "0.05 paid of 0.05: 0.01 each, the two cents left to the first ids")
 		})
 
@@ -480,5 +480,77 @@ func TestLedgerAttributionOverGRPC(t *testing.T) {
 		odd, err := ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "x", AssetId: a.GetAsset().GetId(), CostAmount: proto.Float64(1), Metadata: nan})
 		require.NoError(t, err, "a NaN in metadata is stored the way JSON can hold it, never a 500")
 		require.Equal(t, "NaN", odd.GetContribution().GetMetadata().AsMap()["score"])
+	})
+}
+
+// TestLedgerAnswersNameContributorsByHandle: every answer that names a
+// contributor carries its handle (null for one that never registered), and
+// the contributors list totals each one's balances as GET balances shows
+// them.
+func TestLedgerAnswersNameContributorsByHandle(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		ada := registerUser(t, sys, "ada")
+		asset := ledgerAsset(t, sys, "CODE")["id"].(string)
+
+		mine := ledgerContribute(t, sys, map[string]any{"contributor_id": ada.id, "asset_id": asset, "cost_amount": 30})
+		requireStatus(t, http.StatusCreated, mine)
+		require.Equal(t, "ada", mine.JSON["contributor_handle"], "the create answer names the registered contributor")
+		theirs := ledgerContribute(t, sys, map[string]any{"contributor_id": "walk-in", "asset_id": asset, "cost_amount": 10})
+		requireStatus(t, http.StatusCreated, theirs)
+		require.Contains(t, theirs.JSON, "contributor_handle")
+		require.Nil(t, theirs.JSON["contributor_handle"], "one a contribution created has none")
+
+		got := request(t, http.MethodGet, sys.URL("/api/contributions/"+mine.JSON["id"].(string)), nil)
+		requireStatus(t, http.StatusOK, got)
+		require.Equal(t, "ada", got.JSON["contributor_handle"])
+		items, _ := ledgerPage(t, sys, "/api/contributions?asset_id="+asset, "contributions")
+		require.Len(t, items, 2)
+		require.Equal(t, []any{"ada", nil}, []any{items[0]["contributor_handle"], items[1]["contributor_handle"]})
+		items, _ = ledgerPage(t, sys, "/api/assets/"+asset+"/contributions", "contributions")
+		require.Equal(t, "ada", items[0]["contributor_handle"])
+
+		d := request(t, http.MethodPost, sys.URL("/api/distributions"), map[string]any{"asset_id": asset, "value_amount": 40})
+		requireStatus(t, http.StatusCreated, d)
+		wantPayouts := []any{
+			map[string]any{"contributor_id": ada.id, "contributor_handle": "ada", "amount": 30.0},
+			map[string]any{"contributor_id": "walk-in", "contributor_handle": nil, "amount": 10.0},
+		}
+		require.Equal(t, wantPayouts, d.JSON["payouts"], "the create answer names its payees")
+		read := request(t, http.MethodGet, sys.URL("/api/distributions/"+d.JSON["id"].(string)), nil)
+		requireStatus(t, http.StatusOK, read)
+		require.Equal(t, wantPayouts, read.JSON["payouts"])
+		listed, _ := ledgerPage(t, sys, "/api/assets/"+asset+"/distributions", "distributions")
+		require.Len(t, listed, 1)
+		require.Equal(t, wantPayouts, listed[0]["payouts"])
+
+		// Balances: a deposit, then a stake on an idea.
+		requireStatus(t, http.StatusCreated, deposit(t, sys, ada.id, 20, "handles-1", adminHeader)) // 1990 CC
+		idea := createIdea(t, sys, map[string]any{"name": "Named stakes", "potential_value": 100, "estimated_cost": 10})["id"].(string)
+		requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/cc/stake"),
+			map[string]any{"contributor_id": ada.id, "idea_id": idea, "amount_cc": 500}, ada.bearer()))
+		b := balances(t, sys, ada.id)
+		list, page := listPage(t, request(t, http.MethodGet, sys.URL("/api/contributors?handle=ada"), nil), "contributors")
+		require.Equal(t, wantPage(50, 0, 1, false), page)
+		require.Len(t, list, 1)
+		require.Equal(t, ada.id, list[0]["id"])
+		require.Equal(t, "ada", list[0]["handle"])
+		require.Equal(t, []any{1490.0, 500.0, 0.0}, []any{list[0]["available_cc"], list[0]["staked_cc"], list[0]["cooling_cc"]})
+		require.Equal(t, []any{b["available_cc"], b["staked_cc"], b["cooling_cc"]},
+			[]any{list[0]["available_cc"], list[0]["staked_cc"], list[0]["cooling_cc"]}, "the list agrees with GET balances")
+		walkIn, _ := listPage(t, request(t, http.MethodGet, sys.URL("/api/contributors?limit=500"), nil), "contributors")
+		var found map[string]any
+		for _, c := range walkIn {
+			if c["id"] == "walk-in" {
+				found = c
+			}
+		}
+		require.NotNil(t, found)
+		require.Equal(t, []any{nil, 0.0, 0.0, 0.0}, []any{found["handle"], found["available_cc"], found["staked_cc"], found["cooling_cc"]})
+
+		inv := request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.id+"/investments"), nil)
+		requireStatus(t, http.StatusOK, inv)
+		require.Equal(t, "ada", inv.JSON["contributor_handle"])
+		require.Equal(t, ada.id, inv.JSON["contributor_id"])
 	})
 }

@@ -123,6 +123,9 @@ func session(t *testing.T, sys *allinonetest.System, name string, env map[string
 	require.Equal(t, id, c["contributor_id"], "the session's contributor")
 	require.Equal(t, asset, c["asset_id"])
 	require.Equal(t, 12.5, c["cost_amount"])
+	require.Equal(t, handle, c["contributor_handle"], "named by handle too")
+	require.Regexp(t, regexp.MustCompile(`(?m)^`+contribution+` +`+handle+` +`+asset+` +12.5 `), ok(t, ada, "contributions", "list"),
+		"the table names the contributor by handle")
 	require.Equal(t, []string{contribution}, okIDs(t, ada, "contributions", "list"), "the session's contributions")
 	require.Equal(t, []string{contribution}, okIDs(t, ada, "contributions", "list", "--asset", asset))
 	shown := okJSON(t, ada, "assets", "show", asset)
@@ -135,8 +138,13 @@ func session(t *testing.T, sys *allinonetest.System, name string, env map[string
 	out := ok(t, ada, "distributions", "show", distribution)
 	require.Regexp(t, row("value_amount", "100"), out)
 	require.Regexp(t, row("payout_count", "1"), out)
-	require.Regexp(t, regexp.MustCompile(`(?m)^CONTRIBUTOR +AMOUNT\n`+id+` +100$`), out, "all of it to ada, the one contributor")
+	require.Regexp(t, regexp.MustCompile(`(?m)^CONTRIBUTOR +AMOUNT\n`+handle+` +100$`), out, "all of it to ada, the one contributor, by handle")
 	require.Equal(t, []string{distribution}, okIDs(t, ada, "distributions", "list", "--asset", asset))
+
+	// contributors: ada by handle, with the CC she holds.
+	require.Equal(t, []string{id}, okIDs(t, ada, "contributors", "list", "--handle", handle))
+	require.Regexp(t, regexp.MustCompile(`(?m)^ID +HANDLE +TRUST +AVAILABLE_CC +STAKED_CC +COOLING_CC +CREATED\n`+id+` +`+handle+` +tofu +895 +100 +0 `),
+		ok(t, ada, "contributors", "list", "--handle", handle))
 
 	// a task for the idea, claimed and completed by a worker.
 	workerToken := strings.TrimSpace(ok(t, admin, "tokens", "create", "worker-"+name, "--role", "worker", "-q"))

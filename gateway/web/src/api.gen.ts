@@ -1745,6 +1745,11 @@ export interface components {
              * @description coherence_score is computed by the service from metadata (0.5..1.0).
              */
             coherence_score: number;
+            /**
+             * @description contributor_handle is the contributor's handle: null for one that never
+             *     registered (a contribution or a push created it).
+             */
+            contributor_handle: string | null;
             contributor_id: string;
             /** Format: double */
             cost_amount: number;
@@ -1754,12 +1759,25 @@ export interface components {
             /** @description source is "api" or "github". */
             source: string;
         };
-        /** @description ContributorSummary is a contributor as lists show it. */
+        /**
+         * @description ContributorSummary is a contributor as lists show it, with the totals of
+         *     its CC balances.
+         */
         v1ContributorSummary: {
+            /**
+             * Format: double
+             * @description available_cc, staked_cc and cooling_cc total the contributor's CC in
+             *     each bucket (staked over every idea), as GET /api/cc/balances/{contributor_id}.
+             */
+            available_cc: number;
+            /** Format: double */
+            cooling_cc: number;
             created_at: string;
             /** @description handle is null for a contributor a contribution created. */
             handle: string | null;
             id: string;
+            /** Format: double */
+            staked_cc: number;
             trust_level: string;
         };
         /**
@@ -2698,6 +2716,8 @@ export interface components {
         };
         /** @description ListInvestmentsResponse holds every position, largest first, plus a summary. */
         v1ListInvestmentsResponse: {
+            /** @description contributor_handle is the contributor's handle; null for one that never registered. */
+            contributor_handle: string | null;
             contributor_id: string;
             positions: components["schemas"]["v1Position"][];
             summary: components["schemas"]["v1PositionSummary"] | null;
@@ -2815,6 +2835,8 @@ export interface components {
              *     remainder, so they sum exactly to the distribution's value (docs/ledger.md).
              */
             amount: number;
+            /** @description contributor_handle is the payee's handle; null for one that never registered. */
+            contributor_handle: string | null;
             contributor_id: string;
         };
         /** @description PipelineAttention is the set of conditions that need a human. */

@@ -36,7 +36,17 @@ func contributionProto(c store.Contribution) (*ledgerv1.Contribution, error) {
 	return &ledgerv1.Contribution{
 		Id: c.ID, ContributorId: c.ContributorID, AssetId: c.AssetID, CostAmount: c.Cost.Float64(),
 		CoherenceScore: c.Coherence.Float64(), Metadata: meta, Source: c.Source, CreatedAt: wire.Time(c.CreatedAt),
+		ContributorHandle: handle(c.ContributorHandle),
 	}, nil
+}
+
+// handle is a contributor's handle on the wire: null for one that never
+// registered ("").
+func handle(h string) *wrapperspb.StringValue {
+	if h == "" {
+		return nil
+	}
+	return wrapperspb.String(h)
 }
 
 func contributionsProto(cs []store.Contribution) ([]*ledgerv1.Contribution, error) {
@@ -60,7 +70,8 @@ func distributionProto(d store.Distribution, maxPayouts int) *ledgerv1.Distribut
 	}
 	payouts := make([]*ledgerv1.Payout, 0, len(shown))
 	for _, p := range shown {
-		payouts = append(payouts, &ledgerv1.Payout{ContributorId: p.ContributorID, Amount: p.Amount.Float64()})
+		payouts = append(payouts, &ledgerv1.Payout{ContributorId: p.ContributorID, Amount: p.Amount.Float64(),
+			ContributorHandle: handle(d.Handles[p.ContributorID])})
 	}
 	return &ledgerv1.Distribution{
 		Id: d.ID, AssetId: d.AssetID, ValueAmount: d.Value.Float64(), Payouts: payouts, CreatedAt: wire.Time(d.CreatedAt),
@@ -235,11 +246,9 @@ func (h *Handler) ListContributors(ctx context.Context, req *ledgerv1.ListContri
 	}
 	out := &ledgerv1.ListContributorsResponse{Contributors: make([]*ledgerv1.ContributorSummary, len(page.Items)), Pagination: pageOf(page)}
 	for i, c := range page.Items {
-		s := &ledgerv1.ContributorSummary{Id: c.ID, TrustLevel: c.TrustLevel, CreatedAt: wire.Time(c.CreatedAt)}
-		if c.Handle != "" {
-			s.Handle = wrapperspb.String(c.Handle)
-		}
-		out.Contributors[i] = s
+		out.Contributors[i] = &ledgerv1.ContributorSummary{Id: c.ID, Handle: handle(c.Handle), TrustLevel: c.TrustLevel,
+			CreatedAt: wire.Time(c.CreatedAt), AvailableCc: micros(c.Balances.Available), StakedCc: micros(c.Balances.Staked),
+			CoolingCc: micros(c.Balances.Cooling)}
 	}
 	return out, nil
 }

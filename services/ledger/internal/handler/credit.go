@@ -145,7 +145,8 @@ func (h *Handler) ListInvestments(ctx context.Context, req *ledgerv1.ListInvestm
 	if err != nil {
 		return nil, err
 	}
-	out := &ledgerv1.ListInvestmentsResponse{ContributorId: req.GetId(), Positions: make([]*ledgerv1.Position, len(inv.Positions)),
+	out := &ledgerv1.ListInvestmentsResponse{ContributorId: req.GetId(), ContributorHandle: handle(inv.Contributor.Handle),
+		Positions: make([]*ledgerv1.Position, len(inv.Positions)),
 		Summary: &ledgerv1.PositionSummary{PositionCount: int32(len(inv.Positions)), TotalStakedCc: micros(inv.Balances.Staked),
 			AvailableCc: micros(inv.Balances.Available), CoolingCc: micros(inv.Balances.Cooling)}}
 	for i, p := range inv.Positions {

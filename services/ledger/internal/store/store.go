@@ -42,6 +42,18 @@ type Contributor struct {
 	CreatedAt  time.Time
 }
 
+// ContributorAccount is a contributor with the totals of its CC balances,
+// as the contributors list shows it.
+type ContributorAccount struct {
+	Contributor
+	// Balances are the accounts as they stand (cooling lots count as
+	// cooling until a movement releases them).
+	Balances Balances
+	// DueCooling is the part of Balances.Cooling whose cooldown had passed
+	// by the filter's DueBy, not yet released.
+	DueCooling money.Micros
+}
+
 // ContributionFilter selects contributions: by asset and contributor when
 // set, after a key (a keyset page) when After is set, a page of Limit at
 // Offset.
@@ -61,6 +73,8 @@ type ContributionKey struct {
 type ContributorFilter struct {
 	Handle        string
 	Limit, Offset int
+	// DueBy is the time ContributorAccount.DueCooling is counted at.
+	DueBy time.Time
 }
 
 // Session is a contributor's session; only the token's hash is kept.
@@ -112,6 +126,9 @@ type Contribution struct {
 	Metadata  map[string]any
 	Source    string
 	CreatedAt time.Time
+	// ContributorHandle is the contributor's handle as the store read it
+	// ("" for one that never registered); ignored when writing.
+	ContributorHandle string
 }
 
 // GitHubContribution is a push delivery to record.
@@ -139,6 +156,9 @@ type Distribution struct {
 	Value   money.Micros
 	// Payouts are all of them when created, one page when read back.
 	Payouts []attribution.Payout
+	// Handles maps the payees of Payouts that registered a handle to it,
+	// as the store read them (nil when none did); ignored when writing.
+	Handles map[string]string
 	// PayoutCount is the number of payouts in all.
 	PayoutCount int
 	// PaidCC is true when the payouts were minted as CC to the payees.
@@ -162,8 +182,9 @@ type Identity interface {
 	// GetContributor returns a contributor. ErrNotFound when there is none.
 	GetContributor(ctx context.Context, id string) (Contributor, error)
 	// ListContributors returns a page of the contributors f selects,
-	// oldest first (creation time, then id), and how many f matches.
-	ListContributors(ctx context.Context, f ContributorFilter) ([]Contributor, int, error)
+	// oldest first (creation time, then id), each with its balances, and
+	// how many f matches.
+	ListContributors(ctx context.Context, f ContributorFilter) ([]ContributorAccount, int, error)
 	// EnsureContributor inserts c without a handle unless a contributor
 	// with its id exists, which is left as it is (handle and trust level
 	// untouched). Concurrent calls for one id insert it once.
@@ -210,8 +231,9 @@ type Attribution interface {
 	// total stays exact. ErrNotFound when the asset does not exist;
 	// ErrTotalTooLarge past the asset maximum. In both cases nothing is
 	// written, but the caller should roll back. c's contributor must exist
-	// (see Identity.EnsureContributor).
-	AddContribution(ctx context.Context, c Contribution) error
+	// (see Identity.EnsureContributor). It returns c with its
+	// contributor's handle.
+	AddContribution(ctx context.Context, c Contribution) (Contribution, error)
 	// GetContribution returns a contribution. ErrNotFound when there is none.
 	GetContribution(ctx context.Context, id string) (Contribution, error)
 	// ListAssetContributions returns a page of an asset's contributions by

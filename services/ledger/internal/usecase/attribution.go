@@ -133,10 +133,11 @@ func (a *App) addContribution(ctx context.Context, c store.Contribution, contrib
 		if err := r.Identity.EnsureContributor(ctx, contributor); err != nil {
 			return err
 		}
-		if err := r.Attribution.AddContribution(ctx, c); err != nil {
+		added, err := r.Attribution.AddContribution(ctx, c)
+		if err != nil {
 			return err
 		}
-		out = c
+		out = added
 		return nil
 	})
 	if err != nil {
@@ -377,6 +378,15 @@ func (a *App) createDistribution(ctx context.Context, d store.Distribution) (sto
 	})
 	if err != nil {
 		return store.Distribution{}, fmt.Errorf("create distribution of asset %s: %w", d.AssetID, err)
+	}
+	if d.PayoutCount > 0 {
+		// The answer names the payees of its first page by handle: read
+		// them back as a GET would (the split knows ids only).
+		page, err := a.read().Attribution.GetDistribution(ctx, d.ID, attribution.DefaultPayoutPage, 0)
+		if err != nil {
+			return store.Distribution{}, fmt.Errorf("read distribution %s back: %w", d.ID, err)
+		}
+		d.Handles = page.Handles
 	}
 	return d, nil
 }

@@ -22,14 +22,16 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
 
-// contribute records a contribution by an implicit contributor.
+// contribute records a contribution by an implicit contributor (or an
+// existing one, whose handle the answer carries).
 func contribute(t *testing.T, e env, contributorID, assetID string, cost money.Micros, at time.Time) store.Contribution {
 	t.Helper()
 	c := storetest.NewContribution(contributorID, assetID, cost, at)
 	got, err := e.app.AddContribution(context.Background(), c, storetest.Implicit(contributorID, at), nil)
 	require.NoError(t, err)
+	c.ContributorHandle = got.ContributorHandle // checked where it matters
 	require.Equal(t, c, got)
-	return c
+	return got
 }
 
 // createAsset creates an asset at the clock's time (t0 unless a test moved it).
@@ -94,7 +96,8 @@ func TestContributionReusesAnExistingContributor(t *testing.T) {
 		registered := handleOwner("erin", t0)
 		require.NoError(t, e.app.Register(ctx, registered, store.Session{TokenHash: "h", CreatedAt: t0}))
 		a := createAsset(t, e)
-		contribute(t, e, registered.ID, a.ID, 5, t0)
+		c := contribute(t, e, registered.ID, a.ID, 5, t0)
+		require.Equal(t, "erin", c.ContributorHandle, "the answer names the registered contributor")
 		got, err := contributor(t, e, registered.ID)
 		require.NoError(t, err)
 		require.Equal(t, registered, got, "handle and trust level untouched")

@@ -48,14 +48,22 @@ func (a *App) ListContributions(ctx context.Context, q ListContributionsCmd) (Li
 }
 
 // ListContributors returns a page of contributors, oldest first
-// (attribution.PageLimit): the one with handle when it is set (an empty
-// list when none has it), and how many match.
-func (a *App) ListContributors(ctx context.Context, handle string, p Page) (Listed[store.Contributor], error) {
+// (attribution.PageLimit), each with its balances as the API shows them
+// (see Balances): the one with handle
+// when it is set (an empty list when none has it), and how many match.
+func (a *App) ListContributors(ctx context.Context, handle string, p Page) (Listed[store.ContributorAccount], error) {
 	limit, offset, err := attribution.PageLimit(p.Limit, p.Offset)
 	if err != nil {
-		return Listed[store.Contributor]{}, err
+		return Listed[store.ContributorAccount]{}, err
 	}
-	return listed(limit, offset, func(l, o int) ([]store.Contributor, int, error) {
-		return a.read().Identity.ListContributors(ctx, store.ContributorFilter{Handle: handle, Limit: l, Offset: o})
+	now := a.now()
+	page, err := listed(limit, offset, func(l, o int) ([]store.ContributorAccount, int, error) {
+		return a.read().Identity.ListContributors(ctx, store.ContributorFilter{Handle: handle, Limit: l, Offset: o, DueBy: now})
 	})
+	// Fold the due cooling CC into the balances, as GET balances shows
+	// them; what is due is then counted in Available, so DueCooling is 0.
+	for i, c := range page.Items {
+		page.Items[i].Balances, page.Items[i].DueCooling = shown(c.Balances, c.DueCooling), 0
+	}
+	return page, err
 }

@@ -10,8 +10,10 @@ import (
 
 // Investments are a contributor's positions with their summary.
 type Investments struct {
-	Positions []store.Position
-	Balances  store.Balances
+	// Contributor is whose they are (its handle names it in the answer).
+	Contributor store.Contributor
+	Positions   []store.Position
+	Balances    store.Balances
 }
 
 // Investments returns a contributor's positions and balances.
@@ -19,7 +21,7 @@ func (a *App) Investments(ctx context.Context, contributorID string) (Investment
 	if err := required("id", contributorID); err != nil {
 		return Investments{}, err
 	}
-	b, err := a.Balances(ctx, contributorID)
+	c, b, err := a.balances(ctx, a.read(), contributorID)
 	if err != nil {
 		return Investments{}, err
 	}
@@ -27,7 +29,7 @@ func (a *App) Investments(ctx context.Context, contributorID string) (Investment
 	if err != nil {
 		return Investments{}, err
 	}
-	return Investments{Positions: ps, Balances: b}, nil
+	return Investments{Contributor: c, Positions: ps, Balances: b}, nil
 }
 
 // History returns a page of a contributor's CC movements, newest first
@@ -53,23 +55,38 @@ func (a *App) Balances(ctx context.Context, contributorID string) (store.Balance
 	if err := required("contributor_id", contributorID); err != nil {
 		return store.Balances{}, err
 	}
-	r := a.read()
-	if err := a.mustExist(ctx, r, contributorID); err != nil {
-		return store.Balances{}, err
+	_, b, err := a.balances(ctx, a.read(), contributorID)
+	return b, err
+}
+
+// balances reads a contributor (NotFound when there is none) and its
+// balances as the API shows them.
+func (a *App) balances(ctx context.Context, r Repos, contributorID string) (store.Contributor, store.Balances, error) {
+	c, err := a.contributor(ctx, r, contributorID)
+	if err != nil {
+		return store.Contributor{}, store.Balances{}, err
 	}
 	b, err := r.Credit.Balances(ctx, contributorID)
 	if err != nil {
-		return store.Balances{}, err
+		return store.Contributor{}, store.Balances{}, err
 	}
 	due, err := r.Credit.DueCooling(ctx, contributorID, a.now())
 	if err != nil {
-		return store.Balances{}, err
+		return store.Contributor{}, store.Balances{}, err
 	}
+	var dueTotal money.Micros
 	for _, l := range due {
-		b.Cooling -= l.Amount
-		b.Available += l.Amount
+		dueTotal += l.Amount
 	}
-	return b, nil
+	return c, shown(b, dueTotal), nil
+}
+
+// shown is b as the API shows it: due, the cooling CC whose cooldown has
+// passed, counts as available though no movement released it yet.
+func shown(b store.Balances, due money.Micros) store.Balances {
+	b.Cooling -= due
+	b.Available += due
+	return b
 }
 
 // Preview is an idea's ROI projection.

@@ -204,13 +204,17 @@ func (a *App) lockSupply(ctx context.Context, r Repos) (store.Economy, Rate, err
 }
 
 func (a *App) mustExist(ctx context.Context, r Repos, contributorID string) error {
-	if _, err := r.Identity.GetContributor(ctx, contributorID); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return fault.New(fault.NotFound, "contributor %s not found", contributorID)
-		}
-		return err
+	_, err := a.contributor(ctx, r, contributorID)
+	return err
+}
+
+// contributor reads a contributor; NotFound when there is none.
+func (a *App) contributor(ctx context.Context, r Repos, contributorID string) (store.Contributor, error) {
+	c, err := r.Identity.GetContributor(ctx, contributorID)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Contributor{}, fault.New(fault.NotFound, "contributor %s not found", contributorID)
 	}
-	return nil
+	return c, err
 }
 
 // orderedID makes the id of a journal entry or a queued audit entry:

@@ -97,6 +97,15 @@ func (s Attribution) ListAssets(ctx context.Context, limit, offset int) ([]store
 
 const contributionColumns = `id, contributor_id, asset_id, cost_micros, coherence, metadata, source, created_at`
 
+// contributorHandle is the handle of the contribution's contributor (NULL
+// when it never registered), read in the statement that reads the
+// contribution: a scalar subquery on the contributors' primary key rather
+// than a join, so every query over contributions keeps its own shape.
+const contributorHandle = `(SELECT handle FROM contributors WHERE contributors.id = contributions.contributor_id)`
+
+// contributionRead is what scanContribution reads.
+const contributionRead = contributionColumns + `, ` + contributorHandle
+
 func scanContribution(row database.Row) (store.Contribution, error) {
 	var (
 		c         store.Contribution
@@ -104,9 +113,13 @@ func scanContribution(row database.Row) (store.Contribution, error) {
 		coherence int64
 		meta      string
 		created   int64
+		handle    *string
 	)
-	if err := row.Scan(&c.ID, &c.ContributorID, &c.AssetID, &cost, &coherence, &meta, &c.Source, &created); err != nil {
+	if err := row.Scan(&c.ID, &c.ContributorID, &c.AssetID, &cost, &coherence, &meta, &c.Source, &created, &handle); err != nil {
 		return store.Contribution{}, err
+	}
+	if handle != nil {
+		c.ContributorHandle = *handle
 	}
 	if err := json.Unmarshal([]byte(meta), &c.Metadata); err != nil {
 		return store.Contribution{}, fmt.Errorf("contribution %s metadata: %w", c.ID, err)
@@ -133,8 +146,9 @@ func metadataJSON(m map[string]any) (string, error) {
 
 // addContribution adds c's cost to its asset (the UPDATE takes the row lock
 // that serialises concurrent contributions to one asset on Postgres) and
-// inserts it.
-func addContribution(ctx context.Context, tx database.Querier, c store.Contribution) error {
+// inserts it, filling in c.ContributorHandle: the INSERT returns it, so
+// the answer names the contributor without another round trip.
+func addContribution(ctx context.Context, tx database.Querier, c *store.Contribution) error {
 	meta, err := metadataJSON(c.Metadata)
 	if err != nil {
 		return err
@@ -155,25 +169,31 @@ func addContribution(ctx context.Context, tx database.Querier, c store.Contribut
 		}
 		return store.ErrTotalTooLarge
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO contributions (`+contributionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt))
+	var handle *string
+	err = tx.QueryRow(ctx, `INSERT INTO contributions (`+contributionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		RETURNING `+contributorHandle,
+		c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt)).Scan(&handle)
 	if err != nil {
 		return fmt.Errorf("insert contribution: %w", err)
+	}
+	c.ContributorHandle = ""
+	if handle != nil {
+		c.ContributorHandle = *handle
 	}
 	return nil
 }
 
 // AddContribution implements store.Attribution.
-func (s Attribution) AddContribution(ctx context.Context, c store.Contribution) error {
-	if err := addContribution(ctx, s.q, c); err != nil {
-		return fmt.Errorf("add contribution to asset %s: %w", c.AssetID, err)
+func (s Attribution) AddContribution(ctx context.Context, c store.Contribution) (store.Contribution, error) {
+	if err := addContribution(ctx, s.q, &c); err != nil {
+		return store.Contribution{}, fmt.Errorf("add contribution to asset %s: %w", c.AssetID, err)
 	}
-	return nil
+	return c, nil
 }
 
 // GetContribution implements store.Attribution.
 func (s Attribution) GetContribution(ctx context.Context, id string) (store.Contribution, error) {
-	c, err := scanContribution(s.q.QueryRow(ctx, `SELECT `+contributionColumns+` FROM contributions WHERE id = $1`, id))
+	c, err := scanContribution(s.q.QueryRow(ctx, `SELECT `+contributionRead+` FROM contributions WHERE id = $1`, id))
 	if errors.Is(err, database.ErrNoRows) {
 		return store.Contribution{}, store.ErrNotFound
 	}
@@ -209,7 +229,7 @@ func (s Attribution) listContributions(ctx context.Context, table, column, value
 	if err := s.q.QueryRow(ctx, `SELECT COUNT(*) FROM contributions WHERE `+column+` = $1`, value).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count contributions: %w", err)
 	}
-	rows, err := s.q.Query(ctx, `SELECT `+contributionColumns+` FROM contributions WHERE `+column+` = $1
+	rows, err := s.q.Query(ctx, `SELECT `+contributionRead+` FROM contributions WHERE `+column+` = $1
 		ORDER BY created_at, id LIMIT $2 OFFSET $3`, value, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list contributions: %w", err)
@@ -283,7 +303,7 @@ func (s Attribution) recordGitHubContribution(ctx context.Context, g store.GitHu
 	if err := s.q.QueryRow(ctx, `SELECT id FROM assets WHERE github_repository = $1`, g.Asset.GitHubRepository).Scan(&c.AssetID); err != nil {
 		return fmt.Errorf("find asset for %s: %w", g.Asset.GitHubRepository, err)
 	}
-	return addContribution(ctx, s.q, *c)
+	return addContribution(ctx, s.q, c)
 }
 
 // deliveryName names a delivery in errors: its id, or repository@commit.
@@ -297,14 +317,14 @@ func deliveryName(g store.GitHubContribution) string {
 // DeliveryContribution implements store.Attribution: it finds the
 // contribution a delivery recorded, by the key that conflicted.
 func (s Attribution) DeliveryContribution(ctx context.Context, g store.GitHubContribution) (store.Contribution, error) {
-	const columns = `SELECT c.id, c.contributor_id, c.asset_id, c.cost_micros, c.coherence, c.metadata, c.source, c.created_at`
 	var row database.Row
 	if g.DeliveryID != "" {
-		row = s.q.QueryRow(ctx, columns+` FROM github_deliveries d JOIN contributions c ON c.id = d.contribution_id
-			WHERE d.delivery_id = $1`, g.DeliveryID)
+		row = s.q.QueryRow(ctx, `SELECT `+contributionRead+` FROM contributions
+			WHERE id = (SELECT contribution_id FROM github_deliveries WHERE delivery_id = $1)`, g.DeliveryID)
 	} else {
-		row = s.q.QueryRow(ctx, columns+` FROM github_commits k JOIN contributions c ON c.id = k.contribution_id
-			WHERE k.repository = $1 AND k.commit_hash = $2`, g.Asset.GitHubRepository, g.CommitHash)
+		row = s.q.QueryRow(ctx, `SELECT `+contributionRead+` FROM contributions
+			WHERE id = (SELECT contribution_id FROM github_commits WHERE repository = $1 AND commit_hash = $2)`,
+			g.Asset.GitHubRepository, g.CommitHash)
 	}
 	c, err := scanContribution(row)
 	if err != nil {
@@ -409,41 +429,50 @@ func (s Attribution) GetDistribution(ctx context.Context, id string, limit, offs
 	// primary key rather than an OFFSET scan. The end stays within the
 	// column's 32 bits whatever offset a caller sends.
 	end := min(int64(offset)+int64(limit), math.MaxInt32)
-	payouts, err := s.payouts(ctx, `SELECT distribution_id, contributor_id, amount_micros FROM payouts
-		WHERE distribution_id = $1 AND position >= $2 AND position < $3 ORDER BY position`, id, min(int64(offset), math.MaxInt32), end)
-	if err != nil {
+	byID := map[string]*store.Distribution{id: &d}
+	if err := s.payouts(ctx, byID, `WHERE distribution_id = $1 AND position >= $2 AND position < $3 ORDER BY position`,
+		id, min(int64(offset), math.MaxInt32), end); err != nil {
 		return store.Distribution{}, err
-	}
-	if page := payouts[id]; page != nil {
-		d.Payouts = page
 	}
 	return d, nil
 }
 
-// payouts runs a payout query and groups its rows by distribution.
-func (s Attribution) payouts(ctx context.Context, query string, args ...any) (map[string][]attribution.Payout, error) {
-	rows, err := s.q.Query(ctx, query, args...)
+// payouts reads the payouts the condition where selects, each with its
+// payee's handle, and appends them to their distributions in ds.
+func (s Attribution) payouts(ctx context.Context, ds map[string]*store.Distribution, where string, args ...any) error {
+	rows, err := s.q.Query(ctx, `SELECT distribution_id, contributor_id, amount_micros,
+		(SELECT handle FROM contributors WHERE contributors.id = payouts.contributor_id) FROM payouts `+where, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list payouts: %w", err)
+		return fmt.Errorf("list payouts: %w", err)
 	}
 	defer rows.Close()
-	out := map[string][]attribution.Payout{}
 	for rows.Next() {
 		var (
 			distID string
 			p      attribution.Payout
 			amount int64
+			handle *string
 		)
-		if err := rows.Scan(&distID, &p.ContributorID, &amount); err != nil {
-			return nil, fmt.Errorf("list payouts: %w", err)
+		if err := rows.Scan(&distID, &p.ContributorID, &amount, &handle); err != nil {
+			return fmt.Errorf("list payouts: %w", err)
 		}
 		p.Amount = money.Micros(amount)
-		out[distID] = append(out[distID], p)
+		d := ds[distID]
+		if d == nil {
+			continue
+		}
+		d.Payouts = append(d.Payouts, p)
+		if handle != nil {
+			if d.Handles == nil {
+				d.Handles = map[string]string{}
+			}
+			d.Handles[p.ContributorID] = *handle
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list payouts: %w", err)
+		return fmt.Errorf("list payouts: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // ListAssetDistributions implements store.Attribution.
@@ -482,18 +511,14 @@ func (s Attribution) ListAssetDistributions(ctx context.Context, assetID string,
 	}
 	args := make([]any, 0, len(out)+1)
 	args = append(args, payouts)
-	for _, d := range out {
-		args = append(args, d.ID)
-	}
-	first, err := s.payouts(ctx, `SELECT distribution_id, contributor_id, amount_micros FROM payouts
-		WHERE position < $1 AND distribution_id IN (`+database.Placeholders(2, len(out))+`) ORDER BY distribution_id, position`, args...)
-	if err != nil {
-		return nil, 0, err
-	}
+	byID := make(map[string]*store.Distribution, len(out))
 	for i := range out {
-		if page := first[out[i].ID]; page != nil {
-			out[i].Payouts = page
-		}
+		args = append(args, out[i].ID)
+		byID[out[i].ID] = &out[i]
+	}
+	if err := s.payouts(ctx, byID, `WHERE position < $1 AND distribution_id IN (`+database.Placeholders(2, len(out))+`)
+		ORDER BY distribution_id, position`, args...); err != nil {
+		return nil, 0, err
 	}
 	return out, total, nil
 }
@@ -548,7 +573,7 @@ func (s Attribution) ListContributions(ctx context.Context, f store.Contribution
 		}
 		pageWhere = append(append([]string{}, where...), database.Keyset(">", ">", a, b))
 	}
-	query := `SELECT ` + contributionColumns + ` FROM contributions`
+	query := `SELECT ` + contributionRead + ` FROM contributions`
 	if len(pageWhere) > 0 {
 		query += " WHERE " + strings.Join(pageWhere, " AND ")
 	}

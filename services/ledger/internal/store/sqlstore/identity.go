@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/database"
 )
@@ -224,7 +226,10 @@ func (i Identity) RevokeToken(ctx context.Context, id string, at time.Time) (sto
 
 // ListContributors implements store.Identity: a handle is unique
 // (contributors.handle), the whole list reads in (created_at, id) order.
-func (i Identity) ListContributors(ctx context.Context, f store.ContributorFilter) ([]store.Contributor, int, error) {
+// The page is cut first and its balances summed after (cc_accounts' and
+// cc_cooling's contributor indexes), so the cost follows the page, not the
+// ledger.
+func (i Identity) ListContributors(ctx context.Context, f store.ContributorFilter) ([]store.ContributorAccount, int, error) {
 	filter, args := "", []any{}
 	if f.Handle != "" {
 		filter, args = " WHERE handle = $1", append(args, f.Handle)
@@ -233,27 +238,40 @@ func (i Identity) ListContributors(ctx context.Context, f store.ContributorFilte
 	if err := i.q.QueryRow(ctx, `SELECT COUNT(*) FROM contributors`+filter, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count contributors: %w", err)
 	}
-	args = append(args, f.Limit, f.Offset)
-	rows, err := i.q.Query(ctx, `SELECT id, handle, trust_level, created_at FROM contributors`+filter+
-		fmt.Sprintf(` ORDER BY created_at, id LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
+	args = append(args, f.Limit, f.Offset, credit.BucketAvailable, credit.BucketStaked, credit.BucketCooling, database.Micros(f.DueBy))
+	n := len(args)
+	rows, err := i.q.Query(ctx, fmt.Sprintf(`SELECT p.id, p.handle, p.trust_level, p.created_at,
+			CAST(COALESCE(SUM(CASE WHEN a.bucket = $%[3]d THEN a.balance END), 0) AS BIGINT),
+			CAST(COALESCE(SUM(CASE WHEN a.bucket = $%[4]d THEN a.balance END), 0) AS BIGINT),
+			CAST(COALESCE(SUM(CASE WHEN a.bucket = $%[5]d THEN a.balance END), 0) AS BIGINT),
+			(SELECT CAST(COALESCE(SUM(k.amount), 0) AS BIGINT) FROM cc_cooling k
+				WHERE k.contributor_id = p.id AND k.released_entry_id IS NULL AND k.available_at <= $%[6]d)
+		FROM (SELECT id, handle, trust_level, created_at FROM contributors`+filter+` ORDER BY created_at, id LIMIT $%[1]d OFFSET $%[2]d) p
+		LEFT JOIN cc_accounts a ON a.contributor_id = p.id
+		GROUP BY p.id, p.handle, p.trust_level, p.created_at
+		ORDER BY p.created_at, p.id`, n-5, n-4, n-3, n-2, n-1, n), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list contributors: %w", err)
 	}
 	defer rows.Close()
-	out := []store.Contributor{}
+	out := []store.ContributorAccount{}
 	for rows.Next() {
 		var (
-			c       store.Contributor
-			handle  *string
-			created int64
+			c                          store.ContributorAccount
+			handle                     *string
+			created                    int64
+			available, staked, cooling int64
+			due                        int64
 		)
-		if err := rows.Scan(&c.ID, &handle, &c.TrustLevel, &created); err != nil {
+		if err := rows.Scan(&c.ID, &handle, &c.TrustLevel, &created, &available, &staked, &cooling, &due); err != nil {
 			return nil, 0, fmt.Errorf("list contributors: %w", err)
 		}
 		if handle != nil {
 			c.Handle = *handle
 		}
 		c.CreatedAt = database.Time(created)
+		c.Balances = store.Balances{Available: money.Micros(available), Staked: money.Micros(staked), Cooling: money.Micros(cooling)}
+		c.DueCooling = money.Micros(due)
 		out = append(out, c)
 	}
 	return out, total, rows.Err()

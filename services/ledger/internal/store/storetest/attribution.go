@@ -40,7 +40,8 @@ func add(h Harness, c store.Contribution, at time.Time) error {
 		if err := r.identity.EnsureContributor(ctx, Implicit(c.ContributorID, at)); err != nil {
 			return err
 		}
-		return r.attribution.AddContribution(ctx, c)
+		_, err := r.attribution.AddContribution(ctx, c)
+		return err
 	})
 }
 

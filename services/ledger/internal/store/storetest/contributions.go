@@ -41,6 +41,44 @@ func runContributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
+	t.Run("a contribution names its contributor's handle when it registered one", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		a := createAsset(t, h, base)
+		ada := contributor("ada", base)
+		require.NoError(t, h.write(func(r repos) error {
+			return r.identity.Register(ctx, ada, store.Session{TokenHash: "h", CreatedAt: base})
+		}))
+		var added store.Contribution
+		registered := NewContribution(ada.ID, a.ID, 5, base.Add(time.Second))
+		require.NoError(t, h.write(func(r repos) error {
+			if err := r.identity.EnsureContributor(ctx, Implicit(ada.ID, base)); err != nil {
+				return err
+			}
+			var err error
+			added, err = r.attribution.AddContribution(ctx, registered)
+			return err
+		}))
+		registered.ContributorHandle = "ada"
+		require.Equal(t, registered, added, "the write answers the handle")
+		implicit := contribute(t, h, "someone", a.ID, 7, base.Add(2*time.Second))
+
+		s := h.read().attribution
+		got, err := s.GetContribution(ctx, registered.ID)
+		require.NoError(t, err)
+		require.Equal(t, registered, got)
+		got, err = s.GetContribution(ctx, implicit.ID)
+		require.NoError(t, err)
+		require.Empty(t, got.ContributorHandle, "an implicit contributor has none")
+		list, _, _, err := s.ListContributions(ctx, store.ContributionFilter{AssetID: a.ID, Limit: 10})
+		require.NoError(t, err)
+		require.Equal(t, []store.Contribution{registered, implicit}, list)
+		list, _, err = s.ListContributorContributions(ctx, ada.ID, 10, 0)
+		require.NoError(t, err)
+		require.Equal(t, []store.Contribution{registered}, list)
+	})
+
 	t.Run("a contribution to an unknown asset: not found, and its transaction writes nothing", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)

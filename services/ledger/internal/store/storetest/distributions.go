@@ -100,6 +100,33 @@ func runDistributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, 4, counts["payouts"])
 	})
 
+	t.Run("payouts are read back with their payees' handles", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		a := createAsset(t, h, base)
+		ada := contributor("ada", base)
+		require.NoError(t, h.write(func(r repos) error {
+			return r.identity.Register(ctx, ada, store.Session{TokenHash: "h", CreatedAt: base})
+		}))
+		contribute(t, h, ada.ID, a.ID, 2, base)
+		contribute(t, h, "someone", a.ID, 1, base)
+		d := store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 3 * money.Scale, CreatedAt: base, PayoutCount: 2,
+			Payouts: []attribution.Payout{{ContributorID: ada.ID, Amount: 2 * money.Scale}, {ContributorID: "someone", Amount: money.Scale}}}
+		insertDistribution(t, h, d)
+		s := h.read().attribution
+		got, err := s.GetDistribution(ctx, d.ID, 100, 0)
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{ada.ID: "ada"}, got.Handles, "only the payee who registered")
+		got, err = s.GetDistribution(ctx, d.ID, 100, 1)
+		require.NoError(t, err)
+		require.Nil(t, got.Handles, "a page without a registered payee has none")
+		list, _, err := s.ListAssetDistributions(ctx, a.ID, 10, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		require.Equal(t, map[string]string{ada.ID: "ada"}, list[0].Handles)
+	})
+
 	t.Run("a distribution with more payouts than one insert batch, read back by pages", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)

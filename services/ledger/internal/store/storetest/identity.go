@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 )
@@ -83,23 +84,63 @@ func runIdentity(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 		implicit := Implicit("github:octo", now.Add(2*time.Second))
 		require.NoError(t, h.write(func(r repos) error { return r.identity.EnsureContributor(ctx, implicit) }))
+		account := func(c store.Contributor) store.ContributorAccount { return store.ContributorAccount{Contributor: c} }
 		got, total, err := h.read().identity.ListContributors(ctx, store.ContributorFilter{Limit: 10})
 		require.NoError(t, err)
-		require.Equal(t, []store.Contributor{first, second, implicit}, got)
+		require.Equal(t, []store.ContributorAccount{account(first), account(second), account(implicit)}, got)
 		require.Equal(t, 3, total)
 		got, total, err = h.read().identity.ListContributors(ctx, store.ContributorFilter{Limit: 1, Offset: 1})
 		require.NoError(t, err)
-		require.Equal(t, []store.Contributor{second}, got)
+		require.Equal(t, []store.ContributorAccount{account(second)}, got)
 		require.Equal(t, 3, total)
 		got, total, err = h.read().identity.ListContributors(ctx, store.ContributorFilter{Handle: "finn", Limit: 10})
 		require.NoError(t, err)
-		require.Equal(t, []store.Contributor{second}, got)
+		require.Equal(t, []store.ContributorAccount{account(second)}, got)
 		require.Equal(t, 1, total)
 		got, total, err = h.read().identity.ListContributors(ctx, store.ContributorFilter{Handle: "nobody", Limit: 10})
 		require.NoError(t, err)
 		require.NotNil(t, got)
 		require.Empty(t, got)
 		require.Zero(t, total)
+	})
+
+	t.Run("the contributors list totals each one's balances, the cooling CC due by the filter's time apart", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		now := base.Truncate(time.Microsecond)
+		ada, bob := contributor("ada", now), contributor("bob", now.Add(time.Second))
+		for i, c := range []store.Contributor{ada, bob} {
+			require.NoError(t, h.write(func(r repos) error {
+				return r.identity.Register(ctx, c, store.Session{TokenHash: fmt.Sprint("h", i), CreatedAt: now})
+			}))
+		}
+		mint(t, h, 1, ada.ID, 10*cc)
+		apply(t, h, 2, ada.ID, "i:1", credit.Transfer(credit.KindStake, credit.Available(ada.ID), credit.Staked(ada.ID, "i:1"), 4*cc))
+		apply(t, h, 3, ada.ID, "i:2", credit.Transfer(credit.KindStake, credit.Available(ada.ID), credit.Staked(ada.ID, "i:2"), 2*cc))
+		unstake := apply(t, h, 4, ada.ID, "i:1", credit.Transfer(credit.KindUnstake, credit.Staked(ada.ID, "i:1"), credit.Cooling(ada.ID), 3*cc))
+		for i, l := range []store.CoolingLot{
+			{ID: "lot-due", ContributorID: ada.ID, IdeaID: "i:1", Amount: cc, AvailableAt: now.Add(time.Hour), EntryID: unstake.ID, CreatedAt: now},
+			{ID: "lot-later", ContributorID: ada.ID, IdeaID: "i:1", Amount: 2 * cc, AvailableAt: now.Add(3 * time.Hour), EntryID: unstake.ID, CreatedAt: now},
+		} {
+			require.NoError(t, h.write(func(r repos) error { return r.credit.InsertCooling(ctx, l) }), "lot %d", i)
+		}
+		mint(t, h, 5, bob.ID, 1)
+
+		balances := store.Balances{Available: 4 * cc, Staked: 3 * cc, Cooling: 3 * cc}
+		got, total, err := h.read().identity.ListContributors(ctx, store.ContributorFilter{Limit: 10, DueBy: now})
+		require.NoError(t, err)
+		require.Equal(t, 2, total)
+		require.Equal(t, []store.ContributorAccount{
+			{Contributor: ada, Balances: balances},
+			{Contributor: bob, Balances: store.Balances{Available: 1}},
+		}, got, "staked over both ideas; nothing due yet")
+		got, _, err = h.read().identity.ListContributors(ctx, store.ContributorFilter{Handle: "ada", Limit: 10, DueBy: now.Add(2 * time.Hour)})
+		require.NoError(t, err)
+		require.Equal(t, []store.ContributorAccount{{Contributor: ada, Balances: balances, DueCooling: cc}}, got, "one lot due")
+		got, _, err = h.read().identity.ListContributors(ctx, store.ContributorFilter{Limit: 1, Offset: 1, DueBy: now.Add(4 * time.Hour)})
+		require.NoError(t, err)
+		require.Equal(t, []store.ContributorAccount{{Contributor: bob, Balances: store.Balances{Available: 1}}}, got, "a page's balances are its own")
 	})
 
 	t.Run("ensuring a contributor inserts it once and leaves an existing one as it is", func(t *testing.T) {

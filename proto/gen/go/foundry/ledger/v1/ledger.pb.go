@@ -745,10 +745,13 @@ type Contribution struct {
 	CoherenceScore float64          `protobuf:"fixed64,5,opt,name=coherence_score,json=coherenceScore,proto3" json:"coherence_score,omitempty"`
 	Metadata       *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// source is "api" or "github".
-	Source        string `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"`
-	CreatedAt     string `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Source    string `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"`
+	CreatedAt string `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// contributor_handle is the contributor's handle: null for one that never
+	// registered (a contribution or a push created it).
+	ContributorHandle *wrapperspb.StringValue `protobuf:"bytes,9,opt,name=contributor_handle,json=contributorHandle,proto3" json:"contributor_handle,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Contribution) Reset() {
@@ -835,6 +838,13 @@ func (x *Contribution) GetCreatedAt() string {
 		return x.CreatedAt
 	}
 	return ""
+}
+
+func (x *Contribution) GetContributorHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ContributorHandle
+	}
+	return nil
 }
 
 // CreateContributionRequest records a contribution.
@@ -1244,14 +1254,20 @@ func (x *ListContributorsRequest) GetOffset() int32 {
 	return 0
 }
 
-// ContributorSummary is a contributor as lists show it.
+// ContributorSummary is a contributor as lists show it, with the totals of
+// its CC balances.
 type ContributorSummary struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// handle is null for a contributor a contribution created.
-	Handle        *wrapperspb.StringValue `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
-	TrustLevel    string                  `protobuf:"bytes,3,opt,name=trust_level,json=trustLevel,proto3" json:"trust_level,omitempty"`
-	CreatedAt     string                  `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	Handle     *wrapperspb.StringValue `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	TrustLevel string                  `protobuf:"bytes,3,opt,name=trust_level,json=trustLevel,proto3" json:"trust_level,omitempty"`
+	CreatedAt  string                  `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// available_cc, staked_cc and cooling_cc total the contributor's CC in
+	// each bucket (staked over every idea), as GET /api/cc/balances/{contributor_id}.
+	AvailableCc   float64 `protobuf:"fixed64,5,opt,name=available_cc,json=availableCc,proto3" json:"available_cc,omitempty"`
+	StakedCc      float64 `protobuf:"fixed64,6,opt,name=staked_cc,json=stakedCc,proto3" json:"staked_cc,omitempty"`
+	CoolingCc     float64 `protobuf:"fixed64,7,opt,name=cooling_cc,json=coolingCc,proto3" json:"cooling_cc,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1312,6 +1328,27 @@ func (x *ContributorSummary) GetCreatedAt() string {
 		return x.CreatedAt
 	}
 	return ""
+}
+
+func (x *ContributorSummary) GetAvailableCc() float64 {
+	if x != nil {
+		return x.AvailableCc
+	}
+	return 0
+}
+
+func (x *ContributorSummary) GetStakedCc() float64 {
+	if x != nil {
+		return x.StakedCc
+	}
+	return 0
+}
+
+func (x *ContributorSummary) GetCoolingCc() float64 {
+	if x != nil {
+		return x.CoolingCc
+	}
+	return 0
 }
 
 // ListContributorsResponse holds one page, oldest first.
@@ -1741,9 +1778,11 @@ type Payout struct {
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
 	// amount is the contributor's share: payouts are allocated by largest
 	// remainder, so they sum exactly to the distribution's value (docs/ledger.md).
-	Amount        float64 `protobuf:"fixed64,2,opt,name=amount,proto3" json:"amount,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Amount float64 `protobuf:"fixed64,2,opt,name=amount,proto3" json:"amount,omitempty"`
+	// contributor_handle is the payee's handle; null for one that never registered.
+	ContributorHandle *wrapperspb.StringValue `protobuf:"bytes,3,opt,name=contributor_handle,json=contributorHandle,proto3" json:"contributor_handle,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Payout) Reset() {
@@ -1788,6 +1827,13 @@ func (x *Payout) GetAmount() float64 {
 		return x.Amount
 	}
 	return 0
+}
+
+func (x *Payout) GetContributorHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ContributorHandle
+	}
+	return nil
 }
 
 // Distribution is a persisted split of value among an asset's contributors.
@@ -2598,8 +2644,10 @@ type ListInvestmentsResponse struct {
 	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
 	Positions     []*Position            `protobuf:"bytes,2,rep,name=positions,proto3" json:"positions,omitempty"`
 	Summary       *PositionSummary       `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// contributor_handle is the contributor's handle; null for one that never registered.
+	ContributorHandle *wrapperspb.StringValue `protobuf:"bytes,4,opt,name=contributor_handle,json=contributorHandle,proto3" json:"contributor_handle,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ListInvestmentsResponse) Reset() {
@@ -2649,6 +2697,13 @@ func (x *ListInvestmentsResponse) GetPositions() []*Position {
 func (x *ListInvestmentsResponse) GetSummary() *PositionSummary {
 	if x != nil {
 		return x.Summary
+	}
+	return nil
+}
+
+func (x *ListInvestmentsResponse) GetContributorHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ContributorHandle
 	}
 	return nil
 }
@@ -6772,7 +6827,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06assets\x18\x01 \x03(\v2\x18.foundry.ledger.v1.AssetR\x06assets\x12=\n" +
 	"\n" +
 	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
-	"pagination\"\x96\x02\n" +
+	"pagination\"\xe3\x02\n" +
 	"\fContribution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x19\n" +
@@ -6783,7 +6838,8 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x16\n" +
 	"\x06source\x18\a \x01(\tR\x06source\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\b \x01(\tR\tcreatedAt\"\xc8\x01\n" +
+	"created_at\x18\b \x01(\tR\tcreatedAt\x12K\n" +
+	"\x12contributor_handle\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"\xc8\x01\n" +
 	"\x19CreateContributionRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x19\n" +
 	"\basset_id\x18\x02 \x01(\tR\aassetId\x12$\n" +
@@ -6813,14 +6869,18 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x19\n" +
 	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"\x9a\x01\n" +
+	"\x06_limit\"\xf9\x01\n" +
 	"\x12ContributorSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x124\n" +
 	"\x06handle\x18\x02 \x01(\v2\x1c.google.protobuf.StringValueR\x06handle\x12\x1f\n" +
 	"\vtrust_level\x18\x03 \x01(\tR\n" +
 	"trustLevel\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x04 \x01(\tR\tcreatedAt\"\xa4\x01\n" +
+	"created_at\x18\x04 \x01(\tR\tcreatedAt\x12!\n" +
+	"\favailable_cc\x18\x05 \x01(\x01R\vavailableCc\x12\x1b\n" +
+	"\tstaked_cc\x18\x06 \x01(\x01R\bstakedCc\x12\x1d\n" +
+	"\n" +
+	"cooling_cc\x18\a \x01(\x01R\tcoolingCc\"\xa4\x01\n" +
 	"\x18ListContributorsResponse\x12I\n" +
 	"\fcontributors\x18\x01 \x03(\v2%.foundry.ledger.v1.ContributorSummaryR\fcontributors\x12=\n" +
 	"\n" +
@@ -6855,10 +6915,11 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x1cRecordGithubDeliveryResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12C\n" +
 	"\fcontribution\x18\x02 \x01(\v2\x1f.foundry.ledger.v1.ContributionR\fcontribution\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\tR\x06detail\"G\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"\x94\x01\n" +
 	"\x06Payout\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x16\n" +
-	"\x06amount\x18\x02 \x01(\x01R\x06amount\"\xec\x01\n" +
+	"\x06amount\x18\x02 \x01(\x01R\x06amount\x12K\n" +
+	"\x12contributor_handle\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"\xec\x01\n" +
 	"\fDistribution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\basset_id\x18\x02 \x01(\tR\aassetId\x12!\n" +
@@ -6915,11 +6976,12 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"cooling_cc\x18\x04 \x01(\x01R\tcoolingCc\"(\n" +
 	"\x16ListInvestmentsRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xb9\x01\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x86\x02\n" +
 	"\x17ListInvestmentsResponse\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x129\n" +
 	"\tpositions\x18\x02 \x03(\v2\x1b.foundry.ledger.v1.PositionR\tpositions\x12<\n" +
-	"\asummary\x18\x03 \x01(\v2\".foundry.ledger.v1.PositionSummaryR\asummary\"\xf5\x01\n" +
+	"\asummary\x18\x03 \x01(\v2\".foundry.ledger.v1.PositionSummaryR\asummary\x12K\n" +
+	"\x12contributor_handle\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"\xf5\x01\n" +
 	"\tFlowEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1b\n" +
@@ -7468,163 +7530,166 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
 	108, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
 	109, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	109, // 5: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
-	13,  // 6: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	13,  // 7: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	13,  // 8: foundry.ledger.v1.ListContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	108, // 9: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	110, // 10: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
-	21,  // 11: foundry.ledger.v1.ListContributorsResponse.contributors:type_name -> foundry.ledger.v1.ContributorSummary
-	108, // 12: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	13,  // 13: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	108, // 14: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	13,  // 15: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	108, // 16: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	13,  // 17: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	29,  // 18: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
-	30,  // 19: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
-	30,  // 20: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
-	30,  // 21: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
-	108, // 22: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	111, // 23: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	38,  // 24: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
-	40,  // 25: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
-	41,  // 26: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	110, // 27: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
-	45,  // 28: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
-	44,  // 29: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
-	108, // 30: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
-	48,  // 31: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	111, // 32: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	51,  // 33: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	110, // 34: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	112, // 35: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	113, // 36: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
-	113, // 37: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
-	113, // 38: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
-	67,  // 39: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
-	107, // 40: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
-	71,  // 41: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	108, // 42: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	114, // 43: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	114, // 44: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	110, // 45: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	84,  // 46: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	114, // 47: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	114, // 48: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	71,  // 49: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	84,  // 50: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	112, // 51: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	110, // 52: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	112, // 53: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	110, // 54: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	93,  // 55: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	108, // 56: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	110, // 57: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	110, // 58: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	110, // 59: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	110, // 60: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	110, // 61: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	110, // 62: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	110, // 63: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	100, // 64: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	100, // 65: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	100, // 66: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 67: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 68: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 69: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	96,  // 70: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	98,  // 71: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	101, // 72: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	103, // 73: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	105, // 74: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 75: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 76: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 77: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14,  // 78: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16,  // 79: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18,  // 80: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
-	20,  // 81: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
-	23,  // 82: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	25,  // 83: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	27,  // 84: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	31,  // 85: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	33,  // 86: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	35,  // 87: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	37,  // 88: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	42,  // 89: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	46,  // 90: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	49,  // 91: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	52,  // 92: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	54,  // 93: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	56,  // 94: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	58,  // 95: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	60,  // 96: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	62,  // 97: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	64,  // 98: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	66,  // 99: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
-	69,  // 100: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	72,  // 101: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	74,  // 102: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	76,  // 103: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	78,  // 104: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	80,  // 105: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	82,  // 106: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	85,  // 107: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	87,  // 108: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	89,  // 109: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	91,  // 110: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	94,  // 111: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	1,   // 112: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 113: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 114: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	97,  // 115: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	99,  // 116: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	102, // 117: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	104, // 118: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	106, // 119: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 120: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 121: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 122: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 123: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 124: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 125: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
-	22,  // 126: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
-	24,  // 127: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	26,  // 128: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	28,  // 129: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	32,  // 130: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	34,  // 131: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	36,  // 132: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	39,  // 133: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	43,  // 134: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	47,  // 135: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	50,  // 136: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	53,  // 137: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	55,  // 138: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	57,  // 139: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	59,  // 140: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	61,  // 141: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	63,  // 142: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	65,  // 143: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	68,  // 144: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
-	70,  // 145: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	73,  // 146: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	75,  // 147: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	77,  // 148: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	79,  // 149: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	81,  // 150: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	83,  // 151: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	86,  // 152: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	88,  // 153: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	90,  // 154: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	92,  // 155: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	95,  // 156: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	112, // [112:157] is the sub-list for method output_type
-	67,  // [67:112] is the sub-list for method input_type
-	67,  // [67:67] is the sub-list for extension type_name
-	67,  // [67:67] is the sub-list for extension extendee
-	0,   // [0:67] is the sub-list for field type_name
+	110, // 5: foundry.ledger.v1.Contribution.contributor_handle:type_name -> google.protobuf.StringValue
+	109, // 6: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	13,  // 7: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	13,  // 8: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	13,  // 9: foundry.ledger.v1.ListContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	108, // 10: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	110, // 11: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
+	21,  // 12: foundry.ledger.v1.ListContributorsResponse.contributors:type_name -> foundry.ledger.v1.ContributorSummary
+	108, // 13: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 14: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	108, // 15: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 16: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	108, // 17: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 18: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	110, // 19: foundry.ledger.v1.Payout.contributor_handle:type_name -> google.protobuf.StringValue
+	29,  // 20: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
+	30,  // 21: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
+	30,  // 22: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
+	30,  // 23: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
+	108, // 24: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	111, // 25: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	38,  // 26: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
+	40,  // 27: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
+	41,  // 28: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
+	110, // 29: foundry.ledger.v1.ListInvestmentsResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	110, // 30: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	45,  // 31: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
+	44,  // 32: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
+	108, // 33: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
+	48,  // 34: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
+	111, // 35: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	51,  // 36: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
+	110, // 37: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	112, // 38: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	113, // 39: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
+	113, // 40: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
+	113, // 41: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
+	67,  // 42: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
+	107, // 43: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	71,  // 44: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
+	108, // 45: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	114, // 46: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	114, // 47: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	110, // 48: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	84,  // 49: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	114, // 50: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	114, // 51: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	71,  // 52: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	84,  // 53: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	112, // 54: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	110, // 55: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	112, // 56: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	110, // 57: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	93,  // 58: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	108, // 59: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	110, // 60: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	110, // 61: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	110, // 62: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	110, // 63: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	110, // 64: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	110, // 65: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	110, // 66: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	100, // 67: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	100, // 68: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	100, // 69: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 70: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 71: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 72: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	96,  // 73: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	98,  // 74: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	101, // 75: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	103, // 76: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	105, // 77: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 78: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 79: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 80: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14,  // 81: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16,  // 82: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18,  // 83: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
+	20,  // 84: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
+	23,  // 85: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	25,  // 86: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	27,  // 87: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	31,  // 88: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	33,  // 89: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	35,  // 90: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	37,  // 91: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	42,  // 92: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	46,  // 93: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	49,  // 94: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	52,  // 95: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	54,  // 96: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	56,  // 97: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	58,  // 98: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	60,  // 99: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	62,  // 100: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	64,  // 101: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	66,  // 102: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
+	69,  // 103: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	72,  // 104: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	74,  // 105: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	76,  // 106: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	78,  // 107: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	80,  // 108: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	82,  // 109: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	85,  // 110: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	87,  // 111: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	89,  // 112: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	91,  // 113: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	94,  // 114: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 115: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 116: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 117: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	97,  // 118: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	99,  // 119: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	102, // 120: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	104, // 121: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	106, // 122: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 123: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 124: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 125: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 126: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 127: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 128: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
+	22,  // 129: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
+	24,  // 130: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	26,  // 131: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	28,  // 132: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	32,  // 133: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	34,  // 134: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	36,  // 135: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	39,  // 136: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	43,  // 137: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	47,  // 138: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	50,  // 139: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	53,  // 140: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	55,  // 141: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	57,  // 142: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	59,  // 143: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	61,  // 144: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	63,  // 145: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	65,  // 146: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	68,  // 147: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
+	70,  // 148: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	73,  // 149: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	75,  // 150: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	77,  // 151: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	79,  // 152: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	81,  // 153: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	83,  // 154: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	86,  // 155: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	88,  // 156: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	90,  // 157: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	92,  // 158: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	95,  // 159: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	115, // [115:160] is the sub-list for method output_type
+	70,  // [70:115] is the sub-list for method input_type
+	70,  // [70:70] is the sub-list for extension type_name
+	70,  // [70:70] is the sub-list for extension extendee
+	0,   // [0:70] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
