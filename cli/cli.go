@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/itchyny/gojq"
@@ -37,26 +38,33 @@ const (
 	ExitInterrupted = 130
 )
 
-// commandNames are the first words the foundry binary knows: the
-// client's commands, the server's (serve, migrate), help, and cobra's
-// hidden __complete commands, which the shell completion scripts run.
-var commandNames = map[string]bool{
-	"ideas": true, "tasks": true, "contributions": true, "assets": true, "distributions": true, "cc": true,
-	"register": true, "status": true, "tokens": true, "whoami": true, "logout": true, "incidents": true,
-	"audit": true, "api": true, "version": true, "completion": true, "help": true, "serve": true, "migrate": true,
-	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true,
-}
+// commandNames are the first words the foundry binary knows: the tree's
+// commands (the client's and the server's serve and migrate) and their
+// aliases, plus those cobra adds when it runs (help, completion, and the
+// hidden __complete commands the shell completion scripts run). Read from
+// the tree, so a new command cannot be left out.
+var commandNames = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{"help": true, "completion": true,
+		cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true}
+	for _, c := range (&env{}).rootCommand().Commands() {
+		names[c.Name()] = true
+		for _, a := range c.Aliases {
+			names[a] = true
+		}
+	}
+	return names
+})
 
 // Unknown says what is wrong with args when their first word is no
 // command (and no flag: see IsServer): "foundry regster" gets this, exit
 // ExitUsage, instead of cobra's terser "unknown command". "" when args
 // are a command's or the server's.
 func Unknown(args []string) string {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") || commandNames[args[0]] {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || commandNames()[args[0]] {
 		return ""
 	}
 	var names []string
-	for name := range commandNames {
+	for name := range commandNames() {
 		if !strings.HasPrefix(name, "__") && name != "serve" && name != "migrate" { // shell completion's own; the server's below
 			names = append(names, name)
 		}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Server runs Foundry's server with the server's own arguments: its
@@ -48,7 +49,10 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string, s
 
 // IsServer reports whether args (after the program name) are a server
 // invocation without a command: none at all, or a first argument that is a
-// flag other than help's (-h, -help, --help print the cobra tree's help).
+// flag other than help's (-h, -help, --help print the cobra tree's help)
+// unless the flags before the first word are all the client's global ones
+// and that word is a command ("foundry -q -o json ideas list" is the
+// client's; "foundry -target=ledger" the server's).
 func IsServer(args []string) bool {
 	if len(args) == 0 {
 		return true
@@ -57,7 +61,47 @@ func IsServer(args []string) bool {
 	case "-h", "-help", "--help":
 		return false
 	}
-	return strings.HasPrefix(args[0], "-")
+	return strings.HasPrefix(args[0], "-") && !globalFlagsThenCommand(args)
+}
+
+// globalFlagsThenCommand reports whether args are client global flags (as
+// pflag reads them: --name, --name=value, --name value, -x, -xvalue, -x
+// value) followed by a command's name. The server's flags are Go's
+// single-dash long names (-target=…), which pflag would read as a run of
+// shorthands: any flag the client does not know ends the scan as the
+// server's, so no invocation that ran the server before runs the client.
+func globalFlagsThenCommand(args []string) bool {
+	flags := (&env{}).rootCommand().PersistentFlags()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" {
+			return false
+		}
+		if !strings.HasPrefix(a, "-") {
+			return commandNames()[a]
+		}
+		var (
+			f        *pflag.Flag
+			hasValue bool
+		)
+		if long, ok := strings.CutPrefix(a, "--"); ok {
+			name, _, eq := strings.Cut(long, "=")
+			f, hasValue = flags.Lookup(name), eq
+		} else {
+			short := a[1:]
+			f, hasValue = flags.ShorthandLookup(short[:1]), len(short) > 1
+			if f != nil && f.NoOptDefVal != "" && hasValue {
+				return false // "-quiet" is a Go long flag (the server's), not -q and more
+			}
+		}
+		if f == nil {
+			return false
+		}
+		if !hasValue && f.NoOptDefVal == "" {
+			i++ // the flag's value is the next argument
+		}
+	}
+	return false
 }
 
 // exitCodeError ends a command with a code whose message, if any, was

@@ -665,11 +665,15 @@ func TestCompletion(t *testing.T) {
 
 // TestDispatch: one cobra tree, in which serve and migrate hand their
 // arguments to the server untouched; and, as before serve existed, no
-// arguments or a flag first (not help's) is the server's, as serve.
+// arguments or a flag first (not help's) is the server's, as serve —
+// unless every flag before the first word is one of the client's global
+// flags and the word is a command.
 func TestDispatch(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		nil, {}, {"-target=all"}, {"-target", "portfolio,gateway"}, {"--target=all"}, {"-http-addr=127.0.0.1:0", "ideas"}, {"--json", "ideas"},
+		nil, {}, {"-target=all"}, {"-target", "portfolio,gateway"}, {"--target=all"}, {"-http-addr=127.0.0.1:0", "ideas"},
+		{"--json", "-target=all"}, {"-q", "-target=all"}, {"-quiet", "ideas"}, {"-o", "json"}, {"--json"}, {"--json", "--", "ideas"},
+		{"--config", "ideas"}, {"--json", "nosuchcommand"},
 	} {
 		require.True(t, cli.IsServer(args), "%q", args)
 		require.Empty(t, cli.Unknown(args), "%q", args)
@@ -677,7 +681,11 @@ func TestDispatch(t *testing.T) {
 	for _, args := range [][]string{
 		{"-h"}, {"-help"}, {"--help"}, {"serve"}, {"migrate"}, {"migrate", "-target=ledger"}, {"ideas", "list"}, {"tasks"},
 		{"contributions", "add"}, {"cc", "balance"}, {"status"}, {"completion", "bash"}, {"help"}, {"__complete", "ide"},
-		{"__completeNoDesc", "ide"}, {"incidents", "freeze"}, {"audit", "verify"},
+		{"__completeNoDesc", "ide"}, {"incidents", "freeze"}, {"audit", "verify"}, {"contributors", "list"},
+		// The client's global flags first.
+		{"--json", "ideas"}, {"-q", "ideas", "list"}, {"-o", "json", "tasks", "list"}, {"-ojson", "ideas"}, {"-o=id", "ideas"},
+		{"--format=table", "-q", "assets", "list"}, {"--jq", ".ideas", "ideas", "list"}, {"--config", "/tmp/c.json", "whoami"},
+		{"--request-timeout=5s", "status"}, {"-q", "serve"},
 	} {
 		require.False(t, cli.IsServer(args), "%q", args)
 		require.Empty(t, cli.Unknown(args), "%q", args)
@@ -686,7 +694,7 @@ func TestDispatch(t *testing.T) {
 		require.NotEmpty(t, cli.Unknown(args), "%q", args)
 	}
 	require.Equal(t, "unknown command \"regster\"\n"+
-		"  client commands: api, assets, audit, cc, completion, contributions, distributions, help, ideas, incidents, logout, "+
+		"  client commands: api, assets, audit, cc, completion, contributions, contributors, distributions, help, ideas, incidents, logout, "+
 		"register, status, tasks, tokens, version, whoami (foundry help)\n"+
 		"  the server: foundry serve [flags] (foundry serve -h), foundry migrate [up|status] [flags]", cli.Unknown([]string{"regster"}))
 
@@ -724,7 +732,14 @@ func TestDispatch(t *testing.T) {
 		require.Regexp(t, `(?m)^  serve +Run Foundry's server`, r.stdout, "%q", args)
 		require.Regexp(t, `(?m)^  migrate +Apply the modules' schema migrations`, r.stdout, "%q", args)
 	}
-	served, r := main("serve", "migrate")
+	// Global flags before the command are the client's.
+	served, r := main("-q", "-o", "json", "version")
+	require.Equal(t, []string{"(not run)"}, served)
+	require.Equal(t, cli.ExitOK, r.code, r.stderr)
+	require.True(t, strings.HasPrefix(r.stdout, "{"), "the JSON the flag before the command asked for: %q", r.stdout)
+	require.Contains(t, r.stdout, `"version"`)
+
+	served, r = main("serve", "migrate")
 	require.Equal(t, []string{"(not run)"}, served)
 	require.Equal(t, cli.ExitUsage, r.code)
 	require.Contains(t, r.stderr, "to apply migrations, run foundry migrate")

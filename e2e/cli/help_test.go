@@ -65,7 +65,7 @@ func TestHelpEverywhere(t *testing.T) {
 		}
 	}
 	out := ok(t, env, "--help")
-	require.Equal(t, []string{"api", "assets", "audit", "cc", "completion", "contributions", "distributions", "help", "ideas",
+	require.Equal(t, []string{"api", "assets", "audit", "cc", "completion", "contributions", "contributors", "distributions", "help", "ideas",
 		"incidents", "logout", "migrate", "register", "serve", "status", "tasks", "tokens", "version", "whoami"}, availableCommands(out))
 	walk(nil)
 	require.Equal(t, []string{
@@ -73,7 +73,7 @@ func TestHelpEverywhere(t *testing.T) {
 		"audit checkpoint", "audit keygen", "audit list", "audit repair", "audit verify",
 		"cc balance", "cc deposit", "cc rate", "cc stake", "cc supply", "cc unstake", "cc withdraw",
 		"completion bash", "completion fish", "completion powershell", "completion zsh",
-		"contributions create", "contributions list", "contributions show",
+		"contributions create", "contributions list", "contributions show", "contributors list",
 		"distributions create", "distributions list", "distributions show",
 		"help", "ideas advance", "ideas create", "ideas list", "ideas show",
 		"incidents freeze", "incidents list", "incidents status", "incidents unfreeze",
