@@ -48,8 +48,8 @@ var (
 // create; nothing may reference any other.
 var secretKeys = map[string][]string{
 	"foundry-database":           {"url"},
-	"foundry-admin":              {"admin-key"},
-	"foundry-service":            {"service-key"},
+	"foundry-admin":              {"admin-key", "admin-key-accept"},
+	"foundry-service":            {"service-key", "service-key-accept"},
 	"foundry-github":             {"webhook-secret"},
 	"foundry-signers":            {"signers"},
 	"foundry-audit":              {"signing-key"},
@@ -495,6 +495,9 @@ func (m *manifests) checkSplit(t *testing.T) {
 		requireSecretRef(t, env, "FOUNDRY_DATABASE_URL", "foundry-database", "url", false)
 		requireSecretRef(t, env, "FOUNDRY_ADMIN_KEY", "foundry-admin", "admin-key", false)
 		requireSecretRef(t, env, "FOUNDRY_SERVICE_KEY", "foundry-service", "service-key", false)
+		// A rotation's other keys, absent outside one (README, "Rotating keys").
+		requireSecretRef(t, env, "FOUNDRY_ADMIN_KEY_ACCEPT", "foundry-admin", "admin-key-accept", true)
+		requireSecretRef(t, env, "FOUNDRY_SERVICE_KEY_ACCEPT", "foundry-service", "service-key-accept", true)
 		require.Equal(t, "false", envValue(t, env, "FOUNDRY_AUTO_MIGRATE"), "%s must leave migrations to its Job", svc)
 
 		j := m.jobs[svc+"-migrate"]

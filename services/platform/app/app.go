@@ -141,6 +141,11 @@ type Settings struct {
 	// ServiceKey is the credential every Foundry process presents to and
 	// requires of the others over gRPC (servicecred).
 	ServiceKey string
+	// ServiceKeyAccept and AdminKeyAccept are other keys accepted, never
+	// presented, while a key rotates (comma-separated; servicecred.Matches
+	// gives the steps). Empty outside a rotation.
+	ServiceKeyAccept string
+	AdminKeyAccept   string
 	// GRPCTLS are the PEM files of mutual TLS between processes; none
 	// given means plaintext gRPC.
 	GRPCTLS servicecred.TLSFiles
@@ -185,6 +190,10 @@ func (s *Settings) register(fs *config.FlagSet, all []Module) {
 	fs.String(&s.ServiceKey, "service-key", "FOUNDRY_SERVICE_KEY", "",
 		"key every Foundry process presents to and requires of the others over gRPC (the same value everywhere); "+
 			"generated when not set at all and this process runs every service itself")
+	fs.String(&s.ServiceKeyAccept, "service-key-accept", "FOUNDRY_SERVICE_KEY_ACCEPT", "",
+		"other service keys accepted from callers (comma-separated), never presented: set during a rotation, then cleared (deploy/README.md)")
+	fs.String(&s.AdminKeyAccept, "admin-key-accept", "FOUNDRY_ADMIN_KEY_ACCEPT", "",
+		"other administrator keys accepted (comma-separated): the old key while a new one rolls out, then cleared (deploy/README.md)")
 	fs.String(&s.GRPCTLS.Cert, "grpc-tls-cert", "FOUNDRY_GRPC_TLS_CERT", "", "PEM certificate this process presents over gRPC, as server and as client (mutual TLS; with -grpc-tls-key and -grpc-tls-ca)")
 	fs.String(&s.GRPCTLS.Key, "grpc-tls-key", "FOUNDRY_GRPC_TLS_KEY", "", "PEM private key of -grpc-tls-cert")
 	fs.String(&s.GRPCTLS.CA, "grpc-tls-ca", "FOUNDRY_GRPC_TLS_CA", "", "PEM certificate authority that signed every Foundry process's certificate; only its certificates are accepted")
@@ -410,7 +419,7 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	// Tokens are verified by the ledger, which keeps sessions and API
 	// tokens: over gRPC like every other call between modules, also when
 	// this process runs the ledger itself.
-	p.verifier = authz.NewVerifier(authz.VerifierOptions{AdminKey: s.AdminKey,
+	p.verifier = authz.NewVerifier(authz.VerifierOptions{AdminKey: s.AdminKey, AcceptedAdminKeys: splitList(s.AdminKeyAccept),
 		Lookup: authz.LedgerLookup(func() (*grpc.ClientConn, error) { return p.dial(tokenVerifier) })})
 	enforcer, err := authz.NewEnforcer(p.verifier, s.PublicReads)
 	if err != nil {
@@ -418,8 +427,8 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 		return nil, err
 	}
 	srv := grpcserver.New(log.Named("grpc"), reg, grpcserver.Options{
-		Reflection: s.Reflection, ServiceKey: s.ServiceKey, TLS: serverTLS, MaxConnectionAge: s.MaxConnectionAge,
-		Authz: enforcer,
+		Reflection: s.Reflection, ServiceKey: s.ServiceKey, AcceptedServiceKeys: splitList(s.ServiceKeyAccept), TLS: serverTLS,
+		MaxConnectionAge: s.MaxConnectionAge, Authz: enforcer,
 	})
 	p.grpc, p.health = srv.Server, srv.Health
 	defer func() {
@@ -600,7 +609,7 @@ func (p *Process) dial(peer string) (*grpc.ClientConn, error) {
 		return c, nil
 	}
 	target, opts := addr, grpcserver.ClientOptions(p.clientMetrics, p.clientCreds)
-	if replicas := splitAddrs(addr); len(replicas) > 1 {
+	if replicas := splitList(addr); len(replicas) > 1 {
 		// Several replicas: a resolver of this connection's own hands gRPC
 		// the list, and round robin (ClientOptions) spreads calls over
 		// those that answer. Each address keeps its host as the TLS server
@@ -793,12 +802,12 @@ func (s *Settings) serviceCredentials(log *zap.Logger) (serverTLS, clientTLS *tl
 	return nil, nil, nil
 }
 
-// splitAddrs returns the comma-separated addresses of a peer address.
-func splitAddrs(addr string) []string {
+// splitList returns the non-blank items of a comma-separated setting.
+func splitList(v string) []string {
 	var out []string
-	for _, a := range strings.Split(addr, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
 		}
 	}
 	return out

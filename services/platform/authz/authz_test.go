@@ -423,24 +423,29 @@ func FuzzVerifyBearer(f *testing.F) {
 }
 
 // FuzzVerifyAdminKey checks the administrator key: only the configured
-// key, byte for byte, passes, never anything when no key is configured,
-// and every refusal is an invalid principal (a 401).
+// key, or the key a rotation accepts beside it, byte for byte, passes,
+// never anything when no key is configured (an accepted key alone opens
+// nothing), and every refusal is an invalid principal (a 401).
 func FuzzVerifyAdminKey(f *testing.F) {
-	f.Add("k1", "k1")
-	f.Add("k1", "K1")
-	f.Add("", "")
-	f.Add("k1", "")
-	f.Add("", "k1")
-	f.Add("k1 ", "k1")
-	f.Add("\xff", "\xff")
-	f.Fuzz(func(t *testing.T, sent, key string) {
-		v := authz.NewVerifier(authz.VerifierOptions{AdminKey: key})
+	f.Add("k1", "k1", "")
+	f.Add("k1", "K1", "")
+	f.Add("", "", "")
+	f.Add("k1", "", "")
+	f.Add("", "k1", "")
+	f.Add("k1 ", "k1", "")
+	f.Add("\xff", "\xff", "")
+	f.Add("old", "new", "old")
+	f.Add("new", "new", "old")
+	f.Add("old", "", "old")
+	f.Add("", "new", "")
+	f.Fuzz(func(t *testing.T, sent, key, accepted string) {
+		v := authz.NewVerifier(authz.VerifierOptions{AdminKey: key, AcceptedAdminKeys: []string{accepted}})
 		p, err := v.Verify(context.Background(), authz.Credentials{APIKey: sent})
 		require.NoError(t, err)
 		switch {
 		case sent == "":
 			require.Equal(t, authz.Anonymous, p.Kind)
-		case key != "" && sent == key:
+		case key != "" && (sent == key || sent == accepted):
 			require.Equal(t, authz.Admin, p.Role)
 		default:
 			require.Equal(t, authz.Invalid, p.Kind)

@@ -3,7 +3,6 @@ package authz
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/servicecred"
 )
 
 // Credentials are a request's raw credential headers.
@@ -55,7 +55,8 @@ const DefaultCacheTTL = 500 * time.Millisecond
 // compared in constant time, Bearer tokens through Lookup with a short
 // cache, and concurrent look-ups of one token collapsed into one.
 type Verifier struct {
-	adminKey []byte
+	adminKey string
+	accepted []string
 	lookup   Lookup
 	ttl      time.Duration
 	clock    clock.Clock
@@ -74,6 +75,9 @@ type cached struct {
 type VerifierOptions struct {
 	// AdminKey is the administrator key; empty refuses every X-API-Key.
 	AdminKey string
+	// AcceptedAdminKeys are accepted beside AdminKey while it rotates
+	// (servicecred.Matches says how).
+	AcceptedAdminKeys []string
 	// Lookup resolves Bearer tokens; nil refuses every one.
 	Lookup Lookup
 	// CacheTTL is how long a look-up's answer is kept; 0 means
@@ -91,7 +95,7 @@ func NewVerifier(o VerifierOptions) *Verifier {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	return &Verifier{adminKey: []byte(o.AdminKey), lookup: o.Lookup, ttl: o.CacheTTL, clock: o.Clock, cache: map[string]cached{}}
+	return &Verifier{adminKey: o.AdminKey, accepted: o.AcceptedAdminKeys, lookup: o.Lookup, ttl: o.CacheTTL, clock: o.Clock, cache: map[string]cached{}}
 }
 
 // Verify returns the principal of c: Anonymous without a credential,
@@ -105,7 +109,7 @@ func (v *Verifier) Verify(ctx context.Context, c Credentials) (Principal, error)
 	case auth != "" && key != "":
 		return invalid("send one credential, Authorization or X-API-Key, not both"), nil
 	case key != "":
-		if len(v.adminKey) == 0 || subtle.ConstantTimeCompare([]byte(key), v.adminKey) != 1 {
+		if v.adminKey == "" || !servicecred.Matches(key, v.adminKey, v.accepted) {
 			return invalid("invalid administrator key"), nil
 		}
 		return admin, nil

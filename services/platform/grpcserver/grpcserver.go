@@ -70,6 +70,9 @@ type Options struct {
 	// ServiceKey, when set, is required of every caller (see servicecred);
 	// only grpc.health.v1 stays open.
 	ServiceKey string
+	// AcceptedServiceKeys are accepted beside ServiceKey while it rotates
+	// (servicecred.Matches).
+	AcceptedServiceKeys []string
 	// TLS, when set, serves TLS; a config from servicecred.TLSFiles
 	// requires a client certificate the Foundry CA signed.
 	TLS *tls.Config
@@ -148,14 +151,14 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 		requestid.UnaryServerInterceptor(),
 		m.UnaryServerInterceptor(exemplar),
 		logging.UnaryServerInterceptor(Logger(log), logOpts...),
-		servicecred.UnaryServerInterceptor(o.ServiceKey),
+		servicecred.UnaryServerInterceptor(o.ServiceKey, o.AcceptedServiceKeys...),
 		recovery.UnaryServerInterceptor(rec),
 		grpcerr.UnaryServerInterceptor(log),
 	}
 	stream := []grpc.StreamServerInterceptor{
 		m.StreamServerInterceptor(exemplar),
 		logging.StreamServerInterceptor(Logger(log), logOpts...),
-		servicecred.StreamServerInterceptor(o.ServiceKey),
+		servicecred.StreamServerInterceptor(o.ServiceKey, o.AcceptedServiceKeys...),
 		recovery.StreamServerInterceptor(rec),
 	}
 	if o.Authz != nil {

@@ -40,9 +40,10 @@ func open(fullMethod string) bool {
 	return strings.HasPrefix(fullMethod, "/"+healthpb.Health_ServiceDesc.ServiceName+"/")
 }
 
-// check returns Unauthenticated unless ctx carries key. With an empty key
-// every caller passes: the server then relies on mutual TLS alone.
-func check(ctx context.Context, key, fullMethod string) error {
+// check returns Unauthenticated unless ctx carries key or one of the
+// accepted keys (a rotation's other key, below). With an empty key every
+// caller passes: the server then relies on mutual TLS alone.
+func check(ctx context.Context, key string, accepted []string, fullMethod string) error {
 	if key == "" || open(fullMethod) {
 		return nil
 	}
@@ -54,16 +55,37 @@ func check(ctx context.Context, key, fullMethod string) error {
 	}
 	// Exactly one value, and it must match: a second value would mean a
 	// caller (or a proxy) added its own guess beside the real key.
-	if len(vals) != 1 || subtle.ConstantTimeCompare([]byte(vals[0]), []byte(key)) != 1 {
+	if len(vals) != 1 || !Matches(vals[0], key, accepted) {
 		return status.Error(codes.Unauthenticated, "wrong service key: every Foundry process must share the same FOUNDRY_SERVICE_KEY")
 	}
 	return nil
 }
 
-// UnaryServerInterceptor refuses unary calls without the service key.
-func UnaryServerInterceptor(key string) grpc.UnaryServerInterceptor {
+// Matches reports whether given is key or one of accepted, comparing each
+// in constant time and all of them whatever matched first, so the answer's
+// timing tells nothing about which key, or how much of one, was right.
+// Empty keys match nothing.
+//
+// Accepted keys are how a shared key rotates without downtime: first every
+// process accepts the new key beside the one it presents (…_KEY=old,
+// …_KEY_ACCEPT=new), then presents the new one and accepts the old
+// (…_KEY=new, …_KEY_ACCEPT=old), then drops the old; at each step a
+// process not yet restarted still talks to one that is.
+func Matches(given, key string, accepted []string) bool {
+	ok := 0
+	for _, k := range append([]string{key}, accepted...) {
+		if k != "" {
+			ok |= subtle.ConstantTimeCompare([]byte(given), []byte(k))
+		}
+	}
+	return ok == 1
+}
+
+// UnaryServerInterceptor refuses unary calls without the service key (or
+// one of the accepted ones).
+func UnaryServerInterceptor(key string, accepted ...string) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if err := check(ctx, key, info.FullMethod); err != nil {
+		if err := check(ctx, key, accepted, info.FullMethod); err != nil {
 			return nil, err
 		}
 		return handler(ctx, req)
@@ -72,9 +94,9 @@ func UnaryServerInterceptor(key string) grpc.UnaryServerInterceptor {
 
 // StreamServerInterceptor refuses streams without the service key (server
 // reflection and health watches are streams).
-func StreamServerInterceptor(key string) grpc.StreamServerInterceptor {
+func StreamServerInterceptor(key string, accepted ...string) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if err := check(ss.Context(), key, info.FullMethod); err != nil {
+		if err := check(ss.Context(), key, accepted, info.FullMethod); err != nil {
 			return err
 		}
 		return handler(srv, ss)
