@@ -48,6 +48,10 @@ var (
 // create; nothing may reference any other.
 var secretKeys = map[string][]string{
 	"foundry-database":           {"url"},
+	"foundry-database-portfolio": {"url"},
+	"foundry-database-ledger":    {"url"},
+	"foundry-database-agent":     {"url"},
+	"foundry-database-ops":       {"url"},
 	"foundry-admin":              {"admin-key", "admin-key-accept"},
 	"foundry-service":            {"service-key", "service-key-accept"},
 	"foundry-github":             {"webhook-secret"},
@@ -492,7 +496,9 @@ func (m *manifests) checkSplit(t *testing.T) {
 		require.Equal(t, grpcService, *p.GRPC.Service, "%s readiness probe service", svc)
 
 		env := m.effectiveEnv(t, c)
-		requireSecretRef(t, env, "FOUNDRY_DATABASE_URL", "foundry-database", "url", false)
+		// Each service connects as its own role; only its Job connects as
+		// the migrator, to hand the role its schema.
+		requireSecretRef(t, env, "FOUNDRY_DATABASE_URL", "foundry-database-"+svc, "url", false)
 		requireSecretRef(t, env, "FOUNDRY_ADMIN_KEY", "foundry-admin", "admin-key", false)
 		requireSecretRef(t, env, "FOUNDRY_SERVICE_KEY", "foundry-service", "service-key", false)
 		// A rotation's other keys, absent outside one (README, "Rotating keys").
@@ -516,6 +522,7 @@ func (m *manifests) checkSplit(t *testing.T) {
 		require.Positive(t, *j.Spec.ActiveDeadlineSeconds, "%s-migrate activeDeadlineSeconds", svc)
 		jenv := m.effectiveEnv(t, jc[0])
 		requireSecretRef(t, jenv, "FOUNDRY_DATABASE_URL", "foundry-database", "url", false)
+		requireSecretRef(t, jenv, "FOUNDRY_DATABASE_OWNER_URL", "foundry-database-"+svc, "url", false)
 		require.Equal(t, svc, j.Spec.Template.Labels["app.kubernetes.io/name"], "%s-migrate pod label", svc)
 		require.Equal(t, "migration", j.Spec.Template.Labels["app.kubernetes.io/component"], "%s-migrate pod label", svc)
 	}
@@ -772,7 +779,7 @@ components: ["@components/telemetry-db@"]
 		env := m.effectiveEnv(t, d.Spec.Template.Spec.Containers[0])
 		if name == "ops" {
 			requireSecretRef(t, env, "RUNTIME_DATABASE_URL", "foundry-telemetry-database", "url", false)
-			requireSecretRef(t, env, "FOUNDRY_DATABASE_URL", "foundry-database", "url", false)
+			requireSecretRef(t, env, "FOUNDRY_DATABASE_URL", "foundry-database-ops", "url", false)
 		} else {
 			require.NotContains(t, env, "RUNTIME_DATABASE_URL", "%s has no telemetry database", name)
 		}

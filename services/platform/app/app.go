@@ -111,19 +111,23 @@ func Peers(modules []Module) []string {
 
 // Settings are shared by every module of a process.
 type Settings struct {
-	Target          string
-	GRPCAddr        string
-	HTTPAddr        string
-	AdminAddr       string
-	DataDir         string
-	DatabaseURL     string
-	AutoMigrate     bool
-	AdminKey        string
-	LogFormat       string
-	LogLevel        string
-	HealthInterval  time.Duration
-	ShutdownDelay   time.Duration
-	ShutdownTimeout time.Duration
+	Target      string
+	GRPCAddr    string
+	HTTPAddr    string
+	AdminAddr   string
+	DataDir     string
+	DatabaseURL string
+	// DatabaseOwnerURL is, for migrate only, the URL the migrated service
+	// connects with: its user becomes the schema's owner role
+	// (migrate.EnsureOwner).
+	DatabaseOwnerURL string
+	AutoMigrate      bool
+	AdminKey         string
+	LogFormat        string
+	LogLevel         string
+	HealthInterval   time.Duration
+	ShutdownDelay    time.Duration
+	ShutdownTimeout  time.Duration
 	// Pprof serves net/http/pprof's profiles on the admin address.
 	Pprof bool
 	// Reflection serves gRPC server reflection on the gRPC address.
@@ -177,6 +181,9 @@ func (s *Settings) register(fs *config.FlagSet, all []Module) {
 	fs.String(&s.AdminAddr, "admin-addr", "FOUNDRY_ADMIN_ADDR", "127.0.0.1:9100", "admin listen address (/metrics, /healthz, /readyz); empty disables")
 	fs.String(&s.DataDir, "data-dir", "FOUNDRY_DATA_DIR", "data", "directory of the SQLite files")
 	fs.String(&s.DatabaseURL, "database-url", "FOUNDRY_DATABASE_URL", "", "postgres:// URL; empty uses embedded SQLite under -data-dir")
+	fs.String(&s.DatabaseOwnerURL, "database-owner-url", "FOUNDRY_DATABASE_OWNER_URL", "",
+		"migrate only (Postgres, one module): the postgres:// URL the service connects with; migrate makes its user the one role "+
+			"with rights on the module's schema, creating it with the URL's password when missing (deploy/README.md)")
 	fs.Bool(&s.AutoMigrate, "auto-migrate", "FOUNDRY_AUTO_MIGRATE", true, "apply pending schema migrations at startup")
 	fs.String(&s.AdminKey, "admin-key", "FOUNDRY_ADMIN_KEY", "", "administrator key (X-API-Key); generated and printed when not set at all, refused when set but empty")
 	fs.String(&s.LogFormat, "log-format", "FOUNDRY_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal)")

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,8 @@ import (
 	platforminternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/platform/v1"
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/servicecred"
 )
 
@@ -395,4 +398,50 @@ func TestMigrateCommand(t *testing.T) {
 	}
 	_, err = run("status", "-no-such-flag")
 	require.ErrorAs(t, err, new(app.UsageError), "a bad flag is a usage error too")
+
+	// A schema owner role: Postgres, migrate up, one module.
+	for args, want := range map[string][]string{
+		"needs Postgres": {"-data-dir", dir, "-database-owner-url=postgres://demo:pw@db/foundry"},
+		"goes with migrate up": {"status", "-database-url=postgres://admin@db/foundry",
+			"-database-owner-url=postgres://demo:pw@db/foundry"},
+	} {
+		_, err := run(want...)
+		require.ErrorAs(t, err, new(app.UsageError), args)
+		require.ErrorContains(t, err, args)
+	}
+}
+
+// TestMigrateHandsTheSchemaToItsRole: with -database-owner-url, migrate up
+// leaves the module's schema owned by that URL's role (migrate.EnsureOwner
+// has the details and their test).
+func TestMigrateHandsTheSchemaToItsRole(t *testing.T) {
+	t.Parallel()
+	base := dbtest.PostgresURL()
+	if base == "" {
+		t.Skipf("%s is not set: skipping Postgres", dbtest.URLEnv)
+	}
+	var started string
+	schema := dbtest.UniqueSchema("demo")
+	mods := []app.Module{module(&started)}
+	mods[0].Name = schema
+	role := schema + "_role"
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	u.User = url.UserPassword(role, "pw")
+	admin, err := database.Open(context.Background(), database.Config{URL: base, Schema: schema})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = admin.Exec(context.Background(), `DROP OWNED BY `+role)
+		_, _ = admin.Exec(context.Background(), `DROP ROLE IF EXISTS `+role)
+		_, _ = admin.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+schema+` CASCADE`)
+		admin.Close()
+	})
+	var out bytes.Buffer
+	require.NoError(t, app.Run(context.Background(), "test", mods,
+		[]string{"migrate", "-database-url=" + base, "-database-owner-url=" + u.String(), "-log-level=error"}, &out))
+	require.Contains(t, out.String(), schema+": schema "+schema+" owned by role "+role+", closed to every other role\n")
+	var owner string
+	require.NoError(t, admin.QueryRow(context.Background(), `SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = $1`,
+		schema).Scan(&owner))
+	require.Equal(t, role, owner)
 }

@@ -126,6 +126,12 @@ func runMigrate(ctx context.Context, program string, modules []Module, args []st
 		return err
 	}
 	defer func() { _ = log.Sync() }()
+	var owner *migrate.Owner
+	if s.DatabaseOwnerURL != "" {
+		if owner, err = ownerOf(s, selected, action); err != nil {
+			return err
+		}
+	}
 	for _, m := range selected {
 		if m.Migrations == nil {
 			continue
@@ -135,12 +141,43 @@ func runMigrate(ctx context.Context, program string, modules []Module, args []st
 			return err
 		}
 		err = migrateModule(ctx, db, m, action, out)
+		if err == nil && owner != nil {
+			if err = migrate.EnsureOwner(ctx, db, *owner); err == nil {
+				_, err = fmt.Fprintf(out, "%s: schema %s owned by role %s, closed to every other role\n", m.Name, db.Schema(), owner.Role)
+			}
+		}
 		db.Close()
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
 	}
 	return nil
+}
+
+// ownerOf reads -database-owner-url: the role a single module's schema is
+// handed to after its migrations, on Postgres. Several modules would share
+// one role, which is what a role per service is meant to prevent.
+func ownerOf(s *Settings, selected []Module, action string) (*migrate.Owner, error) {
+	var withSchema []string
+	for _, m := range selected {
+		if m.Migrations != nil {
+			withSchema = append(withSchema, m.Name)
+		}
+	}
+	switch {
+	case action != "up":
+		return nil, UsageError{errors.New("-database-owner-url goes with migrate up: status changes nothing")}
+	case s.DatabaseURL == "":
+		return nil, UsageError{errors.New("-database-owner-url needs Postgres (-database-url): SQLite has no roles")}
+	case len(withSchema) != 1:
+		return nil, UsageError{fmt.Errorf("-database-owner-url names one service's role: select one module with -target (selected: %s)",
+			strings.Join(withSchema, ", "))}
+	}
+	o, err := migrate.OwnerFromURL(s.DatabaseOwnerURL)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	return &o, nil
 }
 
 // migrateModule runs action on one module's database and says what it did
