@@ -397,7 +397,14 @@ func (m *manifests) checkCommon(t *testing.T) {
 	}
 
 	for name, s := range m.services {
-		require.Equal(t, corev1.ServiceTypeClusterIP, s.Spec.Type, "Service %s type", name)
+		// <svc>-grpc: the headless Service gRPC clients resolve (every
+		// ready pod), its gRPC port only; the others are ClusterIPs.
+		headless := strings.HasSuffix(name, "-grpc")
+		if headless {
+			require.Equal(t, corev1.ClusterIPNone, s.Spec.ClusterIP, "Service %s must be headless", name)
+		} else {
+			require.Equal(t, corev1.ServiceTypeClusterIP, s.Spec.Type, "Service %s type", name)
+		}
 		var target *appsv1.Deployment
 		for _, d := range m.deployments {
 			if selects(t, s.Spec.Selector, d.Spec.Template.Labels) {
@@ -417,7 +424,9 @@ func (m *manifests) checkCommon(t *testing.T) {
 			ports[p.Name] = p.Port
 		}
 		require.Equal(t, int32(9090), ports["grpc"], "Service %s grpc port", name)
-		require.Equal(t, int32(9100), ports["metrics"], "Service %s metrics port", name)
+		if !headless {
+			require.Equal(t, int32(9100), ports["metrics"], "Service %s metrics port", name)
+		}
 	}
 
 	for name, p := range m.pdbs {
@@ -458,7 +467,11 @@ func (m *manifests) checkSplit(t *testing.T) {
 	t.Helper()
 	require.Equal(t, "foundry", onlyKey(m.namespaces), "namespace")
 	require.ElementsMatch(t, deployments, keys(m.deployments), "Deployments")
-	require.ElementsMatch(t, deployments, keys(m.services), "Services")
+	wantServices := slices.Clone(deployments)
+	for svc := range services {
+		wantServices = append(wantServices, svc+"-grpc") // headless, for gRPC clients
+	}
+	require.ElementsMatch(t, wantServices, keys(m.services), "Services")
 	require.ElementsMatch(t, deployments, keys(m.pdbs), "PodDisruptionBudgets")
 	require.ElementsMatch(t, []string{"foundry-config"}, keys(m.configMaps), "ConfigMaps")
 	var jobs []string
@@ -547,9 +560,10 @@ func (m *manifests) checkSplit(t *testing.T) {
 		caller := mod.Name
 		env := m.effectiveEnv(t, m.deployments[caller].Spec.Template.Spec.Containers[0])
 		for _, peer := range mod.Dials {
-			require.Equal(t, peer+":9090", envValue(t, env, peerEnv[peer]), "%s: address of %s", caller, peer)
-			s, ok := m.services[peer]
-			require.True(t, ok, "%s calls %s, which has no Service", caller, peer)
+			require.Equal(t, "dns:///"+peer+"-grpc:9090", envValue(t, env, peerEnv[peer]), "%s: address of %s", caller, peer)
+			s, ok := m.services[peer+"-grpc"]
+			require.True(t, ok, "%s calls %s, which has no headless Service %s-grpc", caller, peer, peer)
+			require.Equal(t, corev1.ClusterIPNone, s.Spec.ClusterIP, "%s-grpc must be headless", peer)
 			require.True(t, slices.ContainsFunc(s.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == 9090 }),
 				"Service %s does not expose 9090", peer)
 		}
@@ -730,7 +744,11 @@ func TestServiceAlone(t *testing.T) {
 			require.Empty(t, m.namespaces, "the namespace belongs to the base")
 			require.Empty(t, m.configMaps, "foundry-config belongs to the base")
 			require.Equal(t, []string{svc}, keys(m.deployments), "Deployments")
-			require.Equal(t, []string{svc}, keys(m.services), "Services")
+			if _, ok := services[svc]; ok {
+				require.Equal(t, []string{svc, svc + "-grpc"}, keys(m.services), "Services: ClusterIP and headless")
+			} else {
+				require.Equal(t, []string{svc}, keys(m.services), "Services")
+			}
 			require.Equal(t, []string{svc}, keys(m.pdbs), "PodDisruptionBudgets")
 			if _, ok := services[svc]; ok {
 				require.Equal(t, []string{svc + "-migrate"}, keys(m.jobs), "Jobs")

@@ -213,7 +213,7 @@ func TestModulesAreDeployed(t *testing.T) {
 		}
 	}
 	for _, name := range moduleNames(servesGRPC) {
-		want := addrVar(name) + "=" + name + ":9090"
+		want := addrVar(name) + "=dns:///" + name + "-grpc:9090"
 		assert.Contains(t, literals, want, "deploy/%s: foundry-config lacks %s, the address of the service %s", base, want, name)
 	}
 
