@@ -322,8 +322,19 @@ func (m *manifests) checkPod(t *testing.T, owner string, spec corev1.PodSpec) {
 		}
 
 		env := m.effectiveEnv(t, c)
+		if mem, ok := env["FOUNDRY_MEMORY_LIMIT"]; ok || strings.HasPrefix(owner, "Deployment ") {
+			// Every server's Go runtime learns its container's memory
+			// limit (app's memlimit.go), from its own container.
+			require.True(t, ok, "%s/%s: FOUNDRY_MEMORY_LIMIT", owner, c.Name)
+			require.NotNil(t, mem.ValueFrom, "%s/%s: FOUNDRY_MEMORY_LIMIT", owner, c.Name)
+			f := mem.ValueFrom.ResourceFieldRef
+			require.NotNil(t, f, "%s/%s: FOUNDRY_MEMORY_LIMIT comes from the downward API", owner, c.Name)
+			require.Equal(t, "limits.memory", f.Resource, "%s/%s: FOUNDRY_MEMORY_LIMIT", owner, c.Name)
+			require.Equal(t, c.Name, f.ContainerName, "%s/%s: FOUNDRY_MEMORY_LIMIT of its own container", owner, c.Name)
+			require.True(t, f.Divisor.IsZero() || f.Divisor.Value() == 1, "%s/%s: FOUNDRY_MEMORY_LIMIT in bytes", owner, c.Name)
+		}
 		for name, e := range env {
-			if e.ValueFrom == nil {
+			if e.ValueFrom == nil || name == "FOUNDRY_MEMORY_LIMIT" {
 				continue
 			}
 			ref := e.ValueFrom.SecretKeyRef

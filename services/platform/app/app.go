@@ -398,6 +398,9 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	if err != nil {
 		return nil, err
 	}
+	if err := applyMemoryLimit(log, os.Getenv); err != nil {
+		return nil, err
+	}
 	if err := s.checkAdminKey(); err != nil {
 		return nil, err
 	}
