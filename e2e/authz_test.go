@@ -366,6 +366,7 @@ var authzRoutes = []*authzRoute{
 		{what: "with `dry_run: false`", ok: http.StatusOK, body: func(c *authzCell) any { return authzSplit(c, false) }},
 	}, fresh: func(t *testing.T, c *authzCell) { c.fresh["split-idea"] = creditIdea(t, c.f.sys, c.f.next("Split me")) }},
 	{method: http.MethodGet, path: "/api/ideas/right-sizing/history", requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/ideas/stage-times", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/ideas/storage", requests: authzOne(http.StatusOK, nil), adminSees: "targets_shown",
 		note: "the administrator also sees where the database lives (`targets_shown: true`)"},
 	{method: http.MethodGet, path: "/api/ideas/tags", requests: authzOne(http.StatusOK, nil)},

@@ -959,6 +959,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ideas/stage-times": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Returns how long ideas stay in each stage: the median and 90th percentile of the stints that ended in the last days.
+         * @description Declared after GetIdea so that /api/ideas/stage-times wins over /api/ideas/{id}.
+         */
+        get: operations["PortfolioService_GetStageTimes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ideas/storage": {
         parameters: {
             query?: never;
@@ -2446,6 +2466,20 @@ export interface components {
             trust_level: string;
             valid: boolean;
         };
+        /**
+         * @description GetStageTimesResponse has every stage, in pipeline order (none to
+         *     complete), each with its stints in the window.
+         */
+        v1GetStageTimesResponse: {
+            /**
+             * Format: int32
+             * @description days is the window's length, the default included.
+             */
+            days: number;
+            /** @description since is the window's start (RFC 3339 UTC): the request's time less days. */
+            since: string;
+            stages: components["schemas"]["v1StageTime"][];
+        };
         /** @description GetStorageResponse describes where the portfolio is stored. */
         v1GetStorageResponse: {
             /** @description backend is "postgres" or "sqlite". */
@@ -3160,6 +3194,34 @@ export interface components {
              */
             reason: string;
             to: components["schemas"]["v1Stage"];
+        };
+        /**
+         * @description StageTime is how long ideas stayed in one stage. A stint is the time
+         *     from an idea's change into the stage to its next change, out of it; it
+         *     counts when that change is in the window. The stint that follows a
+         *     change with reason "migrated" is left out: that change's time is the
+         *     idea's last update before the history began, not when it entered the
+         *     stage.
+         */
+        v1StageTime: {
+            /**
+             * Format: double
+             * @description median_seconds is the median stint (for an even count, the mean of
+             *     the two middle ones); null when stints is 0.
+             */
+            median_seconds: number | null;
+            /**
+             * Format: double
+             * @description p90_seconds is the 90th percentile stint by nearest rank (one of the
+             *     stints: the ⌈0.9·stints⌉-th shortest); null when stints is 0.
+             */
+            p90_seconds: number | null;
+            stage: components["schemas"]["v1Stage"];
+            /**
+             * Format: int32
+             * @description stints counts the stints that ended in the window.
+             */
+            stints: number;
         };
         /** @description StakeProjection is what a staked CC may return. */
         v1StakeProjection: {
@@ -5593,6 +5655,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1ListRightSizingHistoryResponse"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PortfolioService_GetStageTimes: {
+        parameters: {
+            query?: {
+                /** @description days is 1..365; 90 when absent. */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1GetStageTimesResponse"];
                 };
             };
             /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */

@@ -71,3 +71,23 @@ func (h *Handler) ListIdeaStages(ctx context.Context, req *portfoliov1.ListIdeaS
 	}
 	return out, nil
 }
+
+// GetStageTimes implements PortfolioService.GetStageTimes: every stage in
+// pipeline order, its median and p90 null when it has no stint in the
+// window.
+func (h *Handler) GetStageTimes(ctx context.Context, req *portfoliov1.GetStageTimesRequest) (*portfoliov1.GetStageTimesResponse, error) {
+	res, err := h.app.StageTimes(ctx, req.Days)
+	if err != nil {
+		return nil, err
+	}
+	out := &portfoliov1.GetStageTimesResponse{Stages: make([]*portfoliov1.StageTime, len(res.Stages)),
+		Since: wire.Time(res.Since), Days: int32(res.Days)}
+	for i, s := range res.Stages {
+		p := &portfoliov1.StageTime{Stage: wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, s.Stage), Stints: int32(s.Stints)}
+		if s.Stints > 0 {
+			p.MedianSeconds, p.P90Seconds = wrapperspb.Double(s.Median.Seconds()), wrapperspb.Double(s.P90.Seconds())
+		}
+		out.Stages[i] = p
+	}
+	return out, nil
+}

@@ -131,10 +131,18 @@ type Ideas interface {
 	ChildCounts(ctx context.Context) (map[string]int, error)
 	// Tags is the tags catalog over active ideas, ordered by tag.
 	Tags(ctx context.Context) ([]TagCount, error)
-	// RecordStage adds a change to the idea's stage history.
+	// RecordStage adds a change to the idea's stage history, with its
+	// stint (see Stints) worked out from the idea's previous change.
 	RecordStage(ctx context.Context, c StageChange) error
 	// Stages returns an idea's stage history, oldest first.
 	Stages(ctx context.Context, ideaID string) ([]StageChange, error)
+	// Stints returns, for each stage of idea.Stages, the known times ideas
+	// stayed in it (a change's stint: its at minus the at of the idea's
+	// previous change) for the changes out of it at or after since,
+	// shortest first. A stint is unknown, and left out, at an idea's
+	// creation and after a "migrated" change. Stages without one are
+	// absent.
+	Stints(ctx context.Context, since time.Time) (map[idea.Stage][]time.Duration, error)
 	// TaskSeen reports whether a task id has been recorded.
 	TaskSeen(ctx context.Context, taskID string) (bool, error)
 	// RecordTask records a task event. ErrAlreadyExists when the task id is

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
@@ -426,17 +427,64 @@ func (r *Ideas) Counts(ctx context.Context) (store.Counts, error) {
 	return c, nil
 }
 
-// RecordStage implements store.Ideas.
+// RecordStage implements store.Ideas. The stint is worked out in the
+// INSERT itself, by migration 0005's rule: the idea's latest change before
+// this one by (at, id), one step back along stage_changes_idea, gives it
+// (NULL when that change is "migrated", when there is none, and at a
+// creation). The previous change is bounded by this one's (at, id), so a
+// stint is never negative and equals what the migration's backfill would
+// have written. The CAST gives $3 a type where it is tested: Postgres
+// infers none from IS NULL alone and refuses the statement.
 func (r *Ideas) RecordStage(ctx context.Context, c store.StageChange) error {
 	var from any
 	if c.From != "" {
 		from = string(c.From)
 	}
-	if _, err := r.q.Exec(ctx, `INSERT INTO stage_changes (id, idea_id, from_stage, to_stage, at, actor, reason)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.IdeaID, from, string(c.To), database.Micros(c.At), c.Actor, c.Reason); err != nil {
+	if _, err := r.q.Exec(ctx, `INSERT INTO stage_changes (id, idea_id, from_stage, to_stage, at, actor, reason, stint_us)
+		SELECT $1, $2, $3, $4, $5, $6, $7, CASE WHEN CAST($3 AS TEXT) IS NULL THEN NULL ELSE (
+			SELECT CASE WHEN prev.reason = 'migrated' THEN NULL ELSE $5 - prev.at END
+			FROM stage_changes prev
+			WHERE prev.idea_id = $2 AND (prev.at < $5 OR (prev.at = $5 AND prev.id < $1))
+			ORDER BY prev.at DESC, prev.id DESC
+			LIMIT 1) END`,
+		c.ID, c.IdeaID, from, string(c.To), database.Micros(c.At), c.Actor, c.Reason); err != nil {
 		return fmt.Errorf("record the stage of %s: %w", c.IdeaID, err)
 	}
 	return nil
+}
+
+// Stints implements store.Ideas in one query whose cost follows the
+// stints in the window, not the history: the stages are listed so that
+// each is one range of the stage_changes_exit index (from_stage, at) from
+// since on (an IN on the index's first column; a bare at >= since would
+// walk the whole index). The rows of the window whose stint is unknown
+// (the first change after a "migrated" one) are read and dropped; the
+// sort by stint covers the window's rows only.
+func (r *Ideas) Stints(ctx context.Context, since time.Time) (map[idea.Stage][]time.Duration, error) {
+	args := make([]any, 0, len(idea.Stages)+1)
+	args = append(args, database.Micros(since))
+	for _, s := range idea.Stages {
+		args = append(args, string(s))
+	}
+	rows, err := r.q.Query(ctx, `SELECT from_stage, stint_us FROM stage_changes
+		WHERE from_stage IN (`+database.Placeholders(2, len(idea.Stages))+`) AND at >= $1 AND stint_us IS NOT NULL
+		ORDER BY from_stage, stint_us`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the stints since %s: %w", since, err)
+	}
+	defer rows.Close()
+	out := map[idea.Stage][]time.Duration{}
+	for rows.Next() {
+		var (
+			stage string
+			us    int64
+		)
+		if err := rows.Scan(&stage, &us); err != nil {
+			return nil, fmt.Errorf("read the stints since %s: %w", since, err)
+		}
+		out[idea.Stage(stage)] = append(out[idea.Stage(stage)], time.Duration(us)*time.Microsecond)
+	}
+	return out, rows.Err()
 }
 
 // Stages implements store.Ideas: one range of the (idea_id, at, id) index.

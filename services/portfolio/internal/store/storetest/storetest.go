@@ -3,7 +3,8 @@
 // transactions, so the suite writes inside db.Tx as the use cases do; the
 // use cases' own composite and concurrent behaviour (concurrent advances,
 // a task counted once per id, split and merge) is tested in the usecase
-// package, on every engine too.
+// package, on every engine too. The stints of the stage history (stage
+// times) are their own topic, in stints.go.
 package storetest
 
 import (
@@ -327,6 +328,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NoError(t, err)
 		require.Equal(t, store.Counts{Ideas: 1, IdeaTags: 2, Snapshots: 3}, counts)
 	})
+
+	runStints(t, newHarness)
 }
 
 // IDs returns the ideas' ids, in order.

@@ -1875,6 +1875,195 @@ func (x *ListIdeaStagesResponse) GetChanges() []*StageChange {
 	return nil
 }
 
+// GetStageTimesRequest selects the window.
+type GetStageTimesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// days is 1..365; 90 when absent.
+	Days          *int32 `protobuf:"varint,1,opt,name=days,proto3,oneof" json:"days,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStageTimesRequest) Reset() {
+	*x = GetStageTimesRequest{}
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStageTimesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStageTimesRequest) ProtoMessage() {}
+
+func (x *GetStageTimesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStageTimesRequest.ProtoReflect.Descriptor instead.
+func (*GetStageTimesRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *GetStageTimesRequest) GetDays() int32 {
+	if x != nil && x.Days != nil {
+		return *x.Days
+	}
+	return 0
+}
+
+// StageTime is how long ideas stayed in one stage. A stint is the time
+// from an idea's change into the stage to its next change, out of it; it
+// counts when that change is in the window. The stint that follows a
+// change with reason "migrated" is left out: that change's time is the
+// idea's last update before the history began, not when it entered the
+// stage.
+type StageTime struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Stage Stage                  `protobuf:"varint,1,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
+	// stints counts the stints that ended in the window.
+	Stints int32 `protobuf:"varint,2,opt,name=stints,proto3" json:"stints,omitempty"`
+	// median_seconds is the median stint (for an even count, the mean of
+	// the two middle ones); null when stints is 0.
+	MedianSeconds *wrapperspb.DoubleValue `protobuf:"bytes,3,opt,name=median_seconds,json=medianSeconds,proto3" json:"median_seconds,omitempty"`
+	// p90_seconds is the 90th percentile stint by nearest rank (one of the
+	// stints: the ⌈0.9·stints⌉-th shortest); null when stints is 0.
+	P90Seconds    *wrapperspb.DoubleValue `protobuf:"bytes,4,opt,name=p90_seconds,json=p90Seconds,proto3" json:"p90_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StageTime) Reset() {
+	*x = StageTime{}
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StageTime) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StageTime) ProtoMessage() {}
+
+func (x *StageTime) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StageTime.ProtoReflect.Descriptor instead.
+func (*StageTime) Descriptor() ([]byte, []int) {
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *StageTime) GetStage() Stage {
+	if x != nil {
+		return x.Stage
+	}
+	return Stage_stage_unspecified
+}
+
+func (x *StageTime) GetStints() int32 {
+	if x != nil {
+		return x.Stints
+	}
+	return 0
+}
+
+func (x *StageTime) GetMedianSeconds() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.MedianSeconds
+	}
+	return nil
+}
+
+func (x *StageTime) GetP90Seconds() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.P90Seconds
+	}
+	return nil
+}
+
+// GetStageTimesResponse has every stage, in pipeline order (none to
+// complete), each with its stints in the window.
+type GetStageTimesResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Stages []*StageTime           `protobuf:"bytes,1,rep,name=stages,proto3" json:"stages,omitempty"`
+	// since is the window's start (RFC 3339 UTC): the request's time less days.
+	Since string `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
+	// days is the window's length, the default included.
+	Days          int32 `protobuf:"varint,3,opt,name=days,proto3" json:"days,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStageTimesResponse) Reset() {
+	*x = GetStageTimesResponse{}
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStageTimesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStageTimesResponse) ProtoMessage() {}
+
+func (x *GetStageTimesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStageTimesResponse.ProtoReflect.Descriptor instead.
+func (*GetStageTimesResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetStageTimesResponse) GetStages() []*StageTime {
+	if x != nil {
+		return x.Stages
+	}
+	return nil
+}
+
+func (x *GetStageTimesResponse) GetSince() string {
+	if x != nil {
+		return x.Since
+	}
+	return ""
+}
+
+func (x *GetStageTimesResponse) GetDays() int32 {
+	if x != nil {
+		return x.Days
+	}
+	return 0
+}
+
 // SetIdeaTagsRequest replaces an idea's tags.
 type SetIdeaTagsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1887,7 +2076,7 @@ type SetIdeaTagsRequest struct {
 
 func (x *SetIdeaTagsRequest) Reset() {
 	*x = SetIdeaTagsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1899,7 +2088,7 @@ func (x *SetIdeaTagsRequest) String() string {
 func (*SetIdeaTagsRequest) ProtoMessage() {}
 
 func (x *SetIdeaTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +2101,7 @@ func (x *SetIdeaTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaTagsRequest.ProtoReflect.Descriptor instead.
 func (*SetIdeaTagsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{27}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SetIdeaTagsRequest) GetId() string {
@@ -1939,7 +2128,7 @@ type SetIdeaTagsResponse struct {
 
 func (x *SetIdeaTagsResponse) Reset() {
 	*x = SetIdeaTagsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1951,7 +2140,7 @@ func (x *SetIdeaTagsResponse) String() string {
 func (*SetIdeaTagsResponse) ProtoMessage() {}
 
 func (x *SetIdeaTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1964,7 +2153,7 @@ func (x *SetIdeaTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaTagsResponse.ProtoReflect.Descriptor instead.
 func (*SetIdeaTagsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{28}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SetIdeaTagsResponse) GetIdea() *Idea {
@@ -1990,7 +2179,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2002,7 +2191,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2015,7 +2204,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{29}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Question) GetId() string {
@@ -2064,7 +2253,7 @@ type AddQuestionRequest struct {
 
 func (x *AddQuestionRequest) Reset() {
 	*x = AddQuestionRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2076,7 +2265,7 @@ func (x *AddQuestionRequest) String() string {
 func (*AddQuestionRequest) ProtoMessage() {}
 
 func (x *AddQuestionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2089,7 +2278,7 @@ func (x *AddQuestionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddQuestionRequest.ProtoReflect.Descriptor instead.
 func (*AddQuestionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{30}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AddQuestionRequest) GetId() string {
@@ -2116,7 +2305,7 @@ type AddQuestionResponse struct {
 
 func (x *AddQuestionResponse) Reset() {
 	*x = AddQuestionResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2128,7 +2317,7 @@ func (x *AddQuestionResponse) String() string {
 func (*AddQuestionResponse) ProtoMessage() {}
 
 func (x *AddQuestionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2330,7 @@ func (x *AddQuestionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddQuestionResponse.ProtoReflect.Descriptor instead.
 func (*AddQuestionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{31}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AddQuestionResponse) GetQuestion() *Question {
@@ -2161,7 +2350,7 @@ type ListQuestionsRequest struct {
 
 func (x *ListQuestionsRequest) Reset() {
 	*x = ListQuestionsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2173,7 +2362,7 @@ func (x *ListQuestionsRequest) String() string {
 func (*ListQuestionsRequest) ProtoMessage() {}
 
 func (x *ListQuestionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2186,7 +2375,7 @@ func (x *ListQuestionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuestionsRequest.ProtoReflect.Descriptor instead.
 func (*ListQuestionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{32}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListQuestionsRequest) GetId() string {
@@ -2206,7 +2395,7 @@ type ListQuestionsResponse struct {
 
 func (x *ListQuestionsResponse) Reset() {
 	*x = ListQuestionsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2218,7 +2407,7 @@ func (x *ListQuestionsResponse) String() string {
 func (*ListQuestionsResponse) ProtoMessage() {}
 
 func (x *ListQuestionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2231,7 +2420,7 @@ func (x *ListQuestionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuestionsResponse.ProtoReflect.Descriptor instead.
 func (*ListQuestionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{33}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListQuestionsResponse) GetQuestions() []*Question {
@@ -2250,7 +2439,7 @@ type GetRightSizingRequest struct {
 
 func (x *GetRightSizingRequest) Reset() {
 	*x = GetRightSizingRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2451,7 @@ func (x *GetRightSizingRequest) String() string {
 func (*GetRightSizingRequest) ProtoMessage() {}
 
 func (x *GetRightSizingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2464,7 @@ func (x *GetRightSizingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRightSizingRequest.ProtoReflect.Descriptor instead.
 func (*GetRightSizingRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{34}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{37}
 }
 
 // RightSizingHealth counts the ideas raising each signal (an idea may raise several).
@@ -2297,7 +2486,7 @@ type RightSizingHealth struct {
 
 func (x *RightSizingHealth) Reset() {
 	*x = RightSizingHealth{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2309,7 +2498,7 @@ func (x *RightSizingHealth) String() string {
 func (*RightSizingHealth) ProtoMessage() {}
 
 func (x *RightSizingHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2322,7 +2511,7 @@ func (x *RightSizingHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingHealth.ProtoReflect.Descriptor instead.
 func (*RightSizingHealth) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{35}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RightSizingHealth) GetTotalIdeas() int32 {
@@ -2388,7 +2577,7 @@ type IdeaSignals struct {
 
 func (x *IdeaSignals) Reset() {
 	*x = IdeaSignals{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2400,7 +2589,7 @@ func (x *IdeaSignals) String() string {
 func (*IdeaSignals) ProtoMessage() {}
 
 func (x *IdeaSignals) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2413,7 +2602,7 @@ func (x *IdeaSignals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdeaSignals.ProtoReflect.Descriptor instead.
 func (*IdeaSignals) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{36}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *IdeaSignals) GetIdeaId() string {
@@ -2483,7 +2672,7 @@ type ProposedChild struct {
 
 func (x *ProposedChild) Reset() {
 	*x = ProposedChild{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2495,7 +2684,7 @@ func (x *ProposedChild) String() string {
 func (*ProposedChild) ProtoMessage() {}
 
 func (x *ProposedChild) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2508,7 +2697,7 @@ func (x *ProposedChild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposedChild.ProtoReflect.Descriptor instead.
 func (*ProposedChild) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{37}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ProposedChild) GetName() string {
@@ -2546,7 +2735,7 @@ type RightSizingSuggestion struct {
 
 func (x *RightSizingSuggestion) Reset() {
 	*x = RightSizingSuggestion{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +2747,7 @@ func (x *RightSizingSuggestion) String() string {
 func (*RightSizingSuggestion) ProtoMessage() {}
 
 func (x *RightSizingSuggestion) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +2760,7 @@ func (x *RightSizingSuggestion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingSuggestion.ProtoReflect.Descriptor instead.
 func (*RightSizingSuggestion) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{38}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RightSizingSuggestion) GetSuggestionType() string {
@@ -2631,7 +2820,7 @@ type GetRightSizingResponse struct {
 
 func (x *GetRightSizingResponse) Reset() {
 	*x = GetRightSizingResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2643,7 +2832,7 @@ func (x *GetRightSizingResponse) String() string {
 func (*GetRightSizingResponse) ProtoMessage() {}
 
 func (x *GetRightSizingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2656,7 +2845,7 @@ func (x *GetRightSizingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRightSizingResponse.ProtoReflect.Descriptor instead.
 func (*GetRightSizingResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{39}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetRightSizingResponse) GetHealth() *RightSizingHealth {
@@ -2708,7 +2897,7 @@ type ApplyRightSizingRequest struct {
 
 func (x *ApplyRightSizingRequest) Reset() {
 	*x = ApplyRightSizingRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2720,7 +2909,7 @@ func (x *ApplyRightSizingRequest) String() string {
 func (*ApplyRightSizingRequest) ProtoMessage() {}
 
 func (x *ApplyRightSizingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2733,7 +2922,7 @@ func (x *ApplyRightSizingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRightSizingRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRightSizingRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{40}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ApplyRightSizingRequest) GetSuggestionType() string {
@@ -2794,7 +2983,7 @@ type RightSizingChange struct {
 
 func (x *RightSizingChange) Reset() {
 	*x = RightSizingChange{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2806,7 +2995,7 @@ func (x *RightSizingChange) String() string {
 func (*RightSizingChange) ProtoMessage() {}
 
 func (x *RightSizingChange) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2819,7 +3008,7 @@ func (x *RightSizingChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingChange.ProtoReflect.Descriptor instead.
 func (*RightSizingChange) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{41}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RightSizingChange) GetChangeType() string {
@@ -2863,7 +3052,7 @@ type ApplyRightSizingResponse struct {
 
 func (x *ApplyRightSizingResponse) Reset() {
 	*x = ApplyRightSizingResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2875,7 +3064,7 @@ func (x *ApplyRightSizingResponse) String() string {
 func (*ApplyRightSizingResponse) ProtoMessage() {}
 
 func (x *ApplyRightSizingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2888,7 +3077,7 @@ func (x *ApplyRightSizingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRightSizingResponse.ProtoReflect.Descriptor instead.
 func (*ApplyRightSizingResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{42}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ApplyRightSizingResponse) GetApplied() bool {
@@ -2923,7 +3112,7 @@ type ListRightSizingHistoryRequest struct {
 
 func (x *ListRightSizingHistoryRequest) Reset() {
 	*x = ListRightSizingHistoryRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2935,7 +3124,7 @@ func (x *ListRightSizingHistoryRequest) String() string {
 func (*ListRightSizingHistoryRequest) ProtoMessage() {}
 
 func (x *ListRightSizingHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2948,7 +3137,7 @@ func (x *ListRightSizingHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRightSizingHistoryRequest.ProtoReflect.Descriptor instead.
 func (*ListRightSizingHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{43}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListRightSizingHistoryRequest) GetDays() int32 {
@@ -2976,7 +3165,7 @@ type HealthSnapshot struct {
 
 func (x *HealthSnapshot) Reset() {
 	*x = HealthSnapshot{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2988,7 +3177,7 @@ func (x *HealthSnapshot) String() string {
 func (*HealthSnapshot) ProtoMessage() {}
 
 func (x *HealthSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3001,7 +3190,7 @@ func (x *HealthSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthSnapshot.ProtoReflect.Descriptor instead.
 func (*HealthSnapshot) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{44}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HealthSnapshot) GetId() string {
@@ -3070,7 +3259,7 @@ type ListRightSizingHistoryResponse struct {
 
 func (x *ListRightSizingHistoryResponse) Reset() {
 	*x = ListRightSizingHistoryResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3082,7 +3271,7 @@ func (x *ListRightSizingHistoryResponse) String() string {
 func (*ListRightSizingHistoryResponse) ProtoMessage() {}
 
 func (x *ListRightSizingHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3095,7 +3284,7 @@ func (x *ListRightSizingHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRightSizingHistoryResponse.ProtoReflect.Descriptor instead.
 func (*ListRightSizingHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{45}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListRightSizingHistoryResponse) GetSnapshots() []*HealthSnapshot {
@@ -3274,6 +3463,19 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\"U\n" +
 	"\x16ListIdeaStagesResponse\x12;\n" +
 	"\achanges\x18\x01 \x03(\v2!.foundry.portfolio.v1.StageChangeR\achanges\"8\n" +
+	"\x14GetStageTimesRequest\x12\x17\n" +
+	"\x04days\x18\x01 \x01(\x05H\x00R\x04days\x88\x01\x01B\a\n" +
+	"\x05_days\"\xda\x01\n" +
+	"\tStageTime\x121\n" +
+	"\x05stage\x18\x01 \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x05stage\x12\x16\n" +
+	"\x06stints\x18\x02 \x01(\x05R\x06stints\x12C\n" +
+	"\x0emedian_seconds\x18\x03 \x01(\v2\x1c.google.protobuf.DoubleValueR\rmedianSeconds\x12=\n" +
+	"\vp90_seconds\x18\x04 \x01(\v2\x1c.google.protobuf.DoubleValueR\n" +
+	"p90Seconds\"z\n" +
+	"\x15GetStageTimesResponse\x127\n" +
+	"\x06stages\x18\x01 \x03(\v2\x1f.foundry.portfolio.v1.StageTimeR\x06stages\x12\x14\n" +
+	"\x05since\x18\x02 \x01(\tR\x05since\x12\x12\n" +
+	"\x04days\x18\x03 \x01(\x05R\x04days\"8\n" +
 	"\x12SetIdeaTagsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04tags\x18\x02 \x03(\tR\x04tags\"E\n" +
@@ -3362,7 +3564,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\ahealthy\x18\a \x01(\x05R\ahealthy\x12)\n" +
 	"\x10suggestion_count\x18\b \x01(\x05R\x0fsuggestionCount\"d\n" +
 	"\x1eListRightSizingHistoryResponse\x12B\n" +
-	"\tsnapshots\x18\x01 \x03(\v2$.foundry.portfolio.v1.HealthSnapshotR\tsnapshots2\x9f\x0e\n" +
+	"\tsnapshots\x18\x01 \x03(\v2$.foundry.portfolio.v1.HealthSnapshotR\tsnapshots2\x92\x0f\n" +
 	"\x10PortfolioService\x12i\n" +
 	"\n" +
 	"CreateIdea\x12'.foundry.portfolio.v1.CreateIdeaRequest\x1a(.foundry.portfolio.v1.CreateIdeaResponse\"\b\xc2\xf3\x18\x04\n" +
@@ -3386,6 +3588,8 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\fSetIdeaStage\x12).foundry.portfolio.v1.SetIdeaStageRequest\x1a*.foundry.portfolio.v1.SetIdeaStageResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x05\x12t\n" +
 	"\x0eListIdeaStages\x12+.foundry.portfolio.v1.ListIdeaStagesRequest\x1a,.foundry.portfolio.v1.ListIdeaStagesResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12q\n" +
+	"\rGetStageTimes\x12*.foundry.portfolio.v1.GetStageTimesRequest\x1a+.foundry.portfolio.v1.GetStageTimesResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12l\n" +
 	"\vSetIdeaTags\x12(.foundry.portfolio.v1.SetIdeaTagsRequest\x1a).foundry.portfolio.v1.SetIdeaTagsResponse\"\b\xc2\xf3\x18\x04\n" +
 	"\x02\x03\x05\x12l\n" +
@@ -3414,7 +3618,7 @@ func file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP() []byte {
 	return file_foundry_portfolio_v1_portfolio_proto_rawDescData
 }
 
-var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*CostVector)(nil),                     // 0: foundry.portfolio.v1.CostVector
 	(*ValueVector)(nil),                    // 1: foundry.portfolio.v1.ValueVector
@@ -3443,107 +3647,117 @@ var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*ListIdeaStagesRequest)(nil),          // 24: foundry.portfolio.v1.ListIdeaStagesRequest
 	(*StageChange)(nil),                    // 25: foundry.portfolio.v1.StageChange
 	(*ListIdeaStagesResponse)(nil),         // 26: foundry.portfolio.v1.ListIdeaStagesResponse
-	(*SetIdeaTagsRequest)(nil),             // 27: foundry.portfolio.v1.SetIdeaTagsRequest
-	(*SetIdeaTagsResponse)(nil),            // 28: foundry.portfolio.v1.SetIdeaTagsResponse
-	(*Question)(nil),                       // 29: foundry.portfolio.v1.Question
-	(*AddQuestionRequest)(nil),             // 30: foundry.portfolio.v1.AddQuestionRequest
-	(*AddQuestionResponse)(nil),            // 31: foundry.portfolio.v1.AddQuestionResponse
-	(*ListQuestionsRequest)(nil),           // 32: foundry.portfolio.v1.ListQuestionsRequest
-	(*ListQuestionsResponse)(nil),          // 33: foundry.portfolio.v1.ListQuestionsResponse
-	(*GetRightSizingRequest)(nil),          // 34: foundry.portfolio.v1.GetRightSizingRequest
-	(*RightSizingHealth)(nil),              // 35: foundry.portfolio.v1.RightSizingHealth
-	(*IdeaSignals)(nil),                    // 36: foundry.portfolio.v1.IdeaSignals
-	(*ProposedChild)(nil),                  // 37: foundry.portfolio.v1.ProposedChild
-	(*RightSizingSuggestion)(nil),          // 38: foundry.portfolio.v1.RightSizingSuggestion
-	(*GetRightSizingResponse)(nil),         // 39: foundry.portfolio.v1.GetRightSizingResponse
-	(*ApplyRightSizingRequest)(nil),        // 40: foundry.portfolio.v1.ApplyRightSizingRequest
-	(*RightSizingChange)(nil),              // 41: foundry.portfolio.v1.RightSizingChange
-	(*ApplyRightSizingResponse)(nil),       // 42: foundry.portfolio.v1.ApplyRightSizingResponse
-	(*ListRightSizingHistoryRequest)(nil),  // 43: foundry.portfolio.v1.ListRightSizingHistoryRequest
-	(*HealthSnapshot)(nil),                 // 44: foundry.portfolio.v1.HealthSnapshot
-	(*ListRightSizingHistoryResponse)(nil), // 45: foundry.portfolio.v1.ListRightSizingHistoryResponse
-	nil,                                    // 46: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	(Stage)(0),                             // 47: foundry.portfolio.v1.Stage
-	(*wrapperspb.StringValue)(nil),         // 48: google.protobuf.StringValue
-	(*v1.Pagination)(nil),                  // 49: foundry.common.v1.Pagination
-	(*structpb.ListValue)(nil),             // 50: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),           // 51: google.protobuf.BoolValue
+	(*GetStageTimesRequest)(nil),           // 27: foundry.portfolio.v1.GetStageTimesRequest
+	(*StageTime)(nil),                      // 28: foundry.portfolio.v1.StageTime
+	(*GetStageTimesResponse)(nil),          // 29: foundry.portfolio.v1.GetStageTimesResponse
+	(*SetIdeaTagsRequest)(nil),             // 30: foundry.portfolio.v1.SetIdeaTagsRequest
+	(*SetIdeaTagsResponse)(nil),            // 31: foundry.portfolio.v1.SetIdeaTagsResponse
+	(*Question)(nil),                       // 32: foundry.portfolio.v1.Question
+	(*AddQuestionRequest)(nil),             // 33: foundry.portfolio.v1.AddQuestionRequest
+	(*AddQuestionResponse)(nil),            // 34: foundry.portfolio.v1.AddQuestionResponse
+	(*ListQuestionsRequest)(nil),           // 35: foundry.portfolio.v1.ListQuestionsRequest
+	(*ListQuestionsResponse)(nil),          // 36: foundry.portfolio.v1.ListQuestionsResponse
+	(*GetRightSizingRequest)(nil),          // 37: foundry.portfolio.v1.GetRightSizingRequest
+	(*RightSizingHealth)(nil),              // 38: foundry.portfolio.v1.RightSizingHealth
+	(*IdeaSignals)(nil),                    // 39: foundry.portfolio.v1.IdeaSignals
+	(*ProposedChild)(nil),                  // 40: foundry.portfolio.v1.ProposedChild
+	(*RightSizingSuggestion)(nil),          // 41: foundry.portfolio.v1.RightSizingSuggestion
+	(*GetRightSizingResponse)(nil),         // 42: foundry.portfolio.v1.GetRightSizingResponse
+	(*ApplyRightSizingRequest)(nil),        // 43: foundry.portfolio.v1.ApplyRightSizingRequest
+	(*RightSizingChange)(nil),              // 44: foundry.portfolio.v1.RightSizingChange
+	(*ApplyRightSizingResponse)(nil),       // 45: foundry.portfolio.v1.ApplyRightSizingResponse
+	(*ListRightSizingHistoryRequest)(nil),  // 46: foundry.portfolio.v1.ListRightSizingHistoryRequest
+	(*HealthSnapshot)(nil),                 // 47: foundry.portfolio.v1.HealthSnapshot
+	(*ListRightSizingHistoryResponse)(nil), // 48: foundry.portfolio.v1.ListRightSizingHistoryResponse
+	nil,                                    // 49: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	(Stage)(0),                             // 50: foundry.portfolio.v1.Stage
+	(*wrapperspb.StringValue)(nil),         // 51: google.protobuf.StringValue
+	(*v1.Pagination)(nil),                  // 52: foundry.common.v1.Pagination
+	(*structpb.ListValue)(nil),             // 53: google.protobuf.ListValue
+	(*wrapperspb.DoubleValue)(nil),         // 54: google.protobuf.DoubleValue
+	(*wrapperspb.BoolValue)(nil),           // 55: google.protobuf.BoolValue
 }
 var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
-	47, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
+	50, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
 	0,  // 1: foundry.portfolio.v1.Idea.cost_vector:type_name -> foundry.portfolio.v1.CostVector
 	1,  // 2: foundry.portfolio.v1.Idea.value_vector:type_name -> foundry.portfolio.v1.ValueVector
-	48, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
-	47, // 4: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	51, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
+	50, // 4: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
 	0,  // 5: foundry.portfolio.v1.CreateIdeaRequest.cost_vector:type_name -> foundry.portfolio.v1.CostVector
 	1,  // 6: foundry.portfolio.v1.CreateIdeaRequest.value_vector:type_name -> foundry.portfolio.v1.ValueVector
 	2,  // 7: foundry.portfolio.v1.CreateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
 	2,  // 8: foundry.portfolio.v1.ListIdeasResponse.ideas:type_name -> foundry.portfolio.v1.Idea
 	6,  // 9: foundry.portfolio.v1.ListIdeasResponse.summary:type_name -> foundry.portfolio.v1.IdeaSummary
-	49, // 10: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.common.v1.Pagination
+	52, // 10: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.common.v1.Pagination
 	2,  // 11: foundry.portfolio.v1.GetIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	47, // 12: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	50, // 13: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
+	50, // 12: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	53, // 13: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
 	2,  // 14: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	46, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	49, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
 	18, // 16: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
 	2,  // 17: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	47, // 18: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	50, // 18: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
 	2,  // 19: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	48, // 20: foundry.portfolio.v1.StageChange.from:type_name -> google.protobuf.StringValue
-	47, // 21: foundry.portfolio.v1.StageChange.to:type_name -> foundry.portfolio.v1.Stage
+	51, // 20: foundry.portfolio.v1.StageChange.from:type_name -> google.protobuf.StringValue
+	50, // 21: foundry.portfolio.v1.StageChange.to:type_name -> foundry.portfolio.v1.Stage
 	25, // 22: foundry.portfolio.v1.ListIdeaStagesResponse.changes:type_name -> foundry.portfolio.v1.StageChange
-	2,  // 23: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	29, // 24: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
-	29, // 25: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
-	37, // 26: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	48, // 27: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
-	35, // 28: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
-	36, // 29: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
-	38, // 30: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
-	37, // 31: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	51, // 32: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
-	48, // 33: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
-	41, // 34: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
-	44, // 35: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
-	15, // 36: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
-	3,  // 37: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
-	5,  // 38: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
-	8,  // 39: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
-	10, // 40: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
-	12, // 41: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
-	14, // 42: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
-	17, // 43: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
-	20, // 44: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
-	22, // 45: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
-	24, // 46: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
-	27, // 47: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
-	30, // 48: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
-	32, // 49: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
-	34, // 50: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
-	40, // 51: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
-	43, // 52: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
-	4,  // 53: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
-	7,  // 54: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
-	9,  // 55: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
-	11, // 56: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
-	13, // 57: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
-	16, // 58: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
-	19, // 59: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
-	21, // 60: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
-	23, // 61: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
-	26, // 62: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
-	28, // 63: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
-	31, // 64: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
-	33, // 65: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
-	39, // 66: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
-	42, // 67: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
-	45, // 68: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
-	53, // [53:69] is the sub-list for method output_type
-	37, // [37:53] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	50, // 23: foundry.portfolio.v1.StageTime.stage:type_name -> foundry.portfolio.v1.Stage
+	54, // 24: foundry.portfolio.v1.StageTime.median_seconds:type_name -> google.protobuf.DoubleValue
+	54, // 25: foundry.portfolio.v1.StageTime.p90_seconds:type_name -> google.protobuf.DoubleValue
+	28, // 26: foundry.portfolio.v1.GetStageTimesResponse.stages:type_name -> foundry.portfolio.v1.StageTime
+	2,  // 27: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	32, // 28: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
+	32, // 29: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
+	40, // 30: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	51, // 31: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
+	38, // 32: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
+	39, // 33: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
+	41, // 34: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
+	40, // 35: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	55, // 36: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
+	51, // 37: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
+	44, // 38: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
+	47, // 39: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
+	15, // 40: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
+	3,  // 41: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
+	5,  // 42: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
+	8,  // 43: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
+	10, // 44: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
+	12, // 45: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
+	14, // 46: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
+	17, // 47: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
+	20, // 48: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
+	22, // 49: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
+	24, // 50: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
+	27, // 51: foundry.portfolio.v1.PortfolioService.GetStageTimes:input_type -> foundry.portfolio.v1.GetStageTimesRequest
+	30, // 52: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
+	33, // 53: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
+	35, // 54: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
+	37, // 55: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
+	43, // 56: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
+	46, // 57: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
+	4,  // 58: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
+	7,  // 59: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
+	9,  // 60: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
+	11, // 61: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
+	13, // 62: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
+	16, // 63: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
+	19, // 64: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
+	21, // 65: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
+	23, // 66: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
+	26, // 67: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
+	29, // 68: foundry.portfolio.v1.PortfolioService.GetStageTimes:output_type -> foundry.portfolio.v1.GetStageTimesResponse
+	31, // 69: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
+	34, // 70: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
+	36, // 71: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
+	42, // 72: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
+	45, // 73: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
+	48, // 74: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
+	58, // [58:75] is the sub-list for method output_type
+	41, // [41:58] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_foundry_portfolio_v1_portfolio_proto_init() }
@@ -3556,14 +3770,15 @@ func file_foundry_portfolio_v1_portfolio_proto_init() {
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[5].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[10].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[14].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[43].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[27].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[46].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_portfolio_v1_portfolio_proto_rawDesc), len(file_foundry_portfolio_v1_portfolio_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   47,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,6 +42,7 @@ const (
 	PortfolioService_AdvanceIdea_FullMethodName            = "/foundry.portfolio.v1.PortfolioService/AdvanceIdea"
 	PortfolioService_SetIdeaStage_FullMethodName           = "/foundry.portfolio.v1.PortfolioService/SetIdeaStage"
 	PortfolioService_ListIdeaStages_FullMethodName         = "/foundry.portfolio.v1.PortfolioService/ListIdeaStages"
+	PortfolioService_GetStageTimes_FullMethodName          = "/foundry.portfolio.v1.PortfolioService/GetStageTimes"
 	PortfolioService_SetIdeaTags_FullMethodName            = "/foundry.portfolio.v1.PortfolioService/SetIdeaTags"
 	PortfolioService_AddQuestion_FullMethodName            = "/foundry.portfolio.v1.PortfolioService/AddQuestion"
 	PortfolioService_ListQuestions_FullMethodName          = "/foundry.portfolio.v1.PortfolioService/ListQuestions"
@@ -82,6 +83,10 @@ type PortfolioServiceClient interface {
 	// ListIdeaStages returns an idea's stage history: every change, oldest
 	// first, with when, by whom and why.
 	ListIdeaStages(ctx context.Context, in *ListIdeaStagesRequest, opts ...grpc.CallOption) (*ListIdeaStagesResponse, error)
+	// GetStageTimes returns how long ideas stay in each stage: the median and
+	// 90th percentile of the stints that ended in the last days. Declared
+	// after GetIdea so that /api/ideas/stage-times wins over /api/ideas/{id}.
+	GetStageTimes(ctx context.Context, in *GetStageTimesRequest, opts ...grpc.CallOption) (*GetStageTimesResponse, error)
 	// SetIdeaTags replaces an idea's tags.
 	SetIdeaTags(ctx context.Context, in *SetIdeaTagsRequest, opts ...grpc.CallOption) (*SetIdeaTagsResponse, error)
 	// AddQuestion records an open question on an idea.
@@ -204,6 +209,16 @@ func (c *portfolioServiceClient) ListIdeaStages(ctx context.Context, in *ListIde
 	return out, nil
 }
 
+func (c *portfolioServiceClient) GetStageTimes(ctx context.Context, in *GetStageTimesRequest, opts ...grpc.CallOption) (*GetStageTimesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetStageTimesResponse)
+	err := c.cc.Invoke(ctx, PortfolioService_GetStageTimes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *portfolioServiceClient) SetIdeaTags(ctx context.Context, in *SetIdeaTagsRequest, opts ...grpc.CallOption) (*SetIdeaTagsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SetIdeaTagsResponse)
@@ -296,6 +311,10 @@ type PortfolioServiceServer interface {
 	// ListIdeaStages returns an idea's stage history: every change, oldest
 	// first, with when, by whom and why.
 	ListIdeaStages(context.Context, *ListIdeaStagesRequest) (*ListIdeaStagesResponse, error)
+	// GetStageTimes returns how long ideas stay in each stage: the median and
+	// 90th percentile of the stints that ended in the last days. Declared
+	// after GetIdea so that /api/ideas/stage-times wins over /api/ideas/{id}.
+	GetStageTimes(context.Context, *GetStageTimesRequest) (*GetStageTimesResponse, error)
 	// SetIdeaTags replaces an idea's tags.
 	SetIdeaTags(context.Context, *SetIdeaTagsRequest) (*SetIdeaTagsResponse, error)
 	// AddQuestion records an open question on an idea.
@@ -347,6 +366,9 @@ func (UnimplementedPortfolioServiceServer) SetIdeaStage(context.Context, *SetIde
 }
 func (UnimplementedPortfolioServiceServer) ListIdeaStages(context.Context, *ListIdeaStagesRequest) (*ListIdeaStagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListIdeaStages not implemented")
+}
+func (UnimplementedPortfolioServiceServer) GetStageTimes(context.Context, *GetStageTimesRequest) (*GetStageTimesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetStageTimes not implemented")
 }
 func (UnimplementedPortfolioServiceServer) SetIdeaTags(context.Context, *SetIdeaTagsRequest) (*SetIdeaTagsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetIdeaTags not implemented")
@@ -567,6 +589,24 @@ func _PortfolioService_ListIdeaStages_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PortfolioService_GetStageTimes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetStageTimesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortfolioServiceServer).GetStageTimes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortfolioService_GetStageTimes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortfolioServiceServer).GetStageTimes(ctx, req.(*GetStageTimesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PortfolioService_SetIdeaTags_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SetIdeaTagsRequest)
 	if err := dec(in); err != nil {
@@ -721,6 +761,10 @@ var PortfolioService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListIdeaStages",
 			Handler:    _PortfolioService_ListIdeaStages_Handler,
+		},
+		{
+			MethodName: "GetStageTimes",
+			Handler:    _PortfolioService_GetStageTimes_Handler,
 		},
 		{
 			MethodName: "SetIdeaTags",

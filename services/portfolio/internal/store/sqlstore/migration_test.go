@@ -1,0 +1,112 @@
+package sqlstore_test
+
+import (
+	"context"
+	"io/fs"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/migrate"
+	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
+	"github.com/foundryhq/foundry/services/portfolio/internal/store"
+	"github.com/foundryhq/foundry/services/portfolio/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/portfolio/internal/store/storetest"
+)
+
+// migrationsBefore returns the portfolio's migrations older than version
+// prefix (such as "0005").
+func migrationsBefore(t *testing.T, prefix string) fs.FS {
+	t.Helper()
+	out := fstest.MapFS{}
+	require.NoError(t, fs.WalkDir(store.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() >= prefix {
+			return err
+		}
+		data, err := fs.ReadFile(store.Migrations(), path)
+		out[path] = &fstest.MapFile{Data: data}
+		return err
+	}))
+	return out
+}
+
+// TestMigrationBackfillsStints builds a stage history as the portfolio
+// kept it before migration 0005 (an idea from before the history, so with
+// a "migrated" change, and one created since, its changes inserted out of
+// time order) and checks the migration gives every change its stint: the
+// time since the idea's previous change by (at, id), unknown at a creation
+// and after a migrated change.
+func TestMigrationBackfillsStints(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		db := dbtest.Open(t, engine, "portfolio", nil)
+		_, err := migrate.Up(ctx, db, migrationsBefore(t, "0004"))
+		require.NoError(t, err)
+		// An idea from before the history: 0004 records it as migrated at
+		// its last update (T0).
+		require.NoError(t, db.Tx(ctx, func(q database.Querier) error {
+			return sqlstore.NewIdeas(q).Create(ctx, storetest.NewIdea(t, "old", 1, 1))
+		}))
+		_, err = migrate.Up(ctx, db, migrationsBefore(t, "0005"))
+		require.NoError(t, err)
+
+		at := func(d time.Duration) int64 { return database.Micros(storetest.T0.Add(d)) }
+		for _, c := range []struct {
+			id, idea string
+			from     any
+			to       string
+			at       int64
+			reason   string
+		}{
+			{"old-1", "old", "none", "specced", at(time.Hour), "advance"},
+			{"old-2", "old", "specced", "implementing", at(3 * time.Hour), "advance"},
+			// Newest first: the backfill orders by (at, id), not by insertion.
+			{"new-3", "new", "specced", "testing", at(90 * time.Minute), "operator"},
+			{"new-2", "new", "none", "specced", at(90 * time.Minute), "advance"},
+			{"new-1", "new", nil, "none", at(time.Hour), "created"},
+		} {
+			// As RecordStage wrote a change before 0005.
+			_, err := db.Exec(ctx, `INSERT INTO stage_changes (id, idea_id, from_stage, to_stage, at, actor, reason)
+				VALUES ($1, $2, $3, $4, $5, 'admin', $6)`, c.id, c.idea, c.from, c.to, c.at, c.reason)
+			require.NoError(t, err)
+		}
+
+		_, err = migrate.Up(ctx, db, store.Migrations())
+		require.NoError(t, err)
+
+		rows, err := db.Query(ctx, `SELECT id, stint_us FROM stage_changes ORDER BY id`)
+		require.NoError(t, err)
+		got := map[string]*int64{}
+		for rows.Next() {
+			var (
+				id    string
+				stint *int64
+			)
+			require.NoError(t, rows.Scan(&id, &stint))
+			got[id] = stint
+		}
+		require.NoError(t, rows.Err())
+		rows.Close()
+		us := func(d time.Duration) *int64 { v := d.Microseconds(); return &v }
+		require.Equal(t, map[string]*int64{
+			"migrated:old": nil,               // the history's start: no stage before it
+			"old-1":        nil,               // none began before the history: unknown
+			"old-2":        us(2 * time.Hour), // specced from old-1
+			"new-1":        nil,               // a creation
+			"new-2":        us(30 * time.Minute),
+			"new-3":        us(0), // the same microsecond as new-2, after it by id
+		}, got)
+
+		stints, err := sqlstore.NewIdeas(db).Stints(ctx, storetest.T0)
+		require.NoError(t, err)
+		require.Equal(t, map[idea.Stage][]time.Duration{
+			idea.None:    {30 * time.Minute},
+			idea.Specced: {0, 2 * time.Hour},
+		}, stints, "the backfilled stints are read like the ones written since")
+	})
+}
