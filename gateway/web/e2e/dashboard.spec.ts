@@ -3,7 +3,8 @@
 // what each role is shown, a wrong key, a revoked token and a Foundry whose
 // reads are not public; find a failed task's diagnosis; the daily charts
 // of the pipeline and the ledger and the stage funnel, with data and on a
-// Foundry that has none; see a signed freeze arrive by itself; and the
+// Foundry that has none; contributors named by handle, never by id, on the
+// ledger and the idea page; see a signed freeze arrive by itself; and the
 // page's accessibility and phone layout. The tests run in order on one
 // Foundry (workers: 1), each seeding what it looks for through the REST API.
 import type { Locator, Page } from "@playwright/test";
@@ -114,7 +115,10 @@ test("open an idea from the ranking, see its stakes and tasks, and advance it", 
   const stakes = page.getByRole("region", { name: "Stakes", exact: true });
   await expect(stakes.locator("dd").first()).toHaveText("50 CC");
   await expect(stakes.getByRole("table")).toContainText("stake");
-  await expect(stakes.getByRole("table")).toContainText(who.contributor_id);
+  // The staker is named by handle, never by id.
+  const staker = stakes.getByRole("table").locator("tbody tr td").nth(2);
+  await expect(staker).toHaveText("browser_staker");
+  await expect(stakes.getByRole("table")).not.toContainText(who.contributor_id);
   const tasks = page.getByRole("region", { name: "Tasks", exact: true });
   await expect(tasks.getByRole("row", { name: /Write the scheduler's spec/ })).toContainText("pending");
 
@@ -394,6 +398,8 @@ test("the pipeline charts each day's execution time and success rate", async ({ 
 
 /** num formats as the page does (src/format.ts). */
 const num = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
+/** fmtLabel writes a word of the API as the page does: underscores as spaces (src/format.ts). */
+const fmtLabel = (s: string) => s.replace(/_/g, " ");
 
 test("the ledger charts the supply and reserve ratio day by day", async ({ page }) => {
   // The idea journey's deposit is today's supply; the days before it have none.
@@ -417,6 +423,121 @@ test("the ledger charts the supply and reserve ratio day by day", async ({ page 
     new RegExp(`Treasury: ${num.format(today.treasury_value_usd!)} USD on`),
   );
   await shot(page, "ledger");
+});
+
+/** shortId is how the page shows a UUID it has no handle for (src/people.tsx). */
+const shortId = (id: string) => `${id.slice(0, 8)}…`;
+
+test("the ledger and the idea page name contributors by handle, never by id", async ({ page }) => {
+  // A registered contributor who deposits, creates an idea, stakes on it and
+  // unstakes part (cooling: 100 to 1000 CC cools for 24 h), so it has CC in
+  // every bucket and is the actor and subject of audit entries.
+  const who = await must<{ contributor_id: string; session_token: string }>(201, "POST", "/api/onboarding/register", {
+    handle: "browser_ledger",
+  });
+  const session = { Authorization: `Bearer ${who.session_token}` };
+  await must(201, "POST", "/api/cc/deposit", {
+    contributor_id: who.contributor_id,
+    amount_usd: 20,
+    reference: "browser-ledger-1",
+  });
+  const idea = await must<{ id: string }>(
+    201,
+    "POST",
+    "/api/ideas",
+    { name: "Contributor-made idea", potential_value: 20, estimated_cost: 1, confidence: 0.5 },
+    session,
+  );
+  await must(201, "POST", "/api/cc/stake", { contributor_id: who.contributor_id, idea_id: idea.id, amount_cc: 300 }, session);
+  const unstaked = await must<{ status: string }>(
+    200,
+    "POST",
+    "/api/cc/unstake",
+    { contributor_id: who.contributor_id, idea_id: idea.id, amount_cc: 150 },
+    session,
+  );
+  expect(unstaked.status).toBe("cooling");
+  // One a contribution created, who never registered: no handle, and a
+  // UUID for an id; a deposit makes it the subject of an audit entry.
+  const unregistered = crypto.randomUUID();
+  const asset = await must<{ id: string }>(201, "POST", "/api/assets", { type: "DATA", name: "Browser test data set" });
+  await must(201, "POST", "/api/contributions", { asset_id: asset.id, contributor_id: unregistered, cost_amount: 5 });
+  await must(201, "POST", "/api/cc/deposit", { contributor_id: unregistered, amount_usd: 1, reference: "browser-ledger-2" });
+
+  type Listed = {
+    contributors: {
+      id: string;
+      handle: string | null;
+      trust_level: string;
+      available_cc: number;
+      staked_cc: number;
+      cooling_cc: number;
+    }[];
+    pagination: { total: number };
+  };
+  const listed = await must<Listed>(200, "GET", "/api/contributors?limit=500");
+  const mine = listed.contributors.find((c) => c.id === who.contributor_id)!;
+  expect(mine.handle).toBe("browser_ledger");
+  expect([mine.staked_cc, mine.cooling_cc]).toEqual([150, 150]);
+  expect(mine.available_cc).toBeGreaterThan(0);
+  const theirs = listed.contributors.find((c) => c.id === unregistered)!;
+  expect(theirs.handle).toBeNull();
+
+  await page.goto(views.ledger);
+  const section = page.getByRole("region", { name: "Contributors", exact: true });
+  const table = section.getByRole("table");
+  await expect(table.locator("caption")).toHaveText(
+    `The first ${listed.contributors.length} of ${listed.pagination.total} contributors, oldest first`,
+  );
+  const row = table.locator(`tr[data-contributor-id="${who.contributor_id}"]`);
+  await expect(row.locator("th, td")).toHaveText([
+    "browser_ledger",
+    shortId(who.contributor_id),
+    fmtLabel(mine.trust_level),
+    num.format(mine.available_cc),
+    "150",
+    "150",
+  ]);
+  await expect(row.locator("td code")).toHaveAttribute("title", who.contributor_id);
+  await expect(row).not.toContainText(who.contributor_id);
+  const other = table.locator(`tr[data-contributor-id="${unregistered}"]`);
+  await expect(other.locator("th, td")).toHaveText([
+    "unregistered",
+    shortId(unregistered),
+    "implicit",
+    num.format(theirs.available_cc),
+    "0",
+    "0",
+  ]);
+
+  // The audit chain: the stake's actor and subject are the handle; the
+  // unregistered one's deposit is its short id, the whole in the title; the
+  // administrator is still "admin". No cell shows a whole UUID.
+  const audit = page.getByRole("region", { name: "Audit chain", exact: true }).getByRole("table");
+  // entry finds the newest entry of a kind (the page lists the newest first).
+  const entry = (kind: string) =>
+    audit
+      .locator("tbody tr")
+      .filter({ has: page.locator("td:nth-child(3)", { hasText: new RegExp(`^${kind}$`) }) })
+      .first()
+      .locator("td");
+  await expect(entry("unstake")).toHaveText([/^\d+$/, /\d/, "unstake", "browser_ledger", "browser_ledger", "150 CC", /…$/]);
+  await expect(entry("stake")).toHaveText([/^\d+$/, /\d/, "stake", "browser_ledger", "browser_ledger", "300 CC", /…$/]);
+  const deposit = entry("deposit");
+  await expect(deposit.nth(3)).toHaveText("admin");
+  await expect(deposit.nth(4)).toHaveText(shortId(unregistered));
+  await expect(deposit.nth(4).locator("code")).toHaveAttribute("title", unregistered);
+  await expect(audit).not.toContainText(who.contributor_id);
+  await expect(audit).not.toContainText(unregistered);
+  await shotOf(section, "ledger-contributors");
+
+  // The idea's stage history says who created it, and its stakes who staked.
+  await page.goto(`/#/ideas/${idea.id}`);
+  const history = page.getByRole("table", { name: "Every change of this idea's stage, oldest first" });
+  await expect(history.locator("tbody tr").nth(0).locator("td").nth(4)).toHaveText("contributor browser_ledger");
+  await expect(history).not.toContainText(who.contributor_id);
+  const moves = page.getByRole("region", { name: "Stakes", exact: true }).getByRole("table");
+  await expect(moves.locator("tbody tr td:nth-child(3)")).toHaveText(["browser_ledger", "browser_ledger"]);
 });
 
 test("a day without a value is a gap in the line, never a zero", async ({ page }) => {
@@ -496,6 +617,10 @@ test("on a Foundry with no data yet, every chart says so", async ({ page }) => {
       "No CC supply yet: the history starts with the first deposit, withdrawal or distribution paid in CC.",
     );
     await expect(page.getByRole("main").getByRole("img")).toHaveCount(0);
+    await expect(page.getByTestId("contributors-empty")).toHaveText(
+      "No contributors yet: one appears when someone registers or a contribution names them.",
+    );
+    await expect(page.getByRole("region", { name: "Contributors", exact: true }).getByRole("table")).toHaveCount(0);
     expect(await axeViolations(page), "axe violations on the empty ledger").toEqual([]);
     await shot(page, "empty-ledger");
 

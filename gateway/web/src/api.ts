@@ -93,6 +93,8 @@ export type AuditList = schemas["v1ListAuditEntriesResponse"];
 export type IncidentStatus = schemas["v1GetIncidentStatusResponse"];
 export type Incident = schemas["v1Incident"];
 export type IncidentList = schemas["v1ListIncidentsResponse"];
+export type Contributor = schemas["v1ContributorSummary"];
+export type ContributorList = schemas["v1ListContributorsResponse"];
 
 /** ApiError is a non-2xx answer; detail is Foundry's {"detail"} text. */
 export class ApiError extends Error {
@@ -212,4 +214,7 @@ export const api = {
   incidentStatus: (s?: AbortSignal): Promise<IncidentStatus> => body(client.GET("/api/incidents/status", init(s))),
   incidents: (limit: number, s?: AbortSignal): Promise<IncidentList> =>
     body(client.GET("/api/incidents", { params: { query: { limit } }, ...init(s) })),
+  /** contributors lists the first contributors, oldest first, with their handles and balances. */
+  contributors: (limit: number, s?: AbortSignal): Promise<ContributorList> =>
+    body(client.GET("/api/contributors", { params: { query: { limit } }, ...init(s) })),
 };

@@ -9,6 +9,7 @@ import { useAuth } from "../auth";
 import { fmt } from "../format";
 import { useLive, useLiveClock } from "../live";
 import { href, useTitle } from "../nav";
+import { usePeople, type People } from "../people";
 import { Facts, LoadState, StageBadge } from "../ui";
 import { signalText } from "./portfolio";
 
@@ -35,8 +36,11 @@ const REASONS: Record<StageChange["reason"], string> = {
   migrated: "recorded when the history began",
 };
 
-/** By says who changed a stage, from the API's "admin", "token:<id>", "task:<id>", "split:<idea>" or contributor id. */
-function By({ by }: { by: string }) {
+/**
+ * By says who changed a stage, from the API's "admin", "token:<id>",
+ * "task:<id>", "split:<idea>" or contributor id (named by handle).
+ */
+function By({ by, people }: { by: string; people: People }) {
   if (by === "admin") return <>the administrator</>;
   const colon = by.indexOf(":");
   const [kind, rest] = colon < 0 ? ["", by] : [by.slice(0, colon), by.slice(colon + 1)];
@@ -49,7 +53,7 @@ function By({ by }: { by: string }) {
       </>
     );
   }
-  return <>contributor {by}</>;
+  return <>contributor {people.name(by)}</>;
 }
 
 /**
@@ -65,7 +69,7 @@ function timeBefore(changes: StageChange[], i: number): string {
   return `${prev.reason === "migrated" ? "at least " : ""}${fmt.duration(seconds)} in ${prev.to}`;
 }
 
-function StageHistory({ changes }: { changes: StageChange[] }) {
+function StageHistory({ changes, people }: { changes: StageChange[]; people: People }) {
   if (changes.length === 0) return <p class="muted">No stage change recorded.</p>;
   return (
     <div class="table-wrap" role="region" aria-labelledby="stages-caption" tabIndex={0}>
@@ -93,7 +97,7 @@ function StageHistory({ changes }: { changes: StageChange[] }) {
               </td>
               <td>{REASONS[c.reason] ?? fmt.label(c.reason)}</td>
               <td>
-                <By by={c.by} />
+                <By by={c.by} people={people} />
               </td>
               <td>{timeBefore(changes, i)}</td>
             </tr>
@@ -159,6 +163,7 @@ export function IdeaView({ id }: { id: string }) {
   const tasks = useLive("tasks", id, (s) => api.ideaTasks(id, IDEA_TASKS, s));
   const stages = useLive("stage history", id, (s) => api.stages(id, s));
   const sizing = useLive("right-sizing", "sizing", api.rightSizing);
+  const people = usePeople();
   const auth = useAuth();
   const d = idea.data;
   useTitle(d ? d.name : "Idea");
@@ -276,7 +281,7 @@ export function IdeaView({ id }: { id: string }) {
                   <tr key={e.seq}>
                     <td>{fmt.time(e.created_at)}</td>
                     <td>{fmt.label(e.kind)}</td>
-                    <td>{e.subject}</td>
+                    <td>{people.name(e.subject)}</td>
                     <td class="num">{fmt.num(e.amount)}</td>
                   </tr>
                 ))}
@@ -347,7 +352,7 @@ export function IdeaView({ id }: { id: string }) {
       <section aria-labelledby="history-h">
         <h2 id="history-h">Stage history</h2>
         <LoadState of={stages} what="the stage history" />
-        {stages.data && <StageHistory changes={stages.data.changes} />}
+        {stages.data && <StageHistory changes={stages.data.changes} people={people} />}
       </section>
     </>
   );

@@ -1,12 +1,15 @@
 // The credit ledger: whether the economy is frozen, the supply and its
-// backing now and day by day, incidents, and the newest entries of the
-// audit chain.
+// backing now and day by day, incidents, the newest entries of the audit
+// chain, and the contributors with their balances. Records name a
+// contributor by handle (src/people.tsx), from the same list.
 
-import { api, type AuditEntry, type SupplyDay } from "../api";
+import { useMemo } from "preact/hooks";
+import { api, type AuditEntry, type ContributorList, type SupplyDay } from "../api";
 import { LineChart, TREND_DAYS } from "../charts";
 import { fmt } from "../format";
 import { useLive } from "../live";
 import { useTitle } from "../nav";
+import { PEOPLE_LISTED, peopleOf, ShortId } from "../people";
 import { Facts, Flag, LoadState } from "../ui";
 
 const AUDIT_SHOWN = 25;
@@ -68,6 +71,60 @@ function SupplyCharts({ days }: { days: SupplyDay[] }) {
   );
 }
 
+/**
+ * Contributors lists the contributors read, oldest first: who each is
+ * (the handle, or that they never registered) and their CC by bucket.
+ */
+function Contributors({ list }: { list: ContributorList }) {
+  if (list.contributors.length === 0) {
+    return (
+      <p class="muted" data-testid="contributors-empty">
+        No contributors yet: one appears when someone registers or a contribution names them.
+      </p>
+    );
+  }
+  return (
+    <div class="table-wrap" role="region" aria-labelledby="contributors-caption" tabIndex={0}>
+      <table>
+        <caption id="contributors-caption">
+          The first {list.contributors.length}
+          {list.pagination ? ` of ${list.pagination.total}` : ""} contributors, oldest first
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Contributor</th>
+            <th scope="col">Id</th>
+            <th scope="col">Trust</th>
+            <th scope="col" class="num">
+              Available CC
+            </th>
+            <th scope="col" class="num">
+              Staked CC
+            </th>
+            <th scope="col" class="num">
+              Cooling CC
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.contributors.map((c) => (
+            <tr key={c.id} data-contributor-id={c.id}>
+              <th scope="row">{c.handle ?? <span class="muted">unregistered</span>}</th>
+              <td>
+                <ShortId id={c.id} />
+              </td>
+              <td>{fmt.label(c.trust_level)}</td>
+              <td class="num">{fmt.num(c.available_cc)}</td>
+              <td class="num">{fmt.num(c.staked_cc)}</td>
+              <td class="num">{fmt.num(c.cooling_cc)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 function amount(e: AuditEntry) {
   const u = UNITS[e.unit];
   return `${fmt.num(e.amount)}${u ? ` ${u}` : ""}`;
@@ -80,6 +137,10 @@ export function LedgerView() {
   const history = useLive("supply history", "supply-history", (s) => api.supplyHistory(TREND_DAYS, s));
   const incidents = useLive("incidents", "incidents", (s) => api.incidents(20, s));
   const audit = useLive("audit entries", "audit", (s) => api.audit(AUDIT_SHOWN, s));
+  // One read serves the Contributors section and the names in the records:
+  // it refreshes with them, as balances change.
+  const contributors = useLive("contributors", "contributors", (s) => api.contributors(PEOPLE_LISTED, s));
+  const people = useMemo(() => peopleOf(contributors.data?.contributors), [contributors.data]);
   const st = status.data;
   const sp = supply.data;
 
@@ -153,7 +214,7 @@ export function LedgerView() {
                     <td>{fmt.time(i.created_at)}</td>
                     <td>{fmt.label(i.kind)}</td>
                     <td>{i.severity}</td>
-                    <td>{i.actor}</td>
+                    <td>{people.name(i.actor)}</td>
                     <td>{i.detail}</td>
                   </tr>
                 ))}
@@ -195,8 +256,8 @@ export function LedgerView() {
                     <td class="num">{e.seq}</td>
                     <td>{fmt.time(e.created_at)}</td>
                     <td>{fmt.label(e.kind)}</td>
-                    <td>{e.actor}</td>
-                    <td>{e.subject}</td>
+                    <td>{people.name(e.actor)}</td>
+                    <td>{people.name(e.subject)}</td>
                     <td class="num">{amount(e)}</td>
                     <td>
                       <code title={e.hash}>{e.hash.slice(0, 12)}…</code>
@@ -207,6 +268,12 @@ export function LedgerView() {
             </table>
           </div>
         )}
+      </section>
+
+      <section aria-labelledby="contributors-h">
+        <h2 id="contributors-h">Contributors</h2>
+        <LoadState of={contributors} what="the contributors" />
+        {contributors.data && <Contributors list={contributors.data} />}
       </section>
     </>
   );
