@@ -544,6 +544,11 @@ func (m *manifests) checkSplit(t *testing.T) {
 		require.Positive(t, *j.Spec.TTLSecondsAfterFinished, "%s-migrate ttlSecondsAfterFinished", svc)
 		require.NotNil(t, j.Spec.ActiveDeadlineSeconds, "%s-migrate activeDeadlineSeconds", svc)
 		require.Positive(t, *j.Spec.ActiveDeadlineSeconds, "%s-migrate activeDeadlineSeconds", svc)
+		// Migrations before the Deployments under GitOps too (README,
+		// "Rollout order"): Argo CD's wave and Flux's and Argo's recreate.
+		require.Equal(t, "-1", j.Annotations["argocd.argoproj.io/sync-wave"], "%s-migrate sync wave", svc)
+		require.Equal(t, "Force=true,Replace=true", j.Annotations["argocd.argoproj.io/sync-options"], "%s-migrate sync options", svc)
+		require.Equal(t, "enabled", j.Annotations["kustomize.toolkit.fluxcd.io/force"], "%s-migrate Flux force", svc)
 		jenv := m.effectiveEnv(t, jc[0])
 		requireSecretRef(t, jenv, "FOUNDRY_DATABASE_URL", "foundry-database", "url", false)
 		requireSecretRef(t, jenv, "FOUNDRY_DATABASE_OWNER_URL", "foundry-database-"+svc, "url", false)

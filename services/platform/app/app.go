@@ -122,12 +122,15 @@ type Settings struct {
 	// (migrate.EnsureOwner).
 	DatabaseOwnerURL string
 	AutoMigrate      bool
-	AdminKey         string
-	LogFormat        string
-	LogLevel         string
-	HealthInterval   time.Duration
-	ShutdownDelay    time.Duration
-	ShutdownTimeout  time.Duration
+	// MigrationWait is how long a process that does not migrate waits for
+	// its schema to be current before it refuses to start (waitForSchema).
+	MigrationWait   time.Duration
+	AdminKey        string
+	LogFormat       string
+	LogLevel        string
+	HealthInterval  time.Duration
+	ShutdownDelay   time.Duration
+	ShutdownTimeout time.Duration
 	// Pprof serves net/http/pprof's profiles on the admin address.
 	Pprof bool
 	// Reflection serves gRPC server reflection on the gRPC address.
@@ -185,6 +188,8 @@ func (s *Settings) register(fs *config.FlagSet, all []Module) {
 		"migrate only (Postgres, one module): the postgres:// URL the service connects with; migrate makes its user the one role "+
 			"with rights on the module's schema, creating it with the URL's password when missing (deploy/README.md)")
 	fs.Bool(&s.AutoMigrate, "auto-migrate", "FOUNDRY_AUTO_MIGRATE", true, "apply pending schema migrations at startup")
+	fs.Duration(&s.MigrationWait, "migration-wait", "FOUNDRY_MIGRATION_WAIT", 5*time.Minute,
+		"with -auto-migrate=false: how long to wait at startup for the schema to have this build's migrations (run by foundry migrate) before giving up")
 	fs.String(&s.AdminKey, "admin-key", "FOUNDRY_ADMIN_KEY", "", "administrator key (X-API-Key); generated and printed when not set at all, refused when set but empty")
 	fs.String(&s.LogFormat, "log-format", "FOUNDRY_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal)")
 	fs.String(&s.LogLevel, "log-level", "FOUNDRY_LOG_LEVEL", "info", "debug, info, warn or error")
@@ -508,6 +513,8 @@ func (p *Process) startModule(ctx context.Context, m Module, reg prometheus.Regi
 			v, _ := migrate.Version(ctx, db)
 			h.Log.Info("database ready", zap.String("engine", string(db.Engine())), zap.String("target", db.Target()),
 				zap.Int("applied_migrations", n), zap.Int("schema_version", v))
+		} else if err := waitForSchema(ctx, h.Log, db, m.Migrations, p.Settings.MigrationWait); err != nil {
+			return fmt.Errorf("%s database: %w", m.Name, err)
 		}
 		h.DB = db
 		h.AddCheck("database", db.Ping)
