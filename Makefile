@@ -116,6 +116,16 @@ build: ## Build every binary into ./bin.
 		go build -trimpath $(BUILDVCS) -o bin/$${b%%:*} $${b#*:}; \
 	done
 
+.PHONY: image
+# One container image per binary of BINARIES, built without a Docker daemon
+# (deploy/cmd/image) into dist/images/<name>.tar, tagged
+# $(REGISTRY)/foundry-<name>:$(VERSION) (the all-in-one: $(REGISTRY)/foundry);
+# REGISTRY defaults to ghcr.io/foundryhq, VERSION to git describe. Push with
+# crane push or skopeo copy docker-archive: (deploy/README.md, Building the
+# images).
+image: ## Build an image tarball per binary into dist/images (make image REGISTRY=... VERSION=...).
+	go run ./deploy/cmd/image -out dist/images $(if $(REGISTRY),-registry=$(REGISTRY)) $(if $(VERSION),-version=$(VERSION)) $(BINARIES)
+
 .PHONY: run
 # A laptop run accepts unsigned GitHub deliveries (no secret to share with a
 # hook); FOUNDRY_GITHUB_ALLOW_UNSIGNED=false or a webhook secret turns that off.

@@ -32,10 +32,18 @@ type versionReport struct {
 	Go string `json:"go"`
 }
 
+// Version is the release this binary was built as, set by the linker
+// (make image: -X github.com/foundryhq/foundry/cli.Version=…); it wins over
+// the module version, which a build from a checkout records as "(devel)".
+var Version string
+
 // buildVersion reads a report from a build's information (ok false: none
-// recorded).
+// recorded), with Version when set.
 func buildVersion(bi *debug.BuildInfo, ok bool) versionReport {
 	rep := versionReport{Go: runtime.Version()}
+	if Version != "" {
+		rep.Version = &Version
+	}
 	if !ok || bi == nil {
 		return rep
 	}
@@ -45,7 +53,7 @@ func buildVersion(bi *debug.BuildInfo, ok bool) versionReport {
 	if bi.Main.Path != "" {
 		rep.Module = &bi.Main.Path
 	}
-	if bi.Main.Version != "" {
+	if bi.Main.Version != "" && Version == "" {
 		rep.Version = &bi.Main.Version
 	}
 	for _, s := range bi.Settings {

@@ -33,3 +33,18 @@ func TestBuildVersion(t *testing.T) {
 	require.Equal(t, versionReport{Module: str("m"), Go: runtime.Version()}, buildVersion(&debug.BuildInfo{Main: debug.Module{Path: "m"}}, true),
 		"no VCS stamp: null revision, time and modified")
 }
+
+// TestBuildVersionPrefersTheLinkerSetOne: an image's binary reports the
+// release it was stamped with, not the checkout's "(devel)". Not parallel:
+// it sets the package's Version for its duration.
+func TestBuildVersionPrefersTheLinkerSetOne(t *testing.T) {
+	Version = "0.2.0"
+	defer func() { Version = "" }()
+	bi := &debug.BuildInfo{Main: debug.Module{Path: "github.com/foundryhq/foundry/cmd", Version: "(devel)"}}
+	got := buildVersion(bi, true)
+	require.NotNil(t, got.Version)
+	require.Equal(t, "0.2.0", *got.Version)
+	got = buildVersion(nil, false)
+	require.NotNil(t, got.Version, "stamped even without build information")
+	require.Equal(t, "0.2.0", *got.Version)
+}

@@ -108,16 +108,28 @@ func Fields(ctx context.Context) []zap.Field {
 	return out
 }
 
-// Build is the binary's version (its module version, "(devel)" for a
-// workspace build) and VCS revision ("unknown" when not recorded; a
-// "-dirty" suffix when built from modified sources).
+// Version is the release this binary was built as, set by the linker:
+// -ldflags "-X github.com/foundryhq/foundry/services/platform/observability.Version=v1.2.3"
+// (make image does, deploy/image). A build from the workspace records no
+// module version of its own (the toolchain says "(devel)"), so without it
+// every release would report the same version. It lives here, not in a
+// package of its own, because this package is the one that reports it.
+var Version string
+
+// Build is the binary's version (Version when the linker set it, else its
+// module version: "(devel)" for a workspace build) and VCS revision
+// ("unknown" when not recorded; a "-dirty" suffix when built from modified
+// sources).
 func Build() (version, revision string) {
 	version, revision = "unknown", "unknown"
+	if Version != "" {
+		version = Version
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return version, revision
 	}
-	if bi.Main.Version != "" {
+	if Version == "" && bi.Main.Version != "" {
 		version = bi.Main.Version
 	}
 	var dirty bool

@@ -73,6 +73,29 @@ foundry_build_info{go_version="`+goVersion(t, reg)+`",revision="`+revision+`",ve
 `), "foundry_build_info"))
 }
 
+// A version set by the linker (-X ...observability.Version=..., as make
+// image does) is the one reported: a workspace build's module version says
+// only "(devel)".
+func TestBuildPrefersTheLinkerSetVersion(t *testing.T) {
+	before := observability.Version
+	t.Cleanup(func() { observability.Version = before })
+
+	observability.Version = ""
+	_, revision := observability.Build()
+	observability.Version = "1.2.3-rc.1"
+	version, rev := observability.Build()
+	require.Equal(t, "1.2.3-rc.1", version)
+	require.Equal(t, revision, rev, "the revision is the toolchain's, whatever the version")
+
+	reg := prometheus.NewRegistry()
+	observability.RegisterBuildInfo(reg)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP foundry_build_info The running build: always 1, labelled with its version, VCS revision and Go version.
+# TYPE foundry_build_info gauge
+foundry_build_info{go_version="`+goVersion(t, reg)+`",revision="`+revision+`",version="1.2.3-rc.1"} 1
+`), "foundry_build_info"))
+}
+
 // goVersion reads the go_version label registered, which the test binary's
 // build information decides.
 func goVersion(t *testing.T, reg *prometheus.Registry) string {
