@@ -2,11 +2,12 @@
 // rank and open an idea, sign in and advance it, read its stage history;
 // what each role is shown, a wrong key, a revoked token and a Foundry whose
 // reads are not public; find a failed task's diagnosis; the daily charts
-// of the pipeline and the ledger and the stage funnel, with data and on a
-// Foundry that has none; contributors named by handle, never by id, on the
-// ledger and the idea page; see a signed freeze arrive by itself; and the
-// page's accessibility and phone layout. The tests run in order on one
-// Foundry (workers: 1), each seeding what it looks for through the REST API.
+// of the pipeline and the ledger and the stage funnel with the median time
+// in each stage, with data and on a Foundry that has none; contributors
+// named by handle, never by id, on the ledger and the idea page; see a
+// signed freeze arrive by itself; and the page's accessibility and phone
+// layout. The tests run in order on one Foundry (workers: 1), each seeding
+// what it looks for through the REST API.
 import type { Locator, Page } from "@playwright/test";
 import {
   admin,
@@ -85,6 +86,124 @@ test("the portfolio ranks ideas by score, in stage columns, with right-sizing", 
   await expect(page.locator("tr", { hasText: "Plugin marketplace" })).toContainText("too large");
 
   await shot(page, "dashboard", false);
+});
+
+/** STAGES are an idea's stages in order (src/api.ts). */
+const STAGES = ["none", "specced", "implementing", "testing", "reviewing", "complete"];
+
+/** stageTimes finds the funnel's table of the median time in each stage. */
+const stageTimes = (page: Page) => page.getByRole("table", { name: /^Median time in stage, the last 90 days/ });
+
+/** DURATION is a time as the page rounds it (fmt.span in src/format.ts): "< 1 s", "45 s", "3.2 h". */
+const DURATION = /^(< 1 s|\d+ s|\d+(\.\d)? (min|h|d)|[\d,]+ d)$/;
+
+test("the stage funnel shows the median time in each stage, with n", async ({ page }) => {
+  // Two ideas walk the stages: one from none to testing, one from none to
+  // specced. Each advance ends a stint in the stage it leaves.
+  const far = await createIdea({ name: "Stage walker, far", potential_value: 8, estimated_cost: 4, confidence: 0.5 });
+  const near = await createIdea({ name: "Stage walker, near", potential_value: 6, estimated_cost: 4, confidence: 0.5 });
+  for (let i = 0; i < 3; i++) await must(200, "POST", `/api/ideas/${far}/advance`);
+  await must(200, "POST", `/api/ideas/${near}/advance`);
+
+  // The page's numbers are the API's: its count of stints and its median,
+  // compared stage by stage (never a timing).
+  type Times = {
+    stages: { stage: string; stints: number; median_seconds: number | null; p90_seconds: number | null }[];
+    days: number;
+  };
+  const times = await must<Times>(200, "GET", "/api/ideas/stage-times?days=90");
+  expect(times.days).toBe(90);
+  expect(times.stages.map((t) => t.stage)).toEqual(STAGES);
+  const stints = Object.fromEntries(times.stages.map((t) => [t.stage, t.stints]));
+  // At least the walkers' stints (earlier tests may add to them), and none
+  // out of reviewing or complete: no idea has left either yet.
+  expect(stints.none).toBeGreaterThanOrEqual(2);
+  expect(stints.specced).toBeGreaterThanOrEqual(1);
+  expect(stints.implementing).toBeGreaterThanOrEqual(1);
+  expect([stints.reviewing, stints.complete]).toEqual([0, 0]);
+
+  await page.goto(views.portfolio);
+  const table = stageTimes(page);
+  await expect(table.locator("tbody tr")).toHaveCount(STAGES.length);
+  for (const t of times.stages) {
+    const row = table.locator(`tr[data-stage="${t.stage}"]`);
+    await expect(row.locator("th")).toHaveText(t.stage);
+    if (t.stints === 0) {
+      await expect(row.locator("td"), t.stage).toHaveText(["—", "—", "n = 0"]);
+      await expect(row.locator("td").first()).toHaveAttribute(
+        "title",
+        new RegExp(`^No idea left ${t.stage} in the last 90 days`),
+      );
+    } else {
+      expect(t.median_seconds, t.stage).not.toBeNull();
+      await expect(row.locator("td"), t.stage).toHaveText([DURATION, DURATION, `n = ${t.stints}`]);
+      const of = `${t.stints} ${t.stints === 1 ? "stint" : "stints"}`;
+      await expect(row.locator("td").first()).toHaveAttribute(
+        "title",
+        `The median of ${of} that ended in the last 90 days`,
+      );
+    }
+  }
+
+  // It refreshes with the view: a refresh that finds the same stints says
+  // nothing (though the window's start moved), and another advance shows
+  // up by itself, announced.
+  await page.waitForTimeout(POLL_MS + 1000);
+  await expect(page.locator("#announcer")).toHaveText("");
+  await must(200, "POST", `/api/ideas/${near}/advance`);
+  const after = await must<Times>(200, "GET", "/api/ideas/stage-times?days=90");
+  const specced = after.stages.find((t) => t.stage === "specced")!;
+  expect(specced.stints).toBe(stints.specced + 1);
+  await expect(table.locator('tr[data-stage="specced"] td').last()).toHaveText(`n = ${specced.stints}`, {
+    timeout: 15_000,
+  });
+  await expect(page.locator("#announcer")).toContainText("time in stage");
+  await shotOf(page.getByRole("region", { name: "Stage funnel", exact: true }), "portfolio-funnel");
+
+  // The walkers' stints last milliseconds, so the rounding into minutes,
+  // hours and days is shown with made-up times fed to the page.
+  const made = (stage: string, stints: number, median: number | null, p90: number | null) => ({
+    stage,
+    stints,
+    median_seconds: median,
+    p90_seconds: p90,
+  });
+  await page.route(/\/api\/ideas\/stage-times(\?|$)/, (r) =>
+    r.fulfill({
+      json: {
+        stages: [
+          made("none", 12, 45, 200),
+          made("specced", 5, 720, 11_520),
+          made("implementing", 3, 11_520, 388_800),
+          made("testing", 1, 388_800, 388_800),
+          made("reviewing", 0, null, null),
+          made("complete", 0, null, null),
+        ],
+        since: new Date(Date.now() - 90 * 86_400_000).toISOString(),
+        days: 90,
+      },
+    }),
+  );
+  await page.reload();
+  const rows = stageTimes(page).locator("tbody tr td");
+  await expect(rows).toHaveText([
+    ...["45 s", "3.3 min", "n = 12"],
+    ...["12 min", "3.2 h", "n = 5"],
+    ...["3.2 h", "4.5 d", "n = 3"],
+    ...["4.5 d", "4.5 d", "n = 1"],
+    ...["—", "—", "n = 0"],
+    ...["—", "—", "n = 0"],
+  ]);
+  // A median of one stint says so.
+  await expect(stageTimes(page).locator('tr[data-stage="testing"] td').first()).toHaveAttribute(
+    "title",
+    "The median of 1 stint that ended in the last 90 days",
+  );
+  await expect(stageTimes(page).locator('tr[data-stage="complete"] td').first()).toHaveAttribute(
+    "title",
+    "No idea left complete in the last 90 days (ideas rarely leave complete)",
+  );
+  await shotOf(page.getByRole("region", { name: "Stage funnel", exact: true }), "portfolio-funnel-fixture");
 });
 
 test("open an idea from the ranking, see its stakes and tasks, and advance it", async ({ page }) => {
@@ -601,6 +720,12 @@ test("on a Foundry with no data yet, every chart says so", async ({ page }) => {
   try {
     await page.goto(`${fresh.base}/#/`);
     await expect(figure(page, "Active ideas at or past each stage, and at it")).toContainText("No active ideas yet.");
+    // No idea has left a stage: every stage's time is "—", over no stint.
+    const times = stageTimes(page);
+    await expect(times.locator("tbody tr")).toHaveCount(STAGES.length);
+    for (const stage of STAGES) {
+      await expect(times.locator(`tr[data-stage="${stage}"] td`), stage).toHaveText(["—", "—", "n = 0"]);
+    }
     expect(await axeViolations(page), "axe violations on the empty portfolio").toEqual([]);
 
     await page.goto(`${fresh.base}/#/pipeline`);

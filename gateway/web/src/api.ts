@@ -51,6 +51,8 @@ export const STAGES = everyOf<Stage>()(["none", "specced", "implementing", "test
 export type Idea = schemas["v1Idea"];
 export type IdeaList = schemas["v1ListIdeasResponse"];
 export type Progress = schemas["v1GetProgressResponse"];
+export type StageTime = schemas["v1StageTime"];
+export type StageTimes = schemas["v1GetStageTimesResponse"];
 
 type StageChangeDoc = schemas["v1StageChange"];
 /** StageChange is one change of an idea's stage; from is a Stage word, null at creation. */
@@ -182,6 +184,12 @@ export const api = {
   /** progress counts the active ideas by stage; one id a stage is enough, the page reads the counts. */
   progress: (s?: AbortSignal): Promise<Progress> =>
     body(client.GET("/api/ideas/progress", { params: { query: { limit: 1 } }, ...init(s) })),
+  /**
+   * stageTimes is how long ideas stayed in each stage, every stage in order:
+   * the median and p90 of the stints that ended in the last days (1..365).
+   */
+  stageTimes: (days: number, s?: AbortSignal): Promise<StageTimes> =>
+    body(client.GET("/api/ideas/stage-times", { params: { query: { days } }, ...init(s) })),
   stages: async (id: string, s?: AbortSignal): Promise<StageChanges> =>
     // from and reason are Stage words and the page's (Words): the document types them as strings.
     (await body(client.GET("/api/ideas/{id}/stages", { params: { path: { id } }, ...init(s) }))) as StageChanges,

@@ -53,5 +53,24 @@ export const fmt = {
     }
     return parts.join(" ");
   },
+  /**
+   * span shows a statistic of durations (a median, a percentile) in one
+   * unit, rounded: "45 s", "12 min", "3.2 h", "4.5 d"; one decimal below 10
+   * of a unit, whole from 10, and "< 1 s" under a second. Where duration
+   * spells one span exactly ("3 d 4 h"), a median of spans is read at a
+   * glance and its minutes would be noise.
+   */
+  span(s: number | null | undefined): string {
+    if (s == null) return "—";
+    if (s < 1) return "< 1 s";
+    if (Math.round(s) < 60) return `${Math.round(s)} s`;
+    // One decimal below 10 of a unit, whole from 10.
+    const round = (v: number) => (v < 9.95 ? Math.round(v * 10) / 10 : Math.round(v));
+    // A unit is kept while its rounded value stays under the next unit, so
+    // 59.7 min is "1 h", never "60 min".
+    if (round(s / 60) < 60) return `${num.format(round(s / 60))} min`;
+    if (round(s / 3600) < 24) return `${num.format(round(s / 3600))} h`;
+    return `${num.format(round(s / 86400))} d`;
+  },
   label: (s: string) => s.replace(/_/g, " "),
 };

@@ -91,9 +91,10 @@ export function LiveProvider({ children }: { children: ComponentChildren }) {
 }
 
 // VOLATILE fields change on every read (when a report was made, how long
-// the oldest task has waited): they are shown, but their change alone is
-// no news worth announcing every few seconds.
-const VOLATILE = new Set(["generated_at", "longest_pending_seconds"]);
+// the oldest task has waited, where a window of the last days starts):
+// they are shown or implied, but their change alone is no news worth
+// announcing every few seconds.
+const VOLATILE = new Set(["generated_at", "longest_pending_seconds", "since"]);
 
 export interface Loaded<T> {
   data: T | undefined;

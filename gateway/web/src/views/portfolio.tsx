@@ -1,8 +1,8 @@
-// The portfolio: every active idea ranked by score, the stage funnel, the
-// same ideas in one column per stage, and the right-sizing report's health
-// and suggestions.
+// The portfolio: every active idea ranked by score, the stage funnel with
+// the median time in each stage, the same ideas in one column per stage,
+// and the right-sizing report's health and suggestions.
 
-import { api, STAGES, type Idea, type IdeaSignals, type Progress } from "../api";
+import { api, STAGES, type Idea, type IdeaSignals, type Progress, type StageTimes } from "../api";
 import { BarChart } from "../charts";
 import { fmt } from "../format";
 import { useLive } from "../live";
@@ -36,11 +36,93 @@ function funnelGroups(p: Progress) {
   }));
 }
 
+/**
+ * STAGE_TIME_DAYS is the window of the time in stage: the stints that
+ * ended in the last 90 days. Not TREND_DAYS (30), the span of the daily
+ * charts: those plot one value a day, where this is one number a stage
+ * over stints that last days to weeks, so a month would leave most stages
+ * with a stint or two. 90 is also the API's default, so the page agrees
+ * with a bare GET /api/ideas/stage-times.
+ */
+const STAGE_TIME_DAYS = 90;
+
+/**
+ * StageTimesTable shows, for each stage, the median and 90th percentile
+ * of the stints that ended in the window and how many there were (n), so
+ * a median of one stint reads as such; — is a stage no idea left.
+ */
+function StageTimesTable({ times }: { times: StageTimes }) {
+  const last = `the last ${times.days} days`;
+  return (
+    <div class="stage-times">
+      <div class="table-wrap" role="region" aria-labelledby="stage-times-caption" tabIndex={0}>
+        <table aria-describedby="stage-times-note">
+          <caption id="stage-times-caption">Median time in stage, {last}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Stage</th>
+              <th scope="col" class="num">
+                Median
+              </th>
+              <th scope="col" class="num">
+                <abbr title="90th percentile">P90</abbr>
+              </th>
+              <th scope="col" class="num">
+                Stints
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {times.stages.map((t) => {
+              const none =
+                `No idea left ${t.stage} in ${last}` +
+                (t.stage === "complete" ? " (ideas rarely leave complete)" : "");
+              const of = `${t.stints} ${t.stints === 1 ? "stint" : "stints"}`;
+              return (
+                <tr key={t.stage} data-stage={t.stage}>
+                  <th scope="row">
+                    <StageBadge stage={t.stage} />
+                  </th>
+                  {t.stints === 0 || t.median_seconds == null ? (
+                    <>
+                      <td class="num" title={none}>
+                        —
+                      </td>
+                      <td class="num muted" title={none}>
+                        —
+                      </td>
+                    </>
+                  ) : (
+                    <>
+                      <td class="num" title={`The median of ${of} that ended in ${last}`}>
+                        {fmt.span(t.median_seconds)}
+                      </td>
+                      <td class="num muted" title={`90 % of the ${of} were this long or shorter`}>
+                        {fmt.span(t.p90_seconds)}
+                      </td>
+                    </>
+                  )}
+                  <td class="num">n = {fmt.num(t.stints)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      <p id="stage-times-note" class="muted note">
+        A stint is one idea's stay in a stage, from entering it to leaving it; n counts those that ended in{" "}
+        {last}, and 90 % of them were as long as P90 or shorter. — is a stage no idea left in that time.
+      </p>
+    </div>
+  );
+}
+
 export function PortfolioView() {
   useTitle("Portfolio");
   const ideas = useLive("portfolio", "ideas", api.ideas);
   const sizing = useLive("right-sizing", "sizing", api.rightSizing);
   const progress = useLive("stage counts", "progress", api.progress);
+  const times = useLive("time in stage", "stage-times", (s) => api.stageTimes(STAGE_TIME_DAYS, s));
   const list = ideas.data?.ideas ?? [];
   const signals = new Map((sizing.data?.signals ?? []).map((s) => [s.idea_id, s]));
   const names = new Map(list.map((i) => [i.id, i.name]));
@@ -125,16 +207,20 @@ export function PortfolioView() {
       <section aria-labelledby="funnel-h">
         <h2 id="funnel-h">Stage funnel</h2>
         <LoadState of={progress} what="the stage counts" />
-        {progress.data && (
+        <LoadState of={times} what="the time in stage" />
+        {(progress.data || times.data) && (
           <div class="charts">
-            <BarChart
-              id="chart-funnel"
-              title="Active ideas at or past each stage, and at it"
-              groups={funnelGroups(progress.data)}
-              format={(v) => fmt.num(v)}
-              max={progress.data.total_ideas}
-              empty="No active ideas yet."
-            />
+            {progress.data && (
+              <BarChart
+                id="chart-funnel"
+                title="Active ideas at or past each stage, and at it"
+                groups={funnelGroups(progress.data)}
+                format={(v) => fmt.num(v)}
+                max={progress.data.total_ideas}
+                empty="No active ideas yet."
+              />
+            )}
+            {times.data && <StageTimesTable times={times.data} />}
           </div>
         )}
       </section>
