@@ -102,8 +102,18 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 		Help:    "Time to serve an HTTP request, by method, route and status.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 	}, []string{"method", "route", "status"})
+	// The same durations as OpenTelemetry's semantic conventions name them
+	// (http.server.request.duration, in Prometheus form), with their
+	// attributes and default buckets, so dashboards and alerts written for
+	// any OTel-instrumented HTTP server read the gateway as they are.
+	// Foundry's own histogram stays beside it for what already reads it.
+	semconvDuration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "http_server_request_duration_seconds",
+		Help:    "Duration of HTTP server requests (OpenTelemetry semantic conventions, http.server.request.duration).",
+		Buckets: semconvBuckets,
+	}, []string{"http_request_method", "http_route", "http_response_status_code"})
 	if reg != nil {
-		reg.MustRegister(duration)
+		reg.MustRegister(duration, semconvDuration)
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,6 +131,8 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 			}
 			method := metricMethod(r.Method)
 			duration.WithLabelValues(method, *route, fmt.Sprint(rec.status)).Observe(elapsed.Seconds())
+			semconvDuration.WithLabelValues(semconvMethod(r.Method), semconvRoute(*route), strconv.Itoa(rec.status)).
+				Observe(elapsed.Seconds())
 			if tel != nil {
 				tel.record(event(method, *route, rec.status, start, elapsed))
 			}
@@ -172,6 +184,34 @@ func metricMethod(m string) string {
 		return m
 	}
 	return "other"
+}
+
+// semconvBuckets are the OpenTelemetry semantic conventions' advised
+// buckets of http.server.request.duration (seconds).
+var semconvBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+
+// semconvMethod is http.request.method: the method when it is one of the
+// conventions' known methods, _OTHER otherwise (bounded, as metricMethod).
+func semconvMethod(m string) string {
+	if knownMethods[m] || m == http.MethodConnect || m == http.MethodTrace {
+		return m
+	}
+	return "_OTHER"
+}
+
+// semconvRoute is http.route: the route's path pattern (the route label
+// without its method: "GET /api/ideas/{idea_id=*}", or a root-mux pattern
+// with or without one, "/docs/"), or empty (the label left out) when no
+// route matched, as the conventions ask, rather than the path a client
+// made up.
+func semconvRoute(route string) string {
+	if route == "unmatched" {
+		return ""
+	}
+	if _, path, ok := strings.Cut(route, " "); ok {
+		return path
+	}
+	return route
 }
 
 type routeKey struct{}

@@ -273,3 +273,63 @@ func TestDryRunFromQueryFoldsTheFlagIntoTheBody(t *testing.T) {
 		})
 	}
 }
+
+// TestSemconvHistogram: beside Foundry's own, the gateway records the
+// OpenTelemetry semantic conventions' http.server.request.duration, with
+// their attributes (the route's path pattern, the method or _OTHER, the
+// status code) and their default buckets.
+func TestSemconvHistogram(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	routed := func(route string, status int) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if route != "" {
+				*r.Context().Value(routeKey{}).(*string) = route
+			}
+			w.WriteHeader(status)
+		})
+	}
+	mw := observe(zap.NewNop(), reg, nil)
+	for _, c := range []struct {
+		method, route string
+		status        int
+	}{
+		{http.MethodGet, "GET /api/ideas/{idea_id=*}", http.StatusOK},
+		{http.MethodGet, "GET /api/ideas/{idea_id=*}", http.StatusOK},
+		{http.MethodPost, "POST /api/ideas", http.StatusCreated},
+		{http.MethodGet, "/docs/", http.StatusOK},
+		{"FOOBAR", "", http.StatusNotFound},
+	} {
+		mw(routed(c.route, c.status)).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, "/api/whatever", nil))
+	}
+
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]uint64{}
+	for _, f := range families {
+		if f.GetName() != "http_server_request_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			got[labels["http_request_method"]+" "+labels["http_route"]+" "+labels["http_response_status_code"]] = m.GetHistogram().GetSampleCount()
+			var bounds []float64
+			for _, b := range m.GetHistogram().GetBucket() {
+				bounds = append(bounds, b.GetUpperBound())
+			}
+			require.Equal(t, []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}, bounds)
+		}
+	}
+	require.Equal(t, map[string]uint64{
+		"GET /api/ideas/{idea_id=*} 200": 2,
+		"POST /api/ideas 201":            1,
+		"GET /docs/ 200":                 1,
+		"_OTHER  404":                    1, // no route matched: http_route left out
+	}, got)
+	n, err := testutil.GatherAndCount(reg, "foundry_http_request_duration_seconds")
+	require.NoError(t, err)
+	require.Equal(t, 4, n, "Foundry's own histogram stays")
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/gauges"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/periodic"
 )
@@ -162,15 +163,25 @@ func (c *Config) useCases() (usecase.Config, error) {
 // Module returns the agent module.
 func Module() app.Module {
 	cfg := &Config{}
+	// The gauges' interval is the process's, shared with the other
+	// modules (gauges.Register), not one of this module's own settings.
+	var refresh gauges.Setting
 	return app.Module{
 		Name:       "agent",
 		Service:    agentv1.AgentService_ServiceDesc.ServiceName,
 		Peers:      []string{"portfolio"},
 		Routes:     agentv1.RegisterAgentServiceHandler,
 		Migrations: store.Migrations(),
-		Flags:      cfg.register,
+		Flags: func(fs *config.FlagSet) {
+			cfg.register(fs)
+			refresh = gauges.Register(fs)
+		},
 		Start: func(_ context.Context, h *app.Host) error {
 			ucfg, err := cfg.useCases()
+			if err != nil {
+				return err
+			}
+			every, err := refresh.Interval()
 			if err != nil {
 				return err
 			}
@@ -181,11 +192,14 @@ func Module() app.Module {
 			portfolio := peer.NewPortfolio(conn)
 			ucfg.Ideas = portfolio
 			ucfg.Log = h.Log
+			ucfg.Metrics = h.Metrics
 			uc := usecase.New(h.DB, repos, ucfg)
 			pl := newPipeline(cfg.Loop, uc, portfolio, h.Log.Named("loop"), h.Metrics)
 			h.RegisterService(&agentv1.AgentService_ServiceDesc, handler.New(uc, pl, cfg.Loop.RunOnceWait))
 			h.Go(func(ctx context.Context) { reap(ctx, h.Log, uc, cfg.ReapInterval) })
 			h.Go(func(ctx context.Context) { deliver(ctx, h.Log, uc, cfg.OutboxInterval) })
+			queue := gauges.New(h.Metrics, queueGauges...)
+			h.Go(func(ctx context.Context) { queue.Run(ctx, h.Log, every, readGauges(uc)) })
 			if cfg.Loop.Enabled {
 				h.Log.Info("pipeline loop on", zap.Duration("interval", cfg.Loop.Interval), zap.String("executor", cfg.Loop.Executor),
 					zap.String("replica", pl.holder))

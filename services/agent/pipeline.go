@@ -97,6 +97,10 @@ func newPipeline(cfg pipelineConfig, uc *usecase.App, ideas loop.Portfolio, log 
 		Name: "foundry_agent_loop_last_pass_timestamp_seconds",
 		Help: "When this replica's last pipeline loop pass finished (Unix seconds).",
 	})
+	// The series exist from the start, so increase() sees a first error.
+	for _, o := range []string{loop.Advanced, loop.TaskFailed, loop.Idle, loop.Errored} {
+		passes.WithLabelValues(o)
+	}
 	for _, c := range []prometheus.Collector{passes, p.leading, last} {
 		reg.MustRegister(c)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/gauges"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/lease"
 )
@@ -154,13 +155,19 @@ func parseSigners(v string) (map[string]string, error) {
 // Module returns the ledger module.
 func Module() app.Module {
 	cfg := &Config{}
+	// The gauges' interval is the process's, shared with the other
+	// modules (gauges.Register), not one of this module's own settings.
+	var refresh gauges.Setting
 	return app.Module{
 		Name:       "ledger",
 		Service:    ledgerv1.LedgerService_ServiceDesc.ServiceName,
 		Peers:      []string{"portfolio"},
 		Routes:     ledgerv1.RegisterLedgerServiceHandler,
 		Migrations: store.Migrations(),
-		Flags:      cfg.register,
+		Flags: func(fs *config.FlagSet) {
+			cfg.register(fs)
+			refresh = gauges.Register(fs)
+		},
 		Start: func(_ context.Context, h *app.Host) error {
 			switch {
 			case cfg.GitHubWebhookSecret != "" && cfg.GitHubAllowUnsigned:
@@ -175,6 +182,11 @@ func Module() app.Module {
 			if err != nil {
 				return err
 			}
+			every, err := refresh.Interval()
+			if err != nil {
+				return err
+			}
+			ecfg.Metrics = h.Metrics
 			// The portfolio answers whether an idea exists (stakes, pledges,
 			// previews). A ledger run without it still serves everything
 			// else; those three answer 503 and the log says why.
@@ -193,6 +205,8 @@ func Module() app.Module {
 					zap.String("verifier_key", uc.VerifierKey()))
 			}
 			h.Go(func(ctx context.Context) { readRates(ctx, h.Log, uc, cfg.RatePollInterval) })
+			economy := gauges.New(h.Metrics, economyGauges...)
+			h.Go(func(ctx context.Context) { economy.Run(ctx, h.Log, every, readGauges(uc)) })
 			h.Go(func(ctx context.Context) {
 				runSequencer(ctx, h.Log, uc, lease.HolderID("ledger"), cfg.AuditSequenceInterval)
 			})

@@ -27,6 +27,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/gauges"
 	"github.com/foundryhq/foundry/services/platform/lease"
 )
 
@@ -148,6 +149,9 @@ func (c *Config) collectors() ([]collector.Collector, error) {
 // economy.
 func Module(services ...app.Module) app.Module {
 	cfg := &Config{}
+	// The gauges' interval is the process's, shared with the other
+	// modules (gauges.Register), not one of this module's own settings.
+	var refresh gauges.Setting
 	probed := probes(services)
 	return app.Module{
 		Name:       "ops",
@@ -155,9 +159,16 @@ func Module(services ...app.Module) app.Module {
 		Peers:      peerNames(probed),
 		Routes:     opsv1.RegisterOpsServiceHandler,
 		Migrations: store.Migrations(),
-		Flags:      cfg.register,
+		Flags: func(fs *config.FlagSet) {
+			cfg.register(fs)
+			refresh = gauges.Register(fs)
+		},
 		Start: func(_ context.Context, h *app.Host) error {
 			if err := cfg.validate(); err != nil {
+				return err
+			}
+			every, err := refresh.Interval()
+			if err != nil {
 				return err
 			}
 			collectors, err := cfg.collectors()
@@ -208,6 +219,8 @@ func Module(services ...app.Module) app.Module {
 				holder := lease.HolderID("ops")
 				h.Go(func(ctx context.Context) { runMonitor(ctx, h.Log.Named("monitor"), uc, holder, cfg.MonitorInterval) })
 			}
+			checks := gauges.New(h.Metrics, monitorGauges...)
+			h.Go(func(ctx context.Context) { checks.Run(ctx, h.Log, every, readGauges(uc)) })
 			srv := handler.New(uc)
 			h.RegisterService(&opsv1.OpsService_ServiceDesc, srv)
 			h.RegisterService(&opsinternalv1.OpsInternalService_ServiceDesc, srv)

@@ -15,6 +15,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/gauges"
 	"github.com/foundryhq/foundry/services/platform/periodic"
 	"github.com/foundryhq/foundry/services/portfolio/internal/handler"
 	"github.com/foundryhq/foundry/services/portfolio/internal/rightsizing"
@@ -49,15 +50,25 @@ func (c *Config) register(fs *config.FlagSet) {
 // Module returns the portfolio module.
 func Module() app.Module {
 	cfg := &Config{}
+	// The gauges' interval is the process's, shared with the other
+	// modules (gauges.Register), not one of this module's own settings.
+	var refresh gauges.Setting
 	return app.Module{
 		Name:       "portfolio",
 		Service:    portfoliov1.PortfolioService_ServiceDesc.ServiceName,
 		Routes:     portfoliov1.RegisterPortfolioServiceHandler,
 		Migrations: store.Migrations(),
-		Flags:      cfg.register,
+		Flags: func(fs *config.FlagSet) {
+			cfg.register(fs)
+			refresh = gauges.Register(fs)
+		},
 		Start: func(_ context.Context, h *app.Host) error {
 			if cfg.CandidatesPerIdea < 1 || cfg.MaxSuggestions < 1 {
 				return fmt.Errorf("-rightsizing-candidates-per-idea and -rightsizing-max-suggestions must be at least 1")
+			}
+			every, err := refresh.Interval()
+			if err != nil {
+				return err
 			}
 			uc := usecase.New(h.DB, repos, usecase.Config{
 				Limits: rightsizing.Limits{CandidatesPerIdea: cfg.CandidatesPerIdea, MaxSuggestions: cfg.MaxSuggestions},
@@ -71,6 +82,8 @@ func Module() app.Module {
 			h.Go(func(ctx context.Context) {
 				periodic.Run(ctx, cfg.SnapshotInterval, func() { snapshot(ctx, h.Log, uc, cfg.SnapshotTimeout) })
 			})
+			stages := gauges.New(h.Metrics, stageGauges...)
+			h.Go(func(ctx context.Context) { stages.Run(ctx, h.Log, every, readGauges(uc)) })
 			return nil
 		},
 	}

@@ -291,6 +291,17 @@ type Outbox interface {
 	// Settle records an attempt: the item's attempts, last error, and
 	// either its delivery time or its next attempt.
 	Settle(ctx context.Context, it OutboxItem) error
+	// QueueBacklog queues the read of the undelivered items' count and the
+	// creation time of the oldest into b. The read covers the undelivered
+	// items only (a partial index), however many were delivered.
+	QueueBacklog(b *database.Batch, out *OutboxBacklog)
+}
+
+// OutboxBacklog is the idea advancements not delivered yet.
+type OutboxBacklog struct {
+	Items int64
+	// Oldest is when the oldest of them was queued; zero when none waits.
+	Oldest time.Time
 }
 
 // LoopPass is one pass of the pipeline loop as stored: the iteration and

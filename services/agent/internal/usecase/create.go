@@ -111,6 +111,9 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 	if out.ID != t.ID {
 		return out, nil // a retry: the first request created the task and logged it
 	}
+	if t.Status == task.Running {
+		a.claims.Inc() // created claimed (the pipeline loop running it itself)
+	}
 	fields := []zap.Field{zap.String("task_id", t.ID), zap.String("task_type", string(t.Type)), zap.String("executor", t.Executor),
 		zap.String("model", t.Model)}
 	if variant != "" {

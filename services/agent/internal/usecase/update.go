@@ -272,10 +272,11 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 		return store.Task{}, err
 	}
 	var (
-		out    store.Task
-		queued bool
+		out          store.Task
+		queued, took bool
 	)
 	err := a.tx(ctx, func(r Repos) error {
+		took = false
 		cur, err := r.Tasks.Lock(ctx, id)
 		if err != nil {
 			return notFound(err, id)
@@ -292,11 +293,16 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 		if err := r.Tasks.Save(ctx, next); err != nil {
 			return err
 		}
+		// A claim through a PATCH (status running from any other).
+		took = cur.Status != task.Running && next.Status == task.Running
 		queued, err = a.changed(ctx, r, cur, next)
 		return err
 	})
 	if err != nil {
 		return store.Task{}, wrap("update task "+id, err)
+	}
+	if took {
+		a.claims.Inc()
 	}
 	if queued {
 		a.signal()
@@ -436,9 +442,14 @@ func (a *App) Claim(ctx context.Context, by task.Reporter, worker string, types 
 	if len(errs) > 0 {
 		return store.Task{}, false, fault.Validation(errs...)
 	}
-	var out claim
+	var (
+		out claim
+		// took is set by a claim this call made (not by an answer
+		// replayed for its Idempotency-Key).
+		took bool
+	)
 	err := a.keyed.Do(ctx, key, &out, nil, func(r Repos) error {
-		out = claim{}
+		out, took = claim{}, false
 		cur, err := r.Tasks.NextPending(ctx, want)
 		if isNotFound(err) {
 			return nil
@@ -458,11 +469,14 @@ func (a *App) Claim(ctx context.Context, by task.Reporter, worker string, types 
 		if _, err := a.changed(ctx, r, cur, next); err != nil {
 			return err
 		}
-		out = claim{Task: next, Found: true}
+		out, took = claim{Task: next, Found: true}, true
 		return nil
 	})
 	if err != nil {
 		return store.Task{}, false, wrap("claim a task", err)
+	}
+	if took {
+		a.claims.Inc()
 	}
 	return out.Task, out.Found, nil
 }
@@ -516,5 +530,7 @@ func (a *App) Reap(ctx context.Context) (requeued, timedOut int, err error) {
 	if err != nil {
 		return 0, 0, wrap("reap expired leases", err)
 	}
+	a.reaps.WithLabelValues(string(task.Pending)).Add(float64(requeued))
+	a.reaps.WithLabelValues(string(task.TimedOut)).Add(float64(timedOut))
 	return requeued, timedOut, nil
 }

@@ -19,11 +19,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/foundryhq/foundry/services/agent/internal/attention"
 	"github.com/foundryhq/foundry/services/agent/internal/routing"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
@@ -98,6 +100,9 @@ type Config struct {
 	Ideas Ideas
 	// Log records the variant each task uses and the outbox's troubles.
 	Log *zap.Logger
+	// Metrics registers the use cases' counters (claims, reaped leases);
+	// nil leaves them unregistered.
+	Metrics prometheus.Registerer
 }
 
 // App runs the agent's use cases.
@@ -121,6 +126,11 @@ type App struct {
 	unit uow.Unit[Repos]
 	// keyed runs the use cases that take an Idempotency-Key.
 	keyed idempotency.Runner[Repos]
+
+	// claims counts the claims this process committed; reaps the expired
+	// leases it reaped, by the status the task went back to.
+	claims prometheus.Counter
+	reaps  *prometheus.CounterVec
 }
 
 // New returns the use-case layer over db.
@@ -163,6 +173,20 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 		wake: make(chan struct{}, 1),
 	}
 	a.keyed = a.unit.Runner(func(r Repos) idempotency.Keys { return r.Keys })
+	a.claims = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "foundry_agent_task_claims_total",
+		Help: "Tasks this process handed to a worker: claims, PATCHes to running and tasks the pipeline loop created claimed.",
+	})
+	a.reaps = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "foundry_agent_lease_reaps_total",
+		Help: "Expired claims this process reaped, by the status the task went to (pending: back to the queue; timed_out: out of attempts).",
+	}, []string{"status"})
+	// Both series exist from the start, so increase() sees the first reap.
+	a.reaps.WithLabelValues(string(task.Pending))
+	a.reaps.WithLabelValues(string(task.TimedOut))
+	if cfg.Metrics != nil {
+		cfg.Metrics.MustRegister(a.claims, a.reaps)
+	}
 	return a
 }
 

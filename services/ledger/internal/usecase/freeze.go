@@ -106,7 +106,16 @@ func (a *App) Freeze(ctx context.Context, cmd FreezeCmd) (ModeChange, error) {
 	if err == nil && frozen {
 		err = fault.New(fault.Conflict, "already %s", ModeFrozen)
 	}
+	a.countFreeze(out, err)
 	return out, err
+}
+
+// countFreeze counts a change to frozen once its transaction committed
+// (never inside it: a retried transaction would count twice).
+func (a *App) countFreeze(m ModeChange, err error) {
+	if err == nil && m.Changed && m.Mode == ModeFrozen {
+		a.freezes.Inc()
+	}
 }
 
 // DefaultUnfreezeReason is the reason an unfreeze records when its request

@@ -99,6 +99,7 @@ func (a *App) SetMode(ctx context.Context, mode, reason, actor string) (ModeChan
 		out, err = a.changeMode(ctx, r, &eco, mode, reason, actor, "monitor", nil)
 		return err
 	})
+	a.countFreeze(out, err)
 	return out, err
 }
 

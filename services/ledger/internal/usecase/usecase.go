@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
@@ -82,6 +83,9 @@ type Config struct {
 	// AuditBatch is how many queued audit entries one batch integrates
 	// (DefaultAuditBatch).
 	AuditBatch int
+	// Metrics registers the use cases' counters (freezes); nil leaves
+	// them unregistered.
+	Metrics prometheus.Registerer
 }
 
 // App runs the ledger's use cases.
@@ -106,6 +110,12 @@ type App struct {
 	// verified caches the last incremental verification's answer.
 	verifyMu sync.Mutex
 	verified verifyCache
+	// lastVerified is the last verification this process ran, whatever
+	// asked for it (the monitor's check, GET /api/audit/verify), for the
+	// metrics (Gauges); nil before the first.
+	lastVerified atomic.Pointer[Verification]
+	// freezes counts the changes to frozen this process made.
+	freezes prometheus.Counter
 }
 
 // New returns the use-case layer over db.
@@ -140,7 +150,14 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 			panic("generate an audit signing key: " + err.Error()) // crypto/rand failing is not recoverable
 		}
 	}
-	a := &App{db: db, cfg: cfg, clock: cfg.Clock, signer: cfg.AuditSigner, kick: make(chan struct{}, 1)}
+	a := &App{db: db, cfg: cfg, clock: cfg.Clock, signer: cfg.AuditSigner, kick: make(chan struct{}, 1),
+		freezes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "foundry_ledger_freezes_total",
+			Help: "Changes of the economy to frozen this process made (a signer's freeze, or the monitor's mode).",
+		})}
+	if cfg.Metrics != nil {
+		cfg.Metrics.MustRegister(a.freezes)
+	}
 	a.unit = uow.New(db, open, cfg.Clock)
 	a.unit.AfterCommit = a.wakeSequencer
 	a.keyed = a.unit.Runner(func(r Repos) idempotency.Keys { return r.Keys })

@@ -49,8 +49,17 @@ type verifyCache struct {
 // recorded and listed (audit.Break). A sound verification moves the
 // verified checkpoint, where the next incremental one starts, so each
 // entry is walked once in the ordinary course; a full walk is for an
-// administrator who suspects the history before that point.
+// administrator who suspects the history before that point. Its verdict
+// is kept for the metrics (Gauges).
 func (a *App) VerifyAudit(ctx context.Context, full bool) (Verification, error) {
+	v, err := a.verifyAudit(ctx, full)
+	if err == nil {
+		a.lastVerified.Store(&v)
+	}
+	return v, err
+}
+
+func (a *App) verifyAudit(ctx context.Context, full bool) (Verification, error) {
 	r := a.read()
 	latest, err := r.Audit.Checkpoint(ctx, checkpointLatest)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -222,6 +222,17 @@ func (a *App) recordCheck(ctx context.Context, rec monitor.Record) error {
 	}))
 }
 
+// LatestCheck returns the newest check the monitor recorded (one row, by
+// an index), for /metrics; ok is false before the first and after a week
+// without one (records are pruned).
+func (a *App) LatestCheck(ctx context.Context) (rec monitor.Record, ok bool, err error) {
+	rec, err = a.latestCheck(ctx)
+	if errors.Is(err, errNoCheck) {
+		return monitor.Record{}, false, nil
+	}
+	return rec, err == nil, err
+}
+
 // latestCheck returns the newest recorded check; errNoCheck before the
 // first.
 func (a *App) latestCheck(ctx context.Context) (monitor.Record, error) {

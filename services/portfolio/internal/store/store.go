@@ -125,6 +125,9 @@ type Ideas interface {
 	List(ctx context.Context, f Filter) ([]idea.Idea, int, error)
 	// Totals returns the portfolio totals without scanning the portfolio.
 	Totals(ctx context.Context) (Totals, error)
+	// StageTotals returns the active ideas of each stage that has any,
+	// without scanning the portfolio (counters every write keeps).
+	StageTotals(ctx context.Context) (map[idea.Stage]int, error)
 	// Active returns every active idea, by score (descending, then id).
 	Active(ctx context.Context) ([]idea.Idea, error)
 	// ChildCounts returns, per idea, how many ideas were split from it.

@@ -144,3 +144,16 @@ func (o Outbox) Settle(ctx context.Context, it store.OutboxItem) error {
 	}
 	return nil
 }
+
+// QueueBacklog implements store.Outbox: the rows of the partial index
+// idea_outbox_due (delivered_at IS NULL) and nothing else.
+func (o Outbox) QueueBacklog(b *database.Batch, out *store.OutboxBacklog) {
+	b.QueryRow(func(row database.Row) error {
+		var oldest *int64
+		if err := row.Scan(&out.Items, &oldest); err != nil {
+			return fmt.Errorf("measure the outbox: %w", err)
+		}
+		out.Oldest = timeOf(oldest)
+		return nil
+	}, `SELECT COUNT(*), MIN(created_at) FROM idea_outbox WHERE delivered_at IS NULL`)
+}

@@ -244,4 +244,36 @@ func runOutbox(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.ElementsMatch(t, []string{"a", "b"}, taskIDs(first), "the oldest due")
 		require.Equal(t, []string{"c"}, taskIDs(second))
 	})
+
+	t.Run("the backlog counts the undelivered items and names when the oldest was queued", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		backlog := func() store.OutboxBacklog {
+			t.Helper()
+			var out store.OutboxBacklog
+			var b database.Batch
+			h.read().outbox.QueueBacklog(&b, &out)
+			require.NoError(t, h.DB.SendBatch(ctx, &b))
+			return out
+		}
+		require.Equal(t, store.OutboxBacklog{}, backlog(), "empty")
+
+		queued := func(id string, created time.Time) store.OutboxItem {
+			it := item(id, created)
+			it.CreatedAt = created
+			return it
+		}
+		enqueue(t, h, queued("a", at(time.Second)), queued("b", at(2*time.Second)), queued("c", at(3*time.Second)))
+		require.Equal(t, store.OutboxBacklog{Items: 3, Oldest: at(time.Second)}, backlog())
+
+		delivered := queued("a", at(time.Second))
+		delivered.Attempts, delivered.DeliveredAt = 1, at(time.Minute)
+		require.NoError(t, h.write(func(r repos) error { return r.outbox.Settle(ctx, delivered) }))
+		retrying := queued("b", at(time.Hour))
+		retrying.CreatedAt, retrying.Attempts, retrying.LastError = at(2*time.Second), 1, "portfolio unavailable"
+		require.NoError(t, h.write(func(r repos) error { return r.outbox.Settle(ctx, retrying) }))
+		require.Equal(t, store.OutboxBacklog{Items: 2, Oldest: at(2 * time.Second)}, backlog(),
+			"a delivered item leaves it; one waiting for a retry stays, aged from when it was queued")
+	})
 }

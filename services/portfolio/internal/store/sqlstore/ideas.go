@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,16 +133,66 @@ func contributionOf(i idea.Idea) contribution {
 // amountMicros is an amount in exact micro-units, as the totals keep it.
 func amountMicros(v float64) int64 { return int64(math.Round(v * 1e6)) }
 
-// adjustTotals moves the totals from before's contribution to after's.
+// adjustTotals moves the totals, and the counts by stage, from before's
+// contribution to after's.
 func adjustTotals(ctx context.Context, tx database.Querier, before, after idea.Idea) error {
-	b, a := contributionOf(before), contributionOf(after)
-	if a == b {
-		return nil
+	if b, a := contributionOf(before), contributionOf(after); a != b {
+		if _, err := tx.Exec(ctx, `UPDATE portfolio_totals SET total_ideas = total_ideas + $1, validated_ideas = validated_ideas + $2,
+			potential_value_micros = potential_value_micros + $3, actual_value_micros = actual_value_micros + $4 WHERE id = 1`,
+			a.ideas-b.ideas, a.validated-b.validated, a.potential-b.potential, a.actual-b.actual); err != nil {
+			return err
+		}
 	}
-	_, err := tx.Exec(ctx, `UPDATE portfolio_totals SET total_ideas = total_ideas + $1, validated_ideas = validated_ideas + $2,
-		potential_value_micros = potential_value_micros + $3, actual_value_micros = actual_value_micros + $4 WHERE id = 1`,
-		a.ideas-b.ideas, a.validated-b.validated, a.potential-b.potential, a.actual-b.actual)
-	return err
+	return adjustStages(ctx, tx, before, after)
+}
+
+// adjustStages moves one active idea from before's stage to after's. The
+// rows are written in stage order (after portfolio_totals), so two
+// transactions moving ideas in opposite directions take the rows' locks in
+// the same order instead of deadlocking.
+func adjustStages(ctx context.Context, tx database.Querier, before, after idea.Idea) error {
+	delta := map[idea.Stage]int64{}
+	if !before.Archived {
+		delta[before.Stage]--
+	}
+	if !after.Archived {
+		delta[after.Stage]++
+	}
+	stages := make([]idea.Stage, 0, len(delta))
+	for st, d := range delta {
+		if d != 0 {
+			stages = append(stages, st)
+		}
+	}
+	slices.Sort(stages)
+	for _, st := range stages {
+		if _, err := tx.Exec(ctx, `INSERT INTO stage_totals (stage, ideas) VALUES ($1, $2)
+			ON CONFLICT (stage) DO UPDATE SET ideas = stage_totals.ideas + excluded.ideas`, string(st), delta[st]); err != nil {
+			return fmt.Errorf("count the ideas of stage %s: %w", st, err)
+		}
+	}
+	return nil
+}
+
+// StageTotals implements store.Ideas: one row per stage.
+func (r *Ideas) StageTotals(ctx context.Context) (map[idea.Stage]int, error) {
+	rows, err := r.q.Query(ctx, `SELECT stage, ideas FROM stage_totals WHERE ideas <> 0`)
+	if err != nil {
+		return nil, fmt.Errorf("read the ideas by stage: %w", err)
+	}
+	defer rows.Close()
+	out := map[idea.Stage]int{}
+	for rows.Next() {
+		var (
+			st string
+			n  int
+		)
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("read the ideas by stage: %w", err)
+		}
+		out[idea.Stage(st)] = n
+	}
+	return out, rows.Err()
 }
 
 // Get implements store.Ideas.

@@ -49,9 +49,7 @@ func TestMigrationBackfillsStints(t *testing.T) {
 		require.NoError(t, err)
 		// An idea from before the history: 0004 records it as migrated at
 		// its last update (T0).
-		require.NoError(t, db.Tx(ctx, func(q database.Querier) error {
-			return sqlstore.NewIdeas(q).Create(ctx, storetest.NewIdea(t, "old", 1, 1))
-		}))
+		insertIdeaBefore(t, db, "old", idea.None, false)
 		_, err = migrate.Up(ctx, db, migrationsBefore(t, "0005"))
 		require.NoError(t, err)
 
@@ -108,5 +106,54 @@ func TestMigrationBackfillsStints(t *testing.T) {
 			idea.None:    {30 * time.Minute},
 			idea.Specced: {0, 2 * time.Hour},
 		}, stints, "the backfilled stints are read like the ones written since")
+	})
+}
+
+// insertIdeaBefore stores an idea as the repository did before migration
+// 0006 (today's Create also counts it by stage, in a table older schemas
+// lack): its row alone, at T0.
+func insertIdeaBefore(t *testing.T, db *database.DB, id string, stage idea.Stage, archived bool) {
+	t.Helper()
+	at := database.Micros(storetest.T0)
+	_, err := db.Exec(context.Background(), `INSERT INTO ideas (id, name, description, potential_value, estimated_cost,
+		actual_value, actual_cost, confidence, resistance_risk, stage, manifestation_status, score, archived, created_at, updated_at)
+		VALUES ($1, $2, '', 1, 1, 0, 0, 0.5, 0.1, $3, 'none', 1, $4, $5, $5)`, id, "Idea "+id, string(stage), archived, at)
+	require.NoError(t, err)
+}
+
+// TestMigrationCountsTheStages: migration 0006 counts the active ideas of
+// each stage, and the counts move with every write after it.
+func TestMigrationCountsTheStages(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		db := dbtest.Open(t, engine, "portfolio", nil)
+		_, err := migrate.Up(ctx, db, migrationsBefore(t, "0006"))
+		require.NoError(t, err)
+		insertIdeaBefore(t, db, "a", idea.None, false)
+		insertIdeaBefore(t, db, "b", idea.Testing, false)
+		insertIdeaBefore(t, db, "c", idea.Testing, false)
+		insertIdeaBefore(t, db, "merged", idea.Testing, true)
+
+		_, err = migrate.Up(ctx, db, store.Migrations())
+		require.NoError(t, err)
+		ideas := sqlstore.NewIdeas(db)
+		got, err := ideas.StageTotals(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[idea.Stage]int{idea.None: 1, idea.Testing: 2}, got, "archived ideas are not counted")
+
+		require.NoError(t, db.Tx(ctx, func(q database.Querier) error {
+			r := sqlstore.NewIdeas(q)
+			before, err := r.Lock(ctx, "b")
+			if err != nil {
+				return err
+			}
+			after := before
+			after.Stage = idea.Reviewing
+			return r.Update(ctx, before, after)
+		}))
+		got, err = ideas.StageTotals(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[idea.Stage]int{idea.None: 1, idea.Testing: 1, idea.Reviewing: 1}, got)
 	})
 }

@@ -312,6 +312,52 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Empty(t, open, "open questions of archived ideas are not listed")
 	})
 
+	t.Run("the ideas by stage follow every write", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		stages := func() map[idea.Stage]int {
+			t.Helper()
+			got, err := h.read().ideas.StageTotals(ctx)
+			require.NoError(t, err)
+			return got
+		}
+		require.Empty(t, stages())
+		h.create(t, NewIdea(t, "a", 1, 1), NewIdea(t, "b", 1, 1), NewIdea(t, "c", 1, 1))
+		require.Equal(t, map[idea.Stage]int{idea.None: 3}, stages())
+
+		move := func(id string, to idea.Stage) {
+			t.Helper()
+			_, err := h.change(id, func(i *idea.Idea) error { i.Stage = to; return nil })
+			require.NoError(t, err)
+		}
+		move("a", idea.Specced)
+		move("b", idea.Testing)
+		require.Equal(t, map[idea.Stage]int{idea.None: 1, idea.Specced: 1, idea.Testing: 1}, stages())
+		_, err := h.change("b", func(i *idea.Idea) error { i.Name = "renamed"; return nil })
+		require.NoError(t, err)
+		require.Equal(t, map[idea.Stage]int{idea.None: 1, idea.Specced: 1, idea.Testing: 1}, stages(), "a change within a stage")
+
+		_, err = h.change("b", func(i *idea.Idea) error { i.Archived, i.MergedIntoID = true, "a"; return nil })
+		require.NoError(t, err)
+		require.Equal(t, map[idea.Stage]int{idea.None: 1, idea.Specced: 1}, stages(), "an archived idea leaves its stage")
+
+		boom := errors.New("refused")
+		err = h.write(func(r repos) error {
+			before, err := r.ideas.Lock(ctx, "c")
+			if err != nil {
+				return err
+			}
+			after := before
+			after.Stage = idea.Complete
+			if err := r.ideas.Update(ctx, before, after); err != nil {
+				return err
+			}
+			return boom
+		})
+		require.ErrorIs(t, err, boom)
+		require.Equal(t, map[idea.Stage]int{idea.None: 1, idea.Specced: 1}, stages(), "a refused change counts nothing")
+	})
+
 	t.Run("snapshots and counts", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
