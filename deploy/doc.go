@@ -1,5 +1,6 @@
 // Package deploy holds Foundry's Kubernetes manifests (kustomize bases,
-// components and overlays) and the Dockerfile of its images; its test renders
-// every overlay with `kubectl kustomize` and checks the result against the
-// Kubernetes API types.
+// components and overlays), the image builder (deploy/image, run by make
+// image) and the Dockerfile; its tests render every overlay and component
+// with `kubectl kustomize` and check the result against the Kubernetes API
+// types, run the alert rules through promtool, and build and run an image.
 package deploy
