@@ -46,10 +46,7 @@ func runContributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		h := newHarness(t)
 		ctx := context.Background()
 		a := createAsset(t, h, base)
-		ada := contributor("ada", base)
-		require.NoError(t, h.write(func(r repos) error {
-			return r.identity.Register(ctx, ada, store.Session{TokenHash: "h", CreatedAt: base})
-		}))
+		ada := register(t, h, "ada", base)
 		var added store.Contribution
 		registered := NewContribution(ada.ID, a.ID, 5, base.Add(time.Second))
 		require.NoError(t, h.write(func(r repos) error {

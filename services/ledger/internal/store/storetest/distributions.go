@@ -105,10 +105,7 @@ func runDistributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		h := newHarness(t)
 		ctx := context.Background()
 		a := createAsset(t, h, base)
-		ada := contributor("ada", base)
-		require.NoError(t, h.write(func(r repos) error {
-			return r.identity.Register(ctx, ada, store.Session{TokenHash: "h", CreatedAt: base})
-		}))
+		ada := register(t, h, "ada", base)
 		contribute(t, h, ada.ID, a.ID, 2, base)
 		contribute(t, h, "someone", a.ID, 1, base)
 		d := store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 3 * money.Scale, CreatedAt: base, PayoutCount: 2,

@@ -109,12 +109,7 @@ func runIdentity(t *testing.T, newHarness func(t *testing.T) Harness) {
 		h := newHarness(t)
 		ctx := context.Background()
 		now := base.Truncate(time.Microsecond)
-		ada, bob := contributor("ada", now), contributor("bob", now.Add(time.Second))
-		for i, c := range []store.Contributor{ada, bob} {
-			require.NoError(t, h.write(func(r repos) error {
-				return r.identity.Register(ctx, c, store.Session{TokenHash: fmt.Sprint("h", i), CreatedAt: now})
-			}))
-		}
+		ada, bob := register(t, h, "ada", now), register(t, h, "bob", now.Add(time.Second))
 		mint(t, h, 1, ada.ID, 10*cc)
 		apply(t, h, 2, ada.ID, "i:1", credit.Transfer(credit.KindStake, credit.Available(ada.ID), credit.Staked(ada.ID, "i:1"), 4*cc))
 		apply(t, h, 3, ada.ID, "i:2", credit.Transfer(credit.KindStake, credit.Available(ada.ID), credit.Staked(ada.ID, "i:2"), 2*cc))

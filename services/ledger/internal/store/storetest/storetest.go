@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
@@ -87,4 +88,15 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 func contributor(handle string, now time.Time) store.Contributor {
 	return store.Contributor{ID: uuid.NewString(), Handle: handle, TrustLevel: identity.TrustTOFU, CreatedAt: now.Truncate(time.Microsecond)}
+}
+
+// register registers a contributor with handle at now, with a session of
+// its own, and returns it.
+func register(t *testing.T, h Harness, handle string, now time.Time) store.Contributor {
+	t.Helper()
+	c := contributor(handle, now)
+	require.NoError(t, h.write(func(r repos) error {
+		return r.identity.Register(context.Background(), c, store.Session{TokenHash: "session-of-" + c.ID, CreatedAt: now})
+	}))
+	return c
 }
