@@ -52,7 +52,7 @@ func scrape(t *testing.T, admin string) []series {
 			continue
 		}
 		s := series{labels: map[string]string{}}
-		rest := line
+		var rest string
 		if i := strings.IndexByte(line, '{'); i >= 0 {
 			j := strings.LastIndexByte(line, '}')
 			s.name, rest = line[:i], line[j+1:]
