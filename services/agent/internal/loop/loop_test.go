@@ -266,6 +266,21 @@ func TestRunOnlyWhileLeading(t *testing.T) {
 	require.Equal(t, "none", w.ideas["a"])
 }
 
+// until is an executor whose run lasts until done reports true, or limit.
+type until struct {
+	done  func() bool
+	limit time.Duration
+}
+
+func (until) Name() string { return "until" }
+
+func (u until) Run(context.Context, executor.Task) (executor.Result, error) {
+	for deadline := time.Now().Add(u.limit); !u.done() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return executor.Result{Succeeded: true}, nil
+}
+
 // slow is an executor whose run lasts d.
 type slow struct{ d time.Duration }
 
@@ -281,8 +296,11 @@ func TestPassNeedsTheLeaseAndRenewsItWhileRunning(t *testing.T) {
 	w := newWorld()
 	w.ideas["a"], w.scores["a"] = "none", 5
 	rec := &recorder{}
-	l := newLoop(w, slow{d: 120 * time.Millisecond}, rec)
 	var leads atomic.Int32
+	// The run lasts until the lease has been renewed twice (at most 10 s):
+	// a fixed sleep of a few renewal periods saw none on a loaded machine,
+	// whose timers fire late.
+	l := newLoop(w, until{done: func() bool { return leads.Load() >= 3 }, limit: 10 * time.Second}, rec)
 	held := false
 	l.Lead = func(context.Context) (bool, error) { leads.Add(1); return held, nil }
 	l.RenewEvery = 20 * time.Millisecond
@@ -300,7 +318,7 @@ func TestPassNeedsTheLeaseAndRenewsItWhileRunning(t *testing.T) {
 	it, err = l.Pass(context.Background(), false)
 	require.NoError(t, err)
 	require.Equal(t, loop.Advanced, it.Outcome)
-	// One take before the pass, then a renewal every 20 ms of a 120 ms run.
+	// One take before the pass, then renewals every 20 ms while it runs.
 	require.GreaterOrEqual(t, leads.Load(), int32(3), "the lease was renewed during the pass")
 }
 
