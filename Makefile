@@ -214,7 +214,7 @@ CHAOS_SEEDS ?= 1
 CHAOS_TEST = go test -tags chaos -count=1 -timeout 40m -v -run '^TestChaos$$' ./e2e/
 
 .PHONY: test
-test: check-generated breaking check-format vet lint check-web ## Run every check (lint included) and every test, on SQLite and (when reachable) Postgres, then the chaos and browser tests.
+test: check-generated breaking check-format vet lint check-web ## Run every check (lint included) and every test, on SQLite and (when reachable) Postgres, then the chaos, API-server and browser tests.
 	@mkdir -p .cache
 	@$(FIND_TEST_PG) \
 	if [ -n "$$url" ]; then echo "engines: sqlite and postgres"; else echo "engines: sqlite only (no Postgres reachable)"; fi; \
@@ -227,6 +227,7 @@ test: check-generated breaking check-format vet lint check-web ## Run every chec
 	skipped=$$(grep -cE -- '--- SKIP' $(TEST_LOG) || true); \
 	echo "$$passed passed, $$failed failed, $$skipped skipped"; \
 	exit $$status
+	@$(MAKE) --no-print-directory test-apiserver
 	@$(MAKE) --no-print-directory test-browser
 
 .PHONY: test-chaos
@@ -235,6 +236,13 @@ CHAOS_LONG_SEEDS ?= 5
 test-chaos: ## Run the chaos test alone, longer: CHAOS_LONG_SEEDS seeds (5) per engine from FOUNDRY_CHAOS_SEED (1).
 	@$(FIND_TEST_PG) \
 	FOUNDRY_TEST_DATABASE_URL="$$url" FOUNDRY_CHAOS_SEEDS=$(CHAOS_LONG_SEEDS) $(CHAOS_TEST) 2>&1 | grep -vE '^\s*\{'
+
+.PHONY: test-apiserver
+# deploy/apiserver is its own module outside go.work (deploy/README.md, Tests),
+# so the workspace's test target does not reach it.
+test-apiserver: ## Dry-run apply every overlay to an in-process kube-apiserver under restricted Pod Security.
+	@echo "api server: every overlay, server-side dry-run, restricted Pod Security (deploy/apiserver; the first build takes minutes)"
+	@cd deploy/apiserver && GOWORK=off go test -count=1 ./...
 
 # Fuzzing: FUZZTIME per target; FUZZ_FLAGS adds go test flags (e.g.
 # FUZZ_FLAGS=-parallel=1 on a busy machine). go test -fuzz runs one target of
