@@ -59,6 +59,13 @@ func pgSendBatch(ctx context.Context, r pgBatcher, b *Batch) error {
 	if b.Len() == 0 {
 		return nil
 	}
+	// Close reads every result, running the callbacks, and returns the
+	// first error.
+	return r.SendBatch(ctx, pgBatch(b)).Close()
+}
+
+// pgBatch is b as a pgx batch, each statement's callback wired.
+func pgBatch(b *Batch) *pgx.Batch {
 	pb := &pgx.Batch{}
 	for _, it := range b.items {
 		q := pb.Queue(it.query, it.args...)
@@ -74,9 +81,7 @@ func pgSendBatch(ctx context.Context, r pgBatcher, b *Batch) error {
 			q.QueryRow(func(row pgx.Row) error { return scan(pgRow{row}) })
 		}
 	}
-	// Close reads every result, running the callbacks, and returns the
-	// first error.
-	return r.SendBatch(ctx, pb).Close()
+	return pb
 }
 
 func sqlSendBatch(ctx context.Context, r sqlRunner, b *Batch) error {

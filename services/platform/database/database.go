@@ -255,15 +255,26 @@ func (db *DB) Tx(ctx context.Context, fn func(tx Querier) error) error {
 }
 
 func (db *DB) pgTx(ctx context.Context, fn func(tx Querier) error) error {
-	tx, err := db.pool.Begin(ctx)
+	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := fn(pgTx{tx}); err != nil {
+	defer conn.Release()
+	tx := &pgTx{conn: conn}
+	committed := false
+	defer func() {
+		if !committed {
+			tx.rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := fn(tx); err != nil {
 		return err
 	}
-	return tx.Commit(ctx)
+	if err := tx.commit(ctx); err != nil {
+		return err
+	}
+	committed = true
+	return nil
 }
 
 func (db *DB) sqlTx(ctx context.Context, fn func(tx Querier) error) error {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // pgRunner is what a pgx pool and a pgx transaction share.
@@ -44,23 +46,134 @@ func (r pgRow) Scan(dest ...any) error {
 	return err
 }
 
-type pgTx struct{ tx pgx.Tx }
-
-func (t pgTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	return pgExec(ctx, t.tx, query, args)
+// pgTx is a transaction on one pooled connection whose BEGIN travels with
+// its first statement: BEGIN and that statement (or batch) go as one
+// pipelined batch, so a transaction of n round trips of statements costs
+// n+1 round trips (its COMMIT), not n+2; one that ran nothing costs none.
+// pgx's own Tx sends BEGIN on its own first.
+//
+// Pipelining BEGIN is safe because Postgres runs a pipeline's statements in
+// order up to its Sync: a failed statement leaves the transaction BEGIN
+// opened in its failed state, which Rollback ends; a failed BEGIN fails the
+// batch. A Query, whose rows are read after it returns, sends BEGIN on its
+// own first (its rows cannot wait in a batch).
+type pgTx struct {
+	conn  *pgxpool.Conn
+	begun bool
 }
 
-func (t pgTx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	return pgQuery(ctx, t.tx, query, args)
+// begin sends BEGIN alone, unless it was sent already.
+func (t *pgTx) begin(ctx context.Context) error {
+	if t.begun {
+		return nil
+	}
+	t.begun = true
+	if _, err := t.conn.Exec(ctx, "BEGIN"); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	return nil
 }
 
-func (t pgTx) QueryRow(ctx context.Context, query string, args ...any) Row {
-	return pgRow{t.tx.QueryRow(ctx, query, args...)}
+// withBegin prepends BEGIN to b when the transaction has not begun.
+func (t *pgTx) withBegin(b *pgx.Batch) *pgx.Batch {
+	if t.begun {
+		return b
+	}
+	t.begun = true
+	first := &pgx.Batch{}
+	first.Queue("BEGIN")
+	first.QueuedQueries = append(first.QueuedQueries, b.QueuedQueries...)
+	return first
 }
 
-func (t pgTx) SendBatch(ctx context.Context, b *Batch) error { return pgSendBatch(ctx, t.tx, b) }
+func (t *pgTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if t.begun {
+		return pgExec(ctx, t.conn, query, args)
+	}
+	var n int64
+	b := &pgx.Batch{}
+	b.Queue(query, args...).Exec(func(tag pgconn.CommandTag) error { n = tag.RowsAffected(); return nil })
+	if err := t.conn.SendBatch(ctx, t.withBegin(b)).Close(); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
 
-func (pgTx) Engine() Engine { return Postgres }
+func (t *pgTx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	if err := t.begin(ctx); err != nil {
+		return nil, err
+	}
+	return pgQuery(ctx, t.conn, query, args)
+}
+
+func (t *pgTx) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if t.begun {
+		return pgRow{t.conn.QueryRow(ctx, query, args...)}
+	}
+	return &pgFirstRow{t: t, ctx: ctx, query: query, args: args}
+}
+
+func (t *pgTx) SendBatch(ctx context.Context, b *Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	return t.conn.SendBatch(ctx, t.withBegin(pgBatch(b))).Close()
+}
+
+func (*pgTx) Engine() Engine { return Postgres }
+
+// commit ends the transaction. Postgres answers COMMIT of a failed
+// transaction with ROLLBACK, not an error: that is an error here, as in
+// pgx's Tx, so a statement's failure that fn swallowed cannot pass for a
+// commit.
+func (t *pgTx) commit(ctx context.Context) error {
+	if !t.begun {
+		return nil
+	}
+	tag, err := t.conn.Exec(ctx, "COMMIT")
+	if err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	if tag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	t.begun = false
+	return nil
+}
+
+// rollback ends a transaction that did not commit; the pool destroys a
+// connection it returns still inside a transaction, so a failed ROLLBACK
+// (a broken connection) costs that connection and nothing else.
+func (t *pgTx) rollback(ctx context.Context) {
+	if t.begun {
+		_, _ = t.conn.Exec(ctx, "ROLLBACK")
+	}
+}
+
+// pgFirstRow is a transaction's first QueryRow: it runs, BEGIN first, when
+// it is scanned (a Row is always scanned before the next statement).
+type pgFirstRow struct {
+	t     *pgTx
+	ctx   context.Context
+	query string
+	args  []any
+}
+
+func (r *pgFirstRow) Scan(dest ...any) error {
+	b := &pgx.Batch{}
+	var scanErr error
+	b.Queue(r.query, r.args...).QueryRow(func(row pgx.Row) error {
+		scanErr = pgRow{row}.Scan(dest...)
+		if errors.Is(scanErr, ErrNoRows) {
+			return nil // no row is the caller's answer, not a failed batch
+		}
+		return scanErr
+	})
+	if err := r.t.conn.SendBatch(r.ctx, r.t.withBegin(b)).Close(); err != nil {
+		return err
+	}
+	return scanErr
+}
 
 // sqlRunner is what a *sql.DB and a *sql.Tx share.
 type sqlRunner interface {
