@@ -225,15 +225,16 @@ type Attribution interface {
 	// there are.
 	ListAssets(ctx context.Context, limit, offset int) ([]Asset, int, error)
 
-	// AddContribution adds c's cost to its asset's total and records c.
-	// The total's UPDATE comes first: it takes the asset's row lock, which
-	// serialises concurrent contributions to one asset on Postgres, so the
-	// total stays exact. ErrNotFound when the asset does not exist;
-	// ErrTotalTooLarge past the asset maximum. In both cases nothing is
-	// written, but the caller should roll back. c's contributor must exist
-	// (see Identity.EnsureContributor). It returns c with its
-	// contributor's handle.
-	AddContribution(ctx context.Context, c Contribution) (Contribution, error)
+	// AddContribution records c, creating its contributor (as given) when
+	// no contributor has its id (as Identity.EnsureContributor), and adds
+	// c's cost to its asset's total, in one batch (one round trip on
+	// Postgres). The total's UPDATE comes before c's INSERT: it takes the
+	// asset's row lock, which serialises concurrent contributions to one
+	// asset on Postgres, so the total stays exact. ErrNotFound when the
+	// asset does not exist; ErrTotalTooLarge past the asset maximum: the
+	// caller must then roll back, which undoes what the batch wrote. It
+	// returns c with its contributor's handle.
+	AddContribution(ctx context.Context, c Contribution, contributor Contributor) (Contribution, error)
 	// GetContribution returns a contribution. ErrNotFound when there is none.
 	GetContribution(ctx context.Context, id string) (Contribution, error)
 	// ListAssetContributions returns a page of an asset's contributions by

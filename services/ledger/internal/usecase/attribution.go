@@ -130,10 +130,7 @@ func (a *App) CreateContribution(ctx context.Context, cmd CreateContributionCmd,
 func (a *App) addContribution(ctx context.Context, c store.Contribution, contributor store.Contributor, idem *idempotency.Request) (store.Contribution, error) {
 	var out store.Contribution
 	err := a.keyed.Do(ctx, idem, &out, nil, func(r Repos) error {
-		if err := r.Identity.EnsureContributor(ctx, contributor); err != nil {
-			return err
-		}
-		added, err := r.Attribution.AddContribution(ctx, c)
+		added, err := r.Attribution.AddContribution(ctx, c, contributor)
 		if err != nil {
 			return err
 		}

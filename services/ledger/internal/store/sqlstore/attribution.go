@@ -144,21 +144,47 @@ func metadataJSON(m map[string]any) (string, error) {
 	return string(b), nil
 }
 
-// addContribution adds c's cost to its asset (the UPDATE takes the row lock
-// that serialises concurrent contributions to one asset on Postgres) and
-// inserts it, filling in c.ContributorHandle: the INSERT returns it, so
-// the answer names the contributor without another round trip.
-func addContribution(ctx context.Context, tx database.Querier, c *store.Contribution) error {
+// addContribution records c: its contributor first when one is given
+// (created without a handle unless its id exists), then c's cost added to
+// its asset (the UPDATE takes the row lock that serialises concurrent
+// contributions to one asset on Postgres), then c itself, filling in
+// c.ContributorHandle from the INSERT. The three statements go as one
+// batch: one round trip on Postgres. The INSERT is conditional on the
+// asset's existence, so a missing asset fails no statement (which would
+// leave Postgres's transaction unusable) and the refusal is told apart
+// after the batch, on this failure path only.
+func addContribution(ctx context.Context, tx database.Querier, c *store.Contribution, contributor *store.Contributor) error {
 	meta, err := metadataJSON(c.Metadata)
 	if err != nil {
 		return err
 	}
-	n, err := tx.Exec(ctx, `UPDATE assets SET total_cost_micros = total_cost_micros + $2, contribution_count = contribution_count + 1
-		WHERE id = $1 AND total_cost_micros <= $3`, c.AssetID, int64(c.Cost), int64(attribution.MaxAssetTotal-c.Cost))
-	if err != nil {
-		return fmt.Errorf("add to asset total: %w", err)
+	var (
+		b       database.Batch
+		updated int64
+		handle  *string
+	)
+	if contributor != nil {
+		queueEnsureContributor(&b, *contributor)
 	}
-	if n == 0 {
+	b.Exec(func(n int64) error { updated = n; return nil },
+		`UPDATE assets SET total_cost_micros = total_cost_micros + $2, contribution_count = contribution_count + 1
+		WHERE id = $1 AND total_cost_micros <= $3`, c.AssetID, int64(c.Cost), int64(attribution.MaxAssetTotal-c.Cost))
+	b.QueryRow(func(row database.Row) error {
+		if err := row.Scan(&handle); err != nil && !errors.Is(err, database.ErrNoRows) {
+			return err
+		}
+		return nil
+	}, `INSERT INTO contributions (`+contributionColumns+`)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM assets WHERE id = $3)
+		RETURNING `+contributorHandle,
+		c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt))
+	if err := tx.SendBatch(ctx, &b); err != nil {
+		return fmt.Errorf("add contribution: %w", err)
+	}
+	if updated == 0 {
+		// Nothing added: the asset is missing, or its total would pass
+		// the maximum (then the contribution was inserted, and the
+		// caller's rollback takes it back).
 		var one int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM assets WHERE id = $1`, c.AssetID).Scan(&one)
 		if errors.Is(err, database.ErrNoRows) {
@@ -169,13 +195,6 @@ func addContribution(ctx context.Context, tx database.Querier, c *store.Contribu
 		}
 		return store.ErrTotalTooLarge
 	}
-	var handle *string
-	err = tx.QueryRow(ctx, `INSERT INTO contributions (`+contributionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		RETURNING `+contributorHandle,
-		c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt)).Scan(&handle)
-	if err != nil {
-		return fmt.Errorf("insert contribution: %w", err)
-	}
 	c.ContributorHandle = ""
 	if handle != nil {
 		c.ContributorHandle = *handle
@@ -184,8 +203,8 @@ func addContribution(ctx context.Context, tx database.Querier, c *store.Contribu
 }
 
 // AddContribution implements store.Attribution.
-func (s Attribution) AddContribution(ctx context.Context, c store.Contribution) (store.Contribution, error) {
-	if err := addContribution(ctx, s.q, &c); err != nil {
+func (s Attribution) AddContribution(ctx context.Context, c store.Contribution, contributor store.Contributor) (store.Contribution, error) {
+	if err := addContribution(ctx, s.q, &c, &contributor); err != nil {
 		return store.Contribution{}, fmt.Errorf("add contribution to asset %s: %w", c.AssetID, err)
 	}
 	return c, nil
@@ -303,7 +322,7 @@ func (s Attribution) recordGitHubContribution(ctx context.Context, g store.GitHu
 	if err := s.q.QueryRow(ctx, `SELECT id FROM assets WHERE github_repository = $1`, g.Asset.GitHubRepository).Scan(&c.AssetID); err != nil {
 		return fmt.Errorf("find asset for %s: %w", g.Asset.GitHubRepository, err)
 	}
-	return addContribution(ctx, s.q, c)
+	return addContribution(ctx, s.q, c, nil) // its contributor ensured above
 }
 
 // deliveryName names a delivery in errors: its id, or repository@commit.

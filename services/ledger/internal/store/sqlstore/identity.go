@@ -102,15 +102,22 @@ func (i Identity) EnsureContributor(ctx context.Context, c store.Contributor) er
 	return ensureContributor(ctx, i.q, c)
 }
 
-// ensureContributor creates a contributor without a handle unless one with
-// its id exists.
+// ensureContributorSQL creates a contributor without a handle unless one
+// with its id exists.
+const ensureContributorSQL = `INSERT INTO contributors (id, handle, trust_level, created_at) VALUES ($1, NULL, $2, $3)
+	ON CONFLICT (id) DO NOTHING`
+
+// ensureContributor runs ensureContributorSQL for c.
 func ensureContributor(ctx context.Context, q database.Querier, c store.Contributor) error {
-	_, err := q.Exec(ctx, `INSERT INTO contributors (id, handle, trust_level, created_at) VALUES ($1, NULL, $2, $3)
-		ON CONFLICT (id) DO NOTHING`, c.ID, c.TrustLevel, database.Micros(c.CreatedAt))
-	if err != nil {
+	if _, err := q.Exec(ctx, ensureContributorSQL, c.ID, c.TrustLevel, database.Micros(c.CreatedAt)); err != nil {
 		return fmt.Errorf("ensure contributor %s: %w", c.ID, err)
 	}
 	return nil
+}
+
+// queueEnsureContributor queues ensureContributorSQL for c in b.
+func queueEnsureContributor(b *database.Batch, c store.Contributor) {
+	b.Exec(nil, ensureContributorSQL, c.ID, c.TrustLevel, database.Micros(c.CreatedAt))
 }
 
 // Counts implements store.Identity.

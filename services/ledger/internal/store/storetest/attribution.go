@@ -37,10 +37,7 @@ func Implicit(id string, at time.Time) store.Contributor {
 func add(h Harness, c store.Contribution, at time.Time) error {
 	ctx := context.Background()
 	return h.write(func(r repos) error {
-		if err := r.identity.EnsureContributor(ctx, Implicit(c.ContributorID, at)); err != nil {
-			return err
-		}
-		_, err := r.attribution.AddContribution(ctx, c)
+		_, err := r.attribution.AddContribution(ctx, c, Implicit(c.ContributorID, at))
 		return err
 	})
 }

@@ -50,15 +50,15 @@ func runContributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		var added store.Contribution
 		registered := NewContribution(ada.ID, a.ID, 5, base.Add(time.Second))
 		require.NoError(t, h.write(func(r repos) error {
-			if err := r.identity.EnsureContributor(ctx, Implicit(ada.ID, base)); err != nil {
-				return err
-			}
 			var err error
-			added, err = r.attribution.AddContribution(ctx, registered)
+			added, err = r.attribution.AddContribution(ctx, registered, Implicit(ada.ID, base))
 			return err
 		}))
 		registered.ContributorHandle = "ada"
 		require.Equal(t, registered, added, "the write answers the handle")
+		who, err := h.read().identity.GetContributor(ctx, ada.ID)
+		require.NoError(t, err)
+		require.Equal(t, ada, who, "an existing contributor is left as it is (handle and trust level)")
 		implicit := contribute(t, h, "someone", a.ID, 7, base.Add(2*time.Second))
 
 		s := h.read().attribution
