@@ -221,6 +221,7 @@ func repos(q database.Querier) usecase.Repos {
 		Outbox:  sqlstore.NewOutbox(q),
 		Loop:    sqlstore.NewLoopPasses(q),
 		Keys:    idempotency.SQL{Q: q},
+		Send:    q.SendBatch,
 	}
 }
 

@@ -125,6 +125,9 @@ type Tasks interface {
 	Lock(ctx context.Context, id string) (Task, error)
 	// Save writes every mutable field of t.
 	Save(ctx context.Context, t Task) error
+	// QueueSave queues Save's statement into b; the batch fails with
+	// ErrNotFound when no task has t's id.
+	QueueSave(b *database.Batch, t Task)
 	// List returns a page, newest first.
 	List(ctx context.Context, f Filter) ([]Task, error)
 	// Count counts the tasks f's filters keep (its page ignored). Lists
@@ -207,23 +210,32 @@ type Stats interface {
 	// AddCounts adds the deltas to the status counters, in a fixed order
 	// (so concurrent transactions lock the counter rows in the same order).
 	AddCounts(ctx context.Context, deltas []Count) error
+	// QueueAddCounts queues AddCounts' statements into b (a use case
+	// sends its writes after a read in one batch).
+	QueueAddCounts(b *database.Batch, deltas []Count)
 	// Counts returns every non-empty counter.
 	Counts(ctx context.Context) ([]Count, error)
 	// QueueCounts queues Counts' read into b.
 	QueueCounts(b *database.Batch, out *[]Count)
 	// AddDaily adds d to its day's row.
 	AddDaily(ctx context.Context, d Daily) error
+	// QueueAddDaily queues AddDaily's statement into b.
+	QueueAddDaily(b *database.Batch, d Daily)
 	// DailyBetween sums the rows of the days starting in [from, to) by
 	// task type, model and executor (Day is zero in the result).
 	DailyBetween(ctx context.Context, from, to time.Time) ([]Daily, error)
 	// AddFinished adds f to the finished counts of the hour holding at.
 	AddFinished(ctx context.Context, at time.Time, f Finished) error
+	// QueueAddFinished queues AddFinished's statement into b.
+	QueueAddFinished(b *database.Batch, at time.Time, f Finished)
 	// QueueFinishedSince queues the sum of the finished counts of the
 	// hours starting at or after since into b.
 	QueueFinishedSince(b *database.Batch, since time.Time, out *Finished)
 	// AddDuration counts one duration in bucket (metrics.BucketOf) of the
 	// day holding at.
 	AddDuration(ctx context.Context, at time.Time, bucket int) error
+	// QueueAddDuration queues AddDuration's statement into b.
+	QueueAddDuration(b *database.Batch, at time.Time, bucket int)
 	// DurationsBetween sums the duration histograms of the days starting
 	// in [from, to), by bucket in ascending order.
 	DurationsBetween(ctx context.Context, from, to time.Time) ([]metrics.Bucket, error)
@@ -235,6 +247,8 @@ type Stats interface {
 	DurationsByDay(ctx context.Context, from, to time.Time) ([]DayBucket, error)
 	// AddFailure counts one failed task of the category.
 	AddFailure(ctx context.Context, category string, diagnosed bool) error
+	// QueueAddFailure queues AddFailure's statement into b.
+	QueueAddFailure(b *database.Batch, category string, diagnosed bool)
 	// Failures returns the failure counts by category.
 	Failures(ctx context.Context) ([]FailureCount, error)
 }
@@ -278,6 +292,9 @@ type OutboxItem struct {
 type Outbox interface {
 	// Enqueue stores the item; false when the task already has one.
 	Enqueue(ctx context.Context, it OutboxItem) (bool, error)
+	// QueueEnqueue queues Enqueue's statement into b; queued reports,
+	// once b is sent, whether the item was new.
+	QueueEnqueue(b *database.Batch, it OutboxItem, queued *bool)
 	// Get returns the task's item; ErrNotFound when there is none.
 	Get(ctx context.Context, taskID string) (OutboxItem, error)
 	// Take returns up to limit undelivered items due at now, oldest due

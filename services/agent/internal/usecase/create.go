@@ -15,6 +15,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/routing"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
@@ -100,10 +101,12 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 		if err := r.Tasks.Insert(ctx, t); err != nil {
 			return err
 		}
-		if err := r.Stats.AddCounts(ctx, []store.Count{{Status: t.Status, Type: t.Type, N: 1}}); err != nil {
-			return err
-		}
-		return r.Stats.AddDaily(ctx, store.Daily{Day: now, Type: t.Type, Model: t.Model, Executor: t.Executor, Created: 1})
+		// The counters follow the insert, whose refusal they must not
+		// count, in one batch.
+		var b database.Batch
+		r.Stats.QueueAddCounts(&b, []store.Count{{Status: t.Status, Type: t.Type, N: 1}})
+		r.Stats.QueueAddDaily(&b, store.Daily{Day: now, Type: t.Type, Model: t.Model, Executor: t.Executor, Created: 1})
+		return r.Send(ctx, &b)
 	})
 	if err != nil {
 		return store.Task{}, wrap("create task", err)

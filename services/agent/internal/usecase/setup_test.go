@@ -23,7 +23,7 @@ import (
 var start = time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC)
 
 func repos(q database.Querier) usecase.Repos {
-	return usecase.Repos{Tasks: sqlstore.NewTasks(q), Stats: sqlstore.NewStats(q), Prompts: sqlstore.NewPrompts(q), Outbox: sqlstore.NewOutbox(q), Loop: sqlstore.NewLoopPasses(q), Keys: idempotency.SQL{Q: q}}
+	return usecase.Repos{Tasks: sqlstore.NewTasks(q), Stats: sqlstore.NewStats(q), Prompts: sqlstore.NewPrompts(q), Outbox: sqlstore.NewOutbox(q), Loop: sqlstore.NewLoopPasses(q), Keys: idempotency.SQL{Q: q}, Send: q.SendBatch}
 }
 
 // advanceCall is one call the fake portfolio received.

@@ -11,6 +11,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
@@ -290,13 +291,15 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 		if cur.Status.Finished() {
 			return nil // an unchanged repeat: nothing to write
 		}
-		if err := r.Tasks.Save(ctx, next); err != nil {
-			return err
-		}
 		// A claim through a PATCH (status running from any other).
 		took = cur.Status != task.Running && next.Status == task.Running
-		queued, err = a.changed(ctx, r, cur, next)
-		return err
+		// The task and everything derived from it, in one batch.
+		var b database.Batch
+		r.Tasks.QueueSave(&b, next)
+		if err := a.changed(ctx, r, &b, cur, next, &queued); err != nil {
+			return err
+		}
+		return r.Send(ctx, &b)
 	})
 	if err != nil {
 		return store.Task{}, wrap("update task "+id, err)
@@ -315,18 +318,20 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 // the task finishes, the rollups, the duration histogram, the failure counts, the prompt A/B
 // outcome (every finished task with a variant records one: value_score,
 // or 1 when a completed task gave none; 0 for a failure or timeout), and
-// for a completed task of an idea the outbox row of its advancement. It
-// reports whether an outbox row was queued.
-func (a *App) changed(ctx context.Context, r Repos, cur, next store.Task) (bool, error) {
+// for a completed task of an idea the outbox row of its advancement. The
+// writes that need no answer are queued into b, which the caller sends
+// with its own (one round trip on Postgres); the prompt outcome, which
+// reads its arm, runs at once. Once b is sent, queued says whether an
+// outbox row was queued.
+func (a *App) changed(ctx context.Context, r Repos, b *database.Batch, cur, next store.Task, queued *bool) error {
+	*queued = false
 	if cur.Status != next.Status {
-		if err := r.Stats.AddCounts(ctx, []store.Count{
+		r.Stats.QueueAddCounts(b, []store.Count{
 			{Status: cur.Status, Type: cur.Type, N: -1}, {Status: next.Status, Type: next.Type, N: 1},
-		}); err != nil {
-			return false, err
-		}
+		})
 	}
 	if cur.Status.Finished() || !next.Status.Finished() {
-		return false, nil
+		return nil
 	}
 	d := store.Daily{Day: next.CompletedAt, Type: next.Type, Model: next.Model, Executor: next.Executor}
 	var f store.Finished
@@ -347,33 +352,25 @@ func (a *App) changed(ctx context.Context, r Repos, cur, next store.Task) (bool,
 	if next.ResourceCost != nil {
 		d.CostSum = *next.ResourceCost
 	}
-	if err := r.Stats.AddDaily(ctx, d); err != nil {
-		return false, err
-	}
-	if err := r.Stats.AddFinished(ctx, next.CompletedAt, f); err != nil {
-		return false, err
-	}
+	r.Stats.QueueAddDaily(b, d)
+	r.Stats.QueueAddFinished(b, next.CompletedAt, f)
 	if next.Duration != nil {
-		if err := r.Stats.AddDuration(ctx, next.CompletedAt, metrics.BucketOf(*next.Duration)); err != nil {
-			return false, err
-		}
+		r.Stats.QueueAddDuration(b, next.CompletedAt, metrics.BucketOf(*next.Duration))
 	}
 	if next.Status == task.Failed {
-		if err := r.Stats.AddFailure(ctx, next.ErrorCategory, strings.TrimSpace(next.ErrorSummary) != ""); err != nil {
-			return false, err
-		}
+		r.Stats.QueueAddFailure(b, next.ErrorCategory, strings.TrimSpace(next.ErrorSummary) != "")
 	}
 	if next.PromptVariant != "" {
 		if err := a.recordOutcome(ctx, r, next); err != nil {
-			return false, err
+			return err
 		}
 	}
-	if next.Status != task.Completed || next.IdeaID == "" {
-		return false, nil
+	if next.Status == task.Completed && next.IdeaID != "" {
+		r.Outbox.QueueEnqueue(b, store.OutboxItem{
+			TaskID: next.ID, IdeaID: next.IdeaID, TaskType: next.Type, CreatedAt: next.CompletedAt, NextAttemptAt: next.CompletedAt,
+		}, queued)
 	}
-	return r.Outbox.Enqueue(ctx, store.OutboxItem{
-		TaskID: next.ID, IdeaID: next.IdeaID, TaskType: next.Type, CreatedAt: next.CompletedAt, NextAttemptAt: next.CompletedAt,
-	})
+	return nil
 }
 
 // recordOutcome stores a finished task's prompt A/B outcome and adds it to
@@ -463,10 +460,15 @@ func (a *App) Claim(ctx context.Context, by task.Reporter, worker string, types 
 		now := a.now()
 		next := claimed(cur, worker, by.ID, lease, now)
 		next.UpdatedAt = now
-		if err := r.Tasks.Save(ctx, next); err != nil {
+		var (
+			b      database.Batch
+			queued bool
+		)
+		r.Tasks.QueueSave(&b, next)
+		if err := a.changed(ctx, r, &b, cur, next, &queued); err != nil {
 			return err
 		}
-		if _, err := a.changed(ctx, r, cur, next); err != nil {
+		if err := r.Send(ctx, &b); err != nil {
 			return err
 		}
 		out, took = claim{Task: next, Found: true}, true
@@ -513,6 +515,10 @@ func (a *App) Reap(ctx context.Context) (requeued, timedOut int, err error) {
 		if err != nil {
 			return err
 		}
+		var (
+			b      database.Batch
+			queued bool // a reaped task never completes: nothing is queued
+		)
 		for _, next := range reaped {
 			cur := next
 			cur.Status = task.Running
@@ -521,11 +527,11 @@ func (a *App) Reap(ctx context.Context) (requeued, timedOut int, err error) {
 			} else {
 				requeued++
 			}
-			if _, err := a.changed(ctx, r, cur, next); err != nil {
+			if err := a.changed(ctx, r, &b, cur, next, &queued); err != nil {
 				return err
 			}
 		}
-		return nil
+		return r.Send(ctx, &b)
 	})
 	if err != nil {
 		return 0, 0, wrap("reap expired leases", err)

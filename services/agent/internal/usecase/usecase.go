@@ -41,6 +41,11 @@ type Repos struct {
 	Loop    store.LoopPasses
 	// Keys holds the Idempotency-Key records of creates and claims.
 	Keys idempotency.Keys
+	// Send sends a batch the use case queued across the repositories, over
+	// their querier (in the transaction, when they run in one): a use
+	// case's writes that need no answer go together, one round trip on
+	// Postgres.
+	Send func(ctx context.Context, b *database.Batch) error
 }
 
 // Opener builds the repositories over a querier.

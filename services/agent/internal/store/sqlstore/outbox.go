@@ -56,14 +56,24 @@ func scanOutboxRows(rows database.Rows, err error) ([]store.OutboxItem, error) {
 
 // Enqueue implements store.Outbox.
 func (o Outbox) Enqueue(ctx context.Context, it store.OutboxItem) (bool, error) {
-	n, err := o.q.Exec(ctx, `INSERT INTO idea_outbox (`+outboxColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	var (
+		b      database.Batch
+		queued bool
+	)
+	o.QueueEnqueue(&b, it, &queued)
+	if err := o.q.SendBatch(ctx, &b); err != nil {
+		return false, fmt.Errorf("queue the advancement of idea %s: %w", it.IdeaID, err)
+	}
+	return queued, nil
+}
+
+// QueueEnqueue implements store.Outbox.
+func (o Outbox) QueueEnqueue(b *database.Batch, it store.OutboxItem, queued *bool) {
+	b.Exec(func(n int64) error { *queued = n == 1; return nil },
+		`INSERT INTO idea_outbox (`+outboxColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (task_id) DO NOTHING`,
 		it.TaskID, it.IdeaID, string(it.TaskType), database.Micros(it.CreatedAt), database.NullMicros(it.DeliveredAt),
 		it.Attempts, it.LastError, database.Micros(it.NextAttemptAt))
-	if err != nil {
-		return false, fmt.Errorf("queue the advancement of idea %s: %w", it.IdeaID, err)
-	}
-	return n == 1, nil
 }
 
 // Get implements store.Outbox.

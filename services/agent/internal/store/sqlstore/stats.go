@@ -23,10 +23,20 @@ var _ store.Stats = Stats{}
 // NewStats returns the counters repository over q.
 func NewStats(q database.Querier) Stats { return Stats{q: q} }
 
-// AddCounts implements store.Stats. Deltas are applied in (status, type)
+// AddCounts implements store.Stats.
+func (s Stats) AddCounts(ctx context.Context, deltas []store.Count) error {
+	var b database.Batch
+	s.QueueAddCounts(&b, deltas)
+	if err := s.q.SendBatch(ctx, &b); err != nil {
+		return fmt.Errorf("count tasks: %w", err)
+	}
+	return nil
+}
+
+// QueueAddCounts implements store.Stats: the counters in (status, type)
 // order, so two transactions never take the counter rows' locks in
 // opposite orders (a deadlock); zero deltas are skipped.
-func (s Stats) AddCounts(ctx context.Context, deltas []store.Count) error {
+func (s Stats) QueueAddCounts(b *database.Batch, deltas []store.Count) {
 	ds := slices.Clone(deltas)
 	slices.SortFunc(ds, func(a, b store.Count) int {
 		if c := strings.Compare(string(a.Status), string(b.Status)); c != 0 {
@@ -38,13 +48,11 @@ func (s Stats) AddCounts(ctx context.Context, deltas []store.Count) error {
 		if d.N == 0 {
 			continue
 		}
-		if _, err := s.q.Exec(ctx, `INSERT INTO task_counts (status, task_type, n) VALUES ($1, $2, $3)
+		status, typ := d.Status, d.Type
+		b.Exec(func(int64) error { return nil }, `INSERT INTO task_counts (status, task_type, n) VALUES ($1, $2, $3)
 			ON CONFLICT (status, task_type) DO UPDATE SET n = task_counts.n + excluded.n`,
-			string(d.Status), string(d.Type), d.N); err != nil {
-			return fmt.Errorf("count %s %s tasks: %w", d.Status, d.Type, err)
-		}
+			string(status), string(typ), d.N)
 	}
-	return nil
 }
 
 // Counts implements store.Stats.
@@ -79,7 +87,17 @@ func day(t time.Time) int64 { return database.Micros(t.UTC().Truncate(24 * time.
 
 // AddDaily implements store.Stats.
 func (s Stats) AddDaily(ctx context.Context, d store.Daily) error {
-	_, err := s.q.Exec(ctx, `INSERT INTO task_daily (day, task_type, model, executor, created, completed, failed, timed_out,
+	var b database.Batch
+	s.QueueAddDaily(&b, d)
+	if err := s.q.SendBatch(ctx, &b); err != nil {
+		return fmt.Errorf("roll up tasks: %w", err)
+	}
+	return nil
+}
+
+// QueueAddDaily implements store.Stats.
+func (s Stats) QueueAddDaily(b *database.Batch, d store.Daily) {
+	b.Exec(nil, `INSERT INTO task_daily (day, task_type, model, executor, created, completed, failed, timed_out,
 		duration_sum, value_sum, cost_sum) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (day, task_type, model, executor) DO UPDATE SET
 		created = task_daily.created + excluded.created, completed = task_daily.completed + excluded.completed,
@@ -88,10 +106,6 @@ func (s Stats) AddDaily(ctx context.Context, d store.Daily) error {
 		value_sum = task_daily.value_sum + excluded.value_sum, cost_sum = task_daily.cost_sum + excluded.cost_sum`,
 		day(d.Day), string(d.Type), d.Model, d.Executor, d.Created, d.Completed, d.Failed, d.TimedOut,
 		d.DurationSum, d.ValueSum, d.CostSum)
-	if err != nil {
-		return fmt.Errorf("roll up tasks: %w", err)
-	}
-	return nil
 }
 
 // DailyBetween implements store.Stats: a range of the primary key, summed
@@ -124,13 +138,20 @@ func (s Stats) DailyBetween(ctx context.Context, from, to time.Time) ([]store.Da
 
 // AddFinished implements store.Stats.
 func (s Stats) AddFinished(ctx context.Context, at time.Time, f store.Finished) error {
-	if _, err := s.q.Exec(ctx, `INSERT INTO task_finished_hourly (hour, completed, failed) VALUES ($1, $2, $3)
-		ON CONFLICT (hour) DO UPDATE SET completed = task_finished_hourly.completed + excluded.completed,
-		failed = task_finished_hourly.failed + excluded.failed`,
-		database.Micros(at.Truncate(time.Hour)), f.Completed, f.Failed); err != nil {
+	var b database.Batch
+	s.QueueAddFinished(&b, at, f)
+	if err := s.q.SendBatch(ctx, &b); err != nil {
 		return fmt.Errorf("count finished tasks: %w", err)
 	}
 	return nil
+}
+
+// QueueAddFinished implements store.Stats.
+func (s Stats) QueueAddFinished(b *database.Batch, at time.Time, f store.Finished) {
+	b.Exec(nil, `INSERT INTO task_finished_hourly (hour, completed, failed) VALUES ($1, $2, $3)
+		ON CONFLICT (hour) DO UPDATE SET completed = task_finished_hourly.completed + excluded.completed,
+		failed = task_finished_hourly.failed + excluded.failed`,
+		database.Micros(at.Truncate(time.Hour)), f.Completed, f.Failed)
 }
 
 // QueueFinishedSince implements store.Stats: at most one row per hour of
@@ -147,11 +168,18 @@ func (s Stats) QueueFinishedSince(b *database.Batch, since time.Time, out *store
 
 // AddDuration implements store.Stats.
 func (s Stats) AddDuration(ctx context.Context, at time.Time, bucket int) error {
-	if _, err := s.q.Exec(ctx, `INSERT INTO task_durations (day, bucket, n) VALUES ($1, $2, 1)
-		ON CONFLICT (day, bucket) DO UPDATE SET n = task_durations.n + 1`, day(at), bucket); err != nil {
+	var b database.Batch
+	s.QueueAddDuration(&b, at, bucket)
+	if err := s.q.SendBatch(ctx, &b); err != nil {
 		return fmt.Errorf("count a duration: %w", err)
 	}
 	return nil
+}
+
+// QueueAddDuration implements store.Stats.
+func (s Stats) QueueAddDuration(b *database.Batch, at time.Time, bucket int) {
+	b.Exec(nil, `INSERT INTO task_durations (day, bucket, n) VALUES ($1, $2, 1)
+		ON CONFLICT (day, bucket) DO UPDATE SET n = task_durations.n + 1`, day(at), bucket)
 }
 
 // DurationsBetween implements store.Stats: at most one row per day and
@@ -176,16 +204,23 @@ func (s Stats) DurationsBetween(ctx context.Context, from, to time.Time) ([]metr
 
 // AddFailure implements store.Stats.
 func (s Stats) AddFailure(ctx context.Context, category string, diagnosed bool) error {
+	var b database.Batch
+	s.QueueAddFailure(&b, category, diagnosed)
+	if err := s.q.SendBatch(ctx, &b); err != nil {
+		return fmt.Errorf("count a failure: %w", err)
+	}
+	return nil
+}
+
+// QueueAddFailure implements store.Stats.
+func (s Stats) QueueAddFailure(b *database.Batch, category string, diagnosed bool) {
 	d := 0
 	if diagnosed {
 		d = 1
 	}
-	if _, err := s.q.Exec(ctx, `INSERT INTO failure_counts (category, failed, diagnosed) VALUES ($1, 1, $2)
+	b.Exec(nil, `INSERT INTO failure_counts (category, failed, diagnosed) VALUES ($1, 1, $2)
 		ON CONFLICT (category) DO UPDATE SET failed = failure_counts.failed + 1,
-		diagnosed = failure_counts.diagnosed + excluded.diagnosed`, category, d); err != nil {
-		return fmt.Errorf("count a failure: %w", err)
-	}
-	return nil
+		diagnosed = failure_counts.diagnosed + excluded.diagnosed`, category, d)
 }
 
 // Failures implements store.Stats.

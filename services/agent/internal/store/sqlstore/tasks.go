@@ -150,7 +150,22 @@ func (s Tasks) Lock(ctx context.Context, id string) (store.Task, error) { return
 
 // Save implements store.Tasks.
 func (s Tasks) Save(ctx context.Context, t store.Task) error {
-	n, err := s.q.Exec(ctx, `UPDATE tasks SET status = $2, output = $3, progress_pct = $4, current_step = $5,
+	var b database.Batch
+	s.QueueSave(&b, t)
+	if err := s.q.SendBatch(ctx, &b); err != nil {
+		return fmt.Errorf("save task %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// QueueSave implements store.Tasks.
+func (s Tasks) QueueSave(b *database.Batch, t store.Task) {
+	b.Exec(func(n int64) error {
+		if n == 0 {
+			return fmt.Errorf("task %s: %w", t.ID, store.ErrNotFound)
+		}
+		return nil
+	}, `UPDATE tasks SET status = $2, output = $3, progress_pct = $4, current_step = $5,
 		decision_prompt = $6, error_summary = $7, error_category = $8, worker_id = $9, lease_seconds = $10,
 		lease_expires_at = $11, attempts = $12, value_score = $13, resource_cost = $14, duration_seconds = $15,
 		updated_at = $16, started_at = $17, completed_at = $18, prompt_variant = $19, claimed_by = $20
@@ -161,13 +176,6 @@ func (s Tasks) Save(ctx context.Context, t store.Task) error {
 		database.NullMicros(t.LeaseExpiresAt), t.Attempts, t.ValueScore, t.ResourceCost, t.Duration,
 		database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
 		database.NullString(t.PromptVariant), database.NullString(t.ClaimedBy))
-	if err != nil {
-		return fmt.Errorf("save task %s: %w", t.ID, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("task %s: %w", t.ID, store.ErrNotFound)
-	}
-	return nil
 }
 
 // List implements store.Tasks.

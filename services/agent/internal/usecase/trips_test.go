@@ -1,0 +1,90 @@
+package usecase_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+)
+
+// tripCounter counts the trips its queriers make to the database: a
+// statement, or a batch (one pipelined round trip on Postgres).
+type tripCounter struct{ n atomic.Int64 }
+
+type countingQ struct {
+	database.Querier
+	c *tripCounter
+}
+
+func (q countingQ) Exec(ctx context.Context, s string, args ...any) (int64, error) {
+	q.c.n.Add(1)
+	return q.Querier.Exec(ctx, s, args...)
+}
+
+func (q countingQ) Query(ctx context.Context, s string, args ...any) (database.Rows, error) {
+	q.c.n.Add(1)
+	return q.Querier.Query(ctx, s, args...)
+}
+
+func (q countingQ) QueryRow(ctx context.Context, s string, args ...any) database.Row {
+	q.c.n.Add(1)
+	return q.Querier.QueryRow(ctx, s, args...)
+}
+
+func (q countingQ) SendBatch(ctx context.Context, b *database.Batch) error {
+	q.c.n.Add(1)
+	return q.Querier.SendBatch(ctx, b)
+}
+
+// TestTaskWritesAreFewTrips: a create is its insert and one batch of the
+// counters; a PATCH that completes a task of an idea is its locked read and
+// one batch of the task, the counters, rollups and the outbox row (on
+// Postgres each with the transaction's BEGIN, plus its COMMIT).
+func TestTaskWritesAreFewTrips(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		db := dbtest.Open(t, engine, "agent", store.Migrations())
+		trips := &tripCounter{}
+		open := func(q database.Querier) usecase.Repos { return repos(countingQ{Querier: q, c: trips}) }
+		var n atomic.Int64
+		app := usecase.New(db, open, usecase.Config{Clock: clock.NewFake(start), Seed: 42, Ideas: &fakeIdeas{},
+			NewID: func() string { return fmt.Sprintf("task-%04d", n.Add(1)) }})
+
+		// A known prompt variant, so the create samples none (a read).
+		tk, err := app.Create(ctx, usecase.NewTask{Direction: "write the spec", Type: "spec",
+			Context: map[string]any{"idea_id": "idea-1", "prompt_variant": "v1"}})
+		require.NoError(t, err)
+		before := trips.n.Load()
+		_, err = app.Create(ctx, usecase.NewTask{Direction: "write it", Type: "spec",
+			Context: map[string]any{"idea_id": "idea-2", "prompt_variant": "v1"}})
+		require.NoError(t, err)
+		require.Equal(t, int64(2), trips.n.Load()-before, "create: the insert, then the counters in one batch")
+
+		before = trips.n.Load()
+		_, err = app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w1")})
+		require.NoError(t, err)
+		require.Equal(t, int64(2), trips.n.Load()-before, "a claim: the locked read, then one batch")
+
+		// A task with a prompt variant also records its outcome when it
+		// finishes (a read of its arm): count one without.
+		tk3, err := app.Create(ctx, usecase.NewTask{Direction: "build it", Type: "impl", Context: map[string]any{"idea_id": "idea-3"}})
+		require.NoError(t, err)
+		_, err = app.Update(ctx, tk3.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w1")})
+		require.NoError(t, err)
+		before = trips.n.Load()
+		done, err := app.Update(ctx, tk3.ID, usecase.Patch{Status: ptr("completed"), WorkerID: ptr("w1"), Output: ptr("built")})
+		require.NoError(t, err)
+		require.Equal(t, "completed", string(done.Status))
+		require.Equal(t, int64(2), trips.n.Load()-before,
+			"completing: the locked read, then the task, counters, rollups and outbox in one batch")
+	})
+}
