@@ -97,23 +97,20 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 // never logs or records headers, query strings or bodies (tokens and keys
 // live there).
 func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middleware {
-	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "foundry_http_request_duration_seconds",
-		Help:    "Time to serve an HTTP request, by method, route and status.",
-		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-	}, []string{"method", "route", "status"})
-	// The same durations as OpenTelemetry's semantic conventions name them
+	// Request durations as OpenTelemetry's semantic conventions name them
 	// (http.server.request.duration, in Prometheus form), with their
 	// attributes and default buckets, so dashboards and alerts written for
-	// any OTel-instrumented HTTP server read the gateway as they are.
-	// Foundry's own histogram stays beside it for what already reads it.
-	semconvDuration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	// any OTel-instrumented HTTP server read the gateway as they are. It is
+	// the one HTTP histogram: Foundry's own form of the same durations
+	// (foundry_http_request_duration_seconds) was a second observation and
+	// label lookup on every request, and nothing read it.
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "http_server_request_duration_seconds",
 		Help:    "Duration of HTTP server requests (OpenTelemetry semantic conventions, http.server.request.duration).",
 		Buckets: semconvBuckets,
 	}, []string{"http_request_method", "http_route", "http_response_status_code"})
 	if reg != nil {
-		reg.MustRegister(duration, semconvDuration)
+		reg.MustRegister(duration)
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -130,8 +127,7 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 				*route = "unmatched"
 			}
 			method := metricMethod(r.Method)
-			duration.WithLabelValues(method, *route, fmt.Sprint(rec.status)).Observe(elapsed.Seconds())
-			semconvDuration.WithLabelValues(semconvMethod(r.Method), semconvRoute(*route), strconv.Itoa(rec.status)).
+			duration.WithLabelValues(semconvMethod(r.Method), semconvRoute(*route), strconv.Itoa(rec.status)).
 				Observe(elapsed.Seconds())
 			if tel != nil {
 				tel.record(event(method, *route, rec.status, start, elapsed))
