@@ -17,10 +17,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/foundryhq/foundry/bench/bare/sqlcore"
 )
 
-// origMove is the function whose audit entry the stake's mirrors.
-const origMove = "usecase.App.move (services/ledger/internal/usecase/move.go)"
+// The originals whose results the stake's transaction must match.
+const (
+	origMove        = "usecase.App.move (services/ledger/internal/usecase/move.go)"
+	origAccountName = "credit.Account.Name (services/ledger/internal/credit/journal.go)"
+)
 
 // TestStakeAuditEntryMirrorsMove pins what the stake's transaction writes
 // against the originals: the journal lines' account names
@@ -67,7 +72,7 @@ func TestStakeAuditEntryMirrorsMove(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
 	rec := httptest.NewRecorder()
-	(&server{pool: pool}).routes().ServeHTTP(rec, req)
+	(&server{core: sqlcore.New(pool)}).routes().ServeHTTP(rec, req)
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("the stake answered %d: %s", rec.Code, rec.Body)
 	}

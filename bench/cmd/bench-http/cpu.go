@@ -17,43 +17,64 @@ import (
 // Linux architecture Foundry is built for (getconf CLK_TCK).
 const userHZ = 100
 
-// cpuSample is the CPU time a server process and the whole machine had
-// used at one moment.
+// cpuSample is the CPU time each process of a server and the whole
+// machine had used at one moment (or over a span: sub, add).
 type cpuSample struct {
-	process, machine time.Duration
+	procs   []time.Duration // in the target's order
+	machine time.Duration
 }
 
-// sampleCPU reads the process's user+system time (/proc/PID/stat) and the
+// process is the server's CPU time: all its processes'.
+func (s cpuSample) process() time.Duration {
+	var sum time.Duration
+	for _, d := range s.procs {
+		sum += d
+	}
+	return sum
+}
+
+// sub is the CPU time used between an earlier sample and s.
+func (s cpuSample) sub(earlier cpuSample) cpuSample {
+	out := cpuSample{procs: make([]time.Duration, len(s.procs)), machine: s.machine - earlier.machine}
+	for i := range s.procs {
+		out.procs[i] = s.procs[i] - earlier.procs[i]
+	}
+	return out
+}
+
+// add sums two spans of the same processes.
+func (s cpuSample) add(o cpuSample) cpuSample {
+	out := cpuSample{procs: make([]time.Duration, max(len(s.procs), len(o.procs))), machine: s.machine + o.machine}
+	for i := range out.procs {
+		if i < len(s.procs) {
+			out.procs[i] += s.procs[i]
+		}
+		if i < len(o.procs) {
+			out.procs[i] += o.procs[i]
+		}
+	}
+	return out
+}
+
+// sampleCPU reads each process's user+system time (/proc/PID/stat) and the
 // machine's busy time (/proc/stat: every state but idle and iowait), so a
-// round's CPU per request can be split into the server's share and the
-// rest (Postgres, the load generator, the kernel's network stack).
-func sampleCPU(pid int) (cpuSample, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return cpuSample{}, err
-	}
-	// The command name (field 2) may hold spaces; the fields after it
-	// start past its closing parenthesis. utime and stime are fields 14
-	// and 15, so the 12th and 13th after it.
-	_, rest, ok := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
-		return cpuSample{}, errors.New("unexpected /proc/PID/stat")
-	}
+// round's CPU per request can be split into each server process's share
+// and the rest (Postgres, the load generator, the kernel's network stack).
+func sampleCPU(pids []int) (cpuSample, error) {
 	var s cpuSample
-	for _, v := range f[11:13] {
-		n, err := strconv.ParseInt(v, 10, 64)
+	for _, pid := range pids {
+		d, err := processCPU(pid)
 		if err != nil {
 			return cpuSample{}, err
 		}
-		s.process += ticks(n)
+		s.procs = append(s.procs, d)
 	}
-	b, err = os.ReadFile("/proc/stat")
+	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return cpuSample{}, err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
-	f = strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
 	if len(f) < 9 || f[0] != "cpu" {
 		return cpuSample{}, errors.New("unexpected /proc/stat")
 	}
@@ -68,6 +89,31 @@ func sampleCPU(pid int) (cpuSample, error) {
 		s.machine += ticks(n)
 	}
 	return s, nil
+}
+
+// processCPU is a process's user+system time.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; the fields after it
+	// start past its closing parenthesis. utime and stime are fields 14
+	// and 15, so the 12th and 13th after it.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, errors.New("unexpected /proc/PID/stat")
+	}
+	var d time.Duration
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		d += ticks(n)
+	}
+	return d, nil
 }
 
 func ticks(n int64) time.Duration { return time.Duration(n) * time.Second / userHZ }

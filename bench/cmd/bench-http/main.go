@@ -1,16 +1,22 @@
-// Command bench-http measures Foundry's hot REST routes against their bare
-// limit: a single-hop server (bench/bare: net/http → pgxpool → Postgres)
-// running the same SQL against the same database. It creates a scratch
-// database, starts Foundry (all modules, one process) and the bare server
-// on it, seeds it through Foundry's API, then drives every route at a fixed
-// concurrency in alternating rounds (Foundry, bare, Foundry, bare, …, so
-// drift on a noisy machine hits both alike) and prints throughput,
-// latencies and the ratio Foundry ÷ bare per route. Any failed request
-// fails the run. `make bench-http` runs it; docs/performance.md#http
-// records its numbers.
+// Command bench-http measures Foundry's hot REST routes against two
+// limits running the same SQL against the same database: a single-hop
+// server (bench/bare: net/http → pgxpool → Postgres) and a bare two-hop
+// pair (bench/twohop: a net/http front → gRPC over loopback → a bare gRPC
+// server of Foundry's protos → pgxpool → Postgres), the limit of Foundry's
+// own architecture. It creates a scratch database, starts Foundry (by
+// default as two processes, the gateway and the modules, so each side's
+// CPU is measured apart), the bare server and the two-hop pair on it,
+// seeds it through Foundry's API, then drives every route at a fixed
+// concurrency in alternating rounds (Foundry, bare, two-hop, Foundry, …,
+// so drift on a noisy machine hits all alike) and prints throughput,
+// latencies, the ratios Foundry ÷ bare and Foundry ÷ two-hop, and each
+// process's CPU time per request. Any failed request fails the run; a
+// route the two-hop front does not serve is reported as "—" for it.
+// `make bench-http` runs it; docs/performance.md#http records its
+// numbers.
 //
 // With -engine sqlite Foundry runs on its embedded SQLite in a scratch
-// directory instead, and only Foundry is measured: the bare server is
+// directory instead, and only Foundry is measured: the baselines are
 // Postgres only.
 package main
 
@@ -49,34 +55,41 @@ func main() {
 }
 
 type options struct {
-	databaseURL string
-	foundry     string
-	bare        string
-	concurrency int
-	round       time.Duration
-	rounds      int
-	warmup      time.Duration
-	routes      string
-	profile     string
-	services    bool
-	engine      string
-	stakers     int
+	databaseURL  string
+	foundry      string
+	foundrySplit bool
+	bare         string
+	twohopFront  string
+	twohopBack   string
+	concurrency  int
+	round        time.Duration
+	rounds       int
+	warmup       time.Duration
+	routes       string
+	profile      string
+	services     bool
+	engine       string
+	stakers      int
 }
 
 func run() error {
 	var o options
 	flag.StringVar(&o.databaseURL, "database-url", envOr("FOUNDRY_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
 		"Postgres server to create the scratch database on (FOUNDRY_BENCH_DATABASE_URL)")
-	flag.StringVar(&o.foundry, "foundry", "bin/foundry", "the Foundry binary (all modules)")
-	flag.StringVar(&o.bare, "bare", "bin/bench-bare", "the bare baseline server")
+	flag.StringVar(&o.foundry, "foundry", "bin/foundry", "the Foundry binary")
+	flag.BoolVar(&o.foundrySplit, "foundry-split", true,
+		"run Foundry as two processes, the gateway (-target=gateway) and every service (-target=<the services>), and report each one's CPU; false: all modules in one process")
+	flag.StringVar(&o.bare, "bare", "bin/bench-bare", "the bare single-hop baseline server")
+	flag.StringVar(&o.twohopFront, "twohop-front", "bin/bench-twohop-front", "the two-hop baseline's HTTP front (bench/twohop/front)")
+	flag.StringVar(&o.twohopBack, "twohop-back", "bin/bench-twohop-back", "the two-hop baseline's gRPC back end (bench/twohop/back)")
 	flag.IntVar(&o.concurrency, "c", 16, "concurrent clients")
 	flag.DurationVar(&o.round, "round", 3*time.Second, "length of one round")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds per server and route (alternating)")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "unrecorded load before a route's rounds, per server")
 	flag.StringVar(&o.routes, "routes", "", "comma-separated route names to run (default: all)")
-	flag.StringVar(&o.profile, "profile", "", "directory to save a CPU profile of Foundry per route (taken during its first round)")
+	flag.StringVar(&o.profile, "profile", "", "directory to save a CPU profile of Foundry per route (taken during its first round; split: one per process, <route>.gateway and <route>.modules)")
 	flag.BoolVar(&o.services, "services", true, "finally, start each service alone and report its idle RSS")
-	flag.StringVar(&o.engine, "engine", "postgres", "Foundry's database: postgres (a scratch database, measured against the bare server) or sqlite (embedded, in a scratch directory; Foundry alone)")
+	flag.StringVar(&o.engine, "engine", "postgres", "Foundry's database: postgres (a scratch database, measured against the baselines) or sqlite (embedded, in a scratch directory; Foundry alone)")
 	flag.IntVar(&o.stakers, "contributors", 1000, "contributors the stake route stakes from, each with its own session and CC")
 	flag.Parse()
 	if o.engine != "postgres" && o.engine != "sqlite" {
@@ -108,33 +121,30 @@ func run() error {
 		data = dir
 	}
 
-	foundryAddr, bareAddr, adminAddr := freeAddr(), freeAddr(), ""
 	if o.profile != "" {
 		if err := os.MkdirAll(o.profile, 0o755); err != nil {
 			return err
 		}
-		adminAddr = freeAddr()
 	}
-	foundry, err := startFoundry(o.foundry, data, foundryAddr, freeAddr(), adminAddr, o.profile != "")
+	foundryAddr := freeAddr()
+	foundry, err := startFoundrySet(ctx, o, data, foundryAddr)
 	if err != nil {
 		return err
 	}
 	defer foundry.stop()
-	if err := waitHTTP(ctx, "http://"+foundryAddr+"/api/ready", 60*time.Second); err != nil {
-		return fmt.Errorf("foundry: %w\n%s", err, foundry.output())
-	}
 	if dbURL != "" {
-		fmt.Printf("foundry %s up on %s (database %s)\n", o.foundry, foundryAddr, redact(dbURL))
+		fmt.Printf("foundry %s up on %s (%s; database %s)\n", o.foundry, foundryAddr, foundry.shape, redact(dbURL))
 	} else {
-		fmt.Printf("foundry %s up on %s (SQLite in %s)\n", o.foundry, foundryAddr, data)
+		fmt.Printf("foundry %s up on %s (%s; SQLite in %s)\n", o.foundry, foundryAddr, foundry.shape, data)
 	}
 
 	seed, err := seedData(ctx, "http://"+foundryAddr, o.stakers)
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
-	targets := []target{{"foundry", "http://" + foundryAddr, foundry.cmd.Process.Pid}}
+	targets := []target{{name: "foundry", base: "http://" + foundryAddr, procs: foundry.procs}}
 	if dbURL != "" {
+		bareAddr := freeAddr()
 		bare, err := start(o.bare, nil, "-addr="+bareAddr, "-database-url="+dbURL, "-pool=16")
 		if err != nil {
 			return err
@@ -144,11 +154,24 @@ func run() error {
 			return fmt.Errorf("bare: %w\n%s", err, bare.output())
 		}
 		fmt.Printf("bare %s up on %s\n", o.bare, bareAddr)
-		targets = append(targets, target{"bare", "http://" + bareAddr, bare.cmd.Process.Pid})
+		targets = append(targets, target{name: "bare", base: "http://" + bareAddr, procs: []proc{{p: bare}}})
+
+		twohop, err := startTwoHop(ctx, o, dbURL)
+		if err != nil {
+			return err
+		}
+		defer twohop.stop()
+		targets = append(targets, twohop.target)
 	}
-	if rss, err := residentMiB(foundry.cmd.Process.Pid); err == nil {
-		// All modules share the process: any one service's RSS is below it.
-		fmt.Printf("foundry idle RSS after seeding: %.1f MiB (every module in one process)\n", rss)
+	for _, p := range foundry.procs {
+		if rss, err := residentMiB(p.p.cmd.Process.Pid); err == nil {
+			if p.role == "" {
+				// All modules share the process: any one service's RSS is below it.
+				fmt.Printf("foundry idle RSS after seeding: %.1f MiB (every module in one process)\n", rss)
+			} else {
+				fmt.Printf("foundry %s idle RSS after seeding: %.1f MiB\n", p.role, rss)
+			}
+		}
 	}
 
 	var conn *pgx.Conn
@@ -183,41 +206,56 @@ func run() error {
 			}
 		}
 		res := result{route: r.name, write: r.write, stats: map[string]*stats{}}
+		// A server that lacks the route (the two-hop front serves only the
+		// routes it lists) is left out of its rounds and reported as "—".
+		var serving []target
 		for _, t := range targets {
+			if t.serves != nil && !t.serves[r.pattern] {
+				continue
+			}
+			serving = append(serving, t)
 			res.stats[t.name] = &stats{}
 			if _, err := drive(ctx, client, t, r, o.concurrency, o.warmup); err != nil {
 				return fmt.Errorf("%s against %s (warm-up): %w", r.name, t.name, err)
 			}
 		}
 		for round := range o.rounds {
-			for _, t := range targets {
+			for _, t := range serving {
 				var profiled chan error
 				if o.profile != "" && round == 0 && t.name == "foundry" {
-					profiled = make(chan error, 1)
-					go func() { profiled <- saveProfile(ctx, adminAddr, o.round, o.profile+"/"+r.name+".cpu.pprof") }()
+					profiled = make(chan error, len(t.procs))
+					for _, p := range t.procs {
+						name := r.name
+						if p.role != "" {
+							name += "." + p.role
+						}
+						go func() { profiled <- saveProfile(ctx, p.admin, o.round, o.profile+"/"+name+".cpu.pprof") }()
+					}
 				}
-				before, cerr := sampleCPU(t.pid)
+				before, cerr := sampleCPU(t.pids())
 				s, err := drive(ctx, client, t, r, o.concurrency, o.round)
-				after, cerr2 := sampleCPU(t.pid)
+				after, cerr2 := sampleCPU(t.pids())
 				if cerr = errors.Join(cerr, cerr2); cerr != nil {
 					return fmt.Errorf("%s: CPU time: %w", r.name, cerr)
 				}
 				if profiled != nil {
-					if perr := <-profiled; perr != nil {
-						return fmt.Errorf("%s: profile: %w", r.name, perr)
+					for range t.procs {
+						if perr := <-profiled; perr != nil {
+							return fmt.Errorf("%s: profile: %w", r.name, perr)
+						}
 					}
 				}
 				if err != nil {
 					return fmt.Errorf("%s against %s: %w", r.name, t.name, err)
 				}
-				s.cpu = cpuSample{process: after.process - before.process, machine: after.machine - before.machine}
+				s.cpu = after.sub(before)
 				res.stats[t.name].add(s)
 			}
 		}
 		results = append(results, res)
 		fmt.Printf("%-18s done\n", r.name)
 	}
-	report(os.Stdout, results, o)
+	report(os.Stdout, results, targets, o)
 	if o.services {
 		// Last, so the services' own start-up does not disturb the rounds.
 		lines, err := serviceRSS(ctx, o.foundry, data)
@@ -613,6 +651,9 @@ func call(ctx context.Context, base, method, path string, body any, h http.Heade
 type route struct {
 	name  string
 	write bool
+	// pattern is the route's method and path pattern, as the two-hop
+	// front lists the routes it serves.
+	pattern string
 	// postgres is true when prepare works on the database directly
 	// (through conn), so the route runs on Postgres only.
 	postgres bool
@@ -639,23 +680,23 @@ func routeTable(s seeded, conn *pgx.Conn) []route {
 	// stakes from one contributor, whose rows every request queues on:
 	// the pair shows what a hot account costs.
 	return []route{
-		{name: "contribution", write: true, request: func(i int64) (string, string, []byte, http.Header) {
+		{name: "contribution", pattern: "POST /api/contributions", write: true, request: func(i int64) (string, string, []byte, http.Header) {
 			return http.MethodPost, "/api/contributions", jsonBody(map[string]any{"contributor_id": s.contributor,
 				"asset_id": s.assets[i%int64(len(s.assets))], "cost_amount": 1.5, "metadata": map[string]any{}}), bearer
 		}},
-		{name: "idea", request: func(i int64) (string, string, []byte, http.Header) {
+		{name: "idea", pattern: "GET /api/ideas/{id}", request: func(i int64) (string, string, []byte, http.Header) {
 			return http.MethodGet, "/api/ideas/" + s.ideas[i%int64(len(s.ideas))], nil, nil
 		}},
-		{name: "idea-token", request: func(i int64) (string, string, []byte, http.Header) {
+		{name: "idea-token", pattern: "GET /api/ideas/{id}", request: func(i int64) (string, string, []byte, http.Header) {
 			return http.MethodGet, "/api/ideas/" + s.ideas[i%int64(len(s.ideas))], nil, s.worker
 		}},
-		{name: "ideas-list-50", request: func(int64) (string, string, []byte, http.Header) {
+		{name: "ideas-list-50", pattern: "GET /api/ideas", request: func(int64) (string, string, []byte, http.Header) {
 			return http.MethodGet, "/api/ideas?limit=50", nil, nil
 		}},
-		{name: "task-create", write: true, request: func(int64) (string, string, []byte, http.Header) {
+		{name: "task-create", pattern: "POST /api/agent/tasks", write: true, request: func(int64) (string, string, []byte, http.Header) {
 			return http.MethodPost, "/api/agent/tasks", jsonBody(map[string]any{"direction": "bench task", "task_type": "impl"}), s.operator
 		}},
-		{name: "task-claim", write: true, postgres: true, prepare: func(ctx context.Context) error {
+		{name: "task-claim", pattern: "PATCH /api/agent/tasks/{id}", write: true, postgres: true, prepare: func(ctx context.Context) error {
 			const want = 400_000
 			var have int
 			if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM agent.tasks WHERE status = 'pending'`).Scan(&have); err != nil {
@@ -690,27 +731,22 @@ func routeTable(s seeded, conn *pgx.Conn) []route {
 			pending.mu.Unlock()
 			return http.MethodPatch, "/api/agent/tasks/" + id, jsonBody(map[string]any{"status": "running", "worker_id": "bench-worker"}), s.worker
 		}},
-		{name: "pipeline-status", request: func(int64) (string, string, []byte, http.Header) {
+		{name: "pipeline-status", pattern: "GET /api/agent/pipeline-status", request: func(int64) (string, string, []byte, http.Header) {
 			return http.MethodGet, "/api/agent/pipeline-status", nil, nil
 		}},
-		{name: "metrics", request: func(int64) (string, string, []byte, http.Header) {
+		{name: "metrics", pattern: "GET /api/agent/metrics", request: func(int64) (string, string, []byte, http.Header) {
 			return http.MethodGet, "/api/agent/metrics", nil, nil
 		}},
-		{name: "stake", write: true, request: func(i int64) (string, string, []byte, http.Header) {
+		{name: "stake", pattern: "POST /api/cc/stake", write: true, request: func(i int64) (string, string, []byte, http.Header) {
 			c := s.stakers[i%int64(len(s.stakers))]
 			return http.MethodPost, "/api/cc/stake",
 				jsonBody(map[string]any{"contributor_id": c.id, "idea_id": s.ideas[i%int64(len(s.ideas))], "amount_cc": stakeCC}), c.auth
 		}},
-		{name: "stake-one", write: true, request: func(i int64) (string, string, []byte, http.Header) {
+		{name: "stake-one", pattern: "POST /api/cc/stake", write: true, request: func(i int64) (string, string, []byte, http.Header) {
 			return http.MethodPost, "/api/cc/stake",
 				jsonBody(map[string]any{"contributor_id": s.contributor, "idea_id": s.ideas[i%int64(len(s.ideas))], "amount_cc": stakeCC}), bearer
 		}},
 	}
-}
-
-type target struct {
-	name, base string
-	pid        int
 }
 
 // stats are one server's measurements of a route.
@@ -725,8 +761,7 @@ func (s *stats) add(o *stats) {
 	s.requests += o.requests
 	s.elapsed += o.elapsed
 	s.latencies = append(s.latencies, o.latencies...)
-	s.cpu.process += o.cpu.process
-	s.cpu.machine += o.cpu.machine
+	s.cpu = s.cpu.add(o.cpu)
 }
 
 // perRequest is CPU time per request in microseconds.
@@ -815,34 +850,97 @@ type result struct {
 	stats map[string]*stats
 }
 
-func report(w io.Writer, results []result, o options) {
+// column is one server's columns in the report: its name, and its
+// processes' roles when it has more than one (in the target's order).
+type column struct {
+	name, label string
+	roles       []string
+}
+
+func report(w io.Writer, results []result, targets []target, o options) {
+	cols := []column{{name: "foundry", label: "foundry"}, {name: "bare", label: "bare"},
+		{name: "twohop", label: "two-hop", roles: []string{"front", "back"}}}
+	for _, t := range targets {
+		if t.name == "foundry" && len(t.procs) > 1 {
+			for _, p := range t.procs {
+				cols[0].roles = append(cols[0].roles, p.role)
+			}
+		}
+	}
+	const none = "—"
 	fmt.Fprintf(w, "\n%s: %d clients, %d alternating rounds of %s per server and route\n", o.engine, o.concurrency, o.rounds, o.round)
 	if o.engine == "sqlite" {
-		fmt.Fprintf(w, "Foundry alone: the bare server has no SQLite twin\n")
+		fmt.Fprintf(w, "Foundry alone: the baselines have no SQLite twin\n")
 	}
-	fmt.Fprintf(w, "cpu µs/req: the server process's CPU time per request; all µs/req: the whole machine's (the database, the load generator, the kernel)\n\n")
+	fmt.Fprintf(w, "bare: one hop (net/http → Postgres); two-hop: net/http → gRPC over loopback → a bare gRPC server → Postgres; %s: not run\n\n", none)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "route\tfoundry req/s\tp50\tp99\tcpu µs/req\tall µs/req\tbare req/s\tp50\tp99\tcpu µs/req\tall µs/req\tratio\tgoal\t")
+	fmt.Fprint(tw, "route\t")
+	for _, c := range cols {
+		fmt.Fprintf(tw, "%s req/s\tp50\tp99\t", c.label)
+	}
+	fmt.Fprintln(tw, "÷bare\t÷two-hop\tgoal\t")
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
 	for _, r := range results {
-		f, b := r.stats["foundry"], r.stats["bare"]
+		fmt.Fprintf(tw, "%s\t", r.route)
+		for _, c := range cols {
+			if st := r.stats[c.name]; st != nil {
+				fmt.Fprintf(tw, "%.0f\t%s\t%s\t", st.rate(), ms(st.percentile(50)), ms(st.percentile(99)))
+			} else {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t", none, none, none)
+			}
+		}
+		f := r.stats["foundry"]
 		goal := 0.7
 		if r.write {
 			goal = 0.6
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%.0f\t%.0f\t", r.route,
-			f.rate(), ms(f.percentile(50)), ms(f.percentile(99)), f.perRequest(f.cpu.process), f.perRequest(f.cpu.machine))
-		if b == nil { // SQLite: no bare twin
-			fmt.Fprintf(tw, "-\t-\t-\t-\t-\t-\t%.1f\t\n", goal)
-			continue
-		}
 		mark := ""
-		if f.rate()/b.rate() < goal {
-			mark = " (below)"
+		for _, base := range []string{"bare", "twohop"} {
+			b := r.stats[base]
+			if b == nil {
+				fmt.Fprintf(tw, "%s\t", none)
+				continue
+			}
+			fmt.Fprintf(tw, "%.2f\t", f.rate()/b.rate())
+			if base == "bare" && f.rate()/b.rate() < goal {
+				mark = " (below)"
+			}
 		}
-		fmt.Fprintf(tw, "%.0f\t%s\t%s\t%.0f\t%.0f\t%.2f\t%.1f%s\t\n",
-			b.rate(), ms(b.percentile(50)), ms(b.percentile(99)), b.perRequest(b.cpu.process), b.perRequest(b.cpu.machine),
-			f.rate()/b.rate(), goal, mark)
+		fmt.Fprintf(tw, "%.1f%s\t\n", goal, mark)
+	}
+	_ = tw.Flush()
+
+	fmt.Fprintf(w, "\nCPU µs per request: each server's processes' user+system time (a server of two processes: their sum, then each);\n"+
+		"all: the whole machine's (the database, the load generator, the kernel)\n\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "route\t")
+	for _, c := range cols {
+		fmt.Fprintf(tw, "%s\t", c.label)
+		for _, role := range c.roles {
+			fmt.Fprintf(tw, "%s\t", role)
+		}
+		fmt.Fprint(tw, "all\t")
+	}
+	fmt.Fprintln(tw)
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t", r.route)
+		for _, c := range cols {
+			st := r.stats[c.name]
+			if st == nil {
+				fmt.Fprint(tw, strings.Repeat(none+"\t", len(c.roles)+2))
+				continue
+			}
+			fmt.Fprintf(tw, "%.0f\t", st.perRequest(st.cpu.process()))
+			for i := range c.roles {
+				if i < len(st.cpu.procs) {
+					fmt.Fprintf(tw, "%.0f\t", st.perRequest(st.cpu.procs[i]))
+				} else {
+					fmt.Fprintf(tw, "%s\t", none)
+				}
+			}
+			fmt.Fprintf(tw, "%.0f\t", st.perRequest(st.cpu.machine))
+		}
+		fmt.Fprintln(tw)
 	}
 	_ = tw.Flush()
 }
