@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0
+	github.com/planetscale/vtprotobuf v0.6.1-0.20250313105119-ba97887b0a25
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )

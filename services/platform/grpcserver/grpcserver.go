@@ -3,7 +3,9 @@
 // and go-grpc-middleware's Prometheus metrics (the standard grpc_server_*
 // and grpc_client_* names), access logging and panic recovery, with
 // Foundry's request ids and domain-error table around them; plus
-// grpc.health.v1 and, when asked for, reflection.
+// grpc.health.v1 and, when asked for, reflection. Importing it installs
+// grpccodec, the generated protobuf marshalling, for every gRPC call of the
+// process, served or made.
 package grpcserver
 
 import (
@@ -33,6 +35,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/foundryhq/foundry/services/platform/authz"
+	// Registered process-wide under gRPC's "proto" by its init: every
+	// server built here and every client dialled with ClientOptions (and
+	// any other connection of the process) uses it.
+	_ "github.com/foundryhq/foundry/services/platform/grpccodec"
 	"github.com/foundryhq/foundry/services/platform/grpcerr"
 	"github.com/foundryhq/foundry/services/platform/observability"
 	"github.com/foundryhq/foundry/services/platform/requestid"
