@@ -11,18 +11,15 @@ package grpcserver
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"runtime/debug"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
@@ -133,7 +130,7 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 	if reg != nil {
 		reg.MustRegister(m)
 	}
-	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(codeLevel)}
+	access := accessLog{log: log}
 	rec := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
 		log.Error("panic in handler", append(observability.Fields(ctx), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))...)
 		return status.Error(codes.Internal, "internal error")
@@ -156,14 +153,14 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 	unary := []grpc.UnaryServerInterceptor{
 		requestid.UnaryServerInterceptor(),
 		m.UnaryServerInterceptor(exemplar),
-		logging.UnaryServerInterceptor(Logger(log), logOpts...),
+		access.unary,
 		servicecred.UnaryServerInterceptor(o.ServiceKey, o.AcceptedServiceKeys...),
 		recovery.UnaryServerInterceptor(rec),
 		grpcerr.UnaryServerInterceptor(log),
 	}
 	stream := []grpc.StreamServerInterceptor{
 		m.StreamServerInterceptor(exemplar),
-		logging.StreamServerInterceptor(Logger(log), logOpts...),
+		access.stream,
 		servicecred.StreamServerInterceptor(o.ServiceKey, o.AcceptedServiceKeys...),
 		recovery.StreamServerInterceptor(rec),
 	}
@@ -246,51 +243,4 @@ func exemplarOf(ctx context.Context) prometheus.Labels {
 		return prometheus.Labels{"trace_id": sc.TraceID().String()}
 	}
 	return nil
-}
-
-// codeLevel is the level of a finished call's line: successes and
-// cancellations at debug (they are the metrics' business), a server fault
-// at error, anything else the caller got wrong at info.
-func codeLevel(code codes.Code) logging.Level {
-	switch code {
-	case codes.OK, codes.Canceled:
-		return logging.LevelDebug
-	case codes.Internal, codes.Unknown, codes.DataLoss:
-		return logging.LevelError
-	}
-	return logging.LevelInfo
-}
-
-// Logger adapts zap to go-grpc-middleware's logging interface. The level
-// is checked before the middleware's key-value pairs are converted, so a
-// line below the level costs nothing more; every line gets the request's
-// ids (observability.Fields).
-func Logger(l *zap.Logger) logging.Logger {
-	return logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, kv ...any) {
-		ce := l.Check(zapLevel(lvl), msg)
-		if ce == nil {
-			return
-		}
-		fields := observability.Fields(ctx)
-		for i := 0; i+1 < len(kv); i += 2 {
-			key, ok := kv[i].(string)
-			if !ok {
-				key = fmt.Sprint(kv[i])
-			}
-			fields = append(fields, zap.Any(key, kv[i+1]))
-		}
-		ce.Write(fields...)
-	})
-}
-
-func zapLevel(l logging.Level) zapcore.Level {
-	switch {
-	case l <= logging.LevelDebug:
-		return zapcore.DebugLevel
-	case l <= logging.LevelInfo:
-		return zapcore.InfoLevel
-	case l <= logging.LevelWarn:
-		return zapcore.WarnLevel
-	}
-	return zapcore.ErrorLevel
 }
