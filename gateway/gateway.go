@@ -122,18 +122,16 @@ var unmarshalOptions = protojson.UnmarshalOptions{DiscardUnknown: false}
 // it, so a response is the same bytes every time and no larger than needed.
 type compactJSON struct{ *runtime.JSONPb }
 
-// Marshal implements runtime.Marshaler.
+// Marshal implements runtime.Marshaler. A message (every response, and a
+// route's response_body when it is a message) goes through marshalJSON,
+// which writes protojson's bytes without protojson (render.go); anything
+// else grpc-gateway marshals (a response_body that is a list or a scalar)
+// through JSONPb, whose options are marshalOptions.
 func (m compactJSON) Marshal(v any) ([]byte, error) {
-	b, err := m.JSONPb.Marshal(v)
-	if err != nil {
-		return nil, err
+	if msg, ok := v.(proto.Message); ok {
+		return marshalJSON(msg)
 	}
-	return compact(b), nil
-}
-
-// marshalJSON renders a message with Foundry's JSON conventions.
-func marshalJSON(msg proto.Message) ([]byte, error) {
-	b, err := marshalOptions.Marshal(msg)
+	b, err := m.JSONPb.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
