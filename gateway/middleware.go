@@ -112,6 +112,9 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 	if reg != nil {
 		reg.MustRegister(duration)
 	}
+	// The access line's caller would always be this function: not worth
+	// the stack walk zap makes for it on every request.
+	log = log.WithOptions(zap.WithCaller(false))
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()

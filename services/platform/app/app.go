@@ -724,6 +724,9 @@ func (p *Process) release() {
 		cancel()
 		p.stopTracing = nil
 	}
+	// The JSON log is buffered (logging.New): what a start that failed
+	// half-way logged is written before its error ends the process.
+	_ = p.Log.Sync()
 }
 
 // serviceName is the tracing service of a process running modules:
