@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -128,17 +129,23 @@ func TestTracesFollowARequestAcrossServices(t *testing.T) {
 	}
 
 	// The request's log lines carry the trace id next to the request id.
+	// Logs are buffered (written once a second, platform/logging), so the
+	// lines are waited for as the request id test does.
 	var traced []string
-	sc := bufio.NewScanner(strings.NewReader(p.Output()))
-	for sc.Scan() {
-		var line map[string]any
-		if json.Unmarshal(sc.Bytes(), &line) != nil || line["request_id"] != "traced-1" {
-			continue
+	assert.Eventually(t, func() bool {
+		traced = traced[:0]
+		sc := bufio.NewScanner(strings.NewReader(p.Output()))
+		for sc.Scan() {
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) != nil || line["request_id"] != "traced-1" {
+				continue
+			}
+			require.Equal(t, traceID, line["trace_id"], "line %s", sc.Text())
+			require.Regexp(t, `^[0-9a-f]{16}$`, line["span_id"])
+			traced = append(traced, line["logger"].(string))
 		}
-		require.Equal(t, traceID, line["trace_id"], "line %s", sc.Text())
-		require.Regexp(t, `^[0-9a-f]{16}$`, line["span_id"])
-		traced = append(traced, line["logger"].(string))
-	}
+		return slices.Contains(traced, "gateway") && slices.Contains(traced, "grpc")
+	}, 5*time.Second, 50*time.Millisecond)
 	require.Contains(t, traced, "gateway", "the gateway's access line")
 	require.Contains(t, traced, "grpc", "the services' call lines")
 }
