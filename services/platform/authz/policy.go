@@ -108,8 +108,9 @@ func (e *Enforcer) StreamServerInterceptor() grpc.StreamServerInterceptor {
 // raw credentials a direct caller sent, verified here, else the calling
 // service itself.
 func (e *Enforcer) principal(ctx context.Context) (Principal, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get(MetadataKey); len(v) > 0 {
+	// Each key is read alone (ValueFromIncomingContext): FromIncomingContext
+	// copies the whole metadata map, on every call of every service.
+	if v := metadata.ValueFromIncomingContext(ctx, MetadataKey); len(v) > 0 {
 		if len(v) > 1 {
 			return Principal{}, fault.New(fault.Unauthenticated, "more than one %s", MetadataKey)
 		}
@@ -120,7 +121,7 @@ func (e *Enforcer) principal(ctx context.Context) (Principal, error) {
 		return p, nil
 	}
 	first := func(key string) string {
-		if v := md.Get(key); len(v) > 0 {
+		if v := metadata.ValueFromIncomingContext(ctx, key); len(v) > 0 {
 			return v[0]
 		}
 		return ""

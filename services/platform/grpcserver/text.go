@@ -23,7 +23,7 @@ import (
 // not walked twice.
 func checkText() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if md, _ := metadata.FromIncomingContext(ctx); len(md.Get(authz.MetadataKey)) == 0 {
+		if len(metadata.ValueFromIncomingContext(ctx, authz.MetadataKey)) == 0 {
 			if msg, ok := req.(proto.Message); ok {
 				if field := badText(msg.ProtoReflect(), ""); field != "" {
 					return nil, fault.Validation(fault.Field(field, "must be UTF-8 without NUL characters"))

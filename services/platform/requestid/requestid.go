@@ -62,8 +62,9 @@ func From(ctx context.Context) string {
 
 // fromMetadata returns the incoming x-request-id when it is valid.
 func fromMetadata(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get(Key); len(v) > 0 && Valid(v[0]) {
+	// The one key (FromIncomingContext would copy the whole map, on every
+	// call).
+	if v := metadata.ValueFromIncomingContext(ctx, Key); len(v) > 0 && Valid(v[0]) {
 		return v[0]
 	}
 	return ""

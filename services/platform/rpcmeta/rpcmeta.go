@@ -29,9 +29,10 @@ const (
 	HTTPCodeKey = "x-http-code"
 )
 
+// first is key's first value. It reads that key alone: FromIncomingContext
+// copies the whole metadata map.
 func first(ctx context.Context, key string) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get(key); len(v) > 0 {
+	if v := metadata.ValueFromIncomingContext(ctx, key); len(v) > 0 {
 		return v[0]
 	}
 	return ""
@@ -60,9 +61,8 @@ func ClientAddr(ctx context.Context, proxies clientip.Proxies) string {
 	if !ok {
 		return p.Addr.String() // not an IP peer (a Unix socket): itself
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
 	trusted := func(a netip.Addr) bool { return a.IsLoopback() || proxies.Trusts(a) }
-	return clientip.Resolve(addr, md.Get(ForwardedForKey), trusted).String()
+	return clientip.Resolve(addr, metadata.ValueFromIncomingContext(ctx, ForwardedForKey), trusted).String()
 }
 
 // SetHTTPStatus asks the gateway to answer with code instead of 200.

@@ -47,8 +47,9 @@ func check(ctx context.Context, key string, accepted []string, fullMethod string
 	if key == "" || open(fullMethod) {
 		return nil
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	vals := md.Get(MetadataKey)
+	// One key's values, not FromIncomingContext's copy of the whole map
+	// (every call of every service passes here).
+	vals := metadata.ValueFromIncomingContext(ctx, MetadataKey)
 	if len(vals) == 0 {
 		return status.Error(codes.Unauthenticated,
 			"this is an internal Foundry service: present the service key (FOUNDRY_SERVICE_KEY) in "+MetadataKey+" metadata")
