@@ -16,6 +16,8 @@ import (
 // once, instead of paying a round trip per read.
 type Batch struct {
 	items []batchItem
+	// final: the last trip of its transaction (Final).
+	final bool
 }
 
 type batchItem struct {
@@ -46,6 +48,29 @@ func (b *Batch) Exec(done func(affected int64) error, query string, args ...any)
 	}
 	b.items = append(b.items, batchItem{query: query, args: args, exec: done})
 }
+
+// Final marks b as the last trip of the transaction it is sent in. On
+// Postgres the transaction's COMMIT is pipelined after its statements: one
+// round trip fewer, and the row locks its statements take are released in
+// that same trip instead of one round trip later. A write that updates a
+// hot row (the task counters every task write moves) held that row's lock
+// across the COMMIT's round trip, which bounded how many such writes the
+// row could take per second whatever the machine's capacity.
+//
+// Nothing may run in the transaction after it: a statement or batch sent
+// later fails with ErrTxEnded. And because the COMMIT has already run when
+// the statements' results reach their callbacks, b must change nothing on a
+// path its use case then refuses (write its statements so that a refused
+// request's conditions make them affect no row): a callback's error fails
+// the call, but cannot undo b. A failed statement is different: Postgres
+// skips the COMMIT after it, and the transaction rolls back as always.
+//
+// A transaction begun with a context from HoldCommit sends its COMMIT at
+// its end as usual (the idempotency runner's keyed transactions, which save
+// the response after the use case's last batch); outside a transaction
+// Final means nothing, and on SQLite, which has no round trips to save, the
+// transaction commits at its end, refusing later statements alike.
+func (b *Batch) Final() { b.final = true }
 
 // Len is the number of statements queued.
 func (b *Batch) Len() int { return len(b.items) }

@@ -260,7 +260,7 @@ func (db *DB) pgTx(ctx context.Context, fn func(tx Querier) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer conn.Release()
-	tx := &pgTx{conn: conn}
+	tx := &pgTx{conn: conn, hold: holdsCommit(ctx)}
 	committed := false
 	defer func() {
 		if !committed {
@@ -283,7 +283,7 @@ func (db *DB) sqlTx(ctx context.Context, fn func(tx Querier) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := fn(sqlTx{tx}); err != nil {
+	if err := fn(&sqlTx{tx: tx, hold: holdsCommit(ctx)}); err != nil {
 		return err
 	}
 	return tx.Commit()

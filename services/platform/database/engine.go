@@ -60,7 +60,24 @@ func (r pgRow) Scan(dest ...any) error {
 type pgTx struct {
 	conn  *pgxpool.Conn
 	begun bool
+	// hold: a Final batch does not commit (HoldCommit); ended: a Final
+	// batch was sent, and nothing may follow it.
+	hold, ended bool
 }
+
+// ErrTxEnded is a statement sent in a transaction after its Final batch.
+var ErrTxEnded = errors.New("the transaction ended with its final batch: nothing may run in it after that")
+
+// holdCommit is HoldCommit's context key.
+type holdCommit struct{}
+
+// HoldCommit returns ctx for a DB.Tx whose Final batches must not commit:
+// its caller runs statements of its own after the function it passes.
+func HoldCommit(ctx context.Context) context.Context {
+	return context.WithValue(ctx, holdCommit{}, true)
+}
+
+func holdsCommit(ctx context.Context) bool { return ctx.Value(holdCommit{}) != nil }
 
 // begin sends BEGIN alone, unless it was sent already.
 func (t *pgTx) begin(ctx context.Context) error {
@@ -87,6 +104,9 @@ func (t *pgTx) withBegin(b *pgx.Batch) *pgx.Batch {
 }
 
 func (t *pgTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if t.ended {
+		return 0, ErrTxEnded
+	}
 	if t.begun {
 		return pgExec(ctx, t.conn, query, args)
 	}
@@ -100,6 +120,9 @@ func (t *pgTx) Exec(ctx context.Context, query string, args ...any) (int64, erro
 }
 
 func (t *pgTx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	if t.ended {
+		return nil, ErrTxEnded
+	}
 	if err := t.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -107,6 +130,9 @@ func (t *pgTx) Query(ctx context.Context, query string, args ...any) (Rows, erro
 }
 
 func (t *pgTx) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if t.ended {
+		return errRow{ErrTxEnded}
+	}
 	if t.begun {
 		return pgRow{t.conn.QueryRow(ctx, query, args...)}
 	}
@@ -114,10 +140,32 @@ func (t *pgTx) QueryRow(ctx context.Context, query string, args ...any) Row {
 }
 
 func (t *pgTx) SendBatch(ctx context.Context, b *Batch) error {
+	if t.ended {
+		return ErrTxEnded
+	}
 	if b.Len() == 0 {
 		return nil
 	}
-	return t.conn.SendBatch(ctx, t.withBegin(pgBatch(b))).Close()
+	pb := t.withBegin(pgBatch(b))
+	if !b.final || t.hold {
+		return t.conn.SendBatch(ctx, pb).Close()
+	}
+	// The COMMIT rides with the batch. Postgres skips it when a statement
+	// before it fails (the transaction is then left failed, and rolled
+	// back by DB.Tx as usual); it answers ROLLBACK, not an error, when the
+	// transaction had failed unseen, which is an error here as in commit.
+	pb.Queue("COMMIT").Exec(func(tag pgconn.CommandTag) error {
+		if tag.String() == "ROLLBACK" {
+			return pgx.ErrTxCommitRollback
+		}
+		return nil
+	})
+	t.ended = true
+	if err := t.conn.SendBatch(ctx, pb).Close(); err != nil {
+		return err
+	}
+	t.begun = false
+	return nil
 }
 
 func (*pgTx) Engine() Engine { return Postgres }
@@ -213,23 +261,50 @@ func (r sqlRow) Scan(dest ...any) error {
 	return err
 }
 
-type sqlTx struct{ tx *sql.Tx }
+// sqlTx is a SQLite transaction. It commits at its end whatever its
+// batches say (Batch.Final), but refuses statements after a Final batch as
+// Postgres does (unless held, HoldCommit), so a use case that breaks that
+// rule fails on both engines.
+type sqlTx struct {
+	tx          *sql.Tx
+	hold, ended bool
+}
 
-func (t sqlTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (t *sqlTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if t.ended {
+		return 0, ErrTxEnded
+	}
 	return sqlExec(ctx, t.tx, query, args)
 }
 
-func (t sqlTx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+func (t *sqlTx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	if t.ended {
+		return nil, ErrTxEnded
+	}
 	return sqlQuery(ctx, t.tx, query, args)
 }
 
-func (t sqlTx) QueryRow(ctx context.Context, query string, args ...any) Row {
+func (t *sqlTx) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if t.ended {
+		return errRow{ErrTxEnded}
+	}
 	return sqlRow{t.tx.QueryRowContext(ctx, rebind(query), args...)}
 }
 
-func (t sqlTx) SendBatch(ctx context.Context, b *Batch) error { return sqlSendBatch(ctx, t.tx, b) }
+func (t *sqlTx) SendBatch(ctx context.Context, b *Batch) error {
+	if t.ended {
+		return ErrTxEnded
+	}
+	t.ended = b.final && !t.hold
+	return sqlSendBatch(ctx, t.tx, b)
+}
 
-func (sqlTx) Engine() Engine { return SQLite }
+func (*sqlTx) Engine() Engine { return SQLite }
+
+// errRow is a Row whose Scan fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 var rebound sync.Map // query -> rewritten query
 

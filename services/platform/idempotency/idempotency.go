@@ -162,7 +162,13 @@ var errLost = errors.New("idempotency key taken by a concurrent request")
 // transactions one at a time, so there the later one finds the record.
 func (run Runner[R]) Do(ctx context.Context, req *Request, out any, lock, op func(r R) error) error {
 	keyed := req != nil && req.Key != ""
-	err := run.Tx(ctx, func(r R) error {
+	txCtx := ctx
+	if keyed {
+		// The key's record is saved after op: op's last batch must not
+		// commit the transaction (database.Batch.Final).
+		txCtx = database.HoldCommit(ctx)
+	}
+	err := run.Tx(txCtx, func(r R) error {
 		if !keyed {
 			return op(r)
 		}

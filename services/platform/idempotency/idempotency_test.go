@@ -145,6 +145,27 @@ func TestRunner(t *testing.T) {
 		require.NoError(t, run.Do(ctx, nil, &out, nil, op(&out, "a")))
 		require.NoError(t, run.Do(ctx, &idempotency.Request{Scope: "op:ada"}, &out, nil, op(&out, "b")))
 		require.Equal(t, 4, effects())
+
+		// An op whose last batch is Final (database.Batch.Final): with a
+		// key the record is still saved after it, in its transaction, so
+		// the retry replays; without one the batch ends the transaction.
+		final := func(out *result) func(database.Querier) error {
+			return func(q database.Querier) error {
+				n := ran.Add(1)
+				b := &database.Batch{}
+				b.Exec(nil, `INSERT INTO effects (n) VALUES ($1)`, n)
+				b.Final()
+				*out = result{N: n}
+				return q.SendBatch(ctx, b)
+			}
+		}
+		finalKey := &idempotency.Request{Scope: "op:ada", Key: "final", Hash: "h"}
+		var firstFinal, retryFinal result
+		require.NoError(t, run.Do(ctx, finalKey, &firstFinal, nil, final(&firstFinal)))
+		require.NoError(t, run.Do(ctx, finalKey, &retryFinal, nil, final(&retryFinal)))
+		require.Equal(t, firstFinal, retryFinal, "the retry answers the saved response")
+		require.NoError(t, run.Do(ctx, nil, &out, nil, final(&out)))
+		require.Equal(t, 6, effects())
 	})
 }
 
