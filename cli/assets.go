@@ -329,7 +329,8 @@ func (e *env) distributionsShow() *cobra.Command {
 
 // printDistribution prints a distribution a field per line, then its page
 // of payouts (from offset) as a table: a distribution over many
-// contributors would otherwise be one line of JSON.
+// contributors would otherwise be one line of JSON. The page's pagination
+// is no line of its own: the note after the table says what it says.
 func (e *env) printDistribution(raw []byte, d *ledgerv1.Distribution, offset int32) error {
 	fields, err := objectFields(raw)
 	if err != nil {
@@ -337,7 +338,7 @@ func (e *env) printDistribution(raw []byte, d *ledgerv1.Distribution, offset int
 	}
 	var rows [][]string
 	for _, f := range fields {
-		if f.name != "payouts" {
+		if f.name != "payouts" && f.name != "pagination" {
 			rows = append(rows, []string{f.name, cell(f.value)})
 		}
 	}

@@ -192,7 +192,9 @@ func TestHardeningLedgerContributionCostRequired(t *testing.T) {
 // TestHardeningLedgerPayoutsPaged: a distribution has one payout per
 // contributor, and its responses used to carry them all. Now the create
 // answers with the first page and payout_count, a read pages the payouts,
-// and an asset's distributions are paged with a pagination object.
+// and an asset's distributions are paged with a pagination object. Each
+// distribution places its payouts with a pagination object of its own, as
+// every list does (it used to say payout_count alone).
 func TestHardeningLedgerPayoutsPaged(t *testing.T) {
 	t.Parallel()
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
@@ -210,6 +212,7 @@ func TestHardeningLedgerPayoutsPaged(t *testing.T) {
 		requireStatus(t, http.StatusCreated, created)
 		require.Equal(t, float64(contributors), created.JSON["payout_count"])
 		require.Equal(t, want[:100], payoutIDs(t, created.JSON), "the create answers with the first page")
+		require.Equal(t, wantPage(100, 0, contributors, true), created.JSON["pagination"])
 		id := created.JSON["id"].(string)
 
 		t.Run("a read pages the payouts", func(t *testing.T) {
@@ -219,17 +222,20 @@ func TestHardeningLedgerPayoutsPaged(t *testing.T) {
 			all := request(t, http.MethodGet, sys.URL("/api/distributions/"+id+"?limit=1000"), nil)
 			requireStatus(t, http.StatusOK, all)
 			require.Equal(t, want, payoutIDs(t, all.JSON))
+			require.Equal(t, wantPage(1000, 0, contributors, false), all.JSON["pagination"])
 			var paged []string
 			for offset := 0; offset < contributors; offset += 40 {
 				page := request(t, http.MethodGet, sys.URL(fmt.Sprintf("/api/distributions/%s?limit=40&offset=%d", id, offset)), nil)
 				requireStatus(t, http.StatusOK, page)
 				require.Equal(t, float64(contributors), page.JSON["payout_count"])
+				require.Equal(t, wantPage(40, offset, contributors, offset+40 < contributors), page.JSON["pagination"], "offset %d", offset)
 				paged = append(paged, payoutIDs(t, page.JSON)...)
 			}
 			require.Equal(t, want, paged, "the pages make up the whole list, in order")
 			past := request(t, http.MethodGet, sys.URL("/api/distributions/"+id+"?offset=2147483647"), nil)
 			requireStatus(t, http.StatusOK, past)
 			require.Equal(t, []any{}, past.JSON["payouts"])
+			require.Equal(t, wantPage(100, 2147483647, contributors, false), past.JSON["pagination"])
 			last := all.JSON["payouts"].([]any)[contributors-1].(map[string]any)
 			require.Equal(t, map[string]any{"contributor_id": "c000", "contributor_handle": nil, "amount": 1.0}, last, "11325 over weights 1..150: 1 per unit of cost")
 		})
@@ -251,6 +257,7 @@ func TestHardeningLedgerPayoutsPaged(t *testing.T) {
 			require.Equal(t, id, list[0]["id"], "oldest first")
 			require.Equal(t, want[:10], payoutIDs(t, list[0]))
 			require.Equal(t, float64(contributors), list[0]["payout_count"])
+			require.Equal(t, wantPage(10, 0, contributors, true), list[0]["pagination"], "a listed distribution's payouts are its first page")
 			rest, page := ledgerDistributionPage(t, sys, "/api/assets/"+assetID+"/distributions?limit=2&offset=2")
 			require.Equal(t, wantPage(2, 2, 3, false), page)
 			require.Len(t, rest, 1)

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -365,8 +366,10 @@ func TestLedgerDistributions(t *testing.T) {
 				"metadata": map[string]any{"has_tests": true, "has_docs": true, "complexity": "low"}}))
 			worked = distribute(t, workedAsset, 100)
 			requireStatus(t, http.StatusCreated, worked)
-			require.ElementsMatch(t, []string{"id", "asset_id", "value_amount", "payouts", "payout_count", "paid_cc", "created_at"}, ledgerKeys(worked.JSON))
+			require.ElementsMatch(t, []string{"id", "asset_id", "value_amount", "payouts", "payout_count", "pagination", "paid_cc", "created_at"},
+				ledgerKeys(worked.JSON))
 			require.Equal(t, 2.0, worked.JSON["payout_count"])
+			require.Equal(t, wantPage(100, 0, 2, false), worked.JSON["pagination"], "the first page of payouts, whole")
 			require.Equal(t, false, worked.JSON["paid_cc"], "no CC unless asked for, with the administrator key")
 			require.Equal(t, workedAsset, worked.JSON["asset_id"])
 			require.Equal(t, 100.0, worked.JSON["value_amount"])
@@ -384,7 +387,10 @@ func TestLedgerDistributions(t *testing.T) {
 			requireStatus(t, http.StatusCreated, second)
 			list := ledgerDistributions(t, sys, "/api/assets/"+workedAsset+"/distributions")
 			require.Equal(t, []string{worked.JSON["id"].(string), second.JSON["id"].(string)}, ledgerIDs(list))
-			require.Equal(t, worked.JSON, list[0])
+			require.Equal(t, wantPage(10, 0, 2, false), list[0]["pagination"], "a list carries the first 10 payouts of each")
+			listed := maps.Clone(list[0])
+			listed["pagination"] = worked.JSON["pagination"]
+			require.Equal(t, worked.JSON, listed, "the rest as the create answered it")
 			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/distributions/no-such-distribution"), nil))
 			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/assets/no-such-asset/distributions"), nil))
 		})

@@ -317,6 +317,8 @@ func TestDistributionPayouts(t *testing.T) {
 			d := okID(t, admin, "distributions", "create", "--asset", asset, "--value", "10")
 			full := okJSON(t, tr.env, "distributions", "show", d)
 			require.Equal(t, 2.0, full["payout_count"])
+			require.Equal(t, map[string]any{"limit": 100.0, "offset": 0.0, "total": 2.0, "has_more": false, "next_cursor": ""},
+				full["pagination"])
 			payouts := full["payouts"].([]any)
 			require.Len(t, payouts, 2)
 			var sum float64
@@ -331,6 +333,7 @@ func TestDistributionPayouts(t *testing.T) {
 			require.Regexp(t, regexp.MustCompile(`(?m)^CONTRIBUTOR +AMOUNT\n`+regexp.QuoteMeta(first["contributor_id"].(string))+` +`+
 				formatAmount(first["amount"].(float64))+`\n$`), r.stdout)
 			require.Equal(t, "1 of 2 payouts shown: foundry distributions show "+d+" --offset 1 for more\n", r.stderr)
+			require.NotContains(t, r.stdout, "pagination", "the note says where the page sits")
 			r = run(t, tr.env, "distributions", "show", d, "--limit", "1", "--offset", "1")
 			require.Equal(t, cli.ExitOK, r.code, r.stderr)
 			require.Regexp(t, regexp.MustCompile(`(?m)^CONTRIBUTOR +AMOUNT\n`+regexp.QuoteMeta(second["contributor_id"].(string))+` +`), r.stdout)

@@ -2015,11 +2015,13 @@ export interface components {
             asset_id: string;
             created_at: string;
             id: string;
+            pagination: components["schemas"]["v1Pagination"] | null;
             /** @description paid_cc is true when the payouts were paid as CC. */
             paid_cc: boolean;
             /**
              * Format: int32
-             * @description payout_count is the number of payouts in all, whatever the page holds.
+             * @description payout_count is the number of payouts in all, whatever the page holds
+             *     (pagination.total, kept for the clients that read it here).
              */
             payout_count: number;
             /**

@@ -61,12 +61,13 @@ func contributionsProto(cs []store.Contribution) ([]*ledgerv1.Contribution, erro
 	return out, nil
 }
 
-// distributionProto renders d with at most maxPayouts of its payouts (all
-// it holds when maxPayouts is negative).
-func distributionProto(d store.Distribution, maxPayouts int) *ledgerv1.Distribution {
+// distributionProto renders d with the page of its payouts at offset, at
+// most limit of those d holds (a create holds all of them, a read its
+// page), placed among all of them by its pagination.
+func distributionProto(d store.Distribution, limit, offset int) *ledgerv1.Distribution {
 	shown := d.Payouts
-	if maxPayouts >= 0 && len(shown) > maxPayouts {
-		shown = shown[:maxPayouts]
+	if len(shown) > limit {
+		shown = shown[:limit]
 	}
 	payouts := make([]*ledgerv1.Payout, 0, len(shown))
 	for _, p := range shown {
@@ -76,6 +77,7 @@ func distributionProto(d store.Distribution, maxPayouts int) *ledgerv1.Distribut
 	return &ledgerv1.Distribution{
 		Id: d.ID, AssetId: d.AssetID, ValueAmount: d.Value.Float64(), Payouts: payouts, CreatedAt: wire.Time(d.CreatedAt),
 		PayoutCount: int32(d.PayoutCount), PaidCc: d.PaidCC,
+		Pagination: paging.Of(limit, offset, d.PayoutCount, len(shown), ""),
 	}
 }
 
@@ -191,7 +193,7 @@ func (h *Handler) CreateDistribution(ctx context.Context, req *ledgerv1.CreateDi
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
 	// The first page of payouts, as a read without a limit gives; the rest
 	// is read back by pages (payout_count says how many there are).
-	return &ledgerv1.CreateDistributionResponse{Distribution: distributionProto(d, attribution.DefaultPayoutPage)}, nil
+	return &ledgerv1.CreateDistributionResponse{Distribution: distributionProto(d, attribution.DefaultPayoutPage, 0)}, nil
 }
 
 // GetDistribution implements LedgerService.GetDistribution.
@@ -200,7 +202,7 @@ func (h *Handler) GetDistribution(ctx context.Context, req *ledgerv1.GetDistribu
 	if err != nil {
 		return nil, notFound(err, "distribution %q not found", req.GetId())
 	}
-	return &ledgerv1.GetDistributionResponse{Distribution: distributionProto(d, -1)}, nil
+	return &ledgerv1.GetDistributionResponse{Distribution: distributionProto(d.Distribution, d.Limit, d.Offset)}, nil
 }
 
 // ListAssetDistributions implements LedgerService.ListAssetDistributions.
@@ -211,7 +213,7 @@ func (h *Handler) ListAssetDistributions(ctx context.Context, req *ledgerv1.List
 	}
 	out := make([]*ledgerv1.Distribution, 0, len(p.Distributions))
 	for _, d := range p.Distributions {
-		out = append(out, distributionProto(d, -1))
+		out = append(out, distributionProto(d, attribution.ListedPayouts, 0))
 	}
 	return &ledgerv1.ListAssetDistributionsResponse{
 		Distributions: out,

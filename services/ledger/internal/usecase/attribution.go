@@ -388,15 +388,27 @@ func (a *App) createDistribution(ctx context.Context, d store.Distribution) (sto
 	return d, nil
 }
 
+// PayoutPage is a distribution with one page of its payouts: Limit and
+// Offset are the page's bounds, the defaults applied (the distribution's
+// PayoutCount counts them all).
+type PayoutPage struct {
+	store.Distribution
+	Limit, Offset int
+}
+
 // GetDistribution returns a distribution with a page of its payouts (in
 // their order; attribution.PayoutPage) and their count. store.ErrNotFound
 // when there is none.
-func (a *App) GetDistribution(ctx context.Context, id string, p Page) (store.Distribution, error) {
+func (a *App) GetDistribution(ctx context.Context, id string, p Page) (PayoutPage, error) {
 	limit, offset, err := attribution.PayoutPage(p.Limit, p.Offset)
 	if err != nil {
-		return store.Distribution{}, err
+		return PayoutPage{}, err
 	}
-	return a.read().Attribution.GetDistribution(ctx, id, limit, offset)
+	d, err := a.read().Attribution.GetDistribution(ctx, id, limit, offset)
+	if err != nil {
+		return PayoutPage{}, err
+	}
+	return PayoutPage{Distribution: d, Limit: limit, Offset: offset}, nil
 }
 
 // DistributionPage is a page of an asset's distributions.

@@ -357,18 +357,22 @@ func TestDistributionsSplitTheSummedStakesAndPersist(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []attribution.Payout{{ContributorID: "B", Amount: 60 * money.Scale}, {ContributorID: "A", Amount: 40 * money.Scale}}, d.Payouts)
 		require.Equal(t, 2, d.PayoutCount)
-		got, err := e.app.GetDistribution(ctx, d.ID, page(100, 0))
+		read, err := e.app.GetDistribution(ctx, d.ID, page(100, 0))
 		require.NoError(t, err)
-		require.Equal(t, d, got)
+		require.Equal(t, usecase.PayoutPage{Distribution: d, Limit: 100}, read)
 
 		empty := createAsset(t, e)
 		ed, err := e.app.CreateStoreDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: empty.ID, Value: 5, CreatedAt: t0.Add(time.Second)})
 		require.NoError(t, err)
 		require.Equal(t, []attribution.Payout{}, ed.Payouts)
-		got, err = e.app.GetDistribution(ctx, ed.ID, page(100, 0))
+		read, err = e.app.GetDistribution(ctx, ed.ID, page(100, 0))
 		require.NoError(t, err)
-		require.Equal(t, []attribution.Payout{}, got.Payouts, "read back as empty, not nil")
-		require.Equal(t, 0, got.PayoutCount)
+		require.Equal(t, []attribution.Payout{}, read.Payouts, "read back as empty, not nil")
+		require.Equal(t, 0, read.PayoutCount)
+		got := read.Distribution
+		read, err = e.app.GetDistribution(ctx, ed.ID, usecase.Page{Offset: 3})
+		require.NoError(t, err)
+		require.Equal(t, []int{attribution.DefaultPayoutPage, 3}, []int{read.Limit, read.Offset}, "the default page's bounds")
 
 		second, err := e.app.CreateStoreDistribution(ctx, store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 0, CreatedAt: t0.Add(time.Second)})
 		require.NoError(t, err)
@@ -421,7 +425,7 @@ func TestCreateDistributionCommand(t *testing.T) {
 		require.Equal(t, []attribution.Payout{{ContributorID: "A", Amount: 12_500_000}}, d.Payouts)
 		got, err := e.app.GetDistribution(ctx, d.ID, page(100, 0))
 		require.NoError(t, err)
-		require.Equal(t, d, got)
+		require.Equal(t, d, got.Distribution)
 	})
 }
 
@@ -448,6 +452,7 @@ func TestDistributionWithMorePayoutsThanOneInsertBatch(t *testing.T) {
 			page, err := e.app.GetDistribution(ctx, d.ID, page(500, offset))
 			require.NoError(t, err)
 			require.Equal(t, n, page.PayoutCount)
+			require.Equal(t, []int{500, offset}, []int{page.Limit, page.Offset}, "the page's bounds")
 			require.Len(t, page.Payouts, min(500, n-offset), "page at %d", offset)
 			paged = append(paged, page.Payouts...)
 		}
