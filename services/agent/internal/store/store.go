@@ -118,6 +118,16 @@ type Tasks interface {
 	// open task of the loop's. Either way nothing is written and the
 	// transaction can go on.
 	Insert(ctx context.Context, t Task) error
+	// QueueInsert queues Insert's statement into b, for a use case that
+	// sends its derived writes in the same trip. A refusal by a unique
+	// rule fails the batch (database.IsUniqueViolation) and everything
+	// queued after it; Refused, run once the transaction rolled back, says
+	// which rule.
+	QueueInsert(b *database.Batch, t Task)
+	// Refused is why a unique rule refused t's insert: ErrAlreadyExists
+	// when its id is taken, ErrLoopTaskOpen when t is a loop task whose
+	// idea has one open.
+	Refused(ctx context.Context, t Task) error
 	// Get returns a task; ErrNotFound when there is none.
 	Get(ctx context.Context, id string) (Task, error)
 	// Lock returns a task locked for the rest of the transaction (a row

@@ -98,16 +98,21 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 	var out store.Task
 	err = a.keyed.Do(ctx, in.Key, &out, nil, func(r Repos) error {
 		out = t
-		if err := r.Tasks.Insert(ctx, t); err != nil {
-			return err
-		}
-		// The counters follow the insert, whose refusal they must not
-		// count, in one batch.
+		// The task, its counters and its rollup in one trip that also
+		// ends the transaction (its COMMIT rides along on Postgres, so the
+		// counter row every create updates is locked for no round trip
+		// after). A refused insert fails the batch, and the counters after
+		// it never run.
 		var b database.Batch
+		r.Tasks.QueueInsert(&b, t)
 		r.Stats.QueueAddCounts(&b, []store.Count{{Status: t.Status, Type: t.Type, N: 1}})
 		r.Stats.QueueAddDaily(&b, store.Daily{Day: now, Type: t.Type, Model: t.Model, Executor: t.Executor, Created: 1})
+		b.Final()
 		return r.Send(ctx, &b)
 	})
+	if database.IsUniqueViolation(err) {
+		err = a.read().Tasks.Refused(ctx, t) // which rule, now the transaction is gone
+	}
 	if err != nil {
 		return store.Task{}, wrap("create task", err)
 	}

@@ -2,6 +2,7 @@ package usecase_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -16,8 +17,10 @@ import (
 )
 
 // tripCounter counts the trips its queriers make to the database: a
-// statement, or a batch (one pipelined round trip on Postgres).
-type tripCounter struct{ n atomic.Int64 }
+// statement, or a batch (one pipelined round trip on Postgres); ended
+// counts the batches that ended their transaction (database.Batch.Final:
+// on Postgres the COMMIT rode with them, no trip of its own).
+type tripCounter struct{ n, ended atomic.Int64 }
 
 type countingQ struct {
 	database.Querier
@@ -41,13 +44,21 @@ func (q countingQ) QueryRow(ctx context.Context, s string, args ...any) database
 
 func (q countingQ) SendBatch(ctx context.Context, b *database.Batch) error {
 	q.c.n.Add(1)
-	return q.Querier.SendBatch(ctx, b)
+	if err := q.Querier.SendBatch(ctx, b); err != nil {
+		return err
+	}
+	// A statement after a batch that ended its transaction is refused.
+	if _, err := q.Querier.Exec(ctx, `SELECT 1`); errors.Is(err, database.ErrTxEnded) {
+		q.c.ended.Add(1)
+	}
+	return nil
 }
 
-// TestTaskWritesAreFewTrips: a create is its insert and one batch of the
-// counters; a PATCH that completes a task of an idea is its locked read and
-// one batch of the task, the counters, rollups and the outbox row (on
-// Postgres each with the transaction's BEGIN, plus its COMMIT).
+// TestTaskWritesAreFewTrips: a create is one batch of the task, its
+// counters and rollup; a PATCH that completes a task of an idea is its
+// locked read and one batch of the task, the counters, rollups and the
+// outbox row. Each write's last batch ends its transaction (on Postgres it
+// carries the COMMIT, and the first trip the BEGIN).
 func TestTaskWritesAreFewTrips(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
@@ -63,16 +74,18 @@ func TestTaskWritesAreFewTrips(t *testing.T) {
 		tk, err := app.Create(ctx, usecase.NewTask{Direction: "write the spec", Type: "spec",
 			Context: map[string]any{"idea_id": "idea-1", "prompt_variant": "v1"}})
 		require.NoError(t, err)
-		before := trips.n.Load()
+		before, ended := trips.n.Load(), trips.ended.Load()
 		_, err = app.Create(ctx, usecase.NewTask{Direction: "write it", Type: "spec",
 			Context: map[string]any{"idea_id": "idea-2", "prompt_variant": "v1"}})
 		require.NoError(t, err)
-		require.Equal(t, int64(2), trips.n.Load()-before, "create: the insert, then the counters in one batch")
+		require.Equal(t, int64(1), trips.n.Load()-before, "create: the task and its counters in one batch")
+		require.Equal(t, int64(1), trips.ended.Load()-ended, "create: the batch ends the transaction")
 
-		before = trips.n.Load()
+		before, ended = trips.n.Load(), trips.ended.Load()
 		_, err = app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w1")})
 		require.NoError(t, err)
 		require.Equal(t, int64(2), trips.n.Load()-before, "a claim: the locked read, then one batch")
+		require.Equal(t, int64(1), trips.ended.Load()-ended, "a claim: its batch ends the transaction")
 
 		// A task with a prompt variant also records its outcome when it
 		// finishes (a read of its arm): count one without.
@@ -80,11 +93,12 @@ func TestTaskWritesAreFewTrips(t *testing.T) {
 		require.NoError(t, err)
 		_, err = app.Update(ctx, tk3.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w1")})
 		require.NoError(t, err)
-		before = trips.n.Load()
+		before, ended = trips.n.Load(), trips.ended.Load()
 		done, err := app.Update(ctx, tk3.ID, usecase.Patch{Status: ptr("completed"), WorkerID: ptr("w1"), Output: ptr("built")})
 		require.NoError(t, err)
 		require.Equal(t, "completed", string(done.Status))
 		require.Equal(t, int64(2), trips.n.Load()-before,
 			"completing: the locked read, then the task, counters, rollups and outbox in one batch")
+		require.Equal(t, int64(1), trips.ended.Load()-ended, "completing: its batch ends the transaction")
 	})
 }

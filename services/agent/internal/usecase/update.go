@@ -299,6 +299,9 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 		if err := a.changed(ctx, r, &b, cur, next, &queued); err != nil {
 			return err
 		}
+		// The last trip, COMMIT included: the counter rows it moves are
+		// locked for no round trip after (database.Batch.Final).
+		b.Final()
 		return r.Send(ctx, &b)
 	})
 	if err != nil {
@@ -468,6 +471,7 @@ func (a *App) Claim(ctx context.Context, by task.Reporter, worker string, types 
 		if err := a.changed(ctx, r, &b, cur, next, &queued); err != nil {
 			return err
 		}
+		b.Final() // as Update's
 		if err := r.Send(ctx, &b); err != nil {
 			return err
 		}

@@ -98,22 +98,39 @@ func scanTasks(rows database.Rows, err error) ([]store.Task, error) {
 // concurrent insert for the same idea, Postgres waits for the other
 // transaction and skips only if it commits.
 func (s Tasks) Insert(ctx context.Context, t store.Task) error {
-	n, err := s.q.Exec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
-		ON CONFLICT DO NOTHING`,
-		t.ID, t.Direction, string(t.Type), string(t.Status), t.Model, t.Executor, t.Tier, t.Command, t.Context,
-		database.NullString(t.IdeaID), database.NullString(t.PromptVariant),
-		t.Output, t.ProgressPct, t.CurrentStep, t.DecisionPrompt, database.NullString(t.ErrorSummary), database.NullString(t.ErrorCategory),
-		database.NullString(t.WorkerID), t.LeaseSeconds, database.NullMicros(t.LeaseExpiresAt), t.Attempts,
-		t.ValueScore, t.ResourceCost, t.Duration,
-		database.Micros(t.CreatedAt), database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
-		database.NullString(t.ClaimedBy), database.NullString(t.Source))
+	n, err := s.q.Exec(ctx, insertTask+` ON CONFLICT DO NOTHING`, insertArgs(t)...)
 	if err != nil {
 		return fmt.Errorf("insert task: %w", err)
 	}
 	if n == 1 {
 		return nil
 	}
+	return s.Refused(ctx, t)
+}
+
+// insertTask is a task's INSERT; a unique rule refusing it is an error.
+const insertTask = `INSERT INTO tasks (` + taskColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`
+
+func insertArgs(t store.Task) []any {
+	return []any{t.ID, t.Direction, string(t.Type), string(t.Status), t.Model, t.Executor, t.Tier, t.Command, t.Context,
+		database.NullString(t.IdeaID), database.NullString(t.PromptVariant),
+		t.Output, t.ProgressPct, t.CurrentStep, t.DecisionPrompt, database.NullString(t.ErrorSummary), database.NullString(t.ErrorCategory),
+		database.NullString(t.WorkerID), t.LeaseSeconds, database.NullMicros(t.LeaseExpiresAt), t.Attempts,
+		t.ValueScore, t.ResourceCost, t.Duration,
+		database.Micros(t.CreatedAt), database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
+		database.NullString(t.ClaimedBy), database.NullString(t.Source)}
+}
+
+// QueueInsert implements store.Tasks: without ON CONFLICT, so that a
+// refusal fails the batch and nothing queued after it runs (on Postgres
+// the pipeline skips the rest, its COMMIT included).
+func (s Tasks) QueueInsert(b *database.Batch, t store.Task) {
+	b.Exec(nil, insertTask, insertArgs(t)...)
+}
+
+// Refused implements store.Tasks.
+func (s Tasks) Refused(ctx context.Context, t store.Task) error {
 	var taken bool
 	if err := s.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1)`, t.ID).Scan(&taken); err != nil {
 		return fmt.Errorf("insert task: %w", err)

@@ -70,6 +70,55 @@ func runTasks(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, "b", get(t, h, "b").ID)
 	})
 
+	t.Run("a queued insert refused by a unique rule fails its batch before what follows it; Refused says which rule", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		a := pending("a", task.Impl, base)
+		insert(t, h, a)
+		open := pending("l1", task.Impl, base)
+		open.IdeaID, open.Source = "idea-1", store.SourceLoop
+		insert(t, h, open)
+		counts := func() int64 {
+			var n int64
+			require.NoError(t, h.DB.QueryRow(ctx, `SELECT COALESCE(SUM(n), 0) FROM task_counts`).Scan(&n))
+			return n
+		}
+		before := counts()
+		second := pending("l2", task.Impl, at(time.Second))
+		second.IdeaID, second.Source = "idea-1", store.SourceLoop
+		for _, c := range []struct {
+			tk   store.Task
+			want error
+		}{{pending("a", task.Test, at(time.Hour)), store.ErrAlreadyExists}, {second, store.ErrLoopTaskOpen}} {
+			err := h.DB.Tx(ctx, func(q database.Querier) error {
+				r := h.over(q)
+				var b database.Batch
+				r.tasks.QueueInsert(&b, c.tk)
+				r.stats.QueueAddCounts(&b, []store.Count{{Status: c.tk.Status, Type: c.tk.Type, N: 1}})
+				b.Final()
+				return q.SendBatch(ctx, &b)
+			})
+			require.True(t, database.IsUniqueViolation(err), "%s: %v", c.tk.ID, err)
+			require.ErrorIs(t, h.read().tasks.Refused(ctx, c.tk), c.want, c.tk.ID)
+		}
+		require.Equal(t, before, counts(), "the counters queued after a refused insert did not run")
+		require.Equal(t, a, get(t, h, "a"), "the first task stays")
+
+		// Accepted: the task and what follows it.
+		b3 := pending("b", task.Impl, at(time.Second))
+		require.NoError(t, h.DB.Tx(ctx, func(q database.Querier) error {
+			r := h.over(q)
+			var b database.Batch
+			r.tasks.QueueInsert(&b, b3)
+			r.stats.QueueAddCounts(&b, []store.Count{{Status: b3.Status, Type: b3.Type, N: 1}})
+			b.Final()
+			return q.SendBatch(ctx, &b)
+		}))
+		require.Equal(t, b3, get(t, h, "b"))
+		require.Equal(t, before+1, counts())
+	})
+
 	t.Run("the loop opens one open task per idea; API tasks and finished ones are not bound", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
