@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/foundryhq/foundry/services/platform/clientip"
+	"github.com/foundryhq/foundry/services/platform/grpcserver"
 	"github.com/foundryhq/foundry/services/platform/observability"
 	"github.com/foundryhq/foundry/services/platform/requestid"
 )
@@ -325,7 +326,10 @@ func withRequestID(next http.Handler) http.Handler {
 			id = requestid.New()
 		}
 		w.Header().Set(requestid.Header, id)
-		next.ServeHTTP(w, r.WithContext(requestid.With(r.Context(), id)))
+		// The calls made for this request are the edge's
+		// (grpcserver.AtEdge: measured here and by the services, not a
+		// third time as client calls).
+		next.ServeHTTP(w, r.WithContext(requestid.With(grpcserver.AtEdge(r.Context()), id)))
 	})
 }
 

@@ -36,7 +36,8 @@ func method(name string, fn func() error) grpc.MethodDesc {
 // TestServerRecoversLogsAndCounts serves a panicking method through the
 // server's interceptors: the caller gets Internal, the panic and the call
 // are logged with the request id, the standard metrics count both calls,
-// and the client metrics count the caller's side.
+// and the client metrics count the caller's side, but for a call the
+// gateway makes at the edge.
 func TestServerRecoversLogsAndCounts(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	reg := prometheus.NewRegistry()
@@ -86,6 +87,13 @@ func TestServerRecoversLogsAndCounts(t *testing.T) {
 	require.Equal(t, 0.0, handled("server", "OK", "Check"), "InitializeMetrics made every series")
 	require.Equal(t, 1.0, handled("client", "Internal", "Check"))
 	require.Equal(t, 1.0, handled("client", "NotFound", "List"))
+
+	// A call the gateway makes for a request (AtEdge) is the server's to
+	// count, not the client's: measured at the edge and by the service.
+	err = conn.Invoke(grpcserver.AtEdge(ctx), "/test.Panicky/List", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{})
+	require.Equal(t, codes.NotFound, status.Code(err))
+	require.Equal(t, 2.0, handled("server", "NotFound", "List"))
+	require.Equal(t, 1.0, handled("client", "NotFound", "List"), "not counted as a client call")
 }
 
 // counter is the value of the counter series of name whose labels include
