@@ -275,7 +275,31 @@ func TestStages(t *testing.T) {
 				"testing>reviewing task by task:rev-1",
 			}, got, "a PATCH that moves no stage is not a change")
 			require.Nil(t, r.JSON["changes"].([]any)[0].(map[string]any)["from"], "a creation has no from")
+			require.Equal(t, wantPage(50, 0, 4, false), r.JSON["pagination"], "the default page")
 			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/ideas/nobody/stages"), nil))
+		})
+
+		t.Run("an idea's history pages like every list", func(t *testing.T) {
+			// storied's four changes, two at a time.
+			var reasons []string
+			for offset := 0; offset < 4; offset += 2 {
+				r := request(t, http.MethodGet, sys.URL(fmt.Sprintf("/api/ideas/storied/stages?limit=2&offset=%d", offset)), nil)
+				requireStatus(t, http.StatusOK, r)
+				require.Equal(t, wantPage(2, offset, 4, offset == 0), r.JSON["pagination"])
+				for _, c := range r.JSON["changes"].([]any) {
+					reasons = append(reasons, c.(map[string]any)["reason"].(string))
+				}
+			}
+			require.Equal(t, []string{"created", "advance", "operator", "task"}, reasons, "the pages make up the history, oldest first")
+			past := request(t, http.MethodGet, sys.URL("/api/ideas/storied/stages?offset=9"), nil)
+			requireStatus(t, http.StatusOK, past)
+			require.Equal(t, []any{}, past.JSON["changes"], "past the end: empty, not null")
+			require.Equal(t, wantPage(50, 9, 4, false), past.JSON["pagination"])
+			for _, q := range []string{"limit=0", "limit=501", "limit=-1", "limit=x"} {
+				requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/ideas/storied/stages?"+q), nil), "limit")
+			}
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/ideas/storied/stages?offset=-1"), nil), "offset")
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/ideas/nobody/stages?limit=0"), nil), "limit")
 		})
 	})
 }

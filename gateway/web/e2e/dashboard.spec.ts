@@ -762,7 +762,9 @@ test("on a Foundry with no data yet, every chart says so", async ({ page }) => {
     const history = page.getByRole("region", { name: "Stage history", exact: true });
     await expect(history.locator("tbody tr")).toHaveCount(1);
     await expect(history.locator("tbody tr td").nth(3)).toHaveText("created at this stage");
-    await page.route(/\/api\/ideas\/[^/]+\/stages$/, (r) => r.fulfill({ json: { changes: [] } }));
+    await page.route(/\/api\/ideas\/[^/]+\/stages(\?.*)?$/, (r) =>
+      r.fulfill({ json: { changes: [], pagination: null } }),
+    );
     await page.reload();
     await expect(history).toContainText("No stage change recorded.");
     await expect(history.getByRole("table")).toHaveCount(0);

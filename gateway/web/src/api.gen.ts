@@ -1127,7 +1127,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Returns an idea's stage history: every change, oldest first, with when, by whom and why. */
+        /** Returns a page of an idea's stage history: every change, oldest first, with when, by whom and why. */
         get: operations["PortfolioService_ListIdeaStages"];
         put?: never;
         post?: never;
@@ -2734,9 +2734,10 @@ export interface components {
             edges: components["schemas"]["v1Edge"][];
             pagination: components["schemas"]["v1Pagination"] | null;
         };
-        /** @description ListIdeaStagesResponse is the history, oldest first. */
+        /** @description ListIdeaStagesResponse is a page of the history, oldest first. */
         v1ListIdeaStagesResponse: {
             changes: components["schemas"]["v1StageChange"][];
+            pagination: components["schemas"]["v1Pagination"] | null;
         };
         /** @description ListIdeasResponse is the spec's IdeaPortfolioResponse. */
         v1ListIdeasResponse: {
@@ -6035,7 +6036,11 @@ export interface operations {
     };
     PortfolioService_ListIdeaStages: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description limit defaults to 50; 1..500 when given. */
+                limit?: number;
+                offset?: number;
+            };
             header?: never;
             path: {
                 id: string;

@@ -63,7 +63,7 @@ export type StageChange = With<
     reason: Words<StageChangeDoc["reason"], "created" | "advance" | "operator" | "update" | "task" | "migrated">;
   }
 >;
-export type StageChanges = { changes: StageChange[] };
+export type StageChanges = { changes: StageChange[]; pagination: schemas["v1Pagination"] | null };
 
 export type IdeaSignals = schemas["v1IdeaSignals"];
 type SuggestionDoc = schemas["v1RightSizingSuggestion"];
@@ -190,9 +190,12 @@ export const api = {
    */
   stageTimes: (days: number, s?: AbortSignal): Promise<StageTimes> =>
     body(client.GET("/api/ideas/stage-times", { params: { query: { days } }, ...init(s) })),
-  stages: async (id: string, s?: AbortSignal): Promise<StageChanges> =>
+  /** stages is the first limit changes of an idea's stage history, oldest first (1..500). */
+  stages: async (id: string, limit: number, s?: AbortSignal): Promise<StageChanges> =>
     // from and reason are Stage words and the page's (Words): the document types them as strings.
-    (await body(client.GET("/api/ideas/{id}/stages", { params: { path: { id } }, ...init(s) }))) as StageChanges,
+    (await body(
+      client.GET("/api/ideas/{id}/stages", { params: { path: { id }, query: { limit } }, ...init(s) }),
+    )) as StageChanges,
   questions: (id: string, s?: AbortSignal): Promise<QuestionList> =>
     body(client.GET("/api/ideas/{id}/questions", { params: { path: { id } }, ...init(s) })),
   investPreview: (id: string, s?: AbortSignal): Promise<InvestPreview> =>

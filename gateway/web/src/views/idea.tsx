@@ -15,6 +15,9 @@ import { signalText } from "./portfolio";
 
 /** IDEA_TASKS is how many of an idea's tasks the page shows, newest first. */
 export const IDEA_TASKS = 100;
+/** STAGES_SHOWN is how many changes of the stage history the page reads: the most one page holds. */
+const STAGES_SHOWN = 500;
+
 /** AUDIT_SCANNED is how many of the latest audit entries are searched for its stakes. */
 export const AUDIT_SCANNED = 500;
 
@@ -161,7 +164,7 @@ export function IdeaView({ id }: { id: string }) {
   const preview = useLive("stakes", id, (s) => api.investPreview(id, s));
   const stakes = useLive("stake movements", id, (s) => stakesOfIdea(id, s));
   const tasks = useLive("tasks", id, (s) => api.ideaTasks(id, IDEA_TASKS, s));
-  const stages = useLive("stage history", id, (s) => api.stages(id, s));
+  const stages = useLive("stage history", id, (s) => api.stages(id, STAGES_SHOWN, s));
   const sizing = useLive("right-sizing", "sizing", api.rightSizing);
   const people = usePeople();
   const auth = useAuth();
@@ -352,6 +355,11 @@ export function IdeaView({ id }: { id: string }) {
       <section aria-labelledby="history-h">
         <h2 id="history-h">Stage history</h2>
         <LoadState of={stages} what="the stage history" />
+        {stages.data?.pagination?.has_more && (
+          <p class="muted">
+            The first {stages.data.changes.length} of this idea's {stages.data.pagination.total} stage changes.
+          </p>
+        )}
         {stages.data && <StageHistory changes={stages.data.changes} people={people} />}
       </section>
     </>

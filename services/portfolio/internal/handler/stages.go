@@ -7,6 +7,7 @@ import (
 
 	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/paging"
 	"github.com/foundryhq/foundry/services/platform/wire"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 )
@@ -56,12 +57,13 @@ func (h *Handler) ListCandidates(ctx context.Context, req *portfoliointernalv1.L
 
 // ListIdeaStages implements PortfolioService.ListIdeaStages.
 func (h *Handler) ListIdeaStages(ctx context.Context, req *portfoliov1.ListIdeaStagesRequest) (*portfoliov1.ListIdeaStagesResponse, error) {
-	changes, err := h.app.Stages(ctx, req.GetId())
+	page, err := h.app.Stages(ctx, req.GetId(), req.Limit, req.GetOffset())
 	if err != nil {
 		return nil, err
 	}
-	out := &portfoliov1.ListIdeaStagesResponse{Changes: make([]*portfoliov1.StageChange, len(changes))}
-	for i, c := range changes {
+	out := &portfoliov1.ListIdeaStagesResponse{Changes: make([]*portfoliov1.StageChange, len(page.Changes)),
+		Pagination: paging.Of(page.Limit, page.Offset, page.Total, len(page.Changes), "")}
+	for i, c := range page.Changes {
 		p := &portfoliov1.StageChange{To: wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, c.To), At: wire.Time(c.At),
 			By: c.Actor, Reason: c.Reason}
 		if c.From != "" {

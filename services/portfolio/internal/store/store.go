@@ -137,8 +137,10 @@ type Ideas interface {
 	// RecordStage adds a change to the idea's stage history, with its
 	// stint (see Stints) worked out from the idea's previous change.
 	RecordStage(ctx context.Context, c StageChange) error
-	// Stages returns an idea's stage history, oldest first.
-	Stages(ctx context.Context, ideaID string) ([]StageChange, error)
+	// Stages returns a page of an idea's stage history, oldest first, and
+	// how many changes the history has. ErrNotFound when the idea does not
+	// exist.
+	Stages(ctx context.Context, ideaID string, limit, offset int) ([]StageChange, int, error)
 	// Stints returns, for each stage of idea.Stages, the known times ideas
 	// stayed in it (a change's stint: its at minus the at of the idea's
 	// previous change) for the changes out of it at or after since,

@@ -27,14 +27,29 @@ func (a *App) SetStage(ctx context.Context, ed idea.Editor, id, stage string) (i
 	return a.change(ctx, id, moved{by: ed.Actor, why: "operator", at: now}, func(i *idea.Idea) error { return i.SetStage(stage, now) })
 }
 
-// Stages returns an idea's stage history, oldest first. store.ErrNotFound
-// (as a fault) when the idea does not exist.
-func (a *App) Stages(ctx context.Context, id string) ([]store.StageChange, error) {
-	r := a.read()
-	if _, err := r.Ideas.Get(ctx, id); err != nil {
-		return nil, IdeaError(err, id)
+// StagePage is a page of an idea's stage history.
+type StagePage struct {
+	Changes []store.StageChange
+	// Total counts the idea's changes; Limit and Offset are the page's
+	// bounds, the defaults applied.
+	Total, Limit, Offset int
+}
+
+// Stages returns a page of an idea's stage history, oldest first (limit
+// DefaultLimit when nil, else 1..MaxLimit, from offset): a history grows
+// with every change, and an idea moved back and forth for years must not
+// answer all of it at once. store.ErrNotFound (as a fault) when the idea
+// does not exist; a bad page is a 422 whether or not it does.
+func (a *App) Stages(ctx context.Context, id string, limit *int32, offset int32) (StagePage, error) {
+	l, o, err := fault.Page(limit, offset, DefaultLimit, MaxLimit)
+	if err != nil {
+		return StagePage{}, err
 	}
-	return r.Ideas.Stages(ctx, id)
+	changes, total, err := a.read().Ideas.Stages(ctx, id, l, o)
+	if err != nil {
+		return StagePage{}, IdeaError(err, id)
+	}
+	return StagePage{Changes: changes, Total: total, Limit: l, Offset: o}, nil
 }
 
 // TaskOutcome is what reporting a completed task did to its idea.

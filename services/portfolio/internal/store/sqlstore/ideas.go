@@ -538,26 +538,45 @@ func (r *Ideas) Stints(ctx context.Context, since time.Time) (map[idea.Stage][]t
 	return out, rows.Err()
 }
 
-// Stages implements store.Ideas: one range of the (idea_id, at, id) index.
-func (r *Ideas) Stages(ctx context.Context, ideaID string) ([]store.StageChange, error) {
-	rows, err := r.q.Query(ctx, `SELECT id, COALESCE(from_stage, ''), to_stage, at, actor, reason FROM stage_changes
-		WHERE idea_id = $1 ORDER BY at, id`, ideaID)
+// Stages implements store.Ideas in one statement: the idea's row (none:
+// ErrNotFound), the count of its changes and the page, two ranges of the
+// (idea_id, at, id) index. The page is LEFT JOINed so that an idea whose
+// page is empty (past the end) still answers one row, with its count and
+// NULL change columns.
+func (r *Ideas) Stages(ctx context.Context, ideaID string, limit, offset int) ([]store.StageChange, int, error) {
+	rows, err := r.q.Query(ctx, `SELECT t.n, c.id, c.from_stage, c.to_stage, c.at, c.actor, c.reason
+		FROM ideas i
+		CROSS JOIN (SELECT COUNT(*) AS n FROM stage_changes WHERE idea_id = $1) t
+		LEFT JOIN (SELECT id, COALESCE(from_stage, '') AS from_stage, to_stage, at, actor, reason FROM stage_changes
+			WHERE idea_id = $1 ORDER BY at, id LIMIT $2 OFFSET $3) c ON TRUE
+		WHERE i.id = $1
+		ORDER BY c.at, c.id`, ideaID, limit, offset)
 	if err != nil {
-		return nil, fmt.Errorf("read the stages of %s: %w", ideaID, err)
+		return nil, 0, fmt.Errorf("read the stages of %s: %w", ideaID, err)
 	}
 	defer rows.Close()
 	out := []store.StageChange{}
+	found, total := false, 0
 	for rows.Next() {
 		var (
-			c        store.StageChange
-			from, to string
-			at       int64
+			id, from, to, actor, reason *string
+			at                          *int64
 		)
-		if err := rows.Scan(&c.ID, &from, &to, &at, &c.Actor, &c.Reason); err != nil {
-			return nil, fmt.Errorf("read the stages of %s: %w", ideaID, err)
+		if err := rows.Scan(&total, &id, &from, &to, &at, &actor, &reason); err != nil {
+			return nil, 0, fmt.Errorf("read the stages of %s: %w", ideaID, err)
 		}
-		c.IdeaID, c.From, c.To, c.At = ideaID, idea.Stage(from), idea.Stage(to), database.Time(at)
-		out = append(out, c)
+		found = true
+		if id == nil {
+			continue // an empty page
+		}
+		out = append(out, store.StageChange{ID: *id, IdeaID: ideaID, From: idea.Stage(*from), To: idea.Stage(*to),
+			At: database.Time(*at), Actor: *actor, Reason: *reason})
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("read the stages of %s: %w", ideaID, err)
+	}
+	if !found {
+		return nil, 0, fmt.Errorf("idea %s: %w", ideaID, store.ErrNotFound)
+	}
+	return out, total, nil
 }

@@ -80,8 +80,8 @@ type PortfolioServiceClient interface {
 	AdvanceIdea(ctx context.Context, in *AdvanceIdeaRequest, opts ...grpc.CallOption) (*AdvanceIdeaResponse, error)
 	// SetIdeaStage sets any stage explicitly: corrections and administrator override.
 	SetIdeaStage(ctx context.Context, in *SetIdeaStageRequest, opts ...grpc.CallOption) (*SetIdeaStageResponse, error)
-	// ListIdeaStages returns an idea's stage history: every change, oldest
-	// first, with when, by whom and why.
+	// ListIdeaStages returns a page of an idea's stage history: every
+	// change, oldest first, with when, by whom and why.
 	ListIdeaStages(ctx context.Context, in *ListIdeaStagesRequest, opts ...grpc.CallOption) (*ListIdeaStagesResponse, error)
 	// GetStageTimes returns how long ideas stay in each stage: the median and
 	// 90th percentile of the stints that ended in the last days. Declared
@@ -308,8 +308,8 @@ type PortfolioServiceServer interface {
 	AdvanceIdea(context.Context, *AdvanceIdeaRequest) (*AdvanceIdeaResponse, error)
 	// SetIdeaStage sets any stage explicitly: corrections and administrator override.
 	SetIdeaStage(context.Context, *SetIdeaStageRequest) (*SetIdeaStageResponse, error)
-	// ListIdeaStages returns an idea's stage history: every change, oldest
-	// first, with when, by whom and why.
+	// ListIdeaStages returns a page of an idea's stage history: every
+	// change, oldest first, with when, by whom and why.
 	ListIdeaStages(context.Context, *ListIdeaStagesRequest) (*ListIdeaStagesResponse, error)
 	// GetStageTimes returns how long ideas stay in each stage: the median and
 	// 90th percentile of the stints that ended in the last days. Declared
