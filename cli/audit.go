@@ -127,10 +127,7 @@ this client verified.`,
 			return usagef("audit verify keeps the key and checkpoint it trusts in $XDG_CONFIG_HOME/foundry/audit or ~/.config/foundry/audit: " +
 				"set HOME or XDG_CONFIG_HOME")
 		}
-		server := e.cfg.URL
-		if e.cfg.GRPCAddr != "" {
-			server = "grpc://" + e.cfg.GRPCAddr
-		}
+		server := e.cfg.server()
 		held, err := loadAuditState(auditStateFile(dir, server), server)
 		if err != nil {
 			return usageError{err}

@@ -74,22 +74,27 @@ func Unknown(args []string) string {
 		"  the server: foundry serve [flags] (foundry serve -h), foundry migrate [up|status] [flags]", args[0], strings.Join(names, ", "))
 }
 
-// Execute runs the client with args (after the program name), writing
-// results to stdout and messages to stderr, reading the environment
-// through getenv, and returns the process's exit code.
+// Execute runs the client with args (after the program name), reading
+// stdin (foundry login's token; nil for none), writing results to stdout
+// and messages to stderr, reading the environment through getenv, and
+// returns the process's exit code.
 // serve and migrate are in the tree (for help) but refuse to run: the
 // server comes with Main.
-func Execute(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	return execute(ctx, args, stdout, stderr, getenv, nil)
+func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return execute(ctx, args, stdin, stdout, stderr, getenv, nil)
 }
 
-func execute(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, server Server) int {
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, server Server) int {
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}
-	e := &env{stdout: stdout, stderr: stderr, getenv: getenv, server: server}
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, server: server}
 	root := e.rootCommand()
 	root.SetArgs(args)
+	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -118,6 +123,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 // env is one run of the client: its streams, environment and, once a
 // command runs, its settings and connection.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	// server runs serve and migrate; nil in a build without the server.
@@ -151,9 +157,9 @@ func (e *env) rootCommand() *cobra.Command {
 		Short: "Foundry's server and command-line client",
 		Long: `Foundry: 'foundry serve' runs the server and 'foundry migrate' applies
 its schema migrations; every other command is the command-line client:
-registration, ideas, tasks, assets, contributions, distributions, credits,
-API tokens, the emergency freeze and the audit log; 'foundry api' for any
-other route.
+registration and login, ideas, tasks, assets, contributions, contributors,
+distributions, credits, API tokens, the emergency freeze and the audit log;
+'foundry api' for any other route.
 
 The client talks REST to the gateway (--url, default http://127.0.0.1:8080),
 or gRPC straight to the services when --grpc-addr is set (with the service
@@ -180,7 +186,7 @@ The server's flags are single-dash Go flags: 'foundry serve -h' lists them.
 	pf.StringVar(&e.flags.jq, "jq", "", "filter the JSON answer with a jq expression (implies -o json; strings print bare)")
 	registerSettingFlags(pf)
 
-	root.AddCommand(withIDs(e.registerCommand(), "contributor_id"), e.whoamiCommand(), e.logoutCommand(),
+	root.AddCommand(withIDs(e.registerCommand(), "contributor_id"), e.loginCommand(), e.whoamiCommand(), e.logoutCommand(),
 		e.ideasCommand(), e.tasksCommand(), e.assetsCommand(), e.contributionsCommand(), e.contributorsCommand(), e.distributionsCommand(),
 		e.ccCommand(), e.tokensCommand(), e.statusCommand(), e.incidentsCommand(), e.auditCommand(),
 		e.apiCommand(), e.versionCommand())

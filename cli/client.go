@@ -114,6 +114,11 @@ var (
 	opSupply   = op{grpc: ledgerv1.LedgerService_GetSupply_FullMethodName, http: "GET /api/cc/supply"}
 	opRate     = op{grpc: ledgerv1.LedgerService_GetExchangeRate_FullMethodName, http: "GET /api/cc/exchange-rate"}
 
+	// opWhoamiToken asks who the token is, whatever key is configured:
+	// login checks the token it is given, logout the one it could not log
+	// out.
+	opWhoamiToken = op{grpc: ledgerv1.LedgerService_GetPrincipal_FullMethodName, http: "GET /api/whoami", cred: credToken}
+
 	opFreeze         = op{grpc: ledgerv1.LedgerService_Freeze_FullMethodName, http: "POST /api/incidents/freeze"}
 	opUnfreeze       = op{grpc: ledgerv1.LedgerService_Unfreeze_FullMethodName, http: "POST /api/incidents/unfreeze", cred: credAdmin}
 	opIncidentStatus = op{grpc: ledgerv1.LedgerService_GetIncidentStatus_FullMethodName, http: "GET /api/incidents/status"}

@@ -36,10 +36,75 @@ type config struct {
 	// the environment set it, or nothing did. logout forgets a token only
 	// there: one given by a flag or a variable is the shell's to forget.
 	TokenFile string
+	// TokenServer is the server whose section of the config file Token
+	// came from ("servers"), or "" when it came from the file's "token",
+	// which any server gets.
+	TokenServer string
+}
+
+// server names the Foundry the client talks to: the REST URL, or
+// grpc://ADDRESS over gRPC. The config file keeps tokens per server, and
+// audit verify its trust, under this name.
+func (c *config) server() string {
+	if c.GRPCAddr != "" {
+		return "grpc://" + c.GRPCAddr
+	}
+	return c.URL
 }
 
 // configEnv names the config file when --config does not.
 const configEnv = "FOUNDRY_CLI_CONFIG"
+
+// serversKey is the config file's member that keeps a token per server
+// (login and register write there): {"servers": {"https://…": {"token":
+// "…"}}}. A token kept for one server is never sent to another, which the
+// file's own "token" (any server's) would be when --url changes.
+const serversKey = "servers"
+
+// configFile is what a config file holds: the settings (the keys of the
+// settings table) and the credentials kept per server.
+type configFile struct {
+	values map[string]string
+	// servers maps a server (config.server) to its section's members:
+	// "token" only.
+	servers map[string]map[string]string
+}
+
+// serverToken is the token kept for server in its section; "" for none.
+func (f configFile) serverToken(server string) string {
+	return strings.TrimSpace(f.servers[server]["token"])
+}
+
+// setServerToken keeps token for server.
+func (f *configFile) setServerToken(server, token string) {
+	if f.servers == nil {
+		f.servers = map[string]map[string]string{}
+	}
+	if f.servers[server] == nil {
+		f.servers[server] = map[string]string{}
+	}
+	f.servers[server]["token"] = token
+}
+
+// forgetToken removes token from where resolveConfig found it: server's
+// section (a section left empty goes too), or the file's own "token"
+// when server is "". A token the file no longer holds there (changed
+// since) is left alone.
+func (f *configFile) forgetToken(server, token string) {
+	if server == "" {
+		if strings.TrimSpace(f.values["token"]) == token {
+			delete(f.values, "token")
+		}
+		return
+	}
+	if f.serverToken(server) != token {
+		return
+	}
+	delete(f.servers[server], "token")
+	if len(f.servers[server]) == 0 {
+		delete(f.servers, server)
+	}
+}
 
 // setting is one connection setting: a flag, an environment variable and
 // a config file key, in that order of precedence, then the default.
@@ -84,7 +149,7 @@ func resolveConfig(flags *pflag.FlagSet, flagConfig string, getenv func(string) 
 	for _, s := range settings {
 		v := s.def
 		fromFile := false
-		if fv, ok := file[s.key]; ok {
+		if fv, ok := file.values[s.key]; ok {
 			v, fromFile = fv, true
 		}
 		if ev := getenv(s.env); ev != "" {
@@ -101,6 +166,12 @@ func resolveConfig(flags *pflag.FlagSet, flagConfig string, getenv func(string) 
 	}
 	if err := c.validate(); err != nil {
 		return config{}, usageError{err}
+	}
+	// The server's own section comes before the file's "token" (but after
+	// the flag and the environment): which server it is is known only
+	// now, once the URL or the gRPC address is settled.
+	if t := file.serverToken(c.server()); t != "" && !flags.Changed("token") && getenv("FOUNDRY_TOKEN") == "" {
+		c.Token, c.TokenFile, c.TokenServer = t, path, c.server()
 	}
 	c.localAdminKey(getenv)
 	return c, nil
@@ -193,51 +264,88 @@ func configFilePath(given bool, flagPath string, getenv func(string) string) (pa
 // was. The file named by --config (given) or FOUNDRY_CLI_CONFIG must
 // exist; the default one may be missing. --config= (empty) reads no file
 // at all.
-func readConfigFile(given bool, flagPath string, getenv func(string) string) (string, map[string]string, error) {
+func readConfigFile(given bool, flagPath string, getenv func(string) string) (string, configFile, error) {
 	path, explicit := configFilePath(given, flagPath, getenv)
 	if path == "" {
-		return "", nil, nil
+		return "", configFile{}, nil
 	}
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
-		return path, nil, nil
+		return path, configFile{}, nil
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("config file: %w", err)
+		return "", configFile{}, fmt.Errorf("config file: %w", err)
 	}
-	values, err := parseConfigFile(path, raw)
-	return path, values, err
+	file, err := parseConfigFile(path, raw)
+	return path, file, err
 }
 
 // parseConfigFile reads a JSON object of string settings, e.g.
-// {"url": "https://foundry.example.com", "token": "…"}. An unknown key is
-// an error, so a misspelt one is not silently ignored.
-func parseConfigFile(path string, raw []byte) (map[string]string, error) {
+// {"url": "https://foundry.example.com", "token": "…"}, and the tokens
+// kept per server ({"servers": {"https://…": {"token": "…"}}}). An
+// unknown key is an error, so a misspelt one is not silently ignored.
+func parseConfigFile(path string, raw []byte) (configFile, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var doc map[string]any
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("config file %s: not a JSON object: %w", path, err)
+		return configFile{}, fmt.Errorf("config file %s: not a JSON object: %w", path, err)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("config file %s: more than one JSON value", path)
+		return configFile{}, fmt.Errorf("config file %s: more than one JSON value", path)
 	}
-	known := map[string]bool{}
-	var keys []string
+	known := map[string]bool{serversKey: true}
+	keys := []string{serversKey}
 	for _, s := range settings {
 		known[s.key] = true
 		keys = append(keys, s.key)
 	}
 	sort.Strings(keys)
-	out := make(map[string]string, len(doc))
+	out := configFile{values: make(map[string]string, len(doc))}
 	for k, v := range doc {
 		if !known[k] {
-			return nil, fmt.Errorf("config file %s: unknown setting %q (known: %s)", path, k, strings.Join(keys, ", "))
+			return configFile{}, fmt.Errorf("config file %s: unknown setting %q (known: %s)", path, k, strings.Join(keys, ", "))
+		}
+		if k == serversKey {
+			servers, err := parseServers(v)
+			if err != nil {
+				return configFile{}, fmt.Errorf("config file %s: %w", path, err)
+			}
+			out.servers = servers
+			continue
 		}
 		s, ok := v.(string)
 		if !ok {
-			return nil, fmt.Errorf("config file %s: %q must be a string", path, k)
+			return configFile{}, fmt.Errorf("config file %s: %q must be a string", path, k)
 		}
-		out[k] = s
+		out.values[k] = s
+	}
+	return out, nil
+}
+
+// parseServers reads the config file's "servers": an object of servers,
+// each an object whose one known member is "token", a string.
+func parseServers(v any) (map[string]map[string]string, error) {
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%q must be an object of servers, each {\"token\": \"…\"}", serversKey)
+	}
+	out := make(map[string]map[string]string, len(doc))
+	for server, sv := range doc {
+		section, ok := sv.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%q of %q must be an object: {\"token\": \"…\"}", server, serversKey)
+		}
+		out[server] = make(map[string]string, len(section))
+		for k, mv := range section {
+			if k != "token" {
+				return nil, fmt.Errorf("%q of %q: unknown member %q (known: token)", server, serversKey, k)
+			}
+			s, ok := mv.(string)
+			if !ok {
+				return nil, fmt.Errorf("%q of %q: %q must be a string", server, serversKey, k)
+			}
+			out[server][k] = s
+		}
 	}
 	return out, nil
 }
@@ -249,22 +357,29 @@ func parseConfigFile(path string, raw []byte) (map[string]string, error) {
 // symbolic link is followed, so a config file kept elsewhere stays there.
 // The file must be one the client reads: an unknown key stops the update
 // rather than being dropped.
-func updateConfigFile(path string, change func(values map[string]string)) error {
+func updateConfigFile(path string, change func(file *configFile)) error {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	values := map[string]string{}
+	file := configFile{values: map[string]string{}}
 	raw, err := os.ReadFile(path)
 	switch {
 	case err == nil:
-		if values, err = parseConfigFile(path, raw); err != nil {
+		if file, err = parseConfigFile(path, raw); err != nil {
 			return err
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("config file: %w", err)
 	}
-	change(values)
-	out, err := json.MarshalIndent(values, "", "  ")
+	change(&file)
+	doc := make(map[string]any, len(file.values)+1)
+	for k, v := range file.values {
+		doc[k] = v
+	}
+	if len(file.servers) > 0 {
+		doc[serversKey] = file.servers
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -130,7 +131,7 @@ func TestConfigFile(t *testing.T) {
 	t.Run("bad files", func(t *testing.T) {
 		dir := t.TempDir()
 		for content, want := range map[string]string{
-			`{"url": "http://x", "tokn": "t"}`: `config file %s: unknown setting "tokn" (known: api_key, grpc_addr, service_key, token, url)`,
+			`{"url": "http://x", "tokn": "t"}`: `config file %s: unknown setting "tokn" (known: api_key, grpc_addr, servers, service_key, token, url)`,
 			`{"url": 8080}`:                    `config file %s: "url" must be a string`,
 			`["url"]`:                          `config file %s: not a JSON object: json: cannot unmarshal array into Go value of type map[string]interface {}`,
 			`{"url": "http://x"} {}`:           `config file %s: more than one JSON value`,
@@ -166,7 +167,7 @@ func TestUpdateConfigFile(t *testing.T) {
 
 	t.Run("a new file, its directory made, readable by its owner alone", func(t *testing.T) {
 		path := filepath.Join(dir, "new", "foundry", "cli.json")
-		require.NoError(t, updateConfigFile(path, func(v map[string]string) { v["token"] = "t1" }))
+		require.NoError(t, updateConfigFile(path, func(f *configFile) { f.values["token"] = "t1" }))
 		raw, err := os.ReadFile(path)
 		require.NoError(t, err)
 		require.JSONEq(t, `{"token": "t1"}`, string(raw))
@@ -177,14 +178,14 @@ func TestUpdateConfigFile(t *testing.T) {
 	t.Run("the other settings stay; a readable file becomes private", func(t *testing.T) {
 		path := writeFile(t, dir, "shared.json", `{"url": "https://f.example.com", "api_key": "k"}`)
 		require.NoError(t, os.Chmod(path, 0o644))
-		require.NoError(t, updateConfigFile(path, func(v map[string]string) { v["token"] = "t2" }))
+		require.NoError(t, updateConfigFile(path, func(f *configFile) { f.values["token"] = "t2" }))
 		raw, err := os.ReadFile(path)
 		require.NoError(t, err)
 		require.JSONEq(t, `{"url": "https://f.example.com", "api_key": "k", "token": "t2"}`, string(raw))
 		info, err := os.Stat(path)
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
-		require.NoError(t, updateConfigFile(path, func(v map[string]string) { delete(v, "token") }))
+		require.NoError(t, updateConfigFile(path, func(f *configFile) { delete(f.values, "token") }))
 		raw, err = os.ReadFile(path)
 		require.NoError(t, err)
 		require.JSONEq(t, `{"url": "https://f.example.com", "api_key": "k"}`, string(raw))
@@ -193,7 +194,7 @@ func TestUpdateConfigFile(t *testing.T) {
 		target := writeFile(t, dir, "kept/cli.json", `{}`)
 		link := filepath.Join(dir, "link.json")
 		require.NoError(t, os.Symlink(target, link))
-		require.NoError(t, updateConfigFile(link, func(v map[string]string) { v["token"] = "t3" }))
+		require.NoError(t, updateConfigFile(link, func(f *configFile) { f.values["token"] = "t3" }))
 		raw, err := os.ReadFile(target)
 		require.NoError(t, err)
 		require.JSONEq(t, `{"token": "t3"}`, string(raw))
@@ -203,10 +204,98 @@ func TestUpdateConfigFile(t *testing.T) {
 	})
 	t.Run("a file the client cannot read is left as it is", func(t *testing.T) {
 		path := writeFile(t, dir, "odd.json", `{"tokn": "x"}`)
-		err := updateConfigFile(path, func(v map[string]string) { v["token"] = "t4" })
+		err := updateConfigFile(path, func(f *configFile) { f.values["token"] = "t4" })
 		require.ErrorContains(t, err, `unknown setting "tokn"`)
 		raw, rerr := os.ReadFile(path)
 		require.NoError(t, rerr)
 		require.Equal(t, `{"tokn": "x"}`, string(raw))
 	})
+}
+
+func TestServerTokens(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := writeFile(t, dir, "cli.json", `{"url": "http://a:1", "token": "any-server",
+		"servers": {"http://a:1": {"token": "a-token"}, "grpc://g:9": {"token": "g-token"}, "http://c:3": {}}}`)
+	env := map[string]string{"FOUNDRY_CLI_CONFIG": file}
+
+	t.Run("the server's own token, from its section", func(t *testing.T) {
+		for _, args := range [][]string{nil, {"--url", "http://a:1/"}} {
+			c, err := resolve(t, env, args...)
+			require.NoError(t, err)
+			require.Equal(t, config{URL: "http://a:1", Token: "a-token", TokenFile: file, TokenServer: "http://a:1"}, c, "%q", args)
+		}
+		c, err := resolve(t, with(env, "FOUNDRY_CLI_GRPC_ADDR", "g:9", "FOUNDRY_CLI_SERVICE_KEY", "sk"))
+		require.NoError(t, err)
+		require.Equal(t, "g-token", c.Token, "a gRPC address is a server of its own")
+		require.Equal(t, "grpc://g:9", c.TokenServer)
+	})
+	t.Run("another server gets the file's own token, never a section's", func(t *testing.T) {
+		for _, url := range []string{"http://b:2", "http://c:3"} {
+			c, err := resolve(t, env, "--url", url)
+			require.NoError(t, err)
+			require.Equal(t, config{URL: url, Token: "any-server", TokenFile: file}, c, url)
+		}
+		only := writeFile(t, dir, "sections.json", `{"servers": {"http://a:1": {"token": "a-token"}}}`)
+		c, err := resolve(t, map[string]string{"FOUNDRY_CLI_CONFIG": only, "FOUNDRY_URL": "http://b:2"})
+		require.NoError(t, err)
+		require.Equal(t, config{URL: "http://b:2"}, c, "a's token does not go to b")
+	})
+	t.Run("the flag and the environment over the section", func(t *testing.T) {
+		c, err := resolve(t, with(env, "FOUNDRY_TOKEN", "env-token"))
+		require.NoError(t, err)
+		require.Equal(t, config{URL: "http://a:1", Token: "env-token"}, c)
+		c, err = resolve(t, env, "--token=")
+		require.NoError(t, err)
+		require.Equal(t, config{URL: "http://a:1"}, c)
+	})
+	t.Run("bad sections", func(t *testing.T) {
+		for content, want := range map[string]string{
+			`{"servers": ["http://a:1"]}`:                   `config file %s: "servers" must be an object of servers, each {"token": "…"}`,
+			`{"servers": {"http://a:1": "t"}}`:              `config file %s: "http://a:1" of "servers" must be an object: {"token": "…"}`,
+			`{"servers": {"http://a:1": {"tokn": "t"}}}`:    `config file %s: "http://a:1" of "servers": unknown member "tokn" (known: token)`,
+			`{"servers": {"http://a:1": {"token": ["t"]}}}`: `config file %s: "http://a:1" of "servers": "token" must be a string`,
+			`{"servers": {"http://a:1": {"api_key": "k"}}}`: `config file %s: "http://a:1" of "servers": unknown member "api_key" (known: token)`,
+		} {
+			path := writeFile(t, dir, "bad.json", content)
+			_, err := resolve(t, nil, "--config", path)
+			require.EqualError(t, err, fmt.Sprintf(want, path), content)
+		}
+	})
+}
+
+func TestKeepServerTokens(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	read := func(path string) string {
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return string(raw)
+	}
+
+	path := writeFile(t, dir, "cli.json", `{"url": "http://a:1", "token": "any-server"}`)
+	require.NoError(t, updateConfigFile(path, func(f *configFile) { f.setServerToken("http://a:1", "a-token") }))
+	require.NoError(t, updateConfigFile(path, func(f *configFile) { f.setServerToken("grpc://g:9", "g-token") }))
+	require.JSONEq(t, `{"url": "http://a:1", "token": "any-server",
+		"servers": {"http://a:1": {"token": "a-token"}, "grpc://g:9": {"token": "g-token"}}}`, read(path))
+
+	// forgetToken removes the token from where it was found, only while
+	// the file still holds that token there.
+	require.NoError(t, updateConfigFile(path, func(f *configFile) { f.forgetToken("http://a:1", "another") }))
+	require.Contains(t, read(path), "a-token", "changed since: left alone")
+	require.NoError(t, updateConfigFile(path, func(f *configFile) { f.forgetToken("http://a:1", "a-token") }))
+	require.JSONEq(t, `{"url": "http://a:1", "token": "any-server", "servers": {"grpc://g:9": {"token": "g-token"}}}`, read(path),
+		"the empty section goes")
+	require.NoError(t, updateConfigFile(path, func(f *configFile) { f.forgetToken("", "any-server") }))
+	require.NoError(t, updateConfigFile(path, func(f *configFile) { f.forgetToken("grpc://g:9", "g-token") }))
+	require.JSONEq(t, `{"url": "http://a:1"}`, read(path), "no servers left: no servers member")
+}
+
+// with returns env plus the given name=value pairs.
+func with(env map[string]string, pairs ...string) map[string]string {
+	out := maps.Clone(env)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out[pairs[i]] = pairs[i+1]
+	}
+	return out
 }

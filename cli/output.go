@@ -130,15 +130,25 @@ func (e *env) pageHint(what string, shown int, p *commonv1.Pagination, hasAll bo
 // printMessage writes a message the client assembled itself (the pages of
 // --all merged into one list) with the API's JSON conventions.
 func (e *env) printMessage(m proto.Message) error {
-	b, err := marshalOptions.Marshal(m)
+	raw, err := renderMessage(m)
 	if err != nil {
 		return err
 	}
+	return e.printJSON(raw)
+}
+
+// renderMessage is m as the REST API would answer it: the gateway's JSON
+// options, compact (protojson varies its spacing on purpose).
+func renderMessage(m proto.Message) ([]byte, error) {
+	b, err := marshalOptions.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, b); err != nil {
-		return err
+		return nil, err
 	}
-	return e.printJSON(buf.Bytes())
+	return buf.Bytes(), nil
 }
 
 // printObject writes one object of the API: its JSON (or its id) with -o

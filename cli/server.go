@@ -26,7 +26,7 @@ type Server func(ctx context.Context, args []string) int
 // none at all or start with a flag other than -h/--help are the server's,
 // as "serve" would take them: "foundry -target=ledger" is "foundry serve
 // -target=ledger". An unknown first word is a usage error (ExitUsage).
-func Main(args []string, stdout, stderr io.Writer, getenv func(string) string, server Server) int {
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, server Server) int {
 	if msg := Unknown(args); msg != "" {
 		fmt.Fprintln(stderr, "foundry: "+msg)
 		return ExitUsage
@@ -44,7 +44,7 @@ func Main(args []string, stdout, stderr io.Writer, getenv func(string) string, s
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	return execute(ctx, args, stdout, stderr, getenv, server)
+	return execute(ctx, args, stdin, stdout, stderr, getenv, server)
 }
 
 // IsServer reports whether args (after the program name) are a server

@@ -44,7 +44,7 @@ type auditCLIRun struct {
 
 func auditCLIExec(env map[string]string, args ...string) auditCLIRun {
 	var out, errOut bytes.Buffer
-	code := cli.Execute(context.Background(), args, &out, &errOut, func(k string) string { return env[k] })
+	code := cli.Execute(context.Background(), args, nil, &out, &errOut, func(k string) string { return env[k] })
 	return auditCLIRun{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 

@@ -20,7 +20,7 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr, os.Getenv, serve))
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, serve))
 }
 
 // serve runs the server with its own arguments (flags, or "migrate" and

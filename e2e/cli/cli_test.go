@@ -47,8 +47,23 @@ func runOn(t *testing.T, errOut interface {
 }, env map[string]string, args ...string,
 ) result {
 	t.Helper()
+	return runWith(t, nil, errOut, env, args...)
+}
+
+// runIn is run with stdin as the standard input.
+func runIn(t *testing.T, stdin io.Reader, env map[string]string, args ...string) result {
+	t.Helper()
+	return runWith(t, stdin, &bytes.Buffer{}, env, args...)
+}
+
+func runWith(t *testing.T, stdin io.Reader, errOut interface {
+	io.Writer
+	fmt.Stringer
+}, env map[string]string, args ...string,
+) result {
+	t.Helper()
 	var out bytes.Buffer
-	code := cli.Execute(context.Background(), args, &out, errOut, func(k string) string { return env[k] })
+	code := cli.Execute(context.Background(), args, stdin, &out, errOut, func(k string) string { return env[k] })
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
@@ -618,7 +633,7 @@ func TestUsageErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	var stdout, stderr bytes.Buffer
-	code := cli.Execute(ctx, []string{"status", "--wait"}, &stdout, &stderr, func(k string) string { return env[k] })
+	code := cli.Execute(ctx, []string{"status", "--wait"}, nil, &stdout, &stderr, func(k string) string { return env[k] })
 	require.Equal(t, cli.ExitInterrupted, code)
 	require.Empty(t, stdout.String())
 	require.Equal(t, "foundry: interrupted\n", stderr.String())
@@ -694,7 +709,7 @@ func TestDispatch(t *testing.T) {
 		require.NotEmpty(t, cli.Unknown(args), "%q", args)
 	}
 	require.Equal(t, "unknown command \"regster\"\n"+
-		"  client commands: api, assets, audit, cc, completion, contributions, contributors, distributions, help, ideas, incidents, logout, "+
+		"  client commands: api, assets, audit, cc, completion, contributions, contributors, distributions, help, ideas, incidents, login, logout, "+
 		"register, status, tasks, tokens, version, whoami (foundry help)\n"+
 		"  the server: foundry serve [flags] (foundry serve -h), foundry migrate [up|status] [flags]", cli.Unknown([]string{"regster"}))
 
@@ -703,7 +718,7 @@ func TestDispatch(t *testing.T) {
 	main := func(args ...string) (served []string, r result) {
 		var out, errOut bytes.Buffer
 		served = []string{"(not run)"}
-		code := cli.Main(args, &out, &errOut, func(k string) string { return env[k] }, func(_ context.Context, args []string) int {
+		code := cli.Main(args, nil, &out, &errOut, func(k string) string { return env[k] }, func(_ context.Context, args []string) int {
 			served = append([]string{}, args...)
 			return 7
 		})

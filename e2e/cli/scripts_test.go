@@ -270,14 +270,15 @@ func TestRegister(t *testing.T) {
 		require.Equal(t, cli.ExitOK, r.code, r.stderr)
 		require.Regexp(t, row("handle", "configured"), r.stdout)
 		require.NotContains(t, r.stdout, "session_token", "the file keeps it")
-		require.Equal(t, "session token kept in "+path+": the commands that follow act as configured\n", r.stderr)
+		require.Equal(t, "session token kept in "+path+" for "+sys.BaseURL+": the commands that follow act as configured there\n", r.stderr)
 		settings := readConfig(t, path)
 		require.Equal(t, sys.BaseURL, settings["url"])
-		require.Regexp(t, `^[0-9a-f]{64}$`, settings["token"])
+		token := keptToken(t, path, sys.BaseURL)
+		require.Regexp(t, `^[0-9a-f]{64}$`, token)
 		require.Equal(t, "configured", okJSON(t, map[string]string{"FOUNDRY_CLI_CONFIG": path}, "whoami")["handle"])
 
 		// A token the environment gives is the shell's: logout leaves the file alone.
-		r = run(t, map[string]string{"FOUNDRY_CLI_CONFIG": path, "FOUNDRY_TOKEN": settings["token"]}, "logout")
+		r = run(t, map[string]string{"FOUNDRY_CLI_CONFIG": path, "FOUNDRY_TOKEN": token}, "logout")
 		require.Equal(t, cli.ExitOK, r.code, r.stderr)
 		require.Empty(t, r.stderr)
 		require.Equal(t, settings, readConfig(t, path))
@@ -287,8 +288,8 @@ func TestRegister(t *testing.T) {
 		home := t.TempDir()
 		r := run(t, with(env, "HOME", home, "FOUNDRY_TOKEN", "fdt_other"), "register", "shadowed")
 		require.Equal(t, cli.ExitOK, r.code, r.stderr)
-		require.Equal(t, "session token kept in "+filepath.Join(home, ".config", "foundry", "cli.json")+
-			": the commands that follow act as shadowed\n"+
+		require.Equal(t, "session token kept in "+filepath.Join(home, ".config", "foundry", "cli.json")+" for "+sys.BaseURL+
+			": the commands that follow act as shadowed there\n"+
 			"(but FOUNDRY_TOKEN is set and wins over the file: unset it to act as shadowed)\n", r.stderr)
 	})
 

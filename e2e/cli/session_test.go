@@ -33,16 +33,35 @@ func okIDs(t *testing.T, env map[string]string, args ...string) []string {
 
 // readConfig returns the config file's settings, requiring it readable by
 // its owner alone.
-func readConfig(t *testing.T, path string) map[string]string {
+func readConfig(t *testing.T, path string) map[string]any {
 	t.Helper()
 	info, err := os.Stat(path)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "it holds a token")
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var settings map[string]string
+	var settings map[string]any
 	require.NoError(t, json.Unmarshal(raw, &settings))
 	return settings
+}
+
+// keptToken is the token the config file at path keeps for server ("" for
+// none): {"servers": {server: {"token": …}}}.
+func keptToken(t *testing.T, path, server string) string {
+	t.Helper()
+	servers, _ := readConfig(t, path)["servers"].(map[string]any)
+	section, _ := servers[server].(map[string]any)
+	token, _ := section["token"].(string)
+	return token
+}
+
+// serverOf names the server env points the client at, as the config file
+// keeps tokens under it: the REST URL, or grpc://ADDRESS.
+func serverOf(env map[string]string) string {
+	if addr := env["FOUNDRY_CLI_GRPC_ADDR"]; addr != "" {
+		return "grpc://" + addr
+	}
+	return env["FOUNDRY_URL"]
 }
 
 // TestSession runs a whole session through the CLI alone, over both
@@ -77,10 +96,11 @@ func session(t *testing.T, sys *allinonetest.System, name string, env map[string
 	adaConfig := filepath.Join(adaHome, ".config", "foundry", "cli.json")
 	handle := "ada-" + name
 
-	// register: the session token is kept in ada's config file.
+	// register: the session token is kept in ada's config file, for this
+	// server.
 	id := okID(t, ada, "register", handle)
 	require.Regexp(t, `^[0-9a-f-]{36}$`, id)
-	token := readConfig(t, adaConfig)["token"]
+	token := keptToken(t, adaConfig, serverOf(env))
 	require.Regexp(t, `^[0-9a-f]{64}$`, token)
 	who := okJSON(t, ada, "whoami")
 	require.Equal(t, "session", who["kind"])
@@ -89,10 +109,10 @@ func session(t *testing.T, sys *allinonetest.System, name string, env map[string
 
 	r := run(t, ada, "register", "bob-"+name)
 	require.Equal(t, cli.ExitUsage, r.code, "the file holds ada's session")
-	require.Equal(t, "foundry: "+adaConfig+" already holds a token, which a new session would replace for good: foundry logout first "+
-		"(or remove \"token\" from the file), name another file with --config, or give --no-store to print the new token\n"+
+	require.Equal(t, "foundry: "+adaConfig+" already keeps a token for "+serverOf(env)+", which a new session would replace for good: "+
+		"foundry logout first, name another file with --config, or give --no-store to print the new token\n"+
 		"Run 'foundry register --help' for usage.\n", r.stderr)
-	require.Equal(t, token, readConfig(t, adaConfig)["token"], "left alone")
+	require.Equal(t, token, keptToken(t, adaConfig, serverOf(env)), "left alone")
 
 	// deposit: 10 USD at the buy rate of 99.5 CC per USD.
 	rate := okJSON(t, ada, "cc", "rate")
@@ -197,8 +217,8 @@ func session(t *testing.T, sys *allinonetest.System, name string, env map[string
 	r = run(t, ada, "logout")
 	require.Equal(t, cli.ExitOK, r.code, r.stderr)
 	require.Regexp(t, row("revoked", "true"), r.stdout)
-	require.Equal(t, "the session token is removed from "+adaConfig+"\n", r.stderr)
-	require.NotContains(t, readConfig(t, adaConfig), "token")
+	require.Equal(t, "the token is removed from "+adaConfig+"\n", r.stderr)
+	require.Equal(t, map[string]any{}, readConfig(t, adaConfig), "no token, for any server")
 	require.Equal(t, "anonymous", okJSON(t, ada, "whoami")["kind"])
 }
 
