@@ -191,18 +191,32 @@ func dropCommaSpaces(b []byte) []byte {
 // through its connection in conns (by module name), and the raw routes
 // through conns' ledger and ops.
 func New(ctx context.Context, cfg Config, services []app.Module, conns map[string]*grpc.ClientConn, h *app.Host) (http.Handler, error) {
+	// Every route on one mux, and each service's on a mux of its own that
+	// its operations' patterns lead to (routes.go).
 	mux := newAPIMux()
+	byService := map[string]*runtime.ServeMux{}
 	for _, m := range services {
-		if err := m.Routes(ctx, mux, conns[m.Name]); err != nil {
-			return nil, fmt.Errorf("register %s routes: %w", m.Name, err)
+		own := newAPIMux()
+		for _, into := range []*runtime.ServeMux{mux, own} {
+			if err := m.Routes(ctx, into, conns[m.Name]); err != nil {
+				return nil, fmt.Errorf("register %s routes: %w", m.Name, err)
+			}
 		}
+		byService[serviceName(m.Service)] = own
 	}
 
 	if _, err := servedDocuments(); err != nil {
 		return nil, fmt.Errorf("the OpenAPI document: %w", err)
 	}
+	ops, err := operations(openAPI)
+	if err != nil {
+		return nil, err
+	}
 	root := http.NewServeMux()
 	root.Handle("/api/", mux)
+	if err := routeOperations(root, ops, byService); err != nil {
+		return nil, err
+	}
 	ledger := ledgerv1.NewLedgerServiceClient(conns[ledgerPeer])
 	root.Handle("POST /api/contributions/github", githubWebhook(ledger))
 	root.Handle("GET /api/audit/checkpoint", auditText(ledger, readCheckpoint))
