@@ -120,9 +120,10 @@ type Ideas interface {
 	// this transaction: its columns and score, its tags when they changed,
 	// and the totals moved from before's contribution to after's.
 	Update(ctx context.Context, before, after idea.Idea) error
-	// List returns a page of active ideas by score (descending, then id)
-	// and how many ideas match the filter in all.
-	List(ctx context.Context, f Filter) ([]idea.Idea, int, error)
+	// List returns a page of active ideas by score (descending, then id),
+	// how many ideas match the filter in all, and the portfolio's totals
+	// (as Totals), read together.
+	List(ctx context.Context, f Filter) ([]idea.Idea, int, Totals, error)
 	// Totals returns the portfolio totals without scanning the portfolio.
 	Totals(ctx context.Context) (Totals, error)
 	// StageTotals returns the active ideas of each stage that has any,

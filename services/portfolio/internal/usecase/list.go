@@ -51,12 +51,7 @@ func (a *App) ListIdeas(ctx context.Context, q ListQuery) (Page, error) {
 		return Page{}, fault.Validation(errs...)
 	}
 	f := store.Filter{OnlyUnvalidated: q.OnlyUnvalidated, Tags: tags, Limit: limit, Offset: offset}
-	r := a.read()
-	ideas, total, err := r.Ideas.List(ctx, f)
-	if err != nil {
-		return Page{}, err
-	}
-	totals, err := r.Ideas.Totals(ctx)
+	ideas, total, totals, err := a.read().Ideas.List(ctx, f)
 	if err != nil {
 		return Page{}, err
 	}
@@ -70,7 +65,7 @@ func (a *App) Candidates(ctx context.Context, limit *int32) ([]idea.Idea, error)
 	if err != nil {
 		return nil, err
 	}
-	ideas, _, err := a.read().Ideas.List(ctx, store.Filter{ExcludeComplete: true, Limit: l})
+	ideas, _, _, err := a.read().Ideas.List(ctx, store.Filter{ExcludeComplete: true, Limit: l})
 	return ideas, err
 }
 

@@ -311,10 +311,16 @@ func queryIdeas(ctx context.Context, q database.Querier, query string, args ...a
 	return ideas, nil
 }
 
-// List implements store.Ideas. The page is read through the ideas_rank
-// index (archived, score DESC, id), so its cost does not grow with the
-// portfolio; only a filtered total is counted.
-func (r *Ideas) List(ctx context.Context, f store.Filter) ([]idea.Idea, int, error) {
+// List implements store.Ideas in one trip: the page joined with its tags,
+// the portfolio totals and, when those do not give the total (a tag filter,
+// or complete ideas left out), the filtered count, in one batch. The page
+// is read through the ideas_rank index (archived, score DESC, id), so its
+// cost does not grow with the portfolio; only a filtered total is counted.
+// Reading the tags in the page's own statement (one row per tag, a NULL tag
+// for an idea with none) gives every idea of the page its tags as they
+// were when the page was read; a second statement for them, keyed by the
+// page's ids, cost a round trip.
+func (r *Ideas) List(ctx context.Context, f store.Filter) ([]idea.Idea, int, store.Totals, error) {
 	where := []string{"archived = FALSE"}
 	var args []any
 	if f.OnlyUnvalidated {
@@ -332,41 +338,75 @@ func (r *Ideas) List(ctx context.Context, f store.Filter) ([]idea.Idea, int, err
 	}
 	cond := strings.Join(where, " AND ")
 	n := len(args)
-	ideas, err := queryIdeas(ctx, r.q, `SELECT `+ideaColumns+` FROM ideas WHERE `+cond+
-		fmt.Sprintf(` ORDER BY score DESC, id LIMIT $%d OFFSET $%d`, n+1, n+2), append(args, f.Limit, f.Offset)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	var total int
-	switch {
-	case len(f.Tags) == 0 && !f.ExcludeComplete:
-		t, err := r.Totals(ctx)
-		if err != nil {
-			return nil, 0, err
+	var (
+		b      database.Batch
+		ideas  []idea.Idea
+		totals store.Totals
+		count  int
+	)
+	b.Query(func(rows database.Rows) error {
+		for rows.Next() {
+			var tag *string
+			i, err := scanIdea(rows, &tag)
+			if err != nil {
+				return err
+			}
+			// An idea's rows are consecutive (ordered by the page's order,
+			// then the tag).
+			if k := len(ideas) - 1; k < 0 || ideas[k].ID != i.ID {
+				ideas = append(ideas, i)
+			}
+			if tag != nil {
+				k := len(ideas) - 1
+				ideas[k].Tags = append(ideas[k].Tags, *tag)
+			}
 		}
-		total = t.Ideas
+		return rows.Err()
+	}, `SELECT `+ideaColumns+`, t.tag FROM (SELECT score, `+ideaColumns+` FROM ideas WHERE `+cond+
+		fmt.Sprintf(` ORDER BY score DESC, id LIMIT $%d OFFSET $%d`, n+1, n+2)+
+		`) page LEFT JOIN idea_tags t ON t.idea_id = page.id ORDER BY page.score DESC, page.id, t.tag`,
+		append(slices.Clone(args), f.Limit, f.Offset)...)
+	queueTotals(&b, &totals)
+	counted := len(f.Tags) > 0 || f.ExcludeComplete
+	if counted {
+		b.QueryRow(func(row database.Row) error { return row.Scan(&count) }, `SELECT COUNT(*) FROM ideas WHERE `+cond, args...)
+	}
+	if err := r.q.SendBatch(ctx, &b); err != nil {
+		return nil, 0, store.Totals{}, fmt.Errorf("list ideas: %w", err)
+	}
+	total := count
+	if !counted {
+		total = totals.Ideas
 		if f.OnlyUnvalidated {
-			total = t.Ideas - t.Validated
-		}
-	default:
-		if err := r.q.QueryRow(ctx, `SELECT COUNT(*) FROM ideas WHERE `+cond, args...).Scan(&total); err != nil {
-			return nil, 0, fmt.Errorf("count ideas: %w", err)
+			total = totals.Ideas - totals.Validated
 		}
 	}
-	return ideas, total, nil
+	return ideas, total, totals, nil
 }
 
 // Totals implements store.Ideas.
 func (r *Ideas) Totals(ctx context.Context) (store.Totals, error) {
-	var t store.Totals
-	var potential, actual int64
-	err := r.q.QueryRow(ctx, `SELECT total_ideas, validated_ideas, potential_value_micros, actual_value_micros
-		FROM portfolio_totals WHERE id = 1`).Scan(&t.Ideas, &t.Validated, &potential, &actual)
-	if err != nil {
+	var (
+		b database.Batch
+		t store.Totals
+	)
+	queueTotals(&b, &t)
+	if err := r.q.SendBatch(ctx, &b); err != nil {
 		return store.Totals{}, fmt.Errorf("read totals: %w", err)
 	}
-	t.PotentialValue, t.ActualValue = float64(potential)/1e6, float64(actual)/1e6
 	return t, nil
+}
+
+// queueTotals queues the read of the portfolio totals into t.
+func queueTotals(b *database.Batch, t *store.Totals) {
+	b.QueryRow(func(row database.Row) error {
+		var potential, actual int64
+		if err := row.Scan(&t.Ideas, &t.Validated, &potential, &actual); err != nil {
+			return err
+		}
+		t.PotentialValue, t.ActualValue = float64(potential)/1e6, float64(actual)/1e6
+		return nil
+	}, `SELECT total_ideas, validated_ideas, potential_value_micros, actual_value_micros FROM portfolio_totals WHERE id = 1`)
 }
 
 // Update implements store.Ideas.

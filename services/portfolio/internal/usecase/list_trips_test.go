@@ -1,0 +1,86 @@
+package usecase_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
+	"github.com/foundryhq/foundry/services/portfolio/internal/store"
+	"github.com/foundryhq/foundry/services/portfolio/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
+)
+
+// countingQ counts the trips its querier makes to the database: a
+// statement, or a batch (one pipelined round trip on Postgres).
+type countingQ struct {
+	database.Querier
+	n *atomic.Int64
+}
+
+func (q countingQ) Exec(ctx context.Context, s string, args ...any) (int64, error) {
+	q.n.Add(1)
+	return q.Querier.Exec(ctx, s, args...)
+}
+
+func (q countingQ) Query(ctx context.Context, s string, args ...any) (database.Rows, error) {
+	q.n.Add(1)
+	return q.Querier.Query(ctx, s, args...)
+}
+
+func (q countingQ) QueryRow(ctx context.Context, s string, args ...any) database.Row {
+	q.n.Add(1)
+	return q.Querier.QueryRow(ctx, s, args...)
+}
+
+func (q countingQ) SendBatch(ctx context.Context, b *database.Batch) error {
+	q.n.Add(1)
+	return q.Querier.SendBatch(ctx, b)
+}
+
+// TestListIdeasIsOneTrip: a page of ideas, their tags, the total and the
+// portfolio summary are read in one trip, filtered or not, and every idea
+// of the page has its tags.
+func TestListIdeasIsOneTrip(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		trips := new(atomic.Int64)
+		app := usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
+			q = countingQ{Querier: q, n: trips}
+			return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
+		}, usecase.Config{})
+		op := idea.Editor{Operator: true, Actor: "admin"}
+		for _, d := range []idea.Draft{
+			{ID: "a", Name: "Idea a", Tags: []string{"ml", "infra"}},
+			{ID: "b", Name: "Idea b"},
+			{ID: "c", Name: "Idea c", Tags: []string{"ml"}},
+		} {
+			_, err := app.CreateIdea(ctx, op, d)
+			require.NoError(t, err)
+		}
+		for _, q := range []usecase.ListQuery{{}, {Tags: []string{"ml"}}, {OnlyUnvalidated: true}} {
+			before := trips.Load()
+			page, err := app.ListIdeas(ctx, q)
+			require.NoError(t, err)
+			require.Equal(t, int64(1), trips.Load()-before, "%+v: one trip", q)
+			require.Equal(t, 3, page.Totals.Ideas, "%+v: the portfolio's summary", q)
+			tags := map[string][]string{}
+			for _, i := range page.Ideas {
+				tags[i.ID] = i.Tags
+			}
+			if len(q.Tags) == 0 {
+				require.Equal(t, 3, page.Total)
+				require.Empty(t, tags["b"])
+			} else {
+				require.Equal(t, 2, page.Total, "the filtered count")
+			}
+			require.Equal(t, []string{"infra", "ml"}, tags["a"], "%+v", q)
+			require.Equal(t, []string{"ml"}, tags["c"], "%+v", q)
+		}
+	})
+}
