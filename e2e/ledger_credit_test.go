@@ -595,6 +595,24 @@ func TestLedgerCreditStaking(t *testing.T) {
 			require.Equal(t, idea2, positions[1].(map[string]any)["idea_id"])
 			require.Equal(t, 210.0, positions[1].(map[string]any)["amount_cc"])
 			require.Equal(t, map[string]any{"position_count": 2.0, "total_staked_cc": 3310.0, "available_cc": 1665.0, "cooling_cc": 0.0}, r.JSON["summary"])
+			require.Equal(t, wantPage(500, 0, 2, false), r.JSON["pagination"], "the default page holds every position")
+
+			// A page of one: the summary still totals both positions.
+			for offset, idea := range []string{idea1, idea2} {
+				p := request(t, http.MethodGet, sys.URL(fmt.Sprintf("/api/contributors/%s/investments?limit=1&offset=%d", ada.ID, offset)), nil)
+				requireStatus(t, http.StatusOK, p)
+				require.Equal(t, []any{positions[offset]}, p.JSON["positions"], idea)
+				require.Equal(t, wantPage(1, offset, 2, offset == 0), p.JSON["pagination"])
+				require.Equal(t, r.JSON["summary"], p.JSON["summary"], "the summary is of every position, whatever the page")
+			}
+			past := request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.ID+"/investments?offset=2"), nil)
+			requireStatus(t, http.StatusOK, past)
+			require.Equal(t, []any{}, past.JSON["positions"], "past the end: empty, not null")
+			require.Equal(t, 2.0, past.JSON["summary"].(map[string]any)["position_count"])
+			for _, q := range []string{"limit=0", "limit=1001", "limit=x"} {
+				requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.ID+"/investments?"+q), nil), "limit")
+			}
+			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.ID+"/investments?offset=-1"), nil), "offset")
 		})
 
 		t.Run("unstake refusals: 422, 401, 403, 400", func(t *testing.T) {

@@ -709,7 +709,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Returns a contributor's positions and their summary. */
+        /** Returns a page of a contributor's positions (all of them unless it staked on more than 500 ideas) and their summary. */
         get: operations["LedgerService_ListInvestments"];
         put?: never;
         post?: never;
@@ -2751,11 +2751,15 @@ export interface components {
             incidents: components["schemas"]["v1Incident"][];
             pagination: components["schemas"]["v1Pagination"] | null;
         };
-        /** @description ListInvestmentsResponse holds every position, largest first, plus a summary. */
+        /**
+         * @description ListInvestmentsResponse holds a page of the positions, largest first,
+         *     plus a summary of all of them.
+         */
         v1ListInvestmentsResponse: {
             /** @description contributor_handle is the contributor's handle; null for one that never registered. */
             contributor_handle: string | null;
             contributor_id: string;
+            pagination: components["schemas"]["v1Pagination"] | null;
             positions: components["schemas"]["v1Position"][];
             summary: components["schemas"]["v1PositionSummary"] | null;
         };
@@ -2915,7 +2919,10 @@ export interface components {
             /** @description since is when the contributor first staked on the idea. */
             since: string;
         };
-        /** @description PositionSummary totals a contributor's positions and balances. */
+        /**
+         * @description PositionSummary totals a contributor's positions and balances: all of
+         *     them, whatever page the positions are.
+         */
         v1PositionSummary: {
             /** Format: double */
             available_cc: number;
@@ -5087,7 +5094,14 @@ export interface operations {
     };
     LedgerService_ListInvestments: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description limit defaults to 500, which holds every position of all but a
+                 *     contributor staked on more ideas; 1..1000 when given.
+                 */
+                limit?: number;
+                offset?: number;
+            };
             header?: never;
             path: {
                 id: string;

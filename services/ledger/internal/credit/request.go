@@ -20,6 +20,12 @@ const (
 	// DefaultPage and MaxPage bound history, audit and incident pages.
 	DefaultPage = 50
 	MaxPage     = 500
+	// DefaultPositionPage and MaxPositionPage bound a page of a
+	// contributor's positions, one per idea it staked on. The spec answers
+	// every position: the default holds them all for any contributor but
+	// one staked on more ideas, whose answer stays bounded all the same.
+	DefaultPositionPage = 500
+	MaxPositionPage     = 1000
 )
 
 // Amount converts a request's amount (a JSON number) to exact micro-units:
@@ -56,4 +62,11 @@ func Text(field, v string, needed bool) error {
 // reported together.
 func Page(limit *int32, offset int32) (int, int, error) {
 	return fault.Page(limit, offset, DefaultPage, MaxPage)
+}
+
+// PositionPage checks a page of a contributor's positions: an absent
+// limit means DefaultPositionPage, a given one must be 1..MaxPositionPage;
+// the offset must not be negative.
+func PositionPage(limit *int32, offset int32) (int, int, error) {
+	return fault.Page(limit, offset, DefaultPositionPage, MaxPositionPage)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
+	"github.com/foundryhq/foundry/services/platform/paging"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 	"github.com/foundryhq/foundry/services/platform/wire"
 )
@@ -141,14 +142,15 @@ func (h *Handler) GetBalances(ctx context.Context, req *ledgerv1.GetBalancesRequ
 
 // ListInvestments implements LedgerService.ListInvestments.
 func (h *Handler) ListInvestments(ctx context.Context, req *ledgerv1.ListInvestmentsRequest) (*ledgerv1.ListInvestmentsResponse, error) {
-	inv, err := h.app.Investments(ctx, req.GetId())
+	inv, err := h.app.Investments(ctx, req.GetId(), usecase.Page{Limit: req.Limit, Offset: req.GetOffset()})
 	if err != nil {
 		return nil, err
 	}
 	out := &ledgerv1.ListInvestmentsResponse{ContributorId: req.GetId(), ContributorHandle: handle(inv.Contributor.Handle),
 		Positions: make([]*ledgerv1.Position, len(inv.Positions)),
-		Summary: &ledgerv1.PositionSummary{PositionCount: int32(len(inv.Positions)), TotalStakedCc: micros(inv.Balances.Staked),
-			AvailableCc: micros(inv.Balances.Available), CoolingCc: micros(inv.Balances.Cooling)}}
+		Summary: &ledgerv1.PositionSummary{PositionCount: int32(inv.Total), TotalStakedCc: micros(inv.Balances.Staked),
+			AvailableCc: micros(inv.Balances.Available), CoolingCc: micros(inv.Balances.Cooling)},
+		Pagination: paging.Of(inv.Limit, inv.Offset, inv.Total, len(inv.Positions), "")}
 	for i, p := range inv.Positions {
 		out.Positions[i] = &ledgerv1.Position{IdeaId: p.IdeaID, AmountCc: micros(p.Amount), Since: wire.Time(p.Since)}
 	}

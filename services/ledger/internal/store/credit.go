@@ -228,8 +228,9 @@ type Credit interface {
 	LockAccount(ctx context.Context, a credit.Account) (bool, error)
 	// Balances returns a contributor's balances (zero for none).
 	Balances(ctx context.Context, contributorID string) (Balances, error)
-	// Positions returns a contributor's stakes, largest first.
-	Positions(ctx context.Context, contributorID string) ([]Position, error)
+	// Positions returns a page of a contributor's stakes, largest first
+	// (then by idea), and how many it has.
+	Positions(ctx context.Context, contributorID string, limit, offset int) ([]Position, int, error)
 	// IdeaStaked returns the CC staked on an idea and by how many contributors.
 	IdeaStaked(ctx context.Context, ideaID string) (money.Micros, int, error)
 	// History returns a page of a contributor's journal entries, newest first.

@@ -222,9 +222,10 @@ func TestStakeUnstakeCooldowns(t *testing.T) {
 		require.Equal(t, fault.Rejected, k)
 		require.Contains(t, detail, "staked on idea idea-1")
 
-		inv, err := e.app.Investments(ctx, "ada")
+		inv, err := e.app.Investments(ctx, "ada", usecase.Page{})
 		require.NoError(t, err)
 		require.Len(t, inv.Positions, 1)
+		require.Equal(t, []int{1, credit.DefaultPositionPage, 0}, []int{inv.Total, inv.Limit, inv.Offset}, "the default page holds it")
 		require.Equal(t, money.Micros(349*cc), inv.Positions[0].Amount)
 		hist, err := items(e.app.History(ctx, "ada", page(50, 0)))
 		require.NoError(t, err)

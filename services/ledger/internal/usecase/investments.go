@@ -8,28 +8,35 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 )
 
-// Investments are a contributor's positions with their summary.
+// Investments are a page of a contributor's positions with their summary.
 type Investments struct {
 	// Contributor is whose they are (its handle names it in the answer).
 	Contributor store.Contributor
-	Positions   []store.Position
-	Balances    store.Balances
+	// Positions are one page, largest first; Total counts all of them, and
+	// Limit and Offset are the page's bounds, the defaults applied.
+	Positions            []store.Position
+	Total, Limit, Offset int
+	// Balances are over every position, whatever the page.
+	Balances store.Balances
 }
 
-// Investments returns a contributor's positions and balances.
-func (a *App) Investments(ctx context.Context, contributorID string) (Investments, error) {
-	if err := required("id", contributorID); err != nil {
+// Investments returns a page of a contributor's positions
+// (credit.PositionPage: by default all of them) and its balances.
+func (a *App) Investments(ctx context.Context, contributorID string, p Page) (Investments, error) {
+	limit, offset, err := credit.PositionPage(p.Limit, p.Offset)
+	if err := collect(required("id", contributorID), err); err != nil {
 		return Investments{}, err
 	}
-	c, b, err := a.balances(ctx, a.read(), contributorID)
+	r := a.read()
+	c, b, err := a.balances(ctx, r, contributorID)
 	if err != nil {
 		return Investments{}, err
 	}
-	ps, err := a.read().Credit.Positions(ctx, contributorID)
+	ps, total, err := r.Credit.Positions(ctx, contributorID, limit, offset)
 	if err != nil {
 		return Investments{}, err
 	}
-	return Investments{Contributor: c, Positions: ps, Balances: b}, nil
+	return Investments{Contributor: c, Positions: ps, Total: total, Limit: limit, Offset: offset, Balances: b}, nil
 }
 
 // History returns a page of a contributor's CC movements, newest first

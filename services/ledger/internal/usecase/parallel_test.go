@@ -378,7 +378,7 @@ func TestStakesDoNotTakeTheEconomyRow(t *testing.T) {
 			}
 			require.Equal(t, want, b.Staked, "%s: every stake and unstake that succeeded, and nothing else", name)
 			require.Equal(t, money.Micros(995*cc), b.Available+b.Staked+b.Cooling, "%s: no CC lost or made", name)
-			ps, err := e.app.Investments(ctx, name)
+			ps, err := e.app.Investments(ctx, name, usecase.Page{})
 			require.NoError(t, err)
 			var positions money.Micros
 			for _, p := range ps.Positions {

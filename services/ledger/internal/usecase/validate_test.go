@@ -176,9 +176,13 @@ func TestCommandsNameEveryBadField(t *testing.T) {
 			return err
 		}, []fault.FieldError{field("contributor_id", "is required")}},
 		{"investments: no contributor", func(a *usecase.App) error {
-			_, err := a.Investments(ctx, "")
+			_, err := a.Investments(ctx, "", usecase.Page{})
 			return err
 		}, []fault.FieldError{field("id", "is required")}},
+		{"investments: no contributor, a page past 1000 and a negative offset", func(a *usecase.App) error {
+			_, err := a.Investments(ctx, "", usecase.Page{Limit: i32(1001), Offset: -1})
+			return err
+		}, []fault.FieldError{field("id", "is required"), field("limit", "must be between 1 and 1000"), field("offset", "must not be negative")}},
 		{"history: no contributor and a page past 500", func(a *usecase.App) error {
 			_, err := items(a.History(ctx, "", usecase.Page{Limit: i32(501), Offset: -1}))
 			return err

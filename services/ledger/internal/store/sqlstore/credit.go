@@ -303,30 +303,44 @@ func (c Credit) Balances(ctx context.Context, contributorID string) (store.Balan
 	return b, rows.Err()
 }
 
-// Positions implements store.Credit.
-func (c Credit) Positions(ctx context.Context, contributorID string) ([]store.Position, error) {
-	rows, err := c.q.Query(ctx, `SELECT a.idea_id, a.balance,
-			(SELECT MIN(e.created_at) FROM cc_lines l JOIN cc_entries e ON e.id = l.entry_id WHERE l.account = a.account)
-		FROM cc_accounts a
-		WHERE a.contributor_id = $1 AND a.bucket = 'staked' AND a.balance > 0
-		ORDER BY a.balance DESC, a.idea_id`, contributorID)
+// Positions implements store.Credit in one statement: the count, and the
+// page LEFT JOINed to it so that a page past the end (or a contributor
+// without a position) still answers one row, with the count and NULL
+// position columns. A position's since is worked out for the page's rows
+// only.
+func (c Credit) Positions(ctx context.Context, contributorID string, limit, offset int) ([]store.Position, int, error) {
+	rows, err := c.q.Query(ctx, `SELECT t.n, p.idea_id, p.balance, p.since
+		FROM (SELECT COUNT(*) AS n FROM cc_accounts WHERE contributor_id = $1 AND bucket = 'staked' AND balance > 0) t
+		LEFT JOIN (SELECT a.idea_id, a.balance,
+				(SELECT MIN(e.created_at) FROM cc_lines l JOIN cc_entries e ON e.id = l.entry_id WHERE l.account = a.account) AS since
+			FROM cc_accounts a
+			WHERE a.contributor_id = $1 AND a.bucket = 'staked' AND a.balance > 0
+			ORDER BY a.balance DESC, a.idea_id LIMIT $2 OFFSET $3) p ON TRUE
+		ORDER BY p.balance DESC, p.idea_id`, contributorID, limit, offset)
 	if err != nil {
-		return nil, fmt.Errorf("read positions of %s: %w", contributorID, err)
+		return nil, 0, fmt.Errorf("read positions of %s: %w", contributorID, err)
 	}
 	defer rows.Close()
 	out := []store.Position{}
+	total := 0
 	for rows.Next() {
 		var (
-			p     store.Position
-			since int64
+			idea           *string
+			balance, since *int64
 		)
-		if err := rows.Scan(&p.IdeaID, &p.Amount, &since); err != nil {
-			return nil, fmt.Errorf("read positions of %s: %w", contributorID, err)
+		if err := rows.Scan(&total, &idea, &balance, &since); err != nil {
+			return nil, 0, fmt.Errorf("read positions of %s: %w", contributorID, err)
 		}
-		p.Since = database.Time(since)
+		if idea == nil {
+			continue // an empty page
+		}
+		p := store.Position{IdeaID: *idea, Amount: money.Micros(*balance)}
+		if since != nil {
+			p.Since = database.Time(*since)
+		}
 		out = append(out, p)
 	}
-	return out, rows.Err()
+	return out, total, rows.Err()
 }
 
 // IdeaStaked implements store.Credit.

@@ -74,14 +74,17 @@ func runAccounts(t *testing.T, newHarness func(t *testing.T) Harness) {
 			require.Equal(t, want, got, "balances of %q", id)
 		}
 
-		ps, err := h.read().credit.Positions(ctx, "email:ada@example.com")
+		ps, n, err := h.read().credit.Positions(ctx, "email:ada@example.com", 10, 0)
 		require.NoError(t, err)
 		require.Len(t, ps, 1)
+		require.Equal(t, 1, n)
 		require.Equal(t, store.Position{IdeaID: "x:y", Amount: 3 * cc, Since: stake.CreatedAt}, ps[0])
 		for _, id := range []string{"email", "github", "bob:ghost"} {
-			ps, err := h.read().credit.Positions(ctx, id)
+			ps, n, err := h.read().credit.Positions(ctx, id, 10, 0)
 			require.NoError(t, err)
+			require.NotNil(t, ps)
 			require.Empty(t, ps, "no positions for %q", id)
+			require.Zero(t, n, id)
 		}
 		staked, n, err := h.read().credit.IdeaStaked(ctx, "x:y")
 		require.NoError(t, err)
@@ -125,7 +128,7 @@ func runAccounts(t *testing.T, newHarness func(t *testing.T) Harness) {
 			"github:octo": {{IdeaID: "x", Amount: 2 * cc, Since: base.Add(3 * time.Second)}},
 			"github":      {{IdeaID: "octo:x", Amount: 1 * cc, Since: base.Add(4 * time.Second)}},
 		} {
-			got, err := h.read().credit.Positions(ctx, id)
+			got, _, err := h.read().credit.Positions(ctx, id, 10, 0)
 			require.NoError(t, err)
 			require.Equal(t, want, got, "positions of %q", id)
 		}
@@ -143,6 +146,41 @@ func runAccounts(t *testing.T, newHarness func(t *testing.T) Harness) {
 		mis, err := h.read().credit.JournalMismatches(ctx)
 		require.NoError(t, err)
 		require.Empty(t, mis)
+	})
+
+	t.Run("positions page largest first, then by idea, with the count of all of them; an emptied position is none", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		mint(t, h, 1, "ada", 20*cc)
+		for i, s := range []struct {
+			idea   string
+			amount money.Micros
+		}{{"b", 2 * cc}, {"a", 2 * cc}, {"c", 5 * cc}, {"d", 1 * cc}, {"gone", 1 * cc}} {
+			apply(t, h, int64(2+i), "ada", s.idea, credit.Transfer(credit.KindStake, credit.Available("ada"), credit.Staked("ada", s.idea), s.amount))
+		}
+		apply(t, h, 7, "ada", "gone", credit.Transfer(credit.KindUnstake, credit.Staked("ada", "gone"), credit.Available("ada"), 1*cc))
+		ideas := func(ps []store.Position) []string {
+			out := make([]string, len(ps))
+			for i, p := range ps {
+				out[i] = p.IdeaID
+			}
+			return out
+		}
+		all, n, err := h.read().credit.Positions(ctx, "ada", 10, 0)
+		require.NoError(t, err)
+		require.Equal(t, []string{"c", "a", "b", "d"}, ideas(all), "largest first, a tie by idea")
+		require.Equal(t, 4, n)
+		require.Equal(t, store.Position{IdeaID: "c", Amount: 5 * cc, Since: base.Add(4 * time.Second)}, all[0])
+		page, n, err := h.read().credit.Positions(ctx, "ada", 2, 1)
+		require.NoError(t, err)
+		require.Equal(t, all[1:3], page, "a page, each with its since")
+		require.Equal(t, 4, n, "the count is of every position")
+		past, n, err := h.read().credit.Positions(ctx, "ada", 10, 4)
+		require.NoError(t, err)
+		require.NotNil(t, past)
+		require.Empty(t, past, "past the end: empty, not nil")
+		require.Equal(t, 4, n, "past the end still counts")
 	})
 
 	t.Run("Apply returns each account's balance after, and the mode when asked; Balance and LockAccount read one account", func(t *testing.T) {

@@ -135,7 +135,8 @@ type LedgerServiceClient interface {
 	// GetInvestPreview projects the return of staking on an idea (404 for an
 	// idea the portfolio does not know).
 	GetInvestPreview(ctx context.Context, in *GetInvestPreviewRequest, opts ...grpc.CallOption) (*GetInvestPreviewResponse, error)
-	// ListInvestments returns a contributor's positions and their summary.
+	// ListInvestments returns a page of a contributor's positions (all of
+	// them unless it staked on more than 500 ideas) and their summary.
 	ListInvestments(ctx context.Context, in *ListInvestmentsRequest, opts ...grpc.CallOption) (*ListInvestmentsResponse, error)
 	// GetInvestmentHistory returns a page of a contributor's CC movements.
 	GetInvestmentHistory(ctx context.Context, in *GetInvestmentHistoryRequest, opts ...grpc.CallOption) (*GetInvestmentHistoryResponse, error)
@@ -709,7 +710,8 @@ type LedgerServiceServer interface {
 	// GetInvestPreview projects the return of staking on an idea (404 for an
 	// idea the portfolio does not know).
 	GetInvestPreview(context.Context, *GetInvestPreviewRequest) (*GetInvestPreviewResponse, error)
-	// ListInvestments returns a contributor's positions and their summary.
+	// ListInvestments returns a page of a contributor's positions (all of
+	// them unless it staked on more than 500 ideas) and their summary.
 	ListInvestments(context.Context, *ListInvestmentsRequest) (*ListInvestmentsResponse, error)
 	// GetInvestmentHistory returns a page of a contributor's CC movements.
 	GetInvestmentHistory(context.Context, *GetInvestmentHistoryRequest) (*GetInvestmentHistoryResponse, error)
