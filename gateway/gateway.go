@@ -214,9 +214,6 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 	}
 	root := http.NewServeMux()
 	root.Handle("/api/", mux)
-	if err := routeOperations(root, ops, byService); err != nil {
-		return nil, err
-	}
 	ledger := ledgerv1.NewLedgerServiceClient(conns[ledgerPeer])
 	root.Handle("POST /api/contributions/github", githubWebhook(ledger))
 	root.Handle("GET /api/audit/checkpoint", auditText(ledger, readCheckpoint))
@@ -224,6 +221,10 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 	opsClient := opsv1.NewOpsServiceClient(conns[opsPeer])
 	root.Handle("GET /api/ready", readyHandler(opsClient))
 	siteRoutes(root)
+	// After the routes served by hand, which keep their patterns.
+	if err := routeOperations(root, ops, byService); err != nil {
+		return nil, err
+	}
 
 	tel := newTelemetry(opsinternalv1.NewOpsInternalServiceClient(conns[opsPeer]), h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
 	h.Go(tel.run)

@@ -75,10 +75,12 @@ func operations(doc []byte) ([]operation, error) {
 func serviceName(full string) string { return full[strings.LastIndex(full, ".")+1:] }
 
 // routeOperations registers every operation of ops whose service has a mux
-// in byService on root, leading to that mux; an operation of a service the
-// gateway does not serve is left to the mux under /api/. Two operations
-// whose patterns net/http cannot tell apart are an error (net/http's own
-// check, which panics).
+// in byService on root, leading to that mux. An operation of a service the
+// gateway does not serve is left to the mux under /api/, and one whose
+// pattern root has already (a route the gateway serves by hand, such as
+// GET /api/ready) to that route, as before. Two operations whose patterns
+// net/http cannot tell apart are an error (net/http's own check, which
+// panics).
 func routeOperations(root *http.ServeMux, ops []operation, byService map[string]*runtime.ServeMux) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -86,9 +88,18 @@ func routeOperations(root *http.ServeMux, ops []operation, byService map[string]
 		}
 	}()
 	for _, op := range ops {
-		if own := byService[op.service]; own != nil {
-			root.Handle(op.pattern(), own)
+		own := byService[op.service]
+		if own == nil {
+			continue
 		}
+		probe, err := http.NewRequest(op.method, op.path, nil)
+		if err != nil {
+			return fmt.Errorf("the API's routes: %s: %w", op.pattern(), err)
+		}
+		if _, served := root.Handler(probe); served == op.pattern() {
+			continue
+		}
+		root.Handle(op.pattern(), own)
 	}
 	return nil
 }
