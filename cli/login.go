@@ -46,8 +46,8 @@ is written. The answer is printed as whoami prints it.
 
 A config file that already keeps another token for the server is left
 alone: foundry logout first (it revokes a session, and forgets the token),
-or name another file with --config. FOUNDRY_TOKEN and --token still win
-over the file.`,
+or name another file with --config. In the commands that follow,
+FOUNDRY_TOKEN and --token still win over the file.`,
 		Example: `  foundry login                                  # asks for the token
   foundry login --with-token < worker.token
   pass show foundry/ada | foundry login --with-token --url https://foundry.example.com`,
