@@ -52,8 +52,8 @@ func (e *env) auditList() *cobra.Command {
 			if unit == "" {
 				unit = "-"
 			}
-			rows[i] = []string{fmt.Sprint(en.GetSeq()), en.GetKind(), formatFloat(en.GetAmount()), unit, en.GetSubject(), en.GetActor(),
-				en.GetCreatedAt()}
+			rows[i] = []string{fmt.Sprint(en.GetSeq()), en.GetKind(), formatFloat(en.GetAmount()), unit,
+				who(en.GetSubject(), en.GetSubjectHandle()), who(en.GetActor(), en.GetActorHandle()), en.GetCreatedAt()}
 		}
 		return e.table([]string{"SEQ", "KIND", "AMOUNT", "UNIT", "SUBJECT", "ACTOR", "CREATED"}, rows)
 	})

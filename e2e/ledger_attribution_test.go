@@ -558,5 +558,28 @@ func TestLedgerAnswersNameContributorsByHandle(t *testing.T) {
 		requireStatus(t, http.StatusOK, inv)
 		require.Equal(t, "ada", inv.JSON["contributor_handle"])
 		require.Equal(t, ada.id, inv.JSON["contributor_id"])
+
+		// The reads of one contributor's CC name it; walk-in registered no handle.
+		require.Equal(t, "ada", b["contributor_handle"])
+		require.Nil(t, balances(t, sys, "walk-in")["contributor_handle"])
+		for id, want := range map[string]any{ada.id: "ada", "walk-in": nil} {
+			h := request(t, http.MethodGet, sys.URL("/api/contributors/"+id+"/investment-history"), nil)
+			requireStatus(t, http.StatusOK, h)
+			require.Equal(t, want, h.JSON["contributor_handle"], id)
+		}
+
+		// The audit log names an entry's actor and subject when they are
+		// registered contributors: ada's stake is hers, the deposit the
+		// administrator's for her.
+		waitSequenced(t, sys)
+		entries, _ := ledgerPage(t, sys, "/api/audit", "entries")
+		byKind := map[string]map[string]any{}
+		for _, e := range entries {
+			byKind[e["kind"].(string)] = e
+		}
+		require.Equal(t, []any{ada.id, "ada", ada.id, "ada"}, []any{byKind["stake"]["actor"], byKind["stake"]["actor_handle"],
+			byKind["stake"]["subject"], byKind["stake"]["subject_handle"]})
+		require.Equal(t, []any{"admin", nil, ada.id, "ada"}, []any{byKind["deposit"]["actor"], byKind["deposit"]["actor_handle"],
+			byKind["deposit"]["subject"], byKind["deposit"]["subject_handle"]})
 	})
 }

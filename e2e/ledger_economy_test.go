@@ -167,8 +167,8 @@ func TestEconomyStakesAndOwnership(t *testing.T) {
 			require.Equal(t, c.status, u.JSON["status"])
 			require.Equal(t, c.hours, u.JSON["cooldown_hours"])
 		}
-		require.Equal(t, map[string]any{"contributor_id": ada.id, "available_cc": 540.0, "staked_cc": 349.0, "cooling_cc": 1101.0},
-			balances(t, sys, ada.id))
+		require.Equal(t, map[string]any{"contributor_id": ada.id, "contributor_handle": "ada", "available_cc": 540.0, "staked_cc": 349.0,
+			"cooling_cc": 1101.0}, balances(t, sys, ada.id))
 		requireStatus(t, http.StatusBadRequest, request(t, http.MethodPost, sys.URL("/api/cc/unstake"),
 			map[string]any{"contributor_id": ada.id, "idea_id": idea, "amount_cc": 350}, ada.bearer()))
 		requireStatus(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/cc/unstake"),

@@ -282,8 +282,8 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 		require.Regexp(t, row("contributor_id", contributor), out)
 		require.Regexp(t, row("available_cc", "995"), out)
 		require.Regexp(t, row("staked_cc", "0"), out)
-		require.Equal(t, map[string]any{"contributor_id": contributor, "available_cc": 995.0, "staked_cc": 0.0, "cooling_cc": 0.0},
-			okJSON(t, env, "cc", "balance", contributor))
+		require.Equal(t, map[string]any{"contributor_id": contributor, "contributor_handle": "ada-" + name, "available_cc": 995.0,
+			"staked_cc": 0.0, "cooling_cc": 0.0}, okJSON(t, env, "cc", "balance", contributor))
 
 		r := run(t, env, "cc", "balance")
 		require.Equal(t, cli.ExitUsage, r.code, "neither a contributor nor a token")
@@ -309,8 +309,8 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 		out := ok(t, token, "cc", "unstake", stakeIdea, "40")
 		require.Regexp(t, row("amount_cc", "40"), out)
 		require.Regexp(t, row("status", "released"), out, "an idea at stage none has no cooldown")
-		require.Equal(t, map[string]any{"contributor_id": contributor, "available_cc": 935.0, "staked_cc": 60.0, "cooling_cc": 0.0},
-			okJSON(t, token, "cc", "balance"))
+		require.Equal(t, map[string]any{"contributor_id": contributor, "contributor_handle": "ada-" + name, "available_cc": 935.0,
+			"staked_cc": 60.0, "cooling_cc": 0.0}, okJSON(t, token, "cc", "balance"))
 
 		r = run(t, token, "cc", "stake", stakeIdea, "1000000")
 		require.Equal(t, cli.ExitFailed, r.code)

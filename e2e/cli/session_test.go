@@ -127,8 +127,8 @@ func session(t *testing.T, sys *allinonetest.System, name string, env map[string
 		"the same reference deposits once")
 	r = run(t, ada, "cc", "deposit", id, "--usd", "10", "--reference", "self-"+name)
 	require.Equal(t, cli.ExitFailed, r.code, "a contributor does not mint its own CC")
-	require.Equal(t, map[string]any{"contributor_id": id, "available_cc": 995.0, "staked_cc": 0.0, "cooling_cc": 0.0},
-		okJSON(t, ada, "cc", "balance"))
+	require.Equal(t, map[string]any{"contributor_id": id, "contributor_handle": handle, "available_cc": 995.0, "staked_cc": 0.0,
+		"cooling_cc": 0.0}, okJSON(t, ada, "cc", "balance"))
 
 	// stake on an idea ada created.
 	idea := okID(t, ada, "ideas", "create", "Solar kettle "+name, "--value", "100", "--cost", "10")
@@ -187,8 +187,8 @@ func session(t *testing.T, sys *allinonetest.System, name string, env map[string
 	require.Equal(t, 95.0, w["amount_cc"])
 	require.Equal(t, 100.5, w["sell_rate"])
 	require.Equal(t, 0.945273, w["amount_usd"], "95 / 100.5, rounded down to the micro-USD")
-	require.Equal(t, map[string]any{"contributor_id": id, "available_cc": 800.0, "staked_cc": 100.0, "cooling_cc": 0.0},
-		okJSON(t, ada, "cc", "balance"))
+	require.Equal(t, map[string]any{"contributor_id": id, "contributor_handle": handle, "available_cc": 800.0, "staked_cc": 100.0,
+		"cooling_cc": 0.0}, okJSON(t, ada, "cc", "balance"))
 	supply := okJSON(t, ada, "cc", "supply")
 	require.Equal(t, 900.0, supply["total_cc_outstanding"], "995 minted, 95 burnt")
 	require.Equal(t, "healthy", supply["status"])
@@ -203,6 +203,8 @@ func session(t *testing.T, sys *allinonetest.System, name string, env map[string
 	for _, kind := range []string{"deposit", "stake", "withdraw"} {
 		require.Contains(t, kinds, kind)
 	}
+	require.Regexp(t, regexp.MustCompile(`(?m)^\d+ +stake +100 +cc +`+regexp.QuoteMeta(handle)+` +`+regexp.QuoteMeta(handle)+` +\S+$`),
+		ok(t, ada, "audit", "list"), "the table names ada by handle")
 	seqs := okIDs(t, ada, "audit", "list")
 	require.Len(t, seqs, len(entries), "a seq per entry")
 	require.Equal(t, entries[0].(map[string]any)["seq"], mustFloat(t, seqs[0]), "newest first")

@@ -1712,7 +1712,19 @@ export interface components {
         };
         /** @description AuditEntry is one link of the hash chain. */
         v1AuditEntry: {
+            /**
+             * @description actor is who made the entry: a contributor's id for a contributor's
+             *     own movement, otherwise a principal such as "admin", "token:<id>",
+             *     "signer:<id>" or "monitor".
+             */
             actor: string;
+            /**
+             * @description actor_handle and subject_handle are the handles of the actor and the
+             *     subject when they are contributors that registered one; null
+             *     otherwise. They are read with the entry, not part of what its hash
+             *     covers.
+             */
+            actor_handle: string | null;
             /**
              * Format: double
              * @description amount is in whole units of unit, like every amount of the API (CC for
@@ -1730,7 +1742,12 @@ export interface components {
             prev_hash: string;
             /** Format: int32 */
             seq: number;
+            /**
+             * @description subject is what the entry is about: for a movement, the contributor
+             *     whose CC moved; otherwise a word such as "economy" or "exchange_rate".
+             */
             subject: string;
+            subject_handle: string | null;
             /**
              * @description unit is the unit of amount: "cc", "usd", "cc_per_usd", or "" when the
              *     entry moves nothing (a freeze, a repair).
@@ -2161,6 +2178,8 @@ export interface components {
         v1GetBalancesResponse: {
             /** Format: double */
             available_cc: number;
+            /** @description contributor_handle is the contributor's handle; null for one that never registered. */
+            contributor_handle: string | null;
             contributor_id: string;
             /** Format: double */
             cooling_cc: number;
@@ -2298,6 +2317,8 @@ export interface components {
         };
         /** @description GetInvestmentHistoryResponse is a page of the CC flow timeline, newest first. */
         v1GetInvestmentHistoryResponse: {
+            /** @description contributor_handle is the contributor's handle; null for one that never registered. */
+            contributor_handle: string | null;
             contributor_id: string;
             events: components["schemas"]["v1FlowEvent"][];
             pagination: components["schemas"]["v1Pagination"] | null;

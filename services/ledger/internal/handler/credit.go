@@ -14,6 +14,7 @@ import (
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -132,12 +133,13 @@ func (h *Handler) CreatePledge(ctx context.Context, req *ledgerv1.CreatePledgeRe
 
 // GetBalances implements LedgerService.GetBalances.
 func (h *Handler) GetBalances(ctx context.Context, req *ledgerv1.GetBalancesRequest) (*ledgerv1.GetBalancesResponse, error) {
-	b, err := h.app.Balances(ctx, req.GetContributorId())
+	acc, err := h.app.Account(ctx, req.GetContributorId())
 	if err != nil {
 		return nil, err
 	}
+	b := acc.Balances
 	return &ledgerv1.GetBalancesResponse{ContributorId: req.GetContributorId(), AvailableCc: micros(b.Available),
-		StakedCc: micros(b.Staked), CoolingCc: micros(b.Cooling)}, nil
+		StakedCc: micros(b.Staked), CoolingCc: micros(b.Cooling), ContributorHandle: handle(acc.Contributor.Handle)}, nil
 }
 
 // ListInvestments implements LedgerService.ListInvestments.
@@ -164,7 +166,7 @@ func (h *Handler) GetInvestmentHistory(ctx context.Context, req *ledgerv1.GetInv
 		return nil, err
 	}
 	out := &ledgerv1.GetInvestmentHistoryResponse{ContributorId: req.GetId(), Events: make([]*ledgerv1.FlowEvent, len(page.Items)),
-		Pagination: pageOf(page)}
+		Pagination: pageOf(page.Listed), ContributorHandle: handle(page.Contributor.Handle)}
 	for i, e := range page.Items {
 		ev := &ledgerv1.FlowEvent{Id: e.ID, Kind: string(e.Entry.Kind), AmountCc: micros(e.Amount), CreatedAt: wire.Time(e.CreatedAt),
 			AuditSeq: int32(e.AuditSeq), Lines: make([]*ledgerv1.JournalLine, len(e.Entry.Lines))}
@@ -234,11 +236,12 @@ func (h *Handler) RecordOraclePrice(ctx context.Context, req *ledgerv1.RecordOra
 		ReadingCcPerUsd: micros(r.Price), CcPerUsd: micros(r.State.LastGood), CleanReadings: int32(r.State.Clean)}, nil
 }
 
-// auditProto maps a chain entry. Its amount is answered in whole units
-// (CC, USD, CC per USD) like every other amount of the API; the chain
-// records micro-units, named by attrs.unit, and its hashes cover those, so
-// only the answer converts.
-func auditProto(r audit.Record) *ledgerv1.AuditEntry {
+// auditProto maps a chain entry with its actor's and subject's handles.
+// Its amount is answered in whole units (CC, USD, CC per USD) like every
+// other amount of the API; the chain records micro-units, named by
+// attrs.unit, and its hashes cover those, so only the answer converts.
+func auditProto(l store.ListedRecord) *ledgerv1.AuditEntry {
+	r := l.Record
 	attrs := r.Entry.Attrs
 	if attrs == nil {
 		attrs = map[string]string{}
@@ -249,7 +252,7 @@ func auditProto(r audit.Record) *ledgerv1.AuditEntry {
 	}
 	return &ledgerv1.AuditEntry{Seq: int32(r.Entry.Seq), Kind: r.Entry.Kind, Actor: r.Entry.Actor, Subject: r.Entry.Subject,
 		Amount: micros(money.Micros(r.Entry.Amount)), Unit: unit, Attrs: attrs, PrevHash: r.PrevHash.String(), Hash: r.Hash.String(),
-		CreatedAt: wire.Time(r.Entry.At)}
+		CreatedAt: wire.Time(r.Entry.At), ActorHandle: handle(l.ActorHandle), SubjectHandle: handle(l.SubjectHandle)}
 }
 
 // ListAuditEntries implements LedgerService.ListAuditEntries.

@@ -319,14 +319,25 @@ type Audit interface {
 	SaveCheckpoint(ctx context.Context, name string, c Checkpoint) error
 	// Range returns up to limit records with seq > after, in seq order.
 	Range(ctx context.Context, after int64, limit int) ([]audit.Record, error)
-	// Recent returns a page of records, newest first.
-	Recent(ctx context.Context, before int64, limit, offset int) ([]audit.Record, error)
+	// Recent returns a page of records (seq below before, when before is
+	// more than 0), newest first, each with the handles of its actor and
+	// subject.
+	Recent(ctx context.Context, before int64, limit, offset int) ([]ListedRecord, error)
 	// Repairs returns the repair entries with seq at most upTo, in seq
 	// order: verification reads the breaks they accepted before it walks.
 	Repairs(ctx context.Context, upTo int64) ([]audit.Record, error)
 	// Counts returns the row count of the audit chain's table, for storage
 	// reports.
 	Counts(ctx context.Context) (map[string]int, error)
+}
+
+// ListedRecord is an audit record as the log's list shows it: with the
+// handles of its actor and subject when they are contributors that
+// registered one ("" otherwise), read with it. The handles are no part of
+// the record its hash covers.
+type ListedRecord struct {
+	audit.Record
+	ActorHandle, SubjectHandle string
 }
 
 // SupplyDay is the economy's backing at the end of a UTC day (as of its

@@ -3,8 +3,8 @@ package usecase
 import (
 	"context"
 
-	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/cursor"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
@@ -24,38 +24,40 @@ const (
 	checkpointVerified = "verified"
 )
 
-// AuditEntries returns a page of the chain, newest first.
-func (a *App) AuditEntries(ctx context.Context, limit, offset int) ([]audit.Record, error) {
+// AuditEntries returns a page of the chain, newest first, each entry with
+// its actor's and subject's handles.
+func (a *App) AuditEntries(ctx context.Context, limit, offset int) ([]store.ListedRecord, error) {
 	return a.read().Audit.Recent(ctx, 0, limit, offset)
 }
 
 // auditList names the audit log's cursors (platform/cursor).
 const auditList = "audit"
 
-// AuditPage returns a page of the chain, newest first (credit.Page), the
-// number of entries in all, and the cursor of the next page. A page read
+// AuditPage returns a page of the chain, newest first (credit.Page), each
+// entry with its actor's and subject's handles, the number of entries in
+// all, and the cursor of the next page. A page read
 // by cursor (p.Cursor, with no offset) starts at the entry before the one
 // the cursor names, so entries sequenced meanwhile do not shift it; its
 // offset is still exact, because seqs run 1..head without a gap.
-func (a *App) AuditPage(ctx context.Context, p Page) (Listed[audit.Record], error) {
+func (a *App) AuditPage(ctx context.Context, p Page) (Listed[store.ListedRecord], error) {
 	limit, offset, errs := fault.PageFields(p.Limit, p.Offset, credit.DefaultPage, credit.MaxPage)
 	before, cerrs := cursor.DecodeSeq(auditList, p.Cursor, offset)
 	if errs = append(errs, cerrs...); len(errs) > 0 {
-		return Listed[audit.Record]{}, fault.Validation(errs...)
+		return Listed[store.ListedRecord]{}, fault.Validation(errs...)
 	}
 	r := a.read()
 	eco, err := r.Credit.Economy(ctx)
 	if err != nil {
-		return Listed[audit.Record]{}, err
+		return Listed[store.ListedRecord]{}, err
 	}
 	recs, err := r.Audit.Recent(ctx, before, limit, offset)
 	if err != nil {
-		return Listed[audit.Record]{}, err
+		return Listed[store.ListedRecord]{}, err
 	}
 	if before > 0 {
 		offset = int(max(eco.AuditSeq-before+1, 0))
 	}
-	out := Listed[audit.Record]{Items: recs, Total: int(eco.AuditSeq), Limit: limit, Offset: offset}
+	out := Listed[store.ListedRecord]{Items: recs, Total: int(eco.AuditSeq), Limit: limit, Offset: offset}
 	if n := len(recs); n > 0 && recs[n-1].Entry.Seq > 1 {
 		out.Next = cursor.EncodeSeq(auditList, recs[n-1].Entry.Seq)
 	}

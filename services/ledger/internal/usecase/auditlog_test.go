@@ -11,6 +11,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/cursor"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -57,13 +58,15 @@ func buildTree(t *testing.T, records [][]byte) memTree {
 // record, then every entry's canonical encoding in seq order.
 func logRecords(t *testing.T, app *usecase.App) ([][]byte, []audit.Record) {
 	t.Helper()
-	recs, err := app.AuditEntries(context.Background(), 1000, 0)
+	listed, err := app.AuditEntries(context.Background(), 1000, 0)
 	require.NoError(t, err)
-	slices.Reverse(recs)
+	slices.Reverse(listed)
 	out := [][]byte{audit.GenesisRecord}
-	for i, r := range recs {
-		require.Equal(t, int64(i+1), r.Entry.Seq)
-		out = append(out, r.Encoded)
+	recs := make([]audit.Record, len(listed))
+	for i, l := range listed {
+		require.Equal(t, int64(i+1), l.Entry.Seq)
+		out = append(out, l.Encoded)
+		recs[i] = l.Record
 	}
 	return out, recs
 }
@@ -274,7 +277,7 @@ func TestAuditPageByCursor(t *testing.T) {
 		ctx := context.Background()
 		deposits(t, e.app, "a", 3) // entries 1..6
 		sequence(t, e.app)
-		seqs := func(l usecase.Listed[audit.Record]) []int64 {
+		seqs := func(l usecase.Listed[store.ListedRecord]) []int64 {
 			var out []int64
 			for _, r := range l.Items {
 				out = append(out, r.Entry.Seq)

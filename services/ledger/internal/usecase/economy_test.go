@@ -227,7 +227,7 @@ func TestStakeUnstakeCooldowns(t *testing.T) {
 		require.Len(t, inv.Positions, 1)
 		require.Equal(t, []int{1, credit.DefaultPositionPage, 0}, []int{inv.Total, inv.Limit, inv.Offset}, "the default page holds it")
 		require.Equal(t, money.Micros(349*cc), inv.Positions[0].Amount)
-		hist, err := items(e.app.History(ctx, "ada", page(50, 0)))
+		hist, err := flow(e.app.History(ctx, "ada", page(50, 0)))
 		require.NoError(t, err)
 		kinds := make([]credit.Kind, len(hist))
 		for i, h := range hist {
@@ -520,3 +520,55 @@ func TestDistributionPaysCC(t *testing.T) {
 
 // items is a list use case's page as its items alone.
 func items[T any](l usecase.Listed[T], err error) ([]T, error) { return l.Items, err }
+
+// flow is a contributor's history as its movements alone.
+func flow(f usecase.Flow, err error) ([]store.JournalEntry, error) { return f.Items, err }
+
+// TestReadsNameTheContributorByHandle: the reads that answer for one
+// contributor carry it, handle included, from the read that checks it
+// exists; an implicit contributor has none. The audit log names its
+// entries' actor and subject by handle when they are registered.
+func TestReadsNameTheContributorByHandle(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 1, Reference: "wire-1", Actor: "admin"}, nil)
+		require.NoError(t, err)
+		a := createAsset(t, e)
+		contribute(t, e, "octo", a.ID, money.Scale, t0)
+
+		for id, handle := range map[string]string{"ada": "ada", "octo": ""} {
+			acc, err := e.app.Account(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, handle, acc.Contributor.Handle, id)
+			f, err := e.app.History(ctx, id, usecase.Page{})
+			require.NoError(t, err)
+			require.Equal(t, handle, f.Contributor.Handle, id)
+			inv, err := e.app.Investments(ctx, id, usecase.Page{})
+			require.NoError(t, err)
+			require.Equal(t, handle, inv.Contributor.Handle, id)
+		}
+		b, err := e.app.Balances(ctx, "ada")
+		require.NoError(t, err)
+		acc, err := e.app.Account(ctx, "ada")
+		require.NoError(t, err)
+		require.Equal(t, b, acc.Balances, "the same balances")
+		_, err = e.app.Account(ctx, "nobody")
+		k, _ := kindOf(t, err)
+		require.Equal(t, fault.NotFound, k)
+
+		sequence(t, e.app)
+		recs, err := e.app.AuditEntries(ctx, 10, 0)
+		require.NoError(t, err)
+		require.Len(t, recs, 2, "the deposit and its spread fee")
+		for _, r := range recs {
+			require.Equal(t, "admin", r.Entry.Actor)
+			require.Empty(t, r.ActorHandle, "the administrator is no contributor")
+			require.Equal(t, "ada", r.SubjectHandle, r.Entry.Kind)
+		}
+		page, err := e.app.AuditPage(ctx, usecase.Page{})
+		require.NoError(t, err)
+		require.Equal(t, recs, page.Items)
+	})
+}

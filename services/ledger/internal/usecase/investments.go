@@ -39,31 +39,53 @@ func (a *App) Investments(ctx context.Context, contributorID string, p Page) (In
 	return Investments{Contributor: c, Positions: ps, Total: total, Limit: limit, Offset: offset, Balances: b}, nil
 }
 
+// Flow is a page of a contributor's CC movements.
+type Flow struct {
+	// Contributor is whose they are (its handle names it in the answer).
+	Contributor store.Contributor
+	Listed[store.JournalEntry]
+}
+
 // History returns a page of a contributor's CC movements, newest first
 // (credit.Page).
-func (a *App) History(ctx context.Context, contributorID string, p Page) (Listed[store.JournalEntry], error) {
+func (a *App) History(ctx context.Context, contributorID string, p Page) (Flow, error) {
 	limit, offset, err := credit.Page(p.Limit, p.Offset)
 	if err := collect(required("id", contributorID), err); err != nil {
-		return Listed[store.JournalEntry]{}, err
+		return Flow{}, err
 	}
 	r := a.read()
-	if err := a.mustExist(ctx, r, contributorID); err != nil {
-		return Listed[store.JournalEntry]{}, err
+	c, err := a.contributor(ctx, r, contributorID)
+	if err != nil {
+		return Flow{}, err
 	}
-	return listed(limit, offset, func(l, o int) ([]store.JournalEntry, int, error) {
+	page, err := listed(limit, offset, func(l, o int) ([]store.JournalEntry, int, error) {
 		return r.Credit.History(ctx, contributorID, l, o)
 	})
+	return Flow{Contributor: c, Listed: page}, err
+}
+
+// Account is a contributor with its balances as the API shows them.
+type Account struct {
+	// Contributor is whose they are (its handle names it in the answer).
+	Contributor store.Contributor
+	Balances    store.Balances
+}
+
+// Account returns a contributor and its balances (see Balances).
+func (a *App) Account(ctx context.Context, contributorID string) (Account, error) {
+	if err := required("contributor_id", contributorID); err != nil {
+		return Account{}, err
+	}
+	c, b, err := a.balances(ctx, a.read(), contributorID)
+	return Account{Contributor: c, Balances: b}, err
 }
 
 // Balances are a contributor's CC as the API shows them: cooling lots
 // whose cooldown has passed count as available even before a movement
 // releases them into the available account.
 func (a *App) Balances(ctx context.Context, contributorID string) (store.Balances, error) {
-	if err := required("contributor_id", contributorID); err != nil {
-		return store.Balances{}, err
-	}
-	_, b, err := a.balances(ctx, a.read(), contributorID)
-	return b, err
+	acc, err := a.Account(ctx, contributorID)
+	return acc.Balances, err
 }
 
 // balances reads a contributor (NotFound when there is none) and its

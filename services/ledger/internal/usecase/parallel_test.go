@@ -514,7 +514,7 @@ func TestStakeIsFlatInHistory(t *testing.T) {
 			require.NoError(t, err, i)
 		}
 		sequence(t, app)
-		hist, err := items(app.History(ctx, "ada", page(300, 0)))
+		hist, err := flow(app.History(ctx, "ada", page(300, 0)))
 		require.NoError(t, err)
 		require.Len(t, hist, 202, "the deposit, the first stake and 200 movements since")
 

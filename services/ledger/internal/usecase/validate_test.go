@@ -184,7 +184,7 @@ func TestCommandsNameEveryBadField(t *testing.T) {
 			return err
 		}, []fault.FieldError{field("id", "is required"), field("limit", "must be between 1 and 1000"), field("offset", "must not be negative")}},
 		{"history: no contributor and a page past 500", func(a *usecase.App) error {
-			_, err := items(a.History(ctx, "", usecase.Page{Limit: i32(501), Offset: -1}))
+			_, err := a.History(ctx, "", usecase.Page{Limit: i32(501), Offset: -1})
 			return err
 		}, []fault.FieldError{field("id", "is required"), field("limit", "must be between 1 and 500"), field("offset", "must not be negative")}},
 		{"invest preview: no idea", func(a *usecase.App) error {

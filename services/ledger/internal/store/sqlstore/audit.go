@@ -261,13 +261,19 @@ func (a Audit) Range(ctx context.Context, after int64, limit int) ([]audit.Recor
 	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
 }
 
+// namedColumns are the handles of an entry's actor and subject, read in
+// the statement that reads the entry (NULL for an id no registered
+// contributor has, and for the words that are no contributor's id).
+const namedColumns = `(SELECT handle FROM contributors WHERE contributors.id = audit_entries.actor),
+	(SELECT handle FROM contributors WHERE contributors.id = audit_entries.subject)`
+
 // Recent implements store.Audit.
-func (a Audit) Recent(ctx context.Context, before int64, limit, offset int) ([]audit.Record, error) {
+func (a Audit) Recent(ctx context.Context, before int64, limit, offset int) ([]store.ListedRecord, error) {
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries WHERE seq < $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`,
-		before, limit, offset)
+	return a.records(ctx, true, `SELECT `+auditColumns+`, `+namedColumns+`
+		FROM audit_entries WHERE seq < $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`, before, limit, offset)
 }
 
 // Repairs implements store.Audit. The literal kind matches the partial
@@ -277,21 +283,47 @@ func (a Audit) Repairs(ctx context.Context, upTo int64) ([]audit.Record, error) 
 }
 
 func (a Audit) query(ctx context.Context, query string, args ...any) ([]audit.Record, error) {
+	listed, err := a.records(ctx, false, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]audit.Record, len(listed))
+	for i, l := range listed {
+		out[i] = l.Record
+	}
+	return out, nil
+}
+
+// records reads the records query selects (auditColumns, then
+// namedColumns when named).
+func (a Audit) records(ctx context.Context, named bool, query string, args ...any) ([]store.ListedRecord, error) {
 	rows, err := a.q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read audit entries: %w", err)
 	}
 	defer rows.Close()
-	out := []audit.Record{}
+	out := []store.ListedRecord{}
 	for rows.Next() {
 		var (
-			r                     audit.Record
+			l                     store.ListedRecord
+			r                     = &l.Record
 			at                    int64
 			attrs, enc, prev, hsh string
+			actor, subject        *string
 		)
-		if err := rows.Scan(&r.Entry.Seq, &r.Entry.Kind, &at, &r.Entry.Actor, &r.Entry.Subject, &r.Entry.Amount,
-			&attrs, &enc, &prev, &hsh, &r.EntryID); err != nil {
+		dest := []any{&r.Entry.Seq, &r.Entry.Kind, &at, &r.Entry.Actor, &r.Entry.Subject, &r.Entry.Amount,
+			&attrs, &enc, &prev, &hsh, &r.EntryID}
+		if named {
+			dest = append(dest, &actor, &subject)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("read audit entries: %w", err)
+		}
+		if actor != nil {
+			l.ActorHandle = *actor
+		}
+		if subject != nil {
+			l.SubjectHandle = *subject
 		}
 		r.Entry.At = database.Time(at)
 		// A row whose stored text does not parse keeps zero values: the
@@ -303,7 +335,7 @@ func (a Audit) query(ctx context.Context, query string, args ...any) ([]audit.Re
 		r.Encoded, _ = hex.DecodeString(enc)
 		r.PrevHash, _ = audit.ParseHash(prev)
 		r.Hash, _ = audit.ParseHash(hsh)
-		out = append(out, r)
+		out = append(out, l)
 	}
 	return out, rows.Err()
 }

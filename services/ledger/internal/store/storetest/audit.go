@@ -44,15 +44,55 @@ func runAudit(t *testing.T, newHarness func(t *testing.T) Harness) {
 			require.NoError(t, err)
 			require.Equal(t, want, got, "repairs up to %d", upTo)
 		}
+		listed := func(rs ...audit.Record) []store.ListedRecord {
+			out := make([]store.ListedRecord, len(rs))
+			for i, r := range rs {
+				out[i] = store.ListedRecord{Record: r}
+			}
+			return out
+		}
 		newest, err := h.read().audit.Recent(ctx, 0, 2, 1)
 		require.NoError(t, err)
-		require.Equal(t, []audit.Record{recs[4], recs[3]}, newest)
+		require.Equal(t, listed(recs[4], recs[3]), newest, "no contributor ada: no handles")
 		older, err := h.read().audit.Recent(ctx, 4, 2, 0)
 		require.NoError(t, err)
-		require.Equal(t, []audit.Record{recs[2], recs[1]}, older, "before seq 4: a keyset page")
+		require.Equal(t, listed(recs[2], recs[1]), older, "before seq 4: a keyset page")
 		older, err = h.read().audit.Recent(ctx, 2, 5, 0)
 		require.NoError(t, err)
-		require.Equal(t, []audit.Record{recs[0]}, older, "the oldest page")
+		require.Equal(t, listed(recs[0]), older, "the oldest page")
+	})
+
+	t.Run("listed audit records name their actor and subject by handle when they are registered contributors", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		ada := register(t, h, "ada", base)
+		require.NoError(t, h.write(func(r repos) error { return r.identity.EnsureContributor(ctx, Implicit("github:octo", base)) }))
+		entries := []audit.Entry{
+			{Kind: "stake", Actor: ada.ID, Subject: ada.ID},                // her own movement
+			{Kind: "deposit", Actor: "admin", Subject: ada.ID},             // for her, by the administrator
+			{Kind: "distribution", Actor: "admin", Subject: "github:octo"}, // a contributor without a handle
+			{Kind: "freeze", Actor: "signer:ops", Subject: "economy"},      // no contributor at all
+		}
+		var recs []audit.Record
+		prev := audit.Genesis
+		for i, e := range entries {
+			e.Seq, e.At = int64(i+1), base.Add(time.Duration(i)*time.Second)
+			r := audit.Seal(prev, e)
+			recs, prev = append(recs, r), r.Hash
+		}
+		require.NoError(t, h.write(func(r repos) error { return r.audit.Append(ctx, recs, nil, nil) }))
+		got, err := h.read().audit.Recent(ctx, 0, 10, 0)
+		require.NoError(t, err)
+		require.Equal(t, []store.ListedRecord{
+			{Record: recs[3]},
+			{Record: recs[2]},
+			{Record: recs[1], SubjectHandle: "ada"},
+			{Record: recs[0], ActorHandle: "ada", SubjectHandle: "ada"},
+		}, got)
+		plain, err := h.read().audit.Range(ctx, 0, 10)
+		require.NoError(t, err)
+		require.Equal(t, recs, plain, "the records themselves are what was sealed")
 	})
 
 	t.Run("storage counts: the audit chain's tables and the journal's", func(t *testing.T) {
