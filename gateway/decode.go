@@ -46,6 +46,18 @@ func (d strictDecoder) Decode(v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return io.EOF
 	}
+	if !passesChecks(msg.ProtoReflect().Descriptor(), data) {
+		if err := fullCheck(msg, data); err != nil {
+			return err
+		}
+	}
+	return unmarshalOptions.Unmarshal(data, msg)
+}
+
+// fullCheck is the strict decoder's check of a body that passesChecks
+// (decode_fast.go) did not let through: decoded into Go values, it names
+// what is wrong, or passes a body the fast path was unsure of.
+func fullCheck(msg proto.Message, data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any
@@ -58,10 +70,7 @@ func (d strictDecoder) Decode(v any) error {
 	if err := checkMessage(msg.ProtoReflect().Descriptor(), doc, ""); err != nil {
 		return err
 	}
-	if err := checkDocument(doc, "", 1); err != nil {
-		return err
-	}
-	return unmarshalOptions.Unmarshal(data, msg)
+	return checkDocument(doc, "", 1)
 }
 
 // maxBodyDepth bounds how deeply a request body nests objects and arrays.
