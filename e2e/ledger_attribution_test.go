@@ -531,10 +531,18 @@ func TestLedgerAnswersNameContributorsByHandle(t *testing.T) {
 		require.Equal(t, wantPayouts, listed[0]["payouts"])
 
 		// Balances: a deposit, then a stake on an idea.
-		requireStatus(t, http.StatusCreated, deposit(t, sys, ada.id, 20, "handles-1", adminHeader)) // 1990 CC
+		dep := deposit(t, sys, ada.id, 20, "handles-1", adminHeader) // 1990 CC
+		requireStatus(t, http.StatusCreated, dep)
+		require.Equal(t, "ada", dep.JSON["contributor_handle"], "the administrator's deposit names whom it is for")
 		idea := createIdea(t, sys, map[string]any{"name": "Named stakes", "potential_value": 100, "estimated_cost": 10})["id"].(string)
-		requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/cc/stake"),
-			map[string]any{"contributor_id": ada.id, "idea_id": idea, "amount_cc": 500}, ada.bearer()))
+		dry := request(t, http.MethodPost, sys.URL("/api/cc/stake"),
+			map[string]any{"contributor_id": ada.id, "idea_id": idea, "amount_cc": 500, "dry_run": true}, adminHeader)
+		requireStatus(t, http.StatusOK, dry)
+		require.Equal(t, "ada", dry.JSON["contributor_handle"], "a dry run by another reads it with the balance")
+		staked := request(t, http.MethodPost, sys.URL("/api/cc/stake"),
+			map[string]any{"contributor_id": ada.id, "idea_id": idea, "amount_cc": 500}, ada.bearer())
+		requireStatus(t, http.StatusCreated, staked)
+		require.Equal(t, "ada", staked.JSON["contributor_handle"], "a stake is the caller's own: its session names it")
 		b := balances(t, sys, ada.id)
 		list, page := listPage(t, request(t, http.MethodGet, sys.URL("/api/contributors?handle=ada"), nil), "contributors")
 		require.Equal(t, wantPage(50, 0, 1, false), page)
@@ -558,6 +566,20 @@ func TestLedgerAnswersNameContributorsByHandle(t *testing.T) {
 		requireStatus(t, http.StatusOK, inv)
 		require.Equal(t, "ada", inv.JSON["contributor_handle"])
 		require.Equal(t, ada.id, inv.JSON["contributor_id"])
+
+		// The other money writes name the contributor too.
+		unstaked := request(t, http.MethodPost, sys.URL("/api/cc/unstake"),
+			map[string]any{"contributor_id": ada.id, "idea_id": idea, "amount_cc": 1}, ada.bearer())
+		requireStatus(t, http.StatusOK, unstaked)
+		require.Equal(t, "ada", unstaked.JSON["contributor_handle"])
+		withdrawn := request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), map[string]any{"contributor_id": ada.id, "amount_cc": 1}, ada.bearer())
+		requireStatus(t, http.StatusOK, withdrawn)
+		require.Equal(t, "ada", withdrawn.JSON["contributor_handle"])
+		pledged := request(t, http.MethodPost, sys.URL("/api/contributors/"+ada.id+"/pledges"), map[string]any{"idea_id": idea, "hours_pledged": 2},
+			ada.bearer())
+		requireStatus(t, http.StatusCreated, pledged)
+		require.Equal(t, "ada", pledged.JSON["contributor_handle"])
+		b = balances(t, sys, ada.id)
 
 		// The reads of one contributor's CC name it; walk-in registered no handle.
 		require.Equal(t, "ada", b["contributor_handle"])

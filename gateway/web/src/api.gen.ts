@@ -2016,6 +2016,8 @@ export interface components {
             amount_usd: number;
             /** Format: double */
             buy_rate: number;
+            /** @description contributor_handle is the contributor's handle; null for one that never registered. */
+            contributor_handle: string | null;
             contributor_id: string;
             created_at: string;
             /** @description duplicate is true when the reference was recorded before: nothing new minted. */
@@ -2925,6 +2927,8 @@ export interface components {
         v1Pledge: {
             /** Format: double */
             cc_equivalent: number;
+            /** @description contributor_handle is the contributor's handle; null for one that never registered. */
+            contributor_handle: string | null;
             contributor_id: string;
             created_at: string;
             /** Format: double */
@@ -3287,6 +3291,8 @@ export interface components {
              *     what it would be; negative when the balance is short).
              */
             available_cc_after: number;
+            /** @description contributor_handle is the contributor's handle; null for one that never registered. */
+            contributor_handle: string | null;
             contributor_id: string;
             dry_run: boolean;
             idea_id: string;
@@ -3382,6 +3388,8 @@ export interface components {
             /** Format: double */
             amount_cc: number;
             available_at: string;
+            /** @description contributor_handle is the contributor's handle; null for one that never registered. */
+            contributor_handle: string | null;
             contributor_id: string;
             /** Format: int32 */
             cooldown_hours: number;
@@ -3591,6 +3599,8 @@ export interface components {
             amount_cc: number;
             /** Format: double */
             amount_usd: number;
+            /** @description contributor_handle is the contributor's handle; null for one that never registered. */
+            contributor_handle: string | null;
             contributor_id: string;
             created_at: string;
             /** Format: double */

@@ -52,6 +52,16 @@ func ownerKeyed(ctx context.Context, op, contributorID string, req proto.Message
 	return actor, key, nil
 }
 
+// callerHandle is the handle of the caller's session ("" for any other
+// credential): for a request owner let through, the handle of the
+// contributor whose CC it moves, known without a read.
+func callerHandle(ctx context.Context) string {
+	if p := authz.FromContext(ctx); p.Kind == authz.Session {
+		return p.Name
+	}
+	return ""
+}
+
 func micros(m money.Micros) float64 { return m.Float64() }
 
 // Deposit implements LedgerService.Deposit (administrator).
@@ -69,6 +79,7 @@ func (h *Handler) Deposit(ctx context.Context, req *ledgerv1.DepositRequest) (*l
 	return &ledgerv1.DepositResponse{
 		ContributorId: d.ContributorID, AmountUsd: micros(d.AmountUSD), AmountCc: micros(d.MintedCC), Reference: d.Reference,
 		BuyRate: micros(d.BuyRate), SpreadUsd: micros(d.FeeUSD), Duplicate: d.Duplicate, CreatedAt: wire.Time(d.CreatedAt),
+		ContributorHandle: handle(d.ContributorHandle),
 	}, nil
 }
 
@@ -81,7 +92,8 @@ func (h *Handler) Withdraw(ctx context.Context, req *ledgerv1.WithdrawRequest) (
 		return nil, err
 	}
 	return &ledgerv1.WithdrawResponse{ContributorId: w.ContributorID, AmountCc: micros(w.AmountCC), AmountUsd: micros(w.AmountUSD),
-		SpreadUsd: micros(w.FeeUSD), SellRate: micros(w.SellRate), CreatedAt: wire.Time(w.CreatedAt)}, nil
+		SpreadUsd: micros(w.FeeUSD), SellRate: micros(w.SellRate), CreatedAt: wire.Time(w.CreatedAt),
+		ContributorHandle: handle(w.ContributorHandle)}, nil
 }
 
 // Stake implements LedgerService.Stake (owner, except on dry_run).
@@ -90,6 +102,7 @@ func (h *Handler) Stake(ctx context.Context, req *ledgerv1.StakeRequest) (*ledge
 	var key *idempotency.Request
 	if !req.GetDryRun() {
 		cmd.Actor, key, cmd.Refused = ownerKeyed(ctx, "stake", req.GetContributorId(), req)
+		cmd.ActorHandle = callerHandle(ctx)
 	}
 	s, err := h.app.Stake(ctx, cmd, key)
 	if err != nil {
@@ -103,6 +116,7 @@ func (h *Handler) Stake(ctx context.Context, req *ledgerv1.StakeRequest) (*ledge
 		PositionCc: micros(s.PositionCC), AvailableCcAfter: micros(s.AvailableAfter), Stage: stage(s.Stage),
 		Projection: &ledgerv1.StakeProjection{LowMultiplier: s.Projection.LowMultiplier, HighMultiplier: s.Projection.HighMultiplier,
 			StageUnlockPct: s.Projection.StageUnlockPct},
+		ContributorHandle: handle(s.ContributorHandle),
 	}, nil
 }
 
@@ -110,12 +124,13 @@ func (h *Handler) Stake(ctx context.Context, req *ledgerv1.StakeRequest) (*ledge
 func (h *Handler) Unstake(ctx context.Context, req *ledgerv1.UnstakeRequest) (*ledgerv1.UnstakeResponse, error) {
 	actor, key, refused := ownerKeyed(ctx, "unstake", req.GetContributorId(), req)
 	u, err := h.app.Unstake(ctx, usecase.UnstakeCmd{ContributorID: req.GetContributorId(), IdeaID: req.GetIdeaId(), AmountCC: req.GetAmountCc(),
-		Actor: actor, Refused: refused}, key)
+		Actor: actor, ActorHandle: callerHandle(ctx), Refused: refused}, key)
 	if err != nil {
 		return nil, err
 	}
 	return &ledgerv1.UnstakeResponse{ContributorId: u.ContributorID, IdeaId: u.IdeaID, AmountCc: micros(u.AmountCC),
-		CooldownHours: int32(u.Cooldown.Hours()), AvailableAt: wire.Time(u.AvailableAt), Status: u.Status}, nil
+		CooldownHours: int32(u.Cooldown.Hours()), AvailableAt: wire.Time(u.AvailableAt), Status: u.Status,
+		ContributorHandle: handle(u.ContributorHandle)}, nil
 }
 
 // CreatePledge implements LedgerService.CreatePledge (owner).
@@ -128,7 +143,8 @@ func (h *Handler) CreatePledge(ctx context.Context, req *ledgerv1.CreatePledgeRe
 	}
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
 	return &ledgerv1.CreatePledgeResponse{Pledge: &ledgerv1.Pledge{Id: p.ID, ContributorId: p.ContributorID, IdeaId: p.IdeaID,
-		HoursPledged: micros(p.MicroHours), CcEquivalent: micros(p.CCEquivalent), CreatedAt: wire.Time(p.CreatedAt)}}, nil
+		HoursPledged: micros(p.MicroHours), CcEquivalent: micros(p.CCEquivalent), CreatedAt: wire.Time(p.CreatedAt),
+		ContributorHandle: handle(p.ContributorHandle)}}, nil
 }
 
 // GetBalances implements LedgerService.GetBalances.

@@ -159,6 +159,9 @@ type Pledge struct {
 	MicroHours    money.Micros
 	CCEquivalent  money.Micros
 	CreatedAt     time.Time
+	// ContributorHandle is the contributor's handle as the use case read
+	// it ("" for one that never registered); ignored when writing.
+	ContributorHandle string
 }
 
 // OracleReading is one rate-source reading with the breaker state it left.

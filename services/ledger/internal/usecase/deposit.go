@@ -44,6 +44,9 @@ type DepositResult struct {
 	// was minted again.
 	Duplicate bool
 	CreatedAt time.Time
+	// ContributorHandle is the contributor's handle ("" for one that never
+	// registered), from the read that checks it exists.
+	ContributorHandle string
 }
 
 // Deposit mints CC at the buy rate for a confirmed deposit and grows the
@@ -59,7 +62,7 @@ func (a *App) Deposit(ctx context.Context, cmd DepositCmd, idem *idempotency.Req
 	}
 	var out DepositResult
 	err = a.once(ctx, idem, &out, func(r Repos) error {
-		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, false)
+		c, eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, false)
 		if err != nil {
 			return err
 		}
@@ -68,7 +71,8 @@ func (a *App) Deposit(ctx context.Context, cmd DepositCmd, idem *idempotency.Req
 				return fault.New(fault.Conflict, "reference %q was used for another deposit", cmd.Reference)
 			}
 			out = DepositResult{ContributorID: prev.ContributorID, AmountUSD: prev.AmountUSD, MintedCC: prev.MintedCC,
-				FeeUSD: prev.FeeUSD, BuyRate: prev.BuyRate, Reference: prev.Reference, Duplicate: true, CreatedAt: prev.CreatedAt}
+				FeeUSD: prev.FeeUSD, BuyRate: prev.BuyRate, Reference: prev.Reference, Duplicate: true, CreatedAt: prev.CreatedAt,
+				ContributorHandle: c.Handle}
 			return nil
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
@@ -97,7 +101,7 @@ func (a *App) Deposit(ctx context.Context, cmd DepositCmd, idem *idempotency.Req
 			return err
 		}
 		out = DepositResult{ContributorID: cmd.ContributorID, AmountUSD: usd, MintedCC: minted, FeeUSD: fee,
-			Reference: cmd.Reference, BuyRate: rate.Quote.Buy, CreatedAt: now}
+			Reference: cmd.Reference, BuyRate: rate.Quote.Buy, CreatedAt: now, ContributorHandle: c.Handle}
 		return nil
 	})
 	return out, err

@@ -164,26 +164,28 @@ func (a *App) once(ctx context.Context, key *idempotency.Request, out any, op fu
 }
 
 // begin starts a movement that mints or burns CC for a contributor,
-// inside the use case's transaction: the contributor must exist, the mode
+// inside the use case's transaction: the contributor must exist (it is
+// returned, so the answer names it by handle at no other read), the mode
 // lock is taken shared and the economy row locked (so such movements are
 // serialised with each other and with the oracle's readings, and the
 // backing check is exact), and the rate in force is read; with release,
 // the contributor's cooled lots move back to available first, so the
 // movement can use them.
-func (a *App) begin(ctx context.Context, r Repos, contributorID, actor string, release bool) (store.Economy, Rate, error) {
-	if err := a.mustExist(ctx, r, contributorID); err != nil {
-		return store.Economy{}, Rate{}, err
+func (a *App) begin(ctx context.Context, r Repos, contributorID, actor string, release bool) (store.Contributor, store.Economy, Rate, error) {
+	c, err := a.contributor(ctx, r, contributorID)
+	if err != nil {
+		return store.Contributor{}, store.Economy{}, Rate{}, err
 	}
 	eco, rate, err := a.lockSupply(ctx, r)
 	if err != nil {
-		return store.Economy{}, Rate{}, err
+		return store.Contributor{}, store.Economy{}, Rate{}, err
 	}
 	if release {
 		if err := a.releaseDue(ctx, r, contributorID, actor); err != nil {
-			return store.Economy{}, Rate{}, err
+			return store.Contributor{}, store.Economy{}, Rate{}, err
 		}
 	}
-	return eco, rate, nil
+	return c, eco, rate, nil
 }
 
 // lockSupply takes the mode lock shared, then the economy row, and reads

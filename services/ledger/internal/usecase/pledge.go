@@ -51,11 +51,12 @@ func (a *App) Pledge(ctx context.Context, cmd PledgeCmd, idem *idempotency.Reque
 	}
 	var out store.Pledge
 	err = a.once(ctx, idem, &out, func(r Repos) error {
-		if err := a.mustExist(ctx, r, cmd.ContributorID); err != nil {
+		c, err := a.contributor(ctx, r, cmd.ContributorID)
+		if err != nil {
 			return err
 		}
 		out = store.Pledge{ID: a.cfg.NewID(), ContributorID: cmd.ContributorID, IdeaID: idea.ID, MicroHours: hours,
-			CCEquivalent: value, CreatedAt: a.now()}
+			CCEquivalent: value, CreatedAt: a.now(), ContributorHandle: c.Handle}
 		return r.Credit.InsertPledge(ctx, out)
 	})
 	return out, err

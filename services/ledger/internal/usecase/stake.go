@@ -22,6 +22,10 @@ type StakeCmd struct {
 	AmountCC float64
 	DryRun   bool
 	Actor    string
+	// ActorHandle is the caller's handle: a stake moves the caller's own
+	// CC (the handler refuses anyone else), so it is the contributor's, and
+	// the answer names it without a read the fast path would pay for.
+	ActorHandle string
 	// Refused is the handler's refusal of the caller or of its
 	// Idempotency-Key (never set on a dry run), answered once the fields
 	// are valid (validate.go).
@@ -48,6 +52,10 @@ type StakeResult struct {
 	Projection     credit.Projection
 	Stage          string
 	CreatedAt      time.Time
+	// ContributorHandle is the contributor's handle: the caller's
+	// (StakeCmd.ActorHandle), or on a dry run the one read with the
+	// balance.
+	ContributorHandle string
 }
 
 // Stake moves available CC into a position on an idea; with DryRun it
@@ -73,10 +81,7 @@ func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request
 		Projection: credit.Project(idea.Stage, idea.Confidence), Stage: idea.Stage}
 	if cmd.DryRun {
 		r := a.read()
-		if err := a.mustExist(ctx, r, cmd.ContributorID); err != nil {
-			return StakeResult{}, err
-		}
-		b, err := a.Balances(ctx, cmd.ContributorID)
+		c, b, err := a.balances(ctx, r, cmd.ContributorID)
 		if err != nil {
 			return StakeResult{}, err
 		}
@@ -84,8 +89,11 @@ func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request
 		if err != nil {
 			return StakeResult{}, err
 		}
-		out.AvailableAfter, out.PositionCC = b.Available-cc, staked+cc
+		out.AvailableAfter, out.PositionCC, out.ContributorHandle = b.Available-cc, staked+cc, c.Handle
 		return out, nil
+	}
+	if cmd.Actor == cmd.ContributorID {
+		out.ContributorHandle = cmd.ActorHandle
 	}
 	// The fast path is one transfer and nothing else: no lookup of the
 	// contributor and no cooled lots, whose statements every stake would

@@ -17,6 +17,10 @@ type UnstakeCmd struct {
 	// AmountCC is the request's amount_cc (credit.Amount, credit.MaxCC).
 	AmountCC float64
 	Actor    string
+	// ActorHandle is the caller's handle, the contributor's (see
+	// StakeCmd.ActorHandle): an unstake with a position reads no
+	// contributor.
+	ActorHandle string
 	// Refused is the handler's refusal of the caller or of its
 	// Idempotency-Key, answered once the fields are valid (validate.go).
 	Refused error
@@ -37,6 +41,9 @@ type UnstakeResult struct {
 	AvailableAt   time.Time
 	// Status is "released" (available at once) or "cooling".
 	Status string
+	// ContributorHandle is the contributor's handle: the caller's
+	// (UnstakeCmd.ActorHandle).
+	ContributorHandle string
 }
 
 // Unstake moves CC out of a position: straight to available below the
@@ -97,6 +104,9 @@ func (a *App) Unstake(ctx context.Context, cmd UnstakeCmd, idem *idempotency.Req
 		}
 		out = UnstakeResult{ContributorID: cmd.ContributorID, IdeaID: cmd.IdeaID, AmountCC: cc,
 			Cooldown: cooldown, AvailableAt: now.Add(cooldown), Status: status}
+		if cmd.Actor == cmd.ContributorID {
+			out.ContributorHandle = cmd.ActorHandle
+		}
 		return nil
 	})
 	return out, err

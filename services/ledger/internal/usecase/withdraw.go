@@ -35,6 +35,9 @@ type WithdrawResult struct {
 	FeeUSD        money.Micros
 	SellRate      money.Micros
 	CreatedAt     time.Time
+	// ContributorHandle is the contributor's handle, from the read that
+	// checks it exists.
+	ContributorHandle string
 }
 
 // Withdraw burns CC at the sell rate and pays the USD out of the treasury.
@@ -53,7 +56,7 @@ func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *idempotency.R
 	}
 	var out WithdrawResult
 	err = a.once(ctx, idem, &out, func(r Repos) error {
-		eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, true)
+		c, eco, rate, err := a.begin(ctx, r, cmd.ContributorID, cmd.Actor, true)
 		if err != nil {
 			return err
 		}
@@ -70,7 +73,7 @@ func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *idempotency.R
 			return err
 		}
 		out = WithdrawResult{ContributorID: cmd.ContributorID, AmountCC: cc, AmountUSD: usd, FeeUSD: fee,
-			SellRate: rate.Quote.Sell, CreatedAt: a.now()}
+			SellRate: rate.Quote.Sell, CreatedAt: a.now(), ContributorHandle: c.Handle}
 		return nil
 	})
 	return out, err

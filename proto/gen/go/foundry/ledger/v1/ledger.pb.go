@@ -3039,8 +3039,10 @@ type Pledge struct {
 	HoursPledged  float64                `protobuf:"fixed64,4,opt,name=hours_pledged,json=hoursPledged,proto3" json:"hours_pledged,omitempty"`
 	CcEquivalent  float64                `protobuf:"fixed64,5,opt,name=cc_equivalent,json=ccEquivalent,proto3" json:"cc_equivalent,omitempty"`
 	CreatedAt     string                 `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// contributor_handle is the contributor's handle; null for one that never registered.
+	ContributorHandle *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=contributor_handle,json=contributorHandle,proto3" json:"contributor_handle,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Pledge) Reset() {
@@ -3113,6 +3115,13 @@ func (x *Pledge) GetCreatedAt() string {
 		return x.CreatedAt
 	}
 	return ""
+}
+
+func (x *Pledge) GetContributorHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ContributorHandle
+	}
+	return nil
 }
 
 // CreatePledgeRequest pledges hours to an idea (owner only).
@@ -3367,8 +3376,10 @@ type StakeResponse struct {
 	AvailableCcAfter float64          `protobuf:"fixed64,6,opt,name=available_cc_after,json=availableCcAfter,proto3" json:"available_cc_after,omitempty"`
 	Stage            v11.Stage        `protobuf:"varint,7,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
 	Projection       *StakeProjection `protobuf:"bytes,8,opt,name=projection,proto3" json:"projection,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// contributor_handle is the contributor's handle; null for one that never registered.
+	ContributorHandle *wrapperspb.StringValue `protobuf:"bytes,9,opt,name=contributor_handle,json=contributorHandle,proto3" json:"contributor_handle,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *StakeResponse) Reset() {
@@ -3457,6 +3468,13 @@ func (x *StakeResponse) GetProjection() *StakeProjection {
 	return nil
 }
 
+func (x *StakeResponse) GetContributorHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ContributorHandle
+	}
+	return nil
+}
+
 // UnstakeRequest takes CC out of a position (owner only).
 type UnstakeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3527,9 +3545,11 @@ type UnstakeResponse struct {
 	CooldownHours int32                  `protobuf:"varint,4,opt,name=cooldown_hours,json=cooldownHours,proto3" json:"cooldown_hours,omitempty"`
 	AvailableAt   string                 `protobuf:"bytes,5,opt,name=available_at,json=availableAt,proto3" json:"available_at,omitempty"`
 	// status is "released" (available at once) or "cooling".
-	Status        string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Status string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
+	// contributor_handle is the contributor's handle; null for one that never registered.
+	ContributorHandle *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=contributor_handle,json=contributorHandle,proto3" json:"contributor_handle,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *UnstakeResponse) Reset() {
@@ -3604,6 +3624,13 @@ func (x *UnstakeResponse) GetStatus() string {
 	return ""
 }
 
+func (x *UnstakeResponse) GetContributorHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ContributorHandle
+	}
+	return nil
+}
+
 // DepositRequest confirms a USD deposit (administrator); reference makes it idempotent.
 type DepositRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3676,10 +3703,12 @@ type DepositResponse struct {
 	// spread_usd is the part of the deposit the 1% spread kept.
 	SpreadUsd float64 `protobuf:"fixed64,6,opt,name=spread_usd,json=spreadUsd,proto3" json:"spread_usd,omitempty"`
 	// duplicate is true when the reference was recorded before: nothing new minted.
-	Duplicate     bool   `protobuf:"varint,7,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
-	CreatedAt     string `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Duplicate bool   `protobuf:"varint,7,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	CreatedAt string `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// contributor_handle is the contributor's handle; null for one that never registered.
+	ContributorHandle *wrapperspb.StringValue `protobuf:"bytes,9,opt,name=contributor_handle,json=contributorHandle,proto3" json:"contributor_handle,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *DepositResponse) Reset() {
@@ -3768,6 +3797,13 @@ func (x *DepositResponse) GetCreatedAt() string {
 	return ""
 }
 
+func (x *DepositResponse) GetContributorHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ContributorHandle
+	}
+	return nil
+}
+
 // WithdrawRequest burns CC (owner only).
 type WithdrawRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3830,8 +3866,10 @@ type WithdrawResponse struct {
 	SpreadUsd     float64                `protobuf:"fixed64,4,opt,name=spread_usd,json=spreadUsd,proto3" json:"spread_usd,omitempty"`
 	SellRate      float64                `protobuf:"fixed64,5,opt,name=sell_rate,json=sellRate,proto3" json:"sell_rate,omitempty"`
 	CreatedAt     string                 `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// contributor_handle is the contributor's handle; null for one that never registered.
+	ContributorHandle *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=contributor_handle,json=contributorHandle,proto3" json:"contributor_handle,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *WithdrawResponse) Reset() {
@@ -3904,6 +3942,13 @@ func (x *WithdrawResponse) GetCreatedAt() string {
 		return x.CreatedAt
 	}
 	return ""
+}
+
+func (x *WithdrawResponse) GetContributorHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ContributorHandle
+	}
+	return nil
 }
 
 // GetBalancesRequest names a contributor.
@@ -7098,7 +7143,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"pagination\x18\x03 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
 	"pagination\x12K\n" +
-	"\x12contributor_handle\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"\xc1\x01\n" +
+	"\x12contributor_handle\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"\x8e\x02\n" +
 	"\x06Pledge\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x17\n" +
@@ -7106,7 +7151,8 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\rhours_pledged\x18\x04 \x01(\x01R\fhoursPledged\x12#\n" +
 	"\rcc_equivalent\x18\x05 \x01(\x01R\fccEquivalent\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x06 \x01(\tR\tcreatedAt\"c\n" +
+	"created_at\x18\x06 \x01(\tR\tcreatedAt\x12K\n" +
+	"\x12contributor_handle\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"c\n" +
 	"\x13CreatePledgeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\aidea_id\x18\x02 \x01(\tR\x06ideaId\x12#\n" +
@@ -7121,7 +7167,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x17\n" +
 	"\aidea_id\x18\x02 \x01(\tR\x06ideaId\x12\x1b\n" +
 	"\tamount_cc\x18\x03 \x01(\x01R\bamountCc\x12\x17\n" +
-	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"\xcb\x02\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"\x98\x03\n" +
 	"\rStakeResponse\x12\x17\n" +
 	"\adry_run\x18\x01 \x01(\bR\x06dryRun\x12%\n" +
 	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x17\n" +
@@ -7133,23 +7179,25 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x05stage\x18\a \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x05stage\x12B\n" +
 	"\n" +
 	"projection\x18\b \x01(\v2\".foundry.ledger.v1.StakeProjectionR\n" +
-	"projection\"m\n" +
+	"projection\x12K\n" +
+	"\x12contributor_handle\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"m\n" +
 	"\x0eUnstakeRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x17\n" +
 	"\aidea_id\x18\x02 \x01(\tR\x06ideaId\x12\x1b\n" +
-	"\tamount_cc\x18\x03 \x01(\x01R\bamountCc\"\xd0\x01\n" +
+	"\tamount_cc\x18\x03 \x01(\x01R\bamountCc\"\x9d\x02\n" +
 	"\x0fUnstakeResponse\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x17\n" +
 	"\aidea_id\x18\x02 \x01(\tR\x06ideaId\x12\x1b\n" +
 	"\tamount_cc\x18\x03 \x01(\x01R\bamountCc\x12%\n" +
 	"\x0ecooldown_hours\x18\x04 \x01(\x05R\rcooldownHours\x12!\n" +
 	"\favailable_at\x18\x05 \x01(\tR\vavailableAt\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\"t\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\x12K\n" +
+	"\x12contributor_handle\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"t\n" +
 	"\x0eDepositRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x1d\n" +
 	"\n" +
 	"amount_usd\x18\x02 \x01(\x01R\tamountUsd\x12\x1c\n" +
-	"\treference\x18\x03 \x01(\tR\treference\"\x89\x02\n" +
+	"\treference\x18\x03 \x01(\tR\treference\"\xd6\x02\n" +
 	"\x0fDepositResponse\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x1d\n" +
 	"\n" +
@@ -7161,10 +7209,11 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"spread_usd\x18\x06 \x01(\x01R\tspreadUsd\x12\x1c\n" +
 	"\tduplicate\x18\a \x01(\bR\tduplicate\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\b \x01(\tR\tcreatedAt\"U\n" +
+	"created_at\x18\b \x01(\tR\tcreatedAt\x12K\n" +
+	"\x12contributor_handle\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"U\n" +
 	"\x0fWithdrawRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x1b\n" +
-	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\"\xd0\x01\n" +
+	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\"\x9d\x02\n" +
 	"\x10WithdrawResponse\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x1b\n" +
 	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\x12\x1d\n" +
@@ -7174,7 +7223,8 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"spread_usd\x18\x04 \x01(\x01R\tspreadUsd\x12\x1b\n" +
 	"\tsell_rate\x18\x05 \x01(\x01R\bsellRate\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\x06 \x01(\tR\tcreatedAt\";\n" +
+	"created_at\x18\x06 \x01(\tR\tcreatedAt\x12K\n" +
+	"\x12contributor_handle\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\";\n" +
 	"\x12GetBalancesRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\"\xe8\x01\n" +
 	"\x13GetBalancesResponse\x12%\n" +
@@ -7659,140 +7709,145 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	44,  // 34: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
 	108, // 35: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
 	110, // 36: foundry.ledger.v1.GetInvestmentHistoryResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	48,  // 37: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	111, // 38: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	51,  // 39: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	110, // 40: foundry.ledger.v1.GetBalancesResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	110, // 41: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	112, // 42: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	113, // 43: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
-	113, // 44: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
-	113, // 45: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
-	67,  // 46: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
-	107, // 47: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
-	110, // 48: foundry.ledger.v1.AuditEntry.actor_handle:type_name -> google.protobuf.StringValue
-	110, // 49: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
-	71,  // 50: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	108, // 51: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	114, // 52: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	114, // 53: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	110, // 54: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	84,  // 55: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	114, // 56: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	114, // 57: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	71,  // 58: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	84,  // 59: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	112, // 60: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	110, // 61: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	112, // 62: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	110, // 63: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	93,  // 64: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	108, // 65: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	110, // 66: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	110, // 67: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	110, // 68: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	110, // 69: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	110, // 70: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	110, // 71: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	110, // 72: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	100, // 73: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	100, // 74: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	100, // 75: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 76: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 77: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 78: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	96,  // 79: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	98,  // 80: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	101, // 81: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	103, // 82: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	105, // 83: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 84: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 85: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 86: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14,  // 87: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16,  // 88: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18,  // 89: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
-	20,  // 90: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
-	23,  // 91: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	25,  // 92: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	27,  // 93: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	31,  // 94: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	33,  // 95: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	35,  // 96: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	37,  // 97: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	42,  // 98: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	46,  // 99: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	49,  // 100: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	52,  // 101: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	54,  // 102: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	56,  // 103: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	58,  // 104: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	60,  // 105: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	62,  // 106: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	64,  // 107: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	66,  // 108: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
-	69,  // 109: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	72,  // 110: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	74,  // 111: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	76,  // 112: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	78,  // 113: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	80,  // 114: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	82,  // 115: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	85,  // 116: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	87,  // 117: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	89,  // 118: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	91,  // 119: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	94,  // 120: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	1,   // 121: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 122: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 123: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	97,  // 124: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	99,  // 125: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	102, // 126: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	104, // 127: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	106, // 128: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 129: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 130: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 131: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 132: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 133: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 134: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
-	22,  // 135: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
-	24,  // 136: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	26,  // 137: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	28,  // 138: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	32,  // 139: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	34,  // 140: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	36,  // 141: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	39,  // 142: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	43,  // 143: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	47,  // 144: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	50,  // 145: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	53,  // 146: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	55,  // 147: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	57,  // 148: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	59,  // 149: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	61,  // 150: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	63,  // 151: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	65,  // 152: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	68,  // 153: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
-	70,  // 154: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	73,  // 155: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	75,  // 156: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	77,  // 157: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	79,  // 158: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	81,  // 159: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	83,  // 160: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	86,  // 161: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	88,  // 162: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	90,  // 163: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	92,  // 164: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	95,  // 165: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	121, // [121:166] is the sub-list for method output_type
-	76,  // [76:121] is the sub-list for method input_type
-	76,  // [76:76] is the sub-list for extension type_name
-	76,  // [76:76] is the sub-list for extension extendee
-	0,   // [0:76] is the sub-list for field type_name
+	110, // 37: foundry.ledger.v1.Pledge.contributor_handle:type_name -> google.protobuf.StringValue
+	48,  // 38: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
+	111, // 39: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	51,  // 40: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
+	110, // 41: foundry.ledger.v1.StakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	110, // 42: foundry.ledger.v1.UnstakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	110, // 43: foundry.ledger.v1.DepositResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	110, // 44: foundry.ledger.v1.WithdrawResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	110, // 45: foundry.ledger.v1.GetBalancesResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	110, // 46: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	112, // 47: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	113, // 48: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
+	113, // 49: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
+	113, // 50: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
+	67,  // 51: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
+	107, // 52: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	110, // 53: foundry.ledger.v1.AuditEntry.actor_handle:type_name -> google.protobuf.StringValue
+	110, // 54: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
+	71,  // 55: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
+	108, // 56: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	114, // 57: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	114, // 58: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	110, // 59: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	84,  // 60: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	114, // 61: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	114, // 62: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	71,  // 63: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	84,  // 64: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	112, // 65: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	110, // 66: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	112, // 67: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	110, // 68: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	93,  // 69: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	108, // 70: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	110, // 71: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	110, // 72: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	110, // 73: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	110, // 74: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	110, // 75: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	110, // 76: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	110, // 77: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	100, // 78: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	100, // 79: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	100, // 80: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 81: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 82: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 83: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	96,  // 84: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	98,  // 85: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	101, // 86: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	103, // 87: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	105, // 88: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 89: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 90: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 91: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14,  // 92: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16,  // 93: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18,  // 94: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
+	20,  // 95: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
+	23,  // 96: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	25,  // 97: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	27,  // 98: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	31,  // 99: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	33,  // 100: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	35,  // 101: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	37,  // 102: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	42,  // 103: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	46,  // 104: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	49,  // 105: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	52,  // 106: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	54,  // 107: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	56,  // 108: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	58,  // 109: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	60,  // 110: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	62,  // 111: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	64,  // 112: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	66,  // 113: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
+	69,  // 114: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	72,  // 115: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	74,  // 116: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	76,  // 117: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	78,  // 118: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	80,  // 119: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	82,  // 120: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	85,  // 121: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	87,  // 122: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	89,  // 123: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	91,  // 124: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	94,  // 125: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 126: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 127: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 128: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	97,  // 129: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	99,  // 130: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	102, // 131: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	104, // 132: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	106, // 133: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 134: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 135: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 136: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 137: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 138: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 139: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
+	22,  // 140: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
+	24,  // 141: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	26,  // 142: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	28,  // 143: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	32,  // 144: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	34,  // 145: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	36,  // 146: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	39,  // 147: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	43,  // 148: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	47,  // 149: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	50,  // 150: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	53,  // 151: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	55,  // 152: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	57,  // 153: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	59,  // 154: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	61,  // 155: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	63,  // 156: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	65,  // 157: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	68,  // 158: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
+	70,  // 159: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	73,  // 160: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	75,  // 161: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	77,  // 162: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	79,  // 163: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	81,  // 164: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	83,  // 165: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	86,  // 166: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	88,  // 167: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	90,  // 168: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	92,  // 169: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	95,  // 170: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	126, // [126:171] is the sub-list for method output_type
+	81,  // [81:126] is the sub-list for method input_type
+	81,  // [81:81] is the sub-list for extension type_name
+	81,  // [81:81] is the sub-list for extension extendee
+	0,   // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
