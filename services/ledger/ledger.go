@@ -235,5 +235,6 @@ func repos(q database.Querier) usecase.Repos {
 		Identity:    sqlstore.NewIdentity(q),
 		Attribution: sqlstore.NewAttribution(q),
 		Keys:        idempotency.SQL{Q: q},
+		Send:        q.SendBatch,
 	}
 }

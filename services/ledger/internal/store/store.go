@@ -15,6 +15,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 
+	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/migrate"
 )
 
@@ -25,6 +26,10 @@ var (
 	// ErrTotalTooLarge is returned when a contribution would take an
 	// asset's total cost past attribution.MaxAssetTotal.
 	ErrTotalTooLarge = errors.New("asset total cost would exceed its maximum")
+	// ErrRefused fails the send of a batch QueueAddContribution queued
+	// into when the contribution was refused, having changed nothing;
+	// ContributionRefusal says why.
+	ErrRefused = errors.New("contribution refused")
 )
 
 //go:embed migrations
@@ -235,6 +240,15 @@ type Attribution interface {
 	// caller must then roll back, which undoes what the batch wrote. It
 	// returns c with its contributor's handle.
 	AddContribution(ctx context.Context, c Contribution, contributor Contributor) (Contribution, error)
+	// QueueAddContribution queues AddContribution's work into b, for a use
+	// case to send (b may be the last of its transaction: a refusal
+	// changes nothing). The send then fills in c's contributor handle, or
+	// fails with ErrRefused; ContributionRefusal says why.
+	QueueAddContribution(b *database.Batch, c *Contribution, contributor Contributor) error
+	// ContributionRefusal is why a contribution to assetID was refused:
+	// ErrNotFound when the asset does not exist, ErrTotalTooLarge when its
+	// total would have passed the maximum.
+	ContributionRefusal(ctx context.Context, assetID string) error
 	// GetContribution returns a contribution. ErrNotFound when there is none.
 	GetContribution(ctx context.Context, id string) (Contribution, error)
 	// ListAssetContributions returns a page of an asset's contributions by

@@ -10,6 +10,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/github"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 )
@@ -130,13 +131,26 @@ func (a *App) CreateContribution(ctx context.Context, cmd CreateContributionCmd,
 func (a *App) addContribution(ctx context.Context, c store.Contribution, contributor store.Contributor, idem *idempotency.Request) (store.Contribution, error) {
 	var out store.Contribution
 	err := a.keyed.Do(ctx, idem, &out, nil, func(r Repos) error {
-		added, err := r.Attribution.AddContribution(ctx, c, contributor)
-		if err != nil {
+		// One trip that also ends the transaction: the asset's row lock,
+		// which every contribution to the asset waits on, is held for no
+		// round trip after it (on Postgres its COMMIT rides along). A
+		// refusal changes nothing; why is read once the transaction is
+		// over.
+		added := c
+		var b database.Batch
+		if err := r.Attribution.QueueAddContribution(&b, &added, contributor); err != nil {
+			return err
+		}
+		b.Final()
+		if err := r.Send(ctx, &b); err != nil {
 			return err
 		}
 		out = added
 		return nil
 	})
+	if errors.Is(err, store.ErrRefused) {
+		err = a.read().Attribution.ContributionRefusal(ctx, c.AssetID)
+	}
 	if err != nil {
 		return store.Contribution{}, wrap("create contribution", err)
 	}

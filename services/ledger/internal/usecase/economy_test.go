@@ -52,7 +52,7 @@ func repos(q database.Querier) usecase.Repos {
 	return usecase.Repos{
 		Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q),
 		Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q),
-		Keys: idempotency.SQL{Q: q},
+		Keys: idempotency.SQL{Q: q}, Send: q.SendBatch,
 	}
 }
 

@@ -37,6 +37,10 @@ type Repos struct {
 	Attribution store.Attribution
 	// Keys holds the Idempotency-Key records.
 	Keys idempotency.Keys
+	// Send sends a batch the use case queued across the repositories, over
+	// the same querier (a use case's last batch may end its transaction:
+	// database.Batch.Final).
+	Send func(ctx context.Context, b *database.Batch) error
 }
 
 // Opener builds the repositories over a querier.

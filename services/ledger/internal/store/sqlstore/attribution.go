@@ -144,62 +144,106 @@ func metadataJSON(m map[string]any) (string, error) {
 	return string(b), nil
 }
 
-// addContribution records c: its contributor first when one is given
-// (created without a handle unless its id exists), then c's cost added to
-// its asset (the UPDATE takes the row lock that serialises concurrent
-// contributions to one asset on Postgres), then c itself, filling in
-// c.ContributorHandle from the INSERT. The three statements go as one
-// batch: one round trip on Postgres. The INSERT is conditional on the
-// asset's existence, so a missing asset fails no statement (which would
-// leave Postgres's transaction unusable) and the refusal is told apart
-// after the batch, on this failure path only.
+// addContribution records c in tx (as AddContribution), its contributor
+// ensured first unless contributor is nil, telling a refusal's reason
+// apart in tx.
 func addContribution(ctx context.Context, tx database.Querier, c *store.Contribution, contributor *store.Contributor) error {
+	var b database.Batch
+	if err := queueAddContribution(&b, tx.Engine(), c, contributor); err != nil {
+		return err
+	}
+	err := tx.SendBatch(ctx, &b)
+	if errors.Is(err, store.ErrRefused) {
+		return contributionRefusal(ctx, tx, c.AssetID)
+	}
+	if err != nil {
+		return fmt.Errorf("add contribution: %w", err)
+	}
+	return nil
+}
+
+// queueAddContribution queues into b what records c: its contributor when
+// contributor is not nil and none has its id, c's cost added to its
+// asset's total (the UPDATE takes the asset's row lock, which serialises
+// concurrent contributions to one asset on Postgres, so the total stays
+// exact), and c itself, then c.ContributorHandle. A missing asset, or a
+// total that would pass the maximum, fails b's send with store.ErrRefused
+// having changed nothing, so b may end its transaction.
+//
+// The statements differ by engine. On Postgres it is one statement whose
+// WITH moves the total, then inserts the contributor and the contribution
+// only when the total moved: a pipelined batch runs to its end whatever a
+// callback says, so a refusal must change nothing by itself (the
+// contribution's foreign key to the contributor inserted beside it is
+// checked at the statement's end, when both exist). SQLite runs a batch's
+// statements one after the other, each callback before the next
+// statement: the three statements of the earlier form, the UPDATE's
+// callback stopping the batch on a refusal, after which the transaction
+// rolls back (it commits at its end on SQLite, Final or not).
+func queueAddContribution(b *database.Batch, engine database.Engine, c *store.Contribution, contributor *store.Contributor) error {
 	meta, err := metadataJSON(c.Metadata)
 	if err != nil {
 		return err
 	}
-	var (
-		b       database.Batch
-		updated int64
-		handle  *string
-	)
-	if contributor != nil {
-		queueEnsureContributor(&b, *contributor)
-	}
-	b.Exec(func(n int64) error { updated = n; return nil },
-		`UPDATE assets SET total_cost_micros = total_cost_micros + $2, contribution_count = contribution_count + 1
-		WHERE id = $1 AND total_cost_micros <= $3`, c.AssetID, int64(c.Cost), int64(attribution.MaxAssetTotal-c.Cost))
-	b.QueryRow(func(row database.Row) error {
-		if err := row.Scan(&handle); err != nil && !errors.Is(err, database.ErrNoRows) {
-			return err
-		}
-		return nil
-	}, `INSERT INTO contributions (`+contributionColumns+`)
-		SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM assets WHERE id = $3)
-		RETURNING `+contributorHandle,
-		c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt))
-	if err := tx.SendBatch(ctx, &b); err != nil {
-		return fmt.Errorf("add contribution: %w", err)
-	}
-	if updated == 0 {
-		// Nothing added: the asset is missing, or its total would pass
-		// the maximum (then the contribution was inserted, and the
-		// caller's rollback takes it back).
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM assets WHERE id = $1`, c.AssetID).Scan(&one)
+	handle := func(row database.Row) error {
+		var h *string
+		err := row.Scan(&h)
 		if errors.Is(err, database.ErrNoRows) {
-			return store.ErrNotFound
+			return store.ErrRefused
 		}
 		if err != nil {
-			return fmt.Errorf("find asset: %w", err)
+			return err
 		}
-		return store.ErrTotalTooLarge
+		c.ContributorHandle = ""
+		if h != nil {
+			c.ContributorHandle = *h
+		}
+		return nil
 	}
-	c.ContributorHandle = ""
-	if handle != nil {
-		c.ContributorHandle = *handle
+	maxBefore := int64(attribution.MaxAssetTotal - c.Cost)
+	if engine == database.Postgres {
+		ensure := ""
+		args := []any{c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt), maxBefore}
+		if contributor != nil {
+			ensure = `, contributor AS (INSERT INTO contributors (id, handle, trust_level, created_at)
+				SELECT $2, NULL, $10, $11 FROM asset ON CONFLICT (id) DO NOTHING)`
+			args = append(args, contributor.TrustLevel, database.Micros(contributor.CreatedAt))
+		}
+		b.QueryRow(handle, `WITH asset AS (UPDATE assets SET total_cost_micros = total_cost_micros + $4,
+			contribution_count = contribution_count + 1 WHERE id = $3 AND total_cost_micros <= $9 RETURNING id)`+ensure+`
+			INSERT INTO contributions (`+contributionColumns+`) SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM asset
+			RETURNING `+contributorHandle, args...)
+		return nil
 	}
+	if contributor != nil {
+		queueEnsureContributor(b, *contributor)
+	}
+	b.Exec(func(n int64) error {
+		if n == 0 {
+			return store.ErrRefused // nothing after it runs
+		}
+		return nil
+	}, `UPDATE assets SET total_cost_micros = total_cost_micros + $2, contribution_count = contribution_count + 1
+		WHERE id = $1 AND total_cost_micros <= $3`, c.AssetID, int64(c.Cost), maxBefore)
+	b.QueryRow(handle, `INSERT INTO contributions (`+contributionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		RETURNING `+contributorHandle,
+		c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt))
 	return nil
+}
+
+// contributionRefusal is why a contribution to assetID was refused:
+// store.ErrNotFound when the asset does not exist, else its total would
+// have passed the maximum.
+func contributionRefusal(ctx context.Context, q database.Querier, assetID string) error {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM assets WHERE id = $1`, assetID).Scan(&one)
+	if errors.Is(err, database.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("find asset: %w", err)
+	}
+	return store.ErrTotalTooLarge
 }
 
 // AddContribution implements store.Attribution.
@@ -208,6 +252,16 @@ func (s Attribution) AddContribution(ctx context.Context, c store.Contribution, 
 		return store.Contribution{}, fmt.Errorf("add contribution to asset %s: %w", c.AssetID, err)
 	}
 	return c, nil
+}
+
+// QueueAddContribution implements store.Attribution.
+func (s Attribution) QueueAddContribution(b *database.Batch, c *store.Contribution, contributor store.Contributor) error {
+	return queueAddContribution(b, s.q.Engine(), c, &contributor)
+}
+
+// ContributionRefusal implements store.Attribution.
+func (s Attribution) ContributionRefusal(ctx context.Context, assetID string) error {
+	return contributionRefusal(ctx, s.q, assetID)
 }
 
 // GetContribution implements store.Attribution.

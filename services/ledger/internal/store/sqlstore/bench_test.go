@@ -39,7 +39,7 @@ func BenchmarkCreateDistribution(b *testing.B) {
 					return usecase.Repos{
 						Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q),
 						Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q),
-						Keys: idempotency.SQL{Q: q},
+						Keys: idempotency.SQL{Q: q}, Send: q.SendBatch,
 					}
 				}, usecase.Config{})
 				assetID := seedContributions(b, db, contributions, contributors)

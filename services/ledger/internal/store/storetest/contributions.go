@@ -10,6 +10,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/database"
 )
 
 // runContributions checks contributions: each grows its asset's total
@@ -106,6 +107,62 @@ func runContributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		counts, err := h.read().attribution.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 9, counts["contributions"])
+	})
+
+	t.Run("a queued contribution in a transaction's final batch: recorded with its handle, or refused having changed nothing", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		a := createAsset(t, h, base)
+		ada := register(t, h, "ada", base)
+		// send sends c's queued statements as the transaction's final
+		// batch (on Postgres its COMMIT rides with it, so whatever the
+		// batch did is kept even when it answers a refusal).
+		send := func(c *store.Contribution, who store.Contributor) error {
+			return h.DB.Tx(ctx, func(q database.Querier) error {
+				var b database.Batch
+				if err := h.over(q).attribution.QueueAddContribution(&b, c, who); err != nil {
+					return err
+				}
+				b.Final()
+				return q.SendBatch(ctx, &b)
+			})
+		}
+		c := NewContribution(ada.ID, a.ID, 5, base.Add(time.Second))
+		require.NoError(t, send(&c, Implicit(ada.ID, base)))
+		require.Equal(t, "ada", c.ContributorHandle, "the send fills in the handle")
+		got, err := h.read().attribution.GetContribution(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, c, got)
+		fresh := NewContribution("newcomer", a.ID, 7, base.Add(2*time.Second))
+		require.NoError(t, send(&fresh, Implicit("newcomer", base)))
+		require.Empty(t, fresh.ContributorHandle)
+		who, err := h.read().identity.GetContributor(ctx, "newcomer")
+		require.NoError(t, err)
+		require.Equal(t, Implicit("newcomer", base), who, "the contributor is created with it")
+
+		// Refused: an unknown asset, then a total past the ceiling.
+		ghost := NewContribution("ghost", "no-such-asset", 1, base)
+		require.ErrorIs(t, send(&ghost, Implicit("ghost", base)), store.ErrRefused)
+		require.ErrorIs(t, h.read().attribution.ContributionRefusal(ctx, "no-such-asset"), store.ErrNotFound)
+		_, err = h.read().identity.GetContributor(ctx, "ghost")
+		require.ErrorIs(t, err, store.ErrNotFound, "no contributor for a refused contribution")
+		full := createAsset(t, h, base)
+		for range 9 {
+			contribute(t, h, "big", full.ID, attribution.MaxAmount, base)
+		}
+		over := NewContribution("late", full.ID, 1, base)
+		require.ErrorIs(t, send(&over, Implicit("late", base)), store.ErrRefused)
+		require.ErrorIs(t, h.read().attribution.ContributionRefusal(ctx, full.ID), store.ErrTotalTooLarge)
+		_, err = h.read().identity.GetContributor(ctx, "late")
+		require.ErrorIs(t, err, store.ErrNotFound, "no contributor for a refused contribution")
+		asset, err := h.read().attribution.GetAsset(ctx, full.ID)
+		require.NoError(t, err)
+		require.Equal(t, attribution.MaxAssetTotal, asset.TotalCost)
+		require.Equal(t, 9, asset.ContributionCount)
+		counts, err := h.read().attribution.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 11, counts["contributions"], "two recorded, nine to fill the asset, none refused")
 	})
 
 	t.Run("contribution lists are ordered by time then id", func(t *testing.T) {
