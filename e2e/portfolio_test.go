@@ -275,8 +275,24 @@ func TestStages(t *testing.T) {
 				"testing>reviewing task by task:rev-1",
 			}, got, "a PATCH that moves no stage is not a change")
 			require.Nil(t, r.JSON["changes"].([]any)[0].(map[string]any)["from"], "a creation has no from")
+			for _, c := range r.JSON["changes"].([]any) {
+				require.Contains(t, c, "by_handle")
+				require.Nil(t, c.(map[string]any)["by_handle"], "the administrator and a task are no contributor")
+			}
 			require.Equal(t, wantPage(50, 0, 4, false), r.JSON["pagination"], "the default page")
 			requireStatus(t, http.StatusNotFound, request(t, http.MethodGet, sys.URL("/api/ideas/nobody/stages"), nil))
+		})
+
+		t.Run("a contributor's change names it by handle", func(t *testing.T) {
+			ada := registerUser(t, sys, "ada-stages")
+			created := request(t, http.MethodPost, sys.URL("/api/ideas"), map[string]any{"id": "adas", "name": "Ada's"}, ada.bearer())
+			requireStatus(t, http.StatusCreated, created)
+			r := request(t, http.MethodGet, sys.URL("/api/ideas/adas/stages"), nil)
+			requireStatus(t, http.StatusOK, r)
+			changes := r.JSON["changes"].([]any)
+			require.Len(t, changes, 1)
+			require.Equal(t, []any{ada.id, "ada-stages"}, []any{changes[0].(map[string]any)["by"], changes[0].(map[string]any)["by_handle"]},
+				"the handle her session carried")
 		})
 
 		t.Run("an idea's history pages like every list", func(t *testing.T) {

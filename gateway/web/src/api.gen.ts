@@ -3217,6 +3217,12 @@ export interface components {
              */
             by: string;
             /**
+             * @description by_handle is the handle of the contributor by names, as its session
+             *     carried it when the change was made; null when by is no contributor,
+             *     and for the changes recorded before the history kept handles.
+             */
+            by_handle: string | null;
+            /**
              * @description from is the stage before the change (a Stage word: none, specced, …);
              *     null at the idea's creation, and for the change recorded when the
              *     history began (reason "migrated"). A wrapper rather than an optional

@@ -41,9 +41,10 @@ const REASONS: Record<StageChange["reason"], string> = {
 
 /**
  * By says who changed a stage, from the API's "admin", "token:<id>",
- * "task:<id>", "split:<idea>" or contributor id (named by handle).
+ * "task:<id>", "split:<idea>" or contributor id (named by the handle the
+ * change carries, else by the contributors list's).
  */
-function By({ by, people }: { by: string; people: People }) {
+function By({ by, handle, people }: { by: string; handle: string | null; people: People }) {
   if (by === "admin") return <>the administrator</>;
   const colon = by.indexOf(":");
   const [kind, rest] = colon < 0 ? ["", by] : [by.slice(0, colon), by.slice(colon + 1)];
@@ -56,7 +57,7 @@ function By({ by, people }: { by: string; people: People }) {
       </>
     );
   }
-  return <>contributor {people.name(by)}</>;
+  return <>contributor {handle ?? people.name(by)}</>;
 }
 
 /**
@@ -100,7 +101,7 @@ function StageHistory({ changes, people }: { changes: StageChange[]; people: Peo
               </td>
               <td>{REASONS[c.reason] ?? fmt.label(c.reason)}</td>
               <td>
-                <By by={c.by} people={people} />
+                <By by={c.by} handle={c.by_handle} people={people} />
               </td>
               <td>{timeBefore(changes, i)}</td>
             </tr>

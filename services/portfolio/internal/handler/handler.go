@@ -40,7 +40,11 @@ func New(app *usecase.App) *Handler {
 // includes administrators), or a contributor's session.
 func editor(ctx context.Context) idea.Editor {
 	p := authz.FromContext(ctx)
-	return idea.Editor{Operator: p.Is(authz.Operator), ContributorID: p.ContributorID, Actor: p.Actor()}
+	ed := idea.Editor{Operator: p.Is(authz.Operator), ContributorID: p.ContributorID, Actor: p.Actor()}
+	if p.Kind == authz.Session {
+		ed.Handle = p.Name
+	}
+	return ed
 }
 
 // CreateIdea implements PortfolioService.CreateIdea.

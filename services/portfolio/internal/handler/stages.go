@@ -66,6 +66,9 @@ func (h *Handler) ListIdeaStages(ctx context.Context, req *portfoliov1.ListIdeaS
 	for i, c := range page.Changes {
 		p := &portfoliov1.StageChange{To: wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, c.To), At: wire.Time(c.At),
 			By: c.Actor, Reason: c.Reason}
+		if c.ActorHandle != "" {
+			p.ByHandle = wrapperspb.String(c.ActorHandle)
+		}
 		if c.From != "" {
 			p.From = wrapperspb.String(string(c.From))
 		}

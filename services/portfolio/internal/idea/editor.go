@@ -11,6 +11,9 @@ type Editor struct {
 	ContributorID string
 	// Actor names the editor in the stage history (authz.Principal.Actor).
 	Actor string
+	// Handle is the contributor's handle, as its session carries it; ""
+	// for an editor that is no contributor.
+	Handle string
 }
 
 // CheckCreate refuses a contributor an idea that does not start at stage

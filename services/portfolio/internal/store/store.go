@@ -88,6 +88,10 @@ type StageChange struct {
 	// Actor is who changed it; Reason why: created, advance, operator,
 	// update, task or migrated.
 	Actor, Reason string
+	// ActorHandle is Actor's handle when Actor is a contributor's id, as
+	// the editor's session carried it; "" otherwise, and for the changes
+	// recorded before the history kept handles.
+	ActorHandle string
 }
 
 // TaskEvent records that a task completed against an idea, and the stage

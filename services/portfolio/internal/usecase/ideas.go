@@ -27,7 +27,7 @@ func (a *App) CreateIdea(ctx context.Context, ed idea.Editor, d idea.Draft) (ide
 			return err
 		}
 		return r.Ideas.RecordStage(ctx, store.StageChange{ID: a.cfg.NewID(), IdeaID: i.ID, To: i.Stage, At: i.CreatedAt,
-			Actor: ed.Actor, Reason: "created"})
+			Actor: ed.Actor, ActorHandle: ed.Handle, Reason: "created"})
 	})
 	if err != nil {
 		return idea.Idea{}, IdeaError(err, i.ID)
@@ -45,7 +45,7 @@ func (a *App) Idea(ctx context.Context, id string) (idea.Idea, error) {
 // it (idea.Editor.CheckEdit).
 func (a *App) UpdateIdea(ctx context.Context, ed idea.Editor, id string, p idea.Patch) (idea.Idea, error) {
 	now := a.now()
-	return a.change(ctx, id, moved{by: ed.Actor, why: "update", at: now}, func(i *idea.Idea) error {
+	return a.change(ctx, id, moved{by: ed.Actor, handle: ed.Handle, why: "update", at: now}, func(i *idea.Idea) error {
 		if err := ed.CheckEdit(*i, p.Stage != nil); err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (a *App) change(ctx context.Context, id string, m moved, rule func(*idea.Id
 		}
 		if after.Stage != before.Stage {
 			if err := r.Ideas.RecordStage(ctx, store.StageChange{ID: a.cfg.NewID(), IdeaID: id, From: before.Stage, To: after.Stage,
-				At: m.at, Actor: m.by, Reason: m.why}); err != nil {
+				At: m.at, Actor: m.by, ActorHandle: m.handle, Reason: m.why}); err != nil {
 				return err
 			}
 		}
@@ -98,5 +98,7 @@ func (a *App) change(ctx context.Context, id string, m moved, rule func(*idea.Id
 // the change moves its stage.
 type moved struct {
 	by, why string
-	at      time.Time
+	// handle is by's handle when by is a contributor (idea.Editor.Handle).
+	handle string
+	at     time.Time
 }

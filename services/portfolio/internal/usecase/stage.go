@@ -13,7 +13,7 @@ import (
 // one idea each move it once (a fault.Conflict past complete).
 func (a *App) Advance(ctx context.Context, ed idea.Editor, id string) (idea.Idea, error) {
 	now := a.now()
-	return a.change(ctx, id, moved{by: ed.Actor, why: "advance", at: now}, func(i *idea.Idea) error { return i.Advance(now) })
+	return a.change(ctx, id, moved{by: ed.Actor, handle: ed.Handle, why: "advance", at: now}, func(i *idea.Idea) error { return i.Advance(now) })
 }
 
 // SetStage moves an idea to any stage (the administrator's override).
@@ -24,7 +24,9 @@ func (a *App) SetStage(ctx context.Context, ed idea.Editor, id, stage string) (i
 		return idea.Idea{}, fault.Validation(fault.Field("stage", "%v", err))
 	}
 	now := a.now()
-	return a.change(ctx, id, moved{by: ed.Actor, why: "operator", at: now}, func(i *idea.Idea) error { return i.SetStage(stage, now) })
+	return a.change(ctx, id, moved{by: ed.Actor, handle: ed.Handle, why: "operator", at: now}, func(i *idea.Idea) error {
+		return i.SetStage(stage, now)
+	})
 }
 
 // StagePage is a page of an idea's stage history.

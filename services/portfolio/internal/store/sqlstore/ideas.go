@@ -531,14 +531,18 @@ func (r *Ideas) RecordStage(ctx context.Context, c store.StageChange) error {
 	if c.From != "" {
 		from = string(c.From)
 	}
-	if _, err := r.q.Exec(ctx, `INSERT INTO stage_changes (id, idea_id, from_stage, to_stage, at, actor, reason, stint_us)
-		SELECT $1, $2, $3, $4, $5, $6, $7, CASE WHEN CAST($3 AS TEXT) IS NULL THEN NULL ELSE (
+	var handle any
+	if c.ActorHandle != "" {
+		handle = c.ActorHandle
+	}
+	if _, err := r.q.Exec(ctx, `INSERT INTO stage_changes (id, idea_id, from_stage, to_stage, at, actor, reason, actor_handle, stint_us)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN CAST($3 AS TEXT) IS NULL THEN NULL ELSE (
 			SELECT CASE WHEN prev.reason = 'migrated' THEN NULL ELSE $5 - prev.at END
 			FROM stage_changes prev
 			WHERE prev.idea_id = $2 AND (prev.at < $5 OR (prev.at = $5 AND prev.id < $1))
 			ORDER BY prev.at DESC, prev.id DESC
 			LIMIT 1) END`,
-		c.ID, c.IdeaID, from, string(c.To), database.Micros(c.At), c.Actor, c.Reason); err != nil {
+		c.ID, c.IdeaID, from, string(c.To), database.Micros(c.At), c.Actor, c.Reason, handle); err != nil {
 		return fmt.Errorf("record the stage of %s: %w", c.IdeaID, err)
 	}
 	return nil
@@ -584,10 +588,10 @@ func (r *Ideas) Stints(ctx context.Context, since time.Time) (map[idea.Stage][]t
 // page is empty (past the end) still answers one row, with its count and
 // NULL change columns.
 func (r *Ideas) Stages(ctx context.Context, ideaID string, limit, offset int) ([]store.StageChange, int, error) {
-	rows, err := r.q.Query(ctx, `SELECT t.n, c.id, c.from_stage, c.to_stage, c.at, c.actor, c.reason
+	rows, err := r.q.Query(ctx, `SELECT t.n, c.id, c.from_stage, c.to_stage, c.at, c.actor, c.reason, c.actor_handle
 		FROM ideas i
 		CROSS JOIN (SELECT COUNT(*) AS n FROM stage_changes WHERE idea_id = $1) t
-		LEFT JOIN (SELECT id, COALESCE(from_stage, '') AS from_stage, to_stage, at, actor, reason FROM stage_changes
+		LEFT JOIN (SELECT id, COALESCE(from_stage, '') AS from_stage, to_stage, at, actor, reason, actor_handle FROM stage_changes
 			WHERE idea_id = $1 ORDER BY at, id LIMIT $2 OFFSET $3) c ON TRUE
 		WHERE i.id = $1
 		ORDER BY c.at, c.id`, ideaID, limit, offset)
@@ -599,18 +603,22 @@ func (r *Ideas) Stages(ctx context.Context, ideaID string, limit, offset int) ([
 	found, total := false, 0
 	for rows.Next() {
 		var (
-			id, from, to, actor, reason *string
-			at                          *int64
+			id, from, to, actor, reason, handle *string
+			at                                  *int64
 		)
-		if err := rows.Scan(&total, &id, &from, &to, &at, &actor, &reason); err != nil {
+		if err := rows.Scan(&total, &id, &from, &to, &at, &actor, &reason, &handle); err != nil {
 			return nil, 0, fmt.Errorf("read the stages of %s: %w", ideaID, err)
 		}
 		found = true
 		if id == nil {
 			continue // an empty page
 		}
-		out = append(out, store.StageChange{ID: *id, IdeaID: ideaID, From: idea.Stage(*from), To: idea.Stage(*to),
-			At: database.Time(*at), Actor: *actor, Reason: *reason})
+		c := store.StageChange{ID: *id, IdeaID: ideaID, From: idea.Stage(*from), To: idea.Stage(*to),
+			At: database.Time(*at), Actor: *actor, Reason: *reason}
+		if handle != nil {
+			c.ActorHandle = *handle
+		}
+		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("read the stages of %s: %w", ideaID, err)

@@ -157,3 +157,32 @@ func TestMigrationCountsTheStages(t *testing.T) {
 		require.Equal(t, map[idea.Stage]int{idea.None: 1, idea.Testing: 1, idea.Reviewing: 1}, got)
 	})
 }
+
+// TestMigrationKeepsEarlierChangesWithoutHandles: the changes recorded
+// before migration 0007 read back without a handle (the portfolio never
+// saw one), whatever their actor; a change recorded since keeps its own.
+func TestMigrationKeepsEarlierChangesWithoutHandles(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		db := dbtest.Open(t, engine, "portfolio", nil)
+		_, err := migrate.Up(ctx, db, migrationsBefore(t, "0007"))
+		require.NoError(t, err)
+		insertIdeaBefore(t, db, "a", idea.None, false)
+		_, err = db.Exec(ctx, `INSERT INTO stage_changes (id, idea_id, from_stage, to_stage, at, actor, reason)
+			VALUES ('c0', 'a', NULL, 'none', $1, 'ada-id', 'created')`, database.Micros(storetest.T0))
+		require.NoError(t, err)
+
+		_, err = migrate.Up(ctx, db, store.Migrations())
+		require.NoError(t, err)
+		ideas := sqlstore.NewIdeas(db)
+		later := store.StageChange{ID: "c1", IdeaID: "a", From: idea.None, To: idea.Specced, At: storetest.T0.Add(time.Hour),
+			Actor: "ada-id", ActorHandle: "ada", Reason: "update"}
+		require.NoError(t, ideas.RecordStage(ctx, later))
+		got, _, err := ideas.Stages(ctx, "a", 10, 0)
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		require.Equal(t, []string{"ada-id", ""}, []string{got[0].Actor, got[0].ActorHandle}, "recorded before: no handle")
+		require.Equal(t, "ada", got[1].ActorHandle)
+	})
+}

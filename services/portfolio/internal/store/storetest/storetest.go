@@ -235,7 +235,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		h.create(t, NewIdea(t, "a", 1, 1), NewIdea(t, "b", 1, 1))
 		changes := []store.StageChange{
 			{ID: "c2", IdeaID: "a", From: idea.None, To: idea.Specced, At: T0.Add(time.Minute), Actor: "admin", Reason: "advance"},
-			{ID: "c1", IdeaID: "a", To: idea.None, At: T0, Actor: "ada", Reason: "created"},
+			{ID: "c1", IdeaID: "a", To: idea.None, At: T0, Actor: "ada-id", ActorHandle: "ada", Reason: "created"},
 			{ID: "c3", IdeaID: "a", From: idea.Specced, To: idea.Implementing, At: T0.Add(time.Minute), Actor: "task:t1", Reason: "task"},
 			{ID: "x", IdeaID: "b", To: idea.None, At: T0, Actor: "bob", Reason: "created"},
 		}
@@ -245,7 +245,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		got, total, err := h.read().ideas.Stages(ctx, "a", 10, 0)
 		require.NoError(t, err)
 		require.Equal(t, []store.StageChange{changes[1], changes[0], changes[2]}, got,
-			"by time, then id; a creation's From reads back empty")
+			"by time, then id; a creation's From reads back empty; the handle of a contributor's change with it, none for the others")
 		require.Equal(t, 3, total)
 		got, total, err = h.read().ideas.Stages(ctx, "a", 1, 1)
 		require.NoError(t, err)

@@ -1777,7 +1777,11 @@ type StageChange struct {
 	By string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
 	// reason is created, advance, operator (an explicit stage), update (a
 	// PATCH), task (a completed task) or migrated.
-	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// by_handle is the handle of the contributor by names, as its session
+	// carried it when the change was made; null when by is no contributor,
+	// and for the changes recorded before the history kept handles.
+	ByHandle      *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=by_handle,json=byHandle,proto3" json:"by_handle,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1845,6 +1849,13 @@ func (x *StageChange) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *StageChange) GetByHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ByHandle
+	}
+	return nil
 }
 
 // ListIdeaStagesResponse is a page of the history, oldest first.
@@ -3483,13 +3494,14 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
-	"\x06_limit\"\xa4\x01\n" +
+	"\x06_limit\"\xdf\x01\n" +
 	"\vStageChange\x120\n" +
 	"\x04from\x18\x01 \x01(\v2\x1c.google.protobuf.StringValueR\x04from\x12+\n" +
 	"\x02to\x18\x02 \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x02to\x12\x0e\n" +
 	"\x02at\x18\x03 \x01(\tR\x02at\x12\x0e\n" +
 	"\x02by\x18\x04 \x01(\tR\x02by\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"\x94\x01\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x129\n" +
+	"\tby_handle\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\bbyHandle\"\x94\x01\n" +
 	"\x16ListIdeaStagesResponse\x12;\n" +
 	"\achanges\x18\x01 \x03(\v2!.foundry.portfolio.v1.StageChangeR\achanges\x12=\n" +
 	"\n" +
@@ -3732,65 +3744,66 @@ var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
 	2,  // 19: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
 	51, // 20: foundry.portfolio.v1.StageChange.from:type_name -> google.protobuf.StringValue
 	50, // 21: foundry.portfolio.v1.StageChange.to:type_name -> foundry.portfolio.v1.Stage
-	25, // 22: foundry.portfolio.v1.ListIdeaStagesResponse.changes:type_name -> foundry.portfolio.v1.StageChange
-	52, // 23: foundry.portfolio.v1.ListIdeaStagesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	50, // 24: foundry.portfolio.v1.StageTime.stage:type_name -> foundry.portfolio.v1.Stage
-	54, // 25: foundry.portfolio.v1.StageTime.median_seconds:type_name -> google.protobuf.DoubleValue
-	54, // 26: foundry.portfolio.v1.StageTime.p90_seconds:type_name -> google.protobuf.DoubleValue
-	28, // 27: foundry.portfolio.v1.GetStageTimesResponse.stages:type_name -> foundry.portfolio.v1.StageTime
-	2,  // 28: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	32, // 29: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
-	32, // 30: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
-	40, // 31: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	51, // 32: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
-	38, // 33: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
-	39, // 34: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
-	41, // 35: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
-	40, // 36: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	55, // 37: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
-	51, // 38: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
-	44, // 39: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
-	47, // 40: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
-	15, // 41: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
-	3,  // 42: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
-	5,  // 43: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
-	8,  // 44: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
-	10, // 45: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
-	12, // 46: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
-	14, // 47: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
-	17, // 48: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
-	20, // 49: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
-	22, // 50: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
-	24, // 51: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
-	27, // 52: foundry.portfolio.v1.PortfolioService.GetStageTimes:input_type -> foundry.portfolio.v1.GetStageTimesRequest
-	30, // 53: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
-	33, // 54: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
-	35, // 55: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
-	37, // 56: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
-	43, // 57: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
-	46, // 58: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
-	4,  // 59: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
-	7,  // 60: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
-	9,  // 61: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
-	11, // 62: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
-	13, // 63: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
-	16, // 64: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
-	19, // 65: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
-	21, // 66: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
-	23, // 67: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
-	26, // 68: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
-	29, // 69: foundry.portfolio.v1.PortfolioService.GetStageTimes:output_type -> foundry.portfolio.v1.GetStageTimesResponse
-	31, // 70: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
-	34, // 71: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
-	36, // 72: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
-	42, // 73: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
-	45, // 74: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
-	48, // 75: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
-	59, // [59:76] is the sub-list for method output_type
-	42, // [42:59] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	51, // 22: foundry.portfolio.v1.StageChange.by_handle:type_name -> google.protobuf.StringValue
+	25, // 23: foundry.portfolio.v1.ListIdeaStagesResponse.changes:type_name -> foundry.portfolio.v1.StageChange
+	52, // 24: foundry.portfolio.v1.ListIdeaStagesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	50, // 25: foundry.portfolio.v1.StageTime.stage:type_name -> foundry.portfolio.v1.Stage
+	54, // 26: foundry.portfolio.v1.StageTime.median_seconds:type_name -> google.protobuf.DoubleValue
+	54, // 27: foundry.portfolio.v1.StageTime.p90_seconds:type_name -> google.protobuf.DoubleValue
+	28, // 28: foundry.portfolio.v1.GetStageTimesResponse.stages:type_name -> foundry.portfolio.v1.StageTime
+	2,  // 29: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	32, // 30: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
+	32, // 31: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
+	40, // 32: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	51, // 33: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
+	38, // 34: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
+	39, // 35: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
+	41, // 36: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
+	40, // 37: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	55, // 38: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
+	51, // 39: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
+	44, // 40: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
+	47, // 41: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
+	15, // 42: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
+	3,  // 43: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
+	5,  // 44: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
+	8,  // 45: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
+	10, // 46: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
+	12, // 47: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
+	14, // 48: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
+	17, // 49: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
+	20, // 50: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
+	22, // 51: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
+	24, // 52: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
+	27, // 53: foundry.portfolio.v1.PortfolioService.GetStageTimes:input_type -> foundry.portfolio.v1.GetStageTimesRequest
+	30, // 54: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
+	33, // 55: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
+	35, // 56: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
+	37, // 57: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
+	43, // 58: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
+	46, // 59: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
+	4,  // 60: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
+	7,  // 61: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
+	9,  // 62: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
+	11, // 63: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
+	13, // 64: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
+	16, // 65: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
+	19, // 66: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
+	21, // 67: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
+	23, // 68: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
+	26, // 69: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
+	29, // 70: foundry.portfolio.v1.PortfolioService.GetStageTimes:output_type -> foundry.portfolio.v1.GetStageTimesResponse
+	31, // 71: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
+	34, // 72: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
+	36, // 73: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
+	42, // 74: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
+	45, // 75: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
+	48, // 76: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
+	60, // [60:77] is the sub-list for method output_type
+	43, // [43:60] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_foundry_portfolio_v1_portfolio_proto_init() }
