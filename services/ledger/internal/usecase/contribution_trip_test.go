@@ -26,7 +26,7 @@ type endedQ struct {
 
 func (q endedQ) SendBatch(ctx context.Context, b *database.Batch) error {
 	err := q.Querier.SendBatch(ctx, b)
-	if _, probe := q.Querier.Exec(ctx, `SELECT 1`); errors.Is(probe, database.ErrTxEnded) {
+	if _, probe := q.Exec(ctx, `SELECT 1`); errors.Is(probe, database.ErrTxEnded) {
 		q.ended.Add(1)
 	}
 	return err
