@@ -240,19 +240,19 @@ func (s *scanner) items(depth int, item func() bool) bool {
 
 // any consumes any JSON value (checkDocument's rules: depth and NUL).
 func (s *scanner) any(depth int) bool {
-	switch c := s.peek(); {
-	case c == '{':
+	switch s.peek() {
+	case '{':
 		return s.members(depth, func([]byte) bool { return s.any(depth + 1) })
-	case c == '[':
+	case '[':
 		return s.items(depth, func() bool { return s.any(depth + 1) })
-	case c == '"':
+	case '"':
 		_, _, ok := s.str()
 		return ok
-	case c == 't':
+	case 't':
 		return s.literal("true")
-	case c == 'f':
+	case 'f':
 		return s.literal("false")
-	case c == 'n':
+	case 'n':
 		return s.literal("null")
 	default:
 		_, ok := s.number()
