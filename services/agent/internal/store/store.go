@@ -112,6 +112,14 @@ type Key struct {
 }
 
 // Tasks is the task repository.
+// FewDurations is the condition of a durations read (Tasks.QueueDurations):
+// Counted plus the durations the histogram counts on the days starting in
+// [From, To) is the number the read is to be no more than.
+type FewDurations struct {
+	Counted  int64
+	From, To time.Time
+}
+
 type Tasks interface {
 	// Insert stores a new task; ErrAlreadyExists when the id is taken,
 	// ErrLoopTaskOpen when t is the loop's and its idea already has an
@@ -165,6 +173,11 @@ type Tasks interface {
 	// Durations returns the durations (seconds) of at most limit tasks
 	// finished at or after since, the most recently finished first.
 	Durations(ctx context.Context, since time.Time, limit int) ([]float64, error)
+	// QueueDurations queues Durations' read into b; with only, the read
+	// answers none unless only's count is at most limit (a report reads
+	// exact durations only when there are few, and queues the read with
+	// its histogram's, which it cannot wait for).
+	QueueDurations(b *database.Batch, since time.Time, limit int, only *FewDurations, out *[]float64)
 	// OpenIdeas reports which of the ideas have a pending, running or
 	// needs_decision task.
 	OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool, error)
@@ -234,6 +247,8 @@ type Stats interface {
 	// DailyBetween sums the rows of the days starting in [from, to) by
 	// task type, model and executor (Day is zero in the result).
 	DailyBetween(ctx context.Context, from, to time.Time) ([]Daily, error)
+	// QueueDailyBetween queues DailyBetween's read into b.
+	QueueDailyBetween(b *database.Batch, from, to time.Time, out *[]Daily)
 	// AddFinished adds f to the finished counts of the hour holding at.
 	AddFinished(ctx context.Context, at time.Time, f Finished) error
 	// QueueAddFinished queues AddFinished's statement into b.
@@ -249,6 +264,8 @@ type Stats interface {
 	// DurationsBetween sums the duration histograms of the days starting
 	// in [from, to), by bucket in ascending order.
 	DurationsBetween(ctx context.Context, from, to time.Time) ([]metrics.Bucket, error)
+	// QueueDurationsBetween queues DurationsBetween's read into b.
+	QueueDurationsBetween(b *database.Batch, from, to time.Time, out *[]metrics.Bucket)
 	// DailyByDay sums the rows of each day starting in [from, to), every
 	// route together, by day in ascending order (only days with rows).
 	DailyByDay(ctx context.Context, from, to time.Time) ([]Daily, error)

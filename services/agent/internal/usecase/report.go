@@ -152,13 +152,12 @@ func (a *App) Metrics(ctx context.Context, windowDays *int) (Metrics, error) {
 	out := Metrics{WindowDays: days, Since: since, Overall: metrics.Rate{Key: "overall"},
 		ByType: map[string]metrics.Rate{}, ByModel: map[string]metrics.Rate{}, ByExecutor: map[string]metrics.Rate{},
 		Usage: Usage{ByModel: map[string]int{}, ByExecutor: map[string]int{}}}
-	sums, err := a.windowSums(ctx, r, since)
+	var durations []float64
+	sums, err := a.windowSums(ctx, r, since, &durations)
 	if err != nil {
 		return Metrics{}, wrap("metrics", err)
 	}
-	if err := a.percentiles(ctx, r, since, sums.hist, &out); err != nil {
-		return Metrics{}, wrap("metrics", err)
-	}
+	percentiles(sums.hist, durations, a.cfg.ExactSample, &out)
 	add := func(m map[string]metrics.Rate, key string, h store.Daily) {
 		rt := m[key]
 		rt.Key = key
@@ -188,35 +187,29 @@ func (a *App) Metrics(ctx context.Context, windowDays *int) (Metrics, error) {
 	return out, nil
 }
 
-// percentiles fills the P50, P95, Samples and Exact of m from the window
-// starting at since, whose duration histogram is hist.
-func (a *App) percentiles(ctx context.Context, r Repos, since time.Time, hist []metrics.Bucket, m *Metrics) error {
+// percentiles fills the P50, P95, Samples and Exact of m from the
+// window's duration histogram hist and, when the histogram counts at most
+// exact, from durations, the window's tasks' (windowSums): the exact rule.
+// A task finishing between the two reads may add one duration, or leave
+// the durations read empty (the histogram's rule then): the limit keeps
+// the read bounded all the same.
+func percentiles(hist []metrics.Bucket, durations []float64, exact int, m *Metrics) {
 	var n int64
 	for _, b := range hist {
 		n += b.N
 	}
 	if n == 0 {
-		return nil
+		return
 	}
-	if n <= int64(a.cfg.ExactSample) {
-		// Few enough to read: the exact rule. A task finishing between
-		// the two reads may add one duration; the limit keeps the read
-		// bounded all the same.
-		durations, err := r.Tasks.Durations(ctx, since, a.cfg.ExactSample)
-		if err != nil {
-			return err
-		}
-		if len(durations) > 0 {
-			slices.Sort(durations)
-			p50, p95 := metrics.PercentileSorted(durations, 50), metrics.PercentileSorted(durations, 95)
-			m.P50, m.P95, m.Samples, m.Exact = &p50, &p95, len(durations), true
-			return nil
-		}
+	if n <= int64(exact) && len(durations) > 0 {
+		slices.Sort(durations)
+		p50, p95 := metrics.PercentileSorted(durations, 50), metrics.PercentileSorted(durations, 95)
+		m.P50, m.P95, m.Samples, m.Exact = &p50, &p95, len(durations), true
+		return
 	}
 	p50, _ := metrics.HistogramPercentile(hist, 50)
 	p95, _ := metrics.HistogramPercentile(hist, 95)
 	m.P50, m.P95, m.Samples = &p50, &p95, int(n)
-	return nil
 }
 
 // VariantStats is one prompt variant's report.

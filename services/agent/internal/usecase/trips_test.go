@@ -102,3 +102,34 @@ func TestTaskWritesAreFewTrips(t *testing.T) {
 		require.Equal(t, int64(1), trips.ended.Load()-ended, "completing: its batch ends the transaction")
 	})
 }
+
+// TestMetricsIsOneTrip: once its closed days are cached, a metrics report
+// reads the open days' histogram and rollup and, when they are few, the
+// exact durations in one trip.
+func TestMetricsIsOneTrip(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		db := dbtest.Open(t, engine, "agent", store.Migrations())
+		trips := &tripCounter{}
+		open := func(q database.Querier) usecase.Repos { return repos(countingQ{Querier: q, c: trips}) }
+		var n atomic.Int64
+		app := usecase.New(db, open, usecase.Config{Clock: clock.NewFake(start), Seed: 42, Ideas: &fakeIdeas{},
+			NewID: func() string { return fmt.Sprintf("task-%04d", n.Add(1)) }})
+		tk, err := app.Create(ctx, usecase.NewTask{Direction: "build it", Type: "impl", Context: map[string]any{"prompt_variant": "v1"}})
+		require.NoError(t, err)
+		_, err = app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w1")})
+		require.NoError(t, err)
+		_, err = app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("completed"), WorkerID: ptr("w1"), Output: ptr("built")})
+		require.NoError(t, err)
+
+		_, err = app.Metrics(ctx, nil) // fills the closed days' cache
+		require.NoError(t, err)
+		before := trips.n.Load()
+		m, err := app.Metrics(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), trips.n.Load()-before, "one trip")
+		require.True(t, m.Exact, "the one duration, read in that trip")
+		require.Equal(t, 1, m.Samples)
+	})
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/platform/database"
 )
 
 // ClosingGrace is how long after a UTC midnight the day before still
@@ -49,8 +50,12 @@ func closedUntil(now time.Time) time.Time {
 
 // windowSums returns the sums of the window starting at since (a UTC
 // midnight) up to now: the closed days' from the cache (computed on a
-// miss), the open days' read now.
-func (a *App) windowSums(ctx context.Context, r Repos, since time.Time) (windowSums, error) {
+// miss), the open days' read now. With durations not nil it also reads the
+// durations of the window's finished tasks into it when the window counts
+// at most a.cfg.ExactSample of them (none otherwise), in the same trip as
+// the open days' rows: the read's own condition counts them, since it
+// cannot wait for the histogram it is sent with.
+func (a *App) windowSums(ctx context.Context, r Repos, since time.Time, durations *[]float64) (windowSums, error) {
 	until := closedUntil(a.now())
 	if until.Before(since) {
 		until = since
@@ -60,12 +65,21 @@ func (a *App) windowSums(ctx context.Context, r Repos, since time.Time) (windowS
 		return windowSums{}, err
 	}
 	far := until.AddDate(1, 0, 0) // past any open day
-	hist, err := r.Stats.DurationsBetween(ctx, until, far)
-	if err != nil {
-		return windowSums{}, err
+	var (
+		b     database.Batch
+		hist  []metrics.Bucket
+		daily []store.Daily
+	)
+	r.Stats.QueueDurationsBetween(&b, until, far, &hist)
+	r.Stats.QueueDailyBetween(&b, until, far, &daily)
+	if durations != nil {
+		var counted int64
+		for _, k := range closed.hist {
+			counted += k.N
+		}
+		r.Tasks.QueueDurations(&b, since, a.cfg.ExactSample, &store.FewDurations{Counted: counted, From: until, To: far}, durations)
 	}
-	daily, err := r.Stats.DailyBetween(ctx, until, far)
-	if err != nil {
+	if err := r.Send(ctx, &b); err != nil {
 		return windowSums{}, err
 	}
 	return windowSums{hist: mergeBuckets(closed.hist, hist), daily: mergeDaily(closed.daily, daily)}, nil

@@ -112,28 +112,38 @@ func (s Stats) QueueAddDaily(b *database.Batch, d store.Daily) {
 // in the database, so the answer is one row per type, model and executor
 // whatever the window.
 func (s Stats) DailyBetween(ctx context.Context, from, to time.Time) ([]store.Daily, error) {
-	rows, err := s.q.Query(ctx, `SELECT task_type, model, executor, CAST(SUM(created) AS BIGINT), CAST(SUM(completed) AS BIGINT),
+	var (
+		b   database.Batch
+		out []store.Daily
+	)
+	s.QueueDailyBetween(&b, from, to, &out)
+	if err := s.q.SendBatch(ctx, &b); err != nil {
+		return nil, fmt.Errorf("read task rollup: %w", err)
+	}
+	return out, nil
+}
+
+// QueueDailyBetween implements store.Stats.
+func (s Stats) QueueDailyBetween(b *database.Batch, from, to time.Time, out *[]store.Daily) {
+	b.Query(func(rows database.Rows) error {
+		*out = []store.Daily{}
+		for rows.Next() {
+			var (
+				d   store.Daily
+				typ string
+			)
+			if err := rows.Scan(&typ, &d.Model, &d.Executor, &d.Created, &d.Completed, &d.Failed, &d.TimedOut,
+				&d.DurationSum, &d.ValueSum, &d.CostSum); err != nil {
+				return err
+			}
+			d.Type = task.Type(typ)
+			*out = append(*out, d)
+		}
+		return rows.Err()
+	}, `SELECT task_type, model, executor, CAST(SUM(created) AS BIGINT), CAST(SUM(completed) AS BIGINT),
 		CAST(SUM(failed) AS BIGINT), CAST(SUM(timed_out) AS BIGINT), SUM(duration_sum), SUM(value_sum), SUM(cost_sum)
 		FROM task_daily WHERE day >= $1 AND day < $2 GROUP BY task_type, model, executor ORDER BY task_type, model, executor`,
 		database.Micros(from), database.Micros(to))
-	if err != nil {
-		return nil, fmt.Errorf("read task rollup: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Daily{}
-	for rows.Next() {
-		var (
-			d   store.Daily
-			typ string
-		)
-		if err := rows.Scan(&typ, &d.Model, &d.Executor, &d.Created, &d.Completed, &d.Failed, &d.TimedOut,
-			&d.DurationSum, &d.ValueSum, &d.CostSum); err != nil {
-			return nil, fmt.Errorf("read task rollup: %w", err)
-		}
-		d.Type = task.Type(typ)
-		out = append(out, d)
-	}
-	return out, rows.Err()
 }
 
 // AddFinished implements store.Stats.
@@ -185,21 +195,31 @@ func (s Stats) QueueAddDuration(b *database.Batch, at time.Time, bucket int) {
 // DurationsBetween implements store.Stats: at most one row per day and
 // bucket of the window, summed in the database.
 func (s Stats) DurationsBetween(ctx context.Context, from, to time.Time) ([]metrics.Bucket, error) {
-	rows, err := s.q.Query(ctx, `SELECT bucket, CAST(SUM(n) AS BIGINT) FROM task_durations WHERE day >= $1 AND day < $2
-		GROUP BY bucket ORDER BY bucket`, database.Micros(from), database.Micros(to))
-	if err != nil {
+	var (
+		b   database.Batch
+		out []metrics.Bucket
+	)
+	s.QueueDurationsBetween(&b, from, to, &out)
+	if err := s.q.SendBatch(ctx, &b); err != nil {
 		return nil, fmt.Errorf("read the duration histogram: %w", err)
 	}
-	defer rows.Close()
-	out := []metrics.Bucket{}
-	for rows.Next() {
-		var b metrics.Bucket
-		if err := rows.Scan(&b.Index, &b.N); err != nil {
-			return nil, fmt.Errorf("read the duration histogram: %w", err)
+	return out, nil
+}
+
+// QueueDurationsBetween implements store.Stats.
+func (s Stats) QueueDurationsBetween(b *database.Batch, from, to time.Time, out *[]metrics.Bucket) {
+	b.Query(func(rows database.Rows) error {
+		*out = []metrics.Bucket{}
+		for rows.Next() {
+			var k metrics.Bucket
+			if err := rows.Scan(&k.Index, &k.N); err != nil {
+				return err
+			}
+			*out = append(*out, k)
 		}
-		out = append(out, b)
-	}
-	return out, rows.Err()
+		return rows.Err()
+	}, `SELECT bucket, CAST(SUM(n) AS BIGINT) FROM task_durations WHERE day >= $1 AND day < $2
+		GROUP BY bucket ORDER BY bucket`, database.Micros(from), database.Micros(to))
 }
 
 // AddFailure implements store.Stats.

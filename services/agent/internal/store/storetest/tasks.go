@@ -341,5 +341,28 @@ func runTasks(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, []float64{4.5, 3.5, 2.5}, durations(at(2*time.Minute), 10), "finished at since is inside")
 		require.Equal(t, []float64{4.5, 3.5}, durations(base, 2), "at most limit")
 		require.Equal(t, []float64{}, durations(at(time.Hour), 10))
+
+		// With a condition: read only when the histogram's days count,
+		// with what was counted before, no more than limit.
+		few := func(counted int64, limit int) []float64 {
+			t.Helper()
+			var out []float64
+			b := &database.Batch{}
+			h.read().tasks.QueueDurations(b, base, limit, &store.FewDurations{Counted: counted, From: base.Add(-24 * time.Hour), To: base.Add(48 * time.Hour)}, &out)
+			require.NoError(t, h.DB.SendBatch(ctx, b))
+			return out
+		}
+		require.NoError(t, h.write(func(r repos) error {
+			for _, at := range []time.Time{base, base, base.Add(time.Hour)} {
+				if err := r.stats.AddDuration(ctx, at, 3); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		require.Equal(t, []float64{4.5, 3.5, 2.5, 1.5}, few(0, 10), "3 counted by the histogram, at most 10")
+		require.Equal(t, []float64{4.5, 3.5, 2.5, 1.5}, few(7, 10), "3 and the 7 counted before: 10")
+		require.Equal(t, []float64{}, few(8, 10), "11: more than the limit, none read")
+		require.Equal(t, []float64{}, few(0, 2), "3: more than the limit of 2")
 	})
 }
