@@ -111,7 +111,6 @@ type Key struct {
 	ID        string
 }
 
-// Tasks is the task repository.
 // FewDurations is the condition of a durations read (Tasks.QueueDurations):
 // Counted plus the durations the histogram counts on the days starting in
 // [From, To) is the number the read is to be no more than.
@@ -120,6 +119,7 @@ type FewDurations struct {
 	From, To time.Time
 }
 
+// Tasks is the task repository.
 type Tasks interface {
 	// Insert stores a new task; ErrAlreadyExists when the id is taken,
 	// ErrLoopTaskOpen when t is the loop's and its idea already has an
