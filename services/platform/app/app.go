@@ -403,6 +403,7 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	if err != nil {
 		return nil, err
 	}
+	applyGCPercent(log, os.Getenv)
 	if err := applyMemoryLimit(log, os.Getenv); err != nil {
 		return nil, err
 	}

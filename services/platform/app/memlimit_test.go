@@ -31,3 +31,11 @@ func TestMemoryLimit(t *testing.T) {
 		require.Equal(t, tc.want, got, "%q %q", tc.gomemlimit, tc.container)
 	}
 }
+
+// TestGCPercent: a process sets the collector's target to 200 unless the
+// operator set GOGC (any value: the runtime read it already).
+func TestGCPercent(t *testing.T) {
+	for gogc, want := range map[string]int{"": 200, "  ": 200, "100": 0, "off": 0, "50": 0} {
+		require.Equal(t, want, gcPercentFor(gogc), "GOGC=%q", gogc)
+	}
+}
