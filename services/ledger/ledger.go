@@ -208,7 +208,7 @@ func Module() app.Module {
 			economy := gauges.New(h.Metrics, economyGauges...)
 			h.Go(func(ctx context.Context) { economy.Run(ctx, h.Log, every, readGauges(uc)) })
 			h.Go(func(ctx context.Context) {
-				runSequencer(ctx, h.Log, uc, lease.HolderID("ledger"), cfg.AuditSequenceInterval)
+				runSequencer(ctx, h.Log, uc, lease.HolderID("ledger"), cfg.AuditSequenceInterval, cfg.AuditBatch)
 			})
 			srv := handler.New(uc, handler.Options{
 				PublicReads:         h.Settings.PublicReads,
