@@ -435,8 +435,9 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	// Tokens are verified by the ledger, which keeps sessions and API
 	// tokens: over gRPC like every other call between modules, also when
 	// this process runs the ledger itself.
+	ledger := func() (*grpc.ClientConn, error) { return p.dial(tokenVerifier) }
 	p.verifier = authz.NewVerifier(authz.VerifierOptions{AdminKey: s.AdminKey, AcceptedAdminKeys: splitList(s.AdminKeyAccept),
-		Lookup: authz.LedgerLookup(func() (*grpc.ClientConn, error) { return p.dial(tokenVerifier) })})
+		Lookup: authz.LedgerLookup(ledger), LookupMany: authz.LedgerLookupMany(ledger)})
 	enforcer, err := authz.NewEnforcer(p.verifier, s.PublicReads)
 	if err != nil {
 		cancel()
@@ -487,6 +488,9 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	}
 	p.checkHealth(ctx)
 	p.loops.Go(p.healthLoop)
+	// The tokens clients are using, kept fresh in one call per half a
+	// second (authz.Verifier.Run).
+	p.loops.Go(func() { p.verifier.Run(p.loopCtx) })
 	return p, nil
 }
 

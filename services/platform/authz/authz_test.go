@@ -316,6 +316,100 @@ func TestVerifier(t *testing.T) {
 	require.Equal(t, calls+2, l.calls.Load())
 }
 
+// refreshes is a LookupMany answering from lookups' table, recording each
+// call's tokens.
+type refreshes struct {
+	l     *lookups
+	calls [][]authz.TokenUse
+	err   error
+}
+
+func (r *refreshes) lookupMany(_ context.Context, tokens []authz.TokenUse) ([]authz.Principal, error) {
+	r.calls = append(r.calls, tokens)
+	if r.err != nil {
+		return nil, r.err
+	}
+	out := make([]authz.Principal, len(tokens))
+	for k, t := range tokens {
+		out[k] = authz.Principal{Kind: authz.Invalid, Problem: "invalid token"}
+		if p, ok := r.l.answers[t.Hash]; ok {
+			out[k] = p
+		}
+	}
+	return out, nil
+}
+
+// TestVerifierKeepsTokensInUseFresh: a token presented within KeepFresh is
+// resolved again by the refresh, with the others, in one call, so it stays
+// believed past its TTL without a look-up of its own; the refresh says
+// which were presented since (a session slides only with use); a token
+// revoked meanwhile is refused from the refresh that sees it; an idle
+// token is left to run out; and a failed refresh changes nothing.
+func TestVerifierKeepsTokensInUseFresh(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fc := clock.NewFake(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))
+	worker := authz.Principal{Kind: authz.Token, Role: authz.Worker, ID: "t1", Name: "bot"}
+	viewer := authz.Principal{Kind: authz.Token, Role: authz.Viewer, ID: "t2", Name: "dash"}
+	l := &lookups{answers: map[string]authz.Principal{authz.HashToken("fdt_worker"): worker, authz.HashToken("fdt_viewer"): viewer}}
+	r := &refreshes{l: l}
+	v := authz.NewVerifier(authz.VerifierOptions{Lookup: l.lookup, LookupMany: r.lookupMany, KeepFresh: 2 * time.Second, Clock: fc})
+	verify := func(token string) authz.Principal {
+		t.Helper()
+		p, err := v.Verify(ctx, authz.Credentials{Authorization: "Bearer " + token})
+		require.NoError(t, err)
+		return p
+	}
+	require.Equal(t, worker, verify("fdt_worker"))
+	require.Equal(t, viewer, verify("fdt_viewer"))
+	require.Equal(t, "invalid token", verify("fdt_unknown").Problem)
+	require.Equal(t, int32(3), l.calls.Load())
+
+	// Every half TTL for a while: both stay believed, with no look-up.
+	half := authz.DefaultCacheTTL / 2
+	for range 8 {
+		fc.Advance(half)
+		v.Refresh(ctx)
+		require.Equal(t, worker, verify("fdt_worker"))
+	}
+	require.Equal(t, int32(3), l.calls.Load(), "no look-up of its own for a token in use")
+	require.Len(t, r.calls, 8, "one refresh call each time")
+	require.ElementsMatch(t, []authz.TokenUse{{Hash: authz.HashToken("fdt_worker"), Used: false}, {Hash: authz.HashToken("fdt_viewer"), Used: false}},
+		r.calls[0], "both verified tokens, the unknown one not; neither presented since its look-up")
+	require.ElementsMatch(t, []authz.TokenUse{{Hash: authz.HashToken("fdt_worker"), Used: true}, {Hash: authz.HashToken("fdt_viewer"), Used: false}},
+		r.calls[1], "the worker was presented after the first refresh")
+	require.Equal(t, viewer, verify("fdt_viewer"), "still believed: refreshed while it was idle for less than KeepFresh")
+
+	// Revoked: the next refresh sees it, and it is refused at once.
+	l.answers[authz.HashToken("fdt_worker")] = authz.Principal{Kind: authz.Invalid, Problem: "token revoked"}
+	fc.Advance(half)
+	v.Refresh(ctx)
+	require.Equal(t, "token revoked", verify("fdt_worker").Problem)
+	require.Equal(t, int32(3), l.calls.Load())
+
+	// The viewer idle past KeepFresh: no longer refreshed; its entry runs
+	// out and its next request looks it up.
+	for range 9 {
+		fc.Advance(half)
+		v.Refresh(ctx)
+	}
+	n := len(r.calls)
+	fc.Advance(half)
+	v.Refresh(ctx)
+	require.Len(t, r.calls, n, "nothing left in use: no call")
+	require.Equal(t, viewer, verify("fdt_viewer"))
+	require.Equal(t, int32(4), l.calls.Load(), "looked up again")
+
+	// A failed refresh: the entry runs out as without refreshes.
+	r.err = errors.New("ledger down")
+	fc.Advance(half)
+	v.Refresh(ctx)
+	require.Equal(t, viewer, verify("fdt_viewer"))
+	fc.Advance(authz.DefaultCacheTTL)
+	require.Equal(t, viewer, verify("fdt_viewer"))
+	require.Equal(t, int32(5), l.calls.Load(), "looked up once the entry ran out")
+}
+
 func TestVerifierCollapsesConcurrentLookups(t *testing.T) {
 	t.Parallel()
 	fc := clock.NewFake(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))

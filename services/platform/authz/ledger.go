@@ -33,6 +33,38 @@ func LedgerLookup(dial func() (*grpc.ClientConn, error)) Lookup {
 	}
 }
 
+// LedgerLookupMany is LookupMany through the ledger's AuthenticateMany.
+func LedgerLookupMany(dial func() (*grpc.ClientConn, error)) LookupMany {
+	return func(ctx context.Context, tokens []TokenUse) ([]Principal, error) {
+		conn, err := dial()
+		if err != nil {
+			return nil, fmt.Errorf("verify tokens: %w", err)
+		}
+		req := &ledgerinternalv1.AuthenticateManyRequest{Tokens: make([]*ledgerinternalv1.TokenCheck, len(tokens))}
+		for k, t := range tokens {
+			req.Tokens[k] = &ledgerinternalv1.TokenCheck{TokenHash: t.Hash, Used: t.Used}
+		}
+		resp, err := ledgerinternalv1.NewLedgerInternalServiceClient(conn).AuthenticateMany(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("verify tokens: %w", err)
+		}
+		if len(resp.GetVerdicts()) != len(tokens) {
+			return nil, fmt.Errorf("verify tokens: the ledger answered %d of %d", len(resp.GetVerdicts()), len(tokens))
+		}
+		out := make([]Principal, len(tokens))
+		for k, v := range resp.GetVerdicts() {
+			if v.GetPrincipal() == nil {
+				out[k] = invalid(v.GetProblem())
+				continue
+			}
+			if out[k], err = FromAuthenticateResponse(v.GetPrincipal()); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+}
+
 // FromAuthenticateResponse is the principal a ledger's answer describes.
 func FromAuthenticateResponse(resp *ledgerinternalv1.AuthenticateResponse) (Principal, error) {
 	p := Principal{Kind: Kind(resp.GetKind()), ID: resp.GetId(), ContributorID: resp.GetContributorId(), Name: resp.GetName()}

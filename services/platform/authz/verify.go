@@ -29,6 +29,22 @@ type Credentials struct {
 // unreachable), which is not cached.
 type Lookup func(ctx context.Context, tokenHash string) (Principal, error)
 
+// TokenUse is a token a LookupMany resolves: its hash, and whether it was
+// presented since it was last resolved (a session's expiry slides with
+// use, not with refreshing).
+type TokenUse struct {
+	Hash string
+	Used bool
+}
+
+// LookupMany resolves many token hashes in one call, each as Lookup does,
+// answering in order; at most MaxLookupMany of them.
+type LookupMany func(ctx context.Context, tokens []TokenUse) ([]Principal, error)
+
+// MaxLookupMany is the most tokens one LookupMany resolves (the ledger's
+// bound).
+const MaxLookupMany = 1000
+
 // HashToken is the form a Bearer token is stored and looked up in: hex
 // SHA-256. Tokens carry 256 random bits, so an unsalted hash is as strong
 // as the token.
@@ -51,15 +67,26 @@ const maxCached = 10_000
 // look-up per half second, not one each.
 const DefaultCacheTTL = 500 * time.Millisecond
 
+// DefaultKeepFresh is how long after its last use a verified token is kept
+// fresh by the verifier's refresh (Run): a client that made a request in
+// the last few seconds is likely to make another, and the refresh answers
+// for every such token in one call every half TTL, where each would
+// otherwise be looked up again on its next request once its half second
+// had passed (a round trip through the ledger per request, for a client
+// whose requests come less often than twice a second).
+const DefaultKeepFresh = 5 * time.Second
+
 // Verifier turns credentials into a Principal: the administrator key
 // compared in constant time, Bearer tokens through Lookup with a short
 // cache, and concurrent look-ups of one token collapsed into one.
 type Verifier struct {
-	adminKey string
-	accepted []string
-	lookup   Lookup
-	ttl      time.Duration
-	clock    clock.Clock
+	adminKey   string
+	accepted   []string
+	lookup     Lookup
+	lookupMany LookupMany
+	ttl        time.Duration
+	keepFresh  time.Duration
+	clock      clock.Clock
 
 	group singleflight.Group
 	mu    sync.Mutex
@@ -69,6 +96,10 @@ type Verifier struct {
 type cached struct {
 	p     Principal
 	until time.Time
+	// used is when the token was last presented; presented says it was
+	// since it was last resolved.
+	used      time.Time
+	presented bool
 }
 
 // VerifierOptions configure a Verifier.
@@ -80,6 +111,12 @@ type VerifierOptions struct {
 	AcceptedAdminKeys []string
 	// Lookup resolves Bearer tokens; nil refuses every one.
 	Lookup Lookup
+	// LookupMany, when set, lets Run keep the tokens in use fresh in one
+	// call per half CacheTTL.
+	LookupMany LookupMany
+	// KeepFresh is how long after its last use Run keeps a token fresh;
+	// 0 means DefaultKeepFresh.
+	KeepFresh time.Duration
 	// CacheTTL is how long a look-up's answer is kept; 0 means
 	// DefaultCacheTTL, a negative value turns the cache off.
 	CacheTTL time.Duration
@@ -95,7 +132,11 @@ func NewVerifier(o VerifierOptions) *Verifier {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	return &Verifier{adminKey: o.AdminKey, accepted: o.AcceptedAdminKeys, lookup: o.Lookup, ttl: o.CacheTTL, clock: o.Clock, cache: map[string]cached{}}
+	if o.KeepFresh == 0 {
+		o.KeepFresh = DefaultKeepFresh
+	}
+	return &Verifier{adminKey: o.AdminKey, accepted: o.AcceptedAdminKeys, lookup: o.Lookup, lookupMany: o.LookupMany,
+		ttl: o.CacheTTL, keepFresh: o.KeepFresh, clock: o.Clock, cache: map[string]cached{}}
 }
 
 // Verify returns the principal of c: Anonymous without a credential,
@@ -130,6 +171,10 @@ func (v *Verifier) token(ctx context.Context, hash string) (Principal, error) {
 	now := v.clock.Now()
 	v.mu.Lock()
 	c, ok := v.cache[hash]
+	if ok {
+		c.used, c.presented = now, true
+		v.cache[hash] = c
+	}
 	v.mu.Unlock()
 	if !ok || !now.Before(c.until) {
 		if v.lookup == nil {
@@ -168,5 +213,66 @@ func (v *Verifier) remember(hash string, p Principal, now time.Time) {
 	if len(v.cache) >= maxCached {
 		clear(v.cache)
 	}
-	v.cache[hash] = cached{p: p, until: now.Add(v.ttl)}
+	v.cache[hash] = cached{p: p, until: now.Add(v.ttl), used: now}
+}
+
+// Run keeps the tokens in use fresh until ctx ends, when the verifier has
+// a LookupMany: every half TTL it resolves, in one call (or one per
+// MaxLookupMany), every cached token that verified and was presented
+// within KeepFresh, and believes each answer for another TTL. A token
+// revoked meanwhile is refused from the refresh that sees it, within half
+// a TTL and a call, as the one-second promise of DefaultCacheTTL asks. A
+// refresh that fails changes nothing: the tokens' entries run out, and
+// their next requests look them up one by one, as without Run.
+func (v *Verifier) Run(ctx context.Context) {
+	if v.lookupMany == nil || v.ttl <= 0 {
+		return
+	}
+	t := time.NewTicker(v.ttl / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			v.Refresh(ctx)
+		}
+	}
+}
+
+// Refresh is one of Run's refreshes.
+func (v *Verifier) Refresh(ctx context.Context) {
+	now := v.clock.Now()
+	var due []TokenUse
+	v.mu.Lock()
+	for hash, c := range v.cache {
+		if c.p.Kind != Invalid && now.Sub(c.used) <= v.keepFresh {
+			due = append(due, TokenUse{Hash: hash, Used: c.presented})
+		}
+	}
+	v.mu.Unlock()
+	for len(due) > 0 {
+		part := due[:min(len(due), MaxLookupMany)]
+		due = due[len(part):]
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ps, err := v.lookupMany(lctx, part)
+		cancel()
+		if err != nil || len(ps) != len(part) {
+			return
+		}
+		until := v.clock.Now().Add(v.ttl)
+		v.mu.Lock()
+		for k, u := range part {
+			c, ok := v.cache[u.Hash]
+			if !ok {
+				continue // the cache started over meanwhile
+			}
+			c.p, c.until = ps[k], until
+			if u.Used {
+				c.presented = false
+			}
+			v.cache[u.Hash] = c
+		}
+		v.mu.Unlock()
+	}
 }

@@ -31,6 +31,29 @@ func (h *Handler) Authenticate(ctx context.Context, req *ledgerinternalv1.Authen
 	return p.AuthenticateResponse(), nil
 }
 
+// AuthenticateMany implements LedgerInternalService.AuthenticateMany: a
+// verifier's refresh of the tokens its clients are using, each answered
+// as Authenticate answers it (a principal, or the reason it has none).
+func (h *Handler) AuthenticateMany(ctx context.Context, req *ledgerinternalv1.AuthenticateManyRequest) (*ledgerinternalv1.AuthenticateManyResponse, error) {
+	checks := make([]usecase.TokenCheck, len(req.GetTokens()))
+	for k, t := range req.GetTokens() {
+		checks[k] = usecase.TokenCheck{Hash: t.GetTokenHash(), Used: t.GetUsed()}
+	}
+	ps, err := h.app.AuthenticateMany(ctx, checks)
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerinternalv1.AuthenticateManyResponse{Verdicts: make([]*ledgerinternalv1.TokenVerdict, len(ps))}
+	for k, p := range ps {
+		if p.Kind == authz.Invalid {
+			out.Verdicts[k] = &ledgerinternalv1.TokenVerdict{Problem: p.Problem}
+			continue
+		}
+		out.Verdicts[k] = &ledgerinternalv1.TokenVerdict{Principal: p.AuthenticateResponse()}
+	}
+	return out, nil
+}
+
 // Logout implements LedgerService.Logout: the request's session stops
 // working at once on every replica (the edge caches a verified token for
 // at most authz.DefaultCacheTTL).

@@ -184,6 +184,11 @@ type Identity interface {
 	// SessionByTokenHash finds a session and its contributor. ErrNotFound
 	// when no session has that hash.
 	SessionByTokenHash(ctx context.Context, tokenHash string) (Session, error)
+	// QueueCredentials queues the reads of the sessions (with their
+	// contributors) and the API tokens (revoked or not) whose hashes are
+	// among hashes into b: each found one goes into sessions or tokens,
+	// by its hash.
+	QueueCredentials(b *database.Batch, hashes []string, sessions map[string]Session, tokens map[string]APIToken)
 	// GetContributor returns a contributor. ErrNotFound when there is none.
 	GetContributor(ctx context.Context, id string) (Contributor, error)
 	// ListContributors returns a page of the contributors f selects,

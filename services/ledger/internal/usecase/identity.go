@@ -2,13 +2,10 @@ package usecase
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
-	"github.com/foundryhq/foundry/services/platform/authz"
 )
 
 // Register creates a contributor with a handle and its first session in
@@ -47,57 +44,6 @@ func (a *App) Counts(ctx context.Context) (map[string]int, error) {
 		}
 	}
 	return out, nil
-}
-
-// Authenticate resolves a Bearer token's hash to its principal: a
-// session's contributor or an API token's role. A session in use slides
-// its expiry forward (identity.RenewSession), in a write only when the
-// renewal is due. Unknown, expired and revoked credentials are an Invalid
-// principal saying which, never an error; a missing hash is one (a
-// fault.Validation naming token_hash).
-func (a *App) Authenticate(ctx context.Context, tokenHash string) (authz.Principal, error) {
-	if err := required("token_hash", tokenHash); err != nil {
-		return authz.Principal{}, err
-	}
-	now := a.now()
-	r := a.read()
-	sess, err := r.Identity.SessionByTokenHash(ctx, tokenHash)
-	switch {
-	case err == nil:
-		if !sess.ExpiresAt.IsZero() && !now.Before(sess.ExpiresAt) {
-			return authz.Principal{Kind: authz.Invalid, Problem: "session expired"}, nil
-		}
-		if next, renew := identity.RenewSession(sess.ExpiresAt, now, a.cfg.SessionTTL); renew {
-			err := a.tx(ctx, func(r Repos) error { return r.Identity.ExtendSession(ctx, tokenHash, next) })
-			if errors.Is(err, store.ErrNotFound) { // logged out meanwhile
-				return authz.Principal{Kind: authz.Invalid, Problem: "invalid token"}, nil
-			}
-			if err != nil {
-				return authz.Principal{}, wrap("renew session", err)
-			}
-			sess.ExpiresAt = next
-		}
-		return authz.Principal{Kind: authz.Session, Role: authz.Contributor, ID: tokenHash,
-			ContributorID: sess.Contributor.ID, Name: sess.Contributor.Handle, ExpiresAt: sess.ExpiresAt}, nil
-	case !errors.Is(err, store.ErrNotFound):
-		return authz.Principal{}, wrap("find session", err)
-	}
-	t, err := r.Identity.TokenByHash(ctx, tokenHash)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return authz.Principal{Kind: authz.Invalid, Problem: "invalid token"}, nil
-	case err != nil:
-		return authz.Principal{}, wrap("find token", err)
-	case !t.RevokedAt.IsZero():
-		return authz.Principal{Kind: authz.Invalid, Problem: "token revoked"}, nil
-	case !t.ExpiresAt.IsZero() && !now.Before(t.ExpiresAt):
-		return authz.Principal{Kind: authz.Invalid, Problem: "token expired"}, nil
-	}
-	role, ok := authz.ParseRole(t.Role)
-	if !ok {
-		return authz.Principal{}, fmt.Errorf("token %s has unknown role %q", t.ID, t.Role)
-	}
-	return authz.Principal{Kind: authz.Token, Role: role, ID: t.ID, Name: t.Name, ExpiresAt: t.ExpiresAt}, nil
 }
 
 // Logout revokes a session at once. store.ErrNotFound when it is gone.

@@ -44,8 +44,12 @@ func (i Identity) Register(ctx context.Context, c store.Contributor, sess store.
 	return nil
 }
 
-// SessionByTokenHash implements store.Identity.
-func (i Identity) SessionByTokenHash(ctx context.Context, tokenHash string) (store.Session, error) {
+// sessionColumns are what scanSession reads: a session joined with its
+// contributor.
+const sessionColumns = `s.token_hash, s.created_at, s.expires_at, c.id, c.handle, c.trust_level, c.created_at
+	FROM sessions s JOIN contributors c ON c.id = s.contributor_id`
+
+func scanSession(row database.Row) (store.Session, error) {
 	var (
 		sess      store.Session
 		handle    *string
@@ -53,16 +57,8 @@ func (i Identity) SessionByTokenHash(ctx context.Context, tokenHash string) (sto
 		cCreated  int64
 		expiresAt *int64
 	)
-	err := i.q.QueryRow(ctx, `
-		SELECT s.token_hash, s.created_at, s.expires_at, c.id, c.handle, c.trust_level, c.created_at
-		FROM sessions s JOIN contributors c ON c.id = s.contributor_id
-		WHERE s.token_hash = $1`, tokenHash).
-		Scan(&sess.TokenHash, &created, &expiresAt, &sess.Contributor.ID, &handle, &sess.Contributor.TrustLevel, &cCreated)
-	if errors.Is(err, database.ErrNoRows) {
-		return store.Session{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Session{}, fmt.Errorf("find session: %w", err)
+	if err := row.Scan(&sess.TokenHash, &created, &expiresAt, &sess.Contributor.ID, &handle, &sess.Contributor.TrustLevel, &cCreated); err != nil {
+		return store.Session{}, err
 	}
 	sess.CreatedAt = database.Time(created)
 	sess.Contributor.CreatedAt = database.Time(cCreated)
@@ -73,6 +69,51 @@ func (i Identity) SessionByTokenHash(ctx context.Context, tokenHash string) (sto
 		sess.ExpiresAt = database.Time(*expiresAt)
 	}
 	return sess, nil
+}
+
+// SessionByTokenHash implements store.Identity.
+func (i Identity) SessionByTokenHash(ctx context.Context, tokenHash string) (store.Session, error) {
+	sess, err := scanSession(i.q.QueryRow(ctx, `SELECT `+sessionColumns+` WHERE s.token_hash = $1`, tokenHash))
+	if errors.Is(err, database.ErrNoRows) {
+		return store.Session{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Session{}, fmt.Errorf("find session: %w", err)
+	}
+	return sess, nil
+}
+
+// QueueCredentials implements store.Identity: two statements, each one
+// index look-up per hash.
+func (i Identity) QueueCredentials(b *database.Batch, hashes []string, sessions map[string]store.Session, tokens map[string]store.APIToken) {
+	if len(hashes) == 0 {
+		return
+	}
+	args := make([]any, len(hashes))
+	for k, h := range hashes {
+		args[k] = h
+	}
+	in := `(` + database.Placeholders(1, len(hashes)) + `)`
+	b.Query(func(rows database.Rows) error {
+		for rows.Next() {
+			sess, err := scanSession(rows)
+			if err != nil {
+				return err
+			}
+			sessions[sess.TokenHash] = sess
+		}
+		return rows.Err()
+	}, `SELECT `+sessionColumns+` WHERE s.token_hash IN `+in, args...)
+	b.Query(func(rows database.Rows) error {
+		for rows.Next() {
+			t, err := scanToken(rows)
+			if err != nil {
+				return err
+			}
+			tokens[t.TokenHash] = t
+		}
+		return rows.Err()
+	}, `SELECT `+tokenColumns+` FROM api_tokens WHERE token_hash IN `+in, args...)
 }
 
 // GetContributor implements store.Identity.

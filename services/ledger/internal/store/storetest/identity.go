@@ -12,6 +12,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/platform/database"
 )
 
 // runIdentity checks contributors and their sessions: registration, the
@@ -36,6 +37,41 @@ func runIdentity(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 		_, err = h.read().identity.SessionByTokenHash(ctx, identity.HashToken("other"))
 		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+
+	t.Run("the credentials of many token hashes are read in one batch", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		ada, bob := contributor("ada", now), contributor("bob", now)
+		adaHash, bobHash := identity.HashToken("ada"), identity.HashToken("bob")
+		tok := store.APIToken{ID: "tok-1", Name: "bot", Role: "worker", TokenHash: identity.HashToken("secret"), CreatedAt: now,
+			ExpiresAt: now.Add(time.Hour)}
+		require.NoError(t, h.write(func(r repos) error {
+			if err := r.identity.Register(ctx, ada, store.Session{TokenHash: adaHash, CreatedAt: now}); err != nil {
+				return err
+			}
+			if err := r.identity.Register(ctx, bob, store.Session{TokenHash: bobHash, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+				return err
+			}
+			return r.identity.CreateToken(ctx, tok)
+		}))
+		sessions, tokens := map[string]store.Session{}, map[string]store.APIToken{}
+		b := &database.Batch{}
+		h.read().identity.QueueCredentials(b, []string{adaHash, tok.TokenHash, identity.HashToken("nobody"), bobHash}, sessions, tokens)
+		require.NoError(t, h.DB.SendBatch(ctx, b))
+		require.Len(t, sessions, 2)
+		require.Equal(t, ada, sessions[adaHash].Contributor)
+		require.Equal(t, now.Add(time.Hour), sessions[bobHash].ExpiresAt)
+		one, err := h.read().identity.SessionByTokenHash(ctx, bobHash)
+		require.NoError(t, err)
+		require.Equal(t, one, sessions[bobHash], "as SessionByTokenHash reads it")
+		require.Equal(t, map[string]store.APIToken{tok.TokenHash: tok}, tokens)
+
+		b = &database.Batch{}
+		h.read().identity.QueueCredentials(b, nil, sessions, tokens)
+		require.Zero(t, b.Len(), "no hash, no statement")
 	})
 
 	t.Run("session expiry round-trips", func(t *testing.T) {

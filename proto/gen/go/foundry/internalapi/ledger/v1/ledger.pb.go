@@ -290,6 +290,207 @@ func (x *AuthenticateRequest) GetTokenHash() string {
 	return ""
 }
 
+// AuthenticateManyRequest names the tokens to resolve, at most 1000.
+type AuthenticateManyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tokens        []*TokenCheck          `protobuf:"bytes,1,rep,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticateManyRequest) Reset() {
+	*x = AuthenticateManyRequest{}
+	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticateManyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticateManyRequest) ProtoMessage() {}
+
+func (x *AuthenticateManyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticateManyRequest.ProtoReflect.Descriptor instead.
+func (*AuthenticateManyRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_internal_ledger_v1_ledger_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *AuthenticateManyRequest) GetTokens() []*TokenCheck {
+	if x != nil {
+		return x.Tokens
+	}
+	return nil
+}
+
+// TokenCheck is one token of an AuthenticateManyRequest.
+type TokenCheck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// token_hash is the hex SHA-256 of the token.
+	TokenHash string `protobuf:"bytes,1,opt,name=token_hash,json=tokenHash,proto3" json:"token_hash,omitempty"`
+	// used says the token was presented since it was last resolved: a
+	// session's expiry slides with its use (as Authenticate renews it), not
+	// with a verifier's refreshing.
+	Used          bool `protobuf:"varint,2,opt,name=used,proto3" json:"used,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenCheck) Reset() {
+	*x = TokenCheck{}
+	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenCheck) ProtoMessage() {}
+
+func (x *TokenCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenCheck.ProtoReflect.Descriptor instead.
+func (*TokenCheck) Descriptor() ([]byte, []int) {
+	return file_foundry_internal_ledger_v1_ledger_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *TokenCheck) GetTokenHash() string {
+	if x != nil {
+		return x.TokenHash
+	}
+	return ""
+}
+
+func (x *TokenCheck) GetUsed() bool {
+	if x != nil {
+		return x.Used
+	}
+	return false
+}
+
+// AuthenticateManyResponse answers each token of the request, in its order.
+type AuthenticateManyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Verdicts      []*TokenVerdict        `protobuf:"bytes,1,rep,name=verdicts,proto3" json:"verdicts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticateManyResponse) Reset() {
+	*x = AuthenticateManyResponse{}
+	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticateManyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticateManyResponse) ProtoMessage() {}
+
+func (x *AuthenticateManyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticateManyResponse.ProtoReflect.Descriptor instead.
+func (*AuthenticateManyResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_internal_ledger_v1_ledger_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AuthenticateManyResponse) GetVerdicts() []*TokenVerdict {
+	if x != nil {
+		return x.Verdicts
+	}
+	return nil
+}
+
+// TokenVerdict is one token's answer: the principal it stands for, or
+// why it stands for none (Authenticate's Unauthenticated message).
+type TokenVerdict struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Principal     *AuthenticateResponse  `protobuf:"bytes,1,opt,name=principal,proto3" json:"principal,omitempty"`
+	Problem       string                 `protobuf:"bytes,2,opt,name=problem,proto3" json:"problem,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenVerdict) Reset() {
+	*x = TokenVerdict{}
+	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenVerdict) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenVerdict) ProtoMessage() {}
+
+func (x *TokenVerdict) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenVerdict.ProtoReflect.Descriptor instead.
+func (*TokenVerdict) Descriptor() ([]byte, []int) {
+	return file_foundry_internal_ledger_v1_ledger_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TokenVerdict) GetPrincipal() *AuthenticateResponse {
+	if x != nil {
+		return x.Principal
+	}
+	return nil
+}
+
+func (x *TokenVerdict) GetProblem() string {
+	if x != nil {
+		return x.Problem
+	}
+	return ""
+}
+
 // AuthenticateResponse is the verified principal.
 type AuthenticateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -309,7 +510,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[5]
+	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -321,7 +522,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[5]
+	mi := &file_foundry_internal_ledger_v1_ledger_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -334,7 +535,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_internal_ledger_v1_ledger_proto_rawDescGZIP(), []int{5}
+	return file_foundry_internal_ledger_v1_ledger_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AuthenticateResponse) GetKind() string {
@@ -398,20 +599,34 @@ const file_foundry_internal_ledger_v1_ledger_proto_rawDesc = "" +
 	"\achanged\x18\x02 \x01(\bR\achanged\"4\n" +
 	"\x13AuthenticateRequest\x12\x1d\n" +
 	"\n" +
-	"token_hash\x18\x01 \x01(\tR\ttokenHash\"\xb5\x01\n" +
+	"token_hash\x18\x01 \x01(\tR\ttokenHash\"Y\n" +
+	"\x17AuthenticateManyRequest\x12>\n" +
+	"\x06tokens\x18\x01 \x03(\v2&.foundry.internal.ledger.v1.TokenCheckR\x06tokens\"?\n" +
+	"\n" +
+	"TokenCheck\x12\x1d\n" +
+	"\n" +
+	"token_hash\x18\x01 \x01(\tR\ttokenHash\x12\x12\n" +
+	"\x04used\x18\x02 \x01(\bR\x04used\"`\n" +
+	"\x18AuthenticateManyResponse\x12D\n" +
+	"\bverdicts\x18\x01 \x03(\v2(.foundry.internal.ledger.v1.TokenVerdictR\bverdicts\"x\n" +
+	"\fTokenVerdict\x12N\n" +
+	"\tprincipal\x18\x01 \x01(\v20.foundry.internal.ledger.v1.AuthenticateResponseR\tprincipal\x12\x18\n" +
+	"\aproblem\x18\x02 \x01(\tR\aproblem\"\xb5\x01\n" +
 	"\x14AuthenticateResponse\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\tR\x02id\x12%\n" +
 	"\x0econtributor_id\x18\x04 \x01(\tR\rcontributorId\x12\x12\n" +
 	"\x04name\x18\x05 \x01(\tR\x04name\x12*\n" +
-	"\x11expires_at_micros\x18\x06 \x01(\x03R\x0fexpiresAtMicros2\x99\x03\n" +
+	"\x11expires_at_micros\x18\x06 \x01(\x03R\x0fexpiresAtMicros2\xa2\x04\n" +
 	"\x15LedgerInternalService\x12\x80\x01\n" +
 	"\x0eCheckCoherence\x121.foundry.internal.ledger.v1.CheckCoherenceRequest\x1a2.foundry.internal.ledger.v1.CheckCoherenceResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\a\x12\x80\x01\n" +
 	"\x0eSetEconomyMode\x121.foundry.internal.ledger.v1.SetEconomyModeRequest\x1a2.foundry.internal.ledger.v1.SetEconomyModeResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\a\x12z\n" +
 	"\fAuthenticate\x12/.foundry.internal.ledger.v1.AuthenticateRequest\x1a0.foundry.internal.ledger.v1.AuthenticateResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\a\x12\x86\x01\n" +
+	"\x10AuthenticateMany\x123.foundry.internal.ledger.v1.AuthenticateManyRequest\x1a4.foundry.internal.ledger.v1.AuthenticateManyResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\aB\x92\x02\n" +
 	"\x1ecom.foundry.internal.ledger.v1B\vLedgerProtoP\x01ZXgithub.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1;ledgerinternalv1\xa2\x02\x03FIL\xaa\x02\x1aFoundry.Internal.Ledger.V1\xca\x02\x1aFoundry\\Internal\\Ledger\\V1\xe2\x02&Foundry\\Internal\\Ledger\\V1\\GPBMetadata\xea\x02\x1dFoundry::Internal::Ledger::V1b\x06proto3"
 
@@ -427,34 +642,43 @@ func file_foundry_internal_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_internal_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_internal_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_foundry_internal_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_foundry_internal_ledger_v1_ledger_proto_goTypes = []any{
-	(*CheckCoherenceRequest)(nil),  // 0: foundry.internal.ledger.v1.CheckCoherenceRequest
-	(*CheckCoherenceResponse)(nil), // 1: foundry.internal.ledger.v1.CheckCoherenceResponse
-	(*SetEconomyModeRequest)(nil),  // 2: foundry.internal.ledger.v1.SetEconomyModeRequest
-	(*SetEconomyModeResponse)(nil), // 3: foundry.internal.ledger.v1.SetEconomyModeResponse
-	(*AuthenticateRequest)(nil),    // 4: foundry.internal.ledger.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),   // 5: foundry.internal.ledger.v1.AuthenticateResponse
-	(*v1.GetSupplyResponse)(nil),   // 6: foundry.ledger.v1.GetSupplyResponse
-	(*v1.VerifyAuditResponse)(nil), // 7: foundry.ledger.v1.VerifyAuditResponse
-	(v1.EconomyMode)(0),            // 8: foundry.ledger.v1.EconomyMode
+	(*CheckCoherenceRequest)(nil),    // 0: foundry.internal.ledger.v1.CheckCoherenceRequest
+	(*CheckCoherenceResponse)(nil),   // 1: foundry.internal.ledger.v1.CheckCoherenceResponse
+	(*SetEconomyModeRequest)(nil),    // 2: foundry.internal.ledger.v1.SetEconomyModeRequest
+	(*SetEconomyModeResponse)(nil),   // 3: foundry.internal.ledger.v1.SetEconomyModeResponse
+	(*AuthenticateRequest)(nil),      // 4: foundry.internal.ledger.v1.AuthenticateRequest
+	(*AuthenticateManyRequest)(nil),  // 5: foundry.internal.ledger.v1.AuthenticateManyRequest
+	(*TokenCheck)(nil),               // 6: foundry.internal.ledger.v1.TokenCheck
+	(*AuthenticateManyResponse)(nil), // 7: foundry.internal.ledger.v1.AuthenticateManyResponse
+	(*TokenVerdict)(nil),             // 8: foundry.internal.ledger.v1.TokenVerdict
+	(*AuthenticateResponse)(nil),     // 9: foundry.internal.ledger.v1.AuthenticateResponse
+	(*v1.GetSupplyResponse)(nil),     // 10: foundry.ledger.v1.GetSupplyResponse
+	(*v1.VerifyAuditResponse)(nil),   // 11: foundry.ledger.v1.VerifyAuditResponse
+	(v1.EconomyMode)(0),              // 12: foundry.ledger.v1.EconomyMode
 }
 var file_foundry_internal_ledger_v1_ledger_proto_depIdxs = []int32{
-	6, // 0: foundry.internal.ledger.v1.CheckCoherenceResponse.supply:type_name -> foundry.ledger.v1.GetSupplyResponse
-	7, // 1: foundry.internal.ledger.v1.CheckCoherenceResponse.chain:type_name -> foundry.ledger.v1.VerifyAuditResponse
-	8, // 2: foundry.internal.ledger.v1.SetEconomyModeRequest.mode:type_name -> foundry.ledger.v1.EconomyMode
-	8, // 3: foundry.internal.ledger.v1.SetEconomyModeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	0, // 4: foundry.internal.ledger.v1.LedgerInternalService.CheckCoherence:input_type -> foundry.internal.ledger.v1.CheckCoherenceRequest
-	2, // 5: foundry.internal.ledger.v1.LedgerInternalService.SetEconomyMode:input_type -> foundry.internal.ledger.v1.SetEconomyModeRequest
-	4, // 6: foundry.internal.ledger.v1.LedgerInternalService.Authenticate:input_type -> foundry.internal.ledger.v1.AuthenticateRequest
-	1, // 7: foundry.internal.ledger.v1.LedgerInternalService.CheckCoherence:output_type -> foundry.internal.ledger.v1.CheckCoherenceResponse
-	3, // 8: foundry.internal.ledger.v1.LedgerInternalService.SetEconomyMode:output_type -> foundry.internal.ledger.v1.SetEconomyModeResponse
-	5, // 9: foundry.internal.ledger.v1.LedgerInternalService.Authenticate:output_type -> foundry.internal.ledger.v1.AuthenticateResponse
-	7, // [7:10] is the sub-list for method output_type
-	4, // [4:7] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	10, // 0: foundry.internal.ledger.v1.CheckCoherenceResponse.supply:type_name -> foundry.ledger.v1.GetSupplyResponse
+	11, // 1: foundry.internal.ledger.v1.CheckCoherenceResponse.chain:type_name -> foundry.ledger.v1.VerifyAuditResponse
+	12, // 2: foundry.internal.ledger.v1.SetEconomyModeRequest.mode:type_name -> foundry.ledger.v1.EconomyMode
+	12, // 3: foundry.internal.ledger.v1.SetEconomyModeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	6,  // 4: foundry.internal.ledger.v1.AuthenticateManyRequest.tokens:type_name -> foundry.internal.ledger.v1.TokenCheck
+	8,  // 5: foundry.internal.ledger.v1.AuthenticateManyResponse.verdicts:type_name -> foundry.internal.ledger.v1.TokenVerdict
+	9,  // 6: foundry.internal.ledger.v1.TokenVerdict.principal:type_name -> foundry.internal.ledger.v1.AuthenticateResponse
+	0,  // 7: foundry.internal.ledger.v1.LedgerInternalService.CheckCoherence:input_type -> foundry.internal.ledger.v1.CheckCoherenceRequest
+	2,  // 8: foundry.internal.ledger.v1.LedgerInternalService.SetEconomyMode:input_type -> foundry.internal.ledger.v1.SetEconomyModeRequest
+	4,  // 9: foundry.internal.ledger.v1.LedgerInternalService.Authenticate:input_type -> foundry.internal.ledger.v1.AuthenticateRequest
+	5,  // 10: foundry.internal.ledger.v1.LedgerInternalService.AuthenticateMany:input_type -> foundry.internal.ledger.v1.AuthenticateManyRequest
+	1,  // 11: foundry.internal.ledger.v1.LedgerInternalService.CheckCoherence:output_type -> foundry.internal.ledger.v1.CheckCoherenceResponse
+	3,  // 12: foundry.internal.ledger.v1.LedgerInternalService.SetEconomyMode:output_type -> foundry.internal.ledger.v1.SetEconomyModeResponse
+	9,  // 13: foundry.internal.ledger.v1.LedgerInternalService.Authenticate:output_type -> foundry.internal.ledger.v1.AuthenticateResponse
+	7,  // 14: foundry.internal.ledger.v1.LedgerInternalService.AuthenticateMany:output_type -> foundry.internal.ledger.v1.AuthenticateManyResponse
+	11, // [11:15] is the sub-list for method output_type
+	7,  // [7:11] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_foundry_internal_ledger_v1_ledger_proto_init() }
@@ -468,7 +692,7 @@ func file_foundry_internal_ledger_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_internal_ledger_v1_ledger_proto_rawDesc), len(file_foundry_internal_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,9 +28,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	LedgerInternalService_CheckCoherence_FullMethodName = "/foundry.internal.ledger.v1.LedgerInternalService/CheckCoherence"
-	LedgerInternalService_SetEconomyMode_FullMethodName = "/foundry.internal.ledger.v1.LedgerInternalService/SetEconomyMode"
-	LedgerInternalService_Authenticate_FullMethodName   = "/foundry.internal.ledger.v1.LedgerInternalService/Authenticate"
+	LedgerInternalService_CheckCoherence_FullMethodName   = "/foundry.internal.ledger.v1.LedgerInternalService/CheckCoherence"
+	LedgerInternalService_SetEconomyMode_FullMethodName   = "/foundry.internal.ledger.v1.LedgerInternalService/SetEconomyMode"
+	LedgerInternalService_Authenticate_FullMethodName     = "/foundry.internal.ledger.v1.LedgerInternalService/Authenticate"
+	LedgerInternalService_AuthenticateMany_FullMethodName = "/foundry.internal.ledger.v1.LedgerInternalService/AuthenticateMany"
 )
 
 // LedgerInternalServiceClient is the client API for LedgerInternalService service.
@@ -50,6 +51,11 @@ type LedgerInternalServiceClient interface {
 	// token's) to the principal it stands for, for the gateway and for a
 	// service a direct gRPC caller reached with a token.
 	Authenticate(ctx context.Context, in *AuthenticateRequest, opts ...grpc.CallOption) (*AuthenticateResponse, error)
+	// AuthenticateMany resolves many token hashes at once, each as
+	// Authenticate does: how a verifier keeps the tokens its clients are
+	// using fresh in one call, where one call per token and request cost a
+	// round trip through the ledger each.
+	AuthenticateMany(ctx context.Context, in *AuthenticateManyRequest, opts ...grpc.CallOption) (*AuthenticateManyResponse, error)
 }
 
 type ledgerInternalServiceClient struct {
@@ -90,6 +96,16 @@ func (c *ledgerInternalServiceClient) Authenticate(ctx context.Context, in *Auth
 	return out, nil
 }
 
+func (c *ledgerInternalServiceClient) AuthenticateMany(ctx context.Context, in *AuthenticateManyRequest, opts ...grpc.CallOption) (*AuthenticateManyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AuthenticateManyResponse)
+	err := c.cc.Invoke(ctx, LedgerInternalService_AuthenticateMany_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LedgerInternalServiceServer is the server API for LedgerInternalService service.
 // All implementations must embed UnimplementedLedgerInternalServiceServer
 // for forward compatibility.
@@ -107,6 +123,11 @@ type LedgerInternalServiceServer interface {
 	// token's) to the principal it stands for, for the gateway and for a
 	// service a direct gRPC caller reached with a token.
 	Authenticate(context.Context, *AuthenticateRequest) (*AuthenticateResponse, error)
+	// AuthenticateMany resolves many token hashes at once, each as
+	// Authenticate does: how a verifier keeps the tokens its clients are
+	// using fresh in one call, where one call per token and request cost a
+	// round trip through the ledger each.
+	AuthenticateMany(context.Context, *AuthenticateManyRequest) (*AuthenticateManyResponse, error)
 	mustEmbedUnimplementedLedgerInternalServiceServer()
 }
 
@@ -125,6 +146,9 @@ func (UnimplementedLedgerInternalServiceServer) SetEconomyMode(context.Context, 
 }
 func (UnimplementedLedgerInternalServiceServer) Authenticate(context.Context, *AuthenticateRequest) (*AuthenticateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Authenticate not implemented")
+}
+func (UnimplementedLedgerInternalServiceServer) AuthenticateMany(context.Context, *AuthenticateManyRequest) (*AuthenticateManyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AuthenticateMany not implemented")
 }
 func (UnimplementedLedgerInternalServiceServer) mustEmbedUnimplementedLedgerInternalServiceServer() {}
 func (UnimplementedLedgerInternalServiceServer) testEmbeddedByValue()                               {}
@@ -201,6 +225,24 @@ func _LedgerInternalService_Authenticate_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerInternalService_AuthenticateMany_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuthenticateManyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerInternalServiceServer).AuthenticateMany(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerInternalService_AuthenticateMany_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerInternalServiceServer).AuthenticateMany(ctx, req.(*AuthenticateManyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LedgerInternalService_ServiceDesc is the grpc.ServiceDesc for LedgerInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -219,6 +261,10 @@ var LedgerInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Authenticate",
 			Handler:    _LedgerInternalService_Authenticate_Handler,
+		},
+		{
+			MethodName: "AuthenticateMany",
+			Handler:    _LedgerInternalService_AuthenticateMany_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
