@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/foundryhq/foundry/services/platform/clock"
+	"github.com/foundryhq/foundry/services/platform/periodic"
 	"github.com/foundryhq/foundry/services/platform/servicecred"
 )
 
@@ -228,16 +229,7 @@ func (v *Verifier) Run(ctx context.Context) {
 	if v.lookupMany == nil || v.ttl <= 0 {
 		return
 	}
-	t := time.NewTicker(v.ttl / 2)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			v.Refresh(ctx)
-		}
-	}
+	periodic.After(ctx, v.ttl/2, func() { v.Refresh(ctx) })
 }
 
 // Refresh is one of Run's refreshes.

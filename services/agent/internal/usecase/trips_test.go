@@ -54,6 +54,18 @@ func (q countingQ) SendBatch(ctx context.Context, b *database.Batch) error {
 	return nil
 }
 
+// tripApp is a use case App over a fresh database whose repositories
+// count their trips.
+func tripApp(t *testing.T, engine database.Engine) (*usecase.App, *tripCounter) {
+	t.Helper()
+	db := dbtest.Open(t, engine, "agent", store.Migrations())
+	trips := &tripCounter{}
+	open := func(q database.Querier) usecase.Repos { return repos(countingQ{Querier: q, c: trips}) }
+	var n atomic.Int64
+	return usecase.New(db, open, usecase.Config{Clock: clock.NewFake(start), Seed: 42, Ideas: &fakeIdeas{},
+		NewID: func() string { return fmt.Sprintf("task-%04d", n.Add(1)) }}), trips
+}
+
 // TestTaskWritesAreFewTrips: a create is one batch of the task, its
 // counters and rollup; a PATCH that completes a task of an idea is its
 // locked read and one batch of the task, the counters, rollups and the
@@ -63,12 +75,7 @@ func TestTaskWritesAreFewTrips(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		ctx := context.Background()
-		db := dbtest.Open(t, engine, "agent", store.Migrations())
-		trips := &tripCounter{}
-		open := func(q database.Querier) usecase.Repos { return repos(countingQ{Querier: q, c: trips}) }
-		var n atomic.Int64
-		app := usecase.New(db, open, usecase.Config{Clock: clock.NewFake(start), Seed: 42, Ideas: &fakeIdeas{},
-			NewID: func() string { return fmt.Sprintf("task-%04d", n.Add(1)) }})
+		app, trips := tripApp(t, engine)
 
 		// A known prompt variant, so the create samples none (a read).
 		tk, err := app.Create(ctx, usecase.NewTask{Direction: "write the spec", Type: "spec",
@@ -110,12 +117,7 @@ func TestMetricsIsOneTrip(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		ctx := context.Background()
-		db := dbtest.Open(t, engine, "agent", store.Migrations())
-		trips := &tripCounter{}
-		open := func(q database.Querier) usecase.Repos { return repos(countingQ{Querier: q, c: trips}) }
-		var n atomic.Int64
-		app := usecase.New(db, open, usecase.Config{Clock: clock.NewFake(start), Seed: 42, Ideas: &fakeIdeas{},
-			NewID: func() string { return fmt.Sprintf("task-%04d", n.Add(1)) }})
+		app, trips := tripApp(t, engine)
 		tk, err := app.Create(ctx, usecase.NewTask{Direction: "build it", Type: "impl", Context: map[string]any{"prompt_variant": "v1"}})
 		require.NoError(t, err)
 		_, err = app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w1")})
