@@ -133,7 +133,7 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 			method := metricMethod(r.Method)
 			duration.WithLabelValues(semconvMethod(r.Method), semconvRoute(*route), strconv.Itoa(rec.status)).
 				Observe(elapsed.Seconds())
-			if tel != nil {
+			if tel != nil && tel.on() {
 				tel.record(event(method, *route, rec.status, start, elapsed))
 			}
 			level := zapcore.InfoLevel

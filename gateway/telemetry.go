@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,9 @@ type telemetryOptions struct {
 	Interval time.Duration
 	// SendTimeout bounds one batch's delivery.
 	SendTimeout time.Duration
+	// ProbeInterval is how often, while the ops service says telemetry is
+	// off, an empty batch asks whether it is on again (0: every tick).
+	ProbeInterval time.Duration
 	// tick replaces the interval ticker (tests).
 	tick <-chan time.Time
 }
@@ -35,14 +39,16 @@ type telemetryOptions struct {
 // finalSendTimeout bounds the last delivery when the process stops.
 const finalSendTimeout = time.Second
 
-var defaultTelemetryOptions = telemetryOptions{Buffer: 4096, BatchSize: 256, Interval: time.Second, SendTimeout: 5 * time.Second}
+var defaultTelemetryOptions = telemetryOptions{Buffer: 4096, BatchSize: 256, Interval: time.Second, SendTimeout: 5 * time.Second,
+	ProbeInterval: 10 * time.Second}
 
 // telemetry records one runtime event per request and sends them to the ops
 // service in batches, from a background goroutine: record never blocks, so
 // a slow or failing ops service (or telemetry sink) never slows or fails a
 // request. When the buffer is full, events are dropped and counted. Where
 // the events end up (a database, a file, nowhere) is the ops service's
-// configuration.
+// configuration; when it keeps them nowhere (telemetry off, the default),
+// it says so, and no request builds an event until it says otherwise.
 type telemetry struct {
 	sender eventSender
 	opts   telemetryOptions
@@ -51,6 +57,10 @@ type telemetry struct {
 	// failing is true while deliveries fail (only run touches it), so a
 	// long outage logs once, not once a batch.
 	failing bool
+	// off is true while the ops service answers that telemetry is off:
+	// an event, its time's formatting and its share of a batch sent only
+	// to be discarded were a few µs of every request on both sides.
+	off atomic.Bool
 
 	dropped prometheus.Counter
 	sent    prometheus.Counter
@@ -79,6 +89,10 @@ func newTelemetry(sender eventSender, log *zap.Logger, reg prometheus.Registerer
 	return t
 }
 
+// on reports whether requests should record events: false while the ops
+// service says telemetry is off.
+func (t *telemetry) on() bool { return !t.off.Load() }
+
 // record queues an event without ever waiting.
 func (t *telemetry) record(e *opsinternalv1.RuntimeEvent) {
 	select {
@@ -103,7 +117,9 @@ func event(method, route string, status int, start time.Time, elapsed time.Durat
 	}
 }
 
-// run sends batches until ctx is done, then sends what is left, once.
+// run sends batches until ctx is done, then sends what is left, once. It
+// first asks whether telemetry is on, and asks again every ProbeInterval
+// while it is off.
 func (t *telemetry) run(ctx context.Context) {
 	tick := t.opts.tick
 	if tick == nil {
@@ -111,6 +127,8 @@ func (t *telemetry) run(ctx context.Context) {
 		defer ticker.Stop()
 		tick = ticker.C
 	}
+	lastProbe := time.Now()
+	t.probe(ctx)
 	var batch []*opsinternalv1.RuntimeEvent
 	flush := func(ctx context.Context, timeout time.Duration) {
 		if len(batch) > 0 {
@@ -127,6 +145,10 @@ func (t *telemetry) run(ctx context.Context) {
 			}
 		case <-tick:
 			flush(ctx, t.opts.SendTimeout)
+			if t.off.Load() && time.Since(lastProbe) >= t.opts.ProbeInterval {
+				lastProbe = time.Now()
+				t.probe(ctx)
+			}
 		case <-ctx.Done():
 		drain:
 			for {
@@ -164,4 +186,29 @@ func (t *telemetry) send(ctx context.Context, batch []*opsinternalv1.RuntimeEven
 	}
 	t.failing = false
 	t.sent.Add(float64(resp.GetAccepted()))
+	t.setOff(resp.GetOff())
+}
+
+// probe asks the ops service, with an empty batch, whether telemetry is
+// on. An answer that does not come leaves things as they are: ops may not
+// be up yet (each service starts on its own), and the next batch or probe
+// asks again.
+func (t *telemetry) probe(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, t.opts.SendTimeout)
+	defer cancel()
+	if resp, err := t.sender.RecordEvents(ctx, &opsinternalv1.RecordEventsRequest{}); err == nil {
+		t.setOff(resp.GetOff())
+	}
+}
+
+// setOff records the ops service's answer, logging a change.
+func (t *telemetry) setOff(off bool) {
+	if t.off.Swap(off) == off {
+		return
+	}
+	if off {
+		t.log.Info("runtime telemetry is off in the ops service: requests record no events", zap.Duration("asking_again_every", t.opts.ProbeInterval))
+	} else {
+		t.log.Info("runtime telemetry is on in the ops service: requests record events")
+	}
 }

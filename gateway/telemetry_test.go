@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +24,15 @@ import (
 )
 
 // fakeSender hands each batch to batches, failing when err is set; with
-// block set it waits for it to close first (a stalled ops service).
+// block set it waits for it to close first (a stalled ops service). An
+// empty batch (the recorder asking whether telemetry is on) is counted in
+// probes, not handed over; off is the answer to every call.
 type fakeSender struct {
 	batches chan []*opsinternalv1.RuntimeEvent
 	err     error
 	block   chan struct{}
+	off     atomic.Bool
+	probes  atomic.Int32
 }
 
 func (f *fakeSender) RecordEvents(ctx context.Context, in *opsinternalv1.RecordEventsRequest, _ ...grpc.CallOption) (*opsinternalv1.RecordEventsResponse, error) {
@@ -38,9 +43,16 @@ func (f *fakeSender) RecordEvents(ctx context.Context, in *opsinternalv1.RecordE
 			return nil, ctx.Err()
 		}
 	}
-	f.batches <- in.GetEvents()
+	if len(in.GetEvents()) == 0 {
+		f.probes.Add(1)
+	} else {
+		f.batches <- in.GetEvents()
+	}
 	if f.err != nil {
 		return nil, f.err
+	}
+	if f.off.Load() {
+		return &opsinternalv1.RecordEventsResponse{Off: true}, nil
 	}
 	return &opsinternalv1.RecordEventsResponse{Accepted: int32(len(in.GetEvents()))}, nil
 }
@@ -124,6 +136,31 @@ func TestTelemetryFailuresAreCounted(t *testing.T) {
 	stop()
 	require.Equal(t, 3.0, testutil.ToFloat64(tel.failed))
 	require.Equal(t, 0.0, testutil.ToFloat64(tel.sent))
+}
+
+func TestTelemetryOffRecordsNothingUntilOn(t *testing.T) {
+	t.Parallel()
+	sender := &fakeSender{batches: make(chan []*opsinternalv1.RuntimeEvent, 10)}
+	sender.off.Store(true)
+	tick := make(chan time.Time)
+	tel := newTelemetry(sender, zap.NewNop(), nil, testOptions(tick))
+	h := chain(http.NotFoundHandler(), observe(zap.NewNop(), nil, tel))
+	serve := func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/nothing", nil)) }
+	start(t, tel)
+
+	require.Eventually(t, func() bool { return !tel.on() }, 5*time.Second, time.Millisecond, "the first probe learns telemetry is off")
+	require.Equal(t, int32(1), sender.probes.Load())
+	serve() // builds no event: the batch below holds only the next request's
+
+	sender.off.Store(false)
+	tick <- time.Now() // ProbeInterval 0: every tick asks while off
+	require.Eventually(t, tel.on, 5*time.Second, time.Millisecond, "a probe learns it is on again")
+	require.Equal(t, int32(2), sender.probes.Load())
+	serve()
+	tick <- time.Now()
+	require.Equal(t, []string{"unmatched"}, routes(<-sender.batches),
+		"requests record events again, and the one served while off recorded none")
+	require.Equal(t, int32(2), sender.probes.Load(), "no probe while telemetry is on")
 }
 
 func TestObserveRecordsRoutePatternsOnly(t *testing.T) {

@@ -71,7 +71,7 @@ func (h *Handler) GetPersistence(ctx context.Context, _ *opsv1.GetPersistenceReq
 }
 
 // RecordEvents implements OpsService.RecordEvents: it stores a batch in the
-// configured sink (accepted 0 when telemetry is off); 503 to the sender
+// configured sink (accepted 0 and off when telemetry is off); 503 to the sender
 // (the gateway's background sender) when the sink fails.
 func (h *Handler) RecordEvents(ctx context.Context, req *opsinternalv1.RecordEventsRequest) (*opsinternalv1.RecordEventsResponse, error) {
 	events := make([]usecase.RuntimeEvent, 0, len(req.GetEvents()))
@@ -81,9 +81,9 @@ func (h *Handler) RecordEvents(ctx context.Context, req *opsinternalv1.RecordEve
 			Status: int(e.GetStatus()), DurationMS: e.GetDurationMs(),
 		})
 	}
-	n, err := h.uc.RecordEvents(ctx, usecase.RecordEventsCmd{Events: events})
+	rec, err := h.uc.RecordEvents(ctx, usecase.RecordEventsCmd{Events: events})
 	if err != nil {
 		return nil, err
 	}
-	return &opsinternalv1.RecordEventsResponse{Accepted: int32(n)}, nil
+	return &opsinternalv1.RecordEventsResponse{Accepted: int32(rec.Accepted), Off: rec.Off}, nil
 }

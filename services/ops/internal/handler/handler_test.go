@@ -292,11 +292,24 @@ func TestRecordEvents(t *testing.T) {
 		}, lines, "query strings are cut, bad values made sane, the time of receipt fills in")
 	})
 
-	t.Run("off accepts and discards", func(t *testing.T) {
+	t.Run("off accepts and discards, and says it is off", func(t *testing.T) {
 		t.Parallel()
 		h := setup(t, usecase.Config{})
 		resp, err := h.RecordEvents(ctx, batch)
 		require.NoError(t, err)
+		require.Equal(t, int32(0), resp.GetAccepted())
+		require.True(t, resp.GetOff())
+		resp, err = h.RecordEvents(ctx, &opsinternalv1.RecordEventsRequest{})
+		require.NoError(t, err)
+		require.True(t, resp.GetOff(), "an empty batch asks whether telemetry is on")
+	})
+
+	t.Run("on answers off false, also to an empty batch", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, usecase.Config{Telemetry: sink(t, telemetry.Config{EventsPath: filepath.Join(t.TempDir(), "events.jsonl")})})
+		resp, err := h.RecordEvents(ctx, &opsinternalv1.RecordEventsRequest{})
+		require.NoError(t, err)
+		require.False(t, resp.GetOff())
 		require.Equal(t, int32(0), resp.GetAccepted())
 	})
 

@@ -45,18 +45,29 @@ type RecordEventsCmd struct {
 
 var _ telemetry.Pruner = (*App)(nil)
 
+// RecordedEvents is what became of a batch.
+type RecordedEvents struct {
+	// Accepted counts the events stored.
+	Accepted int
+	// Off says telemetry is off: nothing sent is kept.
+	Off bool
+}
+
 // RecordEvents stores a batch of runtime events in the configured sink,
 // each kept to what telemetry may hold, and reports how many it accepted
-// (0 when telemetry is off). A sink failure is logged and counted here and
+// and whether telemetry is off (an empty batch asks only that). A sink failure is logged and counted here and
 // answered fault.Unavailable to the caller (the gateway's background
 // sender), never to an HTTP client.
-func (a *App) RecordEvents(ctx context.Context, cmd RecordEventsCmd) (int, error) {
+func (a *App) RecordEvents(ctx context.Context, cmd RecordEventsCmd) (RecordedEvents, error) {
 	batch := cmd.Events
 	if n := len(batch); n > MaxEventsPerBatch {
-		return 0, fault.Validation(fault.Field("events", "at most %d events per batch, got %d", MaxEventsPerBatch, n))
+		return RecordedEvents{}, fault.Validation(fault.Field("events", "at most %d events per batch, got %d", MaxEventsPerBatch, n))
 	}
-	if a.sink.Backend() == telemetry.Off || len(batch) == 0 {
-		return 0, nil
+	if a.sink.Backend() == telemetry.Off {
+		return RecordedEvents{Off: true}, nil
+	}
+	if len(batch) == 0 {
+		return RecordedEvents{}, nil
 	}
 	now := a.cfg.Clock.Now()
 	events := make([]telemetry.Event, 0, len(batch))
@@ -69,10 +80,10 @@ func (a *App) RecordEvents(ctx context.Context, cmd RecordEventsCmd) (int, error
 		a.eventsFailed.Add(float64(len(events)))
 		a.log.Warn("telemetry sink failed: events dropped", zap.String("backend", a.sink.Backend()),
 			zap.Int("events", len(events)), zap.Error(err))
-		return 0, fault.New(fault.Unavailable, "telemetry sink unavailable: %d events dropped", len(events))
+		return RecordedEvents{}, fault.New(fault.Unavailable, "telemetry sink unavailable: %d events dropped", len(events))
 	}
 	a.eventsWritten.Add(float64(len(events)))
-	return len(events), nil
+	return RecordedEvents{Accepted: len(events)}, nil
 }
 
 // PruneEvents deletes the runtime events that occurred before before and

@@ -155,8 +155,12 @@ func (x *RecordEventsRequest) GetEvents() []*RuntimeEvent {
 
 // RecordEventsResponse counts the stored events (0 when telemetry is off).
 type RecordEventsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Accepted      int32                  `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Accepted int32                  `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	// off says telemetry is off (neither RUNTIME_DATABASE_URL nor
+	// RUNTIME_EVENTS_PATH): events sent are not kept, so a sender may stop
+	// building them and ask again later with an empty batch.
+	Off           bool `protobuf:"varint,2,opt,name=off,proto3" json:"off,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -198,6 +202,13 @@ func (x *RecordEventsResponse) GetAccepted() int32 {
 	return 0
 }
 
+func (x *RecordEventsResponse) GetOff() bool {
+	if x != nil {
+		return x.Off
+	}
+	return false
+}
+
 var File_foundry_internal_ops_v1_ops_proto protoreflect.FileDescriptor
 
 const file_foundry_internal_ops_v1_ops_proto_rawDesc = "" +
@@ -212,9 +223,10 @@ const file_foundry_internal_ops_v1_ops_proto_rawDesc = "" +
 	"\voccurred_at\x18\x05 \x01(\tR\n" +
 	"occurredAt\"T\n" +
 	"\x13RecordEventsRequest\x12=\n" +
-	"\x06events\x18\x01 \x03(\v2%.foundry.internal.ops.v1.RuntimeEventR\x06events\"2\n" +
+	"\x06events\x18\x01 \x03(\v2%.foundry.internal.ops.v1.RuntimeEventR\x06events\"D\n" +
 	"\x14RecordEventsResponse\x12\x1a\n" +
-	"\baccepted\x18\x01 \x01(\x05R\baccepted2\x8a\x01\n" +
+	"\baccepted\x18\x01 \x01(\x05R\baccepted\x12\x10\n" +
+	"\x03off\x18\x02 \x01(\bR\x03off2\x8a\x01\n" +
 	"\x12OpsInternalService\x12t\n" +
 	"\fRecordEvents\x12,.foundry.internal.ops.v1.RecordEventsRequest\x1a-.foundry.internal.ops.v1.RecordEventsResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\aB\xfa\x01\n" +

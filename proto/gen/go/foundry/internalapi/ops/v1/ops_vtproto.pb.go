@@ -160,6 +160,16 @@ func (m *RecordEventsResponse) MarshalToSizedBufferVT(dAtA []byte) (int, error) 
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.Off {
+		i--
+		if m.Off {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x10
+	}
 	if m.Accepted != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Accepted))
 		i--
@@ -220,6 +230,9 @@ func (m *RecordEventsResponse) SizeVT() (n int) {
 	_ = l
 	if m.Accepted != 0 {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.Accepted))
+	}
+	if m.Off {
+		n += 2
 	}
 	n += len(m.unknownFields)
 	return n
@@ -535,6 +548,26 @@ func (m *RecordEventsResponse) UnmarshalVT(dAtA []byte) error {
 					break
 				}
 			}
+		case 2:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Off", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Off = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
