@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -27,6 +30,7 @@ import (
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	opsv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ops/v1"
 	"github.com/foundryhq/foundry/services/platform/app"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/config"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
@@ -191,26 +195,27 @@ func dropCommaSpaces(b []byte) []byte {
 // through its connection in conns (by module name), and the raw routes
 // through conns' ledger and ops.
 func New(ctx context.Context, cfg Config, services []app.Module, conns map[string]*grpc.ClientConn, h *app.Host) (http.Handler, error) {
-	// Every route on one mux, and each service's on a mux of its own that
-	// its operations' patterns lead to (routes.go).
-	mux := newAPIMux()
-	byService := map[string]*runtime.ServeMux{}
-	for _, m := range services {
-		own := newAPIMux()
-		for _, into := range []*runtime.ServeMux{mux, own} {
-			if err := m.Routes(ctx, into, conns[m.Name]); err != nil {
-				return nil, fmt.Errorf("register %s routes: %w", m.Name, err)
-			}
-		}
-		byService[serviceName(m.Service)] = own
-	}
-
 	if _, err := servedDocuments(); err != nil {
 		return nil, fmt.Errorf("the OpenAPI document: %w", err)
 	}
 	ops, err := operations(openAPI)
 	if err != nil {
 		return nil, err
+	}
+	// Every route on one mux, and each operation's on a mux of its own
+	// that its pattern leads to (routes.go).
+	mux := newAPIMux()
+	byOperation := map[string]*runtime.ServeMux{}
+	for _, m := range services {
+		register := func(into *runtime.ServeMux) error { return m.Routes(ctx, into, conns[m.Name]) }
+		if err := register(mux); err != nil {
+			return nil, fmt.Errorf("register %s routes: %w", m.Name, err)
+		}
+		own, err := operationMuxes(ops, serviceName(m.Service), register)
+		if err != nil {
+			return nil, fmt.Errorf("register %s routes: %w", m.Name, err)
+		}
+		maps.Copy(byOperation, own)
 	}
 	root := http.NewServeMux()
 	root.Handle("/api/", mux)
@@ -222,19 +227,25 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 	root.Handle("GET /api/ready", readyHandler(opsClient))
 	siteRoutes(root)
 	// After the routes served by hand, which keep their patterns.
-	if err := routeOperations(root, ops, byService); err != nil {
+	if err := routeOperations(root, ops, byOperation); err != nil {
 		return nil, err
 	}
 
 	tel := newTelemetry(opsinternalv1.NewOpsInternalServiceClient(conns[opsPeer]), h.Log.Named("telemetry"), h.Metrics, defaultTelemetryOptions)
 	h.Go(tel.run)
+	return edge(root, cfg, h.Log, h.Metrics, h.Settings, h.Verifier(), tel), nil
+}
+
+// edge wraps the routes in what every request passes through, outermost
+// first.
+func edge(root http.Handler, cfg Config, log *zap.Logger, reg prometheus.Registerer, s *app.Settings, v *authz.Verifier, tel *telemetry) http.Handler {
 	return chain(root,
 		secureHeaders,
 		withRequestID,
-		allowedHosts(newHostRule(cfg.AllowedHosts, h.Settings.HTTPAddr)),
+		allowedHosts(newHostRule(cfg.AllowedHosts, s.HTTPAddr)),
 		traced,
-		recoverPanics(h.Log),
-		observe(h.Log, h.Metrics, tel),
+		recoverPanics(log),
+		observe(log, reg, tel),
 		rejectUnusableURL,
 		crossOrigin,
 		checkHeaders,
@@ -242,11 +253,11 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 		requireJSON,
 		onlyDryRunInQuery,
 		dryRunFromQuery,
-		forwardClient(h.Settings.Proxies),
-		authenticate(h.Verifier(), h.Log.Named("auth")),
+		forwardClient(s.Proxies),
+		authenticate(v, log.Named("auth")),
 		withTimeout(cfg.RequestTimeout),
 		notePattern,
-	), nil
+	)
 }
 
 // useStrictQuery installs strictQuery as grpc-gateway's query parser. The
@@ -256,8 +267,9 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 var useStrictQuery sync.Once
 
 // newAPIMux returns the grpc-gateway mux with Foundry's conventions, before
-// any service's routes are registered on it.
-func newAPIMux() *runtime.ServeMux {
+// any service's routes are registered on it; inner are middlewares run
+// after Foundry's, nearest the handler (routes.go's probe).
+func newAPIMux(inner ...runtime.Middleware) *runtime.ServeMux {
 	useStrictQuery.Do(func() { runtime.SetQueryParameterParser(strictQuery{})(nil) })
 	return runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, compactJSON{&runtime.JSONPb{
@@ -271,7 +283,7 @@ func newAPIMux() *runtime.ServeMux {
 		runtime.WithMetadata(principalMetadata),
 		runtime.WithOutgoingHeaderMatcher(dropHeader),
 		runtime.WithOutgoingTrailerMatcher(dropHeader),
-		runtime.WithMiddlewares(recordRoute, pathMatchesBody),
+		runtime.WithMiddlewares(append([]runtime.Middleware{recordRoute, pathMatchesBody}, inner...)...),
 	)
 }
 

@@ -11,10 +11,12 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -148,7 +150,7 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 				}
 			}
 			if ce := log.Check(level, "http"); ce != nil {
-				ce.Write(append(observability.Fields(r.Context()), zap.String("method", r.Method), zap.String("path", r.URL.Path),
+				ce.Write(append(observability.AppendFields(make([]zap.Field, 0, 9), r.Context()), zap.String("method", r.Method), zap.String("path", r.URL.Path),
 					zap.String("route", *route), zap.Int("status", rec.status), zap.Int("bytes", rec.bytes),
 					zap.Duration("elapsed", elapsed))...)
 			}
@@ -223,11 +225,36 @@ func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if p, ok := runtime.HTTPPattern(r.Context()); ok {
 			if holder, _ := r.Context().Value(routeKey{}).(*string); holder != nil {
-				*holder = r.Method + " " + p.String()
+				*holder = routeLabel(r, p)
 			}
 		}
 		next(w, r, params)
 	}
+}
+
+// routeLabels holds the route label of each operation's pattern on the
+// gateway's root mux (routes.go), which leads to exactly one pattern of its
+// service's mux: Pattern.String builds the label anew with seven
+// allocations, on every request.
+var routeLabels sync.Map // net/http pattern ("GET /api/ideas/{idea_id}") → label
+
+// routeLabel is the label of the grpc-gateway pattern p that matched r:
+// "GET /api/ideas/{idea_id=*}". It is remembered under the root mux's
+// pattern when that names r's method (an operation's own pattern, one of a
+// fixed set); a request that reached the mux another way (under /api/, or a
+// HEAD served by a GET route) has it built.
+func routeLabel(r *http.Request, p runtime.Pattern) string {
+	own := len(r.Pattern) > len(r.Method) && r.Pattern[len(r.Method)] == ' ' && strings.HasPrefix(r.Pattern, r.Method)
+	if own {
+		if label, ok := routeLabels.Load(r.Pattern); ok {
+			return label.(string)
+		}
+	}
+	label := r.Method + " " + p.String()
+	if own {
+		routeLabels.Store(r.Pattern, label)
+	}
+	return label
 }
 
 // catchAll are the root patterns that mean "no route matched".
@@ -396,14 +423,23 @@ func isJSONMediaType(ct string) bool {
 func forwardClient(proxies clientip.Proxies) middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			client := proxies.FromHTTP(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
-			// A shallow copy, whose RemoteAddr changes; the headers are
-			// copied only when there is a header to drop.
-			r = r.WithContext(r.Context())
-			if _, sent := r.Header["X-Forwarded-For"]; sent {
-				r.Header = r.Header.Clone()
-				r.Header.Del("X-Forwarded-For")
+			forwarded, sent := r.Header["X-Forwarded-For"]
+			// Nothing to drop and nothing to resolve: the peer is the
+			// client, and RemoteAddr already says so as resolving would
+			// (net/http's form of an address, neither an IPv4-mapped IPv6
+			// address nor one with a zone, which resolving rewrites).
+			if !sent {
+				if peer, err := netip.ParseAddrPort(r.RemoteAddr); err == nil && !peer.Addr().Is4In6() && peer.Addr().Zone() == "" {
+					next.ServeHTTP(w, r)
+					return
+				}
 			}
+			client := proxies.FromHTTP(r.RemoteAddr, forwarded)
+			// A shallow copy, whose RemoteAddr changes and whose headers lose
+			// the one to drop.
+			r = r.WithContext(r.Context())
+			r.Header = r.Header.Clone()
+			r.Header.Del("X-Forwarded-For")
 			_, port, err := net.SplitHostPort(r.RemoteAddr)
 			if err != nil {
 				port = "0"
@@ -441,8 +477,12 @@ func withTimeout(d time.Duration) middleware {
 // never ignoring the flag silently.
 func dryRunFromQuery(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.RawQuery == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		q := r.URL.Query()
-		if r.Method != http.MethodPost || !q.Has("dry_run") {
+		if !q.Has("dry_run") {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,30 +20,32 @@ import (
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 )
 
-// publicMuxes are a mux per public service with its routes (their clients
-// are never called here), by short service name.
-func publicMuxes(t *testing.T) map[string]*runtime.ServeMux {
+// publicRoutes register each public service's routes on a mux (their
+// clients are never called here), by short service name.
+var publicRoutes = map[string]func(*runtime.ServeMux) error{
+	serviceName(portfoliov1.PortfolioService_ServiceDesc.ServiceName): func(m *runtime.ServeMux) error {
+		return portfoliov1.RegisterPortfolioServiceHandlerClient(context.Background(), m, portfoliov1.NewPortfolioServiceClient(nil))
+	},
+	serviceName(ledgerv1.LedgerService_ServiceDesc.ServiceName): func(m *runtime.ServeMux) error {
+		return ledgerv1.RegisterLedgerServiceHandlerClient(context.Background(), m, ledgerv1.NewLedgerServiceClient(nil))
+	},
+	serviceName(agentv1.AgentService_ServiceDesc.ServiceName): func(m *runtime.ServeMux) error {
+		return agentv1.RegisterAgentServiceHandlerClient(context.Background(), m, agentv1.NewAgentServiceClient(nil))
+	},
+	serviceName(opsv1.OpsService_ServiceDesc.ServiceName): func(m *runtime.ServeMux) error {
+		return opsv1.RegisterOpsServiceHandlerClient(context.Background(), m, opsv1.NewOpsServiceClient(nil))
+	},
+}
+
+// operationMuxesOf are operationMuxes of the named public services, by
+// operation pattern.
+func operationMuxesOf(t *testing.T, ops []operation, services ...string) map[string]*runtime.ServeMux {
 	t.Helper()
-	ctx := context.Background()
-	register := map[string]func(context.Context, *runtime.ServeMux) error{
-		serviceName(portfoliov1.PortfolioService_ServiceDesc.ServiceName): func(ctx context.Context, m *runtime.ServeMux) error {
-			return portfoliov1.RegisterPortfolioServiceHandlerClient(ctx, m, portfoliov1.NewPortfolioServiceClient(nil))
-		},
-		serviceName(ledgerv1.LedgerService_ServiceDesc.ServiceName): func(ctx context.Context, m *runtime.ServeMux) error {
-			return ledgerv1.RegisterLedgerServiceHandlerClient(ctx, m, ledgerv1.NewLedgerServiceClient(nil))
-		},
-		serviceName(agentv1.AgentService_ServiceDesc.ServiceName): func(ctx context.Context, m *runtime.ServeMux) error {
-			return agentv1.RegisterAgentServiceHandlerClient(ctx, m, agentv1.NewAgentServiceClient(nil))
-		},
-		serviceName(opsv1.OpsService_ServiceDesc.ServiceName): func(ctx context.Context, m *runtime.ServeMux) error {
-			return opsv1.RegisterOpsServiceHandlerClient(ctx, m, opsv1.NewOpsServiceClient(nil))
-		},
-	}
 	out := map[string]*runtime.ServeMux{}
-	for name, reg := range register {
-		m := newAPIMux()
-		require.NoError(t, reg(ctx, m), name)
-		out[name] = m
+	for _, name := range services {
+		own, err := operationMuxes(ops, name, publicRoutes[name])
+		require.NoError(t, err, name)
+		maps.Copy(out, own)
 	}
 	return out
 }
@@ -55,28 +59,26 @@ func TestEveryOperationIsRoutedToItsService(t *testing.T) {
 	ops, err := operations(openAPI)
 	require.NoError(t, err)
 	require.Greater(t, len(ops), 70, "every operation of the document")
-	byService := publicMuxes(t)
+	byOperation := operationMuxesOf(t, ops, slices.Collect(maps.Keys(publicRoutes))...)
 	all := newAPIMux()
 	root := http.NewServeMux()
 	root.Handle("/api/", all)
 	ready := http.NotFoundHandler()
 	root.Handle("GET /api/ready", ready) // served by hand, and an operation of the document
-	require.NoError(t, routeOperations(root, ops, byService))
+	require.NoError(t, routeOperations(root, ops, byOperation))
 	h, pattern := root.Handler(httptest.NewRequest(http.MethodGet, "/api/ready", nil))
 	require.Equal(t, "GET /api/ready", pattern)
 	require.Equal(t, fmt.Sprintf("%p", ready), fmt.Sprintf("%p", h), "a route served by hand keeps its handler")
 
-	wildcard := regexp.MustCompile(`\{[^}]+\}`)
 	for _, op := range ops {
 		if op.pattern() == "GET /api/ready" {
 			continue
 		}
-		own := byService[op.service]
+		own := byOperation[op.pattern()]
 		require.NotNil(t, own, "%s: a public service's operation", op.pattern())
-		req := httptest.NewRequest(op.method, wildcard.ReplaceAllString(op.path, "0193a3c0-aaaa-7bbb-8ccc-123456789abc"), nil)
-		h, pattern := root.Handler(req)
+		h, pattern := root.Handler(httptest.NewRequest(op.method, samplePath(op.path), nil))
 		require.Equal(t, op.pattern(), pattern, "the operation's own pattern")
-		require.Same(t, own, h, "%s: its service's mux", op.pattern())
+		require.Same(t, own, h, "%s: its own mux", op.pattern())
 	}
 	for _, target := range []string{"DELETE /api/ideas/x", "GET /api/ideas/", "GET /api/no-such-thing", "PUT /api/agent/tasks"} {
 		method, path, _ := strings.Cut(target, " ")
@@ -88,7 +90,7 @@ func TestEveryOperationIsRoutedToItsService(t *testing.T) {
 	// A service the gateway is not given: its operations fall to /api/.
 	partial := http.NewServeMux()
 	partial.Handle("/api/", all)
-	require.NoError(t, routeOperations(partial, ops, map[string]*runtime.ServeMux{"PortfolioService": byService["PortfolioService"]}))
+	require.NoError(t, routeOperations(partial, ops, operationMuxesOf(t, ops, "PortfolioService")))
 	_, pattern = partial.Handler(httptest.NewRequest(http.MethodGet, "/api/assets/a", nil))
 	require.Equal(t, "/api/", pattern)
 }
@@ -96,11 +98,52 @@ func TestEveryOperationIsRoutedToItsService(t *testing.T) {
 // TestConflictingOperationsAreAnError: two operations net/http cannot tell
 // apart stop the gateway from starting instead of panicking.
 func TestConflictingOperationsAreAnError(t *testing.T) {
-	byService := map[string]*runtime.ServeMux{"A": newAPIMux()}
 	err := routeOperations(http.NewServeMux(), []operation{
 		{method: http.MethodGet, path: "/api/a/{x}/b", service: "A"},
 		{method: http.MethodGet, path: "/api/a/c/{y}", service: "A"},
-	}, byService)
+	}, map[string]*runtime.ServeMux{"GET /api/a/{x}/b": newAPIMux(), "GET /api/a/c/{y}": newAPIMux()})
 	require.ErrorContains(t, err, "the API's routes")
 	require.ErrorContains(t, err, "conflicts")
+}
+
+// TestRouteLabelOfEveryOperation: the route label of every operation (its
+// method and grpc-gateway's form of its pattern, "GET /api/ideas/{idea_id=*}")
+// is the same when built and when remembered, and a request that reaches
+// its service's routes under /api/ has its label built. The label names the
+// pattern that took the request, so this also holds each operation's own mux
+// to the operation's pattern.
+func TestRouteLabelOfEveryOperation(t *testing.T) {
+	ops, err := operations(openAPI)
+	require.NoError(t, err)
+	root := http.NewServeMux()
+	require.NoError(t, routeOperations(root, ops, operationMuxesOf(t, ops, slices.Collect(maps.Keys(publicRoutes))...)))
+	label := func(h http.Handler, method, path string) string {
+		holder := new(string)
+		req := httptest.NewRequest(method, path, strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
+		req = req.WithContext(context.WithValue(req.Context(), routeKey{}, holder))
+		func() {
+			defer func() { _ = recover() }() // the services' clients have no connection
+			h.ServeHTTP(httptest.NewRecorder(), req)
+		}()
+		return *holder
+	}
+	for _, op := range ops {
+		path := samplePath(op.path)
+		want := op.method + " " + regexp.MustCompile(`\{([^}]+)\}`).ReplaceAllString(op.path, "{${1}=*}")
+		require.Equal(t, want, label(root, op.method, path), "built")
+		require.Equal(t, want, label(root, op.method, path), "remembered")
+		under := newAPIMux()
+		require.NoError(t, publicRoutes[op.service](under))
+		require.Equal(t, want, label(under, op.method, path), "reached under /api/")
+	}
+}
+
+// TestOperationMuxesRefuseAnOperationNoRouteTakes: an operation of the
+// document that the service's generated routes do not serve stops the
+// gateway at start.
+func TestOperationMuxesRefuseAnOperationNoRouteTakes(t *testing.T) {
+	_, err := operationMuxes([]operation{{method: http.MethodGet, path: "/api/no-such/{x}", service: "PortfolioService"}},
+		"PortfolioService", publicRoutes["PortfolioService"])
+	require.ErrorContains(t, err, "GET /api/no-such/{x}: no route of PortfolioService takes it")
 }

@@ -98,14 +98,19 @@ func Start(ctx context.Context, service string, log *zap.Logger) (shutdown func(
 // and, when it is traced, its trace and span ids (the ones a trace viewer
 // shows, so a log line leads to its trace and back).
 func Fields(ctx context.Context) []zap.Field {
-	out := make([]zap.Field, 0, 3)
+	return AppendFields(make([]zap.Field, 0, 3), ctx)
+}
+
+// AppendFields appends ctx's Fields to fields, for a caller that adds its
+// own to the same line and would rather size the slice once.
+func AppendFields(fields []zap.Field, ctx context.Context) []zap.Field {
 	if id := requestid.From(ctx); id != "" {
-		out = append(out, zap.String("request_id", id))
+		fields = append(fields, zap.String("request_id", id))
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-		out = append(out, zap.String("trace_id", sc.TraceID().String()), zap.String("span_id", sc.SpanID().String()))
+		fields = append(fields, zap.String("trace_id", sc.TraceID().String()), zap.String("span_id", sc.SpanID().String()))
 	}
-	return out
+	return fields
 }
 
 // Version is the release this binary was built as, set by the linker:
