@@ -64,12 +64,14 @@ type options struct {
 	concurrency  int
 	round        time.Duration
 	rounds       int
-	warmup       time.Duration
-	routes       string
-	profile      string
-	services     bool
-	engine       string
-	stakers      int
+	// compareGateway is -compare-gateway's binary ("" without it).
+	compareGateway string
+	warmup         time.Duration
+	routes         string
+	profile        string
+	services       bool
+	engine         string
+	stakers        int
 }
 
 func run() error {
@@ -85,6 +87,9 @@ func run() error {
 	flag.IntVar(&o.concurrency, "c", 16, "concurrent clients")
 	flag.DurationVar(&o.round, "round", 3*time.Second, "length of one round")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds per server and route (alternating)")
+	flag.StringVar(&o.compareGateway, "compare-gateway", "",
+		"a second Foundry binary to run as a second gateway beside Foundry's, against the same services (with -foundry-split), "+
+			"reported as foundry-b: a change to the gateway measured against the build before it in one run")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "unrecorded load before a route's rounds, per server")
 	flag.StringVar(&o.routes, "routes", "", "comma-separated route names to run (default: all)")
 	flag.StringVar(&o.profile, "profile", "", "directory to save a CPU profile of Foundry per route (taken during its first round; split: one per process, <route>.gateway and <route>.modules)")
@@ -97,6 +102,9 @@ func run() error {
 	}
 	if o.stakers < 1 {
 		return errors.New("-contributors must be at least 1")
+	}
+	if o.compareGateway != "" && !o.foundrySplit {
+		return errors.New("-compare-gateway needs -foundry-split: the second gateway calls Foundry's services process")
 	}
 
 	ctx, stop := context.WithCancel(context.Background())
@@ -143,6 +151,10 @@ func run() error {
 		return fmt.Errorf("seed: %w", err)
 	}
 	targets := []target{{name: "foundry", base: "http://" + foundryAddr, procs: foundry.procs}}
+	if foundry.compare != nil {
+		fmt.Printf("foundry-b: the gateway of %s up on %s, calling the same services\n", o.compareGateway, foundry.compareAddr)
+		targets = append(targets, target{name: "foundry-b", base: "http://" + foundry.compareAddr, procs: foundry.compare})
+	}
 	if dbURL != "" {
 		bareAddr := freeAddr()
 		bare, err := start(o.bare, nil, "-addr="+bareAddr, "-database-url="+dbURL, "-pool=16")
@@ -855,10 +867,13 @@ var goals = map[string]float64{"idea": 0.55, "ideas-list-50": 0.6, "contribution
 func goalOf(route string) goal { return goal{bare: goals[route], twohop: 0.8} }
 
 func (g goal) of(base string) float64 {
-	if base == "bare" {
+	switch base {
+	case "bare":
 		return g.bare
+	case "twohop":
+		return g.twohop
 	}
-	return g.twohop
+	return 0 // another build of Foundry: no goal
 }
 
 // String is the goal as the report's column shows it: "0.8" (two-hop), or
@@ -884,14 +899,22 @@ type column struct {
 }
 
 func report(w io.Writer, results []result, targets []target, o options) {
-	cols := []column{{name: "foundry", label: "foundry"}, {name: "bare", label: "bare"},
-		{name: "twohop", label: "two-hop", roles: []string{"front", "back"}}}
+	cols := []column{{name: "foundry", label: "foundry"}}
+	compared := slices.ContainsFunc(targets, func(t target) bool { return t.name == "foundry-b" })
+	if compared {
+		cols = append(cols, column{name: "foundry-b", label: "foundry-b", roles: []string{"gateway", "modules"}})
+	}
+	cols = append(cols, column{name: "bare", label: "bare"}, column{name: "twohop", label: "two-hop", roles: []string{"front", "back"}})
 	for _, t := range targets {
 		if t.name == "foundry" && len(t.procs) > 1 {
 			for _, p := range t.procs {
 				cols[0].roles = append(cols[0].roles, p.role)
 			}
 		}
+	}
+	bases := []string{"bare", "twohop"}
+	if compared {
+		bases = append(bases, "foundry-b")
 	}
 	const none = "—"
 	fmt.Fprintf(w, "\n%s: %d clients, %d alternating rounds of %s per server and route\n", o.engine, o.concurrency, o.rounds, o.round)
@@ -904,7 +927,11 @@ func report(w io.Writer, results []result, targets []target, o options) {
 	for _, c := range cols {
 		fmt.Fprintf(tw, "%s req/s\tp50\tp99\t", c.label)
 	}
-	fmt.Fprintln(tw, "÷bare\t÷two-hop\tgoal\t")
+	if compared {
+		fmt.Fprintln(tw, "÷bare\t÷two-hop\t÷foundry-b\tgoal\t")
+	} else {
+		fmt.Fprintln(tw, "÷bare\t÷two-hop\tgoal\t")
+	}
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
 	for _, r := range results {
 		fmt.Fprintf(tw, "%s\t", r.route)
@@ -918,7 +945,7 @@ func report(w io.Writer, results []result, targets []target, o options) {
 		f := r.stats["foundry"]
 		g := goalOf(r.route)
 		below := false
-		for _, base := range []string{"bare", "twohop"} {
+		for _, base := range bases {
 			b := r.stats[base]
 			if b == nil {
 				fmt.Fprintf(tw, "%s\t", none)

@@ -44,6 +44,10 @@ type group struct {
 	procs   []proc
 	// shape says how Foundry runs, for the report.
 	shape string
+	// compare are -compare-gateway's gateway and the services it calls
+	// (Foundry's), serving HTTP on compareAddr; nil without it.
+	compare     []proc
+	compareAddr string
 }
 
 func (g *group) stop() {
@@ -93,27 +97,47 @@ func startFoundrySet(ctx context.Context, o options, data, httpAddr string) (*gr
 		g.stop()
 		return nil, fmt.Errorf("foundry's modules (-target=%s): %w\n%s", strings.Join(services, ","), err, modules.output())
 	}
-	gatewayAdmin := ""
+	gateway, err := startGateway(ctx, o.foundry, data, httpAddr, grpcAddr, services, pprof)
+	if err != nil {
+		g.stop()
+		return nil, err
+	}
+	g.started = append(g.started, gateway.p) // stopped first
+	g.procs = []proc{gateway, {role: "modules", p: modules, admin: modulesAdmin}}
+	g.shape = "two processes: the gateway, and " + strings.Join(services, ", ")
+	if o.compareGateway != "" {
+		g.compareAddr = freeAddr()
+		other, err := startGateway(ctx, o.compareGateway, data, g.compareAddr, grpcAddr, services, false)
+		if err != nil {
+			g.stop()
+			return nil, err
+		}
+		g.started = append(g.started, other.p)
+		g.compare = []proc{other, g.procs[1]}
+	}
+	return g, nil
+}
+
+// startGateway starts bin as Foundry's gateway alone (-target=gateway) on
+// httpAddr, calling the services at grpcAddr, and waits until it is ready.
+func startGateway(ctx context.Context, bin, data, httpAddr, grpcAddr string, services []string, pprof bool) (proc, error) {
+	admin := ""
 	if pprof {
-		gatewayAdmin = freeAddr()
+		admin = freeAddr()
 	}
 	extra := []string{"-target=gateway"}
 	for _, s := range services {
 		extra = append(extra, "-"+s+"-addr="+grpcAddr)
 	}
-	gateway, err := startFoundry(o.foundry, data, httpAddr, freeAddr(), gatewayAdmin, pprof, extra...)
+	p, err := startFoundry(bin, data, httpAddr, freeAddr(), admin, pprof, extra...)
 	if err != nil {
-		g.stop()
-		return nil, err
+		return proc{}, err
 	}
-	g.started = append(g.started, gateway) // stopped first
 	if err := waitHTTP(ctx, "http://"+httpAddr+"/api/ready", 60*time.Second); err != nil {
-		g.stop()
-		return nil, fmt.Errorf("foundry's gateway: %w\n%s", err, gateway.output())
+		p.stop()
+		return proc{}, fmt.Errorf("foundry's gateway (%s): %w\n%s", bin, err, p.output())
 	}
-	g.procs = []proc{{role: "gateway", p: gateway, admin: gatewayAdmin}, {role: "modules", p: modules, admin: modulesAdmin}}
-	g.shape = "two processes: the gateway, and " + strings.Join(services, ", ")
-	return g, nil
+	return proc{role: "gateway", p: p, admin: admin}, nil
 }
 
 // twoHop is the started two-hop pair and its target.
