@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -220,42 +220,31 @@ type routeKey struct{}
 
 // recordRoute is a grpc-gateway middleware (it runs after routing) that tells
 // observe which pattern matched, so metrics are labelled by route, not by
-// path with its ids.
+// path with its ids. A mux applies its middlewares to each handler as it is
+// registered, under one pattern, so each handler's label ("GET
+// /api/ideas/{idea_id=*}") is built once and kept beside it: Pattern.String
+// built it anew with seven allocations on every request.
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
+	var kept atomic.Pointer[routeName]
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		if p, ok := runtime.HTTPPattern(r.Context()); ok {
-			if holder, _ := r.Context().Value(routeKey{}).(*string); holder != nil {
-				*holder = routeLabel(r, p)
+		if holder, _ := r.Context().Value(routeKey{}).(*string); holder != nil {
+			if name := kept.Load(); name != nil && name.method == r.Method {
+				*holder = name.label
+			} else if p, ok := runtime.HTTPPattern(r.Context()); ok {
+				// The method is the request's: a handler is registered for
+				// one, but grpc-gateway may hand a GET's handler a POST
+				// (its path-length fallback).
+				name := &routeName{method: r.Method, label: r.Method + " " + p.String()}
+				kept.Store(name)
+				*holder = name.label
 			}
 		}
 		next(w, r, params)
 	}
 }
 
-// routeLabels holds the route label of each operation's pattern on the
-// gateway's root mux (routes.go), which leads to exactly one pattern of its
-// service's mux: Pattern.String builds the label anew with seven
-// allocations, on every request.
-var routeLabels sync.Map // net/http pattern ("GET /api/ideas/{idea_id}") → label
-
-// routeLabel is the label of the grpc-gateway pattern p that matched r:
-// "GET /api/ideas/{idea_id=*}". It is remembered under the root mux's
-// pattern when that names r's method (an operation's own pattern, one of a
-// fixed set); a request that reached the mux another way (under /api/, or a
-// HEAD served by a GET route) has it built.
-func routeLabel(r *http.Request, p runtime.Pattern) string {
-	own := len(r.Pattern) > len(r.Method) && r.Pattern[len(r.Method)] == ' ' && strings.HasPrefix(r.Pattern, r.Method)
-	if own {
-		if label, ok := routeLabels.Load(r.Pattern); ok {
-			return label.(string)
-		}
-	}
-	label := r.Method + " " + p.String()
-	if own {
-		routeLabels.Store(r.Pattern, label)
-	}
-	return label
-}
+// routeName is a handler's route label for requests of one method.
+type routeName struct{ method, label string }
 
 // catchAll are the root patterns that mean "no route matched".
 var catchAll = map[string]bool{"/": true, "/api/": true}

@@ -162,8 +162,9 @@ func operationMuxes(ops []operation, service string, register func(*runtime.Serv
 		if err := register(own); err != nil {
 			return nil, err
 		}
-		// The generated handler, as the probe mux was given it; the mux's
-		// own middlewares wrap it again.
+		// The generated handler, as the probe mux was given it (it answers
+		// with the probe mux's options, which are every API mux's); the
+		// mux's own middlewares wrap it again.
 		own.Handle(op.method, t.pattern, handlers[t.handler])
 		out[op.pattern()] = own
 	}

@@ -108,8 +108,8 @@ func TestConflictingOperationsAreAnError(t *testing.T) {
 
 // TestRouteLabelOfEveryOperation: the route label of every operation (its
 // method and grpc-gateway's form of its pattern, "GET /api/ideas/{idea_id=*}")
-// is the same when built and when remembered, and a request that reaches
-// its service's routes under /api/ has its label built. The label names the
+// is the same when built and when kept, also for a request that reaches
+// its service's routes under /api/. The label names the
 // pattern that took the request, so this also holds each operation's own mux
 // to the operation's pattern.
 func TestRouteLabelOfEveryOperation(t *testing.T) {
@@ -132,7 +132,7 @@ func TestRouteLabelOfEveryOperation(t *testing.T) {
 		path := samplePath(op.path)
 		want := op.method + " " + regexp.MustCompile(`\{([^}]+)\}`).ReplaceAllString(op.path, "{${1}=*}")
 		require.Equal(t, want, label(root, op.method, path), "built")
-		require.Equal(t, want, label(root, op.method, path), "remembered")
+		require.Equal(t, want, label(root, op.method, path), "kept")
 		under := newAPIMux()
 		require.NoError(t, publicRoutes[op.service](under))
 		require.Equal(t, want, label(under, op.method, path), "reached under /api/")
