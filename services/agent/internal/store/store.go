@@ -170,13 +170,12 @@ type Tasks interface {
 	// QueueLastFinished queues the read of the statuses of the n most
 	// recently finished tasks, newest first, into b.
 	QueueLastFinished(b *database.Batch, n int, out *[]task.Status)
-	// Durations returns the durations (seconds) of at most limit tasks
-	// finished at or after since, the most recently finished first.
-	Durations(ctx context.Context, since time.Time, limit int) ([]float64, error)
-	// QueueDurations queues Durations' read into b; with only, the read
-	// answers none unless only's count is at most limit (a report reads
-	// exact durations only when there are few, and queues the read with
-	// its histogram's, which it cannot wait for).
+	// QueueDurations queues the read of the durations (seconds) of at most
+	// limit tasks finished at or after since, the most recently finished
+	// first, into b; with only, the read answers none unless only's count
+	// is at most limit (a report reads exact durations only when there are
+	// few, and queues the read with its histogram's, which it cannot wait
+	// for).
 	QueueDurations(b *database.Batch, since time.Time, limit int, only *FewDurations, out *[]float64)
 	// OpenIdeas reports which of the ideas have a pending, running or
 	// needs_decision task.

@@ -348,25 +348,18 @@ func (s Tasks) QueueLastFinished(b *database.Batch, n int, out *[]task.Status) {
 	}, `SELECT status FROM tasks WHERE completed_at IS NOT NULL ORDER BY completed_at DESC, id DESC LIMIT $1`, n)
 }
 
-// Durations implements store.Tasks; an index-only scan of tasks_finished.
-func (s Tasks) Durations(ctx context.Context, since time.Time, limit int) ([]float64, error) {
-	var (
-		b   database.Batch
-		out []float64
-	)
-	s.QueueDurations(&b, since, limit, nil, &out)
-	if err := s.q.SendBatch(ctx, &b); err != nil {
-		return nil, fmt.Errorf("durations of finished tasks: %w", err)
-	}
-	return out, nil
-}
-
-// QueueDurations implements store.Tasks. The condition's count is a sum
-// over the duration histogram's rows of the days in its range (an
-// uncorrelated subquery, evaluated once): when it is over limit the read
-// stops there and costs nothing of the tasks table.
+// QueueDurations implements store.Tasks; an index-only scan of
+// tasks_finished. The condition's count is a sum over the duration
+// histogram's rows of the days in its range (an uncorrelated subquery,
+// evaluated once): when it is over limit the read stops there and costs
+// nothing of the tasks table.
 func (s Tasks) QueueDurations(b *database.Batch, since time.Time, limit int, only *store.FewDurations, out *[]float64) {
-	read := func(rows database.Rows) error {
+	cond, args := "", []any{database.Micros(since), limit}
+	if only != nil {
+		cond = `AND $3 + (SELECT COALESCE(SUM(n), 0) FROM task_durations WHERE day >= $4 AND day < $5) <= $2`
+		args = append(args, only.Counted, database.Micros(only.From), database.Micros(only.To))
+	}
+	b.Query(func(rows database.Rows) error {
 		*out = []float64{}
 		for rows.Next() {
 			var d *float64
@@ -378,18 +371,8 @@ func (s Tasks) QueueDurations(b *database.Batch, since time.Time, limit int, onl
 			}
 		}
 		return rows.Err()
-	}
-	if only == nil {
-		b.Query(read, `SELECT duration_seconds FROM tasks
-			WHERE completed_at IS NOT NULL AND completed_at >= $1 ORDER BY completed_at DESC, id DESC LIMIT $2`,
-			database.Micros(since), limit)
-		return
-	}
-	b.Query(read, `SELECT duration_seconds FROM tasks
-		WHERE completed_at IS NOT NULL AND completed_at >= $1
-		AND $3 + (SELECT COALESCE(SUM(n), 0) FROM task_durations WHERE day >= $4 AND day < $5) <= $2
-		ORDER BY completed_at DESC, id DESC LIMIT $2`,
-		database.Micros(since), limit, only.Counted, database.Micros(only.From), database.Micros(only.To))
+	}, `SELECT duration_seconds FROM tasks WHERE completed_at IS NOT NULL AND completed_at >= $1 `+cond+`
+		ORDER BY completed_at DESC, id DESC LIMIT $2`, args...)
 }
 
 // OpenIdeas implements store.Tasks.

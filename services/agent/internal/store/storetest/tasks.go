@@ -333,8 +333,10 @@ func runTasks(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 		durations := func(since time.Time, limit int) []float64 {
 			t.Helper()
-			got, err := h.read().tasks.Durations(ctx, since, limit)
-			require.NoError(t, err)
+			var got []float64
+			b := &database.Batch{}
+			h.read().tasks.QueueDurations(b, since, limit, nil, &got)
+			require.NoError(t, h.DB.SendBatch(ctx, b))
 			return got
 		}
 		require.Equal(t, []float64{4.5, 3.5, 2.5, 1.5}, durations(base, 10), "most recently finished first; none without a duration")
