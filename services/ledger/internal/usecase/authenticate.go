@@ -14,43 +14,21 @@ import (
 )
 
 // Authenticate resolves a Bearer token's hash to its principal: a
-// session's contributor or an API token's role. A session in use slides
-// its expiry forward (identity.RenewSession), in a write only when the
-// renewal is due. Unknown, expired and revoked credentials are an Invalid
-// principal saying which, never an error; a missing hash is one (a
-// fault.Validation naming token_hash).
+// session's contributor or an API token's role. It is AuthenticateMany of
+// the one token, presented now: a session in use slides its expiry forward
+// (identity.RenewSession), in a write only when the renewal is due.
+// Unknown, expired and revoked credentials are an Invalid principal saying
+// which, never an error; a missing hash is one (a fault.Validation naming
+// token_hash).
 func (a *App) Authenticate(ctx context.Context, tokenHash string) (authz.Principal, error) {
 	if err := required("token_hash", tokenHash); err != nil {
 		return authz.Principal{}, err
 	}
-	now := a.now()
-	r := a.read()
-	sess, err := r.Identity.SessionByTokenHash(ctx, tokenHash)
-	switch {
-	case err == nil:
-		p, next, renew := a.sessionPrincipal(sess, now)
-		if !renew {
-			return p, nil
-		}
-		err := a.tx(ctx, func(r Repos) error { return r.Identity.ExtendSession(ctx, tokenHash, next) })
-		if errors.Is(err, store.ErrNotFound) { // logged out meanwhile
-			return authz.Principal{Kind: authz.Invalid, Problem: "invalid token"}, nil
-		}
-		if err != nil {
-			return authz.Principal{}, wrap("renew session", err)
-		}
-		return p, nil
-	case !errors.Is(err, store.ErrNotFound):
-		return authz.Principal{}, wrap("find session", err)
+	ps, err := a.AuthenticateMany(ctx, []TokenCheck{{Hash: tokenHash, Used: true}})
+	if err != nil {
+		return authz.Principal{}, err
 	}
-	t, err := r.Identity.TokenByHash(ctx, tokenHash)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return authz.Principal{Kind: authz.Invalid, Problem: "invalid token"}, nil
-	case err != nil:
-		return authz.Principal{}, wrap("find token", err)
-	}
-	return tokenPrincipal(t, now)
+	return ps[0], nil
 }
 
 // MaxAuthenticateMany bounds the tokens of one AuthenticateMany.
