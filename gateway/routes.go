@@ -154,7 +154,7 @@ func operationMuxes(ops []operation, service string, register func(*runtime.Serv
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op.pattern(), err)
 		}
-		probe.ServeHTTP(nowhere{http.Header{}}, req)
+		probe.ServeHTTP(&nowhere{header: http.Header{}}, req)
 		if t.handler < 0 {
 			return nil, fmt.Errorf("%s: no route of %s takes it", op.pattern(), service)
 		}
@@ -171,12 +171,21 @@ func operationMuxes(ops []operation, service string, register func(*runtime.Serv
 	return out, nil
 }
 
-// nowhere is a ResponseWriter that keeps nothing (the probe's answers).
-type nowhere struct{ header http.Header }
+// nowhere is a ResponseWriter that keeps only the status it was given:
+// the probe's answers, and BenchmarkEdge's, are not read.
+type nowhere struct {
+	header http.Header
+	status int
+}
 
-func (w nowhere) Header() http.Header       { return w.header }
-func (nowhere) Write(b []byte) (int, error) { return len(b), nil }
-func (nowhere) WriteHeader(int)             {}
+func (w *nowhere) Header() http.Header  { return w.header }
+func (w *nowhere) WriteHeader(code int) { w.status = code }
+func (w *nowhere) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return len(b), nil
+}
 
 // samplePath is a path template with a value in each of its wildcards.
 func samplePath(template string) string {
