@@ -11,7 +11,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -414,14 +413,10 @@ func forwardClient(proxies clientip.Proxies) middleware {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			forwarded, sent := r.Header["X-Forwarded-For"]
 			// Nothing to drop and nothing to resolve: the peer is the
-			// client, and RemoteAddr already says so as resolving would
-			// (net/http's form of an address, neither an IPv4-mapped IPv6
-			// address nor one with a zone, which resolving rewrites).
-			if !sent {
-				if peer, err := netip.ParseAddrPort(r.RemoteAddr); err == nil && !peer.Addr().Is4In6() && peer.Addr().Zone() == "" {
-					next.ServeHTTP(w, r)
-					return
-				}
+			// client, and RemoteAddr already says so as resolving would.
+			if !sent && clientip.IsPeerForm(r.RemoteAddr) {
+				next.ServeHTTP(w, r)
+				return
 			}
 			client := proxies.FromHTTP(r.RemoteAddr, forwarded)
 			// A shallow copy, whose RemoteAddr changes and whose headers lose

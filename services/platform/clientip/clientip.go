@@ -123,6 +123,16 @@ func (p Proxies) FromHTTP(remoteAddr string, forwardedFor []string) string {
 	return Resolve(peer, forwardedFor, p.Trusts).String()
 }
 
+// IsPeerForm reports whether remoteAddr ("host:port") is already what
+// resolving it would make it when no X-Forwarded-For was sent: an IP
+// address and port that parseHop leaves as they are (no IPv4-mapped IPv6
+// address, no zone). A caller that would rewrite such an address to its
+// resolved form can leave it alone.
+func IsPeerForm(remoteAddr string) bool {
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	return err == nil && ap.Addr() == ap.Addr().Unmap().WithZone("")
+}
+
 // parseHop reads one X-Forwarded-For entry or a peer address: an IP, with or
 // without a port (1.2.3.4:5678, [::1]:80).
 func parseHop(s string) (netip.Addr, bool) {

@@ -1,6 +1,7 @@
 package clientip_test
 
 import (
+	"net"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,5 +68,22 @@ func TestFromHTTP(t *testing.T) {
 			got := tt.proxies.FromHTTP(tt.remote, tt.xff)
 			require.Equal(t, tt.want, got, "got %s, want %s", got, tt.want)
 		})
+	}
+}
+
+// TestIsPeerForm: an address in the peer form is the one FromHTTP resolves
+// it to without a header; one outside it is rewritten.
+func TestIsPeerForm(t *testing.T) {
+	t.Parallel()
+	for remote, want := range map[string]bool{
+		"203.0.113.9:4000": true, "[2001:db8::9]:4000": true, "[::1]:80": true,
+		"[::ffff:203.0.113.9]:4000": false, "[fe80::1%eth0]:4000": false, "@unix": false, "203.0.113.9": false,
+	} {
+		require.Equal(t, want, clientip.IsPeerForm(remote), remote)
+		if want {
+			host, _, err := net.SplitHostPort(remote)
+			require.NoError(t, err)
+			require.Equal(t, host, clientip.Proxies{}.FromHTTP(remote, nil), "%s resolves to itself", remote)
+		}
 	}
 }
