@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 // siteHandler is the gateway's root mux without services: the API's
@@ -20,7 +21,7 @@ func siteHandler() http.Handler {
 	root := http.NewServeMux()
 	root.Handle("/api/", newAPIMux())
 	siteRoutes(root)
-	return chain(root, secureHeaders)
+	return chain(root, requestScope(zap.NewNop(), nil, nil, 0))
 }
 
 func get(t *testing.T, h http.Handler, method, target string, headers ...string) *httptest.ResponseRecorder {

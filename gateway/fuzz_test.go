@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -404,16 +405,16 @@ func FuzzGitHubWebhook(f *testing.F) {
 	})
 }
 
-// FuzzWithRequestID checks the request id: every response carries a valid
+// FuzzRequestID checks the request id: every response carries a valid
 // one, the client's own exactly when it is valid, and the services see
 // the same id in the request's context.
-func FuzzWithRequestID(f *testing.F) {
+func FuzzRequestID(f *testing.F) {
 	for _, s := range []string{"abc-123", "", "line\nbreak", strings.Repeat("a", 129), "trace:1.2_3", "\xff", "é"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, sent string) {
 		var inContext string
-		h := withRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { inContext = requestid.From(r.Context()) }))
+		h := requestScope(zap.NewNop(), nil, nil, 0)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { inContext = requestid.From(r.Context()) }))
 		r := httptest.NewRequest(http.MethodGet, "/api/ideas", nil)
 		r.Header[requestid.Header] = []string{sent}
 		rec := httptest.NewRecorder()

@@ -240,12 +240,10 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 // first.
 func edge(root http.Handler, cfg Config, log *zap.Logger, reg prometheus.Registerer, s *app.Settings, v *authz.Verifier, tel *telemetry) http.Handler {
 	return chain(root,
-		secureHeaders,
-		withRequestID,
-		allowedHosts(newHostRule(cfg.AllowedHosts, s.HTTPAddr)),
 		traced,
+		requestScope(log, reg, tel, cfg.RequestTimeout),
 		recoverPanics(log),
-		observe(log, reg, tel),
+		allowedHosts(newHostRule(cfg.AllowedHosts, s.HTTPAddr)),
 		rejectUnusableURL,
 		crossOrigin,
 		checkHeaders,
@@ -255,8 +253,7 @@ func edge(root http.Handler, cfg Config, log *zap.Logger, reg prometheus.Registe
 		dryRunFromQuery,
 		forwardClient(s.Proxies),
 		authenticate(v, log.Named("auth")),
-		withTimeout(cfg.RequestTimeout),
-		notePattern,
+		toRoutes,
 	)
 }
 
@@ -312,7 +309,7 @@ func siteRoutes(root *http.ServeMux) {
 // the runtime itself; forwardClient has reduced it to the one resolved
 // client address. The credentials are gone: authenticate turned them into
 // the principal that principalMetadata sends. The request id travels in
-// the context: withRequestID puts it there and the connections' requestid
+// the context: requestScope puts it there and the connections' requestid
 // client interceptor sends it.)
 func incomingHeader(key string) (string, bool) {
 	if http.CanonicalHeaderKey(key) == "Idempotency-Key" {

@@ -1,16 +1,31 @@
 package gateway
 
 import (
+	"context"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	ledgerinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
 	opsinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ops/v1"
 	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
+	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/authz"
+	"github.com/foundryhq/foundry/services/platform/grpcserver"
+	"github.com/foundryhq/foundry/services/platform/requestid"
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 	"github.com/foundryhq/foundry/services/platform/servicecred"
 )
 
@@ -50,4 +65,58 @@ func TestClientCannotSendServiceKey(t *testing.T) {
 	key, forwarded := incomingHeader("Idempotency-Key")
 	require.True(t, forwarded, "the Idempotency-Key is")
 	require.Equal(t, "idempotency-key", key)
+}
+
+// TestServicesSeeOnlyTheMetadataTheyRead: a call the gateway makes for a
+// REST request carries, besides gRPC's own headers, exactly the metadata the
+// services act on: the service credential, the principal, the client's
+// address and the request's id. Every other key would cost both ends of
+// the hop on every call; the Host the client asked for (grpc-gateway's
+// x-forwarded-host) is one nothing reads.
+func TestServicesSeeOnlyTheMetadataTheyRead(t *testing.T) {
+	seen := make(chan metadata.MD, 1)
+	srv := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		seen <- md
+		return handler(ctx, req)
+	}))
+	portfoliov1.RegisterPortfolioServiceServer(srv, ideaServer{})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(),
+		grpcserver.ClientOptions(grpcserver.NewClientMetrics(nil), grpcserver.ClientCredentials{ServiceKey: "the-key"})...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+
+	api := newAPIMux()
+	require.NoError(t, portfoliov1.RegisterPortfolioServiceHandlerClient(context.Background(), api, portfoliov1.NewPortfolioServiceClient(conn)))
+	root := http.NewServeMux()
+	root.Handle("/api/", api)
+	h := edge(root, Config{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute}, zap.NewNop(), nil, &app.Settings{HTTPAddr: "127.0.0.1:8080"}, nil, nil)
+	req := httptest.NewRequest(http.MethodGet, "http://localhost:8080/api/ideas/an-idea", nil)
+	req.RemoteAddr = "127.0.0.1:40000"
+	req.Header.Set(requestid.Header, "the-request")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	md := <-seen
+	got := slices.Sorted(maps.Keys(md))
+	require.Equal(t, []string{":authority", "content-type", "foundry-principal", servicecred.MetadataKey,
+		"grpc-accept-encoding", "user-agent", "x-forwarded-for", requestid.Key}, got)
+	require.Equal(t, []string{"the-key"}, md.Get(servicecred.MetadataKey))
+	require.Equal(t, []string{authz.Principal{Kind: authz.Anonymous}.Encode()}, md.Get(authz.MetadataKey))
+	require.Equal(t, []string{"127.0.0.1"}, md.Get(rpcmeta.ForwardedForKey))
+	require.Equal(t, []string{"the-request"}, md.Get(requestid.Key))
+}
+
+// ideaServer answers GetIdea with the idea asked for.
+type ideaServer struct {
+	portfoliov1.UnimplementedPortfolioServiceServer
+}
+
+func (ideaServer) GetIdea(_ context.Context, req *portfoliov1.GetIdeaRequest) (*portfoliov1.GetIdeaResponse, error) {
+	return &portfoliov1.GetIdeaResponse{Idea: &portfoliov1.Idea{Id: req.GetId()}}, nil
 }

@@ -52,6 +52,8 @@ func writeJSONError(w http.ResponseWriter, code int, body ErrorBody) {
 }
 
 // recoverPanics turns a panic into a 500 instead of a dropped connection.
+// It runs inside requestScope, so the 500 carries the scope's headers and is
+// logged and measured as every other answer is.
 func recoverPanics(log *zap.Logger) middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +62,8 @@ func recoverPanics(log *zap.Logger) middleware {
 					if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 						panic(v)
 					}
-					log.Error("panic serving request", zap.String("path", r.URL.Path), zap.Any("panic", v), zap.Stack("stack"))
+					log.Error("panic serving request", append(observability.AppendFields(make([]zap.Field, 0, 5), r.Context()),
+						zap.String("path", r.URL.Path), zap.Any("panic", v), zap.Stack("stack"))...)
 					writeJSONError(w, http.StatusInternalServerError, ErrorBody{Detail: "internal error"})
 				}
 			}()
@@ -69,36 +72,66 @@ func recoverPanics(log *zap.Logger) middleware {
 	}
 }
 
-// statusRecorder remembers the status a handler wrote.
-type statusRecorder struct {
+// exchange is one request's state at the edge, in one allocation: the
+// response writer that remembers the status and size written, and the
+// route that served it (recordRoute and toRoutes name it).
+type exchange struct {
 	http.ResponseWriter
 	status int
 	bytes  int
+	route  string
 }
 
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
+func (e *exchange) WriteHeader(code int) {
+	if e.status == 0 {
+		e.status = code
 	}
-	r.ResponseWriter.WriteHeader(code)
+	e.ResponseWriter.WriteHeader(code)
 }
 
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
+func (e *exchange) Write(b []byte) (int, error) {
+	if e.status == 0 {
+		e.status = http.StatusOK
 	}
-	n, err := r.ResponseWriter.Write(b)
-	r.bytes += n
+	n, err := e.ResponseWriter.Write(b)
+	e.bytes += n
 	return n, err
 }
 
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+func (e *exchange) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
-// observe logs every request, records its duration by route pattern and
-// status, and queues a runtime telemetry event (when tel is not nil). It
-// never logs or records headers, query strings or bodies (tokens and keys
-// live there).
-func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middleware {
+type exchangeKey struct{}
+
+// exchangeOf is the request's exchange, or nil outside requestScope.
+func exchangeOf(ctx context.Context) *exchange {
+	e, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return e
+}
+
+// nosniff is X-Content-Type-Options' one value, shared by every response
+// (net/http only reads a header's values; one that is added to gets a new
+// slice).
+var nosniff = []string{"nosniff"}
+
+// requestScope opens every request's scope and records the request once
+// it is served. Before: the headers every response carries, errors and a
+// panic's 500 included (X-Content-Type-Options: nosniff, which stops a
+// browser from reading a JSON answer as HTML or script, and X-Request-Id);
+// the request's id (requestid: the client's X-Request-Id when well formed,
+// a fresh one otherwise), which every service's log lines of the request
+// carry; the mark that the calls made for it are the edge's
+// (grpcserver.AtEdge: measured here and by the services, not a third time
+// as client calls); and its deadline (timeout; 0 is none), which reaches
+// the services. After: the access line, the request's duration by route
+// pattern and status, and a runtime telemetry event (when tel is not nil
+// and on). It never logs or records headers, query strings or bodies
+// (tokens and keys live there).
+//
+// All of that is one copy of the request and one value in its context
+// (besides the id's and the edge's mark, which their packages read): as
+// separate middlewares the id, the recording and the deadline each copied
+// the request and added context of their own.
+func requestScope(log *zap.Logger, reg prometheus.Registerer, tel *telemetry, timeout time.Duration) middleware {
 	// Request durations as OpenTelemetry's semantic conventions name them
 	// (http.server.request.duration, in Prometheus form), with their
 	// attributes and default buckets, so dashboards and alerts written for
@@ -120,37 +153,50 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			rec := &statusRecorder{ResponseWriter: w}
-			route := new(string)
-			r = r.WithContext(context.WithValue(r.Context(), routeKey{}, route))
-			next.ServeHTTP(rec, r)
+			id := r.Header.Get(requestid.Header)
+			if !requestid.Valid(id) {
+				id = requestid.New()
+			}
+			h := w.Header()
+			h["X-Content-Type-Options"] = nosniff
+			h[requestid.Header] = []string{id}
+			ex := &exchange{ResponseWriter: w}
+			ctx := context.WithValue(requestid.With(grpcserver.AtEdge(r.Context()), id), exchangeKey{}, ex)
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			r = r.WithContext(ctx)
+			next.ServeHTTP(ex, r)
 			elapsed := time.Since(start)
-			if rec.status == 0 {
-				rec.status = http.StatusOK
+			if ex.status == 0 {
+				ex.status = http.StatusOK
 			}
-			if *route == "" { // neither recordRoute nor notePattern named one
-				*route = "unmatched"
+			if ex.route == "" { // neither recordRoute nor toRoutes named one
+				ex.route = "unmatched"
 			}
+			route := ex.route
 			method := metricMethod(r.Method)
-			duration.WithLabelValues(semconvMethod(r.Method), semconvRoute(*route), strconv.Itoa(rec.status)).
+			duration.WithLabelValues(semconvMethod(r.Method), semconvRoute(route), strconv.Itoa(ex.status)).
 				Observe(elapsed.Seconds())
 			if tel != nil && tel.on() {
-				tel.record(event(method, *route, rec.status, start, elapsed))
+				tel.record(event(method, route, ex.status, start, elapsed))
 			}
 			level := zapcore.InfoLevel
-			if rec.status >= 500 {
+			if ex.status >= 500 {
 				level = zapcore.ErrorLevel
 			}
-			if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+			if span := trace.SpanFromContext(ctx); span.IsRecording() {
 				// route is "METHOD /path/{pattern}" (or "unmatched").
-				span.SetName(*route)
-				if _, path, ok := strings.Cut(*route, " "); ok {
+				span.SetName(route)
+				if _, path, ok := strings.Cut(route, " "); ok {
 					span.SetAttributes(semconv.HTTPRoute(path))
 				}
 			}
 			if ce := log.Check(level, "http"); ce != nil {
-				ce.Write(append(observability.AppendFields(make([]zap.Field, 0, 9), r.Context()), zap.String("method", r.Method), zap.String("path", r.URL.Path),
-					zap.String("route", *route), zap.Int("status", rec.status), zap.Int("bytes", rec.bytes),
+				ce.Write(append(observability.AppendFields(make([]zap.Field, 0, 9), ctx), zap.String("method", r.Method), zap.String("path", r.URL.Path),
+					zap.String("route", route), zap.Int("status", ex.status), zap.Int("bytes", ex.bytes),
 					zap.Duration("elapsed", elapsed))...)
 			}
 		})
@@ -159,8 +205,10 @@ func observe(log *zap.Logger, reg prometheus.Registerer, tel *telemetry) middlew
 
 // traced starts the request's span (continuing the caller's trace when it
 // sent a traceparent) and puts it in the context, so the access log, the
-// services called and their statements join it. observe renames it after
-// its route once routing has named one. Without tracing it is not there.
+// services called and their statements join it. It wraps every other part
+// of the edge, so the access line carries the span's ids; requestScope
+// renames it after its route once routing has named one. Without tracing
+// it is not there.
 func traced(next http.Handler) http.Handler {
 	if !observability.Active() {
 		return next
@@ -215,27 +263,25 @@ func semconvRoute(route string) string {
 	return route
 }
 
-type routeKey struct{}
-
 // recordRoute is a grpc-gateway middleware (it runs after routing) that tells
-// observe which pattern matched, so metrics are labelled by route, not by
-// path with its ids. A mux applies its middlewares to each handler as it is
-// registered, under one pattern, so each handler's label ("GET
+// requestScope which pattern matched, so metrics are labelled by route, not
+// by path with its ids. A mux applies its middlewares to each handler as it
+// is registered, under one pattern, so each handler's label ("GET
 // /api/ideas/{idea_id=*}") is built once and kept beside it: Pattern.String
 // built it anew with seven allocations on every request.
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	var kept atomic.Pointer[routeName]
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		if holder, _ := r.Context().Value(routeKey{}).(*string); holder != nil {
+		if ex := exchangeOf(r.Context()); ex != nil {
 			if name := kept.Load(); name != nil && name.method == r.Method {
-				*holder = name.label
+				ex.route = name.label
 			} else if p, ok := runtime.HTTPPattern(r.Context()); ok {
 				// The method is the request's: a handler is registered for
 				// one, but grpc-gateway may hand a GET's handler a POST
 				// (its path-length fallback).
 				name := &routeName{method: r.Method, label: r.Method + " " + p.String()}
 				kept.Store(name)
-				*holder = name.label
+				ex.route = name.label
 			}
 		}
 		next(w, r, params)
@@ -248,18 +294,31 @@ type routeName struct{ method, label string }
 // catchAll are the root patterns that mean "no route matched".
 var catchAll = map[string]bool{"/": true, "/api/": true}
 
-// notePattern tells observe which pattern of the root mux matched a raw
-// route (GET /api/ready, the docs, the webhook). It must wrap the root mux
-// directly: the mux records the pattern on the request it is given, which
-// the middlewares in between (withTimeout) have copied, so observe's own
-// request never shows it. Routes of the generated mux are recorded earlier
-// by recordRoute and kept.
-func notePattern(next http.Handler) http.Handler {
+// toRoutes hands the request to the root mux, innermost of the edge, and
+// tells requestScope which pattern of the root mux matched a raw route (GET
+// /api/ready, the docs, the webhook): the mux records it on the request it
+// is given, which the edge's own parts may have copied since requestScope's
+// copy, so requestScope's request never shows it. Routes of the generated
+// mux are recorded earlier by recordRoute and kept.
+//
+// The services are not told the Host the client asked for: grpc-gateway
+// sends it to them as x-forwarded-host, which nothing in Foundry reads,
+// and each metadata key costs both ends of the hop on every call (its
+// header field encoded and decoded, a value in the service's metadata).
+// Everything of the edge that reads the Host (the allowed hosts, the
+// cross-origin check) has read it by now, and the request here is the
+// edge's own (requestScope's copy, or a later part's), so it is cleared
+// in place.
+func toRoutes(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Host = ""
+		// Deferred, so a route that panics is labelled too.
+		defer func() {
+			if ex := exchangeOf(r.Context()); ex != nil && ex.route == "" && !catchAll[r.Pattern] {
+				ex.route = r.Pattern
+			}
+		}()
 		next.ServeHTTP(w, r)
-		if holder, _ := r.Context().Value(routeKey{}).(*string); holder != nil && *holder == "" && !catchAll[r.Pattern] {
-			*holder = r.Pattern
-		}
 	})
 }
 
@@ -326,37 +385,6 @@ func rejectUnusableURL(next http.Handler) http.Handler {
 // usableText reports whether s is UTF-8 without a NUL character.
 func usableText(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
-}
-
-// withRequestID gives every request an id: the client's X-Request-Id when
-// it is well formed (requestid.Valid), a fresh one otherwise. The id is
-// answered in X-Request-Id (errors included: it is the outermost
-// middleware but one), logged on the gateway's line, and forwarded to the
-// services as x-request-id metadata, where every log line of the request
-// carries it.
-func withRequestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(requestid.Header)
-		if !requestid.Valid(id) {
-			id = requestid.New()
-		}
-		w.Header().Set(requestid.Header, id)
-		// The calls made for this request are the edge's
-		// (grpcserver.AtEdge: measured here and by the services, not a
-		// third time as client calls).
-		next.ServeHTTP(w, r.WithContext(requestid.With(grpcserver.AtEdge(r.Context()), id)))
-	})
-}
-
-// secureHeaders sets the headers every response carries, errors included:
-// X-Content-Type-Options: nosniff stops a browser from reading a JSON answer
-// as HTML or script. It is the outermost middleware, so even a panic's 500
-// carries them.
-func secureHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		next.ServeHTTP(w, r)
-	})
 }
 
 // requireJSON answers 415 to a POST, PUT or PATCH whose body is not declared
@@ -430,20 +458,6 @@ func forwardClient(proxies clientip.Proxies) middleware {
 			}
 			r.RemoteAddr = net.JoinHostPort(client, port)
 			next.ServeHTTP(w, r)
-		})
-	}
-}
-
-// withTimeout bounds a request's work; the deadline reaches the services.
-func withTimeout(d time.Duration) middleware {
-	return func(next http.Handler) http.Handler {
-		if d <= 0 {
-			return next
-		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, cancel := context.WithTimeout(r.Context(), d)
-			defer cancel()
-			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }

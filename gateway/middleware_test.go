@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,12 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/clientip"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/grpcerr"
+	"github.com/foundryhq/foundry/services/platform/requestid"
 )
 
 func TestMetricsNormaliseUnknownMethods(t *testing.T) {
@@ -28,7 +31,7 @@ func TestMetricsNormaliseUnknownMethods(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	tel := newTelemetry(&fakeSender{}, zap.NewNop(), nil, testOptions(nil))
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNotFound) })
-	h := chain(ok, observe(zap.NewNop(), reg, tel))
+	h := chain(ok, requestScope(zap.NewNop(), reg, tel, 0))
 
 	for _, m := range []string{"FOOBAR", "FOOBAR2", "get", http.MethodGet, http.MethodPatch} {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(m, "/api/nowhere", nil))
@@ -235,7 +238,7 @@ func TestRateLimitAnswersRetryAfter(t *testing.T) {
 func TestSecureHeadersOnEveryResponse(t *testing.T) {
 	t.Parallel()
 	panicking := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
-	h := chain(panicking, secureHeaders, recoverPanics(zap.NewNop()))
+	h := chain(panicking, requestScope(zap.NewNop(), nil, nil, 0), recoverPanics(zap.NewNop()))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	require.Equal(t, http.StatusInternalServerError, rec.Code)
@@ -290,12 +293,12 @@ func TestSemconvHistogram(t *testing.T) {
 	routed := func(route string, status int) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if route != "" {
-				*r.Context().Value(routeKey{}).(*string) = route
+				exchangeOf(r.Context()).route = route
 			}
 			w.WriteHeader(status)
 		})
 	}
-	mw := observe(zap.NewNop(), reg, nil)
+	mw := requestScope(zap.NewNop(), reg, nil, 0)
 	for _, c := range []struct {
 		method, route string
 		status        int
@@ -368,4 +371,40 @@ func BenchmarkEdge(b *testing.B) {
 	if w.status != http.StatusOK {
 		b.Fatalf("status %d", w.status)
 	}
+}
+
+// TestEdgeRecordsEveryAnswer: every answer of the edge is logged and
+// measured, and carries the request's id and the security header: a
+// panic's 500 and a refused Host's 403 as much as a route's 200 (recovery
+// and the allowed hosts run inside the request's scope).
+func TestEdgeRecordsEveryAnswer(t *testing.T) {
+	t.Parallel()
+	root := http.NewServeMux()
+	root.HandleFunc("GET /api/ideas/{id}", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	root.HandleFunc("GET /api/boom", func(http.ResponseWriter, *http.Request) { panic("boom") })
+	reg := prometheus.NewRegistry()
+	core, lines := observer.New(zapcore.InfoLevel)
+	h := edge(root, Config{MaxBodyBytes: 1 << 20, RequestTimeout: time.Minute}, zap.New(core), reg,
+		&app.Settings{HTTPAddr: "127.0.0.1:8080"}, nil, nil)
+	for _, c := range []struct {
+		host, path string
+		status     int
+	}{
+		{"127.0.0.1:8080", "/api/ideas/1", http.StatusOK},
+		{"127.0.0.1:8080", "/api/boom", http.StatusInternalServerError},
+		{"evil.example", "/api/ideas/1", http.StatusForbidden},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "http://"+c.host+c.path, nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		require.Equal(t, c.status, rec.Code, c.path)
+		require.True(t, requestid.Valid(rec.Header().Get(requestid.Header)), "%s %s: an id", c.host, c.path)
+		require.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"), "%s %s", c.host, c.path)
+	}
+	var logged []string
+	for _, e := range lines.FilterMessage("http").All() {
+		logged = append(logged, fmt.Sprint(e.ContextMap()["route"], " ", e.ContextMap()["status"]))
+	}
+	require.Equal(t, []string{"GET /api/ideas/{id} 200", "GET /api/boom 500", "unmatched 403"}, logged)
+	require.Equal(t, 3, testutil.CollectAndCount(reg, "http_server_request_duration_seconds"), "a series for each")
 }

@@ -730,6 +730,16 @@ func appendJSONFloat(out []byte, n float64, bitSize int) []byte {
 	case math.IsInf(n, -1):
 		return append(out, `"-Infinity"`...)
 	}
+	// An integer below the float's integer precision is written as its
+	// digits, which is what the shortest form is for such a value, without
+	// strconv's shortest-digits search: most of Foundry's numbers are whole
+	// (values, costs, counts), and the search was most of a response's
+	// rendering of them. Negative zero keeps its sign through strconv.
+	if limit := integerPrecision(bitSize); n > -limit && n < limit {
+		if i := int64(n); float64(i) == n && (i != 0 || !math.Signbit(n)) {
+			return strconv.AppendInt(out, i, 10)
+		}
+	}
 	format := byte('f')
 	if abs := math.Abs(n); abs != 0 {
 		if bitSize == 64 && (abs < 1e-6 || abs >= 1e21) ||
@@ -747,4 +757,14 @@ func appendJSONFloat(out []byte, n float64, bitSize int) []byte {
 		}
 	}
 	return out
+}
+
+// integerPrecision is the bound below which every integer a float of
+// bitSize holds is exact and no two of them share a shortest decimal form:
+// 2^53 for a double, 2^24 for a float.
+func integerPrecision(bitSize int) float64 {
+	if bitSize == 32 {
+		return 1 << 24
+	}
+	return 1 << 53
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -356,5 +357,39 @@ func jsonTokens(b []byte) []jsonToken {
 			out = append(out, jsonToken{path(), val})
 			afterValue()
 		}
+	}
+}
+
+// TestNumbersAsProtojson: a float or double renders as protojson writes it,
+// for whole numbers on both sides of the integer fast path's bounds (2^53
+// for a double, 2^24 for a float), negative zero, the exponent forms and
+// random bit patterns of either width.
+func TestNumbersAsProtojson(t *testing.T) {
+	doubles := []float64{0, math.Copysign(0, -1), 1, -1, 10, 1234567, 0.5, 1.6667, 1e-7, 1e-6, 123.456e10,
+		1<<53 - 1, 1 << 53, 1<<53 + 2, -(1 << 53), -(1<<53 - 1), 1e15, 1e16, 1e20, 1e21, -1e21, 123456789012345678,
+		math.MaxInt64, math.MinInt64, math.MaxFloat64, math.SmallestNonzeroFloat64}
+	floats := []float32{0, float32(math.Copysign(0, -1)), 1, -3, 0.1, 1<<24 - 1, 1 << 24, 1<<24 + 2, -(1 << 24),
+		123456790000, 1e10, 3e38, 1e-7}
+	rnd := uint64(0x9e3779b97f4a7c15)
+	next := func() uint64 { rnd ^= rnd << 13; rnd ^= rnd >> 7; rnd ^= rnd << 17; return rnd }
+	for range 2000 {
+		doubles = append(doubles, math.Float64frombits(next()), float64(int64(next())>>(next()%64)))
+		floats = append(floats, math.Float32frombits(uint32(next())), float32(int32(next())>>(next()%32)))
+	}
+	for _, v := range doubles {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		want, err := protojson.Marshal(wrapperspb.Double(v))
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(appendJSONFloat(nil, v, 64)), "double %v (%x)", v, math.Float64bits(v))
+	}
+	for _, v := range floats {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			continue
+		}
+		want, err := protojson.Marshal(wrapperspb.Float(v))
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(appendJSONFloat(nil, float64(v), 32)), "float %v (%x)", v, math.Float32bits(v))
 	}
 }

@@ -117,15 +117,15 @@ func TestRouteLabelOfEveryOperation(t *testing.T) {
 	root := http.NewServeMux()
 	require.NoError(t, routeOperations(root, ops, operationMuxesOf(t, ops, slices.Collect(maps.Keys(publicRoutes))...)))
 	label := func(h http.Handler, method, path string) string {
-		holder := new(string)
+		ex := &exchange{}
 		req := httptest.NewRequest(method, path, strings.NewReader("{}"))
 		req.Header.Set("Content-Type", "application/json")
-		req = req.WithContext(context.WithValue(req.Context(), routeKey{}, holder))
+		req = req.WithContext(context.WithValue(req.Context(), exchangeKey{}, ex))
 		func() {
 			defer func() { _ = recover() }() // the services' clients have no connection
 			h.ServeHTTP(httptest.NewRecorder(), req)
 		}()
-		return *holder
+		return ex.route
 	}
 	for _, op := range ops {
 		path := samplePath(op.path)

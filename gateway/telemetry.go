@@ -103,7 +103,7 @@ func (t *telemetry) record(e *opsinternalv1.RuntimeEvent) {
 }
 
 // event builds the event of one request. route is the matched pattern as
-// observe labels it ("GET /api/ideas/{id=*}"); the event keeps the pattern
+// requestScope labels it ("GET /api/ideas/{id=*}"); the event keeps the pattern
 // in template form (/api/ideas/{id}) and never the raw path, its query
 // string, a header or a body.
 func event(method, route string, status int, start time.Time, elapsed time.Duration) *opsinternalv1.RuntimeEvent {

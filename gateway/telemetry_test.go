@@ -144,7 +144,7 @@ func TestTelemetryOffRecordsNothingUntilOn(t *testing.T) {
 	sender.off.Store(true)
 	tick := make(chan time.Time)
 	tel := newTelemetry(sender, zap.NewNop(), nil, testOptions(tick))
-	h := chain(http.NotFoundHandler(), observe(zap.NewNop(), nil, tel))
+	h := chain(http.NotFoundHandler(), requestScope(zap.NewNop(), nil, tel, 0))
 	serve := func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/nothing", nil)) }
 	start(t, tel)
 
@@ -168,9 +168,13 @@ func TestObserveRecordsRoutePatternsOnly(t *testing.T) {
 	tel := newTelemetry(&fakeSender{}, zap.NewNop(), nil, testOptions(nil))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/things/{id}", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	// The gateway's order: withTimeout copies the request between observe
-	// and the mux, so notePattern must carry the pattern back.
-	h := chain(mux, observe(zap.NewNop(), nil, tel), withTimeout(time.Minute), notePattern)
+	// A part of the edge copies the request between requestScope and the
+	// mux (as authenticate does for a credential), so toRoutes must carry
+	// the pattern back.
+	copying := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { next.ServeHTTP(w, r.WithContext(r.Context())) })
+	}
+	h := chain(mux, requestScope(zap.NewNop(), nil, tel, time.Minute), copying, toRoutes)
 
 	req := httptest.NewRequest(http.MethodGet, "/api/things/42?token=secret-token", nil)
 	req.Header.Set("Authorization", "Bearer secret-token")
