@@ -1,8 +1,10 @@
 // Package grpcserver builds the one gRPC server a Foundry process runs and
 // the options of its client connections: OpenTelemetry stats handlers,
-// and go-grpc-middleware's Prometheus metrics (the standard grpc_server_*
-// and grpc_client_* names), access logging and panic recovery, with
-// Foundry's request ids and domain-error table around them; plus
+// Prometheus metrics under the standard names of go-grpc-middleware's
+// provider (grpc_client_* from the provider itself; grpc_server_*, the
+// same series, recorded here at less per call: metrics.go), access logging
+// and go-grpc-middleware's panic recovery, with Foundry's request ids and
+// domain-error table around them; plus
 // grpc.health.v1 and, when asked for, reflection. Importing it installs
 // grpccodec, the generated protobuf marshalling, for every gRPC call of the
 // process, served or made.
@@ -74,7 +76,7 @@ var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 2, 16)
 type Server struct {
 	*grpc.Server
 	Health  *health.Server
-	metrics *grpcprom.ServerMetrics
+	metrics *serverMetrics
 }
 
 // Options are the server's switches.
@@ -139,7 +141,7 @@ var reconnect = grpc.ConnectParams{
 // them all (when the process exports traces) and puts the call's span in
 // the context.
 func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
-	m := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(grpcprom.WithHistogramBuckets(latencyBuckets)))
+	m := newServerMetrics(latencyBuckets)
 	if reg != nil {
 		reg.MustRegister(m)
 	}
@@ -148,7 +150,6 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 		log.Error("panic in handler", append(observability.Fields(ctx), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))...)
 		return status.Error(codes.Internal, "internal error")
 	})
-	exemplar := grpcprom.WithExemplarFromContext(exemplarOf)
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.NumStreamWorkers(streamWorkers),
 		grpc.InitialWindowSize(windowBytes), grpc.InitialConnWindowSize(windowBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
@@ -165,14 +166,14 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 	}
 	unary := []grpc.UnaryServerInterceptor{
 		requestid.UnaryServerInterceptor(),
-		m.UnaryServerInterceptor(exemplar),
+		m.unary,
 		access.unary,
 		servicecred.UnaryServerInterceptor(o.ServiceKey, o.AcceptedServiceKeys...),
 		recovery.UnaryServerInterceptor(rec),
 		grpcerr.UnaryServerInterceptor(log),
 	}
 	stream := []grpc.StreamServerInterceptor{
-		m.StreamServerInterceptor(exemplar),
+		m.stream,
 		access.stream,
 		servicecred.StreamServerInterceptor(o.ServiceKey, o.AcceptedServiceKeys...),
 		recovery.StreamServerInterceptor(rec),
@@ -194,7 +195,7 @@ func New(log *zap.Logger, reg prometheus.Registerer, o Options) *Server {
 // InitializeMetrics creates every registered method's series at zero, so
 // rates and alerts work before a method's first call. Call it once every
 // service is registered.
-func (s *Server) InitializeMetrics() { s.metrics.InitializeMetrics(s.Server) }
+func (s *Server) InitializeMetrics() { s.metrics.initialize(s.Server) }
 
 // ClientCredentials are how a connection to a peer proves it is Foundry:
 // the service key on every call when there is one, over TLS when TLS is

@@ -106,7 +106,10 @@ func StreamServerInterceptor(key string, accepted ...string) grpc.StreamServerIn
 
 // keyCredentials attaches the key to every call of a connection.
 type keyCredentials struct {
-	key    string
+	// md is the metadata every call presents, made once: gRPC reads the
+	// map a call's credentials return into its own and keeps nothing of
+	// it, so one map serves every call instead of one made per call.
+	md     map[string]string
 	secure bool
 }
 
@@ -114,11 +117,11 @@ type keyCredentials struct {
 // plaintext too (insecure loopback, or a cluster network the NetworkPolicy
 // closes); with TLS configured they travel encrypted.
 func PerRPC(key string, overTLS bool) credentials.PerRPCCredentials {
-	return keyCredentials{key: key, secure: overTLS}
+	return keyCredentials{md: map[string]string{MetadataKey: key}, secure: overTLS}
 }
 
 func (k keyCredentials) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{MetadataKey: k.key}, nil
+	return k.md, nil
 }
 
 func (k keyCredentials) RequireTransportSecurity() bool { return k.secure }
