@@ -92,18 +92,11 @@ func printableASCII(s string, limit int) bool {
 	return true
 }
 
-// anonymousMD is the metadata of a request without a credential, encoded
-// once: most reads are anonymous.
-var anonymousMD = metadata.Pairs(authz.MetadataKey, authz.Principal{Kind: authz.Anonymous}.Encode())
-
 // principalMetadata sends the request's principal to the service
 // (runtime.WithMetadata). A service believes it because the gateway holds
 // the service credential; the gateway never forwards a client's own
-// foundry-principal header (incomingHeader).
+// foundry-principal header (incomingHeader). The metadata of each
+// principal is made once (authz.Metadata): grpc-gateway only reads it.
 func principalMetadata(ctx context.Context, _ *http.Request) metadata.MD {
-	p := authz.FromContext(ctx)
-	if p.Kind == authz.Anonymous {
-		return anonymousMD
-	}
-	return metadata.Pairs(authz.MetadataKey, p.Encode())
+	return authz.Metadata(authz.FromContext(ctx))
 }

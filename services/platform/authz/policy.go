@@ -114,7 +114,7 @@ func (e *Enforcer) principal(ctx context.Context) (Principal, error) {
 		if len(v) > 1 {
 			return Principal{}, fault.New(fault.Unauthenticated, "more than one %s", MetadataKey)
 		}
-		p, err := Decode(v[0])
+		p, err := decodeMemo(v[0])
 		if err != nil {
 			return Principal{}, fault.New(fault.Unauthenticated, "%s", err.Error())
 		}
