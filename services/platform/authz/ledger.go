@@ -18,11 +18,11 @@ import (
 // answers that tokens cannot be verified.
 func LedgerLookup(dial func() (*grpc.ClientConn, error)) Lookup {
 	return func(ctx context.Context, hash string) (Principal, error) {
-		conn, err := dial()
+		ledger, err := ledgerClient(dial)
 		if err != nil {
 			return Principal{}, fmt.Errorf("verify token: %w", err)
 		}
-		resp, err := ledgerinternalv1.NewLedgerInternalServiceClient(conn).Authenticate(ctx, &ledgerinternalv1.AuthenticateRequest{TokenHash: hash})
+		resp, err := ledger.Authenticate(ctx, &ledgerinternalv1.AuthenticateRequest{TokenHash: hash})
 		if status.Code(err) == codes.Unauthenticated {
 			return invalid(status.Convert(err).Message()), nil
 		}
@@ -36,7 +36,7 @@ func LedgerLookup(dial func() (*grpc.ClientConn, error)) Lookup {
 // LedgerLookupMany is LookupMany through the ledger's AuthenticateMany.
 func LedgerLookupMany(dial func() (*grpc.ClientConn, error)) LookupMany {
 	return func(ctx context.Context, tokens []TokenUse) ([]Principal, error) {
-		conn, err := dial()
+		ledger, err := ledgerClient(dial)
 		if err != nil {
 			return nil, fmt.Errorf("verify tokens: %w", err)
 		}
@@ -44,7 +44,7 @@ func LedgerLookupMany(dial func() (*grpc.ClientConn, error)) LookupMany {
 		for k, t := range tokens {
 			req.Tokens[k] = &ledgerinternalv1.TokenCheck{TokenHash: t.Hash, Used: t.Used}
 		}
-		resp, err := ledgerinternalv1.NewLedgerInternalServiceClient(conn).AuthenticateMany(ctx, req)
+		resp, err := ledger.AuthenticateMany(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("verify tokens: %w", err)
 		}
@@ -63,6 +63,16 @@ func LedgerLookupMany(dial func() (*grpc.ClientConn, error)) LookupMany {
 		}
 		return out, nil
 	}
+}
+
+// ledgerClient is the ledger's internal service over the connection dial
+// returns, dialled on each look-up (LedgerLookup says why).
+func ledgerClient(dial func() (*grpc.ClientConn, error)) (ledgerinternalv1.LedgerInternalServiceClient, error) {
+	conn, err := dial()
+	if err != nil {
+		return nil, err
+	}
+	return ledgerinternalv1.NewLedgerInternalServiceClient(conn), nil
 }
 
 // FromAuthenticateResponse is the principal a ledger's answer describes.

@@ -181,9 +181,6 @@ type Identity interface {
 	// handle is taken: the unique index decides races, so of two concurrent
 	// claims one commits and the other fails here.
 	Register(ctx context.Context, c Contributor, s Session) error
-	// SessionByTokenHash finds a session and its contributor. ErrNotFound
-	// when no session has that hash.
-	SessionByTokenHash(ctx context.Context, tokenHash string) (Session, error)
 	// QueueCredentials queues the reads of the sessions (with their
 	// contributors) and the API tokens (revoked or not) whose hashes are
 	// among hashes into b: each found one goes into sessions or tokens,
@@ -208,9 +205,6 @@ type Identity interface {
 	// CreateToken inserts an API token. ErrAlreadyExists when its id or
 	// hash is taken.
 	CreateToken(ctx context.Context, t APIToken) error
-	// TokenByHash finds an API token, revoked or not. ErrNotFound when
-	// none has that hash.
-	TokenByHash(ctx context.Context, tokenHash string) (APIToken, error)
 	// ListTokens lists every API token, newest first.
 	ListTokens(ctx context.Context) ([]APIToken, error)
 	// RevokeToken sets a token's revocation time unless it is revoked

@@ -71,18 +71,6 @@ func scanSession(row database.Row) (store.Session, error) {
 	return sess, nil
 }
 
-// SessionByTokenHash implements store.Identity.
-func (i Identity) SessionByTokenHash(ctx context.Context, tokenHash string) (store.Session, error) {
-	sess, err := scanSession(i.q.QueryRow(ctx, `SELECT `+sessionColumns+` WHERE s.token_hash = $1`, tokenHash))
-	if errors.Is(err, database.ErrNoRows) {
-		return store.Session{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Session{}, fmt.Errorf("find session: %w", err)
-	}
-	return sess, nil
-}
-
 // QueueCredentials implements store.Identity: two statements, each one
 // index look-up per hash.
 func (i Identity) QueueCredentials(b *database.Batch, hashes []string, sessions map[string]store.Session, tokens map[string]store.APIToken) {
@@ -222,18 +210,6 @@ func scanToken(row database.Row) (store.APIToken, error) {
 	}
 	if revokedAt != nil {
 		t.RevokedAt = database.Time(*revokedAt)
-	}
-	return t, nil
-}
-
-// TokenByHash implements store.Identity.
-func (i Identity) TokenByHash(ctx context.Context, tokenHash string) (store.APIToken, error) {
-	t, err := scanToken(i.q.QueryRow(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE token_hash = $1`, tokenHash))
-	if errors.Is(err, database.ErrNoRows) {
-		return store.APIToken{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.APIToken{}, fmt.Errorf("find token: %w", err)
 	}
 	return t, nil
 }
