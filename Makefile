@@ -85,8 +85,11 @@ generate: tools ## Format, lint and generate the protobuf code (committed).
 	rm -rf proto/gen/go/foundry gateway/openapi/foundry.swagger.json
 	cp -R $(GEN_SCRATCH)/proto/gen/go/foundry proto/gen/go/
 	cp $(GEN_SCRATCH)/gateway/openapi/*.json gateway/openapi/
-	@# The served OpenAPI 3.1 document, built by the gateway from the above.
-	FOUNDRY_UPDATE_DOCS=1 go test -count=1 -run '^TestOpenAPIFileIsTheServedDocument$$' ./gateway
+	@# The served OpenAPI 3.1 document, built by the gateway from the above,
+	@# and the gateway's generated renderings of the responses, made anew
+	@# (deleted first: one made for the protos before would not compile).
+	rm -f gateway/render_gen.go
+	FOUNDRY_UPDATE_DOCS=1 go test -count=1 -run '^(TestOpenAPIFileIsTheServedDocument|TestGeneratedRenderIsCurrent)$$' ./gateway
 
 .PHONY: check-generated
 check-generated: gen-scratch ## Fail when the protos are unformatted or the committed generated code is stale.

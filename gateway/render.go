@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,18 @@ import (
 // Types this file does not render (google.protobuf.Any, messages with
 // extension ranges) are rendered by protojson, message by message.
 
+// generatedRenders are the renderings generated for Foundry's public
+// messages (render_gen.go, made by TestGeneratedRenderIsCurrent from the
+// same rules as the plans), by Go type: each writes its
+// message's fields by name from the Go struct, where a plan reads each
+// through protobuf reflection (a Has and a Get per field, which were most
+// of a response's rendering). A field the generator leaves to the plans
+// (a map, a well-known type other than a wrapper) is rendered by its plan
+// from within; a message it does not generate (one with a oneof, or no
+// Foundry message at all) is rendered by its plan. Without render_gen.go
+// every message is rendered by its plan, the same bytes.
+var generatedRenders map[reflect.Type]func(*renderer, proto.Message) error
+
 // errRenderDelegate stops a render that protojson must do instead.
 var errRenderDelegate = errors.New("gateway: rendering left to protojson")
 
@@ -44,9 +57,15 @@ func marshalJSON(msg proto.Message) ([]byte, error) {
 		return []byte("{}"), nil
 	}
 	m := msg.ProtoReflect()
-	p := planFor(m.Descriptor())
+	md := m.Descriptor()
+	p := planFor(md)
 	r := renderer{buf: make([]byte, 0, p.sizeHint())}
-	err := r.message(p, m)
+	var err error
+	if generated := generatedRenders[reflect.TypeOf(msg)]; generated != nil && m.IsValid() {
+		err = generated(&r, msg)
+	} else {
+		err = r.message(p, m)
+	}
 	if err == nil {
 		err = proto.CheckInitialized(msg)
 	}
@@ -354,22 +373,24 @@ func (r *renderer) message(p *renderPlan, m protoreflect.Message) error {
 		}
 		r.name(f, first)
 		first = false
-		v := m.Get(f.fd)
-		var err error
-		switch f.card {
-		case list:
-			err = r.list(f, v.List())
-		case mapOf:
-			err = r.mapOf(f, v.Map())
-		default:
-			err = r.singular(&f.val, v)
-		}
-		if err != nil {
+		if err := r.field(f, m); err != nil {
 			return err
 		}
 	}
 	r.buf = append(r.buf, '}')
 	return nil
+}
+
+// field writes the value of m's field f: a list, a map or one value.
+func (r *renderer) field(f *fieldPlan, m protoreflect.Message) error {
+	v := m.Get(f.fd)
+	switch f.card {
+	case list:
+		return r.list(f, v.List())
+	case mapOf:
+		return r.mapOf(f, v.Map())
+	}
+	return r.singular(&f.val, v)
 }
 
 func (r *renderer) name(f *fieldPlan, first bool) {
@@ -767,4 +788,21 @@ func integerPrecision(bitSize int) float64 {
 		return 1 << 24
 	}
 	return 1 << 53
+}
+
+// str writes a string value (the generated renderings' form of
+// appendJSONString).
+func (r *renderer) str(s string) error {
+	var err error
+	r.buf, err = appendJSONString(r.buf, s)
+	return err
+}
+
+// enum writes an enum value: its name, or its number when it has none.
+func (r *renderer) enum(e *enumNames, n int32) {
+	if name := e.name(protoreflect.EnumNumber(n)); name != nil {
+		r.buf = append(r.buf, name...)
+		return
+	}
+	r.buf = strconv.AppendInt(r.buf, int64(n), 10)
 }
