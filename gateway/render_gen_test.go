@@ -26,8 +26,9 @@ const renderGenFile = "render_gen.go"
 // so that a file made for protos since changed never stops the package
 // from compiling: without it every message is rendered by its plan).
 //
-// The generator writes, for each public message without a oneof, a
-// function that renders it from its Go struct by the same rules the plans
+// The generator writes, for each message a public method answers with or
+// such an answer holds (responseTypes) that has no oneof, a function that
+// renders it from its Go struct by the same rules the plans
 // follow (renderPlan: declaration order, proto names, every field present,
 // an unset message null, an unset optional left out), leaving to the plans
 // what they do and it does not (maps, well-known types other than the
