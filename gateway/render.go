@@ -57,8 +57,7 @@ func marshalJSON(msg proto.Message) ([]byte, error) {
 		return []byte("{}"), nil
 	}
 	m := msg.ProtoReflect()
-	md := m.Descriptor()
-	p := planFor(md)
+	p := planFor(m.Descriptor())
 	r := renderer{buf: make([]byte, 0, p.sizeHint())}
 	var err error
 	if generated := generatedRenders[reflect.TypeOf(msg)]; generated != nil && m.IsValid() {
@@ -416,10 +415,7 @@ func (r *renderer) singular(v *valuePlan, val protoreflect.Value) error {
 	case protoreflect.BoolKind:
 		r.buf = strconv.AppendBool(r.buf, val.Bool())
 	case protoreflect.StringKind:
-		var err error
-		if r.buf, err = appendJSONString(r.buf, val.String()); err != nil {
-			return err
-		}
+		return r.str(val.String())
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
 		r.buf = strconv.AppendInt(r.buf, val.Int(), 10)
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
@@ -442,13 +438,10 @@ func (r *renderer) singular(v *valuePlan, val protoreflect.Value) error {
 		r.buf = base64.StdEncoding.AppendEncode(r.buf, val.Bytes())
 		r.buf = append(r.buf, '"')
 	case protoreflect.EnumKind:
-		switch n := val.Enum(); {
-		case v.null:
+		if v.null {
 			r.buf = append(r.buf, "null"...)
-		case v.enum.name(n) != nil:
-			r.buf = append(r.buf, v.enum.name(n)...)
-		default:
-			r.buf = strconv.AppendInt(r.buf, int64(n), 10)
+		} else {
+			r.enum(v.enum, int32(val.Enum()))
 		}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		return r.message(v.msg, val.Message())
@@ -790,8 +783,7 @@ func integerPrecision(bitSize int) float64 {
 	return 1 << 53
 }
 
-// str writes a string value (the generated renderings' form of
-// appendJSONString).
+// str writes a string value.
 func (r *renderer) str(s string) error {
 	var err error
 	r.buf, err = appendJSONString(r.buf, s)

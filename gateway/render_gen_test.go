@@ -220,19 +220,20 @@ func (g *renderGen) function(m *generated) (string, error) {
 	var code strings.Builder
 	code.WriteString("r.buf = append(r.buf, '{')\n")
 	usesWrote := false
-	fds := m.md.Fields()
-	for i := range fds.Len() {
-		fd := fds.Get(i)
+	// The plan's own name and presence of each field: the generated
+	// function writes what the plan would.
+	plan := planFor(m.md)
+	for i := range plan.fields {
+		f := &plan.fields[i]
+		fd := f.fd
 		goName, ok := fields[string(fd.Name())]
 		if !ok {
 			return "", fmt.Errorf("field %s has no Go field", fd.Name())
 		}
-		nameJSON, err := appendJSONString(nil, fd.TextName())
-		if err != nil {
-			return "", err
-		}
-		key := string(nameJSON) + ":"
-		optional := fd.HasPresence() && fd.ContainingOneof() != nil // proto3 optional
+		key := string(f.name) // `"name":`
+		// Left out when unset: a proto3 optional field, as the message has
+		// no oneof of its own.
+		optional := f.presence == presenceOmit
 		expr := "x." + goName
 		value, err := g.fieldValue(m, fd, expr, optional)
 		if err != nil {
@@ -279,7 +280,7 @@ func (g *renderGen) fieldValue(m *generated, fd protoreflect.FieldDescriptor, ex
 	case fd.IsMap():
 		return g.byPlan(m, fd), nil
 	case fd.IsList():
-		if fd.Kind() == protoreflect.MessageKind && g.messages[fd.Message().FullName()] == nil && wrapperKind(fd.Message()) == nil {
+		if g.leftToPlan(fd) {
 			return g.byPlan(m, fd), nil // a list of well-known types
 		}
 		elem, err := g.singular(fd, "e", true)
@@ -290,7 +291,7 @@ func (g *renderGen) fieldValue(m *generated, fd protoreflect.FieldDescriptor, ex
 	case optional:
 		return g.singular(fd, "*"+expr, false)
 	}
-	if fd.Kind() == protoreflect.MessageKind && g.messages[fd.Message().FullName()] == nil && wrapperKind(fd.Message()) == nil {
+	if g.leftToPlan(fd) {
 		// A well-known type, or a message with a oneof: unset is null.
 		return fmt.Sprintf("if %s == nil {\nr.buf = append(r.buf, \"null\"...)\n} else {\n%s}\n", expr, g.byPlan(m, fd)), nil
 	}
@@ -308,19 +309,12 @@ func (g *renderGen) byPlan(m *generated, fd protoreflect.FieldDescriptor) string
 	return fmt.Sprintf("if err := r.field(&%s.fields[%d], x.ProtoReflect()); err != nil {\nreturn err\n}\n", v, fd.Index())
 }
 
-// wrapperKind is the kind a google.protobuf wrapper holds, or nil for any
-// other message.
-func wrapperKind(md protoreflect.MessageDescriptor) *protoreflect.FieldDescriptor {
-	if md.FullName().Parent() != "google.protobuf" {
-		return nil
-	}
-	switch md.Name() {
-	case "BoolValue", "Int32Value", "Int64Value", "UInt32Value", "UInt64Value",
-		"FloatValue", "DoubleValue", "StringValue", "BytesValue":
-		fd := md.Fields().ByNumber(1)
-		return &fd
-	}
-	return nil
+// leftToPlan reports whether a message field's value is written by its
+// plan: a message not generated (a well-known type other than a wrapper, a
+// message with a oneof).
+func (g *renderGen) leftToPlan(fd protoreflect.FieldDescriptor) bool {
+	return fd.Kind() == protoreflect.MessageKind && g.messages[fd.Message().FullName()] == nil &&
+		planFor(fd.Message()).shape != shapeWrapper
 }
 
 // singular is the code that writes one value of fd's kind, held in expr;
@@ -360,8 +354,8 @@ func (g *renderGen) singular(fd protoreflect.FieldDescriptor, expr string, inLis
 		md := fd.Message()
 		var value string
 		switch {
-		case wrapperKind(md) != nil:
-			v, err := g.singular(*wrapperKind(md), expr+".Value", false)
+		case planFor(md).shape == shapeWrapper:
+			v, err := g.singular(planFor(md).a, expr+".Value", false)
 			if err != nil {
 				return "", err
 			}
