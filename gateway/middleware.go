@@ -62,7 +62,7 @@ func recoverPanics(log *zap.Logger) middleware {
 					if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 						panic(v)
 					}
-					log.Error("panic serving request", append(observability.AppendFields(make([]zap.Field, 0, 5), r.Context()),
+					log.Error("panic serving request", append(observability.Fields(r.Context()),
 						zap.String("path", r.URL.Path), zap.Any("panic", v), zap.Stack("stack"))...)
 					writeJSONError(w, http.StatusInternalServerError, ErrorBody{Detail: "internal error"})
 				}
