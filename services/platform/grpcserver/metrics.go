@@ -28,13 +28,16 @@ type serverMetrics struct {
 	started, handled, received, sent *prometheus.CounterVec
 	handling                         *prometheus.HistogramVec
 	// methods are the series of every method registered when
-	// InitializeMetrics ran, by full method name; read without a lock,
-	// never changed once stored. A call of any other method looks its
-	// series up as it goes.
+	// InitializeMetrics ran, by full method name, every one created; read
+	// without a lock, never changed once stored. A call of any other
+	// method has series of its own, each looked up when the call first
+	// adds to it, so that, as with the provider, only the series a call
+	// reaches exist.
 	methods atomic.Pointer[map[string]*methodSeries]
 }
 
-// methodSeries are one method's series.
+// methodSeries are one method's series; nil until looked up (counter,
+// observer).
 type methodSeries struct {
 	started, received, sent prometheus.Counter
 	handling                prometheus.Observer
@@ -42,6 +45,24 @@ type methodSeries struct {
 	// looked up as it comes.
 	handled [codes.Unauthenticated + 1]prometheus.Counter
 	labels  [3]string // grpc_type, grpc_service, grpc_method
+}
+
+// counter is *c, looked up in vec by the method's labels first when it is
+// nil.
+func (s *methodSeries) counter(c *prometheus.Counter, vec *prometheus.CounterVec) prometheus.Counter {
+	if *c == nil {
+		*c = vec.WithLabelValues(s.labels[:]...)
+	}
+	return *c
+}
+
+// observer is the handling time histogram's series, looked up in vec by
+// the method's labels first when it is nil.
+func (s *methodSeries) observer(vec *prometheus.HistogramVec) prometheus.Observer {
+	if s.handling == nil {
+		s.handling = vec.WithLabelValues(s.labels[:]...)
+	}
+	return s.handling
 }
 
 // The call types as the provider labels them (grpc_type).
@@ -112,15 +133,13 @@ func (m *serverMetrics) initialize(srv *grpc.Server) {
 	m.methods.Store(&methods)
 }
 
-// lookUp returns a method's series, creating them at zero.
+// lookUp returns every series of a method, creating them at zero.
 func (m *serverMetrics) lookUp(typ, service, method string) *methodSeries {
-	s := &methodSeries{
-		started:  m.started.WithLabelValues(typ, service, method),
-		received: m.received.WithLabelValues(typ, service, method),
-		sent:     m.sent.WithLabelValues(typ, service, method),
-		handling: m.handling.WithLabelValues(typ, service, method),
-		labels:   [3]string{typ, service, method},
-	}
+	s := &methodSeries{labels: [3]string{typ, service, method}}
+	s.counter(&s.started, m.started)
+	s.counter(&s.received, m.received)
+	s.counter(&s.sent, m.sent)
+	s.observer(m.handling)
 	for c := range s.handled {
 		s.handled[c] = m.handled.WithLabelValues(typ, service, method, codes.Code(c).String())
 	}
@@ -138,7 +157,7 @@ func (m *serverMetrics) series(fullMethod, typ string) *methodSeries {
 	if s, meth, ok := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/"); ok {
 		service, method = s, meth
 	}
-	return m.lookUp(typ, service, method)
+	return &methodSeries{labels: [3]string{typ, service, method}}
 }
 
 // callType is a method's grpc_type.
@@ -160,15 +179,17 @@ func (m *serverMetrics) finish(s *methodSeries, err error, took time.Duration, e
 	var handled prometheus.Counter
 	if int(code) < len(s.handled) {
 		handled = s.handled[code]
-	} else {
+	}
+	if handled == nil {
 		handled = m.handled.WithLabelValues(s.labels[0], s.labels[1], s.labels[2], code.String())
 	}
 	add(handled, exemplar)
+	handling := s.observer(m.handling)
 	if exemplar != nil {
-		s.handling.(prometheus.ExemplarObserver).ObserveWithExemplar(took.Seconds(), exemplar)
+		handling.(prometheus.ExemplarObserver).ObserveWithExemplar(took.Seconds(), exemplar)
 		return
 	}
-	s.handling.Observe(took.Seconds())
+	handling.Observe(took.Seconds())
 }
 
 // callCode is a call's status code as the provider reads it (and the
@@ -195,11 +216,11 @@ func (m *serverMetrics) unary(ctx context.Context, req any, info *grpc.UnaryServ
 	start := time.Now()
 	s := m.series(info.FullMethod, unaryType)
 	exemplar := exemplarOf(ctx)
-	add(s.started, exemplar)
-	add(s.received, exemplar)
+	add(s.counter(&s.started, m.started), exemplar)
+	add(s.counter(&s.received, m.received), exemplar)
 	resp, err := handler(ctx, req)
 	if err == nil {
-		add(s.sent, exemplar)
+		add(s.counter(&s.sent, m.sent), exemplar)
 	}
 	m.finish(s, err, time.Since(start), exemplar)
 	return resp, err
@@ -211,8 +232,8 @@ func (m *serverMetrics) stream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 	start := time.Now()
 	s := m.series(info.FullMethod, callType(info.IsClientStream, info.IsServerStream))
 	exemplar := exemplarOf(ss.Context())
-	add(s.started, exemplar)
-	err := handler(srv, &countedStream{ServerStream: ss, series: s, exemplar: exemplar})
+	add(s.counter(&s.started, m.started), exemplar)
+	err := handler(srv, &countedStream{ServerStream: ss, metrics: m, series: s, exemplar: exemplar})
 	m.finish(s, err, time.Since(start), exemplar)
 	return err
 }
@@ -220,6 +241,7 @@ func (m *serverMetrics) stream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 // countedStream counts a stream's messages.
 type countedStream struct {
 	grpc.ServerStream
+	metrics  *serverMetrics
 	series   *methodSeries
 	exemplar prometheus.Labels
 }
@@ -227,7 +249,7 @@ type countedStream struct {
 func (c *countedStream) SendMsg(msg any) error {
 	err := c.ServerStream.SendMsg(msg)
 	if err == nil {
-		add(c.series.sent, c.exemplar)
+		add(c.series.counter(&c.series.sent, c.metrics.sent), c.exemplar)
 	}
 	return err
 }
@@ -235,7 +257,7 @@ func (c *countedStream) SendMsg(msg any) error {
 func (c *countedStream) RecvMsg(msg any) error {
 	err := c.ServerStream.RecvMsg(msg)
 	if err == nil {
-		add(c.series.received, c.exemplar)
+		add(c.series.counter(&c.series.received, c.metrics.received), c.exemplar)
 	}
 	return err
 }

@@ -31,19 +31,23 @@ import (
 // and the same exemplars (the trace of a sampled call). Unary calls that
 // succeed, fail with a status, with a context error and with a code gRPC
 // does not define, and a stream that sends messages and is cancelled, are
-// made to a server of each.
+// made to a server of each, and a call of a method neither server had
+// when it was initialised (only the code that call reached gets a series).
 func TestServerMetricsAsTheProvider(t *testing.T) {
 	theirs := prometheus.NewRegistry()
 	provider := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(grpcprom.WithHistogramBuckets(latencyBuckets)))
 	theirs.MustRegister(provider)
 	exemplar := grpcprom.WithExemplarFromContext(exemplarOf)
-	makeCalls(t, theirs, metricsServer(t, provider.UnaryServerInterceptor(exemplar), provider.StreamServerInterceptor(exemplar),
+	theirUnary := provider.UnaryServerInterceptor(exemplar)
+	makeCalls(t, theirs, metricsServer(t, theirUnary, provider.StreamServerInterceptor(exemplar),
 		func(s *grpc.Server) { provider.InitializeMetrics(s) }))
+	callUnregistered(theirUnary)
 
 	ours := prometheus.NewRegistry()
 	m := newServerMetrics(latencyBuckets)
 	ours.MustRegister(m)
 	makeCalls(t, ours, metricsServer(t, m.unary, m.stream, m.initialize))
+	callUnregistered(m.unary)
 
 	want, got := families(t, theirs), families(t, ours)
 	require.Greater(t, len(want), 20, "the provider's series were gathered")
@@ -116,6 +120,13 @@ func makeCalls(t *testing.T, reg *prometheus.Registry, addr string) {
 				strings.Contains(line, "grpc_method=Watch") && strings.HasSuffix(line, "} 1")
 		})
 	}, 5*time.Second, time.Millisecond)
+}
+
+// callUnregistered passes a failed call of a method no server registered
+// through the interceptor.
+func callUnregistered(unary grpc.UnaryServerInterceptor) {
+	_, _ = unary(context.Background(), &healthpb.HealthCheckRequest{}, &grpc.UnaryServerInfo{FullMethod: "/test.Unregistered/Call"},
+		func(context.Context, any) (any, error) { return nil, status.Error(codes.Aborted, "aborted") })
 }
 
 // answer is a unary method that returns err, or a response when err is nil.
