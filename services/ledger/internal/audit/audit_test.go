@@ -30,59 +30,12 @@ func chain(n int) []audit.Record {
 	return out
 }
 
-func TestEncodingIsStable(t *testing.T) {
+func TestChainIsStable(t *testing.T) {
 	t.Parallel()
-	// The encoding is a contract: a chain written today must verify with
-	// every later build. This pins the bytes of one entry.
-	got := audit.Encode(entry(7))
-	want := "FAE1\x017\x05stake\x1e2026-11-23T10:00:07.123456789Z\x03ada\x03ada\x08-1500000\x012" +
-		"\x07idea_id\x03i-1\x04unit\x08micro_cc"
-	require.Equal(t, want, string(got))
-	// Cross-checked with an independent SHA-256 over 32 zero bytes and the bytes above.
+	// The chain hash is a contract like the encoding (auditlog): this pins
+	// the hash of one entry after the genesis hash, cross-checked with an
+	// independent SHA-256 over 32 zero bytes and the entry's encoding.
 	require.Equal(t, "01877ac2ccd67babff8710347008b79351afb41aaa5296586e82291c32759a4f", audit.Chain(audit.Genesis, entry(7)).String())
-}
-
-func TestEncodeDecodeRoundTrip(t *testing.T) {
-	t.Parallel()
-	for _, e := range []audit.Entry{
-		entry(1),
-		{Seq: 0, Kind: "", At: time.Unix(0, 0).UTC()},
-		{Seq: 9, Kind: "freeze", At: t0.In(time.FixedZone("x", 3600)), Actor: "signer-1", Attrs: map[string]string{"reason": "héllo\n"}},
-	} {
-		b := audit.Encode(e)
-		got, err := audit.Decode(b)
-		require.NoError(t, err)
-		require.True(t, got.At.Equal(e.At))
-		require.Equal(t, time.UTC, got.At.Location())
-		e.At = e.At.UTC()
-		if len(e.Attrs) == 0 {
-			e.Attrs = nil
-		}
-		require.Equal(t, e, got)
-		require.Equal(t, b, audit.Encode(got))
-	}
-}
-
-func TestDecodeRefusesNonCanonical(t *testing.T) {
-	t.Parallel()
-	good := string(audit.Encode(entry(7)))
-	for name, b := range map[string]string{
-		"magic":          "FAE2" + good[4:],
-		"leading zero":   "FAE1\x0207" + good[6:],
-		"trailing bytes": good + "x",
-		"truncated":      good[:len(good)-3],
-		"unsorted attrs": "FAE1\x017\x05stake\x1e2026-11-23T10:00:07.123456789Z\x03ada\x03ada\x08-1500000\x012" +
-			"\x04unit\x08micro_cc\x07idea_id\x03i-1",
-		"duplicate key": "FAE1\x017\x05stake\x1e2026-11-23T10:00:07.123456789Z\x03ada\x03ada\x08-1500000\x012" +
-			"\x04unit\x01a\x04unit\x01b",
-		"non-UTC time":       "FAE1\x017\x05stake\x192026-11-23T10:00:07+01:00\x03ada\x03ada\x08-1500000\x010",
-		"non-minimal varint": "FAE1\x81\x007" + good[6:],
-		"negative seq":       "FAE1\x02-7" + good[6:],
-		"bad utf8":           "FAE1\x017\x01\xff" + good[13:],
-	} {
-		_, err := audit.Decode([]byte(b))
-		require.ErrorIs(t, err, audit.ErrNotCanonical, name)
-	}
 }
 
 func TestVerifyGoodChain(t *testing.T) {

@@ -13,20 +13,6 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// The log's Merkle tree is tlog's (RFC 6962 hashing, as the Go checksum
-// database and Certificate Transparency use), so any tlog implementation
-// can check its proofs. Record 0 is GenesisRecord; record n (n >= 1) is the
-// canonical encoding of the entry with seq n. A tree of size N therefore
-// covers seq 1 to N-1, and a record's number is its entry's seq.
-
-// GenesisRecord is record 0 of every log: it makes record numbers and
-// sequence numbers the same (tlog counts records from 0, the chain from 1).
-var GenesisRecord = []byte("foundry audit log v1\n")
-
-// LeafHash is the tree's hash of a record: of an entry's canonical
-// encoding, or of GenesisRecord.
-func LeafHash(record []byte) tlog.Hash { return tlog.RecordHash(record) }
-
 // Frontier is the right edge of a tree: the roots of its maximal complete
 // subtrees, largest first. It is all that appending needs, so the
 // sequencer extends the tree without reading it, and a verifier recomputes

@@ -40,9 +40,9 @@ func TestFrontierIsTlog(t *testing.T) {
 		data := []byte("record " + strconv.FormatInt(n, 10))
 		want, err := tlog.StoredHashes(n, data, stored)
 		require.NoError(t, err)
-		got := loaded.Append(LeafHash(data))
+		got := loaded.Append(tlog.Hash(LeafHash(data)))
 		require.Equal(t, want, got, "record %d", n)
-		require.Equal(t, f.Append(LeafHash(data)), got)
+		require.Equal(t, f.Append(tlog.Hash(LeafHash(data))), got)
 		for i, h := range got {
 			stored[tlog.StoredHashIndex(0, n)+int64(i)] = h
 		}

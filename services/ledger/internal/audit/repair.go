@@ -7,6 +7,8 @@ import (
 	"hash"
 	"strconv"
 	"time"
+
+	"github.com/foundryhq/foundry/services/platform/auditlog"
 )
 
 // KindRepair is the kind of the entry a repair appends.
@@ -84,9 +86,9 @@ func Digest(records ...Record) string {
 }
 
 func writeDigest(h hash.Hash, r Record) {
-	b := field(nil, strconv.FormatInt(r.Entry.Seq, 10))
-	b = field(b, string(Encode(r.Entry)))
-	b = field(b, string(r.Encoded))
+	b := auditlog.AppendField(nil, strconv.FormatInt(r.Entry.Seq, 10))
+	b = auditlog.AppendField(b, string(Encode(r.Entry)))
+	b = auditlog.AppendField(b, string(r.Encoded))
 	b = append(b, r.PrevHash[:]...)
 	b = append(b, r.Hash[:]...)
 	h.Write(b)

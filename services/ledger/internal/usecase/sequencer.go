@@ -61,7 +61,7 @@ type logState struct {
 
 func (st *logState) addLeaf(record []byte) {
 	first := tlog.StoredHashIndex(0, st.frontier.Size())
-	for i, h := range st.frontier.Append(audit.LeafHash(record)) {
+	for i, h := range st.frontier.Append(tlog.Hash(audit.LeafHash(record))) {
 		st.tree[first+int64(i)] = audit.Hash(h)
 	}
 }

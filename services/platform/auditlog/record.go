@@ -1,8 +1,12 @@
-// Package audit is the ledger's hash-chained audit trail: the canonical
-// encoding of an entry, the hash that chains it to its predecessor, and the
-// verifier that walks a chain and names the break point. It has no SQL: the
-// store persists entries and the use cases append them in the same
-// transaction as the movement they record.
+// Package auditlog is the audit log's record format, the part of the
+// ledger's audit log that its clients check for themselves: the canonical
+// encoding of an entry (the bytes its chain hash and its Merkle leaf
+// cover), and the leaf hash of a record in the log's tree. The ledger
+// writes and verifies the log with it (services/ledger/internal/audit);
+// foundry audit verify recomputes, with the same code, the leaf of the
+// entry the API shows it, so what a proof proves is what a reader sees.
+// It is a protocol, like the API: an entry encoded today must encode to
+// the same bytes with every later build.
 //
 // # Canonical encoding (version 1)
 //
@@ -23,13 +27,12 @@
 // The encoding is injective and every entry has exactly one encoding:
 // Decode refuses anything Encode would not have produced (leading zeros,
 // unsorted or duplicate keys, a non-UTC or non-canonical time, invalid
-// UTF-8, trailing bytes). A hash is SHA-256 over the previous entry's hash
-// (32 bytes; zero for the first entry) followed by the encoding.
+// UTF-8, trailing bytes).
 //
 // Not protojson or JSON: their output is not specified byte for byte (field
 // order, number formatting and escaping may change between library
-// versions), and a chain must verify forever.
-package audit
+// versions), and a log must verify forever.
+package auditlog
 
 import (
 	"encoding/binary"
@@ -39,6 +42,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // magic opens every encoded entry; its last byte is the encoding version.
@@ -47,6 +52,23 @@ const magic = "FAE1"
 // maxField bounds one field's length when decoding, so a corrupt length
 // cannot make Decode allocate gigabytes.
 const maxField = 1 << 20
+
+// The log's Merkle tree is tlog's (RFC 6962 hashing, as the Go checksum
+// database and Certificate Transparency use), so any tlog implementation
+// can check its proofs. Record 0 is GenesisRecord; record n (n >= 1) is the
+// canonical encoding of the entry with seq n. A tree of size N therefore
+// covers seq 1 to N-1, and a record's number is its entry's seq.
+
+// GenesisRecord is record 0 of every log: it makes record numbers and
+// sequence numbers the same (tlog counts records from 0, the chain from 1).
+var GenesisRecord = []byte("foundry audit log v1\n")
+
+// LeafHash is the tree's hash of a record: of an entry's canonical
+// encoding, or of GenesisRecord.
+func LeafHash(record []byte) [32]byte { return tlog.RecordHash(record) }
+
+// Leaf is the tree's hash of the entry e: the leaf its seq must hold.
+func Leaf(e Entry) [32]byte { return LeafHash(Encode(e)) }
 
 // Entry is one audit record.
 type Entry struct {
@@ -74,21 +96,25 @@ func Encode(e Entry) []byte {
 	slices.Sort(keys)
 	b := make([]byte, 0, 128)
 	b = append(b, magic...)
-	b = field(b, strconv.FormatInt(e.Seq, 10))
-	b = field(b, e.Kind)
-	b = field(b, e.At.UTC().Format(time.RFC3339Nano))
-	b = field(b, e.Actor)
-	b = field(b, e.Subject)
-	b = field(b, strconv.FormatInt(e.Amount, 10))
-	b = field(b, strconv.Itoa(len(keys)))
+	b = AppendField(b, strconv.FormatInt(e.Seq, 10))
+	b = AppendField(b, e.Kind)
+	b = AppendField(b, e.At.UTC().Format(time.RFC3339Nano))
+	b = AppendField(b, e.Actor)
+	b = AppendField(b, e.Subject)
+	b = AppendField(b, strconv.FormatInt(e.Amount, 10))
+	b = AppendField(b, strconv.Itoa(len(keys)))
 	for _, k := range keys {
-		b = field(b, k)
-		b = field(b, e.Attrs[k])
+		b = AppendField(b, k)
+		b = AppendField(b, e.Attrs[k])
 	}
 	return b
 }
 
-func field(b []byte, s string) []byte {
+// AppendField appends s to b as one field of the encoding: its length as
+// an unsigned varint, then its bytes. Other fingerprints of the log (a
+// repair's digest of the rows it accepted) frame their fields the same
+// way, so no two sequences of fields share bytes.
+func AppendField(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
