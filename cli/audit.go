@@ -97,7 +97,9 @@ key (the one this client trusted the first time it verified this server, or
 --key); it extends, by a consistency proof, the last checkpoint this client
 verified for this server (a smaller one means the log was rolled back, a
 proof that fails that its history was rewritten); and each --entry is
-included in it, as the entry is stored now. The key and the checkpoint are
+included in it, as the entry is shown: this client recomputes the entry's
+leaf from the fields the ledger shows for it (GET /api/audit), so a field
+changed after the entry was sequenced fails. The key and the checkpoint are
 kept in $XDG_CONFIG_HOME/foundry/audit (else ~/.config/foundry/audit), one
 file per server. A server that serves another key than the one trusted is
 refused: if its operator confirms the new key, give it with --key, which
@@ -169,7 +171,7 @@ this client verified.`,
 		return errors.Join(errs...)
 	})
 	f := cmd.Flags()
-	f.Int64SliceVar(&entries, "entry", nil, "also prove that the entry with this seq is in the signed log as stored now (repeat for several)")
+	f.Int64SliceVar(&entries, "entry", nil, "also prove that the entry with this seq, as the ledger shows it, is in the signed log (repeat for several)")
 	f.StringVar(&key, "key", "", "the log's verifier key, instead of the one trusted on first use (it replaces it)")
 	f.BoolVar(&full, "full", false, "the ledger walks its chain from the first entry (administrator)")
 	return cmd

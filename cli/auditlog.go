@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/platform/auditlog"
 )
 
 // The client's own verification of the ledger's audit log (audit verify).
@@ -160,9 +162,9 @@ func logFailure(format string, args ...any) *logError {
 // consistency proof from the held checkpoint to the new one (tlog.CheckTree),
 // and the roots the server computed from its stored tree against the
 // signed ones (different: the stored history is not the one signed); each
-// entry's inclusion proof against the signed root (tlog.CheckRecord; the
-// server hashes the entry as it is stored now, so an entry changed after
-// it was sequenced fails).
+// entry's inclusion proof against the signed root (tlog.CheckRecord),
+// with the leaf this client recomputes from the entry the server shows
+// (shownLeaf), so an entry shown otherwise than it was sequenced fails.
 func verifyLog(ev logEvidence, held auditState, now time.Time) (logReport, *auditState, error) {
 	rep := logReport{Entries: []entryReport{}, StateFile: held.path}
 	fail := func(err *logError) (logReport, *auditState, error) {
@@ -287,21 +289,63 @@ func checkEntry(e entryEvidence, n int64, root tlog.Hash, r *entryReport) string
 	if int64(p.GetSeq()) != e.Seq || int64(p.GetTreeSize()) != n {
 		return fmt.Sprintf("the server's proof is for seq %d in the tree of size %d, not seq %d in %d", p.GetSeq(), p.GetTreeSize(), e.Seq, n)
 	}
-	leafText := p.GetLeafHash()
+	leaf, chainWhy, why := shownLeaf(e.Seq, p.GetEntry())
+	if why != "" {
+		return why
+	}
+	leafText := base64.StdEncoding.EncodeToString(leaf[:])
 	r.LeafHash = &leafText
-	leaf, err := parseRoot(leafText)
-	if err != nil {
-		return "the proof's leaf hash " + err.Error()
+	if p.GetLeafHash() != leafText {
+		return fmt.Sprintf("the server's leaf hash (%s) is not the hash of the entry it shows (%s)", p.GetLeafHash(), leafText)
 	}
 	proof, err := parseHashes(p.GetProof())
 	if err != nil {
 		return "the proof " + err.Error()
 	}
 	if tlog.CheckRecord(tlog.RecordProof(proof), n, root, e.Seq, leaf) != nil {
-		return "not in the log as signed: the entry as stored now does not hash to the leaf the signed tree holds " +
+		return "not in the log as signed: the entry as the server shows it does not hash to the leaf the signed tree holds " +
 			"(it was changed after it was sequenced)"
 	}
-	return ""
+	// In the signed tree as shown, but the chain hash shown beside it is
+	// not that entry's: the hash columns were rewritten.
+	return chainWhy
+}
+
+// shownLeaf recomputes, from the fields of the entry the server shows
+// (as GET /api/audit lists it), the leaf its seq must hold in the signed
+// tree; why says why it cannot ("" when it can). The shown amount must be
+// its micro-units; chainWhy says that the shown hash does not cover the
+// fields after the shown prev_hash ("" when it does): an answer whose
+// parts disagree shows nothing a proof could vouch for.
+func shownLeaf(seq int64, en *ledgerv1.AuditEntry) (leaf tlog.Hash, chainWhy, why string) {
+	if en == nil {
+		return tlog.Hash{}, "", "the server's proof shows no entry"
+	}
+	at, err := time.Parse(time.RFC3339Nano, en.GetCreatedAt())
+	if err != nil {
+		return tlog.Hash{}, "", fmt.Sprintf("the entry's created_at %q is not an RFC 3339 time", en.GetCreatedAt())
+	}
+	amount, err := strconv.ParseInt(en.GetAmountMicros(), 10, 64)
+	if err != nil {
+		return tlog.Hash{}, "", fmt.Sprintf("the entry's amount_micros %q is not a whole number", en.GetAmountMicros())
+	}
+	if float64(amount)/1e6 != en.GetAmount() {
+		return tlog.Hash{}, "", fmt.Sprintf("the entry's amount (%v) is not its amount_micros (%d) in whole units", en.GetAmount(), amount)
+	}
+	e := auditlog.Entry{Seq: int64(en.GetSeq()), Kind: en.GetKind(), At: at, Actor: en.GetActor(), Subject: en.GetSubject(),
+		Amount: amount, Attrs: en.GetAttrs()}
+	if e.Seq != seq {
+		return tlog.Hash{}, "", fmt.Sprintf("the server's proof shows the entry with seq %d", e.Seq)
+	}
+	prev, perr := hex.DecodeString(en.GetPrevHash())
+	hash, herr := hex.DecodeString(en.GetHash())
+	if perr != nil || herr != nil || len(prev) != sha256.Size || len(hash) != sha256.Size {
+		return tlog.Hash{}, "", "the entry's prev_hash or hash is not hex SHA-256"
+	}
+	if chained := auditlog.ChainHash([32]byte(prev), e); !bytes.Equal(chained[:], hash) {
+		chainWhy = "the entry's hash does not cover the entry shown after its prev_hash"
+	}
+	return auditlog.Leaf(e), chainWhy, ""
 }
 
 // checkConsistency checks the server's proof that the tree of size old

@@ -3,9 +3,11 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,22 +16,31 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
+	"google.golang.org/protobuf/proto"
 
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/platform/auditlog"
 )
 
 // memLog is a log's tree in memory, as the ledger stores it: record 0 a
-// genesis record, record n an entry.
+// genesis record, record n the canonical encoding of the entry with seq n
+// (each entry named by its subject, the test's text for it).
 type memLog struct {
-	hashes  []tlog.Hash
-	records [][]byte
+	hashes   []tlog.Hash
+	records  [][]byte
+	subjects []string
+	// entries[n] is the entry with seq n as the API shows it (nil for 0),
+	// head the chain hash of the last.
+	entries []*ledgerv1.AuditEntry
+	head    [32]byte
 }
 
-func newMemLog(t *testing.T, entries ...string) *memLog {
+func newMemLog(t *testing.T, subjects ...string) *memLog {
 	l := &memLog{}
-	l.add(t, "foundry audit log v1\n")
-	for _, e := range entries {
-		l.add(t, e)
+	l.addRecord(t, auditlog.GenesisRecord)
+	l.entries = append(l.entries, nil)
+	for _, s := range subjects {
+		l.add(t, s)
 	}
 	return l
 }
@@ -44,12 +55,33 @@ func (l *memLog) reader() tlog.HashReader {
 	})
 }
 
-func (l *memLog) add(t *testing.T, record string) {
+// add appends the entry with the next seq, about subject.
+func (l *memLog) add(t *testing.T, subject string) {
 	t.Helper()
-	hs, err := tlog.StoredHashes(int64(len(l.records)), []byte(record), l.reader())
+	seq := l.size()
+	e := auditlog.Entry{Seq: seq, Kind: "deposit", At: t0.Add(time.Duration(seq) * time.Microsecond), Actor: "admin",
+		Subject: subject, Amount: seq * 1_500_000, Attrs: map[string]string{"unit": "micro_cc"}}
+	shown := shownEntry(e, l.head)
+	l.addRecord(t, auditlog.Encode(e))
+	l.subjects = append(l.subjects, subject)
+	l.entries = append(l.entries, shown)
+	l.head = auditlog.ChainHash(l.head, e)
+}
+
+// shownEntry is e after prev as GET /api/audit shows it.
+func shownEntry(e auditlog.Entry, prev [32]byte) *ledgerv1.AuditEntry {
+	h := auditlog.ChainHash(prev, e)
+	return &ledgerv1.AuditEntry{Seq: int32(e.Seq), Kind: e.Kind, Actor: e.Actor, Subject: e.Subject,
+		Amount: float64(e.Amount) / 1e6, AmountMicros: strconv.FormatInt(e.Amount, 10), Unit: "cc", Attrs: e.Attrs,
+		PrevHash: hex.EncodeToString(prev[:]), Hash: hex.EncodeToString(h[:]), CreatedAt: e.At.UTC().Format(time.RFC3339Nano)}
+}
+
+func (l *memLog) addRecord(t *testing.T, record []byte) {
+	t.Helper()
+	hs, err := tlog.StoredHashes(int64(len(l.records)), record, l.reader())
 	require.NoError(t, err)
 	l.hashes = append(l.hashes, hs...)
-	l.records = append(l.records, []byte(record))
+	l.records = append(l.records, record)
 }
 
 func (l *memLog) size() int64 { return int64(len(l.records)) }
@@ -87,7 +119,7 @@ func (l *memLog) proof(t *testing.T, seq, n int64) *ledgerv1.GetAuditProofRespon
 	p, err := tlog.ProveRecord(n, seq, l.reader())
 	require.NoError(t, err)
 	return &ledgerv1.GetAuditProofResponse{Seq: int32(seq), TreeSize: int32(n), LeafHash: b64(tlog.RecordHash(l.records[seq])),
-		Proof: b64s(p)}
+		Proof: b64s(p), Entry: proto.Clone(l.entries[seq]).(*ledgerv1.AuditEntry)}
 }
 
 func b64(h tlog.Hash) string { return base64.StdEncoding.EncodeToString(h[:]) }
@@ -233,10 +265,7 @@ func TestVerifyLogRewrittenHistory(t *testing.T) {
 			for _, e := range entries(8, "b") {
 				honest.add(t, e)
 			}
-			var recs []string
-			for _, r := range honest.records[1:] {
-				recs = append(recs, string(r))
-			}
+			recs := slices.Clone(honest.subjects)
 			recs[2] = "a entry 3, rewritten"
 			rebuilt := newMemLog(t, recs...)
 			ev := evidence(t, honest, skey, vkey, honest.size(), held)
@@ -336,10 +365,17 @@ func TestVerifyLogEntries(t *testing.T) {
 	l := newMemLog(t, entries(9, "a")...)
 	held := firstRun(t, l, skey, vkey, 10)
 
-	// Entry 4 rewritten in the store after it was sequenced: the server
-	// hashes it as stored now, against the tree it signed.
+	// Entry 4 rewritten in the store after it was sequenced, its hash
+	// recomputed: the server shows it as stored now, and the leaf of what
+	// it shows is not the one the tree it signed holds.
 	ev := evidence(t, l, skey, vkey, 10, held, 2, 4)
-	ev.Entries[1].Proof.LeafHash = b64(tlog.RecordHash([]byte("a entry 4, rewritten")))
+	rewritten := auditlog.Entry{Seq: 4, Kind: "deposit", At: t0.Add(4 * time.Microsecond), Actor: "admin",
+		Subject: "a entry 4, rewritten", Amount: 6_000_000, Attrs: map[string]string{"unit": "micro_cc"}}
+	prev, err := hex.DecodeString(l.entries[3].GetHash())
+	require.NoError(t, err)
+	ev.Entries[1].Proof.Entry = shownEntry(rewritten, [32]byte(prev))
+	leaf := auditlog.Leaf(rewritten)
+	ev.Entries[1].Proof.LeafHash = b64(leaf)
 	ev.Entries = append(ev.Entries, entryEvidence{Seq: 10})
 	ev.Entries = append(ev.Entries, entryEvidence{Seq: 7, Err: "audit entry 7 is missing from the chain"})
 	rep, next, err := verifyLog(ev, held, t1)
@@ -349,11 +385,44 @@ func TestVerifyLogEntries(t *testing.T) {
 	require.NotNil(t, next, "the checkpoint checked out: it is kept")
 	require.Equal(t, []bool{true, false, false, false}, []bool{rep.Entries[0].Included, rep.Entries[1].Included,
 		rep.Entries[2].Included, rep.Entries[3].Included})
-	require.Equal(t, "not in the log as signed: the entry as stored now does not hash to the leaf the signed tree holds "+
+	require.Equal(t, "not in the log as signed: the entry as the server shows it does not hash to the leaf the signed tree holds "+
 		"(it was changed after it was sequenced)", *rep.Entries[1].Reason)
+	require.Equal(t, b64(leaf), *rep.Entries[1].LeafHash, "the leaf this client computed")
 	require.Contains(t, *rep.Entries[2].Reason, "not covered by the signed checkpoint (tree size 10 covers seq 1 to 9)")
 	require.Contains(t, *rep.Entries[3].Reason, "audit entry 7 is missing from the chain")
 	require.Contains(t, err.Error(), "audit entry 4: not in the log as signed")
+
+	// A server that shows the rewritten entry beside the proof of the
+	// entry it signed (its leaf hash from the stored encoding): the leaf
+	// is recomputed from what is shown, whatever the server says it is.
+	ev = evidence(t, l, skey, vkey, 10, held, 4)
+	ev.Entries[0].Proof.Entry = shownEntry(rewritten, [32]byte(prev))
+	_, _, err = verifyLog(ev, held, t1)
+	require.ErrorContains(t, err, "audit entry 4: the server's leaf hash ("+b64(tlog.RecordHash(l.records[4]))+
+		") is not the hash of the entry it shows ("+b64(leaf)+")")
+
+	// The parts of the answer disagree: an amount that is not its
+	// micro-units, a hash that does not cover the fields, no entry at all.
+	for name, tc := range map[string]struct {
+		edit func(*ledgerv1.AuditEntry)
+		want string
+	}{
+		"amount":  {func(e *ledgerv1.AuditEntry) { e.Amount = 7 }, "the entry's amount (7) is not its amount_micros (6000000) in whole units"},
+		"hash":    {func(e *ledgerv1.AuditEntry) { e.Hash = strings.Repeat("0", 64) }, "the entry's hash does not cover the entry shown after its prev_hash"},
+		"hex":     {func(e *ledgerv1.AuditEntry) { e.PrevHash = "zz" }, "the entry's prev_hash or hash is not hex SHA-256"},
+		"seq":     {func(e *ledgerv1.AuditEntry) { e.Seq = 5 }, "the server's proof shows the entry with seq 5"},
+		"micros":  {func(e *ledgerv1.AuditEntry) { e.AmountMicros = "6.0" }, `the entry's amount_micros "6.0" is not a whole number`},
+		"created": {func(e *ledgerv1.AuditEntry) { e.CreatedAt = "yesterday" }, `the entry's created_at "yesterday" is not an RFC 3339 time`},
+	} {
+		ev = evidence(t, l, skey, vkey, 10, held, 4)
+		tc.edit(ev.Entries[0].Proof.Entry)
+		_, _, err = verifyLog(ev, held, t1)
+		require.ErrorContains(t, err, "audit entry 4: "+tc.want, name)
+	}
+	ev = evidence(t, l, skey, vkey, 10, held, 4)
+	ev.Entries[0].Proof.Entry = nil
+	_, _, err = verifyLog(ev, held, t1)
+	require.ErrorContains(t, err, "audit entry 4: the server's proof shows no entry")
 
 	// A proof for another tree than the signed one.
 	ev = evidence(t, l, skey, vkey, 10, held, 4)

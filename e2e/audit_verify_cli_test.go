@@ -367,7 +367,7 @@ func TestAuditVerifyCLI(t *testing.T) {
 
 					r, doc = auditCLIVerify(t, env, "--entry", "3")
 					require.Equal(t, cli.ExitFailed, r.code, r.stderr)
-					require.Contains(t, r.stderr, "audit entry 3: not in the log as signed: the entry as stored now does not hash "+
+					require.Contains(t, r.stderr, "audit entry 3: not in the log as signed: the entry as the server shows it does not hash "+
 						"to the leaf the signed tree holds (it was changed after it was sequenced)")
 					log = doc["log"].(map[string]any)
 					require.Equal(t, false, log["valid"])

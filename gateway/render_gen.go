@@ -1370,6 +1370,10 @@ func renderLedgerv1AuditEntry(r *renderer, x *ledgerv1.AuditEntry) error {
 			return err
 		}
 	}
+	r.buf = append(r.buf, `,"amount_micros":`...)
+	if err := r.str(x.AmountMicros); err != nil {
+		return err
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -1767,6 +1771,14 @@ func renderLedgerv1GetAuditProofResponse(r *renderer, x *ledgerv1.GetAuditProofR
 		}
 	}
 	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"entry":`...)
+	if x.Entry == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderLedgerv1AuditEntry(r, x.Entry); err != nil {
+			return err
+		}
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }

@@ -144,16 +144,19 @@ func TestIncidentsAndAudit(t *testing.T) {
 
 			for _, tr := range transports(sys) {
 				env := with(tr.env, "XDG_CONFIG_HOME", config)
-				// The ledger verified entry 1 already: its incremental walk
-				// starts after it, and the signed tree holds the entry's
-				// encoding, which the edit left alone. A full walk (an
-				// administrator's) finds the columns edited.
-				out := ok(t, env, "audit", "verify", "--entry", "1")
-				require.Regexp(t, row("valid", "true"), out)
-				require.Regexp(t, row("log_valid", "true"), out)
-				require.Regexp(t, row("log_entry_1", "included"), out)
+				// The signed tree holds the entry as it was sequenced, and
+				// the client recomputes the leaf of the entry it is shown
+				// (amount 1 micro-CC): not the one the log signed, whatever
+				// the stored encoding still says. A full walk (an
+				// administrator's) finds the columns edited too.
+				r := run(t, env, "audit", "verify", "--entry", "1")
+				require.Equal(t, cli.ExitFailed, r.code, r.stdout)
+				require.Regexp(t, row("log_valid", "false"), r.stdout)
+				require.Regexp(t, row("log_entry_1", "NOT INCLUDED: not in the log as signed: the entry as the server shows it "+
+					"does not hash to the leaf the signed tree holds (it was changed after it was sequenced)"), r.stdout)
+				require.Contains(t, r.stderr, "foundry: audit entry 1: not in the log as signed")
 
-				r := run(t, env, "audit", "verify", "--full", "--json")
+				r = run(t, env, "audit", "verify", "--full", "--json")
 				require.Equal(t, cli.ExitFailed, r.code, "an administrator's: %s", r.stderr)
 				r = run(t, with(env, "FOUNDRY_API_KEY", allinonetest.AdminKey), "audit", "verify", "--full", "--json")
 				require.Equal(t, cli.ExitFailed, r.code, tr.name)

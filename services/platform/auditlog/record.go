@@ -27,7 +27,9 @@
 // The encoding is injective and every entry has exactly one encoding:
 // Decode refuses anything Encode would not have produced (leading zeros,
 // unsorted or duplicate keys, a non-UTC or non-canonical time, invalid
-// UTF-8, trailing bytes).
+// UTF-8, trailing bytes). An entry's chain hash is SHA-256 over the
+// previous entry's hash (32 zero bytes for the first entry) followed by
+// the encoding.
 //
 // Not protojson or JSON: their output is not specified byte for byte (field
 // order, number formatting and escaping may change between library
@@ -35,6 +37,7 @@
 package auditlog
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -69,6 +72,17 @@ func LeafHash(record []byte) [32]byte { return tlog.RecordHash(record) }
 
 // Leaf is the tree's hash of the entry e: the leaf its seq must hold.
 func Leaf(e Entry) [32]byte { return LeafHash(Encode(e)) }
+
+// ChainHash is the chain hash of e appended after the entry whose hash is
+// prev (32 zero bytes before the first entry): SHA-256(prev ‖ Encode(e)).
+func ChainHash(prev [32]byte, e Entry) [32]byte {
+	h := sha256.New()
+	h.Write(prev[:])
+	h.Write(Encode(e))
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
 
 // Entry is one audit record.
 type Entry struct {

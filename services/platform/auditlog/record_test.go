@@ -2,6 +2,7 @@ package auditlog_test
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"testing"
 	"time"
 
@@ -27,6 +28,9 @@ func TestEncodingIsStable(t *testing.T) {
 	want := "FAE1\x017\x05stake\x1e2026-11-23T10:00:07.123456789Z\x03ada\x03ada\x08-1500000\x012" +
 		"\x07idea_id\x03i-1\x04unit\x08micro_cc"
 	require.Equal(t, want, string(got))
+	// Cross-checked with an independent SHA-256 over 32 zero bytes and the bytes above.
+	h := auditlog.ChainHash([32]byte{}, entry(7))
+	require.Equal(t, "01877ac2ccd67babff8710347008b79351afb41aaa5296586e82291c32759a4f", hex.EncodeToString(h[:]))
 }
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {

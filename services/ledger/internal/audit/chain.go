@@ -8,6 +8,8 @@ import (
 	"hash"
 	"slices"
 	"strconv"
+
+	"github.com/foundryhq/foundry/services/platform/auditlog"
 )
 
 // Hash is a SHA-256 chain hash.
@@ -31,15 +33,9 @@ func ParseHash(s string) (Hash, bool) {
 	return h, true
 }
 
-// Chain is the hash of e appended after prev: SHA-256(prev ‖ Encode(e)).
-func Chain(prev Hash, e Entry) Hash {
-	h := sha256.New()
-	h.Write(prev[:])
-	h.Write(Encode(e))
-	var out Hash
-	h.Sum(out[:0])
-	return out
-}
+// Chain is the hash of e appended after prev: SHA-256(prev ‖ Encode(e))
+// (auditlog.ChainHash).
+func Chain(prev Hash, e Entry) Hash { return auditlog.ChainHash(prev, e) }
 
 // Record is an entry as stored: the entry, its encoding as written, and the
 // hashes the writer computed.

@@ -57,7 +57,11 @@ func (h *Handler) GetAuditProof(ctx context.Context, req *ledgerv1.GetAuditProof
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.GetAuditProofResponse{Seq: int32(p.Seq), TreeSize: int32(p.TreeSize), LeafHash: b64(p.LeafHash), Proof: b64s(p.Proof)}, nil
+	out := &ledgerv1.GetAuditProofResponse{Seq: int32(p.Seq), TreeSize: int32(p.TreeSize), LeafHash: b64(p.LeafHash), Proof: b64s(p.Proof)}
+	if p.Entry != nil {
+		out.Entry = auditProto(*p.Entry)
+	}
+	return out, nil
 }
 
 // GetAuditConsistency implements LedgerService.GetAuditConsistency.

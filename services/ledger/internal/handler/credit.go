@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -268,7 +269,8 @@ func auditProto(l store.ListedRecord) *ledgerv1.AuditEntry {
 	}
 	return &ledgerv1.AuditEntry{Seq: int32(r.Entry.Seq), Kind: r.Entry.Kind, Actor: r.Entry.Actor, Subject: r.Entry.Subject,
 		Amount: micros(money.Micros(r.Entry.Amount)), Unit: unit, Attrs: attrs, PrevHash: r.PrevHash.String(), Hash: r.Hash.String(),
-		CreatedAt: wire.Time(r.Entry.At), ActorHandle: handle(l.ActorHandle), SubjectHandle: handle(l.SubjectHandle)}
+		CreatedAt: wire.Time(r.Entry.At), ActorHandle: handle(l.ActorHandle), SubjectHandle: handle(l.SubjectHandle),
+		AmountMicros: strconv.FormatInt(r.Entry.Amount, 10)}
 }
 
 // ListAuditEntries implements LedgerService.ListAuditEntries.

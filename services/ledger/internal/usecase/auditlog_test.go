@@ -316,3 +316,53 @@ func TestAuditPageByCursor(t *testing.T) {
 		}
 	})
 }
+
+// TestInclusionProofProvesTheEntryShown: a proof carries the entry as the
+// log's list shows it, and its leaf is computed from those fields. A
+// column edited after the entry was sequenced (the issue's subject =
+// 'mallory' and amount = 1, the stored encoding left as it was) is what the
+// list shows and what the proof hashes, so the proof fails against the
+// signed root, where it used to pass on the untouched encoding.
+func TestInclusionProofProvesTheEntryShown(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		deposits(t, e.app, "", 3) // seq 1 to 6
+		sequence(t, e.app)
+		c := signedCheckpoint(t, e.app)
+		for seq := int64(1); seq < c.Size; seq++ {
+			p, err := e.app.InclusionProof(ctx, seq, 0)
+			require.NoError(t, err)
+			require.NotNil(t, p.Entry)
+			require.Equal(t, seq, p.Entry.Entry.Seq)
+			require.Equal(t, audit.Leaf(p.Entry.Entry), p.LeafHash)
+			require.NoError(t, tlog.CheckRecord(tlogHashes(p.Proof), c.Size, c.Root, seq, tlog.Hash(p.LeafHash)), "seq %d", seq)
+		}
+		genesis, err := e.app.InclusionProof(ctx, 0, 0)
+		require.NoError(t, err)
+		require.Nil(t, genesis.Entry, "record 0 is the genesis record, no entry")
+		require.Equal(t, audit.LeafHash(audit.GenesisRecord), genesis.LeafHash)
+
+		for _, edit := range []string{`UPDATE audit_entries SET subject = 'mallory' WHERE seq = 1`,
+			`UPDATE audit_entries SET amount = 1 WHERE seq = 5`} {
+			n, err := e.db.Exec(ctx, edit)
+			require.NoError(t, err)
+			require.Equal(t, int64(1), n)
+		}
+		for seq, shown := range map[int64]func(audit.Entry) bool{
+			1: func(en audit.Entry) bool { return en.Subject == "mallory" },
+			5: func(en audit.Entry) bool { return en.Amount == 1 },
+		} {
+			p, err := e.app.InclusionProof(ctx, seq, 0)
+			require.NoError(t, err)
+			require.True(t, shown(p.Entry.Entry), "seq %d: the proof shows the entry as stored now: %+v", seq, p.Entry.Entry)
+			require.Equal(t, audit.Leaf(p.Entry.Entry), p.LeafHash, "seq %d: the leaf of what is shown", seq)
+			require.Error(t, tlog.CheckRecord(tlogHashes(p.Proof), c.Size, c.Root, seq, tlog.Hash(p.LeafHash)),
+				"seq %d: the entry shown is not the one the log signed", seq)
+		}
+		p, err := e.app.InclusionProof(ctx, 3, 0)
+		require.NoError(t, err)
+		require.NoError(t, tlog.CheckRecord(tlogHashes(p.Proof), c.Size, c.Root, 3, tlog.Hash(p.LeafHash)), "an untouched entry still proves")
+	})
+}

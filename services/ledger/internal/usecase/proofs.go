@@ -32,8 +32,12 @@ func (a *App) VerifierKey() string { return a.signer.VerifierKey() }
 type Proof struct {
 	Seq      int64
 	TreeSize int64
+	// LeafHash is the leaf of Entry, computed from its fields.
 	LeafHash audit.Hash
 	Proof    []audit.Hash
+	// Entry is the entry proved, as the log's list shows it (nil for
+	// record 0, the genesis record).
+	Entry *store.ListedRecord
 }
 
 // treeSize reads the latest checkpoint's size and checks that n (0: that
@@ -54,8 +58,12 @@ func (a *App) treeSize(ctx context.Context, r Repos, n int64, field string) (int
 
 // InclusionProof proves that the entry with seq (record seq of the tree;
 // 0 is the genesis record) is in the tree of treeSize records (0: the
-// latest checkpoint's). The leaf hash is computed from the entry as stored
-// now, so an entry rewritten since it was sequenced fails its proof.
+// latest checkpoint's). The leaf hash is computed from the fields of the
+// entry as the log's list shows it now, which the proof carries: what it
+// proves is what a reader sees, so an entry whose columns were rewritten
+// since it was sequenced fails its proof (the stored encoding, a copy of
+// what was hashed, is never what is shown; verification checks that the
+// two agree).
 func (a *App) InclusionProof(ctx context.Context, seq, treeSize int64) (Proof, error) {
 	r := a.read()
 	n, err := a.treeSize(ctx, r, treeSize, "tree_size")
@@ -65,22 +73,21 @@ func (a *App) InclusionProof(ctx context.Context, seq, treeSize int64) (Proof, e
 	if seq < 0 || seq >= n {
 		return Proof{}, fault.New(fault.NotFound, "record %d is not in the tree of size %d", seq, n)
 	}
-	record := audit.GenesisRecord
+	out := Proof{Seq: seq, TreeSize: n, LeafHash: audit.LeafHash(audit.GenesisRecord)}
 	if seq > 0 {
-		recs, err := r.Audit.Range(ctx, seq-1, 1)
+		recs, err := r.Audit.Recent(ctx, seq+1, 1, 0)
 		if err != nil {
 			return Proof{}, err
 		}
 		if len(recs) == 0 || recs[0].Entry.Seq != seq {
 			return Proof{}, fault.New(fault.NotFound, "audit entry %d is missing from the chain", seq)
 		}
-		record = recs[0].Encoded
+		out.Entry, out.LeafHash = &recs[0], audit.Leaf(recs[0].Entry)
 	}
 	p, err := tlog.ProveRecord(n, seq, treeReader{ctx, r})
 	if err != nil {
 		return Proof{}, fmt.Errorf("prove record %d in tree %d: %w", seq, n, err)
 	}
-	out := Proof{Seq: seq, TreeSize: n, LeafHash: audit.Hash(audit.LeafHash(record))}
 	for _, h := range p {
 		out.Proof = append(out.Proof, audit.Hash(h))
 	}

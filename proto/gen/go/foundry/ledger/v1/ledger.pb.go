@@ -4669,6 +4669,13 @@ type AuditEntry struct {
 	// covers.
 	ActorHandle   *wrapperspb.StringValue `protobuf:"bytes,11,opt,name=actor_handle,json=actorHandle,proto3" json:"actor_handle,omitempty"`
 	SubjectHandle *wrapperspb.StringValue `protobuf:"bytes,12,opt,name=subject_handle,json=subjectHandle,proto3" json:"subject_handle,omitempty"`
+	// amount_micros is the amount exactly as the log records and hashes it:
+	// micro-units of attrs.unit, in decimal ("-" for a negative amount). It is
+	// a string because a JSON number cannot hold every amount exactly; with
+	// seq, kind, created_at, actor, subject and attrs it is everything the
+	// entry's canonical encoding covers, so a client recomputes the entry's
+	// leaf (and its hash after prev_hash) from what it is shown.
+	AmountMicros  string `protobuf:"bytes,13,opt,name=amount_micros,json=amountMicros,proto3" json:"amount_micros,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4785,6 +4792,13 @@ func (x *AuditEntry) GetSubjectHandle() *wrapperspb.StringValue {
 		return x.SubjectHandle
 	}
 	return nil
+}
+
+func (x *AuditEntry) GetAmountMicros() string {
+	if x != nil {
+		return x.AmountMicros
+	}
+	return ""
 }
 
 // ListAuditEntriesRequest pages through the chain.
@@ -5323,13 +5337,19 @@ func (x *GetAuditProofRequest) GetTreeSize() int32 {
 }
 
 // GetAuditProofResponse is the inclusion proof (tlog.ProveRecord): hashes
-// in standard base64.
+// in standard base64. leaf_hash is computed from entry, the entry exactly as
+// GET /api/audit shows it, so the proof proves what a reader sees; a client
+// recomputes the leaf from entry itself (foundry audit verify --entry does)
+// rather than trusting leaf_hash.
 type GetAuditProofResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	TreeSize      int32                  `protobuf:"varint,2,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
-	LeafHash      string                 `protobuf:"bytes,3,opt,name=leaf_hash,json=leafHash,proto3" json:"leaf_hash,omitempty"`
-	Proof         []string               `protobuf:"bytes,4,rep,name=proof,proto3" json:"proof,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Seq      int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	TreeSize int32                  `protobuf:"varint,2,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
+	LeafHash string                 `protobuf:"bytes,3,opt,name=leaf_hash,json=leafHash,proto3" json:"leaf_hash,omitempty"`
+	Proof    []string               `protobuf:"bytes,4,rep,name=proof,proto3" json:"proof,omitempty"`
+	// entry is the audit entry proved; null for record 0, the log's genesis
+	// record.
+	Entry         *AuditEntry `protobuf:"bytes,5,opt,name=entry,proto3" json:"entry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5388,6 +5408,13 @@ func (x *GetAuditProofResponse) GetLeafHash() string {
 func (x *GetAuditProofResponse) GetProof() []string {
 	if x != nil {
 		return x.Proof
+	}
+	return nil
+}
+
+func (x *GetAuditProofResponse) GetEntry() *AuditEntry {
+	if x != nil {
+		return x.Entry
 	}
 	return nil
 }
@@ -7276,7 +7303,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x12reading_cc_per_usd\x18\x03 \x01(\x01R\x0freadingCcPerUsd\x12\x1c\n" +
 	"\n" +
 	"cc_per_usd\x18\x04 \x01(\x01R\bccPerUsd\x12%\n" +
-	"\x0eclean_readings\x18\x05 \x01(\x05R\rcleanReadings\"\xde\x03\n" +
+	"\x0eclean_readings\x18\x05 \x01(\x05R\rcleanReadings\"\x83\x04\n" +
 	"\n" +
 	"AuditEntry\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x12\n" +
@@ -7292,7 +7319,8 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\t \x01(\tR\tcreatedAt\x12?\n" +
 	"\factor_handle\x18\v \x01(\v2\x1c.google.protobuf.StringValueR\vactorHandle\x12C\n" +
-	"\x0esubject_handle\x18\f \x01(\v2\x1c.google.protobuf.StringValueR\rsubjectHandle\x1a8\n" +
+	"\x0esubject_handle\x18\f \x01(\v2\x1c.google.protobuf.StringValueR\rsubjectHandle\x12#\n" +
+	"\ramount_micros\x18\r \x01(\tR\famountMicros\x1a8\n" +
 	"\n" +
 	"AttrsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -7331,12 +7359,13 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\"E\n" +
 	"\x14GetAuditProofRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x1b\n" +
-	"\ttree_size\x18\x02 \x01(\x05R\btreeSize\"y\n" +
+	"\ttree_size\x18\x02 \x01(\x05R\btreeSize\"\xae\x01\n" +
 	"\x15GetAuditProofResponse\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x1b\n" +
 	"\ttree_size\x18\x02 \x01(\x05R\btreeSize\x12\x1b\n" +
 	"\tleaf_hash\x18\x03 \x01(\tR\bleafHash\x12\x14\n" +
-	"\x05proof\x18\x04 \x03(\tR\x05proof\"@\n" +
+	"\x05proof\x18\x04 \x03(\tR\x05proof\x123\n" +
+	"\x05entry\x18\x05 \x01(\v2\x1d.foundry.ledger.v1.AuditEntryR\x05entry\"@\n" +
 	"\x1aGetAuditConsistencyRequest\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\x05R\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\x05R\x02to\"\x8d\x01\n" +
@@ -7733,121 +7762,122 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	114, // 58: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
 	110, // 59: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
 	84,  // 60: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	114, // 61: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	114, // 62: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	71,  // 63: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	84,  // 64: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	112, // 65: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	110, // 66: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	112, // 67: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	110, // 68: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	93,  // 69: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	108, // 70: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	110, // 71: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	110, // 72: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	110, // 73: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	110, // 74: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	110, // 75: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	110, // 76: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	110, // 77: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	100, // 78: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	100, // 79: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	100, // 80: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 81: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 82: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 83: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	96,  // 84: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	98,  // 85: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	101, // 86: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	103, // 87: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	105, // 88: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 89: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 90: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 91: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14,  // 92: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16,  // 93: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18,  // 94: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
-	20,  // 95: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
-	23,  // 96: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	25,  // 97: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	27,  // 98: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	31,  // 99: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	33,  // 100: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	35,  // 101: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	37,  // 102: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	42,  // 103: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	46,  // 104: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	49,  // 105: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	52,  // 106: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	54,  // 107: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	56,  // 108: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	58,  // 109: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	60,  // 110: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	62,  // 111: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	64,  // 112: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	66,  // 113: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
-	69,  // 114: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	72,  // 115: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	74,  // 116: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	76,  // 117: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	78,  // 118: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	80,  // 119: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	82,  // 120: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	85,  // 121: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	87,  // 122: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	89,  // 123: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	91,  // 124: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	94,  // 125: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	1,   // 126: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 127: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 128: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	97,  // 129: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	99,  // 130: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	102, // 131: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	104, // 132: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	106, // 133: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 134: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 135: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 136: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 137: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 138: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 139: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
-	22,  // 140: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
-	24,  // 141: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	26,  // 142: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	28,  // 143: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	32,  // 144: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	34,  // 145: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	36,  // 146: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	39,  // 147: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	43,  // 148: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	47,  // 149: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	50,  // 150: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	53,  // 151: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	55,  // 152: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	57,  // 153: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	59,  // 154: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	61,  // 155: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	63,  // 156: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	65,  // 157: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	68,  // 158: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
-	70,  // 159: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	73,  // 160: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	75,  // 161: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	77,  // 162: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	79,  // 163: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	81,  // 164: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	83,  // 165: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	86,  // 166: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	88,  // 167: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	90,  // 168: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	92,  // 169: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	95,  // 170: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	126, // [126:171] is the sub-list for method output_type
-	81,  // [81:126] is the sub-list for method input_type
-	81,  // [81:81] is the sub-list for extension type_name
-	81,  // [81:81] is the sub-list for extension extendee
-	0,   // [0:81] is the sub-list for field type_name
+	71,  // 61: foundry.ledger.v1.GetAuditProofResponse.entry:type_name -> foundry.ledger.v1.AuditEntry
+	114, // 62: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	114, // 63: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	71,  // 64: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	84,  // 65: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	112, // 66: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	110, // 67: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	112, // 68: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	110, // 69: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	93,  // 70: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	108, // 71: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	110, // 72: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	110, // 73: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	110, // 74: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	110, // 75: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	110, // 76: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	110, // 77: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	110, // 78: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	100, // 79: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	100, // 80: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	100, // 81: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 82: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 83: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 84: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	96,  // 85: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	98,  // 86: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	101, // 87: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	103, // 88: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	105, // 89: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 90: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 91: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 92: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14,  // 93: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16,  // 94: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18,  // 95: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
+	20,  // 96: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
+	23,  // 97: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	25,  // 98: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	27,  // 99: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	31,  // 100: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	33,  // 101: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	35,  // 102: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	37,  // 103: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	42,  // 104: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	46,  // 105: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	49,  // 106: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	52,  // 107: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	54,  // 108: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	56,  // 109: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	58,  // 110: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	60,  // 111: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	62,  // 112: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	64,  // 113: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	66,  // 114: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
+	69,  // 115: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	72,  // 116: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	74,  // 117: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	76,  // 118: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	78,  // 119: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	80,  // 120: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	82,  // 121: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	85,  // 122: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	87,  // 123: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	89,  // 124: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	91,  // 125: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	94,  // 126: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 127: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 128: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 129: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	97,  // 130: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	99,  // 131: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	102, // 132: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	104, // 133: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	106, // 134: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 135: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 136: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 137: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 138: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 139: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 140: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
+	22,  // 141: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
+	24,  // 142: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	26,  // 143: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	28,  // 144: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	32,  // 145: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	34,  // 146: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	36,  // 147: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	39,  // 148: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	43,  // 149: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	47,  // 150: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	50,  // 151: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	53,  // 152: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	55,  // 153: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	57,  // 154: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	59,  // 155: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	61,  // 156: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	63,  // 157: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	65,  // 158: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	68,  // 159: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
+	70,  // 160: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	73,  // 161: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	75,  // 162: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	77,  // 163: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	79,  // 164: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	81,  // 165: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	83,  // 166: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	86,  // 167: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	88,  // 168: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	90,  // 169: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	92,  // 170: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	95,  // 171: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	127, // [127:172] is the sub-list for method output_type
+	82,  // [82:127] is the sub-list for method input_type
+	82,  // [82:82] is the sub-list for extension type_name
+	82,  // [82:82] is the sub-list for extension extendee
+	0,   // [0:82] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
