@@ -85,9 +85,13 @@ func auditVerify(t *testing.T, sys auditTarget, full bool) auditLogVerify {
 		require.GreaterOrEqual(t, v.FromSeq, 1, "%s", r.Raw)
 		require.LessOrEqual(t, int64(v.FromSeq), v.TreeSize, "an incremental walk starts within the checkpoint: %s", r.Raw)
 	}
-	if v.Valid && v.TreeSize > 0 {
-		require.Equal(t, v.TreeSize-int64(v.FromSeq), int64(v.EntriesChecked),
+	switch span := v.TreeSize - int64(v.FromSeq); {
+	case v.Valid && v.TreeSize > 0 && len(v.Repaired) == 0:
+		require.Equal(t, span, int64(v.EntriesChecked),
 			"the walk covers every entry from where it started to the checkpoint's last: %s", r.Raw)
+	case v.Valid && v.TreeSize > 0:
+		// A repaired break of deleted entries has no rows to walk.
+		require.LessOrEqual(t, int64(v.EntriesChecked), span, "%s", r.Raw)
 	}
 	return v
 }

@@ -57,6 +57,16 @@ func auditCLIVerify(t *testing.T, env map[string]string, args ...string) (auditC
 	return r, doc
 }
 
+// auditCLIFound waits until the ledger has recorded an integrity finding
+// at seq (its scrubber steps at startup and every few seconds).
+func auditCLIFound(t *testing.T, sys *allinonetest.System, seq int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		v := auditVerify(t, sys, false)
+		return !v.Valid && v.FirstDivergent != nil && *v.FirstDivergent == seq
+	}, 30*time.Second, 100*time.Millisecond, "the scrubber finds seq %d", seq)
+}
+
 // auditCLISequenced waits until the sequencer has signed every movement's
 // audit entry into the log, and returns the latest checkpoint's size. The
 // answer must be the same twice: one verification reads the checkpoint
@@ -347,23 +357,35 @@ func TestAuditVerifyCLI(t *testing.T) {
 						require.Equal(t, h.state, after, "a rewritten history is never trusted")
 					}
 					if c.name == "re-signed with the ledger's key" {
-						// The ledger's own checks pass: the tree hashes to the
-						// root it signed, and its verified checkpoint was moved
-						// too. Only a client that held a checkpoint can tell.
-						require.Equal(t, true, doc["valid"], "%v", doc)
+						// The log's own checks pass: the tree hashes to the
+						// root the key signed, and its verified checkpoint was
+						// moved too. But the ledger's scrubber compares the
+						// journal with the log: the deposit's journal entry
+						// says 995 CC where the rewritten entry says 1 micro-CC.
+						// A client that never saw the log trusts the log it is
+						// shown, and is told the ledger found it broken.
+						auditCLIFound(t, sys, 3)
 						fresh := map[string]string{"FOUNDRY_URL": sys.BaseURL, "XDG_CONFIG_HOME": t.TempDir()}
-						r, _ = auditCLIVerify(t, fresh)
-						require.Equal(t, cli.ExitOK, r.code, "a client that never saw the log trusts what it is shown: %s", r.stderr)
+						r, doc = auditCLIVerify(t, fresh)
+						require.Equal(t, cli.ExitFailed, r.code, r.stderr)
+						require.Equal(t, true, doc["log"].(map[string]any)["valid"], "the log it is shown is consistent: %v", doc)
+						require.Contains(t, doc["reason"], "is not what audit entry 3 records", "%v", doc)
 					}
 
 				case "entry and chain only":
 					// The tree still holds the entry as signed: the log's
 					// checkpoints are consistent, and the hash chain verifies,
-					// but the entry is not the one the log signed.
+					// but the entry is not the one the log signed. The
+					// ledger's scrubber finds it (its leaf, recomputed from
+					// the entry, is not the tree's), so the ledger's own
+					// answer fails while the client's proofs of the entries
+					// around it pass.
 					held(latest)
+					auditCLIFound(t, sys, 3)
 					r, doc = auditCLIVerify(t, env, "--entry", "2", "--entry", "4")
-					require.Equal(t, cli.ExitOK, r.code, "entries before and after it, whose encodings are untouched: %s", r.stderr)
-					require.Equal(t, true, doc["log"].(map[string]any)["valid"])
+					require.Equal(t, cli.ExitFailed, r.code, "the ledger reports the finding: %s", r.stderr)
+					require.Contains(t, r.stderr, "the audit chain is broken at seq 3 (integrity finding: ")
+					require.Equal(t, true, doc["log"].(map[string]any)["valid"], "entries before and after it, whose encodings are untouched")
 
 					r, doc = auditCLIVerify(t, env, "--entry", "3")
 					require.Equal(t, cli.ExitFailed, r.code, r.stderr)

@@ -58,24 +58,28 @@ func requireAuditBroken(t *testing.T, sys *allinonetest.System, first int) {
 	require.NotEmpty(t, v.Reason)
 }
 
-// requireVerifiedBlindSpot checks that the incremental verification, and
-// the incident status and coherence check built on it, do not walk again
-// the entries a sound verification already covered: the log looks sound to
-// them while the full walk finds the entry rewritten since (the ledger's
-// documented scope of the incremental check).
-func requireVerifiedBlindSpot(t *testing.T, sys *allinonetest.System) {
+// requireOneStory checks that every report says the same as the full
+// walk once it found the log broken at seq first: the incremental
+// verification (which does not walk the entry again, but carries the open
+// finding), the incident status and the coherence check, and that the
+// economy stopped.
+func requireOneStory(t *testing.T, sys *allinonetest.System, first int) {
 	t.Helper()
 	v := auditVerify(t, sys, false)
-	require.True(t, v.Valid, "%+v", v)
-	require.Equal(t, v.TreeSize, int64(v.FromSeq), "it resumes at the end of the verified checkpoint: %+v", v)
-	require.Zero(t, v.EntriesChecked, "%+v", v)
+	require.False(t, v.Valid, "%+v", v)
+	require.NotNil(t, v.FirstDivergent)
+	require.Equal(t, first, *v.FirstDivergent, "%+v", v)
+	require.Contains(t, v.Reason, "integrity finding: ")
 
 	st := request(t, http.MethodGet, sys.URL("/api/incidents/status"), nil)
 	requireStatus(t, http.StatusOK, st)
-	require.Equal(t, true, st.JSON["audit_chain_valid"], "%s", st.Raw)
+	require.Equal(t, false, st.JSON["audit_chain_valid"], "%s", st.Raw)
+	require.Equal(t, "read_only", st.JSON["mode"], "%s", st.Raw)
 	c := request(t, http.MethodGet, sys.URL("/api/health/coherence"), nil)
 	requireStatus(t, http.StatusOK, c)
-	require.Equal(t, true, c.JSON["audit_chain_valid"], "%s", c.Raw)
+	require.Equal(t, false, c.JSON["audit_chain_valid"], "%s", c.Raw)
+	require.Equal(t, false, c.JSON["healthy"], "%s", c.Raw)
+	require.Equal(t, "read_only", c.JSON["decided_mode"], "%s", c.Raw)
 }
 
 func auditHistoryRepair(t *testing.T, sys *allinonetest.System) map[string]any {
@@ -89,13 +93,14 @@ func auditHistoryRepair(t *testing.T, sys *allinonetest.System) map[string]any {
 // TestLedgerAuditHistoryAfterRepair is the issue's reproduction: entry 3 is
 // tampered, the ledger restarted and the chain repaired; then entry 1's
 // amount and entry 4's subject are edited and the ledger restarted. Both
-// are found (one repair names one break), and the break the first repair
-// named stays reported as repaired. The entries edited were verified
-// before: the full verification (the administrator's walk from the first
-// entry) finds them; the incremental one, which resumes after the last
-// verified checkpoint, does not walk them again. The ledger restarts with
-// the signing key it is configured with, so every checkpoint still
-// verifies and no key change is recorded.
+// are found and repaired, and the break the first repair named stays
+// reported as repaired. What a walk finds stops the economy at once
+// (read_only: each first finding appends the change of mode to the log)
+// until the repair, which lifts it again (one entry more). The scrubber is
+// off here, so the seqs each step appends are the test's to count (its own
+// test is ledger_integrity_test.go). The ledger restarts with the signing
+// key it is configured with, so every checkpoint still verifies and no key
+// change is recorded.
 func TestLedgerAuditHistoryAfterRepair(t *testing.T) {
 	t.Parallel()
 	skey, vkey := newAuditKey(t, "foundry-e2e-history")
@@ -113,12 +118,14 @@ func TestLedgerAuditHistoryAfterRepair(t *testing.T) {
 		require.Equal(t, int64(7), signed.Size)
 
 		auditHistoryEdit(t, sys, `UPDATE audit_entries SET amount = 1 WHERE seq = 3`)
-		requireAuditBroken(t, sys, 3)
-		requireVerifiedBlindSpot(t, sys)
-		require.Equal(t, signed, auditReadCheckpoint(t, sys, vkey), "the restarted ledger serves the checkpoint it signed")
-		rep := auditHistoryRepair(t, sys)
-		require.Equal(t, map[string]any{"repair_seq": 7.0, "from_seq": 3.0, "to_seq": 3.0,
+		requireAuditBroken(t, sys, 3) // read_only: seq 7
+		requireOneStory(t, sys, 3)
+		auditConsistent(t, sys, signed, auditReadCheckpoint(t, sys, vkey))
+		rep := auditHistoryRepair(t, sys) // the repair: seq 8; normal again: seq 9
+		require.Equal(t, map[string]any{"repair_seq": 8.0, "from_seq": 3.0, "to_seq": 3.0,
 			"reason": "entry fields do not match their stored encoding"}, rep["repaired_break"])
+		require.Equal(t, "normal", rep["mode"])
+		require.Equal(t, 1.0, rep["resolved_findings"])
 		entry := rep["repair_entry"].(map[string]any)
 		require.Equal(t, "repair", entry["kind"])
 		require.Equal(t, 0.0, entry["amount"])
@@ -127,27 +134,26 @@ func TestLedgerAuditHistoryAfterRepair(t *testing.T) {
 
 		v = auditHistoryVerifyNow(t, sys)
 		require.True(t, v.Valid, "%+v", v)
-		require.Equal(t, 7, v.EntriesChecked, "the whole chain, the repaired entry included")
+		require.Equal(t, 9, v.EntriesChecked, "the whole chain, the repaired entry included")
 		require.Len(t, v.Repaired, 1)
-		require.Equal(t, []int{7, 3, 3}, []int{v.Repaired[0].RepairSeq, v.Repaired[0].FromSeq, v.Repaired[0].ToSeq})
+		require.Equal(t, []int{8, 3, 3}, []int{v.Repaired[0].RepairSeq, v.Repaired[0].FromSeq, v.Repaired[0].ToSeq})
 		// The repair extended the signed log; the tree before it is a prefix.
 		repaired := auditReadCheckpoint(t, sys, vkey)
-		require.Equal(t, int64(8), repaired.Size)
+		require.Equal(t, int64(10), repaired.Size)
 		auditConsistent(t, sys, signed, repaired)
 		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 10, "wire-4"))
-		require.Equal(t, 9, creditAuditTotal(t, sys), "the deposit and its fee after the repair")
+		require.Equal(t, 11, creditAuditTotal(t, sys), "the deposit and its fee after the repair")
 
-		// The edits of the issue, made after the repair.
+		// The edits of the issue, made after the repair: one repair records
+		// both breaks.
 		auditHistoryEdit(t, sys, `UPDATE audit_entries SET amount = 1 WHERE seq = 1`,
 			`UPDATE audit_entries SET subject = 'mallory' WHERE seq = 4`)
-		requireAuditBroken(t, sys, 1)
-
-		auditHistoryRepair(t, sys)
-		requireAuditBroken(t, sys, 4)
-		auditHistoryRepair(t, sys)
+		requireAuditBroken(t, sys, 1)    // read_only: seq 12
+		rep = auditHistoryRepair(t, sys) // seq 13 and 14; normal: seq 15
+		require.Len(t, rep["repaired_breaks"], 2, "%v", rep)
 		v = auditHistoryVerifyNow(t, sys)
 		require.True(t, v.Valid, "%+v", v)
-		require.Equal(t, 11, v.EntriesChecked, "two repair entries more")
+		require.Equal(t, 15, v.EntriesChecked, "two repair entries more, and the changes of mode")
 		var from []int
 		for _, b := range v.Repaired {
 			from = append(from, b.FromSeq)
@@ -157,27 +163,27 @@ func TestLedgerAuditHistoryAfterRepair(t *testing.T) {
 		// The repaired entry edited again, or an entry after the repairs:
 		// found again.
 		auditHistoryEdit(t, sys, `UPDATE audit_entries SET amount = 2 WHERE seq = 3`)
-		requireAuditBroken(t, sys, 3)
-		auditHistoryRepair(t, sys)
+		requireAuditBroken(t, sys, 3) // seq 16
+		auditHistoryRepair(t, sys)    // seq 17; normal: seq 18
 		require.True(t, auditHistoryVerifyNow(t, sys).Valid)
 		auditHistoryEdit(t, sys, `UPDATE audit_entries SET actor = 'mallory' WHERE seq = 9`)
-		requireAuditBroken(t, sys, 9)
+		requireAuditBroken(t, sys, 9) // seq 19
 
 		// Every checkpoint the restarted ledgers signed verifies with the
 		// configured key, and each extends the one before.
 		latest := auditReadCheckpoint(t, sys, vkey)
-		require.Equal(t, int64(13), latest.Size, "nine entries and three repairs")
+		require.Equal(t, int64(20), latest.Size, "nine entries, four repairs and six changes of mode")
 		auditConsistent(t, sys, signed, latest)
 		require.Equal(t, vkey, auditVerifierKey(t, sys))
-		incidents, page := listPage(t, request(t, http.MethodGet, sys.URL("/api/incidents?limit=500"), nil), "incidents")
-		require.Equal(t, wantPage(500, 0, 4, false), page)
-		var kinds []string
+		incidents, _ := listPage(t, request(t, http.MethodGet, sys.URL("/api/incidents?limit=500"), nil), "incidents")
+		kinds := map[string]int{}
 		for _, it := range incidents {
-			kinds = append(kinds, it["kind"].(string))
+			kinds[it["kind"].(string)]++
 		}
-		require.Equal(t, []string{"audit_repair", "audit_repair", "audit_repair", "audit_repair"}, kinds,
-			"one incident per repair; no change of signing key")
-	}, append([]string{"-audit-signing-key=" + skey}, creditFlags...)...)
+		require.Equal(t, 4, kinds["audit_repair"], "one incident per break repaired: %v", kinds)
+		require.Equal(t, 4, kinds["integrity_log"], "one per finding: %v", kinds)
+		require.Zero(t, kinds["audit_key_changed"], "no change of signing key")
+	}, append([]string{"-audit-signing-key=" + skey, "-audit-scrub-cycle=0"}, creditFlags...)...)
 }
 
 // TestLedgerAuditAmountsInCC: GET /api/audit answers amounts in whole units

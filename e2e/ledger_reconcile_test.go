@@ -55,23 +55,47 @@ func TestLedgerReconcileDeletedDeposit(t *testing.T) {
 		requireStatus(t, http.StatusOK, c)
 		require.Equal(t, false, c.JSON["audit_chain_valid"], "%s", c.Raw)
 		require.Equal(t, 3.0, c.JSON["first_divergent_seq"], "%s", c.Raw)
-		require.Equal(t, "frozen", c.JSON["decided_mode"], "the monitor would freeze: %s", c.Raw)
+		require.Equal(t, "frozen", c.JSON["decided_mode"], "the deposit the log no longer records: %s", c.Raw)
 		require.Contains(t, string(c.Raw), missing, "%s", c.Raw)
 
-		// The next deposit is journaled, but the sequencer does not
-		// integrate its entries after a rewound head: they wait, and seq 3
-		// is not taken again.
-		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 10, "wire-3"))
+		// The economy stopped at once: the next deposit is refused, and
+		// the changes of mode wait in the queue, since the sequencer does
+		// not integrate anything after a rewound head: seq 3 is not taken
+		// again, and no checkpoint is signed over the gap.
+		d := creditDeposit(t, sys, ada.ID, 10, "wire-3")
+		requireStatus(t, http.StatusBadRequest, d)
+		require.Equal(t, "frozen", d.JSON["detail"])
 		time.Sleep(time.Second) // five sequencer intervals
 		v := auditVerify(t, sys, false)
-		require.Equal(t, 2, v.Unsequenced, "the deposit and its fee wait: %+v", v)
-		require.Positive(t, v.UnsequencedAge, "%+v", v)
+		require.Equal(t, 2, v.Unsequenced, "read_only, then frozen, wait: %+v", v)
 		require.False(t, v.Valid, "%+v", v)
 		_, total := creditAuditNow(t, sys)
 		require.Equal(t, 2, total, "nothing was appended after the rewound head")
 		require.Equal(t, signed, auditReadCheckpoint(t, sys, vkey), "no checkpoint was signed over the gap")
+		require.Equal(t, before, creditBalances(t, sys, ada.ID))
+
+		// The repair moves the head back to the signed checkpoint, restores
+		// the deposit from its journal entry and records its fee lost; the
+		// administrator unfreezes, and it holds.
+		rep := request(t, http.MethodPost, sys.URL("/api/audit/repair"), map[string]any{}, creditAdmin)
+		requireStatus(t, http.StatusOK, rep)
+		require.Equal(t, []any{3.0}, rep.JSON["restored_seqs"], "%s", rep.Raw)
+		require.Equal(t, []any{4.0}, rep.JSON["lost_seqs"], "%s", rep.Raw)
+		require.Equal(t, []any{}, rep.JSON["open_findings"], "%s", rep.Raw)
+		require.Equal(t, "frozen", rep.JSON["mode"], "a freeze is the administrator's to lift")
+		un := request(t, http.MethodPost, sys.URL("/api/incidents/unfreeze"), map[string]any{"reason": "repaired"}, creditAdmin)
+		requireStatus(t, http.StatusOK, un)
+		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 10, "wire-3"))
+		for range 3 {
+			c = request(t, http.MethodGet, sys.URL("/api/health/coherence"), nil)
+			requireStatus(t, http.StatusOK, c)
+			require.Equal(t, true, c.JSON["healthy"], "%s", c.Raw)
+			require.Equal(t, "normal", c.JSON["mode"], "%s", c.Raw)
+		}
+		v = auditVerify(t, sys, true)
+		require.True(t, v.Valid, "%+v", v)
 		require.Equal(t, creditBal{Available: before.Available + 995}, creditBalances(t, sys, ada.ID))
-	}, append([]string{"-audit-signing-key=" + skey}, creditFlags...)...)
+	}, append([]string{"-audit-signing-key=" + skey, "-audit-scrub-cycle=0"}, creditFlags...)...)
 }
 
 // TestLedgerReconcileDroppedQueuedEntry: a deposit's audit entries are
@@ -107,21 +131,23 @@ func TestLedgerReconcileDroppedQueuedEntry(t *testing.T) {
 
 		auditHistoryEdit(t, sys, `DELETE FROM audit_queue WHERE kind = 'deposit'`, `DELETE FROM audit_queue WHERE kind = 'spread_fee'`)
 
-		v = auditVerify(t, sys, true)
-		require.True(t, v.Valid, "the log itself is sound: %+v", v)
-		require.Zero(t, v.Unsequenced, "%+v", v)
-		require.Equal(t, 2, v.EntriesChecked, "%+v", v)
-
 		problem := fmt.Sprintf("the journal and the audit trail disagree: journal entry %s (deposit) is recorded by no audit entry", queued["id"])
+		c := request(t, http.MethodGet, sys.URL("/api/health/coherence"), nil)
+		requireStatus(t, http.StatusOK, c)
+		require.Equal(t, false, c.JSON["audit_chain_valid"], "%s", c.Raw)
+		require.Equal(t, "frozen", c.JSON["decided_mode"], "%s", c.Raw)
+		require.Equal(t, "frozen", c.JSON["mode"], "the check froze the economy at once: %s", c.Raw)
+		require.Contains(t, string(c.Raw), problem, "%s", c.Raw)
 		st := request(t, http.MethodGet, sys.URL("/api/incidents/status"), nil)
 		requireStatus(t, http.StatusOK, st)
 		require.Equal(t, false, st.JSON["audit_chain_valid"], "%s", st.Raw)
 		require.Equal(t, "critical", st.JSON["severity"], "%s", st.Raw)
 
-		c := request(t, http.MethodGet, sys.URL("/api/health/coherence"), nil)
-		requireStatus(t, http.StatusOK, c)
-		require.Equal(t, false, c.JSON["audit_chain_valid"], "%s", c.Raw)
-		require.Equal(t, "frozen", c.JSON["decided_mode"], "the monitor would freeze: %s", c.Raw)
-		require.Contains(t, string(c.Raw), problem, "%s", c.Raw)
-	}, creditFlags...)
+		// The log itself is sound, and the verification answer says what
+		// is open: one story.
+		v = auditVerify(t, sys, true)
+		require.False(t, v.Valid, "%+v", v)
+		require.Equal(t, 3, v.EntriesChecked, "the deposit's, its fee's and the change of mode: %+v", v)
+		require.Equal(t, "integrity finding: "+problem, v.Reason)
+	}, append([]string{"-audit-scrub-cycle=0"}, creditFlags...)...)
 }

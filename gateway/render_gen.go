@@ -85,6 +85,10 @@ func init() {
 		reflect.TypeFor[*ledgerv1.APIToken]():   func(r *renderer, m proto.Message) error { return renderLedgerv1APIToken(r, m.(*ledgerv1.APIToken)) },
 		reflect.TypeFor[*ledgerv1.Asset]():      func(r *renderer, m proto.Message) error { return renderLedgerv1Asset(r, m.(*ledgerv1.Asset)) },
 		reflect.TypeFor[*ledgerv1.AuditEntry](): func(r *renderer, m proto.Message) error { return renderLedgerv1AuditEntry(r, m.(*ledgerv1.AuditEntry)) },
+		reflect.TypeFor[*ledgerv1.AuditScrub](): func(r *renderer, m proto.Message) error { return renderLedgerv1AuditScrub(r, m.(*ledgerv1.AuditScrub)) },
+		reflect.TypeFor[*ledgerv1.AuditScrubCycle](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1AuditScrubCycle(r, m.(*ledgerv1.AuditScrubCycle))
+		},
 		reflect.TypeFor[*ledgerv1.Contribution](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1Contribution(r, m.(*ledgerv1.Contribution))
 		},
@@ -165,6 +169,9 @@ func init() {
 			return renderLedgerv1GetSupplyResponse(r, m.(*ledgerv1.GetSupplyResponse))
 		},
 		reflect.TypeFor[*ledgerv1.Incident](): func(r *renderer, m proto.Message) error { return renderLedgerv1Incident(r, m.(*ledgerv1.Incident)) },
+		reflect.TypeFor[*ledgerv1.IntegrityFinding](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1IntegrityFinding(r, m.(*ledgerv1.IntegrityFinding))
+		},
 		reflect.TypeFor[*ledgerv1.InvestProjection](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1InvestProjection(r, m.(*ledgerv1.InvestProjection))
 		},
@@ -1378,6 +1385,76 @@ func renderLedgerv1AuditEntry(r *renderer, x *ledgerv1.AuditEntry) error {
 	return nil
 }
 
+// renderLedgerv1AuditScrub renders foundry.ledger.v1.AuditScrub.
+func renderLedgerv1AuditScrub(r *renderer, x *ledgerv1.AuditScrub) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"cycle_seconds":`...)
+	r.buf = appendJSONFloat(r.buf, x.CycleSeconds, 64)
+	r.buf = append(r.buf, `,"last_cycle":`...)
+	if x.LastCycle == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderLedgerv1AuditScrubCycle(r, x.LastCycle); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"current_cycle":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.CurrentCycle), 10)
+	r.buf = append(r.buf, `,"started_at":`...)
+	if err := r.str(x.StartedAt); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"next_seq":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.NextSeq), 10)
+	r.buf = append(r.buf, `,"target_tree_size":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.TargetTreeSize), 10)
+	r.buf = append(r.buf, `,"updated_at":`...)
+	if x.UpdatedAt == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.UpdatedAt.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"late":`...)
+	if x.Late == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.Late.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderLedgerv1AuditScrubCycle renders foundry.ledger.v1.AuditScrubCycle.
+func renderLedgerv1AuditScrubCycle(r *renderer, x *ledgerv1.AuditScrubCycle) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"cycle":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Cycle), 10)
+	r.buf = append(r.buf, `,"started_at":`...)
+	if err := r.str(x.StartedAt); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"ended_at":`...)
+	if err := r.str(x.EndedAt); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"through_seq":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.ThroughSeq), 10)
+	r.buf = append(r.buf, `,"entries_checked":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.EntriesChecked), 10)
+	r.buf = append(r.buf, `,"journal_entries_checked":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.JournalEntriesChecked), 10)
+	r.buf = append(r.buf, `,"accounts_checked":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.AccountsChecked), 10)
+	r.buf = append(r.buf, `,"findings":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Findings), 10)
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
 // renderLedgerv1Contribution renders foundry.ledger.v1.Contribution.
 func renderLedgerv1Contribution(r *renderer, x *ledgerv1.Contribution) error {
 	r.buf = append(r.buf, '{')
@@ -2146,6 +2223,57 @@ func renderLedgerv1Incident(r *renderer, x *ledgerv1.Incident) error {
 	return nil
 }
 
+// renderLedgerv1IntegrityFinding renders foundry.ledger.v1.IntegrityFinding.
+func renderLedgerv1IntegrityFinding(r *renderer, x *ledgerv1.IntegrityFinding) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"id":`...)
+	if err := r.str(x.Id); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"kind":`...)
+	if err := r.str(x.Kind); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"mode":`...)
+	r.enum(enumLedgerv1EconomyMode, int32(x.Mode))
+	r.buf = append(r.buf, `,"seq":`...)
+	if x.Seq == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		r.buf = strconv.AppendInt(r.buf, int64(x.Seq.Value), 10)
+	}
+	r.buf = append(r.buf, `,"entry_id":`...)
+	if x.EntryId == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.EntryId.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"account":`...)
+	if x.Account == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.Account.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"detail":`...)
+	if err := r.str(x.Detail); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"found_by":`...)
+	if err := r.str(x.FoundBy); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"found_at":`...)
+	if err := r.str(x.FoundAt); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
 // renderLedgerv1InvestProjection renders foundry.ledger.v1.InvestProjection.
 func renderLedgerv1InvestProjection(r *renderer, x *ledgerv1.InvestProjection) error {
 	r.buf = append(r.buf, '{')
@@ -2697,6 +2825,94 @@ func renderLedgerv1RepairAuditResponse(r *renderer, x *ledgerv1.RepairAuditRespo
 			return err
 		}
 	}
+	r.buf = append(r.buf, `,"repaired_breaks":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.RepairedBreaks {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderLedgerv1RepairedBreak(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"restored_seqs":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.RestoredSeqs {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		r.buf = strconv.AppendInt(r.buf, int64(e), 10)
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"lost_seqs":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.LostSeqs {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		r.buf = strconv.AppendInt(r.buf, int64(e), 10)
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"correction_entry_id":`...)
+	if x.CorrectionEntryId == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.CorrectionEntryId.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"corrected_entries":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.CorrectedEntries {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if err := r.str(e); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"restored_accounts":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.RestoredAccounts {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if err := r.str(e); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"supply_restored":`...)
+	r.buf = strconv.AppendBool(r.buf, x.SupplyRestored)
+	r.buf = append(r.buf, `,"resolved_findings":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.ResolvedFindings), 10)
+	r.buf = append(r.buf, `,"open_findings":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.OpenFindings {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderLedgerv1IntegrityFinding(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"mode":`...)
+	r.enum(enumLedgerv1EconomyMode, int32(x.Mode))
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -2927,6 +3143,33 @@ func renderLedgerv1VerifyAuditResponse(r *renderer, x *ledgerv1.VerifyAuditRespo
 	r.buf = strconv.AppendInt(r.buf, int64(x.UnsequencedEntries), 10)
 	r.buf = append(r.buf, `,"unsequenced_age_seconds":`...)
 	r.buf = appendJSONFloat(r.buf, x.UnsequencedAgeSeconds, 64)
+	r.buf = append(r.buf, `,"findings":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.Findings {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderLedgerv1IntegrityFinding(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"open_findings":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.OpenFindings), 10)
+	r.buf = append(r.buf, `,"scrub":`...)
+	if x.Scrub == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderLedgerv1AuditScrub(r, x.Scrub); err != nil {
+			return err
+		}
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }

@@ -49,6 +49,7 @@ type Config struct {
 	AuditSigningKey       string
 	AuditSequenceInterval time.Duration
 	AuditBatch            int
+	AuditScrubCycle       time.Duration
 }
 
 func (c *Config) register(fs *config.FlagSet) {
@@ -75,6 +76,9 @@ func (c *Config) register(fs *config.FlagSet) {
 		"how often the audit sequencer looks for movements' entries committed on other replicas (this replica's own wake it at once)")
 	fs.Int(&c.AuditBatch, "audit-batch", "FOUNDRY_AUDIT_BATCH", usecase.DefaultAuditBatch,
 		"audit entries the sequencer integrates in one transaction at most")
+	fs.Duration(&c.AuditScrubCycle, "audit-scrub-cycle", "FOUNDRY_AUDIT_SCRUB_CYCLE", usecase.DefaultScrubCycle,
+		"how long the audit scrubber may take to re-check every entry, journal entry and balance once (a small log takes seconds); "+
+			"0 turns the scrubber off")
 }
 
 // economy builds the credit economy's configuration from the settings.
@@ -103,8 +107,17 @@ func (c *Config) economy() (usecase.Config, error) {
 	if c.AuditBatch <= 0 {
 		return out, errors.New("FOUNDRY_AUDIT_BATCH: want a positive number")
 	}
+	scrub := c.AuditScrubCycle
+	switch {
+	case scrub < 0:
+		return out, errors.New("FOUNDRY_AUDIT_SCRUB_CYCLE: want a duration (0 turns the scrubber off)")
+	case scrub == 0:
+		scrub = -1 // off: usecase.Config's zero is the default
+	case scrub < time.Second:
+		return out, errors.New("FOUNDRY_AUDIT_SCRUB_CYCLE: want at least 1s (or 0 to turn the scrubber off)")
+	}
 	out = usecase.Config{Signers: signers, Rates: usecase.FixedRate(rate), PledgeRate: pledge, SessionTTL: c.SessionTTL,
-		AuditBatch: c.AuditBatch}
+		AuditBatch: c.AuditBatch, ScrubCycle: scrub}
 	if c.AuditSigningKey != "" {
 		if out.AuditSigner, err = audit.NewSigner(c.AuditSigningKey); err != nil {
 			return out, fmt.Errorf("FOUNDRY_AUDIT_SIGNING_KEY: %w", err)
@@ -210,6 +223,12 @@ func Module() app.Module {
 			h.Go(func(ctx context.Context) {
 				runSequencer(ctx, h.Log, uc, lease.HolderID("ledger"), cfg.AuditSequenceInterval, cfg.AuditBatch)
 			})
+			if cfg.AuditScrubCycle > 0 {
+				h.Go(func(ctx context.Context) { runScrubber(ctx, h.Log, uc, lease.HolderID("ledger"), cfg.AuditScrubCycle) })
+			} else {
+				h.Log.Warn("FOUNDRY_AUDIT_SCRUB_CYCLE=0: the audit scrubber is off, so entries, journal lines and balances already " +
+					"verified are never checked again")
+			}
 			srv := handler.New(uc, handler.Options{
 				PublicReads:         h.Settings.PublicReads,
 				RegisterRatePerMin:  cfg.RegisterRatePerMin,
@@ -232,6 +251,7 @@ func repos(q database.Querier) usecase.Repos {
 	return usecase.Repos{
 		Credit:      sqlstore.NewCredit(q),
 		Audit:       sqlstore.NewAudit(q),
+		Integrity:   sqlstore.NewIntegrity(q),
 		Identity:    sqlstore.NewIdentity(q),
 		Attribution: sqlstore.NewAttribution(q),
 		Keys:        idempotency.SQL{Q: q},

@@ -71,8 +71,8 @@ func TestVerifyFindsAGap(t *testing.T) {
 	rs = append(rs[:4], rs[5:]...)
 	res := audit.Verify(rs)
 	require.Equal(t, int64(4), res.LastVerified)
-	require.Equal(t, int64(6), res.FirstDivergent)
-	require.Contains(t, res.Reason, "sequence gap")
+	require.Equal(t, int64(5), res.FirstDivergent, "the seq that is missing, not the next one present")
+	require.Equal(t, "sequence gap: expected seq 5, found seq 6", res.Reason)
 }
 
 // walk verifies records knowing the repairs among them, up to head.

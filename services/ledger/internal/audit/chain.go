@@ -153,7 +153,7 @@ func (v *Verifier) Skipped() bool { return v.skipped }
 func (v *Verifier) check(r Record) string {
 	switch {
 	case r.Entry.Seq != v.next:
-		return "sequence gap: expected seq " + strconv.FormatInt(v.next, 10)
+		return "sequence gap: expected seq " + strconv.FormatInt(v.next, 10) + ", found seq " + strconv.FormatInt(r.Entry.Seq, 10)
 	case r.PrevHash != v.prev:
 		return "previous hash does not match the preceding entry"
 	case !bytes.Equal(Encode(r.Entry), r.Encoded):
@@ -198,7 +198,9 @@ func (v *Verifier) Add(r Record) bool {
 		}
 		b, ok := v.breaks[v.next]
 		if !ok {
-			v.diverge(r.Entry.Seq, reason, Divergence{Seq: v.next, Prev: v.prev, Found: &r})
+			// The first seq that does not check out: the record's own, or,
+			// where records are missing, the first one missing.
+			v.diverge(min(r.Entry.Seq, v.next), reason, Divergence{Seq: v.next, Prev: v.prev, Found: &r})
 			return false
 		}
 		delete(v.breaks, v.next)
@@ -241,10 +243,12 @@ func (v *Verifier) diverge(seq int64, reason string, d Divergence) {
 	v.result.FirstDivergent, v.result.Reason, v.div = seq, reason, d
 }
 
-// Finish ends a walk that covered every record up to the chain's head
-// (the seq of its last entry) and returns the verdict: entries missing
-// before the head are a break too, and so is a recorded break whose repair
-// entry did not verify (the repair is what makes it acceptable).
+// Finish ends a walk that covered every record up to head (the chain's
+// head, or the end of a stretch walked on its own) and returns the
+// verdict: entries missing before head are a break too, and so is a
+// recorded break whose repair entry, at or before head, did not verify
+// (the repair is what makes it acceptable; one after head is for a later
+// stretch to meet).
 func (v *Verifier) Finish(head int64) Result {
 	if v.result.FirstDivergent == 0 && v.skip != nil {
 		v.endSkip(nil)
@@ -259,14 +263,16 @@ func (v *Verifier) Finish(head int64) Result {
 	if v.result.FirstDivergent == 0 && len(v.pending) > 0 {
 		var first *pendingBreak
 		for _, p := range v.pending {
-			if first == nil || p.b.From < first.b.From {
+			if p.b.RepairSeq <= head && (first == nil || p.b.From < first.b.From) {
 				first = &p
 			}
 		}
-		v.result.LastVerified = first.b.From - 1
-		v.diverge(first.b.From, fmt.Sprintf("repair seq %d, which accepted seq %d to %d, does not verify",
-			first.b.RepairSeq, first.b.From, first.b.To),
-			Divergence{Seq: first.b.From, Replaces: &first.b, Unconfirmed: true, Digest: first.digest})
+		if first != nil {
+			v.result.LastVerified = first.b.From - 1
+			v.diverge(first.b.From, fmt.Sprintf("repair seq %d, which accepted seq %d to %d, does not verify",
+				first.b.RepairSeq, first.b.From, first.b.To),
+				Divergence{Seq: first.b.From, Replaces: &first.b, Unconfirmed: true, Digest: first.digest})
+		}
 	}
 	return v.Result()
 }

@@ -2,8 +2,11 @@ package audit
 
 import (
 	"crypto/ed25519"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -73,6 +76,54 @@ func (f *Frontier) Append(leaf tlog.Hash) []tlog.Hash {
 	return out
 }
 
+// String is the frontier in a text form ParseFrontier reads: the size,
+// then each root as level:hex, separated by spaces. A verifier that walks
+// a long log in steps (the scrubber) keeps it between them.
+func (f *Frontier) String() string {
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(f.size, 10))
+	for i, r := range f.roots {
+		b.WriteString(" " + strconv.Itoa(f.levels[i]) + ":" + Hash(r).String())
+	}
+	return b.String()
+}
+
+// ParseFrontier reads a frontier's String. The roots' levels must be
+// those of a tree of its size (one per bit set, largest first).
+func ParseFrontier(s string) (*Frontier, error) {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return nil, errors.New("frontier: empty")
+	}
+	n, err := strconv.ParseInt(fields[0], 10, 64)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("frontier: bad size %q", fields[0])
+	}
+	f := &Frontier{size: n}
+	for _, fl := range fields[1:] {
+		lv, hx, ok := strings.Cut(fl, ":")
+		level, err := strconv.Atoi(lv)
+		h, hok := ParseHash(hx)
+		if !ok || err != nil || !hok {
+			return nil, fmt.Errorf("frontier: bad root %q", fl)
+		}
+		f.levels, f.roots = append(f.levels, level), append(f.roots, tlog.Hash(h))
+	}
+	want := 0
+	for level := 62; level >= 0; level-- {
+		if n&(1<<level) != 0 {
+			if want >= len(f.levels) || f.levels[want] != level {
+				return nil, errors.New("frontier: its roots are not those of a tree of its size")
+			}
+			want++
+		}
+	}
+	if want != len(f.levels) {
+		return nil, errors.New("frontier: its roots are not those of a tree of its size")
+	}
+	return f, nil
+}
+
 // Root is the tree's root hash (tlog.TreeHash); the zero hash for an empty
 // tree.
 func (f *Frontier) Root() tlog.Hash {
@@ -126,6 +177,9 @@ type Signer struct {
 	signer   note.Signer
 	verifier note.Verifier
 	vkey     string
+	// macKey authenticates the ledger's own working state (MAC), derived
+	// from the signing key's seed.
+	macKey []byte
 }
 
 // GenerateKey makes a signing key named name and returns it with its
@@ -162,8 +216,23 @@ func NewSigner(skey string) (*Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Signer{signer: s, verifier: v, vkey: vkey}, nil
+	mk := sha256.Sum256(append([]byte("foundry audit state mac v1\n"), raw[1:]...))
+	return &Signer{signer: s, verifier: v, vkey: vkey, macKey: mk[:]}, nil
 }
+
+// MAC authenticates data the ledger keeps for itself in its database (the
+// scrubber's place in its cycle): HMAC-SHA256 with a key derived from the
+// signing key, in hex. Whoever can write the database but does not hold
+// the signing key cannot make state the ledger will take as its own.
+func (s *Signer) MAC(data []byte) string {
+	m := hmac.New(sha256.New, s.macKey)
+	m.Write(data)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// KeyID names the signing key in state it authenticates (the note key
+// hash, in hex): state made under another key is not forged, only stale.
+func (s *Signer) KeyID() string { return fmt.Sprintf("%08x", s.signer.KeyHash()) }
 
 // Origin is the log's origin line: the key's name.
 func (s *Signer) Origin() string { return s.signer.Name() }

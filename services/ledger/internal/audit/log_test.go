@@ -102,3 +102,39 @@ func TestParseCheckpoint(t *testing.T) {
 		require.Error(t, err, "%q", bad)
 	}
 }
+
+func TestFrontierText(t *testing.T) {
+	t.Parallel()
+	f := &Frontier{}
+	for n := int64(0); n < 70; n++ {
+		g, err := ParseFrontier(f.String())
+		require.NoError(t, err, "size %d", n)
+		require.Equal(t, f.Root(), g.Root())
+		require.Equal(t, f.Size(), g.Size())
+		leaf := tlog.Hash(LeafHash([]byte(strconv.FormatInt(n, 10))))
+		require.Equal(t, f.Append(leaf), g.Append(leaf), "a parsed frontier grows as the original")
+	}
+	for _, bad := range []string{"", "x", "-1", "3 0:00", "3", "2 0:" + Genesis.String(), "1 0:" + Genesis.String() + " 0:" + Genesis.String()} {
+		_, err := ParseFrontier(bad)
+		require.Error(t, err, "%q", bad)
+	}
+}
+
+func TestSignerMAC(t *testing.T) {
+	t.Parallel()
+	skey, _, err := GenerateKey("ledger")
+	require.NoError(t, err)
+	s, err := NewSigner(skey)
+	require.NoError(t, err)
+	again, err := NewSigner(skey)
+	require.NoError(t, err)
+	require.Equal(t, s.MAC([]byte("state")), again.MAC([]byte("state")), "the key's, not the process's")
+	require.NotEqual(t, s.MAC([]byte("state")), s.MAC([]byte("state!")))
+	other, _, err := GenerateKey("ledger")
+	require.NoError(t, err)
+	o, err := NewSigner(other)
+	require.NoError(t, err)
+	require.NotEqual(t, s.MAC([]byte("state")), o.MAC([]byte("state")))
+	require.NotEqual(t, s.KeyID(), o.KeyID())
+	require.Regexp(t, `^[0-9a-f]{8}$`, s.KeyID())
+}

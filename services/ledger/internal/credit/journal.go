@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
@@ -108,7 +109,18 @@ const (
 	// KindDistribution pays one payout of a distribution as CC.
 	KindDistribution Kind = "distribution"
 	KindReversal     Kind = "reversal"
+	// KindCorrection is a repair's: it restores the balances the audit
+	// log recorded where the journal was edited to say otherwise.
+	KindCorrection Kind = "correction"
 )
+
+// Movements are the kinds of journal entry: every audit entry of one of
+// these kinds records a journal entry, and every journal entry is
+// recorded by one.
+var Movements = []Kind{KindDeposit, KindWithdraw, KindStake, KindUnstake, KindRelease, KindDistribution, KindReversal, KindCorrection}
+
+// IsMovement reports whether k is one of Movements.
+func IsMovement(k Kind) bool { return slices.Contains(Movements, k) }
 
 // Line is one side of an entry: a change to one account's balance.
 type Line struct {

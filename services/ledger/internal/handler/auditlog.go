@@ -5,9 +5,13 @@ import (
 	"encoding/base64"
 	"time"
 
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // b64 is a hash as checkpoints and proofs write it: standard base64.
@@ -33,6 +37,58 @@ func logProto(v usecase.Verification, verdict audit.Result, b usecase.Backlog) *
 	out.UnsequencedEntries = int32(b.Entries)
 	if !b.Oldest.IsZero() {
 		out.UnsequencedAgeSeconds = max(time.Since(b.Oldest).Seconds(), 0)
+	}
+	out.Findings, out.OpenFindings = make([]*ledgerv1.IntegrityFinding, len(v.Findings.Open)), int32(v.Findings.Total)
+	for i, f := range v.Findings.Open {
+		out.Findings[i] = findingProto(f)
+	}
+	out.Scrub = scrubProto(v.Scrub, time.Now())
+	return out
+}
+
+// verdictOf is a verification's verdict as the answer states it: the
+// walk's, failed at the open findings when the walk checked out.
+func verdictOf(v usecase.Verification) audit.Result {
+	res := v.Result
+	if !v.Valid() {
+		res.OK = false
+		res.FirstDivergent, res.Reason = v.Divergent()
+	}
+	return res
+}
+
+func findingProto(f store.Finding) *ledgerv1.IntegrityFinding {
+	out := &ledgerv1.IntegrityFinding{Id: f.ID, Kind: f.Kind, Mode: mode(f.Mode), Detail: f.Detail, FoundBy: f.FoundBy,
+		FoundAt: wire.Time(f.FoundAt)}
+	if f.Seq > 0 {
+		out.Seq = wrapperspb.Int32(int32(f.Seq))
+	}
+	if f.EntryID != "" {
+		out.EntryId = wrapperspb.String(f.EntryID)
+	}
+	if f.Account != "" {
+		out.Account = wrapperspb.String(f.Account)
+	}
+	return out
+}
+
+// scrubProto maps the scrubber's progress (nil when it is off).
+func scrubProto(s usecase.ScrubReport, now time.Time) *ledgerv1.AuditScrub {
+	if s.Cycle <= 0 {
+		return nil
+	}
+	out := &ledgerv1.AuditScrub{CycleSeconds: s.Cycle.Seconds(), CurrentCycle: int32(s.Current), StartedAt: wire.Time(s.StartedAt),
+		NextSeq: int32(s.NextSeq), TargetTreeSize: int32(s.TargetSize)}
+	if l := s.Last; l != nil {
+		out.LastCycle = &ledgerv1.AuditScrubCycle{Cycle: int32(l.Cycle), StartedAt: wire.Time(l.StartedAt), EndedAt: wire.Time(l.EndedAt),
+			ThroughSeq: int32(l.ThroughSeq), EntriesChecked: int32(l.Entries), JournalEntriesChecked: int32(l.Journal),
+			AccountsChecked: int32(l.Accounts), Findings: int32(l.Findings)}
+	}
+	if !s.UpdatedAt.IsZero() {
+		out.UpdatedAt = wrapperspb.String(wire.Time(s.UpdatedAt))
+	}
+	if late := s.Late(now); late != "" {
+		out.Late = wrapperspb.String(late)
 	}
 	return out
 }

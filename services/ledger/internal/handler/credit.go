@@ -320,7 +320,7 @@ func (h *Handler) VerifyAudit(ctx context.Context, req *ledgerv1.VerifyAuditRequ
 	if err != nil {
 		return nil, err
 	}
-	return logProto(v, v.Result, b), nil
+	return logProto(v, verdictOf(v), b), nil
 }
 
 // RepairAudit implements LedgerService.RepairAudit (administrator).
@@ -336,12 +336,30 @@ func (h *Handler) RepairAudit(ctx context.Context, _ *ledgerv1.RepairAuditReques
 	if !rep.Found.OK {
 		out.FirstDivergentSeq = wrapperspb.Int32(int32(rep.Found.FirstDivergent))
 	}
-	if rep.Repaired {
+	if rep.Seq > 0 {
 		out.RepairedBreak = repairedProto(rep.Break)
-		recs, err := h.app.AuditEntries(ctx, 1, 0)
-		if err == nil && len(recs) == 1 && recs[0].Entry.Seq == rep.Seq {
-			out.RepairEntry = auditProto(recs[0])
+		if rec, ok, err := h.app.AuditEntry(ctx, rep.Seq); err == nil && ok {
+			out.RepairEntry = auditProto(rec)
 		}
+	}
+	out.RepairedBreaks = make([]*ledgerv1.RepairedBreak, len(rep.Breaks))
+	for i, b := range rep.Breaks {
+		out.RepairedBreaks[i] = repairedProto(b)
+	}
+	for _, seq := range rep.Restored {
+		out.RestoredSeqs = append(out.RestoredSeqs, int32(seq))
+	}
+	for _, seq := range rep.Lost {
+		out.LostSeqs = append(out.LostSeqs, int32(seq))
+	}
+	if rep.Correction != "" {
+		out.CorrectionEntryId = wrapperspb.String(rep.Correction)
+	}
+	out.CorrectedEntries, out.RestoredAccounts = rep.Corrected, rep.Balances
+	out.SupplyRestored, out.ResolvedFindings, out.Mode = rep.Supply, int32(rep.Resolved), mode(rep.Mode)
+	out.OpenFindings = make([]*ledgerv1.IntegrityFinding, len(rep.Open.Open))
+	for i, f := range rep.Open.Open {
+		out.OpenFindings[i] = findingProto(f)
 	}
 	return out, nil
 }

@@ -31,7 +31,7 @@ func newHandler(t *testing.T, engine database.Engine) *handler.Handler {
 	db := dbtest.Open(t, engine, "ledger", store.Migrations())
 	app := usecase.New(db, func(q database.Querier) usecase.Repos {
 		return usecase.Repos{
-			Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q), Identity: sqlstore.NewIdentity(q),
+			Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q), Integrity: sqlstore.NewIntegrity(q), Identity: sqlstore.NewIdentity(q),
 			Attribution: sqlstore.NewAttribution(q), Keys: idempotency.SQL{Q: q}, Send: q.SendBatch,
 		}
 	}, usecase.Config{Clock: clock.NewFake(t0)})

@@ -329,6 +329,10 @@ type Audit interface {
 	// Repairs returns the repair entries with seq at most upTo, in seq
 	// order: verification reads the breaks they accepted before it walks.
 	Repairs(ctx context.Context, upTo int64) ([]audit.Record, error)
+	// Corrections returns the entries of kind correction and mended, in
+	// seq order: the checks read which journal entries a repair mended
+	// before they compare.
+	Corrections(ctx context.Context) ([]audit.Record, error)
 	// Counts returns the row count of the audit chain's table, for storage
 	// reports.
 	Counts(ctx context.Context) (map[string]int, error)

@@ -30,6 +30,20 @@ func (a *App) AuditEntries(ctx context.Context, limit, offset int) ([]store.List
 	return a.read().Audit.Recent(ctx, 0, limit, offset)
 }
 
+// AuditEntry returns the entry with seq as the list shows it (false when
+// there is none).
+func (a *App) AuditEntry(ctx context.Context, seq int64) (store.ListedRecord, bool, error) {
+	return a.auditEntry(ctx, a.read(), seq)
+}
+
+func (a *App) auditEntry(ctx context.Context, r Repos, seq int64) (store.ListedRecord, bool, error) {
+	recs, err := r.Audit.Recent(ctx, seq+1, 1, 0)
+	if err != nil || len(recs) == 0 || recs[0].Entry.Seq != seq {
+		return store.ListedRecord{}, false, err
+	}
+	return recs[0], true, nil
+}
+
 // auditList names the audit log's cursors (platform/cursor).
 const auditList = "audit"
 

@@ -36,7 +36,15 @@ const maxUnreconciled = 100
 // only this reconciliation sees it; it is as grave as a break, because
 // the trail no longer records every movement, and is reported as one.
 func (c Coherence) Trail() audit.Result {
-	if !c.Chain.OK || len(c.Unreconciled) == 0 {
+	if !c.Chain.OK {
+		return c.Chain
+	}
+	if len(c.Unreconciled) == 0 {
+		if seq, reason := c.Log.Divergent(); reason != "" {
+			r := c.Chain
+			r.OK, r.FirstDivergent, r.Reason = false, seq, reason
+			return r
+		}
 		return c.Chain
 	}
 	r := c.Chain
@@ -79,5 +87,64 @@ func (a *App) CheckCoherence(ctx context.Context) (Coherence, error) {
 	if err != nil {
 		return Coherence{}, err
 	}
+	if un, err = a.unreconciled(ctx, un); err != nil {
+		return Coherence{}, err
+	}
+	// What this check found beyond the walk is recorded like every other
+	// finding, and the answer carries the findings as they are now.
+	var found []store.Finding
+	for _, acct := range mis {
+		found = append(found, balanceFinding(acct, fmt.Sprintf("account %s: its cached balance or a line's owner differs from its journal lines", acct)))
+	}
+	for _, d := range un {
+		found = append(found, journalFinding(d.EntryID, d.AuditSeq, "the journal and the audit trail disagree: "+d.Problem))
+	}
+	if err := a.report(ctx, "coherence", found...); err != nil {
+		return Coherence{}, err
+	}
+	if len(found) > 0 {
+		if ver.Findings, err = a.OpenFindings(ctx); err != nil {
+			return Coherence{}, err
+		}
+	}
+	if len(found) > 0 {
+		// The report may have moved the mode.
+		if s, err = a.Supply(ctx); err != nil {
+			return Coherence{}, err
+		}
+	}
 	return Coherence{Supply: s, Chain: ver.Result, Log: ver, Backlog: backlog, Mismatched: mis, Unreconciled: un}, nil
+}
+
+// unreconciled keeps the discrepancies no repair settled (settled.go).
+func (a *App) unreconciled(ctx context.Context, found []store.Discrepancy) ([]store.Discrepancy, error) {
+	if len(found) == 0 {
+		return found, nil
+	}
+	r := a.read()
+	s, err := a.settledPlaces(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	problems := make([]linkProblem, 0, len(found))
+	for _, d := range found {
+		if d.EntryID != "" {
+			problems = append(problems, linkProblem{entryID: d.EntryID, seq: d.AuditSeq, detail: d.Problem})
+		}
+	}
+	left, err := a.unsettled(ctx, r, s, problems)
+	if err != nil {
+		return nil, err
+	}
+	kept := map[string]bool{}
+	for _, p := range left {
+		kept[p.entryID] = true
+	}
+	out := []store.Discrepancy{}
+	for _, d := range found {
+		if d.EntryID == "" || kept[d.EntryID] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }

@@ -50,7 +50,7 @@ func (ideas) Idea(_ context.Context, id string) (usecase.IdeaInfo, error) {
 // repos builds every repository over q, as the ledger module does.
 func repos(q database.Querier) usecase.Repos {
 	return usecase.Repos{
-		Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q),
+		Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q), Integrity: sqlstore.NewIntegrity(q),
 		Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q),
 		Keys: idempotency.SQL{Q: q}, Send: q.SendBatch,
 	}

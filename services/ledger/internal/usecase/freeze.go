@@ -141,6 +141,11 @@ func (a *App) Unfreeze(ctx context.Context, reason, actor string) (ModeChange, e
 		if eco.Mode != ModeFrozen {
 			return fault.New(fault.Conflict, "not frozen")
 		}
+		if held, err := a.openFindings(ctx, r); err != nil {
+			return err
+		} else if held.Total > 0 {
+			return heldBy(held, "cannot unfreeze")
+		}
 		rate, err := a.quote(ctx, r)
 		if err != nil {
 			return err

@@ -19,6 +19,11 @@ type Gauges struct {
 	// (the monitor's check, GET /api/audit/verify); nil before the first.
 	// Reading it walks nothing.
 	Verified *Verification
+	// OpenFindings counts the open integrity findings (one count of a
+	// table that holds only what went wrong), and Scrub is the scrubber's
+	// progress (one row).
+	OpenFindings int
+	Scrub        ScrubReport
 	// At is when the readings were taken.
 	At time.Time
 }
@@ -33,7 +38,15 @@ func (a *App) Gauges(ctx context.Context) (Gauges, error) {
 	if err != nil {
 		return Gauges{}, wrap("read the economy's gauges", err)
 	}
-	out := Gauges{Supply: s, Backlog: b, At: a.now()}
+	open, err := a.OpenFindings(ctx)
+	if err != nil {
+		return Gauges{}, wrap("read the economy's gauges", err)
+	}
+	scrub, err := a.ScrubReport(ctx)
+	if err != nil {
+		return Gauges{}, wrap("read the economy's gauges", err)
+	}
+	out := Gauges{Supply: s, Backlog: b, OpenFindings: open.Total, Scrub: scrub, At: a.now()}
 	if v := a.lastVerified.Load(); v != nil {
 		c := *v
 		out.Verified = &c

@@ -288,63 +288,78 @@ func TestAuditTamperIsFoundAndRepaired(t *testing.T) {
 		require.Equal(t, int64(2), res.LastVerified)
 		require.Equal(t, int64(3), res.FirstDivergent)
 
+		// What the walk found is a finding at once: read_only (seq 7 records
+		// the change of mode), until the repair.
+		require.Equal(t, usecase.ModeReadOnly, mode(t, e.app))
 		sequence(t, e.app)
 		rep, err = e.app.RepairAudit(ctx, "admin")
 		require.NoError(t, err)
 		require.True(t, rep.Repaired)
-		require.Equal(t, int64(7), rep.Seq)
-		require.Equal(t, []int64{7, 3, 3}, []int64{rep.Break.RepairSeq, rep.Break.From, rep.Break.To})
+		require.Equal(t, int64(8), rep.Seq)
+		require.Equal(t, []int64{8, 3, 3}, []int64{rep.Break.RepairSeq, rep.Break.From, rep.Break.To})
+		require.Equal(t, 1, rep.Resolved, "the finding is resolved")
+		require.Equal(t, usecase.ModeNormal, rep.Mode, "the verification's read_only is lifted (seq 9)")
+		require.Empty(t, rep.Correction, "the journal agrees with what the log signed: nothing to correct")
 		sequence(t, e.app)
-		recs, err := e.app.AuditEntries(ctx, 2, 0)
+		recs, err := e.app.AuditEntries(ctx, 3, 0)
 		require.NoError(t, err)
-		require.Equal(t, "repair", recs[0].Entry.Kind)
-		attrs := recs[0].Entry.Attrs
+		require.Equal(t, []string{"repair", "repair", "integrity"}, []string{recs[0].Entry.Kind, recs[1].Entry.Kind, recs[2].Entry.Kind},
+			"the mode lifted, the repair, the mode raised")
+		attrs := recs[1].Entry.Attrs
 		require.Equal(t, map[string]string{"last_verified": "2", "first_divergent": "3",
 			"reason": "entry fields do not match their stored encoding", "repaired_from": "3", "repaired_to": "3",
 			"resume_hash": rep.Break.Resume.String(), "digest": rep.Break.Digest}, attrs)
-		require.Equal(t, recs[1].Hash, recs[0].PrevHash, "the repair entry chains to the head")
+		require.Equal(t, recs[2].Hash, recs[1].PrevHash, "the repair entry chains to the head")
 		var n int
 		require.NoError(t, e.db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_entries`).Scan(&n))
-		require.Equal(t, 7, n, "nothing rewritten or deleted")
-		incidents, err := items(e.app.Incidents(ctx, page(1, 0)))
+		require.Equal(t, 9, n, "nothing rewritten or deleted")
+		// One instant on the test's clock: the four incidents in any order.
+		incidents, err := items(e.app.Incidents(ctx, page(4, 0)))
 		require.NoError(t, err)
-		require.Equal(t, "audit_repair", incidents[0].Kind)
-		require.Contains(t, incidents[0].Detail, "repair entry 7 accepts seq 3 to 3")
+		byKind := map[string]string{}
+		for _, in := range incidents {
+			byKind[in.Kind] = in.Detail
+		}
+		require.Len(t, byKind, 4, "%+v", incidents)
+		require.Contains(t, byKind["audit_repair"], "repair entry 8 accepts seq 3 to 3")
+		require.Contains(t, byKind["integrity_log"], "audit entry 3: entry fields do not match their stored encoding")
+		require.Equal(t, "normal → read_only: integrity: audit entry 3: entry fields do not match their stored encoding", byKind["integrity"])
+		require.Equal(t, "read_only → normal: repaired: the audit log, the journal and the balances agree", byKind["repair"])
 
 		deposits(t, e.app, "after", 1)
 		sequence(t, e.app)
-		res, err = e.app.VerifyAudit(ctx, false)
+		res, err = e.app.VerifyAudit(ctx, true)
 		require.NoError(t, err)
-		require.True(t, res.OK, "%+v", res)
-		require.Equal(t, int64(9), res.LastVerified)
-		require.Equal(t, int64(9), res.Checked, "the whole chain, the repaired entry included")
+		require.True(t, res.Valid(), "%+v", res)
+		require.Equal(t, int64(11), res.LastVerified)
+		require.Equal(t, int64(11), res.Checked, "the whole chain, the repaired entry included")
 		require.Len(t, res.Repaired, 1, "the break stays reported as repaired")
 		require.Equal(t, rep.Break, res.Repaired[0])
 
-		// A truncated tail is a break too. Seq 9 was verified already, so
+		// A truncated tail is a break too. Seq 11 was verified already, so
 		// the incremental check, which starts after it, does not walk it
 		// again: a full walk does.
-		_, err = e.db.Exec(ctx, `DELETE FROM audit_entries WHERE seq = 9`)
+		_, err = e.db.Exec(ctx, `DELETE FROM audit_entries WHERE seq = 11`)
 		require.NoError(t, err)
 		res, err = e.app.VerifyAudit(ctx, true)
 		require.NoError(t, err)
 		require.False(t, res.OK)
-		require.Equal(t, int64(9), res.FirstDivergent)
-		require.Equal(t, "entries missing: the chain's head is seq 9", res.Reason)
+		require.Equal(t, int64(11), res.FirstDivergent)
+		require.Equal(t, "entries missing: the chain's head is seq 11", res.Reason)
 		rep, err = e.app.RepairAudit(ctx, "admin")
 		require.NoError(t, err)
-		require.Equal(t, []int64{10, 9, 9}, []int64{rep.Seq, rep.Break.From, rep.Break.To})
+		// Seq 12 records read_only; the repair entry is 13. Seq 11 was the
+		// last deposit's spread fee, which records no journal entry: the
+		// journal has nothing to restore it from, so it is recorded lost.
+		require.Equal(t, []int64{13, 11, 11}, []int64{rep.Seq, rep.Break.From, rep.Break.To})
+		require.Equal(t, []int64{11}, rep.Lost)
+		require.Empty(t, rep.Restored)
+		require.Equal(t, usecase.ModeNormal, rep.Mode)
 		sequence(t, e.app)
-		// The monitor's incremental check resumes after what was verified
-		// (seq 9 included) and checks the repair entry. (A full walk should
-		// now accept both breaks, but fails on the tree's root: see
-		// TestFullWalkAcceptsARepairedDeletion.)
-		res, err = e.app.VerifyAudit(ctx, false)
+		res, err = e.app.VerifyAudit(ctx, true)
 		require.NoError(t, err)
-		require.True(t, res.OK, "%+v", res)
-		require.Equal(t, int64(10), res.From)
-		require.Equal(t, int64(10), res.LastVerified)
-		require.Equal(t, int64(11), res.TreeSize)
+		require.True(t, res.Valid(), "%+v", res)
+		require.Len(t, res.Repaired, 2, "both breaks accepted and listed")
 	})
 }
 
@@ -407,7 +422,7 @@ func TestHistoryBeforeARepairIsStillChecked(t *testing.T) {
 		}
 		app := restart(e)
 		sequence(t, app)
-		res, err := app.VerifyAudit(ctx, false)
+		res, err := app.VerifyAudit(ctx, true)
 		require.NoError(t, err)
 		require.True(t, res.OK, "only the repaired break: %+v", res)
 		require.Equal(t, int64(11), res.LastVerified)
@@ -427,20 +442,22 @@ func TestHistoryBeforeARepairIsStillChecked(t *testing.T) {
 			undo := snapshotAudit(t, e.db)
 			_, err := e.db.Exec(ctx, c.sql)
 			require.NoError(t, err)
-			res, err := restart(e).VerifyAudit(ctx, true)
+			res, err := restart(e).WalkAudit(ctx, true)
 			require.NoError(t, err)
 			require.False(t, res.OK, c.sql)
 			require.Equal(t, c.first, res.FirstDivergent, c.sql)
 			undo()
-			res, err = restart(e).VerifyAudit(ctx, true)
+			res, err = restart(e).WalkAudit(ctx, true)
 			require.NoError(t, err)
 			require.True(t, res.OK, "undone: %+v", res)
 			require.Len(t, res.Repaired, 1, "undone")
 		}
 
 		// Both edits of the issue at once, committed, in a ledger whose
-		// monitor has not checked them yet: its check reports the first;
-		// a repair then the second.
+		// incremental verification passed them already (the repair moved it
+		// past them): the scrubber finds the first (and the economy stops),
+		// the coherence check reports it, and one repair records both
+		// breaks.
 		e = repaired()
 		_, err = e.db.Exec(ctx, `UPDATE audit_entries SET amount = 1 WHERE seq = 1`)
 		require.NoError(t, err)
@@ -448,22 +465,25 @@ func TestHistoryBeforeARepairIsStillChecked(t *testing.T) {
 		require.NoError(t, err)
 		app = restart(e)
 		sequence(t, app)
+		found := scrubCycle(t, app)
+		require.NotEmpty(t, found)
+		require.Equal(t, int64(1), found[0].Seq)
 		c, err := app.CheckCoherence(ctx)
 		require.NoError(t, err)
-		require.False(t, c.Chain.OK)
-		require.Equal(t, int64(1), c.Chain.FirstDivergent)
 		require.False(t, c.Trail().OK)
-		_, err = app.RepairAudit(ctx, "admin")
+		require.Equal(t, int64(1), c.Trail().FirstDivergent)
+		require.Equal(t, usecase.ModeReadOnly, mode(t, app))
+		rep, err := app.RepairAudit(ctx, "admin")
 		require.NoError(t, err)
+		require.Len(t, rep.Breaks, 2, "every break, in one repair")
+		require.Equal(t, []int64{1, 4}, []int64{rep.Breaks[0].From, rep.Breaks[1].From})
+		require.Equal(t, usecase.ModeNormal, rep.Mode)
 		res, err = app.VerifyAudit(ctx, false)
 		require.NoError(t, err)
-		require.False(t, res.OK)
-		require.Equal(t, int64(4), res.FirstDivergent, "one repair, one break")
-		_, err = app.RepairAudit(ctx, "admin")
+		require.True(t, res.Valid(), "%+v", res)
+		require.Empty(t, res.Repaired, "incremental verification resumes from the repaired log's checkpoint")
+		res, err = app.VerifyAudit(ctx, true)
 		require.NoError(t, err)
-		res, err = app.VerifyAudit(ctx, false)
-		require.NoError(t, err)
-		require.True(t, res.OK, "%+v", res)
 		var froms []int64
 		for _, b := range res.Repaired {
 			froms = append(froms, b.From)

@@ -92,6 +92,16 @@ func (a *App) SetMode(ctx context.Context, mode, reason, actor string) (ModeChan
 		if err != nil {
 			return err
 		}
+		// The ledger's own findings hold the economy whatever the monitor
+		// last saw: its decision may predate them.
+		held, err := a.openFindings(ctx, r)
+		if err != nil {
+			return err
+		}
+		mode, reason := mode, reason
+		if modeRank[held.Mode()] > modeRank[mode] {
+			mode, reason = held.Mode(), reason+"; held at "+held.Mode()+" by open integrity findings: "+held.Summary()
+		}
 		if eco.Mode == mode || eco.Mode == ModeFrozen {
 			out = ModeChange{Mode: eco.Mode, Reason: eco.ModeReason, Actor: eco.ModeActor, Since: eco.ModeSince}
 			return nil

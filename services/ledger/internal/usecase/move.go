@@ -83,7 +83,7 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, 
 		attrs["idea_id"] = m.idea
 	}
 	for _, l := range m.entry.Lines {
-		attrs["line:"+l.Account.Name()] = strconv.FormatInt(int64(l.Delta), 10)
+		attrs[audit.LineAttr(l.Account.Name())] = strconv.FormatInt(int64(l.Delta), 10)
 	}
 	maps.Copy(attrs, m.attrs)
 	queued := []store.Queued{{ID: orderedID(), EntryID: id, Entry: audit.Entry{

@@ -75,14 +75,14 @@ func (a *App) InclusionProof(ctx context.Context, seq, treeSize int64) (Proof, e
 	}
 	out := Proof{Seq: seq, TreeSize: n, LeafHash: audit.LeafHash(audit.GenesisRecord)}
 	if seq > 0 {
-		recs, err := r.Audit.Recent(ctx, seq+1, 1, 0)
+		rec, ok, err := a.auditEntry(ctx, r, seq)
 		if err != nil {
 			return Proof{}, err
 		}
-		if len(recs) == 0 || recs[0].Entry.Seq != seq {
+		if !ok {
 			return Proof{}, fault.New(fault.NotFound, "audit entry %d is missing from the chain", seq)
 		}
-		out.Entry, out.LeafHash = &recs[0], audit.Leaf(recs[0].Entry)
+		out.Entry, out.LeafHash = &rec, audit.Leaf(rec.Entry)
 	}
 	p, err := tlog.ProveRecord(n, seq, treeReader{ctx, r})
 	if err != nil {

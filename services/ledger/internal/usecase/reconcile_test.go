@@ -73,10 +73,15 @@ func TestDeletedMovementIsFoundAndItsSeqNeverReused(t *testing.T) {
 		require.False(t, trail.OK)
 		require.Equal(t, int64(3), trail.FirstDivergent)
 
-		// The next deposit commits (its audit entry is queued), but the
-		// sequencer refuses to give it seq 3.
+		// The economy stopped at once: read_only for the entries missing
+		// from the log, frozen for the deposit it no longer records.
+		require.Equal(t, usecase.ModeFrozen, mode(t, e.app))
 		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(cc), Reference: "wire-next"}, nil)
-		require.NoError(t, err)
+		k, detail := kindOf(t, err)
+		require.Equal(t, fault.Rejected, k)
+		require.Equal(t, "frozen", detail)
+		// The two changes of mode are recorded, and wait in the queue: the
+		// sequencer refuses to give either seq 3.
 		_, err = e.app.Sequence(ctx)
 		require.ErrorIs(t, err, usecase.ErrLogRewound, "the sequencer does not reuse seq 3")
 		var n int
@@ -86,15 +91,40 @@ func TestDeletedMovementIsFoundAndItsSeqNeverReused(t *testing.T) {
 		require.Zero(t, n)
 		backlog, err := e.app.AuditBacklog(ctx)
 		require.NoError(t, err)
-		require.Equal(t, int64(2), backlog.Entries, "the next deposit's entry and its fee's wait in the queue")
+		require.Equal(t, int64(2), backlog.Entries, "the changes of mode wait in the queue")
 		eco := economy(t, e)
 		require.Equal(t, int64(2), eco.AuditSeq, "the head stays where it was rewound to")
-
 		c, err = e.app.CheckCoherence(ctx)
 		require.NoError(t, err)
-		require.Len(t, c.Unreconciled, 1, "still reported; the queued deposit is reconciled")
+		require.Len(t, c.Unreconciled, 1, "still reported")
 		require.Equal(t, entryID, c.Unreconciled[0].EntryID)
-		require.Equal(t, int64(2), c.Backlog.Entries)
+
+		// The repair moves the head back to the signed checkpoint, records
+		// seq 3 and 4 as a break, restores the deposit from its journal
+		// entry and records its fee, which no journal entry holds, lost.
+		rep, err := e.app.RepairAudit(ctx, "admin")
+		require.NoError(t, err)
+		require.Equal(t, []int64{3, 4}, []int64{rep.Break.From, rep.Break.To})
+		require.Equal(t, []int64{3}, rep.Restored)
+		require.Equal(t, []int64{4}, rep.Lost)
+		require.Empty(t, rep.Correction, "the journal was not edited")
+		require.Equal(t, 2, rep.Resolved)
+		require.Zero(t, rep.Open.Total)
+		require.Equal(t, usecase.ModeFrozen, rep.Mode, "a freeze is an administrator's to lift")
+		_, err = e.app.Unfreeze(ctx, "repaired", "admin")
+		require.NoError(t, err)
+		c, err = e.app.CheckCoherence(ctx)
+		require.NoError(t, err)
+		require.Empty(t, c.Unreconciled, "the deposit is recorded by its restored entry")
+		require.True(t, c.Trail().OK, "%+v", c.Trail())
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(cc), Reference: "wire-next"}, nil)
+		require.NoError(t, err)
+		sequence(t, e.app)
+		res, err := e.app.VerifyAudit(ctx, true)
+		require.NoError(t, err)
+		require.True(t, res.Valid(), "%+v", res)
+		require.Empty(t, scrubCycle(t, e.app), "the scrubber finds nothing left")
+		require.Equal(t, usecase.ModeNormal, mode(t, e.app))
 	})
 }
 

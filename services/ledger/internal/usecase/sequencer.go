@@ -283,6 +283,17 @@ func (a *App) Sequence(ctx context.Context) (int, error) {
 // entry recording a change of mode or a repair follows every movement that
 // committed before it.
 func (a *App) appendNow(ctx context.Context, r Repos, eco *store.Economy, entries ...audit.Entry) error {
+	qs := make([]store.Queued, len(entries))
+	for i, e := range entries {
+		qs[i].Entry = e
+	}
+	return a.appendLinked(ctx, r, eco, qs...)
+}
+
+// appendLinked is appendNow of entries that may each record a journal
+// entry (Queued.EntryID; their ids are not used): a repair's restored
+// entries and its correction.
+func (a *App) appendLinked(ctx context.Context, r Repos, eco *store.Economy, entries ...store.Queued) error {
 	st, err := a.openLog(ctx, r, eco)
 	if err != nil {
 		return err
@@ -299,11 +310,11 @@ func (a *App) appendNow(ctx context.Context, r Repos, eco *store.Economy, entrie
 		return err
 	}
 	st.integrate(queued)
-	for _, e := range entries {
-		if e.At.IsZero() {
-			e.At = a.now()
+	for _, q := range entries {
+		if q.Entry.At.IsZero() {
+			q.Entry.At = a.now()
 		}
-		st.add(e, "")
+		st.add(q.Entry, q.EntryID)
 	}
 	return a.closeLog(ctx, r, st)
 }

@@ -33,6 +33,7 @@ import (
 type Repos struct {
 	Credit      store.Credit
 	Audit       store.Audit
+	Integrity   store.Integrity
 	Identity    store.Identity
 	Attribution store.Attribution
 	// Keys holds the Idempotency-Key records.
@@ -87,6 +88,13 @@ type Config struct {
 	// AuditBatch is how many queued audit entries one batch integrates
 	// (DefaultAuditBatch).
 	AuditBatch int
+	// ScrubCycle is how long one cycle of the scrubber may take
+	// (DefaultScrubCycle; negative: the scrubber is off, and nothing
+	// reports it late).
+	ScrubCycle time.Duration
+	// ScrubSlice is how many entries, journal entries and accounts one
+	// step of the scrubber checks of each (DefaultScrubSlice).
+	ScrubSlice int
 	// Metrics registers the use cases' counters (freezes); nil leaves
 	// them unregistered.
 	Metrics prometheus.Registerer
@@ -120,6 +128,9 @@ type App struct {
 	lastVerified atomic.Pointer[Verification]
 	// freezes counts the changes to frozen this process made.
 	freezes prometheus.Counter
+	// integrityFound counts the integrity findings this process recorded,
+	// by kind.
+	integrityFound *prometheus.CounterVec
 }
 
 // New returns the use-case layer over db.
@@ -145,6 +156,12 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	if cfg.AuditBatch <= 0 {
 		cfg.AuditBatch = DefaultAuditBatch
 	}
+	if cfg.ScrubCycle == 0 {
+		cfg.ScrubCycle = DefaultScrubCycle
+	}
+	if cfg.ScrubSlice <= 0 {
+		cfg.ScrubSlice = DefaultScrubSlice
+	}
 	if cfg.AuditSigner == nil {
 		skey, _, err := audit.GenerateKey(EphemeralAuditKeyName)
 		if err == nil {
@@ -158,9 +175,17 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 		freezes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "foundry_ledger_freezes_total",
 			Help: "Changes of the economy to frozen this process made (a signer's freeze, or the monitor's mode).",
-		})}
+		}),
+		integrityFound: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "foundry_ledger_integrity_findings_total",
+			Help: "Integrity findings this process recorded (the log, the journal, a balance or the supply disagreeing with what the ledger signed), by kind.",
+		}, []string{"kind"}),
+	}
+	for kind := range findingModes {
+		a.integrityFound.WithLabelValues(kind)
+	}
 	if cfg.Metrics != nil {
-		cfg.Metrics.MustRegister(a.freezes)
+		cfg.Metrics.MustRegister(a.freezes, a.integrityFound)
 	}
 	a.unit = uow.New(db, open, cfg.Clock)
 	a.unit.AfterCommit = a.wakeSequencer

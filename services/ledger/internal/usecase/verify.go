@@ -1,9 +1,11 @@
 package usecase
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -33,6 +35,30 @@ type Verification struct {
 	// Full is true for a walk from the first entry.
 	Full bool
 	At   time.Time
+	// Findings are the open integrity findings, and Scrub the scrubber's
+	// progress, read with the verdict: one answer says everything the
+	// ledger knows is wrong with what it signed.
+	Findings Findings
+	Scrub    ScrubReport
+}
+
+// Valid is the answer's verdict: the walk checked out and no integrity
+// finding is open.
+func (v Verification) Valid() bool { return v.OK && v.Findings.Total == 0 }
+
+// Divergent is what the answer names as broken ("" when valid): the
+// earliest of the walk's first divergence and the open findings' lowest
+// seq, with its reason (the findings' summary when no finding names a
+// seq and the walk checked out).
+func (v Verification) Divergent() (seq int64, reason string) {
+	first := v.Findings.FirstSeq()
+	switch {
+	case !v.OK && (first == 0 || v.FirstDivergent <= first):
+		return v.FirstDivergent, v.Reason
+	case v.Findings.Total > 0:
+		return first, "integrity finding: " + v.Findings.Summary()
+	}
+	return 0, ""
 }
 
 type verifyCache struct {
@@ -53,10 +79,24 @@ type verifyCache struct {
 // is kept for the metrics (Gauges).
 func (a *App) VerifyAudit(ctx context.Context, full bool) (Verification, error) {
 	v, err := a.verifyAudit(ctx, full)
-	if err == nil {
-		a.lastVerified.Store(&v)
+	if err != nil {
+		return v, err
 	}
-	return v, err
+	if !v.OK {
+		// Whoever asked, what a walk finds moves the economy at once.
+		if err := a.report(ctx, "verification", logFinding(v.FirstDivergent, fmt.Sprintf("audit entry %d: %s",
+			v.FirstDivergent, v.Reason))); err != nil {
+			return v, err
+		}
+	}
+	if v.Findings, err = a.OpenFindings(ctx); err != nil {
+		return v, err
+	}
+	if v.Scrub, err = a.ScrubReport(ctx); err != nil {
+		return v, err
+	}
+	a.lastVerified.Store(&v)
+	return v, nil
 }
 
 func (a *App) verifyAudit(ctx context.Context, full bool) (Verification, error) {
@@ -82,7 +122,11 @@ func (a *App) verifyAudit(ctx context.Context, full bool) (Verification, error) 
 	out := Verification{Full: full, At: a.now(), TreeSize: latest.Size, Root: latest.Root, From: 1}
 	if latest.Size == 0 {
 		// Before the first batch: the chain only.
-		res, _, err := a.walk(ctx, r, 1, audit.Genesis, eco.AuditSeq, nil)
+		breaks, err := a.breaks(ctx, r, eco.AuditSeq)
+		if err != nil {
+			return Verification{}, err
+		}
+		res, _, err := a.walk(ctx, r, breaks, 1, audit.Genesis, eco.AuditSeq, nil, nil)
 		out.Result = res
 		return out, err
 	}
@@ -130,7 +174,11 @@ func (a *App) verifyAudit(ctx context.Context, full bool) (Verification, error) 
 		}
 		frontier.Append(tlog.Hash(genesis[0]))
 	}
-	res, v, err := a.walk(ctx, r, next, prev, last, frontier)
+	breaks, err := a.breaks(ctx, r, last)
+	if err != nil {
+		return Verification{}, err
+	}
+	res, v, err := a.walk(ctx, r, breaks, next, prev, last, frontier, nil)
 	if err != nil {
 		return Verification{}, err
 	}
@@ -153,25 +201,47 @@ func (a *App) verifyAudit(ctx context.Context, full bool) (Verification, error) 
 	return out, nil
 }
 
-// walk verifies the chain from seq next (whose record must chain to prev)
-// to seq last, in pages and in constant memory, accepting the breaks
-// repairs recorded. With frontier, each entry is also checked against the
-// leaf the tree stores for it (except in a recorded break: a repair
-// accepts those entries as they are), and the stored leaves are appended
-// to frontier, whose root the caller compares with the signed one.
-func (a *App) walk(ctx context.Context, r Repos, next int64, prev audit.Hash, last int64,
-	frontier *audit.Frontier) (audit.Result, *audit.Verifier, error) {
-	repairs, err := r.Audit.Repairs(ctx, last)
+// breaks reads the breaks the repairs up to seq upTo recorded (a damaged
+// repair entry records none: audit.ParseRepair).
+func (a *App) breaks(ctx context.Context, r Repos, upTo int64) ([]audit.Break, error) {
+	repairs, err := r.Audit.Repairs(ctx, upTo)
 	if err != nil {
-		return audit.Result{}, nil, err
+		return nil, err
 	}
-	var breaks []audit.Break
+	var out []audit.Break
 	for _, rec := range repairs {
 		if b, ok := audit.ParseRepair(rec); ok {
-			breaks = append(breaks, b)
+			out = append(out, b)
 		}
 	}
+	return out, nil
+}
+
+// visitor sees each record a walk accepted, with the tree's leaf for it
+// (the zero hash without a frontier) and whether it lay in a recorded
+// break (so it was not checked).
+type visitor func(rec audit.Record, leaf audit.Hash, skipped bool)
+
+// walk verifies the chain from seq next (whose record must chain to prev)
+// to seq last, in pages and in constant memory, accepting the breaks
+// given (breaks). With frontier, each entry is also checked against the
+// leaf the tree stores for it, computed from its columns (except in a
+// recorded break: a repair accepts those entries as they are), and the
+// stored leaves are appended to frontier, whose root the caller compares
+// with the signed one. visit, when given, sees every accepted record.
+func (a *App) walk(ctx context.Context, r Repos, breaks []audit.Break, next int64, prev audit.Hash, last int64,
+	frontier *audit.Frontier, visit visitor) (audit.Result, *audit.Verifier, error) {
 	v := audit.ResumeVerifier(breaks, next, prev)
+	// leafBreaks are the recorded breaks of one entry whose chain checks
+	// out but whose fields are not what the tree signed (an entry and the
+	// hashes after it rewritten consistently): the verifier never meets
+	// them, the leaf check does.
+	var leafBreaks []audit.Break
+	finish := func(res audit.Result) audit.Result {
+		res.Repaired = append(res.Repaired, leafBreaks...)
+		slices.SortFunc(res.Repaired, func(x, y audit.Break) int { return cmp.Compare(x.From, y.From) })
+		return res
+	}
 	// The walk ends at last, read before it started. Movements keep
 	// appending while a verification outside the sequencer's transaction
 	// reads: entries past it belong to the next check.
@@ -210,18 +280,27 @@ func (a *App) walk(ctx context.Context, r Repos, next int64, prev audit.Hash, la
 				break
 			}
 			if !v.Add(rec) {
-				return v.Result(), v, nil
+				return finish(v.Result()), v, nil
 			}
-			if frontier == nil {
-				continue
+			var leaf audit.Hash
+			skipped := v.Skipped()
+			if frontier != nil {
+				leaf = leaves[rec.Entry.Seq-after-1]
+				// The leaf from the entry's columns, what the API shows (the
+				// verifier has checked that they encode to the stored copy).
+				if audit.Leaf(rec.Entry) != leaf && !skipped {
+					b, ok := leafBreak(breaks, rec)
+					if !ok {
+						res := finish(v.Result())
+						res.OK, res.FirstDivergent, res.LastVerified = false, rec.Entry.Seq, rec.Entry.Seq-1
+						res.Reason = LeafMismatch
+						return res, v, nil
+					}
+					leafBreaks, skipped = append(leafBreaks, b), true
+				}
 			}
-			// The leaf from the entry's columns, what the API shows (the
-			// verifier has checked that they encode to the stored copy).
-			if audit.Leaf(rec.Entry) != leaves[rec.Entry.Seq-after-1] && !v.Skipped() {
-				res := v.Result()
-				res.OK, res.FirstDivergent, res.LastVerified = false, rec.Entry.Seq, rec.Entry.Seq-1
-				res.Reason = "the entry is not the one the log signed: its encoding does not hash to the tree's leaf"
-				return res, v, nil
+			if visit != nil {
+				visit(rec, leaf, skipped)
 			}
 		}
 		// Reached only when every entry of the page was accepted (a seq
@@ -232,5 +311,20 @@ func (a *App) walk(ctx context.Context, r Repos, next int64, prev audit.Hash, la
 		after = end
 	}
 	// Finish also finds a tail cut off.
-	return v.Finish(last), v, nil
+	return finish(v.Finish(last)), v, nil
+}
+
+// LeafMismatch is the reason a walk gives for an entry whose chain checks
+// out but whose fields do not hash to the tree's leaf.
+const LeafMismatch = "the entry is not the one the log signed: its encoding does not hash to the tree's leaf"
+
+// leafBreak is the recorded break that accepts rec alone, as it is (nil,
+// false when none does).
+func leafBreak(breaks []audit.Break, rec audit.Record) (audit.Break, bool) {
+	for _, b := range breaks {
+		if b.From == rec.Entry.Seq && b.To == rec.Entry.Seq && !b.Legacy && b.Digest == audit.Digest(rec) {
+			return b, true
+		}
+	}
+	return audit.Break{}, false
 }

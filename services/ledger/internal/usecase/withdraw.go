@@ -42,7 +42,8 @@ type WithdrawResult struct {
 
 // Withdraw burns CC at the sell rate and pays the USD out of the treasury.
 // The command's fields are checked first, then the handler's refusal, then
-// what one movement may move (checkMovement).
+// what one movement may move (checkMovement), then the contributor's own
+// account against the log (checkOwnAccount).
 func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *idempotency.Request) (WithdrawResult, error) {
 	cc, err := cmd.validate()
 	if err != nil {
@@ -52,6 +53,9 @@ func (a *App) Withdraw(ctx context.Context, cmd WithdrawCmd, idem *idempotency.R
 		return WithdrawResult{}, cmd.Refused
 	}
 	if err := checkMovement(cc, nil); err != nil {
+		return WithdrawResult{}, err
+	}
+	if err := a.checkOwnAccount(ctx, cmd.ContributorID); err != nil {
 		return WithdrawResult{}, err
 	}
 	var out WithdrawResult

@@ -26,7 +26,10 @@ func (h *Handler) GetCoherence(ctx context.Context, _ *opsv1.GetCoherenceRequest
 	}
 	out := &opsv1.GetCoherenceResponse{
 		CheckedAt: wire.Time(rec.CheckedAt), Source: res.Source,
-		Healthy: rec.Decision.Mode == monitor.Normal, Score: int32(rec.Decision.Score),
+		// Healthy only when the decision and the mode in force both say
+		// normal: never beside a mode the monitor did not lift.
+		Healthy:     rec.Decision.Mode == monitor.Normal && (rec.Check.Mode == monitor.Normal || rec.Applied),
+		Score:       int32(rec.Decision.Score),
 		DecidedMode: wire.Enum[ledgerv1.EconomyMode](ledgerv1.EconomyMode_value, rec.Decision.Mode),
 		Mode:        wire.Enum[ledgerv1.EconomyMode](ledgerv1.EconomyMode_value, rec.Check.Mode), Reasons: reasons,
 		ReserveRatio: rec.Check.ReserveRatio, AuditChainValid: rec.Check.ChainValid,

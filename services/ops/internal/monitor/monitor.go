@@ -55,6 +55,19 @@ type Check struct {
 	UnsequencedAge float64
 	// Mode is the economy's mode when the check ran.
 	Mode string
+	// Findings are the ledger's open integrity findings: places where its
+	// records disagree with what it signed, each with the mode it holds
+	// the economy at.
+	Findings []Finding
+	// ScrubLate says why the ledger's scrubber, which re-checks every old
+	// record once a cycle, is behind ("" when it is not).
+	ScrubLate string
+}
+
+// Finding is one of the ledger's integrity findings.
+type Finding struct {
+	Mode   string
+	Reason string
 }
 
 // Record is one check as stored.
@@ -105,8 +118,14 @@ func (d Decision) Reason() string {
 // Decide grades a check. Each finding raises the mode to at least its own
 // level, so the worst finding decides:
 //
-//   - the audit chain is broken → frozen: the record of every movement can
-//     no longer be trusted; a person must repair the chain and unfreeze;
+//   - an integrity finding of the ledger's (its log, journal, balances or
+//     supply disagree with what it signed) → the mode the ledger gives it:
+//     read_only for the record alone, frozen where money may have left;
+//     the ledger holds the economy there itself until an administrator's
+//     repair, and the monitor's decision says the same;
+//   - the audit chain is broken (a walk found it, and the ledger has not
+//     recorded it yet) → read_only: no movement may add to a record that
+//     can no longer be trusted;
 //   - cached balances disagree with the journal → read_only: no movement
 //     may build on a balance that is wrong;
 //   - the oracle breaker is open → minting_paused: minting at a rate that
@@ -123,7 +142,12 @@ func (d Decision) Reason() string {
 //     read_only. The sequencer integrates them within a fraction of a
 //     second; one that stopped (it refuses to extend a log someone
 //     rewrote) leaves movements that no checkpoint covers, and no
-//     verification sees, so they must stop piling up.
+//     verification sees, so they must stop piling up;
+//   - the ledger's scrubber is behind → warning: old records are not
+//     re-checked at the promised rate, which the ledger cannot vouch for;
+//   - the economy is frozen → frozen: a signer's freeze, or a finding's,
+//     which only an administrator lifts; the decision never says normal
+//     beside it.
 func Decide(c Check) Decision {
 	d := Decision{Mode: Normal, Score: 100}
 	raise := func(mode string, penalty int, reason string) {
@@ -133,10 +157,13 @@ func Decide(c Check) Decision {
 		d.Score -= penalty
 		d.Reasons = append(d.Reasons, reason)
 	}
-	if !c.ChainValid {
-		raise(Frozen, 60, fmt.Sprintf("audit chain broken at seq %d (%s)", c.FirstDivergent, c.ChainReason))
+	for _, f := range c.Findings {
+		raise(f.Mode, 60, "integrity: "+f.Reason)
 	}
-	if len(c.Mismatched) > 0 {
+	if !c.ChainValid && len(c.Findings) == 0 {
+		raise(ReadOnly, 60, fmt.Sprintf("audit chain broken at seq %d (%s)", c.FirstDivergent, c.ChainReason))
+	}
+	if len(c.Mismatched) > 0 && len(c.Findings) == 0 {
 		raise(ReadOnly, 40, fmt.Sprintf("%d cached balances differ from the journal (%s)", len(c.Mismatched), first(c.Mismatched, 3)))
 	}
 	if c.BreakerTripped {
@@ -150,6 +177,12 @@ func Decide(c Check) Decision {
 		raise(ReadOnly, 40, late)
 	case c.UnsequencedAge > SequencerLate.Seconds():
 		raise(Warning, 20, late)
+	}
+	if c.ScrubLate != "" {
+		raise(Warning, 20, c.ScrubLate)
+	}
+	if c.Mode == Frozen {
+		raise(Frozen, 40, "the economy is frozen: an administrator unfreezes it")
 	}
 	d.Score = max(d.Score, 0)
 	return d

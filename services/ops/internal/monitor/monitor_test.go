@@ -27,13 +27,22 @@ func TestDecideGraduates(t *testing.T) {
 		{"nothing outstanding says nothing", func(c *monitor.Check) { c.OutstandingCC, c.ReserveRatio = 0, 0 }, monitor.Normal, 100},
 		{"breaker open", func(c *monitor.Check) { c.BreakerTripped = true }, monitor.MintingPaused, 80},
 		{"balances off", func(c *monitor.Check) { c.Mismatched = []string{"available:a"} }, monitor.ReadOnly, 60},
-		{"chain broken", func(c *monitor.Check) { c.ChainValid, c.FirstDivergent = false, 7 }, monitor.Frozen, 40},
+		{"chain broken", func(c *monitor.Check) { c.ChainValid, c.FirstDivergent = false, 7 }, monitor.ReadOnly, 40},
+		{"an integrity finding holds its mode", func(c *monitor.Check) {
+			c.ChainValid, c.Findings = false, []monitor.Finding{{Mode: monitor.Frozen, Reason: "journal entry e-1 is not what audit entry 1 records"}}
+		}, monitor.Frozen, 40},
+		{"findings stand for the chain and the balances they name", func(c *monitor.Check) {
+			c.ChainValid, c.Mismatched = false, []string{"available:a"}
+			c.Findings = []monitor.Finding{{Mode: monitor.ReadOnly, Reason: "audit entry 3: entry fields do not match"}}
+		}, monitor.ReadOnly, 40},
+		{"a late scrubber", func(c *monitor.Check) { c.ScrubLate = "the audit scrubber has completed no step for 2m0s" }, monitor.Warning, 80},
+		{"a frozen economy is never decided normal", func(c *monitor.Check) { c.Mode = monitor.Frozen }, monitor.Frozen, 60},
 		{"a busy sequencer is healthy", func(c *monitor.Check) { c.Unsequenced, c.UnsequencedAge = 900, 0.4 }, monitor.Normal, 100},
 		{"a late sequencer", func(c *monitor.Check) { c.Unsequenced, c.UnsequencedAge = 5, 61 }, monitor.Warning, 80},
 		{"a stalled sequencer", func(c *monitor.Check) { c.Unsequenced, c.UnsequencedAge = 5, 601 }, monitor.ReadOnly, 60},
 		{"the worst finding decides", func(c *monitor.Check) {
 			c.ChainValid, c.BreakerTripped, c.ReserveRatio, c.Mismatched = false, true, 0.5, []string{"a", "b", "c", "d"}
-		}, monitor.Frozen, 0},
+		}, monitor.ReadOnly, 0},
 	} {
 		chk := healthy()
 		c.change(&chk)
@@ -46,6 +55,9 @@ func TestDecideGraduates(t *testing.T) {
 	require.Equal(t, "audit chain broken at seq 3 (hash); 4 cached balances differ from the journal (a, b, c, …); reserve ratio 0.5000 is below 1.0", d.Reason())
 	d = monitor.Decide(monitor.Check{ChainValid: true, Unsequenced: 12, UnsequencedAge: 75.4})
 	require.Equal(t, "the audit sequencer is behind: 12 entries wait, the oldest for 75 s", d.Reason())
+	d = monitor.Decide(monitor.Check{ChainValid: false, FirstDivergent: 3, Mode: monitor.Frozen,
+		Findings: []monitor.Finding{{Mode: monitor.ReadOnly, Reason: "audit entry 3: hash"}}})
+	require.Equal(t, "integrity: audit entry 3: hash; the economy is frozen: an administrator unfreezes it", d.Reason())
 }
 
 func TestApplyNeverLiftsAFreeze(t *testing.T) {

@@ -32,7 +32,12 @@ func (l Ledger) Check(ctx context.Context) (monitor.Check, error) {
 		return monitor.Check{}, err
 	}
 	chain := resp.GetChain()
+	findings := make([]monitor.Finding, len(chain.GetFindings()))
+	for i, f := range chain.GetFindings() {
+		findings[i] = monitor.Finding{Mode: wire.Word(ledgerv1.EconomyMode_name, f.GetMode()), Reason: f.GetDetail()}
+	}
 	return monitor.Check{
+		Findings: findings, ScrubLate: chain.GetScrub().GetLate().GetValue(),
 		OutstandingCC: resp.GetSupply().GetTotalCcOutstanding(),
 		ReserveRatio:  resp.GetSupply().GetReserveRatio(), ChainValid: chain.GetValid(),
 		ChainReason: chain.GetReason().GetValue(), FirstDivergent: int(chain.GetFirstDivergentSeq().GetValue()),

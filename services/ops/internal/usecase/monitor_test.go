@@ -120,26 +120,38 @@ func TestCheckEconomyAppliesAndRecords(t *testing.T) {
 		rec, err = e.app.CheckEconomy(ctx, "a")
 		require.NoError(t, err)
 		require.True(t, rec.Applied)
-		require.Equal(t, []string{monitor.Frozen}, l.modes(), "a chain break freezes")
+		require.Equal(t, []string{monitor.ReadOnly}, l.modes(), "a chain break stops every movement")
 
 		res, err = e.app.Coherence(ctx)
 		require.NoError(t, err)
 		require.Equal(t, "monitor", res.Source)
 		got := res.Check
-		require.Equal(t, monitor.Frozen, got.Decision.Mode)
+		require.Equal(t, monitor.ReadOnly, got.Decision.Mode)
 		require.Equal(t, 4, got.Check.FirstDivergent)
 		require.False(t, got.Check.ChainValid)
 		require.Equal(t, []string{"audit chain broken at seq 4 (hash does not match the entry)"}, got.Decision.Reasons)
 
-		// Repaired by a person but still frozen: the monitor never unfreezes.
+		// Repaired: the monitor lowers its own mode again.
 		l.mu.Lock()
 		l.check.ChainValid = true
 		l.mu.Unlock()
 		fc.Advance(30 * time.Second)
 		rec, err = e.app.CheckEconomy(ctx, "a")
 		require.NoError(t, err)
+		require.True(t, rec.Applied)
+		require.Equal(t, []string{monitor.ReadOnly, monitor.Normal}, l.modes())
+
+		// A freeze, a signer's or a finding's, the monitor never lifts,
+		// and never calls normal.
+		l.mu.Lock()
+		l.check.Mode = monitor.Frozen
+		l.mu.Unlock()
+		fc.Advance(30 * time.Second)
+		rec, err = e.app.CheckEconomy(ctx, "a")
+		require.NoError(t, err)
 		require.False(t, rec.Applied)
-		require.Equal(t, []string{monitor.Frozen}, l.modes())
+		require.Equal(t, monitor.Frozen, rec.Decision.Mode)
+		require.Equal(t, []string{monitor.ReadOnly, monitor.Normal}, l.modes())
 
 		fc.Advance(2 * time.Minute)
 		res, err = e.app.Coherence(ctx)

@@ -282,6 +282,12 @@ func (a Audit) Repairs(ctx context.Context, upTo int64) ([]audit.Record, error) 
 	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries WHERE kind = 'repair' AND seq <= $1 ORDER BY seq`, upTo)
 }
 
+// Corrections implements store.Audit. The literal kinds match the
+// partial index audit_entries_corrections.
+func (a Audit) Corrections(ctx context.Context) ([]audit.Record, error) {
+	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries WHERE kind IN ('correction', 'mended') ORDER BY seq`)
+}
+
 func (a Audit) query(ctx context.Context, query string, args ...any) ([]audit.Record, error) {
 	listed, err := a.records(ctx, false, query, args...)
 	if err != nil {

@@ -37,7 +37,7 @@ func BenchmarkCreateDistribution(b *testing.B) {
 				db := dbtest.Open(b, engine, "ledger", store.Migrations())
 				app := usecase.New(db, func(q database.Querier) usecase.Repos {
 					return usecase.Repos{
-						Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q),
+						Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q), Integrity: sqlstore.NewIntegrity(q),
 						Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q),
 						Keys: idempotency.SQL{Q: q}, Send: q.SendBatch,
 					}

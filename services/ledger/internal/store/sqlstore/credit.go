@@ -464,8 +464,7 @@ func (c Credit) auditEntryID() string {
 }
 
 // movementKinds are the kinds of audit entry that record a journal entry.
-var movementKinds = []credit.Kind{credit.KindDeposit, credit.KindWithdraw, credit.KindStake, credit.KindUnstake, credit.KindRelease,
-	credit.KindDistribution, credit.KindReversal}
+var movementKinds = credit.Movements
 
 // Unreconciled implements store.Credit. Two passes, each cut at limit.
 // From the journal: every entry is named by exactly one audit entry,

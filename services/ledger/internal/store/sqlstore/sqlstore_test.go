@@ -20,6 +20,7 @@ func TestConformance(t *testing.T) {
 				Attribution: func(q database.Querier) store.Attribution { return sqlstore.NewAttribution(q) },
 				Credit:      func(q database.Querier) store.Credit { return sqlstore.NewCredit(q) },
 				Audit:       func(q database.Querier) store.Audit { return sqlstore.NewAudit(q) },
+				Integrity:   func(q database.Querier) store.Integrity { return sqlstore.NewIntegrity(q) },
 			}
 		})
 	})

@@ -26,6 +26,7 @@ type Harness struct {
 	Attribution func(q database.Querier) store.Attribution
 	Credit      func(q database.Querier) store.Credit
 	Audit       func(q database.Querier) store.Audit
+	Integrity   func(q database.Querier) store.Integrity
 }
 
 // repos are the repositories over one querier.
@@ -34,10 +35,12 @@ type repos struct {
 	attribution store.Attribution
 	credit      store.Credit
 	audit       store.Audit
+	integrity   store.Integrity
 }
 
 func (h Harness) over(q database.Querier) repos {
-	return repos{identity: h.Identity(q), attribution: h.Attribution(q), credit: h.Credit(q), audit: h.Audit(q)}
+	return repos{identity: h.Identity(q), attribution: h.Attribution(q), credit: h.Credit(q), audit: h.Audit(q),
+		integrity: h.Integrity(q)}
 }
 
 // read returns the repositories over the pool.
@@ -56,7 +59,8 @@ func (h Harness) write(fn func(r repos) error) error {
 // economy.go (the economy row and its locks), deposits.go (deposits,
 // cooling lots, pledges and the unstake window), oracle.go (readings,
 // incidents and freeze nonces), audit.go (records and repairs) and
-// queue.go (the audit queue, the Merkle tree and the checkpoints);
+// queue.go (the audit queue, the Merkle tree and the checkpoints),
+// integrity.go (findings, the scrubber's state and its slices);
 // attribution.go holds the attribution topics' fixtures, held.go the
 // helpers of the cases where two transactions overlap (Postgres).
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
@@ -78,6 +82,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"audit", runAudit},
 		{"queue", runQueue},
 		{"supply", runSupply},
+		{"integrity", runIntegrity},
 	} {
 		t.Run(topic.name, func(t *testing.T) {
 			t.Parallel()
