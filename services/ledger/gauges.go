@@ -24,6 +24,12 @@ var economyGauges = []gauges.Desc{
 		Help: "1 when the last verification of the audit log this process ran found it sound; absent before the first."},
 	{Name: "foundry_ledger_audit_verified_seq", Help: "The last audit entry that verification reached (seq)."},
 	{Name: "foundry_ledger_audit_verified_timestamp_seconds", Help: "When this process last verified the audit log (Unix seconds)."},
+	{Name: "foundry_ledger_integrity_findings_open",
+		Help: "Open integrity findings: places where the log, the journal, a balance or the supply disagree with what the ledger signed, until a repair."},
+	{Name: "foundry_ledger_audit_scrub_late",
+		Help: "1 while the audit scrubber is behind (its cycle past one and a half cycles, or no step for a while); absent while it is off."},
+	{Name: "foundry_ledger_audit_scrub_cycle_end_timestamp_seconds",
+		Help: "When the audit scrubber last completed a cycle over every entry, journal entry and balance (Unix seconds); absent before the first."},
 }
 
 // economySamples maps the economy's readings to the gauges' values.
@@ -49,6 +55,13 @@ func economySamples(g usecase.Gauges) []gauges.Sample {
 		gauges.Sample{Name: "foundry_ledger_audit_unsequenced", Value: float64(g.Backlog.Entries)},
 		gauges.Sample{Name: "foundry_ledger_audit_unsequenced_oldest_age_seconds", Value: gauges.Age(g.At, g.Backlog.Oldest)},
 	)
+	out = append(out, gauges.Sample{Name: "foundry_ledger_integrity_findings_open", Value: float64(g.OpenFindings)})
+	if g.Scrub.Cycle > 0 {
+		out = append(out, gauges.Sample{Name: "foundry_ledger_audit_scrub_late", Value: gauges.Bool(g.Scrub.Late(g.At) != "")})
+	}
+	if l := g.Scrub.Last; l != nil {
+		out = append(out, gauges.Sample{Name: "foundry_ledger_audit_scrub_cycle_end_timestamp_seconds", Value: float64(l.EndedAt.UnixMicro()) / 1e6})
+	}
 	if v := g.Verified; v != nil {
 		out = append(out,
 			gauges.Sample{Name: "foundry_ledger_audit_chain_valid", Value: gauges.Bool(v.OK)},

@@ -48,6 +48,7 @@ func TestEconomySamples(t *testing.T) {
 			"foundry_ledger_cc_outstanding":                       1500,
 			"foundry_ledger_treasury_usd":                         12.5,
 			"foundry_ledger_reserve_ratio":                        0.825,
+			"foundry_ledger_integrity_findings_open":              0,
 			"foundry_ledger_economy_mode{normal}":                 1,
 			"foundry_ledger_economy_mode{warning}":                0,
 			"foundry_ledger_economy_mode{minting_paused}":         0,
@@ -84,5 +85,25 @@ func TestEconomySamples(t *testing.T) {
 
 		g.Verified.OK = true
 		require.Equal(t, 1.0, byName(economySamples(g))["foundry_ledger_audit_chain_valid"])
+	})
+
+	t.Run("integrity findings and the scrubber", func(t *testing.T) {
+		t.Parallel()
+		g := usecase.Gauges{At: at, Supply: usecase.Supply{Mode: usecase.ModeReadOnly}, OpenFindings: 2}
+		got := byName(economySamples(g))
+		require.Equal(t, 2.0, got["foundry_ledger_integrity_findings_open"])
+		_, ok := got["foundry_ledger_audit_scrub_late"]
+		require.False(t, ok, "the scrubber is off: no series")
+		_, ok = got["foundry_ledger_audit_scrub_cycle_end_timestamp_seconds"]
+		require.False(t, ok, "no cycle yet")
+
+		ended := at.Add(-10 * time.Minute)
+		g.Scrub = usecase.ScrubReport{Cycle: time.Hour, Current: 3, StartedAt: ended, UpdatedAt: at.Add(-time.Second),
+			Last: &usecase.ScrubCycle{Cycle: 2, EndedAt: ended}}
+		got = byName(economySamples(g))
+		require.Equal(t, 0.0, got["foundry_ledger_audit_scrub_late"])
+		require.Equal(t, float64(ended.Unix()), got["foundry_ledger_audit_scrub_cycle_end_timestamp_seconds"])
+		g.Scrub.UpdatedAt = at.Add(-2 * time.Minute)
+		require.Equal(t, 1.0, byName(economySamples(g))["foundry_ledger_audit_scrub_late"], "no step for two minutes")
 	})
 }
