@@ -56,7 +56,7 @@ var secretKeys = map[string][]string{
 	"foundry-service":            {"service-key", "service-key-accept"},
 	"foundry-github":             {"webhook-secret"},
 	"foundry-signers":            {"signers"},
-	"foundry-audit":              {"signing-key"},
+	"foundry-audit":              {"signing-key", "previous-verifier-keys"},
 	"foundry-telemetry-database": {"url"},
 }
 
@@ -578,9 +578,10 @@ func (m *manifests) checkSplit(t *testing.T) {
 	// delivery), required in production: see webhookSecretOptional.
 	requireSecretRef(t, ledger, "FOUNDRY_GITHUB_WEBHOOK_SECRET", "foundry-github", "webhook-secret", webhookSecretOptional(t, ledger))
 	requireSecretRef(t, ledger, "FOUNDRY_SIGNERS", "foundry-signers", "signers", true)
-	// The audit signing key is required exactly where the webhook secret is
-	// (production); a pod without it signs with a key of its own.
-	requireSecretRef(t, ledger, "FOUNDRY_AUDIT_SIGNING_KEY", "foundry-audit", "signing-key", webhookSecretOptional(t, ledger))
+	// The audit signing key is required everywhere: a ledger beside other
+	// Foundry processes refuses to start without it.
+	requireSecretRef(t, ledger, "FOUNDRY_AUDIT_SIGNING_KEY", "foundry-audit", "signing-key", false)
+	requireSecretRef(t, ledger, "FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS", "foundry-audit", "previous-verifier-keys", true)
 	require.NotContains(t, ledger, "FOUNDRY_GITHUB_ALLOW_UNSIGNED", "unsigned GitHub deliveries are for local runs only")
 	rate, err := strconv.Atoi(envValue(t, ledger, "FOUNDRY_REGISTER_RATE_PER_MIN"))
 	require.NoError(t, err)

@@ -54,7 +54,14 @@ type auditLogVerify struct {
 	Full           bool    `json:"full"`
 	Unsequenced    int     `json:"unsequenced_entries"`
 	UnsequencedAge float64 `json:"unsequenced_age_seconds"`
-	Repaired       []struct {
+	// Scrub is the scrubber's progress (nil while it is off).
+	Scrub *struct {
+		LastCycle *struct {
+			Cycle      int `json:"cycle"`
+			ThroughSeq int `json:"through_seq"`
+		} `json:"last_cycle"`
+	} `json:"scrub"`
+	Repaired []struct {
 		RepairSeq int    `json:"repair_seq"`
 		FromSeq   int    `json:"from_seq"`
 		ToSeq     int    `json:"to_seq"`

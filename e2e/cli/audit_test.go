@@ -191,7 +191,10 @@ func TestAuditLog(t *testing.T) {
 		t.Run("a new signing key is refused until --key confirms it", func(t *testing.T) {
 			newSkey, newVkey := keygen(t)
 			sys.Stop()
-			sys := allinonetest.Start(t, storage, append(flags, "-audit-signing-key="+newSkey)...)
+			// The rotation, as an operator configures it: the ledger is
+			// given the old key's verifier key, so it takes the checkpoints
+			// the old key signed and signs on with the new one.
+			sys := allinonetest.Start(t, storage, append(flags, "-audit-signing-key="+newSkey, "-audit-previous-verifier-keys="+vkey)...)
 			deposit(sys, "wire-3")
 			waitSequenced(t, sys)
 			for _, tr := range transports(sys) {

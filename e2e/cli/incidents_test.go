@@ -154,7 +154,7 @@ func TestIncidentsAndAudit(t *testing.T) {
 				require.Regexp(t, row("log_valid", "false"), r.stdout)
 				require.Regexp(t, row("log_entry_1", "NOT INCLUDED: not in the log as signed: the entry as the server shows it "+
 					"does not hash to the leaf the signed tree holds (it was changed after it was sequenced)"), r.stdout)
-				require.Contains(t, r.stderr, "foundry: audit entry 1: not in the log as signed")
+				require.Contains(t, r.stderr, "audit entry 1: not in the log as signed")
 
 				r = run(t, env, "audit", "verify", "--full", "--json")
 				require.Equal(t, cli.ExitFailed, r.code, "an administrator's: %s", r.stderr)

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/mod/sumdb/note"
 
 	ledgerinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
@@ -47,6 +50,7 @@ type Config struct {
 
 	// The audit log.
 	AuditSigningKey       string
+	AuditPreviousKeys     string
 	AuditSequenceInterval time.Duration
 	AuditBatch            int
 	AuditScrubCycle       time.Duration
@@ -71,7 +75,10 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.Float(&c.PledgeCCPerHour, "pledge-cc-per-hour", "FOUNDRY_PLEDGE_CC_PER_HOUR", 500, "CC a pledged hour is worth (cc_equivalent)")
 	fs.String(&c.AuditSigningKey, "audit-signing-key", "FOUNDRY_AUDIT_SIGNING_KEY", "",
 		"Ed25519 key that signs the audit log's checkpoints, as a signed-note key (PRIVATE+KEY+<name>+<hash>+<key>; foundry audit keygen makes one); "+
-			"empty: a key made at startup, whose checkpoints no longer verify after a restart")
+			"required where the ledger runs beside other Foundry processes; a single-process run without it keeps one in <data-dir>/audit.key")
+	fs.String(&c.AuditPreviousKeys, "audit-previous-verifier-keys", "FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS", "",
+		"verifier keys the ledger signed the audit log's checkpoints with before FOUNDRY_AUDIT_SIGNING_KEY was rotated, comma-separated; "+
+			"a checkpoint signed by any key but these and the signing key's is tampering")
 	fs.Duration(&c.AuditSequenceInterval, "audit-sequence-interval", "FOUNDRY_AUDIT_SEQUENCE_INTERVAL", 200*time.Millisecond,
 		"how often the audit sequencer looks for movements' entries committed on other replicas (this replica's own wake it at once)")
 	fs.Int(&c.AuditBatch, "audit-batch", "FOUNDRY_AUDIT_BATCH", usecase.DefaultAuditBatch,
@@ -122,6 +129,15 @@ func (c *Config) economy() (usecase.Config, error) {
 		if out.AuditSigner, err = audit.NewSigner(c.AuditSigningKey); err != nil {
 			return out, fmt.Errorf("FOUNDRY_AUDIT_SIGNING_KEY: %w", err)
 		}
+	}
+	for _, k := range strings.Split(c.AuditPreviousKeys, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if _, err := note.NewVerifier(k); err != nil {
+			return out, fmt.Errorf("FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS: %q is not a note verifier key (<name>+<hash>+<key>): %w", k, err)
+		}
+		out.AuditPreviousKeys = append(out.AuditPreviousKeys, k)
 	}
 	if c.RateOracleURL != "" {
 		u, err := url.Parse(c.RateOracleURL)
@@ -211,12 +227,12 @@ func Module() app.Module {
 			if len(ecfg.Signers) == 0 {
 				h.Log.Info("no freeze signers configured (FOUNDRY_SIGNERS): POST /api/incidents/freeze refuses every request")
 			}
-			uc := usecase.New(h.DB, repos, ecfg)
 			if ecfg.AuditSigner == nil {
-				h.Log.Warn("no FOUNDRY_AUDIT_SIGNING_KEY: the audit log's checkpoints are signed with a key made for this process, "+
-					"which clients cannot keep verifying after a restart; set one (foundry audit keygen) outside a laptop",
-					zap.String("verifier_key", uc.VerifierKey()))
+				if ecfg.AuditSigner, err = localAuditKey(h); err != nil {
+					return err
+				}
 			}
+			uc := usecase.New(h.DB, repos, ecfg)
 			h.Go(func(ctx context.Context) { readRates(ctx, h.Log, uc, cfg.RatePollInterval) })
 			economy := gauges.New(h.Metrics, economyGauges...)
 			h.Go(func(ctx context.Context) { economy.Run(ctx, h.Log, every, readGauges(uc)) })
@@ -242,6 +258,66 @@ func Module() app.Module {
 			return nil
 		},
 	}
+}
+
+// AuditKeyFile is where a single-process run without
+// FOUNDRY_AUDIT_SIGNING_KEY keeps the key it signs the audit log with,
+// under its data directory, in the form foundry audit keygen prints (and
+// make run writes): a FOUNDRY_AUDIT_SIGNING_KEY=... line.
+const AuditKeyFile = "audit.key"
+
+// localAuditKey is the signing key of a ledger given none. A ledger that
+// runs beside other Foundry processes (it names a peer's address) must be
+// given one: each replica would otherwise sign with a key of its own,
+// and every checkpoint another replica signed would be one no key it
+// trusts signed — tampering. A single-process run (a laptop, the test
+// harness) keeps one in <data-dir>/audit.key, made the first time, so its
+// log keeps verifying across restarts; a data directory it cannot write
+// costs only that, with a warning.
+func localAuditKey(h *app.Host) (*audit.Signer, error) {
+	for peer, addr := range h.Settings.PeerAddrs {
+		if *addr != "" {
+			return nil, fmt.Errorf("FOUNDRY_AUDIT_SIGNING_KEY (-audit-signing-key) is not set, and this ledger runs beside other Foundry "+
+				"processes (the %s service at %s): give every ledger replica the same key (foundry audit keygen)", peer, *addr)
+		}
+	}
+	path := filepath.Join(h.Settings.DataDir, AuditKeyFile)
+	if raw, err := os.ReadFile(path); err == nil {
+		for _, line := range strings.Split(string(raw), "\n") {
+			line = strings.TrimPrefix(strings.TrimSpace(line), "FOUNDRY_AUDIT_SIGNING_KEY=")
+			if strings.HasPrefix(line, "PRIVATE+KEY+") {
+				s, err := audit.NewSigner(line)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", path, err)
+				}
+				h.Log.Info("no FOUNDRY_AUDIT_SIGNING_KEY: signing the audit log with the key kept in "+path,
+					zap.String("verifier_key", s.VerifierKey()))
+				return s, nil
+			}
+		}
+		return nil, fmt.Errorf("%s holds no audit signing key (a FOUNDRY_AUDIT_SIGNING_KEY=PRIVATE+KEY+... line): "+
+			"remove it to make a new one, or set FOUNDRY_AUDIT_SIGNING_KEY", path)
+	}
+	skey, _, err := audit.GenerateKey(usecase.EphemeralAuditKeyName)
+	if err != nil {
+		return nil, err
+	}
+	s, err := audit.NewSigner(skey)
+	if err != nil {
+		return nil, err
+	}
+	err = os.MkdirAll(h.Settings.DataDir, 0o700)
+	if err == nil {
+		err = os.WriteFile(path, []byte("FOUNDRY_AUDIT_SIGNING_KEY="+skey+"\n# verifier key: "+s.VerifierKey()+"\n"), 0o600)
+	}
+	if err != nil {
+		h.Log.Warn("no FOUNDRY_AUDIT_SIGNING_KEY: signing the audit log with a key made for this run (it could not be kept, "+
+			"so clients cannot keep verifying after a restart)", zap.String("verifier_key", s.VerifierKey()), zap.Error(err))
+		return s, nil
+	}
+	h.Log.Warn("no FOUNDRY_AUDIT_SIGNING_KEY: made an audit signing key and kept it in "+path+"; set one (foundry audit keygen) "+
+		"where more than one process runs", zap.String("verifier_key", s.VerifierKey()))
+	return s, nil
 }
 
 // repos builds all the ledger's repositories over one querier: the use

@@ -30,6 +30,13 @@ import (
 // AdminKey is the administrator key every test system is started with.
 const AdminKey = "test-admin-key"
 
+// AuditSigningKey is the audit signing key every process NewProc and
+// StartModules start is given (FOUNDRY_AUDIT_SIGNING_KEY): replicas of
+// one test system are one ledger, which trusts only checkpoints its own
+// key signed, and a ledger beside other processes refuses to start
+// without one. A test key, made by foundry audit keygen for the tests.
+const AuditSigningKey = "PRIVATE+KEY+foundry-test+b31d5e36+AZUfPHyftkaMu2K0uJMnIAyHKobx5//aXaf8wSx4afb5"
+
 // ServiceKey is the service key every test system is started with, so
 // systems started separately (StartModules) can call each other.
 const ServiceKey = "test-service-key"
@@ -120,9 +127,12 @@ func Start(t testing.TB, storage Storage, extra ...string) *System {
 // keep their address across Stop and Restart, so another system started
 // with "-ledger-addr=..." (say) finds them again: a test can stop one
 // service and bring it back.
+//
+// Each is given AuditSigningKey (extra may override it): a ledger that runs
+// beside other Foundry processes needs one.
 func StartModules(t testing.TB, storage Storage, target string, extra ...string) *System {
 	t.Helper()
-	return Start(t, storage, append([]string{"-target=" + target}, extra...)...)
+	return Start(t, storage, append([]string{"-target=" + target, "-audit-signing-key=" + AuditSigningKey}, extra...)...)
 }
 
 // FreeAddr returns a loopback address that nothing listens on right now.

@@ -70,11 +70,13 @@ func (b *syncBuffer) String() string {
 }
 
 // NewProc prepares a process running target on storage, on addresses of
-// its own, with the test keys and extra flags; Start runs it. A process
+// its own, with the test keys (AuditSigningKey in its environment) and
+// extra flags; Start runs it. A process
 // still running when the test ends is killed.
 func NewProc(t testing.TB, name, target string, storage Storage, extra ...string) *Proc {
 	t.Helper()
-	p := &Proc{Name: name, HTTPAddr: FreeAddr(t), GRPCAddr: FreeAddr(t), AdminAddr: FreeAddr(t), t: t}
+	p := &Proc{Name: name, HTTPAddr: FreeAddr(t), GRPCAddr: FreeAddr(t), AdminAddr: FreeAddr(t), t: t,
+		env: []string{"FOUNDRY_AUDIT_SIGNING_KEY=" + AuditSigningKey}}
 	p.args = append([]string{
 		"-target=" + target,
 		"-grpc-addr=" + p.GRPCAddr, "-http-addr=" + p.HTTPAddr, "-admin-addr=" + p.AdminAddr,

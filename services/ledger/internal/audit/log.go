@@ -250,35 +250,44 @@ func (s *Signer) Sign(c Checkpoint) (string, error) {
 	return string(msg), nil
 }
 
-// ErrOtherKey reports a checkpoint signed by another key than the one
-// asked to verify it: a key that was rotated, or a forgery.
-var ErrOtherKey = errors.New("the checkpoint is not signed by this key")
+// ErrOtherKey reports a checkpoint signed by none of the keys asked to
+// verify it: a key the ledger was never given, or a forgery.
+var ErrOtherKey = errors.New("the checkpoint is not signed by any of these keys")
 
-// OpenCheckpoint verifies a signed checkpoint against a verifier key and
-// returns it; ErrOtherKey when no signature is by that key, another error
-// when the note is malformed or its signature by that key is wrong. The
-// checkpoint's origin must be the key's name.
-func OpenCheckpoint(signed, vkey string) (Checkpoint, error) {
-	v, err := note.NewVerifier(vkey)
-	if err != nil {
-		return Checkpoint{}, fmt.Errorf("verifier key: %w", err)
+// OpenCheckpoint verifies a signed checkpoint against verifier keys and
+// returns it with the key that verified it; ErrOtherKey when no signature
+// is by one of them, another error when the note is malformed, a
+// signature by one of them is wrong, or the checkpoint's origin is not
+// the name of the key that signed it.
+func OpenCheckpoint(signed string, vkeys ...string) (Checkpoint, string, error) {
+	vs := make([]note.Verifier, len(vkeys))
+	for i, k := range vkeys {
+		v, err := note.NewVerifier(k)
+		if err != nil {
+			return Checkpoint{}, "", fmt.Errorf("verifier key: %w", err)
+		}
+		vs[i] = v
 	}
-	n, err := note.Open([]byte(signed), note.VerifierList(v))
+	n, err := note.Open([]byte(signed), note.VerifierList(vs...))
 	var unverified *note.UnverifiedNoteError
 	if errors.As(err, &unverified) {
-		return Checkpoint{}, ErrOtherKey
+		return Checkpoint{}, "", ErrOtherKey
 	}
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint signature: %w", err)
+		return Checkpoint{}, "", fmt.Errorf("checkpoint signature: %w", err)
 	}
 	c, err := ParseCheckpoint(n.Text)
 	if err != nil {
-		return Checkpoint{}, err
+		return Checkpoint{}, "", err
 	}
-	if c.Origin != v.Name() {
-		return Checkpoint{}, fmt.Errorf("checkpoint origin %q is not the key's name %q", c.Origin, v.Name())
+	for _, sig := range n.Sigs {
+		for i, v := range vs {
+			if v.Name() == sig.Name && v.KeyHash() == sig.Hash && c.Origin == v.Name() {
+				return c, vkeys[i], nil
+			}
+		}
 	}
-	return c, nil
+	return Checkpoint{}, "", fmt.Errorf("checkpoint origin %q is not the name of the key that signed it", c.Origin)
 }
 
 // Verifier returns the signer's verifier key as a note.Verifier.

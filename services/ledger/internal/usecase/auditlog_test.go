@@ -77,7 +77,7 @@ func signedCheckpoint(t *testing.T, app *usecase.App) audit.Checkpoint {
 	t.Helper()
 	note, err := app.Checkpoint(context.Background())
 	require.NoError(t, err)
-	c, err := audit.OpenCheckpoint(note, app.VerifierKey())
+	c, _, err := audit.OpenCheckpoint(note, app.VerifierKey())
 	require.NoError(t, err)
 	return c
 }
@@ -254,7 +254,8 @@ func TestAuditLogProofs(t *testing.T) {
 		require.ErrorIs(t, err, usecase.ErrLogTampered)
 		backlog, err := e.app.AuditBacklog(ctx)
 		require.NoError(t, err)
-		require.Equal(t, int64(2), backlog.Entries, "the deposit's entries wait in the queue")
+		require.Equal(t, int64(3), backlog.Entries, "the deposit's entries wait in the queue, and the read_only its refusal caused")
+		require.Equal(t, usecase.ModeReadOnly, mode(t, e.app), "the sequencer's refusal is a finding")
 		require.Equal(t, latest, signedCheckpoint(t, e.app), "nothing was signed")
 
 		cp, err = e.app.ConsistencyProof(ctx, early.Size, 0)

@@ -56,6 +56,21 @@ func repos(q database.Querier) usecase.Repos {
 	}
 }
 
+// testSigner signs every test ledger's checkpoints: an App over a
+// database another App wrote (a restart, a second replica) is the same
+// ledger only with the same key.
+var testSigner = func() *audit.Signer {
+	skey, _, err := audit.GenerateKey(usecase.EphemeralAuditKeyName)
+	if err != nil {
+		panic(err)
+	}
+	s, err := audit.NewSigner(skey)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
 type env struct {
 	app   *usecase.App
 	db    *database.DB
@@ -67,7 +82,7 @@ func setup(t testing.TB, engine database.Engine, contributors ...string) env {
 	db := dbtest.Open(t, engine, "ledger", store.Migrations())
 	fc := clock.NewFake(t0)
 	app := usecase.New(db, repos, usecase.Config{
-		Clock: fc, Ideas: ideas{}, Signers: map[string]string{"ops": opsSecret},
+		Clock: fc, Ideas: ideas{}, Signers: map[string]string{"ops": opsSecret}, AuditSigner: testSigner,
 	})
 	for i, c := range contributors {
 		require.NoError(t, app.Register(context.Background(),
@@ -360,7 +375,7 @@ func TestVerifyWhileMovementsAppend(t *testing.T) {
 				sequence(t, e.app) // the sequencer, on another replica
 			}}
 			return r
-		}, usecase.Config{Clock: e.clock, Ideas: ideas{}})
+		}, usecase.Config{AuditSigner: testSigner, Clock: e.clock, Ideas: ideas{}})
 		res, err := verifier.VerifyAudit(ctx, true)
 		require.NoError(t, err)
 		require.True(t, res.OK, "%+v", res)

@@ -185,7 +185,7 @@ func TestFreezeRefusals(t *testing.T) {
 			require.NoError(t, err)
 
 			// The ledger restarts: a new App over the same database.
-			restarted := usecase.New(e.db, repos, usecase.Config{Clock: e.clock, Ideas: ideas{}, Signers: map[string]string{"ops": opsSecret}})
+			restarted := usecase.New(e.db, repos, usecase.Config{AuditSigner: testSigner, Clock: e.clock, Ideas: ideas{}, Signers: map[string]string{"ops": opsSecret}})
 			for _, replay := range []usecase.FreezeCmd{good, second,
 				signed(opsSecret, "ops", t0, strings.ToUpper(nonceN(0)), "the same nonce in capitals")} {
 				_, err = restarted.Freeze(ctx, replay)
@@ -194,7 +194,7 @@ func TestFreezeRefusals(t *testing.T) {
 				require.Contains(t, detail, "nonce was used before", replay.Reason)
 			}
 			// The same nonce is another signer's own.
-			audit := usecase.New(e.db, repos, usecase.Config{Clock: e.clock, Ideas: ideas{}, Signers: map[string]string{"audit": auditSecret}})
+			audit := usecase.New(e.db, repos, usecase.Config{AuditSigner: testSigner, Clock: e.clock, Ideas: ideas{}, Signers: map[string]string{"audit": auditSecret}})
 			_, err = audit.Freeze(ctx, signed(auditSecret, "audit", e.clock.Now(), nonceN(0), "audit's own"))
 			require.NoError(t, err)
 			_, err = e.app.Unfreeze(ctx, "drill over", "admin")
@@ -418,7 +418,7 @@ func TestHistoryBeforeARepairIsStillChecked(t *testing.T) {
 		}
 		e := repaired()
 		restart := func(e env) *usecase.App {
-			return usecase.New(e.db, repos, usecase.Config{Clock: e.clock, Ideas: ideas{}})
+			return usecase.New(e.db, repos, usecase.Config{AuditSigner: testSigner, Clock: e.clock, Ideas: ideas{}})
 		}
 		app := restart(e)
 		sequence(t, app)

@@ -55,8 +55,10 @@ type logState struct {
 	tree    map[int64]audit.Hash
 	recs    []audit.Record
 	dequeue []string
-	// keyChanged is set when the latest checkpoint was signed by another key.
-	keyChanged bool
+	// rotated is the previous key the latest checkpoint was signed by (""
+	// when it is the ledger's own): the first checkpoint the ledger signs
+	// after its key was rotated.
+	rotated string
 }
 
 func (st *logState) addLeaf(record []byte) {
@@ -122,14 +124,12 @@ func (a *App) openLog(ctx context.Context, r Repos, eco *store.Economy) (*logSta
 		return nil, fmt.Errorf("%w (head seq %d, checkpoint tree size %d)", ErrLogRewound, eco.AuditSeq, latest.Size)
 	}
 	if latest.Size > 0 {
-		c, err := audit.OpenCheckpoint(latest.Note, a.signer.VerifierKey())
-		switch {
-		case errors.Is(err, audit.ErrOtherKey):
-			st.keyChanged = true
-		case err != nil:
-			return nil, fmt.Errorf("%w: %w", ErrLogTampered, err)
-		case c.Size != latest.Size || c.Root != tlog.Hash(latest.Root):
-			return nil, fmt.Errorf("%w: the checkpoint's columns differ from its signed note", ErrLogTampered)
+		by, err := a.openCheckpoint(latest)
+		if err != nil {
+			return nil, err
+		}
+		if by != a.signer.VerifierKey() {
+			st.rotated = by
 		}
 	}
 	if st.frontier, err = audit.LoadFrontier(latest.Size, treeReader{ctx, r}); err != nil {
@@ -142,6 +142,36 @@ func (a *App) openLog(ctx context.Context, r Repos, eco *store.Economy) (*logSta
 		st.addLeaf(audit.GenesisRecord)
 	}
 	return st, nil
+}
+
+// ErrUntrustedKey: the latest checkpoint is signed by no key the ledger
+// trusts. Never a rotation: a rotation is configured (the old key among
+// FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS), so a checkpoint under any other
+// key was stored by someone else, over a history they may have rewritten.
+var ErrUntrustedKey = errors.New("the latest audit checkpoint is signed by no key this ledger trusts " +
+	"(its FOUNDRY_AUDIT_SIGNING_KEY, or one of FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS): it was stored by someone else")
+
+// trustedKeys are the keys a checkpoint of the log may be signed by: the
+// ledger's own, then its previous ones.
+func (a *App) trustedKeys() []string {
+	return append([]string{a.signer.VerifierKey()}, a.cfg.AuditPreviousKeys...)
+}
+
+// openCheckpoint checks that a stored checkpoint is one the ledger signed
+// (by a trusted key, its columns those of its signed note) and returns the
+// key that signed it; an error wrapping ErrLogTampered (and
+// ErrUntrustedKey for a key it does not know) when it is not.
+func (a *App) openCheckpoint(c store.Checkpoint) (string, error) {
+	cp, by, err := audit.OpenCheckpoint(c.Note, a.trustedKeys()...)
+	switch {
+	case errors.Is(err, audit.ErrOtherKey):
+		return "", fmt.Errorf("%w: %w", ErrLogTampered, ErrUntrustedKey)
+	case err != nil:
+		return "", fmt.Errorf("%w: %w", ErrLogTampered, err)
+	case cp.Size != c.Size || cp.Root != tlog.Hash(c.Root):
+		return "", fmt.Errorf("%w: the checkpoint's columns differ from its signed note", ErrLogTampered)
+	}
+	return by, nil
 }
 
 // catchUp adds up to limit sequenced entries the tree lags by (all when
@@ -207,10 +237,10 @@ func (a *App) closeLog(ctx context.Context, r Repos, st *logState) error {
 		Chain: chain, Note: note, At: now}); err != nil {
 		return err
 	}
-	if st.keyChanged {
-		if err := r.Credit.InsertIncident(ctx, store.Incident{ID: a.cfg.NewID(), Kind: "audit_key_changed", Severity: "warning",
-			Detail: "the latest audit checkpoint was signed by another key than this ledger's (FOUNDRY_AUDIT_SIGNING_KEY changed, " +
-				"or the checkpoint was replaced); checkpoints are signed from now on by " + a.signer.VerifierKey(),
+	if st.rotated != "" {
+		if err := r.Credit.InsertIncident(ctx, store.Incident{ID: a.cfg.NewID(), Kind: "audit_key_rotated", Severity: "info",
+			Detail: "the latest audit checkpoint was signed by the previous key " + st.rotated + " (FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS); " +
+				"checkpoints are signed from now on by " + a.signer.VerifierKey(),
 			Actor: "sequencer", CreatedAt: now}); err != nil {
 			return err
 		}
@@ -249,8 +279,25 @@ func (a *App) Sequence(ctx context.Context) (int, error) {
 			return 0, nil
 		}
 	}
+	n, err := a.sequence(ctx)
+	if errors.Is(err, ErrLogTampered) || errors.Is(err, ErrLogRewound) {
+		// The log refuses to grow: that is a finding, whatever walk has
+		// not found it yet.
+		f := store.Finding{Kind: FindingLog, Place: "log:sequencer", Detail: "the sequencer refuses to extend the log: " + err.Error()}
+		if errors.Is(err, ErrUntrustedKey) {
+			f.Kind, f.Place = FindingCheckpoint, "checkpoint:latest"
+		}
+		if rerr := a.report(ctx, "sequencer", f); rerr != nil {
+			return 0, errors.Join(err, rerr)
+		}
+	}
+	return n, err
+}
+
+// sequence is Sequence's batch, in one transaction.
+func (a *App) sequence(ctx context.Context) (int, error) {
 	var n int
-	err = a.tx(ctx, func(r Repos) error {
+	err := a.tx(ctx, func(r Repos) error {
 		n = 0
 		eco, err := r.Credit.LockEconomy(ctx)
 		if err != nil {

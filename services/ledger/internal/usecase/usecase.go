@@ -85,6 +85,10 @@ type Config struct {
 	// AuditSigner signs the audit log's checkpoints (a key made for this
 	// process when nil: its checkpoints verify only until it stops).
 	AuditSigner *audit.Signer
+	// AuditPreviousKeys are verifier keys the log's checkpoints may also
+	// be signed by: keys the ledger signed with before its signing key was
+	// rotated. A checkpoint signed by any other key is tampering.
+	AuditPreviousKeys []string
 	// AuditBatch is how many queued audit entries one batch integrates
 	// (DefaultAuditBatch).
 	AuditBatch int

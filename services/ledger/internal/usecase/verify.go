@@ -40,6 +40,9 @@ type Verification struct {
 	// ledger knows is wrong with what it signed.
 	Findings Findings
 	Scrub    ScrubReport
+	// Untrusted is set when the latest checkpoint is signed by no key the
+	// ledger trusts (ErrUntrustedKey).
+	Untrusted bool
 }
 
 // Valid is the answer's verdict: the walk checked out and no integrity
@@ -84,8 +87,11 @@ func (a *App) VerifyAudit(ctx context.Context, full bool) (Verification, error) 
 	}
 	if !v.OK {
 		// Whoever asked, what a walk finds moves the economy at once.
-		if err := a.report(ctx, "verification", logFinding(v.FirstDivergent, fmt.Sprintf("audit entry %d: %s",
-			v.FirstDivergent, v.Reason))); err != nil {
+		f := logFinding(v.FirstDivergent, fmt.Sprintf("audit entry %d: %s", v.FirstDivergent, v.Reason))
+		if v.Untrusted {
+			f = store.Finding{Kind: FindingCheckpoint, Place: "checkpoint:latest", Detail: v.Reason}
+		}
+		if err := a.report(ctx, "verification", f); err != nil {
 			return v, err
 		}
 	}
@@ -134,15 +140,9 @@ func (a *App) verifyAudit(ctx context.Context, full bool) (Verification, error) 
 		out.Result = audit.Result{FirstDivergent: seq, LastVerified: max(seq-1, 0), Reason: reason}
 		return out, nil
 	}
-	c, err := audit.OpenCheckpoint(latest.Note, a.signer.VerifierKey())
-	switch {
-	case errors.Is(err, audit.ErrOtherKey):
-		// Signed before the key changed; the next batch signs with this
-		// one (and records the change as an incident).
-	case err != nil:
-		return fail(1, "the latest checkpoint's signature does not verify: "+err.Error())
-	case c.Size != latest.Size || c.Root != tlog.Hash(latest.Root):
-		return fail(1, "the latest checkpoint's stored size or root differs from what it signed")
+	if _, err := a.openCheckpoint(latest); err != nil {
+		out.Untrusted = errors.Is(err, ErrUntrustedKey)
+		return fail(1, err.Error())
 	}
 	last := latest.Size - 1
 	if eco.AuditSeq < last {
