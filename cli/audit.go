@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	fnote "github.com/transparency-dev/formats/note"
 	"golang.org/x/mod/sumdb/note"
 	"google.golang.org/protobuf/proto"
 
@@ -25,7 +26,7 @@ import (
 
 func (e *env) auditCommand() *cobra.Command {
 	return group("audit", "The audit log: list, verify (with its signed checkpoints) and repair; checkpoints and signing keys",
-		withIDs(e.auditList(), "entries.seq"), e.auditVerify(), e.auditRepair(), e.auditCheckpoint(), e.auditKeygen())
+		withIDs(e.auditList(), "entries.seq"), e.auditVerify(), e.auditRepair(), e.auditCheckpoint(), e.auditKeygen(), e.auditWitness())
 }
 
 func (e *env) auditList() *cobra.Command {
@@ -76,12 +77,13 @@ func (b *brokenChainError) Error() string {
 
 func (e *env) auditVerify() *cobra.Command {
 	var (
-		full    bool
-		key     string
-		entries []int64
+		full      bool
+		key       string
+		entries   []int64
+		witnesses []string
 	)
 	cmd := &cobra.Command{
-		Use:   "verify [--entry SEQ]... [--key VERIFIER_KEY] [--full]",
+		Use:   "verify [--entry SEQ]... [--key VERIFIER_KEY] [--witness WITNESS_KEY]... [--full]",
 		Short: "Verify the audit log: the ledger's walk of its chain, and its signed checkpoint here (exit 1 when either fails)",
 		Long: `Verify the audit log, two ways; either failing exits 1, with what failed on
 standard error, after the report.
@@ -99,7 +101,11 @@ verified for this server (a smaller one means the log was rolled back, a
 proof that fails that its history was rewritten); and each --entry is
 included in it, as the entry is shown: this client recomputes the entry's
 leaf from the fields the ledger shows for it (GET /api/audit), so a field
-changed after the entry was sequenced fails. The key and the checkpoint are
+changed after the entry was sequenced fails. With --witness, the
+checkpoint must carry a valid cosignature by each witness given (by its
+verifier key): a witness cosigns only a checkpoint that extends the last
+one it cosigned, so a ledger cannot show this client a history it forked
+for it alone, even signed with its own key. The key and the checkpoint are
 kept in $XDG_CONFIG_HOME/foundry/audit (else ~/.config/foundry/audit), one
 file per server. A server that serves another key than the one trusted is
 refused: if its operator confirms the new key, give it with --key, which
@@ -119,6 +125,12 @@ this client verified.`,
 			}
 		}
 		key = strings.TrimSpace(key)
+		for i, w := range witnesses {
+			witnesses[i] = strings.TrimSpace(w)
+			if _, err := fnote.NewVerifierForCosignatureV1(witnesses[i]); err != nil {
+				return usagef("--witness %q is not a witness's verifier key (<name>+<hash>+<key>): %v", w, err)
+			}
+		}
 		if cmd.Flags().Changed("key") {
 			if _, err := note.NewVerifier(key); err != nil {
 				return usagef("--key is not a note verifier key (<name>+<hash>+<key>, as foundry audit keygen prints it): %v", err)
@@ -148,6 +160,7 @@ this client verified.`,
 		if err != nil {
 			return err
 		}
+		ev.Witnesses = witnesses
 		rep, next, logErr := verifyLog(ev, held, time.Now())
 		if next != nil {
 			if err := next.save(); err != nil {
@@ -173,6 +186,7 @@ this client verified.`,
 	f := cmd.Flags()
 	f.Int64SliceVar(&entries, "entry", nil, "also prove that the entry with this seq, as the ledger shows it, is in the signed log (repeat for several)")
 	f.StringVar(&key, "key", "", "the log's verifier key, instead of the one trusted on first use (it replaces it)")
+	f.StringArrayVar(&witnesses, "witness", nil, "require the checkpoint's cosignature by the witness with this verifier key (repeat for several)")
 	f.BoolVar(&full, "full", false, "the ledger walks its chain from the first entry (administrator)")
 	return cmd
 }
@@ -319,6 +333,9 @@ func logRows(rep logReport) [][]string {
 		}
 	}
 	rows = append(rows, []string{"log_previous", prev})
+	if len(rep.Witnesses) > 0 {
+		rows = append(rows, []string{"log_cosigned_by", strings.Join(rep.Witnesses, ", ")})
+	}
 	for _, en := range rep.Entries {
 		state := "included"
 		if !en.Included {
@@ -332,11 +349,15 @@ func logRows(rep logReport) [][]string {
 func (e *env) auditRepair() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "repair",
-		Short: "Record the audit chain's first break as repaired (administrator)",
-		Long: `Record the audit chain's first break (administrator): a repair entry is
-appended that accepts exactly the broken entries, as they are now, and
-verification keeps checking everything else. Nothing is rewritten; a sound
-chain is left alone. One repair records one break: verify again after it.`,
+		Short: "Heal what the ledger's checks found, append-only (administrator)",
+		Long: `Heal what the ledger's checks found (administrator), never rewriting a row:
+every break of the chain is recorded by a repair entry that accepts exactly
+the broken entries, as they are now; a missing entry is restored from its
+journal entry (or recorded lost); where the journal disagrees with the log, a
+logged correction restores every balance the log recorded; cached balances
+and the CC outstanding are restored. Then everything is checked again and
+the integrity findings resolved; a frozen economy stays frozen until foundry
+incidents unfreeze. What cannot be healed is answered with the reason.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {

@@ -11,10 +11,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	fnote "github.com/transparency-dev/formats/note"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -84,6 +86,9 @@ type logEvidence struct {
 	Consistency *ledgerv1.GetAuditConsistencyResponse
 	// Entries are the inclusion proofs of the entries asked for (--entry).
 	Entries []entryEvidence
+	// Witnesses are the verifier keys of the witnesses whose cosignature
+	// the checkpoint must carry (--witness).
+	Witnesses []string
 }
 
 // entryEvidence is the server's answer for one entry's inclusion proof.
@@ -117,6 +122,9 @@ type logReport struct {
 	Previous *previousReport `json:"previous"`
 	// Entries are the entries asked for, in order.
 	Entries []entryReport `json:"entries"`
+	// Witnesses are the witnesses whose cosignatures the checkpoint was
+	// required to carry, and carries (--witness; empty for none).
+	Witnesses []string `json:"witnesses"`
 	// StateFile is where the client keeps what it trusts for this server.
 	StateFile string `json:"state_file"`
 }
@@ -166,7 +174,7 @@ func logFailure(format string, args ...any) *logError {
 // with the leaf this client recomputes from the entry the server shows
 // (shownLeaf), so an entry shown otherwise than it was sequenced fails.
 func verifyLog(ev logEvidence, held auditState, now time.Time) (logReport, *auditState, error) {
-	rep := logReport{Entries: []entryReport{}, StateFile: held.path}
+	rep := logReport{Entries: []entryReport{}, Witnesses: []string{}, StateFile: held.path}
 	fail := func(err *logError) (logReport, *auditState, error) {
 		rep.Valid = false
 		rep.Reason = &err.msg
@@ -218,6 +226,10 @@ func verifyLog(ev logEvidence, held auditState, now time.Time) (logReport, *audi
 	if bad != nil {
 		return fail(bad)
 	}
+	if bad := checkCosigned(ev.Note, verifier, ev.Witnesses); bad != nil {
+		return fail(bad)
+	}
+	rep.Witnesses = append(rep.Witnesses, ev.Witnesses...)
 	rootText := base64.StdEncoding.EncodeToString(cp.root[:])
 	rep.Origin, rep.TreeSize, rep.RootHash = &cp.origin, &cp.size, &rootText
 
@@ -419,6 +431,37 @@ func openCheckpoint(signed string, verifier note.Verifier) (checkpoint, *logErro
 	return c, nil
 }
 
+// checkCosigned checks that the signed checkpoint carries a valid
+// cosignature (C2SP tlog-cosignature) by each witness: each cosigned it
+// only after checking that it extends the last checkpoint it cosigned for
+// the log, so a checkpoint they all cosigned is one history, whatever the
+// log shows anyone else. A cosignature missing or not verifying is a
+// failure: the checkpoint may be a fork shown to this client alone.
+func checkCosigned(signed string, log note.Verifier, witnesses []string) *logError {
+	if len(witnesses) == 0 {
+		return nil
+	}
+	vs := []note.Verifier{log}
+	for _, w := range witnesses {
+		v, err := fnote.NewVerifierForCosignatureV1(w)
+		if err != nil {
+			return logFailure("--witness %q is not a witness's verifier key: %v", w, err)
+		}
+		vs = append(vs, v)
+	}
+	n, err := note.Open([]byte(signed), note.VerifierList(vs...))
+	if err != nil {
+		return logFailure("the audit checkpoint's signatures do not verify: %v", err)
+	}
+	for _, v := range vs[1:] {
+		if !slices.ContainsFunc(n.Sigs, func(s note.Signature) bool { return s.Name == v.Name() && s.Hash == v.KeyHash() }) {
+			return logFailure("the audit checkpoint is not cosigned by the witness %s: it may be a history shown to this client "+
+				"alone; a witness cosigns only a checkpoint that extends the last one it saw", keyName(v))
+		}
+	}
+	return nil
+}
+
 // parseCheckpoint reads a checkpoint's body, unverified: audit verify
 // reads the size before it asks for proofs, and verifyLog verifies it.
 func parseCheckpoint(text string) (checkpoint, error) {
@@ -552,27 +595,7 @@ func (st *auditState) save() error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(st.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(st.path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(append(raw, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, st.path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	if err := writeAtomic(st.path, append(raw, '\n')); err != nil {
 		return fmt.Errorf("keep the audit log's state in %s: %w", st.path, err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	fnote "github.com/transparency-dev/formats/note"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 	"google.golang.org/protobuf/proto"
@@ -474,4 +475,62 @@ func TestAuditStateFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("{"), 0o600))
 	_, err = loadAuditState(path, "http://x")
 	require.ErrorContains(t, err, "is not the state audit verify keeps")
+}
+
+// TestVerifyLogWitnesses: with --witness, the checkpoint must carry a
+// valid cosignature by each witness; a checkpoint the log signed alone, or
+// cosigned by another witness, or whose cosignature is over other text,
+// fails, as a fork shown to this client alone would.
+func TestVerifyLogWitnesses(t *testing.T) {
+	skey, vkey := genKey(t, "foundry-audit")
+	wskey, wvkey := genKey(t, "acme-witness")
+	_, otherW := genKey(t, "other-witness")
+	l := newMemLog(t, entries(5, "a")...)
+	held := auditState{Server: "http://ledger.test", path: "/state/ledger.json"}
+	cosign := func(signed string) string {
+		t.Helper()
+		s, err := fnote.NewSignerForCosignatureV1(wskey)
+		require.NoError(t, err)
+		n, err := note.Open([]byte(signed), note.VerifierList(mustVerifier(t, vkey)))
+		require.NoError(t, err)
+		out, err := note.Sign(n, s)
+		require.NoError(t, err)
+		return string(out)
+	}
+
+	ev := evidence(t, l, skey, vkey, 6, held)
+	ev.Note, ev.Witnesses = cosign(ev.Note), []string{wvkey}
+	rep, _, err := verifyLog(ev, held, t0)
+	require.NoError(t, err)
+	require.True(t, rep.Valid)
+	require.Equal(t, []string{wvkey}, rep.Witnesses)
+
+	for name, c := range map[string]struct {
+		note      func(string) string
+		witnesses []string
+		want      string
+	}{
+		"not cosigned":     {func(s string) string { return s }, []string{wvkey}, "is not cosigned by the witness acme-witness"},
+		"another witness":  {cosign, []string{wvkey, otherW}, "is not cosigned by the witness other-witness"},
+		"a cosig replayed": {func(s string) string { return s + cosignLines(cosign(l.note(t, skey, 5))) }, []string{wvkey}, "do not verify"},
+	} {
+		ev := evidence(t, l, skey, vkey, 6, held)
+		ev.Note, ev.Witnesses = c.note(ev.Note), c.witnesses
+		rep, next, err := verifyLog(ev, held, t0)
+		requireLogFails(t, rep, next, err, c.want)
+		require.Contains(t, err.Error(), c.want, name)
+	}
+}
+
+// cosignLines are the signature lines of a signed note after the log's.
+func cosignLines(signed string) string {
+	lines := strings.SplitAfter(signed, "\n")
+	return strings.Join(lines[len(lines)-2:], "")
+}
+
+func mustVerifier(t *testing.T, vkey string) note.Verifier {
+	t.Helper()
+	v, err := note.NewVerifier(vkey)
+	require.NoError(t, err)
+	return v
 }

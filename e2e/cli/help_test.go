@@ -70,7 +70,7 @@ func TestHelpEverywhere(t *testing.T) {
 	walk(nil)
 	require.Equal(t, []string{
 		"api", "assets create", "assets list", "assets show",
-		"audit checkpoint", "audit keygen", "audit list", "audit repair", "audit verify",
+		"audit checkpoint", "audit keygen", "audit list", "audit repair", "audit verify", "audit witness",
 		"cc balance", "cc deposit", "cc rate", "cc stake", "cc supply", "cc unstake", "cc withdraw",
 		"completion bash", "completion fish", "completion powershell", "completion zsh",
 		"contributions create", "contributions list", "contributions show", "contributors list",
