@@ -3,8 +3,13 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,5 +237,114 @@ func TestLedgerNeedsItsKeyBesideOthers(t *testing.T) {
 		require.Error(t, err)
 		require.Contains(t, p.Output(), "FOUNDRY_AUDIT_SIGNING_KEY (-audit-signing-key) is not set, and this ledger runs beside "+
 			"other Foundry processes (the portfolio service at 127.0.0.1:1)")
+	})
+}
+
+// witnessServe runs foundry audit witness in this process, witnessing the
+// log whose verifier key is logKey, until the test ends; it returns the
+// witness's URL and verifier key.
+func witnessServe(t *testing.T, logKey string) (string, string) {
+	t.Helper()
+	wskey, wvkey := newAuditKey(t, "e2e-witness")
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "witness.key")
+	require.NoError(t, os.WriteFile(keyFile, []byte("FOUNDRY_AUDIT_SIGNING_KEY="+wskey+"\n"), 0o600))
+	addr := allinonetest.FreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Execute(ctx, []string{"audit", "witness", "--key-file", keyFile, "--state", filepath.Join(dir, "state.json"),
+			"--log", logKey, "--listen", addr}, nil, io.Discard, io.Discard, func(string) string { return "" })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond, "the witness listens")
+	return "http://" + addr, wvkey
+}
+
+// witnessCosigned waits until the checkpoint served is of the tree of size
+// records and carries a signature line by the witness named name, and
+// returns it.
+func witnessCosigned(t *testing.T, sys *allinonetest.System, name string, size int64) string {
+	t.Helper()
+	var served string
+	require.Eventually(t, func() bool {
+		r := request(t, http.MethodGet, sys.URL("/api/audit/checkpoint"), nil)
+		served = string(r.Raw)
+		return r.Status == http.StatusOK && strings.Contains(served, fmt.Sprintf("\n%d\n", size)) &&
+			strings.Contains(served, "\n— "+name+" ")
+	}, 20*time.Second, 50*time.Millisecond, "the ledger serves the latest checkpoint, cosigned by the witness")
+	return served
+}
+
+// TestLedgerWitnessRefusesAFork: the ledger asks a witness (foundry audit
+// witness) to cosign its checkpoints and serves them cosigned; a client
+// that requires the witness verifies them. A writer who holds the log's
+// own signing key forks the history (an entry rewritten, the tree rebuilt,
+// a checkpoint signed with the real key) and serves it: the witness refuses
+// to cosign the fork, the ledger records that as a finding, and a client
+// that never saw the log but requires the witness refuses it.
+func TestLedgerWitnessRefusesAFork(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		skey, vkey := newAuditKey(t, "foundry-audit")
+		wurl, wvkey := witnessServe(t, vkey)
+		sys := allinonetest.Start(t, allinonetest.NewStorage(t, engine), "-audit-signing-key="+skey,
+			"-audit-witnesses="+wvkey+"@"+wurl, "-http-addr="+allinonetest.FreeAddr(t), "-grpc-addr="+allinonetest.FreeAddr(t),
+			"-rate-poll-interval=0", "-audit-scrub-cycle=0")
+		ada := creditRegister(t, sys, "ada")
+		for _, ref := range []string{"wire-1", "wire-2", "wire-3"} {
+			requireStatus(t, http.StatusCreated, creditDeposit(t, sys, ada.ID, 10, ref))
+		}
+		size := auditCLISequenced(t, sys)
+		witnessCosigned(t, sys, "e2e-witness", size)
+
+		env := map[string]string{"FOUNDRY_URL": sys.BaseURL, "XDG_CONFIG_HOME": t.TempDir()}
+		r, doc := auditCLIVerify(t, env, "--witness", wvkey, "--entry", "3")
+		require.Equal(t, cli.ExitOK, r.code, r.stderr)
+		require.Equal(t, []any{wvkey}, doc["log"].(map[string]any)["witnesses"])
+
+		// The fork, with the log's own key, served as the witnessed checkpoint.
+		sys.Stop()
+		auditCLIRewrite(t, sys, 3, auditCLITamper{rebuildTree: true, resignWith: skey})
+		db := auditCLILedgerDB(t, sys)
+		var forged string
+		require.NoError(t, db.QueryRow(context.Background(), `SELECT note FROM audit_checkpoints WHERE name = 'latest'`).Scan(&forged))
+		n, err := db.Exec(context.Background(), `UPDATE audit_checkpoints SET note = $1 WHERE name = 'witnessed'`, forged)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		db.Close()
+
+		// The witness refuses it however it is asked: from the size it
+		// cosigned (the same size, another root).
+		body := fmt.Sprintf("old %d\n\n%s", size, forged)
+		resp, err := http.Post(wurl+"/add-checkpoint", "text/plain", strings.NewReader(body))
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		require.Contains(t, []int{http.StatusConflict, http.StatusUnprocessableEntity}, resp.StatusCode,
+			"the witness does not cosign a checkpoint that does not extend the one it cosigned")
+
+		sys.Restart()
+		fresh := map[string]string{"FOUNDRY_URL": sys.BaseURL, "XDG_CONFIG_HOME": t.TempDir()}
+		r, doc = auditCLIVerify(t, fresh, "--witness", wvkey)
+		require.Equal(t, cli.ExitFailed, r.code, r.stderr)
+		log := doc["log"].(map[string]any)
+		require.Equal(t, false, log["valid"])
+		require.Contains(t, log["reason"], "is not cosigned by the witness e2e-witness", "a client that never saw the log")
+
+		// The ledger asks the witness too, is refused, and stops.
+		require.Eventually(t, func() bool {
+			v := auditVerify(t, sys, false)
+			return !v.Valid && strings.Contains(v.Reason, "refuses the latest checkpoint")
+		}, 20*time.Second, 50*time.Millisecond)
+		require.Equal(t, "read_only", integrityMode(t, sys))
 	})
 }

@@ -54,6 +54,7 @@ type Config struct {
 	AuditSequenceInterval time.Duration
 	AuditBatch            int
 	AuditScrubCycle       time.Duration
+	AuditWitnesses        string
 }
 
 func (c *Config) register(fs *config.FlagSet) {
@@ -83,6 +84,9 @@ func (c *Config) register(fs *config.FlagSet) {
 		"how often the audit sequencer looks for movements' entries committed on other replicas (this replica's own wake it at once)")
 	fs.Int(&c.AuditBatch, "audit-batch", "FOUNDRY_AUDIT_BATCH", usecase.DefaultAuditBatch,
 		"audit entries the sequencer integrates in one transaction at most")
+	fs.String(&c.AuditWitnesses, "audit-witnesses", "FOUNDRY_AUDIT_WITNESSES", "",
+		"witnesses asked to cosign each checkpoint, comma-separated VERIFIER_KEY@URL (foundry audit witness runs one); "+
+			"while set, GET /api/audit/checkpoint serves the latest checkpoint they all cosigned")
 	fs.Duration(&c.AuditScrubCycle, "audit-scrub-cycle", "FOUNDRY_AUDIT_SCRUB_CYCLE", usecase.DefaultScrubCycle,
 		"how long the audit scrubber may take to re-check every entry, journal entry and balance once (a small log takes seconds); "+
 			"0 turns the scrubber off")
@@ -123,8 +127,12 @@ func (c *Config) economy() (usecase.Config, error) {
 	case scrub < time.Second:
 		return out, errors.New("FOUNDRY_AUDIT_SCRUB_CYCLE: want at least 1s (or 0 to turn the scrubber off)")
 	}
+	witnesses, err := parseWitnesses(c.AuditWitnesses)
+	if err != nil {
+		return out, err
+	}
 	out = usecase.Config{Signers: signers, Rates: usecase.FixedRate(rate), PledgeRate: pledge, SessionTTL: c.SessionTTL,
-		AuditBatch: c.AuditBatch, ScrubCycle: scrub}
+		AuditBatch: c.AuditBatch, ScrubCycle: scrub, Witnesses: witnesses}
 	if c.AuditSigningKey != "" {
 		if out.AuditSigner, err = audit.NewSigner(c.AuditSigningKey); err != nil {
 			return out, fmt.Errorf("FOUNDRY_AUDIT_SIGNING_KEY: %w", err)
@@ -239,6 +247,9 @@ func Module() app.Module {
 			h.Go(func(ctx context.Context) {
 				runSequencer(ctx, h.Log, uc, lease.HolderID("ledger"), cfg.AuditSequenceInterval, cfg.AuditBatch)
 			})
+			if len(ecfg.Witnesses) > 0 {
+				h.Go(func(ctx context.Context) { runWitnesses(ctx, h.Log, uc, lease.HolderID("ledger")) })
+			}
 			if cfg.AuditScrubCycle > 0 {
 				h.Go(func(ctx context.Context) { runScrubber(ctx, h.Log, uc, lease.HolderID("ledger"), cfg.AuditScrubCycle) })
 			} else {

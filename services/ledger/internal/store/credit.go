@@ -329,6 +329,11 @@ type Audit interface {
 	// Repairs returns the repair entries with seq at most upTo, in seq
 	// order: verification reads the breaks they accepted before it walks.
 	Repairs(ctx context.Context, upTo int64) ([]audit.Record, error)
+	// WitnessState reads what a witness (its verifier key) last cosigned;
+	// ErrNotFound before the first.
+	WitnessState(ctx context.Context, witness string) (WitnessState, error)
+	// SaveWitnessState writes what a witness last cosigned.
+	SaveWitnessState(ctx context.Context, s WitnessState) error
 	// Corrections returns the entries of kind correction and mended, in
 	// seq order: the checks read which journal entries a repair mended
 	// before they compare.
@@ -336,6 +341,17 @@ type Audit interface {
 	// Counts returns the row count of the audit chain's table, for storage
 	// reports.
 	Counts(ctx context.Context) (map[string]int, error)
+}
+
+// WitnessState is the last checkpoint a witness cosigned for the log.
+type WitnessState struct {
+	Witness string
+	Size    int64
+	// Note is the log's signed checkpoint it cosigned; Cosignature its
+	// cosignature lines.
+	Note        string
+	Cosignature string
+	At          time.Time
 }
 
 // ListedRecord is an audit record as the log's list shows it: with the

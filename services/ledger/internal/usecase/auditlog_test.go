@@ -367,3 +367,11 @@ func TestInclusionProofProvesTheEntryShown(t *testing.T) {
 		require.NoError(t, tlog.CheckRecord(tlogHashes(p.Proof), c.Size, c.Root, 3, tlog.Hash(p.LeafHash)), "an untouched entry still proves")
 	})
 }
+
+// forkRoot is the root of the tree of n records in tree.
+func forkRoot(t *testing.T, tree memTree, n int64) tlog.Hash {
+	t.Helper()
+	root, err := tlog.TreeHash(n, tree)
+	require.NoError(t, err)
+	return root
+}

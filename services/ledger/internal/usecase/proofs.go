@@ -12,9 +12,20 @@ import (
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
-// Checkpoint is the latest signed checkpoint (the signed note, as served).
-// NotFound before the first batch.
+// Checkpoint is the checkpoint served (the signed note): the latest the
+// ledger signed, or, while witnesses are configured, the latest they all
+// cosigned, with their cosignatures (a moment behind the latest; the
+// latest itself until they first have). NotFound before the first batch.
 func (a *App) Checkpoint(ctx context.Context) (string, error) {
+	if len(a.cfg.Witnesses) > 0 {
+		c, err := a.read().Audit.Checkpoint(ctx, checkpointWitnessed)
+		if err == nil {
+			return c.Note, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+	}
 	c, err := a.read().Audit.Checkpoint(ctx, checkpointLatest)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", fault.New(fault.NotFound, "no checkpoint yet: the audit log has not been sequenced")

@@ -85,6 +85,10 @@ type Config struct {
 	// AuditSigner signs the audit log's checkpoints (a key made for this
 	// process when nil: its checkpoints verify only until it stops).
 	AuditSigner *audit.Signer
+	// Witnesses are the witnesses asked to cosign each checkpoint
+	// (WitnessCheckpoint); while any is configured, the checkpoint served
+	// is the latest they all cosigned, with their cosignatures.
+	Witnesses []Witness
 	// AuditPreviousKeys are verifier keys the log's checkpoints may also
 	// be signed by: keys the ledger signed with before its signing key was
 	// rotated. A checkpoint signed by any other key is tampering.

@@ -282,6 +282,35 @@ func (a Audit) Repairs(ctx context.Context, upTo int64) ([]audit.Record, error) 
 	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries WHERE kind = 'repair' AND seq <= $1 ORDER BY seq`, upTo)
 }
 
+// WitnessState implements store.Audit.
+func (a Audit) WitnessState(ctx context.Context, witness string) (store.WitnessState, error) {
+	var (
+		s  = store.WitnessState{Witness: witness}
+		at int64
+	)
+	err := a.q.QueryRow(ctx, `SELECT tree_size, note, cosignature, at FROM audit_witnesses WHERE witness = $1`, witness).
+		Scan(&s.Size, &s.Note, &s.Cosignature, &at)
+	if errors.Is(err, database.ErrNoRows) {
+		return store.WitnessState{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.WitnessState{}, fmt.Errorf("read witness %s: %w", witness, err)
+	}
+	s.At = database.Time(at)
+	return s, nil
+}
+
+// SaveWitnessState implements store.Audit.
+func (a Audit) SaveWitnessState(ctx context.Context, s store.WitnessState) error {
+	_, err := a.q.Exec(ctx, `INSERT INTO audit_witnesses (witness, tree_size, note, cosignature, at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (witness) DO UPDATE SET tree_size = excluded.tree_size, note = excluded.note, cosignature = excluded.cosignature,
+			at = excluded.at`, s.Witness, s.Size, s.Note, s.Cosignature, database.Micros(s.At))
+	if err != nil {
+		return fmt.Errorf("save witness %s: %w", s.Witness, err)
+	}
+	return nil
+}
+
 // Corrections implements store.Audit. The literal kinds match the
 // partial index audit_entries_corrections.
 func (a Audit) Corrections(ctx context.Context) ([]audit.Record, error) {
