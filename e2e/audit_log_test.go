@@ -59,6 +59,7 @@ type auditLogVerify struct {
 		LastCycle *struct {
 			Cycle      int `json:"cycle"`
 			ThroughSeq int `json:"through_seq"`
+			Findings   int `json:"findings"`
 		} `json:"last_cycle"`
 	} `json:"scrub"`
 	Repaired []struct {

@@ -240,12 +240,12 @@ func TestLedgerNeedsItsKeyBesideOthers(t *testing.T) {
 	})
 }
 
-// witnessServe runs foundry audit witness in this process, witnessing the
-// log whose verifier key is logKey, until the test ends; it returns the
-// witness's URL and verifier key.
-func witnessServe(t *testing.T, logKey string) (string, string) {
+// witnessServe runs foundry audit witness in this process, named name,
+// witnessing the log whose verifier key is logKey, until the test ends; it
+// returns the witness's URL and verifier key.
+func witnessServe(t *testing.T, name, logKey string) (string, string) {
 	t.Helper()
-	wskey, wvkey := newAuditKey(t, "e2e-witness")
+	wskey, wvkey := newAuditKey(t, name)
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "witness.key")
 	require.NoError(t, os.WriteFile(keyFile, []byte("FOUNDRY_AUDIT_SIGNING_KEY="+wskey+"\n"), 0o600))
@@ -296,7 +296,7 @@ func TestLedgerWitnessRefusesAFork(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		skey, vkey := newAuditKey(t, "foundry-audit")
-		wurl, wvkey := witnessServe(t, vkey)
+		wurl, wvkey := witnessServe(t, "e2e-witness", vkey)
 		sys := allinonetest.Start(t, allinonetest.NewStorage(t, engine), "-audit-signing-key="+skey,
 			"-audit-witnesses="+wvkey+"@"+wurl, "-http-addr="+allinonetest.FreeAddr(t), "-grpc-addr="+allinonetest.FreeAddr(t),
 			"-rate-poll-interval=0", "-audit-scrub-cycle=0")
