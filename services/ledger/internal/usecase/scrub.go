@@ -136,9 +136,18 @@ func scrubStalled(cycle time.Duration) time.Duration {
 // of a short cycle, so a small log is scrubbed whole every few seconds.
 func ScrubPauseMax(cycle time.Duration) time.Duration { return min(5*time.Second, cycle/10) }
 
-// ScrubPauseMin is the shortest pause between two steps, which bounds the
-// scrubber's share of the database: 10 slices a second at most.
+// ScrubPauseMin is the shortest pause between two steps: 10 slices a
+// second at most.
 const ScrubPauseMin = 100 * time.Millisecond
+
+// ScrubDuty bounds the scrubber's share of the time: a step is followed
+// by a pause of at least ScrubDuty-1 times its own length, so it spends
+// at most 1/ScrubDuty (5 %) of its time stepping. A step's length is what
+// it cost the database and this process (its reads are one after the
+// other), and under load it grows, so the scrubber slows as the ledger
+// gets busier. A cycle the bound cannot finish in time is reported late
+// (ScrubReport.Late), never sped past it: the cost is the promise kept.
+const ScrubDuty = 20
 
 // ScrubStep is what one step did.
 type ScrubStep struct {
@@ -224,6 +233,7 @@ func (a *App) sealScrub(ctx context.Context, r Repos, st scrubState) error {
 // that never change (a sequenced entry, a journal entry), so movements go
 // on beside it.
 func (a *App) Scrub(ctx context.Context) (ScrubStep, error) {
+	began := a.clock.Now()
 	r := a.read()
 	st, _, err := a.loadScrub(ctx, r)
 	if err != nil {
@@ -268,30 +278,53 @@ func (a *App) Scrub(ctx context.Context) (ScrubStep, error) {
 		st = scrubState{Cycle: st.Cycle + 1, StartedAt: now, NextSeq: 1, Last: last}
 		out.Completed = true
 	}
-	out.Pause = a.scrubPause(st, out)
 	if err := a.report(ctx, "scrubber", found...); err != nil {
 		return out, err
 	}
-	return out, a.saveScrub(ctx, st)
+	if err := a.saveScrub(ctx, st); err != nil {
+		return out, err
+	}
+	now := a.clock.Now()
+	out.Pause = scrubPause(scrubPace{cycle: a.cfg.ScrubCycle, slice: int64(a.cfg.ScrubSlice), startedAt: st.StartedAt, now: now,
+		remaining: out.Remaining, chainDone: st.ChainDone, completed: out.Completed, took: now.Sub(began)})
+	return out, nil
 }
 
-// scrubPause paces the steps: the cycle's remaining time over the steps
-// it still needs, within [ScrubPauseMin, ScrubPauseMax]. The chain is the
-// longest walk (an entry, and a fee, per movement), so its remaining
-// entries decide the count; once it is done the other walks go at the
-// fastest pace.
-func (a *App) scrubPause(st scrubState, step ScrubStep) time.Duration {
-	cycle := a.cfg.ScrubCycle
-	hi := ScrubPauseMax(cycle)
-	if step.Completed {
-		return hi
+// scrubPace is what the pause after a step depends on.
+type scrubPace struct {
+	// cycle is the configured cycle, slice the entries a step checks.
+	cycle time.Duration
+	slice int64
+	// startedAt is when the cycle began (after a completed step, the next
+	// one), now is when the step ended, took how long it ran.
+	startedAt, now time.Time
+	took           time.Duration
+	// remaining is how many entries the chain walk has left; chainDone and
+	// completed say whether the walk and the cycle have ended.
+	remaining            int64
+	chainDone, completed bool
+}
+
+// scrubPause paces the steps: the cycle's remaining time (within 80 % of
+// it) over the steps it still needs, within [ScrubPauseMin,
+// ScrubPauseMax], and never less than the duty bound (ScrubDuty) allows
+// after a step as long as this one. The chain is the longest walk (an
+// entry, and a fee, per movement), so its remaining entries decide the
+// count; once it is done the other walks go at the fastest pace.
+func scrubPause(p scrubPace) time.Duration {
+	hi := max(ScrubPauseMax(p.cycle), ScrubPauseMin)
+	var pause time.Duration
+	switch {
+	case p.completed:
+		pause = hi
+	case p.chainDone:
+		pause = ScrubPauseMin
+	default:
+		steps := p.remaining/max(p.slice, 1) + 1
+		left := p.startedAt.Add(p.cycle*4/5).Sub(p.now) / time.Duration(steps)
+		pause = min(max(left, ScrubPauseMin), hi)
 	}
-	if st.ChainDone {
-		return ScrubPauseMin
-	}
-	steps := step.Remaining/int64(a.cfg.ScrubSlice) + 1
-	left := st.StartedAt.Add(cycle*4/5).Sub(a.clock.Now()) / time.Duration(steps)
-	return min(max(left, ScrubPauseMin), max(hi, ScrubPauseMin))
+	return max(pause, p.took*(ScrubDuty-1))
 }
 
 // scrubChain checks the next slice of the chain walk (starting it, at the
