@@ -487,22 +487,40 @@ func (a *App) compareJournal(ctx context.Context, r Repos, s settled, logged []l
 	return found, nil
 }
 
+// scrubFuture is how far past the start of its cycle the journal walk
+// leaves entries to the next cycle: beyond it, an entry is dated in the
+// future (a clock far ahead, or a writer of the database hiding a forged
+// entry where the walk would never reach), and is checked in every cycle.
+const scrubFuture = time.Hour
+
 // scrubJournal checks the next slice of the journal: each entry recorded
-// by exactly one audit entry, sequenced or queued, of its kind.
+// by exactly one audit entry, sequenced or queued, of its kind. The walk
+// covers the entries written before its cycle began; those written since
+// are the next cycle's, or under a steady stream of movements the walk
+// would chase the journal's end and its cycle never complete (the chain
+// walk is bounded the same way, by the checkpoint it began at).
 func (a *App) scrubJournal(ctx context.Context, r Repos, st *scrubState) ([]store.Finding, error) {
 	links, err := r.Integrity.JournalLinks(ctx, st.JournalAfter, a.cfg.ScrubSlice)
 	if err != nil {
 		return nil, err
 	}
+	st.JournalDone = len(links) < a.cfg.ScrubSlice
+	future := st.StartedAt.Add(scrubFuture)
 	var problems []linkProblem
-	for _, l := range links {
+	for i, l := range links {
+		if l.Key.CreatedAt.After(st.StartedAt) && l.Key.CreatedAt.Before(future) {
+			// Written since the cycle began: what is left of this cycle's
+			// walk is the entries dated from future on (which the walk,
+			// started there, never skips again).
+			st.JournalAfter, st.JournalDone, links = store.JournalKey{CreatedAt: future}, false, links[:i]
+			break
+		}
 		if problem := unrecorded(l); problem != "" {
 			problems = append(problems, linkProblem{entryID: l.Key.ID, seq: l.AuditSeq, detail: problem})
 		}
 		st.JournalAfter = l.Key
 	}
 	st.Journal += int64(len(links))
-	st.JournalDone = len(links) < a.cfg.ScrubSlice
 	if len(problems) == 0 {
 		return nil, nil
 	}

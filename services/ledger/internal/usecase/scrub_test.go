@@ -384,3 +384,45 @@ func TestWithdrawalChecksItsOwnAccount(t *testing.T) {
 	_, err := e.app.Withdraw(context.Background(), usecase.WithdrawCmd{ContributorID: "ada", AmountCC: units(cc), Actor: "ada"}, nil)
 	require.NoError(t, err)
 }
+
+// TestScrubberCompletesUnderSteadyMovements: while movements keep coming
+// faster than a step checks them, each cycle still ends — its walks cover
+// what was written before it began — and a journal entry a writer of the
+// database dated far in the future, where a walk bounded by time would
+// never reach, is found in every cycle.
+func TestScrubberCompletesUnderSteadyMovements(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		app := usecase.New(e.db, repos, usecase.Config{Clock: e.clock, Ideas: ideas{}, AuditSigner: testSigner, ScrubSlice: 2})
+		deposits(t, app, "before-", 3)
+		sequence(t, app)
+		// Three movements a second, and a step of two of each walk a
+		// second: the journal's end runs ahead of the walk.
+		completed := 0
+		for i := range 60 {
+			step, err := app.Scrub(context.Background())
+			require.NoError(t, err)
+			require.Empty(t, step.Found, "step %d", i)
+			if step.Completed {
+				completed++
+			}
+			deposits(t, app, fmt.Sprintf("during-%d-", i), 3)
+			sequence(t, app)
+			e.clock.Advance(time.Second)
+		}
+		require.GreaterOrEqual(t, completed, 2, "cycles end while the journal grows")
+
+		exec(t, e.db, fmt.Sprintf(`INSERT INTO cc_entries (id, kind, contributor_id, amount, audit_seq, created_at)
+			VALUES ('forged', 'deposit', 'ada', 1000000000, 0, %d)`, database.Micros(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))))
+		var found []store.Finding
+		for range 2 { // the cycle in progress may have walked past it
+			found = append(found, scrubCycle(t, app)...)
+		}
+		require.NotEmpty(t, found)
+		require.Equal(t, usecase.FindingJournal, found[0].Kind, "%+v", found)
+		require.Equal(t, "forged", found[0].EntryID)
+		require.Equal(t, "journal entry forged (deposit) is recorded by no audit entry", found[0].Detail)
+		require.Equal(t, usecase.ModeFrozen, mode(t, app))
+	})
+}
