@@ -268,6 +268,9 @@ func run() error {
 		fmt.Printf("%-18s done\n", r.name)
 	}
 	report(os.Stdout, results, targets, o)
+	if err := reportScrub(ctx, os.Stdout, "http://"+foundryAddr); err != nil {
+		return fmt.Errorf("the audit scrubber's progress: %w", err)
+	}
 	if o.services {
 		// Last, so the services' own start-up does not disturb the rounds.
 		lines, err := serviceRSS(ctx, o.foundry, data)
@@ -998,4 +1001,43 @@ func report(w io.Writer, results []result, targets []target, o options) {
 		fmt.Fprintln(tw)
 	}
 	_ = tw.Flush()
+}
+
+// reportScrub says what the ledger's audit scrubber did during the run
+// (GET /api/audit/verify's scrub), so a run with FOUNDRY_AUDIT_SCRUB_CYCLE
+// set shows the scrubber was working while the routes were measured.
+func reportScrub(ctx context.Context, w io.Writer, base string) error {
+	var v struct {
+		Scrub struct {
+			CycleSeconds float64 `json:"cycle_seconds"`
+			CurrentCycle int     `json:"current_cycle"`
+			Late         *string `json:"late"`
+			LastCycle    *struct {
+				StartedAt      time.Time `json:"started_at"`
+				EndedAt        time.Time `json:"ended_at"`
+				ThroughSeq     int       `json:"through_seq"`
+				EntriesChecked int       `json:"entries_checked"`
+				Findings       int       `json:"findings"`
+			} `json:"last_cycle"`
+		} `json:"scrub"`
+	}
+	if err := call(ctx, base, http.MethodGet, "/api/audit/verify", nil, http.Header{"X-API-Key": {adminKey}}, &v); err != nil {
+		return err
+	}
+	sc := v.Scrub
+	if sc.CycleSeconds == 0 {
+		fmt.Fprintln(w, "\naudit scrubber: off (FOUNDRY_AUDIT_SCRUB_CYCLE=0)")
+		return nil
+	}
+	line := fmt.Sprintf("\naudit scrubber (cycle %s): %d cycles completed", time.Duration(sc.CycleSeconds*float64(time.Second)),
+		sc.CurrentCycle-1)
+	if last := sc.LastCycle; last != nil {
+		line += fmt.Sprintf("; the last checked %d entries through seq %d in %s, finding %d", last.EntriesChecked, last.ThroughSeq,
+			last.EndedAt.Sub(last.StartedAt).Round(time.Millisecond), last.Findings)
+	}
+	if sc.Late != nil {
+		line += "; late: " + *sc.Late
+	}
+	fmt.Fprintln(w, line)
+	return nil
 }
