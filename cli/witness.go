@@ -208,7 +208,7 @@ func (f *fileState) load() (map[string]string, error) {
 	}
 	out := map[string]string{}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("%s is not a witness's state (%v): move it away only if this witness never cosigned anything", f.path, err)
+		return nil, fmt.Errorf("%s is not a witness's state (%w): move it away only if this witness never cosigned anything", f.path, err)
 	}
 	return out, nil
 }
