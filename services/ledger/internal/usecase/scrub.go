@@ -359,8 +359,11 @@ func (a *App) scrubChain(ctx context.Context, r Repos, st *scrubState) ([]store.
 	}
 	frontier, err := audit.ParseFrontier(st.Frontier)
 	prev, ok := audit.ParseHash(st.PrevHash)
-	if err != nil || !ok || frontier.Size() != st.NextSeq {
-		return nil, fmt.Errorf("the scrubber's chain walk is unreadable (next seq %d): %v", st.NextSeq, err)
+	if err == nil && (!ok || frontier.Size() != st.NextSeq) {
+		err = fmt.Errorf("its previous hash %q or its frontier of size %d does not fit", st.PrevHash, frontier.Size())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the scrubber's chain walk is unreadable (next seq %d): %w", st.NextSeq, err)
 	}
 	breaks, err := a.breaks(ctx, r, last)
 	if err != nil {

@@ -169,7 +169,7 @@ func (a *App) verifyAudit(ctx context.Context, full bool) (Verification, error) 
 	if frontier == nil {
 		frontier = &audit.Frontier{}
 		genesis, err := r.Audit.TreeHashes(ctx, []int64{0})
-		if err != nil || genesis[0] != audit.Hash(audit.LeafHash(audit.GenesisRecord)) {
+		if err != nil || genesis[0] != audit.LeafHash(audit.GenesisRecord) {
 			return fail(0, "the tree's first record is not the log's genesis record")
 		}
 		frontier.Append(tlog.Hash(genesis[0]))
