@@ -1,7 +1,8 @@
 // Package auditlog is the audit log's record format, the part of the
 // ledger's audit log that its clients check for themselves: the canonical
 // encoding of an entry (the bytes its chain hash and its Merkle leaf
-// cover), and the leaf hash of a record in the log's tree. The ledger
+// cover), the leaf hash of a record in the log's tree, and the signed
+// statement of a change of the log's key (keychange.go). The ledger
 // writes and verifies the log with it (services/ledger/internal/audit);
 // foundry audit verify recomputes, with the same code, the leaf of the
 // entry the API shows it, so what a proof proves is what a reader sees.
