@@ -56,7 +56,7 @@ var secretKeys = map[string][]string{
 	"foundry-service":            {"service-key", "service-key-accept"},
 	"foundry-github":             {"webhook-secret"},
 	"foundry-signers":            {"signers"},
-	"foundry-audit":              {"signing-key", "previous-verifier-keys"},
+	"foundry-audit":              {"signing-key", "previous-verifier-keys", "previous-signing-key"},
 	"foundry-telemetry-database": {"url"},
 }
 
@@ -582,6 +582,7 @@ func (m *manifests) checkSplit(t *testing.T) {
 	// Foundry processes refuses to start without it.
 	requireSecretRef(t, ledger, "FOUNDRY_AUDIT_SIGNING_KEY", "foundry-audit", "signing-key", false)
 	requireSecretRef(t, ledger, "FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS", "foundry-audit", "previous-verifier-keys", true)
+	requireSecretRef(t, ledger, "FOUNDRY_AUDIT_PREVIOUS_SIGNING_KEY", "foundry-audit", "previous-signing-key", true)
 	require.NotContains(t, ledger, "FOUNDRY_GITHUB_ALLOW_UNSIGNED", "unsigned GitHub deliveries are for local runs only")
 	rate, err := strconv.Atoi(envValue(t, ledger, "FOUNDRY_REGISTER_RATE_PER_MIN"))
 	require.NoError(t, err)

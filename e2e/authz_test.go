@@ -266,6 +266,7 @@ var authzRoutes = []*authzRoute{
 	{method: http.MethodGet, path: "/api/audit", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/audit/checkpoint", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/audit/consistency", requests: []authzRequest{{ok: http.StatusOK, query: "from=1"}}},
+	{method: http.MethodGet, path: "/api/audit/key-changes", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/audit/entries/{seq}/proof", params: map[string]string{"seq": "audit-seq"},
 		requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/audit/repair", requests: authzOne(http.StatusOK, authzFixed(map[string]any{}))},

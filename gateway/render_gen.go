@@ -85,6 +85,9 @@ func init() {
 		reflect.TypeFor[*ledgerv1.APIToken]():   func(r *renderer, m proto.Message) error { return renderLedgerv1APIToken(r, m.(*ledgerv1.APIToken)) },
 		reflect.TypeFor[*ledgerv1.Asset]():      func(r *renderer, m proto.Message) error { return renderLedgerv1Asset(r, m.(*ledgerv1.Asset)) },
 		reflect.TypeFor[*ledgerv1.AuditEntry](): func(r *renderer, m proto.Message) error { return renderLedgerv1AuditEntry(r, m.(*ledgerv1.AuditEntry)) },
+		reflect.TypeFor[*ledgerv1.AuditKeyChange](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1AuditKeyChange(r, m.(*ledgerv1.AuditKeyChange))
+		},
 		reflect.TypeFor[*ledgerv1.AuditScrub](): func(r *renderer, m proto.Message) error { return renderLedgerv1AuditScrub(r, m.(*ledgerv1.AuditScrub)) },
 		reflect.TypeFor[*ledgerv1.AuditScrubCycle](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1AuditScrubCycle(r, m.(*ledgerv1.AuditScrubCycle))
@@ -189,6 +192,9 @@ func init() {
 		},
 		reflect.TypeFor[*ledgerv1.ListAuditEntriesResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1ListAuditEntriesResponse(r, m.(*ledgerv1.ListAuditEntriesResponse))
+		},
+		reflect.TypeFor[*ledgerv1.ListAuditKeyChangesResponse](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1ListAuditKeyChangesResponse(r, m.(*ledgerv1.ListAuditKeyChangesResponse))
 		},
 		reflect.TypeFor[*ledgerv1.ListContributionsResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1ListContributionsResponse(r, m.(*ledgerv1.ListContributionsResponse))
@@ -1385,6 +1391,33 @@ func renderLedgerv1AuditEntry(r *renderer, x *ledgerv1.AuditEntry) error {
 	return nil
 }
 
+// renderLedgerv1AuditKeyChange renders foundry.ledger.v1.AuditKeyChange.
+func renderLedgerv1AuditKeyChange(r *renderer, x *ledgerv1.AuditKeyChange) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"seq":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Seq), 10)
+	r.buf = append(r.buf, `,"from_key":`...)
+	if err := r.str(x.FromKey); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"to_key":`...)
+	if err := r.str(x.ToKey); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"statement":`...)
+	if err := r.str(x.Statement); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"countersigned":`...)
+	r.buf = strconv.AppendBool(r.buf, x.Countersigned)
+	r.buf = append(r.buf, `,"at":`...)
+	if err := r.str(x.At); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
 // renderLedgerv1AuditScrub renders foundry.ledger.v1.AuditScrub.
 func renderLedgerv1AuditScrub(r *renderer, x *ledgerv1.AuditScrub) error {
 	r.buf = append(r.buf, '{')
@@ -2422,6 +2455,30 @@ func renderLedgerv1ListAuditEntriesResponse(r *renderer, x *ledgerv1.ListAuditEn
 			return err
 		}
 	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderLedgerv1ListAuditKeyChangesResponse renders foundry.ledger.v1.ListAuditKeyChangesResponse.
+func renderLedgerv1ListAuditKeyChangesResponse(r *renderer, x *ledgerv1.ListAuditKeyChangesResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"key_changes":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.KeyChanges {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderLedgerv1AuditKeyChange(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
 	r.buf = append(r.buf, '}')
 	return nil
 }

@@ -51,6 +51,7 @@ type Config struct {
 	// The audit log.
 	AuditSigningKey       string
 	AuditPreviousKeys     string
+	AuditPreviousSigning  string
 	AuditSequenceInterval time.Duration
 	AuditBatch            int
 	AuditScrubCycle       time.Duration
@@ -80,6 +81,9 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.String(&c.AuditPreviousKeys, "audit-previous-verifier-keys", "FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS", "",
 		"verifier keys the ledger signed the audit log's checkpoints with before FOUNDRY_AUDIT_SIGNING_KEY was rotated, comma-separated; "+
 			"a checkpoint signed by any key but these and the signing key's is tampering")
+	fs.String(&c.AuditPreviousSigning, "audit-previous-signing-key", "FOUNDRY_AUDIT_PREVIOUS_SIGNING_KEY", "",
+		"for a rotation of FOUNDRY_AUDIT_SIGNING_KEY: the key it replaces, which countersigns the change the log records, so clients "+
+			"that trust the old key follow it; remove it once the change is recorded")
 	fs.Duration(&c.AuditSequenceInterval, "audit-sequence-interval", "FOUNDRY_AUDIT_SEQUENCE_INTERVAL", 200*time.Millisecond,
 		"how often the audit sequencer looks for movements' entries committed on other replicas (this replica's own wake it at once)")
 	fs.Int(&c.AuditBatch, "audit-batch", "FOUNDRY_AUDIT_BATCH", usecase.DefaultAuditBatch,
@@ -136,6 +140,11 @@ func (c *Config) economy() (usecase.Config, error) {
 	if c.AuditSigningKey != "" {
 		if out.AuditSigner, err = audit.NewSigner(c.AuditSigningKey); err != nil {
 			return out, fmt.Errorf("FOUNDRY_AUDIT_SIGNING_KEY: %w", err)
+		}
+	}
+	if c.AuditPreviousSigning != "" {
+		if out.AuditPreviousSigner, err = audit.NewSigner(c.AuditPreviousSigning); err != nil {
+			return out, fmt.Errorf("FOUNDRY_AUDIT_PREVIOUS_SIGNING_KEY: %w", err)
 		}
 	}
 	for _, k := range strings.Split(c.AuditPreviousKeys, ",") {
@@ -240,6 +249,9 @@ func Module() app.Module {
 					return err
 				}
 			}
+			if err := samePreviousName(ecfg); err != nil {
+				return err
+			}
 			uc := usecase.New(h.DB, repos, ecfg)
 			h.Go(func(ctx context.Context) { readRates(ctx, h.Log, uc, cfg.RatePollInterval) })
 			economy := gauges.New(h.Metrics, economyGauges...)
@@ -276,6 +288,25 @@ func Module() app.Module {
 // under its data directory, in the form foundry audit keygen prints (and
 // make run writes): a FOUNDRY_AUDIT_SIGNING_KEY=... line.
 const AuditKeyFile = "audit.key"
+
+// samePreviousName refuses previous keys named otherwise than the signing
+// key: a key's name is the log's origin, and a change of origin would
+// make the log a new one to its clients and witnesses, which would then
+// take any history under it as the first they see.
+func samePreviousName(cfg usecase.Config) error {
+	origin := cfg.AuditSigner.Origin()
+	if p := cfg.AuditPreviousSigner; p != nil && p.Origin() != origin {
+		return fmt.Errorf("FOUNDRY_AUDIT_PREVIOUS_SIGNING_KEY is named %q, but FOUNDRY_AUDIT_SIGNING_KEY %q: a key change keeps the log's "+
+			"origin, so make the new key with the old one's name (foundry audit keygen --name %s)", p.Origin(), origin, p.Origin())
+	}
+	for _, k := range cfg.AuditPreviousKeys {
+		if name, _, _ := strings.Cut(k, "+"); name != origin {
+			return fmt.Errorf("FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS: %s is named %q, but FOUNDRY_AUDIT_SIGNING_KEY %q: a key change keeps "+
+				"the log's origin, so make the new key with the old one's name (foundry audit keygen --name %s)", k, name, origin, name)
+		}
+	}
+	return nil
+}
 
 // localAuditKey is the signing key of a ledger given none. A ledger that
 // runs beside other Foundry processes (it names a peer's address) must be

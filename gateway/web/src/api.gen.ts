@@ -355,6 +355,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit/key-changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lists the changes of the log's signing key, each with its statement signed by the new key and, when the operator gave the old one for the rotation, countersigned by it: how a client that trusts the old key follows the change. */
+        get: operations["LedgerService_ListAuditKeyChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit/repair": {
         parameters: {
             query?: never;
@@ -1733,6 +1750,15 @@ export interface components {
              *     hashes cover.
              */
             amount: number;
+            /**
+             * @description amount_micros is the amount exactly as the log records and hashes it:
+             *     micro-units of attrs.unit, in decimal ("-" for a negative amount). It is
+             *     a string because a JSON number cannot hold every amount exactly; with
+             *     seq, kind, created_at, actor, subject and attrs it is everything the
+             *     entry's canonical encoding covers, so a client recomputes the entry's
+             *     leaf (and its hash after prev_hash) from what it is shown.
+             */
+            amount_micros: string;
             attrs: {
                 [key: string]: string;
             };
@@ -1753,6 +1779,78 @@ export interface components {
              *     entry moves nothing (a freeze, a repair).
              */
             unit: string;
+        };
+        /**
+         * @description AuditKeyChange is one change of the log's signing key, recorded by the
+         *     key_changed entry seq. Checkpoints up to that entry are signed by
+         *     from_key, the ones that cover it by to_key.
+         */
+        v1AuditKeyChange: {
+            at: string;
+            countersigned: boolean;
+            from_key: string;
+            /** Format: int32 */
+            seq: number;
+            /**
+             * @description statement is a signed note: "foundry audit key change v1", the log's
+             *     origin, seq, from_key and to_key, each on its own line, signed by
+             *     to_key and, when countersigned, by from_key too.
+             */
+            statement: string;
+            to_key: string;
+        };
+        /** @description AuditScrub is the scrubber's progress. */
+        v1AuditScrub: {
+            /**
+             * Format: int32
+             * @description current_cycle, started_at, next_seq and target_tree_size are the
+             *     cycle in progress: the next entry its chain walk checks, of the
+             *     checkpoint it rebuilds (0 before its chain walk begins).
+             */
+            current_cycle: number;
+            /**
+             * Format: double
+             * @description cycle_seconds is how long one cycle may take
+             *     (FOUNDRY_AUDIT_SCRUB_CYCLE).
+             */
+            cycle_seconds: number;
+            last_cycle: components["schemas"]["v1AuditScrubCycle"] | null;
+            /**
+             * @description late says why the scrubber is behind (null when it is not): its cycle
+             *     has run past one and a half cycles, or no step has completed for a
+             *     while.
+             */
+            late: string | null;
+            /** Format: int32 */
+            next_seq: number;
+            started_at: string;
+            /** Format: int32 */
+            target_tree_size: number;
+            /** @description updated_at is when a step last completed (null before the first). */
+            updated_at: string | null;
+        };
+        /** @description AuditScrubCycle is one complete cycle of the scrubber. */
+        v1AuditScrubCycle: {
+            /** Format: int32 */
+            accounts_checked: number;
+            /** Format: int32 */
+            cycle: number;
+            ended_at: string;
+            /** Format: int32 */
+            entries_checked: number;
+            /**
+             * Format: int32
+             * @description findings counts what the cycle found, recorded or already open.
+             */
+            findings: number;
+            /** Format: int32 */
+            journal_entries_checked: number;
+            started_at: string;
+            /**
+             * Format: int32
+             * @description through_seq is the last entry the cycle's chain walk covered.
+             */
+            through_seq: number;
         };
         /** @description ClaimTaskRequest asks for the oldest pending task of some types. */
         v1ClaimTaskRequest: {
@@ -2160,9 +2258,13 @@ export interface components {
         };
         /**
          * @description GetAuditProofResponse is the inclusion proof (tlog.ProveRecord): hashes
-         *     in standard base64.
+         *     in standard base64. leaf_hash is computed from entry, the entry exactly as
+         *     GET /api/audit shows it, so the proof proves what a reader sees; a client
+         *     recomputes the leaf from entry itself (foundry audit verify --entry does)
+         *     rather than trusting leaf_hash.
          */
         v1GetAuditProofResponse: {
+            entry: components["schemas"]["v1AuditEntry"] | null;
             leaf_hash: string;
             proof: string[];
             /** Format: int32 */
@@ -2696,6 +2798,28 @@ export interface components {
         v1IngestUsageSnapshotResponse: {
             snapshot: components["schemas"]["v1UsageSnapshot"] | null;
         };
+        /**
+         * @description IntegrityFinding is a place where what the ledger holds disagrees with
+         *     what it signed.
+         */
+        v1IntegrityFinding: {
+            account: string | null;
+            detail: string;
+            entry_id: string | null;
+            found_at: string;
+            /** @description found_by is scrubber, verification, sequencer or coherence. */
+            found_by: string;
+            id: string;
+            /** @description kind is log, checkpoint, journal, balance or supply. */
+            kind: string;
+            mode: components["schemas"]["v1EconomyMode"];
+            /**
+             * Format: int32
+             * @description seq, entry_id and account are the audit entry, journal entry and
+             *     account concerned (null when none is).
+             */
+            seq: number | null;
+        };
         /** @description InvestProjection bounds the projected return multiplier of one staked CC. */
         v1InvestProjection: {
             /** Format: double */
@@ -2736,6 +2860,13 @@ export interface components {
         v1ListAuditEntriesResponse: {
             entries: components["schemas"]["v1AuditEntry"][];
             pagination: components["schemas"]["v1Pagination"] | null;
+        };
+        /**
+         * @description ListAuditKeyChangesResponse lists the changes of the log's signing key,
+         *     oldest first.
+         */
+        v1ListAuditKeyChangesResponse: {
+            key_changes: components["schemas"]["v1AuditKeyChange"][];
         };
         /** @description ListContributionsResponse holds one page, oldest first. */
         v1ListContributionsResponse: {
@@ -3065,13 +3196,46 @@ export interface components {
         v1RepairAuditRequest: Record<string, never>;
         /** @description RepairAuditResponse names the repaired break. */
         v1RepairAuditResponse: {
+            corrected_entries: string[];
+            /**
+             * @description correction_entry_id is the correcting journal entry (null for none),
+             *     which mends corrected_entries: every balance is again what the log
+             *     recorded.
+             */
+            correction_entry_id: string | null;
             /** Format: int32 */
             first_divergent_seq: number | null;
             /** Format: int32 */
             last_verified_seq: number | null;
+            lost_seqs: number[];
+            mode: components["schemas"]["v1EconomyMode"];
+            open_findings: components["schemas"]["v1IntegrityFinding"][];
             repair_entry: components["schemas"]["v1AuditEntry"] | null;
             repaired: boolean;
             repaired_break: components["schemas"]["v1RepairedBreak"] | null;
+            /**
+             * @description repaired_breaks are every break the repair recorded (repaired_break is
+             *     the first), in chain order.
+             */
+            repaired_breaks: components["schemas"]["v1RepairedBreak"][];
+            /**
+             * Format: int32
+             * @description resolved_findings counts the integrity findings the repair closed;
+             *     open_findings those still open (what it could not heal).
+             */
+            resolved_findings: number;
+            /**
+             * @description restored_accounts are the accounts whose cached balance was set back
+             *     to the sum of their lines; supply_restored says the CC outstanding was
+             *     set back to what the issuance account holds.
+             */
+            restored_accounts: string[];
+            /**
+             * @description restored_seqs are the missing entries re-appended from their journal
+             *     entries; lost_seqs those the journal lost too, recorded as lost.
+             */
+            restored_seqs: number[];
+            supply_restored: boolean;
         };
         /**
          * @description RepairedBreak is a stretch of the chain a repair accepted as broken:
@@ -3557,11 +3721,23 @@ export interface components {
         v1VerifyAuditResponse: {
             /** Format: int32 */
             entries_checked: number;
+            /**
+             * @description findings are the integrity findings no repair has resolved yet, the
+             *     oldest first (at most 100; open_findings counts them all): places where
+             *     the log, the journal, a balance or the supply disagree with what the
+             *     ledger signed, found by the scrubber, a verification, the sequencer or
+             *     the coherence check. While any is open, valid is false,
+             *     first_divergent_seq is the lowest seq they name and reason the first
+             *     one's detail, and the economy is held at their mode.
+             */
+            findings: components["schemas"]["v1IntegrityFinding"][];
             /** Format: int32 */
             first_divergent_seq: number | null;
             full: boolean;
             /** Format: int32 */
             last_verified_seq: number | null;
+            /** Format: int32 */
+            open_findings: number;
             reason: string | null;
             /**
              * @description repaired_breaks are the breaks repairs recorded and the walk accepted,
@@ -3569,6 +3745,7 @@ export interface components {
              */
             repaired_breaks: components["schemas"]["v1RepairedBreak"][];
             root_hash: string;
+            scrub: components["schemas"]["v1AuditScrub"] | null;
             /**
              * Format: int32
              * @description tree_size and root_hash are the signed checkpoint verified against
@@ -4377,6 +4554,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1GetAuditProofResponse"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    LedgerService_ListAuditKeyChanges: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListAuditKeyChangesResponse"];
                 };
             };
             /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */

@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/foundryhq/foundry/services/platform/auditlog"
 )
 
 // Frontier is the right edge of a tree: the roots of its maximal complete
@@ -248,6 +250,17 @@ func (s *Signer) Sign(c Checkpoint) (string, error) {
 		return "", fmt.Errorf("sign checkpoint: %w", err)
 	}
 	return string(msg), nil
+}
+
+// SignKeyChange signs the statement of the log's change to this signer's
+// key (auditlog.KeyChange), countersigned by each of old: the previous
+// key, when the operator gave it for the rotation.
+func (s *Signer) SignKeyChange(k auditlog.KeyChange, old ...*Signer) (string, error) {
+	signers := []note.Signer{s.signer}
+	for _, o := range old {
+		signers = append(signers, o.signer)
+	}
+	return auditlog.SignKeyChange(k, signers...)
 }
 
 // ErrOtherKey reports a checkpoint signed by none of the keys asked to

@@ -107,6 +107,20 @@ func (h *Handler) GetAuditVerifierKey(context.Context, *ledgerv1.GetAuditVerifie
 	return &ledgerv1.GetAuditVerifierKeyResponse{Key: h.app.VerifierKey()}, nil
 }
 
+// ListAuditKeyChanges implements LedgerService.ListAuditKeyChanges.
+func (h *Handler) ListAuditKeyChanges(ctx context.Context, _ *ledgerv1.ListAuditKeyChangesRequest) (*ledgerv1.ListAuditKeyChangesResponse, error) {
+	changes, err := h.app.KeyChanges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.ListAuditKeyChangesResponse{KeyChanges: make([]*ledgerv1.AuditKeyChange, len(changes))}
+	for i, k := range changes {
+		out.KeyChanges[i] = &ledgerv1.AuditKeyChange{Seq: int32(k.Seq), FromKey: k.From, ToKey: k.To, Statement: k.Statement,
+			Countersigned: k.Countersigned, At: wire.Time(k.At)}
+	}
+	return out, nil
+}
+
 // GetAuditProof implements LedgerService.GetAuditProof.
 func (h *Handler) GetAuditProof(ctx context.Context, req *ledgerv1.GetAuditProofRequest) (*ledgerv1.GetAuditProofResponse, error) {
 	p, err := h.app.InclusionProof(ctx, int64(req.GetSeq()), int64(req.GetTreeSize()))

@@ -338,6 +338,9 @@ type Audit interface {
 	// seq order: the checks read which journal entries a repair mended
 	// before they compare.
 	Corrections(ctx context.Context) ([]audit.Record, error)
+	// KeyChanges returns the entries of kind key_changed, in seq order:
+	// the changes of the log's signing key.
+	KeyChanges(ctx context.Context) ([]audit.Record, error)
 	// Counts returns the row count of the audit chain's table, for storage
 	// reports.
 	Counts(ctx context.Context) (map[string]int, error)

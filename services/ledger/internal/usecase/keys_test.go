@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/auditlog"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -121,8 +124,9 @@ func TestForgedCheckpointIsTampering(t *testing.T) {
 
 // TestRotationNeedsThePreviousKey: a ledger restarted with a new signing
 // key takes the checkpoints of the old one only when it is given the old
-// one's verifier key; then it signs on with the new key and records the
-// rotation once.
+// one's verifier key; then it records the change in the log, signed by
+// the new key alone (the old one was not given to countersign), signs on
+// with the new key and warns once.
 func TestRotationNeedsThePreviousKey(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
@@ -163,9 +167,104 @@ func TestRotationNeedsThePreviousKey(t *testing.T) {
 		for _, in := range page {
 			if in.Kind == "audit_key_rotated" {
 				rotations++
+				require.Equal(t, "warning", in.Severity, "clients cannot follow the change by signature")
 				require.Contains(t, in.Detail, testSigner.VerifierKey())
+				require.Contains(t, in.Detail, "without the old key's countersignature")
 			}
 		}
 		require.Equal(t, 1, rotations, "%+v", page)
+		changes, err := rotated.KeyChanges(ctx)
+		require.NoError(t, err)
+		require.Len(t, changes, 1)
+		require.False(t, changes[0].Countersigned)
+		change, countersigned, err := auditlog.OpenKeyChange(changes[0].Statement)
+		require.NoError(t, err)
+		require.False(t, countersigned)
+		require.Equal(t, auditlog.KeyChange{Origin: next.Origin(), Seq: changes[0].Seq, From: testSigner.VerifierKey(),
+			To: next.VerifierKey()}, change)
+	})
+}
+
+// TestKeyChangeIsCountersignedAndRetiresTheOldKey: given the old signing
+// key for the rotation, the ledger records the change as a key_changed
+// entry whose statement both keys signed, the first entry the new key's
+// checkpoint covers. From then on the old key is retired: a checkpoint
+// it signs over the log — by whoever still holds it — is tampering, and
+// nothing is signed over it.
+func TestKeyChangeIsCountersignedAndRetiresTheOldKey(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		deposits(t, e.app, "", 1) // seq 1 and its fee, seq 2
+		sequence(t, e.app)
+		next := newSigner(t, usecase.EphemeralAuditKeyName)
+		rotated := usecase.New(e.db, repos, usecase.Config{AuditSigner: next, AuditPreviousSigner: testSigner, Clock: e.clock,
+			Ideas: ideas{}})
+		deposits(t, rotated, "after", 1)
+		sequence(t, rotated)
+
+		changes, err := rotated.KeyChanges(ctx)
+		require.NoError(t, err)
+		require.Len(t, changes, 1)
+		require.Equal(t, int64(3), changes[0].Seq, "the first entry of the new key's first batch")
+		require.Equal(t, testSigner.VerifierKey(), changes[0].From)
+		require.Equal(t, next.VerifierKey(), changes[0].To)
+		require.True(t, changes[0].Countersigned)
+		k, countersigned, err := auditlog.OpenKeyChange(changes[0].Statement)
+		require.NoError(t, err)
+		require.True(t, countersigned, "signed by both keys")
+		require.Equal(t, auditlog.KeyChange{Origin: next.Origin(), Seq: 3, From: testSigner.VerifierKey(), To: next.VerifierKey()}, k)
+
+		note, err := rotated.Checkpoint(ctx)
+		require.NoError(t, err)
+		cp, by, err := audit.OpenCheckpoint(note, next.VerifierKey(), testSigner.VerifierKey())
+		require.NoError(t, err)
+		require.Equal(t, next.VerifierKey(), by)
+		require.Equal(t, int64(6), cp.Size, "the change, the deposit and its fee after the first two")
+		v, err := rotated.VerifyAudit(ctx, true)
+		require.NoError(t, err)
+		require.True(t, v.Valid(), "%+v", v)
+		page, err := items(rotated.Incidents(ctx, page(20, 0)))
+		require.NoError(t, err)
+		require.Equal(t, "audit_key_rotated", page[0].Kind)
+		require.Equal(t, "info", page[0].Severity)
+		require.Contains(t, page[0].Detail, "(entry 3, countersigned by the old key)")
+
+		// A replica restarted with the old key (and the new one among its
+		// previous keys) does not change the key back.
+		back := usecase.New(e.db, repos, usecase.Config{AuditSigner: testSigner, AuditPreviousKeys: []string{next.VerifierKey()},
+			Clock: e.clock, Ideas: ideas{}})
+		deposits(t, back, "back", 1)
+		_, err = back.Sequence(ctx)
+		require.ErrorIs(t, err, usecase.ErrRetiredKey)
+		require.Contains(t, err.Error(), "it was retired at seq 3, when the log's key changed to "+next.VerifierKey())
+		require.Equal(t, usecase.ModeNormal, mode(t, back), "a mistake of configuration, not damage: no finding")
+		sequence(t, rotated) // the current key sequences the deposit
+
+		// Whoever still holds the old key signs the log's tree with it, as
+		// the latest checkpoint.
+		latest, err := sqlstore.NewAudit(e.db).Checkpoint(ctx, "latest")
+		require.NoError(t, err)
+		latest.Note, err = testSigner.Sign(audit.Checkpoint{Origin: testSigner.Origin(), Size: latest.Size, Root: tlog.Hash(latest.Root)})
+		require.NoError(t, err)
+		require.NoError(t, sqlstore.NewAudit(e.db).SaveCheckpoint(ctx, "latest", latest))
+		e.clock.Advance(10 * time.Second) // past the cached answer
+		v, err = rotated.VerifyAudit(ctx, false)
+		require.NoError(t, err)
+		require.False(t, v.Valid())
+		require.True(t, v.Untrusted)
+		_, reason := v.Divergent()
+		require.Contains(t, reason, "which the log retired at seq 3 (its change to "+next.VerifierKey()+")")
+		require.Equal(t, usecase.ModeReadOnly, mode(t, rotated), "at once")
+		found := scrubCycle(t, rotated)
+		require.NotEmpty(t, found)
+		require.Equal(t, usecase.FindingCheckpoint, found[0].Kind, "the scrubber refuses it too")
+		_, err = rotated.RepairAudit(ctx, "admin")
+		kind, _ := kindOf(t, err)
+		require.Equal(t, fault.Conflict, kind, "no repair signs over the retired key's checkpoint")
+		got, err := rotated.Checkpoint(ctx)
+		require.NoError(t, err)
+		require.Equal(t, latest.Note, got)
 	})
 }

@@ -174,7 +174,9 @@ func (a *App) restoreHead(ctx context.Context, r Repos, eco *store.Economy, acto
 	if err != nil {
 		return err
 	}
-	if f := a.trustCheckpoint(latest); f != nil {
+	if f, err := a.trustCheckpoint(ctx, r, latest); err != nil {
+		return err
+	} else if f != nil {
 		return nil // openLog refuses it below, with the reason
 	}
 	from := eco.AuditSeq
@@ -190,6 +192,9 @@ func (a *App) restoreHead(ctx context.Context, r Repos, eco *store.Economy, acto
 
 // refuseRepair says why a log that refuses to grow cannot be repaired.
 func refuseRepair(err error) error {
+	if errors.Is(err, ErrRetiredKey) {
+		return fault.New(fault.Conflict, "the audit log cannot be repaired by this ledger: %v", err)
+	}
 	if errors.Is(err, ErrLogTampered) || errors.Is(err, ErrLogRewound) {
 		return fault.New(fault.Conflict, "the audit log cannot be repaired here: %v; what the ledger signed can no longer be "+
 			"rebuilt from what is stored: restore the ledger's audit tables from a backup", err)

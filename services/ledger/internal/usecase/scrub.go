@@ -339,7 +339,9 @@ func (a *App) scrubChain(ctx context.Context, r Repos, st *scrubState) ([]store.
 		if err != nil {
 			return nil, err
 		}
-		if f := a.trustCheckpoint(latest); f != nil {
+		if f, err := a.trustCheckpoint(ctx, r, latest); err != nil {
+			return nil, err
+		} else if f != nil {
 			st.ChainDone = true
 			return []store.Finding{*f}, nil
 		}
@@ -431,12 +433,14 @@ func (a *App) endChain(st *scrubState) []store.Finding {
 }
 
 // trustCheckpoint checks that the ledger signed the checkpoint c (with
-// its key or a previous one): a finding when it did not (nil when it did).
-func (a *App) trustCheckpoint(c store.Checkpoint) *store.Finding {
-	if _, err := a.openCheckpoint(c); err != nil {
-		return &store.Finding{Kind: FindingCheckpoint, Place: "checkpoint:latest", Detail: err.Error()}
+// its key or a previous one it has not retired): a finding when it did
+// not (nil when it did).
+func (a *App) trustCheckpoint(ctx context.Context, r Repos, c store.Checkpoint) (*store.Finding, error) {
+	_, err := a.openCheckpoint(ctx, r, c)
+	if errors.Is(err, ErrLogTampered) {
+		return &store.Finding{Kind: FindingCheckpoint, Place: "checkpoint:latest", Detail: err.Error()}, nil
 	}
-	return nil
+	return nil, err
 }
 
 // signedContent is what a stored record recorded when what it shows is

@@ -56,9 +56,13 @@ type logState struct {
 	recs    []audit.Record
 	dequeue []string
 	// rotated is the previous key the latest checkpoint was signed by (""
-	// when it is the ledger's own): the first checkpoint the ledger signs
-	// after its key was rotated.
-	rotated string
+	// when it is the ledger's own): the batch records the change of key
+	// (changeKey) and its checkpoint is the first the new key signs.
+	// changeSeq is the seq of its key_changed entry, and countersigned
+	// says whether the previous key signed the change too.
+	rotated       string
+	changeSeq     int64
+	countersigned bool
 }
 
 func (st *logState) addLeaf(record []byte) {
@@ -124,11 +128,20 @@ func (a *App) openLog(ctx context.Context, r Repos, eco *store.Economy) (*logSta
 		return nil, fmt.Errorf("%w (head seq %d, checkpoint tree size %d)", ErrLogRewound, eco.AuditSeq, latest.Size)
 	}
 	if latest.Size > 0 {
-		by, err := a.openCheckpoint(latest)
+		by, err := a.openCheckpoint(ctx, r, latest)
 		if err != nil {
 			return nil, err
 		}
 		if by != a.signer.VerifierKey() {
+			// A rotation, unless this ledger's own key is the one the log
+			// changed from: a replica restarted with the old key would
+			// otherwise change it back.
+			if k, retired, err := a.retiredAt(ctx, r, a.signer.VerifierKey()); err != nil {
+				return nil, err
+			} else if retired {
+				return nil, fmt.Errorf("%w: it was retired at seq %d, when the log's key changed to %s; restart this ledger "+
+					"with the current key", ErrRetiredKey, k.Seq, k.To)
+			}
 			st.rotated = by
 		}
 	}
@@ -141,27 +154,38 @@ func (a *App) openLog(ctx context.Context, r Repos, eco *store.Economy) (*logSta
 	if latest.Size == 0 {
 		st.addLeaf(audit.GenesisRecord)
 	}
+	if st.rotated != "" {
+		// The change of key is the first entry the new key's checkpoint
+		// covers; the tree must cover the chain before it is added.
+		if err := a.catchUp(ctx, r, st, -1); err != nil {
+			return nil, err
+		}
+		if err := a.changeKey(st); err != nil {
+			return nil, err
+		}
+	}
 	return st, nil
 }
 
-// ErrUntrustedKey: the latest checkpoint is signed by no key the ledger
-// trusts. Never a rotation: a rotation is configured (the old key among
+// ErrRetiredKey reports a ledger whose own signing key the log changed
+// from: it signs nothing more (a mistake of configuration, not damage to
+// the log, so it is no finding).
+var ErrRetiredKey = errors.New("this ledger's FOUNDRY_AUDIT_SIGNING_KEY is no longer the audit log's key")
+
+// ErrUntrustedKey reports a latest checkpoint signed by no key the
+// ledger trusts. Never a rotation: a rotation is configured (the old key
+// given as FOUNDRY_AUDIT_PREVIOUS_SIGNING_KEY or among
 // FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS), so a checkpoint under any other
 // key was stored by someone else, over a history they may have rewritten.
 var ErrUntrustedKey = errors.New("the latest audit checkpoint is signed by no key this ledger trusts " +
-	"(its FOUNDRY_AUDIT_SIGNING_KEY, or one of FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS): it was stored by someone else")
-
-// trustedKeys are the keys a checkpoint of the log may be signed by: the
-// ledger's own, then its previous ones.
-func (a *App) trustedKeys() []string {
-	return append([]string{a.signer.VerifierKey()}, a.cfg.AuditPreviousKeys...)
-}
+	"(its FOUNDRY_AUDIT_SIGNING_KEY, or a previous key it was given): it was stored by someone else")
 
 // openCheckpoint checks that a stored checkpoint is one the ledger signed
-// (by a trusted key, its columns those of its signed note) and returns the
-// key that signed it; an error wrapping ErrLogTampered (and
-// ErrUntrustedKey for a key it does not know) when it is not.
-func (a *App) openCheckpoint(c store.Checkpoint) (string, error) {
+// (by a trusted key, its columns those of its signed note, and no
+// previous key past the change that retired it) and returns the key that
+// signed it; an error wrapping ErrLogTampered (and ErrUntrustedKey for a
+// key it does not trust) when it is not.
+func (a *App) openCheckpoint(ctx context.Context, r Repos, c store.Checkpoint) (string, error) {
 	cp, by, err := audit.OpenCheckpoint(c.Note, a.trustedKeys()...)
 	switch {
 	case errors.Is(err, audit.ErrOtherKey):
@@ -170,6 +194,21 @@ func (a *App) openCheckpoint(c store.Checkpoint) (string, error) {
 		return "", fmt.Errorf("%w: %w", ErrLogTampered, err)
 	case cp.Size != c.Size || cp.Root != tlog.Hash(c.Root):
 		return "", fmt.Errorf("%w: the checkpoint's columns differ from its signed note", ErrLogTampered)
+	}
+	if by == a.signer.VerifierKey() {
+		return by, nil
+	}
+	// A previous key is trusted until the log records its change: the
+	// transaction that records it signs the checkpoint with the new key,
+	// so the ledger never again stores one by the old key as its latest.
+	// One there now was stored by whoever still holds that key.
+	k, retired, err := a.retiredAt(ctx, r, by)
+	if err != nil {
+		return "", err
+	}
+	if retired {
+		return "", fmt.Errorf("%w: %w: the checkpoint of tree size %d is signed by %s, which the log retired at seq %d "+
+			"(its change to %s)", ErrLogTampered, ErrUntrustedKey, c.Size, by, k.Seq, k.To)
 	}
 	return by, nil
 }
@@ -238,10 +277,7 @@ func (a *App) closeLog(ctx context.Context, r Repos, st *logState) error {
 		return err
 	}
 	if st.rotated != "" {
-		if err := r.Credit.InsertIncident(ctx, store.Incident{ID: a.cfg.NewID(), Kind: "audit_key_rotated", Severity: "info",
-			Detail: "the latest audit checkpoint was signed by the previous key " + st.rotated + " (FOUNDRY_AUDIT_PREVIOUS_VERIFIER_KEYS); " +
-				"checkpoints are signed from now on by " + a.signer.VerifierKey(),
-			Actor: "sequencer", CreatedAt: now}); err != nil {
+		if err := r.Credit.InsertIncident(ctx, a.keyChangeIncident(st, now)); err != nil {
 			return err
 		}
 	}
@@ -367,14 +403,14 @@ func (a *App) appendLinked(ctx context.Context, r Repos, eco *store.Economy, ent
 }
 
 // appendOrQueue appends entries as appendNow does, unless the log refuses
-// to grow (ErrLogRewound, ErrLogTampered: found before anything was
-// written): then they wait in the queue, after every entry queued before
-// them, and eco is saved as it is. A change of mode and an oracle trip
-// must commit whatever the log's state: the monitor freezes the economy
-// precisely when the log is broken.
+// to grow (ErrLogRewound, ErrLogTampered, ErrRetiredKey: found before
+// anything was written): then they wait in the queue, after every entry
+// queued before them, and eco is saved as it is. A change of mode and an
+// oracle trip must commit whatever the log's state: the monitor freezes
+// the economy precisely when the log is broken.
 func (a *App) appendOrQueue(ctx context.Context, r Repos, eco *store.Economy, entries ...audit.Entry) error {
 	err := a.appendNow(ctx, r, eco, entries...)
-	if !errors.Is(err, ErrLogRewound) && !errors.Is(err, ErrLogTampered) {
+	if !errors.Is(err, ErrLogRewound) && !errors.Is(err, ErrLogTampered) && !errors.Is(err, ErrRetiredKey) {
 		return err
 	}
 	qs := make([]store.Queued, len(entries))

@@ -93,6 +93,11 @@ type Config struct {
 	// be signed by: keys the ledger signed with before its signing key was
 	// rotated. A checkpoint signed by any other key is tampering.
 	AuditPreviousKeys []string
+	// AuditPreviousSigner is the key the ledger signed with before its
+	// signing key was rotated, given for the rotation: it countersigns the
+	// change the log records (keychange.go). Its checkpoints are trusted
+	// as AuditPreviousKeys' are.
+	AuditPreviousSigner *audit.Signer
 	// AuditBatch is how many queued audit entries one batch integrates
 	// (DefaultAuditBatch).
 	AuditBatch int

@@ -140,7 +140,10 @@ func (a *App) verifyAudit(ctx context.Context, full bool) (Verification, error) 
 		out.Result = audit.Result{FirstDivergent: seq, LastVerified: max(seq-1, 0), Reason: reason}
 		return out, nil
 	}
-	if _, err := a.openCheckpoint(latest); err != nil {
+	if _, err := a.openCheckpoint(ctx, r, latest); err != nil {
+		if !errors.Is(err, ErrLogTampered) {
+			return Verification{}, err
+		}
 		out.Untrusted = errors.Is(err, ErrUntrustedKey)
 		return fail(1, err.Error())
 	}

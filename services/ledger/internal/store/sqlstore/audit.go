@@ -317,6 +317,12 @@ func (a Audit) Corrections(ctx context.Context) ([]audit.Record, error) {
 	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries WHERE kind IN ('correction', 'mended') ORDER BY seq`)
 }
 
+// KeyChanges implements store.Audit. The literal kind matches the
+// partial index audit_entries_key_changes.
+func (a Audit) KeyChanges(ctx context.Context) ([]audit.Record, error) {
+	return a.query(ctx, `SELECT `+auditColumns+` FROM audit_entries WHERE kind = 'key_changed' ORDER BY seq`)
+}
+
 func (a Audit) query(ctx context.Context, query string, args ...any) ([]audit.Record, error) {
 	listed, err := a.records(ctx, false, query, args...)
 	if err != nil {

@@ -62,6 +62,28 @@ func runAudit(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, listed(recs[0]), older, "the oldest page")
 	})
 
+	t.Run("the key changes are the key_changed entries, in seq order", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		none, err := h.read().audit.KeyChanges(ctx)
+		require.NoError(t, err)
+		require.Empty(t, none)
+		var recs []audit.Record
+		prev := audit.Genesis
+		for i, kind := range []string{"deposit", "key_changed", "stake", "key_changed"} {
+			seq := int64(i + 1)
+			e := audit.Entry{Seq: seq, Kind: kind, At: base.Add(time.Duration(seq) * time.Second), Actor: "sequencer",
+				Subject: "foundry-audit", Attrs: map[string]string{"from": "old", "to": "new"}}
+			r := audit.Seal(prev, e)
+			recs, prev = append(recs, r), r.Hash
+		}
+		require.NoError(t, h.write(func(r repos) error { return r.audit.Append(ctx, recs, nil, nil) }))
+		got, err := h.read().audit.KeyChanges(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []audit.Record{recs[1], recs[3]}, got)
+	})
+
 	t.Run("listed audit records name their actor and subject by handle when they are registered contributors", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)

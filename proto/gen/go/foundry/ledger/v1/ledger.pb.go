@@ -5646,6 +5646,180 @@ func (x *GetAuditVerifierKeyResponse) GetKey() string {
 	return ""
 }
 
+// ListAuditKeyChangesRequest is empty: a log changes its key rarely, and
+// every change is listed.
+type ListAuditKeyChangesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditKeyChangesRequest) Reset() {
+	*x = ListAuditKeyChangesRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditKeyChangesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditKeyChangesRequest) ProtoMessage() {}
+
+func (x *ListAuditKeyChangesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditKeyChangesRequest.ProtoReflect.Descriptor instead.
+func (*ListAuditKeyChangesRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
+}
+
+// ListAuditKeyChangesResponse lists the changes of the log's signing key,
+// oldest first.
+type ListAuditKeyChangesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	KeyChanges    []*AuditKeyChange      `protobuf:"bytes,1,rep,name=key_changes,json=keyChanges,proto3" json:"key_changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditKeyChangesResponse) Reset() {
+	*x = ListAuditKeyChangesResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditKeyChangesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditKeyChangesResponse) ProtoMessage() {}
+
+func (x *ListAuditKeyChangesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditKeyChangesResponse.ProtoReflect.Descriptor instead.
+func (*ListAuditKeyChangesResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *ListAuditKeyChangesResponse) GetKeyChanges() []*AuditKeyChange {
+	if x != nil {
+		return x.KeyChanges
+	}
+	return nil
+}
+
+// AuditKeyChange is one change of the log's signing key, recorded by the
+// key_changed entry seq. Checkpoints up to that entry are signed by
+// from_key, the ones that cover it by to_key.
+type AuditKeyChange struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Seq     int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	FromKey string                 `protobuf:"bytes,2,opt,name=from_key,json=fromKey,proto3" json:"from_key,omitempty"`
+	ToKey   string                 `protobuf:"bytes,3,opt,name=to_key,json=toKey,proto3" json:"to_key,omitempty"`
+	// statement is a signed note: "foundry audit key change v1", the log's
+	// origin, seq, from_key and to_key, each on its own line, signed by
+	// to_key and, when countersigned, by from_key too.
+	Statement     string `protobuf:"bytes,4,opt,name=statement,proto3" json:"statement,omitempty"`
+	Countersigned bool   `protobuf:"varint,5,opt,name=countersigned,proto3" json:"countersigned,omitempty"`
+	At            string `protobuf:"bytes,6,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditKeyChange) Reset() {
+	*x = AuditKeyChange{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditKeyChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditKeyChange) ProtoMessage() {}
+
+func (x *AuditKeyChange) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditKeyChange.ProtoReflect.Descriptor instead.
+func (*AuditKeyChange) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *AuditKeyChange) GetSeq() int32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *AuditKeyChange) GetFromKey() string {
+	if x != nil {
+		return x.FromKey
+	}
+	return ""
+}
+
+func (x *AuditKeyChange) GetToKey() string {
+	if x != nil {
+		return x.ToKey
+	}
+	return ""
+}
+
+func (x *AuditKeyChange) GetStatement() string {
+	if x != nil {
+		return x.Statement
+	}
+	return ""
+}
+
+func (x *AuditKeyChange) GetCountersigned() bool {
+	if x != nil {
+		return x.Countersigned
+	}
+	return false
+}
+
+func (x *AuditKeyChange) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
 // GetAuditProofRequest names a record of the tree: seq is the audit entry's
 // seq (record 0 is the log's genesis record), tree_size a checkpoint's size
 // (0 or unset: the latest).
@@ -5659,7 +5833,7 @@ type GetAuditProofRequest struct {
 
 func (x *GetAuditProofRequest) Reset() {
 	*x = GetAuditProofRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5671,7 +5845,7 @@ func (x *GetAuditProofRequest) String() string {
 func (*GetAuditProofRequest) ProtoMessage() {}
 
 func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5684,7 +5858,7 @@ func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditProofRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *GetAuditProofRequest) GetSeq() int32 {
@@ -5721,7 +5895,7 @@ type GetAuditProofResponse struct {
 
 func (x *GetAuditProofResponse) Reset() {
 	*x = GetAuditProofResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5733,7 +5907,7 @@ func (x *GetAuditProofResponse) String() string {
 func (*GetAuditProofResponse) ProtoMessage() {}
 
 func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5746,7 +5920,7 @@ func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditProofResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetAuditProofResponse) GetSeq() int32 {
@@ -5795,7 +5969,7 @@ type GetAuditConsistencyRequest struct {
 
 func (x *GetAuditConsistencyRequest) Reset() {
 	*x = GetAuditConsistencyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5807,7 +5981,7 @@ func (x *GetAuditConsistencyRequest) String() string {
 func (*GetAuditConsistencyRequest) ProtoMessage() {}
 
 func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5820,7 +5994,7 @@ func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetAuditConsistencyRequest) GetFrom() int32 {
@@ -5852,7 +6026,7 @@ type GetAuditConsistencyResponse struct {
 
 func (x *GetAuditConsistencyResponse) Reset() {
 	*x = GetAuditConsistencyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5864,7 +6038,7 @@ func (x *GetAuditConsistencyResponse) String() string {
 func (*GetAuditConsistencyResponse) ProtoMessage() {}
 
 func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5877,7 +6051,7 @@ func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *GetAuditConsistencyResponse) GetFrom() int32 {
@@ -5932,7 +6106,7 @@ type RepairedBreak struct {
 
 func (x *RepairedBreak) Reset() {
 	*x = RepairedBreak{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5944,7 +6118,7 @@ func (x *RepairedBreak) String() string {
 func (*RepairedBreak) ProtoMessage() {}
 
 func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5957,7 +6131,7 @@ func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairedBreak.ProtoReflect.Descriptor instead.
 func (*RepairedBreak) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *RepairedBreak) GetRepairSeq() int32 {
@@ -5997,7 +6171,7 @@ type RepairAuditRequest struct {
 
 func (x *RepairAuditRequest) Reset() {
 	*x = RepairAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6009,7 +6183,7 @@ func (x *RepairAuditRequest) String() string {
 func (*RepairAuditRequest) ProtoMessage() {}
 
 func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6022,7 +6196,7 @@ func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditRequest.ProtoReflect.Descriptor instead.
 func (*RepairAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
 }
 
 // RepairAuditResponse names the repaired break.
@@ -6066,7 +6240,7 @@ type RepairAuditResponse struct {
 
 func (x *RepairAuditResponse) Reset() {
 	*x = RepairAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6078,7 +6252,7 @@ func (x *RepairAuditResponse) String() string {
 func (*RepairAuditResponse) ProtoMessage() {}
 
 func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6091,7 +6265,7 @@ func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditResponse.ProtoReflect.Descriptor instead.
 func (*RepairAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *RepairAuditResponse) GetRepaired() bool {
@@ -6218,7 +6392,7 @@ type FreezeRequest struct {
 
 func (x *FreezeRequest) Reset() {
 	*x = FreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6230,7 +6404,7 @@ func (x *FreezeRequest) String() string {
 func (*FreezeRequest) ProtoMessage() {}
 
 func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6243,7 +6417,7 @@ func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeRequest.ProtoReflect.Descriptor instead.
 func (*FreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *FreezeRequest) GetSignerId() string {
@@ -6294,7 +6468,7 @@ type FreezeResponse struct {
 
 func (x *FreezeResponse) Reset() {
 	*x = FreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6306,7 +6480,7 @@ func (x *FreezeResponse) String() string {
 func (*FreezeResponse) ProtoMessage() {}
 
 func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6319,7 +6493,7 @@ func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeResponse.ProtoReflect.Descriptor instead.
 func (*FreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *FreezeResponse) GetFrozen() bool {
@@ -6360,7 +6534,7 @@ type UnfreezeRequest struct {
 
 func (x *UnfreezeRequest) Reset() {
 	*x = UnfreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6372,7 +6546,7 @@ func (x *UnfreezeRequest) String() string {
 func (*UnfreezeRequest) ProtoMessage() {}
 
 func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6385,7 +6559,7 @@ func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeRequest.ProtoReflect.Descriptor instead.
 func (*UnfreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *UnfreezeRequest) GetReason() string {
@@ -6406,7 +6580,7 @@ type UnfreezeResponse struct {
 
 func (x *UnfreezeResponse) Reset() {
 	*x = UnfreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6418,7 +6592,7 @@ func (x *UnfreezeResponse) String() string {
 func (*UnfreezeResponse) ProtoMessage() {}
 
 func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6431,7 +6605,7 @@ func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeResponse.ProtoReflect.Descriptor instead.
 func (*UnfreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *UnfreezeResponse) GetFrozen() bool {
@@ -6457,7 +6631,7 @@ type GetIncidentStatusRequest struct {
 
 func (x *GetIncidentStatusRequest) Reset() {
 	*x = GetIncidentStatusRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6469,7 +6643,7 @@ func (x *GetIncidentStatusRequest) String() string {
 func (*GetIncidentStatusRequest) ProtoMessage() {}
 
 func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6482,7 +6656,7 @@ func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
 }
 
 // GetIncidentStatusResponse is the incident view of the economy.
@@ -6503,7 +6677,7 @@ type GetIncidentStatusResponse struct {
 
 func (x *GetIncidentStatusResponse) Reset() {
 	*x = GetIncidentStatusResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6515,7 +6689,7 @@ func (x *GetIncidentStatusResponse) String() string {
 func (*GetIncidentStatusResponse) ProtoMessage() {}
 
 func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6528,7 +6702,7 @@ func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *GetIncidentStatusResponse) GetFrozen() bool {
@@ -6603,7 +6777,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6615,7 +6789,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6628,7 +6802,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *Incident) GetId() string {
@@ -6688,7 +6862,7 @@ type ListIncidentsRequest struct {
 
 func (x *ListIncidentsRequest) Reset() {
 	*x = ListIncidentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6700,7 +6874,7 @@ func (x *ListIncidentsRequest) String() string {
 func (*ListIncidentsRequest) ProtoMessage() {}
 
 func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6713,7 +6887,7 @@ func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsRequest.ProtoReflect.Descriptor instead.
 func (*ListIncidentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *ListIncidentsRequest) GetLimit() int32 {
@@ -6748,7 +6922,7 @@ type ListIncidentsResponse struct {
 
 func (x *ListIncidentsResponse) Reset() {
 	*x = ListIncidentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6760,7 +6934,7 @@ func (x *ListIncidentsResponse) String() string {
 func (*ListIncidentsResponse) ProtoMessage() {}
 
 func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6773,7 +6947,7 @@ func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsResponse.ProtoReflect.Descriptor instead.
 func (*ListIncidentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *ListIncidentsResponse) GetIncidents() []*Incident {
@@ -6799,7 +6973,7 @@ type LogoutRequest struct {
 
 func (x *LogoutRequest) Reset() {
 	*x = LogoutRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6811,7 +6985,7 @@ func (x *LogoutRequest) String() string {
 func (*LogoutRequest) ProtoMessage() {}
 
 func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6824,7 +6998,7 @@ func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
 func (*LogoutRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
 }
 
 // LogoutResponse confirms the session was revoked.
@@ -6837,7 +7011,7 @@ type LogoutResponse struct {
 
 func (x *LogoutResponse) Reset() {
 	*x = LogoutResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6849,7 +7023,7 @@ func (x *LogoutResponse) String() string {
 func (*LogoutResponse) ProtoMessage() {}
 
 func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6862,7 +7036,7 @@ func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
 func (*LogoutResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *LogoutResponse) GetRevoked() bool {
@@ -6881,7 +7055,7 @@ type GetPrincipalRequest struct {
 
 func (x *GetPrincipalRequest) Reset() {
 	*x = GetPrincipalRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6893,7 +7067,7 @@ func (x *GetPrincipalRequest) String() string {
 func (*GetPrincipalRequest) ProtoMessage() {}
 
 func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6906,7 +7080,7 @@ func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalRequest.ProtoReflect.Descriptor instead.
 func (*GetPrincipalRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
 }
 
 // GetPrincipalResponse describes the caller.
@@ -6932,7 +7106,7 @@ type GetPrincipalResponse struct {
 
 func (x *GetPrincipalResponse) Reset() {
 	*x = GetPrincipalResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6944,7 +7118,7 @@ func (x *GetPrincipalResponse) String() string {
 func (*GetPrincipalResponse) ProtoMessage() {}
 
 func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6957,7 +7131,7 @@ func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalResponse.ProtoReflect.Descriptor instead.
 func (*GetPrincipalResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *GetPrincipalResponse) GetKind() string {
@@ -7032,7 +7206,7 @@ type APIToken struct {
 
 func (x *APIToken) Reset() {
 	*x = APIToken{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7044,7 +7218,7 @@ func (x *APIToken) String() string {
 func (*APIToken) ProtoMessage() {}
 
 func (x *APIToken) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7057,7 +7231,7 @@ func (x *APIToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIToken.ProtoReflect.Descriptor instead.
 func (*APIToken) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *APIToken) GetId() string {
@@ -7117,7 +7291,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7129,7 +7303,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7142,7 +7316,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *CreateTokenRequest) GetName() string {
@@ -7178,7 +7352,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7190,7 +7364,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7203,7 +7377,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *CreateTokenResponse) GetApiToken() *APIToken {
@@ -7229,7 +7403,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7241,7 +7415,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7254,7 +7428,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{106}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{109}
 }
 
 // ListTokensResponse lists every API token, revoked ones included.
@@ -7267,7 +7441,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7279,7 +7453,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7292,7 +7466,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{107}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *ListTokensResponse) GetTokens() []*APIToken {
@@ -7312,7 +7486,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7324,7 +7498,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7337,7 +7511,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{108}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -7357,7 +7531,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7369,7 +7543,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7382,7 +7556,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{109}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *RevokeTokenResponse) GetApiToken() *APIToken {
@@ -7852,7 +8026,18 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x04note\x18\x01 \x01(\tR\x04note\"\x1c\n" +
 	"\x1aGetAuditVerifierKeyRequest\"/\n" +
 	"\x1bGetAuditVerifierKeyResponse\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\"E\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\"\x1c\n" +
+	"\x1aListAuditKeyChangesRequest\"a\n" +
+	"\x1bListAuditKeyChangesResponse\x12B\n" +
+	"\vkey_changes\x18\x01 \x03(\v2!.foundry.ledger.v1.AuditKeyChangeR\n" +
+	"keyChanges\"\xa8\x01\n" +
+	"\x0eAuditKeyChange\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x19\n" +
+	"\bfrom_key\x18\x02 \x01(\tR\afromKey\x12\x15\n" +
+	"\x06to_key\x18\x03 \x01(\tR\x05toKey\x12\x1c\n" +
+	"\tstatement\x18\x04 \x01(\tR\tstatement\x12$\n" +
+	"\rcountersigned\x18\x05 \x01(\bR\rcountersigned\x12\x0e\n" +
+	"\x02at\x18\x06 \x01(\tR\x02at\"E\n" +
 	"\x14GetAuditProofRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x1b\n" +
 	"\ttree_size\x18\x02 \x01(\x05R\btreeSize\"\xae\x01\n" +
@@ -7977,7 +8162,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x12RevokeTokenRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13RevokeTokenResponse\x128\n" +
-	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\xf2'\n" +
+	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\xf1(\n" +
 	"\rLedgerService\x12\\\n" +
 	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x01\x12b\n" +
@@ -8060,6 +8245,8 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x12GetAuditCheckpoint\x12,.foundry.ledger.v1.GetAuditCheckpointRequest\x1a-.foundry.ledger.v1.GetAuditCheckpointResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12}\n" +
 	"\x13GetAuditVerifierKey\x12-.foundry.ledger.v1.GetAuditVerifierKeyRequest\x1a..foundry.ledger.v1.GetAuditVerifierKeyResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12}\n" +
+	"\x13ListAuditKeyChanges\x12-.foundry.ledger.v1.ListAuditKeyChangesRequest\x1a..foundry.ledger.v1.ListAuditKeyChangesResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12k\n" +
 	"\rGetAuditProof\x12'.foundry.ledger.v1.GetAuditProofRequest\x1a(.foundry.ledger.v1.GetAuditProofResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12}\n" +
@@ -8089,7 +8276,7 @@ func file_foundry_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 111)
+var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 114)
 var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RegisterRequest)(nil),                      // 0: foundry.ledger.v1.RegisterRequest
 	(*RegisterResponse)(nil),                     // 1: foundry.ledger.v1.RegisterResponse
@@ -8174,233 +8361,239 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*GetAuditCheckpointResponse)(nil),           // 80: foundry.ledger.v1.GetAuditCheckpointResponse
 	(*GetAuditVerifierKeyRequest)(nil),           // 81: foundry.ledger.v1.GetAuditVerifierKeyRequest
 	(*GetAuditVerifierKeyResponse)(nil),          // 82: foundry.ledger.v1.GetAuditVerifierKeyResponse
-	(*GetAuditProofRequest)(nil),                 // 83: foundry.ledger.v1.GetAuditProofRequest
-	(*GetAuditProofResponse)(nil),                // 84: foundry.ledger.v1.GetAuditProofResponse
-	(*GetAuditConsistencyRequest)(nil),           // 85: foundry.ledger.v1.GetAuditConsistencyRequest
-	(*GetAuditConsistencyResponse)(nil),          // 86: foundry.ledger.v1.GetAuditConsistencyResponse
-	(*RepairedBreak)(nil),                        // 87: foundry.ledger.v1.RepairedBreak
-	(*RepairAuditRequest)(nil),                   // 88: foundry.ledger.v1.RepairAuditRequest
-	(*RepairAuditResponse)(nil),                  // 89: foundry.ledger.v1.RepairAuditResponse
-	(*FreezeRequest)(nil),                        // 90: foundry.ledger.v1.FreezeRequest
-	(*FreezeResponse)(nil),                       // 91: foundry.ledger.v1.FreezeResponse
-	(*UnfreezeRequest)(nil),                      // 92: foundry.ledger.v1.UnfreezeRequest
-	(*UnfreezeResponse)(nil),                     // 93: foundry.ledger.v1.UnfreezeResponse
-	(*GetIncidentStatusRequest)(nil),             // 94: foundry.ledger.v1.GetIncidentStatusRequest
-	(*GetIncidentStatusResponse)(nil),            // 95: foundry.ledger.v1.GetIncidentStatusResponse
-	(*Incident)(nil),                             // 96: foundry.ledger.v1.Incident
-	(*ListIncidentsRequest)(nil),                 // 97: foundry.ledger.v1.ListIncidentsRequest
-	(*ListIncidentsResponse)(nil),                // 98: foundry.ledger.v1.ListIncidentsResponse
-	(*LogoutRequest)(nil),                        // 99: foundry.ledger.v1.LogoutRequest
-	(*LogoutResponse)(nil),                       // 100: foundry.ledger.v1.LogoutResponse
-	(*GetPrincipalRequest)(nil),                  // 101: foundry.ledger.v1.GetPrincipalRequest
-	(*GetPrincipalResponse)(nil),                 // 102: foundry.ledger.v1.GetPrincipalResponse
-	(*APIToken)(nil),                             // 103: foundry.ledger.v1.APIToken
-	(*CreateTokenRequest)(nil),                   // 104: foundry.ledger.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),                  // 105: foundry.ledger.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),                    // 106: foundry.ledger.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),                   // 107: foundry.ledger.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),                   // 108: foundry.ledger.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),                  // 109: foundry.ledger.v1.RevokeTokenResponse
-	nil,                                          // 110: foundry.ledger.v1.AuditEntry.AttrsEntry
-	(*v1.Pagination)(nil),                        // 111: foundry.common.v1.Pagination
-	(*structpb.Struct)(nil),                      // 112: google.protobuf.Struct
-	(*wrapperspb.StringValue)(nil),               // 113: google.protobuf.StringValue
-	(v11.Stage)(0),                               // 114: foundry.portfolio.v1.Stage
-	(EconomyMode)(0),                             // 115: foundry.ledger.v1.EconomyMode
-	(*wrapperspb.DoubleValue)(nil),               // 116: google.protobuf.DoubleValue
-	(*wrapperspb.Int32Value)(nil),                // 117: google.protobuf.Int32Value
+	(*ListAuditKeyChangesRequest)(nil),           // 83: foundry.ledger.v1.ListAuditKeyChangesRequest
+	(*ListAuditKeyChangesResponse)(nil),          // 84: foundry.ledger.v1.ListAuditKeyChangesResponse
+	(*AuditKeyChange)(nil),                       // 85: foundry.ledger.v1.AuditKeyChange
+	(*GetAuditProofRequest)(nil),                 // 86: foundry.ledger.v1.GetAuditProofRequest
+	(*GetAuditProofResponse)(nil),                // 87: foundry.ledger.v1.GetAuditProofResponse
+	(*GetAuditConsistencyRequest)(nil),           // 88: foundry.ledger.v1.GetAuditConsistencyRequest
+	(*GetAuditConsistencyResponse)(nil),          // 89: foundry.ledger.v1.GetAuditConsistencyResponse
+	(*RepairedBreak)(nil),                        // 90: foundry.ledger.v1.RepairedBreak
+	(*RepairAuditRequest)(nil),                   // 91: foundry.ledger.v1.RepairAuditRequest
+	(*RepairAuditResponse)(nil),                  // 92: foundry.ledger.v1.RepairAuditResponse
+	(*FreezeRequest)(nil),                        // 93: foundry.ledger.v1.FreezeRequest
+	(*FreezeResponse)(nil),                       // 94: foundry.ledger.v1.FreezeResponse
+	(*UnfreezeRequest)(nil),                      // 95: foundry.ledger.v1.UnfreezeRequest
+	(*UnfreezeResponse)(nil),                     // 96: foundry.ledger.v1.UnfreezeResponse
+	(*GetIncidentStatusRequest)(nil),             // 97: foundry.ledger.v1.GetIncidentStatusRequest
+	(*GetIncidentStatusResponse)(nil),            // 98: foundry.ledger.v1.GetIncidentStatusResponse
+	(*Incident)(nil),                             // 99: foundry.ledger.v1.Incident
+	(*ListIncidentsRequest)(nil),                 // 100: foundry.ledger.v1.ListIncidentsRequest
+	(*ListIncidentsResponse)(nil),                // 101: foundry.ledger.v1.ListIncidentsResponse
+	(*LogoutRequest)(nil),                        // 102: foundry.ledger.v1.LogoutRequest
+	(*LogoutResponse)(nil),                       // 103: foundry.ledger.v1.LogoutResponse
+	(*GetPrincipalRequest)(nil),                  // 104: foundry.ledger.v1.GetPrincipalRequest
+	(*GetPrincipalResponse)(nil),                 // 105: foundry.ledger.v1.GetPrincipalResponse
+	(*APIToken)(nil),                             // 106: foundry.ledger.v1.APIToken
+	(*CreateTokenRequest)(nil),                   // 107: foundry.ledger.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),                  // 108: foundry.ledger.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),                    // 109: foundry.ledger.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),                   // 110: foundry.ledger.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),                   // 111: foundry.ledger.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),                  // 112: foundry.ledger.v1.RevokeTokenResponse
+	nil,                                          // 113: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*v1.Pagination)(nil),                        // 114: foundry.common.v1.Pagination
+	(*structpb.Struct)(nil),                      // 115: google.protobuf.Struct
+	(*wrapperspb.StringValue)(nil),               // 116: google.protobuf.StringValue
+	(v11.Stage)(0),                               // 117: foundry.portfolio.v1.Stage
+	(EconomyMode)(0),                             // 118: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.DoubleValue)(nil),               // 119: google.protobuf.DoubleValue
+	(*wrapperspb.Int32Value)(nil),                // 120: google.protobuf.Int32Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
-	111, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	112, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	113, // 5: foundry.ledger.v1.Contribution.contributor_handle:type_name -> google.protobuf.StringValue
-	112, // 6: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	114, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	115, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
+	116, // 5: foundry.ledger.v1.Contribution.contributor_handle:type_name -> google.protobuf.StringValue
+	115, // 6: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
 	13,  // 7: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 8: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 9: foundry.ledger.v1.ListContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	111, // 10: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	113, // 11: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
+	114, // 10: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	116, // 11: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
 	21,  // 12: foundry.ledger.v1.ListContributorsResponse.contributors:type_name -> foundry.ledger.v1.ContributorSummary
-	111, // 13: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	114, // 13: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
 	13,  // 14: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	111, // 15: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	114, // 15: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
 	13,  // 16: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	111, // 17: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	114, // 17: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
 	13,  // 18: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	113, // 19: foundry.ledger.v1.Payout.contributor_handle:type_name -> google.protobuf.StringValue
+	116, // 19: foundry.ledger.v1.Payout.contributor_handle:type_name -> google.protobuf.StringValue
 	29,  // 20: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
-	111, // 21: foundry.ledger.v1.Distribution.pagination:type_name -> foundry.common.v1.Pagination
+	114, // 21: foundry.ledger.v1.Distribution.pagination:type_name -> foundry.common.v1.Pagination
 	30,  // 22: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
 	30,  // 23: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
 	30,  // 24: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
-	111, // 25: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	114, // 26: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	114, // 25: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	117, // 26: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
 	38,  // 27: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
 	40,  // 28: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
 	41,  // 29: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	113, // 30: foundry.ledger.v1.ListInvestmentsResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	111, // 31: foundry.ledger.v1.ListInvestmentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	113, // 32: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	116, // 30: foundry.ledger.v1.ListInvestmentsResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	114, // 31: foundry.ledger.v1.ListInvestmentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	116, // 32: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
 	45,  // 33: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
 	44,  // 34: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
-	111, // 35: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
-	113, // 36: foundry.ledger.v1.GetInvestmentHistoryResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	113, // 37: foundry.ledger.v1.Pledge.contributor_handle:type_name -> google.protobuf.StringValue
+	114, // 35: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
+	116, // 36: foundry.ledger.v1.GetInvestmentHistoryResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	116, // 37: foundry.ledger.v1.Pledge.contributor_handle:type_name -> google.protobuf.StringValue
 	48,  // 38: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	114, // 39: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	117, // 39: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
 	51,  // 40: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	113, // 41: foundry.ledger.v1.StakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	113, // 42: foundry.ledger.v1.UnstakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	113, // 43: foundry.ledger.v1.DepositResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	113, // 44: foundry.ledger.v1.WithdrawResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	113, // 45: foundry.ledger.v1.GetBalancesResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	113, // 46: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	115, // 47: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	116, // 48: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
-	116, // 49: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
-	116, // 50: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
+	116, // 41: foundry.ledger.v1.StakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	116, // 42: foundry.ledger.v1.UnstakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	116, // 43: foundry.ledger.v1.DepositResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	116, // 44: foundry.ledger.v1.WithdrawResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	116, // 45: foundry.ledger.v1.GetBalancesResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	116, // 46: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	118, // 47: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	119, // 48: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
+	119, // 49: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
+	119, // 50: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
 	67,  // 51: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
-	110, // 52: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
-	113, // 53: foundry.ledger.v1.AuditEntry.actor_handle:type_name -> google.protobuf.StringValue
-	113, // 54: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
+	113, // 52: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	116, // 53: foundry.ledger.v1.AuditEntry.actor_handle:type_name -> google.protobuf.StringValue
+	116, // 54: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
 	71,  // 55: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	111, // 56: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	117, // 57: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	117, // 58: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	113, // 59: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	87,  // 60: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	114, // 56: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	120, // 57: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	120, // 58: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	116, // 59: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	90,  // 60: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
 	76,  // 61: foundry.ledger.v1.VerifyAuditResponse.findings:type_name -> foundry.ledger.v1.IntegrityFinding
 	77,  // 62: foundry.ledger.v1.VerifyAuditResponse.scrub:type_name -> foundry.ledger.v1.AuditScrub
-	115, // 63: foundry.ledger.v1.IntegrityFinding.mode:type_name -> foundry.ledger.v1.EconomyMode
-	117, // 64: foundry.ledger.v1.IntegrityFinding.seq:type_name -> google.protobuf.Int32Value
-	113, // 65: foundry.ledger.v1.IntegrityFinding.entry_id:type_name -> google.protobuf.StringValue
-	113, // 66: foundry.ledger.v1.IntegrityFinding.account:type_name -> google.protobuf.StringValue
+	118, // 63: foundry.ledger.v1.IntegrityFinding.mode:type_name -> foundry.ledger.v1.EconomyMode
+	120, // 64: foundry.ledger.v1.IntegrityFinding.seq:type_name -> google.protobuf.Int32Value
+	116, // 65: foundry.ledger.v1.IntegrityFinding.entry_id:type_name -> google.protobuf.StringValue
+	116, // 66: foundry.ledger.v1.IntegrityFinding.account:type_name -> google.protobuf.StringValue
 	78,  // 67: foundry.ledger.v1.AuditScrub.last_cycle:type_name -> foundry.ledger.v1.AuditScrubCycle
-	113, // 68: foundry.ledger.v1.AuditScrub.updated_at:type_name -> google.protobuf.StringValue
-	113, // 69: foundry.ledger.v1.AuditScrub.late:type_name -> google.protobuf.StringValue
-	71,  // 70: foundry.ledger.v1.GetAuditProofResponse.entry:type_name -> foundry.ledger.v1.AuditEntry
-	117, // 71: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	117, // 72: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	71,  // 73: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	87,  // 74: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	87,  // 75: foundry.ledger.v1.RepairAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	113, // 76: foundry.ledger.v1.RepairAuditResponse.correction_entry_id:type_name -> google.protobuf.StringValue
-	76,  // 77: foundry.ledger.v1.RepairAuditResponse.open_findings:type_name -> foundry.ledger.v1.IntegrityFinding
-	115, // 78: foundry.ledger.v1.RepairAuditResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	115, // 79: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	113, // 80: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	115, // 81: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	113, // 82: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	96,  // 83: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	111, // 84: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	113, // 85: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	113, // 86: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	113, // 87: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	113, // 88: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	113, // 89: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	113, // 90: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	113, // 91: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	103, // 92: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	103, // 93: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	103, // 94: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 95: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 96: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 97: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	99,  // 98: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	101, // 99: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	104, // 100: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	106, // 101: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	108, // 102: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 103: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 104: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 105: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14,  // 106: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16,  // 107: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18,  // 108: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
-	20,  // 109: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
-	23,  // 110: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	25,  // 111: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	27,  // 112: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	31,  // 113: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	33,  // 114: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	35,  // 115: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	37,  // 116: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	42,  // 117: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	46,  // 118: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	49,  // 119: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	52,  // 120: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	54,  // 121: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	56,  // 122: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	58,  // 123: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	60,  // 124: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	62,  // 125: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	64,  // 126: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	66,  // 127: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
-	69,  // 128: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	72,  // 129: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	74,  // 130: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	79,  // 131: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	81,  // 132: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	83,  // 133: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	85,  // 134: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	88,  // 135: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	90,  // 136: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	92,  // 137: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	94,  // 138: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	97,  // 139: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	1,   // 140: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 141: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 142: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	100, // 143: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	102, // 144: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	105, // 145: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	107, // 146: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	109, // 147: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 148: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 149: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 150: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 151: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 152: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 153: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
-	22,  // 154: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
-	24,  // 155: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	26,  // 156: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	28,  // 157: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	32,  // 158: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	34,  // 159: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	36,  // 160: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	39,  // 161: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	43,  // 162: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	47,  // 163: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	50,  // 164: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	53,  // 165: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	55,  // 166: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	57,  // 167: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	59,  // 168: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	61,  // 169: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	63,  // 170: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	65,  // 171: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	68,  // 172: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
-	70,  // 173: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	73,  // 174: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	75,  // 175: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	80,  // 176: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	82,  // 177: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	84,  // 178: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	86,  // 179: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	89,  // 180: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	91,  // 181: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	93,  // 182: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	95,  // 183: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	98,  // 184: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	140, // [140:185] is the sub-list for method output_type
-	95,  // [95:140] is the sub-list for method input_type
-	95,  // [95:95] is the sub-list for extension type_name
-	95,  // [95:95] is the sub-list for extension extendee
-	0,   // [0:95] is the sub-list for field type_name
+	116, // 68: foundry.ledger.v1.AuditScrub.updated_at:type_name -> google.protobuf.StringValue
+	116, // 69: foundry.ledger.v1.AuditScrub.late:type_name -> google.protobuf.StringValue
+	85,  // 70: foundry.ledger.v1.ListAuditKeyChangesResponse.key_changes:type_name -> foundry.ledger.v1.AuditKeyChange
+	71,  // 71: foundry.ledger.v1.GetAuditProofResponse.entry:type_name -> foundry.ledger.v1.AuditEntry
+	120, // 72: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	120, // 73: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	71,  // 74: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	90,  // 75: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	90,  // 76: foundry.ledger.v1.RepairAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	116, // 77: foundry.ledger.v1.RepairAuditResponse.correction_entry_id:type_name -> google.protobuf.StringValue
+	76,  // 78: foundry.ledger.v1.RepairAuditResponse.open_findings:type_name -> foundry.ledger.v1.IntegrityFinding
+	118, // 79: foundry.ledger.v1.RepairAuditResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	118, // 80: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	116, // 81: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	118, // 82: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	116, // 83: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	99,  // 84: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	114, // 85: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	116, // 86: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	116, // 87: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	116, // 88: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	116, // 89: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	116, // 90: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	116, // 91: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	116, // 92: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	106, // 93: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	106, // 94: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	106, // 95: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 96: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 97: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 98: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	102, // 99: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	104, // 100: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	107, // 101: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	109, // 102: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	111, // 103: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 104: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 105: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 106: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14,  // 107: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16,  // 108: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18,  // 109: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
+	20,  // 110: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
+	23,  // 111: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	25,  // 112: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	27,  // 113: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	31,  // 114: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	33,  // 115: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	35,  // 116: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	37,  // 117: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	42,  // 118: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	46,  // 119: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	49,  // 120: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	52,  // 121: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	54,  // 122: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	56,  // 123: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	58,  // 124: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	60,  // 125: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	62,  // 126: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	64,  // 127: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	66,  // 128: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
+	69,  // 129: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	72,  // 130: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	74,  // 131: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	79,  // 132: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	81,  // 133: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	83,  // 134: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:input_type -> foundry.ledger.v1.ListAuditKeyChangesRequest
+	86,  // 135: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	88,  // 136: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	91,  // 137: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	93,  // 138: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	95,  // 139: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	97,  // 140: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	100, // 141: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 142: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 143: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 144: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	103, // 145: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	105, // 146: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	108, // 147: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	110, // 148: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	112, // 149: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 150: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 151: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 152: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 153: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 154: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 155: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
+	22,  // 156: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
+	24,  // 157: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	26,  // 158: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	28,  // 159: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	32,  // 160: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	34,  // 161: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	36,  // 162: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	39,  // 163: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	43,  // 164: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	47,  // 165: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	50,  // 166: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	53,  // 167: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	55,  // 168: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	57,  // 169: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	59,  // 170: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	61,  // 171: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	63,  // 172: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	65,  // 173: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	68,  // 174: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
+	70,  // 175: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	73,  // 176: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	75,  // 177: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	80,  // 178: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	82,  // 179: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	84,  // 180: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:output_type -> foundry.ledger.v1.ListAuditKeyChangesResponse
+	87,  // 181: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	89,  // 182: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	92,  // 183: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	94,  // 184: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	96,  // 185: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	98,  // 186: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	101, // 187: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	142, // [142:188] is the sub-list for method output_type
+	96,  // [96:142] is the sub-list for method input_type
+	96,  // [96:96] is the sub-list for extension type_name
+	96,  // [96:96] is the sub-list for extension extendee
+	0,   // [0:96] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
@@ -8421,14 +8614,14 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 	file_foundry_ledger_v1_ledger_proto_msgTypes[46].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[66].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[72].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[97].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[100].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ledger_v1_ledger_proto_rawDesc), len(file_foundry_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   111,
+			NumMessages:   114,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

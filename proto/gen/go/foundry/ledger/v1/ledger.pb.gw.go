@@ -1265,6 +1265,27 @@ func local_request_LedgerService_VerifyAudit_0(ctx context.Context, marshaler ru
 	return msg, metadata, err
 }
 
+func request_LedgerService_ListAuditKeyChanges_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListAuditKeyChangesRequest
+		metadata runtime.ServerMetadata
+	)
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListAuditKeyChanges(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_LedgerService_ListAuditKeyChanges_0(ctx context.Context, marshaler runtime.Marshaler, server LedgerServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListAuditKeyChangesRequest
+		metadata runtime.ServerMetadata
+	)
+	msg, err := server.ListAuditKeyChanges(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 var filter_LedgerService_GetAuditProof_0 = &utilities.DoubleArray{Encoding: map[string]int{"seq": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
 
 func request_LedgerService_GetAuditProof_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
@@ -2216,6 +2237,26 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_LedgerService_VerifyAudit_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_LedgerService_ListAuditKeyChanges_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/ListAuditKeyChanges", runtime.WithHTTPPathPattern("/api/audit/key-changes"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_LedgerService_ListAuditKeyChanges_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_LedgerService_ListAuditKeyChanges_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_LedgerService_GetAuditProof_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -3008,6 +3049,23 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_LedgerService_VerifyAudit_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_LedgerService_ListAuditKeyChanges_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/ListAuditKeyChanges", runtime.WithHTTPPathPattern("/api/audit/key-changes"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_LedgerService_ListAuditKeyChanges_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_LedgerService_ListAuditKeyChanges_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_LedgerService_GetAuditProof_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -3239,6 +3297,7 @@ var (
 	pattern_LedgerService_RecordOraclePrice_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "cc", "oracle", "readings"}, ""))
 	pattern_LedgerService_ListAuditEntries_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "audit"}, ""))
 	pattern_LedgerService_VerifyAudit_0                  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "audit", "verify"}, ""))
+	pattern_LedgerService_ListAuditKeyChanges_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "audit", "key-changes"}, ""))
 	pattern_LedgerService_GetAuditProof_0                = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"api", "audit", "entries", "seq", "proof"}, ""))
 	pattern_LedgerService_GetAuditConsistency_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "audit", "consistency"}, ""))
 	pattern_LedgerService_RepairAudit_0                  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "audit", "repair"}, ""))
@@ -3285,6 +3344,7 @@ var (
 	forward_LedgerService_RecordOraclePrice_0            = runtime.ForwardResponseMessage
 	forward_LedgerService_ListAuditEntries_0             = runtime.ForwardResponseMessage
 	forward_LedgerService_VerifyAudit_0                  = runtime.ForwardResponseMessage
+	forward_LedgerService_ListAuditKeyChanges_0          = runtime.ForwardResponseMessage
 	forward_LedgerService_GetAuditProof_0                = runtime.ForwardResponseMessage
 	forward_LedgerService_GetAuditConsistency_0          = runtime.ForwardResponseMessage
 	forward_LedgerService_RepairAudit_0                  = runtime.ForwardResponseMessage

@@ -69,6 +69,7 @@ const (
 	LedgerService_VerifyAudit_FullMethodName                  = "/foundry.ledger.v1.LedgerService/VerifyAudit"
 	LedgerService_GetAuditCheckpoint_FullMethodName           = "/foundry.ledger.v1.LedgerService/GetAuditCheckpoint"
 	LedgerService_GetAuditVerifierKey_FullMethodName          = "/foundry.ledger.v1.LedgerService/GetAuditVerifierKey"
+	LedgerService_ListAuditKeyChanges_FullMethodName          = "/foundry.ledger.v1.LedgerService/ListAuditKeyChanges"
 	LedgerService_GetAuditProof_FullMethodName                = "/foundry.ledger.v1.LedgerService/GetAuditProof"
 	LedgerService_GetAuditConsistency_FullMethodName          = "/foundry.ledger.v1.LedgerService/GetAuditConsistency"
 	LedgerService_RepairAudit_FullMethodName                  = "/foundry.ledger.v1.LedgerService/RepairAudit"
@@ -178,6 +179,11 @@ type LedgerServiceClient interface {
 	// GetAuditVerifierKey returns the key that verifies the checkpoints (the
 	// gateway serves it as text/plain at GET /api/audit/verifier-key).
 	GetAuditVerifierKey(ctx context.Context, in *GetAuditVerifierKeyRequest, opts ...grpc.CallOption) (*GetAuditVerifierKeyResponse, error)
+	// ListAuditKeyChanges lists the changes of the log's signing key, each
+	// with its statement signed by the new key and, when the operator gave
+	// the old one for the rotation, countersigned by it: how a client that
+	// trusts the old key follows the change.
+	ListAuditKeyChanges(ctx context.Context, in *ListAuditKeyChangesRequest, opts ...grpc.CallOption) (*ListAuditKeyChangesResponse, error)
 	// GetAuditProof proves that an entry is in the log's tree.
 	GetAuditProof(ctx context.Context, in *GetAuditProofRequest, opts ...grpc.CallOption) (*GetAuditProofResponse, error)
 	// GetAuditConsistency proves that an earlier tree is a prefix of a later one.
@@ -583,6 +589,16 @@ func (c *ledgerServiceClient) GetAuditVerifierKey(ctx context.Context, in *GetAu
 	return out, nil
 }
 
+func (c *ledgerServiceClient) ListAuditKeyChanges(ctx context.Context, in *ListAuditKeyChangesRequest, opts ...grpc.CallOption) (*ListAuditKeyChangesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAuditKeyChangesResponse)
+	err := c.cc.Invoke(ctx, LedgerService_ListAuditKeyChanges_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *ledgerServiceClient) GetAuditProof(ctx context.Context, in *GetAuditProofRequest, opts ...grpc.CallOption) (*GetAuditProofResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetAuditProofResponse)
@@ -753,6 +769,11 @@ type LedgerServiceServer interface {
 	// GetAuditVerifierKey returns the key that verifies the checkpoints (the
 	// gateway serves it as text/plain at GET /api/audit/verifier-key).
 	GetAuditVerifierKey(context.Context, *GetAuditVerifierKeyRequest) (*GetAuditVerifierKeyResponse, error)
+	// ListAuditKeyChanges lists the changes of the log's signing key, each
+	// with its statement signed by the new key and, when the operator gave
+	// the old one for the rotation, countersigned by it: how a client that
+	// trusts the old key follows the change.
+	ListAuditKeyChanges(context.Context, *ListAuditKeyChangesRequest) (*ListAuditKeyChangesResponse, error)
 	// GetAuditProof proves that an entry is in the log's tree.
 	GetAuditProof(context.Context, *GetAuditProofRequest) (*GetAuditProofResponse, error)
 	// GetAuditConsistency proves that an earlier tree is a prefix of a later one.
@@ -891,6 +912,9 @@ func (UnimplementedLedgerServiceServer) GetAuditCheckpoint(context.Context, *Get
 }
 func (UnimplementedLedgerServiceServer) GetAuditVerifierKey(context.Context, *GetAuditVerifierKeyRequest) (*GetAuditVerifierKeyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAuditVerifierKey not implemented")
+}
+func (UnimplementedLedgerServiceServer) ListAuditKeyChanges(context.Context, *ListAuditKeyChangesRequest) (*ListAuditKeyChangesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAuditKeyChanges not implemented")
 }
 func (UnimplementedLedgerServiceServer) GetAuditProof(context.Context, *GetAuditProofRequest) (*GetAuditProofResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAuditProof not implemented")
@@ -1618,6 +1642,24 @@ func _LedgerService_GetAuditVerifierKey_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_ListAuditKeyChanges_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAuditKeyChangesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).ListAuditKeyChanges(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_ListAuditKeyChanges_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).ListAuditKeyChanges(ctx, req.(*ListAuditKeyChangesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LedgerService_GetAuditProof_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetAuditProofRequest)
 	if err := dec(in); err != nil {
@@ -1902,6 +1944,10 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetAuditVerifierKey",
 			Handler:    _LedgerService_GetAuditVerifierKey_Handler,
+		},
+		{
+			MethodName: "ListAuditKeyChanges",
+			Handler:    _LedgerService_ListAuditKeyChanges_Handler,
 		},
 		{
 			MethodName: "GetAuditProof",
