@@ -108,8 +108,11 @@ one it cosigned, so a ledger cannot show this client a history it forked
 for it alone, even signed with its own key. The key and the checkpoint are
 kept in $XDG_CONFIG_HOME/foundry/audit (else ~/.config/foundry/audit), one
 file per server. A server that serves another key than the one trusted is
-refused: if its operator confirms the new key, give it with --key, which
-then replaces the trusted one.
+followed only along the changes of key its log records, each
+countersigned by the key it replaces and included in the tree the new key
+signed (GET /api/audit/key-changes); otherwise it is refused: if its
+operator confirms the new key, give it with --key, which then replaces
+the trusted one.
 
 With --json the ledger's answer is printed with one more member, log: what
 this client verified.`,
@@ -170,6 +173,10 @@ this client verified.`,
 		if rep.KeyTrust == "first_use" && next != nil {
 			e.note("trusting %s's audit verifier key on first use: %s\n"+
 				"  (compare it with the one its operator publishes; it is kept in %s)\n", server, rep.VerifierKey, held.path)
+		}
+		if rep.KeyTrust == "key_change" && next != nil {
+			e.note("following %s's change of audit key, countersigned by the key this client trusted: now trusting %s\n",
+				server, rep.VerifierKey)
 		}
 		if err := e.printVerification(raw, rep); err != nil {
 			return err
@@ -233,22 +240,50 @@ func (e *env) fetchLog(ctx context.Context, given string, held auditState, entri
 		}
 	}
 	for _, seq := range entries {
-		en := entryEvidence{Seq: seq}
-		if seq < c.size {
-			p := &ledgerv1.GetAuditProofResponse{}
-			_, err := e.client.call(ctx, opAuditProof, &ledgerv1.GetAuditProofRequest{Seq: int32(seq), TreeSize: int32(c.size)}, p, callOpts{})
-			switch {
-			case err == nil:
-				en.Proof = p
-			case refused(err):
-				en.Err = err.Error()
-			default:
-				return ev, err
-			}
+		en, err := e.fetchProof(ctx, seq, c.size)
+		if err != nil {
+			return ev, err
 		}
 		ev.Entries = append(ev.Entries, en)
 	}
+	if given == "" && held.VerifierKey != "" && ev.ServedKey != held.VerifierKey {
+		// Another key: the changes the log records may lead to it.
+		list := &ledgerv1.ListAuditKeyChangesResponse{}
+		if _, err := e.client.call(ctx, opAuditKeyChanges, &ledgerv1.ListAuditKeyChangesRequest{}, list, callOpts{}); err != nil {
+			return ev, err
+		}
+		ev.KeyChanges = list.GetKeyChanges()
+		path, _ := followKeys(ev.KeyChanges, held.VerifierKey, ev.ServedKey)
+		for _, k := range path {
+			en, err := e.fetchProof(ctx, int64(k.GetSeq()), c.size)
+			if err != nil {
+				return ev, err
+			}
+			ev.KeyChangeProofs = append(ev.KeyChangeProofs, en)
+		}
+	}
 	return ev, nil
+}
+
+// fetchProof asks for the inclusion proof of the entry seq in the tree of
+// the given size (none when the tree does not cover it; a refusal is
+// kept as the evidence's Err, for verifyLog to report).
+func (e *env) fetchProof(ctx context.Context, seq, size int64) (entryEvidence, error) {
+	en := entryEvidence{Seq: seq}
+	if seq >= size {
+		return en, nil
+	}
+	p := &ledgerv1.GetAuditProofResponse{}
+	_, err := e.client.call(ctx, opAuditProof, &ledgerv1.GetAuditProofRequest{Seq: int32(seq), TreeSize: int32(size)}, p, callOpts{})
+	switch {
+	case err == nil:
+		en.Proof = p
+	case refused(err):
+		en.Err = err.Error()
+	default:
+		return en, err
+	}
+	return en, nil
 }
 
 // refused reports an answer that is about what was asked (no such entry,
@@ -316,6 +351,13 @@ func logRows(rep logReport) [][]string {
 		checkpoint = fmt.Sprintf("%s, tree size %d, root %s", *rep.Origin, *rep.TreeSize, *rep.RootHash)
 	}
 	trust := map[string]string{"given": "given with --key", "stored": "trusted before", "first_use": "trusted on first use"}[rep.KeyTrust]
+	if rep.KeyTrust == "key_change" {
+		steps := make([]string, len(rep.KeyChanges))
+		for i, k := range rep.KeyChanges {
+			steps[i] = fmt.Sprintf("seq %d from %s", k.Seq, k.From)
+		}
+		trust = "followed the log's countersigned key change at " + strings.Join(steps, ", then ")
+	}
 	rows := [][]string{
 		{"log_valid", strconv.FormatBool(rep.Valid)},
 		{"log_reason", orDash(rep.Reason)},

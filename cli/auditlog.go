@@ -89,6 +89,12 @@ type logEvidence struct {
 	// Witnesses are the verifier keys of the witnesses whose cosignature
 	// the checkpoint must carry (--witness).
 	Witnesses []string
+	// KeyChanges are the log's changes of signing key (GET
+	// /api/audit/key-changes), asked for when the server serves another
+	// key than the one trusted; KeyChangeProofs the inclusion proofs of
+	// those that lead to it (followKeys), in order.
+	KeyChanges      []*ledgerv1.AuditKeyChange
+	KeyChangeProofs []entryEvidence
 }
 
 // entryEvidence is the server's answer for one entry's inclusion proof.
@@ -110,9 +116,12 @@ type logReport struct {
 	Reason *string `json:"reason"`
 	// VerifierKey is the key the checkpoint was verified with, and
 	// KeyTrust how it came to be trusted: "given" (--key), "stored" (an
-	// earlier run trusted it) or "first_use" (this run did).
-	VerifierKey string `json:"verifier_key"`
-	KeyTrust    string `json:"key_trust"`
+	// earlier run trusted it), "first_use" (this run did) or "key_change"
+	// (this run followed the log's countersigned changes of key from the
+	// one it trusted, KeyChanges).
+	VerifierKey string            `json:"verifier_key"`
+	KeyTrust    string            `json:"key_trust"`
+	KeyChanges  []keyChangeReport `json:"key_changes"`
 	// Origin, TreeSize and RootHash are the server's checkpoint (null
 	// before the log's first checkpoint, or when it did not verify).
 	Origin   *string `json:"origin"`
@@ -174,7 +183,7 @@ func logFailure(format string, args ...any) *logError {
 // with the leaf this client recomputes from the entry the server shows
 // (shownLeaf), so an entry shown otherwise than it was sequenced fails.
 func verifyLog(ev logEvidence, held auditState, now time.Time) (logReport, *auditState, error) {
-	rep := logReport{Entries: []entryReport{}, Witnesses: []string{}, StateFile: held.path}
+	rep := logReport{Entries: []entryReport{}, Witnesses: []string{}, KeyChanges: []keyChangeReport{}, StateFile: held.path}
 	fail := func(err *logError) (logReport, *auditState, error) {
 		rep.Valid = false
 		rep.Reason = &err.msg
@@ -182,20 +191,38 @@ func verifyLog(ev logEvidence, held auditState, now time.Time) (logReport, *audi
 	}
 	next := held
 	served := strings.TrimSpace(ev.ServedKey)
+	var followed []*ledgerv1.AuditKeyChange
 	switch {
 	case ev.GivenKey != "":
 		rep.VerifierKey, rep.KeyTrust = ev.GivenKey, "given"
 		if ev.GivenKey != held.VerifierKey {
 			next.VerifierKey, next.KeyTrustedAt = ev.GivenKey, now
 		}
+	case held.VerifierKey != "" && served == held.VerifierKey:
+		rep.VerifierKey, rep.KeyTrust = held.VerifierKey, "stored"
 	case held.VerifierKey != "":
 		rep.VerifierKey, rep.KeyTrust = held.VerifierKey, "stored"
-		if served != held.VerifierKey {
+		path, bad := followKeys(ev.KeyChanges, held.VerifierKey, served)
+		switch {
+		case bad != nil:
+			return fail(bad)
+		case path == nil:
 			return fail(logFailure("the server's audit verifier key changed: it serves %s, but this client trusts %s "+
-				"(since %s, kept in %s). A key changes when the ledger's FOUNDRY_AUDIT_SIGNING_KEY does; it is also what "+
-				"a server that rewrote its history would do. If the operator confirms the new key, run again with --key %s",
+				"(since %s, kept in %s), and its log records no change from that key. A key changes when the ledger's "+
+				"FOUNDRY_AUDIT_SIGNING_KEY does; it is also what a server that rewrote its history would do. If the operator "+
+				"confirms the new key, run again with --key %s",
 				served, held.VerifierKey, held.KeyTrustedAt.UTC().Format(time.RFC3339), held.path, served))
 		}
+		// The old key signs nothing that covers its own change: a held
+		// checkpoint that does was signed after the key was retired.
+		if h := held.Checkpoint; h != nil && h.TreeSize > int64(path[0].GetSeq()) {
+			return fail(logFailure("this client holds a checkpoint (%s) signed by %s that covers seq %d, where the log records "+
+				"that key's change to %s: it was signed after the key was retired", h.describe(), held.VerifierKey,
+				path[0].GetSeq(), path[0].GetToKey()))
+		}
+		followed = path
+		rep.VerifierKey, rep.KeyTrust = served, "key_change"
+		next.VerifierKey, next.KeyTrustedAt = served, now
 	default:
 		if served == "" {
 			return fail(logFailure("the server serves no audit verifier key"))
@@ -250,6 +277,12 @@ func verifyLog(ev logEvidence, held auditState, now time.Time) (logReport, *audi
 	} else if err := checkConsistency(ev.Consistency, cp.size, cp.root, cp.size, cp.root); err != nil {
 		return fail(logFailure("the audit log's stored history is not the one its checkpoint signed (tree size %d): %v",
 			cp.size, err))
+	}
+	if bad := checkKeyChanges(followed, ev.KeyChangeProofs, cp.size, cp.root); bad != nil {
+		return fail(bad)
+	}
+	for _, c := range followed {
+		rep.KeyChanges = append(rep.KeyChanges, keyChangeReport{Seq: int64(c.GetSeq()), From: c.GetFromKey(), To: c.GetToKey()})
 	}
 	next.Checkpoint = &heldCheckpoint{Note: ev.Note, TreeSize: cp.size, RootHash: rootText, VerifiedAt: now}
 	rep.Valid = true

@@ -60,8 +60,15 @@ func (l *memLog) reader() tlog.HashReader {
 func (l *memLog) add(t *testing.T, subject string) {
 	t.Helper()
 	seq := l.size()
-	e := auditlog.Entry{Seq: seq, Kind: "deposit", At: t0.Add(time.Duration(seq) * time.Microsecond), Actor: "admin",
-		Subject: subject, Amount: seq * 1_500_000, Attrs: map[string]string{"unit": "micro_cc"}}
+	l.addEntry(t, auditlog.Entry{Seq: seq, Kind: "deposit", At: t0.Add(time.Duration(seq) * time.Microsecond), Actor: "admin",
+		Subject: subject, Amount: seq * 1_500_000, Attrs: map[string]string{"unit": "micro_cc"}})
+}
+
+// addEntry appends e, whose seq is the next one.
+func (l *memLog) addEntry(t *testing.T, e auditlog.Entry) {
+	t.Helper()
+	require.Equal(t, l.size(), e.Seq)
+	subject := e.Subject
 	shown := shownEntry(e, l.head)
 	l.addRecord(t, auditlog.Encode(e))
 	l.subjects = append(l.subjects, subject)
@@ -359,6 +366,112 @@ func TestVerifyLogKeyChange(t *testing.T) {
 	ev.GivenKey = vkey
 	rep, next, err = verifyLog(ev, held, t1)
 	requireLogFails(t, rep, next, err, "is not signed by the trusted key")
+}
+
+// keyChangeLog is a log of four entries whose first checkpoint (size 5)
+// the old key signed, then the change of key at seq 5, signed by the
+// new key and by each of counter, and one entry more: what a ledger
+// records when its key is rotated. It returns the log, the new key and
+// the change as GET /api/audit/key-changes lists it.
+func keyChangeLog(t *testing.T, oldVkey string, counter ...string) (*memLog, string, string, *ledgerv1.AuditKeyChange) {
+	t.Helper()
+	l := newMemLog(t, entries(4, "a")...)
+	newSkey, newVkey := genKey(t, "foundry-audit")
+	signers := []note.Signer{noteSigner(t, newSkey)}
+	for _, skey := range counter {
+		signers = append(signers, noteSigner(t, skey))
+	}
+	k := auditlog.KeyChange{Origin: "foundry-audit", Seq: 5, From: oldVkey, To: newVkey}
+	statement, err := auditlog.SignKeyChange(k, signers...)
+	require.NoError(t, err)
+	countersigned := strconv.FormatBool(len(counter) > 0)
+	l.addEntry(t, auditlog.Entry{Seq: 5, Kind: auditlog.KeyChangedKind, At: t0.Add(5 * time.Microsecond), Actor: "sequencer",
+		Subject: "foundry-audit", Attrs: map[string]string{auditlog.FromAttr: oldVkey, auditlog.ToAttr: newVkey,
+			auditlog.StatementAttr: statement, auditlog.CountersignedAttr: countersigned}})
+	l.add(t, "a entry 6")
+	return l, newSkey, newVkey, &ledgerv1.AuditKeyChange{Seq: 5, FromKey: oldVkey, ToKey: newVkey, Statement: statement,
+		Countersigned: len(counter) > 0}
+}
+
+func noteSigner(t *testing.T, skey string) note.Signer {
+	t.Helper()
+	s, err := note.NewSigner(skey)
+	require.NoError(t, err)
+	return s
+}
+
+// TestVerifyLogFollowsACountersignedKeyChange: a client that trusts the
+// old key follows the log's change to the new one by the old key's
+// countersignature and the change's inclusion in the tree the new key
+// signed, which extends the checkpoint it holds; anything less is refused
+// as any change of key is.
+func TestVerifyLogFollowsACountersignedKeyChange(t *testing.T) {
+	skey, vkey := genKey(t, "foundry-audit")
+	l, newSkey, newVkey, change := keyChangeLog(t, vkey, skey)
+	held := firstRun(t, l, skey, vkey, 5)
+
+	ev := evidence(t, l, newSkey, newVkey, 7, held)
+	ev.KeyChanges = []*ledgerv1.AuditKeyChange{change}
+	ev.KeyChangeProofs = []entryEvidence{{Seq: 5, Proof: l.proof(t, 5, 7)}}
+	rep, next, err := verifyLog(ev, held, t1)
+	require.NoError(t, err)
+	require.True(t, rep.Valid)
+	require.Equal(t, "key_change", rep.KeyTrust)
+	require.Equal(t, newVkey, rep.VerifierKey)
+	require.Equal(t, []keyChangeReport{{Seq: 5, From: vkey, To: newVkey}}, rep.KeyChanges)
+	require.True(t, rep.Previous.Extended, "the new key's tree extends the old key's")
+	require.Equal(t, newVkey, next.VerifierKey, "the new key is trusted from now on")
+	require.Equal(t, t1, next.KeyTrustedAt)
+	require.Equal(t, int64(7), next.Checkpoint.TreeSize)
+	rows := logRows(rep)
+	require.Contains(t, rows, []string{"log_verifier_key", newVkey + " (followed the log's countersigned key change at seq 5 from " +
+		vkey + ")"})
+
+	t.Run("no proof of the change", func(t *testing.T) {
+		ev := ev
+		ev.KeyChangeProofs = nil
+		rep, next, err := verifyLog(ev, held, t1)
+		requireLogFails(t, rep, next, err, "the server gave no proof of its change of audit key at seq 5")
+	})
+	t.Run("a change the log does not hold", func(t *testing.T) {
+		// The server lists the change, but entry 5 of the tree it signed
+		// is a deposit.
+		other := newMemLog(t, entries(6, "a")...)
+		held := firstRun(t, other, skey, vkey, 5)
+		ev := evidence(t, other, newSkey, newVkey, 7, held)
+		ev.KeyChanges = []*ledgerv1.AuditKeyChange{change}
+		ev.KeyChangeProofs = []entryEvidence{{Seq: 5, Proof: other.proof(t, 5, 7)}}
+		rep, next, err := verifyLog(ev, held, t1)
+		requireLogFails(t, rep, next, err, "the signed log's entry 5 is not the change of audit key the server lists (a deposit)")
+	})
+	t.Run("a held checkpoint the old key signed after its change", func(t *testing.T) {
+		held := firstRun(t, l, skey, vkey, 7)
+		ev := evidence(t, l, newSkey, newVkey, 7, held)
+		ev.KeyChanges = []*ledgerv1.AuditKeyChange{change}
+		ev.KeyChangeProofs = []entryEvidence{{Seq: 5, Proof: l.proof(t, 5, 7)}}
+		rep, next, err := verifyLog(ev, held, t1)
+		requireLogFails(t, rep, next, err, "signed by "+vkey+" that covers seq 5, where the log records that key's change to "+
+			newVkey+": it was signed after the key was retired")
+	})
+	t.Run("a change the old key did not countersign", func(t *testing.T) {
+		l, newSkey, newVkey, change := keyChangeLog(t, vkey)
+		held := firstRun(t, l, skey, vkey, 5)
+		ev := evidence(t, l, newSkey, newVkey, 7, held)
+		ev.KeyChanges = []*ledgerv1.AuditKeyChange{change}
+		rep, next, err := verifyLog(ev, held, t1)
+		requireLogFails(t, rep, next, err, "the server's audit verifier key changed from "+vkey+" to "+newVkey+
+			" at seq 5 without the old key's countersignature, so this client cannot follow it by signature. "+
+			"If the operator confirms the new key, run again with --key "+newVkey)
+	})
+	t.Run("a forger's statement claiming the old key's countersignature", func(t *testing.T) {
+		forged := proto.Clone(change).(*ledgerv1.AuditKeyChange)
+		forged.Countersigned = true
+		_, forgerV := genKey(t, "foundry-audit")
+		forged.ToKey = forgerV
+		rep, next, err := verifyLog(logEvidence{ServedKey: forgerV, Note: l.note(t, newSkey, 7), KeyChanges: []*ledgerv1.AuditKeyChange{forged}},
+			held, t1)
+		requireLogFails(t, rep, next, err, "the server's change of audit key at seq 5 is not the one its statement signs")
+	})
 }
 
 func TestVerifyLogEntries(t *testing.T) {

@@ -134,6 +134,7 @@ var (
 		text: "key"}
 	opAuditProof       = op{grpc: ledgerv1.LedgerService_GetAuditProof_FullMethodName, http: "GET /api/audit/entries/{seq}/proof"}
 	opAuditConsistency = op{grpc: ledgerv1.LedgerService_GetAuditConsistency_FullMethodName, http: "GET /api/audit/consistency"}
+	opAuditKeyChanges  = op{grpc: ledgerv1.LedgerService_ListAuditKeyChanges_FullMethodName, http: "GET /api/audit/key-changes"}
 
 	opReady = op{grpc: opsv1.OpsService_Ready_FullMethodName, http: "GET /api/ready"}
 )

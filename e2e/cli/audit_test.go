@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -188,8 +189,8 @@ func TestAuditLog(t *testing.T) {
 			}
 		})
 
+		newSkey, newVkey := keygen(t)
 		t.Run("a new signing key is refused until --key confirms it", func(t *testing.T) {
-			newSkey, newVkey := keygen(t)
 			sys.Stop()
 			// The rotation, as an operator configures it: the ledger is
 			// given the old key's verifier key, so it takes the checkpoints
@@ -201,8 +202,9 @@ func TestAuditLog(t *testing.T) {
 				env := with(tr.env, "XDG_CONFIG_HOME", config)
 				r := run(t, env, "audit", "verify")
 				require.Equal(t, cli.ExitFailed, r.code, r.stderr)
-				require.Contains(t, r.stderr, "foundry: the server's audit verifier key changed: it serves "+newVkey+
-					", but this client trusts "+vkey)
+				require.Regexp(t, "^foundry: the server's audit verifier key changed from "+regexp.QuoteMeta(vkey+" to "+newVkey)+
+					` at seq \d+ without the old key's countersignature, so this client cannot follow it by signature`, r.stderr,
+					"the ledger was given only the old verifier key: the change is recorded, not countersigned")
 				require.Contains(t, r.stderr, "run again with --key "+newVkey+"\n")
 				require.Regexp(t, row("log_valid", "false"), r.stdout)
 
@@ -216,6 +218,37 @@ func TestAuditLog(t *testing.T) {
 					"the new key's checkpoints extend the history the old one signed")
 				out = ok(t, env, "audit", "verify")
 				require.Regexp(t, row("log_verifier_key", newVkey+" (trusted before)"), out, "--key replaced the trusted key")
+			}
+		})
+
+		t.Run("a change countersigned by the old key is followed", func(t *testing.T) {
+			// The rotation with the old signing key given: the ledger
+			// records the change countersigned by it, and a client that
+			// trusts the old key follows it without --key.
+			newerSkey, newerVkey := keygen(t)
+			sys := allinonetest.Start(t, storage, append(flags, "-audit-signing-key="+newerSkey,
+				"-audit-previous-signing-key="+newSkey)...)
+			deposit(sys, "wire-4")
+			waitSequenced(t, sys)
+			changes := api(t, sys, http.MethodGet, "/api/audit/key-changes", nil, http.StatusOK)["key_changes"].([]any)
+			require.Len(t, changes, 2)
+			first, second := changes[0].(map[string]any), changes[1].(map[string]any)
+			require.Equal(t, []any{vkey, newVkey, false}, []any{first["from_key"], first["to_key"], first["countersigned"]},
+				"the rotation given only the old verifier key")
+			require.Equal(t, []any{newVkey, newerVkey, true}, []any{second["from_key"], second["to_key"], second["countersigned"]})
+			seq := int(second["seq"].(float64))
+			for _, tr := range transports(sys) {
+				env := with(tr.env, "XDG_CONFIG_HOME", config)
+				r := run(t, env, "audit", "verify")
+				require.Equal(t, cli.ExitOK, r.code, r.stderr)
+				require.Regexp(t, `^following \S+'s change of audit key`, r.stderr)
+				require.Contains(t, r.stderr, "'s change of audit key, countersigned by the key this client trusted: now trusting "+
+					newerVkey+"\n")
+				require.Regexp(t, row("log_verifier_key", fmt.Sprintf("%s (followed the log's countersigned key change at seq %d from %s)",
+					newerVkey, seq, newVkey)), r.stdout)
+				require.Regexp(t, regexp.MustCompile(`(?m)^log_previous +.*: extended \(consistency proven\)$`), r.stdout)
+				out := ok(t, env, "audit", "verify")
+				require.Regexp(t, row("log_verifier_key", newerVkey+" (trusted before)"), out, "the followed key is kept")
 			}
 		})
 	})
