@@ -202,6 +202,14 @@ func TestScrubberPaces(t *testing.T) {
 	require.Equal(t, "the audit scrubber has completed no step for 1m0s", rep.Late(rep.UpdatedAt.Add(time.Minute+time.Millisecond)))
 	rep.UpdatedAt = rep.StartedAt.Add(100 * time.Minute)
 	require.Equal(t, "the audit scrubber's cycle 2 has run for 1h40m0s, past its 1h0m0s", rep.Late(rep.UpdatedAt))
+
+	// A short cycle is late a minute past its time, not half a cycle: its
+	// few steps' pauses stretch it by seconds on a busy machine.
+	rep.Cycle = 2 * time.Second
+	rep.UpdatedAt = rep.StartedAt.Add(3 * time.Second)
+	require.Empty(t, rep.Late(rep.UpdatedAt), "a 2 s cycle that has run for 3 s")
+	rep.UpdatedAt = rep.StartedAt.Add(62*time.Second + time.Millisecond)
+	require.Equal(t, "the audit scrubber's cycle 2 has run for 1m2s, past its 2s", rep.Late(rep.UpdatedAt))
 }
 
 // healed checks that a repaired economy stays repaired: after the
