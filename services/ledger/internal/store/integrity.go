@@ -89,6 +89,9 @@ type Integrity interface {
 	OpenFindings(ctx context.Context, limit int) ([]Finding, int, error)
 	// ResolveFindings closes every open finding, returning how many.
 	ResolveFindings(ctx context.Context, at time.Time, by string) (int, error)
+	// LastResolved is when findings were last resolved (zero before the
+	// first repair that closed any).
+	LastResolved(ctx context.Context) (time.Time, error)
 
 	// ScrubState reads the scrubber's state; ErrNotFound before its first
 	// step.

@@ -65,6 +65,7 @@ func (c Coherence) Trail() audit.Result {
 // CheckCoherence verifies the chain and the balances against the journal
 // and reports the supply.
 func (a *App) CheckCoherence(ctx context.Context) (Coherence, error) {
+	began := a.now()
 	s, err := a.Supply(ctx)
 	if err != nil {
 		return Coherence{}, err
@@ -99,7 +100,7 @@ func (a *App) CheckCoherence(ctx context.Context) (Coherence, error) {
 	for _, d := range un {
 		found = append(found, journalFinding(d.EntryID, d.AuditSeq, "the journal and the audit trail disagree: "+d.Problem))
 	}
-	if err := a.report(ctx, "coherence", found...); err != nil {
+	if err := a.report(ctx, "coherence", began, found...); err != nil {
 		return Coherence{}, err
 	}
 	if len(found) > 0 {

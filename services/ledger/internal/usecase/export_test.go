@@ -2,6 +2,7 @@ package usecase
 
 import (
 	"context"
+	"time"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
@@ -31,4 +32,9 @@ func (a *App) CreateStoreDistribution(ctx context.Context, d store.Distribution)
 // the log many times over and check what each walk finds.
 func (a *App) WalkAudit(ctx context.Context, full bool) (Verification, error) {
 	return a.verifyAudit(ctx, full)
+}
+
+// Report is report: the findings a check that began at began made.
+func (a *App) Report(ctx context.Context, by string, began time.Time, found ...store.Finding) error {
+	return a.report(ctx, by, began, found...)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -134,7 +135,7 @@ func (a *App) openFindings(ctx context.Context, r Repos) (Findings, error) {
 // is not recorded again, and a look that finds nothing new writes
 // nothing (the scrubber and the monitor find an unrepaired place on every
 // pass). A freeze stays a freeze.
-func (a *App) report(ctx context.Context, by string, found ...store.Finding) error {
+func (a *App) report(ctx context.Context, by string, began time.Time, found ...store.Finding) error {
 	if len(found) == 0 {
 		return nil
 	}
@@ -163,6 +164,18 @@ func (a *App) report(ctx context.Context, by string, found ...store.Finding) err
 		eco, err := a.lockModes(ctx, r)
 		if err != nil {
 			return err
+		}
+		// A repair that committed after the check began may have healed
+		// what it saw (its reads are outside this transaction): what it
+		// found is stale, and the next check looks again. The repair holds
+		// the mode lock, so it is either seen here or waits for this.
+		last, err := r.Integrity.LastResolved(ctx)
+		if err != nil {
+			return err
+		}
+		if last.After(began) {
+			fresh = nil
+			return nil
 		}
 		added, err = a.recordFindings(ctx, r, &eco, by, fresh)
 		return err

@@ -27,6 +27,7 @@ const ownAccountRecent = 1000
 // withdrawal refused: CC a writer of the database made cannot be paid out
 // on the strength of a balance the log does not back.
 func (a *App) checkOwnAccount(ctx context.Context, contributorID string) error {
+	began := a.now()
 	r := a.read()
 	var found []store.Finding
 	acct := credit.Available(contributorID).Name()
@@ -75,7 +76,7 @@ func (a *App) checkOwnAccount(ctx context.Context, contributorID string) error {
 	if found, err = a.stillFound(ctx, r, s, found); err != nil || len(found) == 0 {
 		return err
 	}
-	if err := a.report(ctx, "withdrawal", found...); err != nil {
+	if err := a.report(ctx, "withdrawal", began, found...); err != nil {
 		return err
 	}
 	return allowed(ModeFrozen, credit.KindWithdraw)

@@ -216,7 +216,7 @@ func (a *App) loadScrub(ctx context.Context, r Repos) (scrubState, time.Time, er
 		f := logFinding(0, "the scrubber's state was written by someone without the audit signing key (its MAC does not verify); "+
 			"its cycle starts over")
 		f.Place = "log:scrub-state"
-		return fresh, time.Time{}, a.report(ctx, "scrubber", f)
+		return fresh, time.Time{}, a.report(ctx, "scrubber", fresh.StartedAt, f)
 	}
 	return st, sealed.UpdatedAt, nil
 }
@@ -288,7 +288,7 @@ func (a *App) Scrub(ctx context.Context) (ScrubStep, error) {
 		st = scrubState{Cycle: st.Cycle + 1, StartedAt: now, NextSeq: 1, Last: last}
 		out.Completed = true
 	}
-	if err := a.report(ctx, "scrubber", found...); err != nil {
+	if err := a.report(ctx, "scrubber", began, found...); err != nil {
 		return out, err
 	}
 	if err := a.saveScrub(ctx, st); err != nil {

@@ -434,3 +434,36 @@ func TestScrubberCompletesUnderSteadyMovements(t *testing.T) {
 		require.Equal(t, usecase.ModeFrozen, mode(t, app))
 	})
 }
+
+// TestAStaleCheckRecordsNothing: a check whose reads began before a
+// repair committed records nothing it found — the repair may have healed
+// it, and the e2e test saw such a check freeze a repaired economy again —
+// while one that began after the repair records what it found.
+func TestAStaleCheckRecordsNothing(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		f := store.Finding{Kind: usecase.FindingBalance, Place: "balance:available:ada", Account: "available:ada",
+			Detail: "account available:ada holds 1 CC, but its journal lines add up to 0"}
+		open := func() int {
+			got, err := e.app.OpenFindings(ctx)
+			require.NoError(t, err)
+			return got.Total
+		}
+		require.NoError(t, e.app.Report(ctx, "coherence", e.clock.Now(), f))
+		require.Equal(t, 1, open())
+
+		began := e.clock.Now()
+		e.clock.Advance(time.Second)
+		rep, err := e.app.RepairAudit(ctx, "admin")
+		require.NoError(t, err)
+		require.Equal(t, 1, rep.Resolved)
+		require.NoError(t, e.app.Report(ctx, "coherence", began, f), "a check begun before the repair")
+		require.Zero(t, open(), "what a check begun before the repair found is not recorded")
+
+		e.clock.Advance(time.Second)
+		require.NoError(t, e.app.Report(ctx, "coherence", e.clock.Now(), f))
+		require.Equal(t, 1, open(), "a check begun after the repair records what it found")
+	})
+}

@@ -315,6 +315,7 @@ func (a *App) Sequence(ctx context.Context) (int, error) {
 			return 0, nil
 		}
 	}
+	began := a.now()
 	n, err := a.sequence(ctx)
 	if errors.Is(err, ErrLogTampered) || errors.Is(err, ErrLogRewound) {
 		// The log refuses to grow: that is a finding, whatever walk has
@@ -323,7 +324,7 @@ func (a *App) Sequence(ctx context.Context) (int, error) {
 		if errors.Is(err, ErrUntrustedKey) {
 			f.Kind, f.Place = FindingCheckpoint, "checkpoint:latest"
 		}
-		if rerr := a.report(ctx, "sequencer", f); rerr != nil {
+		if rerr := a.report(ctx, "sequencer", began, f); rerr != nil {
 			return 0, errors.Join(err, rerr)
 		}
 	}

@@ -81,6 +81,7 @@ type verifyCache struct {
 // administrator who suspects the history before that point. Its verdict
 // is kept for the metrics (Gauges).
 func (a *App) VerifyAudit(ctx context.Context, full bool) (Verification, error) {
+	began := a.now()
 	v, err := a.verifyAudit(ctx, full)
 	if err != nil {
 		return v, err
@@ -91,7 +92,7 @@ func (a *App) VerifyAudit(ctx context.Context, full bool) (Verification, error) 
 		if v.Untrusted {
 			f = store.Finding{Kind: FindingCheckpoint, Place: "checkpoint:latest", Detail: v.Reason}
 		}
-		if err := a.report(ctx, "verification", f); err != nil {
+		if err := a.report(ctx, "verification", began, f); err != nil {
 			return v, err
 		}
 	}

@@ -76,6 +76,7 @@ func (a *App) ReleaseWitnesses(ctx context.Context, holder string) error {
 // asked again next round.
 func (a *App) WitnessCheckpoint(ctx context.Context) (WitnessRound, error) {
 	out := WitnessRound{Failed: map[string]error{}}
+	began := a.now()
 	if len(a.cfg.Witnesses) == 0 {
 		return out, nil
 	}
@@ -107,7 +108,7 @@ func (a *App) WitnessCheckpoint(ctx context.Context) (WitnessRound, error) {
 			out.Failed[w.Key()] = err
 		}
 	}
-	if err := a.report(ctx, "witness", found...); err != nil {
+	if err := a.report(ctx, "witness", began, found...); err != nil {
 		return out, err
 	}
 	if out.Cosigned < len(a.cfg.Witnesses) {

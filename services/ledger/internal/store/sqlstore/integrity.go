@@ -75,6 +75,19 @@ func (s Integrity) ResolveFindings(ctx context.Context, at time.Time, by string)
 	return int(n), nil
 }
 
+// LastResolved implements store.Integrity. Findings are few (one open
+// per place, a repair closes them all), so the maximum is a short scan.
+func (s Integrity) LastResolved(ctx context.Context) (time.Time, error) {
+	var at int64
+	if err := s.q.QueryRow(ctx, `SELECT COALESCE(MAX(resolved_at), 0) FROM audit_findings`).Scan(&at); err != nil {
+		return time.Time{}, fmt.Errorf("read when findings were last resolved: %w", err)
+	}
+	if at == 0 {
+		return time.Time{}, nil
+	}
+	return database.Time(at), nil
+}
+
 // ScrubState implements store.Integrity.
 func (s Integrity) ScrubState(ctx context.Context) (store.SealedState, error) {
 	var (

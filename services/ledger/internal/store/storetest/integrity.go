@@ -59,6 +59,9 @@ func runIntegrity(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Len(t, page, 1)
 		require.Equal(t, 2, n, "the count is of every open finding")
 
+		last, err := h.read().integrity.LastResolved(ctx)
+		require.NoError(t, err)
+		require.True(t, last.IsZero(), "nothing resolved yet: %v", last)
 		var resolved int
 		require.NoError(t, h.write(func(r repos) error {
 			var err error
@@ -66,6 +69,9 @@ func runIntegrity(t *testing.T, newHarness func(t *testing.T) Harness) {
 			return err
 		}))
 		require.Equal(t, 2, resolved)
+		last, err = h.read().integrity.LastResolved(ctx)
+		require.NoError(t, err)
+		require.Equal(t, base.Add(time.Minute), last.UTC())
 		got, n = open()
 		require.Empty(t, got)
 		require.Zero(t, n)
