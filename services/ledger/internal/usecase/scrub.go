@@ -222,8 +222,33 @@ func (a *App) loadScrub(ctx context.Context, r Repos) (scrubState, time.Time, er
 }
 
 // saveScrub seals and stores the scrubber's state.
-func (a *App) saveScrub(ctx context.Context, st scrubState) error {
-	return a.tx(ctx, func(r Repos) error { return a.sealScrub(ctx, r, st) })
+func (a *App) saveScrub(ctx context.Context, stamp string, st scrubState) error {
+	return a.tx(ctx, func(r Repos) error {
+		// A repair that committed since the step read its state started
+		// the cycle afresh (restartScrub): the step's place is of the log
+		// before it, whose breaks it did not read, and saving it would
+		// walk on past the repair to find what it healed. The repair holds
+		// the mode lock exclusively, so it either commits before this
+		// reads or after this saves.
+		if err := r.Credit.LockModes(ctx, false); err != nil {
+			return err
+		}
+		now, err := a.scrubStamp(ctx, r)
+		if err != nil || now != stamp {
+			return err
+		}
+		return a.sealScrub(ctx, r, st)
+	})
+}
+
+// scrubStamp identifies the scrubber's stored state as it is ("" before
+// the first step): whoever writes it changes its MAC.
+func (a *App) scrubStamp(ctx context.Context, r Repos) (string, error) {
+	sealed, err := r.Integrity.ScrubState(ctx)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return sealed.MAC, err
 }
 
 // sealScrub seals and stores the scrubber's state in r's transaction.
@@ -245,6 +270,12 @@ func (a *App) sealScrub(ctx context.Context, r Repos, st scrubState) error {
 func (a *App) Scrub(ctx context.Context) (ScrubStep, error) {
 	began := a.clock.Now()
 	r := a.read()
+	// The stamp before the state: a write between the two makes the step
+	// save nothing (saveScrub), never save over the write.
+	stamp, err := a.scrubStamp(ctx, r)
+	if err != nil {
+		return ScrubStep{}, err
+	}
 	st, _, err := a.loadScrub(ctx, r)
 	if err != nil {
 		return ScrubStep{}, err
@@ -291,7 +322,7 @@ func (a *App) Scrub(ctx context.Context) (ScrubStep, error) {
 	if err := a.report(ctx, "scrubber", began, found...); err != nil {
 		return out, err
 	}
-	if err := a.saveScrub(ctx, st); err != nil {
+	if err := a.saveScrub(ctx, stamp, st); err != nil {
 		return out, err
 	}
 	now := a.clock.Now()

@@ -3,6 +3,7 @@ package usecase_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -465,5 +467,67 @@ func TestAStaleCheckRecordsNothing(t *testing.T) {
 		e.clock.Advance(time.Second)
 		require.NoError(t, e.app.Report(ctx, "coherence", e.clock.Now(), f))
 		require.Equal(t, 1, open(), "a check begun after the repair records what it found")
+	})
+}
+
+// repairingIntegrity runs a repair the first time a scrub step reads the
+// supply once armed: in the middle of the step, after it read its state.
+type repairingIntegrity struct {
+	store.Integrity
+	armed  *atomic.Bool
+	repair func()
+}
+
+func (r repairingIntegrity) Supply(ctx context.Context) (money.Micros, money.Micros, error) {
+	if r.armed.CompareAndSwap(true, false) {
+		r.repair()
+	}
+	return r.Integrity.Supply(ctx)
+}
+
+// TestAStepInFlightKeepsARepairsRestart: a repair that commits while a
+// scrub step is in flight starts the cycle afresh, and the step does not
+// save its place over that restart — its place is of the log before the
+// repair, whose breaks it never read, and walking on from it found again
+// what the repair healed (the e2e test saw a repaired economy go back to
+// read_only).
+func TestAStepInFlightKeepsARepairsRestart(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		db := dbtest.Open(t, engine, "ledger", store.Migrations())
+		fc := clock.NewFake(t0)
+		armed := new(atomic.Bool)
+		var app *usecase.App
+		open := func(q database.Querier) usecase.Repos {
+			r := repos(q)
+			r.Integrity = repairingIntegrity{Integrity: r.Integrity, armed: armed, repair: func() {
+				_, err := app.RepairAudit(ctx, "admin")
+				require.NoError(t, err)
+			}}
+			return r
+		}
+		app = usecase.New(db, open, usecase.Config{Clock: fc, Ideas: ideas{}, AuditSigner: testSigner, ScrubSlice: 2})
+		require.NoError(t, app.Register(ctx, store.Contributor{ID: "ada", Handle: "ada", TrustLevel: "tofu", CreatedAt: t0},
+			store.Session{TokenHash: "hash-ada", CreatedAt: t0}))
+		deposits(t, app, "", 3)
+		sequence(t, app)
+
+		step, err := app.Scrub(ctx)
+		require.NoError(t, err)
+		require.False(t, step.Completed, "two entries a step: the cycle goes on")
+		before, err := app.ScrubReport(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(3), before.NextSeq)
+
+		fc.Advance(time.Second)
+		armed.Store(true)
+		_, err = app.Scrub(ctx)
+		require.NoError(t, err)
+		require.False(t, armed.Load(), "the repair ran inside the step")
+		after, err := app.ScrubReport(ctx)
+		require.NoError(t, err)
+		require.Equal(t, before.Current+1, after.Current, "the repair's fresh cycle")
+		require.Equal(t, int64(1), after.NextSeq, "from the first entry, not where the step before the repair got to")
 	})
 }
