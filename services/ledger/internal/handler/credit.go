@@ -302,7 +302,11 @@ func verifyProto(res audit.Result) *ledgerv1.VerifyAuditResponse {
 		out.LastVerifiedSeq = wrapperspb.Int32(int32(res.LastVerified))
 	}
 	if !res.OK {
-		out.FirstDivergentSeq = wrapperspb.Int32(int32(res.FirstDivergent))
+		// A finding that names no entry (a journal entry no audit entry
+		// records has no seq of its own) answers null, not seq 0.
+		if res.FirstDivergent > 0 {
+			out.FirstDivergentSeq = wrapperspb.Int32(int32(res.FirstDivergent))
+		}
 		out.Reason = wrapperspb.String(res.Reason)
 	}
 	return out
