@@ -180,8 +180,13 @@ func (w *chaosWorld) checkpointBeforeFaults(key chaosAuditKey) auditCheckpoint {
 	requireStatus(t, http.StatusCreated, request(t, http.MethodPost, w.sys.URL("/api/cc/deposit"),
 		map[string]any{"contributor_id": reg.JSON["contributor_id"], "amount_usd": 1, "reference": "chaos-checkpoint"}, asAdmin))
 	waitSequenced(t, w.sys)
-	c := auditReadCheckpoint(t, w.sys, key.verifier)
-	require.GreaterOrEqual(t, c.Size, int64(3), "the genesis record, the deposit and its fee:\n%s", c.Note)
+	// The checkpoint served is the latest the witness cosigned, which
+	// follows the sequencer's by the witness's round trip.
+	var c auditCheckpoint
+	require.Eventually(t, func() bool {
+		c = auditReadCheckpoint(t, w.sys, key.verifier)
+		return c.Size >= 3
+	}, 20*time.Second, 20*time.Millisecond, "the genesis record, the deposit and its fee, cosigned")
 	return c
 }
 

@@ -93,6 +93,17 @@ func integrityEconomy(t *testing.T, sys *allinonetest.System) (creditUser, strin
 func integrityHolds(t *testing.T, sys *allinonetest.System, ada creditUser, idea string) {
 	t.Helper()
 	start := auditVerify(t, sys, false).Scrub.LastCycle.Cycle
+	// The monitor's report is of its last check, which may have begun
+	// before the repair: the first one to trust begins a whole interval
+	// (1 s) after it.
+	repaired := time.Now()
+	require.Eventually(t, func() bool {
+		c := request(t, http.MethodGet, sys.URL("/api/health/coherence"), nil)
+		requireStatus(t, http.StatusOK, c)
+		at, err := time.Parse(time.RFC3339Nano, c.JSON["checked_at"].(string))
+		require.NoError(t, err)
+		return at.After(repaired.Add(time.Second))
+	}, 20*time.Second, 50*time.Millisecond, "a check of the monitor's after the repair")
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		c := request(t, http.MethodGet, sys.URL("/api/health/coherence"), nil)
