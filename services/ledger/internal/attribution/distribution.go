@@ -74,55 +74,29 @@ func Split(value money.Micros, stakes []Stake) []Payout {
 	}
 
 	type share struct {
-		id        string
-		weight    *big.Int
-		units     int64
-		remainder *big.Int
+		id     string
+		weight *big.Int
+		units  int64
 	}
 	shares := make([]share, 0, len(weights))
 	for id, w := range weights {
 		shares = append(shares, share{id: id, weight: w})
 	}
-	slices.SortFunc(shares, func(a, b share) int {
-		if c := b.weight.Cmp(a.weight); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-
+	// Apportioned in contributor id order, so equal remainders go by id;
+	// then listed largest weight first.
+	slices.SortFunc(shares, func(a, b share) int { return cmp.Compare(a.id, b.id) })
 	unit := money.Cent
 	if value%money.Cent != 0 {
 		unit = 1
 	}
-	// units × weight = whole × total + remainder, for each share; the
-	// whole parts fall short of units by the remainders' sum over total,
-	// which is less than the number of shares.
-	units := big.NewInt(int64(value / unit))
-	left := int64(value / unit)
-	num, whole := new(big.Int), new(big.Int)
-	for i := range shares {
-		s := &shares[i]
-		num.Mul(units, s.weight)
-		s.remainder = new(big.Int)
-		whole.QuoRem(num, total, s.remainder)
-		s.units = whole.Int64()
-		left -= s.units
+	ws := make([]*big.Int, len(shares))
+	for i, s := range shares {
+		ws[i] = s.weight
 	}
-	if left > 0 {
-		order := make([]int, len(shares))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int {
-			if c := shares[b].remainder.Cmp(shares[a].remainder); c != 0 {
-				return c
-			}
-			return cmp.Compare(shares[a].id, shares[b].id)
-		})
-		for _, i := range order[:left] {
-			shares[i].units++
-		}
+	for i, n := range money.Apportion(int64(value/unit), ws) {
+		shares[i].units = n
 	}
+	slices.SortStableFunc(shares, func(a, b share) int { return b.weight.Cmp(a.weight) })
 
 	out := make([]Payout, len(shares))
 	for i, s := range shares {
