@@ -18,7 +18,8 @@ import (
 //     credential, or none while public reads are on); otherwise either
 //     credential;
 //   - x-foundry-roles: the roles that may call, and x-foundry-conditions
-//     the roles a boolean field changes them to (dry_run, pay_cc);
+//     the roles a boolean field changes them to (dry_run, pay_cc), or a
+//     string field of one value (an impact record's kind: revenue);
 //   - x-foundry-self: the field a contributor may fill only with its own id.
 //
 // operationIds are protoc-gen-openapiv2's <Service>_<Method>, with a number
@@ -74,7 +75,11 @@ func describePolicy(op map[string]any, pol *authzv1.Policy) {
 	if len(pol.GetWhen()) > 0 {
 		var conds []any
 		for _, c := range pol.GetWhen() {
-			conds = append(conds, map[string]any{"field": c.GetField(), "roles": roleNames(c.GetAllow())})
+			cond := map[string]any{"field": c.GetField(), "roles": roleNames(c.GetAllow())}
+			if c.GetEquals() != "" {
+				cond["equals"] = c.GetEquals()
+			}
+			conds = append(conds, cond)
 		}
 		op["x-foundry-conditions"] = conds
 	}

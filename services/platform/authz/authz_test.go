@@ -124,9 +124,13 @@ func TestPoliciesCoverEveryMethod(t *testing.T) {
 				for _, c := range pol.GetWhen() {
 					fd := in.Fields().ByName(protoreflect.Name(c.GetField()))
 					require.NotNil(t, fd, "%s: condition field %q", name, c.GetField())
-					isBool := fd.Kind() == protoreflect.BoolKind ||
-						(fd.Message() != nil && fd.Message().FullName() == "google.protobuf.BoolValue")
-					require.True(t, isBool, "%s: condition field %q is no bool", name, c.GetField())
+					if c.GetEquals() != "" {
+						require.Equal(t, protoreflect.StringKind, fd.Kind(), "%s: condition field %q with equals is no string", name, c.GetField())
+					} else {
+						isBool := fd.Kind() == protoreflect.BoolKind ||
+							(fd.Message() != nil && fd.Message().FullName() == "google.protobuf.BoolValue")
+						require.True(t, isBool, "%s: condition field %q is no bool", name, c.GetField())
+					}
 					require.NotEmpty(t, c.GetAllow(), name)
 				}
 			}

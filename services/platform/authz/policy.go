@@ -172,11 +172,23 @@ func Authorize(pol *authzv1.Policy, p Principal, req proto.Message, publicReads 
 func Allowed(pol *authzv1.Policy, req proto.Message) []Role {
 	allow := pol.GetAllow()
 	for _, c := range pol.GetWhen() {
-		if req != nil && boolField(req.ProtoReflect(), protoreflect.Name(c.GetField()), c.GetIfUnset()) {
+		if req != nil && holds(req.ProtoReflect(), c) {
 			allow = c.GetAllow()
 		}
 	}
 	return allow
+}
+
+// holds reports whether the condition holds for the request m: its
+// string field equals c.equals, or (without equals) its bool field is
+// true.
+func holds(m protoreflect.Message, c *authzv1.Condition) bool {
+	name := protoreflect.Name(c.GetField())
+	if want := c.GetEquals(); want != "" {
+		fd := m.Descriptor().Fields().ByName(name)
+		return fd != nil && fd.Kind() == protoreflect.StringKind && m.Get(fd).String() == want
+	}
+	return boolField(m, name, c.GetIfUnset())
 }
 
 // boolField reads a bool or google.protobuf.BoolValue field; an unset

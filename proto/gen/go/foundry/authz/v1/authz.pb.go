@@ -121,7 +121,8 @@ type Policy struct {
 	// contributor (operator, admin) are not bound by it.
 	Self string `protobuf:"bytes,2,opt,name=self,proto3" json:"self,omitempty"`
 	// when replaces allow for requests whose boolean field is true (a dry run
-	// needs less than a real one; a distribution paid in CC needs more).
+	// needs less than a real one; a distribution paid in CC needs more), or
+	// whose string field has a value (revenue needs more than usage).
 	When          []*Condition `protobuf:"bytes,3,rep,name=when,proto3" json:"when,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -178,15 +179,20 @@ func (x *Policy) GetWhen() []*Condition {
 	return nil
 }
 
-// Condition is a policy for requests with a boolean field set.
+// Condition is a policy for requests with a boolean field set, or with a
+// string field of one value.
 type Condition struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// field is a bool or google.protobuf.BoolValue field of the request.
+	// field is a bool or google.protobuf.BoolValue field of the request,
+	// or, with equals, a string field.
 	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
-	// allow replaces Policy.allow when the field is true.
+	// allow replaces Policy.allow when the field is true (or equals).
 	Allow []Role `protobuf:"varint,2,rep,packed,name=allow,proto3,enum=foundry.authz.v1.Role" json:"allow,omitempty"`
 	// if_unset is the value an unset BoolValue field counts as.
-	IfUnset       bool `protobuf:"varint,3,opt,name=if_unset,json=ifUnset,proto3" json:"if_unset,omitempty"`
+	IfUnset bool `protobuf:"varint,3,opt,name=if_unset,json=ifUnset,proto3" json:"if_unset,omitempty"`
+	// equals, when set, makes the condition hold when the string field is
+	// exactly this value (an impact record's kind "revenue").
+	Equals        string `protobuf:"bytes,4,opt,name=equals,proto3" json:"equals,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -242,6 +248,13 @@ func (x *Condition) GetIfUnset() bool {
 	return false
 }
 
+func (x *Condition) GetEquals() string {
+	if x != nil {
+		return x.Equals
+	}
+	return ""
+}
+
 var file_foundry_authz_v1_authz_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -269,11 +282,12 @@ const file_foundry_authz_v1_authz_proto_rawDesc = "" +
 	"\x06Policy\x12,\n" +
 	"\x05allow\x18\x01 \x03(\x0e2\x16.foundry.authz.v1.RoleR\x05allow\x12\x12\n" +
 	"\x04self\x18\x02 \x01(\tR\x04self\x12/\n" +
-	"\x04when\x18\x03 \x03(\v2\x1b.foundry.authz.v1.ConditionR\x04when\"j\n" +
+	"\x04when\x18\x03 \x03(\v2\x1b.foundry.authz.v1.ConditionR\x04when\"\x82\x01\n" +
 	"\tCondition\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12,\n" +
 	"\x05allow\x18\x02 \x03(\x0e2\x16.foundry.authz.v1.RoleR\x05allow\x12\x19\n" +
-	"\bif_unset\x18\x03 \x01(\bR\aifUnset*\x9a\x01\n" +
+	"\bif_unset\x18\x03 \x01(\bR\aifUnset\x12\x16\n" +
+	"\x06equals\x18\x04 \x01(\tR\x06equals*\x9a\x01\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_PUBLIC\x10\x01\x12\x0f\n" +

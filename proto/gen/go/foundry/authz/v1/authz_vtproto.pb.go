@@ -121,6 +121,13 @@ func (m *Condition) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.Equals) > 0 {
+		i -= len(m.Equals)
+		copy(dAtA[i:], m.Equals)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Equals)))
+		i--
+		dAtA[i] = 0x22
+	}
 	if m.IfUnset {
 		i--
 		if m.IfUnset {
@@ -208,6 +215,10 @@ func (m *Condition) SizeVT() (n int) {
 	}
 	if m.IfUnset {
 		n += 2
+	}
+	l = len(m.Equals)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -549,6 +560,38 @@ func (m *Condition) UnmarshalVT(dAtA []byte) error {
 				}
 			}
 			m.IfUnset = bool(v != 0)
+		case 4:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Equals", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Equals = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
