@@ -297,6 +297,17 @@ var authzRoutes = []*authzRoute{
 		requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/contributors/{id}/pledges", params: map[string]string{"id": "self"},
 		requests: authzOne(http.StatusCreated, func(c *authzCell) any { return map[string]any{"idea_id": c.id("idea"), "hours_pledged": 1} })},
+	{method: http.MethodGet, path: "/api/ideas/{idea_id}/impact", params: map[string]string{"idea_id": "idea"},
+		requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodPost, path: "/api/ideas/{idea_id}/impact", params: map[string]string{"idea_id": "idea"},
+		requests: []authzRequest{
+			{what: "`kind: usage`", ok: http.StatusCreated, body: func(c *authzCell) any {
+				return map[string]any{"kind": "usage", "quantity": 1, "unit": "requests", "evidence": "matrix", "reference": c.f.next("usage")}
+			}},
+			{what: "`kind: revenue`", ok: http.StatusCreated, body: func(c *authzCell) any {
+				return map[string]any{"kind": "revenue", "amount_usd": 1, "evidence": "matrix", "reference": c.f.next("revenue")}
+			}},
+		}},
 	{method: http.MethodGet, path: "/api/ideas/{idea_id}/invest-preview", params: map[string]string{"idea_id": "idea"},
 		requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/ideas/{idea_id}/stake", params: map[string]string{"idea_id": "idea"},

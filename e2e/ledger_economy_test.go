@@ -182,7 +182,9 @@ func TestEconomyStakesAndOwnership(t *testing.T) {
 
 		inv := request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.id+"/investments"), nil)
 		requireStatus(t, http.StatusOK, inv)
-		require.Equal(t, []any{map[string]any{"idea_id": idea, "amount_cc": 349.0, "since": inv.JSON["positions"].([]any)[0].(map[string]any)["since"]}}, inv.JSON["positions"])
+		require.Equal(t, []any{map[string]any{"idea_id": idea, "amount_cc": 349.0, "since": inv.JSON["positions"].([]any)[0].(map[string]any)["since"],
+			"earned_cc": 0.0, "attribution_cc": 349.0, "realized_cc": 0.0, "gain_pct": 0.0}}, inv.JSON["positions"],
+			"no impact recorded: the attribution is the stake, nothing realized")
 		require.Equal(t, 1.0, inv.JSON["summary"].(map[string]any)["position_count"])
 		hist := request(t, http.MethodGet, sys.URL("/api/contributors/"+ada.id+"/investment-history"), nil)
 		events, page := listPage(t, hist, "events")

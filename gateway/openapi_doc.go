@@ -93,6 +93,7 @@ var successStatuses = map[string][]string{
 	"LedgerService_Deposit":            {"201", "200"}, // 200: a repeated reference, nothing new
 	"LedgerService_Stake":              {"201", "200"}, // 200: a dry run
 	"LedgerService_CreatePledge":       {"201"},
+	"LedgerService_RecordImpact":       {"201", "200"}, // 200: a repeated reference, nothing new
 	"LedgerService_CreateAsset":        {"201"},
 	"LedgerService_CreateContribution": {"201"},
 	"LedgerService_CreateDistribution": {"201"},
@@ -112,7 +113,8 @@ var statusText = map[string]string{
 // product's areas, not as the gRPC services behind them.
 func area(path string) string {
 	switch {
-	case strings.HasSuffix(path, "/stake") || strings.HasSuffix(path, "/invest-preview") || path == "/api/cc/unstake" ||
+	case strings.HasSuffix(path, "/stake") || strings.HasSuffix(path, "/invest-preview") || strings.HasSuffix(path, "/impact") ||
+		path == "/api/cc/unstake" ||
 		strings.HasSuffix(path, "/investments") || strings.HasSuffix(path, "/investment-history") || strings.HasSuffix(path, "/pledges"):
 		return "Investment"
 	case path == "/api/ideas/storage":
@@ -138,7 +140,7 @@ func area(path string) string {
 // areas are the document's tags, in reading order.
 var areas = []map[string]any{
 	{"name": "Ideas", "description": "The portfolio: ideas ranked by their free-energy score, their stages, tags, questions, progress and right-sizing."},
-	{"name": "Investment", "description": "Staking CC on ideas, unstaking (with its cooldown), pledges and each contributor's positions."},
+	{"name": "Investment", "description": "Staking CC on ideas, unstaking (with its cooldown), pledges, each contributor's positions, and an idea's impact records, which grow its stakers' attribution and pay them its revenue."},
 	{"name": "Ledger", "description": "Assets, contributions, value distributions, and the hash-chained audit log with its signed checkpoints and proofs."},
 	{"name": "Economy", "description": "Deposits and withdrawals, balances, supply and reserve, the exchange rate and its oracle, and the emergency freeze."},
 	{"name": "Agent", "description": "The agent task queue, its attention flags and metrics, prompt A/B statistics, failure diagnostics and the pipeline loop."},

@@ -171,6 +171,18 @@ func init() {
 		reflect.TypeFor[*ledgerv1.GetSupplyResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1GetSupplyResponse(r, m.(*ledgerv1.GetSupplyResponse))
 		},
+		reflect.TypeFor[*ledgerv1.ImpactPayout](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1ImpactPayout(r, m.(*ledgerv1.ImpactPayout))
+		},
+		reflect.TypeFor[*ledgerv1.ImpactRecord](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1ImpactRecord(r, m.(*ledgerv1.ImpactRecord))
+		},
+		reflect.TypeFor[*ledgerv1.ImpactTotals](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1ImpactTotals(r, m.(*ledgerv1.ImpactTotals))
+		},
+		reflect.TypeFor[*ledgerv1.ImpactUsage](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1ImpactUsage(r, m.(*ledgerv1.ImpactUsage))
+		},
 		reflect.TypeFor[*ledgerv1.Incident](): func(r *renderer, m proto.Message) error { return renderLedgerv1Incident(r, m.(*ledgerv1.Incident)) },
 		reflect.TypeFor[*ledgerv1.IntegrityFinding](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1IntegrityFinding(r, m.(*ledgerv1.IntegrityFinding))
@@ -205,6 +217,9 @@ func init() {
 		reflect.TypeFor[*ledgerv1.ListContributorsResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1ListContributorsResponse(r, m.(*ledgerv1.ListContributorsResponse))
 		},
+		reflect.TypeFor[*ledgerv1.ListIdeaImpactResponse](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1ListIdeaImpactResponse(r, m.(*ledgerv1.ListIdeaImpactResponse))
+		},
 		reflect.TypeFor[*ledgerv1.ListIncidentsResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1ListIncidentsResponse(r, m.(*ledgerv1.ListIncidentsResponse))
 		},
@@ -225,6 +240,9 @@ func init() {
 		},
 		reflect.TypeFor[*ledgerv1.RecordGithubDeliveryResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1RecordGithubDeliveryResponse(r, m.(*ledgerv1.RecordGithubDeliveryResponse))
+		},
+		reflect.TypeFor[*ledgerv1.RecordImpactResponse](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1RecordImpactResponse(r, m.(*ledgerv1.RecordImpactResponse))
 		},
 		reflect.TypeFor[*ledgerv1.RecordOraclePriceResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1RecordOraclePriceResponse(r, m.(*ledgerv1.RecordOraclePriceResponse))
@@ -2052,6 +2070,12 @@ func renderLedgerv1GetInvestPreviewResponse(r *renderer, x *ledgerv1.GetInvestPr
 	r.buf = appendJSONFloat(r.buf, x.StageUnlockPct, 64)
 	r.buf = append(r.buf, `,"staker_count":`...)
 	r.buf = strconv.AppendInt(r.buf, int64(x.StakerCount), 10)
+	r.buf = append(r.buf, `,"basis":`...)
+	if err := r.str(x.Basis); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"paid_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.PaidCc, 64)
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -2221,6 +2245,133 @@ func renderLedgerv1GetSupplyResponse(r *renderer, x *ledgerv1.GetSupplyResponse)
 	r.enum(enumLedgerv1EconomyMode, int32(x.Mode))
 	r.buf = append(r.buf, `,"cc_per_usd":`...)
 	r.buf = appendJSONFloat(r.buf, x.CcPerUsd, 64)
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderLedgerv1ImpactPayout renders foundry.ledger.v1.ImpactPayout.
+func renderLedgerv1ImpactPayout(r *renderer, x *ledgerv1.ImpactPayout) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"contributor_id":`...)
+	if err := r.str(x.ContributorId); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"amount_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.AmountCc, 64)
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderLedgerv1ImpactRecord renders foundry.ledger.v1.ImpactRecord.
+func renderLedgerv1ImpactRecord(r *renderer, x *ledgerv1.ImpactRecord) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"id":`...)
+	if err := r.str(x.Id); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"idea_id":`...)
+	if err := r.str(x.IdeaId); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"kind":`...)
+	if err := r.str(x.Kind); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"reference":`...)
+	if err := r.str(x.Reference); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"evidence":`...)
+	if err := r.str(x.Evidence); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"quantity":`...)
+	r.buf = appendJSONFloat(r.buf, x.Quantity, 64)
+	r.buf = append(r.buf, `,"unit":`...)
+	if err := r.str(x.Unit); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"earned_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.EarnedCc, 64)
+	r.buf = append(r.buf, `,"positions":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Positions), 10)
+	r.buf = append(r.buf, `,"amount_usd":`...)
+	r.buf = appendJSONFloat(r.buf, x.AmountUsd, 64)
+	r.buf = append(r.buf, `,"minted_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.MintedCc, 64)
+	r.buf = append(r.buf, `,"fee_usd":`...)
+	r.buf = appendJSONFloat(r.buf, x.FeeUsd, 64)
+	r.buf = append(r.buf, `,"entry_id":`...)
+	if x.EntryId == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.EntryId.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"source":`...)
+	if err := r.str(x.Source); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"created_at":`...)
+	if err := r.str(x.CreatedAt); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderLedgerv1ImpactTotals renders foundry.ledger.v1.ImpactTotals.
+func renderLedgerv1ImpactTotals(r *renderer, x *ledgerv1.ImpactTotals) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"usage_records":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.UsageRecords), 10)
+	r.buf = append(r.buf, `,"revenue_records":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.RevenueRecords), 10)
+	r.buf = append(r.buf, `,"usage":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.Usage {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderLedgerv1ImpactUsage(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"earned_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.EarnedCc, 64)
+	r.buf = append(r.buf, `,"revenue_usd":`...)
+	r.buf = appendJSONFloat(r.buf, x.RevenueUsd, 64)
+	r.buf = append(r.buf, `,"paid_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.PaidCc, 64)
+	r.buf = append(r.buf, `,"last_recorded_at":`...)
+	if x.LastRecordedAt == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.LastRecordedAt.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderLedgerv1ImpactUsage renders foundry.ledger.v1.ImpactUsage.
+func renderLedgerv1ImpactUsage(r *renderer, x *ledgerv1.ImpactUsage) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"unit":`...)
+	if err := r.str(x.Unit); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"quantity":`...)
+	r.buf = appendJSONFloat(r.buf, x.Quantity, 64)
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -2579,6 +2730,50 @@ func renderLedgerv1ListContributorsResponse(r *renderer, x *ledgerv1.ListContrib
 	return nil
 }
 
+// renderLedgerv1ListIdeaImpactResponse renders foundry.ledger.v1.ListIdeaImpactResponse.
+func renderLedgerv1ListIdeaImpactResponse(r *renderer, x *ledgerv1.ListIdeaImpactResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"idea_id":`...)
+	if err := r.str(x.IdeaId); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"totals":`...)
+	if x.Totals == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderLedgerv1ImpactTotals(r, x.Totals); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"records":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.Records {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderLedgerv1ImpactRecord(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"pagination":`...)
+	if x.Pagination == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderCommonv1Pagination(r, x.Pagination); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
 // renderLedgerv1ListIncidentsResponse renders foundry.ledger.v1.ListIncidentsResponse.
 func renderLedgerv1ListIncidentsResponse(r *renderer, x *ledgerv1.ListIncidentsResponse) error {
 	r.buf = append(r.buf, '{')
@@ -2765,6 +2960,14 @@ func renderLedgerv1Position(r *renderer, x *ledgerv1.Position) error {
 	if err := r.str(x.Since); err != nil {
 		return err
 	}
+	r.buf = append(r.buf, `,"earned_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.EarnedCc, 64)
+	r.buf = append(r.buf, `,"attribution_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.AttributionCc, 64)
+	r.buf = append(r.buf, `,"realized_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.RealizedCc, 64)
+	r.buf = append(r.buf, `,"gain_pct":`...)
+	r.buf = appendJSONFloat(r.buf, x.GainPct, 64)
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -2803,6 +3006,40 @@ func renderLedgerv1RecordGithubDeliveryResponse(r *renderer, x *ledgerv1.RecordG
 	if err := r.str(x.Detail); err != nil {
 		return err
 	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderLedgerv1RecordImpactResponse renders foundry.ledger.v1.RecordImpactResponse.
+func renderLedgerv1RecordImpactResponse(r *renderer, x *ledgerv1.RecordImpactResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"record":`...)
+	if x.Record == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderLedgerv1ImpactRecord(r, x.Record); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"payouts":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.Payouts {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderLedgerv1ImpactPayout(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"duplicate":`...)
+	r.buf = strconv.AppendBool(r.buf, x.Duplicate)
 	r.buf = append(r.buf, '}')
 	return nil
 }

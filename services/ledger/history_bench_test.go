@@ -33,7 +33,7 @@ func (benchIdeas) Idea(_ context.Context, id string) (usecase.IdeaInfo, error) {
 
 func benchRepos(q database.Querier) usecase.Repos {
 	return usecase.Repos{Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q), Integrity: sqlstore.NewIntegrity(q), Identity: sqlstore.NewIdentity(q),
-		Attribution: sqlstore.NewAttribution(q), Keys: idempotency.SQL{Q: q}, Send: q.SendBatch}
+		Attribution: sqlstore.NewAttribution(q), Impact: sqlstore.NewImpact(q), Keys: idempotency.SQL{Q: q}, Send: q.SendBatch}
 }
 
 // BenchmarkStakeHistory stakes as one contributor, one stake after the

@@ -21,6 +21,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/handler"
 	"github.com/foundryhq/foundry/services/ledger/internal/identity"
+	"github.com/foundryhq/foundry/services/ledger/internal/impact"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/peer"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
@@ -47,6 +48,7 @@ type Config struct {
 	RateOracleURL    string
 	RatePollInterval time.Duration
 	PledgeCCPerHour  float64
+	ImpactUsageRate  float64
 
 	// The audit log.
 	AuditSigningKey       string
@@ -75,6 +77,8 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.Duration(&c.RatePollInterval, "rate-poll-interval", "FOUNDRY_RATE_POLL_INTERVAL", time.Minute,
 		"how often the rate source is read through the circuit breaker; 0 reads it only at startup")
 	fs.Float(&c.PledgeCCPerHour, "pledge-cc-per-hour", "FOUNDRY_PLEDGE_CC_PER_HOUR", 500, "CC a pledged hour is worth (cc_equivalent)")
+	fs.Float(&c.ImpactUsageRate, "impact-usage-rate", "FOUNDRY_IMPACT_USAGE_RATE", impact.DefaultUsageRate.Float64(),
+		"attribution a usage record adds to each position on its idea, per unit of usage, as a share of the CC staked (0.01: 1 %)")
 	fs.String(&c.AuditSigningKey, "audit-signing-key", "FOUNDRY_AUDIT_SIGNING_KEY", "",
 		"Ed25519 key that signs the audit log's checkpoints, as a signed-note key (PRIVATE+KEY+<name>+<hash>+<key>; foundry audit keygen makes one); "+
 			"required where the ledger runs beside other Foundry processes; a single-process run without it keeps one in <data-dir>/audit.key")
@@ -96,6 +100,10 @@ func (c *Config) register(fs *config.FlagSet) {
 			"0 turns the scrubber off")
 }
 
+// impactMaxUsageRate bounds FOUNDRY_IMPACT_USAGE_RATE: a unit of usage
+// may earn a position at most its own stake again.
+const impactMaxUsageRate = money.Micros(money.Scale)
+
 // economy builds the credit economy's configuration from the settings.
 func (c *Config) economy() (usecase.Config, error) {
 	var out usecase.Config
@@ -116,6 +124,11 @@ func (c *Config) economy() (usecase.Config, error) {
 	if err != nil || pledge <= 0 {
 		return out, fmt.Errorf("FOUNDRY_PLEDGE_CC_PER_HOUR: want a positive number with at most 6 decimals, got %v", c.PledgeCCPerHour)
 	}
+	usageRate, err := money.FromFloat(c.ImpactUsageRate)
+	if err != nil || usageRate < 0 || usageRate > impactMaxUsageRate {
+		return out, fmt.Errorf("FOUNDRY_IMPACT_USAGE_RATE: want a number from 0 to %s with at most 6 decimals (0: the default, 0.01), got %v",
+			impactMaxUsageRate, c.ImpactUsageRate)
+	}
 	if c.AuditSequenceInterval <= 0 {
 		return out, errors.New("FOUNDRY_AUDIT_SEQUENCE_INTERVAL: want a positive duration")
 	}
@@ -135,7 +148,8 @@ func (c *Config) economy() (usecase.Config, error) {
 	if err != nil {
 		return out, err
 	}
-	out = usecase.Config{Signers: signers, Rates: usecase.FixedRate(rate), PledgeRate: pledge, SessionTTL: c.SessionTTL,
+	out = usecase.Config{Signers: signers, Rates: usecase.FixedRate(rate), PledgeRate: pledge, ImpactUsageRate: usageRate,
+		SessionTTL: c.SessionTTL,
 		AuditBatch: c.AuditBatch, ScrubCycle: scrub, Witnesses: witnesses}
 	if c.AuditSigningKey != "" {
 		if out.AuditSigner, err = audit.NewSigner(c.AuditSigningKey); err != nil {
@@ -371,8 +385,8 @@ func repos(q database.Querier) usecase.Repos {
 		Audit:       sqlstore.NewAudit(q),
 		Integrity:   sqlstore.NewIntegrity(q),
 		Identity:    sqlstore.NewIdentity(q),
-		Attribution: sqlstore.NewAttribution(q),
-		Keys:        idempotency.SQL{Q: q},
-		Send:        q.SendBatch,
+		Attribution: sqlstore.NewAttribution(q), Impact: sqlstore.NewImpact(q),
+		Keys: idempotency.SQL{Q: q},
+		Send: q.SendBatch,
 	}
 }

@@ -1047,6 +1047,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ideas/{idea_id}/impact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Returns a page of an idea's impact records, newest first, with the totals of all of them. */
+        get: operations["LedgerService_ListIdeaImpact"];
+        put?: never;
+        /** Records an impact record of an idea, once per reference: usage (a worker or an operator) grows the attribution of the positions staked on it; revenue (an administrator) enters the treasury, mints CC at the buy rate and pays it to those positions in proportion to the attribution they earned. */
+        post: operations["LedgerService_RecordImpact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ideas/{idea_id}/invest-preview": {
         parameters: {
             query?: never;
@@ -1480,6 +1498,23 @@ export interface components {
             /** Format: double */
             hours_pledged?: number;
             idea_id?: string;
+        };
+        /** @description RecordImpactRequest is one impact record for an idea. */
+        LedgerServiceRecordImpactBody: {
+            /** Format: double */
+            amount_usd?: number;
+            /** @description evidence is where the impact is measured: a URL or a sentence. */
+            evidence?: string;
+            /** @description kind is usage (quantity and unit) or revenue (amount_usd). */
+            kind?: string;
+            /** Format: double */
+            quantity?: number;
+            /**
+             * @description reference makes the record idempotent for the idea (a metrics
+             *     period, an invoice number).
+             */
+            reference?: string;
+            unit?: string;
         };
         /**
          * @description StakeRequest stakes CC on an idea (owner only unless dry_run). On
@@ -2402,11 +2437,22 @@ export interface components {
         /** @description GetInvestPreviewResponse is an ROI projection for an idea. */
         v1GetInvestPreviewResponse: {
             /**
+             * @description basis is what the projection rests on: "stage" (the stage's
+             *     heuristic) or "impact" (what the idea's revenue paid per CC staked,
+             *     plus the stage's upside).
+             */
+            basis: string;
+            /**
              * Format: double
              * @description coherence_score is the idea's confidence (0..1), which scales the upside.
              */
             coherence_score: number;
             idea_id: string;
+            /**
+             * Format: double
+             * @description paid_cc is the CC the idea's revenue records paid its stakers so far.
+             */
+            paid_cc: number;
             projections: components["schemas"]["v1InvestProjection"] | null;
             stage: components["schemas"]["v1Stage"];
             /**
@@ -2777,6 +2823,72 @@ export interface components {
             /** Format: int32 */
             validated_ideas: number;
         };
+        /** @description ImpactPayout is what a revenue record paid one position. */
+        v1ImpactPayout: {
+            /** Format: double */
+            amount_cc: number;
+            contributor_id: string;
+        };
+        /** @description ImpactRecord is one usage or revenue record of an idea. */
+        v1ImpactRecord: {
+            /**
+             * Format: double
+             * @description amount_usd, minted_cc and fee_usd are a revenue record's: the USD it
+             *     brought, the CC minted at the buy rate and paid, the spread kept.
+             */
+            amount_usd: number;
+            created_at: string;
+            /**
+             * Format: double
+             * @description earned_cc is the attribution a usage record added over all the
+             *     positions it reached; positions how many it reached or paid.
+             */
+            earned_cc: number;
+            /** @description entry_id is a revenue record's first journal entry; null for usage. */
+            entry_id: string | null;
+            evidence: string;
+            /** Format: double */
+            fee_usd: number;
+            id: string;
+            idea_id: string;
+            /** @description kind is usage or revenue. */
+            kind: string;
+            /** Format: double */
+            minted_cc: number;
+            /** Format: int32 */
+            positions: number;
+            /**
+             * Format: double
+             * @description quantity and unit are a usage record's.
+             */
+            quantity: number;
+            reference: string;
+            /** @description source is api or webhook. */
+            source: string;
+            unit: string;
+        };
+        /** @description ImpactTotals sum an idea's impact records. */
+        v1ImpactTotals: {
+            /** Format: double */
+            earned_cc: number;
+            /** @description last_recorded_at is the newest record's time; null for none. */
+            last_recorded_at: string | null;
+            /** Format: double */
+            paid_cc: number;
+            /** Format: int32 */
+            revenue_records: number;
+            /** Format: double */
+            revenue_usd: number;
+            usage: components["schemas"]["v1ImpactUsage"][];
+            /** Format: int32 */
+            usage_records: number;
+        };
+        /** @description ImpactUsage is the usage of one unit. */
+        v1ImpactUsage: {
+            /** Format: double */
+            quantity: number;
+            unit: string;
+        };
         /** @description Incident is a freeze, an unfreeze, a breaker trip, a repair or a monitor decision. */
         v1Incident: {
             actor: string;
@@ -2887,6 +2999,16 @@ export interface components {
         v1ListEdgesResponse: {
             edges: components["schemas"]["v1Edge"][];
             pagination: components["schemas"]["v1Pagination"] | null;
+        };
+        /**
+         * @description ListIdeaImpactResponse is a page of the records, newest first, and the
+         *     totals of all of them.
+         */
+        v1ListIdeaImpactResponse: {
+            idea_id: string;
+            pagination: components["schemas"]["v1Pagination"] | null;
+            records: components["schemas"]["v1ImpactRecord"][];
+            totals: components["schemas"]["v1ImpactTotals"] | null;
         };
         /** @description ListIdeaStagesResponse is a page of the history, oldest first. */
         v1ListIdeaStagesResponse: {
@@ -3067,11 +3189,31 @@ export interface components {
             id: string;
             idea_id: string;
         };
-        /** @description Position is CC a contributor has staked on one idea. */
+        /**
+         * @description Position is CC a contributor has staked on one idea, with what the
+         *     idea's proven impact did for it (docs/ledger.md, "Impact and
+         *     attribution").
+         */
         v1Position: {
             /** Format: double */
             amount_cc: number;
+            /** Format: double */
+            attribution_cc: number;
+            /**
+             * Format: double
+             * @description earned_cc is the attribution the idea's usage records added to the
+             *     position; attribution_cc is amount_cc + earned_cc.
+             */
+            earned_cc: number;
+            /** Format: double */
+            gain_pct: number;
             idea_id: string;
+            /**
+             * Format: double
+             * @description realized_cc is the CC the idea's revenue records paid the position
+             *     (into the available balance); gain_pct is realized_cc / amount_cc × 100.
+             */
+            realized_cc: number;
             /** @description since is when the contributor first staked on the idea. */
             since: string;
         };
@@ -3158,6 +3300,20 @@ export interface components {
             checks: components["schemas"]["v1ReadinessCheck"][];
             /** @description status is "ready" or "not_ready". */
             status: string;
+        };
+        /** @description RecordImpactResponse is the record and, for revenue, what it paid. */
+        v1RecordImpactResponse: {
+            /**
+             * @description duplicate is true when the reference was recorded before: nothing
+             *     was recorded again (HTTP 200 instead of 201).
+             */
+            duplicate: boolean;
+            /**
+             * @description payouts are a revenue record's parts, largest first; empty for usage
+             *     and for a duplicate.
+             */
+            payouts: components["schemas"]["v1ImpactPayout"][];
+            record: components["schemas"]["v1ImpactRecord"] | null;
         };
         /** @description RecordOraclePriceRequest is one oracle reading in CC per USD (administrator). */
         v1RecordOraclePriceRequest: {
@@ -6036,6 +6192,85 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1Idea"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    LedgerService_ListIdeaImpact: {
+        parameters: {
+            query?: {
+                /** @description limit is 1..500 (default 50). */
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                idea_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListIdeaImpactResponse"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    LedgerService_RecordImpact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                idea_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LedgerServiceRecordImpactBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1RecordImpactResponse"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1RecordImpactResponse"];
                 };
             };
             /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */

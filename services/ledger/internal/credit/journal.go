@@ -109,6 +109,9 @@ const (
 	// KindDistribution pays one payout of a distribution as CC.
 	KindDistribution Kind = "distribution"
 	KindReversal     Kind = "reversal"
+	// KindRevenue pays one position its part of a revenue record of the
+	// idea it is staked on, minted against the USD the record brought.
+	KindRevenue Kind = "revenue"
 	// KindCorrection is a repair's: it restores the balances the audit
 	// log recorded where the journal was edited to say otherwise.
 	KindCorrection Kind = "correction"
@@ -117,7 +120,8 @@ const (
 // Movements are the kinds of journal entry: every audit entry of one of
 // these kinds records a journal entry, and every journal entry is
 // recorded by one.
-var Movements = []Kind{KindDeposit, KindWithdraw, KindStake, KindUnstake, KindRelease, KindDistribution, KindReversal, KindCorrection}
+var Movements = []Kind{KindDeposit, KindWithdraw, KindStake, KindUnstake, KindRelease, KindDistribution, KindReversal, KindCorrection,
+	KindRevenue}
 
 // IsMovement reports whether k is one of Movements.
 func IsMovement(k Kind) bool { return slices.Contains(Movements, k) }

@@ -14,6 +14,7 @@ import (
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/impact"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
@@ -171,7 +172,9 @@ func (h *Handler) ListInvestments(ctx context.Context, req *ledgerv1.ListInvestm
 			AvailableCc: micros(inv.Balances.Available), CoolingCc: micros(inv.Balances.Cooling)},
 		Pagination: paging.Of(inv.Limit, inv.Offset, inv.Total, len(inv.Positions), "")}
 	for i, p := range inv.Positions {
-		out.Positions[i] = &ledgerv1.Position{IdeaId: p.IdeaID, AmountCc: micros(p.Amount), Since: wire.Time(p.Since)}
+		out.Positions[i] = &ledgerv1.Position{IdeaId: p.IdeaID, AmountCc: micros(p.Amount), Since: wire.Time(p.Since),
+			EarnedCc: micros(p.Earned), AttributionCc: micros(p.Amount + p.Earned), RealizedCc: micros(p.Realized),
+			GainPct: impact.GainPct(p.Realized, p.Amount)}
 	}
 	return out, nil
 }
@@ -204,8 +207,13 @@ func (h *Handler) GetInvestPreview(ctx context.Context, req *ledgerv1.GetInvestP
 	if err != nil {
 		return nil, err
 	}
+	basis := "stage"
+	if p.FromImpact {
+		basis = "impact"
+	}
 	return &ledgerv1.GetInvestPreviewResponse{IdeaId: p.Idea.ID, Stage: stage(p.Idea.Stage), CoherenceScore: p.Coherence,
 		TotalCcStaked: micros(p.StakedCC), StakerCount: int32(p.Stakers), StageUnlockPct: p.Projection.StageUnlockPct,
+		Basis: basis, PaidCc: micros(p.PaidCC),
 		Projections: &ledgerv1.InvestProjection{LowMultiplier: p.Projection.LowMultiplier, HighMultiplier: p.Projection.HighMultiplier}}, nil
 }
 

@@ -32,7 +32,7 @@ func newHandler(t *testing.T, engine database.Engine) *handler.Handler {
 	app := usecase.New(db, func(q database.Querier) usecase.Repos {
 		return usecase.Repos{
 			Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q), Integrity: sqlstore.NewIntegrity(q), Identity: sqlstore.NewIdentity(q),
-			Attribution: sqlstore.NewAttribution(q), Keys: idempotency.SQL{Q: q}, Send: q.SendBatch,
+			Attribution: sqlstore.NewAttribution(q), Impact: sqlstore.NewImpact(q), Keys: idempotency.SQL{Q: q}, Send: q.SendBatch,
 		}
 	}, usecase.Config{Clock: clock.NewFake(t0)})
 	require.NoError(t, app.Register(context.Background(), store.Contributor{ID: "ada-id", Handle: "ada", TrustLevel: "tofu", CreatedAt: t0},

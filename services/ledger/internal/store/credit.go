@@ -125,6 +125,10 @@ type Position struct {
 	Amount money.Micros
 	// Since is when the contributor first staked on the idea.
 	Since time.Time
+	// Earned is the attribution the idea's usage records added to the
+	// position; Realized the CC its revenue records paid it (Impact).
+	Earned   money.Micros
+	Realized money.Micros
 }
 
 // Deposit is a confirmed USD deposit that minted CC.

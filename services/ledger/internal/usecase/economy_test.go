@@ -51,7 +51,7 @@ func (ideas) Idea(_ context.Context, id string) (usecase.IdeaInfo, error) {
 func repos(q database.Querier) usecase.Repos {
 	return usecase.Repos{
 		Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q), Integrity: sqlstore.NewIntegrity(q),
-		Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q),
+		Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q), Impact: sqlstore.NewImpact(q),
 		Keys: idempotency.SQL{Q: q}, Send: q.SendBatch,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/impact"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 )
@@ -125,9 +126,16 @@ type Preview struct {
 	Stakers    int
 	Projection credit.Projection
 	Coherence  float64
+	// PaidCC is what the idea's revenue records paid its stakers so far;
+	// FromImpact is true when the projection rests on it (impact.Project)
+	// rather than on the stage's heuristic alone.
+	PaidCC     money.Micros
+	FromImpact bool
 }
 
-// InvestPreview projects what staking on an idea may return.
+// InvestPreview projects what staking on an idea may return: from the
+// stage's heuristic, grounded in what the idea's revenue has paid its
+// stakers once it has paid any.
 func (a *App) InvestPreview(ctx context.Context, ideaID string) (Preview, error) {
 	if err := required("idea_id", ideaID); err != nil {
 		return Preview{}, err
@@ -136,10 +144,16 @@ func (a *App) InvestPreview(ctx context.Context, ideaID string) (Preview, error)
 	if err != nil {
 		return Preview{}, err
 	}
-	staked, n, err := a.read().Credit.IdeaStaked(ctx, idea.ID)
+	r := a.read()
+	staked, n, err := r.Credit.IdeaStaked(ctx, idea.ID)
 	if err != nil {
 		return Preview{}, err
 	}
-	return Preview{Idea: idea, StakedCC: staked, Stakers: n, Projection: credit.Project(idea.Stage, idea.Confidence),
-		Coherence: idea.Confidence}, nil
+	totals, err := r.Impact.ImpactTotals(ctx, idea.ID)
+	if err != nil {
+		return Preview{}, err
+	}
+	p, fromImpact := impact.Project(credit.Project(idea.Stage, idea.Confidence), totals.PaidCC, staked)
+	return Preview{Idea: idea, StakedCC: staked, Stakers: n, Projection: p, Coherence: idea.Confidence, PaidCC: totals.PaidCC,
+		FromImpact: fromImpact}, nil
 }

@@ -50,7 +50,7 @@ func allowed(mode string, kind credit.Kind) error {
 	case ModeReadOnly:
 		return fault.New(fault.Rejected, "read_only")
 	case ModeMintingPaused:
-		if kind == credit.KindDeposit {
+		if kind == credit.KindDeposit || kind == credit.KindRevenue {
 			return fault.New(fault.Rejected, "minting_paused")
 		}
 	}

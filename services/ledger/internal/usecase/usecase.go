@@ -21,6 +21,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
+	"github.com/foundryhq/foundry/services/ledger/internal/impact"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/platform/clock"
@@ -36,6 +37,7 @@ type Repos struct {
 	Integrity   store.Integrity
 	Identity    store.Identity
 	Attribution store.Attribution
+	Impact      store.Impact
 	// Keys holds the Idempotency-Key records.
 	Keys idempotency.Keys
 	// Send sends a batch the use case queued across the repositories, over
@@ -76,6 +78,10 @@ type Config struct {
 	Breaker credit.Breaker
 	// PledgeRate is the CC a pledged hour is worth (500 CC).
 	PledgeRate money.Micros
+	// ImpactUsageRate is the attribution a usage record adds to a
+	// position per unit of usage, as a share of its stake
+	// (impact.DefaultUsageRate: 0.01).
+	ImpactUsageRate money.Micros
 	// Signers are the freeze signers: id → HMAC secret.
 	Signers map[string]string
 	// Ideas looks ideas up in the portfolio.
@@ -165,6 +171,9 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	}
 	if cfg.PledgeRate == 0 {
 		cfg.PledgeRate = credit.DefaultPledgeRate
+	}
+	if cfg.ImpactUsageRate == 0 {
+		cfg.ImpactUsageRate = impact.DefaultUsageRate
 	}
 	if cfg.AuditBatch <= 0 {
 		cfg.AuditBatch = DefaultAuditBatch

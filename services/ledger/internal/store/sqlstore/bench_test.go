@@ -38,7 +38,7 @@ func BenchmarkCreateDistribution(b *testing.B) {
 				app := usecase.New(db, func(q database.Querier) usecase.Repos {
 					return usecase.Repos{
 						Credit: sqlstore.NewCredit(q), Audit: sqlstore.NewAudit(q), Integrity: sqlstore.NewIntegrity(q),
-						Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q),
+						Identity: sqlstore.NewIdentity(q), Attribution: sqlstore.NewAttribution(q), Impact: sqlstore.NewImpact(q),
 						Keys: idempotency.SQL{Q: q}, Send: q.SendBatch,
 					}
 				}, usecase.Config{})

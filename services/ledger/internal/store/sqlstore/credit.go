@@ -309,13 +309,14 @@ func (c Credit) Balances(ctx context.Context, contributorID string) (store.Balan
 // position columns. A position's since is worked out for the page's rows
 // only.
 func (c Credit) Positions(ctx context.Context, contributorID string, limit, offset int) ([]store.Position, int, error) {
-	rows, err := c.q.Query(ctx, `SELECT t.n, p.idea_id, p.balance, p.since
+	rows, err := c.q.Query(ctx, `SELECT t.n, p.idea_id, p.balance, p.since, COALESCE(r.earned_cc, 0), COALESCE(r.realized_cc, 0)
 		FROM (SELECT COUNT(*) AS n FROM cc_accounts WHERE contributor_id = $1 AND bucket = 'staked' AND balance > 0) t
 		LEFT JOIN (SELECT a.idea_id, a.balance,
 				(SELECT MIN(e.created_at) FROM cc_lines l JOIN cc_entries e ON e.id = l.entry_id WHERE l.account = a.account) AS since
 			FROM cc_accounts a
 			WHERE a.contributor_id = $1 AND a.bucket = 'staked' AND a.balance > 0
 			ORDER BY a.balance DESC, a.idea_id LIMIT $2 OFFSET $3) p ON TRUE
+		LEFT JOIN cc_attributions r ON r.contributor_id = $1 AND r.idea_id = p.idea_id
 		ORDER BY p.balance DESC, p.idea_id`, contributorID, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read positions of %s: %w", contributorID, err)
@@ -325,16 +326,17 @@ func (c Credit) Positions(ctx context.Context, contributorID string, limit, offs
 	total := 0
 	for rows.Next() {
 		var (
-			idea           *string
-			balance, since *int64
+			idea             *string
+			balance, since   *int64
+			earned, realized int64
 		)
-		if err := rows.Scan(&total, &idea, &balance, &since); err != nil {
+		if err := rows.Scan(&total, &idea, &balance, &since, &earned, &realized); err != nil {
 			return nil, 0, fmt.Errorf("read positions of %s: %w", contributorID, err)
 		}
 		if idea == nil {
 			continue // an empty page
 		}
-		p := store.Position{IdeaID: *idea, Amount: money.Micros(*balance)}
+		p := store.Position{IdeaID: *idea, Amount: money.Micros(*balance), Earned: money.Micros(earned), Realized: money.Micros(realized)}
 		if since != nil {
 			p.Since = database.Time(*since)
 		}

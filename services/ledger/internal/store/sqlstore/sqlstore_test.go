@@ -21,6 +21,7 @@ func TestConformance(t *testing.T) {
 				Credit:      func(q database.Querier) store.Credit { return sqlstore.NewCredit(q) },
 				Audit:       func(q database.Querier) store.Audit { return sqlstore.NewAudit(q) },
 				Integrity:   func(q database.Querier) store.Integrity { return sqlstore.NewIntegrity(q) },
+				Impact:      func(q database.Querier) store.Impact { return sqlstore.NewImpact(q) },
 			}
 		})
 	})

@@ -27,6 +27,7 @@ type Harness struct {
 	Credit      func(q database.Querier) store.Credit
 	Audit       func(q database.Querier) store.Audit
 	Integrity   func(q database.Querier) store.Integrity
+	Impact      func(q database.Querier) store.Impact
 }
 
 // repos are the repositories over one querier.
@@ -36,11 +37,12 @@ type repos struct {
 	credit      store.Credit
 	audit       store.Audit
 	integrity   store.Integrity
+	impact      store.Impact
 }
 
 func (h Harness) over(q database.Querier) repos {
 	return repos{identity: h.Identity(q), attribution: h.Attribution(q), credit: h.Credit(q), audit: h.Audit(q),
-		integrity: h.Integrity(q)}
+		integrity: h.Integrity(q), impact: h.Impact(q)}
 }
 
 // read returns the repositories over the pool.
@@ -60,7 +62,8 @@ func (h Harness) write(fn func(r repos) error) error {
 // cooling lots, pledges and the unstake window), oracle.go (readings,
 // incidents and freeze nonces), audit.go (records and repairs) and
 // queue.go (the audit queue, the Merkle tree and the checkpoints),
-// integrity.go (findings, the scrubber's state and its slices);
+// integrity.go (findings, the scrubber's state and its slices), impact.go
+// (impact records and the attribution of positions);
 // attribution.go holds the attribution topics' fixtures, held.go the
 // helpers of the cases where two transactions overlap (Postgres).
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
@@ -83,6 +86,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"queue", runQueue},
 		{"supply", runSupply},
 		{"integrity", runIntegrity},
+		{"impact", runImpact},
 	} {
 		t.Run(topic.name, func(t *testing.T) {
 			t.Parallel()

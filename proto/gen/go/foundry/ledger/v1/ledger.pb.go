@@ -2391,8 +2391,14 @@ type GetInvestPreviewResponse struct {
 	// stage_unlock_pct is the share (0..1) of the idea's value its stages unlocked.
 	StageUnlockPct float64 `protobuf:"fixed64,6,opt,name=stage_unlock_pct,json=stageUnlockPct,proto3" json:"stage_unlock_pct,omitempty"`
 	StakerCount    int32   `protobuf:"varint,7,opt,name=staker_count,json=stakerCount,proto3" json:"staker_count,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// basis is what the projection rests on: "stage" (the stage's
+	// heuristic) or "impact" (what the idea's revenue paid per CC staked,
+	// plus the stage's upside).
+	Basis string `protobuf:"bytes,8,opt,name=basis,proto3" json:"basis,omitempty"`
+	// paid_cc is the CC the idea's revenue records paid its stakers so far.
+	PaidCc        float64 `protobuf:"fixed64,9,opt,name=paid_cc,json=paidCc,proto3" json:"paid_cc,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetInvestPreviewResponse) Reset() {
@@ -2474,13 +2480,37 @@ func (x *GetInvestPreviewResponse) GetStakerCount() int32 {
 	return 0
 }
 
-// Position is CC a contributor has staked on one idea.
+func (x *GetInvestPreviewResponse) GetBasis() string {
+	if x != nil {
+		return x.Basis
+	}
+	return ""
+}
+
+func (x *GetInvestPreviewResponse) GetPaidCc() float64 {
+	if x != nil {
+		return x.PaidCc
+	}
+	return 0
+}
+
+// Position is CC a contributor has staked on one idea, with what the
+// idea's proven impact did for it (docs/ledger.md, "Impact and
+// attribution").
 type Position struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	IdeaId   string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
 	AmountCc float64                `protobuf:"fixed64,2,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
 	// since is when the contributor first staked on the idea.
-	Since         string `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	Since string `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	// earned_cc is the attribution the idea's usage records added to the
+	// position; attribution_cc is amount_cc + earned_cc.
+	EarnedCc      float64 `protobuf:"fixed64,4,opt,name=earned_cc,json=earnedCc,proto3" json:"earned_cc,omitempty"`
+	AttributionCc float64 `protobuf:"fixed64,5,opt,name=attribution_cc,json=attributionCc,proto3" json:"attribution_cc,omitempty"`
+	// realized_cc is the CC the idea's revenue records paid the position
+	// (into the available balance); gain_pct is realized_cc / amount_cc × 100.
+	RealizedCc    float64 `protobuf:"fixed64,6,opt,name=realized_cc,json=realizedCc,proto3" json:"realized_cc,omitempty"`
+	GainPct       float64 `protobuf:"fixed64,7,opt,name=gain_pct,json=gainPct,proto3" json:"gain_pct,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2536,6 +2566,693 @@ func (x *Position) GetSince() string {
 	return ""
 }
 
+func (x *Position) GetEarnedCc() float64 {
+	if x != nil {
+		return x.EarnedCc
+	}
+	return 0
+}
+
+func (x *Position) GetAttributionCc() float64 {
+	if x != nil {
+		return x.AttributionCc
+	}
+	return 0
+}
+
+func (x *Position) GetRealizedCc() float64 {
+	if x != nil {
+		return x.RealizedCc
+	}
+	return 0
+}
+
+func (x *Position) GetGainPct() float64 {
+	if x != nil {
+		return x.GainPct
+	}
+	return 0
+}
+
+// ImpactRecord is one usage or revenue record of an idea.
+type ImpactRecord struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Id     string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	IdeaId string                 `protobuf:"bytes,2,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	// kind is usage or revenue.
+	Kind      string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	Reference string `protobuf:"bytes,4,opt,name=reference,proto3" json:"reference,omitempty"`
+	Evidence  string `protobuf:"bytes,5,opt,name=evidence,proto3" json:"evidence,omitempty"`
+	// quantity and unit are a usage record's.
+	Quantity float64 `protobuf:"fixed64,6,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	Unit     string  `protobuf:"bytes,7,opt,name=unit,proto3" json:"unit,omitempty"`
+	// earned_cc is the attribution a usage record added over all the
+	// positions it reached; positions how many it reached or paid.
+	EarnedCc  float64 `protobuf:"fixed64,8,opt,name=earned_cc,json=earnedCc,proto3" json:"earned_cc,omitempty"`
+	Positions int32   `protobuf:"varint,9,opt,name=positions,proto3" json:"positions,omitempty"`
+	// amount_usd, minted_cc and fee_usd are a revenue record's: the USD it
+	// brought, the CC minted at the buy rate and paid, the spread kept.
+	AmountUsd float64 `protobuf:"fixed64,10,opt,name=amount_usd,json=amountUsd,proto3" json:"amount_usd,omitempty"`
+	MintedCc  float64 `protobuf:"fixed64,11,opt,name=minted_cc,json=mintedCc,proto3" json:"minted_cc,omitempty"`
+	FeeUsd    float64 `protobuf:"fixed64,12,opt,name=fee_usd,json=feeUsd,proto3" json:"fee_usd,omitempty"`
+	// entry_id is a revenue record's first journal entry; null for usage.
+	EntryId *wrapperspb.StringValue `protobuf:"bytes,13,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// source is api or webhook.
+	Source        string `protobuf:"bytes,14,opt,name=source,proto3" json:"source,omitempty"`
+	CreatedAt     string `protobuf:"bytes,15,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImpactRecord) Reset() {
+	*x = ImpactRecord{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImpactRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImpactRecord) ProtoMessage() {}
+
+func (x *ImpactRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImpactRecord.ProtoReflect.Descriptor instead.
+func (*ImpactRecord) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ImpactRecord) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ImpactRecord) GetIdeaId() string {
+	if x != nil {
+		return x.IdeaId
+	}
+	return ""
+}
+
+func (x *ImpactRecord) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ImpactRecord) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *ImpactRecord) GetEvidence() string {
+	if x != nil {
+		return x.Evidence
+	}
+	return ""
+}
+
+func (x *ImpactRecord) GetQuantity() float64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *ImpactRecord) GetUnit() string {
+	if x != nil {
+		return x.Unit
+	}
+	return ""
+}
+
+func (x *ImpactRecord) GetEarnedCc() float64 {
+	if x != nil {
+		return x.EarnedCc
+	}
+	return 0
+}
+
+func (x *ImpactRecord) GetPositions() int32 {
+	if x != nil {
+		return x.Positions
+	}
+	return 0
+}
+
+func (x *ImpactRecord) GetAmountUsd() float64 {
+	if x != nil {
+		return x.AmountUsd
+	}
+	return 0
+}
+
+func (x *ImpactRecord) GetMintedCc() float64 {
+	if x != nil {
+		return x.MintedCc
+	}
+	return 0
+}
+
+func (x *ImpactRecord) GetFeeUsd() float64 {
+	if x != nil {
+		return x.FeeUsd
+	}
+	return 0
+}
+
+func (x *ImpactRecord) GetEntryId() *wrapperspb.StringValue {
+	if x != nil {
+		return x.EntryId
+	}
+	return nil
+}
+
+func (x *ImpactRecord) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *ImpactRecord) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+// ImpactPayout is what a revenue record paid one position.
+type ImpactPayout struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContributorId string                 `protobuf:"bytes,1,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
+	AmountCc      float64                `protobuf:"fixed64,2,opt,name=amount_cc,json=amountCc,proto3" json:"amount_cc,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImpactPayout) Reset() {
+	*x = ImpactPayout{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImpactPayout) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImpactPayout) ProtoMessage() {}
+
+func (x *ImpactPayout) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImpactPayout.ProtoReflect.Descriptor instead.
+func (*ImpactPayout) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ImpactPayout) GetContributorId() string {
+	if x != nil {
+		return x.ContributorId
+	}
+	return ""
+}
+
+func (x *ImpactPayout) GetAmountCc() float64 {
+	if x != nil {
+		return x.AmountCc
+	}
+	return 0
+}
+
+// RecordImpactRequest is one impact record for an idea.
+type RecordImpactRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	IdeaId string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	// kind is usage (quantity and unit) or revenue (amount_usd).
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// reference makes the record idempotent for the idea (a metrics
+	// period, an invoice number).
+	Reference string `protobuf:"bytes,3,opt,name=reference,proto3" json:"reference,omitempty"`
+	// evidence is where the impact is measured: a URL or a sentence.
+	Evidence      string  `protobuf:"bytes,4,opt,name=evidence,proto3" json:"evidence,omitempty"`
+	Quantity      float64 `protobuf:"fixed64,5,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	Unit          string  `protobuf:"bytes,6,opt,name=unit,proto3" json:"unit,omitempty"`
+	AmountUsd     float64 `protobuf:"fixed64,7,opt,name=amount_usd,json=amountUsd,proto3" json:"amount_usd,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordImpactRequest) Reset() {
+	*x = RecordImpactRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordImpactRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordImpactRequest) ProtoMessage() {}
+
+func (x *RecordImpactRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordImpactRequest.ProtoReflect.Descriptor instead.
+func (*RecordImpactRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *RecordImpactRequest) GetIdeaId() string {
+	if x != nil {
+		return x.IdeaId
+	}
+	return ""
+}
+
+func (x *RecordImpactRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RecordImpactRequest) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *RecordImpactRequest) GetEvidence() string {
+	if x != nil {
+		return x.Evidence
+	}
+	return ""
+}
+
+func (x *RecordImpactRequest) GetQuantity() float64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *RecordImpactRequest) GetUnit() string {
+	if x != nil {
+		return x.Unit
+	}
+	return ""
+}
+
+func (x *RecordImpactRequest) GetAmountUsd() float64 {
+	if x != nil {
+		return x.AmountUsd
+	}
+	return 0
+}
+
+// RecordImpactResponse is the record and, for revenue, what it paid.
+type RecordImpactResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Record *ImpactRecord          `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	// payouts are a revenue record's parts, largest first; empty for usage
+	// and for a duplicate.
+	Payouts []*ImpactPayout `protobuf:"bytes,2,rep,name=payouts,proto3" json:"payouts,omitempty"`
+	// duplicate is true when the reference was recorded before: nothing
+	// was recorded again (HTTP 200 instead of 201).
+	Duplicate     bool `protobuf:"varint,3,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordImpactResponse) Reset() {
+	*x = RecordImpactResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordImpactResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordImpactResponse) ProtoMessage() {}
+
+func (x *RecordImpactResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordImpactResponse.ProtoReflect.Descriptor instead.
+func (*RecordImpactResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *RecordImpactResponse) GetRecord() *ImpactRecord {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+func (x *RecordImpactResponse) GetPayouts() []*ImpactPayout {
+	if x != nil {
+		return x.Payouts
+	}
+	return nil
+}
+
+func (x *RecordImpactResponse) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
+// ImpactUsage is the usage of one unit.
+type ImpactUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Unit          string                 `protobuf:"bytes,1,opt,name=unit,proto3" json:"unit,omitempty"`
+	Quantity      float64                `protobuf:"fixed64,2,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImpactUsage) Reset() {
+	*x = ImpactUsage{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImpactUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImpactUsage) ProtoMessage() {}
+
+func (x *ImpactUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImpactUsage.ProtoReflect.Descriptor instead.
+func (*ImpactUsage) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ImpactUsage) GetUnit() string {
+	if x != nil {
+		return x.Unit
+	}
+	return ""
+}
+
+func (x *ImpactUsage) GetQuantity() float64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+// ImpactTotals sum an idea's impact records.
+type ImpactTotals struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	UsageRecords   int32                  `protobuf:"varint,1,opt,name=usage_records,json=usageRecords,proto3" json:"usage_records,omitempty"`
+	RevenueRecords int32                  `protobuf:"varint,2,opt,name=revenue_records,json=revenueRecords,proto3" json:"revenue_records,omitempty"`
+	Usage          []*ImpactUsage         `protobuf:"bytes,3,rep,name=usage,proto3" json:"usage,omitempty"`
+	EarnedCc       float64                `protobuf:"fixed64,4,opt,name=earned_cc,json=earnedCc,proto3" json:"earned_cc,omitempty"`
+	RevenueUsd     float64                `protobuf:"fixed64,5,opt,name=revenue_usd,json=revenueUsd,proto3" json:"revenue_usd,omitempty"`
+	PaidCc         float64                `protobuf:"fixed64,6,opt,name=paid_cc,json=paidCc,proto3" json:"paid_cc,omitempty"`
+	// last_recorded_at is the newest record's time; null for none.
+	LastRecordedAt *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=last_recorded_at,json=lastRecordedAt,proto3" json:"last_recorded_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ImpactTotals) Reset() {
+	*x = ImpactTotals{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImpactTotals) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImpactTotals) ProtoMessage() {}
+
+func (x *ImpactTotals) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImpactTotals.ProtoReflect.Descriptor instead.
+func (*ImpactTotals) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ImpactTotals) GetUsageRecords() int32 {
+	if x != nil {
+		return x.UsageRecords
+	}
+	return 0
+}
+
+func (x *ImpactTotals) GetRevenueRecords() int32 {
+	if x != nil {
+		return x.RevenueRecords
+	}
+	return 0
+}
+
+func (x *ImpactTotals) GetUsage() []*ImpactUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *ImpactTotals) GetEarnedCc() float64 {
+	if x != nil {
+		return x.EarnedCc
+	}
+	return 0
+}
+
+func (x *ImpactTotals) GetRevenueUsd() float64 {
+	if x != nil {
+		return x.RevenueUsd
+	}
+	return 0
+}
+
+func (x *ImpactTotals) GetPaidCc() float64 {
+	if x != nil {
+		return x.PaidCc
+	}
+	return 0
+}
+
+func (x *ImpactTotals) GetLastRecordedAt() *wrapperspb.StringValue {
+	if x != nil {
+		return x.LastRecordedAt
+	}
+	return nil
+}
+
+// ListIdeaImpactRequest names an idea and a page of its records.
+type ListIdeaImpactRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	IdeaId string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	// limit is 1..500 (default 50).
+	Limit         *int32 `protobuf:"varint,2,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset        int32  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListIdeaImpactRequest) Reset() {
+	*x = ListIdeaImpactRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListIdeaImpactRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListIdeaImpactRequest) ProtoMessage() {}
+
+func (x *ListIdeaImpactRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListIdeaImpactRequest.ProtoReflect.Descriptor instead.
+func (*ListIdeaImpactRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ListIdeaImpactRequest) GetIdeaId() string {
+	if x != nil {
+		return x.IdeaId
+	}
+	return ""
+}
+
+func (x *ListIdeaImpactRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *ListIdeaImpactRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+// ListIdeaImpactResponse is a page of the records, newest first, and the
+// totals of all of them.
+type ListIdeaImpactResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	IdeaId        string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	Totals        *ImpactTotals          `protobuf:"bytes,2,opt,name=totals,proto3" json:"totals,omitempty"`
+	Records       []*ImpactRecord        `protobuf:"bytes,3,rep,name=records,proto3" json:"records,omitempty"`
+	Pagination    *v1.Pagination         `protobuf:"bytes,4,opt,name=pagination,proto3" json:"pagination,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListIdeaImpactResponse) Reset() {
+	*x = ListIdeaImpactResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListIdeaImpactResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListIdeaImpactResponse) ProtoMessage() {}
+
+func (x *ListIdeaImpactResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListIdeaImpactResponse.ProtoReflect.Descriptor instead.
+func (*ListIdeaImpactResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *ListIdeaImpactResponse) GetIdeaId() string {
+	if x != nil {
+		return x.IdeaId
+	}
+	return ""
+}
+
+func (x *ListIdeaImpactResponse) GetTotals() *ImpactTotals {
+	if x != nil {
+		return x.Totals
+	}
+	return nil
+}
+
+func (x *ListIdeaImpactResponse) GetRecords() []*ImpactRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *ListIdeaImpactResponse) GetPagination() *v1.Pagination {
+	if x != nil {
+		return x.Pagination
+	}
+	return nil
+}
+
 // PositionSummary totals a contributor's positions and balances: all of
 // them, whatever page the positions are.
 type PositionSummary struct {
@@ -2550,7 +3267,7 @@ type PositionSummary struct {
 
 func (x *PositionSummary) Reset() {
 	*x = PositionSummary{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2562,7 +3279,7 @@ func (x *PositionSummary) String() string {
 func (*PositionSummary) ProtoMessage() {}
 
 func (x *PositionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2575,7 +3292,7 @@ func (x *PositionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PositionSummary.ProtoReflect.Descriptor instead.
 func (*PositionSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{41}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *PositionSummary) GetPositionCount() int32 {
@@ -2620,7 +3337,7 @@ type ListInvestmentsRequest struct {
 
 func (x *ListInvestmentsRequest) Reset() {
 	*x = ListInvestmentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2632,7 +3349,7 @@ func (x *ListInvestmentsRequest) String() string {
 func (*ListInvestmentsRequest) ProtoMessage() {}
 
 func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2645,7 +3362,7 @@ func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{42}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListInvestmentsRequest) GetId() string {
@@ -2686,7 +3403,7 @@ type ListInvestmentsResponse struct {
 
 func (x *ListInvestmentsResponse) Reset() {
 	*x = ListInvestmentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2698,7 +3415,7 @@ func (x *ListInvestmentsResponse) String() string {
 func (*ListInvestmentsResponse) ProtoMessage() {}
 
 func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2711,7 +3428,7 @@ func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{43}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListInvestmentsResponse) GetContributorId() string {
@@ -2768,7 +3485,7 @@ type FlowEvent struct {
 
 func (x *FlowEvent) Reset() {
 	*x = FlowEvent{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2780,7 +3497,7 @@ func (x *FlowEvent) String() string {
 func (*FlowEvent) ProtoMessage() {}
 
 func (x *FlowEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2793,7 +3510,7 @@ func (x *FlowEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowEvent.ProtoReflect.Descriptor instead.
 func (*FlowEvent) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{44}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *FlowEvent) GetId() string {
@@ -2856,7 +3573,7 @@ type JournalLine struct {
 
 func (x *JournalLine) Reset() {
 	*x = JournalLine{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2868,7 +3585,7 @@ func (x *JournalLine) String() string {
 func (*JournalLine) ProtoMessage() {}
 
 func (x *JournalLine) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2881,7 +3598,7 @@ func (x *JournalLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalLine.ProtoReflect.Descriptor instead.
 func (*JournalLine) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{45}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *JournalLine) GetAccount() string {
@@ -2911,7 +3628,7 @@ type GetInvestmentHistoryRequest struct {
 
 func (x *GetInvestmentHistoryRequest) Reset() {
 	*x = GetInvestmentHistoryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +3640,7 @@ func (x *GetInvestmentHistoryRequest) String() string {
 func (*GetInvestmentHistoryRequest) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3653,7 @@ func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{46}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetInvestmentHistoryRequest) GetId() string {
@@ -2974,7 +3691,7 @@ type GetInvestmentHistoryResponse struct {
 
 func (x *GetInvestmentHistoryResponse) Reset() {
 	*x = GetInvestmentHistoryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2986,7 +3703,7 @@ func (x *GetInvestmentHistoryResponse) String() string {
 func (*GetInvestmentHistoryResponse) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2999,7 +3716,7 @@ func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetInvestmentHistoryResponse) GetContributorId() string {
@@ -3047,7 +3764,7 @@ type Pledge struct {
 
 func (x *Pledge) Reset() {
 	*x = Pledge{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3059,7 +3776,7 @@ func (x *Pledge) String() string {
 func (*Pledge) ProtoMessage() {}
 
 func (x *Pledge) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3072,7 +3789,7 @@ func (x *Pledge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pledge.ProtoReflect.Descriptor instead.
 func (*Pledge) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Pledge) GetId() string {
@@ -3136,7 +3853,7 @@ type CreatePledgeRequest struct {
 
 func (x *CreatePledgeRequest) Reset() {
 	*x = CreatePledgeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3148,7 +3865,7 @@ func (x *CreatePledgeRequest) String() string {
 func (*CreatePledgeRequest) ProtoMessage() {}
 
 func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3161,7 +3878,7 @@ func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeRequest.ProtoReflect.Descriptor instead.
 func (*CreatePledgeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CreatePledgeRequest) GetId() string {
@@ -3195,7 +3912,7 @@ type CreatePledgeResponse struct {
 
 func (x *CreatePledgeResponse) Reset() {
 	*x = CreatePledgeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3207,7 +3924,7 @@ func (x *CreatePledgeResponse) String() string {
 func (*CreatePledgeResponse) ProtoMessage() {}
 
 func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3220,7 +3937,7 @@ func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeResponse.ProtoReflect.Descriptor instead.
 func (*CreatePledgeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{50}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CreatePledgeResponse) GetPledge() *Pledge {
@@ -3242,7 +3959,7 @@ type StakeProjection struct {
 
 func (x *StakeProjection) Reset() {
 	*x = StakeProjection{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3254,7 +3971,7 @@ func (x *StakeProjection) String() string {
 func (*StakeProjection) ProtoMessage() {}
 
 func (x *StakeProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3267,7 +3984,7 @@ func (x *StakeProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeProjection.ProtoReflect.Descriptor instead.
 func (*StakeProjection) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *StakeProjection) GetLowMultiplier() float64 {
@@ -3305,7 +4022,7 @@ type StakeRequest struct {
 
 func (x *StakeRequest) Reset() {
 	*x = StakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3317,7 +4034,7 @@ func (x *StakeRequest) String() string {
 func (*StakeRequest) ProtoMessage() {}
 
 func (x *StakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3330,7 +4047,7 @@ func (x *StakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeRequest.ProtoReflect.Descriptor instead.
 func (*StakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{52}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *StakeRequest) GetContributorId() string {
@@ -3384,7 +4101,7 @@ type StakeResponse struct {
 
 func (x *StakeResponse) Reset() {
 	*x = StakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3396,7 +4113,7 @@ func (x *StakeResponse) String() string {
 func (*StakeResponse) ProtoMessage() {}
 
 func (x *StakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3409,7 +4126,7 @@ func (x *StakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeResponse.ProtoReflect.Descriptor instead.
 func (*StakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{53}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *StakeResponse) GetDryRun() bool {
@@ -3487,7 +4204,7 @@ type UnstakeRequest struct {
 
 func (x *UnstakeRequest) Reset() {
 	*x = UnstakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3499,7 +4216,7 @@ func (x *UnstakeRequest) String() string {
 func (*UnstakeRequest) ProtoMessage() {}
 
 func (x *UnstakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3512,7 +4229,7 @@ func (x *UnstakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnstakeRequest.ProtoReflect.Descriptor instead.
 func (*UnstakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *UnstakeRequest) GetContributorId() string {
@@ -3554,7 +4271,7 @@ type UnstakeResponse struct {
 
 func (x *UnstakeResponse) Reset() {
 	*x = UnstakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3566,7 +4283,7 @@ func (x *UnstakeResponse) String() string {
 func (*UnstakeResponse) ProtoMessage() {}
 
 func (x *UnstakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3579,7 +4296,7 @@ func (x *UnstakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnstakeResponse.ProtoReflect.Descriptor instead.
 func (*UnstakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{55}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *UnstakeResponse) GetContributorId() string {
@@ -3643,7 +4360,7 @@ type DepositRequest struct {
 
 func (x *DepositRequest) Reset() {
 	*x = DepositRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3655,7 +4372,7 @@ func (x *DepositRequest) String() string {
 func (*DepositRequest) ProtoMessage() {}
 
 func (x *DepositRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3668,7 +4385,7 @@ func (x *DepositRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositRequest.ProtoReflect.Descriptor instead.
 func (*DepositRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{56}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *DepositRequest) GetContributorId() string {
@@ -3713,7 +4430,7 @@ type DepositResponse struct {
 
 func (x *DepositResponse) Reset() {
 	*x = DepositResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3725,7 +4442,7 @@ func (x *DepositResponse) String() string {
 func (*DepositResponse) ProtoMessage() {}
 
 func (x *DepositResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3738,7 +4455,7 @@ func (x *DepositResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositResponse.ProtoReflect.Descriptor instead.
 func (*DepositResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{57}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *DepositResponse) GetContributorId() string {
@@ -3815,7 +4532,7 @@ type WithdrawRequest struct {
 
 func (x *WithdrawRequest) Reset() {
 	*x = WithdrawRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3827,7 +4544,7 @@ func (x *WithdrawRequest) String() string {
 func (*WithdrawRequest) ProtoMessage() {}
 
 func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3840,7 +4557,7 @@ func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawRequest.ProtoReflect.Descriptor instead.
 func (*WithdrawRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *WithdrawRequest) GetContributorId() string {
@@ -3874,7 +4591,7 @@ type WithdrawResponse struct {
 
 func (x *WithdrawResponse) Reset() {
 	*x = WithdrawResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3886,7 +4603,7 @@ func (x *WithdrawResponse) String() string {
 func (*WithdrawResponse) ProtoMessage() {}
 
 func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3899,7 +4616,7 @@ func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawResponse.ProtoReflect.Descriptor instead.
 func (*WithdrawResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{59}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *WithdrawResponse) GetContributorId() string {
@@ -3961,7 +4678,7 @@ type GetBalancesRequest struct {
 
 func (x *GetBalancesRequest) Reset() {
 	*x = GetBalancesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3973,7 +4690,7 @@ func (x *GetBalancesRequest) String() string {
 func (*GetBalancesRequest) ProtoMessage() {}
 
 func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3986,7 +4703,7 @@ func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancesRequest.ProtoReflect.Descriptor instead.
 func (*GetBalancesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{60}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetBalancesRequest) GetContributorId() string {
@@ -4011,7 +4728,7 @@ type GetBalancesResponse struct {
 
 func (x *GetBalancesResponse) Reset() {
 	*x = GetBalancesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4023,7 +4740,7 @@ func (x *GetBalancesResponse) String() string {
 func (*GetBalancesResponse) ProtoMessage() {}
 
 func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4036,7 +4753,7 @@ func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancesResponse.ProtoReflect.Descriptor instead.
 func (*GetBalancesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{61}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetBalancesResponse) GetContributorId() string {
@@ -4083,7 +4800,7 @@ type GetExchangeRateRequest struct {
 
 func (x *GetExchangeRateRequest) Reset() {
 	*x = GetExchangeRateRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4095,7 +4812,7 @@ func (x *GetExchangeRateRequest) String() string {
 func (*GetExchangeRateRequest) ProtoMessage() {}
 
 func (x *GetExchangeRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4108,7 +4825,7 @@ func (x *GetExchangeRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExchangeRateRequest.ProtoReflect.Descriptor instead.
 func (*GetExchangeRateRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{62}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
 }
 
 // GetExchangeRateResponse is the posted rate in CC per USD:
@@ -4132,7 +4849,7 @@ type GetExchangeRateResponse struct {
 
 func (x *GetExchangeRateResponse) Reset() {
 	*x = GetExchangeRateResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4144,7 +4861,7 @@ func (x *GetExchangeRateResponse) String() string {
 func (*GetExchangeRateResponse) ProtoMessage() {}
 
 func (x *GetExchangeRateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4157,7 +4874,7 @@ func (x *GetExchangeRateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExchangeRateResponse.ProtoReflect.Descriptor instead.
 func (*GetExchangeRateResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetExchangeRateResponse) GetCcPerUsd() float64 {
@@ -4225,7 +4942,7 @@ type GetSupplyRequest struct {
 
 func (x *GetSupplyRequest) Reset() {
 	*x = GetSupplyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4237,7 +4954,7 @@ func (x *GetSupplyRequest) String() string {
 func (*GetSupplyRequest) ProtoMessage() {}
 
 func (x *GetSupplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4250,7 +4967,7 @@ func (x *GetSupplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyRequest.ProtoReflect.Descriptor instead.
 func (*GetSupplyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{64}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
 }
 
 // GetSupplyResponse compares outstanding CC with the treasury.
@@ -4272,7 +4989,7 @@ type GetSupplyResponse struct {
 
 func (x *GetSupplyResponse) Reset() {
 	*x = GetSupplyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4284,7 +5001,7 @@ func (x *GetSupplyResponse) String() string {
 func (*GetSupplyResponse) ProtoMessage() {}
 
 func (x *GetSupplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4297,7 +5014,7 @@ func (x *GetSupplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyResponse.ProtoReflect.Descriptor instead.
 func (*GetSupplyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{65}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetSupplyResponse) GetTotalCcOutstanding() float64 {
@@ -4360,7 +5077,7 @@ type GetSupplyHistoryRequest struct {
 
 func (x *GetSupplyHistoryRequest) Reset() {
 	*x = GetSupplyHistoryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4372,7 +5089,7 @@ func (x *GetSupplyHistoryRequest) String() string {
 func (*GetSupplyHistoryRequest) ProtoMessage() {}
 
 func (x *GetSupplyHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4385,7 +5102,7 @@ func (x *GetSupplyHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetSupplyHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{66}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetSupplyHistoryRequest) GetDays() int32 {
@@ -4413,7 +5130,7 @@ type SupplyDay struct {
 
 func (x *SupplyDay) Reset() {
 	*x = SupplyDay{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4425,7 +5142,7 @@ func (x *SupplyDay) String() string {
 func (*SupplyDay) ProtoMessage() {}
 
 func (x *SupplyDay) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4438,7 +5155,7 @@ func (x *SupplyDay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SupplyDay.ProtoReflect.Descriptor instead.
 func (*SupplyDay) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *SupplyDay) GetDay() string {
@@ -4480,7 +5197,7 @@ type GetSupplyHistoryResponse struct {
 
 func (x *GetSupplyHistoryResponse) Reset() {
 	*x = GetSupplyHistoryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4492,7 +5209,7 @@ func (x *GetSupplyHistoryResponse) String() string {
 func (*GetSupplyHistoryResponse) ProtoMessage() {}
 
 func (x *GetSupplyHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4505,7 +5222,7 @@ func (x *GetSupplyHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetSupplyHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{68}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *GetSupplyHistoryResponse) GetDays() []*SupplyDay {
@@ -4525,7 +5242,7 @@ type RecordOraclePriceRequest struct {
 
 func (x *RecordOraclePriceRequest) Reset() {
 	*x = RecordOraclePriceRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4537,7 +5254,7 @@ func (x *RecordOraclePriceRequest) String() string {
 func (*RecordOraclePriceRequest) ProtoMessage() {}
 
 func (x *RecordOraclePriceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4550,7 +5267,7 @@ func (x *RecordOraclePriceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOraclePriceRequest.ProtoReflect.Descriptor instead.
 func (*RecordOraclePriceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *RecordOraclePriceRequest) GetCcPerUsd() float64 {
@@ -4576,7 +5293,7 @@ type RecordOraclePriceResponse struct {
 
 func (x *RecordOraclePriceResponse) Reset() {
 	*x = RecordOraclePriceResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4588,7 +5305,7 @@ func (x *RecordOraclePriceResponse) String() string {
 func (*RecordOraclePriceResponse) ProtoMessage() {}
 
 func (x *RecordOraclePriceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4601,7 +5318,7 @@ func (x *RecordOraclePriceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOraclePriceResponse.ProtoReflect.Descriptor instead.
 func (*RecordOraclePriceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *RecordOraclePriceResponse) GetVerdict() string {
@@ -4682,7 +5399,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4694,7 +5411,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4707,7 +5424,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *AuditEntry) GetSeq() int32 {
@@ -4816,7 +5533,7 @@ type ListAuditEntriesRequest struct {
 
 func (x *ListAuditEntriesRequest) Reset() {
 	*x = ListAuditEntriesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4828,7 +5545,7 @@ func (x *ListAuditEntriesRequest) String() string {
 func (*ListAuditEntriesRequest) ProtoMessage() {}
 
 func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4841,7 +5558,7 @@ func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ListAuditEntriesRequest) GetLimit() int32 {
@@ -4877,7 +5594,7 @@ type ListAuditEntriesResponse struct {
 
 func (x *ListAuditEntriesResponse) Reset() {
 	*x = ListAuditEntriesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4889,7 +5606,7 @@ func (x *ListAuditEntriesResponse) String() string {
 func (*ListAuditEntriesResponse) ProtoMessage() {}
 
 func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4902,7 +5619,7 @@ func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
@@ -4930,7 +5647,7 @@ type VerifyAuditRequest struct {
 
 func (x *VerifyAuditRequest) Reset() {
 	*x = VerifyAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4942,7 +5659,7 @@ func (x *VerifyAuditRequest) String() string {
 func (*VerifyAuditRequest) ProtoMessage() {}
 
 func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4955,7 +5672,7 @@ func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAuditRequest.ProtoReflect.Descriptor instead.
 func (*VerifyAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *VerifyAuditRequest) GetFull() bool {
@@ -5016,7 +5733,7 @@ type VerifyAuditResponse struct {
 
 func (x *VerifyAuditResponse) Reset() {
 	*x = VerifyAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5028,7 +5745,7 @@ func (x *VerifyAuditResponse) String() string {
 func (*VerifyAuditResponse) ProtoMessage() {}
 
 func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5041,7 +5758,7 @@ func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAuditResponse.ProtoReflect.Descriptor instead.
 func (*VerifyAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *VerifyAuditResponse) GetValid() bool {
@@ -5175,7 +5892,7 @@ type IntegrityFinding struct {
 
 func (x *IntegrityFinding) Reset() {
 	*x = IntegrityFinding{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5187,7 +5904,7 @@ func (x *IntegrityFinding) String() string {
 func (*IntegrityFinding) ProtoMessage() {}
 
 func (x *IntegrityFinding) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5200,7 +5917,7 @@ func (x *IntegrityFinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IntegrityFinding.ProtoReflect.Descriptor instead.
 func (*IntegrityFinding) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *IntegrityFinding) GetId() string {
@@ -5293,7 +6010,7 @@ type AuditScrub struct {
 
 func (x *AuditScrub) Reset() {
 	*x = AuditScrub{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5305,7 +6022,7 @@ func (x *AuditScrub) String() string {
 func (*AuditScrub) ProtoMessage() {}
 
 func (x *AuditScrub) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5318,7 +6035,7 @@ func (x *AuditScrub) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditScrub.ProtoReflect.Descriptor instead.
 func (*AuditScrub) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *AuditScrub) GetCycleSeconds() float64 {
@@ -5396,7 +6113,7 @@ type AuditScrubCycle struct {
 
 func (x *AuditScrubCycle) Reset() {
 	*x = AuditScrubCycle{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5408,7 +6125,7 @@ func (x *AuditScrubCycle) String() string {
 func (*AuditScrubCycle) ProtoMessage() {}
 
 func (x *AuditScrubCycle) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5421,7 +6138,7 @@ func (x *AuditScrubCycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditScrubCycle.ProtoReflect.Descriptor instead.
 func (*AuditScrubCycle) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *AuditScrubCycle) GetCycle() int32 {
@@ -5489,7 +6206,7 @@ type GetAuditCheckpointRequest struct {
 
 func (x *GetAuditCheckpointRequest) Reset() {
 	*x = GetAuditCheckpointRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5501,7 +6218,7 @@ func (x *GetAuditCheckpointRequest) String() string {
 func (*GetAuditCheckpointRequest) ProtoMessage() {}
 
 func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5514,7 +6231,7 @@ func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
 }
 
 // GetAuditCheckpointResponse is the signed note: the origin line, the tree
@@ -5528,7 +6245,7 @@ type GetAuditCheckpointResponse struct {
 
 func (x *GetAuditCheckpointResponse) Reset() {
 	*x = GetAuditCheckpointResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5540,7 +6257,7 @@ func (x *GetAuditCheckpointResponse) String() string {
 func (*GetAuditCheckpointResponse) ProtoMessage() {}
 
 func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5553,7 +6270,7 @@ func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetAuditCheckpointResponse) GetNote() string {
@@ -5572,7 +6289,7 @@ type GetAuditVerifierKeyRequest struct {
 
 func (x *GetAuditVerifierKeyRequest) Reset() {
 	*x = GetAuditVerifierKeyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5584,7 +6301,7 @@ func (x *GetAuditVerifierKeyRequest) String() string {
 func (*GetAuditVerifierKeyRequest) ProtoMessage() {}
 
 func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5597,7 +6314,7 @@ func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditVerifierKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditVerifierKeyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
 }
 
 // GetAuditVerifierKeyResponse is the checkpoints' verifier key in the
@@ -5611,7 +6328,7 @@ type GetAuditVerifierKeyResponse struct {
 
 func (x *GetAuditVerifierKeyResponse) Reset() {
 	*x = GetAuditVerifierKeyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5623,7 +6340,7 @@ func (x *GetAuditVerifierKeyResponse) String() string {
 func (*GetAuditVerifierKeyResponse) ProtoMessage() {}
 
 func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5636,7 +6353,7 @@ func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditVerifierKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditVerifierKeyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *GetAuditVerifierKeyResponse) GetKey() string {
@@ -5656,7 +6373,7 @@ type ListAuditKeyChangesRequest struct {
 
 func (x *ListAuditKeyChangesRequest) Reset() {
 	*x = ListAuditKeyChangesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5668,7 +6385,7 @@ func (x *ListAuditKeyChangesRequest) String() string {
 func (*ListAuditKeyChangesRequest) ProtoMessage() {}
 
 func (x *ListAuditKeyChangesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5681,7 +6398,7 @@ func (x *ListAuditKeyChangesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditKeyChangesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditKeyChangesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
 }
 
 // ListAuditKeyChangesResponse lists the changes of the log's signing key,
@@ -5695,7 +6412,7 @@ type ListAuditKeyChangesResponse struct {
 
 func (x *ListAuditKeyChangesResponse) Reset() {
 	*x = ListAuditKeyChangesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5707,7 +6424,7 @@ func (x *ListAuditKeyChangesResponse) String() string {
 func (*ListAuditKeyChangesResponse) ProtoMessage() {}
 
 func (x *ListAuditKeyChangesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5720,7 +6437,7 @@ func (x *ListAuditKeyChangesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditKeyChangesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditKeyChangesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *ListAuditKeyChangesResponse) GetKeyChanges() []*AuditKeyChange {
@@ -5750,7 +6467,7 @@ type AuditKeyChange struct {
 
 func (x *AuditKeyChange) Reset() {
 	*x = AuditKeyChange{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5762,7 +6479,7 @@ func (x *AuditKeyChange) String() string {
 func (*AuditKeyChange) ProtoMessage() {}
 
 func (x *AuditKeyChange) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5775,7 +6492,7 @@ func (x *AuditKeyChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditKeyChange.ProtoReflect.Descriptor instead.
 func (*AuditKeyChange) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *AuditKeyChange) GetSeq() int32 {
@@ -5833,7 +6550,7 @@ type GetAuditProofRequest struct {
 
 func (x *GetAuditProofRequest) Reset() {
 	*x = GetAuditProofRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5845,7 +6562,7 @@ func (x *GetAuditProofRequest) String() string {
 func (*GetAuditProofRequest) ProtoMessage() {}
 
 func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5858,7 +6575,7 @@ func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditProofRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *GetAuditProofRequest) GetSeq() int32 {
@@ -5895,7 +6612,7 @@ type GetAuditProofResponse struct {
 
 func (x *GetAuditProofResponse) Reset() {
 	*x = GetAuditProofResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5907,7 +6624,7 @@ func (x *GetAuditProofResponse) String() string {
 func (*GetAuditProofResponse) ProtoMessage() {}
 
 func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5920,7 +6637,7 @@ func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditProofResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *GetAuditProofResponse) GetSeq() int32 {
@@ -5969,7 +6686,7 @@ type GetAuditConsistencyRequest struct {
 
 func (x *GetAuditConsistencyRequest) Reset() {
 	*x = GetAuditConsistencyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5981,7 +6698,7 @@ func (x *GetAuditConsistencyRequest) String() string {
 func (*GetAuditConsistencyRequest) ProtoMessage() {}
 
 func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5994,7 +6711,7 @@ func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *GetAuditConsistencyRequest) GetFrom() int32 {
@@ -6026,7 +6743,7 @@ type GetAuditConsistencyResponse struct {
 
 func (x *GetAuditConsistencyResponse) Reset() {
 	*x = GetAuditConsistencyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6038,7 +6755,7 @@ func (x *GetAuditConsistencyResponse) String() string {
 func (*GetAuditConsistencyResponse) ProtoMessage() {}
 
 func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6051,7 +6768,7 @@ func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *GetAuditConsistencyResponse) GetFrom() int32 {
@@ -6106,7 +6823,7 @@ type RepairedBreak struct {
 
 func (x *RepairedBreak) Reset() {
 	*x = RepairedBreak{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6118,7 +6835,7 @@ func (x *RepairedBreak) String() string {
 func (*RepairedBreak) ProtoMessage() {}
 
 func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6131,7 +6848,7 @@ func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairedBreak.ProtoReflect.Descriptor instead.
 func (*RepairedBreak) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *RepairedBreak) GetRepairSeq() int32 {
@@ -6171,7 +6888,7 @@ type RepairAuditRequest struct {
 
 func (x *RepairAuditRequest) Reset() {
 	*x = RepairAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6183,7 +6900,7 @@ func (x *RepairAuditRequest) String() string {
 func (*RepairAuditRequest) ProtoMessage() {}
 
 func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6196,7 +6913,7 @@ func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditRequest.ProtoReflect.Descriptor instead.
 func (*RepairAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
 }
 
 // RepairAuditResponse names the repaired break.
@@ -6240,7 +6957,7 @@ type RepairAuditResponse struct {
 
 func (x *RepairAuditResponse) Reset() {
 	*x = RepairAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6252,7 +6969,7 @@ func (x *RepairAuditResponse) String() string {
 func (*RepairAuditResponse) ProtoMessage() {}
 
 func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6265,7 +6982,7 @@ func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditResponse.ProtoReflect.Descriptor instead.
 func (*RepairAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *RepairAuditResponse) GetRepaired() bool {
@@ -6392,7 +7109,7 @@ type FreezeRequest struct {
 
 func (x *FreezeRequest) Reset() {
 	*x = FreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6404,7 +7121,7 @@ func (x *FreezeRequest) String() string {
 func (*FreezeRequest) ProtoMessage() {}
 
 func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6417,7 +7134,7 @@ func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeRequest.ProtoReflect.Descriptor instead.
 func (*FreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *FreezeRequest) GetSignerId() string {
@@ -6468,7 +7185,7 @@ type FreezeResponse struct {
 
 func (x *FreezeResponse) Reset() {
 	*x = FreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6480,7 +7197,7 @@ func (x *FreezeResponse) String() string {
 func (*FreezeResponse) ProtoMessage() {}
 
 func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6493,7 +7210,7 @@ func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeResponse.ProtoReflect.Descriptor instead.
 func (*FreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *FreezeResponse) GetFrozen() bool {
@@ -6534,7 +7251,7 @@ type UnfreezeRequest struct {
 
 func (x *UnfreezeRequest) Reset() {
 	*x = UnfreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6546,7 +7263,7 @@ func (x *UnfreezeRequest) String() string {
 func (*UnfreezeRequest) ProtoMessage() {}
 
 func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6559,7 +7276,7 @@ func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeRequest.ProtoReflect.Descriptor instead.
 func (*UnfreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *UnfreezeRequest) GetReason() string {
@@ -6580,7 +7297,7 @@ type UnfreezeResponse struct {
 
 func (x *UnfreezeResponse) Reset() {
 	*x = UnfreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6592,7 +7309,7 @@ func (x *UnfreezeResponse) String() string {
 func (*UnfreezeResponse) ProtoMessage() {}
 
 func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6605,7 +7322,7 @@ func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeResponse.ProtoReflect.Descriptor instead.
 func (*UnfreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *UnfreezeResponse) GetFrozen() bool {
@@ -6631,7 +7348,7 @@ type GetIncidentStatusRequest struct {
 
 func (x *GetIncidentStatusRequest) Reset() {
 	*x = GetIncidentStatusRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6643,7 +7360,7 @@ func (x *GetIncidentStatusRequest) String() string {
 func (*GetIncidentStatusRequest) ProtoMessage() {}
 
 func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6656,7 +7373,7 @@ func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
 }
 
 // GetIncidentStatusResponse is the incident view of the economy.
@@ -6677,7 +7394,7 @@ type GetIncidentStatusResponse struct {
 
 func (x *GetIncidentStatusResponse) Reset() {
 	*x = GetIncidentStatusResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6689,7 +7406,7 @@ func (x *GetIncidentStatusResponse) String() string {
 func (*GetIncidentStatusResponse) ProtoMessage() {}
 
 func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6702,7 +7419,7 @@ func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *GetIncidentStatusResponse) GetFrozen() bool {
@@ -6777,7 +7494,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6789,7 +7506,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6802,7 +7519,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *Incident) GetId() string {
@@ -6862,7 +7579,7 @@ type ListIncidentsRequest struct {
 
 func (x *ListIncidentsRequest) Reset() {
 	*x = ListIncidentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6874,7 +7591,7 @@ func (x *ListIncidentsRequest) String() string {
 func (*ListIncidentsRequest) ProtoMessage() {}
 
 func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6887,7 +7604,7 @@ func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsRequest.ProtoReflect.Descriptor instead.
 func (*ListIncidentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *ListIncidentsRequest) GetLimit() int32 {
@@ -6922,7 +7639,7 @@ type ListIncidentsResponse struct {
 
 func (x *ListIncidentsResponse) Reset() {
 	*x = ListIncidentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6934,7 +7651,7 @@ func (x *ListIncidentsResponse) String() string {
 func (*ListIncidentsResponse) ProtoMessage() {}
 
 func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6947,7 +7664,7 @@ func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsResponse.ProtoReflect.Descriptor instead.
 func (*ListIncidentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *ListIncidentsResponse) GetIncidents() []*Incident {
@@ -6973,7 +7690,7 @@ type LogoutRequest struct {
 
 func (x *LogoutRequest) Reset() {
 	*x = LogoutRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6985,7 +7702,7 @@ func (x *LogoutRequest) String() string {
 func (*LogoutRequest) ProtoMessage() {}
 
 func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6998,7 +7715,7 @@ func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
 func (*LogoutRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{110}
 }
 
 // LogoutResponse confirms the session was revoked.
@@ -7011,7 +7728,7 @@ type LogoutResponse struct {
 
 func (x *LogoutResponse) Reset() {
 	*x = LogoutResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7023,7 +7740,7 @@ func (x *LogoutResponse) String() string {
 func (*LogoutResponse) ProtoMessage() {}
 
 func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7036,7 +7753,7 @@ func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
 func (*LogoutResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *LogoutResponse) GetRevoked() bool {
@@ -7055,7 +7772,7 @@ type GetPrincipalRequest struct {
 
 func (x *GetPrincipalRequest) Reset() {
 	*x = GetPrincipalRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7067,7 +7784,7 @@ func (x *GetPrincipalRequest) String() string {
 func (*GetPrincipalRequest) ProtoMessage() {}
 
 func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7080,7 +7797,7 @@ func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalRequest.ProtoReflect.Descriptor instead.
 func (*GetPrincipalRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{112}
 }
 
 // GetPrincipalResponse describes the caller.
@@ -7106,7 +7823,7 @@ type GetPrincipalResponse struct {
 
 func (x *GetPrincipalResponse) Reset() {
 	*x = GetPrincipalResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7118,7 +7835,7 @@ func (x *GetPrincipalResponse) String() string {
 func (*GetPrincipalResponse) ProtoMessage() {}
 
 func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7131,7 +7848,7 @@ func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalResponse.ProtoReflect.Descriptor instead.
 func (*GetPrincipalResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *GetPrincipalResponse) GetKind() string {
@@ -7206,7 +7923,7 @@ type APIToken struct {
 
 func (x *APIToken) Reset() {
 	*x = APIToken{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7218,7 +7935,7 @@ func (x *APIToken) String() string {
 func (*APIToken) ProtoMessage() {}
 
 func (x *APIToken) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7231,7 +7948,7 @@ func (x *APIToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIToken.ProtoReflect.Descriptor instead.
 func (*APIToken) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{106}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *APIToken) GetId() string {
@@ -7291,7 +8008,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7303,7 +8020,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7316,7 +8033,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{107}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{115}
 }
 
 func (x *CreateTokenRequest) GetName() string {
@@ -7352,7 +8069,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7364,7 +8081,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7377,7 +8094,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{108}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *CreateTokenResponse) GetApiToken() *APIToken {
@@ -7403,7 +8120,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7415,7 +8132,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7428,7 +8145,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{109}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{117}
 }
 
 // ListTokensResponse lists every API token, revoked ones included.
@@ -7441,7 +8158,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7453,7 +8170,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7466,7 +8183,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{110}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *ListTokensResponse) GetTokens() []*APIToken {
@@ -7486,7 +8203,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7498,7 +8215,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7511,7 +8228,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{111}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -7531,7 +8248,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7543,7 +8260,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7556,7 +8273,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{112}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *RevokeTokenResponse) GetApiToken() *APIToken {
@@ -7748,7 +8465,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\"b\n" +
 	"\x10InvestProjection\x12%\n" +
 	"\x0elow_multiplier\x18\x01 \x01(\x01R\rlowMultiplier\x12'\n" +
-	"\x0fhigh_multiplier\x18\x02 \x01(\x01R\x0ehighMultiplier\"\xcb\x02\n" +
+	"\x0fhigh_multiplier\x18\x02 \x01(\x01R\x0ehighMultiplier\"\xfa\x02\n" +
 	"\x18GetInvestPreviewResponse\x12\x17\n" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x121\n" +
 	"\x05stage\x18\x02 \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x05stage\x12'\n" +
@@ -7756,11 +8473,77 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x0ftotal_cc_staked\x18\x04 \x01(\x01R\rtotalCcStaked\x12E\n" +
 	"\vprojections\x18\x05 \x01(\v2#.foundry.ledger.v1.InvestProjectionR\vprojections\x12(\n" +
 	"\x10stage_unlock_pct\x18\x06 \x01(\x01R\x0estageUnlockPct\x12!\n" +
-	"\fstaker_count\x18\a \x01(\x05R\vstakerCount\"V\n" +
+	"\fstaker_count\x18\a \x01(\x05R\vstakerCount\x12\x14\n" +
+	"\x05basis\x18\b \x01(\tR\x05basis\x12\x17\n" +
+	"\apaid_cc\x18\t \x01(\x01R\x06paidCc\"\xd6\x01\n" +
 	"\bPosition\x12\x17\n" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x1b\n" +
 	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\x12\x14\n" +
-	"\x05since\x18\x03 \x01(\tR\x05since\"\xa2\x01\n" +
+	"\x05since\x18\x03 \x01(\tR\x05since\x12\x1b\n" +
+	"\tearned_cc\x18\x04 \x01(\x01R\bearnedCc\x12%\n" +
+	"\x0eattribution_cc\x18\x05 \x01(\x01R\rattributionCc\x12\x1f\n" +
+	"\vrealized_cc\x18\x06 \x01(\x01R\n" +
+	"realizedCc\x12\x19\n" +
+	"\bgain_pct\x18\a \x01(\x01R\againPct\"\xb5\x03\n" +
+	"\fImpactRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
+	"\aidea_id\x18\x02 \x01(\tR\x06ideaId\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1c\n" +
+	"\treference\x18\x04 \x01(\tR\treference\x12\x1a\n" +
+	"\bevidence\x18\x05 \x01(\tR\bevidence\x12\x1a\n" +
+	"\bquantity\x18\x06 \x01(\x01R\bquantity\x12\x12\n" +
+	"\x04unit\x18\a \x01(\tR\x04unit\x12\x1b\n" +
+	"\tearned_cc\x18\b \x01(\x01R\bearnedCc\x12\x1c\n" +
+	"\tpositions\x18\t \x01(\x05R\tpositions\x12\x1d\n" +
+	"\n" +
+	"amount_usd\x18\n" +
+	" \x01(\x01R\tamountUsd\x12\x1b\n" +
+	"\tminted_cc\x18\v \x01(\x01R\bmintedCc\x12\x17\n" +
+	"\afee_usd\x18\f \x01(\x01R\x06feeUsd\x127\n" +
+	"\bentry_id\x18\r \x01(\v2\x1c.google.protobuf.StringValueR\aentryId\x12\x16\n" +
+	"\x06source\x18\x0e \x01(\tR\x06source\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x0f \x01(\tR\tcreatedAt\"R\n" +
+	"\fImpactPayout\x12%\n" +
+	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x1b\n" +
+	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\"\xcb\x01\n" +
+	"\x13RecordImpactRequest\x12\x17\n" +
+	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1c\n" +
+	"\treference\x18\x03 \x01(\tR\treference\x12\x1a\n" +
+	"\bevidence\x18\x04 \x01(\tR\bevidence\x12\x1a\n" +
+	"\bquantity\x18\x05 \x01(\x01R\bquantity\x12\x12\n" +
+	"\x04unit\x18\x06 \x01(\tR\x04unit\x12\x1d\n" +
+	"\n" +
+	"amount_usd\x18\a \x01(\x01R\tamountUsd\"\xa8\x01\n" +
+	"\x14RecordImpactResponse\x127\n" +
+	"\x06record\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.ImpactRecordR\x06record\x129\n" +
+	"\apayouts\x18\x02 \x03(\v2\x1f.foundry.ledger.v1.ImpactPayoutR\apayouts\x12\x1c\n" +
+	"\tduplicate\x18\x03 \x01(\bR\tduplicate\"=\n" +
+	"\vImpactUsage\x12\x12\n" +
+	"\x04unit\x18\x01 \x01(\tR\x04unit\x12\x1a\n" +
+	"\bquantity\x18\x02 \x01(\x01R\bquantity\"\xb1\x02\n" +
+	"\fImpactTotals\x12#\n" +
+	"\rusage_records\x18\x01 \x01(\x05R\fusageRecords\x12'\n" +
+	"\x0frevenue_records\x18\x02 \x01(\x05R\x0erevenueRecords\x124\n" +
+	"\x05usage\x18\x03 \x03(\v2\x1e.foundry.ledger.v1.ImpactUsageR\x05usage\x12\x1b\n" +
+	"\tearned_cc\x18\x04 \x01(\x01R\bearnedCc\x12\x1f\n" +
+	"\vrevenue_usd\x18\x05 \x01(\x01R\n" +
+	"revenueUsd\x12\x17\n" +
+	"\apaid_cc\x18\x06 \x01(\x01R\x06paidCc\x12F\n" +
+	"\x10last_recorded_at\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\x0elastRecordedAt\"m\n" +
+	"\x15ListIdeaImpactRequest\x12\x17\n" +
+	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x19\n" +
+	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"\xe4\x01\n" +
+	"\x16ListIdeaImpactResponse\x12\x17\n" +
+	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x127\n" +
+	"\x06totals\x18\x02 \x01(\v2\x1f.foundry.ledger.v1.ImpactTotalsR\x06totals\x129\n" +
+	"\arecords\x18\x03 \x03(\v2\x1f.foundry.ledger.v1.ImpactRecordR\arecords\x12=\n" +
+	"\n" +
+	"pagination\x18\x04 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"pagination\"\xa2\x01\n" +
 	"\x0fPositionSummary\x12%\n" +
 	"\x0eposition_count\x18\x01 \x01(\x05R\rpositionCount\x12&\n" +
 	"\x0ftotal_staked_cc\x18\x02 \x01(\x01R\rtotalStakedCc\x12!\n" +
@@ -8162,7 +8945,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x12RevokeTokenRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13RevokeTokenResponse\x128\n" +
-	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\xf1(\n" +
+	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\xdf*\n" +
 	"\rLedgerService\x12\\\n" +
 	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x01\x12b\n" +
@@ -8215,6 +8998,11 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x0fListInvestments\x12).foundry.ledger.v1.ListInvestmentsRequest\x1a*.foundry.ledger.v1.ListInvestmentsResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12\x80\x01\n" +
 	"\x14GetInvestmentHistory\x12..foundry.ledger.v1.GetInvestmentHistoryRequest\x1a/.foundry.ledger.v1.GetInvestmentHistoryResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12|\n" +
+	"\fRecordImpact\x12&.foundry.ledger.v1.RecordImpactRequest\x1a'.foundry.ledger.v1.RecordImpactResponse\"\x1b\xc2\xf3\x18\x17\n" +
+	"\x01\x04\x1a\x12\n" +
+	"\x04kind\x12\x01\x06\"\arevenue\x12n\n" +
+	"\x0eListIdeaImpact\x12(.foundry.ledger.v1.ListIdeaImpactRequest\x1a).foundry.ledger.v1.ListIdeaImpactResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12l\n" +
 	"\fCreatePledge\x12&.foundry.ledger.v1.CreatePledgeRequest\x1a'.foundry.ledger.v1.CreatePledgeResponse\"\v\xc2\xf3\x18\a\n" +
 	"\x01\x03\x12\x02id\x12q\n" +
@@ -8276,7 +9064,7 @@ func file_foundry_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 114)
+var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 122)
 var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RegisterRequest)(nil),                      // 0: foundry.ledger.v1.RegisterRequest
 	(*RegisterResponse)(nil),                     // 1: foundry.ledger.v1.RegisterResponse
@@ -8319,281 +9107,301 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*InvestProjection)(nil),                     // 38: foundry.ledger.v1.InvestProjection
 	(*GetInvestPreviewResponse)(nil),             // 39: foundry.ledger.v1.GetInvestPreviewResponse
 	(*Position)(nil),                             // 40: foundry.ledger.v1.Position
-	(*PositionSummary)(nil),                      // 41: foundry.ledger.v1.PositionSummary
-	(*ListInvestmentsRequest)(nil),               // 42: foundry.ledger.v1.ListInvestmentsRequest
-	(*ListInvestmentsResponse)(nil),              // 43: foundry.ledger.v1.ListInvestmentsResponse
-	(*FlowEvent)(nil),                            // 44: foundry.ledger.v1.FlowEvent
-	(*JournalLine)(nil),                          // 45: foundry.ledger.v1.JournalLine
-	(*GetInvestmentHistoryRequest)(nil),          // 46: foundry.ledger.v1.GetInvestmentHistoryRequest
-	(*GetInvestmentHistoryResponse)(nil),         // 47: foundry.ledger.v1.GetInvestmentHistoryResponse
-	(*Pledge)(nil),                               // 48: foundry.ledger.v1.Pledge
-	(*CreatePledgeRequest)(nil),                  // 49: foundry.ledger.v1.CreatePledgeRequest
-	(*CreatePledgeResponse)(nil),                 // 50: foundry.ledger.v1.CreatePledgeResponse
-	(*StakeProjection)(nil),                      // 51: foundry.ledger.v1.StakeProjection
-	(*StakeRequest)(nil),                         // 52: foundry.ledger.v1.StakeRequest
-	(*StakeResponse)(nil),                        // 53: foundry.ledger.v1.StakeResponse
-	(*UnstakeRequest)(nil),                       // 54: foundry.ledger.v1.UnstakeRequest
-	(*UnstakeResponse)(nil),                      // 55: foundry.ledger.v1.UnstakeResponse
-	(*DepositRequest)(nil),                       // 56: foundry.ledger.v1.DepositRequest
-	(*DepositResponse)(nil),                      // 57: foundry.ledger.v1.DepositResponse
-	(*WithdrawRequest)(nil),                      // 58: foundry.ledger.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),                     // 59: foundry.ledger.v1.WithdrawResponse
-	(*GetBalancesRequest)(nil),                   // 60: foundry.ledger.v1.GetBalancesRequest
-	(*GetBalancesResponse)(nil),                  // 61: foundry.ledger.v1.GetBalancesResponse
-	(*GetExchangeRateRequest)(nil),               // 62: foundry.ledger.v1.GetExchangeRateRequest
-	(*GetExchangeRateResponse)(nil),              // 63: foundry.ledger.v1.GetExchangeRateResponse
-	(*GetSupplyRequest)(nil),                     // 64: foundry.ledger.v1.GetSupplyRequest
-	(*GetSupplyResponse)(nil),                    // 65: foundry.ledger.v1.GetSupplyResponse
-	(*GetSupplyHistoryRequest)(nil),              // 66: foundry.ledger.v1.GetSupplyHistoryRequest
-	(*SupplyDay)(nil),                            // 67: foundry.ledger.v1.SupplyDay
-	(*GetSupplyHistoryResponse)(nil),             // 68: foundry.ledger.v1.GetSupplyHistoryResponse
-	(*RecordOraclePriceRequest)(nil),             // 69: foundry.ledger.v1.RecordOraclePriceRequest
-	(*RecordOraclePriceResponse)(nil),            // 70: foundry.ledger.v1.RecordOraclePriceResponse
-	(*AuditEntry)(nil),                           // 71: foundry.ledger.v1.AuditEntry
-	(*ListAuditEntriesRequest)(nil),              // 72: foundry.ledger.v1.ListAuditEntriesRequest
-	(*ListAuditEntriesResponse)(nil),             // 73: foundry.ledger.v1.ListAuditEntriesResponse
-	(*VerifyAuditRequest)(nil),                   // 74: foundry.ledger.v1.VerifyAuditRequest
-	(*VerifyAuditResponse)(nil),                  // 75: foundry.ledger.v1.VerifyAuditResponse
-	(*IntegrityFinding)(nil),                     // 76: foundry.ledger.v1.IntegrityFinding
-	(*AuditScrub)(nil),                           // 77: foundry.ledger.v1.AuditScrub
-	(*AuditScrubCycle)(nil),                      // 78: foundry.ledger.v1.AuditScrubCycle
-	(*GetAuditCheckpointRequest)(nil),            // 79: foundry.ledger.v1.GetAuditCheckpointRequest
-	(*GetAuditCheckpointResponse)(nil),           // 80: foundry.ledger.v1.GetAuditCheckpointResponse
-	(*GetAuditVerifierKeyRequest)(nil),           // 81: foundry.ledger.v1.GetAuditVerifierKeyRequest
-	(*GetAuditVerifierKeyResponse)(nil),          // 82: foundry.ledger.v1.GetAuditVerifierKeyResponse
-	(*ListAuditKeyChangesRequest)(nil),           // 83: foundry.ledger.v1.ListAuditKeyChangesRequest
-	(*ListAuditKeyChangesResponse)(nil),          // 84: foundry.ledger.v1.ListAuditKeyChangesResponse
-	(*AuditKeyChange)(nil),                       // 85: foundry.ledger.v1.AuditKeyChange
-	(*GetAuditProofRequest)(nil),                 // 86: foundry.ledger.v1.GetAuditProofRequest
-	(*GetAuditProofResponse)(nil),                // 87: foundry.ledger.v1.GetAuditProofResponse
-	(*GetAuditConsistencyRequest)(nil),           // 88: foundry.ledger.v1.GetAuditConsistencyRequest
-	(*GetAuditConsistencyResponse)(nil),          // 89: foundry.ledger.v1.GetAuditConsistencyResponse
-	(*RepairedBreak)(nil),                        // 90: foundry.ledger.v1.RepairedBreak
-	(*RepairAuditRequest)(nil),                   // 91: foundry.ledger.v1.RepairAuditRequest
-	(*RepairAuditResponse)(nil),                  // 92: foundry.ledger.v1.RepairAuditResponse
-	(*FreezeRequest)(nil),                        // 93: foundry.ledger.v1.FreezeRequest
-	(*FreezeResponse)(nil),                       // 94: foundry.ledger.v1.FreezeResponse
-	(*UnfreezeRequest)(nil),                      // 95: foundry.ledger.v1.UnfreezeRequest
-	(*UnfreezeResponse)(nil),                     // 96: foundry.ledger.v1.UnfreezeResponse
-	(*GetIncidentStatusRequest)(nil),             // 97: foundry.ledger.v1.GetIncidentStatusRequest
-	(*GetIncidentStatusResponse)(nil),            // 98: foundry.ledger.v1.GetIncidentStatusResponse
-	(*Incident)(nil),                             // 99: foundry.ledger.v1.Incident
-	(*ListIncidentsRequest)(nil),                 // 100: foundry.ledger.v1.ListIncidentsRequest
-	(*ListIncidentsResponse)(nil),                // 101: foundry.ledger.v1.ListIncidentsResponse
-	(*LogoutRequest)(nil),                        // 102: foundry.ledger.v1.LogoutRequest
-	(*LogoutResponse)(nil),                       // 103: foundry.ledger.v1.LogoutResponse
-	(*GetPrincipalRequest)(nil),                  // 104: foundry.ledger.v1.GetPrincipalRequest
-	(*GetPrincipalResponse)(nil),                 // 105: foundry.ledger.v1.GetPrincipalResponse
-	(*APIToken)(nil),                             // 106: foundry.ledger.v1.APIToken
-	(*CreateTokenRequest)(nil),                   // 107: foundry.ledger.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),                  // 108: foundry.ledger.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),                    // 109: foundry.ledger.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),                   // 110: foundry.ledger.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),                   // 111: foundry.ledger.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),                  // 112: foundry.ledger.v1.RevokeTokenResponse
-	nil,                                          // 113: foundry.ledger.v1.AuditEntry.AttrsEntry
-	(*v1.Pagination)(nil),                        // 114: foundry.common.v1.Pagination
-	(*structpb.Struct)(nil),                      // 115: google.protobuf.Struct
-	(*wrapperspb.StringValue)(nil),               // 116: google.protobuf.StringValue
-	(v11.Stage)(0),                               // 117: foundry.portfolio.v1.Stage
-	(EconomyMode)(0),                             // 118: foundry.ledger.v1.EconomyMode
-	(*wrapperspb.DoubleValue)(nil),               // 119: google.protobuf.DoubleValue
-	(*wrapperspb.Int32Value)(nil),                // 120: google.protobuf.Int32Value
+	(*ImpactRecord)(nil),                         // 41: foundry.ledger.v1.ImpactRecord
+	(*ImpactPayout)(nil),                         // 42: foundry.ledger.v1.ImpactPayout
+	(*RecordImpactRequest)(nil),                  // 43: foundry.ledger.v1.RecordImpactRequest
+	(*RecordImpactResponse)(nil),                 // 44: foundry.ledger.v1.RecordImpactResponse
+	(*ImpactUsage)(nil),                          // 45: foundry.ledger.v1.ImpactUsage
+	(*ImpactTotals)(nil),                         // 46: foundry.ledger.v1.ImpactTotals
+	(*ListIdeaImpactRequest)(nil),                // 47: foundry.ledger.v1.ListIdeaImpactRequest
+	(*ListIdeaImpactResponse)(nil),               // 48: foundry.ledger.v1.ListIdeaImpactResponse
+	(*PositionSummary)(nil),                      // 49: foundry.ledger.v1.PositionSummary
+	(*ListInvestmentsRequest)(nil),               // 50: foundry.ledger.v1.ListInvestmentsRequest
+	(*ListInvestmentsResponse)(nil),              // 51: foundry.ledger.v1.ListInvestmentsResponse
+	(*FlowEvent)(nil),                            // 52: foundry.ledger.v1.FlowEvent
+	(*JournalLine)(nil),                          // 53: foundry.ledger.v1.JournalLine
+	(*GetInvestmentHistoryRequest)(nil),          // 54: foundry.ledger.v1.GetInvestmentHistoryRequest
+	(*GetInvestmentHistoryResponse)(nil),         // 55: foundry.ledger.v1.GetInvestmentHistoryResponse
+	(*Pledge)(nil),                               // 56: foundry.ledger.v1.Pledge
+	(*CreatePledgeRequest)(nil),                  // 57: foundry.ledger.v1.CreatePledgeRequest
+	(*CreatePledgeResponse)(nil),                 // 58: foundry.ledger.v1.CreatePledgeResponse
+	(*StakeProjection)(nil),                      // 59: foundry.ledger.v1.StakeProjection
+	(*StakeRequest)(nil),                         // 60: foundry.ledger.v1.StakeRequest
+	(*StakeResponse)(nil),                        // 61: foundry.ledger.v1.StakeResponse
+	(*UnstakeRequest)(nil),                       // 62: foundry.ledger.v1.UnstakeRequest
+	(*UnstakeResponse)(nil),                      // 63: foundry.ledger.v1.UnstakeResponse
+	(*DepositRequest)(nil),                       // 64: foundry.ledger.v1.DepositRequest
+	(*DepositResponse)(nil),                      // 65: foundry.ledger.v1.DepositResponse
+	(*WithdrawRequest)(nil),                      // 66: foundry.ledger.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),                     // 67: foundry.ledger.v1.WithdrawResponse
+	(*GetBalancesRequest)(nil),                   // 68: foundry.ledger.v1.GetBalancesRequest
+	(*GetBalancesResponse)(nil),                  // 69: foundry.ledger.v1.GetBalancesResponse
+	(*GetExchangeRateRequest)(nil),               // 70: foundry.ledger.v1.GetExchangeRateRequest
+	(*GetExchangeRateResponse)(nil),              // 71: foundry.ledger.v1.GetExchangeRateResponse
+	(*GetSupplyRequest)(nil),                     // 72: foundry.ledger.v1.GetSupplyRequest
+	(*GetSupplyResponse)(nil),                    // 73: foundry.ledger.v1.GetSupplyResponse
+	(*GetSupplyHistoryRequest)(nil),              // 74: foundry.ledger.v1.GetSupplyHistoryRequest
+	(*SupplyDay)(nil),                            // 75: foundry.ledger.v1.SupplyDay
+	(*GetSupplyHistoryResponse)(nil),             // 76: foundry.ledger.v1.GetSupplyHistoryResponse
+	(*RecordOraclePriceRequest)(nil),             // 77: foundry.ledger.v1.RecordOraclePriceRequest
+	(*RecordOraclePriceResponse)(nil),            // 78: foundry.ledger.v1.RecordOraclePriceResponse
+	(*AuditEntry)(nil),                           // 79: foundry.ledger.v1.AuditEntry
+	(*ListAuditEntriesRequest)(nil),              // 80: foundry.ledger.v1.ListAuditEntriesRequest
+	(*ListAuditEntriesResponse)(nil),             // 81: foundry.ledger.v1.ListAuditEntriesResponse
+	(*VerifyAuditRequest)(nil),                   // 82: foundry.ledger.v1.VerifyAuditRequest
+	(*VerifyAuditResponse)(nil),                  // 83: foundry.ledger.v1.VerifyAuditResponse
+	(*IntegrityFinding)(nil),                     // 84: foundry.ledger.v1.IntegrityFinding
+	(*AuditScrub)(nil),                           // 85: foundry.ledger.v1.AuditScrub
+	(*AuditScrubCycle)(nil),                      // 86: foundry.ledger.v1.AuditScrubCycle
+	(*GetAuditCheckpointRequest)(nil),            // 87: foundry.ledger.v1.GetAuditCheckpointRequest
+	(*GetAuditCheckpointResponse)(nil),           // 88: foundry.ledger.v1.GetAuditCheckpointResponse
+	(*GetAuditVerifierKeyRequest)(nil),           // 89: foundry.ledger.v1.GetAuditVerifierKeyRequest
+	(*GetAuditVerifierKeyResponse)(nil),          // 90: foundry.ledger.v1.GetAuditVerifierKeyResponse
+	(*ListAuditKeyChangesRequest)(nil),           // 91: foundry.ledger.v1.ListAuditKeyChangesRequest
+	(*ListAuditKeyChangesResponse)(nil),          // 92: foundry.ledger.v1.ListAuditKeyChangesResponse
+	(*AuditKeyChange)(nil),                       // 93: foundry.ledger.v1.AuditKeyChange
+	(*GetAuditProofRequest)(nil),                 // 94: foundry.ledger.v1.GetAuditProofRequest
+	(*GetAuditProofResponse)(nil),                // 95: foundry.ledger.v1.GetAuditProofResponse
+	(*GetAuditConsistencyRequest)(nil),           // 96: foundry.ledger.v1.GetAuditConsistencyRequest
+	(*GetAuditConsistencyResponse)(nil),          // 97: foundry.ledger.v1.GetAuditConsistencyResponse
+	(*RepairedBreak)(nil),                        // 98: foundry.ledger.v1.RepairedBreak
+	(*RepairAuditRequest)(nil),                   // 99: foundry.ledger.v1.RepairAuditRequest
+	(*RepairAuditResponse)(nil),                  // 100: foundry.ledger.v1.RepairAuditResponse
+	(*FreezeRequest)(nil),                        // 101: foundry.ledger.v1.FreezeRequest
+	(*FreezeResponse)(nil),                       // 102: foundry.ledger.v1.FreezeResponse
+	(*UnfreezeRequest)(nil),                      // 103: foundry.ledger.v1.UnfreezeRequest
+	(*UnfreezeResponse)(nil),                     // 104: foundry.ledger.v1.UnfreezeResponse
+	(*GetIncidentStatusRequest)(nil),             // 105: foundry.ledger.v1.GetIncidentStatusRequest
+	(*GetIncidentStatusResponse)(nil),            // 106: foundry.ledger.v1.GetIncidentStatusResponse
+	(*Incident)(nil),                             // 107: foundry.ledger.v1.Incident
+	(*ListIncidentsRequest)(nil),                 // 108: foundry.ledger.v1.ListIncidentsRequest
+	(*ListIncidentsResponse)(nil),                // 109: foundry.ledger.v1.ListIncidentsResponse
+	(*LogoutRequest)(nil),                        // 110: foundry.ledger.v1.LogoutRequest
+	(*LogoutResponse)(nil),                       // 111: foundry.ledger.v1.LogoutResponse
+	(*GetPrincipalRequest)(nil),                  // 112: foundry.ledger.v1.GetPrincipalRequest
+	(*GetPrincipalResponse)(nil),                 // 113: foundry.ledger.v1.GetPrincipalResponse
+	(*APIToken)(nil),                             // 114: foundry.ledger.v1.APIToken
+	(*CreateTokenRequest)(nil),                   // 115: foundry.ledger.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),                  // 116: foundry.ledger.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),                    // 117: foundry.ledger.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),                   // 118: foundry.ledger.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),                   // 119: foundry.ledger.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),                  // 120: foundry.ledger.v1.RevokeTokenResponse
+	nil,                                          // 121: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*v1.Pagination)(nil),                        // 122: foundry.common.v1.Pagination
+	(*structpb.Struct)(nil),                      // 123: google.protobuf.Struct
+	(*wrapperspb.StringValue)(nil),               // 124: google.protobuf.StringValue
+	(v11.Stage)(0),                               // 125: foundry.portfolio.v1.Stage
+	(EconomyMode)(0),                             // 126: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.DoubleValue)(nil),               // 127: google.protobuf.DoubleValue
+	(*wrapperspb.Int32Value)(nil),                // 128: google.protobuf.Int32Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
-	114, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	115, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	116, // 5: foundry.ledger.v1.Contribution.contributor_handle:type_name -> google.protobuf.StringValue
-	115, // 6: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	122, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	123, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
+	124, // 5: foundry.ledger.v1.Contribution.contributor_handle:type_name -> google.protobuf.StringValue
+	123, // 6: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
 	13,  // 7: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 8: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 9: foundry.ledger.v1.ListContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	114, // 10: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	116, // 11: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
+	122, // 10: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	124, // 11: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
 	21,  // 12: foundry.ledger.v1.ListContributorsResponse.contributors:type_name -> foundry.ledger.v1.ContributorSummary
-	114, // 13: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	122, // 13: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
 	13,  // 14: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	114, // 15: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	122, // 15: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
 	13,  // 16: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	114, // 17: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	122, // 17: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
 	13,  // 18: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	116, // 19: foundry.ledger.v1.Payout.contributor_handle:type_name -> google.protobuf.StringValue
+	124, // 19: foundry.ledger.v1.Payout.contributor_handle:type_name -> google.protobuf.StringValue
 	29,  // 20: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
-	114, // 21: foundry.ledger.v1.Distribution.pagination:type_name -> foundry.common.v1.Pagination
+	122, // 21: foundry.ledger.v1.Distribution.pagination:type_name -> foundry.common.v1.Pagination
 	30,  // 22: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
 	30,  // 23: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
 	30,  // 24: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
-	114, // 25: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	117, // 26: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	122, // 25: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	125, // 26: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
 	38,  // 27: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
-	40,  // 28: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
-	41,  // 29: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	116, // 30: foundry.ledger.v1.ListInvestmentsResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	114, // 31: foundry.ledger.v1.ListInvestmentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	116, // 32: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
-	45,  // 33: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
-	44,  // 34: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
-	114, // 35: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
-	116, // 36: foundry.ledger.v1.GetInvestmentHistoryResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	116, // 37: foundry.ledger.v1.Pledge.contributor_handle:type_name -> google.protobuf.StringValue
-	48,  // 38: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	117, // 39: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	51,  // 40: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	116, // 41: foundry.ledger.v1.StakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	116, // 42: foundry.ledger.v1.UnstakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	116, // 43: foundry.ledger.v1.DepositResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	116, // 44: foundry.ledger.v1.WithdrawResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	116, // 45: foundry.ledger.v1.GetBalancesResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	116, // 46: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	118, // 47: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	119, // 48: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
-	119, // 49: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
-	119, // 50: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
-	67,  // 51: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
-	113, // 52: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
-	116, // 53: foundry.ledger.v1.AuditEntry.actor_handle:type_name -> google.protobuf.StringValue
-	116, // 54: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
-	71,  // 55: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	114, // 56: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	120, // 57: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	120, // 58: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	116, // 59: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	90,  // 60: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	76,  // 61: foundry.ledger.v1.VerifyAuditResponse.findings:type_name -> foundry.ledger.v1.IntegrityFinding
-	77,  // 62: foundry.ledger.v1.VerifyAuditResponse.scrub:type_name -> foundry.ledger.v1.AuditScrub
-	118, // 63: foundry.ledger.v1.IntegrityFinding.mode:type_name -> foundry.ledger.v1.EconomyMode
-	120, // 64: foundry.ledger.v1.IntegrityFinding.seq:type_name -> google.protobuf.Int32Value
-	116, // 65: foundry.ledger.v1.IntegrityFinding.entry_id:type_name -> google.protobuf.StringValue
-	116, // 66: foundry.ledger.v1.IntegrityFinding.account:type_name -> google.protobuf.StringValue
-	78,  // 67: foundry.ledger.v1.AuditScrub.last_cycle:type_name -> foundry.ledger.v1.AuditScrubCycle
-	116, // 68: foundry.ledger.v1.AuditScrub.updated_at:type_name -> google.protobuf.StringValue
-	116, // 69: foundry.ledger.v1.AuditScrub.late:type_name -> google.protobuf.StringValue
-	85,  // 70: foundry.ledger.v1.ListAuditKeyChangesResponse.key_changes:type_name -> foundry.ledger.v1.AuditKeyChange
-	71,  // 71: foundry.ledger.v1.GetAuditProofResponse.entry:type_name -> foundry.ledger.v1.AuditEntry
-	120, // 72: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	120, // 73: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	71,  // 74: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	90,  // 75: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	90,  // 76: foundry.ledger.v1.RepairAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	116, // 77: foundry.ledger.v1.RepairAuditResponse.correction_entry_id:type_name -> google.protobuf.StringValue
-	76,  // 78: foundry.ledger.v1.RepairAuditResponse.open_findings:type_name -> foundry.ledger.v1.IntegrityFinding
-	118, // 79: foundry.ledger.v1.RepairAuditResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	118, // 80: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	116, // 81: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	118, // 82: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	116, // 83: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	99,  // 84: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	114, // 85: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	116, // 86: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	116, // 87: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	116, // 88: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	116, // 89: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	116, // 90: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	116, // 91: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	116, // 92: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	106, // 93: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	106, // 94: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	106, // 95: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 96: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 97: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 98: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	102, // 99: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	104, // 100: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	107, // 101: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	109, // 102: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	111, // 103: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 104: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 105: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 106: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14,  // 107: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16,  // 108: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18,  // 109: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
-	20,  // 110: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
-	23,  // 111: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	25,  // 112: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	27,  // 113: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	31,  // 114: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	33,  // 115: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	35,  // 116: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	37,  // 117: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	42,  // 118: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	46,  // 119: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	49,  // 120: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	52,  // 121: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	54,  // 122: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	56,  // 123: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	58,  // 124: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	60,  // 125: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	62,  // 126: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	64,  // 127: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	66,  // 128: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
-	69,  // 129: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	72,  // 130: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	74,  // 131: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	79,  // 132: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	81,  // 133: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	83,  // 134: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:input_type -> foundry.ledger.v1.ListAuditKeyChangesRequest
-	86,  // 135: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	88,  // 136: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	91,  // 137: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	93,  // 138: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	95,  // 139: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	97,  // 140: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	100, // 141: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	1,   // 142: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 143: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 144: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	103, // 145: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	105, // 146: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	108, // 147: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	110, // 148: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	112, // 149: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 150: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 151: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 152: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 153: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 154: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 155: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
-	22,  // 156: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
-	24,  // 157: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	26,  // 158: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	28,  // 159: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	32,  // 160: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	34,  // 161: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	36,  // 162: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	39,  // 163: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	43,  // 164: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	47,  // 165: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	50,  // 166: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	53,  // 167: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	55,  // 168: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	57,  // 169: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	59,  // 170: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	61,  // 171: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	63,  // 172: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	65,  // 173: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	68,  // 174: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
-	70,  // 175: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	73,  // 176: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	75,  // 177: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	80,  // 178: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	82,  // 179: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	84,  // 180: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:output_type -> foundry.ledger.v1.ListAuditKeyChangesResponse
-	87,  // 181: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	89,  // 182: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	92,  // 183: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	94,  // 184: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	96,  // 185: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	98,  // 186: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	101, // 187: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	142, // [142:188] is the sub-list for method output_type
-	96,  // [96:142] is the sub-list for method input_type
-	96,  // [96:96] is the sub-list for extension type_name
-	96,  // [96:96] is the sub-list for extension extendee
-	0,   // [0:96] is the sub-list for field type_name
+	124, // 28: foundry.ledger.v1.ImpactRecord.entry_id:type_name -> google.protobuf.StringValue
+	41,  // 29: foundry.ledger.v1.RecordImpactResponse.record:type_name -> foundry.ledger.v1.ImpactRecord
+	42,  // 30: foundry.ledger.v1.RecordImpactResponse.payouts:type_name -> foundry.ledger.v1.ImpactPayout
+	45,  // 31: foundry.ledger.v1.ImpactTotals.usage:type_name -> foundry.ledger.v1.ImpactUsage
+	124, // 32: foundry.ledger.v1.ImpactTotals.last_recorded_at:type_name -> google.protobuf.StringValue
+	46,  // 33: foundry.ledger.v1.ListIdeaImpactResponse.totals:type_name -> foundry.ledger.v1.ImpactTotals
+	41,  // 34: foundry.ledger.v1.ListIdeaImpactResponse.records:type_name -> foundry.ledger.v1.ImpactRecord
+	122, // 35: foundry.ledger.v1.ListIdeaImpactResponse.pagination:type_name -> foundry.common.v1.Pagination
+	40,  // 36: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
+	49,  // 37: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
+	124, // 38: foundry.ledger.v1.ListInvestmentsResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	122, // 39: foundry.ledger.v1.ListInvestmentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	124, // 40: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	53,  // 41: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
+	52,  // 42: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
+	122, // 43: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
+	124, // 44: foundry.ledger.v1.GetInvestmentHistoryResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	124, // 45: foundry.ledger.v1.Pledge.contributor_handle:type_name -> google.protobuf.StringValue
+	56,  // 46: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
+	125, // 47: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	59,  // 48: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
+	124, // 49: foundry.ledger.v1.StakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	124, // 50: foundry.ledger.v1.UnstakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	124, // 51: foundry.ledger.v1.DepositResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	124, // 52: foundry.ledger.v1.WithdrawResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	124, // 53: foundry.ledger.v1.GetBalancesResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	124, // 54: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	126, // 55: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	127, // 56: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
+	127, // 57: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
+	127, // 58: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
+	75,  // 59: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
+	121, // 60: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	124, // 61: foundry.ledger.v1.AuditEntry.actor_handle:type_name -> google.protobuf.StringValue
+	124, // 62: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
+	79,  // 63: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
+	122, // 64: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	128, // 65: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	128, // 66: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	124, // 67: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	98,  // 68: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	84,  // 69: foundry.ledger.v1.VerifyAuditResponse.findings:type_name -> foundry.ledger.v1.IntegrityFinding
+	85,  // 70: foundry.ledger.v1.VerifyAuditResponse.scrub:type_name -> foundry.ledger.v1.AuditScrub
+	126, // 71: foundry.ledger.v1.IntegrityFinding.mode:type_name -> foundry.ledger.v1.EconomyMode
+	128, // 72: foundry.ledger.v1.IntegrityFinding.seq:type_name -> google.protobuf.Int32Value
+	124, // 73: foundry.ledger.v1.IntegrityFinding.entry_id:type_name -> google.protobuf.StringValue
+	124, // 74: foundry.ledger.v1.IntegrityFinding.account:type_name -> google.protobuf.StringValue
+	86,  // 75: foundry.ledger.v1.AuditScrub.last_cycle:type_name -> foundry.ledger.v1.AuditScrubCycle
+	124, // 76: foundry.ledger.v1.AuditScrub.updated_at:type_name -> google.protobuf.StringValue
+	124, // 77: foundry.ledger.v1.AuditScrub.late:type_name -> google.protobuf.StringValue
+	93,  // 78: foundry.ledger.v1.ListAuditKeyChangesResponse.key_changes:type_name -> foundry.ledger.v1.AuditKeyChange
+	79,  // 79: foundry.ledger.v1.GetAuditProofResponse.entry:type_name -> foundry.ledger.v1.AuditEntry
+	128, // 80: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	128, // 81: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	79,  // 82: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	98,  // 83: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	98,  // 84: foundry.ledger.v1.RepairAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	124, // 85: foundry.ledger.v1.RepairAuditResponse.correction_entry_id:type_name -> google.protobuf.StringValue
+	84,  // 86: foundry.ledger.v1.RepairAuditResponse.open_findings:type_name -> foundry.ledger.v1.IntegrityFinding
+	126, // 87: foundry.ledger.v1.RepairAuditResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	126, // 88: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	124, // 89: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	126, // 90: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	124, // 91: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	107, // 92: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	122, // 93: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	124, // 94: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	124, // 95: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	124, // 96: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	124, // 97: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	124, // 98: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	124, // 99: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	124, // 100: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	114, // 101: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	114, // 102: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	114, // 103: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 104: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 105: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 106: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	110, // 107: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	112, // 108: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	115, // 109: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	117, // 110: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	119, // 111: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 112: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 113: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 114: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	14,  // 115: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	16,  // 116: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	18,  // 117: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
+	20,  // 118: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
+	23,  // 119: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	25,  // 120: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	27,  // 121: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	31,  // 122: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	33,  // 123: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	35,  // 124: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	37,  // 125: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	50,  // 126: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	54,  // 127: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	43,  // 128: foundry.ledger.v1.LedgerService.RecordImpact:input_type -> foundry.ledger.v1.RecordImpactRequest
+	47,  // 129: foundry.ledger.v1.LedgerService.ListIdeaImpact:input_type -> foundry.ledger.v1.ListIdeaImpactRequest
+	57,  // 130: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	60,  // 131: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	62,  // 132: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	64,  // 133: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	66,  // 134: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	68,  // 135: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	70,  // 136: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	72,  // 137: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	74,  // 138: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
+	77,  // 139: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	80,  // 140: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	82,  // 141: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	87,  // 142: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	89,  // 143: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	91,  // 144: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:input_type -> foundry.ledger.v1.ListAuditKeyChangesRequest
+	94,  // 145: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	96,  // 146: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	99,  // 147: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	101, // 148: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	103, // 149: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	105, // 150: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	108, // 151: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 152: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 153: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 154: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	111, // 155: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	113, // 156: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	116, // 157: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	118, // 158: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	120, // 159: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 160: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 161: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 162: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	15,  // 163: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	17,  // 164: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	19,  // 165: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
+	22,  // 166: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
+	24,  // 167: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	26,  // 168: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	28,  // 169: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	32,  // 170: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	34,  // 171: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	36,  // 172: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	39,  // 173: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	51,  // 174: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	55,  // 175: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	44,  // 176: foundry.ledger.v1.LedgerService.RecordImpact:output_type -> foundry.ledger.v1.RecordImpactResponse
+	48,  // 177: foundry.ledger.v1.LedgerService.ListIdeaImpact:output_type -> foundry.ledger.v1.ListIdeaImpactResponse
+	58,  // 178: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	61,  // 179: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	63,  // 180: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	65,  // 181: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	67,  // 182: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	69,  // 183: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	71,  // 184: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	73,  // 185: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	76,  // 186: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
+	78,  // 187: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	81,  // 188: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	83,  // 189: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	88,  // 190: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	90,  // 191: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	92,  // 192: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:output_type -> foundry.ledger.v1.ListAuditKeyChangesResponse
+	95,  // 193: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	97,  // 194: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	100, // 195: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	102, // 196: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	104, // 197: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	106, // 198: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	109, // 199: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	152, // [152:200] is the sub-list for method output_type
+	104, // [104:152] is the sub-list for method input_type
+	104, // [104:104] is the sub-list for extension type_name
+	104, // [104:104] is the sub-list for extension extendee
+	0,   // [0:104] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
@@ -8610,18 +9418,19 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 	file_foundry_ledger_v1_ledger_proto_msgTypes[25].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[33].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[35].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[42].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[46].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[66].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[72].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[100].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[47].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[50].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[54].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[74].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[80].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[108].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ledger_v1_ledger_proto_rawDesc), len(file_foundry_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   114,
+			NumMessages:   122,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -55,6 +55,8 @@ const (
 	LedgerService_GetInvestPreview_FullMethodName             = "/foundry.ledger.v1.LedgerService/GetInvestPreview"
 	LedgerService_ListInvestments_FullMethodName              = "/foundry.ledger.v1.LedgerService/ListInvestments"
 	LedgerService_GetInvestmentHistory_FullMethodName         = "/foundry.ledger.v1.LedgerService/GetInvestmentHistory"
+	LedgerService_RecordImpact_FullMethodName                 = "/foundry.ledger.v1.LedgerService/RecordImpact"
+	LedgerService_ListIdeaImpact_FullMethodName               = "/foundry.ledger.v1.LedgerService/ListIdeaImpact"
 	LedgerService_CreatePledge_FullMethodName                 = "/foundry.ledger.v1.LedgerService/CreatePledge"
 	LedgerService_Stake_FullMethodName                        = "/foundry.ledger.v1.LedgerService/Stake"
 	LedgerService_Unstake_FullMethodName                      = "/foundry.ledger.v1.LedgerService/Unstake"
@@ -141,6 +143,15 @@ type LedgerServiceClient interface {
 	ListInvestments(ctx context.Context, in *ListInvestmentsRequest, opts ...grpc.CallOption) (*ListInvestmentsResponse, error)
 	// GetInvestmentHistory returns a page of a contributor's CC movements.
 	GetInvestmentHistory(ctx context.Context, in *GetInvestmentHistoryRequest, opts ...grpc.CallOption) (*GetInvestmentHistoryResponse, error)
+	// RecordImpact records an impact record of an idea, once per reference:
+	// usage (a worker or an operator) grows the attribution of the positions
+	// staked on it; revenue (an administrator) enters the treasury, mints CC
+	// at the buy rate and pays it to those positions in proportion to the
+	// attribution they earned.
+	RecordImpact(ctx context.Context, in *RecordImpactRequest, opts ...grpc.CallOption) (*RecordImpactResponse, error)
+	// ListIdeaImpact returns a page of an idea's impact records, newest
+	// first, with the totals of all of them.
+	ListIdeaImpact(ctx context.Context, in *ListIdeaImpactRequest, opts ...grpc.CallOption) (*ListIdeaImpactResponse, error)
 	// CreatePledge records a time pledge and its CC equivalent (owner only).
 	CreatePledge(ctx context.Context, in *CreatePledgeRequest, opts ...grpc.CallOption) (*CreatePledgeResponse, error)
 	// Stake moves available CC into a position on an idea (owner only), or
@@ -449,6 +460,26 @@ func (c *ledgerServiceClient) GetInvestmentHistory(ctx context.Context, in *GetI
 	return out, nil
 }
 
+func (c *ledgerServiceClient) RecordImpact(ctx context.Context, in *RecordImpactRequest, opts ...grpc.CallOption) (*RecordImpactResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordImpactResponse)
+	err := c.cc.Invoke(ctx, LedgerService_RecordImpact_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) ListIdeaImpact(ctx context.Context, in *ListIdeaImpactRequest, opts ...grpc.CallOption) (*ListIdeaImpactResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListIdeaImpactResponse)
+	err := c.cc.Invoke(ctx, LedgerService_ListIdeaImpact_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *ledgerServiceClient) CreatePledge(ctx context.Context, in *CreatePledgeRequest, opts ...grpc.CallOption) (*CreatePledgeResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreatePledgeResponse)
@@ -731,6 +762,15 @@ type LedgerServiceServer interface {
 	ListInvestments(context.Context, *ListInvestmentsRequest) (*ListInvestmentsResponse, error)
 	// GetInvestmentHistory returns a page of a contributor's CC movements.
 	GetInvestmentHistory(context.Context, *GetInvestmentHistoryRequest) (*GetInvestmentHistoryResponse, error)
+	// RecordImpact records an impact record of an idea, once per reference:
+	// usage (a worker or an operator) grows the attribution of the positions
+	// staked on it; revenue (an administrator) enters the treasury, mints CC
+	// at the buy rate and pays it to those positions in proportion to the
+	// attribution they earned.
+	RecordImpact(context.Context, *RecordImpactRequest) (*RecordImpactResponse, error)
+	// ListIdeaImpact returns a page of an idea's impact records, newest
+	// first, with the totals of all of them.
+	ListIdeaImpact(context.Context, *ListIdeaImpactRequest) (*ListIdeaImpactResponse, error)
 	// CreatePledge records a time pledge and its CC equivalent (owner only).
 	CreatePledge(context.Context, *CreatePledgeRequest) (*CreatePledgeResponse, error)
 	// Stake moves available CC into a position on an idea (owner only), or
@@ -870,6 +910,12 @@ func (UnimplementedLedgerServiceServer) ListInvestments(context.Context, *ListIn
 }
 func (UnimplementedLedgerServiceServer) GetInvestmentHistory(context.Context, *GetInvestmentHistoryRequest) (*GetInvestmentHistoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetInvestmentHistory not implemented")
+}
+func (UnimplementedLedgerServiceServer) RecordImpact(context.Context, *RecordImpactRequest) (*RecordImpactResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordImpact not implemented")
+}
+func (UnimplementedLedgerServiceServer) ListIdeaImpact(context.Context, *ListIdeaImpactRequest) (*ListIdeaImpactResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListIdeaImpact not implemented")
 }
 func (UnimplementedLedgerServiceServer) CreatePledge(context.Context, *CreatePledgeRequest) (*CreatePledgeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreatePledge not implemented")
@@ -1390,6 +1436,42 @@ func _LedgerService_GetInvestmentHistory_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_RecordImpact_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordImpactRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).RecordImpact(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_RecordImpact_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).RecordImpact(ctx, req.(*RecordImpactRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_ListIdeaImpact_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListIdeaImpactRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).ListIdeaImpact(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_ListIdeaImpact_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).ListIdeaImpact(ctx, req.(*ListIdeaImpactRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LedgerService_CreatePledge_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreatePledgeRequest)
 	if err := dec(in); err != nil {
@@ -1888,6 +1970,14 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetInvestmentHistory",
 			Handler:    _LedgerService_GetInvestmentHistory_Handler,
+		},
+		{
+			MethodName: "RecordImpact",
+			Handler:    _LedgerService_RecordImpact_Handler,
+		},
+		{
+			MethodName: "ListIdeaImpact",
+			Handler:    _LedgerService_ListIdeaImpact_Handler,
 		},
 		{
 			MethodName: "CreatePledge",
