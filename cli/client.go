@@ -69,6 +69,10 @@ var (
 		http: "POST /api/ideas/{idea_id}/advance", out: "idea", cred: credAdmin}
 	opSetIdeaStage = op{grpc: portfoliov1.PortfolioService_SetIdeaStage_FullMethodName,
 		http: "POST /api/ideas/{idea_id}/stage", out: "idea", cred: credAdmin}
+	// An impact record: usage takes a worker's or operator's token, revenue
+	// the administrator (credAny: the token when one is set).
+	opRecordImpact = op{grpc: ledgerv1.LedgerService_RecordImpact_FullMethodName, http: "POST /api/ideas/{idea_id}/impact"}
+	opListImpact   = op{grpc: ledgerv1.LedgerService_ListIdeaImpact_FullMethodName, http: "GET /api/ideas/{idea_id}/impact"}
 
 	opListTasks  = op{grpc: agentv1.AgentService_ListTasks_FullMethodName, http: "GET /api/agent/tasks"}
 	opClaimTask  = op{grpc: agentv1.AgentService_ClaimTask_FullMethodName, http: "POST /api/agent/tasks/claim"}

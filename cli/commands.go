@@ -85,8 +85,8 @@ func group(use, short string, subs ...*cobra.Command) *cobra.Command {
 // --- ideas -------------------------------------------------------------------
 
 func (e *env) ideasCommand() *cobra.Command {
-	return group("ideas", "List, show, create and advance ideas", withIDs(e.ideasList(), "ideas.id"), withIDs(e.ideasShow(), "id"),
-		withIDs(e.ideasCreate(), "id"), withIDs(e.ideasAdvance(), "id"))
+	return group("ideas", "List, show, create and advance ideas, and record their impact", withIDs(e.ideasList(), "ideas.id"),
+		withIDs(e.ideasShow(), "id"), withIDs(e.ideasCreate(), "id"), withIDs(e.ideasAdvance(), "id"), withIDs(e.ideasImpact(), "record.id"))
 }
 
 func (e *env) ideasList() *cobra.Command {
@@ -221,6 +221,65 @@ func (e *env) ideasAdvance() *cobra.Command {
 		return e.object(raw, err)
 	})
 	enumVar(cmd, &to, "to", "set this stage explicitly (administrator key required)")
+	return cmd
+}
+
+// ideasImpact lists an idea's impact records or, with --usage or --usd,
+// records one.
+func (e *env) ideasImpact() *cobra.Command {
+	req := &ledgerv1.RecordImpactRequest{}
+	var limit, offset int32
+	cmd := &cobra.Command{
+		Use:   "impact IDEA_ID [--usage QUANTITY --unit UNIT | --usd AMOUNT] --evidence TEXT --reference REF",
+		Short: "List an idea's impact records, or record usage (a worker or operator) or revenue (administrator)",
+		Long: `Without --usage or --usd, list the idea's impact records, newest first, with
+their totals. With --usage and --unit, record measured usage: it grows the
+attribution of every position staked on the idea now. With --usd, record
+revenue the idea brought (administrator): the treasury grows, CC is minted
+at the buy rate and paid to the stakers in proportion to the attribution
+they earned. --reference records it once: the same reference again answers
+the first record (duplicate: true) and changes nothing.`,
+		Example: `  foundry ideas impact "$IDEA" --usage 1200 --unit requests --evidence https://metrics.example/w48 --reference w48
+  foundry ideas impact "$IDEA" --usd 100 --evidence "invoice 7, paid" --reference invoice-7
+  foundry ideas impact "$IDEA"`,
+		Args: args("IDEA_ID"),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		f := cmd.Flags()
+		usage, revenue := f.Changed("usage"), f.Changed("usd")
+		if !usage && !revenue {
+			lr := &ledgerv1.ListIdeaImpactRequest{IdeaId: a[0], Offset: offset}
+			if f.Changed("limit") {
+				lr.Limit = proto.Int32(limit)
+			}
+			raw, err := e.client.call(ctx, opListImpact, lr, &ledgerv1.ListIdeaImpactResponse{}, callOpts{})
+			return e.object(raw, err)
+		}
+		switch {
+		case usage && revenue:
+			return usagef("--usage and --usd are two kinds of record: give one")
+		case usage && strings.TrimSpace(req.Unit) == "":
+			return usagef("--unit is required with --usage: what was counted (requests, installs)")
+		case strings.TrimSpace(req.Evidence) == "":
+			return usagef("--evidence is required: a URL or a sentence saying where the impact is measured")
+		case strings.TrimSpace(req.Reference) == "":
+			return usagef("--reference is required: it records the impact once")
+		}
+		req.IdeaId, req.Kind = a[0], "usage"
+		if revenue {
+			req.Kind = "revenue"
+		}
+		raw, err := e.client.call(ctx, opRecordImpact, req, &ledgerv1.RecordImpactResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	f := cmd.Flags()
+	f.Float64Var(&req.Quantity, "usage", 0, "record this much usage")
+	f.StringVar(&req.Unit, "unit", "", "what the usage counts (with --usage)")
+	f.Float64Var(&req.AmountUsd, "usd", 0, "record this much revenue, in USD (administrator)")
+	f.StringVar(&req.Evidence, "evidence", "", "where the impact is measured: a URL or a sentence")
+	f.StringVar(&req.Reference, "reference", "", "makes the record once: a period, an invoice number")
+	f.Int32Var(&limit, "limit", 0, "records per page when listing (server default 50, at most 500)")
+	f.Int32Var(&offset, "offset", 0, "records to skip when listing")
 	return cmd
 }
 

@@ -237,6 +237,23 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 		require.Regexp(t, row("tags", `["energy-`+name+`"]`), out, "a list is compact JSON")
 	})
 
+	t.Run("ideas impact: record usage, refuse half a record, list", func(t *testing.T) {
+		rec := okJSON(t, admin, "ideas", "impact", ideaID, "--usage", "12", "--unit", "requests", "--evidence",
+			"https://metrics.example/"+name, "--reference", "w48")
+		record, _ := rec["record"].(map[string]any)
+		require.Equal(t, "usage", record["kind"])
+		require.Equal(t, 12.0, record["quantity"])
+		again := okJSON(t, admin, "ideas", "impact", ideaID, "--usage", "12", "--unit", "requests", "--evidence",
+			"https://metrics.example/"+name, "--reference", "w48")
+		require.Equal(t, true, again["duplicate"], "the same reference records nothing again")
+		r := run(t, admin, "ideas", "impact", ideaID, "--usage", "1", "--evidence", "e", "--reference", "r")
+		require.Equal(t, cli.ExitUsage, r.code)
+		require.Contains(t, r.stderr, "--unit is required with --usage")
+		list := okJSON(t, env, "ideas", "impact", ideaID)
+		require.Equal(t, 1.0, list["totals"].(map[string]any)["usage_records"])
+		require.Len(t, list["records"], 1)
+	})
+
 	t.Run("ideas advance: the next stage, or any; an operator's", func(t *testing.T) {
 		for _, args := range [][]string{{"ideas", "advance", ideaID}, {"ideas", "advance", ideaID, "--to", "testing"}} {
 			r := run(t, env, args...)

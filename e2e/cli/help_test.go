@@ -75,7 +75,7 @@ func TestHelpEverywhere(t *testing.T) {
 		"completion bash", "completion fish", "completion powershell", "completion zsh",
 		"contributions create", "contributions list", "contributions show", "contributors list",
 		"distributions create", "distributions list", "distributions show",
-		"help", "ideas advance", "ideas create", "ideas list", "ideas show",
+		"help", "ideas advance", "ideas create", "ideas impact", "ideas list", "ideas show",
 		"incidents freeze", "incidents list", "incidents status", "incidents unfreeze",
 		"login", "logout", "migrate", "register", "serve", "status",
 		"tasks claim", "tasks complete", "tasks create", "tasks fail", "tasks list", "tasks show",
