@@ -76,6 +76,7 @@ export type RightSizing = With<schemas["v1GetRightSizingResponse"], { suggestion
 export type Question = schemas["v1Question"];
 export type QuestionList = schemas["v1ListQuestionsResponse"];
 export type InvestPreview = schemas["v1GetInvestPreviewResponse"];
+export type IdeaImpact = schemas["v1ListIdeaImpactResponse"];
 
 export type TaskItem = schemas["v1AgentTaskListItem"];
 export type TaskStatus = schemas["v1TaskStatus"];
@@ -200,6 +201,9 @@ export const api = {
     body(client.GET("/api/ideas/{id}/questions", { params: { path: { id } }, ...init(s) })),
   investPreview: (id: string, s?: AbortSignal): Promise<InvestPreview> =>
     body(client.GET("/api/ideas/{idea_id}/invest-preview", { params: { path: { idea_id: id } }, ...init(s) })),
+  /** impact is the idea's newest impact records and the totals of all. */
+  impact: (id: string, limit: number, s?: AbortSignal): Promise<IdeaImpact> =>
+    body(client.GET("/api/ideas/{idea_id}/impact", { params: { path: { idea_id: id }, query: { limit } }, ...init(s) })),
   // Advance takes no body, so it sends no Content-Type (docs/api.md).
   advance: (id: string): Promise<Idea> =>
     body(client.POST("/api/ideas/{idea_id}/advance", { params: { path: { idea_id: id } }, ...init() })),

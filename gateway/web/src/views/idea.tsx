@@ -17,6 +17,8 @@ import { signalText } from "./portfolio";
 export const IDEA_TASKS = 100;
 /** STAGES_SHOWN is how many changes of the stage history the page reads: the most one page holds. */
 const STAGES_SHOWN = 500;
+/** IMPACT_SHOWN is how many of an idea's impact records the page lists, newest first (the totals are of all). */
+const IMPACT_SHOWN = 20;
 
 /** AUDIT_SCANNED is how many of the latest audit entries are searched for its stakes. */
 export const AUDIT_SCANNED = 500;
@@ -163,6 +165,7 @@ export function IdeaView({ id }: { id: string }) {
   const idea = useLive("idea", id, (s) => api.idea(id, s));
   const questions = useLive("questions", id, (s) => api.questions(id, s));
   const preview = useLive("stakes", id, (s) => api.investPreview(id, s));
+  const impact = useLive("impact", id, (s) => api.impact(id, IMPACT_SHOWN, s));
   const stakes = useLive("stake movements", id, (s) => stakesOfIdea(id, s));
   const tasks = useLive("tasks", id, (s) => api.ideaTasks(id, IDEA_TASKS, s));
   const stages = useLive("stage history", id, (s) => api.stages(id, STAGES_SHOWN, s));
@@ -245,6 +248,55 @@ export function IdeaView({ id }: { id: string }) {
             ["Id", <code>{d.id}</code>],
           ]}
         />
+      </section>
+
+      <section aria-labelledby="impact-h">
+        <h2 id="impact-h">Impact</h2>
+        <LoadState of={impact} what="the impact records" />
+        {impact.data && impact.data.totals && (
+          <Facts
+            items={[
+              [
+                "Usage",
+                impact.data.totals.usage.length
+                  ? impact.data.totals.usage.map((u) => `${fmt.num(u.quantity)} ${u.unit}`).join(", ")
+                  : "none recorded",
+              ],
+              ["Attribution earned", `${fmt.num(impact.data.totals.earned_cc)} CC`],
+              ["Revenue", `${fmt.num(impact.data.totals.revenue_usd)} USD`],
+              ["Paid to stakers", `${fmt.num(impact.data.totals.paid_cc)} CC`],
+            ]}
+          />
+        )}
+        {impact.data && impact.data.records.length > 0 && (
+          <div class="table-wrap" role="region" aria-labelledby="impact-caption" tabIndex={0}>
+            <table data-testid="impact-records">
+              <caption id="impact-caption">The latest {IMPACT_SHOWN} impact records</caption>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col" class="num">
+                    Amount
+                  </th>
+                  <th scope="col">Evidence</th>
+                </tr>
+              </thead>
+              <tbody>
+                {impact.data.records.map((r) => (
+                  <tr key={r.id}>
+                    <td>{fmt.time(r.created_at)}</td>
+                    <td>{fmt.label(r.kind)}</td>
+                    <td class="num">
+                      {r.kind === "revenue" ? `${fmt.num(r.amount_usd)} USD` : `${fmt.num(r.quantity)} ${r.unit}`}
+                    </td>
+                    <td>{r.evidence}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
       </section>
 
       <section aria-labelledby="stakes-h">
