@@ -78,6 +78,6 @@ func TestOneMonitorLeaderAndFailover(t *testing.T) {
 		wg.Wait()
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		require.Equal(t, []string{monitor.Warning}, l.sets, "the short reserve was applied once")
+		require.Equal(t, []string{monitor.MintingPaused}, l.sets, "the short reserve was applied once")
 	})
 }

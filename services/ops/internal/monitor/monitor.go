@@ -10,6 +10,7 @@ package monitor
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -115,8 +116,66 @@ func (d Decision) Reason() string {
 	return strings.Join(d.Reasons, "; ")
 }
 
-// Decide grades a check. Each finding raises the mode to at least its own
-// level, so the worst finding decides:
+// The score's thresholds (docs/ops.md, "The graduated response"): the
+// mode a score decides, from the mildest. Each is pinned by
+// TestModeForScore.
+const (
+	// NormalFrom is the lowest score that is normal: one small finding
+	// (a late scrubber, 15) already warns.
+	NormalFrom = 90
+	// WarningFrom is the lowest score that only warns.
+	WarningFrom = 70
+	// MintingPausedFrom is the lowest score that pauses minting; below it
+	// the economy is read_only.
+	MintingPausedFrom = 40
+)
+
+// ModeForScore is the mode a score decides: normal from NormalFrom,
+// warning from WarningFrom, minting_paused from MintingPausedFrom,
+// read_only below. A score never freezes: frozen is for money that may
+// have left (an integrity finding's mode) and for a signer's freeze,
+// which only an administrator lifts.
+func ModeForScore(score int) string {
+	switch {
+	case score >= NormalFrom:
+		return Normal
+	case score >= WarningFrom:
+		return Warning
+	case score >= MintingPausedFrom:
+		return MintingPaused
+	}
+	return ReadOnly
+}
+
+// The weight each finding takes off the score (100 for a healthy economy).
+const (
+	// WeightIntegrity is an integrity finding of the ledger's, a broken
+	// chain or balances that disagree with the journal: each alone lands
+	// in read_only, and each also forces at least that mode (floor).
+	WeightIntegrity = 60
+	// WeightBreaker is the oracle breaker open: minting_paused alone.
+	WeightBreaker = 35
+	// WeightUnderReserved is CC outstanding beyond the treasury's backing:
+	// minting_paused alone, plus one point per percent the ratio is below
+	// 1.0, up to WeightUnderReservedMax (a deep hole with another finding
+	// reaches read_only).
+	WeightUnderReserved    = 35
+	WeightUnderReservedMax = 55
+	// WeightSequencerLate and WeightSequencerStalled are the audit
+	// sequencer behind SequencerLate (warning) and SequencerStalled
+	// (read_only).
+	WeightSequencerLate    = 20
+	WeightSequencerStalled = 65
+	// WeightScrubLate is the scrubber behind its cycle: warning.
+	WeightScrubLate = 15
+	// WeightFrozen is the economy frozen, which also forces frozen.
+	WeightFrozen = 40
+)
+
+// Decide grades a check: each finding takes its weight off the score, and
+// the score's thresholds pick the mode (ModeForScore), so two warnings
+// together pause minting where one only warns. Some findings force a mode
+// whatever the score (a floor, never lowered by it):
 //
 //   - an integrity finding of the ledger's (its log, journal, balances or
 //     supply disagree with what it signed) → the mode the ledger gives it:
@@ -124,67 +183,81 @@ func (d Decision) Reason() string {
 //     the ledger holds the economy there itself until an administrator's
 //     repair, and the monitor's decision says the same;
 //   - the audit chain is broken (a walk found it, and the ledger has not
-//     recorded it yet) → read_only: no movement may add to a record that
-//     can no longer be trusted;
-//   - cached balances disagree with the journal → read_only: no movement
-//     may build on a balance that is wrong;
-//   - the oracle breaker is open → minting_paused: minting at a rate that
-//     is frozen at its last good value could issue CC the treasury does not
-//     back once the real rate is known; stakes and withdrawals go on;
-//   - CC is outstanding and the reserve ratio is below 1.0 (the rate moved
-//     against the treasury) → warning: the ledger already refuses every
-//     movement that would lower it further (the backing invariant), and
-//     deposits that restore it stay open, so the monitor warns rather than
-//     blocks. (A healthy economy sits just above 1.0: the spread is all the
-//     surplus deposits leave, so no "thin reserve" threshold is drawn.)
-//   - the audit sequencer is behind: movements' audit entries have waited
-//     more than SequencerLate → warning, more than SequencerStalled →
-//     read_only. The sequencer integrates them within a fraction of a
-//     second; one that stopped (it refuses to extend a log someone
-//     rewrote) leaves movements that no checkpoint covers, and no
-//     verification sees, so they must stop piling up;
-//   - the ledger's scrubber is behind → warning: old records are not
-//     re-checked at the promised rate, which the ledger cannot vouch for;
+//     recorded it yet), or cached balances disagree with the journal →
+//     read_only: no movement may add to a record that can no longer be
+//     trusted;
 //   - the economy is frozen → frozen: a signer's freeze, or a finding's,
 //     which only an administrator lifts; the decision never says normal
 //     beside it.
+//
+// The others weigh only:
+//
+//   - the oracle breaker is open (35) → minting_paused: minting at a rate
+//     frozen at its last good value could issue CC the treasury does not
+//     back once the real rate is known; stakes and withdrawals go on;
+//   - CC is outstanding and the reserve ratio is below 1.0 (35, and a
+//     point per percent below, up to 55) → minting_paused or, with
+//     another finding, read_only. The ledger already refuses every
+//     movement that would lower the ratio further, and a deposit that
+//     raises it is accepted in minting_paused (the ledger's rule), so the
+//     hole can be filled while nothing else is minted. (A healthy economy
+//     sits just above 1.0: the spread is all the surplus deposits leave.)
+//   - the audit sequencer is behind: movements' audit entries have waited
+//     more than SequencerLate (20) → warning, more than SequencerStalled
+//     (65) → read_only. The sequencer integrates them within a fraction
+//     of a second; one that stopped leaves movements that no checkpoint
+//     covers, and no verification sees, so they must stop piling up;
+//   - the ledger's scrubber is behind (15) → warning: old records are not
+//     re-checked at the promised rate.
 func Decide(c Check) Decision {
-	d := Decision{Mode: Normal, Score: 100}
-	raise := func(mode string, penalty int, reason string) {
-		if rank[mode] > rank[d.Mode] {
-			d.Mode = mode
-		}
-		d.Score -= penalty
+	d := Decision{Score: 100}
+	floor := Normal
+	weigh := func(weight int, reason string) {
+		d.Score -= weight
 		d.Reasons = append(d.Reasons, reason)
 	}
+	force := func(mode string) {
+		if rank[mode] > rank[floor] {
+			floor = mode
+		}
+	}
 	for _, f := range c.Findings {
-		raise(f.Mode, 60, "integrity: "+f.Reason)
+		weigh(WeightIntegrity, "integrity: "+f.Reason)
+		force(f.Mode)
 	}
 	if !c.ChainValid && len(c.Findings) == 0 {
-		raise(ReadOnly, 60, fmt.Sprintf("audit chain broken at seq %d (%s)", c.FirstDivergent, c.ChainReason))
+		weigh(WeightIntegrity, fmt.Sprintf("audit chain broken at seq %d (%s)", c.FirstDivergent, c.ChainReason))
+		force(ReadOnly)
 	}
 	if len(c.Mismatched) > 0 && len(c.Findings) == 0 {
-		raise(ReadOnly, 40, fmt.Sprintf("%d cached balances differ from the journal (%s)", len(c.Mismatched), first(c.Mismatched, 3)))
+		weigh(WeightIntegrity, fmt.Sprintf("%d cached balances differ from the journal (%s)", len(c.Mismatched), first(c.Mismatched, 3)))
+		force(ReadOnly)
 	}
 	if c.BreakerTripped {
-		raise(MintingPaused, 20, "the oracle circuit breaker is open")
+		weigh(WeightBreaker, "the oracle circuit breaker is open")
 	}
 	if c.OutstandingCC > 0 && c.ReserveRatio < 1 {
-		raise(Warning, 30, fmt.Sprintf("reserve ratio %.4f is below 1.0", c.ReserveRatio))
+		below := int(math.Ceil((1 - c.ReserveRatio) * 100))
+		weigh(min(WeightUnderReserved+below, WeightUnderReservedMax), fmt.Sprintf("reserve ratio %.4f is below 1.0", c.ReserveRatio))
 	}
 	switch late := fmt.Sprintf("the audit sequencer is behind: %d entries wait, the oldest for %.0f s", c.Unsequenced, c.UnsequencedAge); {
 	case c.UnsequencedAge > SequencerStalled.Seconds():
-		raise(ReadOnly, 40, late)
+		weigh(WeightSequencerStalled, late)
 	case c.UnsequencedAge > SequencerLate.Seconds():
-		raise(Warning, 20, late)
+		weigh(WeightSequencerLate, late)
 	}
 	if c.ScrubLate != "" {
-		raise(Warning, 20, c.ScrubLate)
+		weigh(WeightScrubLate, c.ScrubLate)
 	}
 	if c.Mode == Frozen {
-		raise(Frozen, 40, "the economy is frozen: an administrator unfreezes it")
+		weigh(WeightFrozen, "the economy is frozen: an administrator unfreezes it")
+		force(Frozen)
 	}
 	d.Score = max(d.Score, 0)
+	d.Mode = ModeForScore(d.Score)
+	if rank[floor] > rank[d.Mode] {
+		d.Mode = floor
+	}
 	return d
 }
 
