@@ -70,6 +70,22 @@ func TestBackedAndReserveRatio(t *testing.T) {
 	require.InDelta(t, 0.5, credit.ReserveRatio(2000*cc, 10*cc, mid), 1e-9)
 }
 
+// TestRaisesRatio: exact, whatever the rate; a movement that keeps the
+// ratio does not raise it.
+func TestRaisesRatio(t *testing.T) {
+	t.Parallel()
+	mid := money.Micros(100 * cc)
+	// 1 000 CC against 8.54 USD at 100 CC per USD: 0.854.
+	o, tr := money.Micros(1000*cc), money.Micros(8_540_000)
+	require.True(t, credit.RaisesRatio(o, tr, o+99_500_000, tr+cc, mid), "a 1 USD deposit at the buy rate (99.5 CC) raises 0.854")
+	require.False(t, credit.RaisesRatio(o, tr, o+100*cc, tr+854_000, mid), "the same ratio is no raise")
+	require.False(t, credit.RaisesRatio(o, tr, o-10*cc, tr-cc, mid), "a withdrawal that pays more than its share lowers it")
+	require.True(t, credit.RaisesRatio(o, tr, o-10*cc, tr-10_000, mid), "one that pays less raises it")
+	require.False(t, credit.RaisesRatio(o, tr, 0, 0, mid), "nothing left outstanding has the ratio 1.0 by definition: no raise here")
+	require.True(t, credit.RaisesRatio(0, 0, 99_500_000, cc, mid), "from nothing outstanding, backed above 1.0")
+	require.False(t, credit.RaisesRatio(0, 0, 100*cc, cc, mid), "exactly 1.0 is no raise")
+}
+
 // TestSpreadProperties: for any rate, spread and amount, buy < mid < sell,
 // a deposit never mints more than the deposit is worth at mid, a withdrawal
 // never pays more than the CC is worth at mid, fees are never negative, and

@@ -125,6 +125,27 @@ func Backed(outstandingCC, treasuryUSD, mid money.Micros) bool {
 	return lh < rh || (lh == rh && ll <= rl)
 }
 
+// RaisesRatio reports whether a movement that takes the CC outstanding
+// from o1 to o2 and the treasury from t1 to t2 raises the reserve ratio
+// (t × mid / o), exactly: t2/o2 > t1/o1, compared as t2 × o1 > t1 × o2 in
+// 128 bits, the rate cancelling out. With nothing outstanding before, the
+// ratio is 1.0 by definition, and it is raised when the movement leaves
+// the economy backed above 1.0 (mid is needed then only).
+func RaisesRatio(o1, t1, o2, t2, mid money.Micros) bool {
+	switch {
+	case o2 <= 0:
+		return false
+	case o1 <= 0:
+		// o2 × Scale < t2 × mid: backed strictly above 1.0.
+		lh, ll := bits.Mul64(uint64(o2), money.Scale)
+		rh, rl := bits.Mul64(uint64(max(t2, 0)), uint64(max(mid, 0)))
+		return lh < rh || (lh == rh && ll < rl)
+	}
+	lh, ll := bits.Mul64(uint64(max(t2, 0)), uint64(o1))
+	rh, rl := bits.Mul64(uint64(max(t1, 0)), uint64(o2))
+	return lh > rh || (lh == rh && ll > rl)
+}
+
 // ErrSupplyLimit reports a movement that would take the CC outstanding or
 // the treasury past what the ledger can count (an int64 of micro-units,
 // about 9.2 trillion): refused, rather than wrapped around to a negative

@@ -325,6 +325,35 @@ func TestOracleBreakerAndBacking(t *testing.T) {
 		incidents, err := items(e.app.Incidents(ctx, page(10, 0)))
 		require.NoError(t, err)
 		require.Equal(t, "oracle_tripped", incidents[0].Kind)
+
+		// Under-reserved (0.9045): a small deposit, far from filling the
+		// hole, is accepted because it raises the ratio; so is one while
+		// the monitor has paused minting. (Both were refused: only a
+		// deposit that restored 1.0 at once went through.)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 1, Reference: "small"}, nil)
+		require.NoError(t, err, "a deposit that raises the ratio")
+		raised, err := e.app.Supply(ctx)
+		require.NoError(t, err)
+		require.Greater(t, raised.ReserveRatio, s.ReserveRatio)
+		require.Less(t, raised.ReserveRatio, 1.0, "still under-reserved")
+		_, err = e.app.SetMode(ctx, usecase.ModeMintingPaused, "reserve ratio below 1.0", "monitor")
+		require.NoError(t, err)
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 2, Reference: "paused"}, nil)
+		require.NoError(t, err, "minting is paused, but a deposit that raises the ratio is accepted")
+		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: 1}, nil)
+		k, detail = kindOf(t, err)
+		require.Equal(t, fault.Rejected, k, "a withdrawal must leave the ratio at 1.0 or more")
+		require.Contains(t, detail, "backing")
+
+		// Backed again (10 000 USD more): a withdrawal that leaves the
+		// ratio at or above 1.0 is paid.
+		_, err = e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 10_000, Reference: "fill"}, nil)
+		require.NoError(t, err)
+		_, err = e.app.Withdraw(ctx, usecase.WithdrawCmd{ContributorID: "ada", AmountCC: 1}, nil)
+		require.NoError(t, err)
+		backed, err := e.app.Supply(ctx)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, backed.ReserveRatio, 1.0)
 		requireSound(t, e)
 	})
 }

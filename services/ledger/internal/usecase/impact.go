@@ -259,7 +259,7 @@ func (a *App) payRevenue(ctx context.Context, r Repos, eco *store.Economy, rate 
 	parts := impact.Pay(minted, ps)
 	payouts := make([]ImpactPayout, 0, len(parts))
 	deltas := make([]store.AttributionDelta, 0, len(parts))
-	first := true
+	first, from := true, supplyPoint{eco.OutstandingCC, eco.TreasuryUSD}
 	for i, p := range parts {
 		if p <= 0 {
 			continue
@@ -275,6 +275,8 @@ func (a *App) payRevenue(ctx context.Context, r Repos, eco *store.Economy, rate 
 			m.treasury, m.feeUSD = rec.AmountUSD, fee
 			m.attrs["amount_usd"], m.attrs["buy_rate"], m.attrs["minted_cc"] = rec.AmountUSD.String(), rate.Quote.Buy.String(),
 				minted.String()
+		} else {
+			m.fillFrom = &from
 		}
 		id, _, err := a.move(ctx, r, eco, rate, m)
 		if err != nil {

@@ -32,7 +32,15 @@ type movement struct {
 	feeUSD money.Micros
 	actor  string
 	attrs  map[string]string
+	// fillFrom, for the movements of one revenue record after its first,
+	// is the supply before the record: the record brings its USD in its
+	// first movement and mints for each payee in its own, so whether it
+	// raises the reserve ratio is a question about all of them together.
+	fillFrom *supplyPoint
 }
+
+// supplyPoint is the CC outstanding and the treasury at one moment.
+type supplyPoint struct{ outstanding, treasury money.Micros }
 
 // move is the one function every CC movement goes through, inside the use
 // case's transaction. A transfer inside the economy (eco nil: a stake, an
@@ -55,8 +63,15 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, 
 		return "", store.Applied{}, fmt.Errorf("%s moves supply: it must lock the economy", m.entry.Kind)
 	}
 	var outstanding, treasury money.Micros
+	// fills: a deposit (or an idea's revenue) brings USD in and mints
+	// less CC than it is worth at mid, so while the reserve ratio is
+	// below that it raises the ratio. Such a movement is accepted whenever
+	// it raises the ratio: while minting is paused, and while the economy
+	// is under-reserved, where the backing check would refuse any deposit
+	// short of the whole hole (the issue saw 1 USD refused, 2 000 taken).
+	fills := (m.entry.Kind == credit.KindDeposit || m.entry.Kind == credit.KindRevenue) && (m.treasury > 0 || m.fillFrom != nil)
 	if eco != nil {
-		if err := allowed(eco.Mode, m.entry.Kind); err != nil {
+		if err := allowed(eco.Mode, m.entry.Kind); err != nil && (!fills || eco.Mode != ModeMintingPaused) {
 			return "", store.Applied{}, err
 		}
 		// The breaker's state is the newest reading's, read after the
@@ -118,11 +133,20 @@ func (a *App) move(ctx context.Context, r Repos, eco *store.Economy, rate Rate, 
 	if eco == nil {
 		return id, applied, nil
 	}
+	from := supplyPoint{eco.OutstandingCC, eco.TreasuryUSD}
+	if m.fillFrom != nil {
+		from = *m.fillFrom
+	}
+	raises := credit.RaisesRatio(from.outstanding, from.treasury, outstanding, treasury, rate.Quote.Mid)
+	if fills && eco.Mode == ModeMintingPaused && !raises {
+		return "", store.Applied{}, fault.New(fault.Rejected,
+			"minting_paused: only a deposit that raises the reserve ratio is accepted now, and this one would lower it")
+	}
 	eco.OutstandingCC, eco.TreasuryUSD = outstanding, treasury
 	if eco.TreasuryUSD < 0 || eco.OutstandingCC < 0 {
 		return "", store.Applied{}, fault.New(fault.Rejected, "backing: the treasury cannot pay this out")
 	}
-	if !credit.Backed(eco.OutstandingCC, eco.TreasuryUSD, rate.Quote.Mid) {
+	if !credit.Backed(eco.OutstandingCC, eco.TreasuryUSD, rate.Quote.Mid) && !(fills && raises) {
 		return "", store.Applied{}, fault.New(fault.Rejected,
 			"backing: this would leave %s CC outstanding against %s USD at %s CC per USD (the reserve ratio must stay at or above 1.0)",
 			eco.OutstandingCC, eco.TreasuryUSD, rate.Quote.Mid)
