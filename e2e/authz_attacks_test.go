@@ -46,7 +46,8 @@ func snapshot(t *testing.T, sys *allinonetest.System, paths ...string) []string 
 // TestAttackSteersAPayout: an anonymous caller used to record a 1e9-cost
 // contribution for itself and take a CC payout; now only a contributor's
 // own session or an operator records contributions, a contributor only for
-// itself, and only an administrator pays CC.
+// itself and as a claim that is paid in CC once an operator accepts it, and
+// only an administrator pays CC.
 func TestAttackSteersAPayout(t *testing.T) {
 	t.Parallel()
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
@@ -78,8 +79,15 @@ func TestAttackSteersAPayout(t *testing.T) {
 		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, creditRegister(t, sys, "payout_carol").ID, 1000, "backing"))
 		d := request(t, http.MethodPost, sys.URL("/api/distributions"), paid)
 		requireStatus(t, http.StatusCreated, d)
-		require.Equal(t, 50.0, creditBalances(t, sys, alice.ID).Available, "the payout splits as the contributions do")
-		require.Equal(t, 50.0, creditBalances(t, sys, bob.ID).Available)
+		require.Equal(t, 0.0, creditBalances(t, sys, alice.ID).Available, "alice's own contribution is a claim: not paid in CC")
+		require.Equal(t, 100.0, creditBalances(t, sys, bob.ID).Available, "the operator's is accepted")
+		// Once an operator accepts alice's claim, the payout splits as the
+		// contributions do.
+		requireStatus(t, http.StatusOK, request(t, http.MethodPost, sys.URL("/api/contributions/"+own.JSON["id"].(string)+"/review"),
+			map[string]any{"verdict": "accept", "reason": "seen"}, operator))
+		requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/distributions"), paid))
+		require.Equal(t, 50.0, creditBalances(t, sys, alice.ID).Available)
+		require.Equal(t, 150.0, creditBalances(t, sys, bob.ID).Available)
 	})
 }
 

@@ -248,6 +248,14 @@ var authzRoutes = []*authzRoute{
 		signed: &authzSigned{sign: authzSignDelivery, secret: webhookSecret, unsigned: http.StatusUnauthorized, forged: http.StatusUnauthorized,
 			note: "`X-Hub-Signature-256` under `FOUNDRY_GITHUB_WEBHOOK_SECRET`; with no secret every delivery is 401 unless unsigned ones are allowed"}},
 	{method: http.MethodGet, path: "/api/contributions/{id}", params: map[string]string{"id": "contribution"}, requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodPost, path: "/api/contributions/{id}/review", params: map[string]string{"id": "claim"},
+		requests: authzOne(http.StatusOK, authzFixed(map[string]any{"verdict": "accept", "reason": "matrix"})),
+		fresh: func(t *testing.T, c *authzCell) {
+			r := request(t, http.MethodPost, c.f.sys.URL("/api/contributions"), map[string]any{"contributor_id": c.id("self"),
+				"asset_id": c.id("asset"), "cost_amount": 1}, c.f.creds["self"])
+			requireStatus(t, http.StatusCreated, r)
+			c.fresh["claim"] = r.JSON["id"].(string)
+		}},
 	{method: http.MethodGet, path: "/api/contributions", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/contributors", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/contributors/{contributor_id}/contributions", params: map[string]string{"contributor_id": "self"},

@@ -143,17 +143,17 @@ func TestLedgerContributions(t *testing.T) {
 		asset := ledgerAsset(t, sys, "CODE")
 		assetID := asset["id"].(string)
 
-		t.Run("coherence is computed from metadata", func(t *testing.T) {
+		t.Run("metadata is kept as the claim, never scored", func(t *testing.T) {
 			tests := []struct {
 				meta map[string]any
 				want float64
 			}{
 				{nil, 0.5},
-				{map[string]any{"has_tests": true}, 0.7},
-				{map[string]any{"has_docs": true}, 0.7},
-				{map[string]any{"complexity": "low"}, 0.6},
-				{map[string]any{"has_tests": true, "has_docs": true}, 0.9},
-				{map[string]any{"has_tests": true, "has_docs": true, "complexity": "low"}, 1.0},
+				{map[string]any{"has_tests": true}, 0.5},
+				{map[string]any{"has_docs": true}, 0.5},
+				{map[string]any{"complexity": "low"}, 0.5},
+				{map[string]any{"has_tests": true, "has_docs": true}, 0.5},
+				{map[string]any{"has_tests": true, "has_docs": true, "complexity": "low"}, 0.5},
 				{map[string]any{"complexity": "high", "other": "kept"}, 0.5},
 			}
 			for _, tt := range tests {
@@ -175,7 +175,10 @@ func TestLedgerContributions(t *testing.T) {
 		t.Run("shape, read back, and an unknown contributor is created", func(t *testing.T) {
 			r := ledgerContribute(t, sys, map[string]any{"contributor_id": "new person", "asset_id": assetID, "cost_amount": 12.345678})
 			requireStatus(t, http.StatusCreated, r)
-			require.ElementsMatch(t, []string{"id", "contributor_id", "asset_id", "cost_amount", "coherence_score", "metadata", "source", "created_at", "contributor_handle"}, ledgerKeys(r.JSON))
+			require.ElementsMatch(t, []string{"id", "contributor_id", "asset_id", "cost_amount", "coherence_score", "metadata", "source", "created_at",
+				"contributor_handle", "status", "claimed_cost_amount", "review"}, ledgerKeys(r.JSON))
+			require.Equal(t, "accepted", r.JSON["status"], "an operator's")
+			require.Nil(t, r.JSON["review"])
 			require.Equal(t, 12.345678, r.JSON["cost_amount"])
 			require.Equal(t, "api", r.JSON["source"])
 			got := request(t, http.MethodGet, sys.URL("/api/contributions/"+r.JSON["id"].(string)), nil)
@@ -358,12 +361,19 @@ func TestLedgerDistributions(t *testing.T) {
 		}
 
 		var worked response
-		var workedAsset string
+		var workedAsset, workedB string
 		t.Run("the worked example: 40.00 / 60.00", func(t *testing.T) {
 			workedAsset = ledgerAsset(t, sys, "CODE")["id"].(string)
 			requireStatus(t, http.StatusCreated, ledgerContribute(t, sys, map[string]any{"contributor_id": "A", "asset_id": workedAsset, "cost_amount": 100}))
-			requireStatus(t, http.StatusCreated, ledgerContribute(t, sys, map[string]any{"contributor_id": "B", "asset_id": workedAsset, "cost_amount": 100,
-				"metadata": map[string]any{"has_tests": true, "has_docs": true, "complexity": "low"}}))
+			// B's coherence of 1.0 is a reviewer's: B claims, an operator
+			// accepts at 1.0 (B's own flags would earn nothing).
+			b := creditRegister(t, sys, "bee")
+			claim := request(t, http.MethodPost, sys.URL("/api/contributions"), map[string]any{"contributor_id": b.ID, "asset_id": workedAsset,
+				"cost_amount": 100, "metadata": map[string]any{"has_tests": true, "has_docs": true, "complexity": "low"}}, b.auth())
+			requireStatus(t, http.StatusCreated, claim)
+			requireStatus(t, http.StatusOK, request(t, http.MethodPost, sys.URL("/api/contributions/"+claim.JSON["id"].(string)+"/review"),
+				map[string]any{"verdict": "accept", "coherence_score": 1, "reason": "tests and docs, small"}))
+			workedB = b.ID
 			worked = distribute(t, workedAsset, 100)
 			requireStatus(t, http.StatusCreated, worked)
 			require.ElementsMatch(t, []string{"id", "asset_id", "value_amount", "payouts", "payout_count", "pagination", "paid_cc", "created_at"},
@@ -374,8 +384,8 @@ func TestLedgerDistributions(t *testing.T) {
 			require.Equal(t, workedAsset, worked.JSON["asset_id"])
 			require.Equal(t, 100.0, worked.JSON["value_amount"])
 			require.Equal(t, []any{
-				map[string]any{"contributor_id": "B", "contributor_handle": nil, "amount": 60.0},
-				map[string]any{"contributor_id": "A", "contributor_handle": nil, "amount": 40.0},
+				map[string]any{"contributor_id": workedB, "contributor_handle": "bee", "amount": 60.0, "claimed_amount": 0.0},
+				map[string]any{"contributor_id": "A", "contributor_handle": nil, "amount": 40.0, "claimed_amount": 0.0},
 			}, worked.JSON["payouts"])
 		})
 
@@ -426,16 +436,16 @@ func TestLedgerDistributions(t *testing.T) {
 			r := distribute(t, thirds, 100)
 			requireStatus(t, http.StatusCreated, r)
 			require.Equal(t, []any{
-				map[string]any{"contributor_id": "t1", "contributor_handle": nil, "amount": 33.34},
-				map[string]any{"contributor_id": "t2", "contributor_handle": nil, "amount": 33.33},
-				map[string]any{"contributor_id": "t3", "contributor_handle": nil, "amount": 33.33},
+				map[string]any{"contributor_id": "t1", "contributor_handle": nil, "amount": 33.34, "claimed_amount": 0.0},
+				map[string]any{"contributor_id": "t2", "contributor_handle": nil, "amount": 33.33, "claimed_amount": 0.0},
+				map[string]any{"contributor_id": "t3", "contributor_handle": nil, "amount": 33.33, "claimed_amount": 0.0},
 			}, r.JSON["payouts"], "100 paid of 100: equal remainders, the first contributor id gets the odd cent")
 			r = distribute(t, thirds, 0.05)
 			requireStatus(t, http.StatusCreated, r)
 			require.Equal(t, []any{
-				map[string]any{"contributor_id": "t1", "contributor_handle": nil, "amount": 0.02},
-				map[string]any{"contributor_id": "t2", "contributor_handle": nil, "amount": 0.02},
-				map[string]any{"contributor_id": "t3", "contributor_handle": nil, "amount": 0.01},
+				map[string]any{"contributor_id": "t1", "contributor_handle": nil, "amount": 0.02, "claimed_amount": 0.0},
+				map[string]any{"contributor_id": "t2", "contributor_handle": nil, "amount": 0.02, "claimed_amount": 0.0},
+				map[string]any{"contributor_id": "t3", "contributor_handle": nil, "amount": 0.01, "claimed_amount": 0.0},
 			}, r.JSON["payouts"], "0.05 paid of 0.05: 0.01 each, the two cents left to the first ids")
 		})
 
@@ -466,7 +476,7 @@ func TestLedgerAttributionOverGRPC(t *testing.T) {
 		require.NoError(t, err)
 		c, err := ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: "grpc-user", AssetId: a.GetAsset().GetId(), CostAmount: proto.Float64(2.5), Metadata: meta})
 		require.NoError(t, err)
-		require.Equal(t, 0.7, c.GetContribution().GetCoherenceScore())
+		require.Equal(t, 0.5, c.GetContribution().GetCoherenceScore(), "the flags are kept, never scored")
 		got, err := ledger.GetAsset(ctx, &ledgerv1.GetAssetRequest{Id: a.GetAsset().GetId()})
 		require.NoError(t, err)
 		require.Equal(t, 2.5, got.GetAsset().GetTotalCost())
@@ -519,8 +529,8 @@ func TestLedgerAnswersNameContributorsByHandle(t *testing.T) {
 		d := request(t, http.MethodPost, sys.URL("/api/distributions"), map[string]any{"asset_id": asset, "value_amount": 40})
 		requireStatus(t, http.StatusCreated, d)
 		wantPayouts := []any{
-			map[string]any{"contributor_id": ada.id, "contributor_handle": "ada", "amount": 30.0},
-			map[string]any{"contributor_id": "walk-in", "contributor_handle": nil, "amount": 10.0},
+			map[string]any{"contributor_id": ada.id, "contributor_handle": "ada", "amount": 30.0, "claimed_amount": 0.0},
+			map[string]any{"contributor_id": "walk-in", "contributor_handle": nil, "amount": 10.0, "claimed_amount": 0.0},
 		}
 		require.Equal(t, wantPayouts, d.JSON["payouts"], "the create answer names its payees")
 		read := request(t, http.MethodGet, sys.URL("/api/distributions/"+d.JSON["id"].(string)), nil)

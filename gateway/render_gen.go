@@ -95,6 +95,9 @@ func init() {
 		reflect.TypeFor[*ledgerv1.Contribution](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1Contribution(r, m.(*ledgerv1.Contribution))
 		},
+		reflect.TypeFor[*ledgerv1.ContributionReview](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1ContributionReview(r, m.(*ledgerv1.ContributionReview))
+		},
 		reflect.TypeFor[*ledgerv1.ContributorSummary](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1ContributorSummary(r, m.(*ledgerv1.ContributorSummary))
 		},
@@ -255,6 +258,9 @@ func init() {
 		},
 		reflect.TypeFor[*ledgerv1.RepairedBreak](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1RepairedBreak(r, m.(*ledgerv1.RepairedBreak))
+		},
+		reflect.TypeFor[*ledgerv1.ReviewContributionResponse](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1ReviewContributionResponse(r, m.(*ledgerv1.ReviewContributionResponse))
 		},
 		reflect.TypeFor[*ledgerv1.RevokeTokenResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1RevokeTokenResponse(r, m.(*ledgerv1.RevokeTokenResponse))
@@ -1548,6 +1554,43 @@ func renderLedgerv1Contribution(r *renderer, x *ledgerv1.Contribution) error {
 		if err := r.str(x.ContributorHandle.Value); err != nil {
 			return err
 		}
+	}
+	r.buf = append(r.buf, `,"status":`...)
+	if err := r.str(x.Status); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"claimed_cost_amount":`...)
+	r.buf = appendJSONFloat(r.buf, x.ClaimedCostAmount, 64)
+	r.buf = append(r.buf, `,"review":`...)
+	if x.Review == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderLedgerv1ContributionReview(r, x.Review); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderLedgerv1ContributionReview renders foundry.ledger.v1.ContributionReview.
+func renderLedgerv1ContributionReview(r *renderer, x *ledgerv1.ContributionReview) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"verdict":`...)
+	if err := r.str(x.Verdict); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"reason":`...)
+	if err := r.str(x.Reason); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"reviewed_by":`...)
+	if err := r.str(x.ReviewedBy); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"reviewed_at":`...)
+	if err := r.str(x.ReviewedAt); err != nil {
+		return err
 	}
 	r.buf = append(r.buf, '}')
 	return nil
@@ -2908,6 +2951,8 @@ func renderLedgerv1Payout(r *renderer, x *ledgerv1.Payout) error {
 			return err
 		}
 	}
+	r.buf = append(r.buf, `,"claimed_amount":`...)
+	r.buf = appendJSONFloat(r.buf, x.ClaimedAmount, 64)
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -3223,6 +3268,21 @@ func renderLedgerv1RepairedBreak(r *renderer, x *ledgerv1.RepairedBreak) error {
 	r.buf = append(r.buf, `,"reason":`...)
 	if err := r.str(x.Reason); err != nil {
 		return err
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderLedgerv1ReviewContributionResponse renders foundry.ledger.v1.ReviewContributionResponse.
+func renderLedgerv1ReviewContributionResponse(r *renderer, x *ledgerv1.ReviewContributionResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"contribution":`...)
+	if x.Contribution == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderLedgerv1Contribution(r, x.Contribution); err != nil {
+			return err
+		}
 	}
 	r.buf = append(r.buf, '}')
 	return nil

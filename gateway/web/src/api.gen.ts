@@ -668,6 +668,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/contributions/{id}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accepts (optionally correcting its cost and giving a coherence score) or rejects a claimed contribution, once (an operator). */
+        post: operations["LedgerService_ReviewContribution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/contributors": {
         parameters: {
             query?: never;
@@ -1516,6 +1533,25 @@ export interface components {
             reference?: string;
             unit?: string;
         };
+        /** @description ReviewContributionRequest is an operator's review of a claim. */
+        LedgerServiceReviewContributionBody: {
+            /**
+             * Format: double
+             * @description coherence_score is the reviewer's score, 0..1 (accept only; 0.5 when
+             *     absent).
+             */
+            coherence_score?: number;
+            /**
+             * Format: double
+             * @description cost_amount corrects the claimed cost (accept only; the claim's
+             *     stays when absent).
+             */
+            cost_amount?: number;
+            /** @description reason says why; required. */
+            reason?: string;
+            /** @description verdict is accept or reject. */
+            verdict?: string;
+        };
         /**
          * @description StakeRequest stakes CC on an idea (owner only unless dry_run). On
          *     /api/ideas/{idea_id}/stake the path names the idea.
@@ -1912,7 +1948,13 @@ export interface components {
             asset_id: string;
             /**
              * Format: double
-             * @description coherence_score is computed by the service from metadata (0.5..1.0).
+             * @description claimed_cost_amount is the cost the contribution was recorded with.
+             */
+            claimed_cost_amount: number;
+            /**
+             * Format: double
+             * @description coherence_score is computed by the service from evidence only: a
+             *     GitHub delivery's files, a reviewer's score, else the base 0.5.
              */
             coherence_score: number;
             /**
@@ -1921,13 +1963,34 @@ export interface components {
              */
             contributor_handle: string | null;
             contributor_id: string;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description cost_amount is what the contribution weighs: the claimed cost, or the
+             *     reviewer's correction.
+             */
             cost_amount: number;
             created_at: string;
             id: string;
+            /** @description metadata is what the client sent, kept as its claim and never scored. */
             metadata: Record<string, never> | null;
+            review: components["schemas"]["v1ContributionReview"] | null;
             /** @description source is "api" or "github". */
             source: string;
+            /**
+             * @description status is claimed (a contributor's own, or an unsigned delivery's),
+             *     accepted (an operator's, or a claim an operator accepted), rejected,
+             *     or verified (a signed GitHub delivery's). A distribution paid in CC
+             *     weighs only accepted and verified contributions.
+             */
+            status: string;
+        };
+        /** @description ContributionReview is an operator's verdict on a claim. */
+        v1ContributionReview: {
+            reason: string;
+            reviewed_at: string;
+            reviewed_by: string;
+            /** @description verdict is accept or reject. */
+            verdict: string;
         };
         /**
          * @description ContributorSummary is a contributor as lists show it, with the totals of
@@ -3152,6 +3215,12 @@ export interface components {
              *     remainder, so they sum exactly to the distribution's value (docs/ledger.md).
              */
             amount: number;
+            /**
+             * Format: double
+             * @description claimed_amount is the part of amount that claims earned (contributions
+             *     nobody reviewed yet): 0 in a distribution paid in CC, which weighs none.
+             */
+            claimed_amount: number;
             /** @description contributor_handle is the payee's handle; null for one that never registered. */
             contributor_handle: string | null;
             contributor_id: string;
@@ -3410,6 +3479,13 @@ export interface components {
             repair_seq: number;
             /** Format: int32 */
             to_seq: number;
+        };
+        /**
+         * @description ReviewContributionResponse wraps the reviewed contribution (HTTP body:
+         *     the contribution).
+         */
+        v1ReviewContributionResponse: {
+            contribution: components["schemas"]["v1Contribution"] | null;
         };
         /** @description RevokeTokenResponse is the revoked token. */
         v1RevokeTokenResponse: {
@@ -5364,6 +5440,41 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1Contribution"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    LedgerService_ReviewContribution: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LedgerServiceReviewContributionBody"];
+            };
+        };
         responses: {
             /** @description OK */
             200: {

@@ -33,6 +33,28 @@ const (
 	SourceGitHub = "github"
 )
 
+// Contribution statuses: a contribution is a claim until evidence or an
+// operator's review backs it, and only backed ones are paid in CC.
+const (
+	// StatusClaimed: recorded through the API by a contributor, or from
+	// an unsigned GitHub delivery; nobody vouched for it yet.
+	StatusClaimed = "claimed"
+	// StatusAccepted: recorded by an operator, or a claim an operator
+	// reviewed and accepted.
+	StatusAccepted = "accepted"
+	// StatusRejected: a claim an operator rejected; it weighs nothing.
+	StatusRejected = "rejected"
+	// StatusVerified: from a signed GitHub delivery, whose evidence is
+	// the delivery itself.
+	StatusVerified = "verified"
+)
+
+// Verdicts of a review.
+const (
+	VerdictAccept = "accept"
+	VerdictReject = "reject"
+)
+
 // Trust levels of contributors the ledger creates itself (registration
 // creates "tofu" ones).
 const (

@@ -104,3 +104,18 @@ func Complexity(files int) string {
 	}
 	return "high"
 }
+
+// ParseCoherence reads a reviewer's coherence score (a JSON number from 0
+// to 1, in thousandths at most) for field; a refusal is a field error.
+func ParseCoherence(field string, x float64) (Coherence, error) {
+	m, err := money.FromFloat(x)
+	switch {
+	case err != nil:
+		return 0, fault.Validation(fault.Field(field, "%s", err.Error()))
+	case m < 0 || m > money.Scale:
+		return 0, fault.Validation(fault.Field(field, "must be from 0 to 1"))
+	case m%(money.Scale/coherenceScale) != 0:
+		return 0, fault.Validation(fault.Field(field, "must have at most 3 decimal places"))
+	}
+	return Coherence(m / (money.Scale / coherenceScale)), nil
+}

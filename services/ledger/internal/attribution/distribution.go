@@ -16,6 +16,9 @@ type Stake struct {
 	ContributorID string
 	Cost          money.Micros
 	Coherence     Coherence
+	// Claimed is true for the cost of contributions that are claims
+	// (StatusClaimed): no evidence or review backs them yet.
+	Claimed bool
 }
 
 // Payout is one contributor's share of a distribution, in micro-units:
@@ -23,6 +26,10 @@ type Stake struct {
 type Payout struct {
 	ContributorID string
 	Amount        money.Micros
+	// Claimed is the part of Amount that claims earned (Stake.Claimed):
+	// Amount × claimed weight / weight, rounded down to the unit Amount
+	// is counted in.
+	Claimed money.Micros
 }
 
 // weightOffset is the 0.5 of weight = cost × (0.5 + coherence), in
@@ -49,21 +56,28 @@ const weightOffset = 500
 // weight is never paid less than a smaller one, and which of equal shares
 // gets the odd cent depends on the ids alone.
 //
+// Each payout says which part of it claims earned (Payout.Claimed): a
+// distribution paid in CC is given no claims at all (the caller leaves
+// them out), one that is not weighs them and marks them.
+//
 // Every contributor with a stake gets an entry, a zero-weight one with 0
 // (its remainder is zero, so it never gets a unit left over). Payouts are
 // ordered by weight, largest first, then contributor id. The result is
 // never nil.
 func Split(value money.Micros, stakes []Stake) []Payout {
-	weights := map[string]*big.Int{}
+	weights, claimed := map[string]*big.Int{}, map[string]*big.Int{}
 	for _, s := range stakes {
 		w := weights[s.ContributorID]
 		if w == nil {
-			w = new(big.Int)
+			w, claimed[s.ContributorID] = new(big.Int), new(big.Int)
 			weights[s.ContributorID] = w
 		}
 		term := big.NewInt(int64(s.Cost))
 		term.Mul(term, big.NewInt(weightOffset+int64(s.Coherence)))
 		w.Add(w, term)
+		if s.Claimed {
+			claimed[s.ContributorID].Add(claimed[s.ContributorID], term)
+		}
 	}
 	total := new(big.Int)
 	for _, w := range weights {
@@ -101,6 +115,11 @@ func Split(value money.Micros, stakes []Stake) []Payout {
 	out := make([]Payout, len(shares))
 	for i, s := range shares {
 		out[i] = Payout{ContributorID: s.id, Amount: money.Micros(s.units) * unit}
+		if c := claimed[s.id]; c.Sign() > 0 && s.weight.Sign() > 0 {
+			part := new(big.Int).Mul(big.NewInt(s.units), c)
+			part.Quo(part, s.weight)
+			out[i].Claimed = money.Micros(part.Int64()) * unit
+		}
 	}
 	return out
 }

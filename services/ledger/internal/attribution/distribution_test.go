@@ -301,3 +301,24 @@ func BenchmarkSplit100k(b *testing.B) {
 		}
 	}
 }
+
+// TestSplitMarksClaims: a payout says which part of it claims earned, in
+// the payout's unit, rounded down; a payout with no claim has none.
+func TestSplitMarksClaims(t *testing.T) {
+	t.Parallel()
+	got := attribution.Split(10*money.Scale, []attribution.Stake{
+		{ContributorID: "ada", Cost: 3 * money.Scale, Coherence: attribution.CoherenceBase, Claimed: true},
+		{ContributorID: "ada", Cost: 1 * money.Scale, Coherence: attribution.CoherenceBase},
+		{ContributorID: "bob", Cost: 1 * money.Scale, Coherence: attribution.CoherenceBase},
+	})
+	require.Equal(t, []attribution.Payout{
+		{ContributorID: "ada", Amount: 8 * money.Scale, Claimed: 6 * money.Scale},
+		{ContributorID: "bob", Amount: 2 * money.Scale},
+	}, got, "ada's 8 is three quarters a claim's")
+	odd := attribution.Split(money.Scale, []attribution.Stake{
+		{ContributorID: "ada", Cost: 1 * money.Scale, Coherence: attribution.CoherenceBase, Claimed: true},
+		{ContributorID: "ada", Cost: 2 * money.Scale, Coherence: attribution.CoherenceBase},
+	})
+	require.Equal(t, []attribution.Payout{{ContributorID: "ada", Amount: money.Scale, Claimed: 330_000}}, odd,
+		"a third of 1.00, rounded down to the cent")
+}

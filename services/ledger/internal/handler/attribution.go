@@ -14,6 +14,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/paging"
@@ -33,11 +34,19 @@ func contributionProto(c store.Contribution) (*ledgerv1.Contribution, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contribution %s metadata: %w", c.ID, err)
 	}
-	return &ledgerv1.Contribution{
+	out := &ledgerv1.Contribution{
 		Id: c.ID, ContributorId: c.ContributorID, AssetId: c.AssetID, CostAmount: c.Cost.Float64(),
 		CoherenceScore: c.Coherence.Float64(), Metadata: meta, Source: c.Source, CreatedAt: wire.Time(c.CreatedAt),
-		ContributorHandle: handle(c.ContributorHandle),
-	}, nil
+		ContributorHandle: handle(c.ContributorHandle), Status: c.Status, ClaimedCostAmount: c.ClaimedCost.Float64(),
+	}
+	if r := c.Review; r != nil {
+		verdict := attribution.VerdictAccept
+		if r.Status == attribution.StatusRejected {
+			verdict = attribution.VerdictReject
+		}
+		out.Review = &ledgerv1.ContributionReview{Verdict: verdict, Reason: r.Reason, ReviewedBy: r.By, ReviewedAt: wire.Time(r.At)}
+	}
+	return out, nil
 }
 
 // handle is a contributor's handle on the wire: null for one that never
@@ -72,7 +81,7 @@ func distributionProto(d store.Distribution, limit, offset int) *ledgerv1.Distri
 	payouts := make([]*ledgerv1.Payout, 0, len(shown))
 	for _, p := range shown {
 		payouts = append(payouts, &ledgerv1.Payout{ContributorId: p.ContributorID, Amount: p.Amount.Float64(),
-			ContributorHandle: handle(d.Handles[p.ContributorID])})
+			ContributorHandle: handle(d.Handles[p.ContributorID]), ClaimedAmount: p.Claimed.Float64()})
 	}
 	return &ledgerv1.Distribution{
 		Id: d.ID, AssetId: d.AssetID, ValueAmount: d.Value.Float64(), Payouts: payouts, CreatedAt: wire.Time(d.CreatedAt),
@@ -131,6 +140,7 @@ func (h *Handler) CreateContribution(ctx context.Context, req *ledgerv1.CreateCo
 	c, err := h.app.CreateContribution(ctx, usecase.CreateContributionCmd{
 		ContributorID: req.GetContributorId(), AssetID: req.GetAssetId(), CostAmount: req.CostAmount,
 		Metadata: req.GetMetadata().AsMap(), Refused: keyErr,
+		ByOperator: authz.Includes(authz.FromContext(ctx).Role, authz.Operator),
 	}, key)
 	if err != nil {
 		return nil, err
@@ -141,6 +151,22 @@ func (h *Handler) CreateContribution(ctx context.Context, req *ledgerv1.CreateCo
 	}
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
 	return &ledgerv1.CreateContributionResponse{Contribution: out}, nil
+}
+
+// ReviewContribution implements LedgerService.ReviewContribution (an
+// operator).
+func (h *Handler) ReviewContribution(ctx context.Context, req *ledgerv1.ReviewContributionRequest) (*ledgerv1.ReviewContributionResponse, error) {
+	c, err := h.app.ReviewContribution(ctx, usecase.ReviewContributionCmd{ID: req.GetId(), Verdict: req.GetVerdict(),
+		CostAmount: req.CostAmount, CoherenceScore: req.CoherenceScore, Reason: req.GetReason(),
+		Actor: authz.FromContext(ctx).Actor()})
+	if err != nil {
+		return nil, err
+	}
+	out, err := contributionProto(c)
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.ReviewContributionResponse{Contribution: out}, nil
 }
 
 // GetContribution implements LedgerService.GetContribution.

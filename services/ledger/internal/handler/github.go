@@ -44,7 +44,10 @@ func (h *Handler) RecordGithubDelivery(ctx context.Context, req *ledgerv1.Record
 		}, nil
 	}
 	deliveryID := req.GetDeliveryId()
-	d, err := h.app.RecordGitHubDelivery(ctx, usecase.GitHubDeliveryCmd{DeliveryID: deliveryID, Body: req.GetBody()})
+	// Verify passed: with a secret configured the delivery is signed,
+	// without one (-github-allow-unsigned) nothing vouches for it.
+	d, err := h.app.RecordGitHubDelivery(ctx, usecase.GitHubDeliveryCmd{DeliveryID: deliveryID, Body: req.GetBody(),
+		Signed: h.webhook.Required()})
 	if err != nil {
 		return nil, err
 	}

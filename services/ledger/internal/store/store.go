@@ -131,9 +131,30 @@ type Contribution struct {
 	Metadata  map[string]any
 	Source    string
 	CreatedAt time.Time
+	// Status is attribution.StatusClaimed, StatusAccepted, StatusRejected
+	// or StatusVerified.
+	Status string
+	// ClaimedCost is the cost the contribution was recorded with, which
+	// a review may correct in Cost.
+	ClaimedCost money.Micros
+	// Review is the operator's review; nil for none.
+	Review *Review
 	// ContributorHandle is the contributor's handle as the store read it
 	// ("" for one that never registered); ignored when writing.
 	ContributorHandle string
+}
+
+// Review is an operator's verdict on a claimed contribution.
+type Review struct {
+	// Status is what it made the contribution: attribution.StatusAccepted
+	// or StatusRejected.
+	Status string
+	// Cost and Coherence are what the contribution weighs after it.
+	Cost      money.Micros
+	Coherence attribution.Coherence
+	Reason    string
+	By        string
+	At        time.Time
 }
 
 // GitHubContribution is a push delivery to record.
@@ -282,10 +303,19 @@ type Attribution interface {
 	// committed, so a missing row is a failure, not ErrNotFound.
 	DeliveryContribution(ctx context.Context, g GitHubContribution) (Contribution, error)
 
-	// AssetStakes sums an asset's contribution costs per contributor and
-	// coherence score: a distribution's input, aggregated where the rows
-	// are. ErrNotFound when the asset does not exist.
-	AssetStakes(ctx context.Context, assetID string) ([]attribution.Stake, error)
+	// ReviewContribution applies a review to a claimed contribution and
+	// moves its asset's total by the change of cost (a rejected one counts
+	// nothing), returning the contribution after it. ErrNotFound for no
+	// such contribution; ErrAlreadyExists when it is not a claim (it was
+	// reviewed, or never needed one).
+	ReviewContribution(ctx context.Context, id string, r Review) (Contribution, error)
+	// AssetStakes sums an asset's contribution costs per contributor,
+	// coherence score and whether they are claims: a distribution's input,
+	// aggregated where the rows are. Rejected contributions weigh nothing;
+	// with backedOnly, claims are left out too (a distribution paid in CC
+	// pays accepted and verified contributions only). ErrNotFound when the
+	// asset does not exist.
+	AssetStakes(ctx context.Context, assetID string, backedOnly bool) ([]attribution.Stake, error)
 	// InsertDistribution records a distribution and its payouts, in their
 	// order (the payout count is len(d.Payouts)).
 	InsertDistribution(ctx context.Context, d Distribution) error

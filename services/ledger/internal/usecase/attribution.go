@@ -67,17 +67,22 @@ type CreateContributionCmd struct {
 	// CostAmount is the request's cost_amount: nil when it left it out,
 	// which is refused (a missing amount is not read as 0).
 	CostAmount *float64
-	// Metadata is the request's metadata object; its has_tests, has_docs
-	// and complexity make the coherence score (attribution.Score).
+	// Metadata is the request's metadata object, kept as the claim: its
+	// has_tests, has_docs and complexity must have their types, and are
+	// never scored (a contributor does not grade its own work).
 	Metadata map[string]any
+	// ByOperator is true when an operator or the administrator records
+	// it: the contribution is accepted at once. A contributor's own is a
+	// claim until an operator reviews it (ReviewContribution).
+	ByOperator bool
 	// Refused is the handler's refusal of the request's Idempotency-Key,
 	// answered once the fields are valid (validate.go).
 	Refused error
 }
 
-// validate checks every field of the command at once and returns the cost
-// and the coherence score it asks for.
-func (cmd CreateContributionCmd) validate() (money.Micros, attribution.Coherence, error) {
+// validate checks every field of the command at once and returns the
+// cost it claims.
+func (cmd CreateContributionCmd) validate() (money.Micros, error) {
 	var (
 		cost    money.Micros
 		costErr error
@@ -87,14 +92,16 @@ func (cmd CreateContributionCmd) validate() (money.Micros, attribution.Coherence
 	} else {
 		cost, costErr = attribution.Amount("cost_amount", *cmd.CostAmount)
 	}
-	coherence, scoreErr := attribution.Score(cmd.Metadata)
+	_, scoreErr := attribution.Score(cmd.Metadata)
 	err := collect(attribution.ValidateContributorID(cmd.ContributorID), required("asset_id", cmd.AssetID),
 		costErr, scoreErr, attribution.CheckMetadata(cmd.Metadata))
-	return cost, coherence, err
+	return cost, err
 }
 
 // CreateContribution records a contribution, creating its contributor when
-// absent, and adds its cost to the asset's total, in one transaction. An
+// absent, and adds its cost to the asset's total, in one transaction: a
+// contributor's own is claimed, an operator's accepted, and either scores
+// the base coherence. An
 // asset that does not exist is NotFound (nothing is written, not even the
 // contributor); a total past attribution.MaxAssetTotal is Rejected.
 //
@@ -105,7 +112,7 @@ func (cmd CreateContributionCmd) validate() (money.Micros, attribution.Coherence
 // alone serializes concurrent retries, so contributions never queue behind
 // money movements.
 func (a *App) CreateContribution(ctx context.Context, cmd CreateContributionCmd, idem *idempotency.Request) (store.Contribution, error) {
-	cost, coherence, err := cmd.validate()
+	cost, err := cmd.validate()
 	if err != nil {
 		return store.Contribution{}, err
 	}
@@ -113,9 +120,15 @@ func (a *App) CreateContribution(ctx context.Context, cmd CreateContributionCmd,
 		return store.Contribution{}, cmd.Refused
 	}
 	now := a.now()
+	// The base score, whoever records it: coherence comes from evidence
+	// (a delivery's files, a reviewer's answer), never from flags.
 	c := store.Contribution{
-		ID: a.cfg.NewID(), ContributorID: cmd.ContributorID, AssetID: cmd.AssetID, Cost: cost,
-		Coherence: coherence, Metadata: cmd.Metadata, Source: attribution.SourceAPI, CreatedAt: now,
+		ID: a.cfg.NewID(), ContributorID: cmd.ContributorID, AssetID: cmd.AssetID, Cost: cost, ClaimedCost: cost,
+		Coherence: attribution.CoherenceBase, Metadata: cmd.Metadata, Source: attribution.SourceAPI, CreatedAt: now,
+		Status: attribution.StatusClaimed,
+	}
+	if cmd.ByOperator {
+		c.Status = attribution.StatusAccepted
 	}
 	c, err = a.addContribution(ctx, c, store.Contributor{ID: c.ContributorID, TrustLevel: attribution.TrustImplicit, CreatedAt: now}, idem)
 	if err != nil {
@@ -207,6 +220,10 @@ func (a *App) ListContributorContributions(ctx context.Context, contributorID st
 type GitHubDeliveryCmd struct {
 	DeliveryID string
 	Body       []byte
+	// Signed is true when the delivery's signature was verified with the
+	// webhook secret: its contribution is verified by it. An unsigned one
+	// (accepted only with -github-allow-unsigned) is a claim.
+	Signed bool
 }
 
 // GitHubDelivery is what a push delivery did.
@@ -246,6 +263,15 @@ func (a *App) RecordGitHubDelivery(ctx context.Context, cmd GitHubDeliveryCmd) (
 	if err := collect(scoreErr, attribution.CheckMetadata(push.Metadata)); err != nil {
 		return GitHubDelivery{}, err
 	}
+	if push.Shaped {
+		// A shaped body's flags are its sender's claim, not what Foundry
+		// read from the delivery's files: the base score.
+		coherence = attribution.CoherenceBase
+	}
+	status := attribution.StatusClaimed
+	if cmd.Signed {
+		status = attribution.StatusVerified
+	}
 	now := a.now()
 	contributor := store.Contributor{ID: push.ContributorID(), TrustLevel: attribution.TrustGitHub, CreatedAt: now}
 	g := store.GitHubContribution{
@@ -257,8 +283,9 @@ func (a *App) RecordGitHubDelivery(ctx context.Context, cmd GitHubDeliveryCmd) (
 			Description: "GitHub repository " + push.Repository, GitHubRepository: push.RepositoryKey(), CreatedAt: now,
 		},
 		Contribution: store.Contribution{
-			ID: a.cfg.NewID(), ContributorID: contributor.ID, Cost: push.EstimatedCost(), Coherence: coherence,
-			Metadata: push.RecordedMetadata(cmd.DeliveryID), Source: attribution.SourceGitHub, CreatedAt: now,
+			ID: a.cfg.NewID(), ContributorID: contributor.ID, Cost: push.EstimatedCost(), ClaimedCost: push.EstimatedCost(),
+			Coherence: coherence, Status: status, Metadata: push.RecordedMetadata(cmd.DeliveryID), Source: attribution.SourceGitHub,
+			CreatedAt: now,
 		},
 	}
 	c, duplicate, err := a.recordGitHub(ctx, g)
@@ -335,6 +362,10 @@ func (a *App) CreateDistribution(ctx context.Context, cmd CreateDistributionCmd)
 // computed from. d.Payouts and d.PayoutCount are ignored; the result
 // carries every payout. store.ErrNotFound when the asset does not exist.
 //
+// Rejected contributions weigh nothing; claims weigh only when the
+// distribution is not paid in CC (docs/ledger.md, "Contributions: claims
+// and evidence").
+//
 // With d.PaidCC (an administrator's choice) each payout is also minted as
 // CC into the payee's available balance, through the one movement function
 // and in the same transaction, so the distribution, its CC and their audit
@@ -355,7 +386,10 @@ func (a *App) createDistribution(ctx context.Context, d store.Distribution) (sto
 				return err
 			}
 		}
-		stakes, err := r.Attribution.AssetStakes(ctx, d.AssetID)
+		// Paid in CC, which can be withdrawn as USD, only what evidence or
+		// an operator's review backs is weighed; an unpaid split weighs the
+		// claims too and marks their part.
+		stakes, err := r.Attribution.AssetStakes(ctx, d.AssetID, d.PaidCC)
 		if err != nil {
 			return err
 		}
@@ -448,4 +482,88 @@ func (a *App) ListAssetDistributions(ctx context.Context, assetID string, p Page
 		return DistributionPage{}, err
 	}
 	return DistributionPage{Distributions: ds, Limit: limit, Offset: offset, Total: total}, nil
+}
+
+// ReviewContributionCmd is an operator's review of a claimed
+// contribution.
+type ReviewContributionCmd struct {
+	ID string
+	// Verdict is attribution.VerdictAccept or VerdictReject.
+	Verdict string
+	// CostAmount and CoherenceScore, for an accept, correct the cost
+	// (the claim's stays when nil) and give the reviewer's score (the
+	// base score when nil).
+	CostAmount     *float64
+	CoherenceScore *float64
+	Reason         string
+	Actor          string
+}
+
+// validate checks every field at once and returns the review it asks for
+// (its cost left zero when the claim's stays).
+func (cmd ReviewContributionCmd) validate() (store.Review, bool, error) {
+	r := store.Review{Coherence: attribution.CoherenceBase, Reason: cmd.Reason, By: cmd.Actor}
+	errs := []error{required("id", cmd.ID), credit.Text("reason", cmd.Reason, true)}
+	keepCost := cmd.CostAmount == nil
+	switch cmd.Verdict {
+	case attribution.VerdictAccept:
+		r.Status = attribution.StatusAccepted
+		if cmd.CostAmount != nil {
+			var err error
+			r.Cost, err = attribution.Amount("cost_amount", *cmd.CostAmount)
+			errs = append(errs, err)
+		}
+		if cmd.CoherenceScore != nil {
+			var err error
+			r.Coherence, err = attribution.ParseCoherence("coherence_score", *cmd.CoherenceScore)
+			errs = append(errs, err)
+		}
+	case attribution.VerdictReject:
+		r.Status = attribution.StatusRejected
+		if cmd.CostAmount != nil || cmd.CoherenceScore != nil {
+			errs = append(errs, fault.Validation(fault.Field("cost_amount", "and coherence_score are for an accepted claim; a rejected one weighs nothing")))
+		}
+	case "":
+		errs = append(errs, fault.Validation(fault.Field("verdict", "is required: accept or reject")))
+	default:
+		errs = append(errs, fault.Validation(fault.Field("verdict", "must be accept or reject")))
+	}
+	return r, keepCost, collect(errs...)
+}
+
+// ReviewContribution applies an operator's review to a claimed
+// contribution, once: accepted, it weighs its (corrected) cost at the
+// reviewer's score in every distribution, one paid in CC included;
+// rejected, it weighs nothing and leaves its asset's total. A
+// contribution that is no claim (already reviewed, recorded by an
+// operator, verified by a signed delivery) is a conflict; an unknown one
+// NotFound.
+func (a *App) ReviewContribution(ctx context.Context, cmd ReviewContributionCmd) (store.Contribution, error) {
+	review, keepCost, err := cmd.validate()
+	if err != nil {
+		return store.Contribution{}, err
+	}
+	var out store.Contribution
+	err = a.tx(ctx, func(r Repos) error {
+		c, err := r.Attribution.GetContribution(ctx, cmd.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return fault.New(fault.NotFound, "contribution %s not found", cmd.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if c.Status != attribution.StatusClaimed {
+			return fault.New(fault.Conflict, "contribution %s is %s: only a claim is reviewed, and once", cmd.ID, c.Status)
+		}
+		if keepCost || review.Status == attribution.StatusRejected {
+			review.Cost = c.Cost
+		}
+		review.At = a.now()
+		out, err = r.Attribution.ReviewContribution(ctx, cmd.ID, review)
+		if errors.Is(err, store.ErrAlreadyExists) {
+			return fault.New(fault.Conflict, "contribution %s was reviewed meanwhile: only a claim is reviewed, and once", cmd.ID)
+		}
+		return err
+	})
+	return out, err
 }

@@ -311,7 +311,8 @@ func TestContributionCommand(t *testing.T) {
 			CostAmount: f64(12.5), Metadata: meta}, nil)
 		require.NoError(t, err)
 		want := store.Contribution{ID: c.ID, ContributorID: "ada@example.com", AssetID: a.ID, Cost: 12_500_000,
-			Coherence: attribution.CoherenceBase + attribution.CoherenceTests, Metadata: meta, Source: attribution.SourceAPI, CreatedAt: t0}
+			Coherence: attribution.CoherenceBase, Metadata: meta, Source: attribution.SourceAPI, CreatedAt: t0,
+			Status: attribution.StatusClaimed, ClaimedCost: 12_500_000}
 		require.Equal(t, want, c)
 		got, err := e.app.GetContribution(ctx, c.ID)
 		require.NoError(t, err)
@@ -366,7 +367,8 @@ func TestGitHubDeliveryCommand(t *testing.T) {
 		c := d.Contribution
 		require.Equal(t, "email:ada@example.com", c.ContributorID)
 		require.Equal(t, money.Micros(2_500_000), c.Cost)
-		require.Equal(t, attribution.CoherenceBase+attribution.CoherenceDocs, c.Coherence)
+		require.Equal(t, attribution.CoherenceBase, c.Coherence, "a shaped body's flags are its sender's claim: the base score")
+		require.Equal(t, attribution.StatusClaimed, c.Status, "not signed: a claim")
 		require.Equal(t, attribution.SourceGitHub, c.Source)
 		require.Equal(t, t0, c.CreatedAt)
 		require.Equal(t, map[string]any{"repository": "Octo/Repo", "delivery_id": "d-1", "commit_hash": "ABC123", "email": "ada@example.com"},

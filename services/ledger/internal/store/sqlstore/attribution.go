@@ -95,7 +95,11 @@ func (s Attribution) ListAssets(ctx context.Context, limit, offset int) ([]store
 	return out, total, nil
 }
 
-const contributionColumns = `id, contributor_id, asset_id, cost_micros, coherence, metadata, source, created_at`
+const contributionColumns = `id, contributor_id, asset_id, cost_micros, coherence, metadata, source, created_at, status,
+	claimed_cost_micros`
+
+// reviewColumns are a contribution's review, read after contributionColumns.
+const reviewColumns = `review_reason, reviewed_by, reviewed_at`
 
 // contributorHandle is the handle of the contribution's contributor (NULL
 // when it never registered), read in the statement that reads the
@@ -104,19 +108,27 @@ const contributionColumns = `id, contributor_id, asset_id, cost_micros, coherenc
 const contributorHandle = `(SELECT handle FROM contributors WHERE contributors.id = contributions.contributor_id)`
 
 // contributionRead is what scanContribution reads.
-const contributionRead = contributionColumns + `, ` + contributorHandle
+const contributionRead = contributionColumns + `, ` + reviewColumns + `, ` + contributorHandle
 
 func scanContribution(row database.Row) (store.Contribution, error) {
 	var (
-		c         store.Contribution
-		cost      int64
-		coherence int64
-		meta      string
-		created   int64
-		handle    *string
+		c             store.Contribution
+		cost, claimed int64
+		coherence     int64
+		meta          string
+		created       int64
+		reason, by    string
+		reviewedAt    int64
+		handle        *string
 	)
-	if err := row.Scan(&c.ID, &c.ContributorID, &c.AssetID, &cost, &coherence, &meta, &c.Source, &created, &handle); err != nil {
+	if err := row.Scan(&c.ID, &c.ContributorID, &c.AssetID, &cost, &coherence, &meta, &c.Source, &created, &c.Status, &claimed,
+		&reason, &by, &reviewedAt, &handle); err != nil {
 		return store.Contribution{}, err
+	}
+	c.ClaimedCost = money.Micros(claimed)
+	if reviewedAt > 0 {
+		c.Review = &store.Review{Status: c.Status, Cost: money.Micros(cost), Coherence: attribution.Coherence(coherence), Reason: reason,
+			By: by, At: database.Time(reviewedAt)}
 	}
 	if handle != nil {
 		c.ContributorHandle = *handle
@@ -203,15 +215,16 @@ func queueAddContribution(b *database.Batch, engine database.Engine, c *store.Co
 	maxBefore := int64(attribution.MaxAssetTotal - c.Cost)
 	if engine == database.Postgres {
 		ensure := ""
-		args := []any{c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt), maxBefore}
+		args := []any{c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt),
+			c.Status, int64(c.ClaimedCost), maxBefore}
 		if contributor != nil {
 			ensure = `, contributor AS (INSERT INTO contributors (id, handle, trust_level, created_at)
-				SELECT $2, NULL, $10, $11 FROM asset ON CONFLICT (id) DO NOTHING)`
+				SELECT $2, NULL, $12, $13 FROM asset ON CONFLICT (id) DO NOTHING)`
 			args = append(args, contributor.TrustLevel, database.Micros(contributor.CreatedAt))
 		}
 		b.QueryRow(handle, `WITH asset AS (UPDATE assets SET total_cost_micros = total_cost_micros + $4,
-			contribution_count = contribution_count + 1 WHERE id = $3 AND total_cost_micros <= $9 RETURNING id)`+ensure+`
-			INSERT INTO contributions (`+contributionColumns+`) SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM asset
+			contribution_count = contribution_count + 1 WHERE id = $3 AND total_cost_micros <= $11 RETURNING id)`+ensure+`
+			INSERT INTO contributions (`+contributionColumns+`) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM asset
 			RETURNING `+contributorHandle, args...)
 		return nil
 	}
@@ -225,9 +238,10 @@ func queueAddContribution(b *database.Batch, engine database.Engine, c *store.Co
 		return nil
 	}, `UPDATE assets SET total_cost_micros = total_cost_micros + $2, contribution_count = contribution_count + 1
 		WHERE id = $1 AND total_cost_micros <= $3`, c.AssetID, int64(c.Cost), maxBefore)
-	b.QueryRow(handle, `INSERT INTO contributions (`+contributionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	b.QueryRow(handle, `INSERT INTO contributions (`+contributionColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		RETURNING `+contributorHandle,
-		c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt))
+		c.ID, c.ContributorID, c.AssetID, int64(c.Cost), int64(c.Coherence), meta, c.Source, database.Micros(c.CreatedAt), c.Status,
+		int64(c.ClaimedCost))
 	return nil
 }
 
@@ -408,12 +422,46 @@ func (s Attribution) DeliveryContribution(ctx context.Context, g store.GitHubCon
 	return c, nil
 }
 
-// payoutBatch bounds the rows of one multi-row payout INSERT (4 parameters
+// payoutBatch bounds the rows of one multi-row payout INSERT (5 parameters
 // each, far below both engines' parameter limits).
 const payoutBatch = 500
 
+// ReviewContribution implements store.Attribution: the claim's row is
+// updated only while it is still a claim, so two reviews of one claim
+// cannot both apply, and the asset's total moves by the difference in
+// the same transaction.
+func (s Attribution) ReviewContribution(ctx context.Context, id string, r store.Review) (store.Contribution, error) {
+	before, err := s.GetContribution(ctx, id)
+	if err != nil {
+		return store.Contribution{}, err
+	}
+	if before.Status != attribution.StatusClaimed {
+		return store.Contribution{}, fmt.Errorf("contribution %s is %s: %w", id, before.Status, store.ErrAlreadyExists)
+	}
+	n, err := s.q.Exec(ctx, `UPDATE contributions SET status = $2, cost_micros = $3, coherence = $4, review_reason = $5,
+		reviewed_by = $6, reviewed_at = $7 WHERE id = $1 AND status = $8`,
+		id, r.Status, int64(r.Cost), int64(r.Coherence), r.Reason, r.By, max(database.Micros(r.At), 1), attribution.StatusClaimed)
+	if err != nil {
+		return store.Contribution{}, fmt.Errorf("review contribution %s: %w", id, err)
+	}
+	if n == 0 {
+		return store.Contribution{}, fmt.Errorf("contribution %s was reviewed meanwhile: %w", id, store.ErrAlreadyExists)
+	}
+	after := r.Cost
+	if r.Status == attribution.StatusRejected {
+		after = 0
+	}
+	if delta := after - before.Cost; delta != 0 {
+		if _, err := s.q.Exec(ctx, `UPDATE assets SET total_cost_micros = total_cost_micros + $2 WHERE id = $1`,
+			before.AssetID, int64(delta)); err != nil {
+			return store.Contribution{}, fmt.Errorf("move the total of asset %s: %w", before.AssetID, err)
+		}
+	}
+	return s.GetContribution(ctx, id)
+}
+
 // AssetStakes implements store.Attribution.
-func (s Attribution) AssetStakes(ctx context.Context, assetID string) ([]attribution.Stake, error) {
+func (s Attribution) AssetStakes(ctx context.Context, assetID string, backedOnly bool) ([]attribution.Stake, error) {
 	var one int
 	err := s.q.QueryRow(ctx, `SELECT 1 FROM assets WHERE id = $1`, assetID).Scan(&one)
 	if errors.Is(err, database.ErrNoRows) {
@@ -422,8 +470,15 @@ func (s Attribution) AssetStakes(ctx context.Context, assetID string) ([]attribu
 	if err != nil {
 		return nil, fmt.Errorf("find asset: %w", err)
 	}
-	rows, err := s.q.Query(ctx, `SELECT contributor_id, coherence, CAST(SUM(cost_micros) AS BIGINT)
-		FROM contributions WHERE asset_id = $1 GROUP BY contributor_id, coherence`, assetID)
+	leftOut := []any{attribution.StatusRejected, attribution.StatusRejected}
+	if backedOnly {
+		leftOut[1] = attribution.StatusClaimed
+	}
+	rows, err := s.q.Query(ctx, `SELECT contributor_id, coherence, CASE WHEN status = $4 THEN 1 ELSE 0 END,
+			CAST(SUM(cost_micros) AS BIGINT)
+		FROM contributions WHERE asset_id = $1 AND status <> $2 AND status <> $3
+		GROUP BY contributor_id, coherence, CASE WHEN status = $4 THEN 1 ELSE 0 END`,
+		assetID, leftOut[0], leftOut[1], attribution.StatusClaimed)
 	if err != nil {
 		return nil, fmt.Errorf("sum stakes: %w", err)
 	}
@@ -431,14 +486,14 @@ func (s Attribution) AssetStakes(ctx context.Context, assetID string) ([]attribu
 	var out []attribution.Stake
 	for rows.Next() {
 		var (
-			st        attribution.Stake
-			coherence int64
-			cost      int64
+			st               attribution.Stake
+			coherence, claim int64
+			cost             int64
 		)
-		if err := rows.Scan(&st.ContributorID, &coherence, &cost); err != nil {
+		if err := rows.Scan(&st.ContributorID, &coherence, &claim, &cost); err != nil {
 			return nil, fmt.Errorf("sum stakes: %w", err)
 		}
-		st.Coherence, st.Cost = attribution.Coherence(coherence), money.Micros(cost)
+		st.Coherence, st.Cost, st.Claimed = attribution.Coherence(coherence), money.Micros(cost), claim == 1
 		out = append(out, st)
 	}
 	if err := rows.Err(); err != nil {
@@ -456,14 +511,14 @@ func (s Attribution) InsertDistribution(ctx context.Context, d store.Distributio
 	for start := 0; start < len(d.Payouts); start += payoutBatch {
 		batch := d.Payouts[start:min(start+payoutBatch, len(d.Payouts))]
 		var q strings.Builder
-		q.WriteString(`INSERT INTO payouts (distribution_id, position, contributor_id, amount_micros) VALUES `)
-		args := make([]any, 0, 4*len(batch))
+		q.WriteString(`INSERT INTO payouts (distribution_id, position, contributor_id, amount_micros, claimed_micros) VALUES `)
+		args := make([]any, 0, 5*len(batch))
 		for i, p := range batch {
 			if i > 0 {
 				q.WriteString(", ")
 			}
-			fmt.Fprintf(&q, "(%s)", database.Placeholders(len(args)+1, 4))
-			args = append(args, d.ID, start+i, p.ContributorID, int64(p.Amount))
+			fmt.Fprintf(&q, "(%s)", database.Placeholders(len(args)+1, 5))
+			args = append(args, d.ID, start+i, p.ContributorID, int64(p.Amount), int64(p.Claimed))
 		}
 		if _, err := s.q.Exec(ctx, q.String(), args...); err != nil {
 			return fmt.Errorf("insert payouts: %w", err)
@@ -513,7 +568,7 @@ func (s Attribution) GetDistribution(ctx context.Context, id string, limit, offs
 // payouts reads the payouts the condition where selects, each with its
 // payee's handle, and appends them to their distributions in ds.
 func (s Attribution) payouts(ctx context.Context, ds map[string]*store.Distribution, where string, args ...any) error {
-	rows, err := s.q.Query(ctx, `SELECT distribution_id, contributor_id, amount_micros,
+	rows, err := s.q.Query(ctx, `SELECT distribution_id, contributor_id, amount_micros, claimed_micros,
 		(SELECT handle FROM contributors WHERE contributors.id = payouts.contributor_id) FROM payouts `+where, args...)
 	if err != nil {
 		return fmt.Errorf("list payouts: %w", err)
@@ -521,15 +576,15 @@ func (s Attribution) payouts(ctx context.Context, ds map[string]*store.Distribut
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			distID string
-			p      attribution.Payout
-			amount int64
-			handle *string
+			distID          string
+			p               attribution.Payout
+			amount, claimed int64
+			handle          *string
 		)
-		if err := rows.Scan(&distID, &p.ContributorID, &amount, &handle); err != nil {
+		if err := rows.Scan(&distID, &p.ContributorID, &amount, &claimed, &handle); err != nil {
 			return fmt.Errorf("list payouts: %w", err)
 		}
-		p.Amount = money.Micros(amount)
+		p.Amount, p.Claimed = money.Micros(amount), money.Micros(claimed)
 		d := ds[distID]
 		if d == nil {
 			continue

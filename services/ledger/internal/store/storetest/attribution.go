@@ -24,6 +24,7 @@ func NewContribution(contributorID, assetID string, cost money.Micros, at time.T
 	return store.Contribution{
 		ID: uuid.NewString(), ContributorID: contributorID, AssetID: assetID, Cost: cost,
 		Coherence: attribution.CoherenceBase, Metadata: map[string]any{}, Source: attribution.SourceAPI, CreatedAt: at,
+		Status: attribution.StatusAccepted, ClaimedCost: cost,
 	}
 }
 

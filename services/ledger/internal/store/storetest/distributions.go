@@ -18,6 +18,69 @@ import (
 // runDistributions checks a distribution's input (the asset's stakes) and
 // the distributions with their payouts, read back whole or by pages.
 func runDistributions(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Run("claims weigh unless backed only; a review applies once and moves the total", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		a := createAsset(t, h, base)
+		claim := NewContribution("A", a.ID, 10*money.Scale, base)
+		claim.Status = attribution.StatusClaimed
+		require.NoError(t, add(h, claim, base))
+		require.NoError(t, add(h, NewContribution("B", a.ID, 20*money.Scale, base), base))
+		other := NewContribution("C", a.ID, 5*money.Scale, base)
+		other.Status = attribution.StatusClaimed
+		require.NoError(t, add(h, other, base))
+
+		s := h.read().attribution
+		stakes, err := s.AssetStakes(ctx, a.ID, false)
+		require.NoError(t, err)
+		require.ElementsMatch(t, []attribution.Stake{
+			{ContributorID: "A", Cost: 10 * money.Scale, Coherence: attribution.CoherenceBase, Claimed: true},
+			{ContributorID: "B", Cost: 20 * money.Scale, Coherence: attribution.CoherenceBase},
+			{ContributorID: "C", Cost: 5 * money.Scale, Coherence: attribution.CoherenceBase, Claimed: true},
+		}, stakes, "an unpaid distribution weighs claims, marked")
+		stakes, err = s.AssetStakes(ctx, a.ID, true)
+		require.NoError(t, err)
+		require.Equal(t, []attribution.Stake{{ContributorID: "B", Cost: 20 * money.Scale, Coherence: attribution.CoherenceBase}}, stakes,
+			"a paid one only what is backed")
+
+		review := func(id string, r store.Review) (store.Contribution, error) {
+			var out store.Contribution
+			err := h.write(func(rs repos) error {
+				var err error
+				out, err = rs.attribution.ReviewContribution(ctx, id, r)
+				return err
+			})
+			return out, err
+		}
+		at := base.Add(time.Hour)
+		got, err := review(claim.ID, store.Review{Status: attribution.StatusAccepted, Cost: 4 * money.Scale, Coherence: 800,
+			Reason: "the diff is smaller than claimed", By: "operator", At: at})
+		require.NoError(t, err)
+		require.Equal(t, attribution.StatusAccepted, got.Status)
+		require.Equal(t, money.Micros(4*money.Scale), got.Cost)
+		require.Equal(t, money.Micros(10*money.Scale), got.ClaimedCost, "the claim is kept")
+		require.Equal(t, &store.Review{Status: attribution.StatusAccepted, Cost: 4 * money.Scale, Coherence: 800,
+			Reason: "the diff is smaller than claimed", By: "operator", At: at}, got.Review)
+		_, err = review(claim.ID, store.Review{Status: attribution.StatusRejected, Reason: "again", By: "operator", At: at})
+		require.ErrorIs(t, err, store.ErrAlreadyExists, "a claim is reviewed once")
+		_, err = review(other.ID, store.Review{Status: attribution.StatusRejected, Cost: 5 * money.Scale,
+			Coherence: attribution.CoherenceBase, Reason: "no such work", By: "operator", At: at})
+		require.NoError(t, err)
+		_, err = review("missing", store.Review{Status: attribution.StatusAccepted, By: "operator", At: at})
+		require.ErrorIs(t, err, store.ErrNotFound)
+
+		asset, err := s.GetAsset(ctx, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, money.Micros(24*money.Scale), asset.TotalCost, "10 → 4 accepted, 20, and 5 rejected (nothing)")
+		stakes, err = s.AssetStakes(ctx, a.ID, true)
+		require.NoError(t, err)
+		require.ElementsMatch(t, []attribution.Stake{
+			{ContributorID: "A", Cost: 4 * money.Scale, Coherence: 800},
+			{ContributorID: "B", Cost: 20 * money.Scale, Coherence: attribution.CoherenceBase},
+		}, stakes, "the accepted claim is backed now; the rejected one weighs nothing")
+	})
+
 	t.Run("stakes are summed per contributor and coherence", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
@@ -30,7 +93,7 @@ func runDistributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NoError(t, add(h, c, base))
 
 		s := h.read().attribution
-		stakes, err := s.AssetStakes(ctx, a.ID)
+		stakes, err := s.AssetStakes(ctx, a.ID, false)
 		require.NoError(t, err)
 		require.ElementsMatch(t, []attribution.Stake{
 			{ContributorID: "A", Cost: 100 * money.Scale, Coherence: attribution.CoherenceBase},
@@ -38,10 +101,10 @@ func runDistributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}, stakes, "costs are summed per contributor and coherence")
 
 		empty := createAsset(t, h, base)
-		stakes, err = s.AssetStakes(ctx, empty.ID)
+		stakes, err = s.AssetStakes(ctx, empty.ID, false)
 		require.NoError(t, err)
 		require.Empty(t, stakes)
-		_, err = s.AssetStakes(ctx, "missing")
+		_, err = s.AssetStakes(ctx, "missing", false)
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 

@@ -740,18 +740,31 @@ type Contribution struct {
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	ContributorId string                 `protobuf:"bytes,2,opt,name=contributor_id,json=contributorId,proto3" json:"contributor_id,omitempty"`
 	AssetId       string                 `protobuf:"bytes,3,opt,name=asset_id,json=assetId,proto3" json:"asset_id,omitempty"`
-	CostAmount    float64                `protobuf:"fixed64,4,opt,name=cost_amount,json=costAmount,proto3" json:"cost_amount,omitempty"`
-	// coherence_score is computed by the service from metadata (0.5..1.0).
-	CoherenceScore float64          `protobuf:"fixed64,5,opt,name=coherence_score,json=coherenceScore,proto3" json:"coherence_score,omitempty"`
-	Metadata       *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// cost_amount is what the contribution weighs: the claimed cost, or the
+	// reviewer's correction.
+	CostAmount float64 `protobuf:"fixed64,4,opt,name=cost_amount,json=costAmount,proto3" json:"cost_amount,omitempty"`
+	// coherence_score is computed by the service from evidence only: a
+	// GitHub delivery's files, a reviewer's score, else the base 0.5.
+	CoherenceScore float64 `protobuf:"fixed64,5,opt,name=coherence_score,json=coherenceScore,proto3" json:"coherence_score,omitempty"`
+	// metadata is what the client sent, kept as its claim and never scored.
+	Metadata *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// source is "api" or "github".
 	Source    string `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"`
 	CreatedAt string `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// contributor_handle is the contributor's handle: null for one that never
 	// registered (a contribution or a push created it).
 	ContributorHandle *wrapperspb.StringValue `protobuf:"bytes,9,opt,name=contributor_handle,json=contributorHandle,proto3" json:"contributor_handle,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// status is claimed (a contributor's own, or an unsigned delivery's),
+	// accepted (an operator's, or a claim an operator accepted), rejected,
+	// or verified (a signed GitHub delivery's). A distribution paid in CC
+	// weighs only accepted and verified contributions.
+	Status string `protobuf:"bytes,10,opt,name=status,proto3" json:"status,omitempty"`
+	// claimed_cost_amount is the cost the contribution was recorded with.
+	ClaimedCostAmount float64 `protobuf:"fixed64,11,opt,name=claimed_cost_amount,json=claimedCostAmount,proto3" json:"claimed_cost_amount,omitempty"`
+	// review is the operator's review; null for none.
+	Review        *ContributionReview `protobuf:"bytes,12,opt,name=review,proto3" json:"review,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Contribution) Reset() {
@@ -847,6 +860,226 @@ func (x *Contribution) GetContributorHandle() *wrapperspb.StringValue {
 	return nil
 }
 
+func (x *Contribution) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Contribution) GetClaimedCostAmount() float64 {
+	if x != nil {
+		return x.ClaimedCostAmount
+	}
+	return 0
+}
+
+func (x *Contribution) GetReview() *ContributionReview {
+	if x != nil {
+		return x.Review
+	}
+	return nil
+}
+
+// ContributionReview is an operator's verdict on a claim.
+type ContributionReview struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// verdict is accept or reject.
+	Verdict       string `protobuf:"bytes,1,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	ReviewedBy    string `protobuf:"bytes,3,opt,name=reviewed_by,json=reviewedBy,proto3" json:"reviewed_by,omitempty"`
+	ReviewedAt    string `protobuf:"bytes,4,opt,name=reviewed_at,json=reviewedAt,proto3" json:"reviewed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContributionReview) Reset() {
+	*x = ContributionReview{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContributionReview) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContributionReview) ProtoMessage() {}
+
+func (x *ContributionReview) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContributionReview.ProtoReflect.Descriptor instead.
+func (*ContributionReview) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ContributionReview) GetVerdict() string {
+	if x != nil {
+		return x.Verdict
+	}
+	return ""
+}
+
+func (x *ContributionReview) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ContributionReview) GetReviewedBy() string {
+	if x != nil {
+		return x.ReviewedBy
+	}
+	return ""
+}
+
+func (x *ContributionReview) GetReviewedAt() string {
+	if x != nil {
+		return x.ReviewedAt
+	}
+	return ""
+}
+
+// ReviewContributionRequest is an operator's review of a claim.
+type ReviewContributionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// verdict is accept or reject.
+	Verdict string `protobuf:"bytes,2,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	// cost_amount corrects the claimed cost (accept only; the claim's
+	// stays when absent).
+	CostAmount *float64 `protobuf:"fixed64,3,opt,name=cost_amount,json=costAmount,proto3,oneof" json:"cost_amount,omitempty"`
+	// coherence_score is the reviewer's score, 0..1 (accept only; 0.5 when
+	// absent).
+	CoherenceScore *float64 `protobuf:"fixed64,4,opt,name=coherence_score,json=coherenceScore,proto3,oneof" json:"coherence_score,omitempty"`
+	// reason says why; required.
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReviewContributionRequest) Reset() {
+	*x = ReviewContributionRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReviewContributionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReviewContributionRequest) ProtoMessage() {}
+
+func (x *ReviewContributionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReviewContributionRequest.ProtoReflect.Descriptor instead.
+func (*ReviewContributionRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ReviewContributionRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ReviewContributionRequest) GetVerdict() string {
+	if x != nil {
+		return x.Verdict
+	}
+	return ""
+}
+
+func (x *ReviewContributionRequest) GetCostAmount() float64 {
+	if x != nil && x.CostAmount != nil {
+		return *x.CostAmount
+	}
+	return 0
+}
+
+func (x *ReviewContributionRequest) GetCoherenceScore() float64 {
+	if x != nil && x.CoherenceScore != nil {
+		return *x.CoherenceScore
+	}
+	return 0
+}
+
+func (x *ReviewContributionRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ReviewContributionResponse wraps the reviewed contribution (HTTP body:
+// the contribution).
+type ReviewContributionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Contribution  *Contribution          `protobuf:"bytes,1,opt,name=contribution,proto3" json:"contribution,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReviewContributionResponse) Reset() {
+	*x = ReviewContributionResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReviewContributionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReviewContributionResponse) ProtoMessage() {}
+
+func (x *ReviewContributionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReviewContributionResponse.ProtoReflect.Descriptor instead.
+func (*ReviewContributionResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ReviewContributionResponse) GetContribution() *Contribution {
+	if x != nil {
+		return x.Contribution
+	}
+	return nil
+}
+
 // CreateContributionRequest records a contribution.
 type CreateContributionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -865,7 +1098,7 @@ type CreateContributionRequest struct {
 
 func (x *CreateContributionRequest) Reset() {
 	*x = CreateContributionRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[14]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -877,7 +1110,7 @@ func (x *CreateContributionRequest) String() string {
 func (*CreateContributionRequest) ProtoMessage() {}
 
 func (x *CreateContributionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[14]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -890,7 +1123,7 @@ func (x *CreateContributionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContributionRequest.ProtoReflect.Descriptor instead.
 func (*CreateContributionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{14}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateContributionRequest) GetContributorId() string {
@@ -931,7 +1164,7 @@ type CreateContributionResponse struct {
 
 func (x *CreateContributionResponse) Reset() {
 	*x = CreateContributionResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[15]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +1176,7 @@ func (x *CreateContributionResponse) String() string {
 func (*CreateContributionResponse) ProtoMessage() {}
 
 func (x *CreateContributionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[15]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +1189,7 @@ func (x *CreateContributionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContributionResponse.ProtoReflect.Descriptor instead.
 func (*CreateContributionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{15}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateContributionResponse) GetContribution() *Contribution {
@@ -976,7 +1209,7 @@ type GetContributionRequest struct {
 
 func (x *GetContributionRequest) Reset() {
 	*x = GetContributionRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[16]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -988,7 +1221,7 @@ func (x *GetContributionRequest) String() string {
 func (*GetContributionRequest) ProtoMessage() {}
 
 func (x *GetContributionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[16]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1001,7 +1234,7 @@ func (x *GetContributionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContributionRequest.ProtoReflect.Descriptor instead.
 func (*GetContributionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{16}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetContributionRequest) GetId() string {
@@ -1021,7 +1254,7 @@ type GetContributionResponse struct {
 
 func (x *GetContributionResponse) Reset() {
 	*x = GetContributionResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[17]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1266,7 @@ func (x *GetContributionResponse) String() string {
 func (*GetContributionResponse) ProtoMessage() {}
 
 func (x *GetContributionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[17]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1279,7 @@ func (x *GetContributionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContributionResponse.ProtoReflect.Descriptor instead.
 func (*GetContributionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{17}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetContributionResponse) GetContribution() *Contribution {
@@ -1075,7 +1308,7 @@ type ListContributionsRequest struct {
 
 func (x *ListContributionsRequest) Reset() {
 	*x = ListContributionsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[18]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1320,7 @@ func (x *ListContributionsRequest) String() string {
 func (*ListContributionsRequest) ProtoMessage() {}
 
 func (x *ListContributionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[18]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1333,7 @@ func (x *ListContributionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContributionsRequest.ProtoReflect.Descriptor instead.
 func (*ListContributionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{18}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListContributionsRequest) GetAssetId() string {
@@ -1149,7 +1382,7 @@ type ListContributionsResponse struct {
 
 func (x *ListContributionsResponse) Reset() {
 	*x = ListContributionsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[19]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1161,7 +1394,7 @@ func (x *ListContributionsResponse) String() string {
 func (*ListContributionsResponse) ProtoMessage() {}
 
 func (x *ListContributionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[19]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1174,7 +1407,7 @@ func (x *ListContributionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContributionsResponse.ProtoReflect.Descriptor instead.
 func (*ListContributionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{19}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListContributionsResponse) GetContributions() []*Contribution {
@@ -1205,7 +1438,7 @@ type ListContributorsRequest struct {
 
 func (x *ListContributorsRequest) Reset() {
 	*x = ListContributorsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[20]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1450,7 @@ func (x *ListContributorsRequest) String() string {
 func (*ListContributorsRequest) ProtoMessage() {}
 
 func (x *ListContributorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[20]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1463,7 @@ func (x *ListContributorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContributorsRequest.ProtoReflect.Descriptor instead.
 func (*ListContributorsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{20}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListContributorsRequest) GetHandle() string {
@@ -1274,7 +1507,7 @@ type ContributorSummary struct {
 
 func (x *ContributorSummary) Reset() {
 	*x = ContributorSummary{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[21]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1286,7 +1519,7 @@ func (x *ContributorSummary) String() string {
 func (*ContributorSummary) ProtoMessage() {}
 
 func (x *ContributorSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[21]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1299,7 +1532,7 @@ func (x *ContributorSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContributorSummary.ProtoReflect.Descriptor instead.
 func (*ContributorSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{21}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ContributorSummary) GetId() string {
@@ -1362,7 +1595,7 @@ type ListContributorsResponse struct {
 
 func (x *ListContributorsResponse) Reset() {
 	*x = ListContributorsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[22]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1607,7 @@ func (x *ListContributorsResponse) String() string {
 func (*ListContributorsResponse) ProtoMessage() {}
 
 func (x *ListContributorsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[22]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1620,7 @@ func (x *ListContributorsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContributorsResponse.ProtoReflect.Descriptor instead.
 func (*ListContributorsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{22}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListContributorsResponse) GetContributors() []*ContributorSummary {
@@ -1418,7 +1651,7 @@ type ListAssetContributionsRequest struct {
 
 func (x *ListAssetContributionsRequest) Reset() {
 	*x = ListAssetContributionsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[23]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1430,7 +1663,7 @@ func (x *ListAssetContributionsRequest) String() string {
 func (*ListAssetContributionsRequest) ProtoMessage() {}
 
 func (x *ListAssetContributionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[23]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1443,7 +1676,7 @@ func (x *ListAssetContributionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetContributionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAssetContributionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{23}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListAssetContributionsRequest) GetAssetId() string {
@@ -1478,7 +1711,7 @@ type ListAssetContributionsResponse struct {
 
 func (x *ListAssetContributionsResponse) Reset() {
 	*x = ListAssetContributionsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[24]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +1723,7 @@ func (x *ListAssetContributionsResponse) String() string {
 func (*ListAssetContributionsResponse) ProtoMessage() {}
 
 func (x *ListAssetContributionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[24]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +1736,7 @@ func (x *ListAssetContributionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetContributionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAssetContributionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{24}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListAssetContributionsResponse) GetContributions() []*Contribution {
@@ -1534,7 +1767,7 @@ type ListContributorContributionsRequest struct {
 
 func (x *ListContributorContributionsRequest) Reset() {
 	*x = ListContributorContributionsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[25]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1546,7 +1779,7 @@ func (x *ListContributorContributionsRequest) String() string {
 func (*ListContributorContributionsRequest) ProtoMessage() {}
 
 func (x *ListContributorContributionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[25]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1559,7 +1792,7 @@ func (x *ListContributorContributionsRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ListContributorContributionsRequest.ProtoReflect.Descriptor instead.
 func (*ListContributorContributionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{25}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListContributorContributionsRequest) GetContributorId() string {
@@ -1594,7 +1827,7 @@ type ListContributorContributionsResponse struct {
 
 func (x *ListContributorContributionsResponse) Reset() {
 	*x = ListContributorContributionsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1606,7 +1839,7 @@ func (x *ListContributorContributionsResponse) String() string {
 func (*ListContributorContributionsResponse) ProtoMessage() {}
 
 func (x *ListContributorContributionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[26]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1619,7 +1852,7 @@ func (x *ListContributorContributionsResponse) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use ListContributorContributionsResponse.ProtoReflect.Descriptor instead.
 func (*ListContributorContributionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListContributorContributionsResponse) GetContributions() []*Contribution {
@@ -1654,7 +1887,7 @@ type RecordGithubDeliveryRequest struct {
 
 func (x *RecordGithubDeliveryRequest) Reset() {
 	*x = RecordGithubDeliveryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1666,7 +1899,7 @@ func (x *RecordGithubDeliveryRequest) String() string {
 func (*RecordGithubDeliveryRequest) ProtoMessage() {}
 
 func (x *RecordGithubDeliveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[27]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1679,7 +1912,7 @@ func (x *RecordGithubDeliveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordGithubDeliveryRequest.ProtoReflect.Descriptor instead.
 func (*RecordGithubDeliveryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RecordGithubDeliveryRequest) GetEvent() string {
@@ -1723,7 +1956,7 @@ type RecordGithubDeliveryResponse struct {
 
 func (x *RecordGithubDeliveryResponse) Reset() {
 	*x = RecordGithubDeliveryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +1968,7 @@ func (x *RecordGithubDeliveryResponse) String() string {
 func (*RecordGithubDeliveryResponse) ProtoMessage() {}
 
 func (x *RecordGithubDeliveryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[28]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +1981,7 @@ func (x *RecordGithubDeliveryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordGithubDeliveryResponse.ProtoReflect.Descriptor instead.
 func (*RecordGithubDeliveryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RecordGithubDeliveryResponse) GetStatus() string {
@@ -1781,13 +2014,16 @@ type Payout struct {
 	Amount float64 `protobuf:"fixed64,2,opt,name=amount,proto3" json:"amount,omitempty"`
 	// contributor_handle is the payee's handle; null for one that never registered.
 	ContributorHandle *wrapperspb.StringValue `protobuf:"bytes,3,opt,name=contributor_handle,json=contributorHandle,proto3" json:"contributor_handle,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// claimed_amount is the part of amount that claims earned (contributions
+	// nobody reviewed yet): 0 in a distribution paid in CC, which weighs none.
+	ClaimedAmount float64 `protobuf:"fixed64,4,opt,name=claimed_amount,json=claimedAmount,proto3" json:"claimed_amount,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Payout) Reset() {
 	*x = Payout{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +2035,7 @@ func (x *Payout) String() string {
 func (*Payout) ProtoMessage() {}
 
 func (x *Payout) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[29]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +2048,7 @@ func (x *Payout) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Payout.ProtoReflect.Descriptor instead.
 func (*Payout) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{29}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Payout) GetContributorId() string {
@@ -1834,6 +2070,13 @@ func (x *Payout) GetContributorHandle() *wrapperspb.StringValue {
 		return x.ContributorHandle
 	}
 	return nil
+}
+
+func (x *Payout) GetClaimedAmount() float64 {
+	if x != nil {
+		return x.ClaimedAmount
+	}
+	return 0
 }
 
 // Distribution is a persisted split of value among an asset's contributors.
@@ -1863,7 +2106,7 @@ type Distribution struct {
 
 func (x *Distribution) Reset() {
 	*x = Distribution{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2118,7 @@ func (x *Distribution) String() string {
 func (*Distribution) ProtoMessage() {}
 
 func (x *Distribution) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[30]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2131,7 @@ func (x *Distribution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Distribution.ProtoReflect.Descriptor instead.
 func (*Distribution) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{30}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Distribution) GetId() string {
@@ -1962,7 +2205,7 @@ type CreateDistributionRequest struct {
 
 func (x *CreateDistributionRequest) Reset() {
 	*x = CreateDistributionRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2217,7 @@ func (x *CreateDistributionRequest) String() string {
 func (*CreateDistributionRequest) ProtoMessage() {}
 
 func (x *CreateDistributionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[31]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2230,7 @@ func (x *CreateDistributionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDistributionRequest.ProtoReflect.Descriptor instead.
 func (*CreateDistributionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{31}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CreateDistributionRequest) GetAssetId() string {
@@ -2021,7 +2264,7 @@ type CreateDistributionResponse struct {
 
 func (x *CreateDistributionResponse) Reset() {
 	*x = CreateDistributionResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2276,7 @@ func (x *CreateDistributionResponse) String() string {
 func (*CreateDistributionResponse) ProtoMessage() {}
 
 func (x *CreateDistributionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[32]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2289,7 @@ func (x *CreateDistributionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDistributionResponse.ProtoReflect.Descriptor instead.
 func (*CreateDistributionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{32}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CreateDistributionResponse) GetDistribution() *Distribution {
@@ -2070,7 +2313,7 @@ type GetDistributionRequest struct {
 
 func (x *GetDistributionRequest) Reset() {
 	*x = GetDistributionRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2325,7 @@ func (x *GetDistributionRequest) String() string {
 func (*GetDistributionRequest) ProtoMessage() {}
 
 func (x *GetDistributionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[33]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2338,7 @@ func (x *GetDistributionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDistributionRequest.ProtoReflect.Descriptor instead.
 func (*GetDistributionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{33}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetDistributionRequest) GetId() string {
@@ -2129,7 +2372,7 @@ type GetDistributionResponse struct {
 
 func (x *GetDistributionResponse) Reset() {
 	*x = GetDistributionResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2141,7 +2384,7 @@ func (x *GetDistributionResponse) String() string {
 func (*GetDistributionResponse) ProtoMessage() {}
 
 func (x *GetDistributionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[34]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2154,7 +2397,7 @@ func (x *GetDistributionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDistributionResponse.ProtoReflect.Descriptor instead.
 func (*GetDistributionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{34}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetDistributionResponse) GetDistribution() *Distribution {
@@ -2178,7 +2421,7 @@ type ListAssetDistributionsRequest struct {
 
 func (x *ListAssetDistributionsRequest) Reset() {
 	*x = ListAssetDistributionsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2190,7 +2433,7 @@ func (x *ListAssetDistributionsRequest) String() string {
 func (*ListAssetDistributionsRequest) ProtoMessage() {}
 
 func (x *ListAssetDistributionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[35]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2203,7 +2446,7 @@ func (x *ListAssetDistributionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetDistributionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAssetDistributionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{35}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListAssetDistributionsRequest) GetAssetId() string {
@@ -2239,7 +2482,7 @@ type ListAssetDistributionsResponse struct {
 
 func (x *ListAssetDistributionsResponse) Reset() {
 	*x = ListAssetDistributionsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2494,7 @@ func (x *ListAssetDistributionsResponse) String() string {
 func (*ListAssetDistributionsResponse) ProtoMessage() {}
 
 func (x *ListAssetDistributionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[36]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2507,7 @@ func (x *ListAssetDistributionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetDistributionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAssetDistributionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{36}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListAssetDistributionsResponse) GetDistributions() []*Distribution {
@@ -2291,7 +2534,7 @@ type GetInvestPreviewRequest struct {
 
 func (x *GetInvestPreviewRequest) Reset() {
 	*x = GetInvestPreviewRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2303,7 +2546,7 @@ func (x *GetInvestPreviewRequest) String() string {
 func (*GetInvestPreviewRequest) ProtoMessage() {}
 
 func (x *GetInvestPreviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[37]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2316,7 +2559,7 @@ func (x *GetInvestPreviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestPreviewRequest.ProtoReflect.Descriptor instead.
 func (*GetInvestPreviewRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{37}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetInvestPreviewRequest) GetIdeaId() string {
@@ -2337,7 +2580,7 @@ type InvestProjection struct {
 
 func (x *InvestProjection) Reset() {
 	*x = InvestProjection{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2349,7 +2592,7 @@ func (x *InvestProjection) String() string {
 func (*InvestProjection) ProtoMessage() {}
 
 func (x *InvestProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[38]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2362,7 +2605,7 @@ func (x *InvestProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvestProjection.ProtoReflect.Descriptor instead.
 func (*InvestProjection) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{38}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *InvestProjection) GetLowMultiplier() float64 {
@@ -2403,7 +2646,7 @@ type GetInvestPreviewResponse struct {
 
 func (x *GetInvestPreviewResponse) Reset() {
 	*x = GetInvestPreviewResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2415,7 +2658,7 @@ func (x *GetInvestPreviewResponse) String() string {
 func (*GetInvestPreviewResponse) ProtoMessage() {}
 
 func (x *GetInvestPreviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[39]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2428,7 +2671,7 @@ func (x *GetInvestPreviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestPreviewResponse.ProtoReflect.Descriptor instead.
 func (*GetInvestPreviewResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{39}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetInvestPreviewResponse) GetIdeaId() string {
@@ -2517,7 +2760,7 @@ type Position struct {
 
 func (x *Position) Reset() {
 	*x = Position{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2529,7 +2772,7 @@ func (x *Position) String() string {
 func (*Position) ProtoMessage() {}
 
 func (x *Position) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[40]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2542,7 +2785,7 @@ func (x *Position) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Position.ProtoReflect.Descriptor instead.
 func (*Position) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{40}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Position) GetIdeaId() string {
@@ -2626,7 +2869,7 @@ type ImpactRecord struct {
 
 func (x *ImpactRecord) Reset() {
 	*x = ImpactRecord{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2638,7 +2881,7 @@ func (x *ImpactRecord) String() string {
 func (*ImpactRecord) ProtoMessage() {}
 
 func (x *ImpactRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[41]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2651,7 +2894,7 @@ func (x *ImpactRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImpactRecord.ProtoReflect.Descriptor instead.
 func (*ImpactRecord) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{41}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ImpactRecord) GetId() string {
@@ -2770,7 +3013,7 @@ type ImpactPayout struct {
 
 func (x *ImpactPayout) Reset() {
 	*x = ImpactPayout{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +3025,7 @@ func (x *ImpactPayout) String() string {
 func (*ImpactPayout) ProtoMessage() {}
 
 func (x *ImpactPayout) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[42]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +3038,7 @@ func (x *ImpactPayout) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImpactPayout.ProtoReflect.Descriptor instead.
 func (*ImpactPayout) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{42}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ImpactPayout) GetContributorId() string {
@@ -2832,7 +3075,7 @@ type RecordImpactRequest struct {
 
 func (x *RecordImpactRequest) Reset() {
 	*x = RecordImpactRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2844,7 +3087,7 @@ func (x *RecordImpactRequest) String() string {
 func (*RecordImpactRequest) ProtoMessage() {}
 
 func (x *RecordImpactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[43]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2857,7 +3100,7 @@ func (x *RecordImpactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordImpactRequest.ProtoReflect.Descriptor instead.
 func (*RecordImpactRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{43}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RecordImpactRequest) GetIdeaId() string {
@@ -2925,7 +3168,7 @@ type RecordImpactResponse struct {
 
 func (x *RecordImpactResponse) Reset() {
 	*x = RecordImpactResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2937,7 +3180,7 @@ func (x *RecordImpactResponse) String() string {
 func (*RecordImpactResponse) ProtoMessage() {}
 
 func (x *RecordImpactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[44]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2950,7 +3193,7 @@ func (x *RecordImpactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordImpactResponse.ProtoReflect.Descriptor instead.
 func (*RecordImpactResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{44}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RecordImpactResponse) GetRecord() *ImpactRecord {
@@ -2985,7 +3228,7 @@ type ImpactUsage struct {
 
 func (x *ImpactUsage) Reset() {
 	*x = ImpactUsage{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2997,7 +3240,7 @@ func (x *ImpactUsage) String() string {
 func (*ImpactUsage) ProtoMessage() {}
 
 func (x *ImpactUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[45]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3010,7 +3253,7 @@ func (x *ImpactUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImpactUsage.ProtoReflect.Descriptor instead.
 func (*ImpactUsage) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{45}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ImpactUsage) GetUnit() string {
@@ -3044,7 +3287,7 @@ type ImpactTotals struct {
 
 func (x *ImpactTotals) Reset() {
 	*x = ImpactTotals{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3056,7 +3299,7 @@ func (x *ImpactTotals) String() string {
 func (*ImpactTotals) ProtoMessage() {}
 
 func (x *ImpactTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[46]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3069,7 +3312,7 @@ func (x *ImpactTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImpactTotals.ProtoReflect.Descriptor instead.
 func (*ImpactTotals) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{46}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ImpactTotals) GetUsageRecords() int32 {
@@ -3134,7 +3377,7 @@ type ListIdeaImpactRequest struct {
 
 func (x *ListIdeaImpactRequest) Reset() {
 	*x = ListIdeaImpactRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3146,7 +3389,7 @@ func (x *ListIdeaImpactRequest) String() string {
 func (*ListIdeaImpactRequest) ProtoMessage() {}
 
 func (x *ListIdeaImpactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3159,7 +3402,7 @@ func (x *ListIdeaImpactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIdeaImpactRequest.ProtoReflect.Descriptor instead.
 func (*ListIdeaImpactRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListIdeaImpactRequest) GetIdeaId() string {
@@ -3197,7 +3440,7 @@ type ListIdeaImpactResponse struct {
 
 func (x *ListIdeaImpactResponse) Reset() {
 	*x = ListIdeaImpactResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3209,7 +3452,7 @@ func (x *ListIdeaImpactResponse) String() string {
 func (*ListIdeaImpactResponse) ProtoMessage() {}
 
 func (x *ListIdeaImpactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3222,7 +3465,7 @@ func (x *ListIdeaImpactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIdeaImpactResponse.ProtoReflect.Descriptor instead.
 func (*ListIdeaImpactResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListIdeaImpactResponse) GetIdeaId() string {
@@ -3267,7 +3510,7 @@ type PositionSummary struct {
 
 func (x *PositionSummary) Reset() {
 	*x = PositionSummary{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3279,7 +3522,7 @@ func (x *PositionSummary) String() string {
 func (*PositionSummary) ProtoMessage() {}
 
 func (x *PositionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3292,7 +3535,7 @@ func (x *PositionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PositionSummary.ProtoReflect.Descriptor instead.
 func (*PositionSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *PositionSummary) GetPositionCount() int32 {
@@ -3337,7 +3580,7 @@ type ListInvestmentsRequest struct {
 
 func (x *ListInvestmentsRequest) Reset() {
 	*x = ListInvestmentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3592,7 @@ func (x *ListInvestmentsRequest) String() string {
 func (*ListInvestmentsRequest) ProtoMessage() {}
 
 func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3605,7 @@ func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{50}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListInvestmentsRequest) GetId() string {
@@ -3403,7 +3646,7 @@ type ListInvestmentsResponse struct {
 
 func (x *ListInvestmentsResponse) Reset() {
 	*x = ListInvestmentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3415,7 +3658,7 @@ func (x *ListInvestmentsResponse) String() string {
 func (*ListInvestmentsResponse) ProtoMessage() {}
 
 func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3428,7 +3671,7 @@ func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListInvestmentsResponse) GetContributorId() string {
@@ -3485,7 +3728,7 @@ type FlowEvent struct {
 
 func (x *FlowEvent) Reset() {
 	*x = FlowEvent{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3497,7 +3740,7 @@ func (x *FlowEvent) String() string {
 func (*FlowEvent) ProtoMessage() {}
 
 func (x *FlowEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3510,7 +3753,7 @@ func (x *FlowEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowEvent.ProtoReflect.Descriptor instead.
 func (*FlowEvent) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{52}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *FlowEvent) GetId() string {
@@ -3573,7 +3816,7 @@ type JournalLine struct {
 
 func (x *JournalLine) Reset() {
 	*x = JournalLine{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3585,7 +3828,7 @@ func (x *JournalLine) String() string {
 func (*JournalLine) ProtoMessage() {}
 
 func (x *JournalLine) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3598,7 +3841,7 @@ func (x *JournalLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalLine.ProtoReflect.Descriptor instead.
 func (*JournalLine) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{53}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *JournalLine) GetAccount() string {
@@ -3628,7 +3871,7 @@ type GetInvestmentHistoryRequest struct {
 
 func (x *GetInvestmentHistoryRequest) Reset() {
 	*x = GetInvestmentHistoryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3640,7 +3883,7 @@ func (x *GetInvestmentHistoryRequest) String() string {
 func (*GetInvestmentHistoryRequest) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3653,7 +3896,7 @@ func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetInvestmentHistoryRequest) GetId() string {
@@ -3691,7 +3934,7 @@ type GetInvestmentHistoryResponse struct {
 
 func (x *GetInvestmentHistoryResponse) Reset() {
 	*x = GetInvestmentHistoryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3703,7 +3946,7 @@ func (x *GetInvestmentHistoryResponse) String() string {
 func (*GetInvestmentHistoryResponse) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3716,7 +3959,7 @@ func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{55}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetInvestmentHistoryResponse) GetContributorId() string {
@@ -3764,7 +4007,7 @@ type Pledge struct {
 
 func (x *Pledge) Reset() {
 	*x = Pledge{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3776,7 +4019,7 @@ func (x *Pledge) String() string {
 func (*Pledge) ProtoMessage() {}
 
 func (x *Pledge) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3789,7 +4032,7 @@ func (x *Pledge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pledge.ProtoReflect.Descriptor instead.
 func (*Pledge) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{56}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *Pledge) GetId() string {
@@ -3853,7 +4096,7 @@ type CreatePledgeRequest struct {
 
 func (x *CreatePledgeRequest) Reset() {
 	*x = CreatePledgeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3865,7 +4108,7 @@ func (x *CreatePledgeRequest) String() string {
 func (*CreatePledgeRequest) ProtoMessage() {}
 
 func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3878,7 +4121,7 @@ func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeRequest.ProtoReflect.Descriptor instead.
 func (*CreatePledgeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{57}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *CreatePledgeRequest) GetId() string {
@@ -3912,7 +4155,7 @@ type CreatePledgeResponse struct {
 
 func (x *CreatePledgeResponse) Reset() {
 	*x = CreatePledgeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3924,7 +4167,7 @@ func (x *CreatePledgeResponse) String() string {
 func (*CreatePledgeResponse) ProtoMessage() {}
 
 func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3937,7 +4180,7 @@ func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeResponse.ProtoReflect.Descriptor instead.
 func (*CreatePledgeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *CreatePledgeResponse) GetPledge() *Pledge {
@@ -3959,7 +4202,7 @@ type StakeProjection struct {
 
 func (x *StakeProjection) Reset() {
 	*x = StakeProjection{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3971,7 +4214,7 @@ func (x *StakeProjection) String() string {
 func (*StakeProjection) ProtoMessage() {}
 
 func (x *StakeProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3984,7 +4227,7 @@ func (x *StakeProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeProjection.ProtoReflect.Descriptor instead.
 func (*StakeProjection) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{59}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *StakeProjection) GetLowMultiplier() float64 {
@@ -4022,7 +4265,7 @@ type StakeRequest struct {
 
 func (x *StakeRequest) Reset() {
 	*x = StakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4034,7 +4277,7 @@ func (x *StakeRequest) String() string {
 func (*StakeRequest) ProtoMessage() {}
 
 func (x *StakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4047,7 +4290,7 @@ func (x *StakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeRequest.ProtoReflect.Descriptor instead.
 func (*StakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{60}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *StakeRequest) GetContributorId() string {
@@ -4101,7 +4344,7 @@ type StakeResponse struct {
 
 func (x *StakeResponse) Reset() {
 	*x = StakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4113,7 +4356,7 @@ func (x *StakeResponse) String() string {
 func (*StakeResponse) ProtoMessage() {}
 
 func (x *StakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4126,7 +4369,7 @@ func (x *StakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeResponse.ProtoReflect.Descriptor instead.
 func (*StakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{61}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *StakeResponse) GetDryRun() bool {
@@ -4204,7 +4447,7 @@ type UnstakeRequest struct {
 
 func (x *UnstakeRequest) Reset() {
 	*x = UnstakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4216,7 +4459,7 @@ func (x *UnstakeRequest) String() string {
 func (*UnstakeRequest) ProtoMessage() {}
 
 func (x *UnstakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4229,7 +4472,7 @@ func (x *UnstakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnstakeRequest.ProtoReflect.Descriptor instead.
 func (*UnstakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{62}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *UnstakeRequest) GetContributorId() string {
@@ -4271,7 +4514,7 @@ type UnstakeResponse struct {
 
 func (x *UnstakeResponse) Reset() {
 	*x = UnstakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4283,7 +4526,7 @@ func (x *UnstakeResponse) String() string {
 func (*UnstakeResponse) ProtoMessage() {}
 
 func (x *UnstakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4296,7 +4539,7 @@ func (x *UnstakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnstakeResponse.ProtoReflect.Descriptor instead.
 func (*UnstakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *UnstakeResponse) GetContributorId() string {
@@ -4360,7 +4603,7 @@ type DepositRequest struct {
 
 func (x *DepositRequest) Reset() {
 	*x = DepositRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4372,7 +4615,7 @@ func (x *DepositRequest) String() string {
 func (*DepositRequest) ProtoMessage() {}
 
 func (x *DepositRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4385,7 +4628,7 @@ func (x *DepositRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositRequest.ProtoReflect.Descriptor instead.
 func (*DepositRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{64}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *DepositRequest) GetContributorId() string {
@@ -4430,7 +4673,7 @@ type DepositResponse struct {
 
 func (x *DepositResponse) Reset() {
 	*x = DepositResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4442,7 +4685,7 @@ func (x *DepositResponse) String() string {
 func (*DepositResponse) ProtoMessage() {}
 
 func (x *DepositResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4455,7 +4698,7 @@ func (x *DepositResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositResponse.ProtoReflect.Descriptor instead.
 func (*DepositResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{65}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *DepositResponse) GetContributorId() string {
@@ -4532,7 +4775,7 @@ type WithdrawRequest struct {
 
 func (x *WithdrawRequest) Reset() {
 	*x = WithdrawRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4544,7 +4787,7 @@ func (x *WithdrawRequest) String() string {
 func (*WithdrawRequest) ProtoMessage() {}
 
 func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4557,7 +4800,7 @@ func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawRequest.ProtoReflect.Descriptor instead.
 func (*WithdrawRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{66}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *WithdrawRequest) GetContributorId() string {
@@ -4591,7 +4834,7 @@ type WithdrawResponse struct {
 
 func (x *WithdrawResponse) Reset() {
 	*x = WithdrawResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4603,7 +4846,7 @@ func (x *WithdrawResponse) String() string {
 func (*WithdrawResponse) ProtoMessage() {}
 
 func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4616,7 +4859,7 @@ func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawResponse.ProtoReflect.Descriptor instead.
 func (*WithdrawResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *WithdrawResponse) GetContributorId() string {
@@ -4678,7 +4921,7 @@ type GetBalancesRequest struct {
 
 func (x *GetBalancesRequest) Reset() {
 	*x = GetBalancesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4690,7 +4933,7 @@ func (x *GetBalancesRequest) String() string {
 func (*GetBalancesRequest) ProtoMessage() {}
 
 func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4703,7 +4946,7 @@ func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancesRequest.ProtoReflect.Descriptor instead.
 func (*GetBalancesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{68}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetBalancesRequest) GetContributorId() string {
@@ -4728,7 +4971,7 @@ type GetBalancesResponse struct {
 
 func (x *GetBalancesResponse) Reset() {
 	*x = GetBalancesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4740,7 +4983,7 @@ func (x *GetBalancesResponse) String() string {
 func (*GetBalancesResponse) ProtoMessage() {}
 
 func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4753,7 +4996,7 @@ func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancesResponse.ProtoReflect.Descriptor instead.
 func (*GetBalancesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *GetBalancesResponse) GetContributorId() string {
@@ -4800,7 +5043,7 @@ type GetExchangeRateRequest struct {
 
 func (x *GetExchangeRateRequest) Reset() {
 	*x = GetExchangeRateRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4812,7 +5055,7 @@ func (x *GetExchangeRateRequest) String() string {
 func (*GetExchangeRateRequest) ProtoMessage() {}
 
 func (x *GetExchangeRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4825,7 +5068,7 @@ func (x *GetExchangeRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExchangeRateRequest.ProtoReflect.Descriptor instead.
 func (*GetExchangeRateRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
 }
 
 // GetExchangeRateResponse is the posted rate in CC per USD:
@@ -4849,7 +5092,7 @@ type GetExchangeRateResponse struct {
 
 func (x *GetExchangeRateResponse) Reset() {
 	*x = GetExchangeRateResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4861,7 +5104,7 @@ func (x *GetExchangeRateResponse) String() string {
 func (*GetExchangeRateResponse) ProtoMessage() {}
 
 func (x *GetExchangeRateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4874,7 +5117,7 @@ func (x *GetExchangeRateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExchangeRateResponse.ProtoReflect.Descriptor instead.
 func (*GetExchangeRateResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetExchangeRateResponse) GetCcPerUsd() float64 {
@@ -4942,7 +5185,7 @@ type GetSupplyRequest struct {
 
 func (x *GetSupplyRequest) Reset() {
 	*x = GetSupplyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4954,7 +5197,7 @@ func (x *GetSupplyRequest) String() string {
 func (*GetSupplyRequest) ProtoMessage() {}
 
 func (x *GetSupplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4967,7 +5210,7 @@ func (x *GetSupplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyRequest.ProtoReflect.Descriptor instead.
 func (*GetSupplyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
 }
 
 // GetSupplyResponse compares outstanding CC with the treasury.
@@ -4989,7 +5232,7 @@ type GetSupplyResponse struct {
 
 func (x *GetSupplyResponse) Reset() {
 	*x = GetSupplyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5001,7 +5244,7 @@ func (x *GetSupplyResponse) String() string {
 func (*GetSupplyResponse) ProtoMessage() {}
 
 func (x *GetSupplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5014,7 +5257,7 @@ func (x *GetSupplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyResponse.ProtoReflect.Descriptor instead.
 func (*GetSupplyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *GetSupplyResponse) GetTotalCcOutstanding() float64 {
@@ -5077,7 +5320,7 @@ type GetSupplyHistoryRequest struct {
 
 func (x *GetSupplyHistoryRequest) Reset() {
 	*x = GetSupplyHistoryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5089,7 +5332,7 @@ func (x *GetSupplyHistoryRequest) String() string {
 func (*GetSupplyHistoryRequest) ProtoMessage() {}
 
 func (x *GetSupplyHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5102,7 +5345,7 @@ func (x *GetSupplyHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetSupplyHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *GetSupplyHistoryRequest) GetDays() int32 {
@@ -5130,7 +5373,7 @@ type SupplyDay struct {
 
 func (x *SupplyDay) Reset() {
 	*x = SupplyDay{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5142,7 +5385,7 @@ func (x *SupplyDay) String() string {
 func (*SupplyDay) ProtoMessage() {}
 
 func (x *SupplyDay) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5155,7 +5398,7 @@ func (x *SupplyDay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SupplyDay.ProtoReflect.Descriptor instead.
 func (*SupplyDay) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *SupplyDay) GetDay() string {
@@ -5197,7 +5440,7 @@ type GetSupplyHistoryResponse struct {
 
 func (x *GetSupplyHistoryResponse) Reset() {
 	*x = GetSupplyHistoryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5209,7 +5452,7 @@ func (x *GetSupplyHistoryResponse) String() string {
 func (*GetSupplyHistoryResponse) ProtoMessage() {}
 
 func (x *GetSupplyHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5222,7 +5465,7 @@ func (x *GetSupplyHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetSupplyHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *GetSupplyHistoryResponse) GetDays() []*SupplyDay {
@@ -5242,7 +5485,7 @@ type RecordOraclePriceRequest struct {
 
 func (x *RecordOraclePriceRequest) Reset() {
 	*x = RecordOraclePriceRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5254,7 +5497,7 @@ func (x *RecordOraclePriceRequest) String() string {
 func (*RecordOraclePriceRequest) ProtoMessage() {}
 
 func (x *RecordOraclePriceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5267,7 +5510,7 @@ func (x *RecordOraclePriceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOraclePriceRequest.ProtoReflect.Descriptor instead.
 func (*RecordOraclePriceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *RecordOraclePriceRequest) GetCcPerUsd() float64 {
@@ -5293,7 +5536,7 @@ type RecordOraclePriceResponse struct {
 
 func (x *RecordOraclePriceResponse) Reset() {
 	*x = RecordOraclePriceResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5305,7 +5548,7 @@ func (x *RecordOraclePriceResponse) String() string {
 func (*RecordOraclePriceResponse) ProtoMessage() {}
 
 func (x *RecordOraclePriceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5318,7 +5561,7 @@ func (x *RecordOraclePriceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOraclePriceResponse.ProtoReflect.Descriptor instead.
 func (*RecordOraclePriceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *RecordOraclePriceResponse) GetVerdict() string {
@@ -5399,7 +5642,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5411,7 +5654,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5424,7 +5667,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *AuditEntry) GetSeq() int32 {
@@ -5533,7 +5776,7 @@ type ListAuditEntriesRequest struct {
 
 func (x *ListAuditEntriesRequest) Reset() {
 	*x = ListAuditEntriesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5545,7 +5788,7 @@ func (x *ListAuditEntriesRequest) String() string {
 func (*ListAuditEntriesRequest) ProtoMessage() {}
 
 func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5558,7 +5801,7 @@ func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *ListAuditEntriesRequest) GetLimit() int32 {
@@ -5594,7 +5837,7 @@ type ListAuditEntriesResponse struct {
 
 func (x *ListAuditEntriesResponse) Reset() {
 	*x = ListAuditEntriesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5606,7 +5849,7 @@ func (x *ListAuditEntriesResponse) String() string {
 func (*ListAuditEntriesResponse) ProtoMessage() {}
 
 func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5619,7 +5862,7 @@ func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
@@ -5647,7 +5890,7 @@ type VerifyAuditRequest struct {
 
 func (x *VerifyAuditRequest) Reset() {
 	*x = VerifyAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5659,7 +5902,7 @@ func (x *VerifyAuditRequest) String() string {
 func (*VerifyAuditRequest) ProtoMessage() {}
 
 func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5672,7 +5915,7 @@ func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAuditRequest.ProtoReflect.Descriptor instead.
 func (*VerifyAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *VerifyAuditRequest) GetFull() bool {
@@ -5733,7 +5976,7 @@ type VerifyAuditResponse struct {
 
 func (x *VerifyAuditResponse) Reset() {
 	*x = VerifyAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5745,7 +5988,7 @@ func (x *VerifyAuditResponse) String() string {
 func (*VerifyAuditResponse) ProtoMessage() {}
 
 func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5758,7 +6001,7 @@ func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAuditResponse.ProtoReflect.Descriptor instead.
 func (*VerifyAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *VerifyAuditResponse) GetValid() bool {
@@ -5892,7 +6135,7 @@ type IntegrityFinding struct {
 
 func (x *IntegrityFinding) Reset() {
 	*x = IntegrityFinding{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5904,7 +6147,7 @@ func (x *IntegrityFinding) String() string {
 func (*IntegrityFinding) ProtoMessage() {}
 
 func (x *IntegrityFinding) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5917,7 +6160,7 @@ func (x *IntegrityFinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IntegrityFinding.ProtoReflect.Descriptor instead.
 func (*IntegrityFinding) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *IntegrityFinding) GetId() string {
@@ -6010,7 +6253,7 @@ type AuditScrub struct {
 
 func (x *AuditScrub) Reset() {
 	*x = AuditScrub{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6022,7 +6265,7 @@ func (x *AuditScrub) String() string {
 func (*AuditScrub) ProtoMessage() {}
 
 func (x *AuditScrub) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6035,7 +6278,7 @@ func (x *AuditScrub) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditScrub.ProtoReflect.Descriptor instead.
 func (*AuditScrub) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *AuditScrub) GetCycleSeconds() float64 {
@@ -6113,7 +6356,7 @@ type AuditScrubCycle struct {
 
 func (x *AuditScrubCycle) Reset() {
 	*x = AuditScrubCycle{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6125,7 +6368,7 @@ func (x *AuditScrubCycle) String() string {
 func (*AuditScrubCycle) ProtoMessage() {}
 
 func (x *AuditScrubCycle) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6138,7 +6381,7 @@ func (x *AuditScrubCycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditScrubCycle.ProtoReflect.Descriptor instead.
 func (*AuditScrubCycle) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *AuditScrubCycle) GetCycle() int32 {
@@ -6206,7 +6449,7 @@ type GetAuditCheckpointRequest struct {
 
 func (x *GetAuditCheckpointRequest) Reset() {
 	*x = GetAuditCheckpointRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6218,7 +6461,7 @@ func (x *GetAuditCheckpointRequest) String() string {
 func (*GetAuditCheckpointRequest) ProtoMessage() {}
 
 func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6231,7 +6474,7 @@ func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
 }
 
 // GetAuditCheckpointResponse is the signed note: the origin line, the tree
@@ -6245,7 +6488,7 @@ type GetAuditCheckpointResponse struct {
 
 func (x *GetAuditCheckpointResponse) Reset() {
 	*x = GetAuditCheckpointResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6257,7 +6500,7 @@ func (x *GetAuditCheckpointResponse) String() string {
 func (*GetAuditCheckpointResponse) ProtoMessage() {}
 
 func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6270,7 +6513,7 @@ func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *GetAuditCheckpointResponse) GetNote() string {
@@ -6289,7 +6532,7 @@ type GetAuditVerifierKeyRequest struct {
 
 func (x *GetAuditVerifierKeyRequest) Reset() {
 	*x = GetAuditVerifierKeyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6301,7 +6544,7 @@ func (x *GetAuditVerifierKeyRequest) String() string {
 func (*GetAuditVerifierKeyRequest) ProtoMessage() {}
 
 func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6314,7 +6557,7 @@ func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditVerifierKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditVerifierKeyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
 }
 
 // GetAuditVerifierKeyResponse is the checkpoints' verifier key in the
@@ -6328,7 +6571,7 @@ type GetAuditVerifierKeyResponse struct {
 
 func (x *GetAuditVerifierKeyResponse) Reset() {
 	*x = GetAuditVerifierKeyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6340,7 +6583,7 @@ func (x *GetAuditVerifierKeyResponse) String() string {
 func (*GetAuditVerifierKeyResponse) ProtoMessage() {}
 
 func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6353,7 +6596,7 @@ func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditVerifierKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditVerifierKeyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *GetAuditVerifierKeyResponse) GetKey() string {
@@ -6373,7 +6616,7 @@ type ListAuditKeyChangesRequest struct {
 
 func (x *ListAuditKeyChangesRequest) Reset() {
 	*x = ListAuditKeyChangesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6385,7 +6628,7 @@ func (x *ListAuditKeyChangesRequest) String() string {
 func (*ListAuditKeyChangesRequest) ProtoMessage() {}
 
 func (x *ListAuditKeyChangesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6398,7 +6641,7 @@ func (x *ListAuditKeyChangesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditKeyChangesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditKeyChangesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
 }
 
 // ListAuditKeyChangesResponse lists the changes of the log's signing key,
@@ -6412,7 +6655,7 @@ type ListAuditKeyChangesResponse struct {
 
 func (x *ListAuditKeyChangesResponse) Reset() {
 	*x = ListAuditKeyChangesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6424,7 +6667,7 @@ func (x *ListAuditKeyChangesResponse) String() string {
 func (*ListAuditKeyChangesResponse) ProtoMessage() {}
 
 func (x *ListAuditKeyChangesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6437,7 +6680,7 @@ func (x *ListAuditKeyChangesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditKeyChangesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditKeyChangesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ListAuditKeyChangesResponse) GetKeyChanges() []*AuditKeyChange {
@@ -6467,7 +6710,7 @@ type AuditKeyChange struct {
 
 func (x *AuditKeyChange) Reset() {
 	*x = AuditKeyChange{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6479,7 +6722,7 @@ func (x *AuditKeyChange) String() string {
 func (*AuditKeyChange) ProtoMessage() {}
 
 func (x *AuditKeyChange) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6492,7 +6735,7 @@ func (x *AuditKeyChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditKeyChange.ProtoReflect.Descriptor instead.
 func (*AuditKeyChange) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *AuditKeyChange) GetSeq() int32 {
@@ -6550,7 +6793,7 @@ type GetAuditProofRequest struct {
 
 func (x *GetAuditProofRequest) Reset() {
 	*x = GetAuditProofRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6562,7 +6805,7 @@ func (x *GetAuditProofRequest) String() string {
 func (*GetAuditProofRequest) ProtoMessage() {}
 
 func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6575,7 +6818,7 @@ func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditProofRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *GetAuditProofRequest) GetSeq() int32 {
@@ -6612,7 +6855,7 @@ type GetAuditProofResponse struct {
 
 func (x *GetAuditProofResponse) Reset() {
 	*x = GetAuditProofResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6624,7 +6867,7 @@ func (x *GetAuditProofResponse) String() string {
 func (*GetAuditProofResponse) ProtoMessage() {}
 
 func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6637,7 +6880,7 @@ func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditProofResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *GetAuditProofResponse) GetSeq() int32 {
@@ -6686,7 +6929,7 @@ type GetAuditConsistencyRequest struct {
 
 func (x *GetAuditConsistencyRequest) Reset() {
 	*x = GetAuditConsistencyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6698,7 +6941,7 @@ func (x *GetAuditConsistencyRequest) String() string {
 func (*GetAuditConsistencyRequest) ProtoMessage() {}
 
 func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6711,7 +6954,7 @@ func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *GetAuditConsistencyRequest) GetFrom() int32 {
@@ -6743,7 +6986,7 @@ type GetAuditConsistencyResponse struct {
 
 func (x *GetAuditConsistencyResponse) Reset() {
 	*x = GetAuditConsistencyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6755,7 +6998,7 @@ func (x *GetAuditConsistencyResponse) String() string {
 func (*GetAuditConsistencyResponse) ProtoMessage() {}
 
 func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6768,7 +7011,7 @@ func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *GetAuditConsistencyResponse) GetFrom() int32 {
@@ -6823,7 +7066,7 @@ type RepairedBreak struct {
 
 func (x *RepairedBreak) Reset() {
 	*x = RepairedBreak{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6835,7 +7078,7 @@ func (x *RepairedBreak) String() string {
 func (*RepairedBreak) ProtoMessage() {}
 
 func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6848,7 +7091,7 @@ func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairedBreak.ProtoReflect.Descriptor instead.
 func (*RepairedBreak) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *RepairedBreak) GetRepairSeq() int32 {
@@ -6888,7 +7131,7 @@ type RepairAuditRequest struct {
 
 func (x *RepairAuditRequest) Reset() {
 	*x = RepairAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6900,7 +7143,7 @@ func (x *RepairAuditRequest) String() string {
 func (*RepairAuditRequest) ProtoMessage() {}
 
 func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6913,7 +7156,7 @@ func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditRequest.ProtoReflect.Descriptor instead.
 func (*RepairAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
 }
 
 // RepairAuditResponse names the repaired break.
@@ -6957,7 +7200,7 @@ type RepairAuditResponse struct {
 
 func (x *RepairAuditResponse) Reset() {
 	*x = RepairAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6969,7 +7212,7 @@ func (x *RepairAuditResponse) String() string {
 func (*RepairAuditResponse) ProtoMessage() {}
 
 func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6982,7 +7225,7 @@ func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditResponse.ProtoReflect.Descriptor instead.
 func (*RepairAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *RepairAuditResponse) GetRepaired() bool {
@@ -7109,7 +7352,7 @@ type FreezeRequest struct {
 
 func (x *FreezeRequest) Reset() {
 	*x = FreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7121,7 +7364,7 @@ func (x *FreezeRequest) String() string {
 func (*FreezeRequest) ProtoMessage() {}
 
 func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7134,7 +7377,7 @@ func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeRequest.ProtoReflect.Descriptor instead.
 func (*FreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *FreezeRequest) GetSignerId() string {
@@ -7185,7 +7428,7 @@ type FreezeResponse struct {
 
 func (x *FreezeResponse) Reset() {
 	*x = FreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7197,7 +7440,7 @@ func (x *FreezeResponse) String() string {
 func (*FreezeResponse) ProtoMessage() {}
 
 func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7210,7 +7453,7 @@ func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeResponse.ProtoReflect.Descriptor instead.
 func (*FreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *FreezeResponse) GetFrozen() bool {
@@ -7251,7 +7494,7 @@ type UnfreezeRequest struct {
 
 func (x *UnfreezeRequest) Reset() {
 	*x = UnfreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7263,7 +7506,7 @@ func (x *UnfreezeRequest) String() string {
 func (*UnfreezeRequest) ProtoMessage() {}
 
 func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7276,7 +7519,7 @@ func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeRequest.ProtoReflect.Descriptor instead.
 func (*UnfreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *UnfreezeRequest) GetReason() string {
@@ -7297,7 +7540,7 @@ type UnfreezeResponse struct {
 
 func (x *UnfreezeResponse) Reset() {
 	*x = UnfreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7309,7 +7552,7 @@ func (x *UnfreezeResponse) String() string {
 func (*UnfreezeResponse) ProtoMessage() {}
 
 func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7322,7 +7565,7 @@ func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeResponse.ProtoReflect.Descriptor instead.
 func (*UnfreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *UnfreezeResponse) GetFrozen() bool {
@@ -7348,7 +7591,7 @@ type GetIncidentStatusRequest struct {
 
 func (x *GetIncidentStatusRequest) Reset() {
 	*x = GetIncidentStatusRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7360,7 +7603,7 @@ func (x *GetIncidentStatusRequest) String() string {
 func (*GetIncidentStatusRequest) ProtoMessage() {}
 
 func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7373,7 +7616,7 @@ func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{108}
 }
 
 // GetIncidentStatusResponse is the incident view of the economy.
@@ -7394,7 +7637,7 @@ type GetIncidentStatusResponse struct {
 
 func (x *GetIncidentStatusResponse) Reset() {
 	*x = GetIncidentStatusResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7406,7 +7649,7 @@ func (x *GetIncidentStatusResponse) String() string {
 func (*GetIncidentStatusResponse) ProtoMessage() {}
 
 func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7419,7 +7662,7 @@ func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{106}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *GetIncidentStatusResponse) GetFrozen() bool {
@@ -7494,7 +7737,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7506,7 +7749,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7519,7 +7762,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{107}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *Incident) GetId() string {
@@ -7579,7 +7822,7 @@ type ListIncidentsRequest struct {
 
 func (x *ListIncidentsRequest) Reset() {
 	*x = ListIncidentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7591,7 +7834,7 @@ func (x *ListIncidentsRequest) String() string {
 func (*ListIncidentsRequest) ProtoMessage() {}
 
 func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7604,7 +7847,7 @@ func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsRequest.ProtoReflect.Descriptor instead.
 func (*ListIncidentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{108}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *ListIncidentsRequest) GetLimit() int32 {
@@ -7639,7 +7882,7 @@ type ListIncidentsResponse struct {
 
 func (x *ListIncidentsResponse) Reset() {
 	*x = ListIncidentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7651,7 +7894,7 @@ func (x *ListIncidentsResponse) String() string {
 func (*ListIncidentsResponse) ProtoMessage() {}
 
 func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7664,7 +7907,7 @@ func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsResponse.ProtoReflect.Descriptor instead.
 func (*ListIncidentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{109}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *ListIncidentsResponse) GetIncidents() []*Incident {
@@ -7690,7 +7933,7 @@ type LogoutRequest struct {
 
 func (x *LogoutRequest) Reset() {
 	*x = LogoutRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7702,7 +7945,7 @@ func (x *LogoutRequest) String() string {
 func (*LogoutRequest) ProtoMessage() {}
 
 func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7715,7 +7958,7 @@ func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
 func (*LogoutRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{110}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{113}
 }
 
 // LogoutResponse confirms the session was revoked.
@@ -7728,7 +7971,7 @@ type LogoutResponse struct {
 
 func (x *LogoutResponse) Reset() {
 	*x = LogoutResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7740,7 +7983,7 @@ func (x *LogoutResponse) String() string {
 func (*LogoutResponse) ProtoMessage() {}
 
 func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7753,7 +7996,7 @@ func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
 func (*LogoutResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{111}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *LogoutResponse) GetRevoked() bool {
@@ -7772,7 +8015,7 @@ type GetPrincipalRequest struct {
 
 func (x *GetPrincipalRequest) Reset() {
 	*x = GetPrincipalRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7784,7 +8027,7 @@ func (x *GetPrincipalRequest) String() string {
 func (*GetPrincipalRequest) ProtoMessage() {}
 
 func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7797,7 +8040,7 @@ func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalRequest.ProtoReflect.Descriptor instead.
 func (*GetPrincipalRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{112}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{115}
 }
 
 // GetPrincipalResponse describes the caller.
@@ -7823,7 +8066,7 @@ type GetPrincipalResponse struct {
 
 func (x *GetPrincipalResponse) Reset() {
 	*x = GetPrincipalResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[113]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7835,7 +8078,7 @@ func (x *GetPrincipalResponse) String() string {
 func (*GetPrincipalResponse) ProtoMessage() {}
 
 func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[113]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7848,7 +8091,7 @@ func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalResponse.ProtoReflect.Descriptor instead.
 func (*GetPrincipalResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{113}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *GetPrincipalResponse) GetKind() string {
@@ -7923,7 +8166,7 @@ type APIToken struct {
 
 func (x *APIToken) Reset() {
 	*x = APIToken{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[114]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7935,7 +8178,7 @@ func (x *APIToken) String() string {
 func (*APIToken) ProtoMessage() {}
 
 func (x *APIToken) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[114]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7948,7 +8191,7 @@ func (x *APIToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIToken.ProtoReflect.Descriptor instead.
 func (*APIToken) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{114}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{117}
 }
 
 func (x *APIToken) GetId() string {
@@ -8008,7 +8251,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[115]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8020,7 +8263,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[115]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8033,7 +8276,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{115}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *CreateTokenRequest) GetName() string {
@@ -8069,7 +8312,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[116]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8081,7 +8324,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[116]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8094,7 +8337,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{116}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *CreateTokenResponse) GetApiToken() *APIToken {
@@ -8120,7 +8363,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[117]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8132,7 +8375,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[117]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8145,7 +8388,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{117}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{120}
 }
 
 // ListTokensResponse lists every API token, revoked ones included.
@@ -8158,7 +8401,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[118]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8170,7 +8413,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[118]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8183,7 +8426,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{118}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *ListTokensResponse) GetTokens() []*APIToken {
@@ -8203,7 +8446,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[119]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8215,7 +8458,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[119]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8228,7 +8471,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{119}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -8248,7 +8491,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[120]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8260,7 +8503,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[120]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8273,7 +8516,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{120}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *RevokeTokenResponse) GetApiToken() *APIToken {
@@ -8333,7 +8576,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06assets\x18\x01 \x03(\v2\x18.foundry.ledger.v1.AssetR\x06assets\x12=\n" +
 	"\n" +
 	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
-	"pagination\"\xe3\x02\n" +
+	"pagination\"\xea\x03\n" +
 	"\fContribution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x0econtributor_id\x18\x02 \x01(\tR\rcontributorId\x12\x19\n" +
@@ -8345,7 +8588,29 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x06source\x18\a \x01(\tR\x06source\x12\x1d\n" +
 	"\n" +
 	"created_at\x18\b \x01(\tR\tcreatedAt\x12K\n" +
-	"\x12contributor_handle\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"\xc8\x01\n" +
+	"\x12contributor_handle\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\x12\x16\n" +
+	"\x06status\x18\n" +
+	" \x01(\tR\x06status\x12.\n" +
+	"\x13claimed_cost_amount\x18\v \x01(\x01R\x11claimedCostAmount\x12=\n" +
+	"\x06review\x18\f \x01(\v2%.foundry.ledger.v1.ContributionReviewR\x06review\"\x88\x01\n" +
+	"\x12ContributionReview\x12\x18\n" +
+	"\averdict\x18\x01 \x01(\tR\averdict\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1f\n" +
+	"\vreviewed_by\x18\x03 \x01(\tR\n" +
+	"reviewedBy\x12\x1f\n" +
+	"\vreviewed_at\x18\x04 \x01(\tR\n" +
+	"reviewedAt\"\xd5\x01\n" +
+	"\x19ReviewContributionRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\averdict\x18\x02 \x01(\tR\averdict\x12$\n" +
+	"\vcost_amount\x18\x03 \x01(\x01H\x00R\n" +
+	"costAmount\x88\x01\x01\x12,\n" +
+	"\x0fcoherence_score\x18\x04 \x01(\x01H\x01R\x0ecoherenceScore\x88\x01\x01\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reasonB\x0e\n" +
+	"\f_cost_amountB\x12\n" +
+	"\x10_coherence_score\"a\n" +
+	"\x1aReviewContributionResponse\x12C\n" +
+	"\fcontribution\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.ContributionR\fcontribution\"\xc8\x01\n" +
 	"\x19CreateContributionRequest\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x19\n" +
 	"\basset_id\x18\x02 \x01(\tR\aassetId\x12$\n" +
@@ -8421,11 +8686,12 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x1cRecordGithubDeliveryResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12C\n" +
 	"\fcontribution\x18\x02 \x01(\v2\x1f.foundry.ledger.v1.ContributionR\fcontribution\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\tR\x06detail\"\x94\x01\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"\xbb\x01\n" +
 	"\x06Payout\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x01R\x06amount\x12K\n" +
-	"\x12contributor_handle\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\"\xab\x02\n" +
+	"\x12contributor_handle\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\x12%\n" +
+	"\x0eclaimed_amount\x18\x04 \x01(\x01R\rclaimedAmount\"\xab\x02\n" +
 	"\fDistribution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\basset_id\x18\x02 \x01(\tR\aassetId\x12!\n" +
@@ -8945,7 +9211,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x12RevokeTokenRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13RevokeTokenResponse\x128\n" +
-	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\xdf*\n" +
+	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\xdb+\n" +
 	"\rLedgerService\x12\\\n" +
 	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x01\x12b\n" +
@@ -8973,7 +9239,9 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"ListAssets\x12$.foundry.ledger.v1.ListAssetsRequest\x1a%.foundry.ledger.v1.ListAssetsResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12\x8b\x01\n" +
 	"\x12CreateContribution\x12,.foundry.ledger.v1.CreateContributionRequest\x1a-.foundry.ledger.v1.CreateContributionResponse\"\x18\xc2\xf3\x18\x14\n" +
-	"\x02\x03\x05\x12\x0econtributor_id\x12q\n" +
+	"\x02\x03\x05\x12\x0econtributor_id\x12z\n" +
+	"\x12ReviewContribution\x12,.foundry.ledger.v1.ReviewContributionRequest\x1a-.foundry.ledger.v1.ReviewContributionResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12q\n" +
 	"\x0fGetContribution\x12).foundry.ledger.v1.GetContributionRequest\x1a*.foundry.ledger.v1.GetContributionResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12w\n" +
 	"\x11ListContributions\x12+.foundry.ledger.v1.ListContributionsRequest\x1a,.foundry.ledger.v1.ListContributionsResponse\"\a\xc2\xf3\x18\x03\n" +
@@ -9064,7 +9332,7 @@ func file_foundry_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 122)
+var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 125)
 var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RegisterRequest)(nil),                      // 0: foundry.ledger.v1.RegisterRequest
 	(*RegisterResponse)(nil),                     // 1: foundry.ledger.v1.RegisterResponse
@@ -9080,328 +9348,335 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*ListAssetsRequest)(nil),                    // 11: foundry.ledger.v1.ListAssetsRequest
 	(*ListAssetsResponse)(nil),                   // 12: foundry.ledger.v1.ListAssetsResponse
 	(*Contribution)(nil),                         // 13: foundry.ledger.v1.Contribution
-	(*CreateContributionRequest)(nil),            // 14: foundry.ledger.v1.CreateContributionRequest
-	(*CreateContributionResponse)(nil),           // 15: foundry.ledger.v1.CreateContributionResponse
-	(*GetContributionRequest)(nil),               // 16: foundry.ledger.v1.GetContributionRequest
-	(*GetContributionResponse)(nil),              // 17: foundry.ledger.v1.GetContributionResponse
-	(*ListContributionsRequest)(nil),             // 18: foundry.ledger.v1.ListContributionsRequest
-	(*ListContributionsResponse)(nil),            // 19: foundry.ledger.v1.ListContributionsResponse
-	(*ListContributorsRequest)(nil),              // 20: foundry.ledger.v1.ListContributorsRequest
-	(*ContributorSummary)(nil),                   // 21: foundry.ledger.v1.ContributorSummary
-	(*ListContributorsResponse)(nil),             // 22: foundry.ledger.v1.ListContributorsResponse
-	(*ListAssetContributionsRequest)(nil),        // 23: foundry.ledger.v1.ListAssetContributionsRequest
-	(*ListAssetContributionsResponse)(nil),       // 24: foundry.ledger.v1.ListAssetContributionsResponse
-	(*ListContributorContributionsRequest)(nil),  // 25: foundry.ledger.v1.ListContributorContributionsRequest
-	(*ListContributorContributionsResponse)(nil), // 26: foundry.ledger.v1.ListContributorContributionsResponse
-	(*RecordGithubDeliveryRequest)(nil),          // 27: foundry.ledger.v1.RecordGithubDeliveryRequest
-	(*RecordGithubDeliveryResponse)(nil),         // 28: foundry.ledger.v1.RecordGithubDeliveryResponse
-	(*Payout)(nil),                               // 29: foundry.ledger.v1.Payout
-	(*Distribution)(nil),                         // 30: foundry.ledger.v1.Distribution
-	(*CreateDistributionRequest)(nil),            // 31: foundry.ledger.v1.CreateDistributionRequest
-	(*CreateDistributionResponse)(nil),           // 32: foundry.ledger.v1.CreateDistributionResponse
-	(*GetDistributionRequest)(nil),               // 33: foundry.ledger.v1.GetDistributionRequest
-	(*GetDistributionResponse)(nil),              // 34: foundry.ledger.v1.GetDistributionResponse
-	(*ListAssetDistributionsRequest)(nil),        // 35: foundry.ledger.v1.ListAssetDistributionsRequest
-	(*ListAssetDistributionsResponse)(nil),       // 36: foundry.ledger.v1.ListAssetDistributionsResponse
-	(*GetInvestPreviewRequest)(nil),              // 37: foundry.ledger.v1.GetInvestPreviewRequest
-	(*InvestProjection)(nil),                     // 38: foundry.ledger.v1.InvestProjection
-	(*GetInvestPreviewResponse)(nil),             // 39: foundry.ledger.v1.GetInvestPreviewResponse
-	(*Position)(nil),                             // 40: foundry.ledger.v1.Position
-	(*ImpactRecord)(nil),                         // 41: foundry.ledger.v1.ImpactRecord
-	(*ImpactPayout)(nil),                         // 42: foundry.ledger.v1.ImpactPayout
-	(*RecordImpactRequest)(nil),                  // 43: foundry.ledger.v1.RecordImpactRequest
-	(*RecordImpactResponse)(nil),                 // 44: foundry.ledger.v1.RecordImpactResponse
-	(*ImpactUsage)(nil),                          // 45: foundry.ledger.v1.ImpactUsage
-	(*ImpactTotals)(nil),                         // 46: foundry.ledger.v1.ImpactTotals
-	(*ListIdeaImpactRequest)(nil),                // 47: foundry.ledger.v1.ListIdeaImpactRequest
-	(*ListIdeaImpactResponse)(nil),               // 48: foundry.ledger.v1.ListIdeaImpactResponse
-	(*PositionSummary)(nil),                      // 49: foundry.ledger.v1.PositionSummary
-	(*ListInvestmentsRequest)(nil),               // 50: foundry.ledger.v1.ListInvestmentsRequest
-	(*ListInvestmentsResponse)(nil),              // 51: foundry.ledger.v1.ListInvestmentsResponse
-	(*FlowEvent)(nil),                            // 52: foundry.ledger.v1.FlowEvent
-	(*JournalLine)(nil),                          // 53: foundry.ledger.v1.JournalLine
-	(*GetInvestmentHistoryRequest)(nil),          // 54: foundry.ledger.v1.GetInvestmentHistoryRequest
-	(*GetInvestmentHistoryResponse)(nil),         // 55: foundry.ledger.v1.GetInvestmentHistoryResponse
-	(*Pledge)(nil),                               // 56: foundry.ledger.v1.Pledge
-	(*CreatePledgeRequest)(nil),                  // 57: foundry.ledger.v1.CreatePledgeRequest
-	(*CreatePledgeResponse)(nil),                 // 58: foundry.ledger.v1.CreatePledgeResponse
-	(*StakeProjection)(nil),                      // 59: foundry.ledger.v1.StakeProjection
-	(*StakeRequest)(nil),                         // 60: foundry.ledger.v1.StakeRequest
-	(*StakeResponse)(nil),                        // 61: foundry.ledger.v1.StakeResponse
-	(*UnstakeRequest)(nil),                       // 62: foundry.ledger.v1.UnstakeRequest
-	(*UnstakeResponse)(nil),                      // 63: foundry.ledger.v1.UnstakeResponse
-	(*DepositRequest)(nil),                       // 64: foundry.ledger.v1.DepositRequest
-	(*DepositResponse)(nil),                      // 65: foundry.ledger.v1.DepositResponse
-	(*WithdrawRequest)(nil),                      // 66: foundry.ledger.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),                     // 67: foundry.ledger.v1.WithdrawResponse
-	(*GetBalancesRequest)(nil),                   // 68: foundry.ledger.v1.GetBalancesRequest
-	(*GetBalancesResponse)(nil),                  // 69: foundry.ledger.v1.GetBalancesResponse
-	(*GetExchangeRateRequest)(nil),               // 70: foundry.ledger.v1.GetExchangeRateRequest
-	(*GetExchangeRateResponse)(nil),              // 71: foundry.ledger.v1.GetExchangeRateResponse
-	(*GetSupplyRequest)(nil),                     // 72: foundry.ledger.v1.GetSupplyRequest
-	(*GetSupplyResponse)(nil),                    // 73: foundry.ledger.v1.GetSupplyResponse
-	(*GetSupplyHistoryRequest)(nil),              // 74: foundry.ledger.v1.GetSupplyHistoryRequest
-	(*SupplyDay)(nil),                            // 75: foundry.ledger.v1.SupplyDay
-	(*GetSupplyHistoryResponse)(nil),             // 76: foundry.ledger.v1.GetSupplyHistoryResponse
-	(*RecordOraclePriceRequest)(nil),             // 77: foundry.ledger.v1.RecordOraclePriceRequest
-	(*RecordOraclePriceResponse)(nil),            // 78: foundry.ledger.v1.RecordOraclePriceResponse
-	(*AuditEntry)(nil),                           // 79: foundry.ledger.v1.AuditEntry
-	(*ListAuditEntriesRequest)(nil),              // 80: foundry.ledger.v1.ListAuditEntriesRequest
-	(*ListAuditEntriesResponse)(nil),             // 81: foundry.ledger.v1.ListAuditEntriesResponse
-	(*VerifyAuditRequest)(nil),                   // 82: foundry.ledger.v1.VerifyAuditRequest
-	(*VerifyAuditResponse)(nil),                  // 83: foundry.ledger.v1.VerifyAuditResponse
-	(*IntegrityFinding)(nil),                     // 84: foundry.ledger.v1.IntegrityFinding
-	(*AuditScrub)(nil),                           // 85: foundry.ledger.v1.AuditScrub
-	(*AuditScrubCycle)(nil),                      // 86: foundry.ledger.v1.AuditScrubCycle
-	(*GetAuditCheckpointRequest)(nil),            // 87: foundry.ledger.v1.GetAuditCheckpointRequest
-	(*GetAuditCheckpointResponse)(nil),           // 88: foundry.ledger.v1.GetAuditCheckpointResponse
-	(*GetAuditVerifierKeyRequest)(nil),           // 89: foundry.ledger.v1.GetAuditVerifierKeyRequest
-	(*GetAuditVerifierKeyResponse)(nil),          // 90: foundry.ledger.v1.GetAuditVerifierKeyResponse
-	(*ListAuditKeyChangesRequest)(nil),           // 91: foundry.ledger.v1.ListAuditKeyChangesRequest
-	(*ListAuditKeyChangesResponse)(nil),          // 92: foundry.ledger.v1.ListAuditKeyChangesResponse
-	(*AuditKeyChange)(nil),                       // 93: foundry.ledger.v1.AuditKeyChange
-	(*GetAuditProofRequest)(nil),                 // 94: foundry.ledger.v1.GetAuditProofRequest
-	(*GetAuditProofResponse)(nil),                // 95: foundry.ledger.v1.GetAuditProofResponse
-	(*GetAuditConsistencyRequest)(nil),           // 96: foundry.ledger.v1.GetAuditConsistencyRequest
-	(*GetAuditConsistencyResponse)(nil),          // 97: foundry.ledger.v1.GetAuditConsistencyResponse
-	(*RepairedBreak)(nil),                        // 98: foundry.ledger.v1.RepairedBreak
-	(*RepairAuditRequest)(nil),                   // 99: foundry.ledger.v1.RepairAuditRequest
-	(*RepairAuditResponse)(nil),                  // 100: foundry.ledger.v1.RepairAuditResponse
-	(*FreezeRequest)(nil),                        // 101: foundry.ledger.v1.FreezeRequest
-	(*FreezeResponse)(nil),                       // 102: foundry.ledger.v1.FreezeResponse
-	(*UnfreezeRequest)(nil),                      // 103: foundry.ledger.v1.UnfreezeRequest
-	(*UnfreezeResponse)(nil),                     // 104: foundry.ledger.v1.UnfreezeResponse
-	(*GetIncidentStatusRequest)(nil),             // 105: foundry.ledger.v1.GetIncidentStatusRequest
-	(*GetIncidentStatusResponse)(nil),            // 106: foundry.ledger.v1.GetIncidentStatusResponse
-	(*Incident)(nil),                             // 107: foundry.ledger.v1.Incident
-	(*ListIncidentsRequest)(nil),                 // 108: foundry.ledger.v1.ListIncidentsRequest
-	(*ListIncidentsResponse)(nil),                // 109: foundry.ledger.v1.ListIncidentsResponse
-	(*LogoutRequest)(nil),                        // 110: foundry.ledger.v1.LogoutRequest
-	(*LogoutResponse)(nil),                       // 111: foundry.ledger.v1.LogoutResponse
-	(*GetPrincipalRequest)(nil),                  // 112: foundry.ledger.v1.GetPrincipalRequest
-	(*GetPrincipalResponse)(nil),                 // 113: foundry.ledger.v1.GetPrincipalResponse
-	(*APIToken)(nil),                             // 114: foundry.ledger.v1.APIToken
-	(*CreateTokenRequest)(nil),                   // 115: foundry.ledger.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),                  // 116: foundry.ledger.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),                    // 117: foundry.ledger.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),                   // 118: foundry.ledger.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),                   // 119: foundry.ledger.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),                  // 120: foundry.ledger.v1.RevokeTokenResponse
-	nil,                                          // 121: foundry.ledger.v1.AuditEntry.AttrsEntry
-	(*v1.Pagination)(nil),                        // 122: foundry.common.v1.Pagination
-	(*structpb.Struct)(nil),                      // 123: google.protobuf.Struct
-	(*wrapperspb.StringValue)(nil),               // 124: google.protobuf.StringValue
-	(v11.Stage)(0),                               // 125: foundry.portfolio.v1.Stage
-	(EconomyMode)(0),                             // 126: foundry.ledger.v1.EconomyMode
-	(*wrapperspb.DoubleValue)(nil),               // 127: google.protobuf.DoubleValue
-	(*wrapperspb.Int32Value)(nil),                // 128: google.protobuf.Int32Value
+	(*ContributionReview)(nil),                   // 14: foundry.ledger.v1.ContributionReview
+	(*ReviewContributionRequest)(nil),            // 15: foundry.ledger.v1.ReviewContributionRequest
+	(*ReviewContributionResponse)(nil),           // 16: foundry.ledger.v1.ReviewContributionResponse
+	(*CreateContributionRequest)(nil),            // 17: foundry.ledger.v1.CreateContributionRequest
+	(*CreateContributionResponse)(nil),           // 18: foundry.ledger.v1.CreateContributionResponse
+	(*GetContributionRequest)(nil),               // 19: foundry.ledger.v1.GetContributionRequest
+	(*GetContributionResponse)(nil),              // 20: foundry.ledger.v1.GetContributionResponse
+	(*ListContributionsRequest)(nil),             // 21: foundry.ledger.v1.ListContributionsRequest
+	(*ListContributionsResponse)(nil),            // 22: foundry.ledger.v1.ListContributionsResponse
+	(*ListContributorsRequest)(nil),              // 23: foundry.ledger.v1.ListContributorsRequest
+	(*ContributorSummary)(nil),                   // 24: foundry.ledger.v1.ContributorSummary
+	(*ListContributorsResponse)(nil),             // 25: foundry.ledger.v1.ListContributorsResponse
+	(*ListAssetContributionsRequest)(nil),        // 26: foundry.ledger.v1.ListAssetContributionsRequest
+	(*ListAssetContributionsResponse)(nil),       // 27: foundry.ledger.v1.ListAssetContributionsResponse
+	(*ListContributorContributionsRequest)(nil),  // 28: foundry.ledger.v1.ListContributorContributionsRequest
+	(*ListContributorContributionsResponse)(nil), // 29: foundry.ledger.v1.ListContributorContributionsResponse
+	(*RecordGithubDeliveryRequest)(nil),          // 30: foundry.ledger.v1.RecordGithubDeliveryRequest
+	(*RecordGithubDeliveryResponse)(nil),         // 31: foundry.ledger.v1.RecordGithubDeliveryResponse
+	(*Payout)(nil),                               // 32: foundry.ledger.v1.Payout
+	(*Distribution)(nil),                         // 33: foundry.ledger.v1.Distribution
+	(*CreateDistributionRequest)(nil),            // 34: foundry.ledger.v1.CreateDistributionRequest
+	(*CreateDistributionResponse)(nil),           // 35: foundry.ledger.v1.CreateDistributionResponse
+	(*GetDistributionRequest)(nil),               // 36: foundry.ledger.v1.GetDistributionRequest
+	(*GetDistributionResponse)(nil),              // 37: foundry.ledger.v1.GetDistributionResponse
+	(*ListAssetDistributionsRequest)(nil),        // 38: foundry.ledger.v1.ListAssetDistributionsRequest
+	(*ListAssetDistributionsResponse)(nil),       // 39: foundry.ledger.v1.ListAssetDistributionsResponse
+	(*GetInvestPreviewRequest)(nil),              // 40: foundry.ledger.v1.GetInvestPreviewRequest
+	(*InvestProjection)(nil),                     // 41: foundry.ledger.v1.InvestProjection
+	(*GetInvestPreviewResponse)(nil),             // 42: foundry.ledger.v1.GetInvestPreviewResponse
+	(*Position)(nil),                             // 43: foundry.ledger.v1.Position
+	(*ImpactRecord)(nil),                         // 44: foundry.ledger.v1.ImpactRecord
+	(*ImpactPayout)(nil),                         // 45: foundry.ledger.v1.ImpactPayout
+	(*RecordImpactRequest)(nil),                  // 46: foundry.ledger.v1.RecordImpactRequest
+	(*RecordImpactResponse)(nil),                 // 47: foundry.ledger.v1.RecordImpactResponse
+	(*ImpactUsage)(nil),                          // 48: foundry.ledger.v1.ImpactUsage
+	(*ImpactTotals)(nil),                         // 49: foundry.ledger.v1.ImpactTotals
+	(*ListIdeaImpactRequest)(nil),                // 50: foundry.ledger.v1.ListIdeaImpactRequest
+	(*ListIdeaImpactResponse)(nil),               // 51: foundry.ledger.v1.ListIdeaImpactResponse
+	(*PositionSummary)(nil),                      // 52: foundry.ledger.v1.PositionSummary
+	(*ListInvestmentsRequest)(nil),               // 53: foundry.ledger.v1.ListInvestmentsRequest
+	(*ListInvestmentsResponse)(nil),              // 54: foundry.ledger.v1.ListInvestmentsResponse
+	(*FlowEvent)(nil),                            // 55: foundry.ledger.v1.FlowEvent
+	(*JournalLine)(nil),                          // 56: foundry.ledger.v1.JournalLine
+	(*GetInvestmentHistoryRequest)(nil),          // 57: foundry.ledger.v1.GetInvestmentHistoryRequest
+	(*GetInvestmentHistoryResponse)(nil),         // 58: foundry.ledger.v1.GetInvestmentHistoryResponse
+	(*Pledge)(nil),                               // 59: foundry.ledger.v1.Pledge
+	(*CreatePledgeRequest)(nil),                  // 60: foundry.ledger.v1.CreatePledgeRequest
+	(*CreatePledgeResponse)(nil),                 // 61: foundry.ledger.v1.CreatePledgeResponse
+	(*StakeProjection)(nil),                      // 62: foundry.ledger.v1.StakeProjection
+	(*StakeRequest)(nil),                         // 63: foundry.ledger.v1.StakeRequest
+	(*StakeResponse)(nil),                        // 64: foundry.ledger.v1.StakeResponse
+	(*UnstakeRequest)(nil),                       // 65: foundry.ledger.v1.UnstakeRequest
+	(*UnstakeResponse)(nil),                      // 66: foundry.ledger.v1.UnstakeResponse
+	(*DepositRequest)(nil),                       // 67: foundry.ledger.v1.DepositRequest
+	(*DepositResponse)(nil),                      // 68: foundry.ledger.v1.DepositResponse
+	(*WithdrawRequest)(nil),                      // 69: foundry.ledger.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),                     // 70: foundry.ledger.v1.WithdrawResponse
+	(*GetBalancesRequest)(nil),                   // 71: foundry.ledger.v1.GetBalancesRequest
+	(*GetBalancesResponse)(nil),                  // 72: foundry.ledger.v1.GetBalancesResponse
+	(*GetExchangeRateRequest)(nil),               // 73: foundry.ledger.v1.GetExchangeRateRequest
+	(*GetExchangeRateResponse)(nil),              // 74: foundry.ledger.v1.GetExchangeRateResponse
+	(*GetSupplyRequest)(nil),                     // 75: foundry.ledger.v1.GetSupplyRequest
+	(*GetSupplyResponse)(nil),                    // 76: foundry.ledger.v1.GetSupplyResponse
+	(*GetSupplyHistoryRequest)(nil),              // 77: foundry.ledger.v1.GetSupplyHistoryRequest
+	(*SupplyDay)(nil),                            // 78: foundry.ledger.v1.SupplyDay
+	(*GetSupplyHistoryResponse)(nil),             // 79: foundry.ledger.v1.GetSupplyHistoryResponse
+	(*RecordOraclePriceRequest)(nil),             // 80: foundry.ledger.v1.RecordOraclePriceRequest
+	(*RecordOraclePriceResponse)(nil),            // 81: foundry.ledger.v1.RecordOraclePriceResponse
+	(*AuditEntry)(nil),                           // 82: foundry.ledger.v1.AuditEntry
+	(*ListAuditEntriesRequest)(nil),              // 83: foundry.ledger.v1.ListAuditEntriesRequest
+	(*ListAuditEntriesResponse)(nil),             // 84: foundry.ledger.v1.ListAuditEntriesResponse
+	(*VerifyAuditRequest)(nil),                   // 85: foundry.ledger.v1.VerifyAuditRequest
+	(*VerifyAuditResponse)(nil),                  // 86: foundry.ledger.v1.VerifyAuditResponse
+	(*IntegrityFinding)(nil),                     // 87: foundry.ledger.v1.IntegrityFinding
+	(*AuditScrub)(nil),                           // 88: foundry.ledger.v1.AuditScrub
+	(*AuditScrubCycle)(nil),                      // 89: foundry.ledger.v1.AuditScrubCycle
+	(*GetAuditCheckpointRequest)(nil),            // 90: foundry.ledger.v1.GetAuditCheckpointRequest
+	(*GetAuditCheckpointResponse)(nil),           // 91: foundry.ledger.v1.GetAuditCheckpointResponse
+	(*GetAuditVerifierKeyRequest)(nil),           // 92: foundry.ledger.v1.GetAuditVerifierKeyRequest
+	(*GetAuditVerifierKeyResponse)(nil),          // 93: foundry.ledger.v1.GetAuditVerifierKeyResponse
+	(*ListAuditKeyChangesRequest)(nil),           // 94: foundry.ledger.v1.ListAuditKeyChangesRequest
+	(*ListAuditKeyChangesResponse)(nil),          // 95: foundry.ledger.v1.ListAuditKeyChangesResponse
+	(*AuditKeyChange)(nil),                       // 96: foundry.ledger.v1.AuditKeyChange
+	(*GetAuditProofRequest)(nil),                 // 97: foundry.ledger.v1.GetAuditProofRequest
+	(*GetAuditProofResponse)(nil),                // 98: foundry.ledger.v1.GetAuditProofResponse
+	(*GetAuditConsistencyRequest)(nil),           // 99: foundry.ledger.v1.GetAuditConsistencyRequest
+	(*GetAuditConsistencyResponse)(nil),          // 100: foundry.ledger.v1.GetAuditConsistencyResponse
+	(*RepairedBreak)(nil),                        // 101: foundry.ledger.v1.RepairedBreak
+	(*RepairAuditRequest)(nil),                   // 102: foundry.ledger.v1.RepairAuditRequest
+	(*RepairAuditResponse)(nil),                  // 103: foundry.ledger.v1.RepairAuditResponse
+	(*FreezeRequest)(nil),                        // 104: foundry.ledger.v1.FreezeRequest
+	(*FreezeResponse)(nil),                       // 105: foundry.ledger.v1.FreezeResponse
+	(*UnfreezeRequest)(nil),                      // 106: foundry.ledger.v1.UnfreezeRequest
+	(*UnfreezeResponse)(nil),                     // 107: foundry.ledger.v1.UnfreezeResponse
+	(*GetIncidentStatusRequest)(nil),             // 108: foundry.ledger.v1.GetIncidentStatusRequest
+	(*GetIncidentStatusResponse)(nil),            // 109: foundry.ledger.v1.GetIncidentStatusResponse
+	(*Incident)(nil),                             // 110: foundry.ledger.v1.Incident
+	(*ListIncidentsRequest)(nil),                 // 111: foundry.ledger.v1.ListIncidentsRequest
+	(*ListIncidentsResponse)(nil),                // 112: foundry.ledger.v1.ListIncidentsResponse
+	(*LogoutRequest)(nil),                        // 113: foundry.ledger.v1.LogoutRequest
+	(*LogoutResponse)(nil),                       // 114: foundry.ledger.v1.LogoutResponse
+	(*GetPrincipalRequest)(nil),                  // 115: foundry.ledger.v1.GetPrincipalRequest
+	(*GetPrincipalResponse)(nil),                 // 116: foundry.ledger.v1.GetPrincipalResponse
+	(*APIToken)(nil),                             // 117: foundry.ledger.v1.APIToken
+	(*CreateTokenRequest)(nil),                   // 118: foundry.ledger.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),                  // 119: foundry.ledger.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),                    // 120: foundry.ledger.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),                   // 121: foundry.ledger.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),                   // 122: foundry.ledger.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),                  // 123: foundry.ledger.v1.RevokeTokenResponse
+	nil,                                          // 124: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*v1.Pagination)(nil),                        // 125: foundry.common.v1.Pagination
+	(*structpb.Struct)(nil),                      // 126: google.protobuf.Struct
+	(*wrapperspb.StringValue)(nil),               // 127: google.protobuf.StringValue
+	(v11.Stage)(0),                               // 128: foundry.portfolio.v1.Stage
+	(EconomyMode)(0),                             // 129: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.DoubleValue)(nil),               // 130: google.protobuf.DoubleValue
+	(*wrapperspb.Int32Value)(nil),                // 131: google.protobuf.Int32Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
-	122, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	123, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	124, // 5: foundry.ledger.v1.Contribution.contributor_handle:type_name -> google.protobuf.StringValue
-	123, // 6: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
-	13,  // 7: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	13,  // 8: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	13,  // 9: foundry.ledger.v1.ListContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	122, // 10: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	124, // 11: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
-	21,  // 12: foundry.ledger.v1.ListContributorsResponse.contributors:type_name -> foundry.ledger.v1.ContributorSummary
-	122, // 13: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	13,  // 14: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	122, // 15: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	13,  // 16: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	122, // 17: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	13,  // 18: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	124, // 19: foundry.ledger.v1.Payout.contributor_handle:type_name -> google.protobuf.StringValue
-	29,  // 20: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
-	122, // 21: foundry.ledger.v1.Distribution.pagination:type_name -> foundry.common.v1.Pagination
-	30,  // 22: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
-	30,  // 23: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
-	30,  // 24: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
-	122, // 25: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	125, // 26: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	38,  // 27: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
-	124, // 28: foundry.ledger.v1.ImpactRecord.entry_id:type_name -> google.protobuf.StringValue
-	41,  // 29: foundry.ledger.v1.RecordImpactResponse.record:type_name -> foundry.ledger.v1.ImpactRecord
-	42,  // 30: foundry.ledger.v1.RecordImpactResponse.payouts:type_name -> foundry.ledger.v1.ImpactPayout
-	45,  // 31: foundry.ledger.v1.ImpactTotals.usage:type_name -> foundry.ledger.v1.ImpactUsage
-	124, // 32: foundry.ledger.v1.ImpactTotals.last_recorded_at:type_name -> google.protobuf.StringValue
-	46,  // 33: foundry.ledger.v1.ListIdeaImpactResponse.totals:type_name -> foundry.ledger.v1.ImpactTotals
-	41,  // 34: foundry.ledger.v1.ListIdeaImpactResponse.records:type_name -> foundry.ledger.v1.ImpactRecord
-	122, // 35: foundry.ledger.v1.ListIdeaImpactResponse.pagination:type_name -> foundry.common.v1.Pagination
-	40,  // 36: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
-	49,  // 37: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	124, // 38: foundry.ledger.v1.ListInvestmentsResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	122, // 39: foundry.ledger.v1.ListInvestmentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	124, // 40: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
-	53,  // 41: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
-	52,  // 42: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
-	122, // 43: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
-	124, // 44: foundry.ledger.v1.GetInvestmentHistoryResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	124, // 45: foundry.ledger.v1.Pledge.contributor_handle:type_name -> google.protobuf.StringValue
-	56,  // 46: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	125, // 47: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	59,  // 48: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	124, // 49: foundry.ledger.v1.StakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	124, // 50: foundry.ledger.v1.UnstakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	124, // 51: foundry.ledger.v1.DepositResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	124, // 52: foundry.ledger.v1.WithdrawResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	124, // 53: foundry.ledger.v1.GetBalancesResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	124, // 54: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	126, // 55: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	127, // 56: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
-	127, // 57: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
-	127, // 58: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
-	75,  // 59: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
-	121, // 60: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
-	124, // 61: foundry.ledger.v1.AuditEntry.actor_handle:type_name -> google.protobuf.StringValue
-	124, // 62: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
-	79,  // 63: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	122, // 64: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	128, // 65: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	128, // 66: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	124, // 67: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	98,  // 68: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	84,  // 69: foundry.ledger.v1.VerifyAuditResponse.findings:type_name -> foundry.ledger.v1.IntegrityFinding
-	85,  // 70: foundry.ledger.v1.VerifyAuditResponse.scrub:type_name -> foundry.ledger.v1.AuditScrub
-	126, // 71: foundry.ledger.v1.IntegrityFinding.mode:type_name -> foundry.ledger.v1.EconomyMode
-	128, // 72: foundry.ledger.v1.IntegrityFinding.seq:type_name -> google.protobuf.Int32Value
-	124, // 73: foundry.ledger.v1.IntegrityFinding.entry_id:type_name -> google.protobuf.StringValue
-	124, // 74: foundry.ledger.v1.IntegrityFinding.account:type_name -> google.protobuf.StringValue
-	86,  // 75: foundry.ledger.v1.AuditScrub.last_cycle:type_name -> foundry.ledger.v1.AuditScrubCycle
-	124, // 76: foundry.ledger.v1.AuditScrub.updated_at:type_name -> google.protobuf.StringValue
-	124, // 77: foundry.ledger.v1.AuditScrub.late:type_name -> google.protobuf.StringValue
-	93,  // 78: foundry.ledger.v1.ListAuditKeyChangesResponse.key_changes:type_name -> foundry.ledger.v1.AuditKeyChange
-	79,  // 79: foundry.ledger.v1.GetAuditProofResponse.entry:type_name -> foundry.ledger.v1.AuditEntry
-	128, // 80: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	128, // 81: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	79,  // 82: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	98,  // 83: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	98,  // 84: foundry.ledger.v1.RepairAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	124, // 85: foundry.ledger.v1.RepairAuditResponse.correction_entry_id:type_name -> google.protobuf.StringValue
-	84,  // 86: foundry.ledger.v1.RepairAuditResponse.open_findings:type_name -> foundry.ledger.v1.IntegrityFinding
-	126, // 87: foundry.ledger.v1.RepairAuditResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	126, // 88: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	124, // 89: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	126, // 90: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	124, // 91: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	107, // 92: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	122, // 93: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	124, // 94: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	124, // 95: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	124, // 96: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	124, // 97: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	124, // 98: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	124, // 99: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	124, // 100: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	114, // 101: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	114, // 102: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	114, // 103: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 104: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 105: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 106: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	110, // 107: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	112, // 108: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	115, // 109: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	117, // 110: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	119, // 111: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 112: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 113: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 114: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	14,  // 115: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	16,  // 116: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	18,  // 117: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
-	20,  // 118: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
-	23,  // 119: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	25,  // 120: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	27,  // 121: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	31,  // 122: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	33,  // 123: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	35,  // 124: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	37,  // 125: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	50,  // 126: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	54,  // 127: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	43,  // 128: foundry.ledger.v1.LedgerService.RecordImpact:input_type -> foundry.ledger.v1.RecordImpactRequest
-	47,  // 129: foundry.ledger.v1.LedgerService.ListIdeaImpact:input_type -> foundry.ledger.v1.ListIdeaImpactRequest
-	57,  // 130: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	60,  // 131: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	62,  // 132: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	64,  // 133: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	66,  // 134: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	68,  // 135: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	70,  // 136: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	72,  // 137: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	74,  // 138: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
-	77,  // 139: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	80,  // 140: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	82,  // 141: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	87,  // 142: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	89,  // 143: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	91,  // 144: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:input_type -> foundry.ledger.v1.ListAuditKeyChangesRequest
-	94,  // 145: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	96,  // 146: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	99,  // 147: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	101, // 148: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	103, // 149: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	105, // 150: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	108, // 151: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	1,   // 152: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 153: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 154: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	111, // 155: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	113, // 156: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	116, // 157: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	118, // 158: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	120, // 159: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 160: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 161: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 162: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	15,  // 163: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	17,  // 164: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	19,  // 165: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
-	22,  // 166: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
-	24,  // 167: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	26,  // 168: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	28,  // 169: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	32,  // 170: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	34,  // 171: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	36,  // 172: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	39,  // 173: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	51,  // 174: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	55,  // 175: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	44,  // 176: foundry.ledger.v1.LedgerService.RecordImpact:output_type -> foundry.ledger.v1.RecordImpactResponse
-	48,  // 177: foundry.ledger.v1.LedgerService.ListIdeaImpact:output_type -> foundry.ledger.v1.ListIdeaImpactResponse
-	58,  // 178: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	61,  // 179: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	63,  // 180: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	65,  // 181: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	67,  // 182: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	69,  // 183: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	71,  // 184: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	73,  // 185: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	76,  // 186: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
-	78,  // 187: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	81,  // 188: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	83,  // 189: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	88,  // 190: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	90,  // 191: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	92,  // 192: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:output_type -> foundry.ledger.v1.ListAuditKeyChangesResponse
-	95,  // 193: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	97,  // 194: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	100, // 195: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	102, // 196: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	104, // 197: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	106, // 198: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	109, // 199: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	152, // [152:200] is the sub-list for method output_type
-	104, // [104:152] is the sub-list for method input_type
-	104, // [104:104] is the sub-list for extension type_name
-	104, // [104:104] is the sub-list for extension extendee
-	0,   // [0:104] is the sub-list for field type_name
+	125, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	126, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
+	127, // 5: foundry.ledger.v1.Contribution.contributor_handle:type_name -> google.protobuf.StringValue
+	14,  // 6: foundry.ledger.v1.Contribution.review:type_name -> foundry.ledger.v1.ContributionReview
+	13,  // 7: foundry.ledger.v1.ReviewContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	126, // 8: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	13,  // 9: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	13,  // 10: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	13,  // 11: foundry.ledger.v1.ListContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	125, // 12: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	127, // 13: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
+	24,  // 14: foundry.ledger.v1.ListContributorsResponse.contributors:type_name -> foundry.ledger.v1.ContributorSummary
+	125, // 15: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 16: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	125, // 17: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 18: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
+	125, // 19: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	13,  // 20: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
+	127, // 21: foundry.ledger.v1.Payout.contributor_handle:type_name -> google.protobuf.StringValue
+	32,  // 22: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
+	125, // 23: foundry.ledger.v1.Distribution.pagination:type_name -> foundry.common.v1.Pagination
+	33,  // 24: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
+	33,  // 25: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
+	33,  // 26: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
+	125, // 27: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	128, // 28: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	41,  // 29: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
+	127, // 30: foundry.ledger.v1.ImpactRecord.entry_id:type_name -> google.protobuf.StringValue
+	44,  // 31: foundry.ledger.v1.RecordImpactResponse.record:type_name -> foundry.ledger.v1.ImpactRecord
+	45,  // 32: foundry.ledger.v1.RecordImpactResponse.payouts:type_name -> foundry.ledger.v1.ImpactPayout
+	48,  // 33: foundry.ledger.v1.ImpactTotals.usage:type_name -> foundry.ledger.v1.ImpactUsage
+	127, // 34: foundry.ledger.v1.ImpactTotals.last_recorded_at:type_name -> google.protobuf.StringValue
+	49,  // 35: foundry.ledger.v1.ListIdeaImpactResponse.totals:type_name -> foundry.ledger.v1.ImpactTotals
+	44,  // 36: foundry.ledger.v1.ListIdeaImpactResponse.records:type_name -> foundry.ledger.v1.ImpactRecord
+	125, // 37: foundry.ledger.v1.ListIdeaImpactResponse.pagination:type_name -> foundry.common.v1.Pagination
+	43,  // 38: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
+	52,  // 39: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
+	127, // 40: foundry.ledger.v1.ListInvestmentsResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	125, // 41: foundry.ledger.v1.ListInvestmentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	127, // 42: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	56,  // 43: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
+	55,  // 44: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
+	125, // 45: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
+	127, // 46: foundry.ledger.v1.GetInvestmentHistoryResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	127, // 47: foundry.ledger.v1.Pledge.contributor_handle:type_name -> google.protobuf.StringValue
+	59,  // 48: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
+	128, // 49: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	62,  // 50: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
+	127, // 51: foundry.ledger.v1.StakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	127, // 52: foundry.ledger.v1.UnstakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	127, // 53: foundry.ledger.v1.DepositResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	127, // 54: foundry.ledger.v1.WithdrawResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	127, // 55: foundry.ledger.v1.GetBalancesResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	127, // 56: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	129, // 57: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	130, // 58: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
+	130, // 59: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
+	130, // 60: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
+	78,  // 61: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
+	124, // 62: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	127, // 63: foundry.ledger.v1.AuditEntry.actor_handle:type_name -> google.protobuf.StringValue
+	127, // 64: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
+	82,  // 65: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
+	125, // 66: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	131, // 67: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	131, // 68: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	127, // 69: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	101, // 70: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	87,  // 71: foundry.ledger.v1.VerifyAuditResponse.findings:type_name -> foundry.ledger.v1.IntegrityFinding
+	88,  // 72: foundry.ledger.v1.VerifyAuditResponse.scrub:type_name -> foundry.ledger.v1.AuditScrub
+	129, // 73: foundry.ledger.v1.IntegrityFinding.mode:type_name -> foundry.ledger.v1.EconomyMode
+	131, // 74: foundry.ledger.v1.IntegrityFinding.seq:type_name -> google.protobuf.Int32Value
+	127, // 75: foundry.ledger.v1.IntegrityFinding.entry_id:type_name -> google.protobuf.StringValue
+	127, // 76: foundry.ledger.v1.IntegrityFinding.account:type_name -> google.protobuf.StringValue
+	89,  // 77: foundry.ledger.v1.AuditScrub.last_cycle:type_name -> foundry.ledger.v1.AuditScrubCycle
+	127, // 78: foundry.ledger.v1.AuditScrub.updated_at:type_name -> google.protobuf.StringValue
+	127, // 79: foundry.ledger.v1.AuditScrub.late:type_name -> google.protobuf.StringValue
+	96,  // 80: foundry.ledger.v1.ListAuditKeyChangesResponse.key_changes:type_name -> foundry.ledger.v1.AuditKeyChange
+	82,  // 81: foundry.ledger.v1.GetAuditProofResponse.entry:type_name -> foundry.ledger.v1.AuditEntry
+	131, // 82: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	131, // 83: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	82,  // 84: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	101, // 85: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	101, // 86: foundry.ledger.v1.RepairAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	127, // 87: foundry.ledger.v1.RepairAuditResponse.correction_entry_id:type_name -> google.protobuf.StringValue
+	87,  // 88: foundry.ledger.v1.RepairAuditResponse.open_findings:type_name -> foundry.ledger.v1.IntegrityFinding
+	129, // 89: foundry.ledger.v1.RepairAuditResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	129, // 90: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	127, // 91: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	129, // 92: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	127, // 93: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	110, // 94: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	125, // 95: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	127, // 96: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	127, // 97: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	127, // 98: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	127, // 99: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	127, // 100: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	127, // 101: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	127, // 102: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	117, // 103: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	117, // 104: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	117, // 105: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 106: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 107: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 108: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	113, // 109: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	115, // 110: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	118, // 111: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	120, // 112: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	122, // 113: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 114: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 115: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 116: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	17,  // 117: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	15,  // 118: foundry.ledger.v1.LedgerService.ReviewContribution:input_type -> foundry.ledger.v1.ReviewContributionRequest
+	19,  // 119: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	21,  // 120: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
+	23,  // 121: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
+	26,  // 122: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	28,  // 123: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	30,  // 124: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	34,  // 125: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	36,  // 126: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	38,  // 127: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	40,  // 128: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	53,  // 129: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	57,  // 130: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	46,  // 131: foundry.ledger.v1.LedgerService.RecordImpact:input_type -> foundry.ledger.v1.RecordImpactRequest
+	50,  // 132: foundry.ledger.v1.LedgerService.ListIdeaImpact:input_type -> foundry.ledger.v1.ListIdeaImpactRequest
+	60,  // 133: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	63,  // 134: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	65,  // 135: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	67,  // 136: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	69,  // 137: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	71,  // 138: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	73,  // 139: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	75,  // 140: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	77,  // 141: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
+	80,  // 142: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	83,  // 143: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	85,  // 144: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	90,  // 145: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	92,  // 146: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	94,  // 147: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:input_type -> foundry.ledger.v1.ListAuditKeyChangesRequest
+	97,  // 148: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	99,  // 149: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	102, // 150: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	104, // 151: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	106, // 152: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	108, // 153: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	111, // 154: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 155: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 156: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 157: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	114, // 158: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	116, // 159: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	119, // 160: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	121, // 161: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	123, // 162: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 163: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 164: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 165: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	18,  // 166: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	16,  // 167: foundry.ledger.v1.LedgerService.ReviewContribution:output_type -> foundry.ledger.v1.ReviewContributionResponse
+	20,  // 168: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	22,  // 169: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
+	25,  // 170: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
+	27,  // 171: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	29,  // 172: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	31,  // 173: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	35,  // 174: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	37,  // 175: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	39,  // 176: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	42,  // 177: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	54,  // 178: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	58,  // 179: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	47,  // 180: foundry.ledger.v1.LedgerService.RecordImpact:output_type -> foundry.ledger.v1.RecordImpactResponse
+	51,  // 181: foundry.ledger.v1.LedgerService.ListIdeaImpact:output_type -> foundry.ledger.v1.ListIdeaImpactResponse
+	61,  // 182: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	64,  // 183: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	66,  // 184: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	68,  // 185: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	70,  // 186: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	72,  // 187: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	74,  // 188: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	76,  // 189: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	79,  // 190: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
+	81,  // 191: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	84,  // 192: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	86,  // 193: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	91,  // 194: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	93,  // 195: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	95,  // 196: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:output_type -> foundry.ledger.v1.ListAuditKeyChangesResponse
+	98,  // 197: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	100, // 198: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	103, // 199: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	105, // 200: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	107, // 201: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	109, // 202: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	112, // 203: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	155, // [155:204] is the sub-list for method output_type
+	106, // [106:155] is the sub-list for method input_type
+	106, // [106:106] is the sub-list for extension type_name
+	106, // [106:106] is the sub-list for extension extendee
+	0,   // [0:106] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
@@ -9411,26 +9686,27 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 	}
 	file_foundry_ledger_v1_mode_proto_init()
 	file_foundry_ledger_v1_ledger_proto_msgTypes[11].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[14].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[18].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[20].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[15].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[17].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[21].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[23].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[25].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[33].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[35].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[47].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[26].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[28].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[36].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[38].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[50].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[54].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[74].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[80].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[108].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[53].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[57].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[77].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[83].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[111].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ledger_v1_ledger_proto_rawDesc), len(file_foundry_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   122,
+			NumMessages:   125,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

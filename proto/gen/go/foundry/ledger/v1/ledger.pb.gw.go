@@ -361,6 +361,51 @@ func local_request_LedgerService_CreateContribution_0(ctx context.Context, marsh
 	return msg, metadata, err
 }
 
+func request_LedgerService_ReviewContribution_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ReviewContributionRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ReviewContribution(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_LedgerService_ReviewContribution_0(ctx context.Context, marshaler runtime.Marshaler, server LedgerServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ReviewContributionRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	msg, err := server.ReviewContribution(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_LedgerService_GetContribution_0(ctx context.Context, marshaler runtime.Marshaler, client LedgerServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq GetContributionRequest
@@ -1855,6 +1900,26 @@ func RegisterLedgerServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_LedgerService_CreateContribution_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_CreateContribution_0{resp.(*CreateContributionResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_LedgerService_ReviewContribution_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/ReviewContribution", runtime.WithHTTPPathPattern("/api/contributions/{id}/review"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_LedgerService_ReviewContribution_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_LedgerService_ReviewContribution_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_ReviewContribution_0{resp.(*ReviewContributionResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_LedgerService_GetContribution_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -2779,6 +2844,23 @@ func RegisterLedgerServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_LedgerService_CreateContribution_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_CreateContribution_0{resp.(*CreateContributionResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_LedgerService_ReviewContribution_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/foundry.ledger.v1.LedgerService/ReviewContribution", runtime.WithHTTPPathPattern("/api/contributions/{id}/review"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_LedgerService_ReviewContribution_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_LedgerService_ReviewContribution_0(annotatedContext, mux, outboundMarshaler, w, req, response_LedgerService_ReviewContribution_0{resp.(*ReviewContributionResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_LedgerService_GetContribution_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -3396,6 +3478,15 @@ func (m response_LedgerService_CreateContribution_0) XXX_ResponseBody() interfac
 	return response.Contribution
 }
 
+type response_LedgerService_ReviewContribution_0 struct {
+	*ReviewContributionResponse
+}
+
+func (m response_LedgerService_ReviewContribution_0) XXX_ResponseBody() interface{} {
+	response := m.ReviewContributionResponse
+	return response.Contribution
+}
+
 type response_LedgerService_GetContribution_0 struct {
 	*GetContributionResponse
 }
@@ -3445,6 +3536,7 @@ var (
 	pattern_LedgerService_GetAsset_0                     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "assets", "id"}, ""))
 	pattern_LedgerService_ListAssets_0                   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "assets"}, ""))
 	pattern_LedgerService_CreateContribution_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "contributions"}, ""))
+	pattern_LedgerService_ReviewContribution_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "contributions", "id", "review"}, ""))
 	pattern_LedgerService_GetContribution_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "contributions", "id"}, ""))
 	pattern_LedgerService_ListContributions_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "contributions"}, ""))
 	pattern_LedgerService_ListContributors_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "contributors"}, ""))
@@ -3494,6 +3586,7 @@ var (
 	forward_LedgerService_GetAsset_0                     = runtime.ForwardResponseMessage
 	forward_LedgerService_ListAssets_0                   = runtime.ForwardResponseMessage
 	forward_LedgerService_CreateContribution_0           = runtime.ForwardResponseMessage
+	forward_LedgerService_ReviewContribution_0           = runtime.ForwardResponseMessage
 	forward_LedgerService_GetContribution_0              = runtime.ForwardResponseMessage
 	forward_LedgerService_ListContributions_0            = runtime.ForwardResponseMessage
 	forward_LedgerService_ListContributors_0             = runtime.ForwardResponseMessage

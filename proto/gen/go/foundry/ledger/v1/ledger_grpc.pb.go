@@ -43,6 +43,7 @@ const (
 	LedgerService_GetAsset_FullMethodName                     = "/foundry.ledger.v1.LedgerService/GetAsset"
 	LedgerService_ListAssets_FullMethodName                   = "/foundry.ledger.v1.LedgerService/ListAssets"
 	LedgerService_CreateContribution_FullMethodName           = "/foundry.ledger.v1.LedgerService/CreateContribution"
+	LedgerService_ReviewContribution_FullMethodName           = "/foundry.ledger.v1.LedgerService/ReviewContribution"
 	LedgerService_GetContribution_FullMethodName              = "/foundry.ledger.v1.LedgerService/GetContribution"
 	LedgerService_ListContributions_FullMethodName            = "/foundry.ledger.v1.LedgerService/ListContributions"
 	LedgerService_ListContributors_FullMethodName             = "/foundry.ledger.v1.LedgerService/ListContributors"
@@ -113,6 +114,10 @@ type LedgerServiceClient interface {
 	ListAssets(ctx context.Context, in *ListAssetsRequest, opts ...grpc.CallOption) (*ListAssetsResponse, error)
 	// CreateContribution records a contribution and adds its cost to the asset.
 	CreateContribution(ctx context.Context, in *CreateContributionRequest, opts ...grpc.CallOption) (*CreateContributionResponse, error)
+	// ReviewContribution accepts (optionally correcting its cost and giving
+	// a coherence score) or rejects a claimed contribution, once (an
+	// operator).
+	ReviewContribution(ctx context.Context, in *ReviewContributionRequest, opts ...grpc.CallOption) (*ReviewContributionResponse, error)
 	// GetContribution returns one contribution.
 	GetContribution(ctx context.Context, in *GetContributionRequest, opts ...grpc.CallOption) (*GetContributionResponse, error)
 	// ListContributions returns contributions, oldest first, by asset and by
@@ -334,6 +339,16 @@ func (c *ledgerServiceClient) CreateContribution(ctx context.Context, in *Create
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateContributionResponse)
 	err := c.cc.Invoke(ctx, LedgerService_CreateContribution_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ledgerServiceClient) ReviewContribution(ctx context.Context, in *ReviewContributionRequest, opts ...grpc.CallOption) (*ReviewContributionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReviewContributionResponse)
+	err := c.cc.Invoke(ctx, LedgerService_ReviewContribution_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -732,6 +747,10 @@ type LedgerServiceServer interface {
 	ListAssets(context.Context, *ListAssetsRequest) (*ListAssetsResponse, error)
 	// CreateContribution records a contribution and adds its cost to the asset.
 	CreateContribution(context.Context, *CreateContributionRequest) (*CreateContributionResponse, error)
+	// ReviewContribution accepts (optionally correcting its cost and giving
+	// a coherence score) or rejects a claimed contribution, once (an
+	// operator).
+	ReviewContribution(context.Context, *ReviewContributionRequest) (*ReviewContributionResponse, error)
 	// GetContribution returns one contribution.
 	GetContribution(context.Context, *GetContributionRequest) (*GetContributionResponse, error)
 	// ListContributions returns contributions, oldest first, by asset and by
@@ -874,6 +893,9 @@ func (UnimplementedLedgerServiceServer) ListAssets(context.Context, *ListAssetsR
 }
 func (UnimplementedLedgerServiceServer) CreateContribution(context.Context, *CreateContributionRequest) (*CreateContributionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateContribution not implemented")
+}
+func (UnimplementedLedgerServiceServer) ReviewContribution(context.Context, *ReviewContributionRequest) (*ReviewContributionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReviewContribution not implemented")
 }
 func (UnimplementedLedgerServiceServer) GetContribution(context.Context, *GetContributionRequest) (*GetContributionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetContribution not implemented")
@@ -1216,6 +1238,24 @@ func _LedgerService_CreateContribution_Handler(srv interface{}, ctx context.Cont
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(LedgerServiceServer).CreateContribution(ctx, req.(*CreateContributionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LedgerService_ReviewContribution_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReviewContributionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).ReviewContribution(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_ReviewContribution_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).ReviewContribution(ctx, req.(*ReviewContributionRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1922,6 +1962,10 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateContribution",
 			Handler:    _LedgerService_CreateContribution_Handler,
+		},
+		{
+			MethodName: "ReviewContribution",
+			Handler:    _LedgerService_ReviewContribution_Handler,
 		},
 		{
 			MethodName: "GetContribution",
