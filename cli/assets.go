@@ -85,8 +85,58 @@ func (e *env) assetsShow() *cobra.Command {
 // --- contributions ---------------------------------------------------------------
 
 func (e *env) contributionsCommand() *cobra.Command {
-	return group("contributions", "Record, list and show contributions to assets", withIDs(e.contributionsCreate(), "id"),
-		withIDs(e.contributionsList(), "contributions.id"), withIDs(e.contributionsShow(), "id"))
+	return group("contributions", "Record, list, show and review contributions to assets", withIDs(e.contributionsCreate(), "id"),
+		withIDs(e.contributionsList(), "contributions.id"), withIDs(e.contributionsShow(), "id"), withIDs(e.contributionsReview(), "id"))
+}
+
+// contributionsReview accepts or rejects a claimed contribution (an
+// operator).
+func (e *env) contributionsReview() *cobra.Command {
+	req := &ledgerv1.ReviewContributionRequest{}
+	var accept, reject bool
+	var cost, coherence float64
+	cmd := &cobra.Command{
+		Use:   "review CONTRIBUTION_ID (--accept [--cost C] [--coherence X] | --reject) --reason TEXT",
+		Short: "Accept or reject a claimed contribution (operators)",
+		Long: `Review a contribution a contributor claimed (operators): --accept makes it
+count in every distribution, one paid in CC included, at --cost (the claim's
+cost when not given) and at --coherence (0 to 1, the base 0.5 when not
+given); --reject makes it weigh nothing. --reason says why. A contribution
+is reviewed once; one an operator recorded or a signed GitHub delivery
+verified needs none.`,
+		Example: `  foundry contributions review "$CONTRIBUTION" --accept --cost 4 --coherence 0.7 --reason "smaller than claimed"`,
+		Args:    args("CONTRIBUTION_ID"),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		f := cmd.Flags()
+		switch {
+		case accept == reject:
+			return usagef("give one of --accept and --reject")
+		case strings.TrimSpace(req.Reason) == "":
+			return usagef("--reason is required: it says why, and stays with the contribution")
+		case reject && (f.Changed("cost") || f.Changed("coherence")):
+			return usagef("--cost and --coherence are for --accept: a rejected contribution weighs nothing")
+		}
+		req.Id, req.Verdict = a[0], "accept"
+		if reject {
+			req.Verdict = "reject"
+		}
+		if f.Changed("cost") {
+			req.CostAmount = proto.Float64(cost)
+		}
+		if f.Changed("coherence") {
+			req.CoherenceScore = proto.Float64(coherence)
+		}
+		raw, err := e.client.call(ctx, opReviewContribution, req, &ledgerv1.ReviewContributionResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	f := cmd.Flags()
+	f.BoolVar(&accept, "accept", false, "accept the claim")
+	f.BoolVar(&reject, "reject", false, "reject the claim")
+	f.Float64Var(&cost, "cost", 0, "the corrected cost (with --accept)")
+	f.Float64Var(&coherence, "coherence", 0, "the reviewer's coherence score, 0 to 1 (with --accept)")
+	f.StringVar(&req.Reason, "reason", "", "why (required)")
+	return cmd
 }
 
 // who names a contributor in a table: its handle when it registered one,

@@ -88,6 +88,8 @@ var (
 		http: "POST /api/contributions", out: "contribution"}
 	opGetContribution = op{grpc: ledgerv1.LedgerService_GetContribution_FullMethodName,
 		http: "GET /api/contributions/{id}", out: "contribution"}
+	opReviewContribution = op{grpc: ledgerv1.LedgerService_ReviewContribution_FullMethodName,
+		http: "POST /api/contributions/{id}/review", out: "contribution", cred: credAdmin}
 	opListAssetContributions = op{grpc: ledgerv1.LedgerService_ListAssetContributions_FullMethodName,
 		http: "GET /api/assets/{asset_id}/contributions"}
 	opListContributorContributions = op{grpc: ledgerv1.LedgerService_ListContributorContributions_FullMethodName,

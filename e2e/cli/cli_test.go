@@ -353,6 +353,23 @@ func walkCommands(t *testing.T, sys *allinonetest.System, name string, env map[s
 		other := okJSON(t, admin, "contributions", "add", "--asset", asset, "--cost", "0", "--contributor", "bob-"+name)
 		require.Equal(t, "bob-"+name, other["contributor_id"])
 		require.Equal(t, 0.0, other["cost_amount"])
+		require.Equal(t, "accepted", other["status"], "an operator's needs no review")
+
+		require.Equal(t, "claimed", c["status"], "the contributor's own is a claim")
+		r = run(t, admin, "contributions", "review", c["id"].(string), "--accept")
+		require.Equal(t, cli.ExitUsage, r.code)
+		require.Contains(t, r.stderr, "--reason is required")
+		r = run(t, admin, "contributions", "review", c["id"].(string), "--reject", "--cost", "1", "--reason", "r")
+		require.Equal(t, cli.ExitUsage, r.code)
+		reviewed := okJSON(t, admin, "contributions", "review", c["id"].(string), "--accept", "--cost", "10", "--coherence", "0.7",
+			"--reason", "checked "+name)
+		require.Equal(t, "accepted", reviewed["status"])
+		require.Equal(t, 10.0, reviewed["cost_amount"])
+		require.Equal(t, 12.5, reviewed["claimed_cost_amount"])
+		require.Equal(t, 0.7, reviewed["coherence_score"])
+		r = run(t, admin, "contributions", "review", c["id"].(string), "--reject", "--reason", "again")
+		require.Equal(t, cli.ExitFailed, r.code, "reviewed once")
+		require.Contains(t, r.stderr, "only a claim is reviewed")
 	})
 
 	t.Run("tasks claim, complete, fail", func(t *testing.T) {

@@ -73,7 +73,7 @@ func TestHelpEverywhere(t *testing.T) {
 		"audit checkpoint", "audit keygen", "audit list", "audit repair", "audit verify", "audit witness",
 		"cc balance", "cc deposit", "cc rate", "cc stake", "cc supply", "cc unstake", "cc withdraw",
 		"completion bash", "completion fish", "completion powershell", "completion zsh",
-		"contributions create", "contributions list", "contributions show", "contributors list",
+		"contributions create", "contributions list", "contributions review", "contributions show", "contributors list",
 		"distributions create", "distributions list", "distributions show",
 		"help", "ideas advance", "ideas create", "ideas impact", "ideas list", "ideas show",
 		"incidents freeze", "incidents list", "incidents status", "incidents unfreeze",
