@@ -125,8 +125,9 @@ func orBody(path string) string {
 	return path
 }
 
-// checkMessage checks a JSON value against a message's fields. Fields it
-// does not know are left to protojson, which rejects them.
+// checkMessage checks a JSON value against a message's fields. A field it
+// does not know is refused by its name (protojson would refuse it too, but
+// as "proto: (line 1:2): unknown field", naming the parser, not the field).
 func checkMessage(md protoreflect.MessageDescriptor, v any, path string) error {
 	switch md.FullName() {
 	case "google.protobuf.Struct":
@@ -163,7 +164,7 @@ func checkMessage(md protoreflect.MessageDescriptor, v any, path string) error {
 			fd = fields.ByTextName(key)
 		}
 		if fd == nil {
-			continue
+			return fmt.Errorf("%s: is not a field of this request", join(path, key))
 		}
 		if err := checkField(fd, val, join(path, key)); err != nil {
 			return err

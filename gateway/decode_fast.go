@@ -288,7 +288,7 @@ func (s *scanner) message(md protoreflect.MessageDescriptor, depth int) bool {
 			fd = fields.ByTextName(string(key))
 		}
 		if fd == nil {
-			return s.any(depth + 1) // protojson refuses the field itself
+			return false // fullCheck names the field protojson would refuse
 		}
 		return s.field(fd, depth+1)
 	})

@@ -104,10 +104,15 @@ func TestStrictDecoderEmptyBodyIsEOF(t *testing.T) {
 	require.True(t, errors.Is(err, io.EOF), "got %v", err)
 }
 
-func TestStrictDecoderLeavesUnknownFieldsToProtojson(t *testing.T) {
+// TestStrictDecoderNamesUnknownFields: an unknown field is refused by its
+// name and path (a 422 field error), not protojson's "proto: (line 1:2):
+// unknown field".
+func TestStrictDecoderNamesUnknownFields(t *testing.T) {
 	t.Parallel()
 	err := decode(`{"handle":"abc","admin":true}`, &ledgerv1.RegisterRequest{})
-	require.ErrorContains(t, err, `unknown field "admin"`)
+	require.EqualError(t, err, "admin: is not a field of this request")
+	err = decode(`{"idea_id":"i","proposed_children":[{"name":"c","nme":1}]}`, &portfoliov1.ApplyRightSizingRequest{})
+	require.EqualError(t, err, "proposed_children[0].nme: is not a field of this request")
 }
 
 // TestStrictDecoderNamesNumbersThatDoNotFit: a number its integer field
