@@ -205,6 +205,26 @@ func TestStages(t *testing.T) {
 		require.Equal(t, "testing", r.JSON["stage"], "the explicit endpoint moves to a non-adjacent stage")
 		require.Equal(t, "partial", r.JSON["manifestation_status"])
 
+		t.Run("advance with a body: the next stage only, and a strict body", func(t *testing.T) {
+			createIdea(t, sys, map[string]any{"id": "named", "name": "Named"})
+			advance := func(body any) response {
+				return request(t, http.MethodPost, sys.URL("/api/ideas/named/advance"), body)
+			}
+			jump := advance(map[string]any{"stage": "testing"})
+			requireStatus(t, http.StatusConflict, jump)
+			require.Contains(t, jump.JSON["detail"], "from none that is specced, not testing", "a non-adjacent stage is rejected")
+			requireFieldError(t, advance(map[string]any{"stage": "done"}), "stage")
+			unknown := advance(`{"stag": "specced"}`)
+			requireStatus(t, http.StatusUnprocessableEntity, unknown)
+			require.Equal(t, "stag: is not a field of this request", unknown.JSON["detail"], "the field is named, not the parser")
+			require.Equal(t, []any{map[string]any{"field": "stag", "message": "is not a field of this request"}}, unknown.JSON["errors"])
+			requireStatus(t, http.StatusUnprocessableEntity, advance(`{"stage":`))
+			ok := advance(map[string]any{"stage": "specced"})
+			requireStatus(t, http.StatusOK, ok)
+			require.Equal(t, "specced", ok.JSON["stage"])
+			requireStatus(t, http.StatusOK, advance(nil)) // no body: the next stage, as before
+		})
+
 		t.Run("concurrent advances never skip", func(t *testing.T) {
 			createIdea(t, sys, map[string]any{"id": "race", "name": "Race"})
 			const racers = 4

@@ -1566,6 +1566,10 @@ export interface components {
         PortfolioServiceAddQuestionBody: {
             question?: string;
         };
+        /** @description AdvanceIdeaRequest names the idea to advance; it has no body. */
+        PortfolioServiceAdvanceIdeaBody: {
+            stage?: components["schemas"]["v1Stage"];
+        };
         /** @description SetIdeaStageRequest sets a stage explicitly (administrator). */
         PortfolioServiceSetIdeaStageBody: {
             stage?: components["schemas"]["v1Stage"];
@@ -6294,7 +6298,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PortfolioServiceAdvanceIdeaBody"];
+            };
+        };
         responses: {
             /** @description OK */
             200: {

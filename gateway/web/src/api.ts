@@ -204,9 +204,10 @@ export const api = {
   /** impact is the idea's newest impact records and the totals of all. */
   impact: (id: string, limit: number, s?: AbortSignal): Promise<IdeaImpact> =>
     body(client.GET("/api/ideas/{idea_id}/impact", { params: { path: { idea_id: id }, query: { limit } }, ...init(s) })),
-  // Advance takes no body, so it sends no Content-Type (docs/api.md).
+  // Advance sends an empty body: it names no stage, so the idea moves to
+  // its next one (docs/portfolio.md).
   advance: (id: string): Promise<Idea> =>
-    body(client.POST("/api/ideas/{idea_id}/advance", { params: { path: { idea_id: id } }, ...init() })),
+    body(client.POST("/api/ideas/{idea_id}/advance", { params: { path: { idea_id: id } }, body: {}, ...init() })),
   /** tasks lists the newest tasks, of one status when given. */
   tasks: (status: TaskStatus | undefined, limit: number, s?: AbortSignal): Promise<TaskList> =>
     body(client.GET("/api/agent/tasks", { params: { query: { limit, status } }, ...init(s) })),

@@ -15,7 +15,7 @@ import (
 // AdvanceIdea implements PortfolioService.AdvanceIdea: exactly one stage,
 // under the idea's lock, so concurrent advances each move it once.
 func (h *Handler) AdvanceIdea(ctx context.Context, req *portfoliov1.AdvanceIdeaRequest) (*portfoliov1.AdvanceIdeaResponse, error) {
-	i, err := h.app.Advance(ctx, editor(ctx), req.GetIdeaId())
+	i, err := h.app.Advance(ctx, editor(ctx), req.GetIdeaId(), wire.Word(portfoliov1.Stage_name, req.GetStage()))
 	if err != nil {
 		return nil, err
 	}

@@ -112,6 +112,29 @@ func (i *Idea) Advance(now time.Time) error {
 	return nil
 }
 
+// AdvanceTo moves the idea to its next stage, which the caller names
+// (to; "" for whichever it is): a stage that is not the next one is a
+// conflict, not a jump, as the contract asks ("advance to a non-adjacent
+// stage is rejected"). An administrator sets any stage with SetStage.
+func (i *Idea) AdvanceTo(to string, now time.Time) error {
+	if to == "" {
+		return i.Advance(now)
+	}
+	s, err := ParseStage(to)
+	if err != nil {
+		return fault.Validation(fault.Field("stage", "%v", err))
+	}
+	next, ok := i.Stage.Next()
+	switch {
+	case !ok:
+		return fault.New(fault.Conflict, "idea %s is already complete: there is no next stage", i.ID)
+	case s != next:
+		return fault.New(fault.Conflict, "advance moves an idea to its next stage: from %s that is %s, not %s "+
+			"(an administrator sets any stage with POST /api/ideas/{idea_id}/stage)", i.Stage, next, s)
+	}
+	return i.Advance(now)
+}
+
 // SetStage moves the idea to any stage (administrator override).
 func (i *Idea) SetStage(stage string, now time.Time) error {
 	s, err := ParseStage(stage)

@@ -31,6 +31,25 @@ func TestAdvanceWalksEveryStageThenConflicts(t *testing.T) {
 	require.Equal(t, before, i, "a refused advance leaves the idea unchanged")
 }
 
+// TestAdvanceToRefusesAJump: advance names at most the next stage; a
+// non-adjacent one is a conflict that changes nothing, an unknown one a
+// field error.
+func TestAdvanceToRefusesAJump(t *testing.T) {
+	t.Parallel()
+	i := idea.Idea{ID: "a", Stage: idea.None, Manifestation: idea.Unmanifested}
+	before := i
+	err := i.AdvanceTo("implementing", now)
+	require.Equal(t, fault.Conflict, fault.KindOf(err))
+	require.Contains(t, err.Error(), "from none that is specced, not implementing")
+	require.Equal(t, before, i)
+	require.Equal(t, fault.Invalid, fault.KindOf(i.AdvanceTo("finished", now)))
+	require.NoError(t, i.AdvanceTo("specced", now))
+	require.Equal(t, idea.Specced, i.Stage)
+	require.NoError(t, i.AdvanceTo("", now), "no stage named: the next one")
+	require.Equal(t, idea.Implementing, i.Stage)
+	require.Equal(t, fault.Conflict, fault.KindOf(i.AdvanceTo("none", now)), "backwards is no advance")
+}
+
 func TestSetStageAnyToAny(t *testing.T) {
 	t.Parallel()
 	i := idea.Idea{Stage: idea.None}

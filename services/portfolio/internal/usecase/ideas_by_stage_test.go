@@ -40,7 +40,7 @@ func TestIdeasByStage(t *testing.T) {
 			_, err := app.CreateIdea(ctx, op, idea.Draft{ID: id, Name: "Idea " + id})
 			require.NoError(t, err)
 		}
-		_, err := app.Advance(ctx, op, "a")
+		_, err := app.Advance(ctx, op, "a", "")
 		require.NoError(t, err)
 		_, err = app.SetStage(ctx, op, "b", "testing")
 		require.NoError(t, err)

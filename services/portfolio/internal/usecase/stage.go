@@ -11,9 +11,11 @@ import (
 
 // Advance moves an idea exactly one stage forward; concurrent advances of
 // one idea each move it once (a fault.Conflict past complete).
-func (a *App) Advance(ctx context.Context, ed idea.Editor, id string) (idea.Idea, error) {
+func (a *App) Advance(ctx context.Context, ed idea.Editor, id, to string) (idea.Idea, error) {
 	now := a.now()
-	return a.change(ctx, id, moved{by: ed.Actor, handle: ed.Handle, why: "advance", at: now}, func(i *idea.Idea) error { return i.Advance(now) })
+	return a.change(ctx, id, moved{by: ed.Actor, handle: ed.Handle, why: "advance", at: now}, func(i *idea.Idea) error {
+		return i.AdvanceTo(to, now)
+	})
 }
 
 // SetStage moves an idea to any stage (the administrator's override).

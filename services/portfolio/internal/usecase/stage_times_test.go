@@ -35,7 +35,7 @@ func TestStageTimes(t *testing.T) {
 			require.NoError(t, err)
 		}
 		advance := func(id string) {
-			_, err := app.Advance(ctx, op, id)
+			_, err := app.Advance(ctx, op, id, "")
 			require.NoError(t, err)
 		}
 

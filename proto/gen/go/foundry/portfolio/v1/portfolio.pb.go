@@ -1513,8 +1513,12 @@ func (x *ListTagsResponse) GetTags() []*TagCount {
 
 // AdvanceIdeaRequest names the idea to advance; it has no body.
 type AdvanceIdeaRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	IdeaId        string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	IdeaId string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	// stage, when given, names the stage the caller means to advance to: it
+	// must be the next one (a non-adjacent stage is a conflict). The body
+	// may be left out.
+	Stage         Stage `protobuf:"varint,2,opt,name=stage,proto3,enum=foundry.portfolio.v1.Stage" json:"stage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1554,6 +1558,13 @@ func (x *AdvanceIdeaRequest) GetIdeaId() string {
 		return x.IdeaId
 	}
 	return ""
+}
+
+func (x *AdvanceIdeaRequest) GetStage() Stage {
+	if x != nil {
+		return x.Stage
+	}
+	return Stage_stage_unspecified
 }
 
 // AdvanceIdeaResponse wraps the advanced idea (the HTTP body is the idea).
@@ -3480,9 +3491,10 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\n" +
 	"idea_count\x18\x02 \x01(\x05R\tideaCount\"F\n" +
 	"\x10ListTagsResponse\x122\n" +
-	"\x04tags\x18\x01 \x03(\v2\x1e.foundry.portfolio.v1.TagCountR\x04tags\"-\n" +
+	"\x04tags\x18\x01 \x03(\v2\x1e.foundry.portfolio.v1.TagCountR\x04tags\"`\n" +
 	"\x12AdvanceIdeaRequest\x12\x17\n" +
-	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\"E\n" +
+	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x121\n" +
+	"\x05stage\x18\x02 \x01(\x0e2\x1b.foundry.portfolio.v1.StageR\x05stage\"E\n" +
 	"\x13AdvanceIdeaResponse\x12.\n" +
 	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"a\n" +
 	"\x13SetIdeaStageRequest\x12\x17\n" +
@@ -3739,71 +3751,72 @@ var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
 	2,  // 14: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
 	49, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
 	18, // 16: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
-	2,  // 17: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	50, // 18: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	2,  // 19: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	51, // 20: foundry.portfolio.v1.StageChange.from:type_name -> google.protobuf.StringValue
-	50, // 21: foundry.portfolio.v1.StageChange.to:type_name -> foundry.portfolio.v1.Stage
-	51, // 22: foundry.portfolio.v1.StageChange.by_handle:type_name -> google.protobuf.StringValue
-	25, // 23: foundry.portfolio.v1.ListIdeaStagesResponse.changes:type_name -> foundry.portfolio.v1.StageChange
-	52, // 24: foundry.portfolio.v1.ListIdeaStagesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	50, // 25: foundry.portfolio.v1.StageTime.stage:type_name -> foundry.portfolio.v1.Stage
-	54, // 26: foundry.portfolio.v1.StageTime.median_seconds:type_name -> google.protobuf.DoubleValue
-	54, // 27: foundry.portfolio.v1.StageTime.p90_seconds:type_name -> google.protobuf.DoubleValue
-	28, // 28: foundry.portfolio.v1.GetStageTimesResponse.stages:type_name -> foundry.portfolio.v1.StageTime
-	2,  // 29: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	32, // 30: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
-	32, // 31: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
-	40, // 32: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	51, // 33: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
-	38, // 34: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
-	39, // 35: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
-	41, // 36: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
-	40, // 37: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	55, // 38: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
-	51, // 39: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
-	44, // 40: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
-	47, // 41: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
-	15, // 42: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
-	3,  // 43: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
-	5,  // 44: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
-	8,  // 45: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
-	10, // 46: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
-	12, // 47: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
-	14, // 48: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
-	17, // 49: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
-	20, // 50: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
-	22, // 51: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
-	24, // 52: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
-	27, // 53: foundry.portfolio.v1.PortfolioService.GetStageTimes:input_type -> foundry.portfolio.v1.GetStageTimesRequest
-	30, // 54: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
-	33, // 55: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
-	35, // 56: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
-	37, // 57: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
-	43, // 58: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
-	46, // 59: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
-	4,  // 60: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
-	7,  // 61: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
-	9,  // 62: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
-	11, // 63: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
-	13, // 64: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
-	16, // 65: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
-	19, // 66: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
-	21, // 67: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
-	23, // 68: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
-	26, // 69: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
-	29, // 70: foundry.portfolio.v1.PortfolioService.GetStageTimes:output_type -> foundry.portfolio.v1.GetStageTimesResponse
-	31, // 71: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
-	34, // 72: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
-	36, // 73: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
-	42, // 74: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
-	45, // 75: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
-	48, // 76: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
-	60, // [60:77] is the sub-list for method output_type
-	43, // [43:60] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	50, // 17: foundry.portfolio.v1.AdvanceIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	2,  // 18: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	50, // 19: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	2,  // 20: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	51, // 21: foundry.portfolio.v1.StageChange.from:type_name -> google.protobuf.StringValue
+	50, // 22: foundry.portfolio.v1.StageChange.to:type_name -> foundry.portfolio.v1.Stage
+	51, // 23: foundry.portfolio.v1.StageChange.by_handle:type_name -> google.protobuf.StringValue
+	25, // 24: foundry.portfolio.v1.ListIdeaStagesResponse.changes:type_name -> foundry.portfolio.v1.StageChange
+	52, // 25: foundry.portfolio.v1.ListIdeaStagesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	50, // 26: foundry.portfolio.v1.StageTime.stage:type_name -> foundry.portfolio.v1.Stage
+	54, // 27: foundry.portfolio.v1.StageTime.median_seconds:type_name -> google.protobuf.DoubleValue
+	54, // 28: foundry.portfolio.v1.StageTime.p90_seconds:type_name -> google.protobuf.DoubleValue
+	28, // 29: foundry.portfolio.v1.GetStageTimesResponse.stages:type_name -> foundry.portfolio.v1.StageTime
+	2,  // 30: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	32, // 31: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
+	32, // 32: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
+	40, // 33: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	51, // 34: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
+	38, // 35: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
+	39, // 36: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
+	41, // 37: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
+	40, // 38: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	55, // 39: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
+	51, // 40: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
+	44, // 41: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
+	47, // 42: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
+	15, // 43: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
+	3,  // 44: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
+	5,  // 45: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
+	8,  // 46: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
+	10, // 47: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
+	12, // 48: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
+	14, // 49: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
+	17, // 50: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
+	20, // 51: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
+	22, // 52: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
+	24, // 53: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
+	27, // 54: foundry.portfolio.v1.PortfolioService.GetStageTimes:input_type -> foundry.portfolio.v1.GetStageTimesRequest
+	30, // 55: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
+	33, // 56: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
+	35, // 57: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
+	37, // 58: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
+	43, // 59: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
+	46, // 60: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
+	4,  // 61: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
+	7,  // 62: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
+	9,  // 63: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
+	11, // 64: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
+	13, // 65: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
+	16, // 66: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
+	19, // 67: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
+	21, // 68: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
+	23, // 69: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
+	26, // 70: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
+	29, // 71: foundry.portfolio.v1.PortfolioService.GetStageTimes:output_type -> foundry.portfolio.v1.GetStageTimesResponse
+	31, // 72: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
+	34, // 73: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
+	36, // 74: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
+	42, // 75: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
+	45, // 76: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
+	48, // 77: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
+	61, // [61:78] is the sub-list for method output_type
+	44, // [44:61] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_foundry_portfolio_v1_portfolio_proto_init() }

@@ -1349,6 +1349,11 @@ func (m *AdvanceIdeaRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.Stage != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Stage))
+		i--
+		dAtA[i] = 0x10
+	}
 	if len(m.IdeaId) > 0 {
 		i -= len(m.IdeaId)
 		copy(dAtA[i:], m.IdeaId)
@@ -3476,6 +3481,9 @@ func (m *AdvanceIdeaRequest) SizeVT() (n int) {
 	l = len(m.IdeaId)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.Stage != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.Stage))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -7228,6 +7236,25 @@ func (m *AdvanceIdeaRequest) UnmarshalVT(dAtA []byte) error {
 			}
 			m.IdeaId = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
+		case 2:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Stage", wireType)
+			}
+			m.Stage = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Stage |= Stage(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
