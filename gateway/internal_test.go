@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
@@ -119,4 +120,17 @@ type ideaServer struct {
 
 func (ideaServer) GetIdea(_ context.Context, req *portfoliov1.GetIdeaRequest) (*portfoliov1.GetIdeaResponse, error) {
 	return &portfoliov1.GetIdeaResponse{Idea: &portfoliov1.Idea{Id: req.GetId()}}, nil
+}
+
+// TestAccessLevel: a 5xx is logged as an error, but the 501 the contract
+// asks of a stubbed route is not a fault.
+func TestAccessLevel(t *testing.T) {
+	t.Parallel()
+	for status, want := range map[int]zapcore.Level{
+		http.StatusOK: zapcore.InfoLevel, http.StatusUnprocessableEntity: zapcore.InfoLevel,
+		http.StatusNotImplemented: zapcore.InfoLevel, http.StatusInternalServerError: zapcore.ErrorLevel,
+		http.StatusServiceUnavailable: zapcore.ErrorLevel, http.StatusGatewayTimeout: zapcore.ErrorLevel,
+	} {
+		require.Equal(t, want, accessLevel(status), "status %d", status)
+	}
 }

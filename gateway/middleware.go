@@ -183,10 +183,7 @@ func requestScope(log *zap.Logger, reg prometheus.Registerer, tel *telemetry, ti
 			if tel != nil && tel.on() {
 				tel.record(event(method, route, ex.status, start, elapsed))
 			}
-			level := zapcore.InfoLevel
-			if ex.status >= 500 {
-				level = zapcore.ErrorLevel
-			}
+			level := accessLevel(ex.status)
 			if span := trace.SpanFromContext(ctx); span.IsRecording() {
 				// route is "METHOD /path/{pattern}" (or "unmatched").
 				span.SetName(route)
@@ -537,4 +534,16 @@ func dryRunFromQuery(next http.Handler) http.Handler {
 		r.Header.Set("Content-Type", "application/json")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// accessLevel is the level of a request's access line: a server fault
+// (5xx) at error, which also carries a stack trace; anything else at info.
+// 501 is no fault: it is the answer the contract asks of a route it stubs
+// (POST /api/onboarding/upgrade), and logging it as an error paged people
+// for every client that asked.
+func accessLevel(status int) zapcore.Level {
+	if status >= 500 && status != http.StatusNotImplemented {
+		return zapcore.ErrorLevel
+	}
+	return zapcore.InfoLevel
 }
