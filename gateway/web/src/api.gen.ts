@@ -2524,7 +2524,8 @@ export interface components {
             stage: components["schemas"]["v1Stage"];
             /**
              * Format: double
-             * @description stage_unlock_pct is the share (0..1) of the idea's value its stages unlocked.
+             * @description stage_unlock_pct is the percentage (0..100) of the idea's value its
+             *     stages unlocked.
              */
             stage_unlock_pct: number;
             /** Format: int32 */

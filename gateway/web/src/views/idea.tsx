@@ -313,7 +313,7 @@ export function IdeaView({ id }: { id: string }) {
                   ? `${fmt.num(preview.data.projections.low_multiplier)}× – ${fmt.num(preview.data.projections.high_multiplier)}×`
                   : "—",
               ],
-              ["Value unlocked by stage", fmt.pct(preview.data.stage_unlock_pct)],
+              ["Value unlocked by stage", `${fmt.num(preview.data.stage_unlock_pct)} %`],
             ]}
           />
         )}

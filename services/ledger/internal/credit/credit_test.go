@@ -318,6 +318,7 @@ func TestProject(t *testing.T) {
 	require.Equal(t, credit.Projection{LowMultiplier: 0.5, HighMultiplier: 3.0, StageUnlockPct: 0}, p)
 	p = credit.Project("testing", 1.0)
 	require.InDelta(t, 2.6, p.HighMultiplier, 1e-9, "upside 0.8 doubled by full coherence")
+	require.Equal(t, 60.0, p.StageUnlockPct, "a percentage, as its name says: 60 % at testing")
 	p = credit.Project("complete", 0)
 	require.InDelta(t, 1.0, p.HighMultiplier, 1e-9, "no coherence: no upside, never below low")
 	require.Equal(t, credit.Project("none", 0.5), credit.Project("bogus", 0.5))

@@ -25,8 +25,9 @@ type Projection struct {
 	// worth once the idea is complete.
 	LowMultiplier  float64
 	HighMultiplier float64
-	// StageUnlockPct is the share (0..1) of the idea's value already
-	// unlocked by the stages it has passed.
+	// StageUnlockPct is the percentage (0..100) of the idea's value
+	// already unlocked by the stages it has passed: a _pct field is a
+	// percentage, as gain_pct and spread_pct are (it was a share, 0..1).
 	StageUnlockPct float64
 }
 
@@ -36,11 +37,11 @@ type Projection struct {
 // upside (see Project).
 var stageProjections = map[string]Projection{
 	"none":         {LowMultiplier: 0.5, HighMultiplier: 3.0, StageUnlockPct: 0},
-	"specced":      {LowMultiplier: 0.6, HighMultiplier: 2.6, StageUnlockPct: 0.2},
-	"implementing": {LowMultiplier: 0.7, HighMultiplier: 2.2, StageUnlockPct: 0.4},
-	"testing":      {LowMultiplier: 0.8, HighMultiplier: 1.8, StageUnlockPct: 0.6},
-	"reviewing":    {LowMultiplier: 0.9, HighMultiplier: 1.5, StageUnlockPct: 0.8},
-	"complete":     {LowMultiplier: 1.0, HighMultiplier: 1.2, StageUnlockPct: 1},
+	"specced":      {LowMultiplier: 0.6, HighMultiplier: 2.6, StageUnlockPct: 20},
+	"implementing": {LowMultiplier: 0.7, HighMultiplier: 2.2, StageUnlockPct: 40},
+	"testing":      {LowMultiplier: 0.8, HighMultiplier: 1.8, StageUnlockPct: 60},
+	"reviewing":    {LowMultiplier: 0.9, HighMultiplier: 1.5, StageUnlockPct: 80},
+	"complete":     {LowMultiplier: 1.0, HighMultiplier: 1.2, StageUnlockPct: 100},
 }
 
 // Project returns the projection for an idea at stage with the given

@@ -2631,7 +2631,8 @@ type GetInvestPreviewResponse struct {
 	CoherenceScore float64           `protobuf:"fixed64,3,opt,name=coherence_score,json=coherenceScore,proto3" json:"coherence_score,omitempty"`
 	TotalCcStaked  float64           `protobuf:"fixed64,4,opt,name=total_cc_staked,json=totalCcStaked,proto3" json:"total_cc_staked,omitempty"`
 	Projections    *InvestProjection `protobuf:"bytes,5,opt,name=projections,proto3" json:"projections,omitempty"`
-	// stage_unlock_pct is the share (0..1) of the idea's value its stages unlocked.
+	// stage_unlock_pct is the percentage (0..100) of the idea's value its
+	// stages unlocked.
 	StageUnlockPct float64 `protobuf:"fixed64,6,opt,name=stage_unlock_pct,json=stageUnlockPct,proto3" json:"stage_unlock_pct,omitempty"`
 	StakerCount    int32   `protobuf:"varint,7,opt,name=staker_count,json=stakerCount,proto3" json:"staker_count,omitempty"`
 	// basis is what the projection rests on: "stage" (the stage's
