@@ -273,3 +273,25 @@ func ProposeChildren(it Item) []Child {
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// Shares divides an amount (a value or a cost estimate, kept to six
+// decimals) into n equal shares for a split's children, exactly: in
+// micro-units, the first children taking the micro-units left over, so
+// the shares add up to the amount and each prints as a short decimal.
+// amount × (1/n) in floats gave 0.19999999999999998 for a third of 0.6.
+func Shares(amount float64, n int) []float64 {
+	if n <= 0 {
+		return nil
+	}
+	total := int64(math.Round(amount * 1e6))
+	each, left := total/int64(n), total%int64(n)
+	out := make([]float64, n)
+	for i := range out {
+		m := each
+		if int64(i) < left {
+			m++
+		}
+		out[i] = float64(m) / 1e6
+	}
+	return out
+}

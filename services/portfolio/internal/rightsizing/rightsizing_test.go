@@ -2,6 +2,7 @@ package rightsizing_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -79,4 +80,21 @@ func TestProposeChildrenByTasksAlone(t *testing.T) {
 	capped := rightsizing.ProposeChildren(rightsizing.Item{Name: "X", OpenQuestions: questions(40)})
 	require.Len(t, capped, 5, "at most five children")
 	require.Contains(t, capped[4].Description, "q40?", "the last child takes the rest")
+}
+
+// TestShares: a split's shares are exact to the micro-unit, add up to
+// the amount, and print as short decimals (a third of 0.6 is 0.2, not
+// 0.19999999999999998).
+func TestShares(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []float64{0.2, 0.2, 0.2}, rightsizing.Shares(0.6, 3))
+	require.Equal(t, []float64{3.333334, 3.333333, 3.333333}, rightsizing.Shares(10, 3), "the odd micro-unit to the first")
+	require.Equal(t, []float64{50, 50}, rightsizing.Shares(100, 2))
+	require.Equal(t, []float64{0, 0}, rightsizing.Shares(0, 2))
+	require.Nil(t, rightsizing.Shares(1, 0))
+	var sum float64
+	for _, s := range rightsizing.Shares(0.7, 6) {
+		sum += s * 1e6
+	}
+	require.Equal(t, 700_000.0, math.Round(sum))
 }

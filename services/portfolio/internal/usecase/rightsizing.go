@@ -53,7 +53,7 @@ func (a *App) Analyze(ctx context.Context) (Analysis, error) {
 // ProposeSplit builds the child ideas a split of parent would create: the
 // proposed children, or those right-sizing proposes when there are none.
 // Each child starts at stage none and takes an equal share of the parent's
-// value and cost estimates, its confidence, resistance and tags. Nothing is
+// value and cost estimates (rightsizing.Shares: exact, they add up), its confidence, resistance and tags. Nothing is
 // stored (see Split).
 func (a *App) ProposeSplit(ctx context.Context, parent idea.Idea, proposed []rightsizing.Child) ([]idea.Idea, error) {
 	if len(proposed) == 0 {
@@ -64,12 +64,12 @@ func (a *App) ProposeSplit(ctx context.Context, parent idea.Idea, proposed []rig
 		proposed = rightsizing.ProposeChildren(an.Items[parent.ID])
 	}
 	now := a.now()
-	share := 1 / float64(len(proposed))
+	values, costs := rightsizing.Shares(parent.PotentialValue, len(proposed)), rightsizing.Shares(parent.EstimatedCost, len(proposed))
 	children := make([]idea.Idea, 0, len(proposed))
-	for _, c := range proposed {
+	for k, c := range proposed {
 		child, err := idea.New(idea.Draft{
 			Name: c.Name, Description: c.Description,
-			PotentialValue: parent.PotentialValue * share, EstimatedCost: parent.EstimatedCost * share,
+			PotentialValue: values[k], EstimatedCost: costs[k],
 			Confidence: &parent.Confidence, ResistanceRisk: &parent.ResistanceRisk, Tags: parent.Tags,
 		}, a.cfg.NewID(), now)
 		if err != nil {
