@@ -55,6 +55,7 @@ var secretKeys = map[string][]string{
 	"foundry-admin":              {"admin-key", "admin-key-accept"},
 	"foundry-service":            {"service-key", "service-key-accept"},
 	"foundry-github":             {"webhook-secret"},
+	"foundry-impact":             {"webhook-secret"},
 	"foundry-signers":            {"signers"},
 	"foundry-audit":              {"signing-key", "previous-verifier-keys", "previous-signing-key"},
 	"foundry-telemetry-database": {"url"},

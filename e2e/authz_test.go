@@ -247,6 +247,10 @@ var authzRoutes = []*authzRoute{
 	{method: http.MethodPost, path: "/api/contributions/github", requests: authzOne(http.StatusCreated, authzDelivery),
 		signed: &authzSigned{sign: authzSignDelivery, secret: webhookSecret, unsigned: http.StatusUnauthorized, forged: http.StatusUnauthorized,
 			note: "`X-Hub-Signature-256` under `FOUNDRY_GITHUB_WEBHOOK_SECRET`; with no secret every delivery is 401 unless unsigned ones are allowed"}},
+	{method: http.MethodPost, path: "/api/webhooks/impact", requests: authzOne(http.StatusCreated, func(c *authzCell) any {
+		return fmt.Appendf(nil, `{"idea_id":%q,"quantity":1,"unit":"requests","evidence":"matrix","reference":%q}`, c.id("idea"), c.f.next("hook"))
+	}), signed: &authzSigned{sign: authzSignDelivery, secret: impactSecret, unsigned: http.StatusUnauthorized, forged: http.StatusUnauthorized,
+		note: "`X-Hub-Signature-256` under `FOUNDRY_IMPACT_WEBHOOK_SECRET`; with no secret every delivery is 401"}},
 	{method: http.MethodGet, path: "/api/contributions/{id}", params: map[string]string{"id": "contribution"}, requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/contributions/{id}/review", params: map[string]string{"id": "claim"},
 		requests: authzOne(http.StatusOK, authzFixed(map[string]any{"verdict": "accept", "reason": "matrix"})),
@@ -419,6 +423,7 @@ var authzGatewayRoutes = map[string]string{
 	"GET /api/openapi-v2.json":       "",
 	"GET /api/ready":                 "foundry.ops.v1.OpsService.Ready",
 	"POST /api/contributions/github": "foundry.ledger.v1.LedgerService.RecordGithubDelivery",
+	"POST /api/webhooks/impact":      "foundry.ledger.v1.LedgerService.RecordImpactDelivery",
 	"GET /api/audit/checkpoint":      "foundry.ledger.v1.LedgerService.GetAuditCheckpoint",
 	"GET /api/audit/verifier-key":    "foundry.ledger.v1.LedgerService.GetAuditVerifierKey",
 }
@@ -1314,6 +1319,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 
 	_, loopFlags := loopRouting(t)
 	flags := append([]string{"-signers=" + authzSigner + ":" + authzSignerSecret, "-github-webhook-secret=" + webhookSecret,
+		"-impact-webhook-secret=" + impactSecret,
 		"-rate-poll-interval=0"}, loopFlags...)
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		f := newAuthzFixture(t, engine, flags)

@@ -221,6 +221,7 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 	root.Handle("/api/", mux)
 	ledger := ledgerv1.NewLedgerServiceClient(conns[ledgerPeer])
 	root.Handle("POST /api/contributions/github", githubWebhook(ledger))
+	root.Handle("POST /api/webhooks/impact", impactWebhook(ledger))
 	root.Handle("GET /api/audit/checkpoint", auditText(ledger, readCheckpoint))
 	root.Handle("GET /api/audit/verifier-key", auditText(ledger, readVerifierKey))
 	opsClient := opsv1.NewOpsServiceClient(conns[opsPeer])

@@ -44,6 +44,33 @@ func githubWebhook(ledger ledgerv1.LedgerServiceClient) http.Handler {
 	})
 }
 
+// impactWebhook forwards a usage delivery to the ledger unparsed, as
+// githubWebhook does: the signature covers the exact bytes sent. The
+// answer is the record, 201 when new and 200 when its reference was
+// recorded before.
+func impactWebhook(ledger ledgerv1.LedgerServiceClient) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, ErrorBody{Detail: "could not read the request body"})
+			return
+		}
+		resp, err := ledger.RecordImpactDelivery(r.Context(), &ledgerv1.RecordImpactDeliveryRequest{
+			Signature_256: r.Header.Get("X-Hub-Signature-256"),
+			Body:          body,
+		})
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		code := http.StatusCreated
+		if resp.GetDuplicate() {
+			code = http.StatusOK
+		}
+		writeMessage(w, code, resp.GetRecord())
+	})
+}
+
 // writeMessage writes a proto message with Foundry's JSON conventions.
 func writeMessage(w http.ResponseWriter, code int, m proto.Message) {
 	b, err := marshalJSON(m)

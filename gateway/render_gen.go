@@ -244,6 +244,9 @@ func init() {
 		reflect.TypeFor[*ledgerv1.RecordGithubDeliveryResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1RecordGithubDeliveryResponse(r, m.(*ledgerv1.RecordGithubDeliveryResponse))
 		},
+		reflect.TypeFor[*ledgerv1.RecordImpactDeliveryResponse](): func(r *renderer, m proto.Message) error {
+			return renderLedgerv1RecordImpactDeliveryResponse(r, m.(*ledgerv1.RecordImpactDeliveryResponse))
+		},
 		reflect.TypeFor[*ledgerv1.RecordImpactResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1RecordImpactResponse(r, m.(*ledgerv1.RecordImpactResponse))
 		},
@@ -3051,6 +3054,23 @@ func renderLedgerv1RecordGithubDeliveryResponse(r *renderer, x *ledgerv1.RecordG
 	if err := r.str(x.Detail); err != nil {
 		return err
 	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderLedgerv1RecordImpactDeliveryResponse renders foundry.ledger.v1.RecordImpactDeliveryResponse.
+func renderLedgerv1RecordImpactDeliveryResponse(r *renderer, x *ledgerv1.RecordImpactDeliveryResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"record":`...)
+	if x.Record == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderLedgerv1ImpactRecord(r, x.Record); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"duplicate":`...)
+	r.buf = strconv.AppendBool(r.buf, x.Duplicate)
 	r.buf = append(r.buf, '}')
 	return nil
 }

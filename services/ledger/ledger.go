@@ -41,6 +41,7 @@ type Config struct {
 	SessionTTL          time.Duration
 	GitHubWebhookSecret string
 	GitHubAllowUnsigned bool
+	ImpactWebhookSecret string
 
 	// The credit economy.
 	Signers          string
@@ -69,6 +70,8 @@ func (c *Config) register(fs *config.FlagSet) {
 		"secret of the GitHub webhook: X-Hub-Signature-256 is required and verified; empty refuses every delivery unless -github-allow-unsigned")
 	fs.Bool(&c.GitHubAllowUnsigned, "github-allow-unsigned", "FOUNDRY_GITHUB_ALLOW_UNSIGNED", false,
 		"without a webhook secret, accept unsigned GitHub deliveries (anyone can then post contributions): for local use only")
+	fs.String(&c.ImpactWebhookSecret, "impact-webhook-secret", "FOUNDRY_IMPACT_WEBHOOK_SECRET", "",
+		"secret of the impact webhook (POST /api/webhooks/impact): X-Hub-Signature-256 over each usage delivery; empty refuses every delivery")
 	fs.String(&c.Signers, "signers", "FOUNDRY_SIGNERS", "",
 		"emergency-freeze signers as id:secret,id:secret, each secret at least 32 bytes; a freeze carries hex HMAC-SHA256(secret, signer_id|issued_at|nonce|reason); empty: nobody can freeze")
 	fs.Float(&c.CCPerUSD, "cc-per-usd", "FOUNDRY_CC_PER_USD", 100, "the fixed exchange rate (mid), CC per USD, when no rate oracle is set")
@@ -287,7 +290,7 @@ func Module() app.Module {
 				RegisterRatePerMin:  cfg.RegisterRatePerMin,
 				TrustedProxies:      h.Settings.Proxies,
 				SessionTTL:          cfg.SessionTTL,
-				GitHubWebhookSecret: cfg.GitHubWebhookSecret,
+				GitHubWebhookSecret: cfg.GitHubWebhookSecret, ImpactWebhookSecret: cfg.ImpactWebhookSecret,
 				GitHubAllowUnsigned: cfg.GitHubAllowUnsigned,
 			})
 			h.RegisterService(&ledgerv1.LedgerService_ServiceDesc, srv)

@@ -1431,6 +1431,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks/impact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Records a signed usage delivery as an impact record of an idea.
+         * @description The body is {idea_id, quantity, unit, evidence, reference}, byte for byte: X-Hub-Signature-256 (sha256=<hex HMAC-SHA256>) is checked against FOUNDRY_IMPACT_WEBHOOK_SECRET (docs/ledger.md). A new record answers 201 with it; a reference the idea recorded before 200 with the first one.
+         */
+        post: operations["LedgerService_RecordImpactDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/whoami": {
         parameters: {
             query?: never;
@@ -7145,6 +7165,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1APIToken"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    LedgerService_RecordImpactDelivery: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Hub-Signature-256": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ImpactRecord"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ImpactRecord"];
                 };
             };
             /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */

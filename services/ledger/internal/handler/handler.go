@@ -36,13 +36,16 @@ type Handler struct {
 	ledgerv1.UnimplementedLedgerServiceServer
 	ledgerinternalv1.UnimplementedLedgerInternalServiceServer
 
-	app         *usecase.App
-	clock       clock.Clock
-	random      io.Reader
-	registers   *ratelimit.Limiter
-	proxies     clientip.Proxies
-	sessionTTL  time.Duration
-	webhook     github.Verifier
+	app        *usecase.App
+	clock      clock.Clock
+	random     io.Reader
+	registers  *ratelimit.Limiter
+	proxies    clientip.Proxies
+	sessionTTL time.Duration
+	webhook    github.Verifier
+	// impactHook verifies impact webhook deliveries (empty secret: every
+	// delivery refused).
+	impactHook  github.Verifier
 	publicReads bool
 }
 
@@ -66,6 +69,9 @@ type Options struct {
 	// GitHubAllowUnsigned accepts unsigned deliveries (and refuses signed
 	// ones) when there is no secret: for local use only.
 	GitHubAllowUnsigned bool
+	// ImpactWebhookSecret verifies the impact webhook's
+	// X-Hub-Signature-256; empty refuses every delivery.
+	ImpactWebhookSecret string
 	// PublicReads is whether reads need no credential (GetPrincipal says so).
 	PublicReads bool
 }
@@ -84,6 +90,7 @@ func New(app *usecase.App, opts Options) *Handler {
 		proxies:     opts.TrustedProxies,
 		sessionTTL:  opts.SessionTTL,
 		webhook:     github.NewVerifier(opts.GitHubWebhookSecret, opts.GitHubAllowUnsigned),
+		impactHook:  github.NewVerifier(opts.ImpactWebhookSecret, false),
 	}
 }
 

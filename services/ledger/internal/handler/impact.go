@@ -10,6 +10,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/authz"
+	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 	"github.com/foundryhq/foundry/services/platform/wire"
@@ -47,6 +48,24 @@ func (h *Handler) RecordImpact(ctx context.Context, req *ledgerv1.RecordImpactRe
 		out.Payouts[i] = &ledgerv1.ImpactPayout{ContributorId: p.ContributorID, AmountCc: micros(p.AmountCC)}
 	}
 	return out, nil
+}
+
+// RecordImpactDelivery implements LedgerService.RecordImpactDelivery: the
+// signature over the raw body is verified before anything is read (who
+// sent it), with the impact webhook's own secret.
+func (h *Handler) RecordImpactDelivery(ctx context.Context, req *ledgerv1.RecordImpactDeliveryRequest) (*ledgerv1.RecordImpactDeliveryResponse, error) {
+	if !h.impactHook.Required() {
+		return nil, fault.New(fault.Unauthenticated, "no impact webhook secret is configured, so deliveries are refused: "+
+			"set FOUNDRY_IMPACT_WEBHOOK_SECRET, and sign each body with it (X-Hub-Signature-256: sha256=<hex HMAC-SHA256>)")
+	}
+	if err := h.impactHook.Verify(req.GetBody(), req.GetSignature_256()); err != nil {
+		return nil, err
+	}
+	res, err := h.app.RecordImpactDelivery(ctx, req.GetBody())
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.RecordImpactDeliveryResponse{Record: impactProto(res.Record), Duplicate: res.Duplicate}, nil
 }
 
 // ListIdeaImpact implements LedgerService.ListIdeaImpact.

@@ -6,11 +6,14 @@
 package impact
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"math/big"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
 // The kinds of impact record.
@@ -128,3 +131,35 @@ func Project(p credit.Projection, paid, staked money.Micros) (out credit.Project
 
 // round4 rounds to four decimals, as the stage projections are.
 func round4(x float64) float64 { return math.Round(x*10_000) / 10_000 }
+
+// Delivery is a signed usage delivery's body: a usage record of one idea.
+type Delivery struct {
+	IdeaID    string  `json:"idea_id"`
+	Quantity  float64 `json:"quantity"`
+	Unit      string  `json:"unit"`
+	Evidence  string  `json:"evidence"`
+	Reference string  `json:"reference"`
+}
+
+// MaxDelivery bounds a delivery's body: a usage record is a few hundred
+// bytes, its evidence at most a couple of thousand.
+const MaxDelivery = 16 << 10
+
+// DecodeDelivery reads a delivery's body strictly: one JSON object of
+// Delivery's fields, no other. The fields' own rules are the usage
+// record's (the use case checks them).
+func DecodeDelivery(body []byte) (Delivery, error) {
+	var d Delivery
+	if len(body) > MaxDelivery {
+		return d, fault.Validation(fault.Field("body", "must be at most %d bytes", MaxDelivery))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return Delivery{}, fault.Validation(fault.Field("body", "must be a JSON object {idea_id, quantity, unit, evidence, reference}: %v", err))
+	}
+	if dec.More() {
+		return Delivery{}, fault.Validation(fault.Field("body", "must be one JSON object"))
+	}
+	return d, nil
+}

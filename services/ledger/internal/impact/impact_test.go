@@ -8,6 +8,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/impact"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
 const cc money.Micros = money.Scale
@@ -90,4 +91,17 @@ func TestProject(t *testing.T) {
 	require.Equal(t, 7.2188, got.LowMultiplier, "1 + 9950/1600: the stake back and what a CC staked was paid")
 	require.Equal(t, 8.0188, got.HighMultiplier, "plus the stage's upside of 0.8")
 	require.Equal(t, stage.StageUnlockPct, got.StageUnlockPct)
+}
+
+func TestDecodeDelivery(t *testing.T) {
+	t.Parallel()
+	d, err := impact.DecodeDelivery([]byte(`{"idea_id":"i","quantity":2.5,"unit":"u","evidence":"e","reference":"r"}`))
+	require.NoError(t, err)
+	require.Equal(t, impact.Delivery{IdeaID: "i", Quantity: 2.5, Unit: "u", Evidence: "e", Reference: "r"}, d)
+	for _, bad := range []string{`{"idea_id":"i","extra":1}`, `{"idea_id":`, `[]`, `{} {}`, `{"quantity":"2"}`} {
+		_, err := impact.DecodeDelivery([]byte(bad))
+		require.Equal(t, fault.Invalid, fault.KindOf(err), bad)
+	}
+	_, err = impact.DecodeDelivery(make([]byte, impact.MaxDelivery+1))
+	require.Equal(t, fault.Invalid, fault.KindOf(err), "too large")
 }

@@ -334,3 +334,21 @@ func (a *App) Impact(ctx context.Context, ideaID string, p Page) (IdeaImpact, er
 	})
 	return IdeaImpact{Idea: idea, Totals: totals, Listed: page}, err
 }
+
+// ImpactDeliveryActor is the actor of a usage record from the signed
+// impact webhook: whoever holds FOUNDRY_IMPACT_WEBHOOK_SECRET.
+const ImpactDeliveryActor = "webhook:impact"
+
+// RecordImpactDelivery records a signed impact webhook delivery (the
+// handler verified its signature) as a usage record: the body names the
+// idea, the quantity, the unit, the evidence and the reference, which
+// makes a redelivery record nothing (the signature covers the reference,
+// so a captured body replayed changes nothing either).
+func (a *App) RecordImpactDelivery(ctx context.Context, body []byte) (ImpactResult, error) {
+	d, err := impact.DecodeDelivery(body)
+	if err != nil {
+		return ImpactResult{}, err
+	}
+	return a.RecordImpact(ctx, ImpactCmd{IdeaID: d.IdeaID, Kind: impact.KindUsage, Reference: d.Reference, Evidence: d.Evidence,
+		Quantity: d.Quantity, Unit: d.Unit, Actor: ImpactDeliveryActor, Source: ImpactFromWebhook}, nil)
+}

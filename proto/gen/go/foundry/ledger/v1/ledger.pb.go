@@ -3153,6 +3153,116 @@ func (x *RecordImpactRequest) GetAmountUsd() float64 {
 	return 0
 }
 
+// RecordImpactDeliveryRequest is one impact webhook delivery as received:
+// its body is {idea_id, quantity, unit, evidence, reference}.
+type RecordImpactDeliveryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// signature_256 is the X-Hub-Signature-256 header ("sha256=<hex>").
+	Signature_256 string `protobuf:"bytes,1,opt,name=signature_256,json=signature256,proto3" json:"signature_256,omitempty"`
+	// body is the raw request body the signature covers.
+	Body          []byte `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordImpactDeliveryRequest) Reset() {
+	*x = RecordImpactDeliveryRequest{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordImpactDeliveryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordImpactDeliveryRequest) ProtoMessage() {}
+
+func (x *RecordImpactDeliveryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordImpactDeliveryRequest.ProtoReflect.Descriptor instead.
+func (*RecordImpactDeliveryRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *RecordImpactDeliveryRequest) GetSignature_256() string {
+	if x != nil {
+		return x.Signature_256
+	}
+	return ""
+}
+
+func (x *RecordImpactDeliveryRequest) GetBody() []byte {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// RecordImpactDeliveryResponse is the usage record the delivery made, or
+// (duplicate) the one its reference made before.
+type RecordImpactDeliveryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Record        *ImpactRecord          `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	Duplicate     bool                   `protobuf:"varint,2,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordImpactDeliveryResponse) Reset() {
+	*x = RecordImpactDeliveryResponse{}
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordImpactDeliveryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordImpactDeliveryResponse) ProtoMessage() {}
+
+func (x *RecordImpactDeliveryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordImpactDeliveryResponse.ProtoReflect.Descriptor instead.
+func (*RecordImpactDeliveryResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *RecordImpactDeliveryResponse) GetRecord() *ImpactRecord {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+func (x *RecordImpactDeliveryResponse) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
 // RecordImpactResponse is the record and, for revenue, what it paid.
 type RecordImpactResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -3169,7 +3279,7 @@ type RecordImpactResponse struct {
 
 func (x *RecordImpactResponse) Reset() {
 	*x = RecordImpactResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3181,7 +3291,7 @@ func (x *RecordImpactResponse) String() string {
 func (*RecordImpactResponse) ProtoMessage() {}
 
 func (x *RecordImpactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[47]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3194,7 +3304,7 @@ func (x *RecordImpactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordImpactResponse.ProtoReflect.Descriptor instead.
 func (*RecordImpactResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{47}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RecordImpactResponse) GetRecord() *ImpactRecord {
@@ -3229,7 +3339,7 @@ type ImpactUsage struct {
 
 func (x *ImpactUsage) Reset() {
 	*x = ImpactUsage{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3241,7 +3351,7 @@ func (x *ImpactUsage) String() string {
 func (*ImpactUsage) ProtoMessage() {}
 
 func (x *ImpactUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[48]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3254,7 +3364,7 @@ func (x *ImpactUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImpactUsage.ProtoReflect.Descriptor instead.
 func (*ImpactUsage) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{48}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ImpactUsage) GetUnit() string {
@@ -3288,7 +3398,7 @@ type ImpactTotals struct {
 
 func (x *ImpactTotals) Reset() {
 	*x = ImpactTotals{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3300,7 +3410,7 @@ func (x *ImpactTotals) String() string {
 func (*ImpactTotals) ProtoMessage() {}
 
 func (x *ImpactTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[49]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3313,7 +3423,7 @@ func (x *ImpactTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImpactTotals.ProtoReflect.Descriptor instead.
 func (*ImpactTotals) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{49}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ImpactTotals) GetUsageRecords() int32 {
@@ -3378,7 +3488,7 @@ type ListIdeaImpactRequest struct {
 
 func (x *ListIdeaImpactRequest) Reset() {
 	*x = ListIdeaImpactRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3390,7 +3500,7 @@ func (x *ListIdeaImpactRequest) String() string {
 func (*ListIdeaImpactRequest) ProtoMessage() {}
 
 func (x *ListIdeaImpactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[50]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3403,7 +3513,7 @@ func (x *ListIdeaImpactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIdeaImpactRequest.ProtoReflect.Descriptor instead.
 func (*ListIdeaImpactRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{50}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListIdeaImpactRequest) GetIdeaId() string {
@@ -3441,7 +3551,7 @@ type ListIdeaImpactResponse struct {
 
 func (x *ListIdeaImpactResponse) Reset() {
 	*x = ListIdeaImpactResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3453,7 +3563,7 @@ func (x *ListIdeaImpactResponse) String() string {
 func (*ListIdeaImpactResponse) ProtoMessage() {}
 
 func (x *ListIdeaImpactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[51]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3466,7 +3576,7 @@ func (x *ListIdeaImpactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIdeaImpactResponse.ProtoReflect.Descriptor instead.
 func (*ListIdeaImpactResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListIdeaImpactResponse) GetIdeaId() string {
@@ -3511,7 +3621,7 @@ type PositionSummary struct {
 
 func (x *PositionSummary) Reset() {
 	*x = PositionSummary{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3523,7 +3633,7 @@ func (x *PositionSummary) String() string {
 func (*PositionSummary) ProtoMessage() {}
 
 func (x *PositionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[52]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3536,7 +3646,7 @@ func (x *PositionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PositionSummary.ProtoReflect.Descriptor instead.
 func (*PositionSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{52}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *PositionSummary) GetPositionCount() int32 {
@@ -3581,7 +3691,7 @@ type ListInvestmentsRequest struct {
 
 func (x *ListInvestmentsRequest) Reset() {
 	*x = ListInvestmentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3593,7 +3703,7 @@ func (x *ListInvestmentsRequest) String() string {
 func (*ListInvestmentsRequest) ProtoMessage() {}
 
 func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[53]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3606,7 +3716,7 @@ func (x *ListInvestmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{53}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListInvestmentsRequest) GetId() string {
@@ -3647,7 +3757,7 @@ type ListInvestmentsResponse struct {
 
 func (x *ListInvestmentsResponse) Reset() {
 	*x = ListInvestmentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3659,7 +3769,7 @@ func (x *ListInvestmentsResponse) String() string {
 func (*ListInvestmentsResponse) ProtoMessage() {}
 
 func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[54]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3672,7 +3782,7 @@ func (x *ListInvestmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvestmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListInvestmentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListInvestmentsResponse) GetContributorId() string {
@@ -3729,7 +3839,7 @@ type FlowEvent struct {
 
 func (x *FlowEvent) Reset() {
 	*x = FlowEvent{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3741,7 +3851,7 @@ func (x *FlowEvent) String() string {
 func (*FlowEvent) ProtoMessage() {}
 
 func (x *FlowEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[55]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3754,7 +3864,7 @@ func (x *FlowEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlowEvent.ProtoReflect.Descriptor instead.
 func (*FlowEvent) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{55}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *FlowEvent) GetId() string {
@@ -3817,7 +3927,7 @@ type JournalLine struct {
 
 func (x *JournalLine) Reset() {
 	*x = JournalLine{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3829,7 +3939,7 @@ func (x *JournalLine) String() string {
 func (*JournalLine) ProtoMessage() {}
 
 func (x *JournalLine) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[56]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3842,7 +3952,7 @@ func (x *JournalLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalLine.ProtoReflect.Descriptor instead.
 func (*JournalLine) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{56}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *JournalLine) GetAccount() string {
@@ -3872,7 +3982,7 @@ type GetInvestmentHistoryRequest struct {
 
 func (x *GetInvestmentHistoryRequest) Reset() {
 	*x = GetInvestmentHistoryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3884,7 +3994,7 @@ func (x *GetInvestmentHistoryRequest) String() string {
 func (*GetInvestmentHistoryRequest) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[57]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3897,7 +4007,7 @@ func (x *GetInvestmentHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{57}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetInvestmentHistoryRequest) GetId() string {
@@ -3935,7 +4045,7 @@ type GetInvestmentHistoryResponse struct {
 
 func (x *GetInvestmentHistoryResponse) Reset() {
 	*x = GetInvestmentHistoryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3947,7 +4057,7 @@ func (x *GetInvestmentHistoryResponse) String() string {
 func (*GetInvestmentHistoryResponse) ProtoMessage() {}
 
 func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[58]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3960,7 +4070,7 @@ func (x *GetInvestmentHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInvestmentHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetInvestmentHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{58}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetInvestmentHistoryResponse) GetContributorId() string {
@@ -4008,7 +4118,7 @@ type Pledge struct {
 
 func (x *Pledge) Reset() {
 	*x = Pledge{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4020,7 +4130,7 @@ func (x *Pledge) String() string {
 func (*Pledge) ProtoMessage() {}
 
 func (x *Pledge) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[59]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4033,7 +4143,7 @@ func (x *Pledge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pledge.ProtoReflect.Descriptor instead.
 func (*Pledge) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{59}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *Pledge) GetId() string {
@@ -4097,7 +4207,7 @@ type CreatePledgeRequest struct {
 
 func (x *CreatePledgeRequest) Reset() {
 	*x = CreatePledgeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4109,7 +4219,7 @@ func (x *CreatePledgeRequest) String() string {
 func (*CreatePledgeRequest) ProtoMessage() {}
 
 func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[60]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4122,7 +4232,7 @@ func (x *CreatePledgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeRequest.ProtoReflect.Descriptor instead.
 func (*CreatePledgeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{60}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CreatePledgeRequest) GetId() string {
@@ -4156,7 +4266,7 @@ type CreatePledgeResponse struct {
 
 func (x *CreatePledgeResponse) Reset() {
 	*x = CreatePledgeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4168,7 +4278,7 @@ func (x *CreatePledgeResponse) String() string {
 func (*CreatePledgeResponse) ProtoMessage() {}
 
 func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[61]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4181,7 +4291,7 @@ func (x *CreatePledgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePledgeResponse.ProtoReflect.Descriptor instead.
 func (*CreatePledgeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{61}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CreatePledgeResponse) GetPledge() *Pledge {
@@ -4203,7 +4313,7 @@ type StakeProjection struct {
 
 func (x *StakeProjection) Reset() {
 	*x = StakeProjection{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4215,7 +4325,7 @@ func (x *StakeProjection) String() string {
 func (*StakeProjection) ProtoMessage() {}
 
 func (x *StakeProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[62]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4228,7 +4338,7 @@ func (x *StakeProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeProjection.ProtoReflect.Descriptor instead.
 func (*StakeProjection) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{62}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *StakeProjection) GetLowMultiplier() float64 {
@@ -4266,7 +4376,7 @@ type StakeRequest struct {
 
 func (x *StakeRequest) Reset() {
 	*x = StakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4278,7 +4388,7 @@ func (x *StakeRequest) String() string {
 func (*StakeRequest) ProtoMessage() {}
 
 func (x *StakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[63]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4291,7 +4401,7 @@ func (x *StakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeRequest.ProtoReflect.Descriptor instead.
 func (*StakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{63}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *StakeRequest) GetContributorId() string {
@@ -4345,7 +4455,7 @@ type StakeResponse struct {
 
 func (x *StakeResponse) Reset() {
 	*x = StakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4357,7 +4467,7 @@ func (x *StakeResponse) String() string {
 func (*StakeResponse) ProtoMessage() {}
 
 func (x *StakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[64]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4370,7 +4480,7 @@ func (x *StakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeResponse.ProtoReflect.Descriptor instead.
 func (*StakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{64}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *StakeResponse) GetDryRun() bool {
@@ -4448,7 +4558,7 @@ type UnstakeRequest struct {
 
 func (x *UnstakeRequest) Reset() {
 	*x = UnstakeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4460,7 +4570,7 @@ func (x *UnstakeRequest) String() string {
 func (*UnstakeRequest) ProtoMessage() {}
 
 func (x *UnstakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[65]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4473,7 +4583,7 @@ func (x *UnstakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnstakeRequest.ProtoReflect.Descriptor instead.
 func (*UnstakeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{65}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *UnstakeRequest) GetContributorId() string {
@@ -4515,7 +4625,7 @@ type UnstakeResponse struct {
 
 func (x *UnstakeResponse) Reset() {
 	*x = UnstakeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4527,7 +4637,7 @@ func (x *UnstakeResponse) String() string {
 func (*UnstakeResponse) ProtoMessage() {}
 
 func (x *UnstakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[66]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4540,7 +4650,7 @@ func (x *UnstakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnstakeResponse.ProtoReflect.Descriptor instead.
 func (*UnstakeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{66}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *UnstakeResponse) GetContributorId() string {
@@ -4604,7 +4714,7 @@ type DepositRequest struct {
 
 func (x *DepositRequest) Reset() {
 	*x = DepositRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4616,7 +4726,7 @@ func (x *DepositRequest) String() string {
 func (*DepositRequest) ProtoMessage() {}
 
 func (x *DepositRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[67]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4629,7 +4739,7 @@ func (x *DepositRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositRequest.ProtoReflect.Descriptor instead.
 func (*DepositRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{67}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *DepositRequest) GetContributorId() string {
@@ -4674,7 +4784,7 @@ type DepositResponse struct {
 
 func (x *DepositResponse) Reset() {
 	*x = DepositResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4686,7 +4796,7 @@ func (x *DepositResponse) String() string {
 func (*DepositResponse) ProtoMessage() {}
 
 func (x *DepositResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[68]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4699,7 +4809,7 @@ func (x *DepositResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositResponse.ProtoReflect.Descriptor instead.
 func (*DepositResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{68}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *DepositResponse) GetContributorId() string {
@@ -4776,7 +4886,7 @@ type WithdrawRequest struct {
 
 func (x *WithdrawRequest) Reset() {
 	*x = WithdrawRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4788,7 +4898,7 @@ func (x *WithdrawRequest) String() string {
 func (*WithdrawRequest) ProtoMessage() {}
 
 func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[69]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4801,7 +4911,7 @@ func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawRequest.ProtoReflect.Descriptor instead.
 func (*WithdrawRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{69}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *WithdrawRequest) GetContributorId() string {
@@ -4835,7 +4945,7 @@ type WithdrawResponse struct {
 
 func (x *WithdrawResponse) Reset() {
 	*x = WithdrawResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4847,7 +4957,7 @@ func (x *WithdrawResponse) String() string {
 func (*WithdrawResponse) ProtoMessage() {}
 
 func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[70]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4860,7 +4970,7 @@ func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawResponse.ProtoReflect.Descriptor instead.
 func (*WithdrawResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{70}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *WithdrawResponse) GetContributorId() string {
@@ -4922,7 +5032,7 @@ type GetBalancesRequest struct {
 
 func (x *GetBalancesRequest) Reset() {
 	*x = GetBalancesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4934,7 +5044,7 @@ func (x *GetBalancesRequest) String() string {
 func (*GetBalancesRequest) ProtoMessage() {}
 
 func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[71]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4947,7 +5057,7 @@ func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancesRequest.ProtoReflect.Descriptor instead.
 func (*GetBalancesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{71}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetBalancesRequest) GetContributorId() string {
@@ -4972,7 +5082,7 @@ type GetBalancesResponse struct {
 
 func (x *GetBalancesResponse) Reset() {
 	*x = GetBalancesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4984,7 +5094,7 @@ func (x *GetBalancesResponse) String() string {
 func (*GetBalancesResponse) ProtoMessage() {}
 
 func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[72]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4997,7 +5107,7 @@ func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBalancesResponse.ProtoReflect.Descriptor instead.
 func (*GetBalancesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{72}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetBalancesResponse) GetContributorId() string {
@@ -5044,7 +5154,7 @@ type GetExchangeRateRequest struct {
 
 func (x *GetExchangeRateRequest) Reset() {
 	*x = GetExchangeRateRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5056,7 +5166,7 @@ func (x *GetExchangeRateRequest) String() string {
 func (*GetExchangeRateRequest) ProtoMessage() {}
 
 func (x *GetExchangeRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[73]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5069,7 +5179,7 @@ func (x *GetExchangeRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExchangeRateRequest.ProtoReflect.Descriptor instead.
 func (*GetExchangeRateRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{73}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
 }
 
 // GetExchangeRateResponse is the posted rate in CC per USD:
@@ -5093,7 +5203,7 @@ type GetExchangeRateResponse struct {
 
 func (x *GetExchangeRateResponse) Reset() {
 	*x = GetExchangeRateResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5105,7 +5215,7 @@ func (x *GetExchangeRateResponse) String() string {
 func (*GetExchangeRateResponse) ProtoMessage() {}
 
 func (x *GetExchangeRateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[74]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5118,7 +5228,7 @@ func (x *GetExchangeRateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExchangeRateResponse.ProtoReflect.Descriptor instead.
 func (*GetExchangeRateResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{74}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *GetExchangeRateResponse) GetCcPerUsd() float64 {
@@ -5186,7 +5296,7 @@ type GetSupplyRequest struct {
 
 func (x *GetSupplyRequest) Reset() {
 	*x = GetSupplyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5198,7 +5308,7 @@ func (x *GetSupplyRequest) String() string {
 func (*GetSupplyRequest) ProtoMessage() {}
 
 func (x *GetSupplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[75]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5211,7 +5321,7 @@ func (x *GetSupplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyRequest.ProtoReflect.Descriptor instead.
 func (*GetSupplyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{75}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
 }
 
 // GetSupplyResponse compares outstanding CC with the treasury.
@@ -5233,7 +5343,7 @@ type GetSupplyResponse struct {
 
 func (x *GetSupplyResponse) Reset() {
 	*x = GetSupplyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5245,7 +5355,7 @@ func (x *GetSupplyResponse) String() string {
 func (*GetSupplyResponse) ProtoMessage() {}
 
 func (x *GetSupplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[76]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5258,7 +5368,7 @@ func (x *GetSupplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyResponse.ProtoReflect.Descriptor instead.
 func (*GetSupplyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{76}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *GetSupplyResponse) GetTotalCcOutstanding() float64 {
@@ -5321,7 +5431,7 @@ type GetSupplyHistoryRequest struct {
 
 func (x *GetSupplyHistoryRequest) Reset() {
 	*x = GetSupplyHistoryRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5333,7 +5443,7 @@ func (x *GetSupplyHistoryRequest) String() string {
 func (*GetSupplyHistoryRequest) ProtoMessage() {}
 
 func (x *GetSupplyHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[77]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5346,7 +5456,7 @@ func (x *GetSupplyHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetSupplyHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{77}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *GetSupplyHistoryRequest) GetDays() int32 {
@@ -5374,7 +5484,7 @@ type SupplyDay struct {
 
 func (x *SupplyDay) Reset() {
 	*x = SupplyDay{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5386,7 +5496,7 @@ func (x *SupplyDay) String() string {
 func (*SupplyDay) ProtoMessage() {}
 
 func (x *SupplyDay) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[78]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5399,7 +5509,7 @@ func (x *SupplyDay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SupplyDay.ProtoReflect.Descriptor instead.
 func (*SupplyDay) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{78}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *SupplyDay) GetDay() string {
@@ -5441,7 +5551,7 @@ type GetSupplyHistoryResponse struct {
 
 func (x *GetSupplyHistoryResponse) Reset() {
 	*x = GetSupplyHistoryResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5453,7 +5563,7 @@ func (x *GetSupplyHistoryResponse) String() string {
 func (*GetSupplyHistoryResponse) ProtoMessage() {}
 
 func (x *GetSupplyHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[79]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5466,7 +5576,7 @@ func (x *GetSupplyHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSupplyHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetSupplyHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{79}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *GetSupplyHistoryResponse) GetDays() []*SupplyDay {
@@ -5486,7 +5596,7 @@ type RecordOraclePriceRequest struct {
 
 func (x *RecordOraclePriceRequest) Reset() {
 	*x = RecordOraclePriceRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5498,7 +5608,7 @@ func (x *RecordOraclePriceRequest) String() string {
 func (*RecordOraclePriceRequest) ProtoMessage() {}
 
 func (x *RecordOraclePriceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[80]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5511,7 +5621,7 @@ func (x *RecordOraclePriceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOraclePriceRequest.ProtoReflect.Descriptor instead.
 func (*RecordOraclePriceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{80}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *RecordOraclePriceRequest) GetCcPerUsd() float64 {
@@ -5537,7 +5647,7 @@ type RecordOraclePriceResponse struct {
 
 func (x *RecordOraclePriceResponse) Reset() {
 	*x = RecordOraclePriceResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5549,7 +5659,7 @@ func (x *RecordOraclePriceResponse) String() string {
 func (*RecordOraclePriceResponse) ProtoMessage() {}
 
 func (x *RecordOraclePriceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[81]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5562,7 +5672,7 @@ func (x *RecordOraclePriceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOraclePriceResponse.ProtoReflect.Descriptor instead.
 func (*RecordOraclePriceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{81}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *RecordOraclePriceResponse) GetVerdict() string {
@@ -5643,7 +5753,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5655,7 +5765,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[82]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5668,7 +5778,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{82}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *AuditEntry) GetSeq() int32 {
@@ -5777,7 +5887,7 @@ type ListAuditEntriesRequest struct {
 
 func (x *ListAuditEntriesRequest) Reset() {
 	*x = ListAuditEntriesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5789,7 +5899,7 @@ func (x *ListAuditEntriesRequest) String() string {
 func (*ListAuditEntriesRequest) ProtoMessage() {}
 
 func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[83]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5802,7 +5912,7 @@ func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{83}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *ListAuditEntriesRequest) GetLimit() int32 {
@@ -5838,7 +5948,7 @@ type ListAuditEntriesResponse struct {
 
 func (x *ListAuditEntriesResponse) Reset() {
 	*x = ListAuditEntriesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5850,7 +5960,7 @@ func (x *ListAuditEntriesResponse) String() string {
 func (*ListAuditEntriesResponse) ProtoMessage() {}
 
 func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[84]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5863,7 +5973,7 @@ func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
@@ -5891,7 +6001,7 @@ type VerifyAuditRequest struct {
 
 func (x *VerifyAuditRequest) Reset() {
 	*x = VerifyAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5903,7 +6013,7 @@ func (x *VerifyAuditRequest) String() string {
 func (*VerifyAuditRequest) ProtoMessage() {}
 
 func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[85]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5916,7 +6026,7 @@ func (x *VerifyAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAuditRequest.ProtoReflect.Descriptor instead.
 func (*VerifyAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{85}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *VerifyAuditRequest) GetFull() bool {
@@ -5977,7 +6087,7 @@ type VerifyAuditResponse struct {
 
 func (x *VerifyAuditResponse) Reset() {
 	*x = VerifyAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5989,7 +6099,7 @@ func (x *VerifyAuditResponse) String() string {
 func (*VerifyAuditResponse) ProtoMessage() {}
 
 func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[86]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6002,7 +6112,7 @@ func (x *VerifyAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAuditResponse.ProtoReflect.Descriptor instead.
 func (*VerifyAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{86}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *VerifyAuditResponse) GetValid() bool {
@@ -6136,7 +6246,7 @@ type IntegrityFinding struct {
 
 func (x *IntegrityFinding) Reset() {
 	*x = IntegrityFinding{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6148,7 +6258,7 @@ func (x *IntegrityFinding) String() string {
 func (*IntegrityFinding) ProtoMessage() {}
 
 func (x *IntegrityFinding) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[87]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6161,7 +6271,7 @@ func (x *IntegrityFinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IntegrityFinding.ProtoReflect.Descriptor instead.
 func (*IntegrityFinding) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{87}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *IntegrityFinding) GetId() string {
@@ -6254,7 +6364,7 @@ type AuditScrub struct {
 
 func (x *AuditScrub) Reset() {
 	*x = AuditScrub{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6266,7 +6376,7 @@ func (x *AuditScrub) String() string {
 func (*AuditScrub) ProtoMessage() {}
 
 func (x *AuditScrub) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[88]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6279,7 +6389,7 @@ func (x *AuditScrub) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditScrub.ProtoReflect.Descriptor instead.
 func (*AuditScrub) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{88}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *AuditScrub) GetCycleSeconds() float64 {
@@ -6357,7 +6467,7 @@ type AuditScrubCycle struct {
 
 func (x *AuditScrubCycle) Reset() {
 	*x = AuditScrubCycle{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6369,7 +6479,7 @@ func (x *AuditScrubCycle) String() string {
 func (*AuditScrubCycle) ProtoMessage() {}
 
 func (x *AuditScrubCycle) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[89]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6382,7 +6492,7 @@ func (x *AuditScrubCycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditScrubCycle.ProtoReflect.Descriptor instead.
 func (*AuditScrubCycle) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{89}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *AuditScrubCycle) GetCycle() int32 {
@@ -6450,7 +6560,7 @@ type GetAuditCheckpointRequest struct {
 
 func (x *GetAuditCheckpointRequest) Reset() {
 	*x = GetAuditCheckpointRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6462,7 +6572,7 @@ func (x *GetAuditCheckpointRequest) String() string {
 func (*GetAuditCheckpointRequest) ProtoMessage() {}
 
 func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[90]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6475,7 +6585,7 @@ func (x *GetAuditCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{90}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
 }
 
 // GetAuditCheckpointResponse is the signed note: the origin line, the tree
@@ -6489,7 +6599,7 @@ type GetAuditCheckpointResponse struct {
 
 func (x *GetAuditCheckpointResponse) Reset() {
 	*x = GetAuditCheckpointResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6501,7 +6611,7 @@ func (x *GetAuditCheckpointResponse) String() string {
 func (*GetAuditCheckpointResponse) ProtoMessage() {}
 
 func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[91]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6514,7 +6624,7 @@ func (x *GetAuditCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *GetAuditCheckpointResponse) GetNote() string {
@@ -6533,7 +6643,7 @@ type GetAuditVerifierKeyRequest struct {
 
 func (x *GetAuditVerifierKeyRequest) Reset() {
 	*x = GetAuditVerifierKeyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6545,7 +6655,7 @@ func (x *GetAuditVerifierKeyRequest) String() string {
 func (*GetAuditVerifierKeyRequest) ProtoMessage() {}
 
 func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[92]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6558,7 +6668,7 @@ func (x *GetAuditVerifierKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditVerifierKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditVerifierKeyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{92}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
 }
 
 // GetAuditVerifierKeyResponse is the checkpoints' verifier key in the
@@ -6572,7 +6682,7 @@ type GetAuditVerifierKeyResponse struct {
 
 func (x *GetAuditVerifierKeyResponse) Reset() {
 	*x = GetAuditVerifierKeyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6584,7 +6694,7 @@ func (x *GetAuditVerifierKeyResponse) String() string {
 func (*GetAuditVerifierKeyResponse) ProtoMessage() {}
 
 func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[93]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6597,7 +6707,7 @@ func (x *GetAuditVerifierKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditVerifierKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditVerifierKeyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{93}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *GetAuditVerifierKeyResponse) GetKey() string {
@@ -6617,7 +6727,7 @@ type ListAuditKeyChangesRequest struct {
 
 func (x *ListAuditKeyChangesRequest) Reset() {
 	*x = ListAuditKeyChangesRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6629,7 +6739,7 @@ func (x *ListAuditKeyChangesRequest) String() string {
 func (*ListAuditKeyChangesRequest) ProtoMessage() {}
 
 func (x *ListAuditKeyChangesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[94]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6642,7 +6752,7 @@ func (x *ListAuditKeyChangesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditKeyChangesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditKeyChangesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{94}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
 }
 
 // ListAuditKeyChangesResponse lists the changes of the log's signing key,
@@ -6656,7 +6766,7 @@ type ListAuditKeyChangesResponse struct {
 
 func (x *ListAuditKeyChangesResponse) Reset() {
 	*x = ListAuditKeyChangesResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6668,7 +6778,7 @@ func (x *ListAuditKeyChangesResponse) String() string {
 func (*ListAuditKeyChangesResponse) ProtoMessage() {}
 
 func (x *ListAuditKeyChangesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[95]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6681,7 +6791,7 @@ func (x *ListAuditKeyChangesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditKeyChangesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditKeyChangesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{95}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *ListAuditKeyChangesResponse) GetKeyChanges() []*AuditKeyChange {
@@ -6711,7 +6821,7 @@ type AuditKeyChange struct {
 
 func (x *AuditKeyChange) Reset() {
 	*x = AuditKeyChange{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6723,7 +6833,7 @@ func (x *AuditKeyChange) String() string {
 func (*AuditKeyChange) ProtoMessage() {}
 
 func (x *AuditKeyChange) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[96]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6736,7 +6846,7 @@ func (x *AuditKeyChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditKeyChange.ProtoReflect.Descriptor instead.
 func (*AuditKeyChange) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{96}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *AuditKeyChange) GetSeq() int32 {
@@ -6794,7 +6904,7 @@ type GetAuditProofRequest struct {
 
 func (x *GetAuditProofRequest) Reset() {
 	*x = GetAuditProofRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6806,7 +6916,7 @@ func (x *GetAuditProofRequest) String() string {
 func (*GetAuditProofRequest) ProtoMessage() {}
 
 func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[97]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6819,7 +6929,7 @@ func (x *GetAuditProofRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditProofRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{97}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *GetAuditProofRequest) GetSeq() int32 {
@@ -6856,7 +6966,7 @@ type GetAuditProofResponse struct {
 
 func (x *GetAuditProofResponse) Reset() {
 	*x = GetAuditProofResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6868,7 +6978,7 @@ func (x *GetAuditProofResponse) String() string {
 func (*GetAuditProofResponse) ProtoMessage() {}
 
 func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[98]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6881,7 +6991,7 @@ func (x *GetAuditProofResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditProofResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditProofResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *GetAuditProofResponse) GetSeq() int32 {
@@ -6930,7 +7040,7 @@ type GetAuditConsistencyRequest struct {
 
 func (x *GetAuditConsistencyRequest) Reset() {
 	*x = GetAuditConsistencyRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6942,7 +7052,7 @@ func (x *GetAuditConsistencyRequest) String() string {
 func (*GetAuditConsistencyRequest) ProtoMessage() {}
 
 func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[99]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6955,7 +7065,7 @@ func (x *GetAuditConsistencyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyRequest.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *GetAuditConsistencyRequest) GetFrom() int32 {
@@ -6987,7 +7097,7 @@ type GetAuditConsistencyResponse struct {
 
 func (x *GetAuditConsistencyResponse) Reset() {
 	*x = GetAuditConsistencyResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6999,7 +7109,7 @@ func (x *GetAuditConsistencyResponse) String() string {
 func (*GetAuditConsistencyResponse) ProtoMessage() {}
 
 func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[100]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7012,7 +7122,7 @@ func (x *GetAuditConsistencyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAuditConsistencyResponse.ProtoReflect.Descriptor instead.
 func (*GetAuditConsistencyResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *GetAuditConsistencyResponse) GetFrom() int32 {
@@ -7067,7 +7177,7 @@ type RepairedBreak struct {
 
 func (x *RepairedBreak) Reset() {
 	*x = RepairedBreak{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7079,7 +7189,7 @@ func (x *RepairedBreak) String() string {
 func (*RepairedBreak) ProtoMessage() {}
 
 func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[101]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7092,7 +7202,7 @@ func (x *RepairedBreak) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairedBreak.ProtoReflect.Descriptor instead.
 func (*RepairedBreak) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *RepairedBreak) GetRepairSeq() int32 {
@@ -7132,7 +7242,7 @@ type RepairAuditRequest struct {
 
 func (x *RepairAuditRequest) Reset() {
 	*x = RepairAuditRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7144,7 +7254,7 @@ func (x *RepairAuditRequest) String() string {
 func (*RepairAuditRequest) ProtoMessage() {}
 
 func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[102]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7157,7 +7267,7 @@ func (x *RepairAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditRequest.ProtoReflect.Descriptor instead.
 func (*RepairAuditRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
 }
 
 // RepairAuditResponse names the repaired break.
@@ -7201,7 +7311,7 @@ type RepairAuditResponse struct {
 
 func (x *RepairAuditResponse) Reset() {
 	*x = RepairAuditResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7213,7 +7323,7 @@ func (x *RepairAuditResponse) String() string {
 func (*RepairAuditResponse) ProtoMessage() {}
 
 func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[103]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7226,7 +7336,7 @@ func (x *RepairAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairAuditResponse.ProtoReflect.Descriptor instead.
 func (*RepairAuditResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *RepairAuditResponse) GetRepaired() bool {
@@ -7353,7 +7463,7 @@ type FreezeRequest struct {
 
 func (x *FreezeRequest) Reset() {
 	*x = FreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7365,7 +7475,7 @@ func (x *FreezeRequest) String() string {
 func (*FreezeRequest) ProtoMessage() {}
 
 func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[104]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7378,7 +7488,7 @@ func (x *FreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeRequest.ProtoReflect.Descriptor instead.
 func (*FreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{104}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *FreezeRequest) GetSignerId() string {
@@ -7429,7 +7539,7 @@ type FreezeResponse struct {
 
 func (x *FreezeResponse) Reset() {
 	*x = FreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7441,7 +7551,7 @@ func (x *FreezeResponse) String() string {
 func (*FreezeResponse) ProtoMessage() {}
 
 func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[105]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7454,7 +7564,7 @@ func (x *FreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreezeResponse.ProtoReflect.Descriptor instead.
 func (*FreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{105}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *FreezeResponse) GetFrozen() bool {
@@ -7495,7 +7605,7 @@ type UnfreezeRequest struct {
 
 func (x *UnfreezeRequest) Reset() {
 	*x = UnfreezeRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7507,7 +7617,7 @@ func (x *UnfreezeRequest) String() string {
 func (*UnfreezeRequest) ProtoMessage() {}
 
 func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[106]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7520,7 +7630,7 @@ func (x *UnfreezeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeRequest.ProtoReflect.Descriptor instead.
 func (*UnfreezeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{106}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *UnfreezeRequest) GetReason() string {
@@ -7541,7 +7651,7 @@ type UnfreezeResponse struct {
 
 func (x *UnfreezeResponse) Reset() {
 	*x = UnfreezeResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7553,7 +7663,7 @@ func (x *UnfreezeResponse) String() string {
 func (*UnfreezeResponse) ProtoMessage() {}
 
 func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[107]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7566,7 +7676,7 @@ func (x *UnfreezeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfreezeResponse.ProtoReflect.Descriptor instead.
 func (*UnfreezeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{107}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *UnfreezeResponse) GetFrozen() bool {
@@ -7592,7 +7702,7 @@ type GetIncidentStatusRequest struct {
 
 func (x *GetIncidentStatusRequest) Reset() {
 	*x = GetIncidentStatusRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7604,7 +7714,7 @@ func (x *GetIncidentStatusRequest) String() string {
 func (*GetIncidentStatusRequest) ProtoMessage() {}
 
 func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[108]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7617,7 +7727,7 @@ func (x *GetIncidentStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{108}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{110}
 }
 
 // GetIncidentStatusResponse is the incident view of the economy.
@@ -7638,7 +7748,7 @@ type GetIncidentStatusResponse struct {
 
 func (x *GetIncidentStatusResponse) Reset() {
 	*x = GetIncidentStatusResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7650,7 +7760,7 @@ func (x *GetIncidentStatusResponse) String() string {
 func (*GetIncidentStatusResponse) ProtoMessage() {}
 
 func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[109]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7663,7 +7773,7 @@ func (x *GetIncidentStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIncidentStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetIncidentStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{109}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *GetIncidentStatusResponse) GetFrozen() bool {
@@ -7738,7 +7848,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7750,7 +7860,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[110]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7763,7 +7873,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{110}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *Incident) GetId() string {
@@ -7823,7 +7933,7 @@ type ListIncidentsRequest struct {
 
 func (x *ListIncidentsRequest) Reset() {
 	*x = ListIncidentsRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7835,7 +7945,7 @@ func (x *ListIncidentsRequest) String() string {
 func (*ListIncidentsRequest) ProtoMessage() {}
 
 func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[111]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7848,7 +7958,7 @@ func (x *ListIncidentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsRequest.ProtoReflect.Descriptor instead.
 func (*ListIncidentsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{111}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *ListIncidentsRequest) GetLimit() int32 {
@@ -7883,7 +7993,7 @@ type ListIncidentsResponse struct {
 
 func (x *ListIncidentsResponse) Reset() {
 	*x = ListIncidentsResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7895,7 +8005,7 @@ func (x *ListIncidentsResponse) String() string {
 func (*ListIncidentsResponse) ProtoMessage() {}
 
 func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[112]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7908,7 +8018,7 @@ func (x *ListIncidentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIncidentsResponse.ProtoReflect.Descriptor instead.
 func (*ListIncidentsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{112}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *ListIncidentsResponse) GetIncidents() []*Incident {
@@ -7934,7 +8044,7 @@ type LogoutRequest struct {
 
 func (x *LogoutRequest) Reset() {
 	*x = LogoutRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[113]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7946,7 +8056,7 @@ func (x *LogoutRequest) String() string {
 func (*LogoutRequest) ProtoMessage() {}
 
 func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[113]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7959,7 +8069,7 @@ func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
 func (*LogoutRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{113}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{115}
 }
 
 // LogoutResponse confirms the session was revoked.
@@ -7972,7 +8082,7 @@ type LogoutResponse struct {
 
 func (x *LogoutResponse) Reset() {
 	*x = LogoutResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[114]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7984,7 +8094,7 @@ func (x *LogoutResponse) String() string {
 func (*LogoutResponse) ProtoMessage() {}
 
 func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[114]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7997,7 +8107,7 @@ func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
 func (*LogoutResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{114}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *LogoutResponse) GetRevoked() bool {
@@ -8016,7 +8126,7 @@ type GetPrincipalRequest struct {
 
 func (x *GetPrincipalRequest) Reset() {
 	*x = GetPrincipalRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[115]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8028,7 +8138,7 @@ func (x *GetPrincipalRequest) String() string {
 func (*GetPrincipalRequest) ProtoMessage() {}
 
 func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[115]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8041,7 +8151,7 @@ func (x *GetPrincipalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalRequest.ProtoReflect.Descriptor instead.
 func (*GetPrincipalRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{115}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{117}
 }
 
 // GetPrincipalResponse describes the caller.
@@ -8067,7 +8177,7 @@ type GetPrincipalResponse struct {
 
 func (x *GetPrincipalResponse) Reset() {
 	*x = GetPrincipalResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[116]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8079,7 +8189,7 @@ func (x *GetPrincipalResponse) String() string {
 func (*GetPrincipalResponse) ProtoMessage() {}
 
 func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[116]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8092,7 +8202,7 @@ func (x *GetPrincipalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPrincipalResponse.ProtoReflect.Descriptor instead.
 func (*GetPrincipalResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{116}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *GetPrincipalResponse) GetKind() string {
@@ -8167,7 +8277,7 @@ type APIToken struct {
 
 func (x *APIToken) Reset() {
 	*x = APIToken{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[117]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8179,7 +8289,7 @@ func (x *APIToken) String() string {
 func (*APIToken) ProtoMessage() {}
 
 func (x *APIToken) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[117]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8192,7 +8302,7 @@ func (x *APIToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIToken.ProtoReflect.Descriptor instead.
 func (*APIToken) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{117}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *APIToken) GetId() string {
@@ -8252,7 +8362,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[118]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8264,7 +8374,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[118]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8277,7 +8387,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{118}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *CreateTokenRequest) GetName() string {
@@ -8313,7 +8423,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[119]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8325,7 +8435,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[119]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8338,7 +8448,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{119}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *CreateTokenResponse) GetApiToken() *APIToken {
@@ -8364,7 +8474,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[120]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8376,7 +8486,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[120]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8389,7 +8499,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{120}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{122}
 }
 
 // ListTokensResponse lists every API token, revoked ones included.
@@ -8402,7 +8512,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[121]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8414,7 +8524,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[121]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8427,7 +8537,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{121}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *ListTokensResponse) GetTokens() []*APIToken {
@@ -8447,7 +8557,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[122]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8459,7 +8569,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[122]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8472,7 +8582,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{122}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -8492,7 +8602,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[123]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8504,7 +8614,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[123]
+	mi := &file_foundry_ledger_v1_ledger_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8517,7 +8627,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{123}
+	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *RevokeTokenResponse) GetApiToken() *APIToken {
@@ -8782,7 +8892,13 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\bquantity\x18\x05 \x01(\x01R\bquantity\x12\x12\n" +
 	"\x04unit\x18\x06 \x01(\tR\x04unit\x12\x1d\n" +
 	"\n" +
-	"amount_usd\x18\a \x01(\x01R\tamountUsd\"\xa8\x01\n" +
+	"amount_usd\x18\a \x01(\x01R\tamountUsd\"V\n" +
+	"\x1bRecordImpactDeliveryRequest\x12#\n" +
+	"\rsignature_256\x18\x01 \x01(\tR\fsignature256\x12\x12\n" +
+	"\x04body\x18\x02 \x01(\fR\x04body\"u\n" +
+	"\x1cRecordImpactDeliveryResponse\x127\n" +
+	"\x06record\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.ImpactRecordR\x06record\x12\x1c\n" +
+	"\tduplicate\x18\x02 \x01(\bR\tduplicate\"\xa8\x01\n" +
 	"\x14RecordImpactResponse\x127\n" +
 	"\x06record\x18\x01 \x01(\v2\x1f.foundry.ledger.v1.ImpactRecordR\x06record\x129\n" +
 	"\apayouts\x18\x02 \x03(\v2\x1f.foundry.ledger.v1.ImpactPayoutR\apayouts\x12\x1c\n" +
@@ -9212,7 +9328,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x12RevokeTokenRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"O\n" +
 	"\x13RevokeTokenResponse\x128\n" +
-	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\xdb+\n" +
+	"\tapi_token\x18\x01 \x01(\v2\x1b.foundry.ledger.v1.APITokenR\bapiToken2\xde,\n" +
 	"\rLedgerService\x12\\\n" +
 	"\bRegister\x12\".foundry.ledger.v1.RegisterRequest\x1a#.foundry.ledger.v1.RegisterResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x01\x12b\n" +
@@ -9270,7 +9386,9 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x01\x02\x12|\n" +
 	"\fRecordImpact\x12&.foundry.ledger.v1.RecordImpactRequest\x1a'.foundry.ledger.v1.RecordImpactResponse\"\x1b\xc2\xf3\x18\x17\n" +
 	"\x01\x04\x1a\x12\n" +
-	"\x04kind\x12\x01\x06\"\arevenue\x12n\n" +
+	"\x04kind\x12\x01\x06\"\arevenue\x12\x80\x01\n" +
+	"\x14RecordImpactDelivery\x12..foundry.ledger.v1.RecordImpactDeliveryRequest\x1a/.foundry.ledger.v1.RecordImpactDeliveryResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x01\x12n\n" +
 	"\x0eListIdeaImpact\x12(.foundry.ledger.v1.ListIdeaImpactRequest\x1a).foundry.ledger.v1.ListIdeaImpactResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12l\n" +
 	"\fCreatePledge\x12&.foundry.ledger.v1.CreatePledgeRequest\x1a'.foundry.ledger.v1.CreatePledgeResponse\"\v\xc2\xf3\x18\a\n" +
@@ -9333,7 +9451,7 @@ func file_foundry_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_foundry_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 125)
+var file_foundry_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 127)
 var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*RegisterRequest)(nil),                      // 0: foundry.ledger.v1.RegisterRequest
 	(*RegisterResponse)(nil),                     // 1: foundry.ledger.v1.RegisterResponse
@@ -9382,302 +9500,307 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(*ImpactRecord)(nil),                         // 44: foundry.ledger.v1.ImpactRecord
 	(*ImpactPayout)(nil),                         // 45: foundry.ledger.v1.ImpactPayout
 	(*RecordImpactRequest)(nil),                  // 46: foundry.ledger.v1.RecordImpactRequest
-	(*RecordImpactResponse)(nil),                 // 47: foundry.ledger.v1.RecordImpactResponse
-	(*ImpactUsage)(nil),                          // 48: foundry.ledger.v1.ImpactUsage
-	(*ImpactTotals)(nil),                         // 49: foundry.ledger.v1.ImpactTotals
-	(*ListIdeaImpactRequest)(nil),                // 50: foundry.ledger.v1.ListIdeaImpactRequest
-	(*ListIdeaImpactResponse)(nil),               // 51: foundry.ledger.v1.ListIdeaImpactResponse
-	(*PositionSummary)(nil),                      // 52: foundry.ledger.v1.PositionSummary
-	(*ListInvestmentsRequest)(nil),               // 53: foundry.ledger.v1.ListInvestmentsRequest
-	(*ListInvestmentsResponse)(nil),              // 54: foundry.ledger.v1.ListInvestmentsResponse
-	(*FlowEvent)(nil),                            // 55: foundry.ledger.v1.FlowEvent
-	(*JournalLine)(nil),                          // 56: foundry.ledger.v1.JournalLine
-	(*GetInvestmentHistoryRequest)(nil),          // 57: foundry.ledger.v1.GetInvestmentHistoryRequest
-	(*GetInvestmentHistoryResponse)(nil),         // 58: foundry.ledger.v1.GetInvestmentHistoryResponse
-	(*Pledge)(nil),                               // 59: foundry.ledger.v1.Pledge
-	(*CreatePledgeRequest)(nil),                  // 60: foundry.ledger.v1.CreatePledgeRequest
-	(*CreatePledgeResponse)(nil),                 // 61: foundry.ledger.v1.CreatePledgeResponse
-	(*StakeProjection)(nil),                      // 62: foundry.ledger.v1.StakeProjection
-	(*StakeRequest)(nil),                         // 63: foundry.ledger.v1.StakeRequest
-	(*StakeResponse)(nil),                        // 64: foundry.ledger.v1.StakeResponse
-	(*UnstakeRequest)(nil),                       // 65: foundry.ledger.v1.UnstakeRequest
-	(*UnstakeResponse)(nil),                      // 66: foundry.ledger.v1.UnstakeResponse
-	(*DepositRequest)(nil),                       // 67: foundry.ledger.v1.DepositRequest
-	(*DepositResponse)(nil),                      // 68: foundry.ledger.v1.DepositResponse
-	(*WithdrawRequest)(nil),                      // 69: foundry.ledger.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),                     // 70: foundry.ledger.v1.WithdrawResponse
-	(*GetBalancesRequest)(nil),                   // 71: foundry.ledger.v1.GetBalancesRequest
-	(*GetBalancesResponse)(nil),                  // 72: foundry.ledger.v1.GetBalancesResponse
-	(*GetExchangeRateRequest)(nil),               // 73: foundry.ledger.v1.GetExchangeRateRequest
-	(*GetExchangeRateResponse)(nil),              // 74: foundry.ledger.v1.GetExchangeRateResponse
-	(*GetSupplyRequest)(nil),                     // 75: foundry.ledger.v1.GetSupplyRequest
-	(*GetSupplyResponse)(nil),                    // 76: foundry.ledger.v1.GetSupplyResponse
-	(*GetSupplyHistoryRequest)(nil),              // 77: foundry.ledger.v1.GetSupplyHistoryRequest
-	(*SupplyDay)(nil),                            // 78: foundry.ledger.v1.SupplyDay
-	(*GetSupplyHistoryResponse)(nil),             // 79: foundry.ledger.v1.GetSupplyHistoryResponse
-	(*RecordOraclePriceRequest)(nil),             // 80: foundry.ledger.v1.RecordOraclePriceRequest
-	(*RecordOraclePriceResponse)(nil),            // 81: foundry.ledger.v1.RecordOraclePriceResponse
-	(*AuditEntry)(nil),                           // 82: foundry.ledger.v1.AuditEntry
-	(*ListAuditEntriesRequest)(nil),              // 83: foundry.ledger.v1.ListAuditEntriesRequest
-	(*ListAuditEntriesResponse)(nil),             // 84: foundry.ledger.v1.ListAuditEntriesResponse
-	(*VerifyAuditRequest)(nil),                   // 85: foundry.ledger.v1.VerifyAuditRequest
-	(*VerifyAuditResponse)(nil),                  // 86: foundry.ledger.v1.VerifyAuditResponse
-	(*IntegrityFinding)(nil),                     // 87: foundry.ledger.v1.IntegrityFinding
-	(*AuditScrub)(nil),                           // 88: foundry.ledger.v1.AuditScrub
-	(*AuditScrubCycle)(nil),                      // 89: foundry.ledger.v1.AuditScrubCycle
-	(*GetAuditCheckpointRequest)(nil),            // 90: foundry.ledger.v1.GetAuditCheckpointRequest
-	(*GetAuditCheckpointResponse)(nil),           // 91: foundry.ledger.v1.GetAuditCheckpointResponse
-	(*GetAuditVerifierKeyRequest)(nil),           // 92: foundry.ledger.v1.GetAuditVerifierKeyRequest
-	(*GetAuditVerifierKeyResponse)(nil),          // 93: foundry.ledger.v1.GetAuditVerifierKeyResponse
-	(*ListAuditKeyChangesRequest)(nil),           // 94: foundry.ledger.v1.ListAuditKeyChangesRequest
-	(*ListAuditKeyChangesResponse)(nil),          // 95: foundry.ledger.v1.ListAuditKeyChangesResponse
-	(*AuditKeyChange)(nil),                       // 96: foundry.ledger.v1.AuditKeyChange
-	(*GetAuditProofRequest)(nil),                 // 97: foundry.ledger.v1.GetAuditProofRequest
-	(*GetAuditProofResponse)(nil),                // 98: foundry.ledger.v1.GetAuditProofResponse
-	(*GetAuditConsistencyRequest)(nil),           // 99: foundry.ledger.v1.GetAuditConsistencyRequest
-	(*GetAuditConsistencyResponse)(nil),          // 100: foundry.ledger.v1.GetAuditConsistencyResponse
-	(*RepairedBreak)(nil),                        // 101: foundry.ledger.v1.RepairedBreak
-	(*RepairAuditRequest)(nil),                   // 102: foundry.ledger.v1.RepairAuditRequest
-	(*RepairAuditResponse)(nil),                  // 103: foundry.ledger.v1.RepairAuditResponse
-	(*FreezeRequest)(nil),                        // 104: foundry.ledger.v1.FreezeRequest
-	(*FreezeResponse)(nil),                       // 105: foundry.ledger.v1.FreezeResponse
-	(*UnfreezeRequest)(nil),                      // 106: foundry.ledger.v1.UnfreezeRequest
-	(*UnfreezeResponse)(nil),                     // 107: foundry.ledger.v1.UnfreezeResponse
-	(*GetIncidentStatusRequest)(nil),             // 108: foundry.ledger.v1.GetIncidentStatusRequest
-	(*GetIncidentStatusResponse)(nil),            // 109: foundry.ledger.v1.GetIncidentStatusResponse
-	(*Incident)(nil),                             // 110: foundry.ledger.v1.Incident
-	(*ListIncidentsRequest)(nil),                 // 111: foundry.ledger.v1.ListIncidentsRequest
-	(*ListIncidentsResponse)(nil),                // 112: foundry.ledger.v1.ListIncidentsResponse
-	(*LogoutRequest)(nil),                        // 113: foundry.ledger.v1.LogoutRequest
-	(*LogoutResponse)(nil),                       // 114: foundry.ledger.v1.LogoutResponse
-	(*GetPrincipalRequest)(nil),                  // 115: foundry.ledger.v1.GetPrincipalRequest
-	(*GetPrincipalResponse)(nil),                 // 116: foundry.ledger.v1.GetPrincipalResponse
-	(*APIToken)(nil),                             // 117: foundry.ledger.v1.APIToken
-	(*CreateTokenRequest)(nil),                   // 118: foundry.ledger.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),                  // 119: foundry.ledger.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),                    // 120: foundry.ledger.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),                   // 121: foundry.ledger.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),                   // 122: foundry.ledger.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),                  // 123: foundry.ledger.v1.RevokeTokenResponse
-	nil,                                          // 124: foundry.ledger.v1.AuditEntry.AttrsEntry
-	(*v1.Pagination)(nil),                        // 125: foundry.common.v1.Pagination
-	(*structpb.Struct)(nil),                      // 126: google.protobuf.Struct
-	(*wrapperspb.StringValue)(nil),               // 127: google.protobuf.StringValue
-	(v11.Stage)(0),                               // 128: foundry.portfolio.v1.Stage
-	(EconomyMode)(0),                             // 129: foundry.ledger.v1.EconomyMode
-	(*wrapperspb.DoubleValue)(nil),               // 130: google.protobuf.DoubleValue
-	(*wrapperspb.Int32Value)(nil),                // 131: google.protobuf.Int32Value
+	(*RecordImpactDeliveryRequest)(nil),          // 47: foundry.ledger.v1.RecordImpactDeliveryRequest
+	(*RecordImpactDeliveryResponse)(nil),         // 48: foundry.ledger.v1.RecordImpactDeliveryResponse
+	(*RecordImpactResponse)(nil),                 // 49: foundry.ledger.v1.RecordImpactResponse
+	(*ImpactUsage)(nil),                          // 50: foundry.ledger.v1.ImpactUsage
+	(*ImpactTotals)(nil),                         // 51: foundry.ledger.v1.ImpactTotals
+	(*ListIdeaImpactRequest)(nil),                // 52: foundry.ledger.v1.ListIdeaImpactRequest
+	(*ListIdeaImpactResponse)(nil),               // 53: foundry.ledger.v1.ListIdeaImpactResponse
+	(*PositionSummary)(nil),                      // 54: foundry.ledger.v1.PositionSummary
+	(*ListInvestmentsRequest)(nil),               // 55: foundry.ledger.v1.ListInvestmentsRequest
+	(*ListInvestmentsResponse)(nil),              // 56: foundry.ledger.v1.ListInvestmentsResponse
+	(*FlowEvent)(nil),                            // 57: foundry.ledger.v1.FlowEvent
+	(*JournalLine)(nil),                          // 58: foundry.ledger.v1.JournalLine
+	(*GetInvestmentHistoryRequest)(nil),          // 59: foundry.ledger.v1.GetInvestmentHistoryRequest
+	(*GetInvestmentHistoryResponse)(nil),         // 60: foundry.ledger.v1.GetInvestmentHistoryResponse
+	(*Pledge)(nil),                               // 61: foundry.ledger.v1.Pledge
+	(*CreatePledgeRequest)(nil),                  // 62: foundry.ledger.v1.CreatePledgeRequest
+	(*CreatePledgeResponse)(nil),                 // 63: foundry.ledger.v1.CreatePledgeResponse
+	(*StakeProjection)(nil),                      // 64: foundry.ledger.v1.StakeProjection
+	(*StakeRequest)(nil),                         // 65: foundry.ledger.v1.StakeRequest
+	(*StakeResponse)(nil),                        // 66: foundry.ledger.v1.StakeResponse
+	(*UnstakeRequest)(nil),                       // 67: foundry.ledger.v1.UnstakeRequest
+	(*UnstakeResponse)(nil),                      // 68: foundry.ledger.v1.UnstakeResponse
+	(*DepositRequest)(nil),                       // 69: foundry.ledger.v1.DepositRequest
+	(*DepositResponse)(nil),                      // 70: foundry.ledger.v1.DepositResponse
+	(*WithdrawRequest)(nil),                      // 71: foundry.ledger.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),                     // 72: foundry.ledger.v1.WithdrawResponse
+	(*GetBalancesRequest)(nil),                   // 73: foundry.ledger.v1.GetBalancesRequest
+	(*GetBalancesResponse)(nil),                  // 74: foundry.ledger.v1.GetBalancesResponse
+	(*GetExchangeRateRequest)(nil),               // 75: foundry.ledger.v1.GetExchangeRateRequest
+	(*GetExchangeRateResponse)(nil),              // 76: foundry.ledger.v1.GetExchangeRateResponse
+	(*GetSupplyRequest)(nil),                     // 77: foundry.ledger.v1.GetSupplyRequest
+	(*GetSupplyResponse)(nil),                    // 78: foundry.ledger.v1.GetSupplyResponse
+	(*GetSupplyHistoryRequest)(nil),              // 79: foundry.ledger.v1.GetSupplyHistoryRequest
+	(*SupplyDay)(nil),                            // 80: foundry.ledger.v1.SupplyDay
+	(*GetSupplyHistoryResponse)(nil),             // 81: foundry.ledger.v1.GetSupplyHistoryResponse
+	(*RecordOraclePriceRequest)(nil),             // 82: foundry.ledger.v1.RecordOraclePriceRequest
+	(*RecordOraclePriceResponse)(nil),            // 83: foundry.ledger.v1.RecordOraclePriceResponse
+	(*AuditEntry)(nil),                           // 84: foundry.ledger.v1.AuditEntry
+	(*ListAuditEntriesRequest)(nil),              // 85: foundry.ledger.v1.ListAuditEntriesRequest
+	(*ListAuditEntriesResponse)(nil),             // 86: foundry.ledger.v1.ListAuditEntriesResponse
+	(*VerifyAuditRequest)(nil),                   // 87: foundry.ledger.v1.VerifyAuditRequest
+	(*VerifyAuditResponse)(nil),                  // 88: foundry.ledger.v1.VerifyAuditResponse
+	(*IntegrityFinding)(nil),                     // 89: foundry.ledger.v1.IntegrityFinding
+	(*AuditScrub)(nil),                           // 90: foundry.ledger.v1.AuditScrub
+	(*AuditScrubCycle)(nil),                      // 91: foundry.ledger.v1.AuditScrubCycle
+	(*GetAuditCheckpointRequest)(nil),            // 92: foundry.ledger.v1.GetAuditCheckpointRequest
+	(*GetAuditCheckpointResponse)(nil),           // 93: foundry.ledger.v1.GetAuditCheckpointResponse
+	(*GetAuditVerifierKeyRequest)(nil),           // 94: foundry.ledger.v1.GetAuditVerifierKeyRequest
+	(*GetAuditVerifierKeyResponse)(nil),          // 95: foundry.ledger.v1.GetAuditVerifierKeyResponse
+	(*ListAuditKeyChangesRequest)(nil),           // 96: foundry.ledger.v1.ListAuditKeyChangesRequest
+	(*ListAuditKeyChangesResponse)(nil),          // 97: foundry.ledger.v1.ListAuditKeyChangesResponse
+	(*AuditKeyChange)(nil),                       // 98: foundry.ledger.v1.AuditKeyChange
+	(*GetAuditProofRequest)(nil),                 // 99: foundry.ledger.v1.GetAuditProofRequest
+	(*GetAuditProofResponse)(nil),                // 100: foundry.ledger.v1.GetAuditProofResponse
+	(*GetAuditConsistencyRequest)(nil),           // 101: foundry.ledger.v1.GetAuditConsistencyRequest
+	(*GetAuditConsistencyResponse)(nil),          // 102: foundry.ledger.v1.GetAuditConsistencyResponse
+	(*RepairedBreak)(nil),                        // 103: foundry.ledger.v1.RepairedBreak
+	(*RepairAuditRequest)(nil),                   // 104: foundry.ledger.v1.RepairAuditRequest
+	(*RepairAuditResponse)(nil),                  // 105: foundry.ledger.v1.RepairAuditResponse
+	(*FreezeRequest)(nil),                        // 106: foundry.ledger.v1.FreezeRequest
+	(*FreezeResponse)(nil),                       // 107: foundry.ledger.v1.FreezeResponse
+	(*UnfreezeRequest)(nil),                      // 108: foundry.ledger.v1.UnfreezeRequest
+	(*UnfreezeResponse)(nil),                     // 109: foundry.ledger.v1.UnfreezeResponse
+	(*GetIncidentStatusRequest)(nil),             // 110: foundry.ledger.v1.GetIncidentStatusRequest
+	(*GetIncidentStatusResponse)(nil),            // 111: foundry.ledger.v1.GetIncidentStatusResponse
+	(*Incident)(nil),                             // 112: foundry.ledger.v1.Incident
+	(*ListIncidentsRequest)(nil),                 // 113: foundry.ledger.v1.ListIncidentsRequest
+	(*ListIncidentsResponse)(nil),                // 114: foundry.ledger.v1.ListIncidentsResponse
+	(*LogoutRequest)(nil),                        // 115: foundry.ledger.v1.LogoutRequest
+	(*LogoutResponse)(nil),                       // 116: foundry.ledger.v1.LogoutResponse
+	(*GetPrincipalRequest)(nil),                  // 117: foundry.ledger.v1.GetPrincipalRequest
+	(*GetPrincipalResponse)(nil),                 // 118: foundry.ledger.v1.GetPrincipalResponse
+	(*APIToken)(nil),                             // 119: foundry.ledger.v1.APIToken
+	(*CreateTokenRequest)(nil),                   // 120: foundry.ledger.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),                  // 121: foundry.ledger.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),                    // 122: foundry.ledger.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),                   // 123: foundry.ledger.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),                   // 124: foundry.ledger.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),                  // 125: foundry.ledger.v1.RevokeTokenResponse
+	nil,                                          // 126: foundry.ledger.v1.AuditEntry.AttrsEntry
+	(*v1.Pagination)(nil),                        // 127: foundry.common.v1.Pagination
+	(*structpb.Struct)(nil),                      // 128: google.protobuf.Struct
+	(*wrapperspb.StringValue)(nil),               // 129: google.protobuf.StringValue
+	(v11.Stage)(0),                               // 130: foundry.portfolio.v1.Stage
+	(EconomyMode)(0),                             // 131: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.DoubleValue)(nil),               // 132: google.protobuf.DoubleValue
+	(*wrapperspb.Int32Value)(nil),                // 133: google.protobuf.Int32Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 1: foundry.ledger.v1.GetAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
 	6,   // 2: foundry.ledger.v1.ListAssetsResponse.assets:type_name -> foundry.ledger.v1.Asset
-	125, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	126, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
-	127, // 5: foundry.ledger.v1.Contribution.contributor_handle:type_name -> google.protobuf.StringValue
+	127, // 3: foundry.ledger.v1.ListAssetsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	128, // 4: foundry.ledger.v1.Contribution.metadata:type_name -> google.protobuf.Struct
+	129, // 5: foundry.ledger.v1.Contribution.contributor_handle:type_name -> google.protobuf.StringValue
 	14,  // 6: foundry.ledger.v1.Contribution.review:type_name -> foundry.ledger.v1.ContributionReview
 	13,  // 7: foundry.ledger.v1.ReviewContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	126, // 8: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
+	128, // 8: foundry.ledger.v1.CreateContributionRequest.metadata:type_name -> google.protobuf.Struct
 	13,  // 9: foundry.ledger.v1.CreateContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 10: foundry.ledger.v1.GetContributionResponse.contribution:type_name -> foundry.ledger.v1.Contribution
 	13,  // 11: foundry.ledger.v1.ListContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	125, // 12: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	127, // 13: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
+	127, // 12: foundry.ledger.v1.ListContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	129, // 13: foundry.ledger.v1.ContributorSummary.handle:type_name -> google.protobuf.StringValue
 	24,  // 14: foundry.ledger.v1.ListContributorsResponse.contributors:type_name -> foundry.ledger.v1.ContributorSummary
-	125, // 15: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	127, // 15: foundry.ledger.v1.ListContributorsResponse.pagination:type_name -> foundry.common.v1.Pagination
 	13,  // 16: foundry.ledger.v1.ListAssetContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	125, // 17: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	127, // 17: foundry.ledger.v1.ListAssetContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
 	13,  // 18: foundry.ledger.v1.ListContributorContributionsResponse.contributions:type_name -> foundry.ledger.v1.Contribution
-	125, // 19: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	127, // 19: foundry.ledger.v1.ListContributorContributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
 	13,  // 20: foundry.ledger.v1.RecordGithubDeliveryResponse.contribution:type_name -> foundry.ledger.v1.Contribution
-	127, // 21: foundry.ledger.v1.Payout.contributor_handle:type_name -> google.protobuf.StringValue
+	129, // 21: foundry.ledger.v1.Payout.contributor_handle:type_name -> google.protobuf.StringValue
 	32,  // 22: foundry.ledger.v1.Distribution.payouts:type_name -> foundry.ledger.v1.Payout
-	125, // 23: foundry.ledger.v1.Distribution.pagination:type_name -> foundry.common.v1.Pagination
+	127, // 23: foundry.ledger.v1.Distribution.pagination:type_name -> foundry.common.v1.Pagination
 	33,  // 24: foundry.ledger.v1.CreateDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
 	33,  // 25: foundry.ledger.v1.GetDistributionResponse.distribution:type_name -> foundry.ledger.v1.Distribution
 	33,  // 26: foundry.ledger.v1.ListAssetDistributionsResponse.distributions:type_name -> foundry.ledger.v1.Distribution
-	125, // 27: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	128, // 28: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	127, // 27: foundry.ledger.v1.ListAssetDistributionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	130, // 28: foundry.ledger.v1.GetInvestPreviewResponse.stage:type_name -> foundry.portfolio.v1.Stage
 	41,  // 29: foundry.ledger.v1.GetInvestPreviewResponse.projections:type_name -> foundry.ledger.v1.InvestProjection
-	127, // 30: foundry.ledger.v1.ImpactRecord.entry_id:type_name -> google.protobuf.StringValue
-	44,  // 31: foundry.ledger.v1.RecordImpactResponse.record:type_name -> foundry.ledger.v1.ImpactRecord
-	45,  // 32: foundry.ledger.v1.RecordImpactResponse.payouts:type_name -> foundry.ledger.v1.ImpactPayout
-	48,  // 33: foundry.ledger.v1.ImpactTotals.usage:type_name -> foundry.ledger.v1.ImpactUsage
-	127, // 34: foundry.ledger.v1.ImpactTotals.last_recorded_at:type_name -> google.protobuf.StringValue
-	49,  // 35: foundry.ledger.v1.ListIdeaImpactResponse.totals:type_name -> foundry.ledger.v1.ImpactTotals
-	44,  // 36: foundry.ledger.v1.ListIdeaImpactResponse.records:type_name -> foundry.ledger.v1.ImpactRecord
-	125, // 37: foundry.ledger.v1.ListIdeaImpactResponse.pagination:type_name -> foundry.common.v1.Pagination
-	43,  // 38: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
-	52,  // 39: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
-	127, // 40: foundry.ledger.v1.ListInvestmentsResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	125, // 41: foundry.ledger.v1.ListInvestmentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	127, // 42: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
-	56,  // 43: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
-	55,  // 44: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
-	125, // 45: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
-	127, // 46: foundry.ledger.v1.GetInvestmentHistoryResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	127, // 47: foundry.ledger.v1.Pledge.contributor_handle:type_name -> google.protobuf.StringValue
-	59,  // 48: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
-	128, // 49: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
-	62,  // 50: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
-	127, // 51: foundry.ledger.v1.StakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	127, // 52: foundry.ledger.v1.UnstakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	127, // 53: foundry.ledger.v1.DepositResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	127, // 54: foundry.ledger.v1.WithdrawResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	127, // 55: foundry.ledger.v1.GetBalancesResponse.contributor_handle:type_name -> google.protobuf.StringValue
-	127, // 56: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
-	129, // 57: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	130, // 58: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
-	130, // 59: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
-	130, // 60: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
-	78,  // 61: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
-	124, // 62: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
-	127, // 63: foundry.ledger.v1.AuditEntry.actor_handle:type_name -> google.protobuf.StringValue
-	127, // 64: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
-	82,  // 65: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
-	125, // 66: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	131, // 67: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	131, // 68: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	127, // 69: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
-	101, // 70: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	87,  // 71: foundry.ledger.v1.VerifyAuditResponse.findings:type_name -> foundry.ledger.v1.IntegrityFinding
-	88,  // 72: foundry.ledger.v1.VerifyAuditResponse.scrub:type_name -> foundry.ledger.v1.AuditScrub
-	129, // 73: foundry.ledger.v1.IntegrityFinding.mode:type_name -> foundry.ledger.v1.EconomyMode
-	131, // 74: foundry.ledger.v1.IntegrityFinding.seq:type_name -> google.protobuf.Int32Value
-	127, // 75: foundry.ledger.v1.IntegrityFinding.entry_id:type_name -> google.protobuf.StringValue
-	127, // 76: foundry.ledger.v1.IntegrityFinding.account:type_name -> google.protobuf.StringValue
-	89,  // 77: foundry.ledger.v1.AuditScrub.last_cycle:type_name -> foundry.ledger.v1.AuditScrubCycle
-	127, // 78: foundry.ledger.v1.AuditScrub.updated_at:type_name -> google.protobuf.StringValue
-	127, // 79: foundry.ledger.v1.AuditScrub.late:type_name -> google.protobuf.StringValue
-	96,  // 80: foundry.ledger.v1.ListAuditKeyChangesResponse.key_changes:type_name -> foundry.ledger.v1.AuditKeyChange
-	82,  // 81: foundry.ledger.v1.GetAuditProofResponse.entry:type_name -> foundry.ledger.v1.AuditEntry
-	131, // 82: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	131, // 83: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	82,  // 84: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
-	101, // 85: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
-	101, // 86: foundry.ledger.v1.RepairAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
-	127, // 87: foundry.ledger.v1.RepairAuditResponse.correction_entry_id:type_name -> google.protobuf.StringValue
-	87,  // 88: foundry.ledger.v1.RepairAuditResponse.open_findings:type_name -> foundry.ledger.v1.IntegrityFinding
-	129, // 89: foundry.ledger.v1.RepairAuditResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	129, // 90: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	127, // 91: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
-	129, // 92: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	127, // 93: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
-	110, // 94: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
-	125, // 95: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
-	127, // 96: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
-	127, // 97: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
-	127, // 98: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
-	127, // 99: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
-	127, // 100: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
-	127, // 101: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
-	127, // 102: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	117, // 103: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	117, // 104: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	117, // 105: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 106: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 107: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 108: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	113, // 109: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	115, // 110: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	118, // 111: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	120, // 112: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	122, // 113: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 114: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 115: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 116: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	17,  // 117: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	15,  // 118: foundry.ledger.v1.LedgerService.ReviewContribution:input_type -> foundry.ledger.v1.ReviewContributionRequest
-	19,  // 119: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	21,  // 120: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
-	23,  // 121: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
-	26,  // 122: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	28,  // 123: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	30,  // 124: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	34,  // 125: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	36,  // 126: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	38,  // 127: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	40,  // 128: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	53,  // 129: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	57,  // 130: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	46,  // 131: foundry.ledger.v1.LedgerService.RecordImpact:input_type -> foundry.ledger.v1.RecordImpactRequest
-	50,  // 132: foundry.ledger.v1.LedgerService.ListIdeaImpact:input_type -> foundry.ledger.v1.ListIdeaImpactRequest
-	60,  // 133: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	63,  // 134: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	65,  // 135: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	67,  // 136: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	69,  // 137: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	71,  // 138: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	73,  // 139: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	75,  // 140: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	77,  // 141: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
-	80,  // 142: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	83,  // 143: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	85,  // 144: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	90,  // 145: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	92,  // 146: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	94,  // 147: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:input_type -> foundry.ledger.v1.ListAuditKeyChangesRequest
-	97,  // 148: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	99,  // 149: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	102, // 150: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	104, // 151: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	106, // 152: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	108, // 153: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	111, // 154: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	1,   // 155: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 156: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 157: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	114, // 158: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	116, // 159: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	119, // 160: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	121, // 161: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	123, // 162: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 163: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 164: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 165: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	18,  // 166: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	16,  // 167: foundry.ledger.v1.LedgerService.ReviewContribution:output_type -> foundry.ledger.v1.ReviewContributionResponse
-	20,  // 168: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	22,  // 169: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
-	25,  // 170: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
-	27,  // 171: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	29,  // 172: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	31,  // 173: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	35,  // 174: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	37,  // 175: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	39,  // 176: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	42,  // 177: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	54,  // 178: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	58,  // 179: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	47,  // 180: foundry.ledger.v1.LedgerService.RecordImpact:output_type -> foundry.ledger.v1.RecordImpactResponse
-	51,  // 181: foundry.ledger.v1.LedgerService.ListIdeaImpact:output_type -> foundry.ledger.v1.ListIdeaImpactResponse
-	61,  // 182: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	64,  // 183: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	66,  // 184: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	68,  // 185: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	70,  // 186: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	72,  // 187: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	74,  // 188: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	76,  // 189: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	79,  // 190: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
-	81,  // 191: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	84,  // 192: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	86,  // 193: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	91,  // 194: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	93,  // 195: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	95,  // 196: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:output_type -> foundry.ledger.v1.ListAuditKeyChangesResponse
-	98,  // 197: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	100, // 198: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	103, // 199: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	105, // 200: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	107, // 201: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	109, // 202: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	112, // 203: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	155, // [155:204] is the sub-list for method output_type
-	106, // [106:155] is the sub-list for method input_type
-	106, // [106:106] is the sub-list for extension type_name
-	106, // [106:106] is the sub-list for extension extendee
-	0,   // [0:106] is the sub-list for field type_name
+	129, // 30: foundry.ledger.v1.ImpactRecord.entry_id:type_name -> google.protobuf.StringValue
+	44,  // 31: foundry.ledger.v1.RecordImpactDeliveryResponse.record:type_name -> foundry.ledger.v1.ImpactRecord
+	44,  // 32: foundry.ledger.v1.RecordImpactResponse.record:type_name -> foundry.ledger.v1.ImpactRecord
+	45,  // 33: foundry.ledger.v1.RecordImpactResponse.payouts:type_name -> foundry.ledger.v1.ImpactPayout
+	50,  // 34: foundry.ledger.v1.ImpactTotals.usage:type_name -> foundry.ledger.v1.ImpactUsage
+	129, // 35: foundry.ledger.v1.ImpactTotals.last_recorded_at:type_name -> google.protobuf.StringValue
+	51,  // 36: foundry.ledger.v1.ListIdeaImpactResponse.totals:type_name -> foundry.ledger.v1.ImpactTotals
+	44,  // 37: foundry.ledger.v1.ListIdeaImpactResponse.records:type_name -> foundry.ledger.v1.ImpactRecord
+	127, // 38: foundry.ledger.v1.ListIdeaImpactResponse.pagination:type_name -> foundry.common.v1.Pagination
+	43,  // 39: foundry.ledger.v1.ListInvestmentsResponse.positions:type_name -> foundry.ledger.v1.Position
+	54,  // 40: foundry.ledger.v1.ListInvestmentsResponse.summary:type_name -> foundry.ledger.v1.PositionSummary
+	129, // 41: foundry.ledger.v1.ListInvestmentsResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	127, // 42: foundry.ledger.v1.ListInvestmentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	129, // 43: foundry.ledger.v1.FlowEvent.idea_id:type_name -> google.protobuf.StringValue
+	58,  // 44: foundry.ledger.v1.FlowEvent.lines:type_name -> foundry.ledger.v1.JournalLine
+	57,  // 45: foundry.ledger.v1.GetInvestmentHistoryResponse.events:type_name -> foundry.ledger.v1.FlowEvent
+	127, // 46: foundry.ledger.v1.GetInvestmentHistoryResponse.pagination:type_name -> foundry.common.v1.Pagination
+	129, // 47: foundry.ledger.v1.GetInvestmentHistoryResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	129, // 48: foundry.ledger.v1.Pledge.contributor_handle:type_name -> google.protobuf.StringValue
+	61,  // 49: foundry.ledger.v1.CreatePledgeResponse.pledge:type_name -> foundry.ledger.v1.Pledge
+	130, // 50: foundry.ledger.v1.StakeResponse.stage:type_name -> foundry.portfolio.v1.Stage
+	64,  // 51: foundry.ledger.v1.StakeResponse.projection:type_name -> foundry.ledger.v1.StakeProjection
+	129, // 52: foundry.ledger.v1.StakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	129, // 53: foundry.ledger.v1.UnstakeResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	129, // 54: foundry.ledger.v1.DepositResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	129, // 55: foundry.ledger.v1.WithdrawResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	129, // 56: foundry.ledger.v1.GetBalancesResponse.contributor_handle:type_name -> google.protobuf.StringValue
+	129, // 57: foundry.ledger.v1.GetExchangeRateResponse.as_of:type_name -> google.protobuf.StringValue
+	131, // 58: foundry.ledger.v1.GetSupplyResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	132, // 59: foundry.ledger.v1.SupplyDay.total_cc_outstanding:type_name -> google.protobuf.DoubleValue
+	132, // 60: foundry.ledger.v1.SupplyDay.treasury_value_usd:type_name -> google.protobuf.DoubleValue
+	132, // 61: foundry.ledger.v1.SupplyDay.reserve_ratio:type_name -> google.protobuf.DoubleValue
+	80,  // 62: foundry.ledger.v1.GetSupplyHistoryResponse.days:type_name -> foundry.ledger.v1.SupplyDay
+	126, // 63: foundry.ledger.v1.AuditEntry.attrs:type_name -> foundry.ledger.v1.AuditEntry.AttrsEntry
+	129, // 64: foundry.ledger.v1.AuditEntry.actor_handle:type_name -> google.protobuf.StringValue
+	129, // 65: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
+	84,  // 66: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
+	127, // 67: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	133, // 68: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	133, // 69: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	129, // 70: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
+	103, // 71: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	89,  // 72: foundry.ledger.v1.VerifyAuditResponse.findings:type_name -> foundry.ledger.v1.IntegrityFinding
+	90,  // 73: foundry.ledger.v1.VerifyAuditResponse.scrub:type_name -> foundry.ledger.v1.AuditScrub
+	131, // 74: foundry.ledger.v1.IntegrityFinding.mode:type_name -> foundry.ledger.v1.EconomyMode
+	133, // 75: foundry.ledger.v1.IntegrityFinding.seq:type_name -> google.protobuf.Int32Value
+	129, // 76: foundry.ledger.v1.IntegrityFinding.entry_id:type_name -> google.protobuf.StringValue
+	129, // 77: foundry.ledger.v1.IntegrityFinding.account:type_name -> google.protobuf.StringValue
+	91,  // 78: foundry.ledger.v1.AuditScrub.last_cycle:type_name -> foundry.ledger.v1.AuditScrubCycle
+	129, // 79: foundry.ledger.v1.AuditScrub.updated_at:type_name -> google.protobuf.StringValue
+	129, // 80: foundry.ledger.v1.AuditScrub.late:type_name -> google.protobuf.StringValue
+	98,  // 81: foundry.ledger.v1.ListAuditKeyChangesResponse.key_changes:type_name -> foundry.ledger.v1.AuditKeyChange
+	84,  // 82: foundry.ledger.v1.GetAuditProofResponse.entry:type_name -> foundry.ledger.v1.AuditEntry
+	133, // 83: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
+	133, // 84: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	84,  // 85: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
+	103, // 86: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
+	103, // 87: foundry.ledger.v1.RepairAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
+	129, // 88: foundry.ledger.v1.RepairAuditResponse.correction_entry_id:type_name -> google.protobuf.StringValue
+	89,  // 89: foundry.ledger.v1.RepairAuditResponse.open_findings:type_name -> foundry.ledger.v1.IntegrityFinding
+	131, // 90: foundry.ledger.v1.RepairAuditResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	131, // 91: foundry.ledger.v1.UnfreezeResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	129, // 92: foundry.ledger.v1.GetIncidentStatusResponse.frozen_reason:type_name -> google.protobuf.StringValue
+	131, // 93: foundry.ledger.v1.GetIncidentStatusResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	129, // 94: foundry.ledger.v1.GetIncidentStatusResponse.mode_reason:type_name -> google.protobuf.StringValue
+	112, // 95: foundry.ledger.v1.ListIncidentsResponse.incidents:type_name -> foundry.ledger.v1.Incident
+	127, // 96: foundry.ledger.v1.ListIncidentsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	129, // 97: foundry.ledger.v1.GetPrincipalResponse.contributor_id:type_name -> google.protobuf.StringValue
+	129, // 98: foundry.ledger.v1.GetPrincipalResponse.handle:type_name -> google.protobuf.StringValue
+	129, // 99: foundry.ledger.v1.GetPrincipalResponse.token_id:type_name -> google.protobuf.StringValue
+	129, // 100: foundry.ledger.v1.GetPrincipalResponse.name:type_name -> google.protobuf.StringValue
+	129, // 101: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
+	129, // 102: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
+	129, // 103: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
+	119, // 104: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	119, // 105: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	119, // 106: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 107: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 108: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 109: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	115, // 110: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	117, // 111: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	120, // 112: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	122, // 113: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	124, // 114: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 115: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 116: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 117: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	17,  // 118: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	15,  // 119: foundry.ledger.v1.LedgerService.ReviewContribution:input_type -> foundry.ledger.v1.ReviewContributionRequest
+	19,  // 120: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	21,  // 121: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
+	23,  // 122: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
+	26,  // 123: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	28,  // 124: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	30,  // 125: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	34,  // 126: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	36,  // 127: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	38,  // 128: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	40,  // 129: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	55,  // 130: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	59,  // 131: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	46,  // 132: foundry.ledger.v1.LedgerService.RecordImpact:input_type -> foundry.ledger.v1.RecordImpactRequest
+	47,  // 133: foundry.ledger.v1.LedgerService.RecordImpactDelivery:input_type -> foundry.ledger.v1.RecordImpactDeliveryRequest
+	52,  // 134: foundry.ledger.v1.LedgerService.ListIdeaImpact:input_type -> foundry.ledger.v1.ListIdeaImpactRequest
+	62,  // 135: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	65,  // 136: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	67,  // 137: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	69,  // 138: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	71,  // 139: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	73,  // 140: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	75,  // 141: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	77,  // 142: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	79,  // 143: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
+	82,  // 144: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	85,  // 145: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	87,  // 146: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	92,  // 147: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	94,  // 148: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	96,  // 149: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:input_type -> foundry.ledger.v1.ListAuditKeyChangesRequest
+	99,  // 150: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	101, // 151: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	104, // 152: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	106, // 153: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	108, // 154: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	110, // 155: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	113, // 156: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 157: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 158: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 159: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	116, // 160: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	118, // 161: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	121, // 162: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	123, // 163: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	125, // 164: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 165: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 166: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 167: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	18,  // 168: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	16,  // 169: foundry.ledger.v1.LedgerService.ReviewContribution:output_type -> foundry.ledger.v1.ReviewContributionResponse
+	20,  // 170: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	22,  // 171: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
+	25,  // 172: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
+	27,  // 173: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	29,  // 174: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	31,  // 175: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	35,  // 176: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	37,  // 177: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	39,  // 178: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	42,  // 179: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	56,  // 180: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	60,  // 181: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	49,  // 182: foundry.ledger.v1.LedgerService.RecordImpact:output_type -> foundry.ledger.v1.RecordImpactResponse
+	48,  // 183: foundry.ledger.v1.LedgerService.RecordImpactDelivery:output_type -> foundry.ledger.v1.RecordImpactDeliveryResponse
+	53,  // 184: foundry.ledger.v1.LedgerService.ListIdeaImpact:output_type -> foundry.ledger.v1.ListIdeaImpactResponse
+	63,  // 185: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	66,  // 186: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	68,  // 187: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	70,  // 188: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	72,  // 189: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	74,  // 190: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	76,  // 191: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	78,  // 192: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	81,  // 193: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
+	83,  // 194: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	86,  // 195: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	88,  // 196: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	93,  // 197: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	95,  // 198: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	97,  // 199: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:output_type -> foundry.ledger.v1.ListAuditKeyChangesResponse
+	100, // 200: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	102, // 201: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	105, // 202: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	107, // 203: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	109, // 204: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	111, // 205: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	114, // 206: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	157, // [157:207] is the sub-list for method output_type
+	107, // [107:157] is the sub-list for method input_type
+	107, // [107:107] is the sub-list for extension type_name
+	107, // [107:107] is the sub-list for extension extendee
+	0,   // [0:107] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
@@ -9695,19 +9818,19 @@ func file_foundry_ledger_v1_ledger_proto_init() {
 	file_foundry_ledger_v1_ledger_proto_msgTypes[28].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[36].OneofWrappers = []any{}
 	file_foundry_ledger_v1_ledger_proto_msgTypes[38].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[50].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[53].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[57].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[77].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[83].OneofWrappers = []any{}
-	file_foundry_ledger_v1_ledger_proto_msgTypes[111].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[52].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[55].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[59].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[79].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[85].OneofWrappers = []any{}
+	file_foundry_ledger_v1_ledger_proto_msgTypes[113].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ledger_v1_ledger_proto_rawDesc), len(file_foundry_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   125,
+			NumMessages:   127,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

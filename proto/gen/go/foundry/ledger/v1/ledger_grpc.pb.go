@@ -57,6 +57,7 @@ const (
 	LedgerService_ListInvestments_FullMethodName              = "/foundry.ledger.v1.LedgerService/ListInvestments"
 	LedgerService_GetInvestmentHistory_FullMethodName         = "/foundry.ledger.v1.LedgerService/GetInvestmentHistory"
 	LedgerService_RecordImpact_FullMethodName                 = "/foundry.ledger.v1.LedgerService/RecordImpact"
+	LedgerService_RecordImpactDelivery_FullMethodName         = "/foundry.ledger.v1.LedgerService/RecordImpactDelivery"
 	LedgerService_ListIdeaImpact_FullMethodName               = "/foundry.ledger.v1.LedgerService/ListIdeaImpact"
 	LedgerService_CreatePledge_FullMethodName                 = "/foundry.ledger.v1.LedgerService/CreatePledge"
 	LedgerService_Stake_FullMethodName                        = "/foundry.ledger.v1.LedgerService/Stake"
@@ -154,6 +155,11 @@ type LedgerServiceClient interface {
 	// at the buy rate and pays it to those positions in proportion to the
 	// attribution they earned.
 	RecordImpact(ctx context.Context, in *RecordImpactRequest, opts ...grpc.CallOption) (*RecordImpactResponse, error)
+	// RecordImpactDelivery takes a signed usage delivery (POST
+	// /api/webhooks/impact: the gateway forwards the unparsed body and its
+	// X-Hub-Signature-256, HMAC-SHA256 under FOUNDRY_IMPACT_WEBHOOK_SECRET)
+	// and records it as a usage record, once per idea and reference.
+	RecordImpactDelivery(ctx context.Context, in *RecordImpactDeliveryRequest, opts ...grpc.CallOption) (*RecordImpactDeliveryResponse, error)
 	// ListIdeaImpact returns a page of an idea's impact records, newest
 	// first, with the totals of all of them.
 	ListIdeaImpact(ctx context.Context, in *ListIdeaImpactRequest, opts ...grpc.CallOption) (*ListIdeaImpactResponse, error)
@@ -485,6 +491,16 @@ func (c *ledgerServiceClient) RecordImpact(ctx context.Context, in *RecordImpact
 	return out, nil
 }
 
+func (c *ledgerServiceClient) RecordImpactDelivery(ctx context.Context, in *RecordImpactDeliveryRequest, opts ...grpc.CallOption) (*RecordImpactDeliveryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordImpactDeliveryResponse)
+	err := c.cc.Invoke(ctx, LedgerService_RecordImpactDelivery_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *ledgerServiceClient) ListIdeaImpact(ctx context.Context, in *ListIdeaImpactRequest, opts ...grpc.CallOption) (*ListIdeaImpactResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListIdeaImpactResponse)
@@ -787,6 +803,11 @@ type LedgerServiceServer interface {
 	// at the buy rate and pays it to those positions in proportion to the
 	// attribution they earned.
 	RecordImpact(context.Context, *RecordImpactRequest) (*RecordImpactResponse, error)
+	// RecordImpactDelivery takes a signed usage delivery (POST
+	// /api/webhooks/impact: the gateway forwards the unparsed body and its
+	// X-Hub-Signature-256, HMAC-SHA256 under FOUNDRY_IMPACT_WEBHOOK_SECRET)
+	// and records it as a usage record, once per idea and reference.
+	RecordImpactDelivery(context.Context, *RecordImpactDeliveryRequest) (*RecordImpactDeliveryResponse, error)
 	// ListIdeaImpact returns a page of an idea's impact records, newest
 	// first, with the totals of all of them.
 	ListIdeaImpact(context.Context, *ListIdeaImpactRequest) (*ListIdeaImpactResponse, error)
@@ -935,6 +956,9 @@ func (UnimplementedLedgerServiceServer) GetInvestmentHistory(context.Context, *G
 }
 func (UnimplementedLedgerServiceServer) RecordImpact(context.Context, *RecordImpactRequest) (*RecordImpactResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecordImpact not implemented")
+}
+func (UnimplementedLedgerServiceServer) RecordImpactDelivery(context.Context, *RecordImpactDeliveryRequest) (*RecordImpactDeliveryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordImpactDelivery not implemented")
 }
 func (UnimplementedLedgerServiceServer) ListIdeaImpact(context.Context, *ListIdeaImpactRequest) (*ListIdeaImpactResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListIdeaImpact not implemented")
@@ -1494,6 +1518,24 @@ func _LedgerService_RecordImpact_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_RecordImpactDelivery_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordImpactDeliveryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).RecordImpactDelivery(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_RecordImpactDelivery_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).RecordImpactDelivery(ctx, req.(*RecordImpactDeliveryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LedgerService_ListIdeaImpact_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListIdeaImpactRequest)
 	if err := dec(in); err != nil {
@@ -2018,6 +2060,10 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RecordImpact",
 			Handler:    _LedgerService_RecordImpact_Handler,
+		},
+		{
+			MethodName: "RecordImpactDelivery",
+			Handler:    _LedgerService_RecordImpactDelivery_Handler,
 		},
 		{
 			MethodName: "ListIdeaImpact",
