@@ -193,6 +193,19 @@ func (a *App) RecordImpact(ctx context.Context, cmd ImpactCmd, idem *idempotency
 		out.Record = rec
 		return nil
 	})
+	if errors.Is(err, store.ErrAlreadyExists) {
+		// Two usage records with one reference raced (they take the mode
+		// lock shared only): the other committed first and this one rolled
+		// back whole, attribution included. Answer as a retry would.
+		prev, rerr := a.read().Impact.ImpactByReference(ctx, idea.ID, cmd.Reference)
+		if rerr != nil {
+			return ImpactResult{}, errors.Join(err, rerr)
+		}
+		if !sameImpact(prev, store.ImpactRecord{Kind: cmd.Kind, Quantity: qty, Unit: cmd.Unit, AmountUSD: usd, Evidence: cmd.Evidence}) {
+			return ImpactResult{}, fault.New(fault.Conflict, "reference %q was used for another impact record of idea %s", cmd.Reference, idea.ID)
+		}
+		return ImpactResult{Record: prev, Duplicate: true, Payouts: []ImpactPayout{}}, nil
+	}
 	return out, err
 }
 

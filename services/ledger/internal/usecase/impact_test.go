@@ -2,6 +2,7 @@ package usecase_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,5 +174,39 @@ func TestImpactRefuses(t *testing.T) {
 		list, err := e.app.Impact(ctx, "idea-1", usecase.Page{})
 		require.NoError(t, err)
 		require.Zero(t, list.Total)
+	})
+}
+
+// TestConcurrentUsageRecordsCountOnce: eight usage records with one
+// reference at once (they take the mode lock shared only) make one
+// record, add the attribution once, and all answer that record.
+func TestConcurrentUsageRecordsCountOnce(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 20, Reference: "r"}, nil)
+		require.NoError(t, err)
+		_, err = e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: 100}, nil)
+		require.NoError(t, err)
+		const n = 8
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				out, err := e.app.RecordImpact(ctx, usecase.ImpactCmd{IdeaID: "idea-1", Kind: impact.KindUsage, Reference: "same",
+					Quantity: 1, Unit: "requests", Evidence: "e", Actor: "worker"}, nil)
+				require.NoError(t, err)
+				ids[i] = out.Record.ID
+			})
+		}
+		wg.Wait()
+		for _, id := range ids {
+			require.Equal(t, ids[0], id, "every answer is the one record")
+		}
+		require.Equal(t, money.Micros(cc), position(t, e, "ada").Earned, "100 × 0.01 × 1, once")
+		list, err := e.app.Impact(ctx, "idea-1", usecase.Page{})
+		require.NoError(t, err)
+		require.Equal(t, 1, list.Total)
 	})
 }
