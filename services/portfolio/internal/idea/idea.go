@@ -67,8 +67,11 @@ type Idea struct {
 	// MergedIntoID names the idea this one was merged into; set with Archived.
 	MergedIntoID string
 	Archived     bool
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Split is true once the idea was split: its children carry its value,
+	// so the portfolio totals count theirs and not its own beside them.
+	Split     bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 	// CreatedBy is the contributor who created the idea, who may edit it
 	// as operators do; "" when an operator created it.
 	CreatedBy string

@@ -93,6 +93,14 @@ func (a *App) Split(ctx context.Context, parentID string, children []idea.Idea) 
 		if parent.Archived {
 			return fmt.Errorf("idea %s: %w", parentID, store.ErrArchived)
 		}
+		if len(children) > 0 && !parent.Split {
+			// The children carry the parent's value from now on.
+			split := parent
+			split.Split = true
+			if err := r.Ideas.Update(ctx, parent, split); err != nil {
+				return err
+			}
+		}
 		for _, c := range children {
 			c.ParentID = parentID
 			if err := r.Ideas.Create(ctx, c); err != nil {

@@ -28,7 +28,7 @@ const ideaColumns = `id, name, description, potential_value, estimated_cost, act
 	confidence, resistance_risk, stage, manifestation_status,
 	cost_compute, cost_infrastructure, cost_human_attention,
 	value_adoption, value_lineage, value_friction_avoided,
-	open_question_count, task_count, parent_idea_id, merged_into_id, archived, created_at, updated_at, created_by`
+	open_question_count, task_count, parent_idea_id, merged_into_id, archived, created_at, updated_at, created_by, split`
 
 // scanIdea reads a row of ideaColumns, followed by extra columns into
 // extra.
@@ -43,7 +43,7 @@ func scanIdea(row database.Row, extra ...any) (idea.Idea, error) {
 	err := row.Scan(append([]any{&i.ID, &i.Name, &i.Description, &i.PotentialValue, &i.EstimatedCost, &i.ActualValue, &i.ActualCost,
 		&i.Confidence, &i.ResistanceRisk, &stage, &manifestation,
 		&cc, &ci, &ch, &va, &vl, &vf,
-		&i.OpenQuestions, &i.TaskCount, &parent, &merged, &i.Archived, &createdMicros, &updatedMicro, &createdBy}, extra...)...)
+		&i.OpenQuestions, &i.TaskCount, &parent, &merged, &i.Archived, &createdMicros, &updatedMicro, &createdBy, &i.Split}, extra...)...)
 	if err != nil {
 		return idea.Idea{}, err
 	}
@@ -81,7 +81,7 @@ func ideaArgs(i idea.Idea) []any {
 		i.Confidence, i.ResistanceRisk, string(i.Stage), string(i.Manifestation),
 		cc, ci, ch, va, vl, vf,
 		i.OpenQuestions, i.TaskCount, database.NullString(i.ParentID), database.NullString(i.MergedIntoID), i.Archived,
-		i.CreatedAt.UnixMicro(), i.UpdatedAt.UnixMicro(), database.NullString(i.CreatedBy)}
+		i.CreatedAt.UnixMicro(), i.UpdatedAt.UnixMicro(), database.NullString(i.CreatedBy), i.Split}
 }
 
 // Create implements store.Ideas.
@@ -124,6 +124,10 @@ func contributionOf(i idea.Idea) contribution {
 		return contribution{}
 	}
 	c := contribution{ideas: 1, potential: amountMicros(i.PotentialValue), actual: amountMicros(i.ActualValue)}
+	if i.Split {
+		// Its children carry its value: counted there, not twice.
+		c.potential, c.actual = 0, 0
+	}
 	if i.Manifestation == idea.Validated {
 		c.validated = 1
 	}

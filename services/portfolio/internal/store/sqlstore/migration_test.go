@@ -186,3 +186,44 @@ func TestMigrationKeepsEarlierChangesWithoutHandles(t *testing.T) {
 		require.Equal(t, "ada", got[1].ActorHandle)
 	})
 }
+
+// TestMigrationTakesSplitParentsOutOfTheTotals: migration 0008 marks the
+// parents of existing children split and takes their values out of the
+// totals, which counted them beside their children.
+func TestMigrationTakesSplitParentsOutOfTheTotals(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		db := dbtest.Open(t, engine, "portfolio", nil)
+		_, err := migrate.Up(ctx, db, migrationsBefore(t, "0008"))
+		require.NoError(t, err)
+		at := database.Micros(storetest.T0)
+		for _, r := range []struct {
+			id, parent     string
+			potential, act float64
+		}{{"p", "", 90.5, 3}, {"c1", "p", 45.25, 1}, {"c2", "p", 45.25, 0}, {"o", "", 10.000001, 0}} {
+			_, err := db.Exec(ctx, `INSERT INTO ideas (id, name, description, potential_value, estimated_cost,
+				actual_value, actual_cost, confidence, resistance_risk, stage, manifestation_status, score, archived, created_at, updated_at,
+				parent_idea_id) VALUES ($1, $1, '', $2, 1, $3, 0, 0.5, 0.1, 'none', 'none', 1, FALSE, $4, $4, $5)`,
+				r.id, r.potential, r.act, at, database.NullString(r.parent))
+			require.NoError(t, err)
+		}
+		// The totals as the store kept them: every active idea's value.
+		_, err = db.Exec(ctx, `UPDATE portfolio_totals SET total_ideas = 4, potential_value_micros = 191000001,
+			actual_value_micros = 4000000 WHERE id = 1`)
+		require.NoError(t, err)
+
+		_, err = migrate.Up(ctx, db, store.Migrations())
+		require.NoError(t, err)
+		totals, err := sqlstore.NewIdeas(db).Totals(ctx)
+		require.NoError(t, err)
+		require.Equal(t, store.Totals{Ideas: 4, PotentialValue: 100.500001, ActualValue: 1}, totals,
+			"the children's and the other's value, the parent's not again")
+		p, err := sqlstore.NewIdeas(db).Get(ctx, "p")
+		require.NoError(t, err)
+		require.True(t, p.Split)
+		c, err := sqlstore.NewIdeas(db).Get(ctx, "c1")
+		require.NoError(t, err)
+		require.False(t, c.Split)
+	})
+}
