@@ -186,39 +186,50 @@ func (a *App) ReleaseScrubber(ctx context.Context, holder string) error {
 // ScrubReport reads the scrubber's state for the reports.
 func (a *App) ScrubReport(ctx context.Context) (ScrubReport, error) {
 	out := ScrubReport{Cycle: a.cfg.ScrubCycle}
-	st, at, err := a.loadScrub(ctx, a.read())
+	st, row, err := a.loadScrub(ctx, a.read())
 	if err != nil {
 		return out, err
 	}
 	out.Last, out.Current, out.StartedAt, out.NextSeq, out.TargetSize, out.UpdatedAt = st.Last, st.Cycle, st.StartedAt, st.NextSeq,
-		st.TargetSize, at
+		st.TargetSize, row.at
 	return out, nil
+}
+
+// scrubRow is what loadScrub read of the stored state besides the state:
+// when a step last completed (zero before the first, and for a state it
+// started afresh) and the row's stamp, its MAC ("" for no row): whoever
+// writes the row changes it (saveScrub).
+type scrubRow struct {
+	at    time.Time
+	stamp string
 }
 
 // loadScrub reads the scrubber's state: a fresh cycle when there is none,
 // when it was sealed under another key (the key changed: the state is
 // stale, not forged), or when its MAC does not verify, which is reported
 // as a finding (someone wrote it) before the cycle starts over.
-func (a *App) loadScrub(ctx context.Context, r Repos) (scrubState, time.Time, error) {
+func (a *App) loadScrub(ctx context.Context, r Repos) (scrubState, scrubRow, error) {
 	fresh := scrubState{Cycle: 1, StartedAt: a.now(), NextSeq: 1}
 	sealed, err := r.Integrity.ScrubState(ctx)
 	if errors.Is(err, store.ErrNotFound) {
-		return fresh, time.Time{}, nil
+		return fresh, scrubRow{}, nil
 	}
 	if err != nil {
-		return scrubState{}, time.Time{}, err
+		return scrubState{}, scrubRow{}, err
 	}
+	row := scrubRow{stamp: sealed.MAC}
 	if sealed.KeyID != a.signer.KeyID() {
-		return fresh, time.Time{}, nil
+		return fresh, row, nil
 	}
 	var st scrubState
 	if a.signer.MAC([]byte(sealed.State)) != sealed.MAC || json.Unmarshal([]byte(sealed.State), &st) != nil || st.NextSeq < 1 {
 		f := logFinding(0, "the scrubber's state was written by someone without the audit signing key (its MAC does not verify); "+
 			"its cycle starts over")
 		f.Place = "log:scrub-state"
-		return fresh, time.Time{}, a.report(ctx, "scrubber", fresh.StartedAt, f)
+		return fresh, row, a.report(ctx, "scrubber", fresh.StartedAt, f)
 	}
-	return st, sealed.UpdatedAt, nil
+	row.at = sealed.UpdatedAt
+	return st, row, nil
 }
 
 // saveScrub seals and stores the scrubber's state.
@@ -270,13 +281,9 @@ func (a *App) sealScrub(ctx context.Context, r Repos, st scrubState) error {
 func (a *App) Scrub(ctx context.Context) (ScrubStep, error) {
 	began := a.clock.Now()
 	r := a.read()
-	// The stamp before the state: a write between the two makes the step
-	// save nothing (saveScrub), never save over the write.
-	stamp, err := a.scrubStamp(ctx, r)
-	if err != nil {
-		return ScrubStep{}, err
-	}
-	st, _, err := a.loadScrub(ctx, r)
+	// The row's stamp is read with the state: a write after it makes the
+	// step save nothing (saveScrub), never save over the write.
+	st, row, err := a.loadScrub(ctx, r)
 	if err != nil {
 		return ScrubStep{}, err
 	}
@@ -322,7 +329,7 @@ func (a *App) Scrub(ctx context.Context) (ScrubStep, error) {
 	if err := a.report(ctx, "scrubber", began, found...); err != nil {
 		return out, err
 	}
-	if err := a.saveScrub(ctx, stamp, st); err != nil {
+	if err := a.saveScrub(ctx, row.stamp, st); err != nil {
 		return out, err
 	}
 	now := a.clock.Now()
