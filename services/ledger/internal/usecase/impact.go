@@ -147,11 +147,13 @@ func (a *App) RecordImpact(ctx context.Context, cmd ImpactCmd, idem *idempotency
 	if err != nil {
 		return ImpactResult{}, err
 	}
+	want := store.ImpactRecord{IdeaID: idea.ID, Reference: cmd.Reference, Kind: cmd.Kind, Quantity: qty, Unit: cmd.Unit, AmountUSD: usd,
+		Evidence: cmd.Evidence, Actor: cmd.Actor, Source: cmd.Source}
 	var out ImpactResult
 	err = a.once(ctx, idem, &out, func(r Repos) error {
 		out = ImpactResult{Payouts: []ImpactPayout{}}
-		rec := store.ImpactRecord{ID: orderedID(), IdeaID: idea.ID, Reference: cmd.Reference, Kind: cmd.Kind, Quantity: qty,
-			Unit: cmd.Unit, AmountUSD: usd, Evidence: cmd.Evidence, Actor: cmd.Actor, Source: cmd.Source, CreatedAt: a.now()}
+		rec := want
+		rec.ID, rec.CreatedAt = orderedID(), a.now()
 		var eco store.Economy
 		var rate Rate
 		if cmd.Kind == impact.KindRevenue {
@@ -164,11 +166,8 @@ func (a *App) RecordImpact(ctx context.Context, cmd ImpactCmd, idem *idempotency
 			return err
 		}
 		if prev, err := r.Impact.ImpactByReference(ctx, idea.ID, cmd.Reference); err == nil {
-			if !sameImpact(prev, rec) {
-				return fault.New(fault.Conflict, "reference %q was used for another impact record of idea %s", cmd.Reference, idea.ID)
-			}
-			out = ImpactResult{Record: prev, Duplicate: true, Payouts: []ImpactPayout{}}
-			return nil
+			out, err = retried(prev, want)
+			return err
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
@@ -201,18 +200,21 @@ func (a *App) RecordImpact(ctx context.Context, cmd ImpactCmd, idem *idempotency
 		if rerr != nil {
 			return ImpactResult{}, errors.Join(err, rerr)
 		}
-		if !sameImpact(prev, store.ImpactRecord{Kind: cmd.Kind, Quantity: qty, Unit: cmd.Unit, AmountUSD: usd, Evidence: cmd.Evidence}) {
-			return ImpactResult{}, fault.New(fault.Conflict, "reference %q was used for another impact record of idea %s", cmd.Reference, idea.ID)
-		}
-		return ImpactResult{Record: prev, Duplicate: true, Payouts: []ImpactPayout{}}, nil
+		return retried(prev, want)
 	}
 	return out, err
 }
 
-// sameImpact reports whether a retry asks for the record that was made.
-func sameImpact(prev, next store.ImpactRecord) bool {
-	return prev.Kind == next.Kind && prev.Quantity == next.Quantity && prev.Unit == next.Unit && prev.AmountUSD == next.AmountUSD &&
-		prev.Evidence == next.Evidence
+// retried answers a record whose reference the idea recorded before
+// (prev): the original, as a duplicate, when want asks for the same
+// record; a conflict when it asks for another.
+func retried(prev, want store.ImpactRecord) (ImpactResult, error) {
+	if prev.Kind != want.Kind || prev.Quantity != want.Quantity || prev.Unit != want.Unit || prev.AmountUSD != want.AmountUSD ||
+		prev.Evidence != want.Evidence {
+		return ImpactResult{}, fault.New(fault.Conflict, "reference %q was used for another impact record of idea %s", want.Reference,
+			want.IdeaID)
+	}
+	return ImpactResult{Record: prev, Duplicate: true, Payouts: []ImpactPayout{}}, nil
 }
 
 // recordUsage adds the usage record's attribution to the active positions
