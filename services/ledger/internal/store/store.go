@@ -303,12 +303,12 @@ type Attribution interface {
 	// committed, so a missing row is a failure, not ErrNotFound.
 	DeliveryContribution(ctx context.Context, g GitHubContribution) (Contribution, error)
 
-	// ReviewContribution applies a review to a claimed contribution and
-	// moves its asset's total by the change of cost (a rejected one counts
-	// nothing), returning the contribution after it. ErrNotFound for no
-	// such contribution; ErrAlreadyExists when it is not a claim (it was
-	// reviewed, or never needed one).
-	ReviewContribution(ctx context.Context, id string, r Review) (Contribution, error)
+	// ReviewContribution applies a review to claim, a claimed contribution
+	// as the transaction read it, and moves its asset's total by the
+	// change of cost (a rejected one counts nothing), returning the
+	// contribution after it. ErrAlreadyExists when the row is no longer a
+	// claim (reviewed meanwhile, or never one).
+	ReviewContribution(ctx context.Context, claim Contribution, r Review) (Contribution, error)
 	// AssetStakes sums an asset's contribution costs per contributor,
 	// coherence score and whether they are claims: a distribution's input,
 	// aggregated where the rows are. Rejected contributions weigh nothing;

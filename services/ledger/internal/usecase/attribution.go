@@ -559,7 +559,7 @@ func (a *App) ReviewContribution(ctx context.Context, cmd ReviewContributionCmd)
 			review.Cost = c.Cost
 		}
 		review.At = a.now()
-		out, err = r.Attribution.ReviewContribution(ctx, cmd.ID, review)
+		out, err = r.Attribution.ReviewContribution(ctx, c, review)
 		if errors.Is(err, store.ErrAlreadyExists) {
 			return fault.New(fault.Conflict, "contribution %s was reviewed meanwhile: only a claim is reviewed, and once", cmd.ID)
 		}

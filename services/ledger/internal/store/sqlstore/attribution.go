@@ -430,34 +430,29 @@ const payoutBatch = 500
 // updated only while it is still a claim, so two reviews of one claim
 // cannot both apply, and the asset's total moves by the difference in
 // the same transaction.
-func (s Attribution) ReviewContribution(ctx context.Context, id string, r store.Review) (store.Contribution, error) {
-	before, err := s.GetContribution(ctx, id)
-	if err != nil {
-		return store.Contribution{}, err
-	}
-	if before.Status != attribution.StatusClaimed {
-		return store.Contribution{}, fmt.Errorf("contribution %s is %s: %w", id, before.Status, store.ErrAlreadyExists)
-	}
+func (s Attribution) ReviewContribution(ctx context.Context, claim store.Contribution, r store.Review) (store.Contribution, error) {
 	n, err := s.q.Exec(ctx, `UPDATE contributions SET status = $2, cost_micros = $3, coherence = $4, review_reason = $5,
 		reviewed_by = $6, reviewed_at = $7 WHERE id = $1 AND status = $8`,
-		id, r.Status, int64(r.Cost), int64(r.Coherence), r.Reason, r.By, max(database.Micros(r.At), 1), attribution.StatusClaimed)
+		claim.ID, r.Status, int64(r.Cost), int64(r.Coherence), r.Reason, r.By, max(database.Micros(r.At), 1), attribution.StatusClaimed)
 	if err != nil {
-		return store.Contribution{}, fmt.Errorf("review contribution %s: %w", id, err)
+		return store.Contribution{}, fmt.Errorf("review contribution %s: %w", claim.ID, err)
 	}
 	if n == 0 {
-		return store.Contribution{}, fmt.Errorf("contribution %s was reviewed meanwhile: %w", id, store.ErrAlreadyExists)
+		return store.Contribution{}, fmt.Errorf("contribution %s is no claim: %w", claim.ID, store.ErrAlreadyExists)
 	}
 	after := r.Cost
 	if r.Status == attribution.StatusRejected {
 		after = 0
 	}
-	if delta := after - before.Cost; delta != 0 {
+	if delta := after - claim.Cost; delta != 0 {
 		if _, err := s.q.Exec(ctx, `UPDATE assets SET total_cost_micros = total_cost_micros + $2 WHERE id = $1`,
-			before.AssetID, int64(delta)); err != nil {
-			return store.Contribution{}, fmt.Errorf("move the total of asset %s: %w", before.AssetID, err)
+			claim.AssetID, int64(delta)); err != nil {
+			return store.Contribution{}, fmt.Errorf("move the total of asset %s: %w", claim.AssetID, err)
 		}
 	}
-	return s.GetContribution(ctx, id)
+	out := claim
+	out.Status, out.Cost, out.Coherence, out.Review = r.Status, r.Cost, r.Coherence, &r
+	return out, nil
 }
 
 // AssetStakes implements store.Attribution.

@@ -47,8 +47,11 @@ func runDistributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		review := func(id string, r store.Review) (store.Contribution, error) {
 			var out store.Contribution
 			err := h.write(func(rs repos) error {
-				var err error
-				out, err = rs.attribution.ReviewContribution(ctx, id, r)
+				claim, err := rs.attribution.GetContribution(ctx, id)
+				if err != nil {
+					return err
+				}
+				out, err = rs.attribution.ReviewContribution(ctx, claim, r)
 				return err
 			})
 			return out, err
@@ -62,6 +65,9 @@ func runDistributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, money.Micros(10*money.Scale), got.ClaimedCost, "the claim is kept")
 		require.Equal(t, &store.Review{Status: attribution.StatusAccepted, Cost: 4 * money.Scale, Coherence: 800,
 			Reason: "the diff is smaller than claimed", By: "operator", At: at}, got.Review)
+		back, err := s.GetContribution(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, got, back, "what the review answered is what is stored")
 		_, err = review(claim.ID, store.Review{Status: attribution.StatusRejected, Reason: "again", By: "operator", At: at})
 		require.ErrorIs(t, err, store.ErrAlreadyExists, "a claim is reviewed once")
 		_, err = review(other.ID, store.Review{Status: attribution.StatusRejected, Cost: 5 * money.Scale,
