@@ -16,9 +16,8 @@ import (
 // through JSON decoding first. The body cap has already been applied.
 func githubWebhook(ledger ledgerv1.LedgerServiceClient) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			writeJSONError(w, http.StatusBadRequest, ErrorBody{Detail: "could not read the request body"})
+		body, ok := rawBody(w, r)
+		if !ok {
 			return
 		}
 		resp, err := ledger.RecordGithubDelivery(r.Context(), &ledgerv1.RecordGithubDeliveryRequest{
@@ -50,9 +49,8 @@ func githubWebhook(ledger ledgerv1.LedgerServiceClient) http.Handler {
 // recorded before.
 func impactWebhook(ledger ledgerv1.LedgerServiceClient) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			writeJSONError(w, http.StatusBadRequest, ErrorBody{Detail: "could not read the request body"})
+		body, ok := rawBody(w, r)
+		if !ok {
 			return
 		}
 		resp, err := ledger.RecordImpactDelivery(r.Context(), &ledgerv1.RecordImpactDeliveryRequest{
@@ -69,6 +67,17 @@ func impactWebhook(ledger ledgerv1.LedgerServiceClient) http.Handler {
 		}
 		writeMessage(w, code, resp.GetRecord())
 	})
+}
+
+// rawBody reads a webhook's body whole (the body cap has already been
+// applied), answering 400 when it cannot be read.
+func rawBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, ErrorBody{Detail: "could not read the request body"})
+		return nil, false
+	}
+	return body, true
 }
 
 // writeMessage writes a proto message with Foundry's JSON conventions.
