@@ -141,6 +141,25 @@ func TestIdeaImpactPaysStakersByEarnedAttribution(t *testing.T) {
 		require.Equal(t, []any{map[string]any{"unit": "requests", "quantity": 12.0}}, totals["usage"])
 		require.Len(t, list.JSON["records"], 2)
 		require.Equal(t, 3.0, list.JSON["pagination"].(map[string]any)["total"])
+
+		// The idea answers its totals: the ledger told the portfolio as
+		// each record committed.
+		got := request(t, http.MethodGet, sys.URL("/api/ideas/"+idea), nil)
+		requireStatus(t, http.StatusOK, got)
+		shown, ok := got.JSON["impact"].(map[string]any)
+		require.True(t, ok, "the idea carries its impact: %s", got.Raw)
+		require.Equal(t, pick(totals, "usage_records", "revenue_records", "earned_cc", "revenue_usd", "paid_cc", "last_recorded_at"),
+			pick(shown, "usage_records", "revenue_records", "earned_cc", "revenue_usd", "paid_cc", "last_recorded_at"), "%s", got.Raw)
+		ideas := request(t, http.MethodGet, sys.URL("/api/ideas?limit=500"), nil)
+		requireStatus(t, http.StatusOK, ideas)
+		for _, i := range ideas.JSON["ideas"].([]any) {
+			if i := i.(map[string]any); i["id"] == idea {
+				require.Equal(t, shown, i["impact"], "the list answers it too")
+			}
+		}
+		bare := request(t, http.MethodGet, sys.URL("/api/ideas/"+creditIdea(t, sys, "no impact yet")), nil)
+		requireStatus(t, http.StatusOK, bare)
+		require.Nil(t, bare.JSON["impact"], "null before the first record: %s", bare.Raw)
 	})
 }
 

@@ -368,6 +368,9 @@ func init() {
 			return renderPortfoliov1HealthSnapshot(r, m.(*portfoliov1.HealthSnapshot))
 		},
 		reflect.TypeFor[*portfoliov1.Idea](): func(r *renderer, m proto.Message) error { return renderPortfoliov1Idea(r, m.(*portfoliov1.Idea)) },
+		reflect.TypeFor[*portfoliov1.IdeaImpact](): func(r *renderer, m proto.Message) error {
+			return renderPortfoliov1IdeaImpact(r, m.(*portfoliov1.IdeaImpact))
+		},
 		reflect.TypeFor[*portfoliov1.IdeaSignals](): func(r *renderer, m proto.Message) error {
 			return renderPortfoliov1IdeaSignals(r, m.(*portfoliov1.IdeaSignals))
 		},
@@ -4573,6 +4576,35 @@ func renderPortfoliov1Idea(r *renderer, x *portfoliov1.Idea) error {
 	}
 	r.buf = append(r.buf, `,"updated_at":`...)
 	if err := r.str(x.UpdatedAt); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"impact":`...)
+	if x.Impact == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderPortfoliov1IdeaImpact(r, x.Impact); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderPortfoliov1IdeaImpact renders foundry.portfolio.v1.IdeaImpact.
+func renderPortfoliov1IdeaImpact(r *renderer, x *portfoliov1.IdeaImpact) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"usage_records":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.UsageRecords), 10)
+	r.buf = append(r.buf, `,"revenue_records":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.RevenueRecords), 10)
+	r.buf = append(r.buf, `,"earned_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.EarnedCc, 64)
+	r.buf = append(r.buf, `,"revenue_usd":`...)
+	r.buf = appendJSONFloat(r.buf, x.RevenueUsd, 64)
+	r.buf = append(r.buf, `,"paid_cc":`...)
+	r.buf = appendJSONFloat(r.buf, x.PaidCc, 64)
+	r.buf = append(r.buf, `,"last_recorded_at":`...)
+	if err := r.str(x.LastRecordedAt); err != nil {
 		return err
 	}
 	r.buf = append(r.buf, '}')

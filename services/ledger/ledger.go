@@ -256,7 +256,8 @@ func Module() app.Module {
 			if conn, err := h.Dial("portfolio"); err != nil {
 				h.Log.Warn("the portfolio is not reachable from this ledger: stakes, pledges and invest previews answer 503", zap.Error(err))
 			} else {
-				ecfg.Ideas = peer.NewPortfolio(conn)
+				p := peer.NewPortfolio(conn)
+				ecfg.Ideas, ecfg.Board = p, p
 			}
 			if len(ecfg.Signers) == 0 {
 				h.Log.Info("no freeze signers configured (FOUNDRY_SIGNERS): POST /api/incidents/freeze refuses every request")
@@ -276,6 +277,9 @@ func Module() app.Module {
 			h.Go(func(ctx context.Context) {
 				runSequencer(ctx, h.Log, uc, lease.HolderID("ledger"), cfg.AuditSequenceInterval, cfg.AuditBatch)
 			})
+			if ecfg.Board != nil {
+				h.Go(func(ctx context.Context) { runImpactPublisher(ctx, h.Log, uc, impactPublishEvery) })
+			}
 			if len(ecfg.Witnesses) > 0 {
 				h.Go(func(ctx context.Context) { runWitnesses(ctx, h.Log, uc, lease.HolderID("ledger")) })
 			}

@@ -2845,6 +2845,7 @@ export interface components {
             /** Format: double */
             estimated_cost: number;
             id: string;
+            impact: components["schemas"]["v1IdeaImpact"] | null;
             /** @description manifestation_status is one of none, partial, validated; it follows the stage. */
             manifestation_status: string;
             name: string;
@@ -2875,6 +2876,28 @@ export interface components {
             tags: string[];
             updated_at: string;
             value_vector: components["schemas"]["v1ValueVector"] | null;
+        };
+        /** @description IdeaImpact sums an idea's impact records. */
+        v1IdeaImpact: {
+            /**
+             * Format: double
+             * @description earned_cc is the attribution its usage records added to positions.
+             */
+            earned_cc: number;
+            /** @description last_recorded_at is the newest record's time, RFC 3339 UTC. */
+            last_recorded_at: string;
+            /** Format: double */
+            paid_cc: number;
+            /** Format: int32 */
+            revenue_records: number;
+            /**
+             * Format: double
+             * @description revenue_usd is what its revenue records brought; paid_cc what they
+             *     minted and paid to its stakers.
+             */
+            revenue_usd: number;
+            /** Format: int32 */
+            usage_records: number;
         };
         /** @description IdeaSignals are one idea's right-sizing signals and the facts behind them. */
         v1IdeaSignals: {

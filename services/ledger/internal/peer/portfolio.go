@@ -12,21 +12,31 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
-// Portfolio looks ideas up through the portfolio's gRPC API.
+// Portfolio looks ideas up and tells them their impact through the
+// portfolio's gRPC API.
 type Portfolio struct {
-	client portfoliov1.PortfolioServiceClient
-	cache  *ideaCache
+	client   portfoliov1.PortfolioServiceClient
+	internal portfoliointernalv1.PortfolioInternalServiceClient
+	cache    *ideaCache
 }
+
+var (
+	_ usecase.Ideas       = Portfolio{}
+	_ usecase.ImpactBoard = Portfolio{}
+)
 
 // NewPortfolio returns the adapter over a connection to the portfolio.
 func NewPortfolio(conn grpc.ClientConnInterface) Portfolio {
-	return Portfolio{client: portfoliov1.NewPortfolioServiceClient(conn), cache: &ideaCache{ideas: map[string]cachedIdea{}}}
+	return Portfolio{client: portfoliov1.NewPortfolioServiceClient(conn), internal: portfoliointernalv1.NewPortfolioInternalServiceClient(conn),
+		cache: &ideaCache{ideas: map[string]cachedIdea{}}}
 }
 
 // IdeaCacheFor is how long an idea the portfolio found is reused. Every
@@ -92,4 +102,21 @@ func (p Portfolio) Idea(ctx context.Context, id string) (usecase.IdeaInfo, error
 	info := usecase.IdeaInfo{ID: i.GetId(), Stage: wire.Word(portfoliov1.Stage_name, i.GetStage()), Confidence: i.GetConfidence()}
 	p.cache.put(id, info, now)
 	return info, nil
+}
+
+// SetImpact implements usecase.ImpactBoard: an unknown idea is
+// fault.NotFound, an unreachable portfolio fault.Unavailable.
+func (p Portfolio) SetImpact(ctx context.Context, ideaID string, version int64, t store.ImpactTotals) error {
+	_, err := p.internal.SetIdeaImpact(ctx, &portfoliointernalv1.SetIdeaImpactRequest{IdeaId: ideaID, Version: version,
+		UsageRecords: int64(t.UsageRecords), RevenueRecords: int64(t.RevenueRecords), EarnedMicros: int64(t.EarnedCC),
+		RevenueMicros: int64(t.RevenueUSD), PaidMicros: int64(t.PaidCC), LastRecordedAt: wire.Time(t.LastAt)})
+	switch status.Code(err) {
+	case codes.OK:
+		return nil
+	case codes.NotFound:
+		return fault.New(fault.NotFound, "idea %s not found", ideaID)
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return fault.New(fault.Unavailable, "the portfolio is not reachable: %s", status.Convert(err).Message())
+	}
+	return err
 }

@@ -93,4 +93,26 @@ type Impact interface {
 	// positions on the idea (a row is made for a position without one),
 	// each capped at impact.MaxEarned earned.
 	AddAttribution(ctx context.Context, ideaID string, deltas []AttributionDelta) error
+
+	// NoteImpact records that the idea's totals changed and the portfolio
+	// is to be told: one more pending notice on the idea's row.
+	NoteImpact(ctx context.Context, ideaID string, at time.Time) error
+	// ImpactNotices returns at most limit ideas with pending notices,
+	// oldest first.
+	ImpactNotices(ctx context.Context, limit int) ([]ImpactNotice, error)
+	// ImpactNoticeOf returns the idea's pending notice; ErrNotFound when
+	// it has none.
+	ImpactNoticeOf(ctx context.Context, ideaID string) (ImpactNotice, error)
+	// ClearImpactNotice removes the idea's notices if none was added
+	// since n was read (its Pending is unchanged), and reports whether it
+	// did.
+	ClearImpactNotice(ctx context.Context, n ImpactNotice) (bool, error)
+}
+
+// ImpactNotice says the portfolio has not been told an idea's latest
+// impact totals: Pending records since it last was.
+type ImpactNotice struct {
+	IdeaID   string
+	Pending  int64
+	QueuedAt time.Time
 }

@@ -190,7 +190,7 @@ func (a *App) RecordImpact(ctx context.Context, cmd ImpactCmd, idem *idempotency
 			return err
 		}
 		out.Record = rec
-		return nil
+		return r.Impact.NoteImpact(ctx, idea.ID, rec.CreatedAt)
 	})
 	if errors.Is(err, store.ErrAlreadyExists) {
 		// Two usage records with one reference raced (they take the mode
@@ -201,6 +201,11 @@ func (a *App) RecordImpact(ctx context.Context, cmd ImpactCmd, idem *idempotency
 			return ImpactResult{}, errors.Join(err, rerr)
 		}
 		return retried(prev, want)
+	}
+	if err == nil && !out.Duplicate {
+		// Tell the portfolio now, so the idea answers the record at once;
+		// when that fails, the notice stays for the publisher's next round.
+		a.publishIdeaImpact(ctx, idea.ID)
 	}
 	return out, err
 }

@@ -56,6 +56,15 @@ type Ideas interface {
 	Idea(ctx context.Context, id string) (IdeaInfo, error)
 }
 
+// ImpactBoard shows each idea's impact totals beside it: the ledger owns
+// the records, the portfolio answers the idea.
+type ImpactBoard interface {
+	// SetImpact tells the idea's totals as of version (how many records
+	// they sum); a version no newer than the one shown changes nothing.
+	// A fault.NotFound error when there is no such idea.
+	SetImpact(ctx context.Context, ideaID string, version int64, t store.ImpactTotals) error
+}
+
 // IdeaInfo is what the credit economy needs of an idea.
 type IdeaInfo struct {
 	ID    string
@@ -86,6 +95,9 @@ type Config struct {
 	Signers map[string]string
 	// Ideas looks ideas up in the portfolio.
 	Ideas Ideas
+	// Board is where ideas show their impact totals (the portfolio); nil:
+	// the totals stay unpublished, their notices kept (PublishImpact).
+	Board ImpactBoard
 	// SessionTTL is a session's sliding lifetime; 0: sessions never expire.
 	SessionTTL time.Duration
 	// AuditSigner signs the audit log's checkpoints (a key made for this

@@ -1,6 +1,8 @@
 package handler
 
 import (
+	"math"
+
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
@@ -29,5 +31,14 @@ func toProto(i idea.Idea) *portfoliov1.Idea {
 	if i.ParentID != "" {
 		p.ParentIdeaId = wrapperspb.String(i.ParentID)
 	}
+	if t := i.Impact; t != nil {
+		p.Impact = &portfoliov1.IdeaImpact{UsageRecords: int32(min(t.UsageRecords, math.MaxInt32)),
+			RevenueRecords: int32(min(t.RevenueRecords, math.MaxInt32)), EarnedCc: micros(t.EarnedMicros),
+			RevenueUsd: micros(t.RevenueMicros), PaidCc: micros(t.PaidMicros), LastRecordedAt: wire.Time(t.LastAt)}
+	}
 	return p
 }
+
+// micros renders micro-units as the decimal they are: the division by
+// 10^6 gives the double nearest to it, which renders as its digits.
+func micros(v int64) float64 { return float64(v) / 1e6 }

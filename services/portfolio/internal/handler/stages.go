@@ -7,9 +7,11 @@ import (
 
 	portfoliointernalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1"
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
+	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/paging"
 	"github.com/foundryhq/foundry/services/platform/wire"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
+	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
 )
 
 // AdvanceIdea implements PortfolioService.AdvanceIdea: exactly one stage,
@@ -95,4 +97,21 @@ func (h *Handler) GetStageTimes(ctx context.Context, req *portfoliov1.GetStageTi
 		out.Stages[i] = p
 	}
 	return out, nil
+}
+
+// SetIdeaImpact implements PortfolioInternalService.SetIdeaImpact: the
+// ledger's impact totals of an idea, kept when newer than the idea's.
+func (h *Handler) SetIdeaImpact(ctx context.Context, req *portfoliointernalv1.SetIdeaImpactRequest) (*portfoliointernalv1.SetIdeaImpactResponse, error) {
+	at, err := wire.ParseTime(req.GetLastRecordedAt())
+	if err != nil && req.GetLastRecordedAt() != "" {
+		return nil, fault.Validation(fault.Field("last_recorded_at", "must be an RFC 3339 time"))
+	}
+	applied, err := h.app.SetImpact(ctx, usecase.ImpactCmd{IdeaID: req.GetIdeaId(), Impact: idea.Impact{
+		Version: req.GetVersion(), UsageRecords: req.GetUsageRecords(), RevenueRecords: req.GetRevenueRecords(),
+		EarnedMicros: req.GetEarnedMicros(), RevenueMicros: req.GetRevenueMicros(), PaidMicros: req.GetPaidMicros(), LastAt: at,
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return &portfoliointernalv1.SetIdeaImpactResponse{Applied: applied}, nil
 }

@@ -75,6 +75,34 @@ type Idea struct {
 	// CreatedBy is the contributor who created the idea, who may edit it
 	// as operators do; "" when an operator created it.
 	CreatedBy string
+	// Impact is what the ledger last told of the idea's impact records;
+	// nil before the first.
+	Impact *Impact
+}
+
+// Impact sums an idea's impact records as the ledger, which owns them,
+// told the portfolio. Amounts are micro-units.
+type Impact struct {
+	// Version is how many records the totals sum; records are never
+	// removed, so a larger one is newer.
+	Version        int64
+	UsageRecords   int64
+	RevenueRecords int64
+	EarnedMicros   int64
+	RevenueMicros  int64
+	PaidMicros     int64
+	LastAt         time.Time
+}
+
+// SetImpact takes the ledger's totals when they are newer than the
+// idea's, and reports whether they were: pushes that crossed on the way
+// land in any order, and the newest stays.
+func (i *Idea) SetImpact(t Impact) bool {
+	if t.Version <= 0 || (i.Impact != nil && t.Version <= i.Impact.Version) {
+		return false
+	}
+	i.Impact = &t
+	return true
 }
 
 // Score is the free-energy score:

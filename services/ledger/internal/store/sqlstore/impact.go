@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/impact"
@@ -177,4 +178,60 @@ func (s Impact) AddAttribution(ctx context.Context, ideaID string, deltas []stor
 		return fmt.Errorf("add to the attribution of positions on idea %s: %w", ideaID, err)
 	}
 	return nil
+}
+
+// NoteImpact implements store.Impact.
+func (s Impact) NoteImpact(ctx context.Context, ideaID string, at time.Time) error {
+	_, err := s.q.Exec(ctx, `INSERT INTO impact_notices (idea_id, pending, queued_at) VALUES ($1, 1, $2)
+		ON CONFLICT (idea_id) DO UPDATE SET pending = impact_notices.pending + 1`, ideaID, database.Micros(at))
+	if err != nil {
+		return fmt.Errorf("note the impact of idea %s: %w", ideaID, err)
+	}
+	return nil
+}
+
+// ImpactNotices implements store.Impact.
+func (s Impact) ImpactNotices(ctx context.Context, limit int) ([]store.ImpactNotice, error) {
+	rows, err := s.q.Query(ctx, `SELECT idea_id, pending, queued_at FROM impact_notices ORDER BY queued_at, idea_id LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read the impact notices: %w", err)
+	}
+	defer rows.Close()
+	out := []store.ImpactNotice{}
+	for rows.Next() {
+		var (
+			n  store.ImpactNotice
+			at int64
+		)
+		if err := rows.Scan(&n.IdeaID, &n.Pending, &at); err != nil {
+			return nil, fmt.Errorf("read the impact notices: %w", err)
+		}
+		n.QueuedAt = database.Time(at)
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// ImpactNoticeOf implements store.Impact.
+func (s Impact) ImpactNoticeOf(ctx context.Context, ideaID string) (store.ImpactNotice, error) {
+	n := store.ImpactNotice{IdeaID: ideaID}
+	var at int64
+	err := s.q.QueryRow(ctx, `SELECT pending, queued_at FROM impact_notices WHERE idea_id = $1`, ideaID).Scan(&n.Pending, &at)
+	if errors.Is(err, database.ErrNoRows) {
+		return store.ImpactNotice{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.ImpactNotice{}, fmt.Errorf("read the impact notice of idea %s: %w", ideaID, err)
+	}
+	n.QueuedAt = database.Time(at)
+	return n, nil
+}
+
+// ClearImpactNotice implements store.Impact.
+func (s Impact) ClearImpactNotice(ctx context.Context, n store.ImpactNotice) (bool, error) {
+	cleared, err := s.q.Exec(ctx, `DELETE FROM impact_notices WHERE idea_id = $1 AND pending = $2`, n.IdeaID, n.Pending)
+	if err != nil {
+		return false, fmt.Errorf("clear the impact notice of idea %s: %w", n.IdeaID, err)
+	}
+	return cleared == 1, nil
 }

@@ -117,4 +117,42 @@ func runImpact(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, money.Micros(8*cc), ps[0].Earned, "the position answers what it earned")
 		require.Zero(t, ps[0].Realized)
 	})
+
+	t.Run("notices count up, oldest first, and clear only when nothing was added since they were read", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		note := func(idea string, at time.Time) {
+			require.NoError(t, h.write(func(r repos) error { return r.impact.NoteImpact(ctx, idea, at) }))
+		}
+		note("idea-2", base.Add(time.Second))
+		note("idea-1", base)
+		note("idea-1", base.Add(time.Hour))
+		got, err := h.read().impact.ImpactNotices(ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, []store.ImpactNotice{{IdeaID: "idea-1", Pending: 2, QueuedAt: base}, {IdeaID: "idea-2", Pending: 1,
+			QueuedAt: base.Add(time.Second)}}, got, "one row per idea, counting, keeping when it was first queued")
+		first, err := h.read().impact.ImpactNotices(ctx, 1)
+		require.NoError(t, err)
+		require.Equal(t, got[:1], first)
+		one, err := h.read().impact.ImpactNoticeOf(ctx, "idea-2")
+		require.NoError(t, err)
+		require.Equal(t, got[1], one)
+		_, err = h.read().impact.ImpactNoticeOf(ctx, "idea-3")
+		require.ErrorIs(t, err, store.ErrNotFound)
+
+		// A record noted after the notice was read: its push read older
+		// totals, so the notice stays for the next one.
+		note("idea-1", base.Add(2*time.Hour))
+		var cleared bool
+		require.NoError(t, h.write(func(r repos) (err error) { cleared, err = r.impact.ClearImpactNotice(ctx, got[0]); return err }))
+		require.False(t, cleared)
+		require.NoError(t, h.write(func(r repos) (err error) {
+			cleared, err = r.impact.ClearImpactNotice(ctx, store.ImpactNotice{IdeaID: "idea-1", Pending: 3})
+			return err
+		}))
+		require.True(t, cleared)
+		left, err := h.read().impact.ImpactNotices(ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, got[1:], left)
+	})
 }

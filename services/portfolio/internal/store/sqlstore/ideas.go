@@ -28,7 +28,9 @@ const ideaColumns = `id, name, description, potential_value, estimated_cost, act
 	confidence, resistance_risk, stage, manifestation_status,
 	cost_compute, cost_infrastructure, cost_human_attention,
 	value_adoption, value_lineage, value_friction_avoided,
-	open_question_count, task_count, parent_idea_id, merged_into_id, archived, created_at, updated_at, created_by, split`
+	open_question_count, task_count, parent_idea_id, merged_into_id, archived, created_at, updated_at, created_by, split,
+	impact_version, impact_usage_records, impact_revenue_records, impact_earned_micros, impact_revenue_micros, impact_paid_micros,
+	impact_last_at`
 
 // scanIdea reads a row of ideaColumns, followed by extra columns into
 // extra.
@@ -39,11 +41,15 @@ func scanIdea(row database.Row, extra ...any) (idea.Idea, error) {
 		cc, ci, ch, va, vl, vf      *float64
 		parent, merged, createdBy   *string
 		createdMicros, updatedMicro int64
+		impact                      idea.Impact
+		impactAt                    int64
 	)
 	err := row.Scan(append([]any{&i.ID, &i.Name, &i.Description, &i.PotentialValue, &i.EstimatedCost, &i.ActualValue, &i.ActualCost,
 		&i.Confidence, &i.ResistanceRisk, &stage, &manifestation,
 		&cc, &ci, &ch, &va, &vl, &vf,
-		&i.OpenQuestions, &i.TaskCount, &parent, &merged, &i.Archived, &createdMicros, &updatedMicro, &createdBy, &i.Split}, extra...)...)
+		&i.OpenQuestions, &i.TaskCount, &parent, &merged, &i.Archived, &createdMicros, &updatedMicro, &createdBy, &i.Split,
+		&impact.Version, &impact.UsageRecords, &impact.RevenueRecords, &impact.EarnedMicros, &impact.RevenueMicros, &impact.PaidMicros,
+		&impactAt}, extra...)...)
 	if err != nil {
 		return idea.Idea{}, err
 	}
@@ -64,6 +70,10 @@ func scanIdea(row database.Row, extra ...any) (idea.Idea, error) {
 		i.CreatedBy = *createdBy
 	}
 	i.CreatedAt, i.UpdatedAt = database.Time(createdMicros), database.Time(updatedMicro)
+	if impact.Version > 0 {
+		impact.LastAt = database.Time(impactAt)
+		i.Impact = &impact
+	}
 	i.Tags = []string{}
 	return i, nil
 }
@@ -77,11 +87,17 @@ func ideaArgs(i idea.Idea) []any {
 	if v := i.ValueVector; v != nil {
 		va, vl, vf = &v.Adoption, &v.Lineage, &v.FrictionAvoided
 	}
+	var impact idea.Impact
+	var impactAt int64
+	if i.Impact != nil {
+		impact, impactAt = *i.Impact, i.Impact.LastAt.UnixMicro()
+	}
 	return []any{i.ID, i.Name, i.Description, i.PotentialValue, i.EstimatedCost, i.ActualValue, i.ActualCost,
 		i.Confidence, i.ResistanceRisk, string(i.Stage), string(i.Manifestation),
 		cc, ci, ch, va, vl, vf,
 		i.OpenQuestions, i.TaskCount, database.NullString(i.ParentID), database.NullString(i.MergedIntoID), i.Archived,
-		i.CreatedAt.UnixMicro(), i.UpdatedAt.UnixMicro(), database.NullString(i.CreatedBy), i.Split}
+		i.CreatedAt.UnixMicro(), i.UpdatedAt.UnixMicro(), database.NullString(i.CreatedBy), i.Split,
+		impact.Version, impact.UsageRecords, impact.RevenueRecords, impact.EarnedMicros, impact.RevenueMicros, impact.PaidMicros, impactAt}
 }
 
 // Create implements store.Ideas.

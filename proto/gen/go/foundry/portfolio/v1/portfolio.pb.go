@@ -194,8 +194,13 @@ type Idea struct {
 	// archived is true once the idea was merged into another one.
 	Archived bool `protobuf:"varint,18,opt,name=archived,proto3" json:"archived,omitempty"`
 	// created_at and updated_at are RFC 3339 UTC.
-	CreatedAt     string `protobuf:"bytes,19,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	UpdatedAt     string `protobuf:"bytes,20,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	CreatedAt string `protobuf:"bytes,19,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt string `protobuf:"bytes,20,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// impact totals the idea's impact records (the ledger's, GET
+	// /api/ideas/{id}/impact for the records); null before its first. The
+	// ledger tells the portfolio after each record, so it may lag a
+	// record by the time that takes.
+	Impact        *IdeaImpact `protobuf:"bytes,21,opt,name=impact,proto3" json:"impact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -370,6 +375,102 @@ func (x *Idea) GetUpdatedAt() string {
 	return ""
 }
 
+func (x *Idea) GetImpact() *IdeaImpact {
+	if x != nil {
+		return x.Impact
+	}
+	return nil
+}
+
+// IdeaImpact sums an idea's impact records.
+type IdeaImpact struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	UsageRecords   int32                  `protobuf:"varint,1,opt,name=usage_records,json=usageRecords,proto3" json:"usage_records,omitempty"`
+	RevenueRecords int32                  `protobuf:"varint,2,opt,name=revenue_records,json=revenueRecords,proto3" json:"revenue_records,omitempty"`
+	// earned_cc is the attribution its usage records added to positions.
+	EarnedCc float64 `protobuf:"fixed64,3,opt,name=earned_cc,json=earnedCc,proto3" json:"earned_cc,omitempty"`
+	// revenue_usd is what its revenue records brought; paid_cc what they
+	// minted and paid to its stakers.
+	RevenueUsd float64 `protobuf:"fixed64,4,opt,name=revenue_usd,json=revenueUsd,proto3" json:"revenue_usd,omitempty"`
+	PaidCc     float64 `protobuf:"fixed64,5,opt,name=paid_cc,json=paidCc,proto3" json:"paid_cc,omitempty"`
+	// last_recorded_at is the newest record's time, RFC 3339 UTC.
+	LastRecordedAt string `protobuf:"bytes,6,opt,name=last_recorded_at,json=lastRecordedAt,proto3" json:"last_recorded_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *IdeaImpact) Reset() {
+	*x = IdeaImpact{}
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IdeaImpact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IdeaImpact) ProtoMessage() {}
+
+func (x *IdeaImpact) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IdeaImpact.ProtoReflect.Descriptor instead.
+func (*IdeaImpact) Descriptor() ([]byte, []int) {
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *IdeaImpact) GetUsageRecords() int32 {
+	if x != nil {
+		return x.UsageRecords
+	}
+	return 0
+}
+
+func (x *IdeaImpact) GetRevenueRecords() int32 {
+	if x != nil {
+		return x.RevenueRecords
+	}
+	return 0
+}
+
+func (x *IdeaImpact) GetEarnedCc() float64 {
+	if x != nil {
+		return x.EarnedCc
+	}
+	return 0
+}
+
+func (x *IdeaImpact) GetRevenueUsd() float64 {
+	if x != nil {
+		return x.RevenueUsd
+	}
+	return 0
+}
+
+func (x *IdeaImpact) GetPaidCc() float64 {
+	if x != nil {
+		return x.PaidCc
+	}
+	return 0
+}
+
+func (x *IdeaImpact) GetLastRecordedAt() string {
+	if x != nil {
+		return x.LastRecordedAt
+	}
+	return ""
+}
+
 // CreateIdeaRequest creates an idea; absent optional fields take their defaults.
 type CreateIdeaRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -397,7 +498,7 @@ type CreateIdeaRequest struct {
 
 func (x *CreateIdeaRequest) Reset() {
 	*x = CreateIdeaRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[3]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -409,7 +510,7 @@ func (x *CreateIdeaRequest) String() string {
 func (*CreateIdeaRequest) ProtoMessage() {}
 
 func (x *CreateIdeaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[3]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -422,7 +523,7 @@ func (x *CreateIdeaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateIdeaRequest.ProtoReflect.Descriptor instead.
 func (*CreateIdeaRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{3}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateIdeaRequest) GetId() string {
@@ -526,7 +627,7 @@ type CreateIdeaResponse struct {
 
 func (x *CreateIdeaResponse) Reset() {
 	*x = CreateIdeaResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[4]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +639,7 @@ func (x *CreateIdeaResponse) String() string {
 func (*CreateIdeaResponse) ProtoMessage() {}
 
 func (x *CreateIdeaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[4]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +652,7 @@ func (x *CreateIdeaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateIdeaResponse.ProtoReflect.Descriptor instead.
 func (*CreateIdeaResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{4}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateIdeaResponse) GetIdea() *Idea {
@@ -577,7 +678,7 @@ type ListIdeasRequest struct {
 
 func (x *ListIdeasRequest) Reset() {
 	*x = ListIdeasRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[5]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -589,7 +690,7 @@ func (x *ListIdeasRequest) String() string {
 func (*ListIdeasRequest) ProtoMessage() {}
 
 func (x *ListIdeasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[5]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -602,7 +703,7 @@ func (x *ListIdeasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIdeasRequest.ProtoReflect.Descriptor instead.
 func (*ListIdeasRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{5}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListIdeasRequest) GetOnlyUnvalidated() bool {
@@ -649,7 +750,7 @@ type IdeaSummary struct {
 
 func (x *IdeaSummary) Reset() {
 	*x = IdeaSummary{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[6]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -661,7 +762,7 @@ func (x *IdeaSummary) String() string {
 func (*IdeaSummary) ProtoMessage() {}
 
 func (x *IdeaSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[6]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -674,7 +775,7 @@ func (x *IdeaSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdeaSummary.ProtoReflect.Descriptor instead.
 func (*IdeaSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{6}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *IdeaSummary) GetTotalIdeas() int32 {
@@ -732,7 +833,7 @@ type ListIdeasResponse struct {
 
 func (x *ListIdeasResponse) Reset() {
 	*x = ListIdeasResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[7]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -744,7 +845,7 @@ func (x *ListIdeasResponse) String() string {
 func (*ListIdeasResponse) ProtoMessage() {}
 
 func (x *ListIdeasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[7]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -757,7 +858,7 @@ func (x *ListIdeasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIdeasResponse.ProtoReflect.Descriptor instead.
 func (*ListIdeasResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{7}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListIdeasResponse) GetIdeas() []*Idea {
@@ -791,7 +892,7 @@ type GetIdeaRequest struct {
 
 func (x *GetIdeaRequest) Reset() {
 	*x = GetIdeaRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[8]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +904,7 @@ func (x *GetIdeaRequest) String() string {
 func (*GetIdeaRequest) ProtoMessage() {}
 
 func (x *GetIdeaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[8]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +917,7 @@ func (x *GetIdeaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdeaRequest.ProtoReflect.Descriptor instead.
 func (*GetIdeaRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{8}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetIdeaRequest) GetId() string {
@@ -836,7 +937,7 @@ type GetIdeaResponse struct {
 
 func (x *GetIdeaResponse) Reset() {
 	*x = GetIdeaResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[9]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -848,7 +949,7 @@ func (x *GetIdeaResponse) String() string {
 func (*GetIdeaResponse) ProtoMessage() {}
 
 func (x *GetIdeaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[9]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -861,7 +962,7 @@ func (x *GetIdeaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetIdeaResponse.ProtoReflect.Descriptor instead.
 func (*GetIdeaResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{9}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetIdeaResponse) GetIdea() *Idea {
@@ -900,7 +1001,7 @@ type UpdateIdeaRequest struct {
 
 func (x *UpdateIdeaRequest) Reset() {
 	*x = UpdateIdeaRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[10]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +1013,7 @@ func (x *UpdateIdeaRequest) String() string {
 func (*UpdateIdeaRequest) ProtoMessage() {}
 
 func (x *UpdateIdeaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[10]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +1026,7 @@ func (x *UpdateIdeaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateIdeaRequest.ProtoReflect.Descriptor instead.
 func (*UpdateIdeaRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{10}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateIdeaRequest) GetId() string {
@@ -1015,7 +1116,7 @@ type UpdateIdeaResponse struct {
 
 func (x *UpdateIdeaResponse) Reset() {
 	*x = UpdateIdeaResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[11]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1027,7 +1128,7 @@ func (x *UpdateIdeaResponse) String() string {
 func (*UpdateIdeaResponse) ProtoMessage() {}
 
 func (x *UpdateIdeaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[11]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1040,7 +1141,7 @@ func (x *UpdateIdeaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateIdeaResponse.ProtoReflect.Descriptor instead.
 func (*UpdateIdeaResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{11}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdateIdeaResponse) GetIdea() *Idea {
@@ -1059,7 +1160,7 @@ type GetStorageRequest struct {
 
 func (x *GetStorageRequest) Reset() {
 	*x = GetStorageRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[12]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1071,7 +1172,7 @@ func (x *GetStorageRequest) String() string {
 func (*GetStorageRequest) ProtoMessage() {}
 
 func (x *GetStorageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[12]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1185,7 @@ func (x *GetStorageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStorageRequest.ProtoReflect.Descriptor instead.
 func (*GetStorageRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{12}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{13}
 }
 
 // GetStorageResponse describes where the portfolio is stored.
@@ -1112,7 +1213,7 @@ type GetStorageResponse struct {
 
 func (x *GetStorageResponse) Reset() {
 	*x = GetStorageResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[13]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1124,7 +1225,7 @@ func (x *GetStorageResponse) String() string {
 func (*GetStorageResponse) ProtoMessage() {}
 
 func (x *GetStorageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[13]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1137,7 +1238,7 @@ func (x *GetStorageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStorageResponse.ProtoReflect.Descriptor instead.
 func (*GetStorageResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{13}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetStorageResponse) GetBackend() string {
@@ -1218,7 +1319,7 @@ type GetProgressRequest struct {
 
 func (x *GetProgressRequest) Reset() {
 	*x = GetProgressRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[14]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1230,7 +1331,7 @@ func (x *GetProgressRequest) String() string {
 func (*GetProgressRequest) ProtoMessage() {}
 
 func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[14]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1344,7 @@ func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProgressRequest.ProtoReflect.Descriptor instead.
 func (*GetProgressRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{14}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetProgressRequest) GetLimit() int32 {
@@ -1271,7 +1372,7 @@ type StageBucket struct {
 
 func (x *StageBucket) Reset() {
 	*x = StageBucket{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[15]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1384,7 @@ func (x *StageBucket) String() string {
 func (*StageBucket) ProtoMessage() {}
 
 func (x *StageBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[15]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1397,7 @@ func (x *StageBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageBucket.ProtoReflect.Descriptor instead.
 func (*StageBucket) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{15}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StageBucket) GetCount() int32 {
@@ -1327,7 +1428,7 @@ type GetProgressResponse struct {
 
 func (x *GetProgressResponse) Reset() {
 	*x = GetProgressResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[16]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1440,7 @@ func (x *GetProgressResponse) String() string {
 func (*GetProgressResponse) ProtoMessage() {}
 
 func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[16]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1453,7 @@ func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProgressResponse.ProtoReflect.Descriptor instead.
 func (*GetProgressResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{16}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetProgressResponse) GetTotalIdeas() int32 {
@@ -1385,7 +1486,7 @@ type ListTagsRequest struct {
 
 func (x *ListTagsRequest) Reset() {
 	*x = ListTagsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[17]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1498,7 @@ func (x *ListTagsRequest) String() string {
 func (*ListTagsRequest) ProtoMessage() {}
 
 func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[17]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1511,7 @@ func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsRequest.ProtoReflect.Descriptor instead.
 func (*ListTagsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{17}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{18}
 }
 
 // TagCount is one entry of the tags catalog.
@@ -1424,7 +1525,7 @@ type TagCount struct {
 
 func (x *TagCount) Reset() {
 	*x = TagCount{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[18]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1537,7 @@ func (x *TagCount) String() string {
 func (*TagCount) ProtoMessage() {}
 
 func (x *TagCount) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[18]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1550,7 @@ func (x *TagCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TagCount.ProtoReflect.Descriptor instead.
 func (*TagCount) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{18}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TagCount) GetTag() string {
@@ -1476,7 +1577,7 @@ type ListTagsResponse struct {
 
 func (x *ListTagsResponse) Reset() {
 	*x = ListTagsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[19]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1589,7 @@ func (x *ListTagsResponse) String() string {
 func (*ListTagsResponse) ProtoMessage() {}
 
 func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[19]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1602,7 @@ func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsResponse.ProtoReflect.Descriptor instead.
 func (*ListTagsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{19}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListTagsResponse) GetTags() []*TagCount {
@@ -1525,7 +1626,7 @@ type AdvanceIdeaRequest struct {
 
 func (x *AdvanceIdeaRequest) Reset() {
 	*x = AdvanceIdeaRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[20]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1638,7 @@ func (x *AdvanceIdeaRequest) String() string {
 func (*AdvanceIdeaRequest) ProtoMessage() {}
 
 func (x *AdvanceIdeaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[20]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1651,7 @@ func (x *AdvanceIdeaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdvanceIdeaRequest.ProtoReflect.Descriptor instead.
 func (*AdvanceIdeaRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{20}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AdvanceIdeaRequest) GetIdeaId() string {
@@ -1578,7 +1679,7 @@ type AdvanceIdeaResponse struct {
 
 func (x *AdvanceIdeaResponse) Reset() {
 	*x = AdvanceIdeaResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[21]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1590,7 +1691,7 @@ func (x *AdvanceIdeaResponse) String() string {
 func (*AdvanceIdeaResponse) ProtoMessage() {}
 
 func (x *AdvanceIdeaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[21]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1603,7 +1704,7 @@ func (x *AdvanceIdeaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdvanceIdeaResponse.ProtoReflect.Descriptor instead.
 func (*AdvanceIdeaResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{21}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AdvanceIdeaResponse) GetIdea() *Idea {
@@ -1624,7 +1725,7 @@ type SetIdeaStageRequest struct {
 
 func (x *SetIdeaStageRequest) Reset() {
 	*x = SetIdeaStageRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[22]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1737,7 @@ func (x *SetIdeaStageRequest) String() string {
 func (*SetIdeaStageRequest) ProtoMessage() {}
 
 func (x *SetIdeaStageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[22]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1750,7 @@ func (x *SetIdeaStageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaStageRequest.ProtoReflect.Descriptor instead.
 func (*SetIdeaStageRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{22}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetIdeaStageRequest) GetIdeaId() string {
@@ -1676,7 +1777,7 @@ type SetIdeaStageResponse struct {
 
 func (x *SetIdeaStageResponse) Reset() {
 	*x = SetIdeaStageResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[23]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1688,7 +1789,7 @@ func (x *SetIdeaStageResponse) String() string {
 func (*SetIdeaStageResponse) ProtoMessage() {}
 
 func (x *SetIdeaStageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[23]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1701,7 +1802,7 @@ func (x *SetIdeaStageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaStageResponse.ProtoReflect.Descriptor instead.
 func (*SetIdeaStageResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{23}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SetIdeaStageResponse) GetIdea() *Idea {
@@ -1724,7 +1825,7 @@ type ListIdeaStagesRequest struct {
 
 func (x *ListIdeaStagesRequest) Reset() {
 	*x = ListIdeaStagesRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1736,7 +1837,7 @@ func (x *ListIdeaStagesRequest) String() string {
 func (*ListIdeaStagesRequest) ProtoMessage() {}
 
 func (x *ListIdeaStagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[24]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1749,7 +1850,7 @@ func (x *ListIdeaStagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIdeaStagesRequest.ProtoReflect.Descriptor instead.
 func (*ListIdeaStagesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{24}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListIdeaStagesRequest) GetId() string {
@@ -1799,7 +1900,7 @@ type StageChange struct {
 
 func (x *StageChange) Reset() {
 	*x = StageChange{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1811,7 +1912,7 @@ func (x *StageChange) String() string {
 func (*StageChange) ProtoMessage() {}
 
 func (x *StageChange) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[25]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1824,7 +1925,7 @@ func (x *StageChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageChange.ProtoReflect.Descriptor instead.
 func (*StageChange) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{25}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StageChange) GetFrom() *wrapperspb.StringValue {
@@ -1881,7 +1982,7 @@ type ListIdeaStagesResponse struct {
 
 func (x *ListIdeaStagesResponse) Reset() {
 	*x = ListIdeaStagesResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1893,7 +1994,7 @@ func (x *ListIdeaStagesResponse) String() string {
 func (*ListIdeaStagesResponse) ProtoMessage() {}
 
 func (x *ListIdeaStagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[26]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1906,7 +2007,7 @@ func (x *ListIdeaStagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListIdeaStagesResponse.ProtoReflect.Descriptor instead.
 func (*ListIdeaStagesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{26}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListIdeaStagesResponse) GetChanges() []*StageChange {
@@ -1934,7 +2035,7 @@ type GetStageTimesRequest struct {
 
 func (x *GetStageTimesRequest) Reset() {
 	*x = GetStageTimesRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2047,7 @@ func (x *GetStageTimesRequest) String() string {
 func (*GetStageTimesRequest) ProtoMessage() {}
 
 func (x *GetStageTimesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[27]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2060,7 @@ func (x *GetStageTimesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStageTimesRequest.ProtoReflect.Descriptor instead.
 func (*GetStageTimesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{27}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetStageTimesRequest) GetDays() int32 {
@@ -1992,7 +2093,7 @@ type StageTime struct {
 
 func (x *StageTime) Reset() {
 	*x = StageTime{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2004,7 +2105,7 @@ func (x *StageTime) String() string {
 func (*StageTime) ProtoMessage() {}
 
 func (x *StageTime) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2017,7 +2118,7 @@ func (x *StageTime) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageTime.ProtoReflect.Descriptor instead.
 func (*StageTime) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{28}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StageTime) GetStage() Stage {
@@ -2063,7 +2164,7 @@ type GetStageTimesResponse struct {
 
 func (x *GetStageTimesResponse) Reset() {
 	*x = GetStageTimesResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2075,7 +2176,7 @@ func (x *GetStageTimesResponse) String() string {
 func (*GetStageTimesResponse) ProtoMessage() {}
 
 func (x *GetStageTimesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2088,7 +2189,7 @@ func (x *GetStageTimesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStageTimesResponse.ProtoReflect.Descriptor instead.
 func (*GetStageTimesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{29}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetStageTimesResponse) GetStages() []*StageTime {
@@ -2124,7 +2225,7 @@ type SetIdeaTagsRequest struct {
 
 func (x *SetIdeaTagsRequest) Reset() {
 	*x = SetIdeaTagsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2136,7 +2237,7 @@ func (x *SetIdeaTagsRequest) String() string {
 func (*SetIdeaTagsRequest) ProtoMessage() {}
 
 func (x *SetIdeaTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2149,7 +2250,7 @@ func (x *SetIdeaTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaTagsRequest.ProtoReflect.Descriptor instead.
 func (*SetIdeaTagsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{30}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SetIdeaTagsRequest) GetId() string {
@@ -2176,7 +2277,7 @@ type SetIdeaTagsResponse struct {
 
 func (x *SetIdeaTagsResponse) Reset() {
 	*x = SetIdeaTagsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2289,7 @@ func (x *SetIdeaTagsResponse) String() string {
 func (*SetIdeaTagsResponse) ProtoMessage() {}
 
 func (x *SetIdeaTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2302,7 @@ func (x *SetIdeaTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaTagsResponse.ProtoReflect.Descriptor instead.
 func (*SetIdeaTagsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{31}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetIdeaTagsResponse) GetIdea() *Idea {
@@ -2227,7 +2328,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2239,7 +2340,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2252,7 +2353,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{32}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Question) GetId() string {
@@ -2301,7 +2402,7 @@ type AddQuestionRequest struct {
 
 func (x *AddQuestionRequest) Reset() {
 	*x = AddQuestionRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2414,7 @@ func (x *AddQuestionRequest) String() string {
 func (*AddQuestionRequest) ProtoMessage() {}
 
 func (x *AddQuestionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2427,7 @@ func (x *AddQuestionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddQuestionRequest.ProtoReflect.Descriptor instead.
 func (*AddQuestionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{33}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AddQuestionRequest) GetId() string {
@@ -2353,7 +2454,7 @@ type AddQuestionResponse struct {
 
 func (x *AddQuestionResponse) Reset() {
 	*x = AddQuestionResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2365,7 +2466,7 @@ func (x *AddQuestionResponse) String() string {
 func (*AddQuestionResponse) ProtoMessage() {}
 
 func (x *AddQuestionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2378,7 +2479,7 @@ func (x *AddQuestionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddQuestionResponse.ProtoReflect.Descriptor instead.
 func (*AddQuestionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{34}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AddQuestionResponse) GetQuestion() *Question {
@@ -2398,7 +2499,7 @@ type ListQuestionsRequest struct {
 
 func (x *ListQuestionsRequest) Reset() {
 	*x = ListQuestionsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2410,7 +2511,7 @@ func (x *ListQuestionsRequest) String() string {
 func (*ListQuestionsRequest) ProtoMessage() {}
 
 func (x *ListQuestionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2423,7 +2524,7 @@ func (x *ListQuestionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuestionsRequest.ProtoReflect.Descriptor instead.
 func (*ListQuestionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{35}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListQuestionsRequest) GetId() string {
@@ -2443,7 +2544,7 @@ type ListQuestionsResponse struct {
 
 func (x *ListQuestionsResponse) Reset() {
 	*x = ListQuestionsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2455,7 +2556,7 @@ func (x *ListQuestionsResponse) String() string {
 func (*ListQuestionsResponse) ProtoMessage() {}
 
 func (x *ListQuestionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2468,7 +2569,7 @@ func (x *ListQuestionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuestionsResponse.ProtoReflect.Descriptor instead.
 func (*ListQuestionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{36}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListQuestionsResponse) GetQuestions() []*Question {
@@ -2487,7 +2588,7 @@ type GetRightSizingRequest struct {
 
 func (x *GetRightSizingRequest) Reset() {
 	*x = GetRightSizingRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2499,7 +2600,7 @@ func (x *GetRightSizingRequest) String() string {
 func (*GetRightSizingRequest) ProtoMessage() {}
 
 func (x *GetRightSizingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2512,7 +2613,7 @@ func (x *GetRightSizingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRightSizingRequest.ProtoReflect.Descriptor instead.
 func (*GetRightSizingRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{37}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{38}
 }
 
 // RightSizingHealth counts the ideas raising each signal (an idea may raise several).
@@ -2534,7 +2635,7 @@ type RightSizingHealth struct {
 
 func (x *RightSizingHealth) Reset() {
 	*x = RightSizingHealth{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2546,7 +2647,7 @@ func (x *RightSizingHealth) String() string {
 func (*RightSizingHealth) ProtoMessage() {}
 
 func (x *RightSizingHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2559,7 +2660,7 @@ func (x *RightSizingHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingHealth.ProtoReflect.Descriptor instead.
 func (*RightSizingHealth) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{38}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RightSizingHealth) GetTotalIdeas() int32 {
@@ -2625,7 +2726,7 @@ type IdeaSignals struct {
 
 func (x *IdeaSignals) Reset() {
 	*x = IdeaSignals{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2637,7 +2738,7 @@ func (x *IdeaSignals) String() string {
 func (*IdeaSignals) ProtoMessage() {}
 
 func (x *IdeaSignals) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2650,7 +2751,7 @@ func (x *IdeaSignals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdeaSignals.ProtoReflect.Descriptor instead.
 func (*IdeaSignals) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{39}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *IdeaSignals) GetIdeaId() string {
@@ -2720,7 +2821,7 @@ type ProposedChild struct {
 
 func (x *ProposedChild) Reset() {
 	*x = ProposedChild{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2732,7 +2833,7 @@ func (x *ProposedChild) String() string {
 func (*ProposedChild) ProtoMessage() {}
 
 func (x *ProposedChild) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2745,7 +2846,7 @@ func (x *ProposedChild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposedChild.ProtoReflect.Descriptor instead.
 func (*ProposedChild) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{40}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ProposedChild) GetName() string {
@@ -2783,7 +2884,7 @@ type RightSizingSuggestion struct {
 
 func (x *RightSizingSuggestion) Reset() {
 	*x = RightSizingSuggestion{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2795,7 +2896,7 @@ func (x *RightSizingSuggestion) String() string {
 func (*RightSizingSuggestion) ProtoMessage() {}
 
 func (x *RightSizingSuggestion) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2808,7 +2909,7 @@ func (x *RightSizingSuggestion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingSuggestion.ProtoReflect.Descriptor instead.
 func (*RightSizingSuggestion) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{41}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RightSizingSuggestion) GetSuggestionType() string {
@@ -2868,7 +2969,7 @@ type GetRightSizingResponse struct {
 
 func (x *GetRightSizingResponse) Reset() {
 	*x = GetRightSizingResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2880,7 +2981,7 @@ func (x *GetRightSizingResponse) String() string {
 func (*GetRightSizingResponse) ProtoMessage() {}
 
 func (x *GetRightSizingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2893,7 +2994,7 @@ func (x *GetRightSizingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRightSizingResponse.ProtoReflect.Descriptor instead.
 func (*GetRightSizingResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{42}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetRightSizingResponse) GetHealth() *RightSizingHealth {
@@ -2945,7 +3046,7 @@ type ApplyRightSizingRequest struct {
 
 func (x *ApplyRightSizingRequest) Reset() {
 	*x = ApplyRightSizingRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2957,7 +3058,7 @@ func (x *ApplyRightSizingRequest) String() string {
 func (*ApplyRightSizingRequest) ProtoMessage() {}
 
 func (x *ApplyRightSizingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2970,7 +3071,7 @@ func (x *ApplyRightSizingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRightSizingRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRightSizingRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{43}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ApplyRightSizingRequest) GetSuggestionType() string {
@@ -3031,7 +3132,7 @@ type RightSizingChange struct {
 
 func (x *RightSizingChange) Reset() {
 	*x = RightSizingChange{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3043,7 +3144,7 @@ func (x *RightSizingChange) String() string {
 func (*RightSizingChange) ProtoMessage() {}
 
 func (x *RightSizingChange) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3056,7 +3157,7 @@ func (x *RightSizingChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingChange.ProtoReflect.Descriptor instead.
 func (*RightSizingChange) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{44}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RightSizingChange) GetChangeType() string {
@@ -3100,7 +3201,7 @@ type ApplyRightSizingResponse struct {
 
 func (x *ApplyRightSizingResponse) Reset() {
 	*x = ApplyRightSizingResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3112,7 +3213,7 @@ func (x *ApplyRightSizingResponse) String() string {
 func (*ApplyRightSizingResponse) ProtoMessage() {}
 
 func (x *ApplyRightSizingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3125,7 +3226,7 @@ func (x *ApplyRightSizingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRightSizingResponse.ProtoReflect.Descriptor instead.
 func (*ApplyRightSizingResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{45}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ApplyRightSizingResponse) GetApplied() bool {
@@ -3160,7 +3261,7 @@ type ListRightSizingHistoryRequest struct {
 
 func (x *ListRightSizingHistoryRequest) Reset() {
 	*x = ListRightSizingHistoryRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3172,7 +3273,7 @@ func (x *ListRightSizingHistoryRequest) String() string {
 func (*ListRightSizingHistoryRequest) ProtoMessage() {}
 
 func (x *ListRightSizingHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3185,7 +3286,7 @@ func (x *ListRightSizingHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRightSizingHistoryRequest.ProtoReflect.Descriptor instead.
 func (*ListRightSizingHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{46}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListRightSizingHistoryRequest) GetDays() int32 {
@@ -3213,7 +3314,7 @@ type HealthSnapshot struct {
 
 func (x *HealthSnapshot) Reset() {
 	*x = HealthSnapshot{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3225,7 +3326,7 @@ func (x *HealthSnapshot) String() string {
 func (*HealthSnapshot) ProtoMessage() {}
 
 func (x *HealthSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3238,7 +3339,7 @@ func (x *HealthSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthSnapshot.ProtoReflect.Descriptor instead.
 func (*HealthSnapshot) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{47}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HealthSnapshot) GetId() string {
@@ -3307,7 +3408,7 @@ type ListRightSizingHistoryResponse struct {
 
 func (x *ListRightSizingHistoryResponse) Reset() {
 	*x = ListRightSizingHistoryResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3319,7 +3420,7 @@ func (x *ListRightSizingHistoryResponse) String() string {
 func (*ListRightSizingHistoryResponse) ProtoMessage() {}
 
 func (x *ListRightSizingHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3332,7 +3433,7 @@ func (x *ListRightSizingHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRightSizingHistoryResponse.ProtoReflect.Descriptor instead.
 func (*ListRightSizingHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{48}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListRightSizingHistoryResponse) GetSnapshots() []*HealthSnapshot {
@@ -3355,7 +3456,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\vValueVector\x12\x1a\n" +
 	"\badoption\x18\x01 \x01(\x01R\badoption\x12\x18\n" +
 	"\alineage\x18\x02 \x01(\x01R\alineage\x12)\n" +
-	"\x10friction_avoided\x18\x03 \x01(\x01R\x0ffrictionAvoided\"\x90\x06\n" +
+	"\x10friction_avoided\x18\x03 \x01(\x01R\x0ffrictionAvoided\"\xca\x06\n" +
 	"\x04Idea\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -3383,7 +3484,17 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x13 \x01(\tR\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_at\x18\x14 \x01(\tR\tupdatedAt\"\xb3\x04\n" +
+	"updated_at\x18\x14 \x01(\tR\tupdatedAt\x128\n" +
+	"\x06impact\x18\x15 \x01(\v2 .foundry.portfolio.v1.IdeaImpactR\x06impact\"\xdb\x01\n" +
+	"\n" +
+	"IdeaImpact\x12#\n" +
+	"\rusage_records\x18\x01 \x01(\x05R\fusageRecords\x12'\n" +
+	"\x0frevenue_records\x18\x02 \x01(\x05R\x0erevenueRecords\x12\x1b\n" +
+	"\tearned_cc\x18\x03 \x01(\x01R\bearnedCc\x12\x1f\n" +
+	"\vrevenue_usd\x18\x04 \x01(\x01R\n" +
+	"revenueUsd\x12\x17\n" +
+	"\apaid_cc\x18\x05 \x01(\x01R\x06paidCc\x12(\n" +
+	"\x10last_recorded_at\x18\x06 \x01(\tR\x0elastRecordedAt\"\xb3\x04\n" +
 	"\x11CreateIdeaRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -3674,149 +3785,151 @@ func file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP() []byte {
 	return file_foundry_portfolio_v1_portfolio_proto_rawDescData
 }
 
-var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*CostVector)(nil),                     // 0: foundry.portfolio.v1.CostVector
 	(*ValueVector)(nil),                    // 1: foundry.portfolio.v1.ValueVector
 	(*Idea)(nil),                           // 2: foundry.portfolio.v1.Idea
-	(*CreateIdeaRequest)(nil),              // 3: foundry.portfolio.v1.CreateIdeaRequest
-	(*CreateIdeaResponse)(nil),             // 4: foundry.portfolio.v1.CreateIdeaResponse
-	(*ListIdeasRequest)(nil),               // 5: foundry.portfolio.v1.ListIdeasRequest
-	(*IdeaSummary)(nil),                    // 6: foundry.portfolio.v1.IdeaSummary
-	(*ListIdeasResponse)(nil),              // 7: foundry.portfolio.v1.ListIdeasResponse
-	(*GetIdeaRequest)(nil),                 // 8: foundry.portfolio.v1.GetIdeaRequest
-	(*GetIdeaResponse)(nil),                // 9: foundry.portfolio.v1.GetIdeaResponse
-	(*UpdateIdeaRequest)(nil),              // 10: foundry.portfolio.v1.UpdateIdeaRequest
-	(*UpdateIdeaResponse)(nil),             // 11: foundry.portfolio.v1.UpdateIdeaResponse
-	(*GetStorageRequest)(nil),              // 12: foundry.portfolio.v1.GetStorageRequest
-	(*GetStorageResponse)(nil),             // 13: foundry.portfolio.v1.GetStorageResponse
-	(*GetProgressRequest)(nil),             // 14: foundry.portfolio.v1.GetProgressRequest
-	(*StageBucket)(nil),                    // 15: foundry.portfolio.v1.StageBucket
-	(*GetProgressResponse)(nil),            // 16: foundry.portfolio.v1.GetProgressResponse
-	(*ListTagsRequest)(nil),                // 17: foundry.portfolio.v1.ListTagsRequest
-	(*TagCount)(nil),                       // 18: foundry.portfolio.v1.TagCount
-	(*ListTagsResponse)(nil),               // 19: foundry.portfolio.v1.ListTagsResponse
-	(*AdvanceIdeaRequest)(nil),             // 20: foundry.portfolio.v1.AdvanceIdeaRequest
-	(*AdvanceIdeaResponse)(nil),            // 21: foundry.portfolio.v1.AdvanceIdeaResponse
-	(*SetIdeaStageRequest)(nil),            // 22: foundry.portfolio.v1.SetIdeaStageRequest
-	(*SetIdeaStageResponse)(nil),           // 23: foundry.portfolio.v1.SetIdeaStageResponse
-	(*ListIdeaStagesRequest)(nil),          // 24: foundry.portfolio.v1.ListIdeaStagesRequest
-	(*StageChange)(nil),                    // 25: foundry.portfolio.v1.StageChange
-	(*ListIdeaStagesResponse)(nil),         // 26: foundry.portfolio.v1.ListIdeaStagesResponse
-	(*GetStageTimesRequest)(nil),           // 27: foundry.portfolio.v1.GetStageTimesRequest
-	(*StageTime)(nil),                      // 28: foundry.portfolio.v1.StageTime
-	(*GetStageTimesResponse)(nil),          // 29: foundry.portfolio.v1.GetStageTimesResponse
-	(*SetIdeaTagsRequest)(nil),             // 30: foundry.portfolio.v1.SetIdeaTagsRequest
-	(*SetIdeaTagsResponse)(nil),            // 31: foundry.portfolio.v1.SetIdeaTagsResponse
-	(*Question)(nil),                       // 32: foundry.portfolio.v1.Question
-	(*AddQuestionRequest)(nil),             // 33: foundry.portfolio.v1.AddQuestionRequest
-	(*AddQuestionResponse)(nil),            // 34: foundry.portfolio.v1.AddQuestionResponse
-	(*ListQuestionsRequest)(nil),           // 35: foundry.portfolio.v1.ListQuestionsRequest
-	(*ListQuestionsResponse)(nil),          // 36: foundry.portfolio.v1.ListQuestionsResponse
-	(*GetRightSizingRequest)(nil),          // 37: foundry.portfolio.v1.GetRightSizingRequest
-	(*RightSizingHealth)(nil),              // 38: foundry.portfolio.v1.RightSizingHealth
-	(*IdeaSignals)(nil),                    // 39: foundry.portfolio.v1.IdeaSignals
-	(*ProposedChild)(nil),                  // 40: foundry.portfolio.v1.ProposedChild
-	(*RightSizingSuggestion)(nil),          // 41: foundry.portfolio.v1.RightSizingSuggestion
-	(*GetRightSizingResponse)(nil),         // 42: foundry.portfolio.v1.GetRightSizingResponse
-	(*ApplyRightSizingRequest)(nil),        // 43: foundry.portfolio.v1.ApplyRightSizingRequest
-	(*RightSizingChange)(nil),              // 44: foundry.portfolio.v1.RightSizingChange
-	(*ApplyRightSizingResponse)(nil),       // 45: foundry.portfolio.v1.ApplyRightSizingResponse
-	(*ListRightSizingHistoryRequest)(nil),  // 46: foundry.portfolio.v1.ListRightSizingHistoryRequest
-	(*HealthSnapshot)(nil),                 // 47: foundry.portfolio.v1.HealthSnapshot
-	(*ListRightSizingHistoryResponse)(nil), // 48: foundry.portfolio.v1.ListRightSizingHistoryResponse
-	nil,                                    // 49: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	(Stage)(0),                             // 50: foundry.portfolio.v1.Stage
-	(*wrapperspb.StringValue)(nil),         // 51: google.protobuf.StringValue
-	(*v1.Pagination)(nil),                  // 52: foundry.common.v1.Pagination
-	(*structpb.ListValue)(nil),             // 53: google.protobuf.ListValue
-	(*wrapperspb.DoubleValue)(nil),         // 54: google.protobuf.DoubleValue
-	(*wrapperspb.BoolValue)(nil),           // 55: google.protobuf.BoolValue
+	(*IdeaImpact)(nil),                     // 3: foundry.portfolio.v1.IdeaImpact
+	(*CreateIdeaRequest)(nil),              // 4: foundry.portfolio.v1.CreateIdeaRequest
+	(*CreateIdeaResponse)(nil),             // 5: foundry.portfolio.v1.CreateIdeaResponse
+	(*ListIdeasRequest)(nil),               // 6: foundry.portfolio.v1.ListIdeasRequest
+	(*IdeaSummary)(nil),                    // 7: foundry.portfolio.v1.IdeaSummary
+	(*ListIdeasResponse)(nil),              // 8: foundry.portfolio.v1.ListIdeasResponse
+	(*GetIdeaRequest)(nil),                 // 9: foundry.portfolio.v1.GetIdeaRequest
+	(*GetIdeaResponse)(nil),                // 10: foundry.portfolio.v1.GetIdeaResponse
+	(*UpdateIdeaRequest)(nil),              // 11: foundry.portfolio.v1.UpdateIdeaRequest
+	(*UpdateIdeaResponse)(nil),             // 12: foundry.portfolio.v1.UpdateIdeaResponse
+	(*GetStorageRequest)(nil),              // 13: foundry.portfolio.v1.GetStorageRequest
+	(*GetStorageResponse)(nil),             // 14: foundry.portfolio.v1.GetStorageResponse
+	(*GetProgressRequest)(nil),             // 15: foundry.portfolio.v1.GetProgressRequest
+	(*StageBucket)(nil),                    // 16: foundry.portfolio.v1.StageBucket
+	(*GetProgressResponse)(nil),            // 17: foundry.portfolio.v1.GetProgressResponse
+	(*ListTagsRequest)(nil),                // 18: foundry.portfolio.v1.ListTagsRequest
+	(*TagCount)(nil),                       // 19: foundry.portfolio.v1.TagCount
+	(*ListTagsResponse)(nil),               // 20: foundry.portfolio.v1.ListTagsResponse
+	(*AdvanceIdeaRequest)(nil),             // 21: foundry.portfolio.v1.AdvanceIdeaRequest
+	(*AdvanceIdeaResponse)(nil),            // 22: foundry.portfolio.v1.AdvanceIdeaResponse
+	(*SetIdeaStageRequest)(nil),            // 23: foundry.portfolio.v1.SetIdeaStageRequest
+	(*SetIdeaStageResponse)(nil),           // 24: foundry.portfolio.v1.SetIdeaStageResponse
+	(*ListIdeaStagesRequest)(nil),          // 25: foundry.portfolio.v1.ListIdeaStagesRequest
+	(*StageChange)(nil),                    // 26: foundry.portfolio.v1.StageChange
+	(*ListIdeaStagesResponse)(nil),         // 27: foundry.portfolio.v1.ListIdeaStagesResponse
+	(*GetStageTimesRequest)(nil),           // 28: foundry.portfolio.v1.GetStageTimesRequest
+	(*StageTime)(nil),                      // 29: foundry.portfolio.v1.StageTime
+	(*GetStageTimesResponse)(nil),          // 30: foundry.portfolio.v1.GetStageTimesResponse
+	(*SetIdeaTagsRequest)(nil),             // 31: foundry.portfolio.v1.SetIdeaTagsRequest
+	(*SetIdeaTagsResponse)(nil),            // 32: foundry.portfolio.v1.SetIdeaTagsResponse
+	(*Question)(nil),                       // 33: foundry.portfolio.v1.Question
+	(*AddQuestionRequest)(nil),             // 34: foundry.portfolio.v1.AddQuestionRequest
+	(*AddQuestionResponse)(nil),            // 35: foundry.portfolio.v1.AddQuestionResponse
+	(*ListQuestionsRequest)(nil),           // 36: foundry.portfolio.v1.ListQuestionsRequest
+	(*ListQuestionsResponse)(nil),          // 37: foundry.portfolio.v1.ListQuestionsResponse
+	(*GetRightSizingRequest)(nil),          // 38: foundry.portfolio.v1.GetRightSizingRequest
+	(*RightSizingHealth)(nil),              // 39: foundry.portfolio.v1.RightSizingHealth
+	(*IdeaSignals)(nil),                    // 40: foundry.portfolio.v1.IdeaSignals
+	(*ProposedChild)(nil),                  // 41: foundry.portfolio.v1.ProposedChild
+	(*RightSizingSuggestion)(nil),          // 42: foundry.portfolio.v1.RightSizingSuggestion
+	(*GetRightSizingResponse)(nil),         // 43: foundry.portfolio.v1.GetRightSizingResponse
+	(*ApplyRightSizingRequest)(nil),        // 44: foundry.portfolio.v1.ApplyRightSizingRequest
+	(*RightSizingChange)(nil),              // 45: foundry.portfolio.v1.RightSizingChange
+	(*ApplyRightSizingResponse)(nil),       // 46: foundry.portfolio.v1.ApplyRightSizingResponse
+	(*ListRightSizingHistoryRequest)(nil),  // 47: foundry.portfolio.v1.ListRightSizingHistoryRequest
+	(*HealthSnapshot)(nil),                 // 48: foundry.portfolio.v1.HealthSnapshot
+	(*ListRightSizingHistoryResponse)(nil), // 49: foundry.portfolio.v1.ListRightSizingHistoryResponse
+	nil,                                    // 50: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	(Stage)(0),                             // 51: foundry.portfolio.v1.Stage
+	(*wrapperspb.StringValue)(nil),         // 52: google.protobuf.StringValue
+	(*v1.Pagination)(nil),                  // 53: foundry.common.v1.Pagination
+	(*structpb.ListValue)(nil),             // 54: google.protobuf.ListValue
+	(*wrapperspb.DoubleValue)(nil),         // 55: google.protobuf.DoubleValue
+	(*wrapperspb.BoolValue)(nil),           // 56: google.protobuf.BoolValue
 }
 var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
-	50, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
+	51, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
 	0,  // 1: foundry.portfolio.v1.Idea.cost_vector:type_name -> foundry.portfolio.v1.CostVector
 	1,  // 2: foundry.portfolio.v1.Idea.value_vector:type_name -> foundry.portfolio.v1.ValueVector
-	51, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
-	50, // 4: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	0,  // 5: foundry.portfolio.v1.CreateIdeaRequest.cost_vector:type_name -> foundry.portfolio.v1.CostVector
-	1,  // 6: foundry.portfolio.v1.CreateIdeaRequest.value_vector:type_name -> foundry.portfolio.v1.ValueVector
-	2,  // 7: foundry.portfolio.v1.CreateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	2,  // 8: foundry.portfolio.v1.ListIdeasResponse.ideas:type_name -> foundry.portfolio.v1.Idea
-	6,  // 9: foundry.portfolio.v1.ListIdeasResponse.summary:type_name -> foundry.portfolio.v1.IdeaSummary
-	52, // 10: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.common.v1.Pagination
-	2,  // 11: foundry.portfolio.v1.GetIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	50, // 12: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	53, // 13: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
-	2,  // 14: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	49, // 15: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	18, // 16: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
-	50, // 17: foundry.portfolio.v1.AdvanceIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	2,  // 18: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	50, // 19: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	2,  // 20: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	51, // 21: foundry.portfolio.v1.StageChange.from:type_name -> google.protobuf.StringValue
-	50, // 22: foundry.portfolio.v1.StageChange.to:type_name -> foundry.portfolio.v1.Stage
-	51, // 23: foundry.portfolio.v1.StageChange.by_handle:type_name -> google.protobuf.StringValue
-	25, // 24: foundry.portfolio.v1.ListIdeaStagesResponse.changes:type_name -> foundry.portfolio.v1.StageChange
-	52, // 25: foundry.portfolio.v1.ListIdeaStagesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	50, // 26: foundry.portfolio.v1.StageTime.stage:type_name -> foundry.portfolio.v1.Stage
-	54, // 27: foundry.portfolio.v1.StageTime.median_seconds:type_name -> google.protobuf.DoubleValue
-	54, // 28: foundry.portfolio.v1.StageTime.p90_seconds:type_name -> google.protobuf.DoubleValue
-	28, // 29: foundry.portfolio.v1.GetStageTimesResponse.stages:type_name -> foundry.portfolio.v1.StageTime
-	2,  // 30: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	32, // 31: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
-	32, // 32: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
-	40, // 33: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	51, // 34: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
-	38, // 35: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
-	39, // 36: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
-	41, // 37: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
-	40, // 38: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	55, // 39: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
-	51, // 40: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
-	44, // 41: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
-	47, // 42: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
-	15, // 43: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
-	3,  // 44: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
-	5,  // 45: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
-	8,  // 46: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
-	10, // 47: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
-	12, // 48: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
-	14, // 49: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
-	17, // 50: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
-	20, // 51: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
-	22, // 52: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
-	24, // 53: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
-	27, // 54: foundry.portfolio.v1.PortfolioService.GetStageTimes:input_type -> foundry.portfolio.v1.GetStageTimesRequest
-	30, // 55: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
-	33, // 56: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
-	35, // 57: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
-	37, // 58: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
-	43, // 59: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
-	46, // 60: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
-	4,  // 61: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
-	7,  // 62: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
-	9,  // 63: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
-	11, // 64: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
-	13, // 65: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
-	16, // 66: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
-	19, // 67: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
-	21, // 68: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
-	23, // 69: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
-	26, // 70: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
-	29, // 71: foundry.portfolio.v1.PortfolioService.GetStageTimes:output_type -> foundry.portfolio.v1.GetStageTimesResponse
-	31, // 72: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
-	34, // 73: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
-	36, // 74: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
-	42, // 75: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
-	45, // 76: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
-	48, // 77: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
-	61, // [61:78] is the sub-list for method output_type
-	44, // [44:61] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	52, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
+	3,  // 4: foundry.portfolio.v1.Idea.impact:type_name -> foundry.portfolio.v1.IdeaImpact
+	51, // 5: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	0,  // 6: foundry.portfolio.v1.CreateIdeaRequest.cost_vector:type_name -> foundry.portfolio.v1.CostVector
+	1,  // 7: foundry.portfolio.v1.CreateIdeaRequest.value_vector:type_name -> foundry.portfolio.v1.ValueVector
+	2,  // 8: foundry.portfolio.v1.CreateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	2,  // 9: foundry.portfolio.v1.ListIdeasResponse.ideas:type_name -> foundry.portfolio.v1.Idea
+	7,  // 10: foundry.portfolio.v1.ListIdeasResponse.summary:type_name -> foundry.portfolio.v1.IdeaSummary
+	53, // 11: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.common.v1.Pagination
+	2,  // 12: foundry.portfolio.v1.GetIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	51, // 13: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	54, // 14: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
+	2,  // 15: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	50, // 16: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	19, // 17: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
+	51, // 18: foundry.portfolio.v1.AdvanceIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	2,  // 19: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	51, // 20: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	2,  // 21: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	52, // 22: foundry.portfolio.v1.StageChange.from:type_name -> google.protobuf.StringValue
+	51, // 23: foundry.portfolio.v1.StageChange.to:type_name -> foundry.portfolio.v1.Stage
+	52, // 24: foundry.portfolio.v1.StageChange.by_handle:type_name -> google.protobuf.StringValue
+	26, // 25: foundry.portfolio.v1.ListIdeaStagesResponse.changes:type_name -> foundry.portfolio.v1.StageChange
+	53, // 26: foundry.portfolio.v1.ListIdeaStagesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	51, // 27: foundry.portfolio.v1.StageTime.stage:type_name -> foundry.portfolio.v1.Stage
+	55, // 28: foundry.portfolio.v1.StageTime.median_seconds:type_name -> google.protobuf.DoubleValue
+	55, // 29: foundry.portfolio.v1.StageTime.p90_seconds:type_name -> google.protobuf.DoubleValue
+	29, // 30: foundry.portfolio.v1.GetStageTimesResponse.stages:type_name -> foundry.portfolio.v1.StageTime
+	2,  // 31: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	33, // 32: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
+	33, // 33: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
+	41, // 34: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	52, // 35: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
+	39, // 36: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
+	40, // 37: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
+	42, // 38: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
+	41, // 39: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	56, // 40: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
+	52, // 41: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
+	45, // 42: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
+	48, // 43: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
+	16, // 44: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
+	4,  // 45: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
+	6,  // 46: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
+	9,  // 47: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
+	11, // 48: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
+	13, // 49: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
+	15, // 50: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
+	18, // 51: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
+	21, // 52: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
+	23, // 53: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
+	25, // 54: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
+	28, // 55: foundry.portfolio.v1.PortfolioService.GetStageTimes:input_type -> foundry.portfolio.v1.GetStageTimesRequest
+	31, // 56: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
+	34, // 57: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
+	36, // 58: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
+	38, // 59: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
+	44, // 60: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
+	47, // 61: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
+	5,  // 62: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
+	8,  // 63: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
+	10, // 64: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
+	12, // 65: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
+	14, // 66: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
+	17, // 67: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
+	20, // 68: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
+	22, // 69: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
+	24, // 70: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
+	27, // 71: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
+	30, // 72: foundry.portfolio.v1.PortfolioService.GetStageTimes:output_type -> foundry.portfolio.v1.GetStageTimesResponse
+	32, // 73: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
+	35, // 74: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
+	37, // 75: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
+	43, // 76: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
+	46, // 77: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
+	49, // 78: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
+	62, // [62:79] is the sub-list for method output_type
+	45, // [45:62] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_foundry_portfolio_v1_portfolio_proto_init() }
@@ -3825,20 +3938,20 @@ func file_foundry_portfolio_v1_portfolio_proto_init() {
 		return
 	}
 	file_foundry_portfolio_v1_stage_proto_init()
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[3].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[5].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[10].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[14].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[24].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[27].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[46].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[4].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[6].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[11].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[15].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[25].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[28].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[47].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_portfolio_v1_portfolio_proto_rawDesc), len(file_foundry_portfolio_v1_portfolio_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   50,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -5,7 +5,7 @@
 // source: foundry/internal/portfolio/v1/portfolio.proto
 
 // Package foundry.internal.portfolio.v1 holds the RPCs only Foundry's own
-// processes call on the portfolio: what the agent service asks of it. They live in their own tree, outside the
+// processes call on the portfolio: what the agent and ledger services ask of it. They live in their own tree, outside the
 // public API: the gateway generates no route for them, the OpenAPI document
 // does not show them, and buf breaking does not hold them (every Foundry
 // process is built from one tree). Like every Foundry service they answer
@@ -30,6 +30,159 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SetIdeaImpactRequest carries an idea's impact totals as of version, in
+// the ledger's micro-units (exact, where doubles would round).
+type SetIdeaImpactRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	IdeaId string                 `protobuf:"bytes,1,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	// version is how many records the totals sum (usage_records +
+	// revenue_records). Records are never removed, so a larger version is
+	// newer: totals no newer than the idea's are ignored, and pushes that
+	// cross on the way land in any order.
+	Version        int64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	UsageRecords   int64 `protobuf:"varint,3,opt,name=usage_records,json=usageRecords,proto3" json:"usage_records,omitempty"`
+	RevenueRecords int64 `protobuf:"varint,4,opt,name=revenue_records,json=revenueRecords,proto3" json:"revenue_records,omitempty"`
+	EarnedMicros   int64 `protobuf:"varint,5,opt,name=earned_micros,json=earnedMicros,proto3" json:"earned_micros,omitempty"`
+	RevenueMicros  int64 `protobuf:"varint,6,opt,name=revenue_micros,json=revenueMicros,proto3" json:"revenue_micros,omitempty"`
+	PaidMicros     int64 `protobuf:"varint,7,opt,name=paid_micros,json=paidMicros,proto3" json:"paid_micros,omitempty"`
+	// last_recorded_at is the newest record's time, RFC 3339.
+	LastRecordedAt string `protobuf:"bytes,8,opt,name=last_recorded_at,json=lastRecordedAt,proto3" json:"last_recorded_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SetIdeaImpactRequest) Reset() {
+	*x = SetIdeaImpactRequest{}
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetIdeaImpactRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetIdeaImpactRequest) ProtoMessage() {}
+
+func (x *SetIdeaImpactRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetIdeaImpactRequest.ProtoReflect.Descriptor instead.
+func (*SetIdeaImpactRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SetIdeaImpactRequest) GetIdeaId() string {
+	if x != nil {
+		return x.IdeaId
+	}
+	return ""
+}
+
+func (x *SetIdeaImpactRequest) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *SetIdeaImpactRequest) GetUsageRecords() int64 {
+	if x != nil {
+		return x.UsageRecords
+	}
+	return 0
+}
+
+func (x *SetIdeaImpactRequest) GetRevenueRecords() int64 {
+	if x != nil {
+		return x.RevenueRecords
+	}
+	return 0
+}
+
+func (x *SetIdeaImpactRequest) GetEarnedMicros() int64 {
+	if x != nil {
+		return x.EarnedMicros
+	}
+	return 0
+}
+
+func (x *SetIdeaImpactRequest) GetRevenueMicros() int64 {
+	if x != nil {
+		return x.RevenueMicros
+	}
+	return 0
+}
+
+func (x *SetIdeaImpactRequest) GetPaidMicros() int64 {
+	if x != nil {
+		return x.PaidMicros
+	}
+	return 0
+}
+
+func (x *SetIdeaImpactRequest) GetLastRecordedAt() string {
+	if x != nil {
+		return x.LastRecordedAt
+	}
+	return ""
+}
+
+// SetIdeaImpactResponse says whether the totals were newer than the
+// idea's.
+type SetIdeaImpactResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Applied       bool                   `protobuf:"varint,1,opt,name=applied,proto3" json:"applied,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetIdeaImpactResponse) Reset() {
+	*x = SetIdeaImpactResponse{}
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetIdeaImpactResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetIdeaImpactResponse) ProtoMessage() {}
+
+func (x *SetIdeaImpactResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetIdeaImpactResponse.ProtoReflect.Descriptor instead.
+func (*SetIdeaImpactResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SetIdeaImpactResponse) GetApplied() bool {
+	if x != nil {
+		return x.Applied
+	}
+	return false
+}
+
 // AdvanceForTaskRequest reports a completed task for an idea.
 type AdvanceForTaskRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -46,7 +199,7 @@ type AdvanceForTaskRequest struct {
 
 func (x *AdvanceForTaskRequest) Reset() {
 	*x = AdvanceForTaskRequest{}
-	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[0]
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -58,7 +211,7 @@ func (x *AdvanceForTaskRequest) String() string {
 func (*AdvanceForTaskRequest) ProtoMessage() {}
 
 func (x *AdvanceForTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[0]
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -71,7 +224,7 @@ func (x *AdvanceForTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdvanceForTaskRequest.ProtoReflect.Descriptor instead.
 func (*AdvanceForTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{0}
+	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AdvanceForTaskRequest) GetIdeaId() string {
@@ -109,7 +262,7 @@ type AdvanceForTaskResponse struct {
 
 func (x *AdvanceForTaskResponse) Reset() {
 	*x = AdvanceForTaskResponse{}
-	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[1]
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -121,7 +274,7 @@ func (x *AdvanceForTaskResponse) String() string {
 func (*AdvanceForTaskResponse) ProtoMessage() {}
 
 func (x *AdvanceForTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[1]
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -134,7 +287,7 @@ func (x *AdvanceForTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdvanceForTaskResponse.ProtoReflect.Descriptor instead.
 func (*AdvanceForTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{1}
+	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AdvanceForTaskResponse) GetIdea() *v1.Idea {
@@ -169,7 +322,7 @@ type ListCandidatesRequest struct {
 
 func (x *ListCandidatesRequest) Reset() {
 	*x = ListCandidatesRequest{}
-	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[2]
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -181,7 +334,7 @@ func (x *ListCandidatesRequest) String() string {
 func (*ListCandidatesRequest) ProtoMessage() {}
 
 func (x *ListCandidatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[2]
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -194,7 +347,7 @@ func (x *ListCandidatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCandidatesRequest.ProtoReflect.Descriptor instead.
 func (*ListCandidatesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{2}
+	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListCandidatesRequest) GetLimit() int32 {
@@ -217,7 +370,7 @@ type Candidate struct {
 
 func (x *Candidate) Reset() {
 	*x = Candidate{}
-	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[3]
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -229,7 +382,7 @@ func (x *Candidate) String() string {
 func (*Candidate) ProtoMessage() {}
 
 func (x *Candidate) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[3]
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -242,7 +395,7 @@ func (x *Candidate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
 func (*Candidate) Descriptor() ([]byte, []int) {
-	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{3}
+	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Candidate) GetIdea() *v1.Idea {
@@ -269,7 +422,7 @@ type ListCandidatesResponse struct {
 
 func (x *ListCandidatesResponse) Reset() {
 	*x = ListCandidatesResponse{}
-	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[4]
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -281,7 +434,7 @@ func (x *ListCandidatesResponse) String() string {
 func (*ListCandidatesResponse) ProtoMessage() {}
 
 func (x *ListCandidatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[4]
+	mi := &file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -294,7 +447,7 @@ func (x *ListCandidatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCandidatesResponse.ProtoReflect.Descriptor instead.
 func (*ListCandidatesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{4}
+	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListCandidatesResponse) GetCandidates() []*Candidate {
@@ -308,7 +461,19 @@ var File_foundry_internal_portfolio_v1_portfolio_proto protoreflect.FileDescript
 
 const file_foundry_internal_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\n" +
-	"-foundry/internal/portfolio/v1/portfolio.proto\x12\x1dfoundry.internal.portfolio.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a$foundry/portfolio/v1/portfolio.proto\x1a foundry/portfolio/v1/stage.proto\"f\n" +
+	"-foundry/internal/portfolio/v1/portfolio.proto\x12\x1dfoundry.internal.portfolio.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a$foundry/portfolio/v1/portfolio.proto\x1a foundry/portfolio/v1/stage.proto\"\xae\x02\n" +
+	"\x14SetIdeaImpactRequest\x12\x17\n" +
+	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x03R\aversion\x12#\n" +
+	"\rusage_records\x18\x03 \x01(\x03R\fusageRecords\x12'\n" +
+	"\x0frevenue_records\x18\x04 \x01(\x03R\x0erevenueRecords\x12#\n" +
+	"\rearned_micros\x18\x05 \x01(\x03R\fearnedMicros\x12%\n" +
+	"\x0erevenue_micros\x18\x06 \x01(\x03R\rrevenueMicros\x12\x1f\n" +
+	"\vpaid_micros\x18\a \x01(\x03R\n" +
+	"paidMicros\x12(\n" +
+	"\x10last_recorded_at\x18\b \x01(\tR\x0elastRecordedAt\"1\n" +
+	"\x15SetIdeaImpactResponse\x12\x18\n" +
+	"\aapplied\x18\x01 \x01(\bR\aapplied\"f\n" +
 	"\x15AdvanceForTaskRequest\x12\x17\n" +
 	"\aidea_id\x18\x01 \x01(\tR\x06ideaId\x12\x1b\n" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12\x17\n" +
@@ -326,11 +491,13 @@ const file_foundry_internal_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x16ListCandidatesResponse\x12H\n" +
 	"\n" +
 	"candidates\x18\x01 \x03(\v2(.foundry.internal.portfolio.v1.CandidateR\n" +
-	"candidates2\xac\x02\n" +
+	"candidates2\xb2\x03\n" +
 	"\x18PortfolioInternalService\x12\x86\x01\n" +
 	"\x0eAdvanceForTask\x124.foundry.internal.portfolio.v1.AdvanceForTaskRequest\x1a5.foundry.internal.portfolio.v1.AdvanceForTaskResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\a\x12\x86\x01\n" +
 	"\x0eListCandidates\x124.foundry.internal.portfolio.v1.ListCandidatesRequest\x1a5.foundry.internal.portfolio.v1.ListCandidatesResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\a\x12\x83\x01\n" +
+	"\rSetIdeaImpact\x123.foundry.internal.portfolio.v1.SetIdeaImpactRequest\x1a4.foundry.internal.portfolio.v1.SetIdeaImpactResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\aB\xaa\x02\n" +
 	"!com.foundry.internal.portfolio.v1B\x0ePortfolioProtoP\x01Z^github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/portfolio/v1;portfoliointernalv1\xa2\x02\x03FIP\xaa\x02\x1dFoundry.Internal.Portfolio.V1\xca\x02\x1dFoundry\\Internal\\Portfolio\\V1\xe2\x02)Foundry\\Internal\\Portfolio\\V1\\GPBMetadata\xea\x02 Foundry::Internal::Portfolio::V1b\x06proto3"
 
@@ -346,27 +513,31 @@ func file_foundry_internal_portfolio_v1_portfolio_proto_rawDescGZIP() []byte {
 	return file_foundry_internal_portfolio_v1_portfolio_proto_rawDescData
 }
 
-var file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_foundry_internal_portfolio_v1_portfolio_proto_goTypes = []any{
-	(*AdvanceForTaskRequest)(nil),  // 0: foundry.internal.portfolio.v1.AdvanceForTaskRequest
-	(*AdvanceForTaskResponse)(nil), // 1: foundry.internal.portfolio.v1.AdvanceForTaskResponse
-	(*ListCandidatesRequest)(nil),  // 2: foundry.internal.portfolio.v1.ListCandidatesRequest
-	(*Candidate)(nil),              // 3: foundry.internal.portfolio.v1.Candidate
-	(*ListCandidatesResponse)(nil), // 4: foundry.internal.portfolio.v1.ListCandidatesResponse
-	(*v1.Idea)(nil),                // 5: foundry.portfolio.v1.Idea
-	(v1.Stage)(0),                  // 6: foundry.portfolio.v1.Stage
+	(*SetIdeaImpactRequest)(nil),   // 0: foundry.internal.portfolio.v1.SetIdeaImpactRequest
+	(*SetIdeaImpactResponse)(nil),  // 1: foundry.internal.portfolio.v1.SetIdeaImpactResponse
+	(*AdvanceForTaskRequest)(nil),  // 2: foundry.internal.portfolio.v1.AdvanceForTaskRequest
+	(*AdvanceForTaskResponse)(nil), // 3: foundry.internal.portfolio.v1.AdvanceForTaskResponse
+	(*ListCandidatesRequest)(nil),  // 4: foundry.internal.portfolio.v1.ListCandidatesRequest
+	(*Candidate)(nil),              // 5: foundry.internal.portfolio.v1.Candidate
+	(*ListCandidatesResponse)(nil), // 6: foundry.internal.portfolio.v1.ListCandidatesResponse
+	(*v1.Idea)(nil),                // 7: foundry.portfolio.v1.Idea
+	(v1.Stage)(0),                  // 8: foundry.portfolio.v1.Stage
 }
 var file_foundry_internal_portfolio_v1_portfolio_proto_depIdxs = []int32{
-	5, // 0: foundry.internal.portfolio.v1.AdvanceForTaskResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	6, // 1: foundry.internal.portfolio.v1.AdvanceForTaskResponse.previous_stage:type_name -> foundry.portfolio.v1.Stage
-	5, // 2: foundry.internal.portfolio.v1.Candidate.idea:type_name -> foundry.portfolio.v1.Idea
-	3, // 3: foundry.internal.portfolio.v1.ListCandidatesResponse.candidates:type_name -> foundry.internal.portfolio.v1.Candidate
-	0, // 4: foundry.internal.portfolio.v1.PortfolioInternalService.AdvanceForTask:input_type -> foundry.internal.portfolio.v1.AdvanceForTaskRequest
-	2, // 5: foundry.internal.portfolio.v1.PortfolioInternalService.ListCandidates:input_type -> foundry.internal.portfolio.v1.ListCandidatesRequest
-	1, // 6: foundry.internal.portfolio.v1.PortfolioInternalService.AdvanceForTask:output_type -> foundry.internal.portfolio.v1.AdvanceForTaskResponse
-	4, // 7: foundry.internal.portfolio.v1.PortfolioInternalService.ListCandidates:output_type -> foundry.internal.portfolio.v1.ListCandidatesResponse
-	6, // [6:8] is the sub-list for method output_type
-	4, // [4:6] is the sub-list for method input_type
+	7, // 0: foundry.internal.portfolio.v1.AdvanceForTaskResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	8, // 1: foundry.internal.portfolio.v1.AdvanceForTaskResponse.previous_stage:type_name -> foundry.portfolio.v1.Stage
+	7, // 2: foundry.internal.portfolio.v1.Candidate.idea:type_name -> foundry.portfolio.v1.Idea
+	5, // 3: foundry.internal.portfolio.v1.ListCandidatesResponse.candidates:type_name -> foundry.internal.portfolio.v1.Candidate
+	2, // 4: foundry.internal.portfolio.v1.PortfolioInternalService.AdvanceForTask:input_type -> foundry.internal.portfolio.v1.AdvanceForTaskRequest
+	4, // 5: foundry.internal.portfolio.v1.PortfolioInternalService.ListCandidates:input_type -> foundry.internal.portfolio.v1.ListCandidatesRequest
+	0, // 6: foundry.internal.portfolio.v1.PortfolioInternalService.SetIdeaImpact:input_type -> foundry.internal.portfolio.v1.SetIdeaImpactRequest
+	3, // 7: foundry.internal.portfolio.v1.PortfolioInternalService.AdvanceForTask:output_type -> foundry.internal.portfolio.v1.AdvanceForTaskResponse
+	6, // 8: foundry.internal.portfolio.v1.PortfolioInternalService.ListCandidates:output_type -> foundry.internal.portfolio.v1.ListCandidatesResponse
+	1, // 9: foundry.internal.portfolio.v1.PortfolioInternalService.SetIdeaImpact:output_type -> foundry.internal.portfolio.v1.SetIdeaImpactResponse
+	7, // [7:10] is the sub-list for method output_type
+	4, // [4:7] is the sub-list for method input_type
 	4, // [4:4] is the sub-list for extension type_name
 	4, // [4:4] is the sub-list for extension extendee
 	0, // [0:4] is the sub-list for field type_name
@@ -377,14 +548,14 @@ func file_foundry_internal_portfolio_v1_portfolio_proto_init() {
 	if File_foundry_internal_portfolio_v1_portfolio_proto != nil {
 		return
 	}
-	file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[2].OneofWrappers = []any{}
+	file_foundry_internal_portfolio_v1_portfolio_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_internal_portfolio_v1_portfolio_proto_rawDesc), len(file_foundry_internal_portfolio_v1_portfolio_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

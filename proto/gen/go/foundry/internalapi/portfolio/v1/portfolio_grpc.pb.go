@@ -5,7 +5,7 @@
 // source: foundry/internal/portfolio/v1/portfolio.proto
 
 // Package foundry.internal.portfolio.v1 holds the RPCs only Foundry's own
-// processes call on the portfolio: what the agent service asks of it. They live in their own tree, outside the
+// processes call on the portfolio: what the agent and ledger services ask of it. They live in their own tree, outside the
 // public API: the gateway generates no route for them, the OpenAPI document
 // does not show them, and buf breaking does not hold them (every Foundry
 // process is built from one tree). Like every Foundry service they answer
@@ -28,20 +28,24 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	PortfolioInternalService_AdvanceForTask_FullMethodName = "/foundry.internal.portfolio.v1.PortfolioInternalService/AdvanceForTask"
 	PortfolioInternalService_ListCandidates_FullMethodName = "/foundry.internal.portfolio.v1.PortfolioInternalService/ListCandidates"
+	PortfolioInternalService_SetIdeaImpact_FullMethodName  = "/foundry.internal.portfolio.v1.PortfolioInternalService/SetIdeaImpact"
 )
 
 // PortfolioInternalServiceClient is the client API for PortfolioInternalService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// PortfolioInternalService is what the agent service calls on the
-// portfolio.
+// PortfolioInternalService is what the agent and ledger services call on
+// the portfolio.
 type PortfolioInternalServiceClient interface {
 	// AdvanceForTask advances an idea because one of its tasks completed.
 	AdvanceForTask(ctx context.Context, in *AdvanceForTaskRequest, opts ...grpc.CallOption) (*AdvanceForTaskResponse, error)
 	// ListCandidates returns the ideas the agent loop may work on next, best
 	// score first.
 	ListCandidates(ctx context.Context, in *ListCandidatesRequest, opts ...grpc.CallOption) (*ListCandidatesResponse, error)
+	// SetIdeaImpact is the ledger telling the portfolio an idea's impact
+	// totals; the idea answers them.
+	SetIdeaImpact(ctx context.Context, in *SetIdeaImpactRequest, opts ...grpc.CallOption) (*SetIdeaImpactResponse, error)
 }
 
 type portfolioInternalServiceClient struct {
@@ -72,18 +76,31 @@ func (c *portfolioInternalServiceClient) ListCandidates(ctx context.Context, in 
 	return out, nil
 }
 
+func (c *portfolioInternalServiceClient) SetIdeaImpact(ctx context.Context, in *SetIdeaImpactRequest, opts ...grpc.CallOption) (*SetIdeaImpactResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetIdeaImpactResponse)
+	err := c.cc.Invoke(ctx, PortfolioInternalService_SetIdeaImpact_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PortfolioInternalServiceServer is the server API for PortfolioInternalService service.
 // All implementations must embed UnimplementedPortfolioInternalServiceServer
 // for forward compatibility.
 //
-// PortfolioInternalService is what the agent service calls on the
-// portfolio.
+// PortfolioInternalService is what the agent and ledger services call on
+// the portfolio.
 type PortfolioInternalServiceServer interface {
 	// AdvanceForTask advances an idea because one of its tasks completed.
 	AdvanceForTask(context.Context, *AdvanceForTaskRequest) (*AdvanceForTaskResponse, error)
 	// ListCandidates returns the ideas the agent loop may work on next, best
 	// score first.
 	ListCandidates(context.Context, *ListCandidatesRequest) (*ListCandidatesResponse, error)
+	// SetIdeaImpact is the ledger telling the portfolio an idea's impact
+	// totals; the idea answers them.
+	SetIdeaImpact(context.Context, *SetIdeaImpactRequest) (*SetIdeaImpactResponse, error)
 	mustEmbedUnimplementedPortfolioInternalServiceServer()
 }
 
@@ -99,6 +116,9 @@ func (UnimplementedPortfolioInternalServiceServer) AdvanceForTask(context.Contex
 }
 func (UnimplementedPortfolioInternalServiceServer) ListCandidates(context.Context, *ListCandidatesRequest) (*ListCandidatesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListCandidates not implemented")
+}
+func (UnimplementedPortfolioInternalServiceServer) SetIdeaImpact(context.Context, *SetIdeaImpactRequest) (*SetIdeaImpactResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetIdeaImpact not implemented")
 }
 func (UnimplementedPortfolioInternalServiceServer) mustEmbedUnimplementedPortfolioInternalServiceServer() {
 }
@@ -158,6 +178,24 @@ func _PortfolioInternalService_ListCandidates_Handler(srv interface{}, ctx conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PortfolioInternalService_SetIdeaImpact_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetIdeaImpactRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortfolioInternalServiceServer).SetIdeaImpact(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortfolioInternalService_SetIdeaImpact_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortfolioInternalServiceServer).SetIdeaImpact(ctx, req.(*SetIdeaImpactRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PortfolioInternalService_ServiceDesc is the grpc.ServiceDesc for PortfolioInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -172,6 +210,10 @@ var PortfolioInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListCandidates",
 			Handler:    _PortfolioInternalService_ListCandidates_Handler,
+		},
+		{
+			MethodName: "SetIdeaImpact",
+			Handler:    _PortfolioInternalService_SetIdeaImpact_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
