@@ -300,12 +300,16 @@ func TestAgentTasks(t *testing.T) {
 		})
 
 		t.Run("prompt A/B statistics", func(t *testing.T) {
-			id := createAgentTask(t, sys, map[string]any{"direction": "reflect", "task_type": "reflect",
-				"context": map[string]any{"prompt_variant": "terse"}})["id"].(string)
-			patchAgentTask(t, sys, id, map[string]any{"status": "completed", "value_score": 3, "resource_cost": 2}, http.StatusOK)
+			// 0.1 + 0.2 and 1.9 + 0.1: sums written without their addition's
+			// noise (0.30000000000000004).
+			for _, vc := range [][2]float64{{0.1, 1.9}, {0.2, 0.1}} {
+				id := createAgentTask(t, sys, map[string]any{"direction": "reflect", "task_type": "reflect",
+					"context": map[string]any{"prompt_variant": "terse"}})["id"].(string)
+				patchAgentTask(t, sys, id, map[string]any{"status": "completed", "value_score": vc[0], "resource_cost": vc[1]}, http.StatusOK)
+			}
 			r := request(t, http.MethodGet, sys.URL("/api/agent/prompt-ab/stats"), nil)
 			requireStatus(t, http.StatusOK, r)
-			require.Equal(t, []any{map[string]any{"variant": "terse", "samples": 1.0, "total_value": 3.0, "total_cost": 2.0, "roi": 1.5,
+			require.Equal(t, []any{map[string]any{"variant": "terse", "samples": 2.0, "total_value": 0.3, "total_cost": 2.0, "roi": 0.15,
 				"selection_probability": 1.0, "blocked": false, "exploring": true}}, r.JSON["variants"])
 		})
 

@@ -7,11 +7,24 @@
 package wire
 
 import (
+	"math"
 	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
+
+// Amount writes a sum of amounts to six decimals, the precision Foundry
+// takes amounts at: a float sum carries its addition's noise
+// (0.1 + 0.2 = 0.30000000000000004), which a client would read as a
+// value nobody sent. Magnitudes past 10^15, where six decimals are past
+// a double's precision anyway, are written as they are.
+func Amount(x float64) float64 {
+	if math.Abs(x) >= 1e15 || math.IsNaN(x) {
+		return x
+	}
+	return math.Round(x*1e6) / 1e6
+}
 
 // Time writes t in UTC as RFC 3339 with nanoseconds.
 func Time(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -14,4 +15,26 @@ func TestTime(t *testing.T) {
 	paris := time.FixedZone("CET", 3600)
 	require.Equal(t, "2026-11-25T06:15:46.1234Z", wire.Time(time.Date(2026, 11, 25, 7, 15, 46, 123_400_000, paris)))
 	require.Equal(t, "2026-11-25T06:15:46Z", wire.Time(time.Date(2026, 11, 25, 6, 15, 46, 0, time.UTC)))
+}
+
+// TestAmount: a float sum is written to six decimals, without its
+// addition's noise; what six decimals cannot hold is written as it is.
+func TestAmount(t *testing.T) {
+	for _, tt := range []struct{ in, want float64 }{
+		{0.1 + 0.2, 0.3},
+		{1 - 0.9, 0.1},
+		{3 * 0.1, 0.3},
+		{-(0.1 + 0.2), -0.3},
+		{1234.5678905, 1234.567891},
+		{0, 0},
+		{1e15 + 0.1, 1e15 + 0.1},
+		{math.Inf(1), math.Inf(1)},
+	} {
+		if got := wire.Amount(tt.in); got != tt.want {
+			t.Errorf("Amount(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	if got := wire.Amount(math.NaN()); !math.IsNaN(got) {
+		t.Errorf("Amount(NaN) = %v, want NaN", got)
+	}
 }

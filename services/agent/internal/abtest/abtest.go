@@ -23,7 +23,8 @@ type Arm struct {
 	Variant string
 	// Samples is the number of outcomes recorded.
 	Samples int
-	// SumValue and SumCost total the outcomes' value_score and resource_cost.
+	// SumValue and SumCost total the outcomes' value_score and
+	// resource_cost, to six decimals (Record).
 	SumValue float64
 	SumCost  float64
 	// FirstZeros counts how many of the first BlockAfter outcomes had a
@@ -37,8 +38,20 @@ func (a *Arm) Record(value, cost float64) {
 		a.FirstZeros++
 	}
 	a.Samples++
-	a.SumValue += value
-	a.SumCost += cost
+	a.SumValue, a.SumCost = sum6(a.SumValue, value), sum6(a.SumCost, cost)
+}
+
+// sum6 adds to six decimals, the precision the API takes value scores
+// and costs at: a float sum carries its addition's noise (0.1 + 0.2 is
+// 0.30000000000000004), which the statistics would show and the ROI
+// carry (0.15000000000000002). Past 10^15 six decimals are beyond a
+// double's precision, and the sum is left as it is.
+func sum6(a, b float64) float64 {
+	s := a + b
+	if math.Abs(s) >= 1e15 || math.IsNaN(s) {
+		return s
+	}
+	return math.Round(s*1e6) / 1e6
 }
 
 // Blocked reports whether the arm's first BlockAfter outcomes were all zero.

@@ -109,3 +109,17 @@ func TestProbabilities(t *testing.T) {
 	require.Equal(t, map[string]float64{"new": 1, "old": 0}, p, "exploration takes every draw")
 	require.False(t, math.IsNaN(p["old"]))
 }
+
+// TestSumsWithoutFloatNoise: 0.1 + 0.2 is 0.3 in the arm's record, and
+// its ROI is the quotient of the decimals, not of their noise.
+func TestSumsWithoutFloatNoise(t *testing.T) {
+	t.Parallel()
+	var a abtest.Arm
+	a.Record(0.1, 1.9)
+	a.Record(0.2, 0.1)
+	require.Equal(t, 0.3, a.SumValue)
+	require.Equal(t, 2.0, a.SumCost)
+	roi, ok := a.ROI()
+	require.True(t, ok)
+	require.Equal(t, 0.15, roi)
+}

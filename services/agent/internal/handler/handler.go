@@ -314,8 +314,8 @@ func (h *Handler) GetMetrics(ctx context.Context, req *agentv1.GetMetricsRequest
 			ByExecutor: buckets(m.ByExecutor)},
 		Usage: &agentv1.UsageSummary{
 			TasksCreated: int32(m.Usage.TasksCreated), TasksFinished: int32(m.Usage.TasksFinished),
-			TotalDurationSeconds: m.Usage.DurationSeconds, TotalResourceCost: m.Usage.ResourceCost,
-			TotalValueScore: m.Usage.ValueScore, TasksByModel: counts(m.Usage.ByModel), TasksByExecutor: counts(m.Usage.ByExecutor),
+			TotalDurationSeconds: wire.Amount(m.Usage.DurationSeconds), TotalResourceCost: wire.Amount(m.Usage.ResourceCost),
+			TotalValueScore: wire.Amount(m.Usage.ValueScore), TasksByModel: counts(m.Usage.ByModel), TasksByExecutor: counts(m.Usage.ByExecutor),
 		},
 		WindowDays:  int32(m.WindowDays),
 		WindowStart: wire.Time(m.Since),

@@ -40,7 +40,7 @@ func providerUsagePB(r usage.Row) *opsv1.ProviderUsage {
 		Provider: r.Family, Variants: r.Variants, DataSource: r.Source, Alerts: []*opsv1.UsageAlert{},
 	}
 	if q := r.Quota; q != nil {
-		out.UsageRemaining = wrapperspb.Double(q.Remaining())
+		out.UsageRemaining = wrapperspb.Double(wire.Amount(q.Remaining()))
 		out.UsageLimit = wrapperspb.Double(*q.Metric.Limit)
 		out.UsageUsed = wrapperspb.Double(q.Metric.Value)
 		out.Unit = q.Metric.Unit

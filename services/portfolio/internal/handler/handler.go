@@ -5,7 +5,6 @@ package handler
 
 import (
 	"context"
-	"math"
 	"net/http"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -84,8 +83,8 @@ func (h *Handler) ListIdeas(ctx context.Context, req *portfoliov1.ListIdeasReque
 		Summary: &portfoliov1.IdeaSummary{
 			TotalIdeas: int32(totals.Ideas), ValidatedIdeas: int32(totals.Validated),
 			UnvalidatedIdeas:    int32(totals.Ideas - totals.Validated),
-			TotalPotentialValue: round6(totals.PotentialValue), TotalActualValue: round6(totals.ActualValue),
-			TotalValueGap: round6(totals.PotentialValue - totals.ActualValue),
+			TotalPotentialValue: wire.Amount(totals.PotentialValue), TotalActualValue: wire.Amount(totals.ActualValue),
+			TotalValueGap: wire.Amount(totals.PotentialValue - totals.ActualValue),
 		},
 		Pagination: paging.Of(page.Limit, page.Offset, total, len(ideas), ""),
 	}
@@ -94,8 +93,6 @@ func (h *Handler) ListIdeas(ctx context.Context, req *portfoliov1.ListIdeasReque
 	}
 	return resp, nil
 }
-
-func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 // GetIdea implements PortfolioService.GetIdea.
 func (h *Handler) GetIdea(ctx context.Context, req *portfoliov1.GetIdeaRequest) (*portfoliov1.GetIdeaResponse, error) {
