@@ -43,6 +43,19 @@ func TestAgentLoopRunOnceAnswers202ForALongPass(t *testing.T) {
 		require.Empty(t, started["finished_at"], "it has not finished")
 		require.NotEmpty(t, started["started_at"])
 
+		// While it runs: it shows, a second pass is refused at once (it
+		// was queued for the whole pass, and ran later), a dry run plans
+		// beside it, anonymous too.
+		status := request(t, http.MethodGet, sys.URL("/api/agent/loop"), nil)
+		requireStatus(t, http.StatusOK, status)
+		require.Equal(t, true, status.JSON["running"], "a pass runs: %s", status.Raw)
+		second := request(t, http.MethodPost, sys.URL("/api/agent/loop/run-once"), map[string]any{}, adminHeader)
+		requireStatus(t, http.StatusConflict, second)
+		require.Contains(t, second.JSON["detail"], id, "the refusal names the running pass")
+		planned := request(t, http.MethodPost, sys.URL("/api/agent/loop/run-once"), map[string]any{"dry_run": true}, anonymous)
+		requireStatus(t, http.StatusOK, planned)
+		require.Equal(t, "idle", planned.JSON["outcome"], "the one idea's task is open: %s", planned.Raw)
+
 		var last map[string]any
 		require.Eventually(t, func() bool {
 			r := request(t, http.MethodGet, sys.URL("/api/agent/loop"), nil)
@@ -57,5 +70,7 @@ func TestAgentLoopRunOnceAnswers202ForALongPass(t *testing.T) {
 
 		dry := runLoopOnce(t, sys, map[string]any{"dry_run": true}, http.StatusOK)
 		require.Nil(t, dry["id"], "a dry run is no pass of record")
+		status = request(t, http.MethodGet, sys.URL("/api/agent/loop"), nil)
+		require.Equal(t, false, status.JSON["running"], "the loop is off and no pass runs")
 	}, flags...)
 }

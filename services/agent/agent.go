@@ -203,8 +203,8 @@ func Module() app.Module {
 			if cfg.Loop.Enabled {
 				h.Log.Info("pipeline loop on", zap.Duration("interval", cfg.Loop.Interval), zap.String("executor", cfg.Loop.Executor),
 					zap.String("replica", pl.holder))
-				h.Go(pl.run)
 			}
+			h.Go(pl.serve)
 			return nil
 		},
 	}

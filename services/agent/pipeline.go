@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,16 @@ type pipeline struct {
 	executor string
 	running  atomic.Bool
 	leading  prometheus.Gauge
+
+	// life ends when the process stops (serve): passes asked for through
+	// the API run under it, not under their request, and serve waits for
+	// them (asked counts them), so a stop cuts a pass short and records it
+	// instead of leaving its task to nobody.
+	life   context.Context
+	end    context.CancelFunc
+	askMu  sync.Mutex
+	asked  sync.WaitGroup
+	closed bool
 }
 
 // pipelineConfig is what newPipeline needs of the settings.
@@ -74,6 +85,7 @@ const loopWorker = "pipeline-loop"
 
 func newPipeline(cfg pipelineConfig, uc *usecase.App, ideas loop.Portfolio, log *zap.Logger, reg prometheus.Registerer) *pipeline {
 	p := &pipeline{uc: uc, holder: lease.HolderID("agent"), enabled: cfg.Enabled, interval: cfg.Interval, executor: cfg.Executor}
+	p.life, p.end = context.WithCancel(context.Background())
 	tasks := loopTasks{uc: uc}
 	var ex executor.Executor
 	switch cfg.Executor {
@@ -127,37 +139,65 @@ func newPipeline(cfg pipelineConfig, uc *usecase.App, ideas loop.Portfolio, log 
 	return p
 }
 
-// run runs the loop until ctx ends, then gives the lease up so another
-// replica takes over at once.
-func (p *pipeline) run(ctx context.Context) {
-	p.running.Store(true)
-	defer p.running.Store(false)
-	defer func() {
-		_ = p.uc.ReleaseLoop(context.WithoutCancel(ctx), p.holder)
-		p.leading.Set(0)
-	}()
-	p.loop.Run(ctx, p.interval)
+// serve runs the loop while it is enabled, until ctx ends; then it gives
+// the lease up, so another replica takes over at once, stops the passes
+// asked for through the API and waits for them to record how they ended
+// (each settles within the loop's settle timeout).
+func (p *pipeline) serve(ctx context.Context) {
+	if p.enabled {
+		p.running.Store(true)
+		p.loop.Run(ctx, p.interval)
+		p.running.Store(false)
+	} else {
+		<-ctx.Done()
+	}
+	p.askMu.Lock()
+	p.closed = true
+	p.askMu.Unlock()
+	p.end()
+	p.asked.Wait()
+	_ = p.uc.ReleaseLoop(context.WithoutCancel(ctx), p.holder)
+	p.leading.Set(0)
 }
 
-// Status implements handler.Loop.
+// Status implements handler.Loop: running is true while the loop runs
+// here, or a pass does.
 func (p *pipeline) Status(ctx context.Context) (handler.LoopStatus, error) {
 	rep, err := p.uc.Loop(ctx)
 	if err != nil {
 		return handler.LoopStatus{}, err
 	}
+	_, passing := p.loop.Current()
 	return handler.LoopStatus{
-		Enabled: p.enabled, Running: p.running.Load(), Interval: p.interval, Executor: p.executor,
+		Enabled: p.enabled, Running: p.running.Load() || passing, Interval: p.interval, Executor: p.executor,
 		Holder: p.holder, Report: rep,
 	}, nil
 }
 
 // RunOnce implements handler.Loop. The pass runs to its end even when the
-// caller goes away (stopping it is for the lease's loss, not a client's
-// disconnect); its record reports it either way. A pass stopped because
-// this replica lost the lease is a conflict naming the new leader.
+// caller goes away (stopping it is for the lease's loss or the process's
+// stop, not a client's disconnect); its record reports it either way. A
+// pass while another runs here is a conflict at once, naming it; so is
+// a pass stopped because this replica lost the lease, naming the new
+// leader.
 func (p *pipeline) RunOnce(ctx context.Context, dryRun bool) (loop.Iteration, error) {
-	it, err := p.loop.Pass(context.WithoutCancel(ctx), dryRun)
+	p.askMu.Lock()
+	if p.closed {
+		p.askMu.Unlock()
+		return loop.Iteration{}, fault.New(fault.Unavailable, "the agent is stopping: run the pass on another replica, or after the restart")
+	}
+	p.asked.Add(1)
+	p.askMu.Unlock()
+	defer p.asked.Done()
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(p.life, cancel)()
+	it, err := p.loop.Pass(pctx, dryRun)
 	switch {
+	case errors.Is(err, loop.ErrPassRunning):
+		cur, _ := p.loop.Current()
+		return it, fault.New(fault.Conflict, "a pipeline loop pass is already running on this replica (pass %s, since %s): GET /api/agent/loop shows it "+
+			"when it ends; a dry run does not wait for it", cur.ID, cur.StartedAt.Format(time.RFC3339))
 	case errors.Is(err, loop.ErrNotLeader):
 		return it, fault.New(fault.Conflict, "the pipeline loop runs on %s now; a pass runs only where its lease is held", p.leader(ctx))
 	case errors.Is(err, loop.ErrLeaseLost):

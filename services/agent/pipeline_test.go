@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
 // oneIdea is a portfolio with one idea at stage none.
@@ -114,5 +116,56 @@ func TestTwoLeadersOpenOneTaskPerIdea(t *testing.T) {
 		rep, err := uc.Loop(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int64{loop.Idle: 1, loop.Advanced: 1}, rep.Counts, "both passes recorded, neither an error")
+	})
+}
+
+// TestAStopEndsARunOncePass: a pass asked for through the API runs under
+// the process's life, not its request: a stop cuts it short, its task is
+// failed rather than left to nobody, the pass is recorded, and serve
+// returns only then; a pass asked for once the stop began is refused.
+func TestAStopEndsARunOncePass(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		db := dbtest.Open(t, engine, "agent", store.Migrations())
+		uc := usecase.New(db, repos, usecase.Config{})
+		p := newPipeline(pipelineConfig{Interval: time.Minute, Executor: executorExec, ExecTimeout: time.Minute,
+			ExternalTimeout: time.Minute, RunOnceWait: time.Second}, uc, oneIdea{id: "idea-1"}, zap.NewNop(), prometheus.NewRegistry())
+		release := make(chan struct{})
+		defer close(release)
+		p.loop.Executor = gated{release: release}
+		life, stop := context.WithCancel(context.Background())
+		served := make(chan struct{})
+		go func() { p.serve(life); close(served) }()
+
+		ended := make(chan error, 1)
+		go func() {
+			_, err := p.RunOnce(context.Background(), false)
+			ended <- err
+		}()
+		require.Eventually(t, func() bool {
+			page, err := uc.List(context.Background(), usecase.ListQuery{IdeaID: "idea-1"})
+			return err == nil && page.Total == 1
+		}, 10*time.Second, 10*time.Millisecond, "the pass opens the idea's task and runs it")
+		st, err := p.Status(context.Background())
+		require.NoError(t, err)
+		require.True(t, st.Running, "the pass shows as running, though the loop is off")
+
+		stop()
+		select {
+		case <-served:
+		case <-time.After(20 * time.Second):
+			t.Fatal("serve did not return: the pass went on after the stop")
+		}
+		require.Error(t, <-ended, "the pass was stopped")
+		_, err = p.RunOnce(context.Background(), false)
+		require.Equal(t, fault.Unavailable, fault.KindOf(err), "refused once stopping: %v", err)
+
+		page, err := uc.List(context.Background(), usecase.ListQuery{IdeaID: "idea-1"})
+		require.NoError(t, err)
+		require.Equal(t, 1, page.Total)
+		require.Equal(t, "failed", string(page.Tasks[0].Status), "the loop's own task is failed, not left open")
+		rep, err := uc.Loop(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, int64(1), rep.Counts[loop.Errored], "the stopped pass is recorded")
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -138,8 +139,27 @@ type Loop struct {
 	OnPass func(it Iteration)
 
 	// mu lets one pass run at a time in this process: the background loop
-	// and a pass asked for through the API share it.
+	// and a pass asked for through the API share it, and neither waits
+	// for it (ErrPassRunning).
 	mu sync.Mutex
+	// current is the real pass this process is running; nil between.
+	current atomic.Pointer[Iteration]
+}
+
+// ErrPassRunning is Pass's answer while this process runs a real pass.
+// A pass asked for meanwhile is refused at once, not queued: a queued
+// request waited out the running pass (an external worker's may take an
+// hour), timed out at the gateway, and then ran a pass for a caller long
+// gone.
+var ErrPassRunning = errors.New("a pipeline loop pass is already running")
+
+// Current returns the real pass this process is running, as it started
+// (its id and start), and whether there is one.
+func (l *Loop) Current() (Iteration, bool) {
+	if it := l.current.Load(); it != nil {
+		return *it, true
+	}
+	return Iteration{}, false
 }
 
 // ErrNotLeader is Pass's answer on a replica that does not hold the lease.
@@ -154,9 +174,10 @@ var ErrLeaseLost = errors.New("lost the pipeline loop's lease")
 // been cancelled: a run's result, an abandoned task, the pass's record.
 const settleTimeout = 10 * time.Second
 
-// Pass runs one pass as the leader: it waits for any pass this process is
-// running, takes or renews the lease (ErrNotLeader when another replica
-// holds it), and renews it while the pass runs. The pass runs under its
+// Pass runs one pass as the leader: ErrPassRunning at once while this
+// process runs one (a dry run only reads, and runs beside it), otherwise
+// it takes or renews the lease (ErrNotLeader when another replica holds
+// it), and renews it while the pass runs. The pass runs under its
 // own context, cancelled the moment a renewal fails or finds the lease
 // taken, or once the lease may have expired without a renewal answering;
 // it then stops where it is (a running command is killed, see Once) and
@@ -164,10 +185,15 @@ const settleTimeout = 10 * time.Second
 // logged would leave a pass that may run a command for ten minutes going
 // on as a second leader. A dry run needs no lease.
 func (l *Loop) Pass(ctx context.Context, dryRun bool) (Iteration, error) {
-	l.mu.Lock()
+	if dryRun {
+		return l.Once(ctx, true)
+	}
+	if !l.mu.TryLock() {
+		return Iteration{}, ErrPassRunning
+	}
 	defer l.mu.Unlock()
-	if dryRun || l.Lead == nil {
-		return l.Once(ctx, dryRun)
+	if l.Lead == nil {
+		return l.Once(ctx, false)
 	}
 	sent := time.Now()
 	ok, err := l.Lead(ctx)
@@ -265,6 +291,8 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 	it := Iteration{StartedAt: l.Clock.Now().UTC().Truncate(time.Microsecond)}
 	if !dryRun {
 		it.ID = newPassID()
+		l.current.Store(&Iteration{ID: it.ID, Outcome: Running, StartedAt: it.StartedAt})
+		defer l.current.Store(nil)
 		if started, ok := ctx.Value(startedKey{}).(func(Iteration)); ok {
 			started(it)
 		}
@@ -402,6 +430,8 @@ func (l *Loop) Run(ctx context.Context, interval time.Duration) {
 		it, err := l.Pass(ctx, false)
 		switch {
 		case ctx.Err() != nil:
+		case errors.Is(err, ErrPassRunning):
+			// A pass asked for through the API runs: this interval's is it.
 		case errors.Is(err, ErrNotLeader):
 			if leading {
 				l.Log.Info("pipeline loop: another replica leads now")

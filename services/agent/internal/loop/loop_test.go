@@ -322,43 +322,45 @@ func TestPassNeedsTheLeaseAndRenewsItWhileRunning(t *testing.T) {
 	require.GreaterOrEqual(t, leads.Load(), int32(3), "the lease was renewed during the pass")
 }
 
-func TestPassesDoNotOverlap(t *testing.T) {
+// TestPassesDoNotOverlapOrQueue: while a pass runs, another real pass is
+// refused at once (ErrPassRunning), not queued behind it to run later for
+// a caller long gone; a dry run runs beside it; Current names the running
+// pass, and nothing once it ended.
+func TestPassesDoNotOverlapOrQueue(t *testing.T) {
 	t.Parallel()
 	w := newWorld()
 	w.ideas["a"], w.scores["a"] = "none", 5
 	w.ideas["b"], w.scores["b"] = "none", 4
-	var running, most atomic.Int32
-	ex := executorFunc(func() {
-		n := running.Add(1)
-		for {
-			m := most.Load()
-			if n <= m || most.CompareAndSwap(m, n) {
-				break
-			}
-		}
-		time.Sleep(30 * time.Millisecond)
-		running.Add(-1)
-	})
+	ex := newStoppable()
 	l := newLoop(w, ex, &recorder{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			_, err := l.Pass(context.Background(), false)
-			require.NoError(t, err)
-		})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Pass(ctx, false)
+		done <- err
+	}()
+	<-ex.started
+	cur, ok := l.Current()
+	require.True(t, ok, "a pass runs")
+	require.NotEmpty(t, cur.ID)
+	require.Equal(t, loop.Running, cur.Outcome)
+
+	for range 3 {
+		_, err := l.Pass(context.Background(), false)
+		require.ErrorIs(t, err, loop.ErrPassRunning, "refused at once")
 	}
-	wg.Wait()
-	require.Equal(t, int32(1), most.Load(), "one pass at a time in a process")
-}
+	dry, err := l.Pass(context.Background(), true)
+	require.NoError(t, err, "a dry run only reads")
+	require.Equal(t, loop.Planned, dry.Outcome)
+	require.Equal(t, "b", dry.IdeaID, "a's task is open")
 
-// executorFunc is an executor that calls f and succeeds.
-type executorFunc func()
-
-func (executorFunc) Name() string { return "func" }
-
-func (f executorFunc) Run(context.Context, executor.Task) (executor.Result, error) {
-	f()
-	return executor.Result{Succeeded: true}, nil
+	stop()
+	require.Error(t, <-done)
+	_, ok = l.Current()
+	require.False(t, ok, "no pass runs now")
+	w.mu.Lock()
+	require.Equal(t, 1, w.n, "one task created: nothing queued ran later")
+	w.mu.Unlock()
 }
 
 // stoppable is an executor whose run lasts until its context ends (a
