@@ -16,6 +16,7 @@ import (
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
 	"github.com/foundryhq/foundry/services/agent/internal/attention"
 	"github.com/foundryhq/foundry/services/agent/internal/handler"
+	"github.com/foundryhq/foundry/services/agent/internal/loop"
 	"github.com/foundryhq/foundry/services/agent/internal/peer"
 	"github.com/foundryhq/foundry/services/agent/internal/routing"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
@@ -98,6 +99,10 @@ func (c *Config) register(fs *config.FlagSet) {
 		"how long POST /api/agent/loop/run-once waits for its pass before answering 202 (the pass goes on; poll GET /api/agent/loop)")
 	fs.Duration(&c.Loop.ExternalTimeout, "agent-external-timeout", "FOUNDRY_AGENT_EXTERNAL_TIMEOUT", time.Hour,
 		"external executor: how long a pass waits for a worker to finish its task (then the task is timed_out)")
+	fs.Duration(&c.Loop.Backoff.Base, "agent-loop-backoff", "FOUNDRY_AGENT_LOOP_BACKOFF", loop.DefaultBackoff.Base,
+		"how long the loop leaves an idea alone after its task failed; doubled for each failure in a row")
+	fs.Duration(&c.Loop.Backoff.Max, "agent-loop-backoff-max", "FOUNDRY_AGENT_LOOP_BACKOFF_MAX", loop.DefaultBackoff.Max,
+		"the most the loop leaves a failing idea alone between two tries")
 }
 
 // useCases builds the use-case configuration from the settings.

@@ -63,6 +63,8 @@ type pipelineConfig struct {
 	// RunOnceWait is how long a run-once request waits for its pass
 	// before it answers 202 (handler.Handler.RunLoopOnce).
 	RunOnceWait time.Duration
+	// Backoff is how long the loop leaves a failing idea alone.
+	Backoff loop.Backoff
 }
 
 func (c pipelineConfig) validate() error {
@@ -72,6 +74,10 @@ func (c pipelineConfig) validate() error {
 	}
 	if c.Executor != executorExternal && c.Executor != executorExec {
 		errs = append(errs, fmt.Errorf("FOUNDRY_AGENT_LOOP_EXECUTOR: want %s or %s, got %q", executorExternal, executorExec, c.Executor))
+	}
+	if c.Backoff.Base < 0 || c.Backoff.Max < c.Backoff.Base {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_LOOP_BACKOFF and FOUNDRY_AGENT_LOOP_BACKOFF_MAX: want 0 (no backoff) or more, "+
+			"and a maximum at least the base"))
 	}
 	if c.ExecTimeout <= 0 || c.ExternalTimeout <= 0 || c.RunOnceWait <= 0 {
 		errs = append(errs, errors.New("FOUNDRY_AGENT_EXEC_TIMEOUT, FOUNDRY_AGENT_EXTERNAL_TIMEOUT and FOUNDRY_AGENT_RUN_ONCE_WAIT: want positive durations"))
@@ -118,7 +124,7 @@ func newPipeline(cfg pipelineConfig, uc *usecase.App, ideas loop.Portfolio, log 
 	}
 	ttl := 3 * cfg.Interval
 	p.loop = &loop.Loop{
-		Portfolio: ideas, Tasks: tasks, Executor: ex, Clock: clock.Real{}, Log: log,
+		Portfolio: ideas, Tasks: tasks, Executor: ex, Clock: clock.Real{}, Log: log, Backoff: cfg.Backoff,
 		Recorder: recorder{uc: uc, holder: p.holder},
 		Lead: func(ctx context.Context) (bool, error) {
 			ok, err := uc.LeadLoop(ctx, p.holder, ttl)
@@ -228,6 +234,19 @@ func (t loopTasks) OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]
 	return t.uc.OpenIdeas(ctx, ideaIDs)
 }
 
+// Failures implements loop.Tasks.
+func (t loopTasks) Failures(ctx context.Context, ideaIDs []string) (map[string]loop.Failures, error) {
+	fs, err := t.uc.IdeaFailures(ctx, ideaIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]loop.Failures, len(fs))
+	for id, f := range fs {
+		out[id] = loop.Failures{Count: f.Failures, LastAt: f.LastAt}
+	}
+	return out, nil
+}
+
 // Create implements loop.Tasks: a routed task whose context names the idea
 // and the loop as its source, opened as the loop's (one open per idea).
 func (t loopTasks) Create(ctx context.Context, taskType, direction, ideaID string) (executor.Task, error) {
@@ -248,8 +267,14 @@ func (t loopTasks) Create(ctx context.Context, taskType, direction, ideaID strin
 // Finish implements loop.Tasks: completed, or failed with the executor's
 // diagnosis (timed_out when it ran out of time).
 func (t loopTasks) Finish(ctx context.Context, taskID string, r executor.Result) error {
+	return t.finish(ctx, taskID, r, false)
+}
+
+// finish records r on the task; stopped says the loop cut the run short
+// itself, which is no failure of the idea's (usecase.Patch.Stopped).
+func (t loopTasks) finish(ctx context.Context, taskID string, r executor.Result, stopped bool) error {
 	status, output := string(task.Completed), r.Output
-	p := usecase.Patch{Status: &status, Output: &output}
+	p := usecase.Patch{Status: &status, Output: &output, Stopped: stopped}
 	if t.claimAs != "" {
 		p.WorkerID = &t.claimAs
 	}
@@ -285,7 +310,7 @@ func (t loopTasks) Abandon(ctx context.Context, taskID string, r executor.Result
 	if t.claimAs == "" {
 		return nil
 	}
-	return t.Finish(ctx, taskID, r)
+	return t.finish(ctx, taskID, r, true)
 }
 
 // taskReader lets the external executor read a task's state.

@@ -1,6 +1,6 @@
 // Package loop is the pipeline loop: on the one replica that holds its
-// lease, every interval it picks the highest-ROI idea that is not complete
-// and has no open task, derives the task type from the idea's stage,
+// lease, every interval it picks the highest-ROI idea that is not complete,
+// has no open task and is not backing off after failed tasks, derives the task type from the idea's stage,
 // creates the task, runs it through an executor and, on success, advances
 // the idea. A pass stops the moment a renewal of the lease fails or finds
 // it taken. Its dependencies are interfaces, so the loop's decisions are
@@ -59,6 +59,9 @@ type Tasks interface {
 	// Advance delivers the task's advancement now (idempotent: the outbox
 	// delivers it anyway), so the loop can report the idea's new stage.
 	Advance(ctx context.Context, taskID string) error
+	// Failures reports, for those of the ideas whose loop tasks failed
+	// since their last success, how many in a row and when the last did.
+	Failures(ctx context.Context, ideaIDs []string) (map[string]Failures, error)
 	// Abandon is told that the pass stopped before the task's run ended
 	// (this replica lost the lease, or is shutting down); r is what the
 	// run left (its output so far), failed, with the reason as its
@@ -66,6 +69,40 @@ type Tasks interface {
 	// its idea is free for the next leader instead of blocked by a task
 	// nobody runs; a task left to an external worker stays the worker's.
 	Abandon(ctx context.Context, taskID string, r executor.Result) error
+}
+
+// Failures is how an idea's loop tasks have been failing: Count in a row
+// since the last success, the last at LastAt.
+type Failures struct {
+	Count  int
+	LastAt time.Time
+}
+
+// Backoff is how long the loop leaves an idea alone after its tasks
+// failed: Base after the first failure, doubled for each one after, at
+// most Max. Without it, one idea whose task fails every time (a provider
+// answering 429) kept the top of the ranking and took every pass: 8
+// failures in 14 s while every other idea starved.
+type Backoff struct {
+	Base time.Duration
+	Max  time.Duration
+}
+
+// DefaultBackoff leaves a failing idea a minute, then 2, 4, … up to an
+// hour.
+var DefaultBackoff = Backoff{Base: time.Minute, Max: time.Hour}
+
+// Wait is how long after its last failure an idea that failed n times in
+// a row waits (0 for none).
+func (b Backoff) Wait(n int) time.Duration {
+	if n <= 0 || b.Base <= 0 {
+		return 0
+	}
+	w := b.Base
+	for i := 1; i < n && w < b.Max; i++ {
+		w *= 2
+	}
+	return min(w, b.Max)
 }
 
 // ErrAlreadyOpen is what Tasks.Create's error wraps when the idea already
@@ -119,6 +156,9 @@ type Loop struct {
 	Log       *zap.Logger
 	// Candidates is how many ideas a pass considers (20).
 	Candidates int
+	// Backoff is how long an idea whose tasks failed is left alone (the
+	// service's default is DefaultBackoff; zero: not at all).
+	Backoff Backoff
 	// Lead reports whether this replica leads (takes or renews the lease
 	// for Lease). Pass calls it before a pass and every RenewEvery during
 	// one, so a long pass (a slow executor) keeps the lease, and a replica
@@ -341,15 +381,41 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 	if err != nil {
 		return finish(Errored, "find open tasks: "+err.Error())
 	}
-	var pick *Candidate
+	failing, err := l.Tasks.Failures(ctx, ids)
+	if err != nil {
+		return finish(Errored, "find failing ideas: "+err.Error())
+	}
+	now := l.Clock.Now()
+	var (
+		pick       *Candidate
+		waiting    int
+		soonest    time.Time
+		soonestFor string
+	)
 	for i := range cands {
-		if cands[i].NextType != "" && !open[cands[i].IdeaID] {
-			pick = &cands[i]
-			break
+		c := &cands[i]
+		if c.NextType == "" || open[c.IdeaID] {
+			continue
 		}
+		if f, ok := failing[c.IdeaID]; ok && l.Backoff.Wait(f.Count) > 0 {
+			if until := f.LastAt.Add(l.Backoff.Wait(f.Count)); now.Before(until) {
+				waiting++
+				if soonest.IsZero() || until.Before(soonest) {
+					soonest, soonestFor = until, c.IdeaID
+				}
+				continue
+			}
+		}
+		pick = c
+		break
 	}
 	if pick == nil {
-		return finish(Idle, fmt.Sprintf("no eligible idea among %d candidates (complete, or a task is already open)", len(cands)))
+		detail := fmt.Sprintf("no eligible idea among %d candidates (complete, or a task is already open)", len(cands))
+		if waiting > 0 {
+			detail = fmt.Sprintf("no eligible idea among %d candidates: %d backing off after failed tasks (idea %s until %s), the rest "+
+				"complete or with a task open", len(cands), waiting, soonestFor, soonest.UTC().Format(time.RFC3339))
+		}
+		return finish(Idle, detail)
 	}
 	it.IdeaID, it.Score, it.StageBefore, it.TaskType = pick.IdeaID, pick.Score, pick.Stage, pick.NextType
 	if dryRun {

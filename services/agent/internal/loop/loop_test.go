@@ -34,12 +34,27 @@ type world struct {
 	// taken makes Create answer that the idea already has an open task.
 	taken bool
 	n     int
+	// failing counts each idea's failed tasks in a row, dated by now.
+	failing map[string]loop.Failures
+	now     func() time.Time
 }
 
 func newWorld() *world {
 	return &world{ideas: map[string]string{}, scores: map[string]float64{}, open: map[string]bool{},
 		tasks: map[string]string{}, outcomes: map[string]executor.Result{}, advanced: map[string]int{},
-		abandoned: map[string]executor.Result{}}
+		abandoned: map[string]executor.Result{}, failing: map[string]loop.Failures{}, now: time.Now}
+}
+
+func (w *world) Failures(_ context.Context, ids []string) (map[string]loop.Failures, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]loop.Failures{}
+	for _, id := range ids {
+		if f, ok := w.failing[id]; ok {
+			out[id] = f
+		}
+	}
+	return out, nil
 }
 
 // nextType is the portfolio's rule (idea.NextTaskType), as the candidates
@@ -107,7 +122,14 @@ func (w *world) Finish(ctx context.Context, id string, r executor.Result) error 
 		return err
 	}
 	w.outcomes[id] = r
-	w.open[w.tasks[id]] = false
+	idea := w.tasks[id]
+	w.open[idea] = false
+	if r.Succeeded {
+		delete(w.failing, idea)
+	} else {
+		f := w.failing[idea]
+		w.failing[idea] = loop.Failures{Count: f.Count + 1, LastAt: w.now()}
+	}
 	return nil
 }
 
@@ -141,8 +163,9 @@ func (w *world) Abandon(ctx context.Context, id string, r executor.Result) error
 
 // runner is an executor that succeeds unless told otherwise.
 type runner struct {
-	fail map[string]bool // task type -> fail
-	err  error
+	fail      map[string]bool // task type -> fail
+	failIdeas map[string]bool // idea -> fail
+	err       error
 }
 
 func (runner) Name() string { return "fake" }
@@ -151,7 +174,7 @@ func (r runner) Run(_ context.Context, t executor.Task) (executor.Result, error)
 	if r.err != nil {
 		return executor.Result{}, r.err
 	}
-	if r.fail[t.Type] {
+	if r.fail[t.Type] || r.failIdeas[t.IdeaID] {
 		return executor.Result{Output: "--- FAIL", Summary: "--- FAIL", Category: task.CategoryValidationFailure}, nil
 	}
 	return executor.Result{Succeeded: true, Output: "ok"}, nil
@@ -536,4 +559,49 @@ func TestAStoppedPassCreatesNothing(t *testing.T) {
 	require.Equal(t, loop.Errored, it.Outcome)
 	require.Empty(t, w.tasks)
 	require.Len(t, rec.its, 1)
+}
+
+func TestBackoffWait(t *testing.T) {
+	t.Parallel()
+	b := loop.Backoff{Base: time.Minute, Max: time.Hour}
+	for n, want := range map[int]time.Duration{0: 0, 1: time.Minute, 2: 2 * time.Minute, 3: 4 * time.Minute, 7: time.Hour,
+		1000: time.Hour} {
+		require.Equal(t, want, b.Wait(n), "after %d failures", n)
+	}
+	require.Equal(t, time.Duration(0), loop.Backoff{}.Wait(3), "no base: no wait")
+}
+
+// TestAFailingIdeaDoesNotStarveTheRest: the best idea's task fails every
+// time (a provider answering 429). It took every pass; now it is backed
+// off after each failure, 1, 2, 4, 8 minutes, and the other ideas are
+// driven to complete meanwhile. Passes every 30 s for 20 minutes.
+func TestAFailingIdeaDoesNotStarveTheRest(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	for id, score := range map[string]float64{"top": 9, "b": 5, "c": 3} {
+		w.ideas[id], w.scores[id] = "none", score
+	}
+	fc := clock.NewFake(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	w.now = fc.Now
+	rec := &recorder{}
+	l := newLoop(w, runner{failIdeas: map[string]bool{"top": true}}, rec)
+	l.Clock, l.Backoff = fc, loop.Backoff{Base: time.Minute, Max: time.Hour}
+	tries := 0
+	for range 40 {
+		it, err := l.Pass(context.Background(), false)
+		require.NoError(t, err)
+		if it.IdeaID == "top" {
+			tries++
+			require.Equal(t, loop.TaskFailed, it.Outcome)
+		}
+		fc.Advance(30 * time.Second)
+	}
+	require.Equal(t, "complete", w.ideas["b"], "driven to complete beside the failing idea")
+	require.Equal(t, "complete", w.ideas["c"])
+	// Failures at 0, 1, 3, 7 and 15 minutes; the next is due at 31.
+	require.Equal(t, 5, tries, "the failing idea took only its backoff's share of the 40 passes")
+	it, err := l.Pass(context.Background(), true)
+	require.NoError(t, err)
+	require.Equal(t, loop.Idle, it.Outcome)
+	require.Contains(t, it.Detail, "1 backing off after failed tasks (idea top until 2026-11-23T12:31:00Z)")
 }

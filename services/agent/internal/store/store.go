@@ -219,6 +219,14 @@ type Finished struct {
 	Failed    int64
 }
 
+// IdeaFailures is how an idea's loop tasks have been failing: Failures
+// in a row since the last completed one, the last at LastAt.
+type IdeaFailures struct {
+	Failures  int
+	LastAt    time.Time
+	LastError string
+}
+
 // FailureCount is the failed tasks of one error category.
 type FailureCount struct {
 	Category  string
@@ -275,6 +283,14 @@ type Stats interface {
 	AddFailure(ctx context.Context, category string, diagnosed bool) error
 	// QueueAddFailure queues AddFailure's statement into b.
 	QueueAddFailure(b *database.Batch, category string, diagnosed bool)
+	// QueueIdeaFailed queues into b one more failure of the idea's loop
+	// tasks, at at, with its summary.
+	QueueIdeaFailed(b *database.Batch, ideaID string, at time.Time, summary string)
+	// QueueIdeaSucceeded queues into b the end of the idea's failures.
+	QueueIdeaSucceeded(b *database.Batch, ideaID string)
+	// IdeaFailures returns the failures of those of the ideas whose loop
+	// tasks failed since their last success.
+	IdeaFailures(ctx context.Context, ideaIDs []string) (map[string]IdeaFailures, error)
 	// Failures returns the failure counts by category.
 	Failures(ctx context.Context) ([]FailureCount, error)
 }

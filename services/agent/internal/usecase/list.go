@@ -197,3 +197,11 @@ func (a *App) OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool,
 	out, err := a.read().Tasks.OpenIdeas(ctx, ideaIDs)
 	return out, wrap("find open tasks", err)
 }
+
+// IdeaFailures reports, for those of the ideas whose loop tasks failed
+// since their last success, how many in a row and when the last did: the
+// loop backs them off.
+func (a *App) IdeaFailures(ctx context.Context, ideaIDs []string) (map[string]store.IdeaFailures, error) {
+	out, err := a.read().Stats.IdeaFailures(ctx, ideaIDs)
+	return out, wrap("read the ideas' failures", err)
+}

@@ -135,3 +135,46 @@ func requireLoopTaskOpen(t *testing.T, err error) {
 	t.Helper()
 	require.ErrorIs(t, err, store.ErrLoopTaskOpen)
 }
+
+// TestLoopTaskFailuresCountAgainstTheirIdea: each loop task of an idea
+// that fails or times out counts one more failure in a row, whoever
+// finished it; a run the loop stopped itself counts none; a completed one
+// ends the run; a task created through the API counts nothing.
+func TestLoopTaskFailuresCountAgainstTheirIdea(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		e := setup(t, engine)
+		finish := func(idea string, loop bool, status string, stopped bool) {
+			t.Helper()
+			tk, err := e.app.Create(ctx, usecase.NewTask{Direction: "move " + idea + " on", Type: "spec",
+				Context: map[string]any{"idea_id": idea}, Loop: loop})
+			require.NoError(t, err)
+			p := usecase.Patch{Status: &status, Stopped: stopped}
+			if status != "completed" {
+				summary := "429 rate limited"
+				p.ErrorSummary = &summary
+			}
+			_, err = e.app.Update(ctx, tk.ID, p)
+			require.NoError(t, err)
+		}
+		failures := func(idea string) store.IdeaFailures {
+			t.Helper()
+			fs, err := e.app.IdeaFailures(ctx, []string{idea})
+			require.NoError(t, err)
+			return fs[idea]
+		}
+		finish("idea-1", true, "failed", false)
+		finish("idea-1", true, "timed_out", false)
+		got := failures("idea-1")
+		require.Equal(t, 2, got.Failures)
+		require.Equal(t, "429 rate limited", got.LastError)
+		require.False(t, got.LastAt.IsZero())
+		finish("idea-1", true, "failed", true)
+		require.Equal(t, 2, failures("idea-1").Failures, "a run the loop stopped itself is no failure of the idea")
+		finish("idea-1", false, "failed", false)
+		require.Equal(t, 2, failures("idea-1").Failures, "an API task is not the loop's")
+		finish("idea-1", true, "completed", false)
+		require.Zero(t, failures("idea-1").Failures, "a success ends the run")
+	})
+}

@@ -31,6 +31,11 @@ type Patch struct {
 	// By is who sends the patch (task.Reporter.CheckReport); the zero
 	// value is Foundry itself.
 	By task.Reporter
+	// Stopped marks the failure of a run the pipeline loop cut short
+	// itself (its lease lost, the process stopping): the idea's task did
+	// not fail, so it does not count against the idea's backoff. Only the
+	// loop sets it; the API has no such field.
+	Stopped bool
 }
 
 // Empty reports whether the patch names no field.
@@ -296,7 +301,7 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 		// The task and everything derived from it, in one batch.
 		var b database.Batch
 		r.Tasks.QueueSave(&b, next)
-		if err := a.changed(ctx, r, &b, cur, next, &queued); err != nil {
+		if err := a.changed(ctx, r, &b, cur, next, !p.Stopped, &queued); err != nil {
 			return err
 		}
 		// The last trip, COMMIT included: the counter rows it moves are
@@ -318,7 +323,9 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 
 // changed keeps everything derived from a task in step with its change
 // from cur to next, in the same transaction: the status counters; and when
-// the task finishes, the rollups, the duration histogram, the failure counts, the prompt A/B
+// the task finishes, the rollups, the duration histogram, the failure
+// counts, a loop task's idea failures (its backoff; ideaFailed false for
+// a run the loop stopped itself), the prompt A/B
 // outcome (every finished task with a variant records one: value_score,
 // or 1 when a completed task gave none; 0 for a failure or timeout), and
 // for a completed task of an idea the outbox row of its advancement. The
@@ -326,7 +333,7 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 // with its own (one round trip on Postgres); the prompt outcome, which
 // reads its arm, runs at once. Once b is sent, queued says whether an
 // outbox row was queued.
-func (a *App) changed(ctx context.Context, r Repos, b *database.Batch, cur, next store.Task, queued *bool) error {
+func (a *App) changed(ctx context.Context, r Repos, b *database.Batch, cur, next store.Task, ideaFailed bool, queued *bool) error {
 	*queued = false
 	if cur.Status != next.Status {
 		r.Stats.QueueAddCounts(b, []store.Count{
@@ -366,6 +373,14 @@ func (a *App) changed(ctx context.Context, r Repos, b *database.Batch, cur, next
 	if next.PromptVariant != "" {
 		if err := a.recordOutcome(ctx, r, next); err != nil {
 			return err
+		}
+	}
+	if next.Source == store.SourceLoop && next.IdeaID != "" {
+		// What the loop's backoff of the idea reads (loop.Backoff).
+		if next.Status == task.Completed {
+			r.Stats.QueueIdeaSucceeded(b, next.IdeaID)
+		} else if ideaFailed {
+			r.Stats.QueueIdeaFailed(b, next.IdeaID, next.CompletedAt, next.ErrorSummary)
 		}
 	}
 	if next.Status == task.Completed && next.IdeaID != "" {
@@ -468,7 +483,7 @@ func (a *App) Claim(ctx context.Context, by task.Reporter, worker string, types 
 			queued bool
 		)
 		r.Tasks.QueueSave(&b, next)
-		if err := a.changed(ctx, r, &b, cur, next, &queued); err != nil {
+		if err := a.changed(ctx, r, &b, cur, next, true, &queued); err != nil {
 			return err
 		}
 		b.Final() // as Update's
@@ -531,7 +546,7 @@ func (a *App) Reap(ctx context.Context) (requeued, timedOut int, err error) {
 			} else {
 				requeued++
 			}
-			if err := a.changed(ctx, r, &b, cur, next, &queued); err != nil {
+			if err := a.changed(ctx, r, &b, cur, next, true, &queued); err != nil {
 				return err
 			}
 		}

@@ -311,3 +311,46 @@ func (s Stats) DurationsByDay(ctx context.Context, from, to time.Time) ([]store.
 	}
 	return out, rows.Err()
 }
+
+// QueueIdeaFailed implements store.Stats.
+func (s Stats) QueueIdeaFailed(b *database.Batch, ideaID string, at time.Time, summary string) {
+	b.Exec(nil, `INSERT INTO idea_failures (idea_id, failures, last_failed_at, last_error) VALUES ($1, 1, $2, $3)
+		ON CONFLICT (idea_id) DO UPDATE SET failures = idea_failures.failures + 1, last_failed_at = excluded.last_failed_at,
+		last_error = excluded.last_error`, ideaID, database.Micros(at), summary)
+}
+
+// QueueIdeaSucceeded implements store.Stats.
+func (s Stats) QueueIdeaSucceeded(b *database.Batch, ideaID string) {
+	b.Exec(nil, `DELETE FROM idea_failures WHERE idea_id = $1`, ideaID)
+}
+
+// IdeaFailures implements store.Stats.
+func (s Stats) IdeaFailures(ctx context.Context, ideaIDs []string) (map[string]store.IdeaFailures, error) {
+	out := map[string]store.IdeaFailures{}
+	if len(ideaIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ideaIDs))
+	for i, id := range ideaIDs {
+		args[i] = id
+	}
+	rows, err := s.q.Query(ctx, `SELECT idea_id, failures, last_failed_at, last_error FROM idea_failures
+		WHERE idea_id IN (`+database.Placeholders(1, len(ideaIDs))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the ideas' failures: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id string
+			f  store.IdeaFailures
+			at int64
+		)
+		if err := rows.Scan(&id, &f.Failures, &at, &f.LastError); err != nil {
+			return nil, fmt.Errorf("read the ideas' failures: %w", err)
+		}
+		f.LastAt = database.Time(at)
+		out[id] = f
+	}
+	return out, rows.Err()
+}

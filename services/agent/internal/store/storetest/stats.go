@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -199,5 +201,36 @@ func runStats(t *testing.T, newHarness func(t *testing.T) Harness) {
 			{Category: task.CategoryTimeout, Failed: 3, Diagnosed: 2},
 			{Category: task.CategoryUnknown, Failed: 1, Diagnosed: 0},
 		}, got, "by category")
+	})
+
+	t.Run("an idea's failures count up until a success ends them", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		send := func(queue func(r repos, b *database.Batch)) {
+			t.Helper()
+			b := &database.Batch{}
+			queue(h.read(), b)
+			require.NoError(t, h.DB.SendBatch(ctx, b))
+		}
+		send(func(r repos, b *database.Batch) {
+			r.stats.QueueIdeaFailed(b, "idea-1", at(time.Second), "429 rate limited")
+		})
+		send(func(r repos, b *database.Batch) { r.stats.QueueIdeaFailed(b, "idea-1", at(time.Minute), "429 again") })
+		send(func(r repos, b *database.Batch) { r.stats.QueueIdeaFailed(b, "idea-2", at(time.Hour), "timeout") })
+		got, err := h.read().stats.IdeaFailures(ctx, []string{"idea-1", "idea-2", "idea-3"})
+		require.NoError(t, err)
+		require.Equal(t, map[string]store.IdeaFailures{
+			"idea-1": {Failures: 2, LastAt: at(time.Minute), LastError: "429 again"},
+			"idea-2": {Failures: 1, LastAt: at(time.Hour), LastError: "timeout"},
+		}, got, "in a row, the last one's time and summary; an idea not failing is absent")
+
+		send(func(r repos, b *database.Batch) { r.stats.QueueIdeaSucceeded(b, "idea-1") })
+		got, err = h.read().stats.IdeaFailures(ctx, []string{"idea-1", "idea-2"})
+		require.NoError(t, err)
+		require.Equal(t, []string{"idea-2"}, slices.Collect(maps.Keys(got)), "a success ends the run")
+		none, err := h.read().stats.IdeaFailures(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, none)
 	})
 }
