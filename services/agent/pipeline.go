@@ -247,11 +247,27 @@ func (t loopTasks) Failures(ctx context.Context, ideaIDs []string) (map[string]l
 	return out, nil
 }
 
-// Create implements loop.Tasks: a routed task whose context names the idea
-// and the loop as its source, opened as the loop's (one open per idea).
-func (t loopTasks) Create(ctx context.Context, taskType, direction, ideaID string) (executor.Task, error) {
+// Create implements loop.Tasks: a routed task whose context names the
+// idea and the loop as its source, and carries what the task is for: the
+// idea (its name, description and values: what to achieve and be judged
+// by) and the outputs of its earlier stages' tasks, oldest first, so each
+// step builds on the last. Opened as the loop's (one open per idea).
+func (t loopTasks) Create(ctx context.Context, c loop.Candidate, direction string) (executor.Task, error) {
+	outs, err := t.uc.StageOutputs(ctx, c.IdeaID)
+	if err != nil {
+		return executor.Task{}, err
+	}
+	previous := make([]any, len(outs))
+	for i, o := range outs {
+		previous[i] = map[string]any{"task_id": o.TaskID, "task_type": string(o.Type), "output": o.Output,
+			"completed_at": o.CompletedAt.UTC().Format(time.RFC3339Nano)}
+	}
 	st, err := t.uc.Create(ctx, usecase.NewTask{
-		Direction: direction, Type: taskType, Context: map[string]any{"idea_id": ideaID, "source": "pipeline_loop"},
+		Direction: direction, Type: c.NextType, Context: map[string]any{
+			"idea_id": c.IdeaID, "source": "pipeline_loop", "stage": c.Stage, "previous": previous,
+			"idea": map[string]any{"name": c.Name, "description": c.Description, "potential_value": c.PotentialValue,
+				"estimated_cost": c.EstimatedCost, "confidence": c.Confidence},
+		},
 		ClaimedBy: t.claimAs, Lease: t.lease, Loop: true,
 	})
 	if errors.Is(err, store.ErrLoopTaskOpen) {
@@ -260,8 +276,33 @@ func (t loopTasks) Create(ctx context.Context, taskType, direction, ideaID strin
 	if err != nil {
 		return executor.Task{}, err
 	}
+	return executorTask(st), nil
+}
+
+func executorTask(st store.Task) executor.Task {
 	return executor.Task{ID: st.ID, Type: string(st.Type), Direction: st.Direction, Command: st.Command, Model: st.Model,
-		IdeaID: st.IdeaID}, nil
+		IdeaID: st.IdeaID}
+}
+
+// Orphans implements loop.Tasks: the ideas' pending loop tasks. The loop
+// runs one pass at a time across replicas, and its own runs are claimed
+// (exec) or waited on by the pass that opened them (external), so a
+// pending one the pass finds is one nobody drives.
+func (t loopTasks) Orphans(ctx context.Context, ideaIDs []string) (map[string]string, error) {
+	return t.uc.PendingLoopTasks(ctx, ideaIDs)
+}
+
+// Adopt implements loop.Tasks: claimed as the loop's own when it runs
+// it here, as it is when a worker is to.
+func (t loopTasks) Adopt(ctx context.Context, taskID string) (executor.Task, error) {
+	st, err := t.uc.Adopt(ctx, taskID, t.claimAs, t.lease)
+	if errors.Is(err, usecase.ErrNotAdoptable) {
+		return executor.Task{}, fmt.Errorf("%w: %w", loop.ErrAlreadyOpen, err)
+	}
+	if err != nil {
+		return executor.Task{}, err
+	}
+	return executorTask(st), nil
 }
 
 // Finish implements loop.Tasks: completed, or failed with the executor's

@@ -169,3 +169,43 @@ func TestAStopEndsARunOncePass(t *testing.T) {
 		require.Equal(t, int64(1), rep.Counts[loop.Errored], "the stopped pass is recorded")
 	})
 }
+
+// instant is an executor whose runs succeed at once.
+type instant struct{}
+
+func (instant) Name() string { return "instant" }
+
+func (instant) Run(context.Context, executor.Task) (executor.Result, error) {
+	return executor.Result{Succeeded: true, Output: "done"}, nil
+}
+
+// TestASwitchOfExecutorLeavesNoIdeaBlocked: a pass waiting for a worker
+// (external) ends with the process, its task pending; the process comes
+// back running tasks itself (exec). The idea was skipped for good, "a
+// task is already open"; now the next pass takes the task over, claims
+// it as the loop's, runs it and advances the idea, opening no other.
+func TestASwitchOfExecutorLeavesNoIdeaBlocked(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		db := dbtest.Open(t, engine, "agent", store.Migrations())
+		uc := usecase.New(db, repos, usecase.Config{})
+		ctx := context.Background()
+		external := loopTasks{uc: uc}
+		left, err := external.Create(ctx, loop.Candidate{IdeaID: "idea-1", Name: "idea-1", Stage: "none", NextType: "spec"}, "move it on")
+		require.NoError(t, err)
+
+		exec := &loop.Loop{Portfolio: oneIdea{id: "idea-1"}, Tasks: loopTasks{uc: uc, claimAs: loopWorker, lease: time.Minute},
+			Executor: instant{}, Recorder: recorder{uc: uc, holder: "b"}, Clock: clock.Real{}, Log: zap.NewNop()}
+		it, err := exec.Once(ctx, false)
+		require.NoError(t, err)
+		require.Equal(t, loop.Advanced, it.Outcome, it.Detail)
+		require.Equal(t, left.ID, it.TaskID, "the task left pending is the one run")
+		page, err := uc.List(ctx, usecase.ListQuery{IdeaID: "idea-1"})
+		require.NoError(t, err)
+		require.Equal(t, 1, page.Total, "no second task")
+		got, err := uc.Get(ctx, left.ID)
+		require.NoError(t, err)
+		require.Equal(t, "completed", string(got.Status))
+		require.Equal(t, loopWorker, got.WorkerID, "claimed as the loop's")
+	})
+}

@@ -33,6 +33,12 @@ type Candidate struct {
 	Score    float64
 	Stage    string
 	NextType string
+	// The idea's own words and values: what its task is to achieve and
+	// be judged by.
+	Description    string
+	PotentialValue float64
+	EstimatedCost  float64
+	Confidence     float64
 }
 
 // Portfolio is what the loop needs of the portfolio (its gRPC API).
@@ -48,10 +54,18 @@ type Tasks interface {
 	// OpenIdeas reports which of the ideas have an open task (pending,
 	// running or needs_decision): the loop leaves those alone.
 	OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool, error)
-	// Create creates a routed task of taskType for the idea; an error
+	// Create creates a routed task of c.NextType for the idea c, its
+	// context carrying the idea and its earlier stages' outputs; an error
 	// wrapping ErrAlreadyOpen when the idea already has an open task the
 	// loop opened (another replica opened it since OpenIdeas looked).
-	Create(ctx context.Context, taskType, direction, ideaID string) (executor.Task, error)
+	Create(ctx context.Context, c Candidate, direction string) (executor.Task, error)
+	// Orphans returns, for those of the ideas that have one, their open
+	// loop task that no pass runs: pending, left by a pass that a restart
+	// or a lost lease ended, or by a switch of executor.
+	Orphans(ctx context.Context, ideaIDs []string) (map[string]string, error)
+	// Adopt takes an orphan over for this pass; an error wrapping
+	// ErrAlreadyOpen when it is no longer one (a worker claimed it).
+	Adopt(ctx context.Context, taskID string) (executor.Task, error)
 	// Finish records an executor's result on the task: completed or
 	// failed (a completion writes the idea's advancement to the outbox in
 	// the same transaction).
@@ -135,9 +149,12 @@ type Iteration struct {
 	TaskType    string
 	TaskID      string
 	StageAfter  string
-	Detail      string
-	StartedAt   time.Time
-	FinishedAt  time.Time
+	// Adopted is true when the pass ran a task an earlier pass left
+	// (Tasks.Orphans) rather than opening one.
+	Adopted    bool
+	Detail     string
+	StartedAt  time.Time
+	FinishedAt time.Time
 }
 
 // Recorder keeps iterations, so the loop's status survives restarts and
@@ -344,6 +361,9 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 			stopped = context.Cause(ctx)
 			detail = "the pass was stopped: " + stopped.Error() + " (" + detail + ")"
 		}
+		if it.Adopted {
+			detail = "ran task " + it.TaskID + ", which an earlier pass left open: " + detail
+		}
 		it.Outcome, it.Detail, it.FinishedAt = outcome, detail, l.Clock.Now().UTC().Truncate(time.Microsecond)
 		if dryRun {
 			return it, stopped
@@ -381,6 +401,10 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 	if err != nil {
 		return finish(Errored, "find open tasks: "+err.Error())
 	}
+	orphans, err := l.Tasks.Orphans(ctx, ids)
+	if err != nil {
+		return finish(Errored, "find orphaned tasks: "+err.Error())
+	}
 	failing, err := l.Tasks.Failures(ctx, ids)
 	if err != nil {
 		return finish(Errored, "find failing ideas: "+err.Error())
@@ -394,7 +418,7 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 	)
 	for i := range cands {
 		c := &cands[i]
-		if c.NextType == "" || open[c.IdeaID] {
+		if c.NextType == "" || (open[c.IdeaID] && orphans[c.IdeaID] == "") {
 			continue
 		}
 		if f, ok := failing[c.IdeaID]; ok && l.Backoff.Wait(f.Count) > 0 {
@@ -424,13 +448,21 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 	if ctx.Err() != nil {
 		return finish(Errored, "before creating the task")
 	}
-	direction := fmt.Sprintf("Move idea %q (%s) on from stage %s: %s task.", pick.Name, pick.IdeaID, pick.Stage, pick.NextType)
-	t, err := l.Tasks.Create(ctx, pick.NextType, direction, pick.IdeaID)
+	var t executor.Task
+	if orphan := orphans[pick.IdeaID]; orphan != "" {
+		// A task no pass runs would keep its idea blocked for good: this
+		// pass runs it instead of opening another.
+		t, err = l.Tasks.Adopt(ctx, orphan)
+		it.Adopted = err == nil
+	} else {
+		direction := fmt.Sprintf("Move idea %q (%s) on from stage %s: %s task.", pick.Name, pick.IdeaID, pick.Stage, pick.NextType)
+		t, err = l.Tasks.Create(ctx, *pick, direction)
+	}
 	if errors.Is(err, ErrAlreadyOpen) {
 		// Another replica opened the idea's task since OpenIdeas looked: it
 		// leads now (or led until just now). Nothing for this pass to do,
 		// and nothing wrong with this replica.
-		return finish(Idle, fmt.Sprintf("idea %s already has an open task: another replica opened it", pick.IdeaID))
+		return finish(Idle, fmt.Sprintf("idea %s already has an open task: another replica opened it, or a worker claimed it", pick.IdeaID))
 	}
 	if err != nil {
 		return finish(Errored, "create the task: "+err.Error())

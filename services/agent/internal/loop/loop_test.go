@@ -36,13 +36,42 @@ type world struct {
 	n     int
 	// failing counts each idea's failed tasks in a row, dated by now.
 	failing map[string]loop.Failures
+	// orphans are open tasks no pass runs, by idea; adopted lists the
+	// ones passes took over.
+	orphans map[string]string
+	adopted []string
 	now     func() time.Time
 }
 
 func newWorld() *world {
 	return &world{ideas: map[string]string{}, scores: map[string]float64{}, open: map[string]bool{},
 		tasks: map[string]string{}, outcomes: map[string]executor.Result{}, advanced: map[string]int{},
-		abandoned: map[string]executor.Result{}, failing: map[string]loop.Failures{}, now: time.Now}
+		abandoned: map[string]executor.Result{}, failing: map[string]loop.Failures{}, now: time.Now,
+		orphans: map[string]string{}}
+}
+
+func (w *world) Orphans(_ context.Context, ids []string) (map[string]string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]string{}
+	for _, id := range ids {
+		if t, ok := w.orphans[id]; ok {
+			out[id] = t
+		}
+	}
+	return out, nil
+}
+
+func (w *world) Adopt(_ context.Context, id string) (executor.Task, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	idea := w.tasks[id]
+	if w.orphans[idea] != id {
+		return executor.Task{}, fmt.Errorf("adopt: %w", loop.ErrAlreadyOpen)
+	}
+	delete(w.orphans, idea)
+	w.adopted = append(w.adopted, id)
+	return executor.Task{ID: id, Type: string(nextType[w.ideas[idea]]), IdeaID: idea, Command: "true"}, nil
 }
 
 func (w *world) Failures(_ context.Context, ids []string) (map[string]loop.Failures, error) {
@@ -99,7 +128,8 @@ func (w *world) OpenIdeas(_ context.Context, ids []string) (map[string]bool, err
 	return out, nil
 }
 
-func (w *world) Create(ctx context.Context, typ, direction, idea string) (executor.Task, error) {
+func (w *world) Create(ctx context.Context, c loop.Candidate, direction string) (executor.Task, error) {
+	typ, idea := c.NextType, c.IdeaID
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -604,4 +634,24 @@ func TestAFailingIdeaDoesNotStarveTheRest(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, loop.Idle, it.Outcome)
 	require.Contains(t, it.Detail, "1 backing off after failed tasks (idea top until 2026-11-23T12:31:00Z)")
+}
+
+// TestAPassRunsATaskAnEarlierPassLeft: an idea whose loop task was left
+// pending (a restart ended its pass, or the executor changed) was
+// skipped for good as "a task is already open"; now a pass takes the
+// task over and runs it, opening no other.
+func TestAPassRunsATaskAnEarlierPassLeft(t *testing.T) {
+	t.Parallel()
+	w := newWorld()
+	w.ideas["a"], w.scores["a"] = "none", 5
+	w.tasks["left"], w.open["a"], w.orphans["a"] = "a", true, "left"
+	it, err := newLoop(w, runner{}, &recorder{}).Once(context.Background(), false)
+	require.NoError(t, err)
+	require.Equal(t, loop.Advanced, it.Outcome, it.Detail)
+	require.Equal(t, "left", it.TaskID)
+	require.True(t, it.Adopted)
+	require.Contains(t, it.Detail, "ran task left, which an earlier pass left open")
+	require.Equal(t, []string{"left"}, w.adopted)
+	require.Zero(t, w.n, "no task opened")
+	require.Equal(t, "specced", w.ideas["a"])
 }

@@ -68,7 +68,8 @@ func (p Portfolio) Candidates(ctx context.Context, limit int) ([]loop.Candidate,
 	for _, c := range resp.GetCandidates() {
 		i := c.GetIdea()
 		out = append(out, loop.Candidate{IdeaID: i.GetId(), Name: i.GetName(), Score: i.GetScore(), Stage: stage(i.GetStage()),
-			NextType: c.GetNextTaskType()})
+			NextType: c.GetNextTaskType(), Description: i.GetDescription(), PotentialValue: i.GetPotentialValue(),
+			EstimatedCost: i.GetEstimatedCost(), Confidence: i.GetConfidence()})
 	}
 	return out, nil
 }

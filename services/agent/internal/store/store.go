@@ -180,6 +180,15 @@ type Tasks interface {
 	// OpenIdeas reports which of the ideas have a pending, running or
 	// needs_decision task.
 	OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool, error)
+	// PendingLoopTasks returns, for those of the ideas that have one, the
+	// id of their pending task of SourceLoop: one no pass is running (the
+	// loop's own runs are claimed), left by a pass a restart or a lost
+	// lease ended, or by a worker that handed it back.
+	PendingLoopTasks(ctx context.Context, ideaIDs []string) (map[string]string, error)
+	// StageOutputs returns the idea's completed tasks of SourceLoop,
+	// oldest first, at most limit of them (the newest), each output cut
+	// to its last maxOutput bytes.
+	StageOutputs(ctx context.Context, ideaID string, limit, maxOutput int) ([]StageOutput, error)
 }
 
 // Count is the number of tasks of one status and type.
@@ -217,6 +226,14 @@ type Daily struct {
 type Finished struct {
 	Completed int64
 	Failed    int64
+}
+
+// StageOutput is what one of an idea's completed loop tasks produced.
+type StageOutput struct {
+	TaskID      string
+	Type        task.Type
+	Output      string
+	CompletedAt time.Time
 }
 
 // IdeaFailures is how an idea's loop tasks have been failing: Failures

@@ -3,6 +3,7 @@ package usecase
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -240,4 +241,46 @@ func notFound(err error, id string) error {
 		return fault.New(fault.NotFound, "task %s not found", id)
 	}
 	return fmt.Errorf("read task %s: %w", id, err)
+}
+
+// ErrNotAdoptable is Adopt's answer for a task that is no longer a
+// pending loop task: a worker claimed it, or it finished, since the loop
+// looked.
+var ErrNotAdoptable = errors.New("the task is no longer a pending loop task")
+
+// Adopt takes over a pending loop task no pass runs (PendingLoopTasks)
+// for a pass: claimed by worker for lease when the loop runs it itself,
+// as Create does for its own, or as it is when a worker is to run it.
+// An error wrapping ErrNotAdoptable when it is no longer pending.
+func (a *App) Adopt(ctx context.Context, id, worker string, lease time.Duration) (store.Task, error) {
+	var out store.Task
+	err := a.tx(ctx, func(r Repos) error {
+		cur, err := r.Tasks.Lock(ctx, id)
+		if err != nil {
+			return notFound(err, id)
+		}
+		if cur.Source != store.SourceLoop || cur.Status != task.Pending {
+			return fmt.Errorf("adopt task %s (%s): %w", id, cur.Status, ErrNotAdoptable)
+		}
+		out = cur
+		if worker == "" {
+			return nil
+		}
+		out = claimed(cur, worker, "", min(max(lease, time.Second), MaxLeaseSeconds*time.Second), a.now())
+		out.UpdatedAt = out.StartedAt
+		var (
+			b      database.Batch
+			queued bool
+		)
+		r.Tasks.QueueSave(&b, out)
+		if err := a.changed(ctx, r, &b, cur, out, true, &queued); err != nil {
+			return err
+		}
+		b.Final()
+		return r.Send(ctx, &b)
+	})
+	if err != nil {
+		return store.Task{}, wrap("adopt task "+id, err)
+	}
+	return out, nil
 }

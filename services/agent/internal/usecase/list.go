@@ -205,3 +205,25 @@ func (a *App) IdeaFailures(ctx context.Context, ideaIDs []string) (map[string]st
 	out, err := a.read().Stats.IdeaFailures(ctx, ideaIDs)
 	return out, wrap("read the ideas' failures", err)
 }
+
+// PendingLoopTasks returns, for those of the ideas that have one, their
+// pending loop task: one no pass runs, which the loop adopts (Adopt).
+func (a *App) PendingLoopTasks(ctx context.Context, ideaIDs []string) (map[string]string, error) {
+	out, err := a.read().Tasks.PendingLoopTasks(ctx, ideaIDs)
+	return out, wrap("read the ideas' pending loop tasks", err)
+}
+
+// The earlier stages a loop task's context carries: the newest
+// MaxStageOutputs, each output's last StageOutputBytes, so the context
+// stays well under MaxContext beside the idea's description.
+const (
+	MaxStageOutputs  = 6
+	StageOutputBytes = 5 << 10
+)
+
+// StageOutputs returns what the idea's completed loop tasks produced,
+// oldest first (MaxStageOutputs, StageOutputBytes).
+func (a *App) StageOutputs(ctx context.Context, ideaID string) ([]store.StageOutput, error) {
+	out, err := a.read().Tasks.StageOutputs(ctx, ideaID, MaxStageOutputs, StageOutputBytes)
+	return out, wrap("read the stage outputs of idea "+ideaID, err)
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -398,5 +399,63 @@ func (s Tasks) OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool
 		}
 		out[id] = true
 	}
+	return out, rows.Err()
+}
+
+// PendingLoopTasks implements store.Tasks.
+func (s Tasks) PendingLoopTasks(ctx context.Context, ideaIDs []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ideaIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(ideaIDs)+1)
+	args = append(args, store.SourceLoop)
+	for _, id := range ideaIDs {
+		args = append(args, id)
+	}
+	// tasks_loop_open_idea holds these rows (one open loop task per idea).
+	rows, err := s.q.Query(ctx, `SELECT idea_id, id FROM tasks WHERE source = $1 AND status = 'pending'
+		AND idea_id IN (`+database.Placeholders(2, len(ideaIDs))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("pending loop tasks of ideas: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var idea, id string
+		if err := rows.Scan(&idea, &id); err != nil {
+			return nil, fmt.Errorf("pending loop tasks of ideas: %w", err)
+		}
+		out[idea] = id
+	}
+	return out, rows.Err()
+}
+
+// StageOutputs implements store.Tasks. The output is cut in Go: the
+// engines' substring functions count characters, not bytes.
+func (s Tasks) StageOutputs(ctx context.Context, ideaID string, limit, maxOutput int) ([]store.StageOutput, error) {
+	rows, err := s.q.Query(ctx, `SELECT id, task_type, output, completed_at FROM tasks
+		WHERE idea_id = $1 AND source = $2 AND status = 'completed' ORDER BY completed_at DESC, id DESC LIMIT $3`,
+		ideaID, store.SourceLoop, limit)
+	if err != nil {
+		return nil, fmt.Errorf("stage outputs of idea %s: %w", ideaID, err)
+	}
+	defer rows.Close()
+	out := []store.StageOutput{}
+	for rows.Next() {
+		var (
+			o   store.StageOutput
+			typ string
+			at  int64
+		)
+		if err := rows.Scan(&o.TaskID, &typ, &o.Output, &at); err != nil {
+			return nil, fmt.Errorf("stage outputs of idea %s: %w", ideaID, err)
+		}
+		o.Type, o.CompletedAt = task.Type(typ), database.Time(at)
+		if over := len(o.Output) - maxOutput; over > 0 {
+			o.Output = strings.ToValidUTF8(o.Output[over:], "")
+		}
+		out = append(out, o)
+	}
+	slices.Reverse(out)
 	return out, rows.Err()
 }

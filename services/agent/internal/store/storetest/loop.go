@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/agent/internal/loop"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
 )
 
 // pass is a pass of outcome that finished at finished.
@@ -84,5 +86,44 @@ func runLoop(t *testing.T, newHarness func(t *testing.T) Harness) {
 		counts, err = h.read().loop.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int64{"idle": 2, "dispatched": 1}, counts, "the counts outlive the passes")
+	})
+
+	t.Run("an idea's pending loop task is found, and its completed ones give their outputs oldest first", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		loopTask := func(id, idea string, typ task.Type, st task.Status, output string, done time.Duration) store.Task {
+			tk := pending(id, typ, at(done-time.Minute))
+			tk.Source, tk.IdeaID, tk.Status, tk.Output = store.SourceLoop, idea, st, output
+			if st == task.Completed {
+				tk.CompletedAt = at(done)
+			}
+			return tk
+		}
+		api := pending("api-1", task.Spec, at(0))
+		api.IdeaID = "idea-2"
+		insert(t, h,
+			loopTask("spec-1", "idea-1", task.Spec, task.Completed, "a spec", time.Minute),
+			loopTask("impl-1", "idea-1", task.Impl, task.Completed, strings.Repeat("x", 10)+"the end", 2*time.Minute),
+			loopTask("test-1", "idea-1", task.Test, task.Pending, "", 3*time.Minute),
+			loopTask("spec-3", "idea-3", task.Spec, task.Failed, "no", time.Minute),
+			api)
+		orphans, err := h.read().tasks.PendingLoopTasks(ctx, []string{"idea-1", "idea-2", "idea-3"})
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"idea-1": "test-1"}, orphans, "only pending tasks of the loop's")
+		none, err := h.read().tasks.PendingLoopTasks(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, none)
+
+		outs, err := h.read().tasks.StageOutputs(ctx, "idea-1", 10, 7)
+		require.NoError(t, err)
+		require.Equal(t, []store.StageOutput{
+			{TaskID: "spec-1", Type: task.Spec, Output: "a spec", CompletedAt: at(time.Minute)},
+			{TaskID: "impl-1", Type: task.Impl, Output: "the end", CompletedAt: at(2 * time.Minute)},
+		}, outs, "completed ones, oldest first, each output's last bytes")
+		newest, err := h.read().tasks.StageOutputs(ctx, "idea-1", 1, 100)
+		require.NoError(t, err)
+		require.Len(t, newest, 1)
+		require.Equal(t, "impl-1", newest[0].TaskID, "the limit keeps the newest")
 	})
 }
