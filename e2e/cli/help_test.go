@@ -66,7 +66,7 @@ func TestHelpEverywhere(t *testing.T) {
 	}
 	out := ok(t, env, "--help")
 	require.Equal(t, []string{"api", "assets", "audit", "cc", "completion", "contributions", "contributors", "distributions", "help", "ideas",
-		"incidents", "login", "logout", "migrate", "register", "serve", "status", "tasks", "tokens", "version", "whoami"}, availableCommands(out))
+		"incidents", "login", "logout", "migrate", "register", "serve", "status", "tasks", "tokens", "version", "whoami", "worker"}, availableCommands(out))
 	walk(nil)
 	require.Equal(t, []string{
 		"api", "assets create", "assets list", "assets show",
@@ -79,7 +79,7 @@ func TestHelpEverywhere(t *testing.T) {
 		"incidents freeze", "incidents list", "incidents status", "incidents unfreeze",
 		"login", "logout", "migrate", "register", "serve", "status",
 		"tasks claim", "tasks complete", "tasks create", "tasks fail", "tasks list", "tasks show",
-		"tokens create", "tokens list", "tokens revoke", "version", "whoami",
+		"tokens create", "tokens list", "tokens revoke", "version", "whoami", "worker",
 	}, leaves, "every command, once")
 
 	// The docs' table of commands names each one (completion all at once).

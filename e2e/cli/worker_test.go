@@ -1,0 +1,145 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/cli"
+	"github.com/foundryhq/foundry/services/allinone/allinonetest"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+)
+
+// lockedBuffer is a stderr two goroutines may use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestAWorkerDrivesAnIdeaToComplete: the loop on, waiting for workers
+// (its default executor), and foundry worker --demo beside it: an idea
+// created through the API reaches complete through a task per stage,
+// each claimed, run and reported by the worker, each carrying the idea
+// and every earlier stage's output in its context. A signal stops the
+// worker with exit 0.
+func TestAWorkerDrivesAnIdeaToComplete(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		sys := allinonetest.Start(t, allinonetest.NewStorage(t, engine), "-rate-poll-interval=0", "-agent-loop",
+			"-agent-loop-interval=100ms")
+		token := api(t, sys, http.MethodPost, "/api/tokens", map[string]any{"name": "demo worker", "role": "worker"}, http.StatusCreated)["token"].(string)
+		api(t, sys, http.MethodPost, "/api/ideas", map[string]any{"id": "kettle", "name": "Solar kettle",
+			"description": "A kettle that boils water with sunlight.", "potential_value": 50, "estimated_cost": 5}, http.StatusCreated)
+
+		ctx, stop := context.WithCancel(context.Background())
+		stderr := &lockedBuffer{}
+		code := make(chan int, 1)
+		go func() {
+			code <- cli.Execute(ctx, []string{"worker", "--demo", "--poll", "50ms", "--worker", "demo-1"}, nil, &bytes.Buffer{}, stderr,
+				func(k string) string { return map[string]string{"FOUNDRY_URL": sys.BaseURL, "FOUNDRY_TOKEN": token}[k] })
+		}()
+		require.Eventually(t, func() bool {
+			return api(t, sys, http.MethodGet, "/api/ideas/kettle", nil, http.StatusOK)["stage"] == "complete"
+		}, 60*time.Second, 50*time.Millisecond, "the idea did not reach complete; the worker said:\n%s", stderr)
+		stop()
+		select {
+		case c := <-code:
+			require.Equal(t, cli.ExitOK, c, "a signal stops the worker cleanly: %s", stderr)
+		case <-time.After(15 * time.Second):
+			t.Fatal("the worker did not stop")
+		}
+
+		page := api(t, sys, http.MethodGet, "/api/agent/tasks?idea_id=kettle&limit=50", nil, http.StatusOK)
+		tasks := page["tasks"].([]any)
+		require.Len(t, tasks, 5, "spec, impl, test, review, review: one a stage")
+		var last map[string]any
+		for _, item := range tasks {
+			id := item.(map[string]any)["id"].(string)
+			tk := api(t, sys, http.MethodGet, "/api/agent/tasks/"+id, nil, http.StatusOK)
+			require.Equal(t, "completed", tk["status"], "%v", tk)
+			require.Equal(t, "demo-1", tk["worker_id"])
+			require.Contains(t, tk["output"], "demo executor (no model was called)")
+			c := tk["context"].(map[string]any)
+			require.Equal(t, "Solar kettle", c["idea"].(map[string]any)["name"])
+			require.Equal(t, "A kettle that boils water with sunlight.", c["idea"].(map[string]any)["description"])
+			if prev, _ := c["previous"].([]any); len(prev) == 4 {
+				last = tk
+			}
+		}
+		require.NotNil(t, last, "the last task carries the four earlier stages' outputs")
+		prev := last["context"].(map[string]any)["previous"].([]any)
+		var types []string
+		for _, p := range prev {
+			p := p.(map[string]any)
+			types = append(types, p["task_type"].(string))
+			require.Contains(t, p["output"], "demo executor", "the earlier stage's output itself")
+		}
+		require.Equal(t, []string{"spec", "impl", "test", "review"}, types, "oldest first")
+		require.Contains(t, last["output"], "earlier stages: 4", "the worker got them")
+	})
+}
+
+// TestAWorkerRunsItsCommandWithTheTaskOnStdin: --exec runs the operator's
+// command with the task's JSON on standard input (never in the command's
+// text: a direction that is shell does nothing), its outcome from
+// $FOUNDRY_RESULT_FILE; exit 0 completes the task with the output, any
+// other fails it with the last line; --exit-when-idle stops when nothing
+// is pending.
+func TestAWorkerRunsItsCommandWithTheTaskOnStdin(t *testing.T) {
+	t.Parallel()
+	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite), "-rate-poll-interval=0")
+	token := api(t, sys, http.MethodPost, "/api/tokens", map[string]any{"name": "exec worker", "role": "worker"}, http.StatusCreated)["token"].(string)
+	dir := t.TempDir()
+	pwned := filepath.Join(dir, "pwned")
+	impl := api(t, sys, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "add a timer $(touch " + pwned + ")",
+		"task_type": "impl", "context": map[string]any{"idea_id": "kettle"}}, http.StatusCreated)["id"].(string)
+	spec := api(t, sys, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "write the spec", "task_type": "spec"},
+		http.StatusCreated)["id"].(string)
+
+	command := `cat > "` + dir + `/$FOUNDRY_TASK_ID.json"; echo "foundry:progress 50 half way"; echo "working on $FOUNDRY_IDEA_ID"
+echo '{"value_score": 0.5, "resource_cost": 2}' > "$FOUNDRY_RESULT_FILE"
+if [ "$FOUNDRY_TASK_TYPE" != impl ]; then echo "no spec writer installed" >&2; exit 3; fi`
+	stderr := &lockedBuffer{}
+	code := cli.Execute(context.Background(), []string{"worker", "--exec", command, "--exit-when-idle", "--worker", "exec-1"}, nil,
+		&bytes.Buffer{}, stderr, func(k string) string { return map[string]string{"FOUNDRY_URL": sys.BaseURL, "FOUNDRY_TOKEN": token}[k] })
+	require.Equal(t, cli.ExitOK, code, stderr.String())
+
+	got := api(t, sys, http.MethodGet, "/api/agent/tasks/"+impl, nil, http.StatusOK)
+	require.Equal(t, "completed", got["status"], "%v", got)
+	require.Contains(t, got["output"], "working on kettle")
+	require.Equal(t, 0.5, got["value_score"])
+	require.Equal(t, 2.0, got["resource_cost"])
+	var stdin map[string]any
+	raw, err := os.ReadFile(filepath.Join(dir, impl+".json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &stdin))
+	require.Equal(t, "add a timer $(touch "+pwned+")", stdin["direction"], "the task's JSON on standard input")
+	_, err = os.Stat(pwned)
+	require.True(t, os.IsNotExist(err), "the direction was not run as shell")
+
+	failed := api(t, sys, http.MethodGet, "/api/agent/tasks/"+spec, nil, http.StatusOK)
+	require.Equal(t, "failed", failed["status"])
+	require.Equal(t, "no spec writer installed", failed["error_summary"], "the output's last line")
+	require.Contains(t, stderr.String(), "task "+spec+" failed")
+}
