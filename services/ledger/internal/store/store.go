@@ -21,7 +21,10 @@ import (
 
 // Errors every implementation returns (wrapped or not).
 var (
-	ErrNotFound      = errors.New("not found")
+	ErrNotFound = errors.New("not found")
+	// ErrMalformed: a stored value is not what the ledger writes there (a
+	// hash that is not hex SHA-256): someone else wrote it.
+	ErrMalformed     = errors.New("malformed")
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrTotalTooLarge is returned when a contribution would take an
 	// asset's total cost past attribution.MaxAssetTotal.

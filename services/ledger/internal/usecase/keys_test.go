@@ -2,7 +2,9 @@ package usecase_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,9 +12,11 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/audit"
+	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/auditlog"
+	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -266,5 +270,57 @@ func TestKeyChangeIsCountersignedAndRetiresTheOldKey(t *testing.T) {
 		got, err := rotated.Checkpoint(ctx)
 		require.NoError(t, err)
 		require.Equal(t, latest.Note, got)
+	})
+}
+
+// brokenTree is an audit store whose tree reads fail as a cut database
+// session does, while fail is set.
+type brokenTree struct {
+	store.Audit
+	fail *atomic.Bool
+}
+
+func (b brokenTree) TreeHashes(ctx context.Context, idx []int64) ([]audit.Hash, error) {
+	if b.fail.Load() {
+		return nil, errors.New("read the audit tree: unexpected EOF")
+	}
+	return b.Audit.TreeHashes(ctx, idx)
+}
+
+// TestACutSessionIsNoTampering: the sequencer loading the tree over a
+// database session that was cut took the read's failure for a tree
+// that is not what the ledger signed, recorded a finding and put the
+// economy in read_only (the chaos test, Postgres, sessions cut). Now the
+// batch fails, the economy stays normal, and the next batch goes on.
+func TestACutSessionIsNoTampering(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		db := dbtest.Open(t, engine, "ledger", store.Migrations())
+		var fail atomic.Bool
+		app := usecase.New(db, func(q database.Querier) usecase.Repos {
+			r := repos(q)
+			r.Audit = brokenTree{Audit: r.Audit, fail: &fail}
+			return r
+		}, usecase.Config{Clock: clock.NewFake(t0), Ideas: ideas{}, AuditSigner: testSigner})
+		ctx := context.Background()
+		require.NoError(t, app.Register(ctx, store.Contributor{ID: "ada", Handle: "ada", TrustLevel: "tofu", CreatedAt: t0},
+			store.Session{TokenHash: "hash-ada", CreatedAt: t0}))
+		deposits(t, app, "", 2)
+		sequence(t, app)
+		deposits(t, app, "more-", 2)
+
+		fail.Store(true)
+		_, err := app.Sequence(ctx)
+		require.Error(t, err)
+		require.NotErrorIs(t, err, usecase.ErrLogTampered, "a failed read is no tampering")
+		s, err := app.Supply(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "normal", s.Mode, "no finding, no read_only")
+
+		fail.Store(false)
+		sequence(t, app)
+		v, err := app.VerifyAudit(ctx, true)
+		require.NoError(t, err)
+		require.True(t, v.Valid(), "the next batch sequenced them: %+v", v)
 	})
 }

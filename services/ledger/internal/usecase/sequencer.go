@@ -146,7 +146,12 @@ func (a *App) openLog(ctx context.Context, r Repos, eco *store.Economy) (*logSta
 		}
 	}
 	if st.frontier, err = audit.LoadFrontier(latest.Size, treeReader{ctx, r}); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrLogTampered, err)
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrMalformed) {
+			return nil, fmt.Errorf("%w: %w", ErrLogTampered, err)
+		}
+		// The database failed (a cut session): the next batch tries again.
+		// Taken for tampering, it froze the economy read_only.
+		return nil, fmt.Errorf("read the audit tree: %w", err)
 	}
 	if latest.Size > 0 && audit.Hash(st.frontier.Root()) != latest.Root {
 		return nil, fmt.Errorf("%w: the stored tree of size %d no longer hashes to the signed root", ErrLogTampered, latest.Size)

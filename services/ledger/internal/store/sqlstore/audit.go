@@ -198,7 +198,7 @@ func (a Audit) TreeHashes(ctx context.Context, idx []int64) ([]audit.Hash, error
 		}
 		hash, ok := audit.ParseHash(h)
 		if !ok {
-			return nil, fmt.Errorf("audit tree hash %d is not hex SHA-256", x)
+			return nil, fmt.Errorf("audit tree hash %d is not hex SHA-256: %w", x, store.ErrMalformed)
 		}
 		found[x] = hash
 	}
