@@ -172,6 +172,21 @@ run: ## Build and run all services and the gateway on SQLite under ./data.
 		FOUNDRY_AUDIT_SIGNING_KEY="$${FOUNDRY_AUDIT_SIGNING_KEY:-$$(sed -n 's/^FOUNDRY_AUDIT_SIGNING_KEY=//p; /^PRIVATE+KEY+/p' "$(AUDIT_KEY_FILE)" | head -n 1)}" \
 		./bin/foundry
 
+.PHONY: run-loop
+run-loop: ## make run with the pipeline loop on and a demonstration worker (foundry worker --demo) beside it.
+	@# The server in the background, the worker in the foreground: Ctrl-C
+	@# reaches both (one process group), the worker hands its task back
+	@# and the server stops; when the worker ends otherwise, the trap
+	@# stops the server (SIGTERM, as gracefully), and waits for it.
+	@FOUNDRY_AGENT_LOOP=true FOUNDRY_AGENT_LOOP_INTERVAL=$${FOUNDRY_AGENT_LOOP_INTERVAL:-2s} $(MAKE) --no-print-directory run & server=$$!; \
+	trap 'sleep 2; kill -0 $$server 2>/dev/null && kill -TERM $$server; wait $$server 2>/dev/null' EXIT; \
+	until [ -x ./bin/foundry ] && ./bin/foundry status --wait --timeout 5s -q >/dev/null 2>&1; do \
+		kill -0 $$server 2>/dev/null || exit 1; sleep 1; done; \
+	key=$${FOUNDRY_ADMIN_KEY:-$$(cat data/admin.key)}; \
+	token=$$(FOUNDRY_API_KEY=$$key ./bin/foundry tokens create "demo-worker-$$(date +%s)" --role worker --ttl 1d -q) || exit 1; \
+	echo "make run-loop: the pipeline loop is on; foundry worker --demo runs its tasks (the demonstration executor: no model is called)"; \
+	FOUNDRY_TOKEN=$$token ./bin/foundry worker --demo
+
 .PHONY: load
 load: ## Put a running Foundry (make run) under load for 20 s and print latencies.
 	go run ./bench/cmd/loadgen -addr http://$${FOUNDRY_HTTP_ADDR:-127.0.0.1:8080} -c 8 -d 20s
