@@ -72,8 +72,12 @@ func (a Arm) successes() float64 { return min(max(a.SumValue, 0), float64(a.Samp
 // Select chooses the variant for the next task: among the arms not
 // blocked, one with fewer than ExploreBelow samples first (the fewest
 // samples; ties by name, so exploration is round-robin); otherwise the arm
-// with the highest draw from Beta(1 + Σvalue, 1 + n − Σvalue). ok is false
-// when every arm is blocked or there are none.
+// with the highest draw of its ROI: a draw of its mean value from
+// Beta(1 + Σvalue, 1 + n − Σvalue) over a draw of its mean cost from
+// Gamma(1 + Σcost, 1 + n) (shape, rate), the value draw alone while it
+// recorded no cost. Drawing the value alone chose a variant costing 100
+// a task as often as one costing 1 for the same value. ok is false when
+// every arm is blocked or there are none.
 func Select(arms []Arm, rnd *rand.Rand) (string, bool) {
 	var (
 		explore *Arm
@@ -92,7 +96,11 @@ func Select(arms []Arm, rnd *rand.Rand) (string, bool) {
 			continue
 		}
 		s := a.successes()
-		if x := Beta(rnd, 1+s, 1+float64(a.Samples)-s); x > bestX {
+		x := Beta(rnd, 1+s, 1+float64(a.Samples)-s)
+		if a.SumCost > 0 {
+			x /= gamma(rnd, 1+a.SumCost) / (1 + float64(a.Samples))
+		}
+		if x > bestX {
 			best, bestX = a, x
 		}
 	}
