@@ -330,12 +330,8 @@ func (s Stats) IdeaFailures(ctx context.Context, ideaIDs []string) (map[string]s
 	if len(ideaIDs) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(ideaIDs))
-	for i, id := range ideaIDs {
-		args[i] = id
-	}
 	rows, err := s.q.Query(ctx, `SELECT idea_id, failures, last_failed_at, last_error FROM idea_failures
-		WHERE idea_id IN (`+database.Placeholders(1, len(ideaIDs))+`)`, args...)
+		WHERE idea_id IN (`+database.Placeholders(1, len(ideaIDs))+`)`, idArgs(ideaIDs)...)
 	if err != nil {
 		return nil, fmt.Errorf("read the ideas' failures: %w", err)
 	}

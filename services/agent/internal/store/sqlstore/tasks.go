@@ -382,12 +382,8 @@ func (s Tasks) OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool
 	if len(ideaIDs) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(ideaIDs))
-	for i, id := range ideaIDs {
-		args[i] = id
-	}
 	rows, err := s.q.Query(ctx, `SELECT DISTINCT idea_id FROM tasks WHERE idea_id IN (`+database.Placeholders(1, len(ideaIDs))+`)
-		AND status IN ('pending', 'running', 'needs_decision')`, args...)
+		AND status IN ('pending', 'running', 'needs_decision')`, idArgs(ideaIDs)...)
 	if err != nil {
 		return nil, fmt.Errorf("open tasks of ideas: %w", err)
 	}
@@ -408,14 +404,9 @@ func (s Tasks) PendingLoopTasks(ctx context.Context, ideaIDs []string) (map[stri
 	if len(ideaIDs) == 0 {
 		return out, nil
 	}
-	args := make([]any, 0, len(ideaIDs)+1)
-	args = append(args, store.SourceLoop)
-	for _, id := range ideaIDs {
-		args = append(args, id)
-	}
 	// tasks_loop_open_idea holds these rows (one open loop task per idea).
 	rows, err := s.q.Query(ctx, `SELECT idea_id, id FROM tasks WHERE source = $1 AND status = 'pending'
-		AND idea_id IN (`+database.Placeholders(2, len(ideaIDs))+`)`, args...)
+		AND idea_id IN (`+database.Placeholders(2, len(ideaIDs))+`)`, idArgs(ideaIDs, store.SourceLoop)...)
 	if err != nil {
 		return nil, fmt.Errorf("pending loop tasks of ideas: %w", err)
 	}
@@ -458,4 +449,15 @@ func (s Tasks) StageOutputs(ctx context.Context, ideaID string, limit, maxOutput
 	}
 	slices.Reverse(out)
 	return out, rows.Err()
+}
+
+// idArgs is the query arguments of an IN list of ids, after the leading
+// arguments before it.
+func idArgs(ids []string, leading ...any) []any {
+	args := make([]any, 0, len(leading)+len(ids))
+	args = append(args, leading...)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return args
 }
