@@ -79,6 +79,11 @@ var (
 	opUpdateTask = op{grpc: agentv1.AgentService_UpdateTask_FullMethodName, http: "PATCH /api/agent/tasks/{id}", out: "task"}
 	opCreateTask = op{grpc: agentv1.AgentService_CreateTask_FullMethodName, http: "POST /api/agent/tasks", out: "task", cred: credAdmin}
 	opGetTask    = op{grpc: agentv1.AgentService_GetTask_FullMethodName, http: "GET /api/agent/tasks/{id}", out: "task"}
+	opRetryTask  = op{grpc: agentv1.AgentService_RetryTask_FullMethodName, http: "POST /api/agent/tasks/{id}/retry", out: "task",
+		cred: credAdmin}
+	opRetryTasks = op{grpc: agentv1.AgentService_RetryTasks_FullMethodName, http: "POST /api/agent/tasks/retry", cred: credAdmin}
+	opCancelTask = op{grpc: agentv1.AgentService_CancelTask_FullMethodName, http: "POST /api/agent/tasks/{id}/cancel", out: "task",
+		cred: credAdmin}
 
 	opCreateAsset = op{grpc: ledgerv1.LedgerService_CreateAsset_FullMethodName, http: "POST /api/assets", out: "asset", cred: credAdmin}
 	opGetAsset    = op{grpc: ledgerv1.LedgerService_GetAsset_FullMethodName, http: "GET /api/assets/{id}", out: "asset"}

@@ -286,9 +286,9 @@ the first record (duplicate: true) and changes nothing.`,
 // --- tasks -------------------------------------------------------------------
 
 func (e *env) tasksCommand() *cobra.Command {
-	return group("tasks", "Create, list, show, claim, complete and fail agent tasks", withIDs(e.tasksCreate(), "id"),
+	return group("tasks", "Create, list, show, claim, complete, fail, retry and cancel agent tasks", withIDs(e.tasksCreate(), "id"),
 		withIDs(e.tasksList(), "tasks.id"), withIDs(e.tasksShow(), "id"), withIDs(e.tasksClaim(), "task.id"),
-		withIDs(e.tasksComplete(), "id"), withIDs(e.tasksFail(), "id"))
+		withIDs(e.tasksComplete(), "id"), withIDs(e.tasksFail(), "id"), e.tasksRetry(), withIDs(e.tasksCancel(), "id"))
 }
 
 func (e *env) tasksList() *cobra.Command {
@@ -508,6 +508,76 @@ from them.`,
 	f.StringVar(&output, "output", "", "the task's output")
 	f.StringVar(&summary, "error", "", "what went wrong (the error summary)")
 	choiceVar(cmd, &category, "category", failCategories, "the error category (default: classified)")
+	return cmd
+}
+
+func (e *env) tasksRetry() *cobra.Command {
+	var limit int32
+	bulk := &agentv1.RetryTasksRequest{}
+	cmd := &cobra.Command{
+		Use:   "retry [TASK_ID]",
+		Short: "Put a failed, timed-out, discarded or cancelled task back in the queue (operator)",
+		Long: `Put a task whose run ended without completing back in the queue now, with
+one attempt more when it had used them all. Without TASK_ID, retry in bulk
+the tasks of --status (and --type, --idea), newest first, up to --limit; the
+answer lists those retried and those skipped, with why.`,
+		Example: `  foundry tasks retry "$TASK"
+  foundry tasks retry --status discarded --type impl --limit 20`,
+		Args: cobra.MaximumNArgs(1),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		f := cmd.Flags()
+		if len(a) == 1 {
+			if f.Changed("status") || f.Changed("type") || f.Changed("idea") || f.Changed("limit") {
+				return usagef("give a TASK_ID or a filter (--status, --type, --idea, --limit), not both")
+			}
+			raw, err := e.client.call(ctx, opRetryTask, &agentv1.RetryTaskRequest{Id: a[0]}, &agentv1.RetryTaskResponse{}, callOpts{})
+			return e.object(raw, err)
+		}
+		if bulk.Status == agentv1.TaskStatus_task_status_unspecified {
+			return usagef("give a TASK_ID, or --status to retry in bulk")
+		}
+		if f.Changed("limit") {
+			bulk.Limit = proto.Int32(limit)
+		}
+		resp := &agentv1.RetryTasksResponse{}
+		raw, err := e.client.call(ctx, opRetryTasks, bulk, resp, callOpts{})
+		if err != nil || e.machine() {
+			return e.orJSON(raw, err)
+		}
+		if err := e.tasksTable(resp.GetRetried()); err != nil {
+			return err
+		}
+		for _, s := range resp.GetSkipped() {
+			if _, err := fmt.Fprintf(e.stderr, "skipped %s: %s\n", s.GetTaskId(), s.GetDetail()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	f := cmd.Flags()
+	enumVar(cmd, &bulk.Status, "status", "retry the tasks with this status (failed, timed_out, discarded, cancelled)")
+	choiceVar(cmd, &bulk.TaskType, "type", taskTypes, "only tasks of this type")
+	f.StringVar(&bulk.IdeaId, "idea", "", "only tasks whose context names this idea")
+	f.Int32Var(&limit, "limit", 0, "the most tasks retried (server default 100, at most 1000)")
+	return cmd
+}
+
+func (e *env) tasksCancel() *cobra.Command {
+	req := &agentv1.CancelTaskRequest{}
+	cmd := &cobra.Command{
+		Use:   "cancel TASK_ID",
+		Short: "Take a task out of the queue (operator)",
+		Long: `Cancel a task that has not finished, or a failed one waiting for its retry.
+A worker running it is refused its next report and should stop.`,
+		Args: args("TASK_ID"),
+	}
+	cmd.RunE = e.action(func(ctx context.Context, a []string) error {
+		req.Id = a[0]
+		raw, err := e.client.call(ctx, opCancelTask, req, &agentv1.CancelTaskResponse{}, callOpts{})
+		return e.object(raw, err)
+	})
+	cmd.Flags().StringVar(&req.Reason, "reason", "", "why (kept as the task's status_reason)")
 	return cmd
 }
 

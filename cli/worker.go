@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -172,8 +173,16 @@ func (e *env) runTask(ctx context.Context, o workerOptions, t *agentv1.AgentTask
 	e.note("worker %s: task %s (%s) claimed\n", o.id, t.GetId(), t.GetTaskType())
 	hb := &heartbeat{}
 	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { e.renew(runCtx, o, t.GetId(), hb) })
+	var (
+		wg   sync.WaitGroup
+		lost atomic.Bool
+	)
+	wg.Go(func() {
+		if e.renew(runCtx, o, t.GetId(), hb) {
+			lost.Store(true)
+			stop() // the task is no longer ours: its command is killed
+		}
+	})
 	var res runResult
 	if o.demo {
 		res = demoRun(runCtx, t)
@@ -182,6 +191,11 @@ func (e *env) runTask(ctx context.Context, o workerOptions, t *agentv1.AgentTask
 	}
 	stop()
 	wg.Wait()
+	if lost.Load() {
+		e.note("worker %s: task %s: the claim was refused (an operator cancelled the task, or its lease ran out and another "+
+			"worker took it): its command was stopped, nothing is reported\n", o.id, t.GetId())
+		return
+	}
 	// The run is over: what it did is reported even when a signal came
 	// just now, and a stopped run hands the task back.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -230,19 +244,28 @@ func (h *heartbeat) get() (*float64, string) {
 }
 
 // renew renews the task's claim every third of the lease until ctx ends,
-// carrying the progress the run last reported.
-func (e *env) renew(ctx context.Context, o workerOptions, id string, hb *heartbeat) {
+// carrying the progress the run last reported. It reports true when the
+// service refused a renewal with a conflict: the task is finished (an
+// operator cancelled it) or another worker's.
+func (e *env) renew(ctx context.Context, o workerOptions, id string, hb *heartbeat) bool {
 	t := time.NewTicker(o.lease / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-t.C:
 		}
 		pct, step := hb.get()
-		req := &agentv1.UpdateTaskRequest{Id: id, ProgressPct: pct, CurrentStep: proto.String(orDefault(step, "running"))}
-		if _, err := e.client.call(ctx, opUpdateTask, req, &agentv1.UpdateTaskResponse{}, callOpts{}); err != nil && ctx.Err() == nil {
+		req := &agentv1.UpdateTaskRequest{Id: id, ProgressPct: pct, CurrentStep: proto.String(orDefault(step, "running")),
+			WorkerId: proto.String(o.id)}
+		_, err := e.client.call(ctx, opUpdateTask, req, &agentv1.UpdateTaskResponse{}, callOpts{})
+		var api *apiError
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case errors.As(err, &api) && api.Status == http.StatusConflict:
+			return true
+		default:
 			e.note("worker %s: task %s: renewing the claim failed: %v\n", o.id, id, err)
 		}
 	}

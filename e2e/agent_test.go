@@ -197,7 +197,7 @@ func TestAgentTasks(t *testing.T) {
 			requireStatus(t, http.StatusOK, count)
 			require.Equal(t, 4.0, count.JSON["total"])
 			require.Equal(t, map[string]any{"pending": 1.0, "running": 0.0, "completed": 0.0, "failed": 2.0, "timed_out": 0.0,
-				"needs_decision": 1.0}, count.JSON["by_status"])
+				"needs_decision": 1.0, "discarded": 0.0, "cancelled": 0.0}, count.JSON["by_status"])
 		})
 
 		t.Run("pull claims hand out the oldest pending task once", func(t *testing.T) {

@@ -192,6 +192,11 @@ type authzSigned struct {
 	note             string
 }
 
+// authzFreshTask creates a pending task for one cell to act on.
+func authzFreshTask(t *testing.T, c *authzCell) {
+	c.fresh["fresh-task"] = createAgentTask(t, c.f.sys, map[string]any{"direction": "probe the matrix", "task_type": "verify"})["id"].(string)
+}
+
 // one is a route's single request.
 func authzOne(ok int, body func(c *authzCell) any, rules ...authzRule) []authzRequest {
 	return []authzRequest{{ok: ok, body: body, rules: rules}}
@@ -232,6 +237,17 @@ var authzRoutes = []*authzRoute{
 	{method: http.MethodGet, path: "/api/agent/tasks/{id}", params: map[string]string{"id": "task"}, requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPatch, path: "/api/agent/tasks/{id}", params: map[string]string{"id": "task"},
 		requests: authzOne(http.StatusOK, authzFixed(map[string]any{"progress_pct": 10}), authzRuleTaskClaimer)},
+	{method: http.MethodPost, path: "/api/agent/tasks/{id}/cancel", params: map[string]string{"id": "fresh-task"},
+		requests: authzOne(http.StatusOK, authzFixed(map[string]any{"reason": "probe the matrix"})), fresh: authzFreshTask},
+	{method: http.MethodPost, path: "/api/agent/tasks/{id}/retry", params: map[string]string{"id": "fresh-task"},
+		requests: authzOne(http.StatusOK, authzFixed(map[string]any{})), note: "the task retried is a cancelled one",
+		fresh: func(t *testing.T, c *authzCell) {
+			authzFreshTask(t, c)
+			r := request(t, http.MethodPost, c.f.sys.URL("/api/agent/tasks/"+c.fresh["fresh-task"]+"/cancel"), map[string]any{})
+			requireStatus(t, http.StatusOK, r)
+		}},
+	{method: http.MethodPost, path: "/api/agent/tasks/retry",
+		requests: authzOne(http.StatusOK, authzFixed(map[string]any{"status": "discarded", "task_type": "verify"}))},
 
 	// Ledger: assets, contributions, distributions.
 	{method: http.MethodGet, path: "/api/assets", requests: authzOne(http.StatusOK, nil)},

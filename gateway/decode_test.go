@@ -61,7 +61,7 @@ func TestStrictDecoderRejectsWrongTypes(t *testing.T) {
 		{"wrapper", `{"confidence":"0.5"}`, "confidence: must be a number", &portfoliov1.UpdateIdeaRequest{}},
 		{"unknown stage", `{"stage":"finished"}`, "stage: must be one of none, specced, implementing, testing, reviewing, complete", &portfoliov1.UpdateIdeaRequest{}},
 		{"stage as a number", `{"stage":2}`, "stage: must be one of none, specced, implementing, testing, reviewing, complete", &portfoliov1.UpdateIdeaRequest{}},
-		{"the zero's name", `{"status":"task_status_unspecified"}`, "status: must be one of pending, running, completed, failed, timed_out, needs_decision", &agentv1.UpdateTaskRequest{}},
+		{"the zero's name", `{"status":"task_status_unspecified"}`, "status: must be one of pending, running, completed, failed, timed_out, needs_decision, discarded, cancelled", &agentv1.UpdateTaskRequest{}},
 		{"upper case", `{"stage":"SPECCED"}`, "stage: must be one of none", &portfoliov1.SetIdeaStageRequest{}},
 		{"array body", `[1]`, "the body must be a JSON object", &ledgerv1.CreateContributionRequest{}},
 		{"two values", `{} {}`, "more than one value", &ledgerv1.CreateContributionRequest{}},

@@ -74,7 +74,7 @@ func TestStrictQuery(t *testing.T) {
 	require.Equal(t, agentv1.TaskStatus_task_status_unspecified, listed.GetStatus())
 	for _, bad := range []string{"bogus", "3", "task_status_unspecified", "PENDING"} {
 		_, err := tasks("status=" + bad)
-		require.EqualError(t, err, "status: must be one of pending, running, completed, failed, timed_out, needs_decision", bad)
+		require.EqualError(t, err, "status: must be one of pending, running, completed, failed, timed_out, needs_decision, discarded, cancelled", bad)
 	}
 
 	// A path parameter is the path's, whatever the query says.

@@ -21,6 +21,9 @@ func init() {
 		reflect.TypeFor[*agentv1.AgentTaskListItem](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1AgentTaskListItem(r, m.(*agentv1.AgentTaskListItem))
 		},
+		reflect.TypeFor[*agentv1.CancelTaskResponse](): func(r *renderer, m proto.Message) error {
+			return renderAgentv1CancelTaskResponse(r, m.(*agentv1.CancelTaskResponse))
+		},
 		reflect.TypeFor[*agentv1.ClaimTaskResponse](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1ClaimTaskResponse(r, m.(*agentv1.ClaimTaskResponse))
 		},
@@ -68,10 +71,18 @@ func init() {
 			return renderAgentv1PipelineAttention(r, m.(*agentv1.PipelineAttention))
 		},
 		reflect.TypeFor[*agentv1.RateBucket](): func(r *renderer, m proto.Message) error { return renderAgentv1RateBucket(r, m.(*agentv1.RateBucket)) },
+		reflect.TypeFor[*agentv1.RetryTaskResponse](): func(r *renderer, m proto.Message) error {
+			return renderAgentv1RetryTaskResponse(r, m.(*agentv1.RetryTaskResponse))
+		},
+		reflect.TypeFor[*agentv1.RetryTasksResponse](): func(r *renderer, m proto.Message) error {
+			return renderAgentv1RetryTasksResponse(r, m.(*agentv1.RetryTasksResponse))
+		},
 		reflect.TypeFor[*agentv1.RunLoopOnceResponse](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1RunLoopOnceResponse(r, m.(*agentv1.RunLoopOnceResponse))
 		},
+		reflect.TypeFor[*agentv1.SkippedTask](): func(r *renderer, m proto.Message) error { return renderAgentv1SkippedTask(r, m.(*agentv1.SkippedTask)) },
 		reflect.TypeFor[*agentv1.SuccessRate](): func(r *renderer, m proto.Message) error { return renderAgentv1SuccessRate(r, m.(*agentv1.SuccessRate)) },
+		reflect.TypeFor[*agentv1.TaskAttempt](): func(r *renderer, m proto.Message) error { return renderAgentv1TaskAttempt(r, m.(*agentv1.TaskAttempt)) },
 		reflect.TypeFor[*agentv1.UpdateTaskResponse](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1UpdateTaskResponse(r, m.(*agentv1.UpdateTaskResponse))
 		},
@@ -597,6 +608,41 @@ func renderAgentv1AgentTask(r *renderer, x *agentv1.AgentTask) error {
 			return err
 		}
 	}
+	r.buf = append(r.buf, `,"max_attempts":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.MaxAttempts), 10)
+	r.buf = append(r.buf, `,"next_attempt_at":`...)
+	if x.NextAttemptAt == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.NextAttemptAt.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"status_reason":`...)
+	if x.StatusReason == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.StatusReason.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"attempt_errors":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.AttemptErrors {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderAgentv1TaskAttempt(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -659,6 +705,41 @@ func renderAgentv1AgentTaskListItem(r *renderer, x *agentv1.AgentTaskListItem) e
 	r.buf = append(r.buf, `,"updated_at":`...)
 	if err := r.str(x.UpdatedAt); err != nil {
 		return err
+	}
+	r.buf = append(r.buf, `,"attempts":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Attempts), 10)
+	r.buf = append(r.buf, `,"max_attempts":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.MaxAttempts), 10)
+	r.buf = append(r.buf, `,"next_attempt_at":`...)
+	if x.NextAttemptAt == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.NextAttemptAt.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"status_reason":`...)
+	if x.StatusReason == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.StatusReason.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderAgentv1CancelTaskResponse renders foundry.agent.v1.CancelTaskResponse.
+func renderAgentv1CancelTaskResponse(r *renderer, x *agentv1.CancelTaskResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"task":`...)
+	if x.Task == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderAgentv1AgentTask(r, x.Task); err != nil {
+			return err
+		}
 	}
 	r.buf = append(r.buf, '}')
 	return nil
@@ -937,6 +1018,10 @@ func renderAgentv1GetPipelineStatusResponse(r *renderer, x *agentv1.GetPipelineS
 	if err := r.str(x.GeneratedAt); err != nil {
 		return err
 	}
+	r.buf = append(r.buf, `,"discarded":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Discarded), 10)
+	r.buf = append(r.buf, `,"cancelled":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Cancelled), 10)
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -1158,6 +1243,62 @@ func renderAgentv1RateBucket(r *renderer, x *agentv1.RateBucket) error {
 	return nil
 }
 
+// renderAgentv1RetryTaskResponse renders foundry.agent.v1.RetryTaskResponse.
+func renderAgentv1RetryTaskResponse(r *renderer, x *agentv1.RetryTaskResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"task":`...)
+	if x.Task == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderAgentv1AgentTask(r, x.Task); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderAgentv1RetryTasksResponse renders foundry.agent.v1.RetryTasksResponse.
+func renderAgentv1RetryTasksResponse(r *renderer, x *agentv1.RetryTasksResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"retried":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.Retried {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderAgentv1AgentTaskListItem(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"skipped":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.Skipped {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderAgentv1SkippedTask(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
 // renderAgentv1RunLoopOnceResponse renders foundry.agent.v1.RunLoopOnceResponse.
 func renderAgentv1RunLoopOnceResponse(r *renderer, x *agentv1.RunLoopOnceResponse) error {
 	r.buf = append(r.buf, '{')
@@ -1168,6 +1309,21 @@ func renderAgentv1RunLoopOnceResponse(r *renderer, x *agentv1.RunLoopOnceRespons
 		if err := renderAgentv1LoopIteration(r, x.Iteration); err != nil {
 			return err
 		}
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderAgentv1SkippedTask renders foundry.agent.v1.SkippedTask.
+func renderAgentv1SkippedTask(r *renderer, x *agentv1.SkippedTask) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"task_id":`...)
+	if err := r.str(x.TaskId); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"detail":`...)
+	if err := r.str(x.Detail); err != nil {
+		return err
 	}
 	r.buf = append(r.buf, '}')
 	return nil
@@ -1194,6 +1350,45 @@ func renderAgentv1SuccessRate(r *renderer, x *agentv1.SuccessRate) error {
 	}
 	r.buf = append(r.buf, `,"by_executor":`...)
 	if err := r.field(&planAgentv1SuccessRate.fields[3], x.ProtoReflect()); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderAgentv1TaskAttempt renders foundry.agent.v1.TaskAttempt.
+func renderAgentv1TaskAttempt(r *renderer, x *agentv1.TaskAttempt) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"attempt":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Attempt), 10)
+	r.buf = append(r.buf, `,"status":`...)
+	r.enum(enumAgentv1TaskStatus, int32(x.Status))
+	r.buf = append(r.buf, `,"error_summary":`...)
+	if err := r.str(x.ErrorSummary); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"error_category":`...)
+	if err := r.str(x.ErrorCategory); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"worker_id":`...)
+	if x.WorkerId == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.WorkerId.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"started_at":`...)
+	if x.StartedAt == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.StartedAt.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"finished_at":`...)
+	if err := r.str(x.FinishedAt); err != nil {
 		return err
 	}
 	r.buf = append(r.buf, '}')

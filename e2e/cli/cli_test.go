@@ -704,7 +704,7 @@ func TestCompletion(t *testing.T) {
 		"api", "version"} {
 		require.Regexp(t, `(?m)^`+cmd+`\t`, out)
 	}
-	require.Equal(t, "pending\nrunning\ncompleted\nfailed\ntimed_out\nneeds_decision\n:4\n", complete("tasks", "list", "--status", ""))
+	require.Equal(t, "pending\nrunning\ncompleted\nfailed\ntimed_out\nneeds_decision\ndiscarded\ncancelled\n:4\n", complete("tasks", "list", "--status", ""))
 	// Every stage: the shell keeps those that match what was typed.
 	require.Equal(t, "none\nspecced\nimplementing\ntesting\nreviewing\ncomplete\n:4\n", complete("ideas", "advance", "x", "--to", "sp"))
 	require.Equal(t, "json\ntable\nid\n:4\n", complete("ideas", "list", "-o", ""))

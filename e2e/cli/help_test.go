@@ -78,7 +78,7 @@ func TestHelpEverywhere(t *testing.T) {
 		"help", "ideas advance", "ideas create", "ideas impact", "ideas list", "ideas show",
 		"incidents freeze", "incidents list", "incidents status", "incidents unfreeze",
 		"login", "logout", "migrate", "register", "serve", "status",
-		"tasks claim", "tasks complete", "tasks create", "tasks fail", "tasks list", "tasks show",
+		"tasks cancel", "tasks claim", "tasks complete", "tasks create", "tasks fail", "tasks list", "tasks retry", "tasks show",
 		"tokens create", "tokens list", "tokens revoke", "version", "whoami", "worker",
 	}, leaves, "every command, once")
 

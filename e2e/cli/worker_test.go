@@ -143,3 +143,88 @@ if [ "$FOUNDRY_TASK_TYPE" != impl ]; then echo "no spec writer installed" >&2; e
 	require.Equal(t, "no spec writer installed", failed["error_summary"], "the output's last line")
 	require.Contains(t, stderr.String(), "task "+spec+" failed")
 }
+
+// TestAFailingTaskIsRetriedDiscardedAndRetriedByAnOperator: the loop on
+// and a worker whose command fails every task of one idea. The idea's
+// spec task is retried by its type's policy as the same task (each
+// attempt's error kept), discarded after its last attempt, listed among
+// the dead letters, retried by an operator with foundry tasks retry once
+// the command is fixed, and completes; meanwhile the loop took the other
+// idea to complete, and opened no second task for the failing one.
+func TestAFailingTaskIsRetriedDiscardedAndRetriedByAnOperator(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		sys := allinonetest.Start(t, allinonetest.NewStorage(t, engine), "-rate-poll-interval=0", "-agent-loop",
+			"-agent-loop-interval=100ms", "-agent-reap-interval=100ms", "-agent-retry-policies=spec=3:200ms:400ms",
+			"-agent-loop-backoff=10m")
+		token := api(t, sys, http.MethodPost, "/api/tokens", map[string]any{"name": "exec worker", "role": "worker"}, http.StatusCreated)["token"].(string)
+		// The better idea fails; the loop picks it first.
+		api(t, sys, http.MethodPost, "/api/ideas", map[string]any{"id": "broken", "name": "Broken kettle",
+			"potential_value": 90, "estimated_cost": 1}, http.StatusCreated)
+		api(t, sys, http.MethodPost, "/api/ideas", map[string]any{"id": "kettle", "name": "Solar kettle",
+			"potential_value": 50, "estimated_cost": 5}, http.StatusCreated)
+
+		fixed := filepath.Join(t.TempDir(), "fixed")
+		command := `if [ "$FOUNDRY_IDEA_ID" = broken ] && [ ! -e "` + fixed + `" ]; then echo "HTTP 429 Too Many Requests" >&2; exit 1; fi
+echo "done: $FOUNDRY_TASK_TYPE"`
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		stderr := &lockedBuffer{}
+		code := make(chan int, 1)
+		go func() {
+			code <- cli.Execute(ctx, []string{"worker", "--exec", command, "--poll", "50ms", "--worker", "w1"}, nil, &bytes.Buffer{}, stderr,
+				func(k string) string { return map[string]string{"FOUNDRY_URL": sys.BaseURL, "FOUNDRY_TOKEN": token}[k] })
+		}()
+
+		var dead map[string]any
+		require.Eventually(t, func() bool {
+			page := api(t, sys, http.MethodGet, "/api/agent/tasks?status=discarded", nil, http.StatusOK)
+			if tasks := page["tasks"].([]any); len(tasks) == 1 {
+				dead = tasks[0].(map[string]any)
+			}
+			return dead != nil
+		}, 60*time.Second, 50*time.Millisecond, "no task was discarded; the worker said:\n%s", stderr)
+		require.Equal(t, 3.0, dead["attempts"])
+		require.Equal(t, 3.0, dead["max_attempts"])
+		require.Equal(t, "attempt 3 of 3 failed: HTTP 429 Too Many Requests", dead["status_reason"])
+		id := dead["id"].(string)
+		tk := api(t, sys, http.MethodGet, "/api/agent/tasks/"+id, nil, http.StatusOK)
+		require.Equal(t, "broken", tk["context"].(map[string]any)["idea_id"])
+		errs := tk["attempt_errors"].([]any)
+		require.Len(t, errs, 3, "every attempt's error is kept")
+		for i, e := range errs {
+			e := e.(map[string]any)
+			require.Equal(t, float64(i+1), e["attempt"])
+			require.Equal(t, "HTTP 429 Too Many Requests", e["error_summary"])
+			require.Equal(t, "provider_error", e["error_category"])
+		}
+
+		// The loop meanwhile takes the other idea to complete.
+		require.Eventually(t, func() bool {
+			return api(t, sys, http.MethodGet, "/api/ideas/kettle", nil, http.StatusOK)["stage"] == "complete"
+		}, 60*time.Second, 50*time.Millisecond, "the other idea did not reach complete; the worker said:\n%s", stderr)
+		broken := api(t, sys, http.MethodGet, "/api/agent/tasks?idea_id=broken", nil, http.StatusOK)["tasks"].([]any)
+		require.Len(t, broken, 1, "three attempts of one task, and the idea backed off: no second task")
+
+		// The command is fixed; an operator retries the dead letter.
+		require.NoError(t, os.WriteFile(fixed, nil, 0o600))
+		admin := map[string]string{"FOUNDRY_URL": sys.BaseURL, "FOUNDRY_API_KEY": allinonetest.AdminKey}
+		retried := okJSON(t, admin, "tasks", "retry", id)
+		require.Equal(t, "pending", retried["status"])
+		require.Equal(t, 4.0, retried["max_attempts"], "one attempt more")
+		require.Eventually(t, func() bool {
+			return api(t, sys, http.MethodGet, "/api/agent/tasks/"+id, nil, http.StatusOK)["status"] == "completed"
+		}, 30*time.Second, 50*time.Millisecond, "the retried task did not complete; the worker said:\n%s", stderr)
+		require.Eventually(t, func() bool {
+			return api(t, sys, http.MethodGet, "/api/ideas/broken", nil, http.StatusOK)["stage"] == "specced"
+		}, 30*time.Second, 50*time.Millisecond, "its completion advances the idea")
+
+		stop()
+		select {
+		case c := <-code:
+			require.Equal(t, cli.ExitOK, c, stderr.String())
+		case <-time.After(15 * time.Second):
+			t.Fatal("the worker did not stop")
+		}
+	})
+}

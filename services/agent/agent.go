@@ -21,6 +21,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/routing"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/config"
@@ -43,6 +44,11 @@ type Config struct {
 	Lease        time.Duration
 	MaxAttempts  int
 	ReapInterval time.Duration
+
+	// Retries: the default policy's waits and the per-type overrides.
+	RetryBackoff    time.Duration
+	RetryBackoffMax time.Duration
+	RetryPolicies   string
 
 	// Routing.
 	Routing     string
@@ -74,7 +80,13 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.Duration(&c.Lease, "agent-lease", "FOUNDRY_AGENT_LEASE", usecase.DefaultLease,
 		"how long a claim holds without a renewal (a PATCH of the running task) when the claim names no lease_seconds")
 	fs.Int(&c.MaxAttempts, "agent-max-attempts", "FOUNDRY_AGENT_MAX_ATTEMPTS", usecase.DefaultMaxAttempts,
-		"claims a task gets: an expired lease returns it to pending, after this many it is timed_out")
+		"attempts a task gets (the default retry policy): a failed attempt or an expired lease puts it back in the queue, the last one's failure discards it (timed_out for a lease)")
+	fs.Duration(&c.RetryBackoff, "agent-retry-backoff", "FOUNDRY_AGENT_RETRY_BACKOFF", task.DefaultRetry.Backoff,
+		"the default retry policy: the wait after a task's first failed attempt, doubled after each further one (jittered by a quarter)")
+	fs.Duration(&c.RetryBackoffMax, "agent-retry-backoff-max", "FOUNDRY_AGENT_RETRY_BACKOFF_MAX", task.DefaultRetry.MaxBackoff,
+		"the default retry policy: the longest wait between two attempts")
+	fs.String(&c.RetryPolicies, "agent-retry-policies", "FOUNDRY_AGENT_RETRY_POLICIES", "",
+		"retry policies per task type as type=attempts[:backoff[:max_backoff]],... (for example impl=5:1m:1h,review=1); other types have the default")
 	fs.Duration(&c.ReapInterval, "agent-reap-interval", "FOUNDRY_AGENT_REAP_INTERVAL", 15*time.Second,
 		"how often expired leases are reaped (every replica reaps; it is idempotent)")
 	fs.String(&c.Routing, "agent-routing", "FOUNDRY_AGENT_ROUTING", "",
@@ -126,8 +138,10 @@ func (c *Config) useCases() (usecase.Config, error) {
 	if c.Lease < time.Second || c.Lease > usecase.MaxLeaseSeconds*time.Second {
 		errs = append(errs, errors.New("FOUNDRY_AGENT_LEASE: want between 1s and 24h"))
 	}
-	if c.MaxAttempts < 1 {
-		errs = append(errs, errors.New("FOUNDRY_AGENT_MAX_ATTEMPTS: want 1 or more"))
+	retries, err := task.ParsePolicies(task.RetryPolicy{MaxAttempts: c.MaxAttempts, Backoff: c.RetryBackoff,
+		MaxBackoff: c.RetryBackoffMax}, c.RetryPolicies)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("FOUNDRY_AGENT_MAX_ATTEMPTS, FOUNDRY_AGENT_RETRY_BACKOFF[_MAX] and FOUNDRY_AGENT_RETRY_POLICIES: %w", err))
 	}
 	if c.ReapInterval <= 0 || c.OutboxInterval <= 0 {
 		errs = append(errs, errors.New("FOUNDRY_AGENT_REAP_INTERVAL and FOUNDRY_AGENT_OUTBOX_INTERVAL: want positive durations"))
@@ -161,6 +175,7 @@ func (c *Config) useCases() (usecase.Config, error) {
 			MinTasks: c.MinSuccessTasks, MinSuccessRate: c.MinSuccessRate},
 		Lease:       c.Lease,
 		MaxAttempts: c.MaxAttempts,
+		Retries:     retries,
 		Variants:    variants,
 	}, nil
 }
@@ -230,15 +245,17 @@ func repos(q database.Querier) usecase.Repos {
 	}
 }
 
-// reap returns expired claims to the queue every interval until ctx ends.
+// reap returns expired claims and due retries to the queue every interval
+// until ctx ends.
 func reap(ctx context.Context, log *zap.Logger, uc *usecase.App, every time.Duration) {
 	periodic.After(ctx, every, func() {
-		requeued, timedOut, err := uc.Reap(ctx)
+		r, err := uc.Reap(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			log.Warn("reaping expired task leases failed", zap.Error(err))
-		case requeued+timedOut > 0:
-			log.Info("expired task leases reaped", zap.Int("requeued", requeued), zap.Int("timed_out", timedOut))
+			log.Warn("reaping expired task leases and due retries failed", zap.Error(err))
+		case r.Requeued+r.TimedOut+r.Retried > 0:
+			log.Info("expired task leases reaped, due retries queued", zap.Int("requeued", r.Requeued),
+				zap.Int("timed_out", r.TimedOut), zap.Int("retried", r.Retried))
 		}
 	})
 }

@@ -37,11 +37,12 @@ func TestQueueSamples(t *testing.T) {
 		}
 		got[k] = s.Value
 	}
-	require.Equal(t, []string{"pending", "running", "completed", "failed", "timed_out", "needs_decision"}, statuses,
+	require.Equal(t, []string{"pending", "running", "completed", "failed", "timed_out", "needs_decision", "discarded", "cancelled"}, statuses,
 		"every status word, in the API's order")
 	require.Equal(t, map[string]float64{
 		"foundry_agent_tasks{pending}": 3, "foundry_agent_tasks{running}": 1, "foundry_agent_tasks{completed}": 1,
 		"foundry_agent_tasks{failed}": 0, "foundry_agent_tasks{timed_out}": 0, "foundry_agent_tasks{needs_decision}": 0,
+		"foundry_agent_tasks{discarded}": 0, "foundry_agent_tasks{cancelled}": 0,
 		"foundry_agent_oldest_pending_age_seconds": 90,
 		"foundry_agent_outbox_backlog":             2,
 		"foundry_agent_outbox_oldest_age_seconds":  120,

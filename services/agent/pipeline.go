@@ -115,11 +115,15 @@ func newPipeline(cfg pipelineConfig, uc *usecase.App, ideas loop.Portfolio, log 
 		Name: "foundry_agent_loop_last_pass_timestamp_seconds",
 		Help: "When this replica's last pipeline loop pass finished (Unix seconds).",
 	})
+	backingOff := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "foundry_agent_loop_ideas_backing_off",
+		Help: "Candidates this replica's last pipeline loop pass left alone because their loop tasks kept failing (the per-idea backoff).",
+	})
 	// The series exist from the start, so increase() sees a first error.
 	for _, o := range []string{loop.Advanced, loop.TaskFailed, loop.Idle, loop.Errored} {
 		passes.WithLabelValues(o)
 	}
-	for _, c := range []prometheus.Collector{passes, p.leading, last} {
+	for _, c := range []prometheus.Collector{passes, p.leading, last, backingOff} {
 		reg.MustRegister(c)
 	}
 	ttl := 3 * cfg.Interval
@@ -140,6 +144,9 @@ func newPipeline(cfg pipelineConfig, uc *usecase.App, ideas loop.Portfolio, log 
 		OnPass: func(it loop.Iteration) {
 			passes.WithLabelValues(it.Outcome).Inc()
 			last.Set(float64(it.FinishedAt.UnixNano()) / 1e9)
+			if it.Outcome != loop.Errored {
+				backingOff.Set(float64(it.BackingOff))
+			}
 		},
 	}
 	return p

@@ -901,3 +901,41 @@ test("an unknown idea and an unknown page say so", async ({ page, consoleErrors 
   await page.getByRole("main").getByRole("link", { name: "portfolio" }).click();
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Portfolio");
 });
+
+test("an operator retries a dead letter and cancels a task waiting for its retry", async ({ page }) => {
+  const attempt = async (id: string) => {
+    await must(200, "PATCH", `/api/agent/tasks/${id}`, { status: "running", worker_id: "browser-worker" });
+    return must<{ status: string }>(200, "PATCH", `/api/agent/tasks/${id}`, {
+      status: "failed",
+      output: "HTTP 429 Too Many Requests",
+    });
+  };
+  // Three attempts, each failed; an operator's retry skips each wait.
+  const dead = await must<{ id: string }>(201, "POST", "/api/agent/tasks", { direction: "Call a busy model", task_type: "impl" });
+  for (const _ of [1, 2]) {
+    expect((await attempt(dead.id)).status).toBe("failed");
+    await must(200, "POST", `/api/agent/tasks/${dead.id}/retry`, {});
+  }
+  expect((await attempt(dead.id)).status).toBe("discarded");
+  const waiting = await must<{ id: string }>(201, "POST", "/api/agent/tasks", { direction: "Try again later", task_type: "spec" });
+  expect((await attempt(waiting.id)).status).toBe("failed");
+
+  await page.goto(views.pipeline);
+  const retries = page.getByRole("region", { name: "Retries and dead letters", exact: true });
+  const letter = retries.locator(`ul[aria-labelledby="discarded-h"] li[data-task-id="${dead.id}"]`);
+  await expect(letter).toContainText("attempt 3 of 3");
+  await expect(letter.locator(".summary")).toHaveText("attempt 3 of 3 failed: HTTP 429 Too Many Requests");
+  await expect(letter.getByRole("button")).toHaveCount(0); // a viewer sees, an operator acts
+  const queued = retries.locator(`ul[aria-labelledby="retrying-h"] li[data-task-id="${waiting.id}"]`);
+  await expect(queued).toContainText("attempt 1 of 3");
+  await expect(queued).toContainText("next attempt");
+
+  await signIn(page, admin()["X-API-Key"], "the administrator key");
+  await letter.getByRole("button", { name: "Retry now" }).click();
+  await expect(retries.getByRole("status").filter({ hasText: "Retried impl task." })).toHaveCount(1);
+  await expect(letter).toHaveCount(0);
+  expect((await must<{ status: string; max_attempts: number }>(200, "GET", `/api/agent/tasks/${dead.id}`)).max_attempts).toBe(4);
+  await queued.getByRole("button", { name: "Cancel" }).click();
+  await expect(queued).toHaveCount(0);
+  expect((await must<{ status: string }>(200, "GET", `/api/agent/tasks/${waiting.id}`)).status).toBe("cancelled");
+});

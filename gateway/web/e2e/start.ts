@@ -83,6 +83,10 @@ export async function startFoundry({ logName = "foundry.log", publicReads = true
     `-data-dir=${dataDir}`,
     `-admin-key=${adminKey}`,
     "-rate-poll-interval=0",
+    // A failed task waits an hour for its retry: the journeys' failed tasks
+    // stay failed while the later ones run.
+    "-agent-retry-backoff=1h",
+    "-agent-retry-backoff-max=1h",
   ];
   // FOUNDRY_BROWSER_DATABASE_URL runs the same journeys on Postgres (the
   // shared Foundry only: another one on the same database would see its data).

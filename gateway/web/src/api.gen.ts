@@ -200,6 +200,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent/tasks/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Retries, each as RetryTask does, the tasks a filter selects. */
+        post: operations["AgentService_RetryTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent/tasks/{id}": {
         parameters: {
             query?: never;
@@ -216,6 +233,40 @@ export interface paths {
         head?: never;
         /** Changes the fields present in the request: claims, progress, completion and failure (with automatic error classification). */
         patch: operations["AgentService_UpdateTask"];
+        trace?: never;
+    };
+    "/api/agent/tasks/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Takes a task that has not finished, or a failed one waiting for its retry, out of the queue. */
+        post: operations["AgentService_CancelTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent/tasks/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Puts a task whose run ended without completing (failed, timed_out, discarded, cancelled) back in the queue now, with one attempt more when it had used them all. */
+        post: operations["AgentService_RetryTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/assets": {
@@ -1472,6 +1523,16 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description CancelTaskRequest names the task to cancel and why. */
+        AgentServiceCancelTaskBody: {
+            /**
+             * @description reason is kept as the task's status_reason (at most 500 characters;
+             *     "cancelled by an operator" when empty).
+             */
+            reason?: string;
+        };
+        /** @description RetryTaskRequest names the task to retry. */
+        AgentServiceRetryTaskBody: Record<string, never>;
         /**
          * @description UpdateTaskRequest is a PATCH: only the fields present change, and a
          *     request with none of them is rejected. Claiming is status "running" with a
@@ -1670,6 +1731,11 @@ export interface components {
         /** @description AgentTask is the full shape of a task. */
         v1AgentTask: {
             /**
+             * @description attempt_errors are the task's attempts that did not complete, first
+             *     first: each one's error stays when the task is retried.
+             */
+            attempt_errors: components["schemas"]["v1TaskAttempt"][];
+            /**
              * Format: int32
              * @description attempts counts the claims of the task (a lease that expired returns
              *     it to pending; after the last attempt it times out).
@@ -1712,10 +1778,21 @@ export interface components {
              */
             lease_expires_at: string | null;
             /**
+             * Format: int32
+             * @description max_attempts is how many attempts the task gets (its type's retry
+             *     policy; an operator's retry of a task out of attempts adds one).
+             */
+            max_attempts: number;
+            /**
              * @description Routing: the model and executor chosen for the task type, and the
              *     suggested command to run it.
              */
             model: string;
+            /**
+             * @description next_attempt_at is when a failed task goes back to the queue; null
+             *     unless a retry is due.
+             */
+            next_attempt_at: string | null;
             /** @description Progress reported by the worker. */
             output: string;
             /**
@@ -1732,6 +1809,11 @@ export interface components {
             resource_cost: number | null;
             started_at: string | null;
             status: components["schemas"]["v1TaskStatus"];
+            /**
+             * @description status_reason says why the task is discarded or cancelled; null
+             *     otherwise.
+             */
+            status_reason: string | null;
             /** @description task_id is the same value as id (the spec names both). */
             task_id: string;
             /**
@@ -1758,6 +1840,12 @@ export interface components {
          *     the diagnostics so failures can be triaged from a list.
          */
         v1AgentTaskListItem: {
+            /**
+             * Format: int32
+             * @description attempts, max_attempts, next_attempt_at and status_reason are the
+             *     task's (AgentTask): what a list of failing tasks is triaged by.
+             */
+            attempts: number;
             created_at: string;
             decision_prompt: string;
             direction: string;
@@ -1765,13 +1853,17 @@ export interface components {
             error_summary: string | null;
             executor: string;
             id: string;
+            /** Format: int32 */
+            max_attempts: number;
             model: string;
+            next_attempt_at: string | null;
             /**
              * Format: double
              * @description progress_pct is 0..100.
              */
             progress_pct: number;
             status: components["schemas"]["v1TaskStatus"];
+            status_reason: string | null;
             /** @description task_id is the same value as id. */
             task_id: string;
             /**
@@ -1946,6 +2038,10 @@ export interface components {
              * @description through_seq is the last entry the cycle's chain walk covered.
              */
             through_seq: number;
+        };
+        /** @description CancelTaskResponse wraps the cancelled task (the HTTP body is the task). */
+        v1CancelTaskResponse: {
+            task: components["schemas"]["v1AgentTask"] | null;
         };
         /** @description ClaimTaskRequest asks for the oldest pending task of some types. */
         v1ClaimTaskRequest: {
@@ -2647,7 +2743,15 @@ export interface components {
         v1GetPipelineStatusResponse: {
             attention: components["schemas"]["v1PipelineAttention"] | null;
             /** Format: int32 */
+            cancelled: number;
+            /** Format: int32 */
             completed: number;
+            /**
+             * Format: int32
+             * @description discarded and cancelled count the tasks of the statuses the spec does
+             *     not name (the retry policy's dead letters, an operator's cancels).
+             */
+            discarded: number;
             /** Format: int32 */
             failed: number;
             generated_at: string;
@@ -3528,6 +3632,31 @@ export interface components {
             /** Format: int32 */
             to_seq: number;
         };
+        /** @description RetryTaskResponse wraps the task, pending again (the HTTP body is the task). */
+        v1RetryTaskResponse: {
+            task: components["schemas"]["v1AgentTask"] | null;
+        };
+        /** @description RetryTasksRequest selects, newest first, the tasks a bulk retry takes. */
+        v1RetryTasksRequest: {
+            idea_id?: string;
+            /**
+             * Format: int32
+             * @description limit is the most tasks taken, 1..1000 (100 when absent).
+             */
+            limit?: number;
+            status?: components["schemas"]["v1TaskStatus"];
+            /** @description task_type and idea_id narrow the selection when given. */
+            task_type?: string;
+        };
+        /**
+         * @description RetryTasksResponse lists the tasks put back in the queue, and those of
+         *     the selection left as they were, with why (their idea has another open
+         *     loop task, or they changed meanwhile).
+         */
+        v1RetryTasksResponse: {
+            retried: components["schemas"]["v1AgentTaskListItem"][];
+            skipped: components["schemas"]["v1SkippedTask"][];
+        };
         /**
          * @description ReviewContributionResponse wraps the reviewed contribution (HTTP body:
          *     the contribution).
@@ -3639,6 +3768,11 @@ export interface components {
         /** @description SetIdeaTagsResponse wraps the updated idea (the HTTP body is the idea). */
         v1SetIdeaTagsResponse: {
             idea: components["schemas"]["v1Idea"] | null;
+        };
+        /** @description SkippedTask is a task a bulk retry left as it was. */
+        v1SkippedTask: {
+            detail: string;
+            task_id: string;
         };
         /**
          * @description Stage is where an idea is in its development, in order; an idea advances
@@ -3792,14 +3926,31 @@ export interface components {
             idea_count: number;
             tag: string;
         };
+        /** @description TaskAttempt is one attempt of a task that did not complete. */
+        v1TaskAttempt: {
+            /** Format: int32 */
+            attempt: number;
+            error_category: string;
+            error_summary: string;
+            finished_at: string;
+            started_at: string | null;
+            status: components["schemas"]["v1TaskStatus"];
+            worker_id: string | null;
+        };
         /**
          * @description TaskStatus is where a task is in its run: pending until a worker claims
-         *     it, running while it works, then completed, failed or timed_out (the
-         *     finished statuses, which no longer change), or needs_decision while it
-         *     waits for a person.
+         *     it, running while it works, then completed, failed, timed_out, discarded
+         *     or cancelled (the finished statuses, which no PATCH changes), or
+         *     needs_decision while it waits for a person. A failed task with attempts
+         *     left goes back to pending at its next_attempt_at; the failure of its
+         *     last attempt discards it instead (its type's retry policy).
+         *
+         *      - discarded: discarded is a task whose last attempt failed: a dead letter until an
+         *     operator retries it.
+         *      - cancelled: cancelled is a task an operator took out of the queue.
          * @enum {string}
          */
-        v1TaskStatus: "pending" | "running" | "completed" | "failed" | "timed_out" | "needs_decision";
+        v1TaskStatus: "pending" | "running" | "completed" | "failed" | "timed_out" | "needs_decision" | "discarded" | "cancelled";
         /**
          * @description TelemetryPersistence says where runtime telemetry events go:
          *     RUNTIME_DATABASE_URL wins over RUNTIME_EVENTS_PATH; neither means off.
@@ -4306,8 +4457,14 @@ export interface operations {
     AgentService_ListTasks: {
         parameters: {
             query?: {
-                /** @description status, when given, keeps the tasks with that status. */
-                status?: "pending" | "running" | "completed" | "failed" | "timed_out" | "needs_decision";
+                /**
+                 * @description status, when given, keeps the tasks with that status.
+                 *
+                 *      - discarded: discarded is a task whose last attempt failed: a dead letter until an
+                 *     operator retries it.
+                 *      - cancelled: cancelled is a task an operator took out of the queue.
+                 */
+                status?: "pending" | "running" | "completed" | "failed" | "timed_out" | "needs_decision" | "discarded" | "cancelled";
                 /** @description task_type filters by type when not empty. */
                 task_type?: string;
                 /** @description limit defaults to 50; 1..500 when given. */
@@ -4478,6 +4635,40 @@ export interface operations {
             };
         };
     };
+    AgentService_RetryTasks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description RetryTasksRequest selects, newest first, the tasks a bulk retry takes. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["v1RetryTasksRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1RetryTasksResponse"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     AgentService_GetTask: {
         parameters: {
             query?: never;
@@ -4521,6 +4712,76 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AgentServiceUpdateTaskBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1AgentTask"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    AgentService_CancelTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentServiceCancelTaskBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1AgentTask"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    AgentService_RetryTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentServiceRetryTaskBody"];
             };
         };
         responses: {

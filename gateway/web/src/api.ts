@@ -81,6 +81,8 @@ export type IdeaImpact = schemas["v1ListIdeaImpactResponse"];
 export type TaskItem = schemas["v1AgentTaskListItem"];
 export type TaskStatus = schemas["v1TaskStatus"];
 export type TaskList = schemas["v1ListTasksResponse"];
+export type Task = schemas["v1AgentTask"];
+export type RetriedTasks = schemas["v1RetryTasksResponse"];
 
 export type PipelineStatus = schemas["v1GetPipelineStatusResponse"];
 export type Metrics = schemas["v1GetMetricsResponse"];
@@ -208,6 +210,15 @@ export const api = {
   // its next one (docs/portfolio.md).
   advance: (id: string): Promise<Idea> =>
     body(client.POST("/api/ideas/{idea_id}/advance", { params: { path: { idea_id: id } }, body: {}, ...init() })),
+  /** retryTask puts a failed, timed-out, discarded or cancelled task back in the queue (operator). */
+  retryTask: (id: string): Promise<Task> =>
+    body(client.POST("/api/agent/tasks/{id}/retry", { params: { path: { id } }, body: {}, ...init() })),
+  /** retryTasks retries in bulk, newest first, up to limit tasks of a status (operator). */
+  retryTasks: (status: TaskStatus, limit: number): Promise<RetriedTasks> =>
+    body(client.POST("/api/agent/tasks/retry", { body: { status, limit }, ...init() })),
+  /** cancelTask takes a task out of the queue (operator). */
+  cancelTask: (id: string, reason: string): Promise<Task> =>
+    body(client.POST("/api/agent/tasks/{id}/cancel", { params: { path: { id } }, body: { reason }, ...init() })),
   /** tasks lists the newest tasks, of one status when given. */
   tasks: (status: TaskStatus | undefined, limit: number, s?: AbortSignal): Promise<TaskList> =>
     body(client.GET("/api/agent/tasks", { params: { query: { limit, status } }, ...init(s) })),

@@ -18,6 +18,8 @@ export const STORAGE_KEY = "foundry.dashboard.credential";
 const ACTIONS = {
   /** POST /api/ideas/{id}/advance. */
   advance: ["operator", "admin"],
+  /** POST /api/agent/tasks/{id}/retry, /api/agent/tasks/retry and /api/agent/tasks/{id}/cancel. */
+  tasks: ["operator", "admin"],
 } satisfies Record<string, Role[]>;
 
 export type Action = keyof typeof ACTIONS;

@@ -1,12 +1,14 @@
 // The agent pipeline: attention flags, the queue by status, execution time
-// percentiles and success rates day by day, failure diagnostics, and the
-// task list.
+// percentiles and success rates day by day, failure diagnostics, the tasks
+// waiting for a retry and the dead letters (which an operator retries or
+// cancels), and the task list.
 
 import { useState } from "preact/hooks";
-import { api, everyOf, type DayMetrics, type Metrics, type TaskStatus } from "../api";
+import { useAuth } from "../auth";
+import { api, everyOf, type DayMetrics, type Metrics, type TaskItem, type TaskStatus } from "../api";
 import { BarChart, LineChart, TIME_STEPS, TREND_DAYS } from "../charts";
 import { fmt } from "../format";
-import { useLive } from "../live";
+import { useLive, useLiveClock } from "../live";
 import { useTitle } from "../nav";
 import { Facts, Flag, LoadState } from "../ui";
 
@@ -14,7 +16,86 @@ import { Facts, Flag, LoadState } from "../ui";
  * STATUSES are the queue's counts, in order, and the task list's filters:
  * every task status the API knows, each a count the pipeline status answers.
  */
-const STATUSES = everyOf<TaskStatus>()(["pending", "running", "completed", "failed", "timed_out", "needs_decision"]);
+const STATUSES = everyOf<TaskStatus>()([
+  "pending",
+  "running",
+  "completed",
+  "failed",
+  "timed_out",
+  "needs_decision",
+  "discarded",
+  "cancelled",
+]);
+
+/** RETRIES_SHOWN is how many dead letters and retrying tasks the page lists. */
+const RETRIES_SHOWN = 20;
+
+/** attemptsOf says how far a task is through its attempts. */
+function attemptsOf(t: TaskItem): string {
+  return `attempt ${t.attempts} of ${t.max_attempts}`;
+}
+
+/**
+ * RetryList lists tasks that failed (waiting for their retry) or ran out of
+ * attempts, with what an operator may do to each: retry it now, or cancel
+ * it while it waits.
+ */
+function RetryList({ id, tasks, empty }: { id: string; tasks: TaskItem[]; empty: string }) {
+  const auth = useAuth();
+  const live = useLiveClock();
+  const [result, setResult] = useState("");
+  const act = async (what: string, run: () => Promise<unknown>) => {
+    setResult("");
+    try {
+      await run();
+      setResult(`${what}.`);
+      live.refresh();
+    } catch (err) {
+      setResult(`Could not ${what.toLowerCase()}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  // The result stays when the list empties: it says what emptied it.
+  return (
+    <>
+      {tasks.length === 0 && <p class="muted">{empty}</p>}
+      {tasks.length > 0 && (
+        <ul class="retries" aria-labelledby={id}>
+          {tasks.map((t) => (
+            <li key={t.id} data-task-id={t.id}>
+              <p>
+                <span class={`status status-${t.status}`}>{fmt.label(t.status)}</span>{" "}
+                <span class="muted">
+                  {t.task_type} · {attemptsOf(t)} ·{" "}
+                  {t.next_attempt_at ? `next attempt ${fmt.time(t.next_attempt_at)}` : fmt.time(t.updated_at)}
+                </span>
+              </p>
+              <p class="summary">{t.status_reason ?? t.error_summary ?? "No summary recorded."}</p>
+              <p class="muted direction">{t.direction}</p>
+              {auth.can("tasks") && (
+                <p class="buttons">
+                  <button type="button" onClick={() => act(`Retried ${t.task_type} task`, () => api.retryTask(t.id))}>
+                    Retry now
+                  </button>
+                  {t.status === "failed" && t.next_attempt_at && (
+                    <button
+                      type="button"
+                      onClick={() => act(`Cancelled ${t.task_type} task`, () => api.cancelTask(t.id, ""))}
+                    >
+                      Cancel
+                    </button>
+                  )}
+                </p>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      <p role="status" class="result">
+        {result}
+      </p>
+    </>
+  );
+}
 
 const FLAGS = [
   { key: "stuck", yes: "Stuck: tasks wait and none runs", no: "Not stuck" },
@@ -88,6 +169,20 @@ export function PipelineView() {
   const diag = useLive("diagnostics", "diag", api.diagnostics);
   const tasks = useLive("tasks", `tasks:${filter}`, (s) => api.tasks(filter || undefined, 50, s));
   const failed = useLive("failed tasks", "failed", (s) => api.tasks("failed", 20, s));
+  const discarded = useLive("discarded tasks", "discarded", (s) => api.tasks("discarded", RETRIES_SHOWN, s));
+  const auth = useAuth();
+  const live = useLiveClock();
+  const [bulk, setBulk] = useState("");
+  const retryAll = async () => {
+    setBulk("");
+    try {
+      const r = await api.retryTasks("discarded", RETRIES_SHOWN);
+      setBulk(`Retried ${r.retried.length}; skipped ${r.skipped.length}.`);
+      live.refresh();
+    } catch (err) {
+      setBulk(`Could not retry: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
   const st = status.data;
   const attention = st?.attention;
   const week = metrics.data;
@@ -195,6 +290,40 @@ export function PipelineView() {
         )}
       </section>
 
+      <section aria-labelledby="retries-h">
+        <h2 id="retries-h">Retries and dead letters</h2>
+        <p class="muted">
+          A failed attempt with attempts left is retried after its task type's backoff; the last attempt's failure
+          discards the task until an operator retries it.
+        </p>
+        <h3 id="retrying-h">Waiting for a retry</h3>
+        <LoadState of={failed} what="the failed tasks" />
+        {failed.data && (
+          <RetryList
+            id="retrying-h"
+            tasks={failed.data.tasks.filter((t) => t.next_attempt_at)}
+            empty="No task waits for a retry."
+          />
+        )}
+        <h3 id="discarded-h">Discarded</h3>
+        <LoadState of={discarded} what="the discarded tasks" />
+        {discarded.data && (
+          <>
+            <RetryList id="discarded-h" tasks={discarded.data.tasks} empty="No task was discarded." />
+            {auth.can("tasks") && discarded.data.tasks.length > 1 && (
+              <div class="action">
+                <button type="button" onClick={retryAll}>
+                  Retry the {discarded.data.tasks.length} shown
+                </button>
+                <p role="status" class="result">
+                  {bulk}
+                </p>
+              </div>
+            )}
+          </>
+        )}
+      </section>
+
       <section aria-labelledby="tasks-h">
         <h2 id="tasks-h">Tasks</h2>
         <div class="toolbar">
@@ -231,6 +360,7 @@ export function PipelineView() {
                   <th scope="col">Created</th>
                   <th scope="col">Type</th>
                   <th scope="col">Status</th>
+                  <th scope="col">Attempts</th>
                   <th scope="col">Direction</th>
                   <th scope="col">Executor</th>
                   <th scope="col">Error category</th>
@@ -244,6 +374,9 @@ export function PipelineView() {
                     <td>{t.task_type}</td>
                     <td>
                       <span class={`status status-${t.status}`}>{fmt.label(t.status)}</span>
+                    </td>
+                    <td>
+                      {t.attempts} of {t.max_attempts}
                     </td>
                     <td class="direction">{t.direction}</td>
                     <td>{t.executor ? `${t.executor} (${t.model})` : "—"}</td>

@@ -209,8 +209,10 @@ func (e External) Run(ctx context.Context, t Task) (Result, error) {
 		switch task.Status(s.Status) {
 		case task.Completed:
 			return Result{Succeeded: true, Output: s.Output, Duration: s.Duration, Finished: true}, nil
-		case task.Failed, task.TimedOut:
+		case task.Failed, task.TimedOut, task.Discarded:
 			return Result{Output: s.Output, Summary: s.Summary, Category: s.Category, Duration: s.Duration, Finished: true}, nil
+		case task.Cancelled:
+			return Result{Output: s.Output, Summary: "an operator cancelled the task", Duration: s.Duration, Finished: true}, nil
 		}
 		select {
 		case <-ctx.Done():

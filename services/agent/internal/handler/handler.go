@@ -121,6 +121,7 @@ func toProto(t store.Task) (*agentv1.AgentTask, error) {
 		CreatedAt: wire.Time(t.CreatedAt), UpdatedAt: wire.Time(t.UpdatedAt),
 		StartedAt: optTime(t.StartedAt), CompletedAt: optTime(t.CompletedAt),
 		Attempts: int32(t.Attempts), LeaseExpiresAt: optTime(t.LeaseExpiresAt),
+		MaxAttempts: int32(t.MaxAttempts), NextAttemptAt: optTime(t.NextAttemptAt), StatusReason: optString(t.StatusReason),
 	}, nil
 }
 
@@ -130,6 +131,8 @@ func toItem(t store.Task) *agentv1.AgentTaskListItem {
 		Model: t.Model, Executor: t.Executor, ProgressPct: t.ProgressPct, DecisionPrompt: t.DecisionPrompt,
 		ErrorSummary: optString(t.ErrorSummary), ErrorCategory: optString(t.ErrorCategory),
 		CreatedAt: wire.Time(t.CreatedAt), UpdatedAt: wire.Time(t.UpdatedAt),
+		Attempts: int32(t.Attempts), MaxAttempts: int32(t.MaxAttempts), NextAttemptAt: optTime(t.NextAttemptAt),
+		StatusReason: optString(t.StatusReason),
 	}
 }
 
@@ -184,6 +187,16 @@ func (h *Handler) GetTask(ctx context.Context, req *agentv1.GetTaskRequest) (*ag
 	p, err := toProto(t)
 	if err != nil {
 		return nil, err
+	}
+	attempts, err := h.uc.Attempts(ctx, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	p.AttemptErrors = make([]*agentv1.TaskAttempt, len(attempts))
+	for i, a := range attempts {
+		p.AttemptErrors[i] = &agentv1.TaskAttempt{Attempt: int32(a.Attempt), Status: status(a.Status),
+			ErrorSummary: a.Summary, ErrorCategory: a.Category, WorkerId: optString(a.WorkerID),
+			StartedAt: optTime(a.StartedAt), FinishedAt: wire.Time(a.FinishedAt)}
 	}
 	return &agentv1.GetTaskResponse{Task: p}, nil
 }
@@ -270,6 +283,7 @@ func (h *Handler) GetPipelineStatus(ctx context.Context, _ *agentv1.GetPipelineS
 		Pending: int32(s.Counts.ByStatus[task.Pending]), Running: int32(s.Counts.ByStatus[task.Running]),
 		Completed: int32(s.Counts.ByStatus[task.Completed]), Failed: int32(s.Counts.ByStatus[task.Failed]),
 		NeedsDecision: int32(s.Counts.ByStatus[task.NeedsDecision]), TimedOut: int32(s.Counts.ByStatus[task.TimedOut]),
+		Discarded: int32(s.Counts.ByStatus[task.Discarded]), Cancelled: int32(s.Counts.ByStatus[task.Cancelled]),
 		Total: int32(s.Counts.Total), SuccessRate: optFloat(s.SuccessRate),
 		Attention: &agentv1.PipelineAttention{Stuck: s.Flags.Stuck, RepeatedFailures: s.Flags.RepeatedFailures,
 			LowSuccessRate: s.Flags.LowSuccessRate, Flags: s.Flags.Names},

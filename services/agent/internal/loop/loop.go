@@ -151,7 +151,10 @@ type Iteration struct {
 	StageAfter  string
 	// Adopted is true when the pass ran a task an earlier pass left
 	// (Tasks.Orphans) rather than opening one.
-	Adopted    bool
+	Adopted bool
+	// BackingOff counts the candidates the pass left alone because their
+	// tasks kept failing (Backoff); it is not stored with the pass.
+	BackingOff int
 	Detail     string
 	StartedAt  time.Time
 	FinishedAt time.Time
@@ -416,6 +419,8 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 		soonest    time.Time
 		soonestFor string
 	)
+	// Every candidate is looked at, past the pick too, so the pass counts
+	// all those backing off (Iteration.BackingOff).
 	for i := range cands {
 		c := &cands[i]
 		if c.NextType == "" || (open[c.IdeaID] && orphans[c.IdeaID] == "") {
@@ -430,9 +435,11 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 				continue
 			}
 		}
-		pick = c
-		break
+		if pick == nil {
+			pick = c
+		}
 	}
+	it.BackingOff = waiting
 	if pick == nil {
 		detail := fmt.Sprintf("no eligible idea among %d candidates (complete, or a task is already open)", len(cands))
 		if waiting > 0 {

@@ -76,7 +76,17 @@ type Task struct {
 	ClaimedBy      string
 	LeaseSeconds   int
 	LeaseExpiresAt time.Time
-	Attempts       int
+	// Attempts counts the task's claims; MaxAttempts is how many it gets
+	// (its type's retry policy when it was created, one more for each
+	// operator's retry of a task out of attempts; 0 on tasks from before
+	// retries, which the configured default governs).
+	Attempts    int
+	MaxAttempts int
+	// NextAttemptAt is when a failed task with attempts left goes back to
+	// the queue; zero otherwise.
+	NextAttemptAt time.Time
+	// StatusReason says why a task is discarded or cancelled.
+	StatusReason string
 
 	ValueScore   *float64
 	ResourceCost *float64
@@ -178,17 +188,45 @@ type Tasks interface {
 	// for).
 	QueueDurations(b *database.Batch, since time.Time, limit int, only *FewDurations, out *[]float64)
 	// OpenIdeas reports which of the ideas have a pending, running or
-	// needs_decision task.
+	// needs_decision task, or a failed one waiting for its retry.
 	OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool, error)
 	// PendingLoopTasks returns, for those of the ideas that have one, the
 	// id of their pending task of SourceLoop: one no pass is running (the
 	// loop's own runs are claimed), left by a pass a restart or a lost
 	// lease ended, or by a worker that handed it back.
-	PendingLoopTasks(ctx context.Context, ideaIDs []string) (map[string]string, error)
+	// A failed one whose retry is due at now is as good as pending (the
+	// reaper has not put it back yet).
+	PendingLoopTasks(ctx context.Context, ideaIDs []string, now time.Time) (map[string]string, error)
+	// Retry returns up to limit failed tasks whose next attempt is due at
+	// now to pending (the soonest due when more are), in one statement
+	// (safe on every replica at once); it returns them as they now are,
+	// in no particular order. The last
+	// attempt's diagnosis and output leave the task (QueueAddAttempt kept
+	// them) and its claim is released.
+	Retry(ctx context.Context, now time.Time, limit int) ([]Task, error)
+	// QueueAddAttempt queues into b the record of an attempt that did not
+	// complete; a second record of the same attempt is skipped.
+	QueueAddAttempt(b *database.Batch, a Attempt)
+	// Attempts returns the task's recorded attempts, first first.
+	Attempts(ctx context.Context, taskID string) ([]Attempt, error)
 	// StageOutputs returns the idea's completed tasks of SourceLoop,
 	// oldest first, at most limit of them (the newest), each output cut
 	// to its last maxOutput bytes.
 	StageOutputs(ctx context.Context, ideaID string, limit, maxOutput int) ([]StageOutput, error)
+}
+
+// Attempt is one attempt of a task that did not complete: how it ended
+// (failed, timed_out, discarded, cancelled, or pending when its lease
+// expired and the task went back to the queue) and why.
+type Attempt struct {
+	TaskID     string
+	Attempt    int
+	Status     task.Status
+	Summary    string
+	Category   string
+	WorkerID   string
+	StartedAt  time.Time
+	FinishedAt time.Time
 }
 
 // Count is the number of tasks of one status and type.

@@ -22,10 +22,15 @@ const (
 	Failed        Status = "failed"
 	TimedOut      Status = "timed_out"
 	NeedsDecision Status = "needs_decision"
+	// Discarded is a task whose last attempt failed (Retry): a dead
+	// letter, out of the queue until an operator retries it.
+	Discarded Status = "discarded"
+	// Cancelled is a task an operator took out of the queue.
+	Cancelled Status = "cancelled"
 )
 
 // Statuses lists every status, in the order counts report them.
-var Statuses = []Status{Pending, Running, Completed, Failed, TimedOut, NeedsDecision}
+var Statuses = []Status{Pending, Running, Completed, Failed, TimedOut, NeedsDecision, Discarded, Cancelled}
 
 // ParseStatus validates a status.
 func ParseStatus(s string) (Status, bool) {
@@ -37,12 +42,29 @@ func ParseStatus(s string) (Status, bool) {
 	return "", false
 }
 
-// Finished reports whether the status ends the task's run (it counts in
-// success rates and the repeated-failure rule).
-func (s Status) Finished() bool { return s == Completed || s == Failed || s == TimedOut }
+// Finished reports whether the status ends the task's run: no PATCH
+// changes it (a failed task's retry, and an operator's retry, reopen it).
+func (s Status) Finished() bool {
+	return s == Completed || s == Failed || s == TimedOut || s == Discarded || s == Cancelled
+}
 
-// NeedsAttention reports whether the task belongs in the attention list.
+// Unsuccessful reports whether the status ends a run that did not
+// complete: it counts against success rates and in the repeated-failure
+// rule. A cancelled task is neither success nor failure.
+func (s Status) Unsuccessful() bool { return s == Failed || s == TimedOut || s == Discarded }
+
+// NeedsAttention reports whether the task belongs in the attention list
+// (the spec's failed and needs_decision).
 func (s Status) NeedsAttention() bool { return s == Failed || s == NeedsDecision }
+
+// Retryable reports whether an operator may put a task of the status
+// back in the queue (POST /api/agent/tasks/{id}/retry): any run that
+// ended without completing.
+func (s Status) Retryable() bool { return s.Unsuccessful() || s == Cancelled }
+
+// Cancellable reports whether an operator may cancel a task of the
+// status: any task not finished, and a failed one waiting for its retry.
+func (s Status) Cancellable() bool { return !s.Finished() || s == Failed }
 
 // Type is a task's type.
 type Type string

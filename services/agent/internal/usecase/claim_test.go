@@ -122,9 +122,9 @@ func TestLeaseExpiry(t *testing.T) {
 		tk := e.create(t, "impl", map[string]any{"prompt_variant": "v1"})
 		reap := func() (int, int) {
 			t.Helper()
-			r, to, err := e.app.Reap(ctx)
+			r, err := e.app.Reap(ctx)
 			require.NoError(t, err)
-			return r, to
+			return r.Requeued, r.TimedOut
 		}
 
 		claimed, ok, err := e.app.Claim(ctx, task.Reporter{}, "w1", nil, nil, nil)
@@ -165,7 +165,7 @@ func TestLeaseExpiry(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, task.TimedOut, out.Status)
 		require.Equal(t, task.CategoryTimeout, out.ErrorCategory)
-		require.Equal(t, "the worker's lease expired on the last of 3 attempts", out.ErrorSummary)
+		require.Equal(t, "the worker's lease expired on its last attempt", out.ErrorSummary)
 		require.Equal(t, "w3", out.WorkerID)
 		finished := start.Add(59*time.Second + 61*time.Second + 4*time.Minute)
 		require.Equal(t, finished, out.CompletedAt)
@@ -209,10 +209,10 @@ func TestConcurrentReapers(t *testing.T) {
 		)
 		for range 4 {
 			wg.Go(func() {
-				r, _, err := e.app.Reap(ctx)
+				r, err := e.app.Reap(ctx)
 				mu.Lock()
 				defer mu.Unlock()
-				total += r
+				total += r.Requeued
 				if err != nil {
 					errs = append(errs, err)
 				}
@@ -269,7 +269,7 @@ func TestOnlyTheClaimerReports(t *testing.T) {
 
 		// The lease runs out: the task is pending and anyone's to claim.
 		e.clock.Advance(2 * time.Minute)
-		_, _, err = e.app.Reap(ctx)
+		_, err = e.app.Reap(ctx)
 		require.NoError(t, err)
 		back, err := e.app.Get(ctx, tk.ID)
 		require.NoError(t, err)

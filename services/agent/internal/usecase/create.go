@@ -88,7 +88,7 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 		ID: a.cfg.NewID(), Direction: in.Direction, Type: typ, Status: task.Pending,
 		Model: route.Model, Executor: route.Executor, Tier: route.Tier,
 		Context: rawContext, IdeaID: ideaID, PromptVariant: variant, Source: source,
-		CreatedAt: now, UpdatedAt: now,
+		MaxAttempts: a.cfg.Retries.Of(typ).MaxAttempts, CreatedAt: now, UpdatedAt: now,
 	}
 	t.Command = routing.Command(route.Template, routing.Vars{
 		TaskID: t.ID, TaskType: string(t.Type), Direction: t.Direction, Model: t.Model, Tier: t.Tier,
@@ -235,6 +235,13 @@ func (a *App) Get(ctx context.Context, id string) (store.Task, error) {
 	return t, nil
 }
 
+// Attempts returns the task's attempts that did not complete, first
+// first (none for an unknown task).
+func (a *App) Attempts(ctx context.Context, id string) ([]store.Attempt, error) {
+	out, err := a.read().Tasks.Attempts(ctx, id)
+	return out, wrap("read the attempts of task "+id, err)
+}
+
 // notFound turns the store's ErrNotFound into the task's 404.
 func notFound(err error, id string) error {
 	if isNotFound(err) {
@@ -248,9 +255,10 @@ func notFound(err error, id string) error {
 // looked.
 var ErrNotAdoptable = errors.New("the task is no longer a pending loop task")
 
-// Adopt takes over a pending loop task no pass runs (PendingLoopTasks)
-// for a pass: claimed by worker for lease when the loop runs it itself,
-// as Create does for its own, or as it is when a worker is to run it.
+// Adopt takes over a pending loop task no pass runs (PendingLoopTasks),
+// or a failed one whose retry is due, for a pass: claimed by worker for
+// lease when the loop runs it itself, as Create does for its own, or
+// pending when a worker is to run it.
 // An error wrapping ErrNotAdoptable when it is no longer pending.
 func (a *App) Adopt(ctx context.Context, id, worker string, lease time.Duration) (store.Task, error) {
 	var out store.Task
@@ -259,15 +267,23 @@ func (a *App) Adopt(ctx context.Context, id, worker string, lease time.Duration)
 		if err != nil {
 			return notFound(err, id)
 		}
-		if cur.Source != store.SourceLoop || cur.Status != task.Pending {
+		now := a.now()
+		due := cur.Status == task.Failed && !cur.NextAttemptAt.IsZero() && !cur.NextAttemptAt.After(now)
+		if cur.Source != store.SourceLoop || (cur.Status != task.Pending && !due) {
 			return fmt.Errorf("adopt task %s (%s): %w", id, cur.Status, ErrNotAdoptable)
 		}
 		out = cur
-		if worker == "" {
-			return nil
+		if due {
+			// Its retry, which the reaper would make a moment later.
+			out = reopened(cur, now)
 		}
-		out = claimed(cur, worker, "", min(max(lease, time.Second), MaxLeaseSeconds*time.Second), a.now())
-		out.UpdatedAt = out.StartedAt
+		if worker != "" {
+			out = claimed(out, worker, "", min(max(lease, time.Second), MaxLeaseSeconds*time.Second), now)
+			out.UpdatedAt = now
+		}
+		if out.Status == cur.Status {
+			return nil // pending, left to a worker
+		}
 		var (
 			b      database.Batch
 			queued bool

@@ -115,7 +115,7 @@ func TestClaimsAndReapsAreCounted(t *testing.T) {
 		requireCounted(1, 0, 0, "nothing pending: nothing claimed")
 
 		e.clock.Advance(2 * time.Minute)
-		_, _, err = e.app.Reap(ctx)
+		_, err = e.app.Reap(ctx)
 		require.NoError(t, err)
 		requireCounted(1, 1, 0, "back to pending")
 
@@ -124,7 +124,7 @@ func TestClaimsAndReapsAreCounted(t *testing.T) {
 		e.patch(t, a.ID, usecase.Patch{ProgressPct: ptr(10.0), WorkerID: ptr("w3")})
 		requireCounted(2, 1, 0, "a heartbeat does not")
 		e.clock.Advance(2 * time.Minute)
-		_, _, err = e.app.Reap(ctx)
+		_, err = e.app.Reap(ctx)
 		require.NoError(t, err)
 		requireCounted(2, 1, 1, "out of attempts: timed out")
 

@@ -209,7 +209,7 @@ func (a *App) IdeaFailures(ctx context.Context, ideaIDs []string) (map[string]st
 // PendingLoopTasks returns, for those of the ideas that have one, their
 // pending loop task: one no pass runs, which the loop adopts (Adopt).
 func (a *App) PendingLoopTasks(ctx context.Context, ideaIDs []string) (map[string]string, error) {
-	out, err := a.read().Tasks.PendingLoopTasks(ctx, ideaIDs)
+	out, err := a.read().Tasks.PendingLoopTasks(ctx, ideaIDs, a.now())
 	return out, wrap("read the ideas' pending loop tasks", err)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -112,8 +113,8 @@ func TestOneOpenLoopTaskPerIdea(t *testing.T) {
 		_, err = open("idea-2")
 		require.NoError(t, err)
 
-		// Running and waiting for a decision are open too; a finished
-		// task frees the idea.
+		// Running, waiting for a decision and waiting for a retry are
+		// open too; a finished task frees the idea.
 		first := opened[0]
 		e.patch(t, first.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w1")})
 		_, err = open("idea-1")
@@ -121,7 +122,13 @@ func TestOneOpenLoopTaskPerIdea(t *testing.T) {
 		e.patch(t, first.ID, usecase.Patch{Status: ptr("needs_decision"), DecisionPrompt: ptr("which way?")})
 		_, err = open("idea-1")
 		requireLoopTaskOpen(t, err)
-		e.patch(t, first.ID, usecase.Patch{Status: ptr("failed"), Output: ptr("no way")})
+		failed := e.patch(t, first.ID, usecase.Patch{Status: ptr("failed"), Output: ptr("no way")})
+		require.Equal(t, task.Failed, failed.Status)
+		require.False(t, failed.NextAttemptAt.IsZero(), "the first of three attempts failed: a retry is due")
+		_, err = open("idea-1")
+		requireLoopTaskOpen(t, err)
+		_, err = e.app.Cancel(ctx, first.ID, "")
+		require.NoError(t, err)
 		second, err := open("idea-1")
 		require.NoError(t, err, "the idea's loop task finished: the loop may open the next")
 		require.NotEqual(t, first.ID, second.ID)
@@ -144,7 +151,9 @@ func TestLoopTaskFailuresCountAgainstTheirIdea(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		ctx := context.Background()
-		e := setup(t, engine)
+		// One attempt each: a failure discards the task, which frees the
+		// idea for the next.
+		e := setup(t, engine, func(c *usecase.Config) { c.MaxAttempts = 1 })
 		finish := func(idea string, loop bool, status string, stopped bool) {
 			t.Helper()
 			tk, err := e.app.Create(ctx, usecase.NewTask{Direction: "move " + idea + " on", Type: "spec",

@@ -332,7 +332,8 @@ func TestMetricsCacheClosedDays(t *testing.T) {
 func TestPromptAB(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
-		e := setup(t, engine, func(c *usecase.Config) { c.Variants = []string{"alpha", "beta"} })
+		// One attempt each: a failure is the task's outcome at once.
+		e := setup(t, engine, func(c *usecase.Config) { c.Variants, c.MaxAttempts = []string{"alpha", "beta"}, 1 })
 		ctx := context.Background()
 
 		first := e.create(t, "spec", nil)

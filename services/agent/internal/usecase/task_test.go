@@ -164,7 +164,7 @@ func TestUpdateRules(t *testing.T) {
 		counts, err := e.app.Count(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[task.Status]int{task.Pending: 1, task.Running: 0, task.Completed: 1, task.Failed: 0, task.TimedOut: 0,
-			task.NeedsDecision: 0}, counts.ByStatus)
+			task.NeedsDecision: 0, task.Discarded: 0, task.Cancelled: 0}, counts.ByStatus)
 	})
 }
 

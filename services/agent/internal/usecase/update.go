@@ -52,7 +52,9 @@ func (p Patch) validate() error {
 	}
 	var errs []fault.FieldError
 	if p.Status != nil {
-		if _, ok := task.ParseStatus(*p.Status); !ok {
+		// discarded and cancelled are reached by the retry policy and the
+		// operators' cancel, never set by a PATCH.
+		if s, ok := task.ParseStatus(*p.Status); !ok || s == task.Discarded || s == task.Cancelled {
 			errs = append(errs, fault.Field("status", "must be one of pending, running, completed, failed, timed_out, needs_decision"))
 		}
 	}
@@ -102,7 +104,11 @@ func (p Patch) unchanged(t store.Task) bool {
 		w := strings.TrimSpace(*worker)
 		worker = &w
 	}
-	return eqS(p.Status, string(t.Status)) && eqS(p.Output, t.Output) && eqF(p.ProgressPct, t.ProgressPct) &&
+	status := p.Status
+	if status != nil && *status == string(task.Failed) && t.Status == task.Discarded {
+		status = nil // the failure of a last attempt, sent again
+	}
+	return eqS(status, string(t.Status)) && eqS(p.Output, t.Output) && eqF(p.ProgressPct, t.ProgressPct) &&
 		eqS(p.CurrentStep, t.CurrentStep) && eqS(p.DecisionPrompt, t.DecisionPrompt) &&
 		eqS(p.ErrorSummary, t.ErrorSummary) && eqS(p.ErrorCategory, t.ErrorCategory) && eqS(worker, t.WorkerID) &&
 		eqP(p.ValueScore, t.ValueScore) && eqP(p.ResourceCost, t.ResourceCost)
@@ -127,6 +133,10 @@ func (p Patch) unchanged(t store.Task) bool {
 //     missing summary and category); timed_out defaults to the timeout
 //     category. error_summary and error_category are refused with any
 //     other status.
+//   - failed is one attempt's failure: with attempts left (the task
+//     type's task.RetryPolicy) the task stays failed until
+//     next_attempt_at, when Reap puts it back in the queue; the last
+//     attempt's failure discards it instead.
 func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time) (store.Task, error) {
 	claims := p.Status != nil && task.Status(*p.Status) == task.Running && cur.Status != task.Running
 	if err := p.By.CheckReport(cur.ClaimedBy, claims); err != nil {
@@ -201,10 +211,32 @@ func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time)
 		if err := finish(&next, cur, target, p, now); err != nil {
 			return cur, err
 		}
+		if target == task.Failed {
+			target = a.afterFailure(&next, now, p.Stopped)
+		}
 	}
 	next.Status = target
 	next.UpdatedAt = now
 	return next, nil
+}
+
+// afterFailure applies t's retry policy to its failed attempt at now: the
+// time of its retry, or, on its last attempt, discarded with the reason.
+// A task failed before any claim failed its first attempt. A run the loop
+// stopped itself (Patch.Stopped) is retried at once: nothing went wrong
+// with the task that a wait would help.
+func (a *App) afterFailure(t *store.Task, now time.Time, stopped bool) task.Status {
+	attempt, most := max(t.Attempts, 1), a.maxAttempts(*t)
+	if wait, ok := a.cfg.Retries.Of(t.Type).Retries(attempt, most, a.jitter()); ok {
+		if stopped {
+			wait = 0
+		}
+		t.NextAttemptAt = now.Add(wait).Truncate(time.Microsecond)
+		return task.Failed
+	}
+	t.NextAttemptAt = time.Time{}
+	t.StatusReason = fmt.Sprintf("attempt %d of %d failed: %s", attempt, most, t.ErrorSummary)
+	return task.Discarded
 }
 
 // claimed is t claimed by worker, with the credential by, at now:
@@ -278,11 +310,11 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 		return store.Task{}, err
 	}
 	var (
-		out          store.Task
-		queued, took bool
+		out                     store.Task
+		queued, took, failedNow bool
 	)
 	err := a.tx(ctx, func(r Repos) error {
-		took = false
+		took, failedNow = false, false
 		cur, err := r.Tasks.Lock(ctx, id)
 		if err != nil {
 			return notFound(err, id)
@@ -298,6 +330,7 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 		}
 		// A claim through a PATCH (status running from any other).
 		took = cur.Status != task.Running && next.Status == task.Running
+		failedNow = next.Status == task.Failed || next.Status == task.Discarded
 		// The task and everything derived from it, in one batch.
 		var b database.Batch
 		r.Tasks.QueueSave(&b, next)
@@ -318,6 +351,13 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 	if queued {
 		a.signal()
 	}
+	if failedNow {
+		if out.Status == task.Discarded {
+			a.discards.Inc()
+		} else {
+			a.retries.Inc()
+		}
+	}
 	return out, nil
 }
 
@@ -332,7 +372,8 @@ func (a *App) Update(ctx context.Context, id string, p Patch) (store.Task, error
 // writes that need no answer are queued into b, which the caller sends
 // with its own (one round trip on Postgres); the prompt outcome, which
 // reads its arm, runs at once. Once b is sent, queued says whether an
-// outbox row was queued.
+// outbox row was queued. An attempt that did not complete is recorded
+// (store.Attempt); a cancelled task records nothing more.
 func (a *App) changed(ctx context.Context, r Repos, b *database.Batch, cur, next store.Task, ideaFailed bool, queued *bool) error {
 	*queued = false
 	if cur.Status != next.Status {
@@ -343,12 +384,24 @@ func (a *App) changed(ctx context.Context, r Repos, b *database.Batch, cur, next
 	if cur.Status.Finished() || !next.Status.Finished() {
 		return nil
 	}
+	if next.Status != task.Completed {
+		summary := next.ErrorSummary
+		if next.Status == task.Cancelled {
+			summary = next.StatusReason
+		}
+		r.Tasks.QueueAddAttempt(b, store.Attempt{TaskID: next.ID, Attempt: max(next.Attempts, 1), Status: next.Status,
+			Summary: summary, Category: next.ErrorCategory, WorkerID: next.WorkerID, StartedAt: next.StartedAt,
+			FinishedAt: next.CompletedAt})
+	}
+	if next.Status == task.Cancelled {
+		return nil // an operator's choice: no run's outcome, no idea's failure
+	}
 	d := store.Daily{Day: next.CompletedAt, Type: next.Type, Model: next.Model, Executor: next.Executor}
 	var f store.Finished
 	switch next.Status {
 	case task.Completed:
 		d.Completed, f.Completed = 1, 1
-	case task.Failed:
+	case task.Failed, task.Discarded:
 		d.Failed, f.Failed = 1, 1
 	default:
 		d.TimedOut, f.Failed = 1, 1
@@ -367,10 +420,12 @@ func (a *App) changed(ctx context.Context, r Repos, b *database.Batch, cur, next
 	if next.Duration != nil {
 		r.Stats.QueueAddDuration(b, next.CompletedAt, metrics.BucketOf(*next.Duration))
 	}
-	if next.Status == task.Failed {
+	if next.Status == task.Failed || next.Status == task.Discarded {
 		r.Stats.QueueAddFailure(b, next.ErrorCategory, strings.TrimSpace(next.ErrorSummary) != "")
 	}
-	if next.PromptVariant != "" {
+	// A variant's outcome is its task's, once: a failure to be retried is
+	// not one yet.
+	if next.PromptVariant != "" && next.NextAttemptAt.IsZero() {
 		if err := a.recordOutcome(ctx, r, next); err != nil {
 			return err
 		}
@@ -520,16 +575,31 @@ func containsType(ts []task.Type, t task.Type) bool {
 	return false
 }
 
+// Reaped is what one Reap changed.
+type Reaped struct {
+	// Requeued and TimedOut are the expired leases: back to pending, or
+	// timed out on their last attempt.
+	Requeued, TimedOut int
+	// Retried are the failed tasks whose retry came due, back to pending.
+	Retried int
+}
+
+// RetryBatch bounds the retries one Reap makes due; the rest wait for the
+// next (the reaper runs every few seconds).
+const RetryBatch = 500
+
 // Reap returns every running task whose lease expired to pending, or
-// times it out when it has had MaxAttempts claims, and keeps the counters
-// (and for a timeout the rollup and the A/B outcome) in step, in one
-// transaction. Every replica may run it at any time: the reaping is one
+// times it out on its last attempt, puts the failed tasks whose retry is
+// due back in the queue, and keeps the counters (and for a timeout the
+// rollup and the A/B outcome) and the attempts' records in step, in one
+// transaction. Every replica may run it at any time: each change is one
 // UPDATE whose condition a second reaper finds false.
-func (a *App) Reap(ctx context.Context) (requeued, timedOut int, err error) {
-	err = a.tx(ctx, func(r Repos) error {
-		requeued, timedOut = 0, 0
+func (a *App) Reap(ctx context.Context) (Reaped, error) {
+	var out Reaped
+	err := a.tx(ctx, func(r Repos) error {
+		out = Reaped{}
 		now := a.now()
-		summary := fmt.Sprintf("the worker's lease expired on the last of %d attempts", a.cfg.MaxAttempts)
+		summary := "the worker's lease expired on its last attempt"
 		reaped, err := r.Tasks.Reap(ctx, now, a.cfg.MaxAttempts, summary)
 		if err != nil {
 			return err
@@ -542,10 +612,25 @@ func (a *App) Reap(ctx context.Context) (requeued, timedOut int, err error) {
 			cur := next
 			cur.Status = task.Running
 			if next.Status == task.TimedOut {
-				timedOut++
+				out.TimedOut++
 			} else {
-				requeued++
+				out.Requeued++
+				r.Tasks.QueueAddAttempt(&b, store.Attempt{TaskID: next.ID, Attempt: max(next.Attempts, 1), Status: task.Pending,
+					Summary: "the worker's lease expired: the task went back to the queue", Category: task.CategoryTimeout,
+					StartedAt: next.StartedAt, FinishedAt: now})
 			}
+			if err := a.changed(ctx, r, &b, cur, next, true, &queued); err != nil {
+				return err
+			}
+		}
+		retried, err := r.Tasks.Retry(ctx, now, RetryBatch)
+		if err != nil {
+			return err
+		}
+		for _, next := range retried {
+			cur := next
+			cur.Status = task.Failed
+			out.Retried++
 			if err := a.changed(ctx, r, &b, cur, next, true, &queued); err != nil {
 				return err
 			}
@@ -553,9 +638,9 @@ func (a *App) Reap(ctx context.Context) (requeued, timedOut int, err error) {
 		return r.Send(ctx, &b)
 	})
 	if err != nil {
-		return 0, 0, wrap("reap expired leases", err)
+		return Reaped{}, wrap("reap expired leases and due retries", err)
 	}
-	a.reaps.WithLabelValues(string(task.Pending)).Add(float64(requeued))
-	a.reaps.WithLabelValues(string(task.TimedOut)).Add(float64(timedOut))
-	return requeued, timedOut, nil
+	a.reaps.WithLabelValues(string(task.Pending)).Add(float64(out.Requeued))
+	a.reaps.WithLabelValues(string(task.TimedOut)).Add(float64(out.TimedOut))
+	return out, nil
 }

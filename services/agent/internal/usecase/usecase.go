@@ -92,8 +92,12 @@ type Config struct {
 	Attention attention.Config
 	// Lease is the claim lease when a claim names none (DefaultLease).
 	Lease time.Duration
-	// MaxAttempts is how many claims a task gets (DefaultMaxAttempts).
+	// MaxAttempts is how many attempts a task of a type Retries does not
+	// name gets (DefaultMaxAttempts).
 	MaxAttempts int
+	// Retries are the task types' retry policies; a zero Default is
+	// task.DefaultRetry with MaxAttempts attempts.
+	Retries task.Policies
 	// Variants are the prompt variants known before any is recorded.
 	Variants []string
 	// ABDraws is the number of draws behind a selection probability.
@@ -136,6 +140,9 @@ type App struct {
 	// leases it reaped, by the status the task went back to.
 	claims prometheus.Counter
 	reaps  *prometheus.CounterVec
+	// retries counts the failed attempts this process scheduled a retry
+	// of, discards the tasks whose last attempt failed here.
+	retries, discards prometheus.Counter
 }
 
 // New returns the use-case layer over db.
@@ -163,6 +170,10 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
 	}
+	if cfg.Retries.Default.MaxAttempts == 0 {
+		cfg.Retries.Default = task.DefaultRetry
+		cfg.Retries.Default.MaxAttempts = cfg.MaxAttempts
+	}
 	if cfg.ABDraws <= 0 {
 		cfg.ABDraws = DefaultABDraws
 	}
@@ -189,8 +200,16 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	// Both series exist from the start, so increase() sees the first reap.
 	a.reaps.WithLabelValues(string(task.Pending))
 	a.reaps.WithLabelValues(string(task.TimedOut))
+	a.retries = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "foundry_agent_task_retries_total",
+		Help: "Failed attempts this process scheduled a retry of (the task type's retry policy had attempts left).",
+	})
+	a.discards = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "foundry_agent_tasks_discarded_total",
+		Help: "Tasks whose last attempt failed in this process: discarded until an operator retries them.",
+	})
 	if cfg.Metrics != nil {
-		cfg.Metrics.MustRegister(a.claims, a.reaps)
+		cfg.Metrics.MustRegister(a.claims, a.reaps, a.retries, a.discards)
 	}
 	return a
 }
@@ -217,6 +236,23 @@ func (a *App) signal() {
 	case a.wake <- struct{}{}:
 	default:
 	}
+}
+
+// jitter draws a retry's jitter (task.RetryPolicy.Retries) from the
+// App's seeded source.
+func (a *App) jitter() float64 {
+	a.rndMu.Lock()
+	defer a.rndMu.Unlock()
+	return a.rnd.Float64()
+}
+
+// maxAttempts is how many attempts t gets: its own count, or for a task
+// from before retries its type's policy's.
+func (a *App) maxAttempts(t store.Task) int {
+	if t.MaxAttempts > 0 {
+		return t.MaxAttempts
+	}
+	return a.cfg.Retries.Of(t.Type).MaxAttempts
 }
 
 // wrap adds the use case's name to an unclassified error.

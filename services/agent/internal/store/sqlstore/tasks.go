@@ -30,7 +30,7 @@ func NewTasks(q database.Querier) Tasks { return Tasks{q: q} }
 const taskColumns = `id, direction, task_type, status, model, executor, tier, command, context, idea_id, prompt_variant,
 	output, progress_pct, current_step, decision_prompt, error_summary, error_category,
 	worker_id, lease_seconds, lease_expires_at, attempts, value_score, resource_cost, duration_seconds,
-	created_at, updated_at, started_at, completed_at, claimed_by, source`
+	created_at, updated_at, started_at, completed_at, claimed_by, source, max_attempts, next_attempt_at, status_reason`
 
 // scanner is a row or rows.
 type scanner interface{ Scan(dest ...any) error }
@@ -40,15 +40,15 @@ func scanTask(s scanner) (store.Task, error) {
 		t                                          store.Task
 		typ, status                                string
 		ideaID, variant, summary, category, worker *string
-		claimedBy, source                          *string
-		leaseExpires, started, completed           *int64
+		claimedBy, source, reason                  *string
+		leaseExpires, started, completed, next     *int64
 		created, updated                           int64
 		value, cost, duration                      *float64
 	)
 	err := s.Scan(&t.ID, &t.Direction, &typ, &status, &t.Model, &t.Executor, &t.Tier, &t.Command, &t.Context, &ideaID, &variant,
 		&t.Output, &t.ProgressPct, &t.CurrentStep, &t.DecisionPrompt, &summary, &category,
 		&worker, &t.LeaseSeconds, &leaseExpires, &t.Attempts, &value, &cost, &duration,
-		&created, &updated, &started, &completed, &claimedBy, &source)
+		&created, &updated, &started, &completed, &claimedBy, &source, &t.MaxAttempts, &next, &reason)
 	if err != nil {
 		return store.Task{}, err
 	}
@@ -58,7 +58,8 @@ func scanTask(s scanner) (store.Task, error) {
 	t.LeaseExpiresAt, t.StartedAt, t.CompletedAt = timeOf(leaseExpires), timeOf(started), timeOf(completed)
 	t.CreatedAt, t.UpdatedAt = database.Time(created), database.Time(updated)
 	t.ValueScore, t.ResourceCost, t.Duration = value, cost, duration
-	t.ClaimedBy, t.Source = deref(claimedBy), deref(source)
+	t.ClaimedBy, t.Source, t.StatusReason = deref(claimedBy), deref(source), deref(reason)
+	t.NextAttemptAt = timeOf(next)
 	return t, nil
 }
 
@@ -111,7 +112,7 @@ func (s Tasks) Insert(ctx context.Context, t store.Task) error {
 
 // insertTask is a task's INSERT; a unique rule refusing it is an error.
 const insertTask = `INSERT INTO tasks (` + taskColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`
+		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`
 
 func insertArgs(t store.Task) []any {
 	return []any{t.ID, t.Direction, string(t.Type), string(t.Status), t.Model, t.Executor, t.Tier, t.Command, t.Context,
@@ -120,7 +121,8 @@ func insertArgs(t store.Task) []any {
 		database.NullString(t.WorkerID), t.LeaseSeconds, database.NullMicros(t.LeaseExpiresAt), t.Attempts,
 		t.ValueScore, t.ResourceCost, t.Duration,
 		database.Micros(t.CreatedAt), database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
-		database.NullString(t.ClaimedBy), database.NullString(t.Source)}
+		database.NullString(t.ClaimedBy), database.NullString(t.Source),
+		t.MaxAttempts, database.NullMicros(t.NextAttemptAt), database.NullString(t.StatusReason)}
 }
 
 // QueueInsert implements store.Tasks: without ON CONFLICT, so that a
@@ -186,14 +188,16 @@ func (s Tasks) QueueSave(b *database.Batch, t store.Task) {
 	}, `UPDATE tasks SET status = $2, output = $3, progress_pct = $4, current_step = $5,
 		decision_prompt = $6, error_summary = $7, error_category = $8, worker_id = $9, lease_seconds = $10,
 		lease_expires_at = $11, attempts = $12, value_score = $13, resource_cost = $14, duration_seconds = $15,
-		updated_at = $16, started_at = $17, completed_at = $18, prompt_variant = $19, claimed_by = $20
+		updated_at = $16, started_at = $17, completed_at = $18, prompt_variant = $19, claimed_by = $20,
+		max_attempts = $21, next_attempt_at = $22, status_reason = $23
 		WHERE id = $1`,
 		t.ID, string(t.Status), t.Output, t.ProgressPct, t.CurrentStep,
 		t.DecisionPrompt, database.NullString(t.ErrorSummary), database.NullString(t.ErrorCategory),
 		database.NullString(t.WorkerID), t.LeaseSeconds,
 		database.NullMicros(t.LeaseExpiresAt), t.Attempts, t.ValueScore, t.ResourceCost, t.Duration,
 		database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
-		database.NullString(t.PromptVariant), database.NullString(t.ClaimedBy))
+		database.NullString(t.PromptVariant), database.NullString(t.ClaimedBy),
+		t.MaxAttempts, database.NullMicros(t.NextAttemptAt), database.NullString(t.StatusReason))
 }
 
 // List implements store.Tasks.
@@ -297,17 +301,20 @@ func (s Tasks) NextPending(ctx context.Context, types []task.Type) (store.Task, 
 // Reap implements store.Tasks: one UPDATE, safe to run on every replica at
 // once (a second reaper's UPDATE re-checks each row after the first
 // commits and finds it no longer running).
+// A task's own max_attempts governs it; maxAttempts, those from before
+// retries (0).
 func (s Tasks) Reap(ctx context.Context, now time.Time, maxAttempts int, summary string) ([]store.Task, error) {
+	const last = `attempts >= (CASE WHEN max_attempts > 0 THEN max_attempts ELSE $2 END)`
 	out, err := scanTasks(s.q.Query(ctx, `UPDATE tasks SET
-		status = CASE WHEN attempts >= $2 THEN 'timed_out' ELSE 'pending' END,
-		worker_id = CASE WHEN attempts >= $2 THEN worker_id ELSE NULL END,
-		claimed_by = CASE WHEN attempts >= $2 THEN claimed_by ELSE NULL END,
+		status = CASE WHEN `+last+` THEN 'timed_out' ELSE 'pending' END,
+		worker_id = CASE WHEN `+last+` THEN worker_id ELSE NULL END,
+		claimed_by = CASE WHEN `+last+` THEN claimed_by ELSE NULL END,
 		lease_expires_at = NULL,
-		completed_at = CASE WHEN attempts >= $2 THEN CAST($1 AS BIGINT) ELSE NULL END,
-		duration_seconds = CASE WHEN attempts >= $2
+		completed_at = CASE WHEN `+last+` THEN CAST($1 AS BIGINT) ELSE NULL END,
+		duration_seconds = CASE WHEN `+last+`
 			THEN CAST(CAST($1 AS BIGINT) - COALESCE(started_at, created_at) AS DOUBLE PRECISION) / 1000000 ELSE NULL END,
-		error_summary = CASE WHEN attempts >= $2 THEN CAST($3 AS TEXT) ELSE NULL END,
-		error_category = CASE WHEN attempts >= $2 THEN 'timeout' ELSE NULL END,
+		error_summary = CASE WHEN `+last+` THEN CAST($3 AS TEXT) ELSE NULL END,
+		error_category = CASE WHEN `+last+` THEN 'timeout' ELSE NULL END,
 		updated_at = CAST($1 AS BIGINT)
 		WHERE status = 'running' AND lease_expires_at < CAST($1 AS BIGINT)
 		RETURNING `+taskColumns, database.Micros(now), maxAttempts, summary))
@@ -383,7 +390,8 @@ func (s Tasks) OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool
 		return out, nil
 	}
 	rows, err := s.q.Query(ctx, `SELECT DISTINCT idea_id FROM tasks WHERE idea_id IN (`+database.Placeholders(1, len(ideaIDs))+`)
-		AND status IN ('pending', 'running', 'needs_decision')`, idArgs(ideaIDs)...)
+		AND (status IN ('pending', 'running', 'needs_decision') OR (status = 'failed' AND next_attempt_at IS NOT NULL))`,
+		idArgs(ideaIDs)...)
 	if err != nil {
 		return nil, fmt.Errorf("open tasks of ideas: %w", err)
 	}
@@ -399,14 +407,15 @@ func (s Tasks) OpenIdeas(ctx context.Context, ideaIDs []string) (map[string]bool
 }
 
 // PendingLoopTasks implements store.Tasks.
-func (s Tasks) PendingLoopTasks(ctx context.Context, ideaIDs []string) (map[string]string, error) {
+func (s Tasks) PendingLoopTasks(ctx context.Context, ideaIDs []string, now time.Time) (map[string]string, error) {
 	out := map[string]string{}
 	if len(ideaIDs) == 0 {
 		return out, nil
 	}
 	// tasks_loop_open_idea holds these rows (one open loop task per idea).
-	rows, err := s.q.Query(ctx, `SELECT idea_id, id FROM tasks WHERE source = $1 AND status = 'pending'
-		AND idea_id IN (`+database.Placeholders(2, len(ideaIDs))+`)`, idArgs(ideaIDs, store.SourceLoop)...)
+	rows, err := s.q.Query(ctx, `SELECT idea_id, id FROM tasks WHERE source = $1
+		AND (status = 'pending' OR (status = 'failed' AND next_attempt_at IS NOT NULL AND next_attempt_at <= $2))
+		AND idea_id IN (`+database.Placeholders(3, len(ideaIDs))+`)`, idArgs(ideaIDs, store.SourceLoop, database.Micros(now))...)
 	if err != nil {
 		return nil, fmt.Errorf("pending loop tasks of ideas: %w", err)
 	}
@@ -417,6 +426,58 @@ func (s Tasks) PendingLoopTasks(ctx context.Context, ideaIDs []string) (map[stri
 			return nil, fmt.Errorf("pending loop tasks of ideas: %w", err)
 		}
 		out[idea] = id
+	}
+	return out, rows.Err()
+}
+
+// Retry implements store.Tasks: one UPDATE over the soonest due (the
+// partial index tasks_retry_due), which a second replica's re-checks find
+// no longer failed.
+func (s Tasks) Retry(ctx context.Context, now time.Time, limit int) ([]store.Task, error) {
+	out, err := scanTasks(s.q.Query(ctx, `UPDATE tasks SET status = 'pending', next_attempt_at = NULL,
+		worker_id = NULL, claimed_by = NULL, lease_seconds = 0, lease_expires_at = NULL,
+		error_summary = NULL, error_category = NULL, output = '', progress_pct = 0, current_step = '',
+		value_score = NULL, resource_cost = NULL, completed_at = NULL, duration_seconds = NULL, updated_at = $1
+		WHERE id IN (SELECT id FROM tasks WHERE status = 'failed' AND next_attempt_at IS NOT NULL AND next_attempt_at <= $1
+			ORDER BY next_attempt_at, id LIMIT $2)
+		AND status = 'failed' AND next_attempt_at IS NOT NULL
+		RETURNING `+taskColumns, database.Micros(now), limit))
+	if err != nil {
+		return nil, fmt.Errorf("retry failed tasks: %w", err)
+	}
+	return out, nil
+}
+
+// QueueAddAttempt implements store.Tasks.
+func (s Tasks) QueueAddAttempt(b *database.Batch, a store.Attempt) {
+	b.Exec(nil, `INSERT INTO task_attempts (task_id, attempt, status, error_summary, error_category, worker_id, started_at, finished_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+		a.TaskID, a.Attempt, string(a.Status), a.Summary, a.Category, database.NullString(a.WorkerID),
+		database.NullMicros(a.StartedAt), database.Micros(a.FinishedAt))
+}
+
+// Attempts implements store.Tasks.
+func (s Tasks) Attempts(ctx context.Context, taskID string) ([]store.Attempt, error) {
+	rows, err := s.q.Query(ctx, `SELECT attempt, status, error_summary, error_category, worker_id, started_at, finished_at
+		FROM task_attempts WHERE task_id = $1 ORDER BY attempt`, taskID)
+	if err != nil {
+		return nil, fmt.Errorf("attempts of task %s: %w", taskID, err)
+	}
+	defer rows.Close()
+	out := []store.Attempt{}
+	for rows.Next() {
+		var (
+			a        = store.Attempt{TaskID: taskID}
+			status   string
+			worker   *string
+			started  *int64
+			finished int64
+		)
+		if err := rows.Scan(&a.Attempt, &status, &a.Summary, &a.Category, &worker, &started, &finished); err != nil {
+			return nil, fmt.Errorf("attempts of task %s: %w", taskID, err)
+		}
+		a.Status, a.WorkerID, a.StartedAt, a.FinishedAt = task.Status(status), deref(worker), timeOf(started), database.Time(finished)
+		out = append(out, a)
 	}
 	return out, rows.Err()
 }

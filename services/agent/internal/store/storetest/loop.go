@@ -108,10 +108,17 @@ func runLoop(t *testing.T, newHarness func(t *testing.T) Harness) {
 			loopTask("test-1", "idea-1", task.Test, task.Pending, "", 3*time.Minute),
 			loopTask("spec-3", "idea-3", task.Spec, task.Failed, "no", time.Minute),
 			api)
-		orphans, err := h.read().tasks.PendingLoopTasks(ctx, []string{"idea-1", "idea-2", "idea-3"})
+		retrying := loopTask("spec-4", "idea-4", task.Spec, task.Failed, "429", time.Minute)
+		retrying.NextAttemptAt = at(time.Hour)
+		insert(t, h, retrying)
+		ideas := []string{"idea-1", "idea-2", "idea-3", "idea-4"}
+		orphans, err := h.read().tasks.PendingLoopTasks(ctx, ideas, at(time.Hour-time.Microsecond))
 		require.NoError(t, err)
 		require.Equal(t, map[string]string{"idea-1": "test-1"}, orphans, "only pending tasks of the loop's")
-		none, err := h.read().tasks.PendingLoopTasks(ctx, nil)
+		orphans, err = h.read().tasks.PendingLoopTasks(ctx, ideas, at(time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"idea-1": "test-1", "idea-4": "spec-4"}, orphans, "and failed ones whose retry is due")
+		none, err := h.read().tasks.PendingLoopTasks(ctx, nil, at(time.Hour))
 		require.NoError(t, err)
 		require.Empty(t, none)
 

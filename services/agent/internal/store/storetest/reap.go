@@ -12,7 +12,7 @@ import (
 )
 
 // summary is the error summary the reaper gives a task it times out.
-const summary = "the worker's lease expired on the last of 3 attempts"
+const summary = "the worker's lease expired on its last attempt"
 
 // runReap checks Reap, the lease reaper's one statement: running tasks
 // whose lease expired go back to pending, or time out after their last

@@ -68,6 +68,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"tasks", runTasks},
 		{"claim", runClaim},
 		{"reap", runReap},
+		{"retry", runRetry},
 		{"outbox", runOutbox},
 		{"lease", runLease},
 		{"loop", runLoop},

@@ -38,9 +38,11 @@ const (
 )
 
 // TaskStatus is where a task is in its run: pending until a worker claims
-// it, running while it works, then completed, failed or timed_out (the
-// finished statuses, which no longer change), or needs_decision while it
-// waits for a person.
+// it, running while it works, then completed, failed, timed_out, discarded
+// or cancelled (the finished statuses, which no PATCH changes), or
+// needs_decision while it waits for a person. A failed task with attempts
+// left goes back to pending at its next_attempt_at; the failure of its
+// last attempt discards it instead (its type's retry policy).
 type TaskStatus int32
 
 const (
@@ -51,6 +53,11 @@ const (
 	TaskStatus_failed                  TaskStatus = 4
 	TaskStatus_timed_out               TaskStatus = 5
 	TaskStatus_needs_decision          TaskStatus = 6
+	// discarded is a task whose last attempt failed: a dead letter until an
+	// operator retries it.
+	TaskStatus_discarded TaskStatus = 7
+	// cancelled is a task an operator took out of the queue.
+	TaskStatus_cancelled TaskStatus = 8
 )
 
 // Enum value maps for TaskStatus.
@@ -63,6 +70,8 @@ var (
 		4: "failed",
 		5: "timed_out",
 		6: "needs_decision",
+		7: "discarded",
+		8: "cancelled",
 	}
 	TaskStatus_value = map[string]int32{
 		"task_status_unspecified": 0,
@@ -72,6 +81,8 @@ var (
 		"failed":                  4,
 		"timed_out":               5,
 		"needs_decision":          6,
+		"discarded":               7,
+		"cancelled":               8,
 	}
 )
 
@@ -159,8 +170,20 @@ type AgentTask struct {
 	// lease_expires_at is when a running task's claim lapses unless the
 	// worker renews it; null unless running.
 	LeaseExpiresAt *wrapperspb.StringValue `protobuf:"bytes,27,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// max_attempts is how many attempts the task gets (its type's retry
+	// policy; an operator's retry of a task out of attempts adds one).
+	MaxAttempts int32 `protobuf:"varint,28,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	// next_attempt_at is when a failed task goes back to the queue; null
+	// unless a retry is due.
+	NextAttemptAt *wrapperspb.StringValue `protobuf:"bytes,29,opt,name=next_attempt_at,json=nextAttemptAt,proto3" json:"next_attempt_at,omitempty"`
+	// status_reason says why the task is discarded or cancelled; null
+	// otherwise.
+	StatusReason *wrapperspb.StringValue `protobuf:"bytes,30,opt,name=status_reason,json=statusReason,proto3" json:"status_reason,omitempty"`
+	// attempt_errors are the task's attempts that did not complete, first
+	// first: each one's error stays when the task is retried.
+	AttemptErrors []*TaskAttempt `protobuf:"bytes,31,rep,name=attempt_errors,json=attemptErrors,proto3" json:"attempt_errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentTask) Reset() {
@@ -382,6 +405,130 @@ func (x *AgentTask) GetLeaseExpiresAt() *wrapperspb.StringValue {
 	return nil
 }
 
+func (x *AgentTask) GetMaxAttempts() int32 {
+	if x != nil {
+		return x.MaxAttempts
+	}
+	return 0
+}
+
+func (x *AgentTask) GetNextAttemptAt() *wrapperspb.StringValue {
+	if x != nil {
+		return x.NextAttemptAt
+	}
+	return nil
+}
+
+func (x *AgentTask) GetStatusReason() *wrapperspb.StringValue {
+	if x != nil {
+		return x.StatusReason
+	}
+	return nil
+}
+
+func (x *AgentTask) GetAttemptErrors() []*TaskAttempt {
+	if x != nil {
+		return x.AttemptErrors
+	}
+	return nil
+}
+
+// TaskAttempt is one attempt of a task that did not complete.
+type TaskAttempt struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Attempt int32                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// status is how the attempt ended: failed, timed_out, discarded,
+	// cancelled, or pending when its lease expired and the task went back
+	// to the queue.
+	Status        TaskStatus              `protobuf:"varint,2,opt,name=status,proto3,enum=foundry.agent.v1.TaskStatus" json:"status,omitempty"`
+	ErrorSummary  string                  `protobuf:"bytes,3,opt,name=error_summary,json=errorSummary,proto3" json:"error_summary,omitempty"`
+	ErrorCategory string                  `protobuf:"bytes,4,opt,name=error_category,json=errorCategory,proto3" json:"error_category,omitempty"`
+	WorkerId      *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	StartedAt     *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	FinishedAt    string                  `protobuf:"bytes,7,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskAttempt) Reset() {
+	*x = TaskAttempt{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskAttempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskAttempt) ProtoMessage() {}
+
+func (x *TaskAttempt) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskAttempt.ProtoReflect.Descriptor instead.
+func (*TaskAttempt) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *TaskAttempt) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *TaskAttempt) GetStatus() TaskStatus {
+	if x != nil {
+		return x.Status
+	}
+	return TaskStatus_task_status_unspecified
+}
+
+func (x *TaskAttempt) GetErrorSummary() string {
+	if x != nil {
+		return x.ErrorSummary
+	}
+	return ""
+}
+
+func (x *TaskAttempt) GetErrorCategory() string {
+	if x != nil {
+		return x.ErrorCategory
+	}
+	return ""
+}
+
+func (x *TaskAttempt) GetWorkerId() *wrapperspb.StringValue {
+	if x != nil {
+		return x.WorkerId
+	}
+	return nil
+}
+
+func (x *TaskAttempt) GetStartedAt() *wrapperspb.StringValue {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *TaskAttempt) GetFinishedAt() string {
+	if x != nil {
+		return x.FinishedAt
+	}
+	return ""
+}
+
 // AgentTaskListItem is the smaller shape of a task in lists; it still carries
 // the diagnostics so failures can be triaged from a list.
 type AgentTaskListItem struct {
@@ -403,13 +550,19 @@ type AgentTaskListItem struct {
 	ErrorCategory  *wrapperspb.StringValue `protobuf:"bytes,11,opt,name=error_category,json=errorCategory,proto3" json:"error_category,omitempty"`
 	CreatedAt      string                  `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	UpdatedAt      string                  `protobuf:"bytes,13,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// attempts, max_attempts, next_attempt_at and status_reason are the
+	// task's (AgentTask): what a list of failing tasks is triaged by.
+	Attempts      int32                   `protobuf:"varint,14,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	MaxAttempts   int32                   `protobuf:"varint,15,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	NextAttemptAt *wrapperspb.StringValue `protobuf:"bytes,16,opt,name=next_attempt_at,json=nextAttemptAt,proto3" json:"next_attempt_at,omitempty"`
+	StatusReason  *wrapperspb.StringValue `protobuf:"bytes,17,opt,name=status_reason,json=statusReason,proto3" json:"status_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentTaskListItem) Reset() {
 	*x = AgentTaskListItem{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[1]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -421,7 +574,7 @@ func (x *AgentTaskListItem) String() string {
 func (*AgentTaskListItem) ProtoMessage() {}
 
 func (x *AgentTaskListItem) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[1]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -434,7 +587,7 @@ func (x *AgentTaskListItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentTaskListItem.ProtoReflect.Descriptor instead.
 func (*AgentTaskListItem) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AgentTaskListItem) GetId() string {
@@ -528,6 +681,34 @@ func (x *AgentTaskListItem) GetUpdatedAt() string {
 	return ""
 }
 
+func (x *AgentTaskListItem) GetAttempts() int32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
+func (x *AgentTaskListItem) GetMaxAttempts() int32 {
+	if x != nil {
+		return x.MaxAttempts
+	}
+	return 0
+}
+
+func (x *AgentTaskListItem) GetNextAttemptAt() *wrapperspb.StringValue {
+	if x != nil {
+		return x.NextAttemptAt
+	}
+	return nil
+}
+
+func (x *AgentTaskListItem) GetStatusReason() *wrapperspb.StringValue {
+	if x != nil {
+		return x.StatusReason
+	}
+	return nil
+}
+
 // CreateTaskRequest queues a task.
 type CreateTaskRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -544,7 +725,7 @@ type CreateTaskRequest struct {
 
 func (x *CreateTaskRequest) Reset() {
 	*x = CreateTaskRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[2]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -556,7 +737,7 @@ func (x *CreateTaskRequest) String() string {
 func (*CreateTaskRequest) ProtoMessage() {}
 
 func (x *CreateTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[2]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +750,7 @@ func (x *CreateTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTaskRequest.ProtoReflect.Descriptor instead.
 func (*CreateTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateTaskRequest) GetDirection() string {
@@ -603,7 +784,7 @@ type CreateTaskResponse struct {
 
 func (x *CreateTaskResponse) Reset() {
 	*x = CreateTaskResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[3]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +796,7 @@ func (x *CreateTaskResponse) String() string {
 func (*CreateTaskResponse) ProtoMessage() {}
 
 func (x *CreateTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[3]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +809,7 @@ func (x *CreateTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTaskResponse.ProtoReflect.Descriptor instead.
 func (*CreateTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateTaskResponse) GetTask() *AgentTask {
@@ -660,7 +841,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[4]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -672,7 +853,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[4]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -685,7 +866,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListTasksRequest) GetStatus() TaskStatus {
@@ -742,7 +923,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[5]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -754,7 +935,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[5]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -767,7 +948,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListTasksResponse) GetTasks() []*AgentTaskListItem {
@@ -794,7 +975,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[6]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -806,7 +987,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[6]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -819,7 +1000,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetTaskRequest) GetId() string {
@@ -839,7 +1020,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[7]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +1032,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[7]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +1045,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetTaskResponse) GetTask() *AgentTask {
@@ -906,7 +1087,7 @@ type UpdateTaskRequest struct {
 
 func (x *UpdateTaskRequest) Reset() {
 	*x = UpdateTaskRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[8]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +1099,7 @@ func (x *UpdateTaskRequest) String() string {
 func (*UpdateTaskRequest) ProtoMessage() {}
 
 func (x *UpdateTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[8]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1112,7 @@ func (x *UpdateTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *UpdateTaskRequest) GetId() string {
@@ -1021,7 +1202,7 @@ type UpdateTaskResponse struct {
 
 func (x *UpdateTaskResponse) Reset() {
 	*x = UpdateTaskResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[9]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1214,7 @@ func (x *UpdateTaskResponse) String() string {
 func (*UpdateTaskResponse) ProtoMessage() {}
 
 func (x *UpdateTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[9]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1227,7 @@ func (x *UpdateTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UpdateTaskResponse) GetTask() *AgentTask {
@@ -1068,7 +1249,7 @@ type ListAttentionTasksRequest struct {
 
 func (x *ListAttentionTasksRequest) Reset() {
 	*x = ListAttentionTasksRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[10]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1080,7 +1261,7 @@ func (x *ListAttentionTasksRequest) String() string {
 func (*ListAttentionTasksRequest) ProtoMessage() {}
 
 func (x *ListAttentionTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[10]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1093,7 +1274,7 @@ func (x *ListAttentionTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAttentionTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListAttentionTasksRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListAttentionTasksRequest) GetLimit() int32 {
@@ -1122,7 +1303,7 @@ type ListAttentionTasksResponse struct {
 
 func (x *ListAttentionTasksResponse) Reset() {
 	*x = ListAttentionTasksResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[11]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1315,7 @@ func (x *ListAttentionTasksResponse) String() string {
 func (*ListAttentionTasksResponse) ProtoMessage() {}
 
 func (x *ListAttentionTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[11]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1328,7 @@ func (x *ListAttentionTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAttentionTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListAttentionTasksResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListAttentionTasksResponse) GetTasks() []*AgentTaskListItem {
@@ -1173,7 +1354,7 @@ type CountTasksRequest struct {
 
 func (x *CountTasksRequest) Reset() {
 	*x = CountTasksRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[12]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1366,7 @@ func (x *CountTasksRequest) String() string {
 func (*CountTasksRequest) ProtoMessage() {}
 
 func (x *CountTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[12]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1379,7 @@ func (x *CountTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTasksRequest.ProtoReflect.Descriptor instead.
 func (*CountTasksRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 // CountTasksResponse counts every task.
@@ -1213,7 +1394,7 @@ type CountTasksResponse struct {
 
 func (x *CountTasksResponse) Reset() {
 	*x = CountTasksResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[13]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1225,7 +1406,7 @@ func (x *CountTasksResponse) String() string {
 func (*CountTasksResponse) ProtoMessage() {}
 
 func (x *CountTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[13]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1238,7 +1419,7 @@ func (x *CountTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTasksResponse.ProtoReflect.Descriptor instead.
 func (*CountTasksResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CountTasksResponse) GetTotal() int32 {
@@ -1271,7 +1452,7 @@ type ClaimTaskRequest struct {
 
 func (x *ClaimTaskRequest) Reset() {
 	*x = ClaimTaskRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1464,7 @@ func (x *ClaimTaskRequest) String() string {
 func (*ClaimTaskRequest) ProtoMessage() {}
 
 func (x *ClaimTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1477,7 @@ func (x *ClaimTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimTaskRequest.ProtoReflect.Descriptor instead.
 func (*ClaimTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ClaimTaskRequest) GetWorkerId() string {
@@ -1331,7 +1512,7 @@ type ClaimTaskResponse struct {
 
 func (x *ClaimTaskResponse) Reset() {
 	*x = ClaimTaskResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +1524,7 @@ func (x *ClaimTaskResponse) String() string {
 func (*ClaimTaskResponse) ProtoMessage() {}
 
 func (x *ClaimTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +1537,7 @@ func (x *ClaimTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimTaskResponse.ProtoReflect.Descriptor instead.
 func (*ClaimTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ClaimTaskResponse) GetTask() *AgentTask {
@@ -1364,6 +1545,376 @@ func (x *ClaimTaskResponse) GetTask() *AgentTask {
 		return x.Task
 	}
 	return nil
+}
+
+// RetryTaskRequest names the task to retry.
+type RetryTaskRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryTaskRequest) Reset() {
+	*x = RetryTaskRequest{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryTaskRequest) ProtoMessage() {}
+
+func (x *RetryTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryTaskRequest.ProtoReflect.Descriptor instead.
+func (*RetryTaskRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RetryTaskRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// RetryTaskResponse wraps the task, pending again (the HTTP body is the task).
+type RetryTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          *AgentTask             `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryTaskResponse) Reset() {
+	*x = RetryTaskResponse{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryTaskResponse) ProtoMessage() {}
+
+func (x *RetryTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryTaskResponse.ProtoReflect.Descriptor instead.
+func (*RetryTaskResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RetryTaskResponse) GetTask() *AgentTask {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+// CancelTaskRequest names the task to cancel and why.
+type CancelTaskRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// reason is kept as the task's status_reason (at most 500 characters;
+	// "cancelled by an operator" when empty).
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelTaskRequest) Reset() {
+	*x = CancelTaskRequest{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelTaskRequest) ProtoMessage() {}
+
+func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelTaskRequest.ProtoReflect.Descriptor instead.
+func (*CancelTaskRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *CancelTaskRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CancelTaskRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// CancelTaskResponse wraps the cancelled task (the HTTP body is the task).
+type CancelTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          *AgentTask             `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelTaskResponse) Reset() {
+	*x = CancelTaskResponse{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelTaskResponse) ProtoMessage() {}
+
+func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelTaskResponse.ProtoReflect.Descriptor instead.
+func (*CancelTaskResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *CancelTaskResponse) GetTask() *AgentTask {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+// RetryTasksRequest selects, newest first, the tasks a bulk retry takes.
+type RetryTasksRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is required: failed, timed_out, discarded or cancelled.
+	Status TaskStatus `protobuf:"varint,1,opt,name=status,proto3,enum=foundry.agent.v1.TaskStatus" json:"status,omitempty"`
+	// task_type and idea_id narrow the selection when given.
+	TaskType string `protobuf:"bytes,2,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	IdeaId   string `protobuf:"bytes,3,opt,name=idea_id,json=ideaId,proto3" json:"idea_id,omitempty"`
+	// limit is the most tasks taken, 1..1000 (100 when absent).
+	Limit         *int32 `protobuf:"varint,4,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryTasksRequest) Reset() {
+	*x = RetryTasksRequest{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryTasksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryTasksRequest) ProtoMessage() {}
+
+func (x *RetryTasksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryTasksRequest.ProtoReflect.Descriptor instead.
+func (*RetryTasksRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RetryTasksRequest) GetStatus() TaskStatus {
+	if x != nil {
+		return x.Status
+	}
+	return TaskStatus_task_status_unspecified
+}
+
+func (x *RetryTasksRequest) GetTaskType() string {
+	if x != nil {
+		return x.TaskType
+	}
+	return ""
+}
+
+func (x *RetryTasksRequest) GetIdeaId() string {
+	if x != nil {
+		return x.IdeaId
+	}
+	return ""
+}
+
+func (x *RetryTasksRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+// RetryTasksResponse lists the tasks put back in the queue, and those of
+// the selection left as they were, with why (their idea has another open
+// loop task, or they changed meanwhile).
+type RetryTasksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Retried       []*AgentTaskListItem   `protobuf:"bytes,1,rep,name=retried,proto3" json:"retried,omitempty"`
+	Skipped       []*SkippedTask         `protobuf:"bytes,2,rep,name=skipped,proto3" json:"skipped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryTasksResponse) Reset() {
+	*x = RetryTasksResponse{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryTasksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryTasksResponse) ProtoMessage() {}
+
+func (x *RetryTasksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryTasksResponse.ProtoReflect.Descriptor instead.
+func (*RetryTasksResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RetryTasksResponse) GetRetried() []*AgentTaskListItem {
+	if x != nil {
+		return x.Retried
+	}
+	return nil
+}
+
+func (x *RetryTasksResponse) GetSkipped() []*SkippedTask {
+	if x != nil {
+		return x.Skipped
+	}
+	return nil
+}
+
+// SkippedTask is a task a bulk retry left as it was.
+type SkippedTask struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Detail        string                 `protobuf:"bytes,2,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SkippedTask) Reset() {
+	*x = SkippedTask{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkippedTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkippedTask) ProtoMessage() {}
+
+func (x *SkippedTask) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkippedTask.ProtoReflect.Descriptor instead.
+func (*SkippedTask) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SkippedTask) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *SkippedTask) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
 }
 
 // GetPipelineStatusRequest is empty.
@@ -1375,7 +1926,7 @@ type GetPipelineStatusRequest struct {
 
 func (x *GetPipelineStatusRequest) Reset() {
 	*x = GetPipelineStatusRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +1938,7 @@ func (x *GetPipelineStatusRequest) String() string {
 func (*GetPipelineStatusRequest) ProtoMessage() {}
 
 func (x *GetPipelineStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +1951,7 @@ func (x *GetPipelineStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPipelineStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetPipelineStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 // PipelineAttention is the set of conditions that need a human.
@@ -1423,7 +1974,7 @@ type PipelineAttention struct {
 
 func (x *PipelineAttention) Reset() {
 	*x = PipelineAttention{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1435,7 +1986,7 @@ func (x *PipelineAttention) String() string {
 func (*PipelineAttention) ProtoMessage() {}
 
 func (x *PipelineAttention) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1448,7 +1999,7 @@ func (x *PipelineAttention) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineAttention.ProtoReflect.Descriptor instead.
 func (*PipelineAttention) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PipelineAttention) GetStuck() bool {
@@ -1494,16 +2045,20 @@ type GetPipelineStatusResponse struct {
 	LongestPendingSeconds *wrapperspb.DoubleValue `protobuf:"bytes,8,opt,name=longest_pending_seconds,json=longestPendingSeconds,proto3" json:"longest_pending_seconds,omitempty"`
 	// success_rate is completed / (completed + failed) over the rolling window;
 	// null when nothing finished in it.
-	SuccessRate   *wrapperspb.DoubleValue `protobuf:"bytes,9,opt,name=success_rate,json=successRate,proto3" json:"success_rate,omitempty"`
-	Attention     *PipelineAttention      `protobuf:"bytes,10,opt,name=attention,proto3" json:"attention,omitempty"`
-	GeneratedAt   string                  `protobuf:"bytes,11,opt,name=generated_at,json=generatedAt,proto3" json:"generated_at,omitempty"`
+	SuccessRate *wrapperspb.DoubleValue `protobuf:"bytes,9,opt,name=success_rate,json=successRate,proto3" json:"success_rate,omitempty"`
+	Attention   *PipelineAttention      `protobuf:"bytes,10,opt,name=attention,proto3" json:"attention,omitempty"`
+	GeneratedAt string                  `protobuf:"bytes,11,opt,name=generated_at,json=generatedAt,proto3" json:"generated_at,omitempty"`
+	// discarded and cancelled count the tasks of the statuses the spec does
+	// not name (the retry policy's dead letters, an operator's cancels).
+	Discarded     int32 `protobuf:"varint,12,opt,name=discarded,proto3" json:"discarded,omitempty"`
+	Cancelled     int32 `protobuf:"varint,13,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetPipelineStatusResponse) Reset() {
 	*x = GetPipelineStatusResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +2070,7 @@ func (x *GetPipelineStatusResponse) String() string {
 func (*GetPipelineStatusResponse) ProtoMessage() {}
 
 func (x *GetPipelineStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +2083,7 @@ func (x *GetPipelineStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPipelineStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetPipelineStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetPipelineStatusResponse) GetPending() int32 {
@@ -1608,6 +2163,20 @@ func (x *GetPipelineStatusResponse) GetGeneratedAt() string {
 	return ""
 }
 
+func (x *GetPipelineStatusResponse) GetDiscarded() int32 {
+	if x != nil {
+		return x.Discarded
+	}
+	return 0
+}
+
+func (x *GetPipelineStatusResponse) GetCancelled() int32 {
+	if x != nil {
+		return x.Cancelled
+	}
+	return 0
+}
+
 // GetMetricsRequest selects the window.
 type GetMetricsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1619,7 +2188,7 @@ type GetMetricsRequest struct {
 
 func (x *GetMetricsRequest) Reset() {
 	*x = GetMetricsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1631,7 +2200,7 @@ func (x *GetMetricsRequest) String() string {
 func (*GetMetricsRequest) ProtoMessage() {}
 
 func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1644,7 +2213,7 @@ func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetMetricsRequest) GetWindowDays() int32 {
@@ -1674,7 +2243,7 @@ type ExecutionTime struct {
 
 func (x *ExecutionTime) Reset() {
 	*x = ExecutionTime{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +2255,7 @@ func (x *ExecutionTime) String() string {
 func (*ExecutionTime) ProtoMessage() {}
 
 func (x *ExecutionTime) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +2268,7 @@ func (x *ExecutionTime) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutionTime.ProtoReflect.Descriptor instead.
 func (*ExecutionTime) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExecutionTime) GetP50Seconds() *wrapperspb.DoubleValue {
@@ -1743,7 +2312,7 @@ type RateBucket struct {
 
 func (x *RateBucket) Reset() {
 	*x = RateBucket{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +2324,7 @@ func (x *RateBucket) String() string {
 func (*RateBucket) ProtoMessage() {}
 
 func (x *RateBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +2337,7 @@ func (x *RateBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RateBucket.ProtoReflect.Descriptor instead.
 func (*RateBucket) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RateBucket) GetCompleted() int32 {
@@ -1805,7 +2374,7 @@ type SuccessRate struct {
 
 func (x *SuccessRate) Reset() {
 	*x = SuccessRate{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +2386,7 @@ func (x *SuccessRate) String() string {
 func (*SuccessRate) ProtoMessage() {}
 
 func (x *SuccessRate) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +2399,7 @@ func (x *SuccessRate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuccessRate.ProtoReflect.Descriptor instead.
 func (*SuccessRate) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SuccessRate) GetOverall() *RateBucket {
@@ -1878,7 +2447,7 @@ type UsageSummary struct {
 
 func (x *UsageSummary) Reset() {
 	*x = UsageSummary{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +2459,7 @@ func (x *UsageSummary) String() string {
 func (*UsageSummary) ProtoMessage() {}
 
 func (x *UsageSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +2472,7 @@ func (x *UsageSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageSummary.ProtoReflect.Descriptor instead.
 func (*UsageSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *UsageSummary) GetTasksCreated() int32 {
@@ -1972,7 +2541,7 @@ type GetMetricsResponse struct {
 
 func (x *GetMetricsResponse) Reset() {
 	*x = GetMetricsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2553,7 @@ func (x *GetMetricsResponse) String() string {
 func (*GetMetricsResponse) ProtoMessage() {}
 
 func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2566,7 @@ func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetMetricsResponse) GetExecutionTime() *ExecutionTime {
@@ -2046,7 +2615,7 @@ type GetDailyMetricsRequest struct {
 
 func (x *GetDailyMetricsRequest) Reset() {
 	*x = GetDailyMetricsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2058,7 +2627,7 @@ func (x *GetDailyMetricsRequest) String() string {
 func (*GetDailyMetricsRequest) ProtoMessage() {}
 
 func (x *GetDailyMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2071,7 +2640,7 @@ func (x *GetDailyMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDailyMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetDailyMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetDailyMetricsRequest) GetDays() int32 {
@@ -2104,7 +2673,7 @@ type DayMetrics struct {
 
 func (x *DayMetrics) Reset() {
 	*x = DayMetrics{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2116,7 +2685,7 @@ func (x *DayMetrics) String() string {
 func (*DayMetrics) ProtoMessage() {}
 
 func (x *DayMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2129,7 +2698,7 @@ func (x *DayMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DayMetrics.ProtoReflect.Descriptor instead.
 func (*DayMetrics) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DayMetrics) GetDay() string {
@@ -2199,7 +2768,7 @@ type GetDailyMetricsResponse struct {
 
 func (x *GetDailyMetricsResponse) Reset() {
 	*x = GetDailyMetricsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2211,7 +2780,7 @@ func (x *GetDailyMetricsResponse) String() string {
 func (*GetDailyMetricsResponse) ProtoMessage() {}
 
 func (x *GetDailyMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2224,7 +2793,7 @@ func (x *GetDailyMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDailyMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetDailyMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetDailyMetricsResponse) GetDays() []*DayMetrics {
@@ -2243,7 +2812,7 @@ type GetPromptABStatsRequest struct {
 
 func (x *GetPromptABStatsRequest) Reset() {
 	*x = GetPromptABStatsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2255,7 +2824,7 @@ func (x *GetPromptABStatsRequest) String() string {
 func (*GetPromptABStatsRequest) ProtoMessage() {}
 
 func (x *GetPromptABStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2268,7 +2837,7 @@ func (x *GetPromptABStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptABStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptABStatsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 // VariantStats is one prompt variant's outcome record.
@@ -2293,7 +2862,7 @@ type VariantStats struct {
 
 func (x *VariantStats) Reset() {
 	*x = VariantStats{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2305,7 +2874,7 @@ func (x *VariantStats) String() string {
 func (*VariantStats) ProtoMessage() {}
 
 func (x *VariantStats) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2318,7 +2887,7 @@ func (x *VariantStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantStats.ProtoReflect.Descriptor instead.
 func (*VariantStats) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *VariantStats) GetVariant() string {
@@ -2387,7 +2956,7 @@ type GetPromptABStatsResponse struct {
 
 func (x *GetPromptABStatsResponse) Reset() {
 	*x = GetPromptABStatsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2399,7 +2968,7 @@ func (x *GetPromptABStatsResponse) String() string {
 func (*GetPromptABStatsResponse) ProtoMessage() {}
 
 func (x *GetPromptABStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2412,7 +2981,7 @@ func (x *GetPromptABStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptABStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptABStatsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetPromptABStatsResponse) GetVariants() []*VariantStats {
@@ -2431,7 +3000,7 @@ type GetDiagnosticsCompletenessRequest struct {
 
 func (x *GetDiagnosticsCompletenessRequest) Reset() {
 	*x = GetDiagnosticsCompletenessRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2443,7 +3012,7 @@ func (x *GetDiagnosticsCompletenessRequest) String() string {
 func (*GetDiagnosticsCompletenessRequest) ProtoMessage() {}
 
 func (x *GetDiagnosticsCompletenessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2456,7 +3025,7 @@ func (x *GetDiagnosticsCompletenessRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetDiagnosticsCompletenessRequest.ProtoReflect.Descriptor instead.
 func (*GetDiagnosticsCompletenessRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 // GetDiagnosticsCompletenessResponse measures diagnostics over all failed tasks.
@@ -2476,7 +3045,7 @@ type GetDiagnosticsCompletenessResponse struct {
 
 func (x *GetDiagnosticsCompletenessResponse) Reset() {
 	*x = GetDiagnosticsCompletenessResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2488,7 +3057,7 @@ func (x *GetDiagnosticsCompletenessResponse) String() string {
 func (*GetDiagnosticsCompletenessResponse) ProtoMessage() {}
 
 func (x *GetDiagnosticsCompletenessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2501,7 +3070,7 @@ func (x *GetDiagnosticsCompletenessResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetDiagnosticsCompletenessResponse.ProtoReflect.Descriptor instead.
 func (*GetDiagnosticsCompletenessResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetDiagnosticsCompletenessResponse) GetTotalFailed() int32 {
@@ -2563,7 +3132,7 @@ type LoopIteration struct {
 
 func (x *LoopIteration) Reset() {
 	*x = LoopIteration{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2575,7 +3144,7 @@ func (x *LoopIteration) String() string {
 func (*LoopIteration) ProtoMessage() {}
 
 func (x *LoopIteration) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2588,7 +3157,7 @@ func (x *LoopIteration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoopIteration.ProtoReflect.Descriptor instead.
 func (*LoopIteration) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *LoopIteration) GetOutcome() string {
@@ -2677,7 +3246,7 @@ type GetLoopStatusRequest struct {
 
 func (x *GetLoopStatusRequest) Reset() {
 	*x = GetLoopStatusRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2689,7 +3258,7 @@ func (x *GetLoopStatusRequest) String() string {
 func (*GetLoopStatusRequest) ProtoMessage() {}
 
 func (x *GetLoopStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2702,7 +3271,7 @@ func (x *GetLoopStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoopStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetLoopStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 // GetLoopStatusResponse describes the pipeline loop: this replica's
@@ -2735,7 +3304,7 @@ type GetLoopStatusResponse struct {
 
 func (x *GetLoopStatusResponse) Reset() {
 	*x = GetLoopStatusResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2747,7 +3316,7 @@ func (x *GetLoopStatusResponse) String() string {
 func (*GetLoopStatusResponse) ProtoMessage() {}
 
 func (x *GetLoopStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2760,7 +3329,7 @@ func (x *GetLoopStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoopStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetLoopStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetLoopStatusResponse) GetEnabled() bool {
@@ -2845,7 +3414,7 @@ type RunLoopOnceRequest struct {
 
 func (x *RunLoopOnceRequest) Reset() {
 	*x = RunLoopOnceRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +3426,7 @@ func (x *RunLoopOnceRequest) String() string {
 func (*RunLoopOnceRequest) ProtoMessage() {}
 
 func (x *RunLoopOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +3439,7 @@ func (x *RunLoopOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunLoopOnceRequest.ProtoReflect.Descriptor instead.
 func (*RunLoopOnceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RunLoopOnceRequest) GetDryRun() bool {
@@ -2890,7 +3459,7 @@ type RunLoopOnceResponse struct {
 
 func (x *RunLoopOnceResponse) Reset() {
 	*x = RunLoopOnceResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2902,7 +3471,7 @@ func (x *RunLoopOnceResponse) String() string {
 func (*RunLoopOnceResponse) ProtoMessage() {}
 
 func (x *RunLoopOnceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2915,7 +3484,7 @@ func (x *RunLoopOnceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunLoopOnceResponse.ProtoReflect.Descriptor instead.
 func (*RunLoopOnceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RunLoopOnceResponse) GetIteration() *LoopIteration {
@@ -2929,7 +3498,7 @@ var File_foundry_agent_v1_agent_proto protoreflect.FileDescriptor
 
 const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xb2\t\n" +
+	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xa4\v\n" +
 	"\tAgentTask\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
@@ -2962,7 +3531,21 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\fcompleted_at\x18\x18 \x01(\v2\x1c.google.protobuf.StringValueR\vcompletedAt\x12\x12\n" +
 	"\x04tier\x18\x19 \x01(\tR\x04tier\x12\x1a\n" +
 	"\battempts\x18\x1a \x01(\x05R\battempts\x12F\n" +
-	"\x10lease_expires_at\x18\x1b \x01(\v2\x1c.google.protobuf.StringValueR\x0eleaseExpiresAt\"\xf1\x03\n" +
+	"\x10lease_expires_at\x18\x1b \x01(\v2\x1c.google.protobuf.StringValueR\x0eleaseExpiresAt\x12!\n" +
+	"\fmax_attempts\x18\x1c \x01(\x05R\vmaxAttempts\x12D\n" +
+	"\x0fnext_attempt_at\x18\x1d \x01(\v2\x1c.google.protobuf.StringValueR\rnextAttemptAt\x12A\n" +
+	"\rstatus_reason\x18\x1e \x01(\v2\x1c.google.protobuf.StringValueR\fstatusReason\x12D\n" +
+	"\x0eattempt_errors\x18\x1f \x03(\v2\x1d.foundry.agent.v1.TaskAttemptR\rattemptErrors\"\xc2\x02\n" +
+	"\vTaskAttempt\x12\x18\n" +
+	"\aattempt\x18\x01 \x01(\x05R\aattempt\x124\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusR\x06status\x12#\n" +
+	"\rerror_summary\x18\x03 \x01(\tR\ferrorSummary\x12%\n" +
+	"\x0eerror_category\x18\x04 \x01(\tR\rerrorCategory\x129\n" +
+	"\tworker_id\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\bworkerId\x12;\n" +
+	"\n" +
+	"started_at\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\tstartedAt\x12\x1f\n" +
+	"\vfinished_at\x18\a \x01(\tR\n" +
+	"finishedAt\"\xb9\x05\n" +
 	"\x11AgentTaskListItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
@@ -2979,7 +3562,11 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\f \x01(\tR\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_at\x18\r \x01(\tR\tupdatedAt\"\x81\x01\n" +
+	"updated_at\x18\r \x01(\tR\tupdatedAt\x12\x1a\n" +
+	"\battempts\x18\x0e \x01(\x05R\battempts\x12!\n" +
+	"\fmax_attempts\x18\x0f \x01(\x05R\vmaxAttempts\x12D\n" +
+	"\x0fnext_attempt_at\x18\x10 \x01(\v2\x1c.google.protobuf.StringValueR\rnextAttemptAt\x12A\n" +
+	"\rstatus_reason\x18\x11 \x01(\v2\x1c.google.protobuf.StringValueR\fstatusReason\"\x81\x01\n" +
 	"\x11CreateTaskRequest\x12\x1c\n" +
 	"\tdirection\x18\x01 \x01(\tR\tdirection\x12\x1b\n" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x121\n" +
@@ -3053,13 +3640,34 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\rlease_seconds\x18\x03 \x01(\x05H\x00R\fleaseSeconds\x88\x01\x01B\x10\n" +
 	"\x0e_lease_seconds\"D\n" +
 	"\x11ClaimTaskResponse\x12/\n" +
-	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\x1a\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\"\n" +
+	"\x10RetryTaskRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"D\n" +
+	"\x11RetryTaskResponse\x12/\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\";\n" +
+	"\x11CancelTaskRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"E\n" +
+	"\x12CancelTaskResponse\x12/\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\xa4\x01\n" +
+	"\x11RetryTasksRequest\x124\n" +
+	"\x06status\x18\x01 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusR\x06status\x12\x1b\n" +
+	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12\x17\n" +
+	"\aidea_id\x18\x03 \x01(\tR\x06ideaId\x12\x19\n" +
+	"\x05limit\x18\x04 \x01(\x05H\x00R\x05limit\x88\x01\x01B\b\n" +
+	"\x06_limit\"\x8c\x01\n" +
+	"\x12RetryTasksResponse\x12=\n" +
+	"\aretried\x18\x01 \x03(\v2#.foundry.agent.v1.AgentTaskListItemR\aretried\x127\n" +
+	"\askipped\x18\x02 \x03(\v2\x1d.foundry.agent.v1.SkippedTaskR\askipped\">\n" +
+	"\vSkippedTask\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x16\n" +
+	"\x06detail\x18\x02 \x01(\tR\x06detail\"\x1a\n" +
 	"\x18GetPipelineStatusRequest\"\x96\x01\n" +
 	"\x11PipelineAttention\x12\x14\n" +
 	"\x05stuck\x18\x01 \x01(\bR\x05stuck\x12+\n" +
 	"\x11repeated_failures\x18\x02 \x01(\bR\x10repeatedFailures\x12(\n" +
 	"\x10low_success_rate\x18\x03 \x01(\bR\x0elowSuccessRate\x12\x14\n" +
-	"\x05flags\x18\x04 \x03(\tR\x05flags\"\xdc\x03\n" +
+	"\x05flags\x18\x04 \x03(\tR\x05flags\"\x98\x04\n" +
 	"\x19GetPipelineStatusResponse\x12\x18\n" +
 	"\apending\x18\x01 \x01(\x05R\apending\x12\x18\n" +
 	"\arunning\x18\x02 \x01(\x05R\arunning\x12\x1c\n" +
@@ -3072,7 +3680,9 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\fsuccess_rate\x18\t \x01(\v2\x1c.google.protobuf.DoubleValueR\vsuccessRate\x12A\n" +
 	"\tattention\x18\n" +
 	" \x01(\v2#.foundry.agent.v1.PipelineAttentionR\tattention\x12!\n" +
-	"\fgenerated_at\x18\v \x01(\tR\vgeneratedAt\"I\n" +
+	"\fgenerated_at\x18\v \x01(\tR\vgeneratedAt\x12\x1c\n" +
+	"\tdiscarded\x18\f \x01(\x05R\tdiscarded\x12\x1c\n" +
+	"\tcancelled\x18\r \x01(\x05R\tcancelled\"I\n" +
 	"\x11GetMetricsRequest\x12$\n" +
 	"\vwindow_days\x18\x01 \x01(\x05H\x00R\n" +
 	"windowDays\x88\x01\x01B\x0e\n" +
@@ -3206,7 +3816,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x12RunLoopOnceRequest\x12\x17\n" +
 	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"T\n" +
 	"\x13RunLoopOnceResponse\x12=\n" +
-	"\titeration\x18\x01 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\titeration*\x81\x01\n" +
+	"\titeration\x18\x01 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\titeration*\x9f\x01\n" +
 	"\n" +
 	"TaskStatus\x12\x1b\n" +
 	"\x17task_status_unspecified\x10\x00\x12\v\n" +
@@ -3216,7 +3826,9 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x06failed\x10\x04\x12\r\n" +
 	"\ttimed_out\x10\x05\x12\x12\n" +
-	"\x0eneeds_decision\x10\x062\xf4\v\n" +
+	"\x0eneeds_decision\x10\x06\x12\r\n" +
+	"\tdiscarded\x10\a\x12\r\n" +
+	"\tcancelled\x10\b2\x97\x0e\n" +
 	"\fAgentService\x12`\n" +
 	"\n" +
 	"CreateTask\x12#.foundry.agent.v1.CreateTaskRequest\x1a$.foundry.agent.v1.CreateTaskResponse\"\a\xc2\xf3\x18\x03\n" +
@@ -3234,7 +3846,15 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"CountTasks\x12#.foundry.agent.v1.CountTasksRequest\x1a$.foundry.agent.v1.CountTasksResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12]\n" +
 	"\tClaimTask\x12\".foundry.agent.v1.ClaimTaskRequest\x1a#.foundry.agent.v1.ClaimTaskResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\x04\x12u\n" +
+	"\x01\x04\x12]\n" +
+	"\tRetryTask\x12\".foundry.agent.v1.RetryTaskRequest\x1a#.foundry.agent.v1.RetryTaskResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12`\n" +
+	"\n" +
+	"CancelTask\x12#.foundry.agent.v1.CancelTaskRequest\x1a$.foundry.agent.v1.CancelTaskResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12`\n" +
+	"\n" +
+	"RetryTasks\x12#.foundry.agent.v1.RetryTasksRequest\x1a$.foundry.agent.v1.RetryTasksResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12u\n" +
 	"\x11GetPipelineStatus\x12*.foundry.agent.v1.GetPipelineStatusRequest\x1a+.foundry.agent.v1.GetPipelineStatusResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12`\n" +
 	"\n" +
@@ -3267,157 +3887,184 @@ func file_foundry_agent_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_foundry_agent_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	(TaskStatus)(0),                            // 0: foundry.agent.v1.TaskStatus
 	(*AgentTask)(nil),                          // 1: foundry.agent.v1.AgentTask
-	(*AgentTaskListItem)(nil),                  // 2: foundry.agent.v1.AgentTaskListItem
-	(*CreateTaskRequest)(nil),                  // 3: foundry.agent.v1.CreateTaskRequest
-	(*CreateTaskResponse)(nil),                 // 4: foundry.agent.v1.CreateTaskResponse
-	(*ListTasksRequest)(nil),                   // 5: foundry.agent.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),                  // 6: foundry.agent.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),                     // 7: foundry.agent.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),                    // 8: foundry.agent.v1.GetTaskResponse
-	(*UpdateTaskRequest)(nil),                  // 9: foundry.agent.v1.UpdateTaskRequest
-	(*UpdateTaskResponse)(nil),                 // 10: foundry.agent.v1.UpdateTaskResponse
-	(*ListAttentionTasksRequest)(nil),          // 11: foundry.agent.v1.ListAttentionTasksRequest
-	(*ListAttentionTasksResponse)(nil),         // 12: foundry.agent.v1.ListAttentionTasksResponse
-	(*CountTasksRequest)(nil),                  // 13: foundry.agent.v1.CountTasksRequest
-	(*CountTasksResponse)(nil),                 // 14: foundry.agent.v1.CountTasksResponse
-	(*ClaimTaskRequest)(nil),                   // 15: foundry.agent.v1.ClaimTaskRequest
-	(*ClaimTaskResponse)(nil),                  // 16: foundry.agent.v1.ClaimTaskResponse
-	(*GetPipelineStatusRequest)(nil),           // 17: foundry.agent.v1.GetPipelineStatusRequest
-	(*PipelineAttention)(nil),                  // 18: foundry.agent.v1.PipelineAttention
-	(*GetPipelineStatusResponse)(nil),          // 19: foundry.agent.v1.GetPipelineStatusResponse
-	(*GetMetricsRequest)(nil),                  // 20: foundry.agent.v1.GetMetricsRequest
-	(*ExecutionTime)(nil),                      // 21: foundry.agent.v1.ExecutionTime
-	(*RateBucket)(nil),                         // 22: foundry.agent.v1.RateBucket
-	(*SuccessRate)(nil),                        // 23: foundry.agent.v1.SuccessRate
-	(*UsageSummary)(nil),                       // 24: foundry.agent.v1.UsageSummary
-	(*GetMetricsResponse)(nil),                 // 25: foundry.agent.v1.GetMetricsResponse
-	(*GetDailyMetricsRequest)(nil),             // 26: foundry.agent.v1.GetDailyMetricsRequest
-	(*DayMetrics)(nil),                         // 27: foundry.agent.v1.DayMetrics
-	(*GetDailyMetricsResponse)(nil),            // 28: foundry.agent.v1.GetDailyMetricsResponse
-	(*GetPromptABStatsRequest)(nil),            // 29: foundry.agent.v1.GetPromptABStatsRequest
-	(*VariantStats)(nil),                       // 30: foundry.agent.v1.VariantStats
-	(*GetPromptABStatsResponse)(nil),           // 31: foundry.agent.v1.GetPromptABStatsResponse
-	(*GetDiagnosticsCompletenessRequest)(nil),  // 32: foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	(*GetDiagnosticsCompletenessResponse)(nil), // 33: foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	(*LoopIteration)(nil),                      // 34: foundry.agent.v1.LoopIteration
-	(*GetLoopStatusRequest)(nil),               // 35: foundry.agent.v1.GetLoopStatusRequest
-	(*GetLoopStatusResponse)(nil),              // 36: foundry.agent.v1.GetLoopStatusResponse
-	(*RunLoopOnceRequest)(nil),                 // 37: foundry.agent.v1.RunLoopOnceRequest
-	(*RunLoopOnceResponse)(nil),                // 38: foundry.agent.v1.RunLoopOnceResponse
-	nil,                                        // 39: foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	nil,                                        // 40: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	nil,                                        // 41: foundry.agent.v1.SuccessRate.ByModelEntry
-	nil,                                        // 42: foundry.agent.v1.SuccessRate.ByExecutorEntry
-	nil,                                        // 43: foundry.agent.v1.UsageSummary.TasksByModelEntry
-	nil,                                        // 44: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	nil,                                        // 45: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	nil,                                        // 46: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	(*wrapperspb.StringValue)(nil),             // 47: google.protobuf.StringValue
-	(*structpb.Struct)(nil),                    // 48: google.protobuf.Struct
-	(*wrapperspb.DoubleValue)(nil),             // 49: google.protobuf.DoubleValue
-	(*v1.Pagination)(nil),                      // 50: foundry.common.v1.Pagination
+	(*TaskAttempt)(nil),                        // 2: foundry.agent.v1.TaskAttempt
+	(*AgentTaskListItem)(nil),                  // 3: foundry.agent.v1.AgentTaskListItem
+	(*CreateTaskRequest)(nil),                  // 4: foundry.agent.v1.CreateTaskRequest
+	(*CreateTaskResponse)(nil),                 // 5: foundry.agent.v1.CreateTaskResponse
+	(*ListTasksRequest)(nil),                   // 6: foundry.agent.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),                  // 7: foundry.agent.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),                     // 8: foundry.agent.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),                    // 9: foundry.agent.v1.GetTaskResponse
+	(*UpdateTaskRequest)(nil),                  // 10: foundry.agent.v1.UpdateTaskRequest
+	(*UpdateTaskResponse)(nil),                 // 11: foundry.agent.v1.UpdateTaskResponse
+	(*ListAttentionTasksRequest)(nil),          // 12: foundry.agent.v1.ListAttentionTasksRequest
+	(*ListAttentionTasksResponse)(nil),         // 13: foundry.agent.v1.ListAttentionTasksResponse
+	(*CountTasksRequest)(nil),                  // 14: foundry.agent.v1.CountTasksRequest
+	(*CountTasksResponse)(nil),                 // 15: foundry.agent.v1.CountTasksResponse
+	(*ClaimTaskRequest)(nil),                   // 16: foundry.agent.v1.ClaimTaskRequest
+	(*ClaimTaskResponse)(nil),                  // 17: foundry.agent.v1.ClaimTaskResponse
+	(*RetryTaskRequest)(nil),                   // 18: foundry.agent.v1.RetryTaskRequest
+	(*RetryTaskResponse)(nil),                  // 19: foundry.agent.v1.RetryTaskResponse
+	(*CancelTaskRequest)(nil),                  // 20: foundry.agent.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),                 // 21: foundry.agent.v1.CancelTaskResponse
+	(*RetryTasksRequest)(nil),                  // 22: foundry.agent.v1.RetryTasksRequest
+	(*RetryTasksResponse)(nil),                 // 23: foundry.agent.v1.RetryTasksResponse
+	(*SkippedTask)(nil),                        // 24: foundry.agent.v1.SkippedTask
+	(*GetPipelineStatusRequest)(nil),           // 25: foundry.agent.v1.GetPipelineStatusRequest
+	(*PipelineAttention)(nil),                  // 26: foundry.agent.v1.PipelineAttention
+	(*GetPipelineStatusResponse)(nil),          // 27: foundry.agent.v1.GetPipelineStatusResponse
+	(*GetMetricsRequest)(nil),                  // 28: foundry.agent.v1.GetMetricsRequest
+	(*ExecutionTime)(nil),                      // 29: foundry.agent.v1.ExecutionTime
+	(*RateBucket)(nil),                         // 30: foundry.agent.v1.RateBucket
+	(*SuccessRate)(nil),                        // 31: foundry.agent.v1.SuccessRate
+	(*UsageSummary)(nil),                       // 32: foundry.agent.v1.UsageSummary
+	(*GetMetricsResponse)(nil),                 // 33: foundry.agent.v1.GetMetricsResponse
+	(*GetDailyMetricsRequest)(nil),             // 34: foundry.agent.v1.GetDailyMetricsRequest
+	(*DayMetrics)(nil),                         // 35: foundry.agent.v1.DayMetrics
+	(*GetDailyMetricsResponse)(nil),            // 36: foundry.agent.v1.GetDailyMetricsResponse
+	(*GetPromptABStatsRequest)(nil),            // 37: foundry.agent.v1.GetPromptABStatsRequest
+	(*VariantStats)(nil),                       // 38: foundry.agent.v1.VariantStats
+	(*GetPromptABStatsResponse)(nil),           // 39: foundry.agent.v1.GetPromptABStatsResponse
+	(*GetDiagnosticsCompletenessRequest)(nil),  // 40: foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	(*GetDiagnosticsCompletenessResponse)(nil), // 41: foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	(*LoopIteration)(nil),                      // 42: foundry.agent.v1.LoopIteration
+	(*GetLoopStatusRequest)(nil),               // 43: foundry.agent.v1.GetLoopStatusRequest
+	(*GetLoopStatusResponse)(nil),              // 44: foundry.agent.v1.GetLoopStatusResponse
+	(*RunLoopOnceRequest)(nil),                 // 45: foundry.agent.v1.RunLoopOnceRequest
+	(*RunLoopOnceResponse)(nil),                // 46: foundry.agent.v1.RunLoopOnceResponse
+	nil,                                        // 47: foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	nil,                                        // 48: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	nil,                                        // 49: foundry.agent.v1.SuccessRate.ByModelEntry
+	nil,                                        // 50: foundry.agent.v1.SuccessRate.ByExecutorEntry
+	nil,                                        // 51: foundry.agent.v1.UsageSummary.TasksByModelEntry
+	nil,                                        // 52: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	nil,                                        // 53: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	nil,                                        // 54: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	(*wrapperspb.StringValue)(nil),             // 55: google.protobuf.StringValue
+	(*structpb.Struct)(nil),                    // 56: google.protobuf.Struct
+	(*wrapperspb.DoubleValue)(nil),             // 57: google.protobuf.DoubleValue
+	(*v1.Pagination)(nil),                      // 58: foundry.common.v1.Pagination
 }
 var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: foundry.agent.v1.AgentTask.status:type_name -> foundry.agent.v1.TaskStatus
-	47, // 1: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
-	47, // 2: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
-	48, // 3: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
-	47, // 4: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
-	47, // 5: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
-	49, // 6: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
-	49, // 7: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
-	49, // 8: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
-	47, // 9: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
-	47, // 10: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
-	47, // 11: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
-	0,  // 12: foundry.agent.v1.AgentTaskListItem.status:type_name -> foundry.agent.v1.TaskStatus
-	47, // 13: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
-	47, // 14: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
-	48, // 15: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	1,  // 16: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 17: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	2,  // 18: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	50, // 19: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
-	1,  // 20: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 21: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	1,  // 22: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	2,  // 23: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	50, // 24: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
-	39, // 25: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	1,  // 26: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	49, // 27: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
-	49, // 28: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
-	18, // 29: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
-	49, // 30: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
-	49, // 31: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
-	22, // 32: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
-	40, // 33: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	41, // 34: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
-	42, // 35: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
-	43, // 36: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
-	44, // 37: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	21, // 38: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
-	23, // 39: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
-	24, // 40: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
-	49, // 41: foundry.agent.v1.DayMetrics.success_rate:type_name -> google.protobuf.DoubleValue
-	49, // 42: foundry.agent.v1.DayMetrics.p50_seconds:type_name -> google.protobuf.DoubleValue
-	49, // 43: foundry.agent.v1.DayMetrics.p95_seconds:type_name -> google.protobuf.DoubleValue
-	27, // 44: foundry.agent.v1.GetDailyMetricsResponse.days:type_name -> foundry.agent.v1.DayMetrics
-	49, // 45: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
-	30, // 46: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
-	45, // 47: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	47, // 48: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
-	49, // 49: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
-	47, // 50: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
-	47, // 51: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
-	47, // 52: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
-	47, // 53: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
-	47, // 54: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
-	47, // 55: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
-	34, // 56: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
-	46, // 57: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	47, // 58: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
-	34, // 59: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
-	22, // 60: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
-	22, // 61: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
-	22, // 62: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
-	3,  // 63: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
-	5,  // 64: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
-	7,  // 65: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
-	9,  // 66: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
-	11, // 67: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
-	13, // 68: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
-	15, // 69: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
-	17, // 70: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
-	20, // 71: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
-	26, // 72: foundry.agent.v1.AgentService.GetDailyMetrics:input_type -> foundry.agent.v1.GetDailyMetricsRequest
-	29, // 73: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
-	32, // 74: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	35, // 75: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
-	37, // 76: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
-	4,  // 77: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
-	6,  // 78: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
-	8,  // 79: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
-	10, // 80: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
-	12, // 81: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
-	14, // 82: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
-	16, // 83: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
-	19, // 84: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
-	25, // 85: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
-	28, // 86: foundry.agent.v1.AgentService.GetDailyMetrics:output_type -> foundry.agent.v1.GetDailyMetricsResponse
-	31, // 87: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
-	33, // 88: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	36, // 89: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
-	38, // 90: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
-	77, // [77:91] is the sub-list for method output_type
-	63, // [63:77] is the sub-list for method input_type
-	63, // [63:63] is the sub-list for extension type_name
-	63, // [63:63] is the sub-list for extension extendee
-	0,  // [0:63] is the sub-list for field type_name
+	55, // 1: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
+	55, // 2: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
+	56, // 3: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
+	55, // 4: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
+	55, // 5: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
+	57, // 6: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
+	57, // 7: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
+	57, // 8: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
+	55, // 9: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
+	55, // 10: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
+	55, // 11: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
+	55, // 12: foundry.agent.v1.AgentTask.next_attempt_at:type_name -> google.protobuf.StringValue
+	55, // 13: foundry.agent.v1.AgentTask.status_reason:type_name -> google.protobuf.StringValue
+	2,  // 14: foundry.agent.v1.AgentTask.attempt_errors:type_name -> foundry.agent.v1.TaskAttempt
+	0,  // 15: foundry.agent.v1.TaskAttempt.status:type_name -> foundry.agent.v1.TaskStatus
+	55, // 16: foundry.agent.v1.TaskAttempt.worker_id:type_name -> google.protobuf.StringValue
+	55, // 17: foundry.agent.v1.TaskAttempt.started_at:type_name -> google.protobuf.StringValue
+	0,  // 18: foundry.agent.v1.AgentTaskListItem.status:type_name -> foundry.agent.v1.TaskStatus
+	55, // 19: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
+	55, // 20: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
+	55, // 21: foundry.agent.v1.AgentTaskListItem.next_attempt_at:type_name -> google.protobuf.StringValue
+	55, // 22: foundry.agent.v1.AgentTaskListItem.status_reason:type_name -> google.protobuf.StringValue
+	56, // 23: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	1,  // 24: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,  // 25: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	3,  // 26: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	58, // 27: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	1,  // 28: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,  // 29: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	1,  // 30: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	3,  // 31: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	58, // 32: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	47, // 33: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	1,  // 34: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	1,  // 35: foundry.agent.v1.RetryTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	1,  // 36: foundry.agent.v1.CancelTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,  // 37: foundry.agent.v1.RetryTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	3,  // 38: foundry.agent.v1.RetryTasksResponse.retried:type_name -> foundry.agent.v1.AgentTaskListItem
+	24, // 39: foundry.agent.v1.RetryTasksResponse.skipped:type_name -> foundry.agent.v1.SkippedTask
+	57, // 40: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
+	57, // 41: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
+	26, // 42: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
+	57, // 43: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
+	57, // 44: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
+	30, // 45: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
+	48, // 46: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	49, // 47: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
+	50, // 48: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
+	51, // 49: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
+	52, // 50: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	29, // 51: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
+	31, // 52: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
+	32, // 53: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
+	57, // 54: foundry.agent.v1.DayMetrics.success_rate:type_name -> google.protobuf.DoubleValue
+	57, // 55: foundry.agent.v1.DayMetrics.p50_seconds:type_name -> google.protobuf.DoubleValue
+	57, // 56: foundry.agent.v1.DayMetrics.p95_seconds:type_name -> google.protobuf.DoubleValue
+	35, // 57: foundry.agent.v1.GetDailyMetricsResponse.days:type_name -> foundry.agent.v1.DayMetrics
+	57, // 58: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
+	38, // 59: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
+	53, // 60: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	55, // 61: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
+	57, // 62: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
+	55, // 63: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
+	55, // 64: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
+	55, // 65: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
+	55, // 66: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
+	55, // 67: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
+	55, // 68: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
+	42, // 69: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
+	54, // 70: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	55, // 71: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
+	42, // 72: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
+	30, // 73: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
+	30, // 74: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
+	30, // 75: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
+	4,  // 76: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
+	6,  // 77: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
+	8,  // 78: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
+	10, // 79: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
+	12, // 80: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
+	14, // 81: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
+	16, // 82: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
+	18, // 83: foundry.agent.v1.AgentService.RetryTask:input_type -> foundry.agent.v1.RetryTaskRequest
+	20, // 84: foundry.agent.v1.AgentService.CancelTask:input_type -> foundry.agent.v1.CancelTaskRequest
+	22, // 85: foundry.agent.v1.AgentService.RetryTasks:input_type -> foundry.agent.v1.RetryTasksRequest
+	25, // 86: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
+	28, // 87: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
+	34, // 88: foundry.agent.v1.AgentService.GetDailyMetrics:input_type -> foundry.agent.v1.GetDailyMetricsRequest
+	37, // 89: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
+	40, // 90: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	43, // 91: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
+	45, // 92: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
+	5,  // 93: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
+	7,  // 94: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
+	9,  // 95: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
+	11, // 96: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
+	13, // 97: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
+	15, // 98: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
+	17, // 99: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
+	19, // 100: foundry.agent.v1.AgentService.RetryTask:output_type -> foundry.agent.v1.RetryTaskResponse
+	21, // 101: foundry.agent.v1.AgentService.CancelTask:output_type -> foundry.agent.v1.CancelTaskResponse
+	23, // 102: foundry.agent.v1.AgentService.RetryTasks:output_type -> foundry.agent.v1.RetryTasksResponse
+	27, // 103: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
+	33, // 104: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
+	36, // 105: foundry.agent.v1.AgentService.GetDailyMetrics:output_type -> foundry.agent.v1.GetDailyMetricsResponse
+	39, // 106: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
+	41, // 107: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	44, // 108: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
+	46, // 109: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
+	93, // [93:110] is the sub-list for method output_type
+	76, // [76:93] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_foundry_agent_v1_agent_proto_init() }
@@ -3425,19 +4072,20 @@ func file_foundry_agent_v1_agent_proto_init() {
 	if File_foundry_agent_v1_agent_proto != nil {
 		return
 	}
-	file_foundry_agent_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[8].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[10].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[14].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[19].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[25].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[5].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[9].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[11].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[15].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[21].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[27].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[33].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_agent_v1_agent_proto_rawDesc), len(file_foundry_agent_v1_agent_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   46,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

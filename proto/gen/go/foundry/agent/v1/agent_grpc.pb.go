@@ -38,6 +38,9 @@ const (
 	AgentService_ListAttentionTasks_FullMethodName         = "/foundry.agent.v1.AgentService/ListAttentionTasks"
 	AgentService_CountTasks_FullMethodName                 = "/foundry.agent.v1.AgentService/CountTasks"
 	AgentService_ClaimTask_FullMethodName                  = "/foundry.agent.v1.AgentService/ClaimTask"
+	AgentService_RetryTask_FullMethodName                  = "/foundry.agent.v1.AgentService/RetryTask"
+	AgentService_CancelTask_FullMethodName                 = "/foundry.agent.v1.AgentService/CancelTask"
+	AgentService_RetryTasks_FullMethodName                 = "/foundry.agent.v1.AgentService/RetryTasks"
 	AgentService_GetPipelineStatus_FullMethodName          = "/foundry.agent.v1.AgentService/GetPipelineStatus"
 	AgentService_GetMetrics_FullMethodName                 = "/foundry.agent.v1.AgentService/GetMetrics"
 	AgentService_GetDailyMetrics_FullMethodName            = "/foundry.agent.v1.AgentService/GetDailyMetrics"
@@ -76,6 +79,15 @@ type AgentServiceClient interface {
 	// the lease by PATCHing the task while it runs; an expired lease returns
 	// the task to the queue (timed_out after the last attempt).
 	ClaimTask(ctx context.Context, in *ClaimTaskRequest, opts ...grpc.CallOption) (*ClaimTaskResponse, error)
+	// RetryTask puts a task whose run ended without completing (failed,
+	// timed_out, discarded, cancelled) back in the queue now, with one
+	// attempt more when it had used them all.
+	RetryTask(ctx context.Context, in *RetryTaskRequest, opts ...grpc.CallOption) (*RetryTaskResponse, error)
+	// CancelTask takes a task that has not finished, or a failed one
+	// waiting for its retry, out of the queue.
+	CancelTask(ctx context.Context, in *CancelTaskRequest, opts ...grpc.CallOption) (*CancelTaskResponse, error)
+	// RetryTasks retries, each as RetryTask does, the tasks a filter selects.
+	RetryTasks(ctx context.Context, in *RetryTasksRequest, opts ...grpc.CallOption) (*RetryTasksResponse, error)
 	// GetPipelineStatus reports the queue by status and its attention flags.
 	GetPipelineStatus(ctx context.Context, in *GetPipelineStatusRequest, opts ...grpc.CallOption) (*GetPipelineStatusResponse, error)
 	// GetMetrics reports execution time percentiles, success rates and usage.
@@ -168,6 +180,36 @@ func (c *agentServiceClient) ClaimTask(ctx context.Context, in *ClaimTaskRequest
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ClaimTaskResponse)
 	err := c.cc.Invoke(ctx, AgentService_ClaimTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) RetryTask(ctx context.Context, in *RetryTaskRequest, opts ...grpc.CallOption) (*RetryTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RetryTaskResponse)
+	err := c.cc.Invoke(ctx, AgentService_RetryTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) CancelTask(ctx context.Context, in *CancelTaskRequest, opts ...grpc.CallOption) (*CancelTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelTaskResponse)
+	err := c.cc.Invoke(ctx, AgentService_CancelTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) RetryTasks(ctx context.Context, in *RetryTasksRequest, opts ...grpc.CallOption) (*RetryTasksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RetryTasksResponse)
+	err := c.cc.Invoke(ctx, AgentService_RetryTasks_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -273,6 +315,15 @@ type AgentServiceServer interface {
 	// the lease by PATCHing the task while it runs; an expired lease returns
 	// the task to the queue (timed_out after the last attempt).
 	ClaimTask(context.Context, *ClaimTaskRequest) (*ClaimTaskResponse, error)
+	// RetryTask puts a task whose run ended without completing (failed,
+	// timed_out, discarded, cancelled) back in the queue now, with one
+	// attempt more when it had used them all.
+	RetryTask(context.Context, *RetryTaskRequest) (*RetryTaskResponse, error)
+	// CancelTask takes a task that has not finished, or a failed one
+	// waiting for its retry, out of the queue.
+	CancelTask(context.Context, *CancelTaskRequest) (*CancelTaskResponse, error)
+	// RetryTasks retries, each as RetryTask does, the tasks a filter selects.
+	RetryTasks(context.Context, *RetryTasksRequest) (*RetryTasksResponse, error)
 	// GetPipelineStatus reports the queue by status and its attention flags.
 	GetPipelineStatus(context.Context, *GetPipelineStatusRequest) (*GetPipelineStatusResponse, error)
 	// GetMetrics reports execution time percentiles, success rates and usage.
@@ -321,6 +372,15 @@ func (UnimplementedAgentServiceServer) CountTasks(context.Context, *CountTasksRe
 }
 func (UnimplementedAgentServiceServer) ClaimTask(context.Context, *ClaimTaskRequest) (*ClaimTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ClaimTask not implemented")
+}
+func (UnimplementedAgentServiceServer) RetryTask(context.Context, *RetryTaskRequest) (*RetryTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RetryTask not implemented")
+}
+func (UnimplementedAgentServiceServer) CancelTask(context.Context, *CancelTaskRequest) (*CancelTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelTask not implemented")
+}
+func (UnimplementedAgentServiceServer) RetryTasks(context.Context, *RetryTasksRequest) (*RetryTasksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RetryTasks not implemented")
 }
 func (UnimplementedAgentServiceServer) GetPipelineStatus(context.Context, *GetPipelineStatusRequest) (*GetPipelineStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPipelineStatus not implemented")
@@ -490,6 +550,60 @@ func _AgentService_ClaimTask_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_RetryTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RetryTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RetryTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RetryTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RetryTask(ctx, req.(*RetryTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_CancelTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CancelTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CancelTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CancelTask(ctx, req.(*CancelTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_RetryTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RetryTasksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RetryTasks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RetryTasks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RetryTasks(ctx, req.(*RetryTasksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_GetPipelineStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetPipelineStatusRequest)
 	if err := dec(in); err != nil {
@@ -650,6 +764,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ClaimTask",
 			Handler:    _AgentService_ClaimTask_Handler,
+		},
+		{
+			MethodName: "RetryTask",
+			Handler:    _AgentService_RetryTask_Handler,
+		},
+		{
+			MethodName: "CancelTask",
+			Handler:    _AgentService_CancelTask_Handler,
+		},
+		{
+			MethodName: "RetryTasks",
+			Handler:    _AgentService_RetryTasks_Handler,
 		},
 		{
 			MethodName: "GetPipelineStatus",
