@@ -62,8 +62,10 @@ FOUNDRY_TASK_ID, FOUNDRY_TASK_TYPE, FOUNDRY_TASK_MODEL and FOUNDRY_IDEA_ID
 in the environment. Exit status 0 completes the task with what it printed
 (the last 64 KiB); any other fails it, diagnosed from the output. A line
 "foundry:progress PCT STEP" (on either stream) reports progress. To report an outcome for
-the prompt A/B, write {"value_score": V, "resource_cost": C} to
-$FOUNDRY_RESULT_FILE.
+the prompt A/B and what the run spent, write {"value_score": V,
+"resource_cost": C, "tokens_in": N, "tokens_out": N, "cost_usd": USD} (any
+of them) to $FOUNDRY_RESULT_FILE; without cost_usd the service estimates the
+cost from the tokens at the model's price.
 
 While a task runs, the worker renews its claim every third of --lease; a
 signal (Ctrl-C) stops the command, hands the task back (pending, for the
@@ -164,6 +166,9 @@ type runResult struct {
 	summary      string
 	valueScore   *float64
 	resourceCost *float64
+	// The run's usage, as its command reported it.
+	tokensIn, tokensOut *int32
+	costUSD             *float64
 }
 
 // runTask runs one claimed task and reports how it ended; on a signal it
@@ -200,7 +205,8 @@ func (e *env) runTask(ctx context.Context, o workerOptions, t *agentv1.AgentTask
 	// just now, and a stopped run hands the task back.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	req := &agentv1.UpdateTaskRequest{Id: t.GetId(), Output: proto.String(res.output), ValueScore: res.valueScore, ResourceCost: res.resourceCost}
+	req := &agentv1.UpdateTaskRequest{Id: t.GetId(), Output: proto.String(res.output), ValueScore: res.valueScore,
+		ResourceCost: res.resourceCost, TokensIn: res.tokensIn, TokensOut: res.tokensOut, CostUsd: res.costUSD}
 	switch {
 	case ctx.Err() != nil:
 		req = &agentv1.UpdateTaskRequest{Id: t.GetId(), Status: agentv1.TaskStatus_pending.Enum()}
@@ -352,9 +358,13 @@ func execRun(ctx context.Context, command string, t *agentv1.AgentTask, taskJSON
 		var r struct {
 			ValueScore   *float64 `json:"value_score"`
 			ResourceCost *float64 `json:"resource_cost"`
+			TokensIn     *int32   `json:"tokens_in"`
+			TokensOut    *int32   `json:"tokens_out"`
+			CostUSD      *float64 `json:"cost_usd"`
 		}
 		if json.Unmarshal(raw, &r) == nil {
 			res.valueScore, res.resourceCost = r.ValueScore, r.ResourceCost
+			res.tokensIn, res.tokensOut, res.costUSD = r.TokensIn, r.TokensOut, r.CostUSD
 		}
 	}
 	return res

@@ -213,3 +213,53 @@ func TestAutomationUsageIsCachedPerProvider(t *testing.T) {
 		require.Equal(t, int32(1), claude.calls.Load())
 	})
 }
+
+// TestAutomationUsageDrawsOnTheAgentsRecordedUsage: no collector and no
+// snapshot, so both rows were "none"; once agent tasks report tokens, the
+// families' rows are the agent's own recorded usage, marked as such (a
+// model's family is its name's), and the agent's metrics and daily series
+// show the same tokens and cost.
+func TestAutomationUsageDrawsOnTheAgentsRecordedUsage(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		run := func(taskType string, report map[string]any) map[string]any {
+			t.Helper()
+			id := createAgentTask(t, sys, map[string]any{"direction": "spend tokens", "task_type": taskType})["id"].(string)
+			patchAgentTask(t, sys, id, map[string]any{"status": "running", "worker_id": "w1"}, http.StatusOK)
+			report["status"], report["worker_id"] = "completed", "w1"
+			return patchAgentTask(t, sys, id, report, http.StatusOK).JSON
+		}
+		spec := run("spec", map[string]any{"tokens_in": 10000, "tokens_out": 2000}) // claude-opus-4-1
+		require.Equal(t, 0.3, spec["cost_usd"], "estimated from the price table")
+		require.Equal(t, 0.3, spec["resource_cost"])
+		impl := run("impl", map[string]any{"tokens_in": 1000, "tokens_out": 500, "cost_usd": 0.02}) // gpt-5-codex
+		require.Equal(t, 0.02, impl["cost_usd"], "as reported")
+
+		r := request(t, http.MethodGet, sys.URL("/api/automation/usage"), nil)
+		requireStatus(t, http.StatusOK, r)
+		require.Equal(t, "agent_recorded", r.JSON["meta"].(map[string]any)["data_source"])
+		rows := usageRows(t, r)
+		require.Equal(t, "agent_recorded", rows["claude"]["data_source"])
+		require.Equal(t, 12000.0, rows["claude"]["usage_used"])
+		require.Equal(t, "tokens", rows["claude"]["unit"])
+		require.Nil(t, rows["claude"]["usage_remaining"], "the agent knows no quota")
+		require.Equal(t, map[string]any{"window_days": 30.0, "tasks": 1.0, "tokens_in": 10000.0, "tokens_out": 2000.0, "cost_usd": 0.3},
+			rows["claude"]["agent_recorded"])
+		require.Equal(t, map[string]any{"window_days": 30.0, "tasks": 1.0, "tokens_in": 1000.0, "tokens_out": 500.0, "cost_usd": 0.02},
+			rows["openai"]["agent_recorded"])
+
+		m := request(t, http.MethodGet, sys.URL("/api/agent/metrics"), nil)
+		requireStatus(t, http.StatusOK, m)
+		u := m.JSON["usage"].(map[string]any)
+		require.Equal(t, 11000.0, u["tokens_in"])
+		require.Equal(t, 2500.0, u["tokens_out"])
+		require.Equal(t, 0.32, u["cost_usd"])
+		require.Equal(t, map[string]any{"tasks": 1.0, "tokens_in": 10000.0, "tokens_out": 2000.0, "cost_usd": 0.3},
+			u["usage_by_model"].(map[string]any)["claude-opus-4-1"])
+		d := request(t, http.MethodGet, sys.URL("/api/agent/metrics/daily?days=1"), nil)
+		requireStatus(t, http.StatusOK, d)
+		today := d.JSON["days"].([]any)[0].(map[string]any)
+		require.Equal(t, 11000.0, today["tokens_in"])
+		require.Equal(t, 0.32, today["cost_usd"])
+	})
+}

@@ -67,6 +67,7 @@ func init() {
 		reflect.TypeFor[*agentv1.LoopIteration](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1LoopIteration(r, m.(*agentv1.LoopIteration))
 		},
+		reflect.TypeFor[*agentv1.ModelUsage](): func(r *renderer, m proto.Message) error { return renderAgentv1ModelUsage(r, m.(*agentv1.ModelUsage)) },
 		reflect.TypeFor[*agentv1.PipelineAttention](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1PipelineAttention(r, m.(*agentv1.PipelineAttention))
 		},
@@ -300,6 +301,9 @@ func init() {
 		},
 		reflect.TypeFor[*ledgerv1.WithdrawResponse](): func(r *renderer, m proto.Message) error {
 			return renderLedgerv1WithdrawResponse(r, m.(*ledgerv1.WithdrawResponse))
+		},
+		reflect.TypeFor[*opsv1.AgentRecordedUsage](): func(r *renderer, m proto.Message) error {
+			return renderOpsv1AgentRecordedUsage(r, m.(*opsv1.AgentRecordedUsage))
 		},
 		reflect.TypeFor[*opsv1.CreateEdgeResponse](): func(r *renderer, m proto.Message) error {
 			return renderOpsv1CreateEdgeResponse(r, m.(*opsv1.CreateEdgeResponse))
@@ -643,6 +647,24 @@ func renderAgentv1AgentTask(r *renderer, x *agentv1.AgentTask) error {
 		}
 	}
 	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"tokens_in":`...)
+	if x.TokensIn == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		r.buf = strconv.AppendInt(r.buf, int64(x.TokensIn.Value), 10)
+	}
+	r.buf = append(r.buf, `,"tokens_out":`...)
+	if x.TokensOut == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		r.buf = strconv.AppendInt(r.buf, int64(x.TokensOut.Value), 10)
+	}
+	r.buf = append(r.buf, `,"cost_usd":`...)
+	if x.CostUsd == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		r.buf = appendJSONFloat(r.buf, x.CostUsd.Value, 64)
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -821,6 +843,12 @@ func renderAgentv1DayMetrics(r *renderer, x *agentv1.DayMetrics) error {
 	} else {
 		r.buf = appendJSONFloat(r.buf, x.P95Seconds.Value, 64)
 	}
+	r.buf = append(r.buf, `,"tokens_in":`...)
+	r.buf = appendJSONFloat(r.buf, x.TokensIn, 64)
+	r.buf = append(r.buf, `,"tokens_out":`...)
+	r.buf = appendJSONFloat(r.buf, x.TokensOut, 64)
+	r.buf = append(r.buf, `,"cost_usd":`...)
+	r.buf = appendJSONFloat(r.buf, x.CostUsd, 64)
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -1206,6 +1234,21 @@ func renderAgentv1LoopIteration(r *renderer, x *agentv1.LoopIteration) error {
 	return nil
 }
 
+// renderAgentv1ModelUsage renders foundry.agent.v1.ModelUsage.
+func renderAgentv1ModelUsage(r *renderer, x *agentv1.ModelUsage) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"tasks":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Tasks), 10)
+	r.buf = append(r.buf, `,"tokens_in":`...)
+	r.buf = appendJSONFloat(r.buf, x.TokensIn, 64)
+	r.buf = append(r.buf, `,"tokens_out":`...)
+	r.buf = appendJSONFloat(r.buf, x.TokensOut, 64)
+	r.buf = append(r.buf, `,"cost_usd":`...)
+	r.buf = appendJSONFloat(r.buf, x.CostUsd, 64)
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
 // renderAgentv1PipelineAttention renders foundry.agent.v1.PipelineAttention.
 func renderAgentv1PipelineAttention(r *renderer, x *agentv1.PipelineAttention) error {
 	r.buf = append(r.buf, '{')
@@ -1429,6 +1472,18 @@ func renderAgentv1UsageSummary(r *renderer, x *agentv1.UsageSummary) error {
 	}
 	r.buf = append(r.buf, `,"tasks_by_executor":`...)
 	if err := r.field(&planAgentv1UsageSummary.fields[6], x.ProtoReflect()); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"tokens_in":`...)
+	r.buf = appendJSONFloat(r.buf, x.TokensIn, 64)
+	r.buf = append(r.buf, `,"tokens_out":`...)
+	r.buf = appendJSONFloat(r.buf, x.TokensOut, 64)
+	r.buf = append(r.buf, `,"cost_usd":`...)
+	r.buf = appendJSONFloat(r.buf, x.CostUsd, 64)
+	r.buf = append(r.buf, `,"tasks_with_usage":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.TasksWithUsage), 10)
+	r.buf = append(r.buf, `,"usage_by_model":`...)
+	if err := r.field(&planAgentv1UsageSummary.fields[11], x.ProtoReflect()); err != nil {
 		return err
 	}
 	r.buf = append(r.buf, '}')
@@ -3777,6 +3832,23 @@ func renderLedgerv1WithdrawResponse(r *renderer, x *ledgerv1.WithdrawResponse) e
 	return nil
 }
 
+// renderOpsv1AgentRecordedUsage renders foundry.ops.v1.AgentRecordedUsage.
+func renderOpsv1AgentRecordedUsage(r *renderer, x *opsv1.AgentRecordedUsage) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"window_days":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.WindowDays), 10)
+	r.buf = append(r.buf, `,"tasks":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Tasks), 10)
+	r.buf = append(r.buf, `,"tokens_in":`...)
+	r.buf = appendJSONFloat(r.buf, x.TokensIn, 64)
+	r.buf = append(r.buf, `,"tokens_out":`...)
+	r.buf = appendJSONFloat(r.buf, x.TokensOut, 64)
+	r.buf = append(r.buf, `,"cost_usd":`...)
+	r.buf = appendJSONFloat(r.buf, x.CostUsd, 64)
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
 // renderOpsv1CreateEdgeResponse renders foundry.ops.v1.CreateEdgeResponse.
 func renderOpsv1CreateEdgeResponse(r *renderer, x *opsv1.CreateEdgeResponse) error {
 	r.buf = append(r.buf, '{')
@@ -4198,6 +4270,14 @@ func renderOpsv1ProviderUsage(r *renderer, x *opsv1.ProviderUsage) error {
 		}
 	}
 	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"agent_recorded":`...)
+	if x.AgentRecorded == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderOpsv1AgentRecordedUsage(r, x.AgentRecorded); err != nil {
+			return err
+		}
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }

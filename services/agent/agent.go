@@ -54,6 +54,9 @@ type Config struct {
 	Routing     string
 	RoutingFile string
 
+	// Usage: the price table's overrides.
+	Prices string
+
 	// Prompt A/B.
 	PromptVariants string
 	ABSeed         int
@@ -93,6 +96,8 @@ func (c *Config) register(fs *config.FlagSet) {
 		"routing overrides as type=executor:tier,... (for example impl=claude:strong,test=codex:fast)")
 	fs.String(&c.RoutingFile, "agent-routing-file", "FOUNDRY_AGENT_ROUTING_FILE", "",
 		`JSON routing file {"executors": {name: {"models": {tier: model}, "command": template}}, "task_types": {type: {"executor", "tier"}}} laid over the defaults`)
+	fs.String(&c.Prices, "agent-prices", "FOUNDRY_AGENT_PRICES", "",
+		"model prices as model=in:out,... in US dollars per million tokens, laid over the built-in table: a task that reports tokens and no cost is priced from them")
 	fs.String(&c.PromptVariants, "agent-prompt-variants", "FOUNDRY_AGENT_PROMPT_VARIANTS", "",
 		"comma-separated prompt variants to choose among (with those already recorded) when a task's context names none")
 	fs.Int(&c.ABSeed, "agent-ab-seed", "FOUNDRY_AGENT_AB_SEED", 0, "seed of the prompt-variant selection; 0 picks one at startup")
@@ -152,6 +157,10 @@ func (c *Config) useCases() (usecase.Config, error) {
 	if c.ABSeed < 0 {
 		errs = append(errs, errors.New("FOUNDRY_AGENT_AB_SEED: want 0 or a positive number"))
 	}
+	prices, err := task.ParsePrices(task.DefaultPrices, c.Prices)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("FOUNDRY_AGENT_PRICES: %w", err))
+	}
 	table, err := routing.Load(c.RoutingFile, c.Routing)
 	if err != nil {
 		errs = append(errs, err)
@@ -176,6 +185,7 @@ func (c *Config) useCases() (usecase.Config, error) {
 		Lease:       c.Lease,
 		MaxAttempts: c.MaxAttempts,
 		Retries:     retries,
+		Prices:      prices,
 		Variants:    variants,
 	}, nil
 }

@@ -182,11 +182,19 @@ func Module(services ...app.Module) app.Module {
 			h.OnStop(sink.Close)
 			h.Log.Info("runtime telemetry", zap.String("backend", sink.Backend()), zap.String("target", sink.Target()))
 
-			var peers []usecase.Peer
+			var (
+				peers []usecase.Peer
+				// agent is the agent's usage, when ops reports on it: the
+				// usage overview's numbers without a provider collector.
+				agent usecase.AgentUsage
+			)
 			for _, p := range probed {
 				conn, err := h.Dial(p.name)
 				if err != nil {
 					return err
+				}
+				if p.name == "agent" {
+					agent = peer.NewAgent(conn)
 				}
 				peers = append(peers, peer.Service{
 					Name: p.name, Service: p.service,
@@ -206,7 +214,7 @@ func Module(services ...app.Module) app.Module {
 				return err
 			}
 			uc := usecase.New(h.DB, repos, usecase.Config{
-				Peers: peers, Telemetry: sink, Collectors: collectors, LatencyBudget: cfg.UsageLatencyBudget,
+				Peers: peers, Telemetry: sink, Collectors: collectors, LatencyBudget: cfg.UsageLatencyBudget, Agent: agent,
 				Log: h.Log, Metrics: h.Metrics,
 				Monitor: usecase.MonitorConfig{Ledger: peer.NewLedger(ledgerConn), Interval: cfg.MonitorInterval},
 			})

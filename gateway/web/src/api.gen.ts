@@ -1545,6 +1545,8 @@ export interface components {
          *     conflict.
          */
         AgentServiceUpdateTaskBody: {
+            /** Format: double */
+            cost_usd?: number;
             current_step?: string;
             decision_prompt?: string;
             /**
@@ -1563,8 +1565,18 @@ export interface components {
             resource_cost?: number;
             status?: components["schemas"]["v1TaskStatus"];
             /**
+             * Format: int32
+             * @description tokens_in, tokens_out (0..2147483647) and cost_usd (US dollars, at
+             *     least 0) are the run's usage; a finished task's missing cost_usd is
+             *     estimated from its tokens at its model's price.
+             */
+            tokens_in?: number;
+            /** Format: int32 */
+            tokens_out?: number;
+            /**
              * Format: double
-             * @description value_score and resource_cost measure the outcome for prompt A/B ROI.
+             * @description value_score and resource_cost measure the outcome for prompt A/B ROI;
+             *     resource_cost defaults to cost_usd when a finished task gives none.
              */
             value_score?: number;
             worker_id?: string;
@@ -1728,6 +1740,22 @@ export interface components {
         v1AdvanceIdeaResponse: {
             idea: components["schemas"]["v1Idea"] | null;
         };
+        /** @description AgentRecordedUsage is the usage Foundry's agent tasks reported. */
+        v1AgentRecordedUsage: {
+            /** Format: double */
+            cost_usd: number;
+            /**
+             * Format: int32
+             * @description tasks counts the finished tasks that reported usage.
+             */
+            tasks: number;
+            /** Format: double */
+            tokens_in: number;
+            /** Format: double */
+            tokens_out: number;
+            /** Format: int32 */
+            window_days: number;
+        };
         /** @description AgentTask is the full shape of a task. */
         v1AgentTask: {
             /**
@@ -1745,6 +1773,8 @@ export interface components {
             completed_at: string | null;
             /** @description context is the free-form JSON given on create (idea_id, prompt_variant, ...). */
             context: Record<string, never> | null;
+            /** Format: double */
+            cost_usd: number | null;
             /**
              * @description Timestamps are RFC 3339 UTC; started_at and completed_at are null until
              *     the task runs and finishes.
@@ -1826,6 +1856,15 @@ export interface components {
              *     the model is the executor's model for that tier.
              */
             tier: string;
+            /**
+             * Format: int32
+             * @description Usage of the run: the tokens its executor reported, and what it cost
+             *     (as reported, or estimated from the price table for the task's model);
+             *     null until reported.
+             */
+            tokens_in: number | null;
+            /** Format: int32 */
+            tokens_out: number | null;
             updated_at: string;
             /**
              * Format: double
@@ -2293,6 +2332,8 @@ export interface components {
         v1DayMetrics: {
             /** Format: int32 */
             completed: number;
+            /** Format: double */
+            cost_usd: number;
             /** Format: int32 */
             created: number;
             /** @description day is the date, YYYY-MM-DD (UTC). */
@@ -2316,6 +2357,14 @@ export interface components {
             success_rate: number | null;
             /** Format: int32 */
             timed_out: number;
+            /**
+             * Format: double
+             * @description tokens_in, tokens_out and cost_usd are what the day's finished tasks
+             *     reported spending.
+             */
+            tokens_in: number;
+            /** Format: double */
+            tokens_out: number;
         };
         /** @description DepositRequest confirms a USD deposit (administrator); reference makes it idempotent. */
         v1DepositRequest: {
@@ -3314,6 +3363,17 @@ export interface components {
             /** @description task_type is the type derived from stage_before; null when idle. */
             task_type: string | null;
         };
+        /** @description ModelUsage is what one model's finished tasks spent in a window. */
+        v1ModelUsage: {
+            /** Format: double */
+            cost_usd: number;
+            /** Format: int32 */
+            tasks: number;
+            /** Format: double */
+            tokens_in: number;
+            /** Format: double */
+            tokens_out: number;
+        };
         /** @description Node is a uniform graph node. */
         v1Node: {
             created_at: string;
@@ -3459,10 +3519,15 @@ export interface components {
         };
         /** @description ProviderUsage is one provider family's usage row. */
         v1ProviderUsage: {
+            agent_recorded: components["schemas"]["v1AgentRecordedUsage"] | null;
             alerts: components["schemas"]["v1UsageAlert"][];
             /** @description collected_at is when the data was collected; null when there is none. */
             collected_at: string | null;
-            /** @description data_source is "live", "snapshot" or "none". */
+            /**
+             * @description data_source is "live", "snapshot", "agent_recorded" (no provider data:
+             *     the row's usage_used is the tokens Foundry's own agent tasks of the
+             *     family reported, unit "tokens", no quota) or "none".
+             */
             data_source: string;
             /** @description primary_metric names the metric the usage values come from; empty when none. */
             primary_metric: string;
@@ -4037,7 +4102,8 @@ export interface components {
              * @description data_source is "live" (collected now), "snapshot_fallback" (a live
              *     collection missed the latency budget or failed, so stored snapshots stand
              *     in), "snapshot" (no live collector is configured; stored snapshots) or
-             *     "none" (no data at all).
+             *     "agent_recorded" (no provider data, but what Foundry's agent tasks
+             *     recorded spending) or "none" (no data at all).
              */
             data_source: string;
             /**
@@ -4082,6 +4148,8 @@ export interface components {
         };
         /** @description UsageSummary counts what the pipeline used in the window. */
         v1UsageSummary: {
+            /** Format: double */
+            cost_usd: number;
             tasks_by_executor: {
                 [key: string]: number;
             };
@@ -4092,6 +4160,17 @@ export interface components {
             tasks_created: number;
             /** Format: int32 */
             tasks_finished: number;
+            /** Format: int32 */
+            tasks_with_usage: number;
+            /**
+             * Format: double
+             * @description The usage the window's finished tasks reported: tokens (JSON numbers,
+             *     so doubles), cost in US dollars, and how many tasks reported any; by
+             *     model too.
+             */
+            tokens_in: number;
+            /** Format: double */
+            tokens_out: number;
             /** Format: double */
             total_duration_seconds: number;
             /**
@@ -4101,6 +4180,9 @@ export interface components {
             total_resource_cost: number;
             /** Format: double */
             total_value_score: number;
+            usage_by_model: {
+                [key: string]: components["schemas"]["v1ModelUsage"];
+            };
         };
         /**
          * @description ValueVector splits an idea's potential value by source. It defaults to 50%

@@ -122,7 +122,23 @@ func toProto(t store.Task) (*agentv1.AgentTask, error) {
 		StartedAt: optTime(t.StartedAt), CompletedAt: optTime(t.CompletedAt),
 		Attempts: int32(t.Attempts), LeaseExpiresAt: optTime(t.LeaseExpiresAt),
 		MaxAttempts: int32(t.MaxAttempts), NextAttemptAt: optTime(t.NextAttemptAt), StatusReason: optString(t.StatusReason),
+		TokensIn: optInt32(t.TokensIn), TokensOut: optInt32(t.TokensOut), CostUsd: optFloat(t.CostUSD),
 	}, nil
+}
+
+func optInt32(v *int64) *wrapperspb.Int32Value {
+	if v == nil {
+		return nil
+	}
+	return wrapperspb.Int32(int32(*v))
+}
+
+func optInt64(v *int32) *int64 {
+	if v == nil {
+		return nil
+	}
+	n := int64(*v)
+	return &n
 }
 
 func toItem(t store.Task) *agentv1.AgentTaskListItem {
@@ -207,6 +223,7 @@ func (h *Handler) UpdateTask(ctx context.Context, req *agentv1.UpdateTaskRequest
 		Status: wire.OptionalWord(agentv1.TaskStatus_name, req.Status), Output: req.Output, ProgressPct: req.ProgressPct, CurrentStep: req.CurrentStep,
 		DecisionPrompt: req.DecisionPrompt, ErrorSummary: req.ErrorSummary, ErrorCategory: req.ErrorCategory,
 		WorkerID: req.WorkerId, ValueScore: req.ValueScore, ResourceCost: req.ResourceCost,
+		TokensIn: optInt64(req.TokensIn), TokensOut: optInt64(req.TokensOut), CostUSD: req.CostUsd,
 		By: reporter(ctx),
 	})
 	if err != nil {
@@ -315,6 +332,15 @@ func counts(m map[string]int) map[string]int32 {
 	return out
 }
 
+func spentByModel(m map[string]usecase.Spent) map[string]*agentv1.ModelUsage {
+	out := make(map[string]*agentv1.ModelUsage, len(m))
+	for model, s := range m {
+		out[model] = &agentv1.ModelUsage{Tasks: int32(s.Tasks), TokensIn: float64(s.TokensIn), TokensOut: float64(s.TokensOut),
+			CostUsd: s.CostUSD}
+	}
+	return out
+}
+
 // GetMetrics implements AgentService.GetMetrics.
 func (h *Handler) GetMetrics(ctx context.Context, req *agentv1.GetMetricsRequest) (*agentv1.GetMetricsResponse, error) {
 	m, err := h.uc.Metrics(ctx, optInt(req.WindowDays))
@@ -330,6 +356,8 @@ func (h *Handler) GetMetrics(ctx context.Context, req *agentv1.GetMetricsRequest
 			TasksCreated: int32(m.Usage.TasksCreated), TasksFinished: int32(m.Usage.TasksFinished),
 			TotalDurationSeconds: wire.Amount(m.Usage.DurationSeconds), TotalResourceCost: wire.Amount(m.Usage.ResourceCost),
 			TotalValueScore: wire.Amount(m.Usage.ValueScore), TasksByModel: counts(m.Usage.ByModel), TasksByExecutor: counts(m.Usage.ByExecutor),
+			TokensIn: float64(m.Usage.Spent.TokensIn), TokensOut: float64(m.Usage.Spent.TokensOut), CostUsd: m.Usage.Spent.CostUSD,
+			TasksWithUsage: int32(m.Usage.Spent.Tasks), UsageByModel: spentByModel(m.Usage.SpentByModel),
 		},
 		WindowDays:  int32(m.WindowDays),
 		WindowStart: wire.Time(m.Since),
@@ -467,7 +495,8 @@ func (h *Handler) GetDailyMetrics(ctx context.Context, req *agentv1.GetDailyMetr
 	out := &agentv1.GetDailyMetricsResponse{Days: make([]*agentv1.DayMetrics, len(days))}
 	for i, d := range days {
 		m := &agentv1.DayMetrics{Day: d.Day.Format(time.DateOnly), Created: int32(d.Created), Completed: int32(d.Completed),
-			Failed: int32(d.Failed), TimedOut: int32(d.TimedOut)}
+			Failed: int32(d.Failed), TimedOut: int32(d.TimedOut),
+			TokensIn: float64(d.Spent.TokensIn), TokensOut: float64(d.Spent.TokensOut), CostUsd: d.Spent.CostUSD}
 		if d.HasRate {
 			m.SuccessRate = wrapperspb.Double(d.SuccessRate)
 		}

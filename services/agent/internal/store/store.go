@@ -92,6 +92,10 @@ type Task struct {
 	ResourceCost *float64
 	// Duration is in seconds; nil until the task finishes.
 	Duration *float64
+	// TokensIn, TokensOut and CostUSD are the run's usage (as reported, or
+	// CostUSD estimated from the price table); nil until reported.
+	TokensIn, TokensOut *int64
+	CostUSD             *float64
 
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
@@ -257,6 +261,11 @@ type Daily struct {
 	DurationSum float64
 	ValueSum    float64
 	CostSum     float64
+	// The usage of the finished tasks that reported it (UsageTasks).
+	TokensIn   int64
+	TokensOut  int64
+	CostUSD    float64
+	UsageTasks int64
 }
 
 // Finished is how many tasks finished, completed or not (failed and

@@ -27,6 +27,8 @@ type Day struct {
 	HasRate                              bool
 	P50, P95                             float64
 	HasTimes                             bool
+	// Spent is the usage the day's finished tasks reported.
+	Spent Spent
 }
 
 // DailyMetrics returns the last days UTC days, today included and oldest
@@ -97,6 +99,7 @@ func (a *App) readDays(ctx context.Context, from, to time.Time) ([]Day, error) {
 		if i := index(d.Day); i >= 0 && i < len(out) {
 			o := &out[i]
 			o.Created, o.Completed, o.Failed, o.TimedOut = d.Created, d.Completed, d.Failed, d.TimedOut
+			o.Spent.add(d)
 			if finished := d.Completed + d.Failed + d.TimedOut; finished > 0 {
 				o.SuccessRate, o.HasRate = float64(d.Completed)/float64(finished), true
 			}

@@ -3,6 +3,7 @@ package usecase
 import (
 	"cmp"
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -122,7 +123,31 @@ type Usage struct {
 	ValueScore      float64
 	// ByModel and ByExecutor count the tasks created in the window.
 	ByModel, ByExecutor map[string]int
+	// Spent is the usage the window's finished tasks reported, in all and
+	// by model.
+	Spent        Spent
+	SpentByModel map[string]Spent
 }
+
+// Spent is the tokens and money tasks spent, and how many tasks reported
+// them.
+type Spent struct {
+	Tasks     int64
+	TokensIn  int64
+	TokensOut int64
+	CostUSD   float64
+}
+
+func (s *Spent) add(d store.Daily) {
+	s.Tasks += d.UsageTasks
+	s.TokensIn += d.TokensIn
+	s.TokensOut += d.TokensOut
+	s.CostUSD = round6(s.CostUSD + d.CostUSD)
+}
+
+// round6 is a dollar sum to the micro-dollar, without its addition's
+// noise.
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // metricsSince is where a metrics window of days starts: whole UTC days,
 // the rollup's and the histogram's granularity, so a window covers the
@@ -151,7 +176,7 @@ func (a *App) Metrics(ctx context.Context, windowDays *int) (Metrics, error) {
 	since := metricsSince(a.now(), days)
 	out := Metrics{WindowDays: days, Since: since, Overall: metrics.Rate{Key: "overall"},
 		ByType: map[string]metrics.Rate{}, ByModel: map[string]metrics.Rate{}, ByExecutor: map[string]metrics.Rate{},
-		Usage: Usage{ByModel: map[string]int{}, ByExecutor: map[string]int{}}}
+		Usage: Usage{ByModel: map[string]int{}, ByExecutor: map[string]int{}, SpentByModel: map[string]Spent{}}}
 	var durations []float64
 	sums, err := a.windowSums(ctx, r, since, &durations)
 	if err != nil {
@@ -182,6 +207,12 @@ func (a *App) Metrics(ctx context.Context, windowDays *int) (Metrics, error) {
 		if h.Created > 0 {
 			u.ByModel[h.Model] += int(h.Created)
 			u.ByExecutor[h.Executor] += int(h.Created)
+		}
+		if h.UsageTasks > 0 {
+			u.Spent.add(h)
+			m := u.SpentByModel[h.Model]
+			m.add(h)
+			u.SpentByModel[h.Model] = m
 		}
 	}
 	return out, nil

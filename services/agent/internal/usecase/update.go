@@ -28,6 +28,9 @@ type Patch struct {
 	WorkerID       *string
 	ValueScore     *float64
 	ResourceCost   *float64
+	// TokensIn, TokensOut and CostUSD are the run's usage.
+	TokensIn, TokensOut *int64
+	CostUSD             *float64
 	// By is who sends the patch (task.Reporter.CheckReport); the zero
 	// value is Foundry itself.
 	By task.Reporter
@@ -41,7 +44,8 @@ type Patch struct {
 // Empty reports whether the patch names no field.
 func (p Patch) Empty() bool {
 	return p.Status == nil && p.Output == nil && p.ProgressPct == nil && p.CurrentStep == nil && p.DecisionPrompt == nil &&
-		p.ErrorSummary == nil && p.ErrorCategory == nil && p.WorkerID == nil && p.ValueScore == nil && p.ResourceCost == nil
+		p.ErrorSummary == nil && p.ErrorCategory == nil && p.WorkerID == nil && p.ValueScore == nil && p.ResourceCost == nil &&
+		p.TokensIn == nil && p.TokensOut == nil && p.CostUSD == nil
 }
 
 // validate checks each field on its own (the rules between fields and the
@@ -64,9 +68,17 @@ func (p Patch) validate() error {
 	for _, m := range []struct {
 		name string
 		v    *float64
-	}{{"value_score", p.ValueScore}, {"resource_cost", p.ResourceCost}} {
+	}{{"value_score", p.ValueScore}, {"resource_cost", p.ResourceCost}, {"cost_usd", p.CostUSD}} {
 		if m.v != nil && (math.IsNaN(*m.v) || math.IsInf(*m.v, 0) || *m.v < 0) {
 			errs = append(errs, fault.Field(m.name, "must be a number at least 0"))
+		}
+	}
+	for _, m := range []struct {
+		name string
+		v    *int64
+	}{{"tokens_in", p.TokensIn}, {"tokens_out", p.TokensOut}} {
+		if m.v != nil && (*m.v < 0 || *m.v > task.MaxTokens) {
+			errs = append(errs, fault.Field(m.name, "must be between 0 and %d", int64(task.MaxTokens)))
 		}
 	}
 	if p.ErrorCategory != nil && *p.ErrorCategory != "" && !task.ValidCategory(*p.ErrorCategory) {
@@ -99,6 +111,7 @@ func (p Patch) unchanged(t store.Task) bool {
 	eqS := func(v *string, cur string) bool { return v == nil || *v == cur }
 	eqF := func(v *float64, cur float64) bool { return v == nil || *v == cur }
 	eqP := func(v, cur *float64) bool { return v == nil || (cur != nil && *v == *cur) }
+	eqI := func(v, cur *int64) bool { return v == nil || (cur != nil && *v == *cur) }
 	worker := p.WorkerID
 	if worker != nil {
 		w := strings.TrimSpace(*worker)
@@ -111,7 +124,8 @@ func (p Patch) unchanged(t store.Task) bool {
 	return eqS(status, string(t.Status)) && eqS(p.Output, t.Output) && eqF(p.ProgressPct, t.ProgressPct) &&
 		eqS(p.CurrentStep, t.CurrentStep) && eqS(p.DecisionPrompt, t.DecisionPrompt) &&
 		eqS(p.ErrorSummary, t.ErrorSummary) && eqS(p.ErrorCategory, t.ErrorCategory) && eqS(worker, t.WorkerID) &&
-		eqP(p.ValueScore, t.ValueScore) && eqP(p.ResourceCost, t.ResourceCost)
+		eqP(p.ValueScore, t.ValueScore) && eqP(p.ResourceCost, t.ResourceCost) &&
+		eqI(p.TokensIn, t.TokensIn) && eqI(p.TokensOut, t.TokensOut) && (p.CostUSD == nil || eqP(p.CostUSD, t.CostUSD))
 }
 
 // apply is the update rule: the task cur changed by p at now, or why not.
@@ -182,6 +196,15 @@ func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time)
 	if p.ResourceCost != nil {
 		next.ResourceCost = p.ResourceCost
 	}
+	if p.TokensIn != nil {
+		next.TokensIn = p.TokensIn
+	}
+	if p.TokensOut != nil {
+		next.TokensOut = p.TokensOut
+	}
+	if p.CostUSD != nil {
+		next.CostUSD = p.CostUSD
+	}
 
 	switch target {
 	case task.Running:
@@ -211,6 +234,7 @@ func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time)
 		if err := finish(&next, cur, target, p, now); err != nil {
 			return cur, err
 		}
+		a.priced(&next)
 		if target == task.Failed {
 			target = a.afterFailure(&next, now, p.Stopped)
 		}
@@ -218,6 +242,29 @@ func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time)
 	next.Status = target
 	next.UpdatedAt = now
 	return next, nil
+}
+
+// priced completes a finishing task's usage: a cost estimated from its
+// tokens at its model's price when its executor reported tokens and no
+// cost, and that cost as the A/B resource_cost when none was given, so
+// a variant's ROI weighs what its tasks really cost.
+func (a *App) priced(t *store.Task) {
+	if t.CostUSD == nil && (t.TokensIn != nil || t.TokensOut != nil) {
+		if usd, ok := a.cfg.Prices.Estimate(t.Model, deref(t.TokensIn), deref(t.TokensOut)); ok {
+			t.CostUSD = &usd
+		}
+	}
+	if t.ResourceCost == nil && t.CostUSD != nil {
+		cost := *t.CostUSD
+		t.ResourceCost = &cost
+	}
+}
+
+func deref(v *int64) int64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }
 
 // afterFailure applies t's retry policy to its failed attempt at now: the
@@ -414,6 +461,12 @@ func (a *App) changed(ctx context.Context, r Repos, b *database.Batch, cur, next
 	}
 	if next.ResourceCost != nil {
 		d.CostSum = *next.ResourceCost
+	}
+	if next.TokensIn != nil || next.TokensOut != nil || next.CostUSD != nil {
+		d.UsageTasks, d.TokensIn, d.TokensOut = 1, deref(next.TokensIn), deref(next.TokensOut)
+		if next.CostUSD != nil {
+			d.CostUSD = *next.CostUSD
+		}
 	}
 	r.Stats.QueueAddDaily(b, d)
 	r.Stats.QueueAddFinished(b, next.CompletedAt, f)

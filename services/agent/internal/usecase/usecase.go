@@ -98,6 +98,9 @@ type Config struct {
 	// Retries are the task types' retry policies; a zero Default is
 	// task.DefaultRetry with MaxAttempts attempts.
 	Retries task.Policies
+	// Prices estimate a task's cost from its tokens when its executor
+	// reports none (task.DefaultPrices when nil).
+	Prices task.Prices
 	// Variants are the prompt variants known before any is recorded.
 	Variants []string
 	// ABDraws is the number of draws behind a selection probability.
@@ -173,6 +176,9 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	if cfg.Retries.Default.MaxAttempts == 0 {
 		cfg.Retries.Default = task.DefaultRetry
 		cfg.Retries.Default.MaxAttempts = cfg.MaxAttempts
+	}
+	if cfg.Prices == nil {
+		cfg.Prices = task.DefaultPrices
 	}
 	if cfg.ABDraws <= 0 {
 		cfg.ABDraws = DefaultABDraws

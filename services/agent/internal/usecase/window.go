@@ -158,6 +158,10 @@ func mergeDaily(x, y []store.Daily) []store.Daily {
 		s.DurationSum += d.DurationSum
 		s.ValueSum += d.ValueSum
 		s.CostSum += d.CostSum
+		s.TokensIn += d.TokensIn
+		s.TokensOut += d.TokensOut
+		s.CostUSD += d.CostUSD
+		s.UsageTasks += d.UsageTasks
 		sum[k] = s
 	}
 	out := slices.Collect(maps.Values(sum))

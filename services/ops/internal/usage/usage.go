@@ -27,10 +27,10 @@ const (
 // Families lists the families in report order.
 var Families = []string{OpenAI, Claude}
 
-// familyPrefixes maps name prefixes to families: "openai-codex" and
-// "codex-cli" are OpenAI, "claude-code" and "anthropic" are Claude.
+// familyPrefixes maps name prefixes to families: "openai-codex",
+// "codex-cli" and the model "gpt-5-codex" are OpenAI, "claude-code" and "anthropic" are Claude.
 var familyPrefixes = []struct{ prefix, family string }{
-	{"openai", OpenAI}, {"codex", OpenAI}, {"chatgpt", OpenAI},
+	{"openai", OpenAI}, {"codex", OpenAI}, {"chatgpt", OpenAI}, {"gpt", OpenAI},
 	{"claude", Claude}, {"anthropic", Claude},
 }
 
@@ -214,6 +214,9 @@ const (
 	SourceSnapshot         = "snapshot"
 	SourceSnapshotFallback = "snapshot_fallback"
 	SourceNone             = "none"
+	// SourceAgent is a row with no provider data whose numbers are what
+	// Foundry's own agent tasks reported spending (Recorded).
+	SourceAgent = "agent_recorded"
 )
 
 // Row is one family's line of the overview.
@@ -223,12 +226,52 @@ type Row struct {
 	Variants []string
 	// Quota is the selected metric; nil when no metric bears a quota.
 	Quota *Quota
-	// Source is SourceLive, SourceSnapshot or SourceNone.
+	// Source is SourceLive, SourceSnapshot, SourceAgent or SourceNone.
 	Source string
 	// CollectedAt is when the row's data was collected (the selected metric's
 	// snapshot, else the newest); zero when there is none.
 	CollectedAt time.Time
 	Alerts      []Alert
+	// Agent is what the agent's own tasks of the family recorded spending;
+	// nil when they recorded nothing.
+	Agent *Recorded
+}
+
+// Recorded is the usage Foundry's agent tasks of one family reported over
+// the last WindowDays days: the only numbers there are when no provider
+// collector or snapshot is configured, and no quota.
+type Recorded struct {
+	WindowDays int
+	Tasks      int64
+	TokensIn   int64
+	TokensOut  int64
+	CostUSD    float64
+}
+
+// ModelSpent is what the agent's tasks of one model spent.
+type ModelSpent struct {
+	Model string
+	Recorded
+}
+
+// FoldModels sums the agent's usage by model into families (FamilyOf the
+// model; a model of no known family counts in none).
+func FoldModels(windowDays int, models []ModelSpent) map[string]Recorded {
+	out := map[string]Recorded{}
+	for _, m := range models {
+		f, ok := FamilyOf(m.Model)
+		if !ok || m.Tasks == 0 {
+			continue
+		}
+		r := out[f]
+		r.WindowDays = windowDays
+		r.Tasks += m.Tasks
+		r.TokensIn += m.TokensIn
+		r.TokensOut += m.TokensOut
+		r.CostUSD = math.Round((r.CostUSD+m.CostUSD)*1e6) / 1e6
+		out[f] = r
+	}
+	return out
 }
 
 // Input is what the overview is built from.
@@ -241,6 +284,10 @@ type Input struct {
 	Fallback []string
 	// Stored holds the latest stored snapshot of each provider.
 	Stored []Snapshot
+	// Agent is the agent's recorded usage by family (FoldModels), at
+	// RecordedAt.
+	Agent      map[string]Recorded
+	RecordedAt time.Time
 }
 
 // Overview builds one row per family (in Families order) and names the
@@ -250,10 +297,14 @@ type Input struct {
 //   - "snapshot_fallback" when any family's live collection missed the
 //     budget or failed (its row shows its stored snapshots instead);
 //   - "live" when at least one family was collected live and none failed;
-//   - "snapshot" otherwise (no live collector configured).
+//   - "snapshot" otherwise (no live collector configured);
+//   - "agent_recorded" when no row has provider data but some have what
+//     the agent's tasks recorded spending.
 //
 // A family collected live shows only the live data; any other shows the
-// latest stored snapshot of each of its providers.
+// latest stored snapshot of each of its providers. Every row carries the
+// agent's recorded usage of its family (Row.Agent); a row with no provider
+// data takes it as its own (SourceAgent): the tokens used, no quota.
 func Overview(in Input) ([]Row, string) {
 	stored := map[string][]Snapshot{}
 	for _, s := range in.Stored {
@@ -262,7 +313,7 @@ func Overview(in Input) ([]Row, string) {
 		}
 	}
 	rows := make([]Row, 0, len(Families))
-	anyData, anyLive := false, false
+	anyData, anyLive, anyAgent := false, false, false
 	for _, family := range Families {
 		row := Row{Family: family, Source: SourceNone, Variants: []string{}}
 		snaps, live := in.Live[family]
@@ -291,10 +342,19 @@ func Overview(in Input) ([]Row, string) {
 		if len(snaps) > 0 {
 			anyData = true
 		}
+		if rec, ok := in.Agent[family]; ok {
+			row.Agent = &rec
+			if row.Source == SourceNone {
+				row.Source, row.CollectedAt = SourceAgent, in.RecordedAt
+				anyAgent = true
+			}
+		}
 		row.Alerts = alerts(row, slices.Contains(in.Fallback, family))
 		rows = append(rows, row)
 	}
 	switch {
+	case !anyData && anyAgent:
+		return rows, SourceAgent
 	case !anyData:
 		return rows, SourceNone
 	case len(in.Fallback) > 0:
@@ -312,7 +372,7 @@ func alerts(row Row, fellBack bool) []Alert {
 	out := []Alert{}
 	if fellBack {
 		msg := "live collection missed the latency budget or failed; showing the last snapshot"
-		if row.Source == SourceNone {
+		if row.Source == SourceNone || row.Source == SourceAgent {
 			msg = "live collection missed the latency budget or failed, and there is no snapshot"
 		}
 		out = append(out, Alert{Level: Info, Message: msg})

@@ -21,7 +21,7 @@ func TestFamilyOf(t *testing.T) {
 	for provider, want := range map[string]string{
 		"openai": usage.OpenAI, "openai-codex": usage.OpenAI, "OpenAI_Codex": usage.OpenAI, "codex": usage.OpenAI,
 		"chatgpt-plus": usage.OpenAI, "claude": usage.Claude, "claude-code": usage.Claude, "Claude_Code": usage.Claude,
-		"anthropic": usage.Claude,
+		"anthropic": usage.Claude, "gpt-5-codex": usage.OpenAI, "claude-opus-4-1": usage.Claude,
 	} {
 		got, ok := usage.FamilyOf(provider)
 		require.True(t, ok, provider)
@@ -194,4 +194,43 @@ func TestOverview(t *testing.T) {
 		_, source := usage.Overview(usage.Input{Fallback: []string{usage.OpenAI}})
 		require.Equal(t, usage.SourceNone, source)
 	})
+}
+
+// TestAgentRecordedUsage: the agent's usage by model folds into the
+// families; a family with no provider data shows it as its own row's
+// (agent_recorded, no quota), one with provider data keeps its source and
+// carries it beside; with no provider data at all the overview says so.
+func TestAgentRecordedUsage(t *testing.T) {
+	t.Parallel()
+	agent := usage.FoldModels(30, []usage.ModelSpent{
+		{Model: "claude-opus-4-1", Recorded: usage.Recorded{Tasks: 2, TokensIn: 10000, TokensOut: 2000, CostUSD: 0.3}},
+		{Model: "claude-haiku-4-5", Recorded: usage.Recorded{Tasks: 1, TokensIn: 100, TokensOut: 50, CostUSD: 0.0001}},
+		{Model: "gpt-5-codex", Recorded: usage.Recorded{Tasks: 1, TokensIn: 1000, TokensOut: 500, CostUSD: 0.02}},
+		{Model: "llama-local", Recorded: usage.Recorded{Tasks: 5, TokensIn: 9}},
+		{Model: "gpt-5", Recorded: usage.Recorded{}}, // reported nothing
+	})
+	require.Equal(t, map[string]usage.Recorded{
+		usage.Claude: {WindowDays: 30, Tasks: 3, TokensIn: 10100, TokensOut: 2050, CostUSD: 0.3001},
+		usage.OpenAI: {WindowDays: 30, Tasks: 1, TokensIn: 1000, TokensOut: 500, CostUSD: 0.02},
+	}, agent)
+
+	rows, source := usage.Overview(usage.Input{Agent: agent, RecordedAt: t0})
+	require.Equal(t, usage.SourceAgent, source)
+	for _, r := range rows {
+		require.Equal(t, usage.SourceAgent, r.Source, r.Family)
+		require.Nil(t, r.Quota, "the agent knows no quota")
+		require.Equal(t, t0, r.CollectedAt)
+		require.Equal(t, agent[r.Family], *r.Agent)
+	}
+
+	rows, source = usage.Overview(usage.Input{Agent: map[string]usage.Recorded{usage.Claude: agent[usage.Claude]}, RecordedAt: t0,
+		Stored: []usage.Snapshot{{Provider: "openai", CollectedAt: t0, Metrics: []usage.Metric{{Name: "tokens", Value: 1, Limit: ptr(10)}}}}})
+	require.Equal(t, usage.SourceSnapshot, source, "provider data somewhere: the overview's source is the providers'")
+	require.Equal(t, usage.SourceSnapshot, rows[0].Source)
+	require.Nil(t, rows[0].Agent, "no usage recorded for openai")
+	require.Equal(t, usage.SourceAgent, rows[1].Source)
+
+	rows, source = usage.Overview(usage.Input{})
+	require.Equal(t, usage.SourceNone, source)
+	require.Nil(t, rows[0].Agent)
 }

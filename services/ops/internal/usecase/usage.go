@@ -64,6 +64,18 @@ func (a *App) AutomationUsage(ctx context.Context) (AutomationUsageResult, error
 		}
 		stored <- snaps
 	}()
+	recorded := make(chan []usage.ModelSpent, 1)
+	go func() {
+		if a.cfg.Agent == nil {
+			recorded <- nil
+			return
+		}
+		spent, err := a.cfg.Agent.Spent(deadline, AgentUsageDays)
+		if err != nil {
+			a.log.Warn("usage: the agent's recorded usage unavailable", zap.Error(err))
+		}
+		recorded <- spent
+	}()
 
 	results, missed := collector.Gather(deadline, budget, a.cfg.Collectors)
 	live := map[string][]usage.Snapshot{}
@@ -75,30 +87,45 @@ func (a *App) AutomationUsage(ctx context.Context) (AutomationUsageResult, error
 		a.log.Warn("usage: live collection fell back to snapshots", zap.String("family", m.Family), zap.Error(m.Err))
 	}
 
-	in := usage.Input{Live: live, Fallback: collector.Families(missed)}
+	in := usage.Input{Live: live, Fallback: collector.Families(missed), RecordedAt: now}
 	for _, s := range awaitStored(deadline, stored, a.log) {
 		in.Stored = append(in.Stored, s.Snapshot)
 	}
+	spent, ok := await(deadline, recorded)
+	if !ok {
+		a.log.Warn("usage: the agent's recorded usage not read within the latency budget")
+	}
+	in.Agent = usage.FoldModels(AgentUsageDays, spent)
 	rows, source := usage.Overview(in)
 	return AutomationUsageResult{Rows: rows, Source: source, Budget: budget, GeneratedAt: now, Fallback: collector.Families(missed)}, nil
 }
 
-// awaitStored returns the stored snapshots once read, or nothing when the
-// deadline passes first. A result already there wins over a deadline that
-// has also passed (select alone would pick between them at random).
-func awaitStored(deadline context.Context, stored <-chan []store.UsageSnapshot, log *zap.Logger) []store.UsageSnapshot {
+// await is what ch answers, or false when the deadline passes first. An
+// answer already there wins over a deadline that has also passed (select
+// alone would pick between them at random).
+func await[T any](deadline context.Context, ch <-chan T) (T, bool) {
 	select {
-	case snaps := <-stored:
-		return snaps
+	case v := <-ch:
+		return v, true
 	default:
 	}
 	select {
-	case snaps := <-stored:
-		return snaps
+	case v := <-ch:
+		return v, true
 	case <-deadline.Done():
-		log.Warn("usage: stored snapshots not read within the latency budget")
-		return nil
+		var zero T
+		return zero, false
 	}
+}
+
+// awaitStored returns the stored snapshots once read, or nothing when the
+// deadline passes first.
+func awaitStored(deadline context.Context, stored <-chan []store.UsageSnapshot, log *zap.Logger) []store.UsageSnapshot {
+	snaps, ok := await(deadline, stored)
+	if !ok {
+		log.Warn("usage: stored snapshots not read within the latency budget")
+	}
+	return snaps
 }
 
 // storeLive keeps successful live collections as snapshots, in the

@@ -13,6 +13,7 @@
 package usecase
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/foundryhq/foundry/services/ops/internal/collector"
 	"github.com/foundryhq/foundry/services/ops/internal/store"
 	"github.com/foundryhq/foundry/services/ops/internal/telemetry"
+	"github.com/foundryhq/foundry/services/ops/internal/usage"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/uow"
@@ -39,6 +41,17 @@ type Repos struct {
 
 // Opener builds the repositories over a querier.
 type Opener func(q database.Querier) Repos
+
+// AgentUsage is the agent service as the usage overview reads it.
+type AgentUsage interface {
+	// Spent returns what its finished tasks reported spending over the
+	// last days, by model.
+	Spent(ctx context.Context, days int) ([]usage.ModelSpent, error)
+}
+
+// AgentUsageDays is the window of the agent's recorded usage in the
+// overview: a month, the period providers' quotas most often run over.
+const AgentUsageDays = 30
 
 // DefaultLatencyBudget bounds live usage collection when none is configured.
 const DefaultLatencyBudget = time.Second
@@ -58,6 +71,8 @@ type Config struct {
 	Collectors []collector.Collector
 	// LatencyBudget bounds live usage collection (DefaultLatencyBudget).
 	LatencyBudget time.Duration
+	// Agent reads the usage the agent's tasks recorded; nil: none.
+	Agent AgentUsage
 	// Log defaults to a no-op logger.
 	Log *zap.Logger
 	// Metrics registers the use cases' counters; nil leaves them

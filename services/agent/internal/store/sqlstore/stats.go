@@ -98,14 +98,17 @@ func (s Stats) AddDaily(ctx context.Context, d store.Daily) error {
 // QueueAddDaily implements store.Stats.
 func (s Stats) QueueAddDaily(b *database.Batch, d store.Daily) {
 	b.Exec(nil, `INSERT INTO task_daily (day, task_type, model, executor, created, completed, failed, timed_out,
-		duration_sum, value_sum, cost_sum) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		duration_sum, value_sum, cost_sum, tokens_in, tokens_out, cost_usd, usage_tasks)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 		ON CONFLICT (day, task_type, model, executor) DO UPDATE SET
 		created = task_daily.created + excluded.created, completed = task_daily.completed + excluded.completed,
 		failed = task_daily.failed + excluded.failed, timed_out = task_daily.timed_out + excluded.timed_out,
 		duration_sum = task_daily.duration_sum + excluded.duration_sum,
-		value_sum = task_daily.value_sum + excluded.value_sum, cost_sum = task_daily.cost_sum + excluded.cost_sum`,
+		value_sum = task_daily.value_sum + excluded.value_sum, cost_sum = task_daily.cost_sum + excluded.cost_sum,
+		tokens_in = task_daily.tokens_in + excluded.tokens_in, tokens_out = task_daily.tokens_out + excluded.tokens_out,
+		cost_usd = task_daily.cost_usd + excluded.cost_usd, usage_tasks = task_daily.usage_tasks + excluded.usage_tasks`,
 		day(d.Day), string(d.Type), d.Model, d.Executor, d.Created, d.Completed, d.Failed, d.TimedOut,
-		d.DurationSum, d.ValueSum, d.CostSum)
+		d.DurationSum, d.ValueSum, d.CostSum, d.TokensIn, d.TokensOut, d.CostUSD, d.UsageTasks)
 }
 
 // DailyBetween implements store.Stats: a range of the primary key, summed
@@ -133,7 +136,7 @@ func (s Stats) QueueDailyBetween(b *database.Batch, from, to time.Time, out *[]s
 				typ string
 			)
 			if err := rows.Scan(&typ, &d.Model, &d.Executor, &d.Created, &d.Completed, &d.Failed, &d.TimedOut,
-				&d.DurationSum, &d.ValueSum, &d.CostSum); err != nil {
+				&d.DurationSum, &d.ValueSum, &d.CostSum, &d.TokensIn, &d.TokensOut, &d.CostUSD, &d.UsageTasks); err != nil {
 				return err
 			}
 			d.Type = task.Type(typ)
@@ -141,7 +144,8 @@ func (s Stats) QueueDailyBetween(b *database.Batch, from, to time.Time, out *[]s
 		}
 		return rows.Err()
 	}, `SELECT task_type, model, executor, CAST(SUM(created) AS BIGINT), CAST(SUM(completed) AS BIGINT),
-		CAST(SUM(failed) AS BIGINT), CAST(SUM(timed_out) AS BIGINT), SUM(duration_sum), SUM(value_sum), SUM(cost_sum)
+		CAST(SUM(failed) AS BIGINT), CAST(SUM(timed_out) AS BIGINT), SUM(duration_sum), SUM(value_sum), SUM(cost_sum),
+		CAST(SUM(tokens_in) AS BIGINT), CAST(SUM(tokens_out) AS BIGINT), SUM(cost_usd), CAST(SUM(usage_tasks) AS BIGINT)
 		FROM task_daily WHERE day >= $1 AND day < $2 GROUP BY task_type, model, executor ORDER BY task_type, model, executor`,
 		database.Micros(from), database.Micros(to))
 }
@@ -266,7 +270,8 @@ func (s Stats) Failures(ctx context.Context) ([]store.FailureCount, error) {
 // tasks the days hold.
 func (s Stats) DailyByDay(ctx context.Context, from, to time.Time) ([]store.Daily, error) {
 	rows, err := s.q.Query(ctx, `SELECT day, CAST(SUM(created) AS BIGINT), CAST(SUM(completed) AS BIGINT),
-		CAST(SUM(failed) AS BIGINT), CAST(SUM(timed_out) AS BIGINT), SUM(duration_sum), SUM(value_sum), SUM(cost_sum)
+		CAST(SUM(failed) AS BIGINT), CAST(SUM(timed_out) AS BIGINT), SUM(duration_sum), SUM(value_sum), SUM(cost_sum),
+		CAST(SUM(tokens_in) AS BIGINT), CAST(SUM(tokens_out) AS BIGINT), SUM(cost_usd), CAST(SUM(usage_tasks) AS BIGINT)
 		FROM task_daily WHERE day >= $1 AND day < $2 GROUP BY day ORDER BY day`,
 		database.Micros(from), database.Micros(to))
 	if err != nil {
@@ -279,7 +284,8 @@ func (s Stats) DailyByDay(ctx context.Context, from, to time.Time) ([]store.Dail
 			d  store.Daily
 			at int64
 		)
-		if err := rows.Scan(&at, &d.Created, &d.Completed, &d.Failed, &d.TimedOut, &d.DurationSum, &d.ValueSum, &d.CostSum); err != nil {
+		if err := rows.Scan(&at, &d.Created, &d.Completed, &d.Failed, &d.TimedOut, &d.DurationSum, &d.ValueSum, &d.CostSum,
+			&d.TokensIn, &d.TokensOut, &d.CostUSD, &d.UsageTasks); err != nil {
 			return nil, fmt.Errorf("read the daily rollup: %w", err)
 		}
 		d.Day = database.Time(at)

@@ -30,7 +30,8 @@ func NewTasks(q database.Querier) Tasks { return Tasks{q: q} }
 const taskColumns = `id, direction, task_type, status, model, executor, tier, command, context, idea_id, prompt_variant,
 	output, progress_pct, current_step, decision_prompt, error_summary, error_category,
 	worker_id, lease_seconds, lease_expires_at, attempts, value_score, resource_cost, duration_seconds,
-	created_at, updated_at, started_at, completed_at, claimed_by, source, max_attempts, next_attempt_at, status_reason`
+	created_at, updated_at, started_at, completed_at, claimed_by, source, max_attempts, next_attempt_at, status_reason,
+	tokens_in, tokens_out, cost_usd`
 
 // scanner is a row or rows.
 type scanner interface{ Scan(dest ...any) error }
@@ -48,7 +49,8 @@ func scanTask(s scanner) (store.Task, error) {
 	err := s.Scan(&t.ID, &t.Direction, &typ, &status, &t.Model, &t.Executor, &t.Tier, &t.Command, &t.Context, &ideaID, &variant,
 		&t.Output, &t.ProgressPct, &t.CurrentStep, &t.DecisionPrompt, &summary, &category,
 		&worker, &t.LeaseSeconds, &leaseExpires, &t.Attempts, &value, &cost, &duration,
-		&created, &updated, &started, &completed, &claimedBy, &source, &t.MaxAttempts, &next, &reason)
+		&created, &updated, &started, &completed, &claimedBy, &source, &t.MaxAttempts, &next, &reason,
+		&t.TokensIn, &t.TokensOut, &t.CostUSD)
 	if err != nil {
 		return store.Task{}, err
 	}
@@ -112,7 +114,7 @@ func (s Tasks) Insert(ctx context.Context, t store.Task) error {
 
 // insertTask is a task's INSERT; a unique rule refusing it is an error.
 const insertTask = `INSERT INTO tasks (` + taskColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`
+		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`
 
 func insertArgs(t store.Task) []any {
 	return []any{t.ID, t.Direction, string(t.Type), string(t.Status), t.Model, t.Executor, t.Tier, t.Command, t.Context,
@@ -122,7 +124,8 @@ func insertArgs(t store.Task) []any {
 		t.ValueScore, t.ResourceCost, t.Duration,
 		database.Micros(t.CreatedAt), database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
 		database.NullString(t.ClaimedBy), database.NullString(t.Source),
-		t.MaxAttempts, database.NullMicros(t.NextAttemptAt), database.NullString(t.StatusReason)}
+		t.MaxAttempts, database.NullMicros(t.NextAttemptAt), database.NullString(t.StatusReason),
+		t.TokensIn, t.TokensOut, t.CostUSD}
 }
 
 // QueueInsert implements store.Tasks: without ON CONFLICT, so that a
@@ -189,7 +192,8 @@ func (s Tasks) QueueSave(b *database.Batch, t store.Task) {
 		decision_prompt = $6, error_summary = $7, error_category = $8, worker_id = $9, lease_seconds = $10,
 		lease_expires_at = $11, attempts = $12, value_score = $13, resource_cost = $14, duration_seconds = $15,
 		updated_at = $16, started_at = $17, completed_at = $18, prompt_variant = $19, claimed_by = $20,
-		max_attempts = $21, next_attempt_at = $22, status_reason = $23
+		max_attempts = $21, next_attempt_at = $22, status_reason = $23,
+		tokens_in = $24, tokens_out = $25, cost_usd = $26
 		WHERE id = $1`,
 		t.ID, string(t.Status), t.Output, t.ProgressPct, t.CurrentStep,
 		t.DecisionPrompt, database.NullString(t.ErrorSummary), database.NullString(t.ErrorCategory),
@@ -197,7 +201,8 @@ func (s Tasks) QueueSave(b *database.Batch, t store.Task) {
 		database.NullMicros(t.LeaseExpiresAt), t.Attempts, t.ValueScore, t.ResourceCost, t.Duration,
 		database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
 		database.NullString(t.PromptVariant), database.NullString(t.ClaimedBy),
-		t.MaxAttempts, database.NullMicros(t.NextAttemptAt), database.NullString(t.StatusReason))
+		t.MaxAttempts, database.NullMicros(t.NextAttemptAt), database.NullString(t.StatusReason),
+		t.TokensIn, t.TokensOut, t.CostUSD)
 }
 
 // List implements store.Tasks.
@@ -437,7 +442,7 @@ func (s Tasks) Retry(ctx context.Context, now time.Time, limit int) ([]store.Tas
 	out, err := scanTasks(s.q.Query(ctx, `UPDATE tasks SET status = 'pending', next_attempt_at = NULL,
 		worker_id = NULL, claimed_by = NULL, lease_seconds = 0, lease_expires_at = NULL,
 		error_summary = NULL, error_category = NULL, output = '', progress_pct = 0, current_step = '',
-		value_score = NULL, resource_cost = NULL, completed_at = NULL, duration_seconds = NULL, updated_at = $1
+		value_score = NULL, resource_cost = NULL, tokens_in = NULL, tokens_out = NULL, cost_usd = NULL, completed_at = NULL, duration_seconds = NULL, updated_at = $1
 		WHERE id IN (SELECT id FROM tasks WHERE status = 'failed' AND next_attempt_at IS NOT NULL AND next_attempt_at <= $1
 			ORDER BY next_attempt_at, id LIMIT $2)
 		AND status = 'failed' AND next_attempt_at IS NOT NULL

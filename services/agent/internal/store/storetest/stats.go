@@ -72,6 +72,7 @@ func runStats(t *testing.T, newHarness func(t *testing.T) Harness) {
 		add(created)
 		done := route(day.Add(23*time.Hour+59*time.Minute), task.Impl, "m1")
 		done.Completed, done.DurationSum, done.ValueSum, done.CostSum = 1, 60.5, 0.75, 0.25
+		done.TokensIn, done.TokensOut, done.CostUSD, done.UsageTasks = 12000, 3000, 0.081, 1
 		add(done)
 		// 01:00 on March 3 in UTC+14 is 11:00 on March 2 in UTC.
 		east := route(time.Date(2026, 3, 3, 1, 0, 0, 0, time.FixedZone("UTC+14", 14*3600)), task.Impl, "m1")
@@ -92,12 +93,12 @@ func runStats(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 		require.Equal(t, []store.Daily{
 			{Type: task.Impl, Model: "m1", Executor: "codex", Created: 2, Completed: 1, Failed: 1, TimedOut: 1,
-				DurationSum: 60.5, ValueSum: 0.75, CostSum: 0.25},
+				DurationSum: 60.5, ValueSum: 0.75, CostSum: 0.25, TokensIn: 12000, TokensOut: 3000, CostUSD: 0.081, UsageTasks: 1},
 			{Type: task.Spec, Model: "m2", Executor: "codex", Created: 1, Completed: 1},
 		}, between(day, day.Add(24*time.Hour)), "one day: its changes summed by type, model and executor; the next day is outside")
 		require.Equal(t, []store.Daily{
 			{Type: task.Impl, Model: "m1", Executor: "codex", Created: 6, Completed: 4, Failed: 1, TimedOut: 1,
-				DurationSum: 60.5, ValueSum: 0.75, CostSum: 0.25},
+				DurationSum: 60.5, ValueSum: 0.75, CostSum: 0.25, TokensIn: 12000, TokensOut: 3000, CostUSD: 0.081, UsageTasks: 1},
 			{Type: task.Spec, Model: "m2", Executor: "codex", Created: 1, Completed: 1},
 		}, between(day, day.Add(48*time.Hour)), "two days: one row per route, Day zero")
 		require.Equal(t, []store.Daily{{Type: task.Impl, Model: "m1", Executor: "codex", Created: 4, Completed: 3}},
@@ -109,7 +110,8 @@ func runStats(t *testing.T, newHarness func(t *testing.T) Harness) {
 		byDay, err := h.read().stats.DailyByDay(ctx, day, day.Add(72*time.Hour))
 		require.NoError(t, err)
 		require.Equal(t, []store.Daily{
-			{Day: day, Created: 3, Completed: 2, Failed: 1, TimedOut: 1, DurationSum: 60.5, ValueSum: 0.75, CostSum: 0.25},
+			{Day: day, Created: 3, Completed: 2, Failed: 1, TimedOut: 1, DurationSum: 60.5, ValueSum: 0.75, CostSum: 0.25,
+				TokensIn: 12000, TokensOut: 3000, CostUSD: 0.081, UsageTasks: 1},
 			{Day: day.Add(24 * time.Hour), Created: 4, Completed: 3},
 		}, byDay, "per day, every route together, only the days with rows")
 	})

@@ -181,6 +181,8 @@ func runTasks(t *testing.T, newHarness func(t *testing.T) Harness) {
 		next.ErrorSummary, next.ErrorCategory, next.WorkerID, next.ClaimedBy = "boom", task.CategoryExecutorCrash, "w", "token"
 		next.LeaseSeconds, next.LeaseExpiresAt, next.Attempts = 60, at(time.Hour), 3
 		next.ValueScore, next.ResourceCost, next.Duration = ptr(0.5), ptr(2.0), ptr(30.0)
+		next.TokensIn, next.TokensOut, next.CostUSD = ptr(int64(12000)), ptr(int64(3000)), ptr(0.081)
+		next.MaxAttempts, next.NextAttemptAt, next.StatusReason = 4, at(2*time.Hour), "why"
 		next.UpdatedAt, next.StartedAt, next.CompletedAt, next.PromptVariant = at(time.Minute), at(time.Second), at(31*time.Second), "v9"
 		changed := next
 		// The rest is fixed at creation.

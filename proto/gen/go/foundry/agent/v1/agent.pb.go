@@ -182,6 +182,12 @@ type AgentTask struct {
 	// attempt_errors are the task's attempts that did not complete, first
 	// first: each one's error stays when the task is retried.
 	AttemptErrors []*TaskAttempt `protobuf:"bytes,31,rep,name=attempt_errors,json=attemptErrors,proto3" json:"attempt_errors,omitempty"`
+	// Usage of the run: the tokens its executor reported, and what it cost
+	// (as reported, or estimated from the price table for the task's model);
+	// null until reported.
+	TokensIn      *wrapperspb.Int32Value  `protobuf:"bytes,32,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
+	TokensOut     *wrapperspb.Int32Value  `protobuf:"bytes,33,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
+	CostUsd       *wrapperspb.DoubleValue `protobuf:"bytes,34,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -429,6 +435,27 @@ func (x *AgentTask) GetStatusReason() *wrapperspb.StringValue {
 func (x *AgentTask) GetAttemptErrors() []*TaskAttempt {
 	if x != nil {
 		return x.AttemptErrors
+	}
+	return nil
+}
+
+func (x *AgentTask) GetTokensIn() *wrapperspb.Int32Value {
+	if x != nil {
+		return x.TokensIn
+	}
+	return nil
+}
+
+func (x *AgentTask) GetTokensOut() *wrapperspb.Int32Value {
+	if x != nil {
+		return x.TokensOut
+	}
+	return nil
+}
+
+func (x *AgentTask) GetCostUsd() *wrapperspb.DoubleValue {
+	if x != nil {
+		return x.CostUsd
 	}
 	return nil
 }
@@ -1078,9 +1105,16 @@ type UpdateTaskRequest struct {
 	// validation_failure or unknown.
 	ErrorCategory *string `protobuf:"bytes,8,opt,name=error_category,json=errorCategory,proto3,oneof" json:"error_category,omitempty"`
 	WorkerId      *string `protobuf:"bytes,9,opt,name=worker_id,json=workerId,proto3,oneof" json:"worker_id,omitempty"`
-	// value_score and resource_cost measure the outcome for prompt A/B ROI.
-	ValueScore    *float64 `protobuf:"fixed64,10,opt,name=value_score,json=valueScore,proto3,oneof" json:"value_score,omitempty"`
-	ResourceCost  *float64 `protobuf:"fixed64,11,opt,name=resource_cost,json=resourceCost,proto3,oneof" json:"resource_cost,omitempty"`
+	// value_score and resource_cost measure the outcome for prompt A/B ROI;
+	// resource_cost defaults to cost_usd when a finished task gives none.
+	ValueScore   *float64 `protobuf:"fixed64,10,opt,name=value_score,json=valueScore,proto3,oneof" json:"value_score,omitempty"`
+	ResourceCost *float64 `protobuf:"fixed64,11,opt,name=resource_cost,json=resourceCost,proto3,oneof" json:"resource_cost,omitempty"`
+	// tokens_in, tokens_out (0..2147483647) and cost_usd (US dollars, at
+	// least 0) are the run's usage; a finished task's missing cost_usd is
+	// estimated from its tokens at its model's price.
+	TokensIn      *int32   `protobuf:"varint,12,opt,name=tokens_in,json=tokensIn,proto3,oneof" json:"tokens_in,omitempty"`
+	TokensOut     *int32   `protobuf:"varint,13,opt,name=tokens_out,json=tokensOut,proto3,oneof" json:"tokens_out,omitempty"`
+	CostUsd       *float64 `protobuf:"fixed64,14,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1188,6 +1222,27 @@ func (x *UpdateTaskRequest) GetValueScore() float64 {
 func (x *UpdateTaskRequest) GetResourceCost() float64 {
 	if x != nil && x.ResourceCost != nil {
 		return *x.ResourceCost
+	}
+	return 0
+}
+
+func (x *UpdateTaskRequest) GetTokensIn() int32 {
+	if x != nil && x.TokensIn != nil {
+		return *x.TokensIn
+	}
+	return 0
+}
+
+func (x *UpdateTaskRequest) GetTokensOut() int32 {
+	if x != nil && x.TokensOut != nil {
+		return *x.TokensOut
+	}
+	return 0
+}
+
+func (x *UpdateTaskRequest) GetCostUsd() float64 {
+	if x != nil && x.CostUsd != nil {
+		return *x.CostUsd
 	}
 	return 0
 }
@@ -2441,8 +2496,16 @@ type UsageSummary struct {
 	TotalValueScore   float64          `protobuf:"fixed64,5,opt,name=total_value_score,json=totalValueScore,proto3" json:"total_value_score,omitempty"`
 	TasksByModel      map[string]int32 `protobuf:"bytes,6,rep,name=tasks_by_model,json=tasksByModel,proto3" json:"tasks_by_model,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	TasksByExecutor   map[string]int32 `protobuf:"bytes,7,rep,name=tasks_by_executor,json=tasksByExecutor,proto3" json:"tasks_by_executor,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The usage the window's finished tasks reported: tokens (JSON numbers,
+	// so doubles), cost in US dollars, and how many tasks reported any; by
+	// model too.
+	TokensIn       float64                `protobuf:"fixed64,8,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
+	TokensOut      float64                `protobuf:"fixed64,9,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
+	CostUsd        float64                `protobuf:"fixed64,10,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	TasksWithUsage int32                  `protobuf:"varint,11,opt,name=tasks_with_usage,json=tasksWithUsage,proto3" json:"tasks_with_usage,omitempty"`
+	UsageByModel   map[string]*ModelUsage `protobuf:"bytes,12,rep,name=usage_by_model,json=usageByModel,proto3" json:"usage_by_model,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *UsageSummary) Reset() {
@@ -2524,6 +2587,110 @@ func (x *UsageSummary) GetTasksByExecutor() map[string]int32 {
 	return nil
 }
 
+func (x *UsageSummary) GetTokensIn() float64 {
+	if x != nil {
+		return x.TokensIn
+	}
+	return 0
+}
+
+func (x *UsageSummary) GetTokensOut() float64 {
+	if x != nil {
+		return x.TokensOut
+	}
+	return 0
+}
+
+func (x *UsageSummary) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
+	}
+	return 0
+}
+
+func (x *UsageSummary) GetTasksWithUsage() int32 {
+	if x != nil {
+		return x.TasksWithUsage
+	}
+	return 0
+}
+
+func (x *UsageSummary) GetUsageByModel() map[string]*ModelUsage {
+	if x != nil {
+		return x.UsageByModel
+	}
+	return nil
+}
+
+// ModelUsage is what one model's finished tasks spent in a window.
+type ModelUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tasks         int32                  `protobuf:"varint,1,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	TokensIn      float64                `protobuf:"fixed64,2,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
+	TokensOut     float64                `protobuf:"fixed64,3,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
+	CostUsd       float64                `protobuf:"fixed64,4,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelUsage) Reset() {
+	*x = ModelUsage{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelUsage) ProtoMessage() {}
+
+func (x *ModelUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelUsage.ProtoReflect.Descriptor instead.
+func (*ModelUsage) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ModelUsage) GetTasks() int32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetTokensIn() float64 {
+	if x != nil {
+		return x.TokensIn
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetTokensOut() float64 {
+	if x != nil {
+		return x.TokensOut
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
+	}
+	return 0
+}
+
 // GetMetricsResponse holds the execution metrics of the window.
 type GetMetricsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2541,7 +2708,7 @@ type GetMetricsResponse struct {
 
 func (x *GetMetricsResponse) Reset() {
 	*x = GetMetricsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2553,7 +2720,7 @@ func (x *GetMetricsResponse) String() string {
 func (*GetMetricsResponse) ProtoMessage() {}
 
 func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2566,7 +2733,7 @@ func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetMetricsResponse) GetExecutionTime() *ExecutionTime {
@@ -2615,7 +2782,7 @@ type GetDailyMetricsRequest struct {
 
 func (x *GetDailyMetricsRequest) Reset() {
 	*x = GetDailyMetricsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2627,7 +2794,7 @@ func (x *GetDailyMetricsRequest) String() string {
 func (*GetDailyMetricsRequest) ProtoMessage() {}
 
 func (x *GetDailyMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2640,7 +2807,7 @@ func (x *GetDailyMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDailyMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetDailyMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetDailyMetricsRequest) GetDays() int32 {
@@ -2665,15 +2832,20 @@ type DayMetrics struct {
 	// p50_seconds and p95_seconds are the execution times of the tasks
 	// finished that day, from the day's duration histogram; null when none
 	// was timed.
-	P50Seconds    *wrapperspb.DoubleValue `protobuf:"bytes,7,opt,name=p50_seconds,json=p50Seconds,proto3" json:"p50_seconds,omitempty"`
-	P95Seconds    *wrapperspb.DoubleValue `protobuf:"bytes,8,opt,name=p95_seconds,json=p95Seconds,proto3" json:"p95_seconds,omitempty"`
+	P50Seconds *wrapperspb.DoubleValue `protobuf:"bytes,7,opt,name=p50_seconds,json=p50Seconds,proto3" json:"p50_seconds,omitempty"`
+	P95Seconds *wrapperspb.DoubleValue `protobuf:"bytes,8,opt,name=p95_seconds,json=p95Seconds,proto3" json:"p95_seconds,omitempty"`
+	// tokens_in, tokens_out and cost_usd are what the day's finished tasks
+	// reported spending.
+	TokensIn      float64 `protobuf:"fixed64,9,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
+	TokensOut     float64 `protobuf:"fixed64,10,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
+	CostUsd       float64 `protobuf:"fixed64,11,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DayMetrics) Reset() {
 	*x = DayMetrics{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2857,7 @@ func (x *DayMetrics) String() string {
 func (*DayMetrics) ProtoMessage() {}
 
 func (x *DayMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2870,7 @@ func (x *DayMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DayMetrics.ProtoReflect.Descriptor instead.
 func (*DayMetrics) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DayMetrics) GetDay() string {
@@ -2757,6 +2929,27 @@ func (x *DayMetrics) GetP95Seconds() *wrapperspb.DoubleValue {
 	return nil
 }
 
+func (x *DayMetrics) GetTokensIn() float64 {
+	if x != nil {
+		return x.TokensIn
+	}
+	return 0
+}
+
+func (x *DayMetrics) GetTokensOut() float64 {
+	if x != nil {
+		return x.TokensOut
+	}
+	return 0
+}
+
+func (x *DayMetrics) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
+	}
+	return 0
+}
+
 // GetDailyMetricsResponse is the series, oldest day first, every day
 // present.
 type GetDailyMetricsResponse struct {
@@ -2768,7 +2961,7 @@ type GetDailyMetricsResponse struct {
 
 func (x *GetDailyMetricsResponse) Reset() {
 	*x = GetDailyMetricsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2780,7 +2973,7 @@ func (x *GetDailyMetricsResponse) String() string {
 func (*GetDailyMetricsResponse) ProtoMessage() {}
 
 func (x *GetDailyMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2793,7 +2986,7 @@ func (x *GetDailyMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDailyMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetDailyMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetDailyMetricsResponse) GetDays() []*DayMetrics {
@@ -2812,7 +3005,7 @@ type GetPromptABStatsRequest struct {
 
 func (x *GetPromptABStatsRequest) Reset() {
 	*x = GetPromptABStatsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2824,7 +3017,7 @@ func (x *GetPromptABStatsRequest) String() string {
 func (*GetPromptABStatsRequest) ProtoMessage() {}
 
 func (x *GetPromptABStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2837,7 +3030,7 @@ func (x *GetPromptABStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptABStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptABStatsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 // VariantStats is one prompt variant's outcome record.
@@ -2862,7 +3055,7 @@ type VariantStats struct {
 
 func (x *VariantStats) Reset() {
 	*x = VariantStats{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2874,7 +3067,7 @@ func (x *VariantStats) String() string {
 func (*VariantStats) ProtoMessage() {}
 
 func (x *VariantStats) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2887,7 +3080,7 @@ func (x *VariantStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantStats.ProtoReflect.Descriptor instead.
 func (*VariantStats) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *VariantStats) GetVariant() string {
@@ -2956,7 +3149,7 @@ type GetPromptABStatsResponse struct {
 
 func (x *GetPromptABStatsResponse) Reset() {
 	*x = GetPromptABStatsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[38]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2968,7 +3161,7 @@ func (x *GetPromptABStatsResponse) String() string {
 func (*GetPromptABStatsResponse) ProtoMessage() {}
 
 func (x *GetPromptABStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[38]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2981,7 +3174,7 @@ func (x *GetPromptABStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptABStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptABStatsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetPromptABStatsResponse) GetVariants() []*VariantStats {
@@ -3000,7 +3193,7 @@ type GetDiagnosticsCompletenessRequest struct {
 
 func (x *GetDiagnosticsCompletenessRequest) Reset() {
 	*x = GetDiagnosticsCompletenessRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[39]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3205,7 @@ func (x *GetDiagnosticsCompletenessRequest) String() string {
 func (*GetDiagnosticsCompletenessRequest) ProtoMessage() {}
 
 func (x *GetDiagnosticsCompletenessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[39]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +3218,7 @@ func (x *GetDiagnosticsCompletenessRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetDiagnosticsCompletenessRequest.ProtoReflect.Descriptor instead.
 func (*GetDiagnosticsCompletenessRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 // GetDiagnosticsCompletenessResponse measures diagnostics over all failed tasks.
@@ -3045,7 +3238,7 @@ type GetDiagnosticsCompletenessResponse struct {
 
 func (x *GetDiagnosticsCompletenessResponse) Reset() {
 	*x = GetDiagnosticsCompletenessResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[40]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3057,7 +3250,7 @@ func (x *GetDiagnosticsCompletenessResponse) String() string {
 func (*GetDiagnosticsCompletenessResponse) ProtoMessage() {}
 
 func (x *GetDiagnosticsCompletenessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[40]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3070,7 +3263,7 @@ func (x *GetDiagnosticsCompletenessResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetDiagnosticsCompletenessResponse.ProtoReflect.Descriptor instead.
 func (*GetDiagnosticsCompletenessResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetDiagnosticsCompletenessResponse) GetTotalFailed() int32 {
@@ -3132,7 +3325,7 @@ type LoopIteration struct {
 
 func (x *LoopIteration) Reset() {
 	*x = LoopIteration{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[41]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3144,7 +3337,7 @@ func (x *LoopIteration) String() string {
 func (*LoopIteration) ProtoMessage() {}
 
 func (x *LoopIteration) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[41]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3157,7 +3350,7 @@ func (x *LoopIteration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoopIteration.ProtoReflect.Descriptor instead.
 func (*LoopIteration) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *LoopIteration) GetOutcome() string {
@@ -3246,7 +3439,7 @@ type GetLoopStatusRequest struct {
 
 func (x *GetLoopStatusRequest) Reset() {
 	*x = GetLoopStatusRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[42]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3258,7 +3451,7 @@ func (x *GetLoopStatusRequest) String() string {
 func (*GetLoopStatusRequest) ProtoMessage() {}
 
 func (x *GetLoopStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[42]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3271,7 +3464,7 @@ func (x *GetLoopStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoopStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetLoopStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 // GetLoopStatusResponse describes the pipeline loop: this replica's
@@ -3304,7 +3497,7 @@ type GetLoopStatusResponse struct {
 
 func (x *GetLoopStatusResponse) Reset() {
 	*x = GetLoopStatusResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[43]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3316,7 +3509,7 @@ func (x *GetLoopStatusResponse) String() string {
 func (*GetLoopStatusResponse) ProtoMessage() {}
 
 func (x *GetLoopStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[43]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3329,7 +3522,7 @@ func (x *GetLoopStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoopStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetLoopStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetLoopStatusResponse) GetEnabled() bool {
@@ -3414,7 +3607,7 @@ type RunLoopOnceRequest struct {
 
 func (x *RunLoopOnceRequest) Reset() {
 	*x = RunLoopOnceRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[44]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3426,7 +3619,7 @@ func (x *RunLoopOnceRequest) String() string {
 func (*RunLoopOnceRequest) ProtoMessage() {}
 
 func (x *RunLoopOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[44]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3439,7 +3632,7 @@ func (x *RunLoopOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunLoopOnceRequest.ProtoReflect.Descriptor instead.
 func (*RunLoopOnceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RunLoopOnceRequest) GetDryRun() bool {
@@ -3459,7 +3652,7 @@ type RunLoopOnceResponse struct {
 
 func (x *RunLoopOnceResponse) Reset() {
 	*x = RunLoopOnceResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[45]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3471,7 +3664,7 @@ func (x *RunLoopOnceResponse) String() string {
 func (*RunLoopOnceResponse) ProtoMessage() {}
 
 func (x *RunLoopOnceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[45]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3484,7 +3677,7 @@ func (x *RunLoopOnceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunLoopOnceResponse.ProtoReflect.Descriptor instead.
 func (*RunLoopOnceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RunLoopOnceResponse) GetIteration() *LoopIteration {
@@ -3498,7 +3691,7 @@ var File_foundry_agent_v1_agent_proto protoreflect.FileDescriptor
 
 const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xa4\v\n" +
+	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xd3\f\n" +
 	"\tAgentTask\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
@@ -3535,7 +3728,11 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\fmax_attempts\x18\x1c \x01(\x05R\vmaxAttempts\x12D\n" +
 	"\x0fnext_attempt_at\x18\x1d \x01(\v2\x1c.google.protobuf.StringValueR\rnextAttemptAt\x12A\n" +
 	"\rstatus_reason\x18\x1e \x01(\v2\x1c.google.protobuf.StringValueR\fstatusReason\x12D\n" +
-	"\x0eattempt_errors\x18\x1f \x03(\v2\x1d.foundry.agent.v1.TaskAttemptR\rattemptErrors\"\xc2\x02\n" +
+	"\x0eattempt_errors\x18\x1f \x03(\v2\x1d.foundry.agent.v1.TaskAttemptR\rattemptErrors\x128\n" +
+	"\ttokens_in\x18  \x01(\v2\x1b.google.protobuf.Int32ValueR\btokensIn\x12:\n" +
+	"\n" +
+	"tokens_out\x18! \x01(\v2\x1b.google.protobuf.Int32ValueR\ttokensOut\x127\n" +
+	"\bcost_usd\x18\" \x01(\v2\x1c.google.protobuf.DoubleValueR\acostUsd\"\xc2\x02\n" +
 	"\vTaskAttempt\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x124\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusR\x06status\x12#\n" +
@@ -3589,7 +3786,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x0eGetTaskRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"B\n" +
 	"\x0fGetTaskResponse\x12/\n" +
-	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\xe2\x04\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\xf2\x05\n" +
 	"\x11UpdateTaskRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusH\x00R\x06status\x88\x01\x01\x12\x1b\n" +
@@ -3603,7 +3800,12 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\vvalue_score\x18\n" +
 	" \x01(\x01H\bR\n" +
 	"valueScore\x88\x01\x01\x12(\n" +
-	"\rresource_cost\x18\v \x01(\x01H\tR\fresourceCost\x88\x01\x01B\t\n" +
+	"\rresource_cost\x18\v \x01(\x01H\tR\fresourceCost\x88\x01\x01\x12 \n" +
+	"\ttokens_in\x18\f \x01(\x05H\n" +
+	"R\btokensIn\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"tokens_out\x18\r \x01(\x05H\vR\ttokensOut\x88\x01\x01\x12\x1e\n" +
+	"\bcost_usd\x18\x0e \x01(\x01H\fR\acostUsd\x88\x01\x01B\t\n" +
 	"\a_statusB\t\n" +
 	"\a_outputB\x0f\n" +
 	"\r_progress_pctB\x0f\n" +
@@ -3614,7 +3816,11 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"_worker_idB\x0e\n" +
 	"\f_value_scoreB\x10\n" +
-	"\x0e_resource_cost\"E\n" +
+	"\x0e_resource_costB\f\n" +
+	"\n" +
+	"_tokens_inB\r\n" +
+	"\v_tokens_outB\v\n" +
+	"\t_cost_usd\"E\n" +
 	"\x12UpdateTaskResponse\x12/\n" +
 	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"X\n" +
 	"\x19ListAttentionTasksRequest\x12\x19\n" +
@@ -3714,7 +3920,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x1c.foundry.agent.v1.RateBucketR\x05value:\x028\x01\x1a[\n" +
 	"\x0fByExecutorEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
-	"\x05value\x18\x02 \x01(\v2\x1c.foundry.agent.v1.RateBucketR\x05value:\x028\x01\"\xaa\x04\n" +
+	"\x05value\x18\x02 \x01(\v2\x1c.foundry.agent.v1.RateBucketR\x05value:\x028\x01\"\xe2\x06\n" +
 	"\fUsageSummary\x12#\n" +
 	"\rtasks_created\x18\x01 \x01(\x05R\ftasksCreated\x12%\n" +
 	"\x0etasks_finished\x18\x02 \x01(\x05R\rtasksFinished\x124\n" +
@@ -3722,13 +3928,30 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x13total_resource_cost\x18\x04 \x01(\x01R\x11totalResourceCost\x12*\n" +
 	"\x11total_value_score\x18\x05 \x01(\x01R\x0ftotalValueScore\x12V\n" +
 	"\x0etasks_by_model\x18\x06 \x03(\v20.foundry.agent.v1.UsageSummary.TasksByModelEntryR\ftasksByModel\x12_\n" +
-	"\x11tasks_by_executor\x18\a \x03(\v23.foundry.agent.v1.UsageSummary.TasksByExecutorEntryR\x0ftasksByExecutor\x1a?\n" +
+	"\x11tasks_by_executor\x18\a \x03(\v23.foundry.agent.v1.UsageSummary.TasksByExecutorEntryR\x0ftasksByExecutor\x12\x1b\n" +
+	"\ttokens_in\x18\b \x01(\x01R\btokensIn\x12\x1d\n" +
+	"\n" +
+	"tokens_out\x18\t \x01(\x01R\ttokensOut\x12\x19\n" +
+	"\bcost_usd\x18\n" +
+	" \x01(\x01R\acostUsd\x12(\n" +
+	"\x10tasks_with_usage\x18\v \x01(\x05R\x0etasksWithUsage\x12V\n" +
+	"\x0eusage_by_model\x18\f \x03(\v20.foundry.agent.v1.UsageSummary.UsageByModelEntryR\fusageByModel\x1a?\n" +
 	"\x11TasksByModelEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aB\n" +
 	"\x14TasksByExecutorEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x98\x02\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a]\n" +
+	"\x11UsageByModelEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
+	"\x05value\x18\x02 \x01(\v2\x1c.foundry.agent.v1.ModelUsageR\x05value:\x028\x01\"y\n" +
+	"\n" +
+	"ModelUsage\x12\x14\n" +
+	"\x05tasks\x18\x01 \x01(\x05R\x05tasks\x12\x1b\n" +
+	"\ttokens_in\x18\x02 \x01(\x01R\btokensIn\x12\x1d\n" +
+	"\n" +
+	"tokens_out\x18\x03 \x01(\x01R\ttokensOut\x12\x19\n" +
+	"\bcost_usd\x18\x04 \x01(\x01R\acostUsd\"\x98\x02\n" +
 	"\x12GetMetricsResponse\x12F\n" +
 	"\x0eexecution_time\x18\x01 \x01(\v2\x1f.foundry.agent.v1.ExecutionTimeR\rexecutionTime\x12@\n" +
 	"\fsuccess_rate\x18\x02 \x01(\v2\x1d.foundry.agent.v1.SuccessRateR\vsuccessRate\x124\n" +
@@ -3738,7 +3961,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\fwindow_start\x18\x05 \x01(\tR\vwindowStart\":\n" +
 	"\x16GetDailyMetricsRequest\x12\x17\n" +
 	"\x04days\x18\x01 \x01(\x05H\x00R\x04days\x88\x01\x01B\a\n" +
-	"\x05_days\"\xca\x02\n" +
+	"\x05_days\"\xa1\x03\n" +
 	"\n" +
 	"DayMetrics\x12\x10\n" +
 	"\x03day\x18\x01 \x01(\tR\x03day\x12\x18\n" +
@@ -3750,7 +3973,12 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\vp50_seconds\x18\a \x01(\v2\x1c.google.protobuf.DoubleValueR\n" +
 	"p50Seconds\x12=\n" +
 	"\vp95_seconds\x18\b \x01(\v2\x1c.google.protobuf.DoubleValueR\n" +
-	"p95Seconds\"K\n" +
+	"p95Seconds\x12\x1b\n" +
+	"\ttokens_in\x18\t \x01(\x01R\btokensIn\x12\x1d\n" +
+	"\n" +
+	"tokens_out\x18\n" +
+	" \x01(\x01R\ttokensOut\x12\x19\n" +
+	"\bcost_usd\x18\v \x01(\x01R\acostUsd\"K\n" +
 	"\x17GetDailyMetricsResponse\x120\n" +
 	"\x04days\x18\x01 \x03(\v2\x1c.foundry.agent.v1.DayMetricsR\x04days\"\x19\n" +
 	"\x17GetPromptABStatsRequest\"\x9f\x02\n" +
@@ -3887,7 +4115,7 @@ func file_foundry_agent_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_foundry_agent_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	(TaskStatus)(0),                            // 0: foundry.agent.v1.TaskStatus
 	(*AgentTask)(nil),                          // 1: foundry.agent.v1.AgentTask
@@ -3922,149 +4150,157 @@ var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	(*RateBucket)(nil),                         // 30: foundry.agent.v1.RateBucket
 	(*SuccessRate)(nil),                        // 31: foundry.agent.v1.SuccessRate
 	(*UsageSummary)(nil),                       // 32: foundry.agent.v1.UsageSummary
-	(*GetMetricsResponse)(nil),                 // 33: foundry.agent.v1.GetMetricsResponse
-	(*GetDailyMetricsRequest)(nil),             // 34: foundry.agent.v1.GetDailyMetricsRequest
-	(*DayMetrics)(nil),                         // 35: foundry.agent.v1.DayMetrics
-	(*GetDailyMetricsResponse)(nil),            // 36: foundry.agent.v1.GetDailyMetricsResponse
-	(*GetPromptABStatsRequest)(nil),            // 37: foundry.agent.v1.GetPromptABStatsRequest
-	(*VariantStats)(nil),                       // 38: foundry.agent.v1.VariantStats
-	(*GetPromptABStatsResponse)(nil),           // 39: foundry.agent.v1.GetPromptABStatsResponse
-	(*GetDiagnosticsCompletenessRequest)(nil),  // 40: foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	(*GetDiagnosticsCompletenessResponse)(nil), // 41: foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	(*LoopIteration)(nil),                      // 42: foundry.agent.v1.LoopIteration
-	(*GetLoopStatusRequest)(nil),               // 43: foundry.agent.v1.GetLoopStatusRequest
-	(*GetLoopStatusResponse)(nil),              // 44: foundry.agent.v1.GetLoopStatusResponse
-	(*RunLoopOnceRequest)(nil),                 // 45: foundry.agent.v1.RunLoopOnceRequest
-	(*RunLoopOnceResponse)(nil),                // 46: foundry.agent.v1.RunLoopOnceResponse
-	nil,                                        // 47: foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	nil,                                        // 48: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	nil,                                        // 49: foundry.agent.v1.SuccessRate.ByModelEntry
-	nil,                                        // 50: foundry.agent.v1.SuccessRate.ByExecutorEntry
-	nil,                                        // 51: foundry.agent.v1.UsageSummary.TasksByModelEntry
-	nil,                                        // 52: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	nil,                                        // 53: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	nil,                                        // 54: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	(*wrapperspb.StringValue)(nil),             // 55: google.protobuf.StringValue
-	(*structpb.Struct)(nil),                    // 56: google.protobuf.Struct
-	(*wrapperspb.DoubleValue)(nil),             // 57: google.protobuf.DoubleValue
-	(*v1.Pagination)(nil),                      // 58: foundry.common.v1.Pagination
+	(*ModelUsage)(nil),                         // 33: foundry.agent.v1.ModelUsage
+	(*GetMetricsResponse)(nil),                 // 34: foundry.agent.v1.GetMetricsResponse
+	(*GetDailyMetricsRequest)(nil),             // 35: foundry.agent.v1.GetDailyMetricsRequest
+	(*DayMetrics)(nil),                         // 36: foundry.agent.v1.DayMetrics
+	(*GetDailyMetricsResponse)(nil),            // 37: foundry.agent.v1.GetDailyMetricsResponse
+	(*GetPromptABStatsRequest)(nil),            // 38: foundry.agent.v1.GetPromptABStatsRequest
+	(*VariantStats)(nil),                       // 39: foundry.agent.v1.VariantStats
+	(*GetPromptABStatsResponse)(nil),           // 40: foundry.agent.v1.GetPromptABStatsResponse
+	(*GetDiagnosticsCompletenessRequest)(nil),  // 41: foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	(*GetDiagnosticsCompletenessResponse)(nil), // 42: foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	(*LoopIteration)(nil),                      // 43: foundry.agent.v1.LoopIteration
+	(*GetLoopStatusRequest)(nil),               // 44: foundry.agent.v1.GetLoopStatusRequest
+	(*GetLoopStatusResponse)(nil),              // 45: foundry.agent.v1.GetLoopStatusResponse
+	(*RunLoopOnceRequest)(nil),                 // 46: foundry.agent.v1.RunLoopOnceRequest
+	(*RunLoopOnceResponse)(nil),                // 47: foundry.agent.v1.RunLoopOnceResponse
+	nil,                                        // 48: foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	nil,                                        // 49: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	nil,                                        // 50: foundry.agent.v1.SuccessRate.ByModelEntry
+	nil,                                        // 51: foundry.agent.v1.SuccessRate.ByExecutorEntry
+	nil,                                        // 52: foundry.agent.v1.UsageSummary.TasksByModelEntry
+	nil,                                        // 53: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	nil,                                        // 54: foundry.agent.v1.UsageSummary.UsageByModelEntry
+	nil,                                        // 55: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	nil,                                        // 56: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	(*wrapperspb.StringValue)(nil),             // 57: google.protobuf.StringValue
+	(*structpb.Struct)(nil),                    // 58: google.protobuf.Struct
+	(*wrapperspb.DoubleValue)(nil),             // 59: google.protobuf.DoubleValue
+	(*wrapperspb.Int32Value)(nil),              // 60: google.protobuf.Int32Value
+	(*v1.Pagination)(nil),                      // 61: foundry.common.v1.Pagination
 }
 var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: foundry.agent.v1.AgentTask.status:type_name -> foundry.agent.v1.TaskStatus
-	55, // 1: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
-	55, // 2: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
-	56, // 3: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
-	55, // 4: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
-	55, // 5: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
-	57, // 6: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
-	57, // 7: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
-	57, // 8: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
-	55, // 9: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
-	55, // 10: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
-	55, // 11: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
-	55, // 12: foundry.agent.v1.AgentTask.next_attempt_at:type_name -> google.protobuf.StringValue
-	55, // 13: foundry.agent.v1.AgentTask.status_reason:type_name -> google.protobuf.StringValue
+	57, // 1: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
+	57, // 2: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
+	58, // 3: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
+	57, // 4: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
+	57, // 5: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
+	59, // 6: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
+	59, // 7: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
+	59, // 8: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
+	57, // 9: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
+	57, // 10: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
+	57, // 11: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
+	57, // 12: foundry.agent.v1.AgentTask.next_attempt_at:type_name -> google.protobuf.StringValue
+	57, // 13: foundry.agent.v1.AgentTask.status_reason:type_name -> google.protobuf.StringValue
 	2,  // 14: foundry.agent.v1.AgentTask.attempt_errors:type_name -> foundry.agent.v1.TaskAttempt
-	0,  // 15: foundry.agent.v1.TaskAttempt.status:type_name -> foundry.agent.v1.TaskStatus
-	55, // 16: foundry.agent.v1.TaskAttempt.worker_id:type_name -> google.protobuf.StringValue
-	55, // 17: foundry.agent.v1.TaskAttempt.started_at:type_name -> google.protobuf.StringValue
-	0,  // 18: foundry.agent.v1.AgentTaskListItem.status:type_name -> foundry.agent.v1.TaskStatus
-	55, // 19: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
-	55, // 20: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
-	55, // 21: foundry.agent.v1.AgentTaskListItem.next_attempt_at:type_name -> google.protobuf.StringValue
-	55, // 22: foundry.agent.v1.AgentTaskListItem.status_reason:type_name -> google.protobuf.StringValue
-	56, // 23: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	1,  // 24: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 25: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	3,  // 26: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	58, // 27: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
-	1,  // 28: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 29: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	1,  // 30: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	3,  // 31: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	58, // 32: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
-	47, // 33: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	1,  // 34: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	1,  // 35: foundry.agent.v1.RetryTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	1,  // 36: foundry.agent.v1.CancelTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 37: foundry.agent.v1.RetryTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	3,  // 38: foundry.agent.v1.RetryTasksResponse.retried:type_name -> foundry.agent.v1.AgentTaskListItem
-	24, // 39: foundry.agent.v1.RetryTasksResponse.skipped:type_name -> foundry.agent.v1.SkippedTask
-	57, // 40: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
-	57, // 41: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
-	26, // 42: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
-	57, // 43: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
-	57, // 44: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
-	30, // 45: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
-	48, // 46: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	49, // 47: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
-	50, // 48: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
-	51, // 49: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
-	52, // 50: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	29, // 51: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
-	31, // 52: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
-	32, // 53: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
-	57, // 54: foundry.agent.v1.DayMetrics.success_rate:type_name -> google.protobuf.DoubleValue
-	57, // 55: foundry.agent.v1.DayMetrics.p50_seconds:type_name -> google.protobuf.DoubleValue
-	57, // 56: foundry.agent.v1.DayMetrics.p95_seconds:type_name -> google.protobuf.DoubleValue
-	35, // 57: foundry.agent.v1.GetDailyMetricsResponse.days:type_name -> foundry.agent.v1.DayMetrics
-	57, // 58: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
-	38, // 59: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
-	53, // 60: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	55, // 61: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
-	57, // 62: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
-	55, // 63: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
-	55, // 64: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
-	55, // 65: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
-	55, // 66: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
-	55, // 67: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
-	55, // 68: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
-	42, // 69: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
-	54, // 70: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	55, // 71: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
-	42, // 72: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
-	30, // 73: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
-	30, // 74: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
-	30, // 75: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
-	4,  // 76: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
-	6,  // 77: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
-	8,  // 78: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
-	10, // 79: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
-	12, // 80: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
-	14, // 81: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
-	16, // 82: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
-	18, // 83: foundry.agent.v1.AgentService.RetryTask:input_type -> foundry.agent.v1.RetryTaskRequest
-	20, // 84: foundry.agent.v1.AgentService.CancelTask:input_type -> foundry.agent.v1.CancelTaskRequest
-	22, // 85: foundry.agent.v1.AgentService.RetryTasks:input_type -> foundry.agent.v1.RetryTasksRequest
-	25, // 86: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
-	28, // 87: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
-	34, // 88: foundry.agent.v1.AgentService.GetDailyMetrics:input_type -> foundry.agent.v1.GetDailyMetricsRequest
-	37, // 89: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
-	40, // 90: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	43, // 91: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
-	45, // 92: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
-	5,  // 93: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
-	7,  // 94: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
-	9,  // 95: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
-	11, // 96: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
-	13, // 97: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
-	15, // 98: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
-	17, // 99: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
-	19, // 100: foundry.agent.v1.AgentService.RetryTask:output_type -> foundry.agent.v1.RetryTaskResponse
-	21, // 101: foundry.agent.v1.AgentService.CancelTask:output_type -> foundry.agent.v1.CancelTaskResponse
-	23, // 102: foundry.agent.v1.AgentService.RetryTasks:output_type -> foundry.agent.v1.RetryTasksResponse
-	27, // 103: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
-	33, // 104: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
-	36, // 105: foundry.agent.v1.AgentService.GetDailyMetrics:output_type -> foundry.agent.v1.GetDailyMetricsResponse
-	39, // 106: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
-	41, // 107: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	44, // 108: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
-	46, // 109: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
-	93, // [93:110] is the sub-list for method output_type
-	76, // [76:93] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	60, // 15: foundry.agent.v1.AgentTask.tokens_in:type_name -> google.protobuf.Int32Value
+	60, // 16: foundry.agent.v1.AgentTask.tokens_out:type_name -> google.protobuf.Int32Value
+	59, // 17: foundry.agent.v1.AgentTask.cost_usd:type_name -> google.protobuf.DoubleValue
+	0,  // 18: foundry.agent.v1.TaskAttempt.status:type_name -> foundry.agent.v1.TaskStatus
+	57, // 19: foundry.agent.v1.TaskAttempt.worker_id:type_name -> google.protobuf.StringValue
+	57, // 20: foundry.agent.v1.TaskAttempt.started_at:type_name -> google.protobuf.StringValue
+	0,  // 21: foundry.agent.v1.AgentTaskListItem.status:type_name -> foundry.agent.v1.TaskStatus
+	57, // 22: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
+	57, // 23: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
+	57, // 24: foundry.agent.v1.AgentTaskListItem.next_attempt_at:type_name -> google.protobuf.StringValue
+	57, // 25: foundry.agent.v1.AgentTaskListItem.status_reason:type_name -> google.protobuf.StringValue
+	58, // 26: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	1,  // 27: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,  // 28: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	3,  // 29: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	61, // 30: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	1,  // 31: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,  // 32: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	1,  // 33: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	3,  // 34: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	61, // 35: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	48, // 36: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	1,  // 37: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	1,  // 38: foundry.agent.v1.RetryTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	1,  // 39: foundry.agent.v1.CancelTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,  // 40: foundry.agent.v1.RetryTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	3,  // 41: foundry.agent.v1.RetryTasksResponse.retried:type_name -> foundry.agent.v1.AgentTaskListItem
+	24, // 42: foundry.agent.v1.RetryTasksResponse.skipped:type_name -> foundry.agent.v1.SkippedTask
+	59, // 43: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
+	59, // 44: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
+	26, // 45: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
+	59, // 46: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
+	59, // 47: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
+	30, // 48: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
+	49, // 49: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	50, // 50: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
+	51, // 51: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
+	52, // 52: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
+	53, // 53: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	54, // 54: foundry.agent.v1.UsageSummary.usage_by_model:type_name -> foundry.agent.v1.UsageSummary.UsageByModelEntry
+	29, // 55: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
+	31, // 56: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
+	32, // 57: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
+	59, // 58: foundry.agent.v1.DayMetrics.success_rate:type_name -> google.protobuf.DoubleValue
+	59, // 59: foundry.agent.v1.DayMetrics.p50_seconds:type_name -> google.protobuf.DoubleValue
+	59, // 60: foundry.agent.v1.DayMetrics.p95_seconds:type_name -> google.protobuf.DoubleValue
+	36, // 61: foundry.agent.v1.GetDailyMetricsResponse.days:type_name -> foundry.agent.v1.DayMetrics
+	59, // 62: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
+	39, // 63: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
+	55, // 64: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	57, // 65: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
+	59, // 66: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
+	57, // 67: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
+	57, // 68: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
+	57, // 69: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
+	57, // 70: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
+	57, // 71: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
+	57, // 72: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
+	43, // 73: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
+	56, // 74: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	57, // 75: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
+	43, // 76: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
+	30, // 77: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
+	30, // 78: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
+	30, // 79: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
+	33, // 80: foundry.agent.v1.UsageSummary.UsageByModelEntry.value:type_name -> foundry.agent.v1.ModelUsage
+	4,  // 81: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
+	6,  // 82: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
+	8,  // 83: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
+	10, // 84: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
+	12, // 85: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
+	14, // 86: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
+	16, // 87: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
+	18, // 88: foundry.agent.v1.AgentService.RetryTask:input_type -> foundry.agent.v1.RetryTaskRequest
+	20, // 89: foundry.agent.v1.AgentService.CancelTask:input_type -> foundry.agent.v1.CancelTaskRequest
+	22, // 90: foundry.agent.v1.AgentService.RetryTasks:input_type -> foundry.agent.v1.RetryTasksRequest
+	25, // 91: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
+	28, // 92: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
+	35, // 93: foundry.agent.v1.AgentService.GetDailyMetrics:input_type -> foundry.agent.v1.GetDailyMetricsRequest
+	38, // 94: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
+	41, // 95: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	44, // 96: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
+	46, // 97: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
+	5,  // 98: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
+	7,  // 99: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
+	9,  // 100: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
+	11, // 101: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
+	13, // 102: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
+	15, // 103: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
+	17, // 104: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
+	19, // 105: foundry.agent.v1.AgentService.RetryTask:output_type -> foundry.agent.v1.RetryTaskResponse
+	21, // 106: foundry.agent.v1.AgentService.CancelTask:output_type -> foundry.agent.v1.CancelTaskResponse
+	23, // 107: foundry.agent.v1.AgentService.RetryTasks:output_type -> foundry.agent.v1.RetryTasksResponse
+	27, // 108: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
+	34, // 109: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
+	37, // 110: foundry.agent.v1.AgentService.GetDailyMetrics:output_type -> foundry.agent.v1.GetDailyMetricsResponse
+	40, // 111: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
+	42, // 112: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	45, // 113: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
+	47, // 114: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
+	98, // [98:115] is the sub-list for method output_type
+	81, // [81:98] is the sub-list for method input_type
+	81, // [81:81] is the sub-list for extension type_name
+	81, // [81:81] is the sub-list for extension extendee
+	0,  // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_foundry_agent_v1_agent_proto_init() }
@@ -4078,14 +4314,14 @@ func file_foundry_agent_v1_agent_proto_init() {
 	file_foundry_agent_v1_agent_proto_msgTypes[15].OneofWrappers = []any{}
 	file_foundry_agent_v1_agent_proto_msgTypes[21].OneofWrappers = []any{}
 	file_foundry_agent_v1_agent_proto_msgTypes[27].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[33].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[34].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_agent_v1_agent_proto_rawDesc), len(file_foundry_agent_v1_agent_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   54,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

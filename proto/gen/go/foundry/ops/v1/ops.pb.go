@@ -586,11 +586,17 @@ type ProviderUsage struct {
 	Unit string `protobuf:"bytes,6,opt,name=unit,proto3" json:"unit,omitempty"`
 	// primary_metric names the metric the usage values come from; empty when none.
 	PrimaryMetric string `protobuf:"bytes,7,opt,name=primary_metric,json=primaryMetric,proto3" json:"primary_metric,omitempty"`
-	// data_source is "live", "snapshot" or "none".
+	// data_source is "live", "snapshot", "agent_recorded" (no provider data:
+	// the row's usage_used is the tokens Foundry's own agent tasks of the
+	// family reported, unit "tokens", no quota) or "none".
 	DataSource string `protobuf:"bytes,8,opt,name=data_source,json=dataSource,proto3" json:"data_source,omitempty"`
 	// collected_at is when the data was collected; null when there is none.
-	CollectedAt   *wrapperspb.StringValue `protobuf:"bytes,9,opt,name=collected_at,json=collectedAt,proto3" json:"collected_at,omitempty"`
-	Alerts        []*UsageAlert           `protobuf:"bytes,10,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	CollectedAt *wrapperspb.StringValue `protobuf:"bytes,9,opt,name=collected_at,json=collectedAt,proto3" json:"collected_at,omitempty"`
+	Alerts      []*UsageAlert           `protobuf:"bytes,10,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	// agent_recorded is what Foundry's own agent tasks of the family
+	// reported spending in the last window_days days, whatever the row's
+	// source; null when they reported nothing.
+	AgentRecorded *AgentRecordedUsage `protobuf:"bytes,11,opt,name=agent_recorded,json=agentRecorded,proto3" json:"agent_recorded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -695,13 +701,99 @@ func (x *ProviderUsage) GetAlerts() []*UsageAlert {
 	return nil
 }
 
+func (x *ProviderUsage) GetAgentRecorded() *AgentRecordedUsage {
+	if x != nil {
+		return x.AgentRecorded
+	}
+	return nil
+}
+
+// AgentRecordedUsage is the usage Foundry's agent tasks reported.
+type AgentRecordedUsage struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	WindowDays int32                  `protobuf:"varint,1,opt,name=window_days,json=windowDays,proto3" json:"window_days,omitempty"`
+	// tasks counts the finished tasks that reported usage.
+	Tasks         int32   `protobuf:"varint,2,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	TokensIn      float64 `protobuf:"fixed64,3,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
+	TokensOut     float64 `protobuf:"fixed64,4,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
+	CostUsd       float64 `protobuf:"fixed64,5,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentRecordedUsage) Reset() {
+	*x = AgentRecordedUsage{}
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentRecordedUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentRecordedUsage) ProtoMessage() {}
+
+func (x *AgentRecordedUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentRecordedUsage.ProtoReflect.Descriptor instead.
+func (*AgentRecordedUsage) Descriptor() ([]byte, []int) {
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AgentRecordedUsage) GetWindowDays() int32 {
+	if x != nil {
+		return x.WindowDays
+	}
+	return 0
+}
+
+func (x *AgentRecordedUsage) GetTasks() int32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *AgentRecordedUsage) GetTokensIn() float64 {
+	if x != nil {
+		return x.TokensIn
+	}
+	return 0
+}
+
+func (x *AgentRecordedUsage) GetTokensOut() float64 {
+	if x != nil {
+		return x.TokensOut
+	}
+	return 0
+}
+
+func (x *AgentRecordedUsage) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
+	}
+	return 0
+}
+
 // UsageMeta describes how the overview was produced.
 type UsageMeta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// data_source is "live" (collected now), "snapshot_fallback" (a live
 	// collection missed the latency budget or failed, so stored snapshots stand
 	// in), "snapshot" (no live collector is configured; stored snapshots) or
-	// "none" (no data at all).
+	// "agent_recorded" (no provider data, but what Foundry's agent tasks
+	// recorded spending) or "none" (no data at all).
 	DataSource string `protobuf:"bytes,1,opt,name=data_source,json=dataSource,proto3" json:"data_source,omitempty"`
 	// latency_budget_ms is the budget for live collection (default 1000).
 	LatencyBudgetMs int32  `protobuf:"varint,2,opt,name=latency_budget_ms,json=latencyBudgetMs,proto3" json:"latency_budget_ms,omitempty"`
@@ -715,7 +807,7 @@ type UsageMeta struct {
 
 func (x *UsageMeta) Reset() {
 	*x = UsageMeta{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[10]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +819,7 @@ func (x *UsageMeta) String() string {
 func (*UsageMeta) ProtoMessage() {}
 
 func (x *UsageMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[10]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +832,7 @@ func (x *UsageMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageMeta.ProtoReflect.Descriptor instead.
 func (*UsageMeta) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{10}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UsageMeta) GetDataSource() string {
@@ -783,7 +875,7 @@ type GetAutomationUsageResponse struct {
 
 func (x *GetAutomationUsageResponse) Reset() {
 	*x = GetAutomationUsageResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[11]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +887,7 @@ func (x *GetAutomationUsageResponse) String() string {
 func (*GetAutomationUsageResponse) ProtoMessage() {}
 
 func (x *GetAutomationUsageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[11]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +900,7 @@ func (x *GetAutomationUsageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAutomationUsageResponse.ProtoReflect.Descriptor instead.
 func (*GetAutomationUsageResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{11}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetAutomationUsageResponse) GetProviders() []*ProviderUsage {
@@ -841,7 +933,7 @@ type UsageMetric struct {
 
 func (x *UsageMetric) Reset() {
 	*x = UsageMetric{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[12]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -853,7 +945,7 @@ func (x *UsageMetric) String() string {
 func (*UsageMetric) ProtoMessage() {}
 
 func (x *UsageMetric) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[12]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -866,7 +958,7 @@ func (x *UsageMetric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageMetric.ProtoReflect.Descriptor instead.
 func (*UsageMetric) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{12}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UsageMetric) GetName() string {
@@ -922,7 +1014,7 @@ type UsageSnapshot struct {
 
 func (x *UsageSnapshot) Reset() {
 	*x = UsageSnapshot{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[13]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -934,7 +1026,7 @@ func (x *UsageSnapshot) String() string {
 func (*UsageSnapshot) ProtoMessage() {}
 
 func (x *UsageSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[13]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -947,7 +1039,7 @@ func (x *UsageSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageSnapshot.ProtoReflect.Descriptor instead.
 func (*UsageSnapshot) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{13}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UsageSnapshot) GetId() string {
@@ -1005,7 +1097,7 @@ type IngestUsageSnapshotRequest struct {
 
 func (x *IngestUsageSnapshotRequest) Reset() {
 	*x = IngestUsageSnapshotRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[14]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1017,7 +1109,7 @@ func (x *IngestUsageSnapshotRequest) String() string {
 func (*IngestUsageSnapshotRequest) ProtoMessage() {}
 
 func (x *IngestUsageSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[14]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1030,7 +1122,7 @@ func (x *IngestUsageSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestUsageSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*IngestUsageSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{14}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *IngestUsageSnapshotRequest) GetProvider() string {
@@ -1064,7 +1156,7 @@ type IngestUsageSnapshotResponse struct {
 
 func (x *IngestUsageSnapshotResponse) Reset() {
 	*x = IngestUsageSnapshotResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[15]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1168,7 @@ func (x *IngestUsageSnapshotResponse) String() string {
 func (*IngestUsageSnapshotResponse) ProtoMessage() {}
 
 func (x *IngestUsageSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[15]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1181,7 @@ func (x *IngestUsageSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestUsageSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*IngestUsageSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{15}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *IngestUsageSnapshotResponse) GetSnapshot() *UsageSnapshot {
@@ -1118,7 +1210,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[16]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1130,7 +1222,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[16]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,7 +1235,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{16}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Node) GetId() string {
@@ -1207,7 +1299,7 @@ type Edge struct {
 
 func (x *Edge) Reset() {
 	*x = Edge{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[17]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1219,7 +1311,7 @@ func (x *Edge) String() string {
 func (*Edge) ProtoMessage() {}
 
 func (x *Edge) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[17]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1232,7 +1324,7 @@ func (x *Edge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Edge.ProtoReflect.Descriptor instead.
 func (*Edge) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{17}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Edge) GetId() string {
@@ -1298,7 +1390,7 @@ type UpsertNodeRequest struct {
 
 func (x *UpsertNodeRequest) Reset() {
 	*x = UpsertNodeRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[18]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1402,7 @@ func (x *UpsertNodeRequest) String() string {
 func (*UpsertNodeRequest) ProtoMessage() {}
 
 func (x *UpsertNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[18]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1415,7 @@ func (x *UpsertNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertNodeRequest.ProtoReflect.Descriptor instead.
 func (*UpsertNodeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{18}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *UpsertNodeRequest) GetNodeType() string {
@@ -1360,7 +1452,7 @@ type UpsertNodeResponse struct {
 
 func (x *UpsertNodeResponse) Reset() {
 	*x = UpsertNodeResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[19]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1372,7 +1464,7 @@ func (x *UpsertNodeResponse) String() string {
 func (*UpsertNodeResponse) ProtoMessage() {}
 
 func (x *UpsertNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[19]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1385,7 +1477,7 @@ func (x *UpsertNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertNodeResponse.ProtoReflect.Descriptor instead.
 func (*UpsertNodeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{19}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UpsertNodeResponse) GetNode() *Node {
@@ -1412,7 +1504,7 @@ type GetNodeRequest struct {
 
 func (x *GetNodeRequest) Reset() {
 	*x = GetNodeRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[20]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1516,7 @@ func (x *GetNodeRequest) String() string {
 func (*GetNodeRequest) ProtoMessage() {}
 
 func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[20]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1529,7 @@ func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeRequest.ProtoReflect.Descriptor instead.
 func (*GetNodeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{20}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetNodeRequest) GetNodeId() string {
@@ -1468,7 +1560,7 @@ type GetNodeResponse struct {
 
 func (x *GetNodeResponse) Reset() {
 	*x = GetNodeResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[21]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1572,7 @@ func (x *GetNodeResponse) String() string {
 func (*GetNodeResponse) ProtoMessage() {}
 
 func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[21]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1585,7 @@ func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeResponse.ProtoReflect.Descriptor instead.
 func (*GetNodeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{21}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetNodeResponse) GetId() string {
@@ -1567,7 +1659,7 @@ type CreateEdgeRequest struct {
 
 func (x *CreateEdgeRequest) Reset() {
 	*x = CreateEdgeRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[22]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1579,7 +1671,7 @@ func (x *CreateEdgeRequest) String() string {
 func (*CreateEdgeRequest) ProtoMessage() {}
 
 func (x *CreateEdgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[22]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1592,7 +1684,7 @@ func (x *CreateEdgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateEdgeRequest.ProtoReflect.Descriptor instead.
 func (*CreateEdgeRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{22}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CreateEdgeRequest) GetEdgeType() string {
@@ -1640,7 +1732,7 @@ type CreateEdgeResponse struct {
 
 func (x *CreateEdgeResponse) Reset() {
 	*x = CreateEdgeResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[23]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +1744,7 @@ func (x *CreateEdgeResponse) String() string {
 func (*CreateEdgeResponse) ProtoMessage() {}
 
 func (x *CreateEdgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[23]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +1757,7 @@ func (x *CreateEdgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateEdgeResponse.ProtoReflect.Descriptor instead.
 func (*CreateEdgeResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{23}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CreateEdgeResponse) GetEdge() *Edge {
@@ -1693,7 +1785,7 @@ type ListNodeEdgesRequest struct {
 
 func (x *ListNodeEdgesRequest) Reset() {
 	*x = ListNodeEdgesRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[24]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1797,7 @@ func (x *ListNodeEdgesRequest) String() string {
 func (*ListNodeEdgesRequest) ProtoMessage() {}
 
 func (x *ListNodeEdgesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[24]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1810,7 @@ func (x *ListNodeEdgesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodeEdgesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodeEdgesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{24}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListNodeEdgesRequest) GetNodeId() string {
@@ -1768,7 +1860,7 @@ type ListNodeEdgesResponse struct {
 
 func (x *ListNodeEdgesResponse) Reset() {
 	*x = ListNodeEdgesResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[25]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1780,7 +1872,7 @@ func (x *ListNodeEdgesResponse) String() string {
 func (*ListNodeEdgesResponse) ProtoMessage() {}
 
 func (x *ListNodeEdgesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[25]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1793,7 +1885,7 @@ func (x *ListNodeEdgesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodeEdgesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodeEdgesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{25}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListNodeEdgesResponse) GetEdges() []*Edge {
@@ -1826,7 +1918,7 @@ type ListEdgesRequest struct {
 
 func (x *ListEdgesRequest) Reset() {
 	*x = ListEdgesRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[26]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +1930,7 @@ func (x *ListEdgesRequest) String() string {
 func (*ListEdgesRequest) ProtoMessage() {}
 
 func (x *ListEdgesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[26]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +1943,7 @@ func (x *ListEdgesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEdgesRequest.ProtoReflect.Descriptor instead.
 func (*ListEdgesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{26}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListEdgesRequest) GetEdgeType() string {
@@ -1901,7 +1993,7 @@ type ListEdgesResponse struct {
 
 func (x *ListEdgesResponse) Reset() {
 	*x = ListEdgesResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[27]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1913,7 +2005,7 @@ func (x *ListEdgesResponse) String() string {
 func (*ListEdgesResponse) ProtoMessage() {}
 
 func (x *ListEdgesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[27]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +2018,7 @@ func (x *ListEdgesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEdgesResponse.ProtoReflect.Descriptor instead.
 func (*ListEdgesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{27}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListEdgesResponse) GetEdges() []*Edge {
@@ -1952,7 +2044,7 @@ type GetCoherenceRequest struct {
 
 func (x *GetCoherenceRequest) Reset() {
 	*x = GetCoherenceRequest{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[28]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2056,7 @@ func (x *GetCoherenceRequest) String() string {
 func (*GetCoherenceRequest) ProtoMessage() {}
 
 func (x *GetCoherenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[28]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2069,7 @@ func (x *GetCoherenceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCoherenceRequest.ProtoReflect.Descriptor instead.
 func (*GetCoherenceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{28}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{29}
 }
 
 // GetCoherenceResponse is one monitor check.
@@ -2009,7 +2101,7 @@ type GetCoherenceResponse struct {
 
 func (x *GetCoherenceResponse) Reset() {
 	*x = GetCoherenceResponse{}
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[29]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2021,7 +2113,7 @@ func (x *GetCoherenceResponse) String() string {
 func (*GetCoherenceResponse) ProtoMessage() {}
 
 func (x *GetCoherenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_ops_v1_ops_proto_msgTypes[29]
+	mi := &file_foundry_ops_v1_ops_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2034,7 +2126,7 @@ func (x *GetCoherenceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCoherenceResponse.ProtoReflect.Descriptor instead.
 func (*GetCoherenceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{29}
+	return file_foundry_ops_v1_ops_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetCoherenceResponse) GetCheckedAt() string {
@@ -2164,7 +2256,7 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\n" +
 	"UsageAlert\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\xdb\x03\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xa6\x04\n" +
 	"\rProviderUsage\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x1a\n" +
 	"\bvariants\x18\x02 \x03(\tR\bvariants\x12E\n" +
@@ -2179,7 +2271,16 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"dataSource\x12?\n" +
 	"\fcollected_at\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\vcollectedAt\x122\n" +
 	"\x06alerts\x18\n" +
-	" \x03(\v2\x1a.foundry.ops.v1.UsageAlertR\x06alerts\"\xaa\x01\n" +
+	" \x03(\v2\x1a.foundry.ops.v1.UsageAlertR\x06alerts\x12I\n" +
+	"\x0eagent_recorded\x18\v \x01(\v2\".foundry.ops.v1.AgentRecordedUsageR\ragentRecorded\"\xa2\x01\n" +
+	"\x12AgentRecordedUsage\x12\x1f\n" +
+	"\vwindow_days\x18\x01 \x01(\x05R\n" +
+	"windowDays\x12\x14\n" +
+	"\x05tasks\x18\x02 \x01(\x05R\x05tasks\x12\x1b\n" +
+	"\ttokens_in\x18\x03 \x01(\x01R\btokensIn\x12\x1d\n" +
+	"\n" +
+	"tokens_out\x18\x04 \x01(\x01R\ttokensOut\x12\x19\n" +
+	"\bcost_usd\x18\x05 \x01(\x01R\acostUsd\"\xaa\x01\n" +
 	"\tUsageMeta\x12\x1f\n" +
 	"\vdata_source\x18\x01 \x01(\tR\n" +
 	"dataSource\x12*\n" +
@@ -2346,7 +2447,7 @@ func file_foundry_ops_v1_ops_proto_rawDescGZIP() []byte {
 	return file_foundry_ops_v1_ops_proto_rawDescData
 }
 
-var file_foundry_ops_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_foundry_ops_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_foundry_ops_v1_ops_proto_goTypes = []any{
 	(*ReadyRequest)(nil),                // 0: foundry.ops.v1.ReadyRequest
 	(*ReadinessCheck)(nil),              // 1: foundry.ops.v1.ReadinessCheck
@@ -2358,90 +2459,92 @@ var file_foundry_ops_v1_ops_proto_goTypes = []any{
 	(*GetAutomationUsageRequest)(nil),   // 7: foundry.ops.v1.GetAutomationUsageRequest
 	(*UsageAlert)(nil),                  // 8: foundry.ops.v1.UsageAlert
 	(*ProviderUsage)(nil),               // 9: foundry.ops.v1.ProviderUsage
-	(*UsageMeta)(nil),                   // 10: foundry.ops.v1.UsageMeta
-	(*GetAutomationUsageResponse)(nil),  // 11: foundry.ops.v1.GetAutomationUsageResponse
-	(*UsageMetric)(nil),                 // 12: foundry.ops.v1.UsageMetric
-	(*UsageSnapshot)(nil),               // 13: foundry.ops.v1.UsageSnapshot
-	(*IngestUsageSnapshotRequest)(nil),  // 14: foundry.ops.v1.IngestUsageSnapshotRequest
-	(*IngestUsageSnapshotResponse)(nil), // 15: foundry.ops.v1.IngestUsageSnapshotResponse
-	(*Node)(nil),                        // 16: foundry.ops.v1.Node
-	(*Edge)(nil),                        // 17: foundry.ops.v1.Edge
-	(*UpsertNodeRequest)(nil),           // 18: foundry.ops.v1.UpsertNodeRequest
-	(*UpsertNodeResponse)(nil),          // 19: foundry.ops.v1.UpsertNodeResponse
-	(*GetNodeRequest)(nil),              // 20: foundry.ops.v1.GetNodeRequest
-	(*GetNodeResponse)(nil),             // 21: foundry.ops.v1.GetNodeResponse
-	(*CreateEdgeRequest)(nil),           // 22: foundry.ops.v1.CreateEdgeRequest
-	(*CreateEdgeResponse)(nil),          // 23: foundry.ops.v1.CreateEdgeResponse
-	(*ListNodeEdgesRequest)(nil),        // 24: foundry.ops.v1.ListNodeEdgesRequest
-	(*ListNodeEdgesResponse)(nil),       // 25: foundry.ops.v1.ListNodeEdgesResponse
-	(*ListEdgesRequest)(nil),            // 26: foundry.ops.v1.ListEdgesRequest
-	(*ListEdgesResponse)(nil),           // 27: foundry.ops.v1.ListEdgesResponse
-	(*GetCoherenceRequest)(nil),         // 28: foundry.ops.v1.GetCoherenceRequest
-	(*GetCoherenceResponse)(nil),        // 29: foundry.ops.v1.GetCoherenceResponse
-	(*wrapperspb.DoubleValue)(nil),      // 30: google.protobuf.DoubleValue
-	(*wrapperspb.StringValue)(nil),      // 31: google.protobuf.StringValue
-	(*structpb.Struct)(nil),             // 32: google.protobuf.Struct
-	(*v1.Pagination)(nil),               // 33: foundry.common.v1.Pagination
-	(v11.EconomyMode)(0),                // 34: foundry.ledger.v1.EconomyMode
-	(*wrapperspb.Int32Value)(nil),       // 35: google.protobuf.Int32Value
+	(*AgentRecordedUsage)(nil),          // 10: foundry.ops.v1.AgentRecordedUsage
+	(*UsageMeta)(nil),                   // 11: foundry.ops.v1.UsageMeta
+	(*GetAutomationUsageResponse)(nil),  // 12: foundry.ops.v1.GetAutomationUsageResponse
+	(*UsageMetric)(nil),                 // 13: foundry.ops.v1.UsageMetric
+	(*UsageSnapshot)(nil),               // 14: foundry.ops.v1.UsageSnapshot
+	(*IngestUsageSnapshotRequest)(nil),  // 15: foundry.ops.v1.IngestUsageSnapshotRequest
+	(*IngestUsageSnapshotResponse)(nil), // 16: foundry.ops.v1.IngestUsageSnapshotResponse
+	(*Node)(nil),                        // 17: foundry.ops.v1.Node
+	(*Edge)(nil),                        // 18: foundry.ops.v1.Edge
+	(*UpsertNodeRequest)(nil),           // 19: foundry.ops.v1.UpsertNodeRequest
+	(*UpsertNodeResponse)(nil),          // 20: foundry.ops.v1.UpsertNodeResponse
+	(*GetNodeRequest)(nil),              // 21: foundry.ops.v1.GetNodeRequest
+	(*GetNodeResponse)(nil),             // 22: foundry.ops.v1.GetNodeResponse
+	(*CreateEdgeRequest)(nil),           // 23: foundry.ops.v1.CreateEdgeRequest
+	(*CreateEdgeResponse)(nil),          // 24: foundry.ops.v1.CreateEdgeResponse
+	(*ListNodeEdgesRequest)(nil),        // 25: foundry.ops.v1.ListNodeEdgesRequest
+	(*ListNodeEdgesResponse)(nil),       // 26: foundry.ops.v1.ListNodeEdgesResponse
+	(*ListEdgesRequest)(nil),            // 27: foundry.ops.v1.ListEdgesRequest
+	(*ListEdgesResponse)(nil),           // 28: foundry.ops.v1.ListEdgesResponse
+	(*GetCoherenceRequest)(nil),         // 29: foundry.ops.v1.GetCoherenceRequest
+	(*GetCoherenceResponse)(nil),        // 30: foundry.ops.v1.GetCoherenceResponse
+	(*wrapperspb.DoubleValue)(nil),      // 31: google.protobuf.DoubleValue
+	(*wrapperspb.StringValue)(nil),      // 32: google.protobuf.StringValue
+	(*structpb.Struct)(nil),             // 33: google.protobuf.Struct
+	(*v1.Pagination)(nil),               // 34: foundry.common.v1.Pagination
+	(v11.EconomyMode)(0),                // 35: foundry.ledger.v1.EconomyMode
+	(*wrapperspb.Int32Value)(nil),       // 36: google.protobuf.Int32Value
 }
 var file_foundry_ops_v1_ops_proto_depIdxs = []int32{
 	1,  // 0: foundry.ops.v1.ReadyResponse.checks:type_name -> foundry.ops.v1.ReadinessCheck
 	4,  // 1: foundry.ops.v1.GetPersistenceResponse.services:type_name -> foundry.ops.v1.ServicePersistence
 	5,  // 2: foundry.ops.v1.GetPersistenceResponse.telemetry:type_name -> foundry.ops.v1.TelemetryPersistence
-	30, // 3: foundry.ops.v1.ProviderUsage.usage_remaining:type_name -> google.protobuf.DoubleValue
-	30, // 4: foundry.ops.v1.ProviderUsage.usage_limit:type_name -> google.protobuf.DoubleValue
-	30, // 5: foundry.ops.v1.ProviderUsage.usage_used:type_name -> google.protobuf.DoubleValue
-	31, // 6: foundry.ops.v1.ProviderUsage.collected_at:type_name -> google.protobuf.StringValue
+	31, // 3: foundry.ops.v1.ProviderUsage.usage_remaining:type_name -> google.protobuf.DoubleValue
+	31, // 4: foundry.ops.v1.ProviderUsage.usage_limit:type_name -> google.protobuf.DoubleValue
+	31, // 5: foundry.ops.v1.ProviderUsage.usage_used:type_name -> google.protobuf.DoubleValue
+	32, // 6: foundry.ops.v1.ProviderUsage.collected_at:type_name -> google.protobuf.StringValue
 	8,  // 7: foundry.ops.v1.ProviderUsage.alerts:type_name -> foundry.ops.v1.UsageAlert
-	9,  // 8: foundry.ops.v1.GetAutomationUsageResponse.providers:type_name -> foundry.ops.v1.ProviderUsage
-	10, // 9: foundry.ops.v1.GetAutomationUsageResponse.meta:type_name -> foundry.ops.v1.UsageMeta
-	30, // 10: foundry.ops.v1.UsageMetric.limit:type_name -> google.protobuf.DoubleValue
-	12, // 11: foundry.ops.v1.UsageSnapshot.metrics:type_name -> foundry.ops.v1.UsageMetric
-	12, // 12: foundry.ops.v1.IngestUsageSnapshotRequest.metrics:type_name -> foundry.ops.v1.UsageMetric
-	13, // 13: foundry.ops.v1.IngestUsageSnapshotResponse.snapshot:type_name -> foundry.ops.v1.UsageSnapshot
-	31, // 14: foundry.ops.v1.Node.external_id:type_name -> google.protobuf.StringValue
-	32, // 15: foundry.ops.v1.Node.payload:type_name -> google.protobuf.Struct
-	32, // 16: foundry.ops.v1.Edge.payload:type_name -> google.protobuf.Struct
-	32, // 17: foundry.ops.v1.UpsertNodeRequest.payload:type_name -> google.protobuf.Struct
-	16, // 18: foundry.ops.v1.UpsertNodeResponse.node:type_name -> foundry.ops.v1.Node
-	31, // 19: foundry.ops.v1.GetNodeResponse.external_id:type_name -> google.protobuf.StringValue
-	32, // 20: foundry.ops.v1.GetNodeResponse.payload:type_name -> google.protobuf.Struct
-	17, // 21: foundry.ops.v1.GetNodeResponse.outgoing_edges:type_name -> foundry.ops.v1.Edge
-	32, // 22: foundry.ops.v1.CreateEdgeRequest.payload:type_name -> google.protobuf.Struct
-	17, // 23: foundry.ops.v1.CreateEdgeResponse.edge:type_name -> foundry.ops.v1.Edge
-	17, // 24: foundry.ops.v1.ListNodeEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
-	33, // 25: foundry.ops.v1.ListNodeEdgesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	17, // 26: foundry.ops.v1.ListEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
-	33, // 27: foundry.ops.v1.ListEdgesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	34, // 28: foundry.ops.v1.GetCoherenceResponse.decided_mode:type_name -> foundry.ledger.v1.EconomyMode
-	34, // 29: foundry.ops.v1.GetCoherenceResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
-	35, // 30: foundry.ops.v1.GetCoherenceResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
-	0,  // 31: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
-	3,  // 32: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
-	28, // 33: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
-	7,  // 34: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
-	14, // 35: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
-	18, // 36: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
-	20, // 37: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
-	22, // 38: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
-	24, // 39: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
-	26, // 40: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
-	2,  // 41: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
-	6,  // 42: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
-	29, // 43: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
-	11, // 44: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
-	15, // 45: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
-	19, // 46: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
-	21, // 47: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
-	23, // 48: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
-	25, // 49: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
-	27, // 50: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
-	41, // [41:51] is the sub-list for method output_type
-	31, // [31:41] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	10, // 8: foundry.ops.v1.ProviderUsage.agent_recorded:type_name -> foundry.ops.v1.AgentRecordedUsage
+	9,  // 9: foundry.ops.v1.GetAutomationUsageResponse.providers:type_name -> foundry.ops.v1.ProviderUsage
+	11, // 10: foundry.ops.v1.GetAutomationUsageResponse.meta:type_name -> foundry.ops.v1.UsageMeta
+	31, // 11: foundry.ops.v1.UsageMetric.limit:type_name -> google.protobuf.DoubleValue
+	13, // 12: foundry.ops.v1.UsageSnapshot.metrics:type_name -> foundry.ops.v1.UsageMetric
+	13, // 13: foundry.ops.v1.IngestUsageSnapshotRequest.metrics:type_name -> foundry.ops.v1.UsageMetric
+	14, // 14: foundry.ops.v1.IngestUsageSnapshotResponse.snapshot:type_name -> foundry.ops.v1.UsageSnapshot
+	32, // 15: foundry.ops.v1.Node.external_id:type_name -> google.protobuf.StringValue
+	33, // 16: foundry.ops.v1.Node.payload:type_name -> google.protobuf.Struct
+	33, // 17: foundry.ops.v1.Edge.payload:type_name -> google.protobuf.Struct
+	33, // 18: foundry.ops.v1.UpsertNodeRequest.payload:type_name -> google.protobuf.Struct
+	17, // 19: foundry.ops.v1.UpsertNodeResponse.node:type_name -> foundry.ops.v1.Node
+	32, // 20: foundry.ops.v1.GetNodeResponse.external_id:type_name -> google.protobuf.StringValue
+	33, // 21: foundry.ops.v1.GetNodeResponse.payload:type_name -> google.protobuf.Struct
+	18, // 22: foundry.ops.v1.GetNodeResponse.outgoing_edges:type_name -> foundry.ops.v1.Edge
+	33, // 23: foundry.ops.v1.CreateEdgeRequest.payload:type_name -> google.protobuf.Struct
+	18, // 24: foundry.ops.v1.CreateEdgeResponse.edge:type_name -> foundry.ops.v1.Edge
+	18, // 25: foundry.ops.v1.ListNodeEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
+	34, // 26: foundry.ops.v1.ListNodeEdgesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	18, // 27: foundry.ops.v1.ListEdgesResponse.edges:type_name -> foundry.ops.v1.Edge
+	34, // 28: foundry.ops.v1.ListEdgesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	35, // 29: foundry.ops.v1.GetCoherenceResponse.decided_mode:type_name -> foundry.ledger.v1.EconomyMode
+	35, // 30: foundry.ops.v1.GetCoherenceResponse.mode:type_name -> foundry.ledger.v1.EconomyMode
+	36, // 31: foundry.ops.v1.GetCoherenceResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	0,  // 32: foundry.ops.v1.OpsService.Ready:input_type -> foundry.ops.v1.ReadyRequest
+	3,  // 33: foundry.ops.v1.OpsService.GetPersistence:input_type -> foundry.ops.v1.GetPersistenceRequest
+	29, // 34: foundry.ops.v1.OpsService.GetCoherence:input_type -> foundry.ops.v1.GetCoherenceRequest
+	7,  // 35: foundry.ops.v1.OpsService.GetAutomationUsage:input_type -> foundry.ops.v1.GetAutomationUsageRequest
+	15, // 36: foundry.ops.v1.OpsService.IngestUsageSnapshot:input_type -> foundry.ops.v1.IngestUsageSnapshotRequest
+	19, // 37: foundry.ops.v1.OpsService.UpsertNode:input_type -> foundry.ops.v1.UpsertNodeRequest
+	21, // 38: foundry.ops.v1.OpsService.GetNode:input_type -> foundry.ops.v1.GetNodeRequest
+	23, // 39: foundry.ops.v1.OpsService.CreateEdge:input_type -> foundry.ops.v1.CreateEdgeRequest
+	25, // 40: foundry.ops.v1.OpsService.ListNodeEdges:input_type -> foundry.ops.v1.ListNodeEdgesRequest
+	27, // 41: foundry.ops.v1.OpsService.ListEdges:input_type -> foundry.ops.v1.ListEdgesRequest
+	2,  // 42: foundry.ops.v1.OpsService.Ready:output_type -> foundry.ops.v1.ReadyResponse
+	6,  // 43: foundry.ops.v1.OpsService.GetPersistence:output_type -> foundry.ops.v1.GetPersistenceResponse
+	30, // 44: foundry.ops.v1.OpsService.GetCoherence:output_type -> foundry.ops.v1.GetCoherenceResponse
+	12, // 45: foundry.ops.v1.OpsService.GetAutomationUsage:output_type -> foundry.ops.v1.GetAutomationUsageResponse
+	16, // 46: foundry.ops.v1.OpsService.IngestUsageSnapshot:output_type -> foundry.ops.v1.IngestUsageSnapshotResponse
+	20, // 47: foundry.ops.v1.OpsService.UpsertNode:output_type -> foundry.ops.v1.UpsertNodeResponse
+	22, // 48: foundry.ops.v1.OpsService.GetNode:output_type -> foundry.ops.v1.GetNodeResponse
+	24, // 49: foundry.ops.v1.OpsService.CreateEdge:output_type -> foundry.ops.v1.CreateEdgeResponse
+	26, // 50: foundry.ops.v1.OpsService.ListNodeEdges:output_type -> foundry.ops.v1.ListNodeEdgesResponse
+	28, // 51: foundry.ops.v1.OpsService.ListEdges:output_type -> foundry.ops.v1.ListEdgesResponse
+	42, // [42:52] is the sub-list for method output_type
+	32, // [32:42] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ops_v1_ops_proto_init() }
@@ -2449,17 +2552,17 @@ func file_foundry_ops_v1_ops_proto_init() {
 	if File_foundry_ops_v1_ops_proto != nil {
 		return
 	}
-	file_foundry_ops_v1_ops_proto_msgTypes[18].OneofWrappers = []any{}
-	file_foundry_ops_v1_ops_proto_msgTypes[22].OneofWrappers = []any{}
-	file_foundry_ops_v1_ops_proto_msgTypes[24].OneofWrappers = []any{}
-	file_foundry_ops_v1_ops_proto_msgTypes[26].OneofWrappers = []any{}
+	file_foundry_ops_v1_ops_proto_msgTypes[19].OneofWrappers = []any{}
+	file_foundry_ops_v1_ops_proto_msgTypes[23].OneofWrappers = []any{}
+	file_foundry_ops_v1_ops_proto_msgTypes[25].OneofWrappers = []any{}
+	file_foundry_ops_v1_ops_proto_msgTypes[27].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_ops_v1_ops_proto_rawDesc), len(file_foundry_ops_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
