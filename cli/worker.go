@@ -58,8 +58,9 @@ given. A worker needs a worker's (or an operator's) credential.
 COMMAND gets the task, never interpolated into its text: the task's JSON
 (id, task_type, direction, context with the idea and the earlier stages'
 outputs, model) on standard input and in the file $FOUNDRY_TASK_FILE, and
-FOUNDRY_TASK_ID, FOUNDRY_TASK_TYPE, FOUNDRY_TASK_MODEL and FOUNDRY_IDEA_ID
-in the environment. Exit status 0 completes the task with what it printed
+FOUNDRY_TASK_ID, FOUNDRY_TASK_TYPE, FOUNDRY_TASK_MODEL, FOUNDRY_IDEA_ID and
+FOUNDRY_TASK_PROMPT (the prompt rendered from its type's stored prompt or
+built-in template) in the environment. Exit status 0 completes the task with what it printed
 (the last 64 KiB); any other fails it, diagnosed from the output. A line
 "foundry:progress PCT STEP" (on either stream) reports progress. To report an outcome for
 the prompt A/B and what the run spent, write {"value_score": V,
@@ -71,7 +72,7 @@ While a task runs, the worker renews its claim every third of --lease; a
 signal (Ctrl-C) stops the command, hands the task back (pending, for the
 next worker) and exits 0.`,
 		Example: `  foundry worker --demo --api-key "$WORKER_TOKEN"
-  foundry worker --type impl --exec 'claude -p "$(cat)"' --api-key "$WORKER_TOKEN"`,
+  foundry worker --type impl --exec 'claude -p "$FOUNDRY_TASK_PROMPT"' --api-key "$WORKER_TOKEN"`,
 		Args: cobra.NoArgs,
 	}
 	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {
@@ -320,7 +321,7 @@ func execRun(ctx context.Context, command string, t *agentv1.AgentTask, taskJSON
 	cmd.Stdin = bytes.NewReader(taskJSON)
 	cmd.Env = append(os.Environ(), "FOUNDRY_TASK_ID="+t.GetId(), "FOUNDRY_TASK_TYPE="+t.GetTaskType(), "FOUNDRY_TASK_MODEL="+t.GetModel(),
 		"FOUNDRY_IDEA_ID="+t.GetContext().GetFields()["idea_id"].GetStringValue(), "FOUNDRY_TASK_FILE="+taskFile,
-		"FOUNDRY_RESULT_FILE="+resultFile)
+		"FOUNDRY_RESULT_FILE="+resultFile, "FOUNDRY_TASK_PROMPT="+t.GetPrompt())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &outputTail{max: workerOutputMax}
 	pr, pw := io.Pipe()

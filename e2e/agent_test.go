@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,7 +83,12 @@ func TestAgentTasks(t *testing.T) {
 			require.Equal(t, "claude", got["executor"])
 			require.Equal(t, "strong", got["tier"])
 			require.Equal(t, "claude-opus-4-1", got["model"])
-			require.Equal(t, `claude -p 'Write the spec for '\''search'\''' --model claude-opus-4-1`, got["command"])
+			// The command runs the prompt rendered for the task (the spec
+			// type's built-in template), quoted for the shell.
+			require.True(t, strings.HasPrefix(got["command"].(string), `claude -p 'You are an agent carrying out the spec task`), got["command"])
+			require.Contains(t, got["command"], `Task: Write the spec for '\''search'\''`)
+			require.True(t, strings.HasSuffix(got["command"].(string), `' --model claude-opus-4-1`), got["command"])
+			require.Contains(t, got["prompt"], "Task: Write the spec for 'search'\n")
 			require.Equal(t, map[string]any{"idea_id": "idea-x", "prompt_variant": "v1", "note": "hello"}, got["context"])
 			require.Equal(t, "v1", got["prompt_variant"])
 			for _, f := range []string{"error_summary", "error_category", "worker_id", "value_score", "resource_cost",
@@ -310,7 +316,8 @@ func TestAgentTasks(t *testing.T) {
 			r := request(t, http.MethodGet, sys.URL("/api/agent/prompt-ab/stats"), nil)
 			requireStatus(t, http.StatusOK, r)
 			require.Equal(t, []any{map[string]any{"variant": "terse", "samples": 2.0, "total_value": 0.3, "total_cost": 2.0, "roi": 0.15,
-				"selection_probability": 1.0, "blocked": false, "exploring": true}}, r.JSON["variants"])
+				"selection_probability": 1.0, "blocked": false, "exploring": true, "task_type": "", "version": 0.0, "probe": ""}},
+				r.JSON["variants"])
 		})
 
 		t.Run("the loop is off by default and waits for external workers", func(t *testing.T) {

@@ -226,6 +226,11 @@ var authzRoutes = []*authzRoute{
 	{method: http.MethodGet, path: "/api/agent/metrics/daily", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/agent/pipeline-status", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/agent/prompt-ab/stats", requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/agent/prompts", requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodPost, path: "/api/agent/prompts", requests: authzOne(http.StatusCreated,
+		authzFixed(map[string]any{"name": "matrix", "task_type": "verify", "text": "Verify {{direction}}"}))},
+	{method: http.MethodGet, path: "/api/agent/prompts/{name}", params: map[string]string{"name": "prompt"},
+		requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/agent/tasks", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/agent/tasks",
 		requests: authzOne(http.StatusCreated, authzFixed(map[string]any{"direction": "probe the matrix", "task_type": "spec"}))},
@@ -667,6 +672,10 @@ func newAuthzFixture(t *testing.T, engine database.Engine, flags []string) *auth
 
 	// The claimer's task: the only one of its type, claimed for a day.
 	f.ids["task"] = createAgentTask(t, sys, map[string]any{"direction": "set up the matrix", "task_type": "review"})["id"].(string)
+	setup := request(t, http.MethodPost, sys.URL("/api/agent/prompts"), map[string]any{"name": "matrix-fixture", "task_type": "deploy",
+		"text": "Deploy {{direction}}"})
+	requireStatus(t, http.StatusCreated, setup)
+	f.ids["prompt"] = "matrix-fixture"
 	claim := request(t, http.MethodPost, sys.URL("/api/agent/tasks/claim"),
 		map[string]any{"worker_id": "matrix-claimer", "task_types": []string{"review"}, "lease_seconds": 86400}, f.creds["claimer"])
 	requireStatus(t, http.StatusOK, claim)

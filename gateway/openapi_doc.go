@@ -87,6 +87,7 @@ var successStatuses = map[string][]string{
 	"PortfolioService_CreateIdea":      {"201"},
 	"PortfolioService_AddQuestion":     {"201"},
 	"AgentService_CreateTask":          {"201"},
+	"AgentService_CreatePrompt":        {"201"},
 	"AgentService_RunLoopOnce":         {"200", "202"}, // 202: the pass goes on after the answer
 	"LedgerService_Register":           {"201"},
 	"LedgerService_CreateToken":        {"201"},

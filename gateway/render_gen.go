@@ -17,7 +17,8 @@ import (
 
 func init() {
 	generatedRenders = map[reflect.Type]func(*renderer, proto.Message) error{
-		reflect.TypeFor[*agentv1.AgentTask](): func(r *renderer, m proto.Message) error { return renderAgentv1AgentTask(r, m.(*agentv1.AgentTask)) },
+		reflect.TypeFor[*agentv1.AgentPrompt](): func(r *renderer, m proto.Message) error { return renderAgentv1AgentPrompt(r, m.(*agentv1.AgentPrompt)) },
+		reflect.TypeFor[*agentv1.AgentTask]():   func(r *renderer, m proto.Message) error { return renderAgentv1AgentTask(r, m.(*agentv1.AgentTask)) },
 		reflect.TypeFor[*agentv1.AgentTaskListItem](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1AgentTaskListItem(r, m.(*agentv1.AgentTaskListItem))
 		},
@@ -29,6 +30,9 @@ func init() {
 		},
 		reflect.TypeFor[*agentv1.CountTasksResponse](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1CountTasksResponse(r, m.(*agentv1.CountTasksResponse))
+		},
+		reflect.TypeFor[*agentv1.CreatePromptResponse](): func(r *renderer, m proto.Message) error {
+			return renderAgentv1CreatePromptResponse(r, m.(*agentv1.CreatePromptResponse))
 		},
 		reflect.TypeFor[*agentv1.CreateTaskResponse](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1CreateTaskResponse(r, m.(*agentv1.CreateTaskResponse))
@@ -55,11 +59,17 @@ func init() {
 		reflect.TypeFor[*agentv1.GetPromptABStatsResponse](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1GetPromptABStatsResponse(r, m.(*agentv1.GetPromptABStatsResponse))
 		},
+		reflect.TypeFor[*agentv1.GetPromptResponse](): func(r *renderer, m proto.Message) error {
+			return renderAgentv1GetPromptResponse(r, m.(*agentv1.GetPromptResponse))
+		},
 		reflect.TypeFor[*agentv1.GetTaskResponse](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1GetTaskResponse(r, m.(*agentv1.GetTaskResponse))
 		},
 		reflect.TypeFor[*agentv1.ListAttentionTasksResponse](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1ListAttentionTasksResponse(r, m.(*agentv1.ListAttentionTasksResponse))
+		},
+		reflect.TypeFor[*agentv1.ListPromptsResponse](): func(r *renderer, m proto.Message) error {
+			return renderAgentv1ListPromptsResponse(r, m.(*agentv1.ListPromptsResponse))
 		},
 		reflect.TypeFor[*agentv1.ListTasksResponse](): func(r *renderer, m proto.Message) error {
 			return renderAgentv1ListTasksResponse(r, m.(*agentv1.ListTasksResponse))
@@ -469,6 +479,33 @@ var (
 	planPortfoliov1GetProgressResponse            = planFor((*portfoliov1.GetProgressResponse)(nil).ProtoReflect().Descriptor())
 )
 
+// renderAgentv1AgentPrompt renders foundry.agent.v1.AgentPrompt.
+func renderAgentv1AgentPrompt(r *renderer, x *agentv1.AgentPrompt) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"name":`...)
+	if err := r.str(x.Name); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"version":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Version), 10)
+	r.buf = append(r.buf, `,"task_type":`...)
+	if err := r.str(x.TaskType); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"text":`...)
+	if err := r.str(x.Text); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"created_at":`...)
+	if err := r.str(x.CreatedAt); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"versions":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Versions), 10)
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
 // renderAgentv1AgentTask renders foundry.agent.v1.AgentTask.
 func renderAgentv1AgentTask(r *renderer, x *agentv1.AgentTask) error {
 	r.buf = append(r.buf, '{')
@@ -665,6 +702,16 @@ func renderAgentv1AgentTask(r *renderer, x *agentv1.AgentTask) error {
 	} else {
 		r.buf = appendJSONFloat(r.buf, x.CostUsd.Value, 64)
 	}
+	r.buf = append(r.buf, `,"prompt_version":`...)
+	if x.PromptVersion == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		r.buf = strconv.AppendInt(r.buf, int64(x.PromptVersion.Value), 10)
+	}
+	r.buf = append(r.buf, `,"prompt":`...)
+	if err := r.str(x.Prompt); err != nil {
+		return err
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -790,6 +837,21 @@ func renderAgentv1CountTasksResponse(r *renderer, x *agentv1.CountTasksResponse)
 	r.buf = append(r.buf, `,"by_status":`...)
 	if err := r.field(&planAgentv1CountTasksResponse.fields[1], x.ProtoReflect()); err != nil {
 		return err
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderAgentv1CreatePromptResponse renders foundry.agent.v1.CreatePromptResponse.
+func renderAgentv1CreatePromptResponse(r *renderer, x *agentv1.CreatePromptResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"prompt":`...)
+	if x.Prompt == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderAgentv1AgentPrompt(r, x.Prompt); err != nil {
+			return err
+		}
 	}
 	r.buf = append(r.buf, '}')
 	return nil
@@ -1078,6 +1140,21 @@ func renderAgentv1GetPromptABStatsResponse(r *renderer, x *agentv1.GetPromptABSt
 	return nil
 }
 
+// renderAgentv1GetPromptResponse renders foundry.agent.v1.GetPromptResponse.
+func renderAgentv1GetPromptResponse(r *renderer, x *agentv1.GetPromptResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"prompt":`...)
+	if x.Prompt == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderAgentv1AgentPrompt(r, x.Prompt); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
 // renderAgentv1GetTaskResponse renders foundry.agent.v1.GetTaskResponse.
 func renderAgentv1GetTaskResponse(r *renderer, x *agentv1.GetTaskResponse) error {
 	r.buf = append(r.buf, '{')
@@ -1121,6 +1198,30 @@ func renderAgentv1ListAttentionTasksResponse(r *renderer, x *agentv1.ListAttenti
 			return err
 		}
 	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderAgentv1ListPromptsResponse renders foundry.agent.v1.ListPromptsResponse.
+func renderAgentv1ListPromptsResponse(r *renderer, x *agentv1.ListPromptsResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"prompts":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.Prompts {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderAgentv1AgentPrompt(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -1515,6 +1616,16 @@ func renderAgentv1VariantStats(r *renderer, x *agentv1.VariantStats) error {
 	r.buf = strconv.AppendBool(r.buf, x.Blocked)
 	r.buf = append(r.buf, `,"exploring":`...)
 	r.buf = strconv.AppendBool(r.buf, x.Exploring)
+	r.buf = append(r.buf, `,"task_type":`...)
+	if err := r.str(x.TaskType); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"version":`...)
+	r.buf = strconv.AppendInt(r.buf, int64(x.Version), 10)
+	r.buf = append(r.buf, `,"probe":`...)
+	if err := r.str(x.Probe); err != nil {
+		return err
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }

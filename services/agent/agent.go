@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
+	"github.com/foundryhq/foundry/services/agent/internal/abtest"
 	"github.com/foundryhq/foundry/services/agent/internal/attention"
 	"github.com/foundryhq/foundry/services/agent/internal/handler"
 	"github.com/foundryhq/foundry/services/agent/internal/loop"
@@ -60,6 +61,7 @@ type Config struct {
 	// Prompt A/B.
 	PromptVariants string
 	ABSeed         int
+	ABCoolOff      time.Duration
 
 	// Outbox delivery.
 	OutboxInterval time.Duration
@@ -100,6 +102,8 @@ func (c *Config) register(fs *config.FlagSet) {
 		"model prices as model=in:out,... in US dollars per million tokens, laid over the built-in table: a task that reports tokens and no cost is priced from them")
 	fs.String(&c.PromptVariants, "agent-prompt-variants", "FOUNDRY_AGENT_PROMPT_VARIANTS", "",
 		"comma-separated prompt variants to choose among (with those already recorded) when a task's context names none")
+	fs.Duration(&c.ABCoolOff, "agent-ab-cooloff", "FOUNDRY_AGENT_AB_COOLOFF", abtest.DefaultCoolOff,
+		"how long a blocked prompt variant waits before its one re-probe; 0 never re-probes it")
 	fs.Int(&c.ABSeed, "agent-ab-seed", "FOUNDRY_AGENT_AB_SEED", 0, "seed of the prompt-variant selection; 0 picks one at startup")
 	fs.Duration(&c.OutboxInterval, "agent-outbox-interval", "FOUNDRY_AGENT_OUTBOX_INTERVAL", 2*time.Second,
 		"how often undelivered idea advancements are looked for (a completion also wakes the deliverer at once)")
@@ -186,8 +190,18 @@ func (c *Config) useCases() (usecase.Config, error) {
 		MaxAttempts: c.MaxAttempts,
 		Retries:     retries,
 		Prices:      prices,
+		CoolOff:     coolOff(c.ABCoolOff),
 		Variants:    variants,
 	}, nil
+}
+
+// coolOff is the use cases' cool-off for a setting: 0 (never re-probe)
+// is their negative.
+func coolOff(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // Module returns the agent module.

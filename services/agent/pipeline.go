@@ -288,7 +288,7 @@ func (t loopTasks) Create(ctx context.Context, c loop.Candidate, direction strin
 
 func executorTask(st store.Task) executor.Task {
 	return executor.Task{ID: st.ID, Type: string(st.Type), Direction: st.Direction, Command: st.Command, Model: st.Model,
-		IdeaID: st.IdeaID}
+		IdeaID: st.IdeaID, Prompt: st.Prompt}
 }
 
 // Orphans implements loop.Tasks: the ideas' pending loop tasks. The loop

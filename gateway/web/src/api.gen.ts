@@ -128,6 +128,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent/prompts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lists the newest version of every stored prompt. */
+        get: operations["AgentService_ListPrompts"];
+        put?: never;
+        /** Stores a version of a prompt: a template of one task type, and the A/B variant of its name. */
+        post: operations["AgentService_CreatePrompt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent/prompts/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Returns a version of a prompt, its newest by default. */
+        get: operations["AgentService_GetPrompt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent/tasks": {
         parameters: {
             query?: never;
@@ -1740,6 +1775,27 @@ export interface components {
         v1AdvanceIdeaResponse: {
             idea: components["schemas"]["v1Idea"] | null;
         };
+        /** @description AgentPrompt is one version of a stored prompt. */
+        v1AgentPrompt: {
+            created_at: string;
+            /** @description name is 1 to 100 of a-z, 0-9, '.', '_' and '-': the A/B variant's name. */
+            name: string;
+            /** @description task_type is the type whose tasks it is for. */
+            task_type: string;
+            /**
+             * @description text is the template: {{task_type}}, {{direction}}, {{instruction}},
+             *     {{idea.id}}, {{idea.name}}, {{idea.description}}, {{stage}} and
+             *     {{previous}} are filled in.
+             */
+            text: string;
+            /** Format: int32 */
+            version: number;
+            /**
+             * Format: int32
+             * @description versions counts the name's versions (in lists; 0 otherwise).
+             */
+            versions: number;
+        };
         /** @description AgentRecordedUsage is the usage Foundry's agent tasks reported. */
         v1AgentRecordedUsage: {
             /** Format: double */
@@ -1831,10 +1887,22 @@ export interface components {
              */
             progress_pct: number;
             /**
+             * @description prompt is the text rendered for the task from its prompt's template
+             *     (the built-in one of its type when no prompt is stored): what its
+             *     executor is given.
+             */
+            prompt: string;
+            /**
              * @description prompt_variant is the A/B variant used (from context.prompt_variant or
              *     selected by the service); null when none.
              */
             prompt_variant: string | null;
+            /**
+             * Format: int32
+             * @description prompt_version is the version of the stored prompt prompt_variant
+             *     names; null when the variant is a label only, or none was chosen.
+             */
+            prompt_version: number | null;
             /** Format: double */
             resource_cost: number | null;
             started_at: string | null;
@@ -2294,6 +2362,23 @@ export interface components {
         /** @description CreatePledgeResponse wraps the pledge (HTTP body: the pledge). */
         v1CreatePledgeResponse: {
             pledge: components["schemas"]["v1Pledge"] | null;
+        };
+        /** @description CreatePromptRequest is a version of a prompt to store. */
+        v1CreatePromptRequest: {
+            name?: string;
+            task_type?: string;
+            /** @description text is at most 20000 characters. */
+            text?: string;
+            /**
+             * Format: int32
+             * @description version is the version to store; the name's next when absent. A given
+             *     one must be newer than the name's newest.
+             */
+            version?: number;
+        };
+        /** @description CreatePromptResponse wraps the stored prompt (the HTTP body is the prompt). */
+        v1CreatePromptResponse: {
+            prompt: components["schemas"]["v1AgentPrompt"] | null;
         };
         /** @description CreateTaskRequest queues a task. */
         v1CreateTaskRequest: {
@@ -2864,6 +2949,10 @@ export interface components {
         v1GetPromptABStatsResponse: {
             variants: components["schemas"]["v1VariantStats"][];
         };
+        /** @description GetPromptResponse wraps the prompt (the HTTP body is the prompt). */
+        v1GetPromptResponse: {
+            prompt: components["schemas"]["v1AgentPrompt"] | null;
+        };
         /** @description GetRightSizingResponse is the portfolio's current right-sizing view. */
         v1GetRightSizingResponse: {
             generated_at: string;
@@ -3307,6 +3396,10 @@ export interface components {
         v1ListNodeEdgesResponse: {
             edges: components["schemas"]["v1Edge"][];
             pagination: components["schemas"]["v1Pagination"] | null;
+        };
+        /** @description ListPromptsResponse holds the newest version of each prompt, by name. */
+        v1ListPromptsResponse: {
+            prompts: components["schemas"]["v1AgentPrompt"][];
         };
         /** @description ListQuestionsResponse holds the idea's questions, oldest first. */
         v1ListQuestionsResponse: {
@@ -4203,6 +4296,12 @@ export interface components {
             /** @description exploring: fewer than 5 samples, so the variant has exploration priority. */
             exploring: boolean;
             /**
+             * @description probe is where a blocked variant's one re-probe stands: "" (not made;
+             *     due after the cool-off), "probing", "failed" (blocked for good) or
+             *     "passed" (not blocked any more).
+             */
+            probe: string;
+            /**
              * Format: double
              * @description roi = total_value / total_cost; 0 when total_cost is 0.
              */
@@ -4215,11 +4314,19 @@ export interface components {
              *     next (Thompson sampling from Beta(1 + value, 1 + n - value)), 0..1.
              */
             selection_probability: number;
+            /**
+             * @description task_type and version are the stored prompt's of the variant's name
+             *     (its newest version); empty and 0 for a variant that is a label only.
+             *     A stored prompt's selection_probability is among its task type's.
+             */
+            task_type: string;
             /** Format: double */
             total_cost: number;
             /** Format: double */
             total_value: number;
             variant: string;
+            /** Format: int32 */
+            version: number;
         };
         /**
          * @description VerifyAuditResponse reports the log's state. Verification checks the
@@ -4523,6 +4630,104 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1GetPromptABStatsResponse"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    AgentService_ListPrompts: {
+        parameters: {
+            query?: {
+                task_type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListPromptsResponse"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    AgentService_CreatePrompt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description CreatePromptRequest is a version of a prompt to store. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["v1CreatePromptRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1AgentPrompt"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    AgentService_GetPrompt: {
+        parameters: {
+            query?: {
+                version?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1AgentPrompt"];
                 };
             };
             /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 )
 
 // The rules' constants.
@@ -14,8 +15,27 @@ const (
 	// ExploreBelow: a variant with fewer samples gets exploration priority.
 	ExploreBelow = 5
 	// BlockAfter: a variant whose first BlockAfter outcomes are all zero is
-	// blocked (never chosen again).
+	// blocked: chosen no more, but for one probe after a cool-off.
 	BlockAfter = 3
+	// DefaultCoolOff is how long a blocked variant waits for its probe.
+	DefaultCoolOff = 24 * time.Hour
+)
+
+// Probe is where a blocked variant's one re-probe stands.
+type Probe string
+
+// The probe's states.
+const (
+	// NotProbed: blocked, its probe not yet made.
+	NotProbed Probe = ""
+	// Probing: a task was given the variant as its probe; its outcome
+	// decides.
+	Probing Probe = "probing"
+	// ProbeFailed: the probe's outcome was zero too: blocked for good.
+	ProbeFailed Probe = "failed"
+	// ProbePassed: the probe's outcome was not zero: the variant is
+	// chosen as any other again.
+	ProbePassed Probe = "passed"
 )
 
 // Arm is one variant's record.
@@ -30,12 +50,26 @@ type Arm struct {
 	// FirstZeros counts how many of the first BlockAfter outcomes had a
 	// value of zero (only the first BlockAfter outcomes count).
 	FirstZeros int
+	// BlockedAt is when the outcome that blocked the arm was recorded;
+	// Probe is where its re-probe stands.
+	BlockedAt time.Time
+	Probe     Probe
 }
 
-// Record adds one outcome to the arm.
-func (a *Arm) Record(value, cost float64) {
+// Record adds one outcome, recorded at at, to the arm. The outcome of a
+// probe decides it.
+func (a *Arm) Record(value, cost float64, at time.Time) {
 	if a.Samples < BlockAfter && value == 0 {
 		a.FirstZeros++
+		if a.FirstZeros == BlockAfter {
+			a.BlockedAt = at
+		}
+	}
+	if a.Probe == Probing {
+		a.Probe = ProbeFailed
+		if value > 0 {
+			a.Probe = ProbePassed
+		}
 	}
 	a.Samples++
 	a.SumValue, a.SumCost = sum6(a.SumValue, value), sum6(a.SumCost, cost)
@@ -54,8 +88,15 @@ func sum6(a, b float64) float64 {
 	return math.Round(s*1e6) / 1e6
 }
 
-// Blocked reports whether the arm's first BlockAfter outcomes were all zero.
-func (a Arm) Blocked() bool { return a.FirstZeros >= BlockAfter }
+// Blocked reports whether the arm's first BlockAfter outcomes were all
+// zero and no probe has passed since.
+func (a Arm) Blocked() bool { return a.FirstZeros >= BlockAfter && a.Probe != ProbePassed }
+
+// ProbeDue reports whether a blocked arm's cool-off is over at now and
+// its one probe not yet made (coolOff 0: never re-probed).
+func (a Arm) ProbeDue(now time.Time, coolOff time.Duration) bool {
+	return a.Blocked() && a.Probe == NotProbed && coolOff > 0 && !now.Before(a.BlockedAt.Add(coolOff))
+}
 
 // ROI is Σvalue_score / Σresource_cost; ok is false when nothing was spent.
 func (a Arm) ROI() (float64, bool) {
@@ -69,8 +110,17 @@ func (a Arm) ROI() (float64, bool) {
 // scores are read as success probabilities in [0, 1].
 func (a Arm) successes() float64 { return min(max(a.SumValue, 0), float64(a.Samples)) }
 
-// Select chooses the variant for the next task: among the arms not
-// blocked, one with fewer than ExploreBelow samples first (the fewest
+// Choice is what Select is asked: the arms, and when, for their probes.
+type Choice struct {
+	Arms    []Arm
+	Now     time.Time
+	CoolOff time.Duration
+}
+
+// Select chooses the variant for the next task: a blocked arm whose probe
+// is due first (the earliest blocked; probe is then true, and the caller
+// records the probe as made, Probing); else among the arms not blocked,
+// one with fewer than ExploreBelow samples first (the fewest
 // samples; ties by name, so exploration is round-robin); otherwise the arm
 // with the highest draw of its ROI: a draw of its mean value from
 // Beta(1 + Σvalue, 1 + n − Σvalue) over a draw of its mean cost from
@@ -78,14 +128,19 @@ func (a Arm) successes() float64 { return min(max(a.SumValue, 0), float64(a.Samp
 // recorded no cost. Drawing the value alone chose a variant costing 100
 // a task as often as one costing 1 for the same value. ok is false when
 // every arm is blocked or there are none.
-func Select(arms []Arm, rnd *rand.Rand) (string, bool) {
+func Select(c Choice, rnd *rand.Rand) (variant string, probe, ok bool) {
 	var (
+		due     *Arm
 		explore *Arm
 		best    *Arm
 		bestX   = -1.0
 	)
+	arms := c.Arms
 	for i := range arms {
 		a := &arms[i]
+		if a.ProbeDue(c.Now, c.CoolOff) && (due == nil || a.BlockedAt.Before(due.BlockedAt)) {
+			due = a
+		}
 		if a.Blocked() {
 			continue
 		}
@@ -105,20 +160,22 @@ func Select(arms []Arm, rnd *rand.Rand) (string, bool) {
 		}
 	}
 	switch {
+	case due != nil:
+		return due.Variant, true, true
 	case explore != nil:
-		return explore.Variant, true
+		return explore.Variant, false, true
 	case best != nil:
-		return best.Variant, true
+		return best.Variant, false, true
 	}
-	return "", false
+	return "", false, false
 }
 
 // Probabilities estimates each variant's selection probability by running
-// Select draws times (exploration and blocking included). Variants are
+// Select draws times (probes, exploration and blocking included). Variants are
 // returned in the order given.
-func Probabilities(arms []Arm, rnd *rand.Rand, draws int) map[string]float64 {
-	out := make(map[string]float64, len(arms))
-	for _, a := range arms {
+func Probabilities(c Choice, rnd *rand.Rand, draws int) map[string]float64 {
+	out := make(map[string]float64, len(c.Arms))
+	for _, a := range c.Arms {
 		out[a.Variant] = 0
 	}
 	if draws <= 0 {
@@ -126,7 +183,7 @@ func Probabilities(arms []Arm, rnd *rand.Rand, draws int) map[string]float64 {
 	}
 	counts := map[string]int{}
 	for range draws {
-		if v, ok := Select(arms, rnd); ok {
+		if v, _, ok := Select(c, rnd); ok {
 			counts[v]++
 		}
 	}

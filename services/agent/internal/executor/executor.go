@@ -27,6 +27,8 @@ type Task struct {
 	Command   string
 	Model     string
 	IdeaID    string
+	// Prompt is the task's rendered prompt (FOUNDRY_TASK_PROMPT).
+	Prompt string
 }
 
 // Result is how a task ended.
@@ -85,7 +87,7 @@ func (e Exec) Run(ctx context.Context, t Task) (Result, error) {
 	cmd.Dir = e.Dir
 	cmd.Env = append(os.Environ(), e.Env...)
 	cmd.Env = append(cmd.Env, "FOUNDRY_TASK_ID="+t.ID, "FOUNDRY_TASK_TYPE="+t.Type, "FOUNDRY_TASK_MODEL="+t.Model,
-		"FOUNDRY_IDEA_ID="+t.IdeaID, "FOUNDRY_TASK_DIRECTION="+t.Direction)
+		"FOUNDRY_IDEA_ID="+t.IdeaID, "FOUNDRY_TASK_DIRECTION="+t.Direction, "FOUNDRY_TASK_PROMPT="+t.Prompt)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &tail{max: MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out

@@ -123,6 +123,7 @@ func toProto(t store.Task) (*agentv1.AgentTask, error) {
 		Attempts: int32(t.Attempts), LeaseExpiresAt: optTime(t.LeaseExpiresAt),
 		MaxAttempts: int32(t.MaxAttempts), NextAttemptAt: optTime(t.NextAttemptAt), StatusReason: optString(t.StatusReason),
 		TokensIn: optInt32(t.TokensIn), TokensOut: optInt32(t.TokensOut), CostUsd: optFloat(t.CostUSD),
+		PromptVersion: optVersion(t.PromptVersion), Prompt: t.Prompt,
 	}, nil
 }
 
@@ -375,6 +376,7 @@ func (h *Handler) GetPromptABStats(ctx context.Context, _ *agentv1.GetPromptABSt
 		out[i] = &agentv1.VariantStats{
 			Variant: v.Arm.Variant, Samples: int32(v.Arm.Samples), TotalValue: v.Arm.SumValue, TotalCost: v.Arm.SumCost,
 			Roi: wrapperspb.Double(v.ROI), SelectionProbability: v.Probability, Blocked: v.Blocked, Exploring: v.Exploring,
+			TaskType: string(v.TaskType), Version: int32(v.Version), Probe: string(v.Arm.Probe),
 		}
 	}
 	return &agentv1.GetPromptABStatsResponse{Variants: out}, nil

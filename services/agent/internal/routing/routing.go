@@ -57,11 +57,11 @@ func Default() Table {
 		Executors: map[string]Executor{
 			"claude": {
 				Models:  map[string]string{Fast: "claude-haiku-4-5", Balanced: "claude-sonnet-4-5", Strong: "claude-opus-4-1"},
-				Command: "claude -p {{direction}} --model {{model}}",
+				Command: "claude -p {{prompt}} --model {{model}}",
 			},
 			"codex": {
 				Models:  map[string]string{Fast: "gpt-5-mini", Balanced: "gpt-5-codex", Strong: "gpt-5"},
-				Command: "codex exec --model {{model}} {{direction}}",
+				Command: "codex exec --model {{model}} {{prompt}}",
 			},
 		},
 		TaskTypes: map[string]Route{
@@ -103,16 +103,19 @@ type Vars struct {
 	TaskID    string
 	TaskType  string
 	Direction string
-	Model     string
-	Tier      string
+	// Prompt is the task's prompt, rendered from its template.
+	Prompt string
+	Model  string
+	Tier   string
 }
 
-// Command fills the template. The direction is single-quoted for a POSIX
-// shell, so a direction can never break out of its argument; the other
-// values come from the configuration and the service.
+// Command fills the template. The direction and the prompt are
+// single-quoted for a POSIX shell, so neither can break out of its
+// argument; the other values come from the configuration and the service.
 func Command(template string, v Vars) string {
 	return strings.NewReplacer(
 		"{{direction}}", ShellQuote(v.Direction),
+		"{{prompt}}", ShellQuote(v.Prompt),
 		"{{model}}", v.Model,
 		"{{task_id}}", v.TaskID,
 		"{{task_type}}", v.TaskType,

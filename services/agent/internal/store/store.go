@@ -69,6 +69,11 @@ type Task struct {
 	DecisionPrompt string
 	ErrorSummary   string
 	ErrorCategory  string
+	// PromptVersion is the version of the stored prompt PromptVariant
+	// names (0: a label only, or the built-in template); Prompt is the
+	// text rendered for the task, what its executor gets.
+	PromptVersion int
+	Prompt        string
 
 	WorkerID string
 	// ClaimedBy is the credential (authz.Principal.ID) that claimed the
@@ -380,6 +385,32 @@ type Prompts interface {
 	SaveArm(ctx context.Context, a abtest.Arm, at time.Time) error
 	// Arms returns every variant's record.
 	Arms(ctx context.Context) ([]abtest.Arm, error)
+	// StartProbe marks a blocked variant's probe as made (abtest.Probing)
+	// unless it was already; false when it was (another task took the
+	// probe).
+	StartProbe(ctx context.Context, variant string) (bool, error)
+	// InsertPrompt stores a prompt version; ErrAlreadyExists when the name
+	// has that version.
+	InsertPrompt(ctx context.Context, p Prompt) error
+	// Prompt returns a version of a prompt (its newest when version is
+	// 0); ErrNotFound when there is none.
+	Prompt(ctx context.Context, name string, version int) (Prompt, error)
+	// LatestPrompts returns the newest version of every prompt of the
+	// task type (of every type when empty), by name, each with its count
+	// of versions.
+	LatestPrompts(ctx context.Context, typ task.Type) ([]Prompt, error)
+}
+
+// Prompt is one version of a stored prompt: a template of one task type
+// (prompt.Render), whose name is its A/B variant's.
+type Prompt struct {
+	Name      string
+	Version   int
+	Type      task.Type
+	Text      string
+	CreatedAt time.Time
+	// Versions counts the name's versions (LatestPrompts only).
+	Versions int
 }
 
 // OutboxItem is an idea advancement a completed task owes the portfolio.

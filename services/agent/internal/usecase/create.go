@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/foundryhq/foundry/services/agent/internal/abtest"
+	"github.com/foundryhq/foundry/services/agent/internal/prompt"
 	"github.com/foundryhq/foundry/services/agent/internal/routing"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
@@ -76,22 +77,20 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 	if !ok {
 		return store.Task{}, fault.Validation(fault.Field("task_type", "has no route"))
 	}
-	variantSource := "context"
-	if variant == "" {
-		if variant, err = a.selectVariant(ctx); err != nil {
-			return store.Task{}, wrap("select a prompt variant", err)
-		}
-		variantSource = "selected"
+	pr, err := a.choosePrompt(ctx, typ, variant)
+	if err != nil {
+		return store.Task{}, wrap("choose a prompt", err)
 	}
 	now := a.now()
 	t := store.Task{
 		ID: a.cfg.NewID(), Direction: in.Direction, Type: typ, Status: task.Pending,
 		Model: route.Model, Executor: route.Executor, Tier: route.Tier,
-		Context: rawContext, IdeaID: ideaID, PromptVariant: variant, Source: source,
+		Context: rawContext, IdeaID: ideaID, PromptVariant: pr.Variant, PromptVersion: pr.Version, Source: source,
 		MaxAttempts: a.cfg.Retries.Of(typ).MaxAttempts, CreatedAt: now, UpdatedAt: now,
 	}
+	t.Prompt = prompt.Render(pr.Template, promptVars(in, typ, ideaID))
 	t.Command = routing.Command(route.Template, routing.Vars{
-		TaskID: t.ID, TaskType: string(t.Type), Direction: t.Direction, Model: t.Model, Tier: t.Tier,
+		TaskID: t.ID, TaskType: string(t.Type), Direction: t.Direction, Prompt: t.Prompt, Model: t.Model, Tier: t.Tier,
 	})
 	if in.ClaimedBy != "" {
 		t = claimed(t, in.ClaimedBy, "", min(max(in.Lease, time.Second), MaxLeaseSeconds*time.Second), now)
@@ -125,8 +124,9 @@ func (a *App) Create(ctx context.Context, in NewTask) (store.Task, error) {
 	}
 	fields := []zap.Field{zap.String("task_id", t.ID), zap.String("task_type", string(t.Type)), zap.String("executor", t.Executor),
 		zap.String("model", t.Model)}
-	if variant != "" {
-		fields = append(fields, zap.String("prompt_variant", variant), zap.String("prompt_variant_source", variantSource))
+	if pr.Variant != "" {
+		fields = append(fields, zap.String("prompt_variant", pr.Variant), zap.Int("prompt_version", pr.Version),
+			zap.String("prompt_variant_source", pr.Source))
 	}
 	a.log.Info("task created", fields...)
 	return t, nil
@@ -213,19 +213,6 @@ func (a *App) arms(ctx context.Context) ([]abtest.Arm, error) {
 	return abtest.Sorted(arms), nil
 }
 
-// selectVariant chooses a variant for a new task by abtest.Select with the
-// App's seeded source; "" when none is known or every one is blocked.
-func (a *App) selectVariant(ctx context.Context) (string, error) {
-	arms, err := a.arms(ctx)
-	if err != nil || len(arms) == 0 {
-		return "", err
-	}
-	a.rndMu.Lock()
-	defer a.rndMu.Unlock()
-	v, _ := abtest.Select(arms, a.rnd)
-	return v, nil
-}
-
 // Get returns a task.
 func (a *App) Get(ctx context.Context, id string) (store.Task, error) {
 	t, err := a.read().Tasks.Get(ctx, id)
@@ -233,6 +220,26 @@ func (a *App) Get(ctx context.Context, id string) (store.Task, error) {
 		return store.Task{}, notFound(err, id)
 	}
 	return t, nil
+}
+
+// promptVars are what a new task's prompt is rendered with: its
+// direction, and from its context the idea (the pipeline loop's tasks
+// carry idea {name, description}, stage and the earlier stages' outputs,
+// previous [{task_type, output}]; a client's may too).
+func promptVars(in NewTask, typ task.Type, ideaID string) prompt.Vars {
+	v := prompt.Vars{TaskType: string(typ), Direction: in.Direction, IdeaID: ideaID}
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	if idea, ok := in.Context["idea"].(map[string]any); ok {
+		v.IdeaName, v.IdeaDesc = str(idea, "name"), str(idea, "description")
+	}
+	v.Stage = str(in.Context, "stage")
+	prev, _ := in.Context["previous"].([]any)
+	for _, p := range prev {
+		if m, ok := p.(map[string]any); ok {
+			v.Previous = append(v.Previous, prompt.Output{TaskType: str(m, "task_type"), Output: str(m, "output")})
+		}
+	}
+	return v
 }
 
 // Attempts returns the task's attempts that did not complete, first

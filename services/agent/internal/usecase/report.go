@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -253,22 +252,41 @@ type VariantStats struct {
 	Probability float64
 	Blocked     bool
 	Exploring   bool
+	// TaskType and Version are the stored prompt's of the variant's name,
+	// its newest version ("" and 0 for a label-only variant); its
+	// Probability is among its task type's prompts.
+	TaskType task.Type
+	Version  int
 }
 
 // PromptABStats reports every known variant, best ROI first (variants
 // that spent nothing last, then by name). Selection probabilities are
 // estimated with abtest.Probabilities from a source seeded by the
-// configured seed, so the same records give the same answer.
+// configured seed, so the same records give the same answer, each among
+// the variants a task could be given with it (probabilities).
 func (a *App) PromptABStats(ctx context.Context) ([]VariantStats, error) {
 	arms, err := a.arms(ctx)
 	if err != nil {
 		return nil, wrap("prompt A/B statistics", err)
 	}
-	probs := abtest.Probabilities(arms, rand.New(rand.NewPCG(a.cfg.Seed, a.cfg.Seed^0x5eed)), a.cfg.ABDraws)
+	stored, err := a.read().Prompts.LatestPrompts(ctx, "")
+	if err != nil {
+		return nil, wrap("prompt A/B statistics", err)
+	}
+	for _, p := range stored { // a stored prompt no task used yet is a variant with no samples
+		if !slices.ContainsFunc(arms, func(x abtest.Arm) bool { return x.Variant == p.Name }) {
+			arms = append(arms, abtest.Arm{Variant: p.Name})
+		}
+	}
+	probs, byName, err := a.probabilities(ctx, arms)
+	if err != nil {
+		return nil, wrap("prompt A/B statistics", err)
+	}
 	out := make([]VariantStats, 0, len(arms))
 	for _, arm := range arms {
 		v := VariantStats{Arm: arm, Probability: probs[arm.Variant], Blocked: arm.Blocked(),
-			Exploring: !arm.Blocked() && arm.Samples < abtest.ExploreBelow}
+			Exploring: !arm.Blocked() && arm.Samples < abtest.ExploreBelow,
+			TaskType:  byName[arm.Variant].Type, Version: byName[arm.Variant].Version}
 		v.ROI, v.Spent = arm.ROI()
 		out = append(out, v)
 	}

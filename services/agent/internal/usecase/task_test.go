@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/foundryhq/foundry/services/agent/internal/prompt"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -35,7 +36,10 @@ func TestCreateRoutesAndEchoes(t *testing.T) {
 		require.Equal(t, "claude", tk.Executor)
 		require.Equal(t, "strong", tk.Tier)
 		require.Equal(t, "claude-opus-4-1", tk.Model)
-		require.Equal(t, `claude -p 'write the spec; don'\''t '\''break'\'' it' --model claude-opus-4-1`, tk.Command)
+		require.True(t, strings.HasPrefix(tk.Command, `claude -p 'You are an agent carrying out the spec task`), tk.Command)
+		require.Contains(t, tk.Command, `Task: write the spec; don'\''t '\''break'\'' it`, "the prompt, quoted for the shell")
+		require.True(t, strings.HasSuffix(tk.Command, `' --model claude-opus-4-1`), tk.Command)
+		require.Equal(t, prompt.Render(prompt.Default, prompt.Vars{TaskType: "spec", Direction: tk.Direction, IdeaID: "idea-1"}), tk.Prompt)
 		require.Equal(t, "idea-1", tk.IdeaID)
 		require.Equal(t, "v2", tk.PromptVariant)
 		var c map[string]any

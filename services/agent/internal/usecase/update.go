@@ -523,7 +523,7 @@ func (a *App) recordOutcome(ctx context.Context, r Repos, t store.Task) error {
 	if err != nil {
 		return err
 	}
-	arm.Record(value, cost)
+	arm.Record(value, cost, t.CompletedAt)
 	return r.Prompts.SaveArm(ctx, arm, t.CompletedAt)
 }
 

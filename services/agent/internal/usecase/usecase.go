@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/foundryhq/foundry/services/agent/internal/abtest"
 	"github.com/foundryhq/foundry/services/agent/internal/attention"
 	"github.com/foundryhq/foundry/services/agent/internal/routing"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
@@ -103,6 +104,9 @@ type Config struct {
 	Prices task.Prices
 	// Variants are the prompt variants known before any is recorded.
 	Variants []string
+	// CoolOff is how long a blocked variant waits for its one re-probe
+	// (abtest.DefaultCoolOff when 0; negative: never re-probed).
+	CoolOff time.Duration
 	// ABDraws is the number of draws behind a selection probability.
 	ABDraws int
 	// ExactSample is the most durations the metrics' percentiles read
@@ -128,6 +132,9 @@ type App struct {
 
 	// wake is signalled after a commit that queued an idea advancement.
 	wake chan struct{}
+
+	// promptCache holds the stored prompts creates choose among.
+	promptCache promptCache
 
 	// closed caches the metrics windows' closed days.
 	closed closedDays
@@ -179,6 +186,9 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	}
 	if cfg.Prices == nil {
 		cfg.Prices = task.DefaultPrices
+	}
+	if cfg.CoolOff == 0 {
+		cfg.CoolOff = abtest.DefaultCoolOff
 	}
 	if cfg.ABDraws <= 0 {
 		cfg.ABDraws = DefaultABDraws

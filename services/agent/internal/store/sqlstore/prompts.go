@@ -8,6 +8,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/agent/internal/abtest"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
+	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/platform/database"
 )
 
@@ -32,11 +33,16 @@ func (p Prompts) RecordOutcome(ctx context.Context, o store.Outcome) (bool, erro
 	return n == 1, nil
 }
 
-const armColumns = `variant, samples, sum_value, sum_cost, first_zeros`
+const armColumns = `variant, samples, sum_value, sum_cost, first_zeros, blocked_at, probe`
 
 func scanArm(s scanner) (abtest.Arm, error) {
-	var a abtest.Arm
-	err := s.Scan(&a.Variant, &a.Samples, &a.SumValue, &a.SumCost, &a.FirstZeros)
+	var (
+		a       abtest.Arm
+		blocked *int64
+		probe   string
+	)
+	err := s.Scan(&a.Variant, &a.Samples, &a.SumValue, &a.SumCost, &a.FirstZeros, &blocked, &probe)
+	a.BlockedAt, a.Probe = timeOf(blocked), abtest.Probe(probe)
 	return a, err
 }
 
@@ -61,7 +67,8 @@ func (p Prompts) LockArm(ctx context.Context, variant string) (abtest.Arm, error
 // SaveArm implements store.Prompts.
 func (p Prompts) SaveArm(ctx context.Context, a abtest.Arm, at time.Time) error {
 	if _, err := p.q.Exec(ctx, `UPDATE prompt_variants SET samples = $2, sum_value = $3, sum_cost = $4, first_zeros = $5,
-		updated_at = $6 WHERE variant = $1`, a.Variant, a.Samples, a.SumValue, a.SumCost, a.FirstZeros, database.Micros(at)); err != nil {
+		updated_at = $6, blocked_at = $7, probe = $8 WHERE variant = $1`, a.Variant, a.Samples, a.SumValue, a.SumCost, a.FirstZeros,
+		database.Micros(at), database.NullMicros(a.BlockedAt), string(a.Probe)); err != nil {
 		return fmt.Errorf("save prompt variant %s: %w", a.Variant, err)
 	}
 	return nil
@@ -81,6 +88,89 @@ func (p Prompts) Arms(ctx context.Context) ([]abtest.Arm, error) {
 			return nil, fmt.Errorf("read prompt variants: %w", err)
 		}
 		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// StartProbe implements store.Prompts: one conditional UPDATE, which a
+// second caller finds false.
+func (p Prompts) StartProbe(ctx context.Context, variant string) (bool, error) {
+	n, err := p.q.Exec(ctx, `UPDATE prompt_variants SET probe = $2 WHERE variant = $1 AND probe = ''`,
+		variant, string(abtest.Probing))
+	if err != nil {
+		return false, fmt.Errorf("start the probe of prompt variant %s: %w", variant, err)
+	}
+	return n == 1, nil
+}
+
+const promptColumns = `name, version, task_type, text, created_at`
+
+func scanPrompt(s scanner) (store.Prompt, error) {
+	var (
+		pr      store.Prompt
+		typ     string
+		created int64
+	)
+	err := s.Scan(&pr.Name, &pr.Version, &typ, &pr.Text, &created)
+	pr.Type, pr.CreatedAt = task.Type(typ), database.Time(created)
+	return pr, err
+}
+
+// InsertPrompt implements store.Prompts.
+func (p Prompts) InsertPrompt(ctx context.Context, pr store.Prompt) error {
+	n, err := p.q.Exec(ctx, `INSERT INTO prompts (`+promptColumns+`) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+		pr.Name, pr.Version, string(pr.Type), pr.Text, database.Micros(pr.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("store prompt %s version %d: %w", pr.Name, pr.Version, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("prompt %s version %d: %w", pr.Name, pr.Version, store.ErrAlreadyExists)
+	}
+	return nil
+}
+
+// Prompt implements store.Prompts.
+func (p Prompts) Prompt(ctx context.Context, name string, version int) (store.Prompt, error) {
+	query, args := `SELECT `+promptColumns+` FROM prompts WHERE name = $1 ORDER BY version DESC LIMIT 1`, []any{name}
+	if version > 0 {
+		query, args = `SELECT `+promptColumns+` FROM prompts WHERE name = $1 AND version = $2`, []any{name, version}
+	}
+	pr, err := scanPrompt(p.q.QueryRow(ctx, query, args...))
+	if errors.Is(err, database.ErrNoRows) {
+		return store.Prompt{}, fmt.Errorf("prompt %s: %w", name, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Prompt{}, fmt.Errorf("read prompt %s: %w", name, err)
+	}
+	return pr, nil
+}
+
+// LatestPrompts implements store.Prompts: the newest version of each
+// name, by the index on (task_type, name, version).
+func (p Prompts) LatestPrompts(ctx context.Context, typ task.Type) ([]store.Prompt, error) {
+	where, args := "", []any{}
+	if typ != "" {
+		where, args = ` WHERE task_type = $1`, []any{string(typ)}
+	}
+	rows, err := p.q.Query(ctx, `SELECT p.name, p.version, p.task_type, p.text, p.created_at, v.versions FROM prompts p
+		JOIN (SELECT name, MAX(version) AS latest, COUNT(*) AS versions FROM prompts`+where+` GROUP BY name) v
+		ON p.name = v.name AND p.version = v.latest ORDER BY p.name`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read prompts: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Prompt{}
+	for rows.Next() {
+		var (
+			pr      store.Prompt
+			typ     string
+			created int64
+		)
+		if err := rows.Scan(&pr.Name, &pr.Version, &typ, &pr.Text, &created, &pr.Versions); err != nil {
+			return nil, fmt.Errorf("read prompts: %w", err)
+		}
+		pr.Type, pr.CreatedAt = task.Type(typ), database.Time(created)
+		out = append(out, pr)
 	}
 	return out, rows.Err()
 }

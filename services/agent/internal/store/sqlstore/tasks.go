@@ -31,7 +31,7 @@ const taskColumns = `id, direction, task_type, status, model, executor, tier, co
 	output, progress_pct, current_step, decision_prompt, error_summary, error_category,
 	worker_id, lease_seconds, lease_expires_at, attempts, value_score, resource_cost, duration_seconds,
 	created_at, updated_at, started_at, completed_at, claimed_by, source, max_attempts, next_attempt_at, status_reason,
-	tokens_in, tokens_out, cost_usd`
+	tokens_in, tokens_out, cost_usd, prompt_version, prompt`
 
 // scanner is a row or rows.
 type scanner interface{ Scan(dest ...any) error }
@@ -43,6 +43,7 @@ func scanTask(s scanner) (store.Task, error) {
 		ideaID, variant, summary, category, worker *string
 		claimedBy, source, reason                  *string
 		leaseExpires, started, completed, next     *int64
+		promptVersion                              *int
 		created, updated                           int64
 		value, cost, duration                      *float64
 	)
@@ -50,7 +51,7 @@ func scanTask(s scanner) (store.Task, error) {
 		&t.Output, &t.ProgressPct, &t.CurrentStep, &t.DecisionPrompt, &summary, &category,
 		&worker, &t.LeaseSeconds, &leaseExpires, &t.Attempts, &value, &cost, &duration,
 		&created, &updated, &started, &completed, &claimedBy, &source, &t.MaxAttempts, &next, &reason,
-		&t.TokensIn, &t.TokensOut, &t.CostUSD)
+		&t.TokensIn, &t.TokensOut, &t.CostUSD, &promptVersion, &t.Prompt)
 	if err != nil {
 		return store.Task{}, err
 	}
@@ -62,6 +63,9 @@ func scanTask(s scanner) (store.Task, error) {
 	t.ValueScore, t.ResourceCost, t.Duration = value, cost, duration
 	t.ClaimedBy, t.Source, t.StatusReason = deref(claimedBy), deref(source), deref(reason)
 	t.NextAttemptAt = timeOf(next)
+	if promptVersion != nil {
+		t.PromptVersion = *promptVersion
+	}
 	return t, nil
 }
 
@@ -114,7 +118,7 @@ func (s Tasks) Insert(ctx context.Context, t store.Task) error {
 
 // insertTask is a task's INSERT; a unique rule refusing it is an error.
 const insertTask = `INSERT INTO tasks (` + taskColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`
+		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38)`
 
 func insertArgs(t store.Task) []any {
 	return []any{t.ID, t.Direction, string(t.Type), string(t.Status), t.Model, t.Executor, t.Tier, t.Command, t.Context,
@@ -125,7 +129,7 @@ func insertArgs(t store.Task) []any {
 		database.Micros(t.CreatedAt), database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
 		database.NullString(t.ClaimedBy), database.NullString(t.Source),
 		t.MaxAttempts, database.NullMicros(t.NextAttemptAt), database.NullString(t.StatusReason),
-		t.TokensIn, t.TokensOut, t.CostUSD}
+		t.TokensIn, t.TokensOut, t.CostUSD, nullInt(t.PromptVersion), t.Prompt}
 }
 
 // QueueInsert implements store.Tasks: without ON CONFLICT, so that a
@@ -515,6 +519,14 @@ func (s Tasks) StageOutputs(ctx context.Context, ideaID string, limit, maxOutput
 	}
 	slices.Reverse(out)
 	return out, rows.Err()
+}
+
+// nullInt is n, or NULL for 0.
+func nullInt(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return n
 }
 
 // idArgs is the query arguments of an IN list of ids, after the leading

@@ -185,9 +185,16 @@ type AgentTask struct {
 	// Usage of the run: the tokens its executor reported, and what it cost
 	// (as reported, or estimated from the price table for the task's model);
 	// null until reported.
-	TokensIn      *wrapperspb.Int32Value  `protobuf:"bytes,32,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
-	TokensOut     *wrapperspb.Int32Value  `protobuf:"bytes,33,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
-	CostUsd       *wrapperspb.DoubleValue `protobuf:"bytes,34,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	TokensIn  *wrapperspb.Int32Value  `protobuf:"bytes,32,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
+	TokensOut *wrapperspb.Int32Value  `protobuf:"bytes,33,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
+	CostUsd   *wrapperspb.DoubleValue `protobuf:"bytes,34,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	// prompt_version is the version of the stored prompt prompt_variant
+	// names; null when the variant is a label only, or none was chosen.
+	PromptVersion *wrapperspb.Int32Value `protobuf:"bytes,35,opt,name=prompt_version,json=promptVersion,proto3" json:"prompt_version,omitempty"`
+	// prompt is the text rendered for the task from its prompt's template
+	// (the built-in one of its type when no prompt is stored): what its
+	// executor is given.
+	Prompt        string `protobuf:"bytes,36,opt,name=prompt,proto3" json:"prompt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -460,6 +467,416 @@ func (x *AgentTask) GetCostUsd() *wrapperspb.DoubleValue {
 	return nil
 }
 
+func (x *AgentTask) GetPromptVersion() *wrapperspb.Int32Value {
+	if x != nil {
+		return x.PromptVersion
+	}
+	return nil
+}
+
+func (x *AgentTask) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+// AgentPrompt is one version of a stored prompt.
+type AgentPrompt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is 1 to 100 of a-z, 0-9, '.', '_' and '-': the A/B variant's name.
+	Name    string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Version int32  `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	// task_type is the type whose tasks it is for.
+	TaskType string `protobuf:"bytes,3,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	// text is the template: {{task_type}}, {{direction}}, {{instruction}},
+	// {{idea.id}}, {{idea.name}}, {{idea.description}}, {{stage}} and
+	// {{previous}} are filled in.
+	Text      string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	CreatedAt string `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// versions counts the name's versions (in lists; 0 otherwise).
+	Versions      int32 `protobuf:"varint,6,opt,name=versions,proto3" json:"versions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentPrompt) Reset() {
+	*x = AgentPrompt{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentPrompt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentPrompt) ProtoMessage() {}
+
+func (x *AgentPrompt) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentPrompt.ProtoReflect.Descriptor instead.
+func (*AgentPrompt) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AgentPrompt) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AgentPrompt) GetVersion() int32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *AgentPrompt) GetTaskType() string {
+	if x != nil {
+		return x.TaskType
+	}
+	return ""
+}
+
+func (x *AgentPrompt) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *AgentPrompt) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *AgentPrompt) GetVersions() int32 {
+	if x != nil {
+		return x.Versions
+	}
+	return 0
+}
+
+// CreatePromptRequest is a version of a prompt to store.
+type CreatePromptRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Name     string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	TaskType string                 `protobuf:"bytes,2,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	// text is at most 20000 characters.
+	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// version is the version to store; the name's next when absent. A given
+	// one must be newer than the name's newest.
+	Version       *int32 `protobuf:"varint,4,opt,name=version,proto3,oneof" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePromptRequest) Reset() {
+	*x = CreatePromptRequest{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePromptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePromptRequest) ProtoMessage() {}
+
+func (x *CreatePromptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePromptRequest.ProtoReflect.Descriptor instead.
+func (*CreatePromptRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CreatePromptRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreatePromptRequest) GetTaskType() string {
+	if x != nil {
+		return x.TaskType
+	}
+	return ""
+}
+
+func (x *CreatePromptRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *CreatePromptRequest) GetVersion() int32 {
+	if x != nil && x.Version != nil {
+		return *x.Version
+	}
+	return 0
+}
+
+// CreatePromptResponse wraps the stored prompt (the HTTP body is the prompt).
+type CreatePromptResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prompt        *AgentPrompt           `protobuf:"bytes,1,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePromptResponse) Reset() {
+	*x = CreatePromptResponse{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePromptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePromptResponse) ProtoMessage() {}
+
+func (x *CreatePromptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePromptResponse.ProtoReflect.Descriptor instead.
+func (*CreatePromptResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CreatePromptResponse) GetPrompt() *AgentPrompt {
+	if x != nil {
+		return x.Prompt
+	}
+	return nil
+}
+
+// ListPromptsRequest filters by task type when given.
+type ListPromptsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskType      string                 `protobuf:"bytes,1,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPromptsRequest) Reset() {
+	*x = ListPromptsRequest{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPromptsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPromptsRequest) ProtoMessage() {}
+
+func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
+func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListPromptsRequest) GetTaskType() string {
+	if x != nil {
+		return x.TaskType
+	}
+	return ""
+}
+
+// ListPromptsResponse holds the newest version of each prompt, by name.
+type ListPromptsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prompts       []*AgentPrompt         `protobuf:"bytes,1,rep,name=prompts,proto3" json:"prompts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPromptsResponse) Reset() {
+	*x = ListPromptsResponse{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPromptsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPromptsResponse) ProtoMessage() {}
+
+func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
+func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListPromptsResponse) GetPrompts() []*AgentPrompt {
+	if x != nil {
+		return x.Prompts
+	}
+	return nil
+}
+
+// GetPromptRequest names the prompt, and a version (its newest when absent).
+type GetPromptRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Version       *int32                 `protobuf:"varint,2,opt,name=version,proto3,oneof" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPromptRequest) Reset() {
+	*x = GetPromptRequest{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPromptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPromptRequest) ProtoMessage() {}
+
+func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
+func (*GetPromptRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GetPromptRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GetPromptRequest) GetVersion() int32 {
+	if x != nil && x.Version != nil {
+		return *x.Version
+	}
+	return 0
+}
+
+// GetPromptResponse wraps the prompt (the HTTP body is the prompt).
+type GetPromptResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prompt        *AgentPrompt           `protobuf:"bytes,1,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPromptResponse) Reset() {
+	*x = GetPromptResponse{}
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPromptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPromptResponse) ProtoMessage() {}
+
+func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
+func (*GetPromptResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *GetPromptResponse) GetPrompt() *AgentPrompt {
+	if x != nil {
+		return x.Prompt
+	}
+	return nil
+}
+
 // TaskAttempt is one attempt of a task that did not complete.
 type TaskAttempt struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -479,7 +896,7 @@ type TaskAttempt struct {
 
 func (x *TaskAttempt) Reset() {
 	*x = TaskAttempt{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[1]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -491,7 +908,7 @@ func (x *TaskAttempt) String() string {
 func (*TaskAttempt) ProtoMessage() {}
 
 func (x *TaskAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[1]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -504,7 +921,7 @@ func (x *TaskAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttempt.ProtoReflect.Descriptor instead.
 func (*TaskAttempt) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TaskAttempt) GetAttempt() int32 {
@@ -589,7 +1006,7 @@ type AgentTaskListItem struct {
 
 func (x *AgentTaskListItem) Reset() {
 	*x = AgentTaskListItem{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[2]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -601,7 +1018,7 @@ func (x *AgentTaskListItem) String() string {
 func (*AgentTaskListItem) ProtoMessage() {}
 
 func (x *AgentTaskListItem) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[2]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -614,7 +1031,7 @@ func (x *AgentTaskListItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentTaskListItem.ProtoReflect.Descriptor instead.
 func (*AgentTaskListItem) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AgentTaskListItem) GetId() string {
@@ -752,7 +1169,7 @@ type CreateTaskRequest struct {
 
 func (x *CreateTaskRequest) Reset() {
 	*x = CreateTaskRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[3]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -764,7 +1181,7 @@ func (x *CreateTaskRequest) String() string {
 func (*CreateTaskRequest) ProtoMessage() {}
 
 func (x *CreateTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[3]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -777,7 +1194,7 @@ func (x *CreateTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTaskRequest.ProtoReflect.Descriptor instead.
 func (*CreateTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateTaskRequest) GetDirection() string {
@@ -811,7 +1228,7 @@ type CreateTaskResponse struct {
 
 func (x *CreateTaskResponse) Reset() {
 	*x = CreateTaskResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[4]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +1240,7 @@ func (x *CreateTaskResponse) String() string {
 func (*CreateTaskResponse) ProtoMessage() {}
 
 func (x *CreateTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[4]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +1253,7 @@ func (x *CreateTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTaskResponse.ProtoReflect.Descriptor instead.
 func (*CreateTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CreateTaskResponse) GetTask() *AgentTask {
@@ -868,7 +1285,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[5]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -880,7 +1297,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[5]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -893,7 +1310,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListTasksRequest) GetStatus() TaskStatus {
@@ -950,7 +1367,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[6]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1379,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[6]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1392,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListTasksResponse) GetTasks() []*AgentTaskListItem {
@@ -1002,7 +1419,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[7]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1014,7 +1431,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[7]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1027,7 +1444,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetTaskRequest) GetId() string {
@@ -1047,7 +1464,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[8]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1476,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[8]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1489,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetTaskResponse) GetTask() *AgentTask {
@@ -1121,7 +1538,7 @@ type UpdateTaskRequest struct {
 
 func (x *UpdateTaskRequest) Reset() {
 	*x = UpdateTaskRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[9]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1550,7 @@ func (x *UpdateTaskRequest) String() string {
 func (*UpdateTaskRequest) ProtoMessage() {}
 
 func (x *UpdateTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[9]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1563,7 @@ func (x *UpdateTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UpdateTaskRequest) GetId() string {
@@ -1257,7 +1674,7 @@ type UpdateTaskResponse struct {
 
 func (x *UpdateTaskResponse) Reset() {
 	*x = UpdateTaskResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[10]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1269,7 +1686,7 @@ func (x *UpdateTaskResponse) String() string {
 func (*UpdateTaskResponse) ProtoMessage() {}
 
 func (x *UpdateTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[10]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1282,7 +1699,7 @@ func (x *UpdateTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *UpdateTaskResponse) GetTask() *AgentTask {
@@ -1304,7 +1721,7 @@ type ListAttentionTasksRequest struct {
 
 func (x *ListAttentionTasksRequest) Reset() {
 	*x = ListAttentionTasksRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[11]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1316,7 +1733,7 @@ func (x *ListAttentionTasksRequest) String() string {
 func (*ListAttentionTasksRequest) ProtoMessage() {}
 
 func (x *ListAttentionTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[11]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1329,7 +1746,7 @@ func (x *ListAttentionTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAttentionTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListAttentionTasksRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListAttentionTasksRequest) GetLimit() int32 {
@@ -1358,7 +1775,7 @@ type ListAttentionTasksResponse struct {
 
 func (x *ListAttentionTasksResponse) Reset() {
 	*x = ListAttentionTasksResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[12]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1370,7 +1787,7 @@ func (x *ListAttentionTasksResponse) String() string {
 func (*ListAttentionTasksResponse) ProtoMessage() {}
 
 func (x *ListAttentionTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[12]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1383,7 +1800,7 @@ func (x *ListAttentionTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAttentionTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListAttentionTasksResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListAttentionTasksResponse) GetTasks() []*AgentTaskListItem {
@@ -1409,7 +1826,7 @@ type CountTasksRequest struct {
 
 func (x *CountTasksRequest) Reset() {
 	*x = CountTasksRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[13]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1421,7 +1838,7 @@ func (x *CountTasksRequest) String() string {
 func (*CountTasksRequest) ProtoMessage() {}
 
 func (x *CountTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[13]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1434,7 +1851,7 @@ func (x *CountTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTasksRequest.ProtoReflect.Descriptor instead.
 func (*CountTasksRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 // CountTasksResponse counts every task.
@@ -1449,7 +1866,7 @@ type CountTasksResponse struct {
 
 func (x *CountTasksResponse) Reset() {
 	*x = CountTasksResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1878,7 @@ func (x *CountTasksResponse) String() string {
 func (*CountTasksResponse) ProtoMessage() {}
 
 func (x *CountTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[14]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1891,7 @@ func (x *CountTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTasksResponse.ProtoReflect.Descriptor instead.
 func (*CountTasksResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CountTasksResponse) GetTotal() int32 {
@@ -1507,7 +1924,7 @@ type ClaimTaskRequest struct {
 
 func (x *ClaimTaskRequest) Reset() {
 	*x = ClaimTaskRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1519,7 +1936,7 @@ func (x *ClaimTaskRequest) String() string {
 func (*ClaimTaskRequest) ProtoMessage() {}
 
 func (x *ClaimTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[15]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1532,7 +1949,7 @@ func (x *ClaimTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimTaskRequest.ProtoReflect.Descriptor instead.
 func (*ClaimTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ClaimTaskRequest) GetWorkerId() string {
@@ -1567,7 +1984,7 @@ type ClaimTaskResponse struct {
 
 func (x *ClaimTaskResponse) Reset() {
 	*x = ClaimTaskResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1579,7 +1996,7 @@ func (x *ClaimTaskResponse) String() string {
 func (*ClaimTaskResponse) ProtoMessage() {}
 
 func (x *ClaimTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[16]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1592,7 +2009,7 @@ func (x *ClaimTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimTaskResponse.ProtoReflect.Descriptor instead.
 func (*ClaimTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ClaimTaskResponse) GetTask() *AgentTask {
@@ -1612,7 +2029,7 @@ type RetryTaskRequest struct {
 
 func (x *RetryTaskRequest) Reset() {
 	*x = RetryTaskRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1624,7 +2041,7 @@ func (x *RetryTaskRequest) String() string {
 func (*RetryTaskRequest) ProtoMessage() {}
 
 func (x *RetryTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[17]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1637,7 +2054,7 @@ func (x *RetryTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryTaskRequest.ProtoReflect.Descriptor instead.
 func (*RetryTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RetryTaskRequest) GetId() string {
@@ -1657,7 +2074,7 @@ type RetryTaskResponse struct {
 
 func (x *RetryTaskResponse) Reset() {
 	*x = RetryTaskResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1669,7 +2086,7 @@ func (x *RetryTaskResponse) String() string {
 func (*RetryTaskResponse) ProtoMessage() {}
 
 func (x *RetryTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[18]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1682,7 +2099,7 @@ func (x *RetryTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryTaskResponse.ProtoReflect.Descriptor instead.
 func (*RetryTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RetryTaskResponse) GetTask() *AgentTask {
@@ -1705,7 +2122,7 @@ type CancelTaskRequest struct {
 
 func (x *CancelTaskRequest) Reset() {
 	*x = CancelTaskRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1717,7 +2134,7 @@ func (x *CancelTaskRequest) String() string {
 func (*CancelTaskRequest) ProtoMessage() {}
 
 func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[19]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1730,7 +2147,7 @@ func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskRequest.ProtoReflect.Descriptor instead.
 func (*CancelTaskRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CancelTaskRequest) GetId() string {
@@ -1757,7 +2174,7 @@ type CancelTaskResponse struct {
 
 func (x *CancelTaskResponse) Reset() {
 	*x = CancelTaskResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +2186,7 @@ func (x *CancelTaskResponse) String() string {
 func (*CancelTaskResponse) ProtoMessage() {}
 
 func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[20]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +2199,7 @@ func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskResponse.ProtoReflect.Descriptor instead.
 func (*CancelTaskResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CancelTaskResponse) GetTask() *AgentTask {
@@ -1808,7 +2225,7 @@ type RetryTasksRequest struct {
 
 func (x *RetryTasksRequest) Reset() {
 	*x = RetryTasksRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +2237,7 @@ func (x *RetryTasksRequest) String() string {
 func (*RetryTasksRequest) ProtoMessage() {}
 
 func (x *RetryTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[21]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +2250,7 @@ func (x *RetryTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryTasksRequest.ProtoReflect.Descriptor instead.
 func (*RetryTasksRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RetryTasksRequest) GetStatus() TaskStatus {
@@ -1877,7 +2294,7 @@ type RetryTasksResponse struct {
 
 func (x *RetryTasksResponse) Reset() {
 	*x = RetryTasksResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +2306,7 @@ func (x *RetryTasksResponse) String() string {
 func (*RetryTasksResponse) ProtoMessage() {}
 
 func (x *RetryTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[22]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2319,7 @@ func (x *RetryTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryTasksResponse.ProtoReflect.Descriptor instead.
 func (*RetryTasksResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RetryTasksResponse) GetRetried() []*AgentTaskListItem {
@@ -1930,7 +2347,7 @@ type SkippedTask struct {
 
 func (x *SkippedTask) Reset() {
 	*x = SkippedTask{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +2359,7 @@ func (x *SkippedTask) String() string {
 func (*SkippedTask) ProtoMessage() {}
 
 func (x *SkippedTask) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[23]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +2372,7 @@ func (x *SkippedTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkippedTask.ProtoReflect.Descriptor instead.
 func (*SkippedTask) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SkippedTask) GetTaskId() string {
@@ -1981,7 +2398,7 @@ type GetPipelineStatusRequest struct {
 
 func (x *GetPipelineStatusRequest) Reset() {
 	*x = GetPipelineStatusRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1993,7 +2410,7 @@ func (x *GetPipelineStatusRequest) String() string {
 func (*GetPipelineStatusRequest) ProtoMessage() {}
 
 func (x *GetPipelineStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[24]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2006,7 +2423,7 @@ func (x *GetPipelineStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPipelineStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetPipelineStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 // PipelineAttention is the set of conditions that need a human.
@@ -2029,7 +2446,7 @@ type PipelineAttention struct {
 
 func (x *PipelineAttention) Reset() {
 	*x = PipelineAttention{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2041,7 +2458,7 @@ func (x *PipelineAttention) String() string {
 func (*PipelineAttention) ProtoMessage() {}
 
 func (x *PipelineAttention) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[25]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2054,7 +2471,7 @@ func (x *PipelineAttention) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineAttention.ProtoReflect.Descriptor instead.
 func (*PipelineAttention) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PipelineAttention) GetStuck() bool {
@@ -2113,7 +2530,7 @@ type GetPipelineStatusResponse struct {
 
 func (x *GetPipelineStatusResponse) Reset() {
 	*x = GetPipelineStatusResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2125,7 +2542,7 @@ func (x *GetPipelineStatusResponse) String() string {
 func (*GetPipelineStatusResponse) ProtoMessage() {}
 
 func (x *GetPipelineStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[26]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2138,7 +2555,7 @@ func (x *GetPipelineStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPipelineStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetPipelineStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetPipelineStatusResponse) GetPending() int32 {
@@ -2243,7 +2660,7 @@ type GetMetricsRequest struct {
 
 func (x *GetMetricsRequest) Reset() {
 	*x = GetMetricsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2255,7 +2672,7 @@ func (x *GetMetricsRequest) String() string {
 func (*GetMetricsRequest) ProtoMessage() {}
 
 func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[27]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2268,7 +2685,7 @@ func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetMetricsRequest) GetWindowDays() int32 {
@@ -2298,7 +2715,7 @@ type ExecutionTime struct {
 
 func (x *ExecutionTime) Reset() {
 	*x = ExecutionTime{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2310,7 +2727,7 @@ func (x *ExecutionTime) String() string {
 func (*ExecutionTime) ProtoMessage() {}
 
 func (x *ExecutionTime) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[28]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2323,7 +2740,7 @@ func (x *ExecutionTime) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutionTime.ProtoReflect.Descriptor instead.
 func (*ExecutionTime) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ExecutionTime) GetP50Seconds() *wrapperspb.DoubleValue {
@@ -2367,7 +2784,7 @@ type RateBucket struct {
 
 func (x *RateBucket) Reset() {
 	*x = RateBucket{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2796,7 @@ func (x *RateBucket) String() string {
 func (*RateBucket) ProtoMessage() {}
 
 func (x *RateBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2809,7 @@ func (x *RateBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RateBucket.ProtoReflect.Descriptor instead.
 func (*RateBucket) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RateBucket) GetCompleted() int32 {
@@ -2429,7 +2846,7 @@ type SuccessRate struct {
 
 func (x *SuccessRate) Reset() {
 	*x = SuccessRate{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2441,7 +2858,7 @@ func (x *SuccessRate) String() string {
 func (*SuccessRate) ProtoMessage() {}
 
 func (x *SuccessRate) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2454,7 +2871,7 @@ func (x *SuccessRate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SuccessRate.ProtoReflect.Descriptor instead.
 func (*SuccessRate) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SuccessRate) GetOverall() *RateBucket {
@@ -2510,7 +2927,7 @@ type UsageSummary struct {
 
 func (x *UsageSummary) Reset() {
 	*x = UsageSummary{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2522,7 +2939,7 @@ func (x *UsageSummary) String() string {
 func (*UsageSummary) ProtoMessage() {}
 
 func (x *UsageSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2535,7 +2952,7 @@ func (x *UsageSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageSummary.ProtoReflect.Descriptor instead.
 func (*UsageSummary) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *UsageSummary) GetTasksCreated() int32 {
@@ -2635,7 +3052,7 @@ type ModelUsage struct {
 
 func (x *ModelUsage) Reset() {
 	*x = ModelUsage{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2647,7 +3064,7 @@ func (x *ModelUsage) String() string {
 func (*ModelUsage) ProtoMessage() {}
 
 func (x *ModelUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2660,7 +3077,7 @@ func (x *ModelUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelUsage.ProtoReflect.Descriptor instead.
 func (*ModelUsage) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ModelUsage) GetTasks() int32 {
@@ -2708,7 +3125,7 @@ type GetMetricsResponse struct {
 
 func (x *GetMetricsResponse) Reset() {
 	*x = GetMetricsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2720,7 +3137,7 @@ func (x *GetMetricsResponse) String() string {
 func (*GetMetricsResponse) ProtoMessage() {}
 
 func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2733,7 +3150,7 @@ func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetMetricsResponse) GetExecutionTime() *ExecutionTime {
@@ -2782,7 +3199,7 @@ type GetDailyMetricsRequest struct {
 
 func (x *GetDailyMetricsRequest) Reset() {
 	*x = GetDailyMetricsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2794,7 +3211,7 @@ func (x *GetDailyMetricsRequest) String() string {
 func (*GetDailyMetricsRequest) ProtoMessage() {}
 
 func (x *GetDailyMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[34]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2807,7 +3224,7 @@ func (x *GetDailyMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDailyMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetDailyMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetDailyMetricsRequest) GetDays() int32 {
@@ -2845,7 +3262,7 @@ type DayMetrics struct {
 
 func (x *DayMetrics) Reset() {
 	*x = DayMetrics{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +3274,7 @@ func (x *DayMetrics) String() string {
 func (*DayMetrics) ProtoMessage() {}
 
 func (x *DayMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[35]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +3287,7 @@ func (x *DayMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DayMetrics.ProtoReflect.Descriptor instead.
 func (*DayMetrics) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DayMetrics) GetDay() string {
@@ -2961,7 +3378,7 @@ type GetDailyMetricsResponse struct {
 
 func (x *GetDailyMetricsResponse) Reset() {
 	*x = GetDailyMetricsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2973,7 +3390,7 @@ func (x *GetDailyMetricsResponse) String() string {
 func (*GetDailyMetricsResponse) ProtoMessage() {}
 
 func (x *GetDailyMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[36]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2986,7 +3403,7 @@ func (x *GetDailyMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDailyMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetDailyMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetDailyMetricsResponse) GetDays() []*DayMetrics {
@@ -3005,7 +3422,7 @@ type GetPromptABStatsRequest struct {
 
 func (x *GetPromptABStatsRequest) Reset() {
 	*x = GetPromptABStatsRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3017,7 +3434,7 @@ func (x *GetPromptABStatsRequest) String() string {
 func (*GetPromptABStatsRequest) ProtoMessage() {}
 
 func (x *GetPromptABStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[37]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3030,7 +3447,7 @@ func (x *GetPromptABStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptABStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptABStatsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 // VariantStats is one prompt variant's outcome record.
@@ -3048,14 +3465,23 @@ type VariantStats struct {
 	// blocked: the variant's first 3 outcomes were all zero.
 	Blocked bool `protobuf:"varint,7,opt,name=blocked,proto3" json:"blocked,omitempty"`
 	// exploring: fewer than 5 samples, so the variant has exploration priority.
-	Exploring     bool `protobuf:"varint,8,opt,name=exploring,proto3" json:"exploring,omitempty"`
+	Exploring bool `protobuf:"varint,8,opt,name=exploring,proto3" json:"exploring,omitempty"`
+	// task_type and version are the stored prompt's of the variant's name
+	// (its newest version); empty and 0 for a variant that is a label only.
+	// A stored prompt's selection_probability is among its task type's.
+	TaskType string `protobuf:"bytes,9,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	Version  int32  `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
+	// probe is where a blocked variant's one re-probe stands: "" (not made;
+	// due after the cool-off), "probing", "failed" (blocked for good) or
+	// "passed" (not blocked any more).
+	Probe         string `protobuf:"bytes,11,opt,name=probe,proto3" json:"probe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VariantStats) Reset() {
 	*x = VariantStats{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[38]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3067,7 +3493,7 @@ func (x *VariantStats) String() string {
 func (*VariantStats) ProtoMessage() {}
 
 func (x *VariantStats) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[38]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3080,7 +3506,7 @@ func (x *VariantStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantStats.ProtoReflect.Descriptor instead.
 func (*VariantStats) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *VariantStats) GetVariant() string {
@@ -3139,6 +3565,27 @@ func (x *VariantStats) GetExploring() bool {
 	return false
 }
 
+func (x *VariantStats) GetTaskType() string {
+	if x != nil {
+		return x.TaskType
+	}
+	return ""
+}
+
+func (x *VariantStats) GetVersion() int32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *VariantStats) GetProbe() string {
+	if x != nil {
+		return x.Probe
+	}
+	return ""
+}
+
 // GetPromptABStatsResponse holds every variant, best ROI first.
 type GetPromptABStatsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3149,7 +3596,7 @@ type GetPromptABStatsResponse struct {
 
 func (x *GetPromptABStatsResponse) Reset() {
 	*x = GetPromptABStatsResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[39]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3161,7 +3608,7 @@ func (x *GetPromptABStatsResponse) String() string {
 func (*GetPromptABStatsResponse) ProtoMessage() {}
 
 func (x *GetPromptABStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[39]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3174,7 +3621,7 @@ func (x *GetPromptABStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptABStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptABStatsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetPromptABStatsResponse) GetVariants() []*VariantStats {
@@ -3193,7 +3640,7 @@ type GetDiagnosticsCompletenessRequest struct {
 
 func (x *GetDiagnosticsCompletenessRequest) Reset() {
 	*x = GetDiagnosticsCompletenessRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[40]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3205,7 +3652,7 @@ func (x *GetDiagnosticsCompletenessRequest) String() string {
 func (*GetDiagnosticsCompletenessRequest) ProtoMessage() {}
 
 func (x *GetDiagnosticsCompletenessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[40]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3218,7 +3665,7 @@ func (x *GetDiagnosticsCompletenessRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetDiagnosticsCompletenessRequest.ProtoReflect.Descriptor instead.
 func (*GetDiagnosticsCompletenessRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 // GetDiagnosticsCompletenessResponse measures diagnostics over all failed tasks.
@@ -3238,7 +3685,7 @@ type GetDiagnosticsCompletenessResponse struct {
 
 func (x *GetDiagnosticsCompletenessResponse) Reset() {
 	*x = GetDiagnosticsCompletenessResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[41]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3250,7 +3697,7 @@ func (x *GetDiagnosticsCompletenessResponse) String() string {
 func (*GetDiagnosticsCompletenessResponse) ProtoMessage() {}
 
 func (x *GetDiagnosticsCompletenessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[41]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3263,7 +3710,7 @@ func (x *GetDiagnosticsCompletenessResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetDiagnosticsCompletenessResponse.ProtoReflect.Descriptor instead.
 func (*GetDiagnosticsCompletenessResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetDiagnosticsCompletenessResponse) GetTotalFailed() int32 {
@@ -3325,7 +3772,7 @@ type LoopIteration struct {
 
 func (x *LoopIteration) Reset() {
 	*x = LoopIteration{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[42]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3337,7 +3784,7 @@ func (x *LoopIteration) String() string {
 func (*LoopIteration) ProtoMessage() {}
 
 func (x *LoopIteration) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[42]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3350,7 +3797,7 @@ func (x *LoopIteration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoopIteration.ProtoReflect.Descriptor instead.
 func (*LoopIteration) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LoopIteration) GetOutcome() string {
@@ -3439,7 +3886,7 @@ type GetLoopStatusRequest struct {
 
 func (x *GetLoopStatusRequest) Reset() {
 	*x = GetLoopStatusRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[43]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3451,7 +3898,7 @@ func (x *GetLoopStatusRequest) String() string {
 func (*GetLoopStatusRequest) ProtoMessage() {}
 
 func (x *GetLoopStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[43]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3464,7 +3911,7 @@ func (x *GetLoopStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoopStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetLoopStatusRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 // GetLoopStatusResponse describes the pipeline loop: this replica's
@@ -3497,7 +3944,7 @@ type GetLoopStatusResponse struct {
 
 func (x *GetLoopStatusResponse) Reset() {
 	*x = GetLoopStatusResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[44]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3509,7 +3956,7 @@ func (x *GetLoopStatusResponse) String() string {
 func (*GetLoopStatusResponse) ProtoMessage() {}
 
 func (x *GetLoopStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[44]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3522,7 +3969,7 @@ func (x *GetLoopStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLoopStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetLoopStatusResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetLoopStatusResponse) GetEnabled() bool {
@@ -3607,7 +4054,7 @@ type RunLoopOnceRequest struct {
 
 func (x *RunLoopOnceRequest) Reset() {
 	*x = RunLoopOnceRequest{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[45]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3619,7 +4066,7 @@ func (x *RunLoopOnceRequest) String() string {
 func (*RunLoopOnceRequest) ProtoMessage() {}
 
 func (x *RunLoopOnceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[45]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3632,7 +4079,7 @@ func (x *RunLoopOnceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunLoopOnceRequest.ProtoReflect.Descriptor instead.
 func (*RunLoopOnceRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *RunLoopOnceRequest) GetDryRun() bool {
@@ -3652,7 +4099,7 @@ type RunLoopOnceResponse struct {
 
 func (x *RunLoopOnceResponse) Reset() {
 	*x = RunLoopOnceResponse{}
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[46]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3664,7 +4111,7 @@ func (x *RunLoopOnceResponse) String() string {
 func (*RunLoopOnceResponse) ProtoMessage() {}
 
 func (x *RunLoopOnceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_agent_v1_agent_proto_msgTypes[46]
+	mi := &file_foundry_agent_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3677,7 +4124,7 @@ func (x *RunLoopOnceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunLoopOnceResponse.ProtoReflect.Descriptor instead.
 func (*RunLoopOnceResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *RunLoopOnceResponse) GetIteration() *LoopIteration {
@@ -3691,7 +4138,7 @@ var File_foundry_agent_v1_agent_proto protoreflect.FileDescriptor
 
 const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xd3\f\n" +
+	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xaf\r\n" +
 	"\tAgentTask\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
@@ -3732,7 +4179,37 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\ttokens_in\x18  \x01(\v2\x1b.google.protobuf.Int32ValueR\btokensIn\x12:\n" +
 	"\n" +
 	"tokens_out\x18! \x01(\v2\x1b.google.protobuf.Int32ValueR\ttokensOut\x127\n" +
-	"\bcost_usd\x18\" \x01(\v2\x1c.google.protobuf.DoubleValueR\acostUsd\"\xc2\x02\n" +
+	"\bcost_usd\x18\" \x01(\v2\x1c.google.protobuf.DoubleValueR\acostUsd\x12B\n" +
+	"\x0eprompt_version\x18# \x01(\v2\x1b.google.protobuf.Int32ValueR\rpromptVersion\x12\x16\n" +
+	"\x06prompt\x18$ \x01(\tR\x06prompt\"\xa7\x01\n" +
+	"\vAgentPrompt\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x05R\aversion\x12\x1b\n" +
+	"\ttask_type\x18\x03 \x01(\tR\btaskType\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\tR\tcreatedAt\x12\x1a\n" +
+	"\bversions\x18\x06 \x01(\x05R\bversions\"\x85\x01\n" +
+	"\x13CreatePromptRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x1d\n" +
+	"\aversion\x18\x04 \x01(\x05H\x00R\aversion\x88\x01\x01B\n" +
+	"\n" +
+	"\b_version\"M\n" +
+	"\x14CreatePromptResponse\x125\n" +
+	"\x06prompt\x18\x01 \x01(\v2\x1d.foundry.agent.v1.AgentPromptR\x06prompt\"1\n" +
+	"\x12ListPromptsRequest\x12\x1b\n" +
+	"\ttask_type\x18\x01 \x01(\tR\btaskType\"N\n" +
+	"\x13ListPromptsResponse\x127\n" +
+	"\aprompts\x18\x01 \x03(\v2\x1d.foundry.agent.v1.AgentPromptR\aprompts\"Q\n" +
+	"\x10GetPromptRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
+	"\aversion\x18\x02 \x01(\x05H\x00R\aversion\x88\x01\x01B\n" +
+	"\n" +
+	"\b_version\"J\n" +
+	"\x11GetPromptResponse\x125\n" +
+	"\x06prompt\x18\x01 \x01(\v2\x1d.foundry.agent.v1.AgentPromptR\x06prompt\"\xc2\x02\n" +
 	"\vTaskAttempt\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x124\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusR\x06status\x12#\n" +
@@ -3981,7 +4458,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\bcost_usd\x18\v \x01(\x01R\acostUsd\"K\n" +
 	"\x17GetDailyMetricsResponse\x120\n" +
 	"\x04days\x18\x01 \x03(\v2\x1c.foundry.agent.v1.DayMetricsR\x04days\"\x19\n" +
-	"\x17GetPromptABStatsRequest\"\x9f\x02\n" +
+	"\x17GetPromptABStatsRequest\"\xec\x02\n" +
 	"\fVariantStats\x12\x18\n" +
 	"\avariant\x18\x01 \x01(\tR\avariant\x12\x18\n" +
 	"\asamples\x18\x02 \x01(\x05R\asamples\x12\x1f\n" +
@@ -3992,7 +4469,11 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x03roi\x18\x05 \x01(\v2\x1c.google.protobuf.DoubleValueR\x03roi\x123\n" +
 	"\x15selection_probability\x18\x06 \x01(\x01R\x14selectionProbability\x12\x18\n" +
 	"\ablocked\x18\a \x01(\bR\ablocked\x12\x1c\n" +
-	"\texploring\x18\b \x01(\bR\texploring\"V\n" +
+	"\texploring\x18\b \x01(\bR\texploring\x12\x1b\n" +
+	"\ttask_type\x18\t \x01(\tR\btaskType\x12\x18\n" +
+	"\aversion\x18\n" +
+	" \x01(\x05R\aversion\x12\x14\n" +
+	"\x05probe\x18\v \x01(\tR\x05probe\"V\n" +
 	"\x18GetPromptABStatsResponse\x12:\n" +
 	"\bvariants\x18\x01 \x03(\v2\x1e.foundry.agent.v1.VariantStatsR\bvariants\"#\n" +
 	"!GetDiagnosticsCompletenessRequest\"\xb9\x02\n" +
@@ -4056,7 +4537,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\ttimed_out\x10\x05\x12\x12\n" +
 	"\x0eneeds_decision\x10\x06\x12\r\n" +
 	"\tdiscarded\x10\a\x12\r\n" +
-	"\tcancelled\x10\b2\x97\x0e\n" +
+	"\tcancelled\x10\b2\xc3\x10\n" +
 	"\fAgentService\x12`\n" +
 	"\n" +
 	"CreateTask\x12#.foundry.agent.v1.CreateTaskRequest\x1a$.foundry.agent.v1.CreateTaskResponse\"\a\xc2\xf3\x18\x03\n" +
@@ -4082,7 +4563,13 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x01\x05\x12`\n" +
 	"\n" +
 	"RetryTasks\x12#.foundry.agent.v1.RetryTasksRequest\x1a$.foundry.agent.v1.RetryTasksResponse\"\a\xc2\xf3\x18\x03\n" +
-	"\x01\x05\x12u\n" +
+	"\x01\x05\x12f\n" +
+	"\fCreatePrompt\x12%.foundry.agent.v1.CreatePromptRequest\x1a&.foundry.agent.v1.CreatePromptResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x05\x12c\n" +
+	"\vListPrompts\x12$.foundry.agent.v1.ListPromptsRequest\x1a%.foundry.agent.v1.ListPromptsResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12]\n" +
+	"\tGetPrompt\x12\".foundry.agent.v1.GetPromptRequest\x1a#.foundry.agent.v1.GetPromptResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12u\n" +
 	"\x11GetPipelineStatus\x12*.foundry.agent.v1.GetPipelineStatusRequest\x1a+.foundry.agent.v1.GetPipelineStatusResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12`\n" +
 	"\n" +
@@ -4115,192 +4602,209 @@ func file_foundry_agent_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_foundry_agent_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_foundry_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_foundry_agent_v1_agent_proto_goTypes = []any{
 	(TaskStatus)(0),                            // 0: foundry.agent.v1.TaskStatus
 	(*AgentTask)(nil),                          // 1: foundry.agent.v1.AgentTask
-	(*TaskAttempt)(nil),                        // 2: foundry.agent.v1.TaskAttempt
-	(*AgentTaskListItem)(nil),                  // 3: foundry.agent.v1.AgentTaskListItem
-	(*CreateTaskRequest)(nil),                  // 4: foundry.agent.v1.CreateTaskRequest
-	(*CreateTaskResponse)(nil),                 // 5: foundry.agent.v1.CreateTaskResponse
-	(*ListTasksRequest)(nil),                   // 6: foundry.agent.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),                  // 7: foundry.agent.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),                     // 8: foundry.agent.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),                    // 9: foundry.agent.v1.GetTaskResponse
-	(*UpdateTaskRequest)(nil),                  // 10: foundry.agent.v1.UpdateTaskRequest
-	(*UpdateTaskResponse)(nil),                 // 11: foundry.agent.v1.UpdateTaskResponse
-	(*ListAttentionTasksRequest)(nil),          // 12: foundry.agent.v1.ListAttentionTasksRequest
-	(*ListAttentionTasksResponse)(nil),         // 13: foundry.agent.v1.ListAttentionTasksResponse
-	(*CountTasksRequest)(nil),                  // 14: foundry.agent.v1.CountTasksRequest
-	(*CountTasksResponse)(nil),                 // 15: foundry.agent.v1.CountTasksResponse
-	(*ClaimTaskRequest)(nil),                   // 16: foundry.agent.v1.ClaimTaskRequest
-	(*ClaimTaskResponse)(nil),                  // 17: foundry.agent.v1.ClaimTaskResponse
-	(*RetryTaskRequest)(nil),                   // 18: foundry.agent.v1.RetryTaskRequest
-	(*RetryTaskResponse)(nil),                  // 19: foundry.agent.v1.RetryTaskResponse
-	(*CancelTaskRequest)(nil),                  // 20: foundry.agent.v1.CancelTaskRequest
-	(*CancelTaskResponse)(nil),                 // 21: foundry.agent.v1.CancelTaskResponse
-	(*RetryTasksRequest)(nil),                  // 22: foundry.agent.v1.RetryTasksRequest
-	(*RetryTasksResponse)(nil),                 // 23: foundry.agent.v1.RetryTasksResponse
-	(*SkippedTask)(nil),                        // 24: foundry.agent.v1.SkippedTask
-	(*GetPipelineStatusRequest)(nil),           // 25: foundry.agent.v1.GetPipelineStatusRequest
-	(*PipelineAttention)(nil),                  // 26: foundry.agent.v1.PipelineAttention
-	(*GetPipelineStatusResponse)(nil),          // 27: foundry.agent.v1.GetPipelineStatusResponse
-	(*GetMetricsRequest)(nil),                  // 28: foundry.agent.v1.GetMetricsRequest
-	(*ExecutionTime)(nil),                      // 29: foundry.agent.v1.ExecutionTime
-	(*RateBucket)(nil),                         // 30: foundry.agent.v1.RateBucket
-	(*SuccessRate)(nil),                        // 31: foundry.agent.v1.SuccessRate
-	(*UsageSummary)(nil),                       // 32: foundry.agent.v1.UsageSummary
-	(*ModelUsage)(nil),                         // 33: foundry.agent.v1.ModelUsage
-	(*GetMetricsResponse)(nil),                 // 34: foundry.agent.v1.GetMetricsResponse
-	(*GetDailyMetricsRequest)(nil),             // 35: foundry.agent.v1.GetDailyMetricsRequest
-	(*DayMetrics)(nil),                         // 36: foundry.agent.v1.DayMetrics
-	(*GetDailyMetricsResponse)(nil),            // 37: foundry.agent.v1.GetDailyMetricsResponse
-	(*GetPromptABStatsRequest)(nil),            // 38: foundry.agent.v1.GetPromptABStatsRequest
-	(*VariantStats)(nil),                       // 39: foundry.agent.v1.VariantStats
-	(*GetPromptABStatsResponse)(nil),           // 40: foundry.agent.v1.GetPromptABStatsResponse
-	(*GetDiagnosticsCompletenessRequest)(nil),  // 41: foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	(*GetDiagnosticsCompletenessResponse)(nil), // 42: foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	(*LoopIteration)(nil),                      // 43: foundry.agent.v1.LoopIteration
-	(*GetLoopStatusRequest)(nil),               // 44: foundry.agent.v1.GetLoopStatusRequest
-	(*GetLoopStatusResponse)(nil),              // 45: foundry.agent.v1.GetLoopStatusResponse
-	(*RunLoopOnceRequest)(nil),                 // 46: foundry.agent.v1.RunLoopOnceRequest
-	(*RunLoopOnceResponse)(nil),                // 47: foundry.agent.v1.RunLoopOnceResponse
-	nil,                                        // 48: foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	nil,                                        // 49: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	nil,                                        // 50: foundry.agent.v1.SuccessRate.ByModelEntry
-	nil,                                        // 51: foundry.agent.v1.SuccessRate.ByExecutorEntry
-	nil,                                        // 52: foundry.agent.v1.UsageSummary.TasksByModelEntry
-	nil,                                        // 53: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	nil,                                        // 54: foundry.agent.v1.UsageSummary.UsageByModelEntry
-	nil,                                        // 55: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	nil,                                        // 56: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	(*wrapperspb.StringValue)(nil),             // 57: google.protobuf.StringValue
-	(*structpb.Struct)(nil),                    // 58: google.protobuf.Struct
-	(*wrapperspb.DoubleValue)(nil),             // 59: google.protobuf.DoubleValue
-	(*wrapperspb.Int32Value)(nil),              // 60: google.protobuf.Int32Value
-	(*v1.Pagination)(nil),                      // 61: foundry.common.v1.Pagination
+	(*AgentPrompt)(nil),                        // 2: foundry.agent.v1.AgentPrompt
+	(*CreatePromptRequest)(nil),                // 3: foundry.agent.v1.CreatePromptRequest
+	(*CreatePromptResponse)(nil),               // 4: foundry.agent.v1.CreatePromptResponse
+	(*ListPromptsRequest)(nil),                 // 5: foundry.agent.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),                // 6: foundry.agent.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),                   // 7: foundry.agent.v1.GetPromptRequest
+	(*GetPromptResponse)(nil),                  // 8: foundry.agent.v1.GetPromptResponse
+	(*TaskAttempt)(nil),                        // 9: foundry.agent.v1.TaskAttempt
+	(*AgentTaskListItem)(nil),                  // 10: foundry.agent.v1.AgentTaskListItem
+	(*CreateTaskRequest)(nil),                  // 11: foundry.agent.v1.CreateTaskRequest
+	(*CreateTaskResponse)(nil),                 // 12: foundry.agent.v1.CreateTaskResponse
+	(*ListTasksRequest)(nil),                   // 13: foundry.agent.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),                  // 14: foundry.agent.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),                     // 15: foundry.agent.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),                    // 16: foundry.agent.v1.GetTaskResponse
+	(*UpdateTaskRequest)(nil),                  // 17: foundry.agent.v1.UpdateTaskRequest
+	(*UpdateTaskResponse)(nil),                 // 18: foundry.agent.v1.UpdateTaskResponse
+	(*ListAttentionTasksRequest)(nil),          // 19: foundry.agent.v1.ListAttentionTasksRequest
+	(*ListAttentionTasksResponse)(nil),         // 20: foundry.agent.v1.ListAttentionTasksResponse
+	(*CountTasksRequest)(nil),                  // 21: foundry.agent.v1.CountTasksRequest
+	(*CountTasksResponse)(nil),                 // 22: foundry.agent.v1.CountTasksResponse
+	(*ClaimTaskRequest)(nil),                   // 23: foundry.agent.v1.ClaimTaskRequest
+	(*ClaimTaskResponse)(nil),                  // 24: foundry.agent.v1.ClaimTaskResponse
+	(*RetryTaskRequest)(nil),                   // 25: foundry.agent.v1.RetryTaskRequest
+	(*RetryTaskResponse)(nil),                  // 26: foundry.agent.v1.RetryTaskResponse
+	(*CancelTaskRequest)(nil),                  // 27: foundry.agent.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),                 // 28: foundry.agent.v1.CancelTaskResponse
+	(*RetryTasksRequest)(nil),                  // 29: foundry.agent.v1.RetryTasksRequest
+	(*RetryTasksResponse)(nil),                 // 30: foundry.agent.v1.RetryTasksResponse
+	(*SkippedTask)(nil),                        // 31: foundry.agent.v1.SkippedTask
+	(*GetPipelineStatusRequest)(nil),           // 32: foundry.agent.v1.GetPipelineStatusRequest
+	(*PipelineAttention)(nil),                  // 33: foundry.agent.v1.PipelineAttention
+	(*GetPipelineStatusResponse)(nil),          // 34: foundry.agent.v1.GetPipelineStatusResponse
+	(*GetMetricsRequest)(nil),                  // 35: foundry.agent.v1.GetMetricsRequest
+	(*ExecutionTime)(nil),                      // 36: foundry.agent.v1.ExecutionTime
+	(*RateBucket)(nil),                         // 37: foundry.agent.v1.RateBucket
+	(*SuccessRate)(nil),                        // 38: foundry.agent.v1.SuccessRate
+	(*UsageSummary)(nil),                       // 39: foundry.agent.v1.UsageSummary
+	(*ModelUsage)(nil),                         // 40: foundry.agent.v1.ModelUsage
+	(*GetMetricsResponse)(nil),                 // 41: foundry.agent.v1.GetMetricsResponse
+	(*GetDailyMetricsRequest)(nil),             // 42: foundry.agent.v1.GetDailyMetricsRequest
+	(*DayMetrics)(nil),                         // 43: foundry.agent.v1.DayMetrics
+	(*GetDailyMetricsResponse)(nil),            // 44: foundry.agent.v1.GetDailyMetricsResponse
+	(*GetPromptABStatsRequest)(nil),            // 45: foundry.agent.v1.GetPromptABStatsRequest
+	(*VariantStats)(nil),                       // 46: foundry.agent.v1.VariantStats
+	(*GetPromptABStatsResponse)(nil),           // 47: foundry.agent.v1.GetPromptABStatsResponse
+	(*GetDiagnosticsCompletenessRequest)(nil),  // 48: foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	(*GetDiagnosticsCompletenessResponse)(nil), // 49: foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	(*LoopIteration)(nil),                      // 50: foundry.agent.v1.LoopIteration
+	(*GetLoopStatusRequest)(nil),               // 51: foundry.agent.v1.GetLoopStatusRequest
+	(*GetLoopStatusResponse)(nil),              // 52: foundry.agent.v1.GetLoopStatusResponse
+	(*RunLoopOnceRequest)(nil),                 // 53: foundry.agent.v1.RunLoopOnceRequest
+	(*RunLoopOnceResponse)(nil),                // 54: foundry.agent.v1.RunLoopOnceResponse
+	nil,                                        // 55: foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	nil,                                        // 56: foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	nil,                                        // 57: foundry.agent.v1.SuccessRate.ByModelEntry
+	nil,                                        // 58: foundry.agent.v1.SuccessRate.ByExecutorEntry
+	nil,                                        // 59: foundry.agent.v1.UsageSummary.TasksByModelEntry
+	nil,                                        // 60: foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	nil,                                        // 61: foundry.agent.v1.UsageSummary.UsageByModelEntry
+	nil,                                        // 62: foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	nil,                                        // 63: foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	(*wrapperspb.StringValue)(nil),             // 64: google.protobuf.StringValue
+	(*structpb.Struct)(nil),                    // 65: google.protobuf.Struct
+	(*wrapperspb.DoubleValue)(nil),             // 66: google.protobuf.DoubleValue
+	(*wrapperspb.Int32Value)(nil),              // 67: google.protobuf.Int32Value
+	(*v1.Pagination)(nil),                      // 68: foundry.common.v1.Pagination
 }
 var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
-	0,  // 0: foundry.agent.v1.AgentTask.status:type_name -> foundry.agent.v1.TaskStatus
-	57, // 1: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
-	57, // 2: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
-	58, // 3: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
-	57, // 4: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
-	57, // 5: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
-	59, // 6: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
-	59, // 7: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
-	59, // 8: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
-	57, // 9: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
-	57, // 10: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
-	57, // 11: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
-	57, // 12: foundry.agent.v1.AgentTask.next_attempt_at:type_name -> google.protobuf.StringValue
-	57, // 13: foundry.agent.v1.AgentTask.status_reason:type_name -> google.protobuf.StringValue
-	2,  // 14: foundry.agent.v1.AgentTask.attempt_errors:type_name -> foundry.agent.v1.TaskAttempt
-	60, // 15: foundry.agent.v1.AgentTask.tokens_in:type_name -> google.protobuf.Int32Value
-	60, // 16: foundry.agent.v1.AgentTask.tokens_out:type_name -> google.protobuf.Int32Value
-	59, // 17: foundry.agent.v1.AgentTask.cost_usd:type_name -> google.protobuf.DoubleValue
-	0,  // 18: foundry.agent.v1.TaskAttempt.status:type_name -> foundry.agent.v1.TaskStatus
-	57, // 19: foundry.agent.v1.TaskAttempt.worker_id:type_name -> google.protobuf.StringValue
-	57, // 20: foundry.agent.v1.TaskAttempt.started_at:type_name -> google.protobuf.StringValue
-	0,  // 21: foundry.agent.v1.AgentTaskListItem.status:type_name -> foundry.agent.v1.TaskStatus
-	57, // 22: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
-	57, // 23: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
-	57, // 24: foundry.agent.v1.AgentTaskListItem.next_attempt_at:type_name -> google.protobuf.StringValue
-	57, // 25: foundry.agent.v1.AgentTaskListItem.status_reason:type_name -> google.protobuf.StringValue
-	58, // 26: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	1,  // 27: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 28: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	3,  // 29: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	61, // 30: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
-	1,  // 31: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 32: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	1,  // 33: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	3,  // 34: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	61, // 35: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
-	48, // 36: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	1,  // 37: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	1,  // 38: foundry.agent.v1.RetryTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	1,  // 39: foundry.agent.v1.CancelTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,  // 40: foundry.agent.v1.RetryTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	3,  // 41: foundry.agent.v1.RetryTasksResponse.retried:type_name -> foundry.agent.v1.AgentTaskListItem
-	24, // 42: foundry.agent.v1.RetryTasksResponse.skipped:type_name -> foundry.agent.v1.SkippedTask
-	59, // 43: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
-	59, // 44: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
-	26, // 45: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
-	59, // 46: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
-	59, // 47: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
-	30, // 48: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
-	49, // 49: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	50, // 50: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
-	51, // 51: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
-	52, // 52: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
-	53, // 53: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	54, // 54: foundry.agent.v1.UsageSummary.usage_by_model:type_name -> foundry.agent.v1.UsageSummary.UsageByModelEntry
-	29, // 55: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
-	31, // 56: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
-	32, // 57: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
-	59, // 58: foundry.agent.v1.DayMetrics.success_rate:type_name -> google.protobuf.DoubleValue
-	59, // 59: foundry.agent.v1.DayMetrics.p50_seconds:type_name -> google.protobuf.DoubleValue
-	59, // 60: foundry.agent.v1.DayMetrics.p95_seconds:type_name -> google.protobuf.DoubleValue
-	36, // 61: foundry.agent.v1.GetDailyMetricsResponse.days:type_name -> foundry.agent.v1.DayMetrics
-	59, // 62: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
-	39, // 63: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
-	55, // 64: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	57, // 65: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
-	59, // 66: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
-	57, // 67: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
-	57, // 68: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
-	57, // 69: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
-	57, // 70: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
-	57, // 71: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
-	57, // 72: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
-	43, // 73: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
-	56, // 74: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	57, // 75: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
-	43, // 76: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
-	30, // 77: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
-	30, // 78: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
-	30, // 79: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
-	33, // 80: foundry.agent.v1.UsageSummary.UsageByModelEntry.value:type_name -> foundry.agent.v1.ModelUsage
-	4,  // 81: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
-	6,  // 82: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
-	8,  // 83: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
-	10, // 84: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
-	12, // 85: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
-	14, // 86: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
-	16, // 87: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
-	18, // 88: foundry.agent.v1.AgentService.RetryTask:input_type -> foundry.agent.v1.RetryTaskRequest
-	20, // 89: foundry.agent.v1.AgentService.CancelTask:input_type -> foundry.agent.v1.CancelTaskRequest
-	22, // 90: foundry.agent.v1.AgentService.RetryTasks:input_type -> foundry.agent.v1.RetryTasksRequest
-	25, // 91: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
-	28, // 92: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
-	35, // 93: foundry.agent.v1.AgentService.GetDailyMetrics:input_type -> foundry.agent.v1.GetDailyMetricsRequest
-	38, // 94: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
-	41, // 95: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	44, // 96: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
-	46, // 97: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
-	5,  // 98: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
-	7,  // 99: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
-	9,  // 100: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
-	11, // 101: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
-	13, // 102: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
-	15, // 103: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
-	17, // 104: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
-	19, // 105: foundry.agent.v1.AgentService.RetryTask:output_type -> foundry.agent.v1.RetryTaskResponse
-	21, // 106: foundry.agent.v1.AgentService.CancelTask:output_type -> foundry.agent.v1.CancelTaskResponse
-	23, // 107: foundry.agent.v1.AgentService.RetryTasks:output_type -> foundry.agent.v1.RetryTasksResponse
-	27, // 108: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
-	34, // 109: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
-	37, // 110: foundry.agent.v1.AgentService.GetDailyMetrics:output_type -> foundry.agent.v1.GetDailyMetricsResponse
-	40, // 111: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
-	42, // 112: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	45, // 113: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
-	47, // 114: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
-	98, // [98:115] is the sub-list for method output_type
-	81, // [81:98] is the sub-list for method input_type
-	81, // [81:81] is the sub-list for extension type_name
-	81, // [81:81] is the sub-list for extension extendee
-	0,  // [0:81] is the sub-list for field type_name
+	0,   // 0: foundry.agent.v1.AgentTask.status:type_name -> foundry.agent.v1.TaskStatus
+	64,  // 1: foundry.agent.v1.AgentTask.error_summary:type_name -> google.protobuf.StringValue
+	64,  // 2: foundry.agent.v1.AgentTask.error_category:type_name -> google.protobuf.StringValue
+	65,  // 3: foundry.agent.v1.AgentTask.context:type_name -> google.protobuf.Struct
+	64,  // 4: foundry.agent.v1.AgentTask.worker_id:type_name -> google.protobuf.StringValue
+	64,  // 5: foundry.agent.v1.AgentTask.prompt_variant:type_name -> google.protobuf.StringValue
+	66,  // 6: foundry.agent.v1.AgentTask.value_score:type_name -> google.protobuf.DoubleValue
+	66,  // 7: foundry.agent.v1.AgentTask.resource_cost:type_name -> google.protobuf.DoubleValue
+	66,  // 8: foundry.agent.v1.AgentTask.duration_seconds:type_name -> google.protobuf.DoubleValue
+	64,  // 9: foundry.agent.v1.AgentTask.started_at:type_name -> google.protobuf.StringValue
+	64,  // 10: foundry.agent.v1.AgentTask.completed_at:type_name -> google.protobuf.StringValue
+	64,  // 11: foundry.agent.v1.AgentTask.lease_expires_at:type_name -> google.protobuf.StringValue
+	64,  // 12: foundry.agent.v1.AgentTask.next_attempt_at:type_name -> google.protobuf.StringValue
+	64,  // 13: foundry.agent.v1.AgentTask.status_reason:type_name -> google.protobuf.StringValue
+	9,   // 14: foundry.agent.v1.AgentTask.attempt_errors:type_name -> foundry.agent.v1.TaskAttempt
+	67,  // 15: foundry.agent.v1.AgentTask.tokens_in:type_name -> google.protobuf.Int32Value
+	67,  // 16: foundry.agent.v1.AgentTask.tokens_out:type_name -> google.protobuf.Int32Value
+	66,  // 17: foundry.agent.v1.AgentTask.cost_usd:type_name -> google.protobuf.DoubleValue
+	67,  // 18: foundry.agent.v1.AgentTask.prompt_version:type_name -> google.protobuf.Int32Value
+	2,   // 19: foundry.agent.v1.CreatePromptResponse.prompt:type_name -> foundry.agent.v1.AgentPrompt
+	2,   // 20: foundry.agent.v1.ListPromptsResponse.prompts:type_name -> foundry.agent.v1.AgentPrompt
+	2,   // 21: foundry.agent.v1.GetPromptResponse.prompt:type_name -> foundry.agent.v1.AgentPrompt
+	0,   // 22: foundry.agent.v1.TaskAttempt.status:type_name -> foundry.agent.v1.TaskStatus
+	64,  // 23: foundry.agent.v1.TaskAttempt.worker_id:type_name -> google.protobuf.StringValue
+	64,  // 24: foundry.agent.v1.TaskAttempt.started_at:type_name -> google.protobuf.StringValue
+	0,   // 25: foundry.agent.v1.AgentTaskListItem.status:type_name -> foundry.agent.v1.TaskStatus
+	64,  // 26: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
+	64,  // 27: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
+	64,  // 28: foundry.agent.v1.AgentTaskListItem.next_attempt_at:type_name -> google.protobuf.StringValue
+	64,  // 29: foundry.agent.v1.AgentTaskListItem.status_reason:type_name -> google.protobuf.StringValue
+	65,  // 30: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	1,   // 31: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,   // 32: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	10,  // 33: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	68,  // 34: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	1,   // 35: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,   // 36: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	1,   // 37: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	10,  // 38: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	68,  // 39: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	55,  // 40: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	1,   // 41: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	1,   // 42: foundry.agent.v1.RetryTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	1,   // 43: foundry.agent.v1.CancelTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,   // 44: foundry.agent.v1.RetryTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	10,  // 45: foundry.agent.v1.RetryTasksResponse.retried:type_name -> foundry.agent.v1.AgentTaskListItem
+	31,  // 46: foundry.agent.v1.RetryTasksResponse.skipped:type_name -> foundry.agent.v1.SkippedTask
+	66,  // 47: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
+	66,  // 48: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
+	33,  // 49: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
+	66,  // 50: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
+	66,  // 51: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
+	37,  // 52: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
+	56,  // 53: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	57,  // 54: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
+	58,  // 55: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
+	59,  // 56: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
+	60,  // 57: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	61,  // 58: foundry.agent.v1.UsageSummary.usage_by_model:type_name -> foundry.agent.v1.UsageSummary.UsageByModelEntry
+	36,  // 59: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
+	38,  // 60: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
+	39,  // 61: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
+	66,  // 62: foundry.agent.v1.DayMetrics.success_rate:type_name -> google.protobuf.DoubleValue
+	66,  // 63: foundry.agent.v1.DayMetrics.p50_seconds:type_name -> google.protobuf.DoubleValue
+	66,  // 64: foundry.agent.v1.DayMetrics.p95_seconds:type_name -> google.protobuf.DoubleValue
+	43,  // 65: foundry.agent.v1.GetDailyMetricsResponse.days:type_name -> foundry.agent.v1.DayMetrics
+	66,  // 66: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
+	46,  // 67: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
+	62,  // 68: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	64,  // 69: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
+	66,  // 70: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
+	64,  // 71: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
+	64,  // 72: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
+	64,  // 73: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
+	64,  // 74: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
+	64,  // 75: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
+	64,  // 76: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
+	50,  // 77: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
+	63,  // 78: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	64,  // 79: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
+	50,  // 80: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
+	37,  // 81: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
+	37,  // 82: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
+	37,  // 83: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
+	40,  // 84: foundry.agent.v1.UsageSummary.UsageByModelEntry.value:type_name -> foundry.agent.v1.ModelUsage
+	11,  // 85: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
+	13,  // 86: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
+	15,  // 87: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
+	17,  // 88: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
+	19,  // 89: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
+	21,  // 90: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
+	23,  // 91: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
+	25,  // 92: foundry.agent.v1.AgentService.RetryTask:input_type -> foundry.agent.v1.RetryTaskRequest
+	27,  // 93: foundry.agent.v1.AgentService.CancelTask:input_type -> foundry.agent.v1.CancelTaskRequest
+	29,  // 94: foundry.agent.v1.AgentService.RetryTasks:input_type -> foundry.agent.v1.RetryTasksRequest
+	3,   // 95: foundry.agent.v1.AgentService.CreatePrompt:input_type -> foundry.agent.v1.CreatePromptRequest
+	5,   // 96: foundry.agent.v1.AgentService.ListPrompts:input_type -> foundry.agent.v1.ListPromptsRequest
+	7,   // 97: foundry.agent.v1.AgentService.GetPrompt:input_type -> foundry.agent.v1.GetPromptRequest
+	32,  // 98: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
+	35,  // 99: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
+	42,  // 100: foundry.agent.v1.AgentService.GetDailyMetrics:input_type -> foundry.agent.v1.GetDailyMetricsRequest
+	45,  // 101: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
+	48,  // 102: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	51,  // 103: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
+	53,  // 104: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
+	12,  // 105: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
+	14,  // 106: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
+	16,  // 107: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
+	18,  // 108: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
+	20,  // 109: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
+	22,  // 110: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
+	24,  // 111: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
+	26,  // 112: foundry.agent.v1.AgentService.RetryTask:output_type -> foundry.agent.v1.RetryTaskResponse
+	28,  // 113: foundry.agent.v1.AgentService.CancelTask:output_type -> foundry.agent.v1.CancelTaskResponse
+	30,  // 114: foundry.agent.v1.AgentService.RetryTasks:output_type -> foundry.agent.v1.RetryTasksResponse
+	4,   // 115: foundry.agent.v1.AgentService.CreatePrompt:output_type -> foundry.agent.v1.CreatePromptResponse
+	6,   // 116: foundry.agent.v1.AgentService.ListPrompts:output_type -> foundry.agent.v1.ListPromptsResponse
+	8,   // 117: foundry.agent.v1.AgentService.GetPrompt:output_type -> foundry.agent.v1.GetPromptResponse
+	34,  // 118: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
+	41,  // 119: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
+	44,  // 120: foundry.agent.v1.AgentService.GetDailyMetrics:output_type -> foundry.agent.v1.GetDailyMetricsResponse
+	47,  // 121: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
+	49,  // 122: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	52,  // 123: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
+	54,  // 124: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
+	105, // [105:125] is the sub-list for method output_type
+	85,  // [85:105] is the sub-list for method input_type
+	85,  // [85:85] is the sub-list for extension type_name
+	85,  // [85:85] is the sub-list for extension extendee
+	0,   // [0:85] is the sub-list for field type_name
 }
 
 func init() { file_foundry_agent_v1_agent_proto_init() }
@@ -4308,20 +4812,22 @@ func file_foundry_agent_v1_agent_proto_init() {
 	if File_foundry_agent_v1_agent_proto != nil {
 		return
 	}
-	file_foundry_agent_v1_agent_proto_msgTypes[5].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[9].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[11].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[15].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[21].OneofWrappers = []any{}
-	file_foundry_agent_v1_agent_proto_msgTypes[27].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[2].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[6].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[12].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[16].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[18].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[22].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[28].OneofWrappers = []any{}
 	file_foundry_agent_v1_agent_proto_msgTypes[34].OneofWrappers = []any{}
+	file_foundry_agent_v1_agent_proto_msgTypes[41].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_agent_v1_agent_proto_rawDesc), len(file_foundry_agent_v1_agent_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   56,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -41,6 +41,9 @@ const (
 	AgentService_RetryTask_FullMethodName                  = "/foundry.agent.v1.AgentService/RetryTask"
 	AgentService_CancelTask_FullMethodName                 = "/foundry.agent.v1.AgentService/CancelTask"
 	AgentService_RetryTasks_FullMethodName                 = "/foundry.agent.v1.AgentService/RetryTasks"
+	AgentService_CreatePrompt_FullMethodName               = "/foundry.agent.v1.AgentService/CreatePrompt"
+	AgentService_ListPrompts_FullMethodName                = "/foundry.agent.v1.AgentService/ListPrompts"
+	AgentService_GetPrompt_FullMethodName                  = "/foundry.agent.v1.AgentService/GetPrompt"
 	AgentService_GetPipelineStatus_FullMethodName          = "/foundry.agent.v1.AgentService/GetPipelineStatus"
 	AgentService_GetMetrics_FullMethodName                 = "/foundry.agent.v1.AgentService/GetMetrics"
 	AgentService_GetDailyMetrics_FullMethodName            = "/foundry.agent.v1.AgentService/GetDailyMetrics"
@@ -88,6 +91,13 @@ type AgentServiceClient interface {
 	CancelTask(ctx context.Context, in *CancelTaskRequest, opts ...grpc.CallOption) (*CancelTaskResponse, error)
 	// RetryTasks retries, each as RetryTask does, the tasks a filter selects.
 	RetryTasks(ctx context.Context, in *RetryTasksRequest, opts ...grpc.CallOption) (*RetryTasksResponse, error)
+	// CreatePrompt stores a version of a prompt: a template of one task
+	// type, and the A/B variant of its name.
+	CreatePrompt(ctx context.Context, in *CreatePromptRequest, opts ...grpc.CallOption) (*CreatePromptResponse, error)
+	// ListPrompts lists the newest version of every stored prompt.
+	ListPrompts(ctx context.Context, in *ListPromptsRequest, opts ...grpc.CallOption) (*ListPromptsResponse, error)
+	// GetPrompt returns a version of a prompt, its newest by default.
+	GetPrompt(ctx context.Context, in *GetPromptRequest, opts ...grpc.CallOption) (*GetPromptResponse, error)
 	// GetPipelineStatus reports the queue by status and its attention flags.
 	GetPipelineStatus(ctx context.Context, in *GetPipelineStatusRequest, opts ...grpc.CallOption) (*GetPipelineStatusResponse, error)
 	// GetMetrics reports execution time percentiles, success rates and usage.
@@ -216,6 +226,36 @@ func (c *agentServiceClient) RetryTasks(ctx context.Context, in *RetryTasksReque
 	return out, nil
 }
 
+func (c *agentServiceClient) CreatePrompt(ctx context.Context, in *CreatePromptRequest, opts ...grpc.CallOption) (*CreatePromptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatePromptResponse)
+	err := c.cc.Invoke(ctx, AgentService_CreatePrompt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListPrompts(ctx context.Context, in *ListPromptsRequest, opts ...grpc.CallOption) (*ListPromptsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPromptsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListPrompts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetPrompt(ctx context.Context, in *GetPromptRequest, opts ...grpc.CallOption) (*GetPromptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPromptResponse)
+	err := c.cc.Invoke(ctx, AgentService_GetPrompt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *agentServiceClient) GetPipelineStatus(ctx context.Context, in *GetPipelineStatusRequest, opts ...grpc.CallOption) (*GetPipelineStatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetPipelineStatusResponse)
@@ -324,6 +364,13 @@ type AgentServiceServer interface {
 	CancelTask(context.Context, *CancelTaskRequest) (*CancelTaskResponse, error)
 	// RetryTasks retries, each as RetryTask does, the tasks a filter selects.
 	RetryTasks(context.Context, *RetryTasksRequest) (*RetryTasksResponse, error)
+	// CreatePrompt stores a version of a prompt: a template of one task
+	// type, and the A/B variant of its name.
+	CreatePrompt(context.Context, *CreatePromptRequest) (*CreatePromptResponse, error)
+	// ListPrompts lists the newest version of every stored prompt.
+	ListPrompts(context.Context, *ListPromptsRequest) (*ListPromptsResponse, error)
+	// GetPrompt returns a version of a prompt, its newest by default.
+	GetPrompt(context.Context, *GetPromptRequest) (*GetPromptResponse, error)
 	// GetPipelineStatus reports the queue by status and its attention flags.
 	GetPipelineStatus(context.Context, *GetPipelineStatusRequest) (*GetPipelineStatusResponse, error)
 	// GetMetrics reports execution time percentiles, success rates and usage.
@@ -381,6 +428,15 @@ func (UnimplementedAgentServiceServer) CancelTask(context.Context, *CancelTaskRe
 }
 func (UnimplementedAgentServiceServer) RetryTasks(context.Context, *RetryTasksRequest) (*RetryTasksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RetryTasks not implemented")
+}
+func (UnimplementedAgentServiceServer) CreatePrompt(context.Context, *CreatePromptRequest) (*CreatePromptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreatePrompt not implemented")
+}
+func (UnimplementedAgentServiceServer) ListPrompts(context.Context, *ListPromptsRequest) (*ListPromptsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPrompts not implemented")
+}
+func (UnimplementedAgentServiceServer) GetPrompt(context.Context, *GetPromptRequest) (*GetPromptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPrompt not implemented")
 }
 func (UnimplementedAgentServiceServer) GetPipelineStatus(context.Context, *GetPipelineStatusRequest) (*GetPipelineStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPipelineStatus not implemented")
@@ -604,6 +660,60 @@ func _AgentService_RetryTasks_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_CreatePrompt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreatePromptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CreatePrompt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CreatePrompt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CreatePrompt(ctx, req.(*CreatePromptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListPrompts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPromptsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListPrompts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListPrompts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListPrompts(ctx, req.(*ListPromptsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetPrompt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPromptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetPrompt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetPrompt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetPrompt(ctx, req.(*GetPromptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_GetPipelineStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetPipelineStatusRequest)
 	if err := dec(in); err != nil {
@@ -776,6 +886,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RetryTasks",
 			Handler:    _AgentService_RetryTasks_Handler,
+		},
+		{
+			MethodName: "CreatePrompt",
+			Handler:    _AgentService_CreatePrompt_Handler,
+		},
+		{
+			MethodName: "ListPrompts",
+			Handler:    _AgentService_ListPrompts_Handler,
+		},
+		{
+			MethodName: "GetPrompt",
+			Handler:    _AgentService_GetPrompt_Handler,
 		},
 		{
 			MethodName: "GetPipelineStatus",

@@ -1,0 +1,87 @@
+package usecase_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/agent/internal/abtest"
+	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/database"
+	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/fault"
+)
+
+// TestStoredPromptsReachTheTask: a stored prompt of a type is what that
+// type's tasks get, rendered, in their command, with its variant and
+// version recorded; versions count up and keep their type; a blocked
+// stored prompt is probed once after its cool-off.
+func TestStoredPromptsReachTheTask(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		e := setup(t, engine, func(c *usecase.Config) { c.MaxAttempts, c.CoolOff = 1, time.Hour })
+		p1, err := e.app.CreatePrompt(ctx, usecase.NewPrompt{Name: "terse", Type: "impl", Text: "Do it: {{direction}} ({{idea.name}})"})
+		require.NoError(t, err)
+		require.Equal(t, 1, p1.Version)
+		p2, err := e.app.CreatePrompt(ctx, usecase.NewPrompt{Name: "terse", Type: "impl", Text: "Now: {{direction}} ({{idea.name}})"})
+		require.NoError(t, err)
+		require.Equal(t, 2, p2.Version)
+		_, err = e.app.CreatePrompt(ctx, usecase.NewPrompt{Name: "terse", Type: "spec", Text: "x"})
+		requireKind(t, fault.Conflict, err)
+		_, err = e.app.CreatePrompt(ctx, usecase.NewPrompt{Name: "terse", Type: "impl", Text: "x", Version: 2})
+		requireKind(t, fault.Conflict, err)
+		_, err = e.app.CreatePrompt(ctx, usecase.NewPrompt{Name: "Bad Name", Type: "impl", Text: "x"})
+		requireKind(t, fault.Invalid, err)
+
+		tk := e.create(t, "impl", map[string]any{"idea": map[string]any{"name": "Solar kettle"}})
+		require.Equal(t, "terse", tk.PromptVariant)
+		require.Equal(t, 2, tk.PromptVersion)
+		require.Equal(t, "Now: do the impl work (Solar kettle)", tk.Prompt)
+		require.Contains(t, tk.Command, "'Now: do the impl work (Solar kettle)'", "the prompt is the command's")
+		spec := e.create(t, "spec", nil)
+		require.Empty(t, spec.PromptVariant, "no prompt stored for spec: the built-in template, no variant")
+		require.Contains(t, spec.Prompt, "Write the specification")
+
+		list, err := e.app.Prompts(ctx, "impl")
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		require.Equal(t, 2, list[0].Versions)
+		old, err := e.app.Prompt(ctx, "terse", 1)
+		require.NoError(t, err)
+		require.Equal(t, p1.Text, old.Text)
+		_, err = e.app.Prompt(ctx, "terse", 3)
+		requireKind(t, fault.NotFound, err)
+
+		// Three zero outcomes block it; an hour later it is probed once.
+		e.run(t, tk.ID, "failed", time.Second)
+		for range 2 {
+			e.run(t, e.create(t, "impl", nil).ID, "failed", time.Second)
+		}
+		stats := func() usecase.VariantStats {
+			t.Helper()
+			vs, err := e.app.PromptABStats(ctx)
+			require.NoError(t, err)
+			for _, v := range vs {
+				if v.Arm.Variant == "terse" {
+					return v
+				}
+			}
+			t.Fatal("no terse variant")
+			return usecase.VariantStats{}
+		}
+		require.True(t, stats().Blocked)
+		require.Empty(t, e.create(t, "impl", nil).PromptVariant, "blocked, within its cool-off")
+		e.clock.Advance(time.Hour)
+		probe := e.create(t, "impl", nil)
+		require.Equal(t, "terse", probe.PromptVariant, "its cool-off over: the probe")
+		require.Equal(t, abtest.Probing, stats().Arm.Probe)
+		require.Empty(t, e.create(t, "impl", nil).PromptVariant, "one probe only")
+		e.run(t, probe.ID, "completed", time.Second)
+		require.Equal(t, abtest.ProbePassed, stats().Arm.Probe)
+		require.False(t, stats().Blocked)
+		require.Equal(t, "terse", e.create(t, "impl", nil).PromptVariant, "a good probe unblocks it")
+	})
+}
