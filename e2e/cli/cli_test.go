@@ -744,7 +744,7 @@ func TestDispatch(t *testing.T) {
 	}
 	require.Equal(t, "unknown command \"regster\"\n"+
 		"  client commands: api, assets, audit, cc, completion, contributions, contributors, distributions, help, ideas, incidents, login, logout, "+
-		"register, status, tasks, tokens, version, whoami, worker (foundry help)\n"+
+		"prompts, register, status, tasks, tokens, version, whoami, worker (foundry help)\n"+
 		"  the server: foundry serve [flags] (foundry serve -h), foundry migrate [up|status] [flags]", cli.Unknown([]string{"regster"}))
 
 	// What the server is handed, and its exit code passed on.

@@ -66,7 +66,7 @@ func TestHelpEverywhere(t *testing.T) {
 	}
 	out := ok(t, env, "--help")
 	require.Equal(t, []string{"api", "assets", "audit", "cc", "completion", "contributions", "contributors", "distributions", "help", "ideas",
-		"incidents", "login", "logout", "migrate", "register", "serve", "status", "tasks", "tokens", "version", "whoami", "worker"}, availableCommands(out))
+		"incidents", "login", "logout", "migrate", "prompts", "register", "serve", "status", "tasks", "tokens", "version", "whoami", "worker"}, availableCommands(out))
 	walk(nil)
 	require.Equal(t, []string{
 		"api", "assets create", "assets list", "assets show",
@@ -77,7 +77,7 @@ func TestHelpEverywhere(t *testing.T) {
 		"distributions create", "distributions list", "distributions show",
 		"help", "ideas advance", "ideas create", "ideas impact", "ideas list", "ideas show",
 		"incidents freeze", "incidents list", "incidents status", "incidents unfreeze",
-		"login", "logout", "migrate", "register", "serve", "status",
+		"login", "logout", "migrate", "prompts create", "prompts list", "prompts show", "register", "serve", "status",
 		"tasks cancel", "tasks claim", "tasks complete", "tasks create", "tasks fail", "tasks list", "tasks retry", "tasks show",
 		"tokens create", "tokens list", "tokens revoke", "version", "whoami", "worker",
 	}, leaves, "every command, once")

@@ -228,3 +228,28 @@ echo "done: $FOUNDRY_TASK_TYPE"`
 		}
 	})
 }
+
+// TestPromptsThroughTheCLI: foundry prompts create stores versions an
+// operator writes, list and show read them, and the next task of the
+// type is given the newest, rendered.
+func TestPromptsThroughTheCLI(t *testing.T) {
+	t.Parallel()
+	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite), "-rate-poll-interval=0")
+	admin := map[string]string{"FOUNDRY_URL": sys.BaseURL, "FOUNDRY_API_KEY": allinonetest.AdminKey}
+	first := okJSON(t, admin, "prompts", "create", "terse", "--type", "impl", "--text", "Do: {{direction}}")
+	require.Equal(t, 1.0, first["version"])
+	file := filepath.Join(t.TempDir(), "prompt.txt")
+	require.NoError(t, os.WriteFile(file, []byte("Now: {{direction}}"), 0o600))
+	second := okJSON(t, admin, "prompts", "create", "terse", "--type", "impl", "--file", file)
+	require.Equal(t, 2.0, second["version"])
+	require.Equal(t, "terse\n", ok(t, admin, "prompts", "list", "-o", "id"))
+	old := okJSON(t, admin, "prompts", "show", "terse", "--version", "1")
+	require.Equal(t, "Do: {{direction}}", old["text"])
+	r := run(t, admin, "prompts", "create", "terse", "--type", "impl")
+	require.Equal(t, cli.ExitUsage, r.code, r.stderr)
+
+	tk := api(t, sys, http.MethodPost, "/api/agent/tasks", map[string]any{"direction": "add a timer", "task_type": "impl"}, http.StatusCreated)
+	require.Equal(t, "Now: add a timer", tk["prompt"])
+	require.Equal(t, "terse", tk["prompt_variant"])
+	require.Equal(t, 2.0, tk["prompt_version"])
+}
