@@ -232,16 +232,9 @@ func (a *App) draw(c abtest.Choice) (string, bool, bool) {
 
 // probabilities estimates each arm's selection probability within its
 // group: the stored prompts of one task type compete with each other, the
-// label-only variants among themselves.
-func (a *App) probabilities(ctx context.Context, arms []abtest.Arm) (map[string]float64, map[string]store.Prompt, error) {
-	stored, err := a.read().Prompts.LatestPrompts(ctx, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	byName := map[string]store.Prompt{}
-	for _, p := range stored {
-		byName[p.Name] = p
-	}
+// label-only variants among themselves (byName holds the stored prompts
+// by name; a variant not there is label-only).
+func (a *App) probabilities(arms []abtest.Arm, byName map[string]store.Prompt) map[string]float64 {
 	groups := map[task.Type][]abtest.Arm{}
 	for _, arm := range arms {
 		groups[byName[arm.Variant].Type] = append(groups[byName[arm.Variant].Type], arm) // "" for the label-only ones
@@ -253,5 +246,5 @@ func (a *App) probabilities(ctx context.Context, arms []abtest.Arm) (map[string]
 			out[v] = p
 		}
 	}
-	return out, byName, nil
+	return out
 }

@@ -273,15 +273,14 @@ func (a *App) PromptABStats(ctx context.Context) ([]VariantStats, error) {
 	if err != nil {
 		return nil, wrap("prompt A/B statistics", err)
 	}
+	byName := map[string]store.Prompt{}
 	for _, p := range stored { // a stored prompt no task used yet is a variant with no samples
+		byName[p.Name] = p
 		if !slices.ContainsFunc(arms, func(x abtest.Arm) bool { return x.Variant == p.Name }) {
 			arms = append(arms, abtest.Arm{Variant: p.Name})
 		}
 	}
-	probs, byName, err := a.probabilities(ctx, arms)
-	if err != nil {
-		return nil, wrap("prompt A/B statistics", err)
-	}
+	probs := a.probabilities(arms, byName)
 	out := make([]VariantStats, 0, len(arms))
 	for _, arm := range arms {
 		v := VariantStats{Arm: arm, Probability: probs[arm.Variant], Blocked: arm.Blocked(),

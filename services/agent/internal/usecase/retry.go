@@ -175,12 +175,7 @@ func (a *App) Cancel(ctx context.Context, id, reason string) (store.Task, error)
 		next.Status, next.StatusReason, next.UpdatedAt = task.Cancelled, reason, now
 		next.NextAttemptAt, next.LeaseExpiresAt = time.Time{}, time.Time{}
 		if cur.Status != task.Failed {
-			start := cur.StartedAt
-			if start.IsZero() {
-				start = cur.CreatedAt
-			}
-			d := max(now.Sub(start), 0).Seconds()
-			next.CompletedAt, next.Duration = now, &d
+			next.CompletedAt, next.Duration = now, ranFor(cur, now)
 		}
 		out = next
 		var (

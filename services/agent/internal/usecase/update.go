@@ -338,15 +338,21 @@ func finish(next *store.Task, cur store.Task, target task.Status, p Patch, now t
 			next.ProgressPct = 100
 		}
 	}
-	start := cur.StartedAt
-	if start.IsZero() {
-		start = cur.CreatedAt
-	}
-	d := max(now.Sub(start), 0).Seconds()
-	next.Duration = &d
+	next.Duration = ranFor(cur, now)
 	next.CompletedAt = now
 	next.LeaseExpiresAt = time.Time{}
 	return nil
+}
+
+// ranFor is a task's duration_seconds when it finishes at now: from its
+// start, or its creation when it never ran.
+func ranFor(t store.Task, now time.Time) *float64 {
+	start := t.StartedAt
+	if start.IsZero() {
+		start = t.CreatedAt
+	}
+	d := max(now.Sub(start), 0).Seconds()
+	return &d
 }
 
 // Update applies a PATCH to a task in one transaction: the task row, the
