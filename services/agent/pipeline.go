@@ -322,7 +322,9 @@ func (t loopTasks) Finish(ctx context.Context, taskID string, r executor.Result)
 // itself, which is no failure of the idea's (usecase.Patch.Stopped).
 func (t loopTasks) finish(ctx context.Context, taskID string, r executor.Result, stopped bool) error {
 	status, output := string(task.Completed), r.Output
-	p := usecase.Patch{Status: &status, Output: &output, Stopped: stopped}
+	rep := r.Report
+	p := usecase.Patch{Status: &status, Output: &output, Stopped: stopped, ValueScore: rep.ValueScore,
+		ResourceCost: rep.ResourceCost, TokensIn: rep.TokensIn, TokensOut: rep.TokensOut, CostUSD: rep.CostUSD}
 	if t.claimAs != "" {
 		p.WorkerID = &t.claimAs
 	}
@@ -341,6 +343,14 @@ func (t loopTasks) finish(ctx context.Context, taskID string, r executor.Result,
 		}
 	}
 	_, err := t.uc.Update(ctx, taskID, p)
+	if fault.KindOf(err) == fault.Invalid && rep != (executor.Report{}) {
+		// The command's own report is what failed validation (a negative
+		// cost, say); the outcome it had must land all the same, or the
+		// idea's task would stay open with nobody to finish it.
+		output += "\nfoundry: the command's result file was ignored: " + err.Error()
+		p.ValueScore, p.ResourceCost, p.TokensIn, p.TokensOut, p.CostUSD = nil, nil, nil, nil, nil
+		_, err = t.uc.Update(ctx, taskID, p)
+	}
 	return err
 }
 

@@ -179,6 +179,55 @@ func (instant) Run(context.Context, executor.Task) (executor.Result, error) {
 	return executor.Result{Succeeded: true, Output: "done"}, nil
 }
 
+// reporting is an executor whose runs succeed with report.
+type reporting struct{ report executor.Report }
+
+func (reporting) Name() string { return "reporting" }
+
+func (r reporting) Run(context.Context, executor.Task) (executor.Result, error) {
+	return executor.Result{Succeeded: true, Output: "done", Report: r.report}, nil
+}
+
+// TestTheLoopRecordsItsOwnRunsUsage: the loop's own runs (the exec
+// executor's result file) carry tokens and cost onto the task as a
+// worker's PATCH does, the cost estimated when only tokens came; a report
+// the task's rules refuse is dropped with a note and the run's outcome
+// still lands, so the idea is not left with an open task.
+func TestTheLoopRecordsItsOwnRunsUsage(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		db := dbtest.Open(t, engine, "agent", store.Migrations())
+		uc := usecase.New(db, repos, usecase.Config{})
+		ctx := context.Background()
+		i64 := func(v int64) *int64 { return &v }
+		f64 := func(v float64) *float64 { return &v }
+		run := func(idea string, r executor.Report) store.Task {
+			l := &loop.Loop{Portfolio: oneIdea{id: idea}, Tasks: loopTasks{uc: uc, claimAs: loopWorker, lease: time.Minute},
+				Executor: reporting{report: r}, Recorder: recorder{uc: uc, holder: "a"}, Clock: clock.Real{}, Log: zap.NewNop()}
+			it, err := l.Once(ctx, false)
+			require.NoError(t, err)
+			require.Equal(t, loop.Advanced, it.Outcome, it.Detail)
+			got, err := uc.Get(ctx, it.TaskID)
+			require.NoError(t, err)
+			require.Equal(t, "completed", string(got.Status))
+			return got
+		}
+
+		got := run("idea-1", executor.Report{TokensIn: i64(1000), TokensOut: i64(200), CostUSD: f64(0.5), ValueScore: f64(3)})
+		require.Equal(t, int64(1000), *got.TokensIn)
+		require.Equal(t, int64(200), *got.TokensOut)
+		require.Equal(t, 0.5, *got.CostUSD)
+		require.Equal(t, 3.0, *got.ValueScore)
+		require.Equal(t, 0.5, *got.ResourceCost, "resource_cost defaults to the money spent")
+
+		got = run("idea-2", executor.Report{TokensIn: i64(-5), CostUSD: f64(1)})
+		require.Nil(t, got.TokensIn, "the refused report is not recorded")
+		require.Nil(t, got.CostUSD)
+		require.Contains(t, got.Output, "the command's result file was ignored")
+		require.Contains(t, got.Output, "tokens_in")
+	})
+}
+
 // TestASwitchOfExecutorLeavesNoIdeaBlocked: a pass waiting for a worker
 // (external) ends with the process, its task pending; the process comes
 // back running tasks itself (exec). The idea was skipped for good, "a

@@ -7,10 +7,12 @@ package executor
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +45,31 @@ type Result struct {
 	// Finished is true when the executor already recorded the outcome on
 	// the task (an external worker did); the loop then only reads it.
 	Finished bool
+	// Report is what the command said of its run in $FOUNDRY_RESULT_FILE
+	// (the same file and fields foundry worker reads), so the loop's own
+	// runs carry usage and a value as a worker's do.
+	Report Report
+}
+
+// Report is a run's own account: any field may be missing.
+type Report struct {
+	ValueScore   *float64 `json:"value_score"`
+	ResourceCost *float64 `json:"resource_cost"`
+	TokensIn     *int64   `json:"tokens_in"`
+	TokensOut    *int64   `json:"tokens_out"`
+	CostUSD      *float64 `json:"cost_usd"`
+}
+
+// readReport reads the result file a command may have written; a missing
+// or malformed one is no report (the run's outcome is its exit status,
+// and the service estimates what is missing).
+func readReport(path string) Report {
+	var r Report
+	raw, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(raw, &r) != nil {
+		return Report{}
+	}
+	return r
 }
 
 // Executor runs one task.
@@ -57,7 +84,8 @@ const MaxOutput = 64 << 10
 
 // Exec runs the task's command with /bin/sh -c, with the task's fields in
 // the environment (FOUNDRY_TASK_ID, FOUNDRY_TASK_TYPE, FOUNDRY_TASK_MODEL,
-// FOUNDRY_IDEA_ID, FOUNDRY_TASK_DIRECTION), in its own process group so a
+// FOUNDRY_IDEA_ID, FOUNDRY_TASK_DIRECTION, FOUNDRY_TASK_PROMPT, and
+// FOUNDRY_RESULT_FILE for its Report), in its own process group so a
 // timeout kills everything it started. Exit status 0 is success; anything
 // else is a failure whose output is classified. A run past Timeout is a
 // failure in the timeout category.
@@ -81,13 +109,20 @@ func (e Exec) Run(ctx context.Context, t Task) (Result, error) {
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
+	dir, err := os.MkdirTemp("", "foundry-task-")
+	if err != nil {
+		return Result{}, fmt.Errorf("exec executor: the task's directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	resultFile := filepath.Join(dir, "result.json")
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.Command("/bin/sh", "-c", t.Command)
 	cmd.Dir = e.Dir
 	cmd.Env = append(os.Environ(), e.Env...)
 	cmd.Env = append(cmd.Env, "FOUNDRY_TASK_ID="+t.ID, "FOUNDRY_TASK_TYPE="+t.Type, "FOUNDRY_TASK_MODEL="+t.Model,
-		"FOUNDRY_IDEA_ID="+t.IdeaID, "FOUNDRY_TASK_DIRECTION="+t.Direction, "FOUNDRY_TASK_PROMPT="+t.Prompt)
+		"FOUNDRY_IDEA_ID="+t.IdeaID, "FOUNDRY_TASK_DIRECTION="+t.Direction, "FOUNDRY_TASK_PROMPT="+t.Prompt,
+		"FOUNDRY_RESULT_FILE="+resultFile)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &tail{max: MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -105,7 +140,7 @@ func (e Exec) Run(ctx context.Context, t Task) (Result, error) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		waitErr = <-done
 	}
-	res := Result{Output: out.String(), Duration: time.Since(start)}
+	res := Result{Output: out.String(), Duration: time.Since(start), Report: readReport(resultFile)}
 	switch {
 	case runCtx.Err() != nil && ctx.Err() == nil:
 		res.Summary = fmt.Sprintf("timed out after %s", timeout)

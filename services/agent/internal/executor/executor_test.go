@@ -26,6 +26,30 @@ func TestExecSuccessAndEnvironment(t *testing.T) {
 	require.Empty(t, res.Category)
 }
 
+// TestExecReadsTheResultFile: a command's $FOUNDRY_RESULT_FILE is its
+// report (the file foundry worker reads too); a malformed one, or none, is
+// no report and does not change the outcome.
+func TestExecReadsTheResultFile(t *testing.T) {
+	t.Parallel()
+	run := func(cmd string) executor.Result {
+		res, err := executor.Exec{Timeout: 10 * time.Second}.Run(context.Background(), executor.Task{ID: "t", Command: cmd})
+		require.NoError(t, err)
+		return res
+	}
+	res := run(`printf '{"tokens_in": 1200, "tokens_out": 340, "cost_usd": 0.0125, "value_score": 2}' > "$FOUNDRY_RESULT_FILE"`)
+	require.True(t, res.Succeeded)
+	require.Equal(t, int64(1200), *res.Report.TokensIn)
+	require.Equal(t, int64(340), *res.Report.TokensOut)
+	require.Equal(t, 0.0125, *res.Report.CostUSD)
+	require.Equal(t, 2.0, *res.Report.ValueScore)
+	require.Nil(t, res.Report.ResourceCost, "not reported")
+
+	res = run(`echo 'not json' > "$FOUNDRY_RESULT_FILE"; exit 1`)
+	require.False(t, res.Succeeded)
+	require.Equal(t, executor.Report{}, res.Report)
+	require.Equal(t, executor.Report{}, run(`true`).Report)
+}
+
 func TestExecFailureIsClassified(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ cmd, category, summary string }{
