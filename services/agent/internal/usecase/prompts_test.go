@@ -85,3 +85,34 @@ func TestStoredPromptsReachTheTask(t *testing.T) {
 		require.Equal(t, "terse", e.create(t, "impl", nil).PromptVariant, "a good probe unblocks it")
 	})
 }
+
+// TestTheCheaperPromptWinsOverTwoHundredTasks: two stored prompts of one
+// task type, every outcome worth the same, one costing 1 and the other
+// 100. The A/B weighs ROI, so once each has its exploration samples the
+// cheap one is chosen for most of 200 tasks (seeded: the same count every
+// run). Before the A/B drew ROI it split them evenly.
+func TestTheCheaperPromptWinsOverTwoHundredTasks(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		e := setup(t, engine)
+		cost := map[string]float64{"cheap": 1, "dear": 100}
+		for name := range cost {
+			_, err := e.app.CreatePrompt(ctx, usecase.NewPrompt{Name: name, Type: "spec", Text: name + ": {{direction}}"})
+			require.NoError(t, err)
+		}
+		chosen := map[string]int{}
+		for range 200 {
+			tk := e.create(t, "spec", nil)
+			require.Contains(t, cost, tk.PromptVariant, "every task gets a stored prompt")
+			require.Equal(t, tk.PromptVariant+": do the spec work", tk.Prompt, "the chosen prompt is the task's")
+			chosen[tk.PromptVariant]++
+			e.patch(t, tk.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w1")})
+			e.clock.Advance(time.Second)
+			e.patch(t, tk.ID, usecase.Patch{Status: ptr("completed"), ValueScore: ptr(1.0), ResourceCost: ptr(cost[tk.PromptVariant])})
+		}
+		require.GreaterOrEqual(t, chosen["dear"], 5, "explored to its minimum samples")
+		require.Greater(t, chosen["cheap"], 150, "chosen %v", chosen)
+		require.Equal(t, 200, chosen["cheap"]+chosen["dear"])
+	})
+}
