@@ -481,12 +481,18 @@ const SUCCESS = "Success rate per day, last 30 days";
 test("the pipeline charts each day's execution time and success rate", async ({ page }) => {
   // With the failed task of the test before, today has one completed and
   // one failed task: a success rate of 50 %, and both timed.
-  const done = await must<{ id: string }>(201, "POST", "/api/agent/tasks", {
+  const done = await must<{ id: string; model: string }>(201, "POST", "/api/agent/tasks", {
     direction: "Summarise the release notes",
     task_type: "review",
   });
   await must(200, "PATCH", `/api/agent/tasks/${done.id}`, { status: "running", worker_id: "browser-worker" });
-  await must(200, "PATCH", `/api/agent/tasks/${done.id}`, { status: "completed", output: "done" });
+  await must(200, "PATCH", `/api/agent/tasks/${done.id}`, {
+    status: "completed",
+    output: "done",
+    tokens_in: 1200,
+    tokens_out: 300,
+    cost_usd: 0.0125,
+  });
   const daily = await must<{ days: { day: string; success_rate: number | null; p50_seconds: number | null }[] }>(
     200,
     "GET",
@@ -513,6 +519,19 @@ test("the pipeline charts each day's execution time and success rate", async ({ 
   await expect(rows).toHaveCount(30);
   await expect(rows.nth(0).locator("td")).toHaveText(["—", "0", "0", "0", "0"]);
   await expect(rows.nth(29).locator("td")).toHaveText(["50%", "1", "1", "0", /^\d+$/]);
+
+  // The completed task's usage: the week's sums, its model's row, and
+  // today's cost as the only point of the cost chart.
+  const usage = page.getByRole("region", { name: "Usage by model, last 7 days" });
+  await expect(usage.locator("tbody tr")).toHaveCount(1);
+  await expect(usage.locator("tbody tr th")).toHaveText(done.model);
+  await expect(usage.locator("tbody tr td")).toHaveText(["1", "1,200", "300", "$0.0125"]);
+  const cost = chart(page, "Cost per day, last 30 days");
+  await expect(cost).toHaveAccessibleName(/Cost: \$0\.0125 on \d+ \w+, no other day/);
+  await expect(cost.locator(".point")).toHaveCount(1);
+  const costRows = await dayTable(page, "Cost per day, last 30 days");
+  await expect(costRows.nth(29).locator("td")).toHaveText(["$0.0125", "1,200", "300"]);
+  await expect(costRows.nth(0).locator("td")).toHaveText(["—", "0", "0"]);
 });
 
 /** num formats as the page does (src/format.ts). */
@@ -733,6 +752,8 @@ test("on a Foundry with no data yet, every chart says so", async ({ page }) => {
     await expect(figure(page, SUCCESS)).toContainText("No tasks finished in the last 30 days.");
     await expect(figure(page, "Success rate by task type, last 7 days")).toContainText("No tasks finished in the last 7 days.");
     await expect(figure(page, "Failed tasks by error category")).toContainText("No failed tasks.");
+    await expect(figure(page, "Cost per day, last 30 days")).toContainText("No task reported usage in the last 30 days.");
+    await expect(page.getByText("No task reported tokens or cost in the last 7 days.")).toBeVisible();
     await expect(page.getByRole("main").getByRole("img")).toHaveCount(0);
     expect(await axeViolations(page), "axe violations on the empty pipeline").toEqual([]);
     await shot(page, "empty-pipeline");

@@ -4,6 +4,7 @@
 const num = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
 const score = new Intl.NumberFormat("en", { maximumFractionDigits: 4 });
 const pct = new Intl.NumberFormat("en", { style: "percent", maximumFractionDigits: 1 });
+const usd = new Intl.NumberFormat("en", { style: "currency", currency: "USD", maximumFractionDigits: 4 });
 const compact = new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 });
 // The API's days are UTC dates: shown as such whatever the reader's zone,
 // or a day would be labelled with its neighbour's date west of Greenwich.
@@ -15,6 +16,8 @@ export const fmt = {
   score: (n: number) => score.format(n),
   /** compact is for an axis' labels: 750, 5,000, 12K, 3M (short from five digits up). */
   compact: (n: number) => (Math.abs(n) >= 10_000 ? compact.format(n) : num.format(n)),
+  /** usd shows dollars to the hundredth of a cent: a task's cost is often under one. */
+  usd: (n: number | null | undefined) => (n == null ? "—" : usd.format(n)),
   /** pct formats a 0..1 ratio as a percentage. */
   pct: (r: number | null | undefined) => (r == null ? "—" : pct.format(r)),
   seconds(s: number | null | undefined): string {

@@ -160,6 +160,55 @@ function weekSummary(week: Metrics) {
   return `Last 7 days: ${timed}; ${success}.`;
 }
 
+/**
+ * UsageSummary is what the last 7 days' finished tasks reported spending,
+ * in all and by model; a task that reported nothing is counted in neither.
+ */
+function UsageSummary({ usage }: { usage: NonNullable<Metrics["usage"]> }) {
+  const models = Object.entries(usage.usage_by_model ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  return (
+    <>
+      <Facts
+        items={[
+          ["Tasks with usage, last 7 days", fmt.num(usage.tasks_with_usage)],
+          ["Tokens in", fmt.num(usage.tokens_in)],
+          ["Tokens out", fmt.num(usage.tokens_out)],
+          ["Cost", fmt.usd(usage.cost_usd)],
+        ]}
+      />
+      {models.length === 0 ? (
+        <p class="muted">No task reported tokens or cost in the last 7 days.</p>
+      ) : (
+        <div class="table-wrap" role="region" aria-labelledby="usage-caption" tabIndex={0}>
+          <table class="usage" data-testid="usage-by-model">
+            <caption id="usage-caption">Usage by model, last 7 days</caption>
+            <thead>
+              <tr>
+                <th scope="col">Model</th>
+                <th scope="col">Tasks</th>
+                <th scope="col">Tokens in</th>
+                <th scope="col">Tokens out</th>
+                <th scope="col">Cost</th>
+              </tr>
+            </thead>
+            <tbody>
+              {models.map(([model, u]) => (
+                <tr key={model}>
+                  <th scope="row">{model}</th>
+                  <td>{fmt.num(u.tasks)}</td>
+                  <td>{fmt.num(u.tokens_in)}</td>
+                  <td>{fmt.num(u.tokens_out)}</td>
+                  <td>{fmt.usd(u.cost_usd)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
 export function PipelineView() {
   useTitle("Pipeline");
   const [filter, setFilter] = useState<TaskStatus | "">("");
@@ -239,6 +288,33 @@ export function PipelineView() {
             </>
           )}
         </div>
+      </section>
+
+      <section aria-labelledby="usage-h">
+        <h2 id="usage-h">Usage</h2>
+        {week?.usage && <UsageSummary usage={week.usage} />}
+        {daily.data && (
+          <div class="charts">
+            <LineChart
+              id="chart-daily-cost"
+              title={`Cost per day, last ${TREND_DAYS} days`}
+              days={daily.data.days.map((d) => d.day)}
+              // A day no task reported usage on has no cost, not a cost of 0.
+              series={[
+                {
+                  name: "Cost",
+                  values: daily.data.days.map((d) => (d.tokens_in + d.tokens_out > 0 || d.cost_usd > 0 ? d.cost_usd : null)),
+                },
+              ]}
+              format={fmt.usd}
+              empty={`No task reported usage in the last ${TREND_DAYS} days.`}
+              columns={[
+                { name: "Tokens in", values: daily.data.days.map((d) => fmt.num(d.tokens_in)) },
+                { name: "Tokens out", values: daily.data.days.map((d) => fmt.num(d.tokens_out)) },
+              ]}
+            />
+          </div>
+        )}
       </section>
 
       <section aria-labelledby="diag-h">
