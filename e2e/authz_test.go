@@ -156,6 +156,14 @@ var (
 		}
 		return 0
 	}}
+	// authzRuleOperatorsJudge: an idea's manifestation and review status are
+	// operators' judgements, never its creator's.
+	authzRuleOperatorsJudge = authzRule{"manifestation_status and review_status are set by operators", func(p authzPrincipal) int {
+		if p.role == authz.Contributor {
+			return http.StatusForbidden
+		}
+		return 0
+	}}
 	// authzRuleTaskClaimer: a worker reports only on the task it claimed.
 	authzRuleTaskClaimer = authzRule{"a worker reports only on the task it claimed (the task is claimer's)", func(p authzPrincipal) int {
 		if !authz.Includes(p.role, authz.Operator) && !p.claimer {
@@ -424,6 +432,14 @@ var authzRoutes = []*authzRoute{
 	{method: http.MethodPatch, path: "/api/ideas/{id}", params: map[string]string{"id": "self-idea"}, requests: []authzRequest{
 		{ok: http.StatusOK, body: authzFixed(map[string]any{"description": "edited by the matrix"}), rules: []authzRule{authzRuleIdeaCreator}},
 		{what: "with a `stage`", ok: http.StatusOK, body: authzFixed(map[string]any{"stage": "specced"}), rules: []authzRule{authzRuleIdeaCreator, authzRuleNoStage}},
+		{what: "with values, while the idea awaits review", ok: http.StatusOK,
+			body: authzFixed(map[string]any{"potential_value": 1e9, "confidence": 1, "estimated_cost": 0}), rules: []authzRule{authzRuleIdeaCreator}},
+		{what: "with a `manifestation_status`", ok: http.StatusOK, body: authzFixed(map[string]any{"manifestation_status": "partial"}),
+			rules: []authzRule{authzRuleIdeaCreator, authzRuleOperatorsJudge}},
+		// pending, so that the fixture stays a contributor's idea awaiting
+		// review for the cells after this one.
+		{what: "with a `review_status`", ok: http.StatusOK, body: authzFixed(map[string]any{"review_status": "pending"}),
+			rules: []authzRule{authzRuleIdeaCreator, authzRuleOperatorsJudge}},
 	}},
 	{method: http.MethodGet, path: "/api/ideas/{id}/questions", params: map[string]string{"id": "self-idea"}, requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPost, path: "/api/ideas/{id}/questions", params: map[string]string{"id": "self-idea"},

@@ -4972,6 +4972,10 @@ func renderPortfoliov1Idea(r *renderer, x *portfoliov1.Idea) error {
 			return err
 		}
 	}
+	r.buf = append(r.buf, `,"review_status":`...)
+	if err := r.str(x.ReviewStatus); err != nil {
+		return err
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }

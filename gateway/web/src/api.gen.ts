@@ -1733,6 +1733,11 @@ export interface components {
             name?: string;
             /** Format: double */
             potential_value?: number;
+            /**
+             * @description review_status (operators only) is accepted, to let the idea's name and
+             *     values rank it and the loop pick it, or pending, to hold it back.
+             */
+            review_status?: string;
             stage?: components["schemas"]["v1Stage"];
             /**
              * @description tags, when present, replaces the idea's tags; an empty list clears them.
@@ -3108,6 +3113,14 @@ export interface components {
              * @description resistance_risk adds to the cost in the score's denominator (default 1.0).
              */
             resistance_risk: number;
+            /**
+             * @description review_status is accepted when an operator created the idea or
+             *     accepted its name and values, pending for a contributor's idea until
+             *     then. A pending idea ranks after every accepted one and the pipeline
+             *     loop does not pick it; once accepted, only operators change its name
+             *     and values.
+             */
+            review_status: string;
             /**
              * Format: double
              * @description score = potential_value * confidence / max(estimated_cost + resistance_risk, 0.5),

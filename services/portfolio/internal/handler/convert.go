@@ -27,6 +27,7 @@ func toProto(i idea.Idea) *portfoliov1.Idea {
 		Archived:          i.Archived,
 		CreatedAt:         wire.Time(i.CreatedAt),
 		UpdatedAt:         wire.Time(i.UpdatedAt),
+		ReviewStatus:      string(i.Review),
 	}
 	if i.ParentID != "" {
 		p.ParentIdeaId = wrapperspb.String(i.ParentID)

@@ -109,7 +109,8 @@ func (h *Handler) UpdateIdea(ctx context.Context, req *portfoliov1.UpdateIdeaReq
 		ActualValue: req.ActualValue, ActualCost: req.ActualCost, Confidence: req.Confidence,
 		Manifestation: req.ManifestationStatus, Name: req.Name, Description: req.Description,
 		PotentialValue: req.PotentialValue, EstimatedCost: req.EstimatedCost,
-		Stage: wire.OptionalWord(portfoliov1.Stage_name, req.Stage),
+		Stage:  wire.OptionalWord(portfoliov1.Stage_name, req.Stage),
+		Review: req.ReviewStatus,
 	}
 	if req.GetTags() != nil {
 		tags, err := stringList(req.GetTags())

@@ -75,9 +75,36 @@ type Idea struct {
 	// CreatedBy is the contributor who created the idea, who may edit it
 	// as operators do; "" when an operator created it.
 	CreatedBy string
+	// Review says whether an operator accepted the idea's name and values
+	// (Editor.CheckEdit): a contributor's idea starts Pending and neither
+	// leads the ranking nor is picked by the loop until then.
+	Review Review
 	// Impact is what the ledger last told of the idea's impact records;
 	// nil before the first.
 	Impact *Impact
+}
+
+// Review is whether an idea's name and values (the fields that rank it)
+// were accepted by an operator.
+type Review string
+
+const (
+	// Accepted is an idea an operator created or whose values it accepted: it
+	// ranks by its score among the other accepted ideas and the loop may
+	// pick it. Its creator no longer changes its name or values.
+	Accepted Review = "accepted"
+	// Pending is a contributor's idea whose values are the contributor's own
+	// claims; it ranks after every accepted idea and the loop leaves it.
+	Pending Review = "pending"
+)
+
+// ParseReview parses a review status.
+func ParseReview(s string) (Review, error) {
+	switch r := Review(s); r {
+	case Accepted, Pending:
+		return r, nil
+	}
+	return "", fmt.Errorf("must be accepted or pending")
 }
 
 // Impact sums an idea's impact records as the ledger, which owns them,
@@ -178,7 +205,10 @@ func New(d Draft, id string, now time.Time) (Idea, error) {
 		ActualValue: d.ActualValue, ActualCost: d.ActualCost,
 		Confidence: DefaultConfidence, ResistanceRisk: DefaultResistanceRisk,
 		Stage: None, CostVector: d.CostVector, ValueVector: d.ValueVector,
-		CreatedAt: now, UpdatedAt: now, CreatedBy: d.CreatedBy,
+		CreatedAt: now, UpdatedAt: now, CreatedBy: d.CreatedBy, Review: Accepted,
+	}
+	if d.CreatedBy != "" {
+		i.Review = Pending
 	}
 	if d.Confidence != nil {
 		i.Confidence = *d.Confidence
@@ -279,13 +309,24 @@ type Patch struct {
 	EstimatedCost  *float64
 	Stage          *string
 	Tags           *[]string
+	// Review is an operator's acceptance (or return to pending) of the
+	// idea's name and values.
+	Review *string
 }
 
 // Empty reports whether the patch changes nothing (a 400, not a no-op).
 func (p Patch) Empty() bool {
 	return p.ActualValue == nil && p.ActualCost == nil && p.Confidence == nil && p.Manifestation == nil &&
 		p.Name == nil && p.Description == nil && p.PotentialValue == nil && p.EstimatedCost == nil &&
-		p.Stage == nil && p.Tags == nil
+		p.Stage == nil && p.Tags == nil && p.Review == nil
+}
+
+// Steers reports whether the patch changes what ranks the idea or what an
+// agent is told of it: its name and values, which a contributor sets only
+// while the idea awaits review.
+func (p Patch) Steers() bool {
+	return p.Name != nil || p.PotentialValue != nil || p.Confidence != nil || p.EstimatedCost != nil ||
+		p.ActualValue != nil || p.ActualCost != nil
 }
 
 // Apply validates the patch and applies it. A stage change moves the
@@ -340,6 +381,13 @@ func (i *Idea) Apply(p Patch, now time.Time) error {
 			errs = append(errs, fault.Field("tags", "%v", err))
 		}
 		next.Tags = tags
+	}
+	if p.Review != nil {
+		r, err := ParseReview(*p.Review)
+		if err != nil {
+			errs = append(errs, fault.Field("review_status", "%v", err))
+		}
+		next.Review = r
 	}
 	errs = append(errs, checkAmounts(next)...)
 	if len(errs) > 0 {

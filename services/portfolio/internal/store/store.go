@@ -37,6 +37,8 @@ type Filter struct {
 	OnlyUnvalidated bool
 	// ExcludeComplete keeps ideas not yet at stage complete.
 	ExcludeComplete bool
+	// OnlyAccepted keeps ideas whose values an operator accepted.
+	OnlyAccepted bool
 	// Tags keeps ideas carrying every listed tag.
 	Tags   []string
 	Limit  int

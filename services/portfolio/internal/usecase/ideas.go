@@ -46,7 +46,7 @@ func (a *App) Idea(ctx context.Context, id string) (idea.Idea, error) {
 func (a *App) UpdateIdea(ctx context.Context, ed idea.Editor, id string, p idea.Patch) (idea.Idea, error) {
 	now := a.now()
 	return a.change(ctx, id, moved{by: ed.Actor, handle: ed.Handle, why: "update", at: now}, func(i *idea.Idea) error {
-		if err := ed.CheckEdit(*i, p.Stage != nil); err != nil {
+		if err := ed.CheckEdit(*i, p); err != nil {
 			return err
 		}
 		return i.Apply(p, now)

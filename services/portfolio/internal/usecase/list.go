@@ -58,14 +58,16 @@ func (a *App) ListIdeas(ctx context.Context, q ListQuery) (Page, error) {
 	return Page{Ideas: ideas, Total: total, Totals: totals, Limit: limit, Offset: offset}, nil
 }
 
-// Candidates returns up to limit active ideas not yet complete, best score
-// first: the ideas work can be picked from.
+// Candidates returns up to limit active ideas not yet complete whose
+// values an operator accepted, best score first: the ideas work can be
+// picked from. A contributor's idea awaiting review is left out, so its
+// own claims of value never steer the loop.
 func (a *App) Candidates(ctx context.Context, limit *int32) ([]idea.Idea, error) {
 	l, _, err := fault.Page(limit, 0, DefaultCandidateLimit, MaxLimit)
 	if err != nil {
 		return nil, err
 	}
-	ideas, _, _, err := a.read().Ideas.List(ctx, store.Filter{ExcludeComplete: true, Limit: l})
+	ideas, _, _, err := a.read().Ideas.List(ctx, store.Filter{ExcludeComplete: true, OnlyAccepted: true, Limit: l})
 	return ideas, err
 }
 

@@ -30,7 +30,7 @@ const ideaColumns = `id, name, description, potential_value, estimated_cost, act
 	value_adoption, value_lineage, value_friction_avoided,
 	open_question_count, task_count, parent_idea_id, merged_into_id, archived, created_at, updated_at, created_by, split,
 	impact_version, impact_usage_records, impact_revenue_records, impact_earned_micros, impact_revenue_micros, impact_paid_micros,
-	impact_last_at`
+	impact_last_at, values_accepted`
 
 // scanIdea reads a row of ideaColumns, followed by extra columns into
 // extra.
@@ -43,13 +43,14 @@ func scanIdea(row database.Row, extra ...any) (idea.Idea, error) {
 		createdMicros, updatedMicro int64
 		impact                      idea.Impact
 		impactAt                    int64
+		accepted                    bool
 	)
 	err := row.Scan(append([]any{&i.ID, &i.Name, &i.Description, &i.PotentialValue, &i.EstimatedCost, &i.ActualValue, &i.ActualCost,
 		&i.Confidence, &i.ResistanceRisk, &stage, &manifestation,
 		&cc, &ci, &ch, &va, &vl, &vf,
 		&i.OpenQuestions, &i.TaskCount, &parent, &merged, &i.Archived, &createdMicros, &updatedMicro, &createdBy, &i.Split,
 		&impact.Version, &impact.UsageRecords, &impact.RevenueRecords, &impact.EarnedMicros, &impact.RevenueMicros, &impact.PaidMicros,
-		&impactAt}, extra...)...)
+		&impactAt, &accepted}, extra...)...)
 	if err != nil {
 		return idea.Idea{}, err
 	}
@@ -74,6 +75,10 @@ func scanIdea(row database.Row, extra ...any) (idea.Idea, error) {
 		impact.LastAt = database.Time(impactAt)
 		i.Impact = &impact
 	}
+	i.Review = idea.Pending
+	if accepted {
+		i.Review = idea.Accepted
+	}
 	i.Tags = []string{}
 	return i, nil
 }
@@ -97,7 +102,8 @@ func ideaArgs(i idea.Idea) []any {
 		cc, ci, ch, va, vl, vf,
 		i.OpenQuestions, i.TaskCount, database.NullString(i.ParentID), database.NullString(i.MergedIntoID), i.Archived,
 		i.CreatedAt.UnixMicro(), i.UpdatedAt.UnixMicro(), database.NullString(i.CreatedBy), i.Split,
-		impact.Version, impact.UsageRecords, impact.RevenueRecords, impact.EarnedMicros, impact.RevenueMicros, impact.PaidMicros, impactAt}
+		impact.Version, impact.UsageRecords, impact.RevenueRecords, impact.EarnedMicros, impact.RevenueMicros, impact.PaidMicros, impactAt,
+		i.Review == idea.Accepted}
 }
 
 // Create implements store.Ideas.
@@ -334,7 +340,8 @@ func queryIdeas(ctx context.Context, q database.Querier, query string, args ...a
 // List implements store.Ideas in one trip: the page joined with its tags,
 // the portfolio totals and, when those do not give the total (a tag filter,
 // or complete ideas left out), the filtered count, in one batch. The page
-// is read through the ideas_rank index (archived, score DESC, id), so its
+// is read through the ideas_rank index (archived, values_accepted DESC,
+// score DESC, id): accepted ideas first, each group by score, so its
 // cost does not grow with the portfolio; only a filtered total is counted.
 // Reading the tags in the page's own statement (one row per tag, a NULL tag
 // for an idea with none) gives every idea of the page its tags as they
@@ -348,6 +355,9 @@ func (r *Ideas) List(ctx context.Context, f store.Filter) ([]idea.Idea, int, sto
 	}
 	if f.ExcludeComplete {
 		where = append(where, "stage <> 'complete'")
+	}
+	if f.OnlyAccepted {
+		where = append(where, "values_accepted = TRUE")
 	}
 	if len(f.Tags) > 0 {
 		for _, t := range f.Tags {
@@ -383,11 +393,11 @@ func (r *Ideas) List(ctx context.Context, f store.Filter) ([]idea.Idea, int, sto
 		}
 		return rows.Err()
 	}, `SELECT `+ideaColumns+`, t.tag FROM (SELECT score, `+ideaColumns+` FROM ideas WHERE `+cond+
-		fmt.Sprintf(` ORDER BY score DESC, id LIMIT $%d OFFSET $%d`, n+1, n+2)+
-		`) page LEFT JOIN idea_tags t ON t.idea_id = page.id ORDER BY page.score DESC, page.id, t.tag`,
+		fmt.Sprintf(` ORDER BY values_accepted DESC, score DESC, id LIMIT $%d OFFSET $%d`, n+1, n+2)+
+		`) page LEFT JOIN idea_tags t ON t.idea_id = page.id ORDER BY page.values_accepted DESC, page.score DESC, page.id, t.tag`,
 		append(slices.Clone(args), f.Limit, f.Offset)...)
 	queueTotals(&b, &totals)
-	counted := len(f.Tags) > 0 || f.ExcludeComplete
+	counted := len(f.Tags) > 0 || f.ExcludeComplete || f.OnlyAccepted
 	if counted {
 		b.QueryRow(func(row database.Row) error { return row.Scan(&count) }, `SELECT COUNT(*) FROM ideas WHERE `+cond, args...)
 	}

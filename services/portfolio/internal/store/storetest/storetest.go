@@ -165,6 +165,37 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, []string{"top", "tie-a", "tie-b", "low"}, IDs(active), "active ideas by score, then id")
 	})
 
+	t.Run("review: pending ideas rank after accepted ones and are not candidates", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		// A contributor's idea claiming the best score is pending: it ranks
+		// after both accepted ones, and the loop's filter leaves it out.
+		steer, err := idea.New(idea.Draft{ID: "steer", Name: "Steer", PotentialValue: 1e9, EstimatedCost: 0, CreatedBy: "mallory"}, "steer", T0)
+		require.NoError(t, err)
+		require.Equal(t, idea.Pending, steer.Review)
+		h.create(t, NewIdea(t, "low", 10, 5), steer, NewIdea(t, "high", 50, 1))
+		ideas := h.read().ideas
+		page, total, _, err := ideas.List(ctx, store.Filter{Limit: 10})
+		require.NoError(t, err)
+		require.Equal(t, 3, total)
+		require.Equal(t, []string{"high", "low", "steer"}, IDs(page))
+		require.Equal(t, []idea.Review{idea.Accepted, idea.Accepted, idea.Pending}, []idea.Review{page[0].Review, page[1].Review, page[2].Review})
+		page, total, _, err = ideas.List(ctx, store.Filter{Limit: 10, ExcludeComplete: true, OnlyAccepted: true})
+		require.NoError(t, err)
+		require.Equal(t, 2, total)
+		require.Equal(t, []string{"high", "low"}, IDs(page))
+
+		accepted, err := h.change("steer", func(i *idea.Idea) error { return i.Apply(idea.Patch{Review: ptr("accepted")}, T0) })
+		require.NoError(t, err)
+		require.Equal(t, idea.Accepted, accepted.Review)
+		got, err := ideas.Get(ctx, "steer")
+		require.NoError(t, err)
+		require.Equal(t, idea.Accepted, got.Review, "the review is stored")
+		page, _, _, err = ideas.List(ctx, store.Filter{Limit: 10, OnlyAccepted: true})
+		require.NoError(t, err)
+		require.Equal(t, []string{"steer", "high", "low"}, IDs(page), "accepted, it ranks by its score")
+	})
+
 	t.Run("update keeps score, tags and totals in step", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)

@@ -200,7 +200,13 @@ type Idea struct {
 	// /api/ideas/{id}/impact for the records); null before its first. The
 	// ledger tells the portfolio after each record, so it may lag a
 	// record by the time that takes.
-	Impact        *IdeaImpact `protobuf:"bytes,21,opt,name=impact,proto3" json:"impact,omitempty"`
+	Impact *IdeaImpact `protobuf:"bytes,21,opt,name=impact,proto3" json:"impact,omitempty"`
+	// review_status is accepted when an operator created the idea or
+	// accepted its name and values, pending for a contributor's idea until
+	// then. A pending idea ranks after every accepted one and the pipeline
+	// loop does not pick it; once accepted, only operators change its name
+	// and values.
+	ReviewStatus  string `protobuf:"bytes,22,opt,name=review_status,json=reviewStatus,proto3" json:"review_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -380,6 +386,13 @@ func (x *Idea) GetImpact() *IdeaImpact {
 		return x.Impact
 	}
 	return nil
+}
+
+func (x *Idea) GetReviewStatus() string {
+	if x != nil {
+		return x.ReviewStatus
+	}
+	return ""
 }
 
 // IdeaImpact sums an idea's impact records.
@@ -994,7 +1007,10 @@ type UpdateIdeaRequest struct {
 	// It is a ListValue (not a message of its own) so that the JSON body keeps
 	// the plain array shape {"tags": ["a", "b"]} while presence stays known;
 	// every element must be a string (the service rejects anything else).
-	Tags          *structpb.ListValue `protobuf:"bytes,11,opt,name=tags,proto3" json:"tags,omitempty"`
+	Tags *structpb.ListValue `protobuf:"bytes,11,opt,name=tags,proto3" json:"tags,omitempty"`
+	// review_status (operators only) is accepted, to let the idea's name and
+	// values rank it and the loop pick it, or pending, to hold it back.
+	ReviewStatus  *string `protobuf:"bytes,12,opt,name=review_status,json=reviewStatus,proto3,oneof" json:"review_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1104,6 +1120,13 @@ func (x *UpdateIdeaRequest) GetTags() *structpb.ListValue {
 		return x.Tags
 	}
 	return nil
+}
+
+func (x *UpdateIdeaRequest) GetReviewStatus() string {
+	if x != nil && x.ReviewStatus != nil {
+		return *x.ReviewStatus
+	}
+	return ""
 }
 
 // UpdateIdeaResponse wraps the updated idea (the HTTP body is the idea).
@@ -3456,7 +3479,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\vValueVector\x12\x1a\n" +
 	"\badoption\x18\x01 \x01(\x01R\badoption\x12\x18\n" +
 	"\alineage\x18\x02 \x01(\x01R\alineage\x12)\n" +
-	"\x10friction_avoided\x18\x03 \x01(\x01R\x0ffrictionAvoided\"\xca\x06\n" +
+	"\x10friction_avoided\x18\x03 \x01(\x01R\x0ffrictionAvoided\"\xef\x06\n" +
 	"\x04Idea\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -3485,7 +3508,8 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"created_at\x18\x13 \x01(\tR\tcreatedAt\x12\x1d\n" +
 	"\n" +
 	"updated_at\x18\x14 \x01(\tR\tupdatedAt\x128\n" +
-	"\x06impact\x18\x15 \x01(\v2 .foundry.portfolio.v1.IdeaImpactR\x06impact\"\xdb\x01\n" +
+	"\x06impact\x18\x15 \x01(\v2 .foundry.portfolio.v1.IdeaImpactR\x06impact\x12#\n" +
+	"\rreview_status\x18\x16 \x01(\tR\freviewStatus\"\xdb\x01\n" +
 	"\n" +
 	"IdeaImpact\x12#\n" +
 	"\rusage_records\x18\x01 \x01(\x05R\fusageRecords\x12'\n" +
@@ -3541,7 +3565,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x0eGetIdeaRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"A\n" +
 	"\x0fGetIdeaResponse\x12.\n" +
-	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"\xe3\x04\n" +
+	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"\x9f\x05\n" +
 	"\x11UpdateIdeaRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12&\n" +
 	"\factual_value\x18\x02 \x01(\x01H\x00R\vactualValue\x88\x01\x01\x12$\n" +
@@ -3557,7 +3581,8 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\x0eestimated_cost\x18\t \x01(\x01H\aR\restimatedCost\x88\x01\x01\x126\n" +
 	"\x05stage\x18\n" +
 	" \x01(\x0e2\x1b.foundry.portfolio.v1.StageH\bR\x05stage\x88\x01\x01\x12.\n" +
-	"\x04tags\x18\v \x01(\v2\x1a.google.protobuf.ListValueR\x04tagsB\x0f\n" +
+	"\x04tags\x18\v \x01(\v2\x1a.google.protobuf.ListValueR\x04tags\x12(\n" +
+	"\rreview_status\x18\f \x01(\tH\tR\freviewStatus\x88\x01\x01B\x0f\n" +
 	"\r_actual_valueB\x0e\n" +
 	"\f_actual_costB\r\n" +
 	"\v_confidenceB\x17\n" +
@@ -3566,7 +3591,8 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\f_descriptionB\x12\n" +
 	"\x10_potential_valueB\x11\n" +
 	"\x0f_estimated_costB\b\n" +
-	"\x06_stage\"D\n" +
+	"\x06_stageB\x10\n" +
+	"\x0e_review_status\"D\n" +
 	"\x12UpdateIdeaResponse\x12.\n" +
 	"\x04idea\x18\x01 \x01(\v2\x1a.foundry.portfolio.v1.IdeaR\x04idea\"\x13\n" +
 	"\x11GetStorageRequest\"\xce\x02\n" +

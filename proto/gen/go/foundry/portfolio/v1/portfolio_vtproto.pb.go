@@ -158,6 +158,15 @@ func (m *Idea) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.ReviewStatus) > 0 {
+		i -= len(m.ReviewStatus)
+		copy(dAtA[i:], m.ReviewStatus)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ReviewStatus)))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0xb2
+	}
 	if m.Impact != nil {
 		size, err := m.Impact.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
@@ -878,6 +887,13 @@ func (m *UpdateIdeaRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.ReviewStatus != nil {
+		i -= len(*m.ReviewStatus)
+		copy(dAtA[i:], *m.ReviewStatus)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(*m.ReviewStatus)))
+		i--
+		dAtA[i] = 0x62
 	}
 	if m.Tags != nil {
 		size, err := (*structpb.ListValue)(m.Tags).MarshalToSizedBufferVT(dAtA[:i])
@@ -3151,6 +3167,10 @@ func (m *Idea) SizeVT() (n int) {
 		l = m.Impact.SizeVT()
 		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
+	l = len(m.ReviewStatus)
+	if l > 0 {
+		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -3408,6 +3428,10 @@ func (m *UpdateIdeaRequest) SizeVT() (n int) {
 	}
 	if m.Tags != nil {
 		l = (*structpb.ListValue)(m.Tags).SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.ReviewStatus != nil {
+		l = len(*m.ReviewStatus)
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
@@ -4921,6 +4945,38 @@ func (m *Idea) UnmarshalVT(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 22:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ReviewStatus", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ReviewStatus = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -6415,6 +6471,39 @@ func (m *UpdateIdeaRequest) UnmarshalVT(dAtA []byte) error {
 			if err := (*structpb.ListValue)(m.Tags).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
+			iNdEx = postIndex
+		case 12:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ReviewStatus", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			s := string(dAtA[iNdEx:postIndex])
+			m.ReviewStatus = &s
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
