@@ -72,7 +72,7 @@ While a task runs, the worker renews its claim every third of --lease; a
 signal (Ctrl-C) stops the command, hands the task back (pending, for the
 next worker) and exits 0.`,
 		Example: `  foundry worker --demo --api-key "$WORKER_TOKEN"
-  foundry worker --type impl --exec 'claude -p "$FOUNDRY_TASK_PROMPT"' --api-key "$WORKER_TOKEN"`,
+  foundry worker --type impl --exec 'claude -p -- "$FOUNDRY_TASK_PROMPT"' --api-key "$WORKER_TOKEN"`,
 		Args: cobra.NoArgs,
 	}
 	cmd.RunE = e.action(func(ctx context.Context, _ []string) error {

@@ -85,9 +85,9 @@ func TestAgentTasks(t *testing.T) {
 			require.Equal(t, "claude-opus-4-1", got["model"])
 			// The command runs the prompt rendered for the task (the spec
 			// type's built-in template), quoted for the shell.
-			require.True(t, strings.HasPrefix(got["command"].(string), `claude -p 'You are an agent carrying out the spec task`), got["command"])
+			require.True(t, strings.HasPrefix(got["command"].(string), `claude -p --model claude-opus-4-1 -- 'You are an agent carrying out the spec task`), got["command"])
 			require.Contains(t, got["command"], `Task: Write the spec for '\''search'\''`)
-			require.True(t, strings.HasSuffix(got["command"].(string), `' --model claude-opus-4-1`), got["command"])
+			require.True(t, strings.HasSuffix(got["command"].(string), `</previous>'`), got["command"])
 			require.Contains(t, got["prompt"], "Task: Write the spec for 'search'\n")
 			require.Equal(t, map[string]any{"idea_id": "idea-x", "prompt_variant": "v1", "note": "hello"}, got["context"])
 			require.Equal(t, "v1", got["prompt_variant"])

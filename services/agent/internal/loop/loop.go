@@ -462,7 +462,10 @@ func (l *Loop) Once(ctx context.Context, dryRun bool) (Iteration, error) {
 		t, err = l.Tasks.Adopt(ctx, orphan)
 		it.Adopted = err == nil
 	} else {
-		direction := fmt.Sprintf("Move idea %q (%s) on from stage %s: %s task.", pick.Name, pick.IdeaID, pick.Stage, pick.NextType)
+		// The direction is an instruction, so it holds only what Foundry
+		// wrote: the idea's name is its creator's text and reaches the
+		// agent only as data, in the context's idea (the prompt fences it).
+		direction := fmt.Sprintf("Move idea %s on from stage %s: %s task.", pick.IdeaID, pick.Stage, pick.NextType)
 		t, err = l.Tasks.Create(ctx, *pick, direction)
 	}
 	if errors.Is(err, ErrAlreadyOpen) {

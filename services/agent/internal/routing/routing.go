@@ -57,11 +57,11 @@ func Default() Table {
 		Executors: map[string]Executor{
 			"claude": {
 				Models:  map[string]string{Fast: "claude-haiku-4-5", Balanced: "claude-sonnet-4-5", Strong: "claude-opus-4-1"},
-				Command: "claude -p {{prompt}} --model {{model}}",
+				Command: "claude -p --model {{model}} -- {{prompt}}",
 			},
 			"codex": {
 				Models:  map[string]string{Fast: "gpt-5-mini", Balanced: "gpt-5-codex", Strong: "gpt-5"},
-				Command: "codex exec --model {{model}} {{prompt}}",
+				Command: "codex exec --model {{model}} -- {{prompt}}",
 			},
 		},
 		TaskTypes: map[string]Route{

@@ -36,9 +36,10 @@ func TestCreateRoutesAndEchoes(t *testing.T) {
 		require.Equal(t, "claude", tk.Executor)
 		require.Equal(t, "strong", tk.Tier)
 		require.Equal(t, "claude-opus-4-1", tk.Model)
-		require.True(t, strings.HasPrefix(tk.Command, `claude -p 'You are an agent carrying out the spec task`), tk.Command)
+		require.True(t, strings.HasPrefix(tk.Command, `claude -p --model claude-opus-4-1 -- 'You are an agent carrying out the spec task`), tk.Command,
+			"options end before the prompt, which then can never be read as one")
 		require.Contains(t, tk.Command, `Task: write the spec; don'\''t '\''break'\'' it`, "the prompt, quoted for the shell")
-		require.True(t, strings.HasSuffix(tk.Command, `' --model claude-opus-4-1`), tk.Command)
+		require.True(t, strings.HasSuffix(tk.Command, `</previous>'`), tk.Command)
 		require.Equal(t, prompt.Render(prompt.Default, prompt.Vars{TaskType: "spec", Direction: tk.Direction, IdeaID: "idea-1"}), tk.Prompt)
 		require.Equal(t, "idea-1", tk.IdeaID)
 		require.Equal(t, "v2", tk.PromptVariant)
