@@ -91,7 +91,8 @@ func TestHardeningLedgerWebhookRefusesUnsignedByDefault(t *testing.T) {
 // TestHardeningLedgerWebhookWithoutDeliveryHeader: X-GitHub-Delivery is
 // optional. Without it (the shaped body from scripts and other forges) a
 // redelivery is recognised by repository and commit hash: the same body
-// twice, or many times at once, makes one contribution.
+// twice, or many times at once, makes one contribution. With it, the
+// commit is a key all the same.
 func TestHardeningLedgerWebhookWithoutDeliveryHeader(t *testing.T) {
 	t.Parallel()
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
@@ -137,12 +138,17 @@ func TestHardeningLedgerWebhookWithoutDeliveryHeader(t *testing.T) {
 			require.NotEqual(t, first.JSON["asset_id"], other.JSON["asset_id"])
 		})
 
-		t.Run("with the header, the delivery id is the key", func(t *testing.T) {
+		t.Run("with the header, a commit seen before is still a repeat", func(t *testing.T) {
+			// The signature covers the body, not the header: a delivery id
+			// alone keys nothing a replayer cannot change.
+			for range 3 {
+				r := deliverSigned(t, sys, "push", newDeliveryID(t), shaped("acme/engine", "abc123"))
+				requireStatus(t, http.StatusOK, r)
+				require.Equal(t, first.JSON, r.JSON, "the original answers")
+			}
 			id := newDeliveryID(t)
-			r := deliverSigned(t, sys, "push", id, shaped("acme/engine", "abc123"))
-			requireStatus(t, http.StatusCreated, r)
-			require.NotEqual(t, first.JSON["id"], r.JSON["id"], "a delivery id is its own key, even for a commit recorded without one")
-			requireStatus(t, http.StatusOK, deliverSigned(t, sys, "push", id, shaped("acme/engine", "abc123")))
+			requireStatus(t, http.StatusCreated, deliverSigned(t, sys, "push", id, shaped("acme/engine", "fedcba")))
+			requireStatus(t, http.StatusOK, deliverSigned(t, sys, "push", id, shaped("acme/engine", "fedcba")))
 		})
 
 		t.Run("neither the header nor a commit hash: 422, nothing recorded", func(t *testing.T) {

@@ -1,11 +1,13 @@
 package e2e_test
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha1" //nolint:gosec // GitHub's legacy signature, sent only to check it is refused
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -128,6 +130,13 @@ func githubCounts(t *testing.T, sys *allinonetest.System) int {
 	return len(list)
 }
 
+// withCommit is a fixture push made another commit's: its commit id
+// (the fixtures' one) replaced by one ending in n.
+func withCommit(push []byte, n int) []byte {
+	const fixtureCommit = "6113728f27ae82c7b1a177c8d03f9e96e0adf246"
+	return bytes.ReplaceAll(push, []byte(fixtureCommit), fmt.Appendf(nil, "%s%02d", fixtureCommit[:38], n))
+}
+
 func TestLedgerGitHubWebhook(t *testing.T) {
 	t.Parallel()
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
@@ -155,8 +164,22 @@ func TestLedgerGitHubWebhook(t *testing.T) {
 			require.Equal(t, 1, githubCounts(t, sys))
 		})
 
+		t.Run("the same push with fresh delivery ids is a repeat", func(t *testing.T) {
+			// The signature covers the body, not X-GitHub-Delivery: a
+			// captured delivery sent again with ids d2, d3, d4 recorded the
+			// same commit four more times before. The fixtures of this
+			// directory share one commit too, so the next fixture is a
+			// repeat of the first as well.
+			for _, body := range [][]byte{push, push, push, githubFixture(t, "push-with-no-username-committer.payload.json")} {
+				r := deliverSigned(t, sys, "push", newDeliveryID(t), body)
+				requireStatus(t, http.StatusOK, r)
+				require.Equal(t, first.JSON, r.JSON, "the original answers")
+			}
+			require.Equal(t, 1, githubCounts(t, sys))
+		})
+
 		t.Run("another delivery of the same repository reuses contributor and asset", func(t *testing.T) {
-			r := deliverSigned(t, sys, "push", newDeliveryID(t), githubFixture(t, "push-with-no-username-committer.payload.json"))
+			r := deliverSigned(t, sys, "push", newDeliveryID(t), withCommit(githubFixture(t, "push-with-no-username-committer.payload.json"), 2))
 			requireStatus(t, http.StatusCreated, r)
 			require.Equal(t, first.JSON["asset_id"], r.JSON["asset_id"])
 			require.Equal(t, "github:codertocat", r.JSON["contributor_id"])
@@ -168,6 +191,7 @@ func TestLedgerGitHubWebhook(t *testing.T) {
 
 		t.Run("the same delivery 100 times makes one contribution", func(t *testing.T) {
 			id := newDeliveryID(t)
+			push := withCommit(push, 3)
 			const n = 100
 			results := deliverAtOnce(t, sys, n, "push", id, push)
 			requireOneContribution(t, results)

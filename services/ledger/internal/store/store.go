@@ -165,10 +165,13 @@ type GitHubContribution struct {
 	// DeliveryID is the X-GitHub-Delivery header: recorded once. Empty for
 	// a delivery without the header, which CommitHash identifies instead.
 	DeliveryID string
-	// CommitHash (lowercased) identifies a delivery without DeliveryID,
-	// together with Asset.GitHubRepository: recorded once per repository
-	// and commit. Ignored when DeliveryID is set.
+	// CommitHash (lowercased), with Asset.GitHubRepository, identifies the
+	// pushed commit: each is recorded once, whatever the delivery id.
+	// Empty for a push naming no commit (then DeliveryID must be set).
 	CommitHash string
+	// BodySHA256 is the hex SHA-256 of the delivery's raw body: a body
+	// seen before is a repeat, whatever its delivery id.
+	BodySHA256 string
 	// Contributor is created when no contributor has its id.
 	Contributor Contributor
 	// Asset is created when no asset has its GitHubRepository.

@@ -2,6 +2,8 @@ package usecase
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -241,7 +243,8 @@ type GitHubDelivery struct {
 
 // RecordGitHubDelivery records a push delivery once: it checks the
 // delivery id, decodes the body, checks the push can be recognised when
-// delivered again (by its delivery id, else its repository and commit) and
+// delivered again (by its delivery id, its repository and commit, and its
+// body) and
 // that its metadata scores, then records the contribution, creating the
 // contributor (trust attribution.TrustGitHub) and the repository's asset
 // when absent. A redelivery records nothing and answers the original.
@@ -277,6 +280,7 @@ func (a *App) RecordGitHubDelivery(ctx context.Context, cmd GitHubDeliveryCmd) (
 	g := store.GitHubContribution{
 		DeliveryID:  cmd.DeliveryID,
 		CommitHash:  push.CommitKey(),
+		BodySHA256:  bodyHash(cmd.Body),
 		Contributor: contributor,
 		Asset: store.Asset{
 			ID: a.cfg.NewID(), Type: attribution.TypeCode, Name: push.Repository,
@@ -295,11 +299,17 @@ func (a *App) RecordGitHubDelivery(ctx context.Context, cmd GitHubDeliveryCmd) (
 	return GitHubDelivery{Push: push, Contribution: c, Duplicate: duplicate}, nil
 }
 
+// bodyHash is the hex SHA-256 of a delivery's raw body, its key as a
+// repeat whatever its delivery id.
+func bodyHash(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
 // recordGitHub records a push delivery once: it creates the contributor
 // and the repository's asset when absent and records the contribution, all
-// in one transaction. A delivery id seen before, or for a delivery without
-// one the repository and commit hash (also concurrently: a unique key
-// decides), records nothing and returns the original contribution with
+// in one transaction. A delivery id, a repository and commit, or a body
+// seen before (also concurrently: a unique key decides) records nothing and returns the original contribution with
 // duplicate true. The original is read after the transaction rolled back:
 // on Postgres the failed claim aborted it.
 func (a *App) recordGitHub(ctx context.Context, g store.GitHubContribution) (c store.Contribution, duplicate bool, err error) {

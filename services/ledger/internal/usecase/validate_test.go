@@ -385,13 +385,34 @@ func TestGitHubDeliveryCommand(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, again.Duplicate, "the same delivery id")
 		require.Equal(t, c, again.Contribution)
-		byCommit, err := e.app.RecordGitHubDelivery(ctx, usecase.GitHubDeliveryCmd{Body: shaped})
+		// The same commit again — with a fresh delivery id, without one, in
+		// another body — is a repeat: the signature covers the body, not
+		// the header, so the delivery id alone keys nothing.
+		for _, cmd := range []usecase.GitHubDeliveryCmd{
+			{DeliveryID: "d-fresh", Body: shaped},
+			{Body: shaped},
+			{DeliveryID: "d-other-body", Body: []byte(`{"contributor_email":"eve@example.com","repository":"octo/repo","commit_hash":"abc123","cost_amount":99}`)},
+		} {
+			repeat, err := e.app.RecordGitHubDelivery(ctx, cmd)
+			require.NoError(t, err)
+			require.True(t, repeat.Duplicate, "%s %s", cmd.DeliveryID, cmd.Body)
+			require.Equal(t, c, repeat.Contribution, "the original answers")
+		}
+		byCommit, err := e.app.RecordGitHubDelivery(ctx, usecase.GitHubDeliveryCmd{Body: []byte(strings.Replace(string(shaped), "ABC123", "DEF456", 1))})
 		require.NoError(t, err)
-		require.False(t, byCommit.Duplicate, "without a delivery id, the repository and commit are the key")
-		byCommitAgain, err := e.app.RecordGitHubDelivery(ctx, usecase.GitHubDeliveryCmd{Body: shaped})
+		require.False(t, byCommit.Duplicate, "without a delivery id, a new commit is new")
+		// A body naming no commit is known by its hash: a captured one sent
+		// with fresh delivery ids is recorded once.
+		noCommit := []byte(`{"contributor_email":"ada@example.com","repository":"octo/repo","cost_amount":1}`)
+		first, err := e.app.RecordGitHubDelivery(ctx, usecase.GitHubDeliveryCmd{DeliveryID: "d-body-1", Body: noCommit})
 		require.NoError(t, err)
-		require.True(t, byCommitAgain.Duplicate)
-		require.Equal(t, byCommit.Contribution, byCommitAgain.Contribution)
+		require.False(t, first.Duplicate)
+		for _, id := range []string{"d-body-2", "d-body-3"} {
+			replay, err := e.app.RecordGitHubDelivery(ctx, usecase.GitHubDeliveryCmd{DeliveryID: id, Body: noCommit})
+			require.NoError(t, err)
+			require.True(t, replay.Duplicate, id)
+			require.Equal(t, first.Contribution, replay.Contribution)
+		}
 
 		deletion := []byte(`{"ref":"refs/heads/gone","deleted":true,"repository":{"full_name":"octo/repo"},"pusher":{"name":"octocat"},"commits":[]}`)
 		ig, err := e.app.RecordGitHubDelivery(ctx, usecase.GitHubDeliveryCmd{DeliveryID: "d-2", Body: deletion})
@@ -399,7 +420,7 @@ func TestGitHubDeliveryCommand(t *testing.T) {
 		require.Equal(t, usecase.GitHubDelivery{Ignored: "push with a deletion of refs/heads/gone: nothing recorded"}, ig)
 		counts, err := e.app.Counts(ctx)
 		require.NoError(t, err)
-		require.Equal(t, 2, counts["contributions"], "the redeliveries and the deletion recorded nothing")
+		require.Equal(t, 3, counts["contributions"], "the first delivery, the new commit and the commitless body; the repeats and the deletion recorded nothing")
 	})
 }
 

@@ -359,25 +359,39 @@ func (s Attribution) RecordGitHubContribution(ctx context.Context, g store.GitHu
 }
 
 func (s Attribution) recordGitHubContribution(ctx context.Context, g store.GitHubContribution, c *store.Contribution) error {
-	// Claim the delivery first, by its id or else by repository and
-	// commit: a concurrent redelivery waits here for this transaction and
-	// then fails on the key, having done nothing.
-	var err error
-	if g.DeliveryID != "" {
-		_, err = s.q.Exec(ctx, `INSERT INTO github_deliveries (delivery_id, contribution_id, received_at) VALUES ($1, $2, $3)`,
-			g.DeliveryID, c.ID, database.Micros(c.CreatedAt))
-	} else {
-		_, err = s.q.Exec(ctx, `INSERT INTO github_commits (repository, commit_hash, contribution_id, received_at) VALUES ($1, $2, $3, $4)`,
-			g.Asset.GitHubRepository, g.CommitHash, c.ID, database.Micros(c.CreatedAt))
+	// Claim every key the delivery has first — its id, its repository and
+	// commit, its body — so that any one seen before makes it a repeat: a
+	// captured body sent with a fresh delivery id, or the same commit
+	// pushed again, records nothing. A concurrent repeat waits here for
+	// this transaction and then fails on the key, having done nothing.
+	// Always in this order, so two deliveries never wait on each other.
+	at := database.Micros(c.CreatedAt)
+	claims := []struct {
+		key   bool
+		query string
+		args  []any
+	}{
+		{g.DeliveryID != "", `INSERT INTO github_deliveries (delivery_id, contribution_id, received_at) VALUES ($1, $2, $3)`,
+			[]any{g.DeliveryID, c.ID, at}},
+		{g.CommitHash != "", `INSERT INTO github_commits (repository, commit_hash, contribution_id, received_at) VALUES ($1, $2, $3, $4)`,
+			[]any{g.Asset.GitHubRepository, g.CommitHash, c.ID, at}},
+		{g.BodySHA256 != "", `INSERT INTO github_bodies (body_sha256, contribution_id, received_at) VALUES ($1, $2, $3)`,
+			[]any{g.BodySHA256, c.ID, at}},
 	}
-	if database.IsUniqueViolation(err) {
-		// On Postgres the transaction is aborted now: report the duplicate
-		// and nothing else, and let the caller read the original after
-		// rolling back.
-		return store.ErrAlreadyExists
-	}
-	if err != nil {
-		return fmt.Errorf("claim delivery: %w", err)
+	for _, claim := range claims {
+		if !claim.key {
+			continue
+		}
+		_, err := s.q.Exec(ctx, claim.query, claim.args...)
+		if database.IsUniqueViolation(err) {
+			// On Postgres the transaction is aborted now: report the
+			// duplicate and nothing else, and let the caller read the
+			// original after rolling back.
+			return store.ErrAlreadyExists
+		}
+		if err != nil {
+			return fmt.Errorf("claim delivery: %w", err)
+		}
 	}
 	if err := ensureContributor(ctx, s.q, g.Contributor); err != nil {
 		return err
@@ -402,20 +416,18 @@ func deliveryName(g store.GitHubContribution) string {
 }
 
 // DeliveryContribution implements store.Attribution: it finds the
-// contribution a delivery recorded, by the key that conflicted.
+// contribution a delivery's keys recorded, by the first of them that is
+// known (the one that conflicted, or an earlier one of the same
+// delivery).
 func (s Attribution) DeliveryContribution(ctx context.Context, g store.GitHubContribution) (store.Contribution, error) {
-	var row database.Row
-	if g.DeliveryID != "" {
-		row = s.q.QueryRow(ctx, `SELECT `+contributionRead+` FROM contributions
-			WHERE id = (SELECT contribution_id FROM github_deliveries WHERE delivery_id = $1)`, g.DeliveryID)
-	} else {
-		row = s.q.QueryRow(ctx, `SELECT `+contributionRead+` FROM contributions
-			WHERE id = (SELECT contribution_id FROM github_commits WHERE repository = $1 AND commit_hash = $2)`,
-			g.Asset.GitHubRepository, g.CommitHash)
-	}
+	row := s.q.QueryRow(ctx, `SELECT `+contributionRead+` FROM contributions WHERE id = COALESCE(
+			(SELECT contribution_id FROM github_deliveries WHERE delivery_id = $1),
+			(SELECT contribution_id FROM github_commits WHERE repository = $2 AND commit_hash = $3),
+			(SELECT contribution_id FROM github_bodies WHERE body_sha256 = $4))`,
+		g.DeliveryID, g.Asset.GitHubRepository, g.CommitHash, g.BodySHA256)
 	c, err := scanContribution(row)
 	if err != nil {
-		// The key conflicted, so the row exists (committed): anything else
+		// A key conflicted, so its row exists (committed): anything else
 		// is a failure, not a missing delivery.
 		return store.Contribution{}, fmt.Errorf("find the contribution of delivery %s: %w", deliveryName(g), err)
 	}
