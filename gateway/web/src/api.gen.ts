@@ -1601,8 +1601,8 @@ export interface components {
             status?: components["schemas"]["v1TaskStatus"];
             /**
              * Format: int32
-             * @description tokens_in, tokens_out (0..2147483647) and cost_usd (US dollars, at
-             *     least 0) are the run's usage; a finished task's missing cost_usd is
+             * @description tokens_in, tokens_out (0..2147483647) and cost_usd (US dollars,
+             *     0..1e9) are the run's usage; a finished task's missing cost_usd is
              *     estimated from its tokens at its model's price.
              */
             tokens_in?: number;
@@ -1610,8 +1610,9 @@ export interface components {
             tokens_out?: number;
             /**
              * Format: double
-             * @description value_score and resource_cost measure the outcome for prompt A/B ROI;
-             *     resource_cost defaults to cost_usd when a finished task gives none.
+             * @description value_score and resource_cost (each 0..1e9) measure the outcome for
+             *     prompt A/B ROI; resource_cost defaults to cost_usd when a finished
+             *     task gives none.
              */
             value_score?: number;
             worker_id?: string;

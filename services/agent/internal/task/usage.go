@@ -43,6 +43,14 @@ func (p Prices) Estimate(model string, tokensIn, tokensOut int64) (float64, bool
 // wire).
 const MaxTokens = 1<<31 - 1
 
+// MaxMeasure bounds a task's value_score, resource_cost and cost_usd. The
+// prompt A/B sums them over every outcome of a variant: unbounded, two
+// reports of 1e308 summed to +Inf, which JSON cannot carry (the stats
+// answered the string "Infinity" where a number is promised) and which
+// pinned the variant at probability 1. 10^9 a task keeps any sum of a
+// billion tasks finite and far from float64's limits.
+const MaxMeasure = 1e9
+
 // ParsePrices lays model=in:out,... (USD per million tokens) over def.
 func ParsePrices(def Prices, s string) (Prices, error) {
 	out := maps.Clone(def)

@@ -2,6 +2,7 @@ package usecase_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -114,5 +115,55 @@ func TestTheCheaperPromptWinsOverTwoHundredTasks(t *testing.T) {
 		require.GreaterOrEqual(t, chosen["dear"], 5, "explored to its minimum samples")
 		require.Greater(t, chosen["cheap"], 150, "chosen %v", chosen)
 		require.Equal(t, 200, chosen["cheap"]+chosen["dear"])
+	})
+}
+
+// TestAWorkerCannotBreakTheStatistics: value_score 1e308 reported twice
+// summed to +Inf, which the stats answered as the string "Infinity" and
+// which pinned the variant at probability 1. The measures are bounded
+// (task.MaxMeasure): a report beyond is a 422 naming the field and its
+// range, and changes nothing; at the bound the sums stay finite.
+func TestAWorkerCannotBreakTheStatistics(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		e := setup(t, engine)
+		_, err := e.app.CreatePrompt(ctx, usecase.NewPrompt{Name: "greedy", Type: "spec", Text: "{{direction}}"})
+		require.NoError(t, err)
+		for _, field := range []string{"value_score", "resource_cost", "cost_usd"} {
+			tk := e.create(t, "spec", nil)
+			e.patch(t, tk.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w1")})
+			p := usecase.Patch{Status: ptr("completed")}
+			switch field {
+			case "value_score":
+				p.ValueScore = ptr(1e308)
+			case "resource_cost":
+				p.ResourceCost = ptr(1e308)
+			default:
+				p.CostUSD = ptr(1e10)
+			}
+			_, err := e.app.Update(ctx, tk.ID, p)
+			requireKind(t, fault.Invalid, err)
+			require.ErrorContains(t, err, field+": must be a number from 0 to 1e+09")
+			got, err := e.app.Get(ctx, tk.ID)
+			require.NoError(t, err)
+			require.Equal(t, "running", string(got.Status), "a refused report changes nothing")
+		}
+		for range 2 {
+			tk := e.create(t, "spec", nil)
+			e.patch(t, tk.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w1")})
+			e.patch(t, tk.ID, usecase.Patch{Status: ptr("completed"), ValueScore: ptr(1e9), ResourceCost: ptr(1e9)})
+		}
+		stats, err := e.app.PromptABStats(ctx)
+		require.NoError(t, err)
+		var greedy usecase.VariantStats
+		for _, v := range stats {
+			if v.Arm.Variant == "greedy" {
+				greedy = v
+			}
+		}
+		require.Equal(t, 2e9, greedy.Arm.SumValue)
+		require.False(t, math.IsInf(greedy.Arm.SumValue, 0) || math.IsInf(greedy.ROI, 0))
+		require.InDelta(t, 1, greedy.ROI, 1e-9)
 	})
 }

@@ -69,8 +69,8 @@ func (p Patch) validate() error {
 		name string
 		v    *float64
 	}{{"value_score", p.ValueScore}, {"resource_cost", p.ResourceCost}, {"cost_usd", p.CostUSD}} {
-		if m.v != nil && (math.IsNaN(*m.v) || math.IsInf(*m.v, 0) || *m.v < 0) {
-			errs = append(errs, fault.Field(m.name, "must be a number at least 0"))
+		if m.v != nil && (math.IsNaN(*m.v) || *m.v < 0 || *m.v > task.MaxMeasure) {
+			errs = append(errs, fault.Field(m.name, "must be a number from 0 to %g", float64(task.MaxMeasure)))
 		}
 	}
 	for _, m := range []struct {

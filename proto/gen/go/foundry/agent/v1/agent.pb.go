@@ -1522,12 +1522,13 @@ type UpdateTaskRequest struct {
 	// validation_failure or unknown.
 	ErrorCategory *string `protobuf:"bytes,8,opt,name=error_category,json=errorCategory,proto3,oneof" json:"error_category,omitempty"`
 	WorkerId      *string `protobuf:"bytes,9,opt,name=worker_id,json=workerId,proto3,oneof" json:"worker_id,omitempty"`
-	// value_score and resource_cost measure the outcome for prompt A/B ROI;
-	// resource_cost defaults to cost_usd when a finished task gives none.
+	// value_score and resource_cost (each 0..1e9) measure the outcome for
+	// prompt A/B ROI; resource_cost defaults to cost_usd when a finished
+	// task gives none.
 	ValueScore   *float64 `protobuf:"fixed64,10,opt,name=value_score,json=valueScore,proto3,oneof" json:"value_score,omitempty"`
 	ResourceCost *float64 `protobuf:"fixed64,11,opt,name=resource_cost,json=resourceCost,proto3,oneof" json:"resource_cost,omitempty"`
-	// tokens_in, tokens_out (0..2147483647) and cost_usd (US dollars, at
-	// least 0) are the run's usage; a finished task's missing cost_usd is
+	// tokens_in, tokens_out (0..2147483647) and cost_usd (US dollars,
+	// 0..1e9) are the run's usage; a finished task's missing cost_usd is
 	// estimated from its tokens at its model's price.
 	TokensIn      *int32   `protobuf:"varint,12,opt,name=tokens_in,json=tokensIn,proto3,oneof" json:"tokens_in,omitempty"`
 	TokensOut     *int32   `protobuf:"varint,13,opt,name=tokens_out,json=tokensOut,proto3,oneof" json:"tokens_out,omitempty"`
