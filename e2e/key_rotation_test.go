@@ -24,12 +24,12 @@ import (
 func TestKeysRotateWithoutDowntime(t *testing.T) {
 	t.Parallel()
 	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite),
-		"-admin-key-accept=previous-admin-key", "-service-key-accept=previous-service-key")
+		"-admin-key-accept=previous-admin-key-0123456789abcdef", "-service-key-accept=previous-service-key-0123456789abcd")
 
 	for key, want := range map[string]int{
-		allinonetest.AdminKey: http.StatusOK,
-		"previous-admin-key":  http.StatusOK,
-		"some-guess":          http.StatusUnauthorized,
+		allinonetest.AdminKey:                 http.StatusOK,
+		"previous-admin-key-0123456789abcdef": http.StatusOK,
+		"some-guess":                          http.StatusUnauthorized,
 	} {
 		requireStatus(t, want, request(t, http.MethodGet, sys.URL("/api/tokens"), nil, "X-API-Key: "+key))
 	}
@@ -43,6 +43,6 @@ func TestKeysRotateWithoutDowntime(t *testing.T) {
 		return status.Code(err)
 	}
 	require.Equal(t, codes.OK, call(allinonetest.ServiceKey))
-	require.Equal(t, codes.OK, call("previous-service-key"), "the accepted key")
+	require.Equal(t, codes.OK, call("previous-service-key-0123456789abcd"), "the accepted key")
 	require.Equal(t, codes.Unauthenticated, call("some-guess"))
 }

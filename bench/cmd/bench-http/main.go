@@ -282,7 +282,7 @@ func run() error {
 	return nil
 }
 
-const adminKey = "bench-admin-key"
+const adminKey = "bench-admin-key-0123456789abcdef0123"
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {

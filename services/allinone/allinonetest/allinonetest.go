@@ -28,7 +28,7 @@ import (
 )
 
 // AdminKey is the administrator key every test system is started with.
-const AdminKey = "test-admin-key"
+const AdminKey = "test-admin-key-0123456789abcdef0123"
 
 // AuditSigningKey is the audit signing key every process NewProc and
 // StartModules start is given (FOUNDRY_AUDIT_SIGNING_KEY): replicas of
@@ -39,7 +39,7 @@ const AuditSigningKey = "PRIVATE+KEY+foundry-test+b31d5e36+AZUfPHyftkaMu2K0uJMnI
 
 // ServiceKey is the service key every test system is started with, so
 // systems started separately (StartModules) can call each other.
-const ServiceKey = "test-service-key"
+const ServiceKey = "test-service-key-0123456789abcdef01"
 
 // System is a running Foundry.
 type System struct {

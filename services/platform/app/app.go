@@ -782,10 +782,40 @@ func (s *Settings) localAdminKey(log *zap.Logger) {
 // key (so the administrator's key works on one pod in N), and the mistake
 // (an empty Kubernetes Secret value) would go unnoticed. Only a key not set
 // at all, the laptop run, is generated.
+//
+// A key shorter than MinKeyBytes is refused too, as are the keys accepted
+// beside it while one rotates: the administrator key is the bootstrap
+// admin credential, and a 2-character one is guessed in a few hundred
+// requests. The rule is the freeze signers' (secrets of 32 bytes or more).
 func (s *Settings) checkAdminKey() error {
 	if s.adminKeyGiven && strings.TrimSpace(s.AdminKey) == "" {
 		return errors.New("FOUNDRY_ADMIN_KEY (-admin-key) is set but empty: give it a value (check the Secret it comes from), " +
 			"or leave it unset entirely for a local run to generate one")
+	}
+	if s.adminKeyGiven {
+		if err := checkKeyLength("FOUNDRY_ADMIN_KEY (-admin-key)", s.AdminKey); err != nil {
+			return err
+		}
+	}
+	for _, k := range splitList(s.AdminKeyAccept) {
+		if err := checkKeyLength("a key of FOUNDRY_ADMIN_KEY_ACCEPT (-admin-key-accept)", k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MinKeyBytes is the least length of an administrator or service key: 32
+// bytes, as for the freeze signers' secrets (`openssl rand -hex 24` gives
+// 48 characters).
+const MinKeyBytes = 32
+
+// checkKeyLength refuses a key shorter than MinKeyBytes, naming the
+// setting and never the key.
+func checkKeyLength(setting, key string) error {
+	if n := len(strings.TrimSpace(key)); n < MinKeyBytes {
+		return fmt.Errorf("%s is too short: %d bytes where at least %d are needed, since a short key is guessed "+
+			"(make one with `openssl rand -hex 24`)", setting, n, MinKeyBytes)
 	}
 	return nil
 }
@@ -809,7 +839,17 @@ func (s *Settings) serviceCredentials(log *zap.Logger) (serverTLS, clientTLS *tl
 	case s.serviceKeyGiven && strings.TrimSpace(s.ServiceKey) == "":
 		return nil, nil, errors.New("FOUNDRY_SERVICE_KEY (-service-key) is set but empty: give every Foundry process the same value " +
 			"(check the Secret it comes from), or leave it unset entirely for a single-process run")
-	case s.ServiceKey != "" || serverTLS != nil:
+	case s.ServiceKey != "":
+		if err := checkKeyLength("FOUNDRY_SERVICE_KEY (-service-key)", s.ServiceKey); err != nil {
+			return nil, nil, err
+		}
+		for _, k := range splitList(s.ServiceKeyAccept) {
+			if err := checkKeyLength("a key of FOUNDRY_SERVICE_KEY_ACCEPT (-service-key-accept)", k); err != nil {
+				return nil, nil, err
+			}
+		}
+		return serverTLS, clientTLS, nil
+	case serverTLS != nil:
 		return serverTLS, clientTLS, nil
 	}
 	for _, peer := range s.peers {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -206,22 +207,32 @@ func TestPeersFollowTheModules(t *testing.T) {
 
 func TestAdminKeyRule(t *testing.T) {
 	t.Parallel()
+	const (
+		envKey  = "k-env-0123456789abcdef0123456789ab"
+		flagKey = "k-flag-0123456789abcdef0123456789a"
+		empty   = "FOUNDRY_ADMIN_KEY (-admin-key) is set but empty"
+	)
 	base := []string{"-grpc-addr=127.0.0.1:0", "-http-addr=127.0.0.1:0", "-admin-addr=", "-log-level=error", "-log-format=json"}
 	tests := []struct {
 		name    string
 		args    []string
 		env     map[string]string
-		wantErr bool
+		wantErr string
 		wantKey string // "" means "a generated one"
 	}{
-		{"not set at all: generated (the laptop run)", nil, nil, false, ""},
-		{"set in the environment", nil, map[string]string{"FOUNDRY_ADMIN_KEY": "k-env"}, false, "k-env"},
-		{"set as a flag", []string{"-admin-key=k-flag"}, nil, false, "k-flag"},
-		{"an empty variable (an empty Secret value)", nil, map[string]string{"FOUNDRY_ADMIN_KEY": ""}, true, ""},
-		{"a blank variable", nil, map[string]string{"FOUNDRY_ADMIN_KEY": " \n"}, true, ""},
-		{"an empty flag", []string{"-admin-key="}, nil, true, ""},
-		{"a blank flag", []string{"-admin-key=  "}, nil, true, ""},
-		{"an empty flag does not fall back to the variable", []string{"-admin-key="}, map[string]string{"FOUNDRY_ADMIN_KEY": "k-env"}, true, ""},
+		{"not set at all: generated (the laptop run)", nil, nil, "", ""},
+		{"set in the environment", nil, map[string]string{"FOUNDRY_ADMIN_KEY": envKey}, "", envKey},
+		{"set as a flag", []string{"-admin-key=" + flagKey}, nil, "", flagKey},
+		{"an empty variable (an empty Secret value)", nil, map[string]string{"FOUNDRY_ADMIN_KEY": ""}, empty, ""},
+		{"a blank variable", nil, map[string]string{"FOUNDRY_ADMIN_KEY": " \n"}, empty, ""},
+		{"an empty flag", []string{"-admin-key="}, nil, empty, ""},
+		{"a blank flag", []string{"-admin-key=  "}, nil, empty, ""},
+		{"an empty flag does not fall back to the variable", []string{"-admin-key="}, map[string]string{"FOUNDRY_ADMIN_KEY": envKey}, empty, ""},
+		// The issue's: a 2-character admin key was accepted at startup.
+		{"a short key", []string{"-admin-key=ab"}, nil, "FOUNDRY_ADMIN_KEY (-admin-key) is too short: 2 bytes where at least 32 are needed", ""},
+		{"31 bytes", nil, map[string]string{"FOUNDRY_ADMIN_KEY": envKey[:31]}, "is too short: 31 bytes where at least 32", ""},
+		{"a short key accepted while rotating", []string{"-admin-key=" + flagKey, "-admin-key-accept=" + envKey + ",short"}, nil,
+			"a key of FOUNDRY_ADMIN_KEY_ACCEPT (-admin-key-accept) is too short: 5 bytes", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,8 +243,8 @@ func TestAdminKeyRule(t *testing.T) {
 			})
 			require.NoError(t, err)
 			p, err := app.Start(context.Background(), s, mods)
-			if tt.wantErr {
-				require.ErrorContains(t, err, "FOUNDRY_ADMIN_KEY (-admin-key) is set but empty")
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
 				require.Nil(t, p, "nothing runs")
 				return
 			}
@@ -345,6 +356,14 @@ func TestServiceKeySettings(t *testing.T) {
 	s, mods = settings(t, []app.Module{module(&started)}, "-ledger-addr=10.0.0.7:9090")
 	_, err = app.Start(context.Background(), s, mods)
 	require.ErrorContains(t, err, "the ledger service at 10.0.0.7:9090")
+
+	// The issue's: a 1-character service key was accepted at startup.
+	s, mods = settings(t, []app.Module{module(&started)}, "-service-key=k")
+	_, err = app.Start(context.Background(), s, mods)
+	require.ErrorContains(t, err, "FOUNDRY_SERVICE_KEY (-service-key) is too short: 1 bytes where at least 32")
+	s, mods = settings(t, []app.Module{module(&started)}, "-service-key="+strings.Repeat("s", 32), "-service-key-accept=old")
+	_, err = app.Start(context.Background(), s, mods)
+	require.ErrorContains(t, err, "a key of FOUNDRY_SERVICE_KEY_ACCEPT (-service-key-accept) is too short: 3 bytes")
 
 	s, mods = settings(t, []app.Module{module(&started)}, "-grpc-tls-cert=/nonexistent.pem")
 	_, err = app.Start(context.Background(), s, mods)
