@@ -1684,6 +1684,22 @@ func renderLedgerv1APIToken(r *renderer, x *ledgerv1.APIToken) error {
 			return err
 		}
 	}
+	r.buf = append(r.buf, `,"created_by":`...)
+	if x.CreatedBy == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.CreatedBy.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"creator_revoked_at":`...)
+	if x.CreatorRevokedAt == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.CreatorRevokedAt.Value); err != nil {
+			return err
+		}
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }

@@ -1763,6 +1763,17 @@ export interface components {
         /** @description APIToken is an API token without its secret. */
         v1APIToken: {
             created_at: string;
+            /**
+             * @description created_by is the id of the API token that created this one; null
+             *     when the administrator key did (or before creators were recorded).
+             */
+            created_by: string | null;
+            /**
+             * @description creator_revoked_at is when created_by was revoked; null while it is
+             *     in force (or there is none). What a revoked token created stays in
+             *     force until revoked itself: this shows what to review.
+             */
+            creator_revoked_at: string | null;
             expires_at: string | null;
             id: string;
             name: string;
@@ -2404,7 +2415,11 @@ export interface components {
         v1CreateTaskResponse: {
             task: components["schemas"]["v1AgentTask"] | null;
         };
-        /** @description CreateTokenRequest names the token, its role and its lifetime. */
+        /**
+         * @description CreateTokenRequest names the token, its role and its lifetime. A token
+         *     (not the administrator key) creates only tokens of a role at most its
+         *     own, expiring no later than itself: without a ttl, its creator's expiry.
+         */
         v1CreateTokenRequest: {
             /** @description name says who or what holds the token (a worker, a CI job): 1-100 characters. */
             name?: string;
@@ -7705,7 +7720,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description CreateTokenRequest names the token, its role and its lifetime. */
+        /**
+         * @description CreateTokenRequest names the token, its role and its lifetime. A token
+         *     (not the administrator key) creates only tokens of a role at most its
+         *     own, expiring no later than itself: without a ttl, its creator's expiry.
+         */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["v1CreateTokenRequest"];

@@ -9,6 +9,7 @@ import (
 
 	ledgerinternalv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/internalapi/ledger/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
+	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/authz"
@@ -93,7 +94,8 @@ func (h *Handler) GetPrincipal(ctx context.Context, _ *ledgerv1.GetPrincipalRequ
 
 // CreateToken implements LedgerService.CreateToken (administrator).
 func (h *Handler) CreateToken(ctx context.Context, req *ledgerv1.CreateTokenRequest) (*ledgerv1.CreateTokenResponse, error) {
-	t, token, err := h.app.CreateToken(ctx, usecase.CreateTokenCmd{Name: req.GetName(), Role: req.GetRole(), TTL: req.GetTtl()}, h.random)
+	t, token, err := h.app.CreateToken(ctx, usecase.CreateTokenCmd{Name: req.GetName(), Role: req.GetRole(), TTL: req.GetTtl(),
+		By: granter(ctx)}, h.random)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +118,7 @@ func (h *Handler) ListTokens(ctx context.Context, _ *ledgerv1.ListTokensRequest)
 
 // RevokeToken implements LedgerService.RevokeToken (administrator).
 func (h *Handler) RevokeToken(ctx context.Context, req *ledgerv1.RevokeTokenRequest) (*ledgerv1.RevokeTokenResponse, error) {
-	t, err := h.app.RevokeToken(ctx, req.GetId())
+	t, err := h.app.RevokeToken(ctx, granter(ctx), req.GetId())
 	if err != nil {
 		return nil, notFound(err, "token %q not found", req.GetId())
 	}
@@ -131,5 +133,22 @@ func tokenProto(t store.APIToken) *ledgerv1.APIToken {
 	if !t.RevokedAt.IsZero() {
 		out.RevokedAt = wrapperspb.String(wire.Time(t.RevokedAt))
 	}
+	if t.CreatedBy != "" {
+		out.CreatedBy = wrapperspb.String(t.CreatedBy)
+	}
+	if !t.CreatorRevokedAt.IsZero() {
+		out.CreatorRevokedAt = wrapperspb.String(wire.Time(t.CreatorRevokedAt))
+	}
 	return out
+}
+
+// granter is the credential of a token request: an API token is bounded
+// by its own grant; the administrator key and a service (the bootstrap
+// credential, and Foundry itself) are not.
+func granter(ctx context.Context) identity.Granter {
+	p := authz.FromContext(ctx)
+	if p.Kind != authz.Token {
+		return identity.Granter{}
+	}
+	return identity.Granter{TokenID: p.ID, Role: authz.RoleName(p.Role), ExpiresAt: p.ExpiresAt}
 }

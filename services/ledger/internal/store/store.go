@@ -106,6 +106,11 @@ type APIToken struct {
 	ExpiresAt time.Time
 	// RevokedAt is zero for a token in force.
 	RevokedAt time.Time
+	// CreatedBy is the token that created it ("" for the administrator
+	// key); CreatorRevokedAt is when that creator was revoked (zero when
+	// it is in force), read by ListTokens and GetToken.
+	CreatedBy        string
+	CreatorRevokedAt time.Time
 }
 
 // Asset is something contributions accumulate against.
@@ -232,8 +237,11 @@ type Identity interface {
 	// CreateToken inserts an API token. ErrAlreadyExists when its id or
 	// hash is taken.
 	CreateToken(ctx context.Context, t APIToken) error
-	// ListTokens lists every API token, newest first.
+	// ListTokens lists every API token, newest first, with its creator.
 	ListTokens(ctx context.Context) ([]APIToken, error)
+	// GetToken returns an API token with its creator. ErrNotFound when
+	// there is no token with that id.
+	GetToken(ctx context.Context, id string) (APIToken, error)
 	// RevokeToken sets a token's revocation time unless it is revoked
 	// already (the first time stays), and returns the token. ErrNotFound
 	// when there is no token with that id.

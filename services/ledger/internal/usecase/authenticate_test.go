@@ -39,7 +39,7 @@ func TestAuthenticateMany(t *testing.T) {
 		require.NoError(t, err)
 		revoked, revokedSecret, err := app.CreateToken(ctx, usecase.CreateTokenCmd{Name: "old", Role: "viewer"}, nil)
 		require.NoError(t, err)
-		_, err = app.RevokeToken(ctx, revoked.ID)
+		_, err = app.RevokeToken(ctx, identity.Granter{}, revoked.ID)
 		require.NoError(t, err)
 
 		// Three hours on: ada's session is due a renewal (its expiry

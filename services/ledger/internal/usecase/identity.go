@@ -58,6 +58,9 @@ type CreateTokenCmd struct {
 	Role string
 	// TTL is the token's lifetime ("720h", "30d"); empty for none.
 	TTL string
+	// By is the credential asking (identity.CheckGrant): the token's
+	// lifetime and role are bounded by it.
+	By identity.Granter
 }
 
 // CreateToken issues an API token drawn from random (crypto/rand when
@@ -73,10 +76,12 @@ func (a *App) CreateToken(ctx context.Context, cmd CreateTokenCmd, random io.Rea
 		return store.APIToken{}, "", err
 	}
 	now := a.now()
-	t := store.APIToken{ID: a.cfg.NewID(), TokenHash: hash, Name: req.Name, Role: req.Role, CreatedAt: now}
-	if req.TTL > 0 {
-		t.ExpiresAt = now.Add(req.TTL)
+	expires, err := identity.CheckGrant(cmd.By, req, now)
+	if err != nil {
+		return store.APIToken{}, "", err
 	}
+	t := store.APIToken{ID: a.cfg.NewID(), TokenHash: hash, Name: req.Name, Role: req.Role, CreatedAt: now, ExpiresAt: expires,
+		CreatedBy: cmd.By.TokenID}
 	if err := a.tx(ctx, func(r Repos) error { return r.Identity.CreateToken(ctx, t) }); err != nil {
 		return store.APIToken{}, "", wrap("create token", err)
 	}
@@ -89,17 +94,27 @@ func (a *App) ListTokens(ctx context.Context) ([]store.APIToken, error) {
 	return ts, wrap("list tokens", err)
 }
 
-// RevokeToken revokes an API token; revoking it again answers it as it
-// is. store.ErrNotFound for an unknown id.
-func (a *App) RevokeToken(ctx context.Context, id string) (store.APIToken, error) {
+// RevokeToken revokes an API token, when by may (identity.CheckRevoke);
+// revoking it again answers it as it is. store.ErrNotFound for an unknown
+// id.
+func (a *App) RevokeToken(ctx context.Context, by identity.Granter, id string) (store.APIToken, error) {
 	if err := required("id", id); err != nil {
 		return store.APIToken{}, err
 	}
 	var t store.APIToken
 	err := a.tx(ctx, func(r Repos) error {
-		var err error
-		t, err = r.Identity.RevokeToken(ctx, id, a.now())
-		return err
+		cur, err := r.Identity.GetToken(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := identity.CheckRevoke(by, cur.ID, cur.CreatedBy); err != nil {
+			return err
+		}
+		if t, err = r.Identity.RevokeToken(ctx, id, a.now()); err != nil {
+			return err
+		}
+		t.CreatedBy, t.CreatorRevokedAt = cur.CreatedBy, cur.CreatorRevokedAt
+		return nil
 	})
 	return t, err
 }

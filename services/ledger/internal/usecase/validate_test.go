@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
+	"github.com/foundryhq/foundry/services/ledger/internal/identity"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/store/storetest"
@@ -70,7 +71,7 @@ func TestCommandsNameEveryBadField(t *testing.T) {
 		}, []fault.FieldError{field("name", "is required"), field("role", "must be one of viewer, worker, operator, admin"),
 			field("ttl", "must be at least 1m")}},
 		{"revoke token: no id", func(a *usecase.App) error {
-			_, err := a.RevokeToken(ctx, "")
+			_, err := a.RevokeToken(ctx, identity.Granter{}, "")
 			return err
 		}, []fault.FieldError{field("id", "is required")}},
 

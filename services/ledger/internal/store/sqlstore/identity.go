@@ -180,9 +180,9 @@ func (i Identity) DeleteSession(ctx context.Context, tokenHash string) error {
 
 // CreateToken implements store.Identity.
 func (i Identity) CreateToken(ctx context.Context, t store.APIToken) error {
-	_, err := i.q.Exec(ctx, `INSERT INTO api_tokens (id, token_hash, name, role, created_at, expires_at, revoked_at)
-		VALUES ($1, $2, $3, $4, $5, $6, NULL)`,
-		t.ID, t.TokenHash, t.Name, t.Role, database.Micros(t.CreatedAt), database.NullMicros(t.ExpiresAt))
+	_, err := i.q.Exec(ctx, `INSERT INTO api_tokens (id, token_hash, name, role, created_at, expires_at, revoked_at, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, NULL, $7)`,
+		t.ID, t.TokenHash, t.Name, t.Role, database.Micros(t.CreatedAt), database.NullMicros(t.ExpiresAt), database.NullString(t.CreatedBy))
 	if database.IsUniqueViolation(err) {
 		return fmt.Errorf("create token %s: %w", t.ID, store.ErrAlreadyExists)
 	}
@@ -214,16 +214,61 @@ func scanToken(row database.Row) (store.APIToken, error) {
 	return t, nil
 }
 
+// listedTokenColumns are tokenColumns of api_tokens t with its creator's
+// id and revocation (api_tokens c, LEFT JOINed on t.created_by).
+const listedTokenColumns = `t.id, t.token_hash, t.name, t.role, t.created_at, t.expires_at, t.revoked_at, t.created_by, c.revoked_at`
+
+// scanListedToken reads a row of listedTokenColumns.
+func scanListedToken(row database.Row) (store.APIToken, error) {
+	var (
+		t                                    store.APIToken
+		created                              int64
+		expires, revokedAt, creatorRevokedAt *int64
+		createdBy                            *string
+	)
+	if err := row.Scan(&t.ID, &t.TokenHash, &t.Name, &t.Role, &created, &expires, &revokedAt, &createdBy, &creatorRevokedAt); err != nil {
+		return store.APIToken{}, err
+	}
+	t.CreatedAt = database.Time(created)
+	if expires != nil {
+		t.ExpiresAt = database.Time(*expires)
+	}
+	if revokedAt != nil {
+		t.RevokedAt = database.Time(*revokedAt)
+	}
+	if createdBy != nil {
+		t.CreatedBy = *createdBy
+	}
+	if creatorRevokedAt != nil {
+		t.CreatorRevokedAt = database.Time(*creatorRevokedAt)
+	}
+	return t, nil
+}
+
+// GetToken implements store.Identity.
+func (i Identity) GetToken(ctx context.Context, id string) (store.APIToken, error) {
+	t, err := scanListedToken(i.q.QueryRow(ctx, `SELECT `+listedTokenColumns+`
+		FROM api_tokens t LEFT JOIN api_tokens c ON c.id = t.created_by WHERE t.id = $1`, id))
+	if errors.Is(err, database.ErrNoRows) {
+		return store.APIToken{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.APIToken{}, fmt.Errorf("get token %s: %w", id, err)
+	}
+	return t, nil
+}
+
 // ListTokens implements store.Identity.
 func (i Identity) ListTokens(ctx context.Context) ([]store.APIToken, error) {
-	rows, err := i.q.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens ORDER BY created_at DESC, id`)
+	rows, err := i.q.Query(ctx, `SELECT `+listedTokenColumns+`
+		FROM api_tokens t LEFT JOIN api_tokens c ON c.id = t.created_by ORDER BY t.created_at DESC, t.id`)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
 	defer rows.Close()
 	out := []store.APIToken{}
 	for rows.Next() {
-		t, err := scanToken(rows)
+		t, err := scanListedToken(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list tokens: %w", err)
 		}

@@ -8267,12 +8267,19 @@ type APIToken struct {
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// role: viewer, worker, operator or admin.
-	Role          string                  `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
-	CreatedAt     string                  `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	ExpiresAt     *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	RevokedAt     *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Role      string                  `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	CreatedAt string                  `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	ExpiresAt *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	RevokedAt *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	// created_by is the id of the API token that created this one; null
+	// when the administrator key did (or before creators were recorded).
+	CreatedBy *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// creator_revoked_at is when created_by was revoked; null while it is
+	// in force (or there is none). What a revoked token created stays in
+	// force until revoked itself: this shows what to review.
+	CreatorRevokedAt *wrapperspb.StringValue `protobuf:"bytes,8,opt,name=creator_revoked_at,json=creatorRevokedAt,proto3" json:"creator_revoked_at,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *APIToken) Reset() {
@@ -8347,7 +8354,23 @@ func (x *APIToken) GetRevokedAt() *wrapperspb.StringValue {
 	return nil
 }
 
-// CreateTokenRequest names the token, its role and its lifetime.
+func (x *APIToken) GetCreatedBy() *wrapperspb.StringValue {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return nil
+}
+
+func (x *APIToken) GetCreatorRevokedAt() *wrapperspb.StringValue {
+	if x != nil {
+		return x.CreatorRevokedAt
+	}
+	return nil
+}
+
+// CreateTokenRequest names the token, its role and its lifetime. A token
+// (not the administrator key) creates only tokens of a role at most its
+// own, expiring no later than itself: without a ttl, its creator's expiry.
 type CreateTokenRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name says who or what holds the token (a worker, a CI job): 1-100 characters.
@@ -9304,7 +9327,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x04name\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\x04name\x12;\n" +
 	"\n" +
 	"expires_at\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\texpiresAt\x12!\n" +
-	"\fpublic_reads\x18\b \x01(\bR\vpublicReads\"\xdb\x01\n" +
+	"\fpublic_reads\x18\b \x01(\bR\vpublicReads\"\xe4\x02\n" +
 	"\bAPIToken\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -9314,7 +9337,10 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"expires_at\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\texpiresAt\x12;\n" +
 	"\n" +
-	"revoked_at\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\trevokedAt\"N\n" +
+	"revoked_at\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\trevokedAt\x12;\n" +
+	"\n" +
+	"created_by\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\tcreatedBy\x12J\n" +
+	"\x12creator_revoked_at\x18\b \x01(\v2\x1c.google.protobuf.StringValueR\x10creatorRevokedAt\"N\n" +
 	"\x12CreateTokenRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x10\n" +
@@ -9693,114 +9719,116 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	129, // 101: foundry.ledger.v1.GetPrincipalResponse.expires_at:type_name -> google.protobuf.StringValue
 	129, // 102: foundry.ledger.v1.APIToken.expires_at:type_name -> google.protobuf.StringValue
 	129, // 103: foundry.ledger.v1.APIToken.revoked_at:type_name -> google.protobuf.StringValue
-	119, // 104: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	119, // 105: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
-	119, // 106: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
-	0,   // 107: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
-	2,   // 108: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
-	4,   // 109: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
-	115, // 110: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
-	117, // 111: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
-	120, // 112: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
-	122, // 113: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
-	124, // 114: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
-	7,   // 115: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
-	9,   // 116: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
-	11,  // 117: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
-	17,  // 118: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
-	15,  // 119: foundry.ledger.v1.LedgerService.ReviewContribution:input_type -> foundry.ledger.v1.ReviewContributionRequest
-	19,  // 120: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
-	21,  // 121: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
-	23,  // 122: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
-	26,  // 123: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
-	28,  // 124: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
-	30,  // 125: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
-	34,  // 126: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
-	36,  // 127: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
-	38,  // 128: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
-	40,  // 129: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
-	55,  // 130: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
-	59,  // 131: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
-	46,  // 132: foundry.ledger.v1.LedgerService.RecordImpact:input_type -> foundry.ledger.v1.RecordImpactRequest
-	47,  // 133: foundry.ledger.v1.LedgerService.RecordImpactDelivery:input_type -> foundry.ledger.v1.RecordImpactDeliveryRequest
-	52,  // 134: foundry.ledger.v1.LedgerService.ListIdeaImpact:input_type -> foundry.ledger.v1.ListIdeaImpactRequest
-	62,  // 135: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
-	65,  // 136: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
-	67,  // 137: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
-	69,  // 138: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
-	71,  // 139: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
-	73,  // 140: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
-	75,  // 141: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
-	77,  // 142: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
-	79,  // 143: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
-	82,  // 144: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
-	85,  // 145: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
-	87,  // 146: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
-	92,  // 147: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
-	94,  // 148: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
-	96,  // 149: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:input_type -> foundry.ledger.v1.ListAuditKeyChangesRequest
-	99,  // 150: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
-	101, // 151: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
-	104, // 152: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
-	106, // 153: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
-	108, // 154: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
-	110, // 155: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
-	113, // 156: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
-	1,   // 157: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
-	3,   // 158: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
-	5,   // 159: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
-	116, // 160: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
-	118, // 161: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
-	121, // 162: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
-	123, // 163: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
-	125, // 164: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
-	8,   // 165: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
-	10,  // 166: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
-	12,  // 167: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
-	18,  // 168: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
-	16,  // 169: foundry.ledger.v1.LedgerService.ReviewContribution:output_type -> foundry.ledger.v1.ReviewContributionResponse
-	20,  // 170: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
-	22,  // 171: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
-	25,  // 172: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
-	27,  // 173: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
-	29,  // 174: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
-	31,  // 175: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
-	35,  // 176: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
-	37,  // 177: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
-	39,  // 178: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
-	42,  // 179: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
-	56,  // 180: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
-	60,  // 181: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
-	49,  // 182: foundry.ledger.v1.LedgerService.RecordImpact:output_type -> foundry.ledger.v1.RecordImpactResponse
-	48,  // 183: foundry.ledger.v1.LedgerService.RecordImpactDelivery:output_type -> foundry.ledger.v1.RecordImpactDeliveryResponse
-	53,  // 184: foundry.ledger.v1.LedgerService.ListIdeaImpact:output_type -> foundry.ledger.v1.ListIdeaImpactResponse
-	63,  // 185: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
-	66,  // 186: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
-	68,  // 187: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
-	70,  // 188: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
-	72,  // 189: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
-	74,  // 190: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
-	76,  // 191: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
-	78,  // 192: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
-	81,  // 193: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
-	83,  // 194: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
-	86,  // 195: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
-	88,  // 196: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
-	93,  // 197: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
-	95,  // 198: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
-	97,  // 199: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:output_type -> foundry.ledger.v1.ListAuditKeyChangesResponse
-	100, // 200: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
-	102, // 201: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
-	105, // 202: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
-	107, // 203: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
-	109, // 204: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
-	111, // 205: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
-	114, // 206: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
-	157, // [157:207] is the sub-list for method output_type
-	107, // [107:157] is the sub-list for method input_type
-	107, // [107:107] is the sub-list for extension type_name
-	107, // [107:107] is the sub-list for extension extendee
-	0,   // [0:107] is the sub-list for field type_name
+	129, // 104: foundry.ledger.v1.APIToken.created_by:type_name -> google.protobuf.StringValue
+	129, // 105: foundry.ledger.v1.APIToken.creator_revoked_at:type_name -> google.protobuf.StringValue
+	119, // 106: foundry.ledger.v1.CreateTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	119, // 107: foundry.ledger.v1.ListTokensResponse.tokens:type_name -> foundry.ledger.v1.APIToken
+	119, // 108: foundry.ledger.v1.RevokeTokenResponse.api_token:type_name -> foundry.ledger.v1.APIToken
+	0,   // 109: foundry.ledger.v1.LedgerService.Register:input_type -> foundry.ledger.v1.RegisterRequest
+	2,   // 110: foundry.ledger.v1.LedgerService.GetSession:input_type -> foundry.ledger.v1.GetSessionRequest
+	4,   // 111: foundry.ledger.v1.LedgerService.UpgradeTrust:input_type -> foundry.ledger.v1.UpgradeTrustRequest
+	115, // 112: foundry.ledger.v1.LedgerService.Logout:input_type -> foundry.ledger.v1.LogoutRequest
+	117, // 113: foundry.ledger.v1.LedgerService.GetPrincipal:input_type -> foundry.ledger.v1.GetPrincipalRequest
+	120, // 114: foundry.ledger.v1.LedgerService.CreateToken:input_type -> foundry.ledger.v1.CreateTokenRequest
+	122, // 115: foundry.ledger.v1.LedgerService.ListTokens:input_type -> foundry.ledger.v1.ListTokensRequest
+	124, // 116: foundry.ledger.v1.LedgerService.RevokeToken:input_type -> foundry.ledger.v1.RevokeTokenRequest
+	7,   // 117: foundry.ledger.v1.LedgerService.CreateAsset:input_type -> foundry.ledger.v1.CreateAssetRequest
+	9,   // 118: foundry.ledger.v1.LedgerService.GetAsset:input_type -> foundry.ledger.v1.GetAssetRequest
+	11,  // 119: foundry.ledger.v1.LedgerService.ListAssets:input_type -> foundry.ledger.v1.ListAssetsRequest
+	17,  // 120: foundry.ledger.v1.LedgerService.CreateContribution:input_type -> foundry.ledger.v1.CreateContributionRequest
+	15,  // 121: foundry.ledger.v1.LedgerService.ReviewContribution:input_type -> foundry.ledger.v1.ReviewContributionRequest
+	19,  // 122: foundry.ledger.v1.LedgerService.GetContribution:input_type -> foundry.ledger.v1.GetContributionRequest
+	21,  // 123: foundry.ledger.v1.LedgerService.ListContributions:input_type -> foundry.ledger.v1.ListContributionsRequest
+	23,  // 124: foundry.ledger.v1.LedgerService.ListContributors:input_type -> foundry.ledger.v1.ListContributorsRequest
+	26,  // 125: foundry.ledger.v1.LedgerService.ListAssetContributions:input_type -> foundry.ledger.v1.ListAssetContributionsRequest
+	28,  // 126: foundry.ledger.v1.LedgerService.ListContributorContributions:input_type -> foundry.ledger.v1.ListContributorContributionsRequest
+	30,  // 127: foundry.ledger.v1.LedgerService.RecordGithubDelivery:input_type -> foundry.ledger.v1.RecordGithubDeliveryRequest
+	34,  // 128: foundry.ledger.v1.LedgerService.CreateDistribution:input_type -> foundry.ledger.v1.CreateDistributionRequest
+	36,  // 129: foundry.ledger.v1.LedgerService.GetDistribution:input_type -> foundry.ledger.v1.GetDistributionRequest
+	38,  // 130: foundry.ledger.v1.LedgerService.ListAssetDistributions:input_type -> foundry.ledger.v1.ListAssetDistributionsRequest
+	40,  // 131: foundry.ledger.v1.LedgerService.GetInvestPreview:input_type -> foundry.ledger.v1.GetInvestPreviewRequest
+	55,  // 132: foundry.ledger.v1.LedgerService.ListInvestments:input_type -> foundry.ledger.v1.ListInvestmentsRequest
+	59,  // 133: foundry.ledger.v1.LedgerService.GetInvestmentHistory:input_type -> foundry.ledger.v1.GetInvestmentHistoryRequest
+	46,  // 134: foundry.ledger.v1.LedgerService.RecordImpact:input_type -> foundry.ledger.v1.RecordImpactRequest
+	47,  // 135: foundry.ledger.v1.LedgerService.RecordImpactDelivery:input_type -> foundry.ledger.v1.RecordImpactDeliveryRequest
+	52,  // 136: foundry.ledger.v1.LedgerService.ListIdeaImpact:input_type -> foundry.ledger.v1.ListIdeaImpactRequest
+	62,  // 137: foundry.ledger.v1.LedgerService.CreatePledge:input_type -> foundry.ledger.v1.CreatePledgeRequest
+	65,  // 138: foundry.ledger.v1.LedgerService.Stake:input_type -> foundry.ledger.v1.StakeRequest
+	67,  // 139: foundry.ledger.v1.LedgerService.Unstake:input_type -> foundry.ledger.v1.UnstakeRequest
+	69,  // 140: foundry.ledger.v1.LedgerService.Deposit:input_type -> foundry.ledger.v1.DepositRequest
+	71,  // 141: foundry.ledger.v1.LedgerService.Withdraw:input_type -> foundry.ledger.v1.WithdrawRequest
+	73,  // 142: foundry.ledger.v1.LedgerService.GetBalances:input_type -> foundry.ledger.v1.GetBalancesRequest
+	75,  // 143: foundry.ledger.v1.LedgerService.GetExchangeRate:input_type -> foundry.ledger.v1.GetExchangeRateRequest
+	77,  // 144: foundry.ledger.v1.LedgerService.GetSupply:input_type -> foundry.ledger.v1.GetSupplyRequest
+	79,  // 145: foundry.ledger.v1.LedgerService.GetSupplyHistory:input_type -> foundry.ledger.v1.GetSupplyHistoryRequest
+	82,  // 146: foundry.ledger.v1.LedgerService.RecordOraclePrice:input_type -> foundry.ledger.v1.RecordOraclePriceRequest
+	85,  // 147: foundry.ledger.v1.LedgerService.ListAuditEntries:input_type -> foundry.ledger.v1.ListAuditEntriesRequest
+	87,  // 148: foundry.ledger.v1.LedgerService.VerifyAudit:input_type -> foundry.ledger.v1.VerifyAuditRequest
+	92,  // 149: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:input_type -> foundry.ledger.v1.GetAuditCheckpointRequest
+	94,  // 150: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:input_type -> foundry.ledger.v1.GetAuditVerifierKeyRequest
+	96,  // 151: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:input_type -> foundry.ledger.v1.ListAuditKeyChangesRequest
+	99,  // 152: foundry.ledger.v1.LedgerService.GetAuditProof:input_type -> foundry.ledger.v1.GetAuditProofRequest
+	101, // 153: foundry.ledger.v1.LedgerService.GetAuditConsistency:input_type -> foundry.ledger.v1.GetAuditConsistencyRequest
+	104, // 154: foundry.ledger.v1.LedgerService.RepairAudit:input_type -> foundry.ledger.v1.RepairAuditRequest
+	106, // 155: foundry.ledger.v1.LedgerService.Freeze:input_type -> foundry.ledger.v1.FreezeRequest
+	108, // 156: foundry.ledger.v1.LedgerService.Unfreeze:input_type -> foundry.ledger.v1.UnfreezeRequest
+	110, // 157: foundry.ledger.v1.LedgerService.GetIncidentStatus:input_type -> foundry.ledger.v1.GetIncidentStatusRequest
+	113, // 158: foundry.ledger.v1.LedgerService.ListIncidents:input_type -> foundry.ledger.v1.ListIncidentsRequest
+	1,   // 159: foundry.ledger.v1.LedgerService.Register:output_type -> foundry.ledger.v1.RegisterResponse
+	3,   // 160: foundry.ledger.v1.LedgerService.GetSession:output_type -> foundry.ledger.v1.GetSessionResponse
+	5,   // 161: foundry.ledger.v1.LedgerService.UpgradeTrust:output_type -> foundry.ledger.v1.UpgradeTrustResponse
+	116, // 162: foundry.ledger.v1.LedgerService.Logout:output_type -> foundry.ledger.v1.LogoutResponse
+	118, // 163: foundry.ledger.v1.LedgerService.GetPrincipal:output_type -> foundry.ledger.v1.GetPrincipalResponse
+	121, // 164: foundry.ledger.v1.LedgerService.CreateToken:output_type -> foundry.ledger.v1.CreateTokenResponse
+	123, // 165: foundry.ledger.v1.LedgerService.ListTokens:output_type -> foundry.ledger.v1.ListTokensResponse
+	125, // 166: foundry.ledger.v1.LedgerService.RevokeToken:output_type -> foundry.ledger.v1.RevokeTokenResponse
+	8,   // 167: foundry.ledger.v1.LedgerService.CreateAsset:output_type -> foundry.ledger.v1.CreateAssetResponse
+	10,  // 168: foundry.ledger.v1.LedgerService.GetAsset:output_type -> foundry.ledger.v1.GetAssetResponse
+	12,  // 169: foundry.ledger.v1.LedgerService.ListAssets:output_type -> foundry.ledger.v1.ListAssetsResponse
+	18,  // 170: foundry.ledger.v1.LedgerService.CreateContribution:output_type -> foundry.ledger.v1.CreateContributionResponse
+	16,  // 171: foundry.ledger.v1.LedgerService.ReviewContribution:output_type -> foundry.ledger.v1.ReviewContributionResponse
+	20,  // 172: foundry.ledger.v1.LedgerService.GetContribution:output_type -> foundry.ledger.v1.GetContributionResponse
+	22,  // 173: foundry.ledger.v1.LedgerService.ListContributions:output_type -> foundry.ledger.v1.ListContributionsResponse
+	25,  // 174: foundry.ledger.v1.LedgerService.ListContributors:output_type -> foundry.ledger.v1.ListContributorsResponse
+	27,  // 175: foundry.ledger.v1.LedgerService.ListAssetContributions:output_type -> foundry.ledger.v1.ListAssetContributionsResponse
+	29,  // 176: foundry.ledger.v1.LedgerService.ListContributorContributions:output_type -> foundry.ledger.v1.ListContributorContributionsResponse
+	31,  // 177: foundry.ledger.v1.LedgerService.RecordGithubDelivery:output_type -> foundry.ledger.v1.RecordGithubDeliveryResponse
+	35,  // 178: foundry.ledger.v1.LedgerService.CreateDistribution:output_type -> foundry.ledger.v1.CreateDistributionResponse
+	37,  // 179: foundry.ledger.v1.LedgerService.GetDistribution:output_type -> foundry.ledger.v1.GetDistributionResponse
+	39,  // 180: foundry.ledger.v1.LedgerService.ListAssetDistributions:output_type -> foundry.ledger.v1.ListAssetDistributionsResponse
+	42,  // 181: foundry.ledger.v1.LedgerService.GetInvestPreview:output_type -> foundry.ledger.v1.GetInvestPreviewResponse
+	56,  // 182: foundry.ledger.v1.LedgerService.ListInvestments:output_type -> foundry.ledger.v1.ListInvestmentsResponse
+	60,  // 183: foundry.ledger.v1.LedgerService.GetInvestmentHistory:output_type -> foundry.ledger.v1.GetInvestmentHistoryResponse
+	49,  // 184: foundry.ledger.v1.LedgerService.RecordImpact:output_type -> foundry.ledger.v1.RecordImpactResponse
+	48,  // 185: foundry.ledger.v1.LedgerService.RecordImpactDelivery:output_type -> foundry.ledger.v1.RecordImpactDeliveryResponse
+	53,  // 186: foundry.ledger.v1.LedgerService.ListIdeaImpact:output_type -> foundry.ledger.v1.ListIdeaImpactResponse
+	63,  // 187: foundry.ledger.v1.LedgerService.CreatePledge:output_type -> foundry.ledger.v1.CreatePledgeResponse
+	66,  // 188: foundry.ledger.v1.LedgerService.Stake:output_type -> foundry.ledger.v1.StakeResponse
+	68,  // 189: foundry.ledger.v1.LedgerService.Unstake:output_type -> foundry.ledger.v1.UnstakeResponse
+	70,  // 190: foundry.ledger.v1.LedgerService.Deposit:output_type -> foundry.ledger.v1.DepositResponse
+	72,  // 191: foundry.ledger.v1.LedgerService.Withdraw:output_type -> foundry.ledger.v1.WithdrawResponse
+	74,  // 192: foundry.ledger.v1.LedgerService.GetBalances:output_type -> foundry.ledger.v1.GetBalancesResponse
+	76,  // 193: foundry.ledger.v1.LedgerService.GetExchangeRate:output_type -> foundry.ledger.v1.GetExchangeRateResponse
+	78,  // 194: foundry.ledger.v1.LedgerService.GetSupply:output_type -> foundry.ledger.v1.GetSupplyResponse
+	81,  // 195: foundry.ledger.v1.LedgerService.GetSupplyHistory:output_type -> foundry.ledger.v1.GetSupplyHistoryResponse
+	83,  // 196: foundry.ledger.v1.LedgerService.RecordOraclePrice:output_type -> foundry.ledger.v1.RecordOraclePriceResponse
+	86,  // 197: foundry.ledger.v1.LedgerService.ListAuditEntries:output_type -> foundry.ledger.v1.ListAuditEntriesResponse
+	88,  // 198: foundry.ledger.v1.LedgerService.VerifyAudit:output_type -> foundry.ledger.v1.VerifyAuditResponse
+	93,  // 199: foundry.ledger.v1.LedgerService.GetAuditCheckpoint:output_type -> foundry.ledger.v1.GetAuditCheckpointResponse
+	95,  // 200: foundry.ledger.v1.LedgerService.GetAuditVerifierKey:output_type -> foundry.ledger.v1.GetAuditVerifierKeyResponse
+	97,  // 201: foundry.ledger.v1.LedgerService.ListAuditKeyChanges:output_type -> foundry.ledger.v1.ListAuditKeyChangesResponse
+	100, // 202: foundry.ledger.v1.LedgerService.GetAuditProof:output_type -> foundry.ledger.v1.GetAuditProofResponse
+	102, // 203: foundry.ledger.v1.LedgerService.GetAuditConsistency:output_type -> foundry.ledger.v1.GetAuditConsistencyResponse
+	105, // 204: foundry.ledger.v1.LedgerService.RepairAudit:output_type -> foundry.ledger.v1.RepairAuditResponse
+	107, // 205: foundry.ledger.v1.LedgerService.Freeze:output_type -> foundry.ledger.v1.FreezeResponse
+	109, // 206: foundry.ledger.v1.LedgerService.Unfreeze:output_type -> foundry.ledger.v1.UnfreezeResponse
+	111, // 207: foundry.ledger.v1.LedgerService.GetIncidentStatus:output_type -> foundry.ledger.v1.GetIncidentStatusResponse
+	114, // 208: foundry.ledger.v1.LedgerService.ListIncidents:output_type -> foundry.ledger.v1.ListIncidentsResponse
+	159, // [159:209] is the sub-list for method output_type
+	109, // [109:159] is the sub-list for method input_type
+	109, // [109:109] is the sub-list for extension type_name
+	109, // [109:109] is the sub-list for extension extendee
+	0,   // [0:109] is the sub-list for field type_name
 }
 
 func init() { file_foundry_ledger_v1_ledger_proto_init() }
