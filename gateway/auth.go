@@ -3,12 +3,17 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"math"
+	"net"
 	"net/http"
+	"strconv"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/foundryhq/foundry/services/platform/authz"
+	"github.com/foundryhq/foundry/services/platform/ratelimit"
 )
 
 // authenticate verifies a request's credential once, at the edge: the
@@ -18,12 +23,30 @@ import (
 // the principal may do what it asks is the service's policy's decision,
 // not this middleware's: a credential that does not verify travels on as
 // an invalid principal, refused by every method but the public ones.
-func authenticate(v *authz.Verifier, log *zap.Logger) middleware {
+//
+// Failed authentication is throttled per client address (failures): 2 000
+// random Bearer tokens from 8 clients were 2 000 × 401 and as many ledger
+// look-ups. Each credential that does not verify takes a token of its
+// address's bucket; an address whose bucket is empty is answered 429 with
+// Retry-After for any credential, before the look-up, until it refills.
+// Requests without a credential and credentials that verify take nothing,
+// so a client on another address, or one that authenticates, is never
+// slowed by a guesser's failures.
+func authenticate(v *authz.Verifier, failures *ratelimit.Limiter, throttled prometheus.Counter, log *zap.Logger) middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			creds := authz.Credentials{Authorization: r.Header.Get("Authorization"), APIKey: r.Header.Get("X-Api-Key")}
 			if creds == (authz.Credentials{}) {
 				next.ServeHTTP(w, r)
+				return
+			}
+			addr := clientHost(r.RemoteAddr)
+			if blocked, wait := failures.Blocked(addr); blocked {
+				throttled.Inc()
+				secs := max(1, int(math.Ceil(wait.Seconds())))
+				w.Header().Set("Retry-After", strconv.Itoa(secs))
+				writeJSONError(w, http.StatusTooManyRequests, ErrorBody{Detail: fmt.Sprintf(
+					"too many failed authentications from this address: try again in %d s", secs)})
 				return
 			}
 			p, err := v.Verify(r.Context(), creds)
@@ -32,6 +55,9 @@ func authenticate(v *authz.Verifier, log *zap.Logger) middleware {
 				writeJSONError(w, http.StatusServiceUnavailable, ErrorBody{Detail: "service unavailable: try again shortly"})
 				return
 			}
+			if p.Kind == authz.Invalid {
+				failures.Allow(addr)
+			}
 			r = r.WithContext(authz.WithPrincipal(r.Context(), p))
 			r.Header = r.Header.Clone()
 			r.Header.Del("Authorization")
@@ -39,6 +65,16 @@ func authenticate(v *authz.Verifier, log *zap.Logger) middleware {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// clientHost is the host of a RemoteAddr (forwardClient already made it
+// the client's, past trusted proxies): the key a client's failures count
+// under.
+func clientHost(remote string) string {
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		return h
+	}
+	return remote
 }
 
 // checkedHeaders are the request headers whose value a service acts on or
@@ -99,4 +135,17 @@ func printableASCII(s string, limit int) bool {
 // principal is made once (authz.Metadata): grpc-gateway only reads it.
 func principalMetadata(ctx context.Context, _ *http.Request) metadata.MD {
 	return authz.Metadata(authz.FromContext(ctx))
+}
+
+// authThrottled counts the requests authenticate refused with 429 for
+// their address's failed authentications, registered on reg (nil: none).
+func authThrottled(reg prometheus.Registerer) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "foundry_gateway_auth_throttled_total",
+		Help: "Requests answered 429 because their client address sent too many credentials that did not verify.",
+	})
+	if reg != nil {
+		reg.MustRegister(c)
+	}
+	return c
 }

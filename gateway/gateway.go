@@ -32,6 +32,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/app"
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/config"
+	"github.com/foundryhq/foundry/services/platform/ratelimit"
 	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
@@ -44,11 +45,18 @@ type Config struct {
 	// AllowedHosts are the Host names served (comma-separated); empty
 	// serves loopback names alone when listening on loopback, any otherwise.
 	AllowedHosts string
+	// AuthFailuresPerMin is how many credentials that do not verify a
+	// client address may send a minute (in bursts of as many) before its
+	// requests with a credential are answered 429 (authenticate); 0 turns
+	// the throttle off.
+	AuthFailuresPerMin int
 }
 
 func (c *Config) register(fs *config.FlagSet) {
 	fs.Int(&c.MaxBodyBytes, "max-body-bytes", "FOUNDRY_MAX_BODY_BYTES", 1<<20, "largest request body accepted (413 beyond)")
 	fs.Duration(&c.RequestTimeout, "request-timeout", "FOUNDRY_REQUEST_TIMEOUT", 30*time.Second, "time limit of one request")
+	fs.Int(&c.AuthFailuresPerMin, "auth-failures-per-min", "FOUNDRY_AUTH_FAILURES_PER_MIN", 30,
+		"failed authentications a client address may make a minute before it is answered 429 (0: no limit)")
 	fs.String(&c.AllowedHosts, "allowed-hosts", "FOUNDRY_ALLOWED_HOSTS", "",
 		"comma-separated Host names the gateway answers (others: 403); empty: loopback names only when listening on loopback, any otherwise")
 }
@@ -253,7 +261,7 @@ func edge(root http.Handler, cfg Config, log *zap.Logger, reg prometheus.Registe
 		onlyDryRunInQuery,
 		dryRunFromQuery,
 		forwardClient(s.Proxies),
-		authenticate(v, log.Named("auth")),
+		authenticate(v, ratelimit.New(cfg.AuthFailuresPerMin, nil), authThrottled(reg), log.Named("auth")),
 		toRoutes,
 	)
 }

@@ -79,6 +79,27 @@ func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
 	return true, 0
 }
 
+// Blocked reports whether key's bucket is empty now, and how long until
+// it holds a token again, taking nothing: a guard that counts only some
+// events (failures) checks before the event and takes with Allow after.
+// A key never seen is not blocked, and is not remembered.
+func (l *Limiter) Blocked(key string) (bool, time.Duration) {
+	if l == nil {
+		return false, 0
+	}
+	l.mu.Lock()
+	b, ok := l.buckets.Peek(key)
+	l.mu.Unlock()
+	if !ok {
+		return false, 0
+	}
+	now := l.clock.Now()
+	if tokens := b.TokensAt(now); tokens < 1 {
+		return true, time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second))
+	}
+	return false, 0
+}
+
 // Len is the number of keys remembered (at most the bound).
 func (l *Limiter) Len() int {
 	if l == nil {

@@ -82,3 +82,30 @@ func TestZeroRateAllowsEverything(t *testing.T) {
 	}
 	require.Zero(t, l.Len(), "nothing is remembered when limiting is off")
 }
+
+// TestBlockedPeeksWithoutTaking: Blocked says whether a key's bucket is
+// empty and for how long, and takes nothing, so a guard that counts only
+// failures can ask before every attempt.
+func TestBlockedPeeksWithoutTaking(t *testing.T) {
+	t.Parallel()
+	c := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	l := ratelimit.New(2, c)
+	blocked, _ := l.Blocked("a")
+	require.False(t, blocked, "a key never seen")
+	require.Zero(t, l.Len(), "and not remembered")
+	for range 2 {
+		ok, _ := l.Allow("a")
+		require.True(t, ok)
+	}
+	for range 3 {
+		blocked, wait := l.Blocked("a")
+		require.True(t, blocked, "the bucket is empty")
+		require.Equal(t, 30*time.Second, wait, "2 a minute: the next token in 30 s, however often it is asked")
+	}
+	c.Advance(30 * time.Second)
+	blocked, _ = l.Blocked("a")
+	require.False(t, blocked)
+	var nilLimiter *ratelimit.Limiter
+	blocked, _ = nilLimiter.Blocked("a")
+	require.False(t, blocked, "no limit")
+}
