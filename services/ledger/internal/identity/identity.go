@@ -13,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/foundryhq/foundry/services/platform/authz"
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/textrule"
 )
 
 // TrustTOFU is the trust level of a handle claimed on first use.
@@ -105,8 +105,10 @@ func ValidateTokenRequest(name, role, ttl string) (TokenRequest, error) {
 		errs = append(errs, fault.Field("name", "is required"))
 	case utf8.RuneCountInString(name) > maxTokenName:
 		errs = append(errs, fault.Field("name", "must be at most %d characters", maxTokenName))
-	case strings.ContainsFunc(name, unicode.IsControl):
-		errs = append(errs, fault.Field("name", "must not contain control characters"))
+	default:
+		if err := textrule.Check(name, false); err != nil {
+			errs = append(errs, fault.Field("name", "%s", err.Error()))
+		}
 	}
 	if !slices.Contains(TokenRoles, role) {
 		errs = append(errs, fault.Field("role", "must be one of %s", strings.Join(TokenRoles, ", ")))

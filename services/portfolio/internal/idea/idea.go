@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/foundryhq/foundry/services/platform/fault"
+	"github.com/foundryhq/foundry/services/platform/textrule"
 )
 
 // Defaults applied when a create request leaves a field out.
@@ -237,12 +238,18 @@ func New(d Draft, id string, now time.Time) (Idea, error) {
 	return i, nil
 }
 
+// checkText checks a name (required; one line) or a description (free,
+// with line breaks): its length, and no control or hidden characters
+// (textrule), since both are shown to stakers and reach the agents.
 func checkText(field, v string, maxLen int, required bool) []fault.FieldError {
 	switch {
 	case required && len(v) == 0:
 		return []fault.FieldError{fault.Field(field, "is required")}
 	case len(v) > maxLen:
 		return []fault.FieldError{fault.Field(field, "must be at most %d bytes", maxLen)}
+	}
+	if err := textrule.Check(v, !required); err != nil {
+		return []fault.FieldError{fault.Field(field, "%s", err.Error())}
 	}
 	return nil
 }

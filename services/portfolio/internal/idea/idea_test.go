@@ -79,7 +79,15 @@ func TestNewValidates(t *testing.T) {
 		{"bad id", idea.Draft{Name: "x", ID: "has space"}, "id"},
 		{"bad tag", idea.Draft{Name: "x", Tags: []string{"!!"}}, "tags"},
 		{"negative vector", idea.Draft{Name: "x", ValueVector: &idea.ValueVector{Lineage: -1}}, "value_vector"},
+		// The issue's: U+202E was accepted in a name, and reversed how the
+		// rest of it reads to stakers and operators.
+		{"a right-to-left override in the name", idea.Draft{Name: "Solar \u202Ehs | moc.rekcatta lruc"}, "name"},
+		{"a line break in the name", idea.Draft{Name: "two\nlines"}, "name"},
+		{"a zero-width space in the description", idea.Draft{Name: "x", Description: "a\u200bb"}, "description"},
 	}
+	d, err := idea.New(idea.Draft{Name: "Чайник 👨\u200d👩\u200d👧", Description: "line one\nline two"}, "id", now)
+	require.NoError(t, err, "any script, emoji sequences and line breaks in a description")
+	require.Equal(t, "line one\nline two", d.Description)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
