@@ -210,7 +210,7 @@ func (e *env) runTask(ctx context.Context, o workerOptions, t *agentv1.AgentTask
 		ResourceCost: res.resourceCost, TokensIn: res.tokensIn, TokensOut: res.tokensOut, CostUsd: res.costUSD}
 	switch {
 	case ctx.Err() != nil:
-		req = &agentv1.UpdateTaskRequest{Id: t.GetId(), Status: agentv1.TaskStatus_pending.Enum()}
+		req = &agentv1.UpdateTaskRequest{Id: t.GetId(), Status: agentv1.TaskStatus_pending.Enum(), WorkerId: proto.String(o.id)}
 	case res.ok:
 		req.Status, req.WorkerId = agentv1.TaskStatus_completed.Enum(), proto.String(o.id)
 	default:

@@ -127,7 +127,8 @@ func TestAttackDrivesTheAgentQueue(t *testing.T) {
 		refusedWith(t, http.StatusForbidden, request(t, http.MethodPatch, sys.URL("/api/agent/tasks/"+id), done, ada.auth()))
 		require.Equal(t, before, snapshot(t, sys, "/api/agent/tasks/"+id, "/api/agent/tasks/count"), "nothing was written")
 
-		ok := request(t, http.MethodPatch, sys.URL("/api/agent/tasks/"+id), map[string]any{"status": "completed", "output": "built"}, claimer)
+		ok := request(t, http.MethodPatch, sys.URL("/api/agent/tasks/"+id),
+			map[string]any{"status": "completed", "output": "built", "worker_id": "worker-a"}, claimer)
 		requireStatus(t, http.StatusOK, ok)
 		require.Equal(t, "completed", ok.JSON["status"])
 		require.Equal(t, "worker-a", ok.JSON["worker_id"])

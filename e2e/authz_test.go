@@ -249,7 +249,7 @@ var authzRoutes = []*authzRoute{
 	{method: http.MethodGet, path: "/api/agent/tasks/count", requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/agent/tasks/{id}", params: map[string]string{"id": "task"}, requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPatch, path: "/api/agent/tasks/{id}", params: map[string]string{"id": "task"},
-		requests: authzOne(http.StatusOK, authzFixed(map[string]any{"progress_pct": 10}), authzRuleTaskClaimer)},
+		requests: authzOne(http.StatusOK, authzFixed(map[string]any{"progress_pct": 10, "worker_id": "matrix-claimer"}), authzRuleTaskClaimer)},
 	{method: http.MethodPost, path: "/api/agent/tasks/{id}/cancel", params: map[string]string{"id": "fresh-task"},
 		requests: authzOne(http.StatusOK, authzFixed(map[string]any{"reason": "probe the matrix"})), fresh: authzFreshTask},
 	{method: http.MethodPost, path: "/api/agent/tasks/{id}/retry", params: map[string]string{"id": "fresh-task"},

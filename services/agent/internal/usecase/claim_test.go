@@ -230,8 +230,9 @@ func TestConcurrentReapers(t *testing.T) {
 
 // TestOnlyTheClaimerReports: a task claimed with one credential is that
 // credential's: another worker's token cannot complete or fail it, even
-// naming the same worker_id or none; an operator can; a reaped task is
-// free again.
+// naming the same worker_id or none; with the claimer's (shared) token a
+// worker names itself, and only the claiming worker reports; an operator
+// can; a reaped task is free again.
 func TestOnlyTheClaimerReports(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
@@ -263,9 +264,22 @@ func TestOnlyTheClaimerReports(t *testing.T) {
 		require.Equal(t, task.Running, still.Status, "the refused patches wrote nothing")
 		require.Zero(t, still.ProgressPct)
 
-		beat, err := e.app.Update(ctx, tk.ID, usecase.Patch{ProgressPct: ptr(50.0), By: alice})
+		beat, err := e.app.Update(ctx, tk.ID, usecase.Patch{ProgressPct: ptr(50.0), WorkerID: ptr("w1"), By: alice})
 		require.NoError(t, err)
 		require.Equal(t, 50.0, beat.ProgressPct)
+
+		// A fleet sharing alice's token: the credential is the claimer's,
+		// so only worker_id says which worker holds the task. A PATCH
+		// naming none completed another worker's task before; now it is a
+		// 422 naming the field, and another worker's id is a conflict.
+		_, err = e.app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("completed"), By: alice})
+		requireKind(t, fault.Invalid, err)
+		require.ErrorContains(t, err, "worker_id: is required of a worker reporting on a running task: name the worker that claimed it (w1)")
+		_, err = e.app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("completed"), WorkerID: ptr("w9"), By: alice})
+		requireKind(t, fault.Conflict, err)
+		still, err = e.app.Get(ctx, tk.ID)
+		require.NoError(t, err)
+		require.Equal(t, task.Running, still.Status, "neither finished it")
 
 		// The lease runs out: the task is pending and anyone's to claim.
 		e.clock.Advance(2 * time.Minute)
@@ -278,7 +292,7 @@ func TestOnlyTheClaimerReports(t *testing.T) {
 		got, err = e.app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("running"), WorkerID: ptr("w2"), By: bob})
 		require.NoError(t, err)
 		require.Equal(t, "token-bob", got.ClaimedBy)
-		_, err = e.app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("completed"), By: alice})
+		_, err = e.app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("completed"), WorkerID: ptr("w2"), By: alice})
 		require.Equal(t, fault.Forbidden, fault.KindOf(err))
 
 		done, err := e.app.Update(ctx, tk.ID, usecase.Patch{Status: ptr("completed"), By: operator})

@@ -174,6 +174,13 @@ func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time)
 	if cur.Status == task.Running && p.WorkerID != nil && worker != cur.WorkerID {
 		return cur, fault.New(fault.Conflict, "task already claimed by another worker")
 	}
+	if cur.Status == task.Running && p.WorkerID == nil && p.By.ID != "" && !p.By.Operator {
+		// A fleet may share one worker token, so the credential alone does
+		// not say which of its workers holds the task: without this, a
+		// PATCH naming no worker completed another worker's task.
+		return cur, fault.Validation(fault.Field("worker_id",
+			"is required of a worker reporting on a running task: name the worker that claimed it (%s)", cur.WorkerID))
+	}
 	if (p.ErrorSummary != nil || p.ErrorCategory != nil) && target != task.Failed && target != task.TimedOut {
 		return cur, fault.Validation(fault.Field("error_summary", "is set only when the task fails or times out (status failed or timed_out)"))
 	}
