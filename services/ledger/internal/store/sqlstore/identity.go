@@ -194,14 +194,15 @@ func (i Identity) CreateToken(ctx context.Context, t store.APIToken) error {
 
 const tokenColumns = `id, token_hash, name, role, created_at, expires_at, revoked_at`
 
-// scanToken reads a row of tokenColumns.
-func scanToken(row database.Row) (store.APIToken, error) {
+// scanToken reads a row of tokenColumns, followed by extra columns into
+// extra.
+func scanToken(row database.Row, extra ...any) (store.APIToken, error) {
 	var (
 		t                  store.APIToken
 		created            int64
 		expires, revokedAt *int64
 	)
-	if err := row.Scan(&t.ID, &t.TokenHash, &t.Name, &t.Role, &created, &expires, &revokedAt); err != nil {
+	if err := row.Scan(append([]any{&t.ID, &t.TokenHash, &t.Name, &t.Role, &created, &expires, &revokedAt}, extra...)...); err != nil {
 		return store.APIToken{}, err
 	}
 	t.CreatedAt = database.Time(created)
@@ -218,23 +219,16 @@ func scanToken(row database.Row) (store.APIToken, error) {
 // id and revocation (api_tokens c, LEFT JOINed on t.created_by).
 const listedTokenColumns = `t.id, t.token_hash, t.name, t.role, t.created_at, t.expires_at, t.revoked_at, t.created_by, c.revoked_at`
 
-// scanListedToken reads a row of listedTokenColumns.
+// scanListedToken reads a row of listedTokenColumns: scanToken's, then the
+// creator's id and revocation.
 func scanListedToken(row database.Row) (store.APIToken, error) {
 	var (
-		t                                    store.APIToken
-		created                              int64
-		expires, revokedAt, creatorRevokedAt *int64
-		createdBy                            *string
+		createdBy        *string
+		creatorRevokedAt *int64
 	)
-	if err := row.Scan(&t.ID, &t.TokenHash, &t.Name, &t.Role, &created, &expires, &revokedAt, &createdBy, &creatorRevokedAt); err != nil {
+	t, err := scanToken(row, &createdBy, &creatorRevokedAt)
+	if err != nil {
 		return store.APIToken{}, err
-	}
-	t.CreatedAt = database.Time(created)
-	if expires != nil {
-		t.ExpiresAt = database.Time(*expires)
-	}
-	if revokedAt != nil {
-		t.RevokedAt = database.Time(*revokedAt)
 	}
 	if createdBy != nil {
 		t.CreatedBy = *createdBy
