@@ -792,17 +792,11 @@ func (s *Settings) checkAdminKey() error {
 		return errors.New("FOUNDRY_ADMIN_KEY (-admin-key) is set but empty: give it a value (check the Secret it comes from), " +
 			"or leave it unset entirely for a local run to generate one")
 	}
+	key := ""
 	if s.adminKeyGiven {
-		if err := checkKeyLength("FOUNDRY_ADMIN_KEY (-admin-key)", s.AdminKey); err != nil {
-			return err
-		}
+		key = s.AdminKey
 	}
-	for _, k := range splitList(s.AdminKeyAccept) {
-		if err := checkKeyLength("a key of FOUNDRY_ADMIN_KEY_ACCEPT (-admin-key-accept)", k); err != nil {
-			return err
-		}
-	}
-	return nil
+	return checkKeyLengths("FOUNDRY_ADMIN_KEY (-admin-key)", key, "FOUNDRY_ADMIN_KEY_ACCEPT (-admin-key-accept)", s.AdminKeyAccept)
 }
 
 // MinKeyBytes is the least length of an administrator or service key: 32
@@ -810,12 +804,26 @@ func (s *Settings) checkAdminKey() error {
 // 48 characters).
 const MinKeyBytes = 32
 
-// checkKeyLength refuses a key shorter than MinKeyBytes, naming the
+// checkKeyLengths refuses a key (none when "") or any key of its
+// comma-separated accepted list shorter than MinKeyBytes, naming the
 // setting and never the key.
-func checkKeyLength(setting, key string) error {
-	if n := len(strings.TrimSpace(key)); n < MinKeyBytes {
-		return fmt.Errorf("%s is too short: %d bytes where at least %d are needed, since a short key is guessed "+
-			"(make one with `openssl rand -hex 24`)", setting, n, MinKeyBytes)
+func checkKeyLengths(setting, key, acceptSetting, accepted string) error {
+	short := func(name, k string) error {
+		if n := len(strings.TrimSpace(k)); n < MinKeyBytes {
+			return fmt.Errorf("%s is too short: %d bytes where at least %d are needed, since a short key is guessed "+
+				"(make one with `openssl rand -hex 24`)", name, n, MinKeyBytes)
+		}
+		return nil
+	}
+	if key != "" {
+		if err := short(setting, key); err != nil {
+			return err
+		}
+	}
+	for _, k := range splitList(accepted) {
+		if err := short("a key of "+acceptSetting, k); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -840,13 +848,9 @@ func (s *Settings) serviceCredentials(log *zap.Logger) (serverTLS, clientTLS *tl
 		return nil, nil, errors.New("FOUNDRY_SERVICE_KEY (-service-key) is set but empty: give every Foundry process the same value " +
 			"(check the Secret it comes from), or leave it unset entirely for a single-process run")
 	case s.ServiceKey != "":
-		if err := checkKeyLength("FOUNDRY_SERVICE_KEY (-service-key)", s.ServiceKey); err != nil {
+		if err := checkKeyLengths("FOUNDRY_SERVICE_KEY (-service-key)", s.ServiceKey,
+			"FOUNDRY_SERVICE_KEY_ACCEPT (-service-key-accept)", s.ServiceKeyAccept); err != nil {
 			return nil, nil, err
-		}
-		for _, k := range splitList(s.ServiceKeyAccept) {
-			if err := checkKeyLength("a key of FOUNDRY_SERVICE_KEY_ACCEPT (-service-key-accept)", k); err != nil {
-				return nil, nil, err
-			}
 		}
 		return serverTLS, clientTLS, nil
 	case serverTLS != nil:
