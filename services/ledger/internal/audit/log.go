@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/foundryhq/foundry/services/platform/auditlog"
+	"github.com/foundryhq/foundry/services/platform/notekey"
 )
 
 // Frontier is the right edge of a tree: the roots of its maximal complete
@@ -193,33 +193,12 @@ func GenerateKey(name string) (skey, vkey string, err error) {
 
 // NewSigner reads a signing key in note's text form.
 func NewSigner(skey string) (*Signer, error) {
-	s, err := note.NewSigner(skey)
+	k, err := notekey.Parse(skey)
 	if err != nil {
-		return nil, errors.New("the audit signing key is not a note signing key (PRIVATE+KEY+<name>+<hash>+<key>; make one with: foundry audit keygen)")
+		return nil, errors.New("the audit signing key is not an Ed25519 note signing key (PRIVATE+KEY+<name>+<hash>+<key>; make one with: foundry audit keygen)")
 	}
-	// note keeps the public key to itself; it is the Ed25519 key of the
-	// seed the signing key carries (its fifth field, after PRIVATE, KEY,
-	// the name and the key hash, none of which holds a "+": algorithm
-	// byte and seed in base64, which may).
-	fields := strings.SplitN(skey, "+", 5)
-	if len(fields) != 5 {
-		return nil, errors.New("the audit signing key is not an Ed25519 note key")
-	}
-	raw, err := base64.StdEncoding.DecodeString(fields[4])
-	if err != nil || len(raw) != 1+ed25519.SeedSize {
-		return nil, errors.New("the audit signing key is not an Ed25519 note key")
-	}
-	pub := ed25519.NewKeyFromSeed(raw[1:]).Public().(ed25519.PublicKey)
-	vkey, err := note.NewEd25519VerifierKey(s.Name(), pub)
-	if err != nil {
-		return nil, err
-	}
-	v, err := note.NewVerifier(vkey)
-	if err != nil {
-		return nil, err
-	}
-	mk := sha256.Sum256(append([]byte("foundry audit state mac v1\n"), raw[1:]...))
-	return &Signer{signer: s, verifier: v, vkey: vkey, macKey: mk[:]}, nil
+	mk := sha256.Sum256(append([]byte("foundry audit state mac v1\n"), k.Seed...))
+	return &Signer{signer: k.Signer, verifier: k.Verifier, vkey: k.VerifierKey, macKey: mk[:]}, nil
 }
 
 // MAC authenticates data the ledger keeps for itself in its database (the

@@ -91,7 +91,7 @@ func TestCheckpointSignedNote(t *testing.T) {
 	require.ErrorContains(t, err, "origin")
 
 	_, err = NewSigner("not a key")
-	require.ErrorContains(t, err, "not a note signing key")
+	require.ErrorContains(t, err, "not an Ed25519 note signing key")
 }
 
 // TestParseCheckpoint reads what Text writes and refuses malformed bodies.
