@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	fnote "github.com/transparency-dev/formats/note"
@@ -461,24 +458,7 @@ checkpoint. Nothing is sent anywhere. With --json:
 		Args:    cobra.NoArgs,
 	}
 	cmd.RunE = func(*cobra.Command, []string) error {
-		if name == "" || !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool {
-			return r == '+' || unicode.IsSpace(r) || unicode.IsControl(r)
-		}) {
-			return usagef("--name %q: a key's name is not empty and has no spaces, control characters or +", name)
-		}
-		skey, vkey, err := note.GenerateKey(rand.Reader, name)
-		if err != nil {
-			return err
-		}
-		if e.machine() {
-			b, err := json.Marshal(map[string]string{"signing_key": skey, "verifier_key": vkey})
-			if err != nil {
-				return err
-			}
-			return e.printJSON(b)
-		}
-		_, err = fmt.Fprintf(e.stdout, "FOUNDRY_AUDIT_SIGNING_KEY=%s\n# verifier key: %s\n", skey, vkey)
-		return err
+		return e.keygen(name, "FOUNDRY_AUDIT_SIGNING_KEY=%s\n# verifier key: %s\n")
 	}
 	cmd.Flags().StringVar(&name, "name", defaultAuditKeyName, "the key's name: the log's origin")
 	return cmd

@@ -189,7 +189,7 @@ The server's flags are single-dash Go flags: 'foundry serve -h' lists them.
 	root.AddCommand(withIDs(e.registerCommand(), "contributor_id"), e.loginCommand(), e.whoamiCommand(), e.logoutCommand(),
 		e.ideasCommand(), e.tasksCommand(), e.promptsCommand(), e.workerCommand(), e.assetsCommand(), e.contributionsCommand(), e.contributorsCommand(), e.distributionsCommand(),
 		e.ccCommand(), e.tokensCommand(), e.statusCommand(), e.incidentsCommand(), e.auditCommand(),
-		e.apiCommand(), e.versionCommand())
+		e.gatewayCommand(), e.apiCommand(), e.versionCommand())
 	root.AddCommand(e.serverCommands()...)
 	return root
 }

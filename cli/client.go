@@ -244,10 +244,12 @@ func (c *client) metadata(cred credential, opts callOpts) map[string]string {
 		md[rpcmeta.APIKeyKey] = c.cfg.APIKey
 	case token:
 		md[rpcmeta.AuthorizationKey] = "Bearer " + c.cfg.Token
-	case c.cfg.GRPCAddr != "":
-		// A gRPC call without a credential would be taken for another
-		// Foundry service's (it holds the service key); the client says it
-		// is nobody, and gets what an anonymous REST request gets.
+	case c.cfg.GRPCAddr != "" && c.cfg.ServiceKey != "":
+		// A gRPC call with the service key and no credential would be
+		// taken for another Foundry service's; the client says it is
+		// nobody (which needs no gateway's signature), and gets what an
+		// anonymous REST request gets. Without the service key, a call
+		// without a credential is refused, and the hint says which to set.
 		md[authz.MetadataKey] = anonymousPrincipal
 	}
 	if opts.idempotencyKey != "" {

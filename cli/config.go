@@ -126,7 +126,7 @@ var settings = []setting{
 		func(c *config) *string { return &c.Token }},
 	{"grpc-addr", "FOUNDRY_CLI_GRPC_ADDR", "grpc_addr", "", "talk gRPC to the services at this address instead of REST",
 		func(c *config) *string { return &c.GRPCAddr }},
-	{"service-key", "FOUNDRY_CLI_SERVICE_KEY", "service_key", "", "the service key a gRPC caller presents",
+	{"service-key", "FOUNDRY_CLI_SERVICE_KEY", "service_key", "", "the service key, for an operator's anonymous gRPC reads; a person's token (--token) or the administrator key (--api-key) needs none",
 		func(c *config) *string { return &c.ServiceKey }},
 }
 
@@ -218,9 +218,8 @@ func (c *config) loopback() bool {
 // validate checks what the transports need.
 func (c *config) validate() error {
 	if c.GRPCAddr != "" {
-		if c.ServiceKey == "" {
-			return errors.New("gRPC (--grpc-addr) needs the service key: --service-key, FOUNDRY_CLI_SERVICE_KEY or \"service_key\" in the config file")
-		}
+		// A person needs no service key: its token or the administrator
+		// key travels as metadata, and the service verifies it.
 		return nil
 	}
 	u, err := url.Parse(c.URL)

@@ -69,10 +69,12 @@ func TestConfigPrecedence(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, config{URL: "https://flag:3/prefix", APIKey: "file-key"}, c)
 	})
-	t.Run("gRPC: the address selects it and needs the key", func(t *testing.T) {
-		_, err := resolve(t, base, "--grpc-addr", "127.0.0.1:9090")
-		require.EqualError(t, err, `gRPC (--grpc-addr) needs the service key: --service-key, FOUNDRY_CLI_SERVICE_KEY or "service_key" in the config file`)
-		c, err := resolve(t, map[string]string{"XDG_CONFIG_HOME": xdg, "FOUNDRY_CLI_GRPC_ADDR": "127.0.0.1:9090", "FOUNDRY_CLI_SERVICE_KEY": "sk"})
+	t.Run("gRPC: the address selects it; a person needs no service key", func(t *testing.T) {
+		c, err := resolve(t, base, "--grpc-addr", "127.0.0.1:9090")
+		require.NoError(t, err)
+		require.Equal(t, "127.0.0.1:9090", c.GRPCAddr)
+		require.Empty(t, c.ServiceKey)
+		c, err = resolve(t, map[string]string{"XDG_CONFIG_HOME": xdg, "FOUNDRY_CLI_GRPC_ADDR": "127.0.0.1:9090", "FOUNDRY_CLI_SERVICE_KEY": "sk"})
 		require.NoError(t, err)
 		require.Equal(t, "127.0.0.1:9090", c.GRPCAddr)
 		require.Equal(t, "sk", c.ServiceKey)

@@ -21,17 +21,17 @@ import (
 	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
-// grpcTransport calls the services directly, presenting the service key
-// as any Foundry process does.
+// grpcTransport calls the services directly with the caller's own
+// credential as metadata; with a service key configured it also presents
+// that, as a Foundry process does.
 type grpcTransport struct {
 	addr string
 	conn *grpc.ClientConn
 }
 
 func newGRPCTransport(addr, serviceKey string) (*grpcTransport, error) {
-	conn, err := grpc.NewClient(addr,
+	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(servicecred.PerRPC(serviceKey, false)),
 		grpc.WithUserAgent("foundry-cli"),
 		// A short command has no use for gRPC's backoff of up to two
 		// minutes between connection attempts: status --wait must see a
@@ -39,7 +39,12 @@ func newGRPCTransport(addr, serviceKey string) (*grpcTransport, error) {
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 250 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
 			MinConnectTimeout: 5 * time.Second,
-		}))
+		}),
+	}
+	if serviceKey != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(servicecred.PerRPC(serviceKey, false)))
+	}
+	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, usagef("--grpc-addr %q: %v", addr, err)
 	}

@@ -54,6 +54,7 @@ var secretKeys = map[string][]string{
 	"foundry-database-ops":       {"url"},
 	"foundry-admin":              {"admin-key", "admin-key-accept"},
 	"foundry-service":            {"service-key", "service-key-accept"},
+	"foundry-principal":          {"signing-key", "verifier-keys"},
 	"foundry-github":             {"webhook-secret"},
 	"foundry-impact":             {"webhook-secret"},
 	"foundry-signers":            {"signers"},
@@ -546,6 +547,10 @@ func (m *manifests) checkSplit(t *testing.T) {
 		// A rotation's other keys, absent outside one (README, "Rotating keys").
 		requireSecretRef(t, env, "FOUNDRY_ADMIN_KEY_ACCEPT", "foundry-admin", "admin-key-accept", true)
 		requireSecretRef(t, env, "FOUNDRY_SERVICE_KEY_ACCEPT", "foundry-service", "service-key-accept", true)
+		// A service believes only principals the gateways signed, and
+		// holds no key to sign one itself.
+		requireSecretRef(t, env, "FOUNDRY_PRINCIPAL_VERIFIER_KEYS", "foundry-principal", "verifier-keys", false)
+		require.NotContains(t, env, "FOUNDRY_PRINCIPAL_SIGNING_KEY", "%s must not hold the gateways' signing key", svc)
 		require.Equal(t, "false", envValue(t, env, "FOUNDRY_AUTO_MIGRATE"), "%s must leave migrations to its Job", svc)
 
 		j := m.jobs[svc+"-migrate"]
@@ -616,6 +621,7 @@ func (m *manifests) checkSplit(t *testing.T) {
 	require.Equal(t, ":8080", envValue(t, env, "FOUNDRY_HTTP_ADDR"), "gateway HTTP address")
 	requireSecretRef(t, env, "FOUNDRY_ADMIN_KEY", "foundry-admin", "admin-key", false)
 	requireSecretRef(t, env, "FOUNDRY_SERVICE_KEY", "foundry-service", "service-key", false)
+	requireSecretRef(t, env, "FOUNDRY_PRINCIPAL_SIGNING_KEY", "foundry-principal", "signing-key", false)
 	maxBody, err := strconv.Atoi(envValue(t, env, "FOUNDRY_MAX_BODY_BYTES"))
 	require.NoError(t, err)
 	require.Positive(t, maxBody, "FOUNDRY_MAX_BODY_BYTES")
@@ -720,6 +726,7 @@ var overlayChecks = map[string]func(t *testing.T, m *manifests){
 		}
 		requireSecretRef(t, env, "FOUNDRY_ADMIN_KEY", "foundry-admin", "admin-key", true)
 		require.NotContains(t, env, "FOUNDRY_SERVICE_KEY", "one process calls only itself: its key is generated")
+		require.NotContains(t, env, "FOUNDRY_PRINCIPAL_SIGNING_KEY", "one process forwards only to itself: its key is made for the run")
 		i := slices.IndexFunc(c.VolumeMounts, func(vm corev1.VolumeMount) bool { return vm.MountPath == "/data" })
 		require.GreaterOrEqual(t, i, 0, "a volume at /data")
 		vol := slices.IndexFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[i].Name })

@@ -129,12 +129,15 @@ func printableASCII(s string, limit int) bool {
 }
 
 // principalMetadata sends the request's principal to the service
-// (runtime.WithMetadata). A service believes it because the gateway holds
-// the service credential; the gateway never forwards a client's own
-// foundry-principal header (incomingHeader). The metadata of each
-// principal is made once (authz.Metadata): grpc-gateway only reads it.
-func principalMetadata(ctx context.Context, _ *http.Request) metadata.MD {
-	return authz.Metadata(authz.FromContext(ctx))
+// (runtime.WithMetadata), signed by fwd. A service believes it because the
+// gateway holds the service credential and the signing key; the gateway
+// never forwards a client's own foundry-principal header
+// (incomingHeader). The metadata of each principal is made once a minute
+// (authz.Forwarder): grpc-gateway only reads it.
+func principalMetadata(fwd *authz.Forwarder) func(context.Context, *http.Request) metadata.MD {
+	return func(ctx context.Context, _ *http.Request) metadata.MD {
+		return fwd.Metadata(authz.FromContext(ctx))
+	}
 }
 
 // authThrottled counts the requests authenticate refused with 429 for

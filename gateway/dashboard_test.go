@@ -19,7 +19,7 @@ import (
 // routes the gateway serves itself, and the outermost middleware.
 func siteHandler() http.Handler {
 	root := http.NewServeMux()
-	root.Handle("/api/", newAPIMux())
+	root.Handle("/api/", newAPIMux(nil)) // no service: nothing is forwarded
 	siteRoutes(root)
 	return chain(root, requestScope(zap.NewNop(), nil, nil, 0))
 }

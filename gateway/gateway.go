@@ -212,14 +212,18 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 	}
 	// Every route on one mux, and each operation's on a mux of its own
 	// that its pattern leads to (routes.go).
-	mux := newAPIMux()
+	fwd, err := h.Forwarder()
+	if err != nil {
+		return nil, err
+	}
+	mux := newAPIMux(fwd)
 	byOperation := map[string]*runtime.ServeMux{}
 	for _, m := range services {
 		register := func(into *runtime.ServeMux) error { return m.Routes(ctx, into, conns[m.Name]) }
 		if err := register(mux); err != nil {
 			return nil, fmt.Errorf("register %s routes: %w", m.Name, err)
 		}
-		own, err := operationMuxes(ops, serviceName(m.Service), register)
+		own, err := operationMuxes(ops, serviceName(m.Service), fwd, register)
 		if err != nil {
 			return nil, fmt.Errorf("register %s routes: %w", m.Name, err)
 		}
@@ -230,8 +234,8 @@ func New(ctx context.Context, cfg Config, services []app.Module, conns map[strin
 	ledger := ledgerv1.NewLedgerServiceClient(conns[ledgerPeer])
 	root.Handle("POST /api/contributions/github", githubWebhook(ledger))
 	root.Handle("POST /api/webhooks/impact", impactWebhook(ledger))
-	root.Handle("GET /api/audit/checkpoint", auditText(ledger, readCheckpoint))
-	root.Handle("GET /api/audit/verifier-key", auditText(ledger, readVerifierKey))
+	root.Handle("GET /api/audit/checkpoint", auditText(ledger, fwd, readCheckpoint))
+	root.Handle("GET /api/audit/verifier-key", auditText(ledger, fwd, readVerifierKey))
 	opsClient := opsv1.NewOpsServiceClient(conns[opsPeer])
 	root.Handle("GET /api/ready", readyHandler(opsClient))
 	siteRoutes(root)
@@ -273,9 +277,10 @@ func edge(root http.Handler, cfg Config, log *zap.Logger, reg prometheus.Registe
 var useStrictQuery sync.Once
 
 // newAPIMux returns the grpc-gateway mux with Foundry's conventions, before
-// any service's routes are registered on it; inner are middlewares run
-// after Foundry's, nearest the handler (routes.go's probe).
-func newAPIMux(inner ...runtime.Middleware) *runtime.ServeMux {
+// any service's routes are registered on it: every call it makes carries
+// the request's principal signed by fwd. inner are middlewares run after
+// Foundry's, nearest the handler (routes.go's probe).
+func newAPIMux(fwd *authz.Forwarder, inner ...runtime.Middleware) *runtime.ServeMux {
 	useStrictQuery.Do(func() { runtime.SetQueryParameterParser(strictQuery{})(nil) })
 	return runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, compactJSON{&runtime.JSONPb{
@@ -286,7 +291,7 @@ func newAPIMux(inner ...runtime.Middleware) *runtime.ServeMux {
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithForwardResponseOption(forwardStatus),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
-		runtime.WithMetadata(principalMetadata),
+		runtime.WithMetadata(principalMetadata(fwd)),
 		runtime.WithOutgoingHeaderMatcher(dropHeader),
 		runtime.WithOutgoingTrailerMatcher(dropHeader),
 		runtime.WithMiddlewares(append([]runtime.Middleware{recordRoute, pathMatchesBody}, inner...)...),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,7 +92,7 @@ func TestServicesSeeOnlyTheMetadataTheyRead(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 
-	api := newAPIMux()
+	api := newAPIMux(testForwarder(t))
 	require.NoError(t, portfoliov1.RegisterPortfolioServiceHandlerClient(context.Background(), api, portfoliov1.NewPortfolioServiceClient(conn)))
 	root := http.NewServeMux()
 	root.Handle("/api/", api)
@@ -108,7 +109,10 @@ func TestServicesSeeOnlyTheMetadataTheyRead(t *testing.T) {
 	require.Equal(t, []string{":authority", "content-type", "foundry-principal", servicecred.MetadataKey,
 		"grpc-accept-encoding", "user-agent", "x-forwarded-for", requestid.Key}, got)
 	require.Equal(t, []string{"the-key"}, md.Get(servicecred.MetadataKey))
-	require.Equal(t, []string{authz.Principal{Kind: authz.Anonymous}.Encode()}, md.Get(authz.MetadataKey))
+	principal := md.Get(authz.MetadataKey)
+	require.Len(t, principal, 1)
+	require.True(t, strings.HasPrefix(principal[0], authz.Principal{Kind: authz.Anonymous}.Encode()+"&until="), "%q", principal)
+	require.True(t, authz.Signed(principal[0]), "the gateway signs the principal it forwards: %q", principal)
 	require.Equal(t, []string{"127.0.0.1"}, md.Get(rpcmeta.ForwardedForKey))
 	require.Equal(t, []string{"the-request"}, md.Get(requestid.Key))
 }
@@ -133,4 +137,15 @@ func TestAccessLevel(t *testing.T) {
 	} {
 		require.Equal(t, want, accessLevel(status), "status %d", status)
 	}
+}
+
+// testForwarder signs the principals a test's gateway forwards, with a key
+// made for the test.
+func testForwarder(t testing.TB) *authz.Forwarder {
+	t.Helper()
+	skey, _, err := authz.GenerateKey("gateway-test")
+	require.NoError(t, err)
+	f, err := authz.NewForwarder(skey)
+	require.NoError(t, err)
+	return f
 }

@@ -96,12 +96,12 @@ func writeMessage(w http.ResponseWriter, code int, m proto.Message) {
 // as text/plain: a signed note and a note verifier key are text formats
 // that tools (and the CLI's audit verify) read byte for byte, not JSON
 // fields to unwrap.
-func auditText(ledger ledgerv1.LedgerServiceClient, read func(context.Context, ledgerv1.LedgerServiceClient) (string, error)) http.Handler {
+func auditText(ledger ledgerv1.LedgerServiceClient, fwd *authz.Forwarder, read func(context.Context, ledgerv1.LedgerServiceClient) (string, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The caller's principal, as the API mux sends it
 		// (principalMetadata): a call without one is the gateway's own,
 		// which every policy allows.
-		ctx := authz.OutgoingContext(r.Context(), authz.FromContext(r.Context()))
+		ctx := fwd.OutgoingContext(r.Context(), authz.FromContext(r.Context()))
 		text, err := read(ctx, ledger)
 		if err != nil {
 			writeError(w, err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+
+	"github.com/foundryhq/foundry/services/platform/authz"
 )
 
 // Routing. grpc-gateway's ServeMux finds a request's route by trying every
@@ -121,7 +123,7 @@ func routeOperations(root *http.ServeMux, ops []operation, byOperation map[strin
 // registered, and a request for each operation's path there says which
 // handler and pattern took it. An operation of the document that none
 // takes is an error: the document and the generated code disagree.
-func operationMuxes(ops []operation, service string, register func(*runtime.ServeMux) error) (map[string]*runtime.ServeMux, error) {
+func operationMuxes(ops []operation, service string, fwd *authz.Forwarder, register func(*runtime.ServeMux) error) (map[string]*runtime.ServeMux, error) {
 	type taken struct {
 		handler int
 		pattern runtime.Pattern
@@ -140,7 +142,7 @@ func operationMuxes(ops []operation, service string, register func(*runtime.Serv
 			next(w, r, params)
 		}
 	}
-	probe := newAPIMux(keep)
+	probe := newAPIMux(fwd, keep)
 	if err := register(probe); err != nil {
 		return nil, err
 	}
@@ -158,7 +160,7 @@ func operationMuxes(ops []operation, service string, register func(*runtime.Serv
 		if t.handler < 0 {
 			return nil, fmt.Errorf("%s: no route of %s takes it", op.pattern(), service)
 		}
-		own := newAPIMux()
+		own := newAPIMux(fwd)
 		if err := register(own); err != nil {
 			return nil, err
 		}

@@ -42,7 +42,7 @@ func operationMuxesOf(t *testing.T, ops []operation, services ...string) map[str
 	t.Helper()
 	out := map[string]*runtime.ServeMux{}
 	for _, name := range services {
-		own, err := operationMuxes(ops, name, publicRoutes[name])
+		own, err := operationMuxes(ops, name, testForwarder(t), publicRoutes[name])
 		require.NoError(t, err, name)
 		maps.Copy(out, own)
 	}
@@ -59,7 +59,7 @@ func TestEveryOperationIsRoutedToItsService(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, len(ops), 70, "every operation of the document")
 	byOperation := operationMuxesOf(t, ops, slices.Collect(maps.Keys(publicRoutes))...)
-	all := newAPIMux()
+	all := newAPIMux(testForwarder(t))
 	root := http.NewServeMux()
 	root.Handle("/api/", all)
 	ready := http.NotFoundHandler()
@@ -100,7 +100,7 @@ func TestConflictingOperationsAreAnError(t *testing.T) {
 	err := routeOperations(http.NewServeMux(), []operation{
 		{method: http.MethodGet, path: "/api/a/{x}/b", service: "A"},
 		{method: http.MethodGet, path: "/api/a/c/{y}", service: "A"},
-	}, map[string]*runtime.ServeMux{"GET /api/a/{x}/b": newAPIMux(), "GET /api/a/c/{y}": newAPIMux()})
+	}, map[string]*runtime.ServeMux{"GET /api/a/{x}/b": newAPIMux(testForwarder(t)), "GET /api/a/c/{y}": newAPIMux(testForwarder(t))})
 	require.ErrorContains(t, err, "the API's routes")
 	require.ErrorContains(t, err, "conflicts")
 }
@@ -132,7 +132,7 @@ func TestRouteLabelOfEveryOperation(t *testing.T) {
 		want := op.method + " " + wildcard.ReplaceAllStringFunc(op.path, func(w string) string { return strings.TrimSuffix(w, "}") + "=*}" })
 		require.Equal(t, want, label(root, op.method, path), "built")
 		require.Equal(t, want, label(root, op.method, path), "kept")
-		under := newAPIMux()
+		under := newAPIMux(testForwarder(t))
 		require.NoError(t, publicRoutes[op.service](under))
 		require.Equal(t, want, label(under, op.method, path), "reached under /api/")
 	}
@@ -143,6 +143,6 @@ func TestRouteLabelOfEveryOperation(t *testing.T) {
 // gateway at start.
 func TestOperationMuxesRefuseAnOperationNoRouteTakes(t *testing.T) {
 	_, err := operationMuxes([]operation{{method: http.MethodGet, path: "/api/no-such/{x}", service: "PortfolioService"}},
-		"PortfolioService", publicRoutes["PortfolioService"])
+		"PortfolioService", testForwarder(t), publicRoutes["PortfolioService"])
 	require.ErrorContains(t, err, "GET /api/no-such/{x}: no route of PortfolioService takes it")
 }

@@ -612,8 +612,8 @@ func TestSettings(t *testing.T) {
 		cfg := filepath.Join(dir, "grpc.json")
 		writeConfig(cfg, map[string]string{"grpc_addr": sys.GRPCAddr})
 		r := status(map[string]string{"FOUNDRY_CLI_CONFIG": cfg})
-		require.Equal(t, cli.ExitUsage, r.code)
-		require.Contains(t, r.stderr, "foundry: gRPC (--grpc-addr) needs the service key")
+		require.Equal(t, cli.ExitFailed, r.code, "a person without a credential or the service key: %s", r.stderr)
+		require.Contains(t, r.stderr, "a Foundry service takes a caller's own credential")
 		r = status(map[string]string{"FOUNDRY_CLI_CONFIG": cfg, "FOUNDRY_CLI_SERVICE_KEY": allinonetest.ServiceKey})
 		require.Equal(t, cli.ExitOK, r.code, r.stderr)
 		require.True(t, strings.HasPrefix(r.stdout, "Foundry at "+sys.GRPCAddr+": ready"), r.stdout)
@@ -743,7 +743,7 @@ func TestDispatch(t *testing.T) {
 		require.NotEmpty(t, cli.Unknown(args), "%q", args)
 	}
 	require.Equal(t, "unknown command \"regster\"\n"+
-		"  client commands: api, assets, audit, cc, completion, contributions, contributors, distributions, help, ideas, incidents, login, logout, "+
+		"  client commands: api, assets, audit, cc, completion, contributions, contributors, distributions, gateway, help, ideas, incidents, login, logout, "+
 		"prompts, register, status, tasks, tokens, version, whoami, worker (foundry help)\n"+
 		"  the server: foundry serve [flags] (foundry serve -h), foundry migrate [up|status] [flags]", cli.Unknown([]string{"regster"}))
 

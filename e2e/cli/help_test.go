@@ -65,7 +65,7 @@ func TestHelpEverywhere(t *testing.T) {
 		}
 	}
 	out := ok(t, env, "--help")
-	require.Equal(t, []string{"api", "assets", "audit", "cc", "completion", "contributions", "contributors", "distributions", "help", "ideas",
+	require.Equal(t, []string{"api", "assets", "audit", "cc", "completion", "contributions", "contributors", "distributions", "gateway", "help", "ideas",
 		"incidents", "login", "logout", "migrate", "prompts", "register", "serve", "status", "tasks", "tokens", "version", "whoami", "worker"}, availableCommands(out))
 	walk(nil)
 	require.Equal(t, []string{
@@ -74,7 +74,7 @@ func TestHelpEverywhere(t *testing.T) {
 		"cc balance", "cc deposit", "cc rate", "cc stake", "cc supply", "cc unstake", "cc withdraw",
 		"completion bash", "completion fish", "completion powershell", "completion zsh",
 		"contributions create", "contributions list", "contributions review", "contributions show", "contributors list",
-		"distributions create", "distributions list", "distributions show",
+		"distributions create", "distributions list", "distributions show", "gateway keygen",
 		"help", "ideas advance", "ideas create", "ideas impact", "ideas list", "ideas show",
 		"incidents freeze", "incidents list", "incidents status", "incidents unfreeze",
 		"login", "logout", "migrate", "prompts create", "prompts list", "prompts show", "register", "serve", "status",

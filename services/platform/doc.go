@@ -13,7 +13,10 @@
 // Serving gRPC:
 //   - grpcserver: the one gRPC server of a process and its client options;
 //   - servicecred: only Foundry's own parts may call a service;
-//   - authz: the caller, the roles and every RPC's policy;
+//   - authz: the caller, the roles and every RPC's policy, and the
+//     signature that binds a forwarded principal to the gateways;
+//   - notekey: Ed25519 keys in signed-note form (the gateways', the audit
+//     log's) and the verifier key each implies;
 //   - grpcerr, fault: domain failures and the one table to gRPC codes;
 //   - rpcmeta, requestid, clientip: the request's metadata, id and address;
 //   - ratelimit: per-key token buckets;

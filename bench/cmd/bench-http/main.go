@@ -284,6 +284,14 @@ func run() error {
 
 const adminKey = "bench-admin-key-0123456789abcdef0123"
 
+// The gateway's principal key pair (foundry gateway keygen made it for the
+// benchmark): a gateway started apart from the services (-split) signs
+// with it, and they believe it.
+const (
+	principalSigningKey  = "PRIVATE+KEY+foundry-bench-gateway+22411bf5+ARweCNGSo3s98dERGfX/jzHhm15+gv22QjHb4MBOme4U"
+	principalVerifierKey = "foundry-bench-gateway+22411bf5+AXDOwhEvZ7hfwm60CUCT63dOBZkrmiRuzRVEBTvsB3rV"
+)
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
@@ -348,7 +356,9 @@ func startFoundry(bin, data, httpAddr, grpcAddr, adminAddr string, pprof bool, e
 	}
 	args := append([]string{"-database-url=" + dbURL, "-http-addr=" + httpAddr, "-grpc-addr=" + grpcAddr, "-admin-addr=" + adminAddr,
 		"-admin-key=" + adminKey, "-service-key=" + adminKey + "-service", "-log-level=info", "-log-format=json", "-data-dir=" + dataDir}, extra...)
-	return start(bin, []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0", fmt.Sprintf("FOUNDRY_PPROF=%t", pprof)}, args...)
+	env := []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0", fmt.Sprintf("FOUNDRY_PPROF=%t", pprof),
+		"FOUNDRY_PRINCIPAL_SIGNING_KEY=" + principalSigningKey, "FOUNDRY_PRINCIPAL_VERIFIER_KEYS=" + principalVerifierKey}
+	return start(bin, env, args...)
 }
 
 // process is a started server; its output goes to a temporary file (at

@@ -41,6 +41,15 @@ const AuditSigningKey = "PRIVATE+KEY+foundry-test+b31d5e36+AZUfPHyftkaMu2K0uJMnI
 // systems started separately (StartModules) can call each other.
 const ServiceKey = "test-service-key-0123456789abcdef01"
 
+// PrincipalSigningKey and PrincipalVerifierKey are the gateway key pair
+// every test system is started with (foundry gateway keygen made them for
+// the tests), so a gateway started apart from the services
+// (StartModules, NewProc) forwards principals the services believe.
+const (
+	PrincipalSigningKey  = "PRIVATE+KEY+foundry-test-gateway+f27245c5+AfxWL4Fi8NhKwcyxi3R8BOt3zAKdjwWYle7ehQnKF4TY"
+	PrincipalVerifierKey = "foundry-test-gateway+f27245c5+AelaUmaB1SUALSMiOrAIABxZfX2T6e15AfTIiY8A1axL"
+)
+
 // System is a running Foundry.
 type System struct {
 	// BaseURL is the gateway's root, e.g. http://127.0.0.1:41234.
@@ -110,6 +119,7 @@ func Start(t testing.TB, storage Storage, extra ...string) *System {
 		"-grpc-addr=127.0.0.1:0", "-http-addr=127.0.0.1:0", "-admin-addr=",
 		"-data-dir=" + storage.DataDir, "-database-url=" + storage.DatabaseURL,
 		"-admin-key=" + AdminKey, "-service-key=" + ServiceKey, "-log-format=json", "-log-level=error",
+		"-principal-signing-key=" + PrincipalSigningKey, "-principal-verifier-keys=" + PrincipalVerifierKey,
 		// Every test client is 127.0.0.1: the throttles per client address
 		// would make one test's deliberate failures another's 429s. Tests
 		// of the throttles pass their own limit.

@@ -70,13 +70,15 @@ func (b *syncBuffer) String() string {
 }
 
 // NewProc prepares a process running target on storage, on addresses of
-// its own, with the test keys (AuditSigningKey in its environment) and
+// its own, with the test keys (AuditSigningKey and the principal keys in
+// its environment) and
 // extra flags; Start runs it. A process
 // still running when the test ends is killed.
 func NewProc(t testing.TB, name, target string, storage Storage, extra ...string) *Proc {
 	t.Helper()
 	p := &Proc{Name: name, HTTPAddr: FreeAddr(t), GRPCAddr: FreeAddr(t), AdminAddr: FreeAddr(t), t: t,
-		env: []string{"FOUNDRY_AUDIT_SIGNING_KEY=" + AuditSigningKey}}
+		env: []string{"FOUNDRY_AUDIT_SIGNING_KEY=" + AuditSigningKey,
+			"FOUNDRY_PRINCIPAL_SIGNING_KEY=" + PrincipalSigningKey, "FOUNDRY_PRINCIPAL_VERIFIER_KEYS=" + PrincipalVerifierKey}}
 	p.args = append([]string{
 		"-target=" + target,
 		"-grpc-addr=" + p.GRPCAddr, "-http-addr=" + p.HTTPAddr, "-admin-addr=" + p.AdminAddr,

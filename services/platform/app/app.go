@@ -153,6 +153,11 @@ type Settings struct {
 	// gives the steps). Empty outside a rotation.
 	ServiceKeyAccept string
 	AdminKeyAccept   string
+	// PrincipalSigningKey is the key a gateway signs the principals it
+	// forwards with; PrincipalVerifierKeys (comma-separated) the gateways'
+	// keys a service believes forwarded principals from (principal.go).
+	PrincipalSigningKey   string
+	PrincipalVerifierKeys string
 	// GRPCTLS are the PEM files of mutual TLS between processes; none
 	// given means plaintext gRPC.
 	GRPCTLS servicecred.TLSFiles
@@ -166,8 +171,6 @@ type Settings struct {
 	// AdminKeyPath is the file the administrator key was read from or
 	// saved to when none was configured; "" otherwise.
 	AdminKeyPath string
-	// ServiceKeyGenerated is true when this run generated ServiceKey.
-	ServiceKeyGenerated bool
 
 	// adminKeyGiven and serviceKeyGiven are true when the key was given at
 	// all, even empty: then an empty key is a mistake, not a request to
@@ -206,6 +209,11 @@ func (s *Settings) register(fs *config.FlagSet, all []Module) {
 		"other service keys accepted from callers (comma-separated), never presented: set during a rotation, then cleared (deploy/README.md)")
 	fs.String(&s.AdminKeyAccept, "admin-key-accept", "FOUNDRY_ADMIN_KEY_ACCEPT", "",
 		"other administrator keys accepted (comma-separated): the old key while a new one rolls out, then cleared (deploy/README.md)")
+	fs.String(&s.PrincipalSigningKey, "principal-signing-key", "FOUNDRY_PRINCIPAL_SIGNING_KEY", "",
+		"gateway: the Ed25519 key (foundry gateway keygen) that signs the principals it forwards to the services; "+
+			"made for the run when neither principal key is set and this process runs every service itself")
+	fs.String(&s.PrincipalVerifierKeys, "principal-verifier-keys", "FOUNDRY_PRINCIPAL_VERIFIER_KEYS", "",
+		"services: the gateways' verifier keys (comma-separated) a forwarded principal must be signed by")
 	fs.String(&s.GRPCTLS.Cert, "grpc-tls-cert", "FOUNDRY_GRPC_TLS_CERT", "", "PEM certificate this process presents over gRPC, as server and as client (mutual TLS; with -grpc-tls-key and -grpc-tls-ca)")
 	fs.String(&s.GRPCTLS.Key, "grpc-tls-key", "FOUNDRY_GRPC_TLS_KEY", "", "PEM private key of -grpc-tls-cert")
 	fs.String(&s.GRPCTLS.CA, "grpc-tls-ca", "FOUNDRY_GRPC_TLS_CA", "", "PEM certificate authority that signed every Foundry process's certificate; only its certificates are accepted")
@@ -261,6 +269,16 @@ func (h *Host) Dial(peer string) (*grpc.ClientConn, error) {
 // gateway's edge authentication); one per process, so its cache is shared.
 func (h *Host) Verifier() *authz.Verifier { return h.proc.verifier }
 
+// Forwarder signs the principals the gateway forwards to the services;
+// an error when this process was given no signing key.
+func (h *Host) Forwarder() (*authz.Forwarder, error) {
+	if h.proc.forwarder == nil {
+		return nil, errors.New("the gateway signs the principals it forwards, and this process has no key to sign them with: " +
+			"set FOUNDRY_PRINCIPAL_SIGNING_KEY (-principal-signing-key; foundry gateway keygen makes one) and give the services its verifier key")
+	}
+	return h.proc.forwarder, nil
+}
+
 // ServeHTTP makes handler the process's public HTTP handler (the gateway).
 func (h *Host) ServeHTTP(handler http.Handler) {
 	h.proc.httpHandler = handler
@@ -312,6 +330,7 @@ type Process struct {
 	dbs         map[string]*database.DB // by module name
 
 	verifier      *authz.Verifier
+	forwarder     *authz.Forwarder // nil without a principal signing key
 	clientMetrics *grpcprom.ClientMetrics
 	clientCreds   grpcserver.ClientCredentials
 	stopTracing   func(context.Context) error
@@ -438,7 +457,13 @@ func Start(ctx context.Context, s *Settings, modules []Module) (_ *Process, err 
 	ledger := func() (*grpc.ClientConn, error) { return p.dial(tokenVerifier) }
 	p.verifier = authz.NewVerifier(authz.VerifierOptions{AdminKey: s.AdminKey, AcceptedAdminKeys: splitList(s.AdminKeyAccept),
 		Lookup: authz.LedgerLookup(ledger), LookupMany: authz.LedgerLookupMany(ledger)})
-	enforcer, err := authz.NewEnforcer(p.verifier, s.PublicReads)
+	var trust *authz.Trust
+	p.forwarder, trust, err = s.principalKeys(log)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	enforcer, err := authz.NewEnforcer(p.verifier, s.PublicReads, trust)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -856,19 +881,27 @@ func (s *Settings) serviceCredentials(log *zap.Logger) (serverTLS, clientTLS *tl
 	case serverTLS != nil:
 		return serverTLS, clientTLS, nil
 	}
+	if peer, addr := s.remotePeer(); peer != "" {
+		return nil, nil, fmt.Errorf("FOUNDRY_SERVICE_KEY (-service-key) is not set, and this process talks to other Foundry processes "+
+			"(the %s service at %s): give every process the same service key, or configure mutual TLS (FOUNDRY_GRPC_TLS_*)",
+			peer, addr)
+	}
+	// Neither logged nor shown: it is the process's own (people call gRPC
+	// with their own credential), and logs are shipped and kept.
+	s.ServiceKey = generateKey()
+	log.Info("no service key configured: generated one for this run, which only its own calls present")
+	return nil, nil, nil
+}
+
+// remotePeer is the first peer this process reaches at an address of its
+// own, and that address; "" when it runs every peer itself.
+func (s *Settings) remotePeer() (name, addr string) {
 	for _, peer := range s.peers {
-		if *s.PeerAddrs[peer] != "" {
-			return nil, nil, fmt.Errorf("FOUNDRY_SERVICE_KEY (-service-key) is not set, and this process talks to other Foundry processes "+
-				"(the %s service at %s): give every process the same service key, or configure mutual TLS (FOUNDRY_GRPC_TLS_*)",
-				peer, *s.PeerAddrs[peer])
+		if a := *s.PeerAddrs[peer]; a != "" {
+			return peer, a
 		}
 	}
-	s.ServiceKey, s.ServiceKeyGenerated = generateKey(), true
-	// Not logged: logs are shipped and kept; the banner shows it to the
-	// person who started the process (printBanner).
-	log.Info("no service key configured: generated one for this run (the startup banner shows it); gRPC callers present it in " +
-		servicecred.MetadataKey + " metadata")
-	return nil, nil, nil
+	return "", ""
 }
 
 // splitList returns the non-blank items of a comma-separated setting.

@@ -77,17 +77,15 @@ func printBanner(out io.Writer, p *Process, modules []Module) {
 		fmt.Fprintf(out, "  REST API   http://%s/api\n", p.HTTPAddr)
 		fmt.Fprintf(out, "  API docs   http://%s/api/docs/\n", p.HTTPAddr)
 	}
-	fmt.Fprintf(out, "  gRPC       %s\n", p.GRPCAddr)
+	// People call gRPC with their own credential, as over REST; the
+	// service key, generated or not, is the processes' own and is never
+	// shown (docs/cli.md, "Two transports").
+	fmt.Fprintf(out, "  gRPC       %s (metadata authorization: Bearer <token>, or x-api-key)\n", p.GRPCAddr)
 	if p.AdminAddr != "" {
 		fmt.Fprintf(out, "  metrics    http://%s/metrics\n", p.AdminAddr)
 	}
 	if p.Settings.AdminKeyPath != "" {
 		fmt.Fprintf(out, "  admin key  %s (X-API-Key; the CLI uses it against this machine)\n", p.Settings.AdminKeyPath)
-	}
-	if p.Settings.ServiceKeyGenerated {
-		// gRPC callers (grpcurl, the CLI's --grpc-addr) must present it;
-		// this run made it up, so this is the only place to learn it.
-		fmt.Fprintf(out, "  gRPC key   export FOUNDRY_CLI_SERVICE_KEY=%s   (metadata foundry-service-key)\n", p.Settings.ServiceKey)
 	}
 	fmt.Fprintf(out, "Press Ctrl-C to stop.\n\n")
 }

@@ -5,11 +5,13 @@
 // A credential is verified once, at the edge: the gateway turns a request's
 // Authorization or X-API-Key header into a Principal (Verifier, which caches
 // verified tokens briefly) and sends it to the services as the
-// foundry-principal metadata. A service believes that metadata because only
-// a holder of the service credential can reach it (servicecred runs before
-// this package's interceptor), so no service trusts an identity a client
-// supplied. A direct gRPC caller may send the raw headers instead; the
-// service then verifies them itself with the same Verifier.
+// foundry-principal metadata, signed with the key only gateways hold
+// (Forwarder). A service believes that metadata only from a holder of the
+// service credential (servicecred runs before this package's interceptor)
+// and only with a gateway's signature (Trust), so neither a client nor a
+// holder of the service key alone can name a principal. A direct gRPC
+// caller sends its raw credential instead, as authorization or x-api-key
+// metadata; the service then verifies it itself with the same Verifier.
 package authz
 
 import (
@@ -20,9 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/metadata"
-
 	authzv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/authz/v1"
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
 // Role is a principal's role or a role a policy allows.
@@ -163,9 +164,9 @@ func FromContext(ctx context.Context) Principal {
 }
 
 // MetadataKey is the gRPC metadata that carries a verified principal from
-// the gateway to a service. The gateway never forwards a client's header of
-// that name.
-const MetadataKey = "foundry-principal"
+// the gateway to a service, signed (Forwarder). The gateway never forwards
+// a client's header of that name.
+const MetadataKey = rpcmeta.PrincipalKey
 
 // Encode is p as the MetadataKey value: URL query encoding, which keeps any
 // name printable ASCII as metadata requires.
@@ -217,10 +218,4 @@ func Decode(s string) (Principal, error) {
 		p.ExpiresAt = time.UnixMicro(us).UTC()
 	}
 	return p, nil
-}
-
-// OutgoingContext returns ctx with p attached for a call to a service (the
-// gateway's calls; a service calling a peer on a user's behalf).
-func OutgoingContext(ctx context.Context, p Principal) context.Context {
-	return metadata.AppendToOutgoingContext(ctx, MetadataKey, p.Encode())
 }

@@ -456,13 +456,17 @@ func TestVerifierCollapsesConcurrentLookups(t *testing.T) {
 	require.Equal(t, int32(1), l.calls.Load())
 }
 
-// TestEnforcer runs the interceptor the way a server does: the gateway's
-// principal is believed, a direct caller's credentials are verified here,
-// a call with neither is the calling service.
+// TestEnforcer runs the interceptor the way a server does: the principal
+// a trusted gateway signed is believed, one it did not sign is refused
+// (unless it names nobody), a direct caller's credentials are verified
+// here, a call with neither is the calling service.
 func TestEnforcer(t *testing.T) {
 	t.Parallel()
 	l := &lookups{answers: map[string]authz.Principal{authz.HashToken("fdt_op"): {Kind: authz.Token, Role: authz.Operator, ID: "op"}}}
-	e, err := authz.NewEnforcer(authz.NewVerifier(authz.VerifierOptions{AdminKey: "k1", Lookup: l.lookup}), false)
+	gateway, other := testForwarder(t), testForwarder(t)
+	trust, err := authz.NewTrust(gateway.VerifierKey())
+	require.NoError(t, err)
+	e, err := authz.NewEnforcer(authz.NewVerifier(authz.VerifierOptions{AdminKey: "k1", Lookup: l.lookup}), false, trust)
 	require.NoError(t, err)
 	intercept := e.UnaryServerInterceptor()
 	call := func(md metadata.MD, method string, req any) (authz.Principal, error) {
@@ -477,9 +481,15 @@ func TestEnforcer(t *testing.T) {
 	advance := portfoliov1.PortfolioService_AdvanceIdea_FullMethodName
 	list := portfoliov1.PortfolioService_ListIdeas_FullMethodName
 
-	p, err := call(metadata.Pairs(authz.MetadataKey, authz.Principal{Kind: authz.AdminKey, Role: authz.Admin, ID: "admin"}.Encode()), advance, &portfoliov1.AdvanceIdeaRequest{})
+	admin := authz.Principal{Kind: authz.AdminKey, Role: authz.Admin, ID: "admin"}
+	p, err := call(gateway.Metadata(admin), advance, &portfoliov1.AdvanceIdeaRequest{})
 	require.NoError(t, err)
 	require.Equal(t, authz.Admin, p.Role)
+	_, err = call(metadata.Pairs(authz.MetadataKey, admin.Encode()), advance, &portfoliov1.AdvanceIdeaRequest{})
+	require.Equal(t, fault.Unauthenticated, fault.KindOf(err), "a principal no gateway signed: %v", err)
+	require.ErrorContains(t, err, "carries no gateway's signature")
+	_, err = call(other.Metadata(admin), advance, &portfoliov1.AdvanceIdeaRequest{})
+	require.Equal(t, fault.Unauthenticated, fault.KindOf(err), "signed by a key the service does not trust: %v", err)
 	_, err = call(metadata.Pairs(authz.MetadataKey, "kind=anonymous"), list, &portfoliov1.ListIdeasRequest{})
 	require.Equal(t, fault.Unauthenticated, fault.KindOf(err), "reads are closed here")
 	_, err = call(metadata.Pairs(authz.MetadataKey, "kind=nobody"), list, &portfoliov1.ListIdeasRequest{})
@@ -574,4 +584,14 @@ func TestPolicyIsTheProtoOption(t *testing.T) {
 	opt := proto.GetExtension(d.(protoreflect.MethodDescriptor).Options(), authzv1.E_Policy).(*authzv1.Policy)
 	require.True(t, proto.Equal(opt, pols[ledgerv1.LedgerService_Deposit_FullMethodName]))
 	require.Equal(t, []authz.Role{authz.Admin}, opt.GetAllow())
+}
+
+// testForwarder is a gateway's signer with a key made for the test.
+func testForwarder(t testing.TB) *authz.Forwarder {
+	t.Helper()
+	skey, _, err := authz.GenerateKey("gateway-test")
+	require.NoError(t, err)
+	f, err := authz.NewForwarder(skey)
+	require.NoError(t, err)
+	return f
 }

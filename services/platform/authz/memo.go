@@ -1,10 +1,6 @@
 package authz
 
-import (
-	"sync"
-
-	"google.golang.org/grpc/metadata"
-)
+import "sync"
 
 // memo remembers the answers of a pure function of a comparable key, up to
 // limit of them: when it holds limit, the next answer starts it afresh, so
@@ -50,18 +46,3 @@ var decoded = memo[string, Principal]{limit: memoLimit}
 
 // decodeMemo is Decode, remembered.
 func decodeMemo(s string) (Principal, error) { return decoded.get(s, Decode) }
-
-// encodedMD remembers each principal's metadata.
-var encodedMD = memo[Principal, metadata.MD]{limit: memoLimit}
-
-// Metadata is the metadata that sends p to a service
-// (MetadataKey: p.Encode()), made once per principal and shared: the
-// caller must not change it. The gateway sends the principal of every
-// request it forwards, most of them the same few (url.Values.Encode, 1.2 µs
-// and 13 allocations for a session's).
-func Metadata(p Principal) metadata.MD {
-	md, _ := encodedMD.get(p, func(p Principal) (metadata.MD, error) {
-		return metadata.Pairs(MetadataKey, p.Encode()), nil
-	})
-	return md
-}

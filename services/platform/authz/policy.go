@@ -60,17 +60,20 @@ func Policies() (map[string]*authzv1.Policy, error) {
 type Enforcer struct {
 	policies    map[string]*authzv1.Policy
 	verifier    *Verifier
+	trust       *Trust
 	publicReads bool
 }
 
 // NewEnforcer returns the enforcer of every declared policy. publicReads
-// lets anonymous callers use the methods that allow viewers.
-func NewEnforcer(v *Verifier, publicReads bool) (*Enforcer, error) {
+// lets anonymous callers use the methods that allow viewers; trust holds
+// the gateways' keys a forwarded principal must be signed with (nil: no
+// forwarded principal is believed, except one naming nobody).
+func NewEnforcer(v *Verifier, publicReads bool, trust *Trust) (*Enforcer, error) {
 	pols, err := Policies()
 	if err != nil {
 		return nil, err
 	}
-	return &Enforcer{policies: pols, verifier: v, publicReads: publicReads}, nil
+	return &Enforcer{policies: pols, verifier: v, trust: trust, publicReads: publicReads}, nil
 }
 
 // UnaryServerInterceptor enforces the policies of unary calls. Methods of
@@ -104,9 +107,9 @@ func (e *Enforcer) StreamServerInterceptor() grpc.StreamServerInterceptor {
 	}
 }
 
-// principal is the caller: the principal the gateway verified, else the
-// raw credentials a direct caller sent, verified here, else the calling
-// service itself.
+// principal is the caller: the principal a gateway verified and signed,
+// else the raw credentials a direct caller sent, verified here, else the
+// calling service itself (which servicecred let in by its key).
 func (e *Enforcer) principal(ctx context.Context) (Principal, error) {
 	// Each key is read alone (ValueFromIncomingContext): FromIncomingContext
 	// copies the whole metadata map, on every call of every service.
@@ -114,7 +117,7 @@ func (e *Enforcer) principal(ctx context.Context) (Principal, error) {
 		if len(v) > 1 {
 			return Principal{}, fault.New(fault.Unauthenticated, "more than one %s", MetadataKey)
 		}
-		p, err := decodeMemo(v[0])
+		p, err := e.trust.open(v[0])
 		if err != nil {
 			return Principal{}, fault.New(fault.Unauthenticated, "%s", err.Error())
 		}

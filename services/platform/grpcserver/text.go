@@ -19,11 +19,11 @@ import (
 // internal error there, while SQLite stored it) or that is not UTF-8, as a
 // validation error naming the field. The gateway checks REST bodies the
 // same way before they get here, so the calls it forwards (the ones with
-// the principal it verified, authz.MetadataKey, which only it sends) are
-// not walked twice.
+// the principal it verified and signed, authz.MetadataKey; the enforcer
+// refuses a signature that does not verify) are not walked twice.
 func checkText() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if len(metadata.ValueFromIncomingContext(ctx, authz.MetadataKey)) == 0 {
+		if v := metadata.ValueFromIncomingContext(ctx, authz.MetadataKey); len(v) != 1 || !authz.Signed(v[0]) {
 			if msg, ok := req.(proto.Message); ok {
 				if field := badText(msg.ProtoReflect(), ""); field != "" {
 					return nil, fault.Validation(fault.Field(field, "must be UTF-8 without NUL characters"))

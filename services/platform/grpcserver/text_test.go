@@ -35,6 +35,13 @@ func TestCheckText(t *testing.T) {
 		require.Equal(t, field, fe.Fields[0].Field)
 	}
 	require.NoError(t, call(context.Background(), &portfoliov1.CreateIdeaRequest{Name: "Solar kettle", Tags: []string{"ünïcode"}}))
-	edge := metadata.NewIncomingContext(context.Background(), metadata.Pairs(authz.MetadataKey, "kind=anonymous"))
+	unsigned := metadata.NewIncomingContext(context.Background(), metadata.Pairs(authz.MetadataKey, "kind=anonymous"))
+	require.Equal(t, fault.Invalid, fault.KindOf(call(unsigned, &portfoliov1.CreateIdeaRequest{Name: "a\x00b"})),
+		"a principal no gateway signed is checked like any direct call")
+	skey, _, err := authz.GenerateKey("gateway-test")
+	require.NoError(t, err)
+	fwd, err := authz.NewForwarder(skey)
+	require.NoError(t, err)
+	edge := metadata.NewIncomingContext(context.Background(), fwd.Metadata(authz.Principal{Kind: authz.Anonymous}))
 	require.NoError(t, call(edge, &portfoliov1.CreateIdeaRequest{Name: "a\x00b"}), "the gateway checked it already")
 }

@@ -22,6 +22,9 @@ const (
 	AuthorizationKey = "authorization"
 	APIKeyKey        = "x-api-key"
 	ForwardedForKey  = "x-forwarded-for"
+	// PrincipalKey carries the principal a gateway verified and signed
+	// (authz.MetadataKey).
+	PrincipalKey = "foundry-principal"
 	// IdempotencyKeyKey carries the Idempotency-Key header of a money POST.
 	IdempotencyKeyKey = "idempotency-key"
 	// HTTPCodeKey is a response header the gateway turns into the HTTP status

@@ -1,8 +1,13 @@
-// Package servicecred decides who may call a Foundry gRPC server: only the
-// other parts of Foundry. A caller proves it is one by presenting the shared
-// service key in the request metadata, or by a client certificate that the
-// server's certificate authority signed (mutual TLS), or both when both are
-// configured.
+// Package servicecred decides who may call a Foundry gRPC server: the
+// other parts of Foundry, and people with a credential of their own. A
+// part of Foundry proves it is one by presenting the shared service key in
+// the request metadata, or by a client certificate that the server's
+// certificate authority signed (mutual TLS), or both when both are
+// configured. A person presents a session or API token (authorization) or
+// the administrator key (x-api-key) instead, exactly as over REST; authz
+// verifies it, so this package lets such a call by without the service
+// key, unless it also carries a forwarded principal, which only a part of
+// Foundry may send. Without either a call is refused here.
 //
 // The key travels in its own metadata entry, never in "authorization": the
 // gateway forwards the REST client's Authorization header (its session
@@ -28,6 +33,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/foundryhq/foundry/services/platform/rpcmeta"
 )
 
 // MetadataKey is the metadata entry that carries the service key.
@@ -51,8 +58,12 @@ func check(ctx context.Context, key string, accepted []string, fullMethod string
 	// (every call of every service passes here).
 	vals := metadata.ValueFromIncomingContext(ctx, MetadataKey)
 	if len(vals) == 0 {
+		if ownCredential(ctx) {
+			return nil
+		}
 		return status.Error(codes.Unauthenticated,
-			"this is an internal Foundry service: present the service key (FOUNDRY_SERVICE_KEY) in "+MetadataKey+" metadata")
+			"a Foundry service takes a caller's own credential (a token in authorization metadata, or the administrator key in x-api-key), "+
+				"or the service key (FOUNDRY_SERVICE_KEY) in "+MetadataKey+" metadata from another part of Foundry")
 	}
 	// Exactly one value, and it must match: a second value would mean a
 	// caller (or a proxy) added its own guess beside the real key.
@@ -60,6 +71,14 @@ func check(ctx context.Context, key string, accepted []string, fullMethod string
 		return status.Error(codes.Unauthenticated, "wrong service key: every Foundry process must share the same FOUNDRY_SERVICE_KEY")
 	}
 	return nil
+}
+
+// ownCredential reports whether a call carries a person's credential and
+// no forwarded principal (which would take precedence over it, and which
+// only a holder of the service key may send).
+func ownCredential(ctx context.Context) bool {
+	has := func(key string) bool { return len(metadata.ValueFromIncomingContext(ctx, key)) > 0 }
+	return (has(rpcmeta.AuthorizationKey) || has(rpcmeta.APIKeyKey)) && !has(rpcmeta.PrincipalKey)
 }
 
 // Matches reports whether given is key or one of accepted, comparing each

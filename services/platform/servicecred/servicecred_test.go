@@ -56,3 +56,25 @@ func TestInterceptorAcceptsARotatingKey(t *testing.T) {
 	require.Equal(t, codes.Unauthenticated, call())
 	require.Equal(t, codes.Unauthenticated, call("guess", "new"), "a second value beside the real key")
 }
+
+// TestInterceptorLetsAPersonsCredentialBy: a call with a person's own
+// credential (a token, the administrator key) needs no service key, since
+// the enforcer verifies that credential; a forwarded principal beside it
+// still needs the key, and so does a call with neither.
+func TestInterceptorLetsAPersonsCredentialBy(t *testing.T) {
+	t.Parallel()
+	intercept := UnaryServerInterceptor("the-key")
+	call := func(kv ...string) codes.Code {
+		ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(kv...))
+		_, err := intercept(ctx, nil, &grpc.UnaryServerInfo{FullMethod: "/foundry.ledger.v1.LedgerService/Withdraw"},
+			func(context.Context, any) (any, error) { return "ok", nil })
+		return status.Code(err)
+	}
+	require.Equal(t, codes.OK, call("authorization", "Bearer fds_token"))
+	require.Equal(t, codes.OK, call("x-api-key", "the administrator key"))
+	require.Equal(t, codes.Unauthenticated, call("authorization", "Bearer fds_token", "foundry-principal", "kind=session&contributor=alice"),
+		"a forwarded principal is a service's to send")
+	require.Equal(t, codes.Unauthenticated, call("foundry-principal", "kind=anonymous"))
+	require.Equal(t, codes.Unauthenticated, call("user-agent", "grpcurl"))
+	require.Equal(t, codes.OK, call(MetadataKey, "the-key", "foundry-principal", "kind=anonymous"))
+}
