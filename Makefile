@@ -188,7 +188,7 @@ run-loop: ## make run with the pipeline loop on and a demonstration worker (foun
 	FOUNDRY_TOKEN=$$token ./bin/foundry worker --demo
 
 .PHONY: load
-load: ## Put a running Foundry (make run) under load for 20 s and print latencies.
+load: ## Put a running Foundry (FOUNDRY_READS_PER_MIN=0 make run) under load for 20 s and print latencies.
 	go run ./bench/cmd/loadgen -addr http://$${FOUNDRY_HTTP_ADDR:-127.0.0.1:8080} -c 8 -d 20s
 
 .PHONY: bench-http

@@ -76,3 +76,59 @@ func TestFailedAuthenticationIsThrottledPerAddress(t *testing.T) {
 	requireStatus(t, http.StatusOK, legit)
 	require.Equal(t, "admin", legit.JSON["kind"], "another address is unaffected")
 }
+
+// TestFailedAuthenticationIsThrottledPerCredential: a wrong
+// administrator key sent once each from 40 addresses (no address's budget
+// is touched twice) gets its 30 401s, then 429s "with this credential"
+// from every address; the right key, from one of those addresses, is
+// never blocked by the wrong one's failures.
+func TestFailedAuthenticationIsThrottledPerCredential(t *testing.T) {
+	t.Parallel()
+	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite),
+		"-auth-failures-per-min=30", "-trusted-proxies=127.0.0.1/32")
+	const addresses, budget = 40, 30
+	stale := "X-API-Key: stale-administrator-key-0123456789abcdef"
+	statuses := map[int]int{}
+	for i := range addresses {
+		r := request(t, http.MethodGet, sys.URL("/api/whoami"), nil, stale, fmt.Sprintf("X-Forwarded-For: 203.0.113.%d", i+1))
+		statuses[r.Status]++
+		if r.Status == http.StatusTooManyRequests {
+			require.Contains(t, r.JSON["detail"], "too many failed authentications with this credential: try again in")
+			require.NotEmpty(t, r.Header.Get("Retry-After"))
+		}
+	}
+	refilled := statuses[http.StatusUnauthorized] - budget
+	require.GreaterOrEqual(t, refilled, 0, "%v", statuses)
+	require.LessOrEqual(t, refilled, 2, "one refill every 2 s at most while the test runs: %v", statuses)
+	require.Equal(t, addresses-budget-refilled, statuses[http.StatusTooManyRequests], "%v", statuses)
+
+	right := request(t, http.MethodGet, sys.URL("/api/whoami"), nil, "X-API-Key: "+allinonetest.AdminKey, "X-Forwarded-For: 203.0.113.40")
+	requireStatus(t, http.StatusOK, right)
+	require.Equal(t, "admin", right.JSON["kind"])
+}
+
+// TestReadsAreLimitedPerAddress: past FOUNDRY_READS_PER_MIN reads a
+// minute an address gets 429 with Retry-After; another address reads on,
+// and writes do not count.
+func TestReadsAreLimitedPerAddress(t *testing.T) {
+	t.Parallel()
+	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite),
+		"-reads-per-min=5", "-trusted-proxies=127.0.0.1/32")
+	from := func(addr string) string { return "X-Forwarded-For: " + addr }
+	for range 3 {
+		requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/ideas"),
+			map[string]any{"name": "A write", "potential_value": 1, "estimated_cost": 1}, asAdmin, from("203.0.113.9")))
+	}
+	for range 5 {
+		requireStatus(t, http.StatusOK, request(t, http.MethodGet, sys.URL("/api/ideas"), nil, from("203.0.113.9")))
+	}
+	r := request(t, http.MethodGet, sys.URL("/api/ideas"), nil, from("203.0.113.9"))
+	requireStatus(t, http.StatusTooManyRequests, r)
+	require.Contains(t, r.JSON["detail"], "too many reads from this address: try again in")
+	secs, err := strconv.Atoi(r.Header.Get("Retry-After"))
+	require.NoError(t, err)
+	require.InDelta(t, 12, secs, 1, "one read refills every 12 s at 5 a minute")
+	requireStatus(t, http.StatusOK, request(t, http.MethodGet, sys.URL("/api/ideas"), nil, from("198.51.100.7")))
+	requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/ideas"),
+		map[string]any{"name": "Still writes", "potential_value": 1, "estimated_cost": 1}, asAdmin, from("203.0.113.9")))
+}

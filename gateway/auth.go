@@ -2,11 +2,14 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -32,6 +35,13 @@ import (
 // Requests without a credential and credentials that verify take nothing,
 // so a client on another address, or one that authenticates, is never
 // slowed by a guesser's failures.
+//
+// Each failure also takes a token of the presented credential's own bucket
+// (by its hash: a wrong administrator key, a revoked token), and that
+// credential is answered 429 once its bucket is empty, from any address: a
+// script retrying a stale key from a fleet of addresses is slowed as one
+// guesser is. A right credential never fails, so it is never blocked by
+// its own bucket, however often a wrong one is sent.
 func authenticate(v *authz.Verifier, failures *ratelimit.Limiter, throttled prometheus.Counter, log *zap.Logger) middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -40,13 +50,15 @@ func authenticate(v *authz.Verifier, failures *ratelimit.Limiter, throttled prom
 				next.ServeHTTP(w, r)
 				return
 			}
-			addr := clientHost(r.RemoteAddr)
+			addr, cred := clientHost(r.RemoteAddr), credentialKey(creds)
 			if blocked, wait := failures.Blocked(addr); blocked {
 				throttled.Inc()
-				secs := max(1, int(math.Ceil(wait.Seconds())))
-				w.Header().Set("Retry-After", strconv.Itoa(secs))
-				writeJSONError(w, http.StatusTooManyRequests, ErrorBody{Detail: fmt.Sprintf(
-					"too many failed authentications from this address: try again in %d s", secs)})
+				tooMany(w, wait, "too many failed authentications from this address")
+				return
+			}
+			if blocked, wait := failures.Blocked(cred); blocked {
+				throttled.Inc()
+				tooMany(w, wait, "too many failed authentications with this credential")
 				return
 			}
 			p, err := v.Verify(r.Context(), creds)
@@ -57,6 +69,7 @@ func authenticate(v *authz.Verifier, failures *ratelimit.Limiter, throttled prom
 			}
 			if p.Kind == authz.Invalid {
 				failures.Allow(addr)
+				failures.Allow(cred)
 			}
 			r = r.WithContext(authz.WithPrincipal(r.Context(), p))
 			r.Header = r.Header.Clone()
@@ -65,6 +78,59 @@ func authenticate(v *authz.Verifier, failures *ratelimit.Limiter, throttled prom
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// credentialKey is the bucket of a presented credential's failures: a
+// hash, so the limiter never holds a secret (a mistyped administrator key
+// may be close to the real one). It cannot be mistaken for an address.
+func credentialKey(c authz.Credentials) string {
+	sum := sha256.Sum256([]byte(c.Authorization + "\n" + c.APIKey))
+	return "credential:" + hex.EncodeToString(sum[:12])
+}
+
+// tooMany answers 429 with Retry-After in whole seconds, rounded up, and
+// a detail saying why and for how long.
+func tooMany(w http.ResponseWriter, wait time.Duration, why string) {
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeJSONError(w, http.StatusTooManyRequests, ErrorBody{Detail: fmt.Sprintf("%s: try again in %d s", why, secs)})
+}
+
+// limitReads answers 429 to a client address past its reads a minute
+// (GET and HEAD, the dashboard's and the API's alike; nil: no limit),
+// before authentication, so a throttled read costs no look-up. Writes have
+// limits of their own where they cost (registrations, failed
+// authentication); a read's limit is generous, for the dashboard polls a
+// page's data every 5 s.
+func limitReads(reads *ratelimit.Limiter, throttled prometheus.Counter) middleware {
+	return func(next http.Handler) http.Handler {
+		if reads == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				if ok, wait := reads.Allow(clientHost(r.RemoteAddr)); !ok {
+					throttled.Inc()
+					tooMany(w, wait, "too many reads from this address")
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// readsThrottled counts the reads limitReads refused, registered on reg
+// (nil: none).
+func readsThrottled(reg prometheus.Registerer) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "foundry_gateway_reads_throttled_total",
+		Help: "Reads (GET, HEAD) answered 429 because their client address sent more than FOUNDRY_READS_PER_MIN a minute.",
+	})
+	if reg != nil {
+		reg.MustRegister(c)
+	}
+	return c
 }
 
 // clientHost is the host of a RemoteAddr (forwardClient already made it

@@ -50,6 +50,10 @@ type Config struct {
 	// requests with a credential are answered 429 (authenticate); 0 turns
 	// the throttle off.
 	AuthFailuresPerMin int
+	// ReadsPerMin is how many reads (GET, HEAD) a client address may send
+	// a minute, in bursts of as many, before it is answered 429
+	// (limitReads); 0 turns the limit off.
+	ReadsPerMin int
 }
 
 func (c *Config) register(fs *config.FlagSet) {
@@ -57,6 +61,8 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.Duration(&c.RequestTimeout, "request-timeout", "FOUNDRY_REQUEST_TIMEOUT", 30*time.Second, "time limit of one request")
 	fs.Int(&c.AuthFailuresPerMin, "auth-failures-per-min", "FOUNDRY_AUTH_FAILURES_PER_MIN", 30,
 		"failed authentications a client address may make a minute before it is answered 429 (0: no limit)")
+	fs.Int(&c.ReadsPerMin, "reads-per-min", "FOUNDRY_READS_PER_MIN", 1200,
+		"reads (GET, HEAD) a client address may make a minute, in bursts of as many, before it is answered 429 (0: no limit)")
 	fs.String(&c.AllowedHosts, "allowed-hosts", "FOUNDRY_ALLOWED_HOSTS", "",
 		"comma-separated Host names the gateway answers (others: 403); empty: loopback names only when listening on loopback, any otherwise")
 }
@@ -265,6 +271,7 @@ func edge(root http.Handler, cfg Config, log *zap.Logger, reg prometheus.Registe
 		onlyDryRunInQuery,
 		dryRunFromQuery,
 		forwardClient(s.Proxies),
+		limitReads(ratelimit.New(cfg.ReadsPerMin, nil), readsThrottled(reg)),
 		authenticate(v, ratelimit.New(cfg.AuthFailuresPerMin, nil), authThrottled(reg), log.Named("auth")),
 		toRoutes,
 	)

@@ -345,7 +345,8 @@ func freeAddr() string {
 }
 
 // startFoundry starts Foundry's binary on data at the production log
-// level, with registration unthrottled (the seed registers freely); extra
+// level, with registration and reads unthrottled (the seed registers
+// freely, the load reads from one address); extra
 // flags (-target, peer addresses) follow. data is a postgres:// URL, or the
 // directory of embedded SQLite's files: -database-url is then given empty,
 // so a FOUNDRY_DATABASE_URL in the environment does not apply.
@@ -356,7 +357,7 @@ func startFoundry(bin, data, httpAddr, grpcAddr, adminAddr string, pprof bool, e
 	}
 	args := append([]string{"-database-url=" + dbURL, "-http-addr=" + httpAddr, "-grpc-addr=" + grpcAddr, "-admin-addr=" + adminAddr,
 		"-admin-key=" + adminKey, "-service-key=" + adminKey + "-service", "-log-level=info", "-log-format=json", "-data-dir=" + dataDir}, extra...)
-	env := []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0", fmt.Sprintf("FOUNDRY_PPROF=%t", pprof),
+	env := []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0", "FOUNDRY_READS_PER_MIN=0", fmt.Sprintf("FOUNDRY_PPROF=%t", pprof),
 		"FOUNDRY_PRINCIPAL_SIGNING_KEY=" + principalSigningKey, "FOUNDRY_PRINCIPAL_VERIFIER_KEYS=" + principalVerifierKey}
 	return start(bin, env, args...)
 }

@@ -123,7 +123,7 @@ func Start(t testing.TB, storage Storage, extra ...string) *System {
 		// Every test client is 127.0.0.1: the throttles per client address
 		// would make one test's deliberate failures another's 429s. Tests
 		// of the throttles pass their own limit.
-		"-register-rate-per-min=0", "-auth-failures-per-min=0",
+		"-register-rate-per-min=0", "-auth-failures-per-min=0", "-reads-per-min=0",
 		// The economy monitor would change the economy's mode under a test that
 		// did not ask for it; tests that want it pass -monitor-interval.
 		"-monitor-interval=0",

@@ -87,7 +87,7 @@ func NewProc(t testing.TB, name, target string, storage Storage, extra ...string
 		// Every test client is 127.0.0.1: the throttles per client address
 		// would make one test's deliberate failures another's 429s. Tests
 		// of the throttles pass their own limit.
-		"-register-rate-per-min=0", "-auth-failures-per-min=0",
+		"-register-rate-per-min=0", "-auth-failures-per-min=0", "-reads-per-min=0",
 	}, extra...)
 	t.Cleanup(func() {
 		if p.Running() {
