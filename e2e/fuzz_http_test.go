@@ -170,6 +170,9 @@ type fuzzOp struct {
 	Query []fuzzParam
 	// Body is the request body's schema; nil when the operation reads none.
 	Body *fuzzSchema
+	// Response is the schema of its 200 answer; nil when the document
+	// gives none.
+	Response *fuzzSchema
 	// Webhook marks the GitHub webhook, which also reads X-GitHub-* headers.
 	Webhook bool
 	// Label names the operation in reports.
@@ -271,9 +274,12 @@ func (f *fuzzer) operations() []fuzzOp {
 			}
 			var spec struct {
 				Parameters []fuzzParam `json:"parameters"`
+				Responses  map[string]struct {
+					Schema *fuzzSchema `json:"schema"`
+				} `json:"responses"`
 			}
 			require.NoError(t, json.Unmarshal(raw, &spec), "%s %s", method, path)
-			op := fuzzOp{Method: method, Path: path, Label: method + " " + path}
+			op := fuzzOp{Method: method, Path: path, Label: method + " " + path, Response: spec.Responses["200"].Schema}
 			for _, p := range spec.Parameters {
 				switch p.In {
 				case "query":
@@ -425,6 +431,15 @@ func (f *fuzzer) send(op fuzzOp, fr fuzzRequest) {
 		f.fail(op, problem, fr, fmt.Sprintf("%d %s\n  body: %s", resp.StatusCode, resp.Header.Get("Content-Type"), truncate(raw, 600)))
 		return
 	}
+	if resp.StatusCode < 300 && op.Response != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		var out any
+		if json.Unmarshal(raw, &out) == nil {
+			if field := f.nonNumber(op.Response, out, ""); field != "" {
+				f.fail(op, "a number field that is not a JSON number", fr, fmt.Sprintf("%d: %s\n  body: %s", resp.StatusCode, field, truncate(raw, 600)))
+				return
+			}
+		}
+	}
 	if resp.StatusCode == http.StatusCreated && fr.Method == http.MethodPost {
 		var out map[string]any
 		if json.Unmarshal(raw, &out) == nil {
@@ -442,6 +457,45 @@ func (f *fuzzer) send(op fuzzOp, fr fuzzRequest) {
 		}
 	}
 }
+
+// nonNumber is the path of the first field of an answer v that its schema
+// s types as a number but that holds anything other than a JSON number or
+// null ("Infinity" as a string, the issue's); "" when there is none.
+func (f *fuzzer) nonNumber(s *fuzzSchema, v any, path string) string {
+	for i := 0; s != nil && s.Ref != "" && i < 8; i++ {
+		s = f.defs[strings.TrimPrefix(s.Ref, "#/definitions/")]
+	}
+	if s == nil || v == nil {
+		return ""
+	}
+	switch {
+	case s.Type == "number" || s.Type == "integer":
+		if _, ok := v.(float64); !ok {
+			return path
+		}
+	case s.Type == "array":
+		items, _ := v.([]any)
+		for i, item := range items {
+			if bad := f.nonNumber(s.Items, item, fmt.Sprintf("%s[%d]", path, i)); bad != "" {
+				return bad
+			}
+		}
+	case s.Properties != nil:
+		fields, _ := v.(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+			if bad := f.nonNumber(s.Properties[name], fields[name], path+"."+name); bad != "" {
+				return bad
+			}
+		}
+	}
+	return ""
+}
+
+// parserText matches what Go's parsers write into their errors, which a
+// 4xx detail must never carry (the issue's: strconv.ParseInt: parsing
+// "1x", proto: (line 1:39): invalid value for double field): a detail is
+// a sentence naming the field and what it must be.
+var parserText = regexp.MustCompile(`strconv\.|proto: |\(line \d+:\d+\)|json: |invalid character|unexpected EOF|syntax error`)
 
 // fuzzVerdict says what is wrong with an answer, or "" when nothing is.
 func fuzzVerdict(op fuzzOp, fr fuzzRequest, resp *http.Response, raw []byte) string {
@@ -464,6 +518,9 @@ func fuzzVerdict(op fuzzOp, fr fuzzRequest, resp *http.Response, raw []byte) str
 		}
 		if err := json.Unmarshal(raw, &body); err != nil || body.Detail == nil || strings.TrimSpace(*body.Detail) == "" {
 			return "4xx without a detail"
+		}
+		if parserText.MatchString(*body.Detail) {
+			return "4xx detail with a parser's text"
 		}
 	case code >= 200:
 		if len(raw) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") && !json.Valid(raw) {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -51,7 +52,71 @@ func (d strictDecoder) Decode(v any) error {
 			return err
 		}
 	}
-	return unmarshalOptions.Unmarshal(data, msg)
+	if err := unmarshalOptions.Unmarshal(data, msg); err != nil {
+		return protoRefusal(err)
+	}
+	return nil
+}
+
+// protoRefusals turn what protojson refuses after the checks passed (what
+// encoding/json lets by: invalid UTF-8, a lone surrogate's escape, a key
+// sent twice, a number beyond a double) into a sentence naming the field
+// where it names one; its own text names the parser and a line and column
+// ("proto: (line 1:39): invalid value for double field potentialValue").
+var protoRefusals = []struct {
+	re  *regexp.Regexp
+	say func(m []string) string
+}{
+	{regexp.MustCompile(`duplicate field "([A-Za-z0-9_]+)"`), func(m []string) string { return snake(m[1]) + ": is sent more than once" }},
+	{regexp.MustCompile(`invalid value for (\w+) field ([A-Za-z0-9_]+)`), func(m []string) string {
+		return snake(m[2]) + ": must be " + kindWords(m[1])
+	}},
+	{regexp.MustCompile(`invalid UTF-8`), func([]string) string { return "the body is not valid JSON: a string holds bytes that are not UTF-8" }},
+	// protojson reads a lone surrogate's escape ("\ud800") as the end of
+	// its input; the body parsed whole before it got there, so that is
+	// what an EOF from it means.
+	{regexp.MustCompile(`invalid escape code|unexpected EOF`), func([]string) string {
+		return "the body is not valid JSON: a string holds an escape that is no character (a lone surrogate)"
+	}},
+}
+
+// protoRefusal is the sentence of a protojson refusal.
+func protoRefusal(err error) error {
+	for _, r := range protoRefusals {
+		if m := r.re.FindStringSubmatch(err.Error()); m != nil {
+			return errors.New(r.say(m))
+		}
+	}
+	return errors.New("the body does not fit this request: check each field's type in the API reference")
+}
+
+// kindWords says what a value of a protojson kind must be.
+func kindWords(kind string) string {
+	switch kind {
+	case "string", "bytes":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "enum":
+		return "one of the words the API reference lists"
+	case "double", "float":
+		return "a number within range"
+	}
+	return "a whole number within range"
+}
+
+// snake is a field's JSON name as the API spells it (protojson names
+// potentialValue where the body said potential_value).
+func snake(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // fullCheck is the strict decoder's check of a body that passesChecks
@@ -62,15 +127,32 @@ func fullCheck(msg proto.Message, data []byte) error {
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return fmt.Errorf("malformed JSON: %w", err)
+		return malformed(err)
 	}
 	if dec.More() {
-		return fmt.Errorf("malformed JSON: more than one value in the body")
+		return fmt.Errorf("the body is not valid JSON: it holds more than one value")
+	}
+	if doc == nil {
+		return fmt.Errorf("the body must be a JSON object, not null")
 	}
 	if err := checkMessage(msg.ProtoReflect().Descriptor(), doc, ""); err != nil {
 		return err
 	}
 	return checkDocument(doc, "", 1)
+}
+
+// malformed is the refusal of a body that is not JSON, said in words
+// rather than in encoding/json's ("invalid character '}' looking for
+// beginning of object key string"), with where it goes wrong.
+func malformed(err error) error {
+	var syntax *json.SyntaxError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Errorf("the body is not valid JSON: it goes wrong at byte %d", syntax.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return fmt.Errorf("the body is not valid JSON: it ends before its value does")
+	}
+	return fmt.Errorf("the body is not valid JSON")
 }
 
 // maxBodyDepth bounds how deeply a request body nests objects and arrays.
@@ -175,6 +257,10 @@ func checkMessage(md protoreflect.MessageDescriptor, v any, path string) error {
 
 func checkField(fd protoreflect.FieldDescriptor, v any, path string) error {
 	switch {
+	case v == nil && fd.Kind() == protoreflect.BoolKind && !fd.IsList():
+		// protojson reads a null bool as false, so "dry_run": null made a
+		// real stake; a flag must say which it is.
+		return fmt.Errorf("%s: must be true or false, not null", path)
 	case v == nil:
 		return nil
 	case fd.IsMap():
@@ -194,7 +280,11 @@ func checkField(fd protoreflect.FieldDescriptor, v any, path string) error {
 			return fmt.Errorf("%s: must be an array", path)
 		}
 		for i, item := range arr {
-			if err := checkValue(fd, item, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			at := fmt.Sprintf("%s[%d]", path, i)
+			if item == nil && fd.Message() == nil {
+				return fmt.Errorf("%s: must not be null", at)
+			}
+			if err := checkValue(fd, item, at); err != nil {
 				return err
 			}
 		}

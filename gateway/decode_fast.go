@@ -298,7 +298,9 @@ func (s *scanner) message(md protoreflect.MessageDescriptor, depth int) bool {
 func (s *scanner) field(fd protoreflect.FieldDescriptor, depth int) bool {
 	switch {
 	case s.null():
-		return true
+		// A null bool is refused (fullCheck says why); any other null is
+		// the field unset.
+		return fd.Kind() != protoreflect.BoolKind || fd.IsList()
 	case fd.IsMap():
 		return s.members(depth, func([]byte) bool { return s.peek() != 'n' && s.value(fd.MapValue(), depth+1) })
 	case fd.IsList():

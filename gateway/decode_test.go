@@ -65,7 +65,11 @@ func TestStrictDecoderRejectsWrongTypes(t *testing.T) {
 		{"upper case", `{"stage":"SPECCED"}`, "stage: must be one of none", &portfoliov1.SetIdeaStageRequest{}},
 		{"array body", `[1]`, "the body must be a JSON object", &ledgerv1.CreateContributionRequest{}},
 		{"two values", `{} {}`, "more than one value", &ledgerv1.CreateContributionRequest{}},
-		{"malformed", `{"a":`, "malformed JSON", &ledgerv1.CreateContributionRequest{}},
+		{"cut short", `{"a":`, "the body is not valid JSON: it ends before its value does", &ledgerv1.CreateContributionRequest{}},
+		{"a wrong character", `{"a":1,}`, "the body is not valid JSON: it goes wrong at byte 8", &ledgerv1.CreateContributionRequest{}},
+		{"null body", `null`, "the body must be a JSON object, not null", &ledgerv1.CreateContributionRequest{}},
+		// The issue's: "dry_run": null was read as false, a real stake.
+		{"null flag", `{"dry_run":null}`, "dry_run: must be true or false, not null", &ledgerv1.StakeRequest{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,7 +172,7 @@ func TestBodyFieldError(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "tags[1]", fe.Field)
 
-	for _, msg := range []string{"malformed JSON: unexpected EOF", "the body must be a JSON object", `unknown field "x"`} {
+	for _, msg := range []string{"the body is not valid JSON: it ends before its value does", "the body must be a JSON object", `unknown field "x"`} {
 		_, ok := bodyFieldError(status.New(codes.InvalidArgument, msg), post)
 		require.False(t, ok, msg)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -134,6 +136,9 @@ func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w
 	s := status.Convert(err)
 	fe, ok := queryFieldError(s, r)
 	if !ok {
+		fe, ok = pathFieldError(s)
+	}
+	if !ok {
 		fe, ok = bodyFieldError(s, r)
 	}
 	if ok {
@@ -141,6 +146,34 @@ func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w
 		return
 	}
 	writeError(w, err)
+}
+
+// pathMismatch is grpc-gateway's refusal of a path parameter that does not
+// parse as its field's type ("type mismatch, parameter: seq, error:
+// strconv.ParseInt: parsing \"..\": invalid syntax"): the parser's text,
+// which a detail never carries.
+var pathMismatch = regexp.MustCompile(`^type mismatch, parameter: ([a-z_][a-z0-9_.]*), error: (.*)$`)
+
+// pathFieldError is the field error of such a refusal, in words: what the
+// parameter must be, by the parser that refused it.
+func pathFieldError(s *status.Status) (FieldError, bool) {
+	m := pathMismatch.FindStringSubmatch(s.Message())
+	if s.Code() != codes.InvalidArgument || m == nil {
+		return FieldError{}, false
+	}
+	msg := "has the wrong type for this path"
+	switch cause := m[2]; {
+	case strings.Contains(cause, "ParseInt"), strings.Contains(cause, "ParseUint"):
+		msg = "must be a whole number"
+		if strings.Contains(cause, "out of range") {
+			msg = "must be a whole number within range"
+		}
+	case strings.Contains(cause, "ParseFloat"):
+		msg = "must be a number"
+	case strings.Contains(cause, "ParseBool"):
+		msg = "must be true or false"
+	}
+	return FieldError{Field: m[1], Message: msg}, true
 }
 
 // routingErrorHandler answers unknown paths 404 and wrong methods 405 (the

@@ -43,3 +43,25 @@ func TestErrorBody(t *testing.T) {
 	require.Equal(t, []FieldError{{Field: "handle", Message: "bad"}}, body.Errors)
 	require.Equal(t, http.StatusUnprocessableEntity, HTTPStatus(codes.InvalidArgument))
 }
+
+// TestPathFieldError: grpc-gateway's refusal of a path parameter that
+// does not parse is said in words, naming the parameter (the issue's:
+// strconv.ParseInt: parsing "1x" reached the client).
+func TestPathFieldError(t *testing.T) {
+	t.Parallel()
+	for msg, want := range map[string]FieldError{
+		`type mismatch, parameter: seq, error: strconv.ParseInt: parsing "1x": invalid syntax`:                       {Field: "seq", Message: "must be a whole number"},
+		`type mismatch, parameter: seq, error: strconv.ParseInt: parsing "99999999999999999999": value out of range`: {Field: "seq", Message: "must be a whole number within range"},
+		`type mismatch, parameter: ratio, error: strconv.ParseFloat: parsing "x": invalid syntax`:                    {Field: "ratio", Message: "must be a number"},
+		`type mismatch, parameter: full, error: strconv.ParseBool: parsing "maybe": invalid syntax`:                  {Field: "full", Message: "must be true or false"},
+		`type mismatch, parameter: stage, error: something else`:                                                     {Field: "stage", Message: "has the wrong type for this path"},
+	} {
+		fe, ok := pathFieldError(status.New(codes.InvalidArgument, msg))
+		require.True(t, ok, msg)
+		require.Equal(t, want, fe, msg)
+	}
+	_, ok := pathFieldError(status.New(codes.InvalidArgument, "seq: must be at least 0"))
+	require.False(t, ok, "a service's own refusal")
+	_, ok = pathFieldError(status.New(codes.NotFound, `type mismatch, parameter: seq, error: x`))
+	require.False(t, ok, "not a 422")
+}

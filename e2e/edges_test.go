@@ -1,0 +1,65 @@
+package e2e_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/foundryhq/foundry/services/allinone/allinonetest"
+	"github.com/foundryhq/foundry/services/platform/database"
+)
+
+// TestNullDryRunIsRefused is the issue's: "dry_run": null on a stake was
+// read as false and staked for real. A flag sent as null is a 422 naming
+// it, and nothing moves.
+func TestNullDryRunIsRefused(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		ada := registerUser(t, sys, "ada")
+		requireStatus(t, http.StatusCreated, deposit(t, sys, ada.id, 10, "ada-deposit", asAdmin))
+		idea := request(t, http.MethodPost, sys.URL("/api/ideas"), map[string]any{"name": "Nulls", "potential_value": 10, "estimated_cost": 1})
+		requireStatus(t, http.StatusCreated, idea)
+		before := balances(t, sys, ada.id)
+
+		r := request(t, http.MethodPost, sys.URL("/api/ideas/"+idea.JSON["id"].(string)+"/stake"),
+			`{"contributor_id":"`+ada.id+`","amount_cc":5,"dry_run":null}`, ada.bearer())
+		requireFieldError(t, r, "dry_run")
+		require.Equal(t, "dry_run: must be true or false, not null", r.JSON["detail"])
+		require.Equal(t, before, balances(t, sys, ada.id), "nothing was staked")
+	})
+}
+
+// TestDetailsAreSentences is the issue's: raw parser text reached the
+// client (strconv.ParseInt: parsing "1x"; proto: (line 1:39): invalid
+// value for double field potentialValue). Every refusal below is a
+// sentence naming the field, or the body, and what it must be.
+func TestDetailsAreSentences(t *testing.T) {
+	t.Parallel()
+	sys := allinonetest.Start(t, allinonetest.NewStorage(t, database.SQLite))
+	idea := request(t, http.MethodPost, sys.URL("/api/ideas"), map[string]any{"name": "Details", "potential_value": 10, "estimated_cost": 1})
+	requireStatus(t, http.StatusCreated, idea)
+	ideaURL := sys.URL("/api/ideas/" + idea.JSON["id"].(string))
+	for _, tc := range []struct {
+		what, method, url, body, detail, field string
+	}{
+		{"a path parameter", http.MethodGet, sys.URL("/api/audit/entries/1x/proof"), "", "seq: must be a whole number", "seq"},
+		{"a key sent twice", http.MethodPatch, ideaURL, `{"potential_value":1,"potential_value":1e999}`, "potential_value: is sent more than once", "potential_value"},
+		{"a body cut short", http.MethodPost, sys.URL("/api/ideas"), `{"name":`, "the body is not valid JSON: it ends before its value does", ""},
+		{"a stray character", http.MethodPost, sys.URL("/api/ideas"), `{"name":"x",}`, "the body is not valid JSON: it goes wrong at byte 13", ""},
+		{"a null body", http.MethodPost, sys.URL("/api/ideas"), `null`, "the body must be a JSON object, not null", ""},
+		{"a null in a list", http.MethodPost, sys.URL("/api/ideas"), `{"name":"x","tags":[null]}`, "tags[0]: must not be null", "tags[0]"},
+		{"a lone surrogate", http.MethodPost, sys.URL("/api/ideas"), `{"name":"\ud800"}`, "the body is not valid JSON: a string holds an escape that is no character (a lone surrogate)", ""},
+	} {
+		var body any
+		if tc.body != "" {
+			body = tc.body
+		}
+		r := request(t, tc.method, tc.url, body)
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s: %s", tc.what, r.Raw)
+		require.Equal(t, tc.detail, r.JSON["detail"], tc.what)
+		if tc.field != "" {
+			requireFieldError(t, r, tc.field)
+		}
+	}
+}
