@@ -63,3 +63,30 @@ func TestDetailsAreSentences(t *testing.T) {
 		}
 	}
 }
+
+// TestGrpcMetadataIdempotencyKeyIsTheKey is the issue's: grpc-gateway's
+// own spelling of the header was ignored, so two withdrawals with the same
+// key both happened. It is now the Idempotency-Key: the retry answers the
+// first withdrawal and moves nothing; sending both spellings is a 422.
+func TestGrpcMetadataIdempotencyKeyIsTheKey(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		ada := registerUser(t, sys, "ada")
+		requireStatus(t, http.StatusCreated, deposit(t, sys, ada.id, 10, "ada-deposit", asAdmin))
+		held := balances(t, sys, ada.id)["available_cc"].(float64)
+		withdraw := map[string]any{"contributor_id": ada.id, "amount_cc": 1}
+		first := request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), withdraw, ada.bearer(), "Grpc-Metadata-Idempotency-Key: w-1")
+		requireStatus(t, http.StatusOK, first)
+		again := request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), withdraw, ada.bearer(), "Grpc-Metadata-Idempotency-Key: w-1")
+		requireStatus(t, http.StatusOK, again)
+		require.Equal(t, first.JSON, again.JSON, "the first answer again")
+		require.InDelta(t, held-1, balances(t, sys, ada.id)["available_cc"], 1e-9, "one withdrawal")
+		same := request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), withdraw, ada.bearer(), "Idempotency-Key: w-1")
+		require.Equal(t, first.JSON, same.JSON, "the same key, in either spelling")
+
+		both := request(t, http.MethodPost, sys.URL("/api/cc/withdraw"), withdraw, ada.bearer(),
+			"Idempotency-Key: w-2", "Grpc-Metadata-Idempotency-Key: w-3")
+		requireFieldError(t, both, "Grpc-Metadata-Idempotency-Key")
+		require.InDelta(t, held-1, balances(t, sys, ada.id)["available_cc"], 1e-9, "nothing more")
+	})
+}

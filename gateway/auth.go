@@ -149,14 +149,23 @@ func clientHost(remote string) string {
 // "café-retry" used to reach the service as no key at all, and three
 // retries of a withdrawal withdrew three times; such values are refused
 // here, before the mux sees them.
-var checkedHeaders = []string{"Idempotency-Key", "Authorization", "X-Api-Key"}
+var checkedHeaders = []string{"Idempotency-Key", grpcIdempotencyKey, "Authorization", "X-Api-Key"}
+
+// grpcIdempotencyKey is grpc-gateway's own spelling of a metadata header
+// (Grpc-Metadata-<key>), which clients of other grpc-gateway services
+// send. Foundry's header matcher forwarded it as nothing, so two
+// withdrawals with the same key both happened; checkHeaders takes it as
+// the Idempotency-Key it names.
+const grpcIdempotencyKey = "Grpc-Metadata-Idempotency-Key"
 
 // maxHeaderValue bounds those values (a Bearer token is 71 to 75 bytes).
 const maxHeaderValue = 255
 
 // checkHeaders answers 422 naming the header for an Idempotency-Key,
 // Authorization or X-API-Key that is sent more than once, empty, longer
-// than 255 bytes or not printable ASCII.
+// than 255 bytes or not printable ASCII; a Grpc-Metadata-Idempotency-Key
+// is the Idempotency-Key, unless both are sent (a 422: which key counts
+// would be a guess).
 func checkHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, name := range checkedHeaders {
@@ -176,6 +185,17 @@ func checkHeaders(next http.Handler) http.Handler {
 					Errors: []FieldError{{Field: name, Message: msg}}})
 				return
 			}
+		}
+		if key, sent := r.Header[grpcIdempotencyKey]; sent {
+			if _, both := r.Header["Idempotency-Key"]; both {
+				msg := "send the key once, as Idempotency-Key"
+				writeJSONError(w, http.StatusUnprocessableEntity, ErrorBody{Detail: grpcIdempotencyKey + ": " + msg,
+					Errors: []FieldError{{Field: grpcIdempotencyKey, Message: msg}}})
+				return
+			}
+			r = r.Clone(r.Context())
+			r.Header["Idempotency-Key"] = key
+			delete(r.Header, grpcIdempotencyKey)
 		}
 		next.ServeHTTP(w, r)
 	})
