@@ -48,3 +48,35 @@ func TestTaskIdempotencyKey(t *testing.T) {
 		require.Equal(t, spare.JSON["id"], c3.JSON["task"].(map[string]any)["id"])
 	})
 }
+
+// TestIdempotencyKeysAreTheCredentials is the issue's: the administrator
+// key replaying an operator token's Idempotency-Key got the operator's
+// task. A key is the credential's that sent it (Stripe's rule): the same
+// key and body from another credential is a request of its own, for a
+// task create and for a contribution alike.
+func TestIdempotencyKeysAreTheCredentials(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		operator, _ := apiToken(t, sys.BaseURL, "ops-1", "operator")
+		body := map[string]any{"direction": "write the spec", "task_type": "spec"}
+		mine := request(t, http.MethodPost, sys.URL("/api/agent/tasks"), body, operator, "Idempotency-Key: shared-1")
+		requireStatus(t, http.StatusCreated, mine)
+		theirs := request(t, http.MethodPost, sys.URL("/api/agent/tasks"), body, asAdmin, "Idempotency-Key: shared-1")
+		requireStatus(t, http.StatusCreated, theirs)
+		require.NotEqual(t, mine.JSON["id"], theirs.JSON["id"], "the administrator's key is its own")
+		again := request(t, http.MethodPost, sys.URL("/api/agent/tasks"), body, operator, "Idempotency-Key: shared-1")
+		require.Equal(t, mine.JSON["id"], again.JSON["id"], "the operator's retry still answers its own")
+
+		ada := registerUser(t, sys, "ada")
+		asset := request(t, http.MethodPost, sys.URL("/api/assets"), map[string]any{"type": "CODE", "name": "billing"})
+		requireStatus(t, http.StatusCreated, asset)
+		c := map[string]any{"contributor_id": ada.id, "asset_id": asset.JSON["id"], "cost_amount": 5}
+		own := request(t, http.MethodPost, sys.URL("/api/contributions"), c, ada.bearer(), "Idempotency-Key: c-1")
+		requireStatus(t, http.StatusCreated, own)
+		byOperator := request(t, http.MethodPost, sys.URL("/api/contributions"), c, operator, "Idempotency-Key: c-1")
+		requireStatus(t, http.StatusCreated, byOperator)
+		require.NotEqual(t, own.JSON["id"], byOperator.JSON["id"], "the operator's key is not the contributor's")
+		retry := request(t, http.MethodPost, sys.URL("/api/contributions"), c, ada.bearer(), "Idempotency-Key: c-1")
+		require.Equal(t, own.JSON["id"], retry.JSON["id"])
+	})
+}

@@ -167,8 +167,10 @@ func (h *Handler) CreateTask(ctx context.Context, req *agentv1.CreateTaskRequest
 	if req.GetContext() != nil {
 		c = req.GetContext().AsMap()
 	}
-	// Tasks have no owner: every caller shares the key space.
-	key, err := idempotency.FromContext(ctx, "task", "any", req)
+	// Tasks have no owner, so the key is the credential's that sent it
+	// (the Stripe rule: a key is the account's): one caller's key never
+	// answers another's create with a task that caller made.
+	key, err := idempotency.FromContext(ctx, "task", authz.FromContext(ctx).Actor(), req)
 	if err != nil {
 		return nil, err
 	}

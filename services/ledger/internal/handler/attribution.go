@@ -132,11 +132,11 @@ func (h *Handler) ListAssets(ctx context.Context, req *ledgerv1.ListAssetsReques
 
 // CreateContribution implements LedgerService.CreateContribution.
 func (h *Handler) CreateContribution(ctx context.Context, req *ledgerv1.CreateContributionRequest) (*ledgerv1.CreateContributionResponse, error) {
-	// The key is scoped by the contributor the contribution is for (a
-	// contributor's own, or any an operator names): two contributors' keys
-	// never collide. A retry answers the first response, with its status
-	// (201).
-	key, keyErr := idempotency.FromContext(ctx, "contribution", req.GetContributorId(), req)
+	// The key is scoped by the credential that sent it and the contributor
+	// the contribution is for: two contributors' keys never collide, nor
+	// an operator's with the contributor's own. A retry answers the first
+	// response, with its status (201).
+	key, keyErr := idempotency.FromContext(ctx, "contribution", authz.FromContext(ctx).Actor()+"/"+req.GetContributorId(), req)
 	c, err := h.app.CreateContribution(ctx, usecase.CreateContributionCmd{
 		ContributorID: req.GetContributorId(), AssetID: req.GetAssetId(), CostAmount: req.CostAmount,
 		Metadata: req.GetMetadata().AsMap(), Refused: keyErr,
