@@ -54,10 +54,14 @@ type Movement struct {
 }
 
 // Applied is what Apply found: the economy's mode (when asked) and each
-// account's balance after the movement, by account name.
+// account's balance after the movement, by account name, and the time the
+// movement was recorded at: its journal entry's, or, for a movement that
+// read the mode (ReadMode) whose mode changed after that time was taken,
+// just after the change.
 type Applied struct {
 	Mode     string
 	Balances map[string]money.Micros
+	At       time.Time
 }
 
 // Queued is an audit entry not yet sequenced: its seq and hashes are

@@ -172,14 +172,15 @@ func (c Credit) Apply(ctx context.Context, m store.Movement) (store.Applied, err
 	if err := e.Entry.Validate(); err != nil {
 		return store.Applied{}, err
 	}
-	out := store.Applied{Balances: make(map[string]money.Micros, len(e.Entry.Lines))}
+	out := store.Applied{Balances: make(map[string]money.Micros, len(e.Entry.Lines)), At: e.CreatedAt}
 	b := &database.Batch{}
+	var modeSince int64
 	if m.ReadMode {
 		if c.q.Engine() == database.Postgres {
 			b.QueryRow(func(row database.Row) error { return row.Scan(new(string)) },
 				modeLockSQL("pg_advisory_xact_lock_shared"), modeLockClass)
 		}
-		b.QueryRow(func(row database.Row) error { return row.Scan(&out.Mode) }, `SELECT mode FROM economy WHERE id = 1`)
+		b.QueryRow(func(row database.Row) error { return row.Scan(&out.Mode, &modeSince) }, `SELECT mode, mode_since FROM economy WHERE id = 1`)
 	}
 	lines := append([]credit.Line(nil), e.Entry.Lines...)
 	sort.Slice(lines, func(i, j int) bool { return lines[i].Account.Name() > lines[j].Account.Name() })
@@ -243,6 +244,22 @@ func (c Credit) Apply(ctx context.Context, m store.Movement) (store.Applied, err
 	}
 	if err != nil {
 		return store.Applied{}, fmt.Errorf("record %s entry: %w", e.Entry.Kind, err)
+	}
+	if m.ReadMode && modeSince >= database.Micros(e.CreatedAt) {
+		// The mode changed after the movement's time was taken and before
+		// its batch got the mode lock (a freeze and its unfreeze while it
+		// waited): recorded at that time, a movement made after the
+		// unfreeze would read as made inside the frozen window. It is
+		// stamped just after the change instead, in a second round trip
+		// that only such a movement pays.
+		at := modeSince + 1
+		fix := &database.Batch{}
+		fix.Exec(nil, `UPDATE cc_entries SET created_at = $2 WHERE id = $1`, e.ID, at)
+		fix.Exec(nil, `UPDATE audit_queue SET at = $2 WHERE entry_id = $1`, e.ID, at)
+		if err := c.q.SendBatch(ctx, fix); err != nil {
+			return store.Applied{}, fmt.Errorf("stamp %s entry after the mode change: %w", e.Entry.Kind, err)
+		}
+		out.At = database.Time(at)
 	}
 	return out, nil
 }

@@ -204,10 +204,10 @@ func runAccounts(t *testing.T, newHarness func(t *testing.T) Harness) {
 		got, err := applyM(movement(credit.Transfer(credit.KindDeposit, credit.Issuance, available, 5*cc), true))
 		require.NoError(t, err)
 		require.Equal(t, store.Applied{Mode: "normal", Balances: map[string]money.Micros{
-			credit.Issuance.Name(): -5 * cc, available.Name(): 5 * cc}}, got)
+			credit.Issuance.Name(): -5 * cc, available.Name(): 5 * cc}, At: base}, got)
 		got, err = applyM(movement(credit.Transfer(credit.KindStake, available, staked, 2*cc), false))
 		require.NoError(t, err)
-		require.Equal(t, store.Applied{Balances: map[string]money.Micros{available.Name(): 3 * cc, staked.Name(): 2 * cc}}, got,
+		require.Equal(t, store.Applied{Balances: map[string]money.Micros{available.Name(): 3 * cc, staked.Name(): 2 * cc}, At: base}, got,
 			"no mode unless asked")
 
 		require.NoError(t, h.write(func(r repos) error {
@@ -220,7 +220,7 @@ func runAccounts(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}))
 		got, err = applyM(movement(credit.Transfer(credit.KindStake, available, staked, cc), true))
 		require.NoError(t, err)
-		require.Equal(t, store.Applied{Mode: "read_only", Balances: map[string]money.Micros{available.Name(): 2 * cc, staked.Name(): 3 * cc}}, got,
+		require.Equal(t, store.Applied{Mode: "read_only", Balances: map[string]money.Micros{available.Name(): 2 * cc, staked.Name(): 3 * cc}, At: base}, got,
 			"the mode as it is; Apply does not judge it")
 
 		for account, want := range map[credit.Account]money.Micros{
@@ -240,6 +240,53 @@ func runAccounts(t *testing.T, newHarness func(t *testing.T) Harness) {
 			}
 			return nil
 		}))
+	})
+
+	t.Run("a movement whose mode changed after its time was taken is stamped just after the change", func(t *testing.T) {
+		// The issue's: a stake's time was taken before its batch got the
+		// mode lock, so one made after an unfreeze, having waited on it,
+		// carried a time inside the frozen window.
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		changed := base.Add(time.Minute)
+		require.NoError(t, h.write(func(r repos) error {
+			eco, err := r.credit.LockEconomy(ctx)
+			if err != nil {
+				return err
+			}
+			eco.ModeSince = changed // an unfreeze, after the movement's time
+			return r.credit.SaveEconomy(ctx, eco)
+		}))
+		apply := func(at time.Time, readMode bool) (store.Applied, string) {
+			je := store.JournalEntry{ID: uuid.NewString(), Entry: credit.Transfer(credit.KindDeposit, credit.Issuance, credit.Available("ada"), cc),
+				ContributorID: "ada", Amount: cc, CreatedAt: at}
+			var got store.Applied
+			require.NoError(t, h.write(func(r repos) (err error) {
+				got, err = r.credit.Apply(ctx, store.Movement{Journal: je, ReadMode: readMode, Audit: []store.Queued{{ID: uuid.NewString(),
+					EntryID: je.ID, Entry: audit.Entry{Kind: string(je.Entry.Kind), At: at, Actor: "ada", Subject: "ada", Amount: cc}}}})
+				return err
+			}))
+			return got, je.ID
+		}
+		stamped := changed.Add(time.Microsecond)
+		got, id := apply(base, true)
+		require.Equal(t, stamped, got.At.UTC(), "just after the change")
+		later, laterID := apply(changed.Add(time.Second), true)
+		require.Equal(t, changed.Add(time.Second), later.At.UTC(), "a time after the change stays")
+		history, _, err := h.read().credit.History(ctx, "ada", 10, 0)
+		require.NoError(t, err)
+		at := map[string]time.Time{}
+		for _, e := range history {
+			at[e.ID] = e.CreatedAt.UTC()
+		}
+		require.Equal(t, map[string]time.Time{id: stamped, laterID: changed.Add(time.Second)}, at, "the journal holds the stamped time")
+		queued, err := h.read().audit.Queue(ctx, 10)
+		require.NoError(t, err)
+		for _, q := range queued {
+			require.Equal(t, at[q.EntryID], q.Entry.At.UTC(), "the audit entry holds the journal's time")
+		}
+		require.Len(t, queued, 2)
 	})
 
 	t.Run("a debit from a missing or short account is ErrInsufficient, and nothing is written once the transaction rolls back", func(t *testing.T) {
