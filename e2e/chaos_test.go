@@ -157,9 +157,16 @@ func runChaos(t *testing.T, sys chaosTarget, key chaosAuditKey, s chaosSettings,
 	struck := <-faultsDone
 	sys.Settle()
 	var retries int64
+	internal, silent503, lastInternal := 0, 0, ""
 	for _, c := range w.clients {
 		retries += c.retries
+		internal, silent503 = internal+c.internal, silent503+c.silent503
+		if c.lastInternal != "" {
+			lastInternal = c.lastInternal
+		}
 	}
+	require.Zero(t, internal, "no fault is an internal error: a lost database answers 503 (the last 500: %s)", lastInternal)
+	require.Zero(t, silent503, "every 503 says when to retry (Retry-After)")
 	t.Logf("seed %d: %d clients x %d operations in %s, %d retried attempts; %d faults: %s", seed, s.clients, s.ops,
 		time.Since(began).Round(time.Millisecond), retries, len(struck), summarize(struck))
 
@@ -332,6 +339,13 @@ type chaosClient struct {
 	contributions []chaosContribution
 	tasks         []string
 	retries       int64
+	// internal are the 500s the faults caused, with the last one's answer:
+	// a lost connection or a database shutting down must be a 503 that
+	// says when to retry, never a 500 (the issue counted 333 of them).
+	internal     int
+	lastInternal string
+	// silent503 are the 503s without a Retry-After.
+	silent503 int
 }
 
 type chaosContribution struct {
@@ -433,6 +447,10 @@ func (c *chaosClient) send(method, path string, body any, headers ...string) map
 	backoff := 20 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		status, out, err := c.once(method, path, raw, headers)
+		if err == nil && status == http.StatusInternalServerError {
+			c.internal++
+			c.lastInternal = fmt.Sprintf("%s %s: %s", method, path, out)
+		}
 		if err == nil && status >= 200 && status < 300 {
 			var m map[string]any
 			require.NoError(t, json.Unmarshal(out, &m), "%s %s: %s", method, path, out)
@@ -462,6 +480,9 @@ func (c *chaosClient) once(method, path string, body []byte, headers []string) (
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+		c.silent503++
+	}
 	out, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, out, err
 }
@@ -603,7 +624,13 @@ func newPostgresChaos(t *testing.T, env ...string) *postgresChaos {
 	services := allinonetest.ServiceNames()
 	var peers []string
 	for _, svc := range services {
-		proc := allinonetest.NewProc(t, svc, svc, viaProxy, "-monitor-interval=2s")
+		flags := []string{"-monitor-interval=2s"}
+		if svc == "ops" {
+			// The monitor's decisions are info lines: a failed run's output
+			// then says why the economy changed mode under the load.
+			flags = append(flags, "-log-level=info")
+		}
+		proc := allinonetest.NewProc(t, svc, svc, viaProxy, flags...)
 		p.procs = append(p.procs, proc)
 		peers = append(peers, "-"+svc+"-addr="+proc.GRPCAddr)
 	}

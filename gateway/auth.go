@@ -64,6 +64,7 @@ func authenticate(v *authz.Verifier, failures *ratelimit.Limiter, throttled prom
 			p, err := v.Verify(r.Context(), creds)
 			if err != nil {
 				log.Warn("credential not verified: the ledger did not answer", zap.Error(err))
+				w.Header().Set("Retry-After", "1")
 				writeJSONError(w, http.StatusServiceUnavailable, ErrorBody{Detail: "service unavailable: try again shortly"})
 				return
 			}

@@ -95,10 +95,19 @@ func writeError(w http.ResponseWriter, err error) {
 	}
 	s := status.Convert(err)
 	code, body := errorBody(s)
-	if code == http.StatusTooManyRequests {
+	switch code {
+	case http.StatusTooManyRequests:
 		if wait, ok := retryDelay(s); ok {
 			w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(wait), 10))
 		}
+	case http.StatusServiceUnavailable:
+		// A retrying client waits the service's delay (the database's
+		// 1 s), or 1 s for a service the gateway could not reach.
+		wait, ok := retryDelay(s)
+		if !ok {
+			wait = time.Second
+		}
+		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(wait), 10))
 	}
 	writeJSONError(w, code, body)
 }

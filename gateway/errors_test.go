@@ -2,11 +2,15 @@ package gateway
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/platform/grpcerr"
@@ -64,4 +68,28 @@ func TestPathFieldError(t *testing.T) {
 	require.False(t, ok, "a service's own refusal")
 	_, ok = pathFieldError(status.New(codes.NotFound, `type mismatch, parameter: seq, error: x`))
 	require.False(t, ok, "not a 422")
+}
+
+// TestUnavailableSaysWhenToRetry: a 503 always carries Retry-After: the
+// service's retry delay (the database's, when it dropped a connection),
+// else 1 s for a service the gateway could not reach.
+func TestUnavailableSaysWhenToRetry(t *testing.T) {
+	t.Parallel()
+	withDelay, err := status.New(codes.Unavailable, "the database is unavailable: try again shortly").WithDetails(
+		&errdetails.ErrorInfo{Domain: grpcerr.Domain, Reason: "UNAVAILABLE"}, &errdetails.RetryInfo{RetryDelay: durationpb.New(2500 * time.Millisecond)})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		err        error
+		retryAfter string
+		detail     string
+	}{
+		{withDelay.Err(), "3", "the database is unavailable: try again shortly"},
+		{status.Error(codes.Unavailable, "connection error: desc = \"transport: dial tcp: connection refused\""), "1", "service unavailable: try again shortly"},
+	} {
+		rec := httptest.NewRecorder()
+		writeError(rec, tc.err)
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+		require.Equal(t, tc.retryAfter, rec.Header().Get("Retry-After"))
+		require.Contains(t, rec.Body.String(), tc.detail)
+	}
 }

@@ -14,11 +14,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	pgxpoolprometheus "github.com/IBM/pgxpoolprometheus"
@@ -315,6 +318,47 @@ func IsRetryable(err error) bool {
 		return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
 	}
 	return false
+}
+
+// IsUnavailable reports whether err says the database could not be
+// reached or went away under the request, so that the same request may
+// succeed shortly: a connection refused, reset or cut (Postgres restarting,
+// a backend terminated, a proxy dropping the session), Postgres' own
+// connection and shutdown errors (class 08, admin and crash shutdown,
+// starting up, too many connections), or a database still busy after the
+// transaction's retries. Such a failure is Unavailable (503 with
+// Retry-After), not an internal error: a retrying client needs to tell it
+// from a bug.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57P01", "57P02", "57P03", "53300":
+			return true
+		}
+		return strings.HasPrefix(pe.Code, "08")
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne) && !ne.Timeout(),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	// pgx reports a connection it closed after a failure ("conn closed")
+	// and a pool closed under a request ("closed pool", a shutdown) with
+	// no error value of its own to match.
+	if msg := err.Error(); strings.Contains(msg, "conn closed") || strings.Contains(msg, "closed pool") {
+		return true
+	}
+	// A Postgres error was judged above, so what is retryable here is a
+	// SQLite database still busy after the transaction's retries; a
+	// serialization failure or deadlock that outlived them is a conflict.
+	return IsRetryable(err)
 }
 
 // Placeholders returns "$from, $from+1, ..., $from+n-1" for an IN list.

@@ -3,10 +3,15 @@ package database_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/fstest"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -126,4 +131,34 @@ func TestTargetRedactsPassword(t *testing.T) {
 	defer db.Close()
 	require.NotContains(t, db.Target(), "secret")
 	require.Contains(t, db.Target(), "127.0.0.1:1/db")
+}
+
+// TestIsUnavailable: connection loss and a database shutting down are
+// told from a bug (the 333 × 500 "internal error" during faults);
+// a constraint, a conflict and a timeout are not unavailability.
+func TestIsUnavailable(t *testing.T) {
+	t.Parallel()
+	for _, err := range []error{
+		&pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"},
+		&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"},
+		&pgconn.PgError{Code: "08006", Message: "connection failure"},
+		&pgconn.PgError{Code: "53300", Message: "too many connections"},
+		fmt.Errorf("read rows: %w", io.ErrUnexpectedEOF),
+		fmt.Errorf("dial: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}),
+		fmt.Errorf("write: %w", syscall.EPIPE),
+		errors.New("conn closed"),
+		errors.New("closed pool"),
+	} {
+		require.True(t, database.IsUnavailable(err), "%v", err)
+	}
+	for _, err := range []error{
+		nil,
+		&pgconn.PgError{Code: "23505", Message: "duplicate key"},
+		&pgconn.PgError{Code: "40001", Message: "could not serialize access"},
+		&pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"},
+		context.DeadlineExceeded,
+		errors.New("record stake entry: no such column"),
+	} {
+		require.False(t, database.IsUnavailable(err), "%v", err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
@@ -114,9 +116,18 @@ func Status(err error) *status.Status {
 		return status.New(codes.Canceled, "request canceled")
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.New(codes.DeadlineExceeded, "deadline exceeded")
+	case database.IsUnavailable(err):
+		// Connection loss and a database shutting down are worth a retry:
+		// Unavailable with a retry delay (the gateway's 503 and
+		// Retry-After), never an internal error.
+		return Status(&fault.Error{Kind: fault.Unavailable, Detail: databaseUnavailable, RetryAfter: time.Second})
 	}
 	return status.New(codes.Internal, internalMessage)
 }
+
+// databaseUnavailable is the detail of a request the database failed for
+// want of a connection: what the client may do, not the driver's words.
+const databaseUnavailable = "the database is unavailable: try again shortly"
 
 // UnaryServerInterceptor converts handler errors with Status, logging the
 // original error of every Internal failure (the caller sees only a generic
@@ -128,8 +139,11 @@ func UnaryServerInterceptor(log *zap.Logger) grpc.UnaryServerInterceptor {
 			return resp, nil
 		}
 		s := Status(err)
-		if s.Code() == codes.Internal {
+		switch {
+		case s.Code() == codes.Internal:
 			log.Error("internal error", append(observability.Fields(ctx), zap.String("method", info.FullMethod), zap.Error(err))...)
+		case database.IsUnavailable(err):
+			log.Warn("database unavailable", append(observability.Fields(ctx), zap.String("method", info.FullMethod), zap.Error(err))...)
 		}
 		return nil, s.Err()
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -41,6 +43,11 @@ func TestStatus(t *testing.T) {
 		{"internal fault hides its text", fault.New(fault.Internal, "secret"), codes.Internal, "internal error"},
 		{"status passes through", status.Error(codes.NotFound, "x"), codes.NotFound, "x"},
 		{"canceled", fmt.Errorf("q: %w", context.Canceled), codes.Canceled, "request canceled"},
+		// The issue's: a dropped database connection was a 500.
+		{"a dropped connection", fmt.Errorf("record stake entry: %w", io.ErrUnexpectedEOF), codes.Unavailable,
+			"the database is unavailable: try again shortly"},
+		{"a database shutting down", fmt.Errorf("q: %w", &pgconn.PgError{Code: "57P01"}), codes.Unavailable,
+			"the database is unavailable: try again shortly"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,6 +57,25 @@ func TestStatus(t *testing.T) {
 			require.Equal(t, tt.wantMsg, s.Message())
 		})
 	}
+}
+
+// TestStatusOfALostDatabaseSaysWhenToRetry: the database's Unavailable
+// carries a retry delay (the gateway's Retry-After) and its reason.
+func TestStatusOfALostDatabaseSaysWhenToRetry(t *testing.T) {
+	t.Parallel()
+	s := grpcerr.Status(fmt.Errorf("begin: %w", io.ErrUnexpectedEOF))
+	var delay time.Duration
+	var reason string
+	for _, d := range s.Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			delay = d.GetRetryDelay().AsDuration()
+		case *errdetails.ErrorInfo:
+			reason = d.GetReason()
+		}
+	}
+	require.Equal(t, time.Second, delay)
+	require.Equal(t, "UNAVAILABLE", reason)
 }
 
 func TestStatusClipsLongDetails(t *testing.T) {
