@@ -1,11 +1,17 @@
 package e2e_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 	"github.com/foundryhq/foundry/services/allinone/allinonetest"
 	"github.com/foundryhq/foundry/services/platform/database"
 )
@@ -88,5 +94,40 @@ func TestGrpcMetadataIdempotencyKeyIsTheKey(t *testing.T) {
 			"Idempotency-Key: w-2", "Grpc-Metadata-Idempotency-Key: w-3")
 		requireFieldError(t, both, "Grpc-Metadata-Idempotency-Key")
 		require.InDelta(t, held-1, balances(t, sys, ada.id)["available_cc"], 1e-9, "nothing more")
+	})
+}
+
+// TestFloatNoiseIsRefusedOverBothTransports: the issue's float noise
+// (0.30000000000000004, 0.1 + 0.2 as a double) in an amount of money was
+// refused over REST but rounded over gRPC. Both now refuse it alike, the
+// money's parsing being the use case's (ledger/internal/money), with the
+// same field and sentence.
+func TestFloatNoiseIsRefusedOverBothTransports(t *testing.T) {
+	t.Parallel()
+	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
+		ada := registerUser(t, sys, "ada")
+		asset := request(t, http.MethodPost, sys.URL("/api/assets"), map[string]any{"type": "CODE", "name": "noise"})
+		requireStatus(t, http.StatusCreated, asset)
+		const noise = 0.1 + 0.2 // the constant is exact; a double of it is not
+		amount := 0.1
+		amount += 0.2
+		require.NotEqual(t, noise, amount, "the double carries the noise")
+
+		rest := request(t, http.MethodPost, sys.URL("/api/cc/deposit"), `{"contributor_id":"`+ada.id+`","amount_usd":0.30000000000000004,"reference":"r-1"}`)
+		requireFieldError(t, rest, "amount_usd")
+		require.Equal(t, "amount_usd: must have at most 6 decimal places", rest.JSON["detail"])
+		restCost := request(t, http.MethodPost, sys.URL("/api/contributions"),
+			`{"contributor_id":"`+ada.id+`","asset_id":"`+asset.JSON["id"].(string)+`","cost_amount":0.30000000000000004}`)
+		requireFieldError(t, restCost, "cost_amount")
+
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "x-api-key", allinonetest.AdminKey)
+		ledger := ledgerv1.NewLedgerServiceClient(sys.Dial(t))
+		_, err := ledger.Deposit(ctx, &ledgerv1.DepositRequest{ContributorId: ada.id, AmountUsd: amount, Reference: "g-1"})
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+		require.Equal(t, "amount_usd: must have at most 6 decimal places", status.Convert(err).Message())
+		_, err = ledger.CreateContribution(ctx, &ledgerv1.CreateContributionRequest{ContributorId: ada.id,
+			AssetId: asset.JSON["id"].(string), CostAmount: proto.Float64(amount)})
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+		require.Zero(t, balances(t, sys, ada.id)["available_cc"], "nothing was minted")
 	})
 }
