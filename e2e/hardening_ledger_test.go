@@ -243,7 +243,7 @@ func TestHardeningLedgerPayoutsPaged(t *testing.T) {
 			require.Equal(t, []any{}, past.JSON["payouts"])
 			require.Equal(t, wantPage(100, 2147483647, contributors, false), past.JSON["pagination"])
 			last := all.JSON["payouts"].([]any)[contributors-1].(map[string]any)
-			require.Equal(t, map[string]any{"contributor_id": "c000", "contributor_handle": nil, "amount": 1.0, "claimed_amount": 0.0}, last, "11325 over weights 1..150: 1 per unit of cost")
+			require.Equal(t, map[string]any{"contributor_id": "c000", "contributor_handle": nil, "amount": 1.0, "claimed_amount": 0.0, "unpaid": false}, last, "11325 over weights 1..150: 1 per unit of cost")
 		})
 
 		t.Run("limits outside 1..1000 and negative offsets are 422", func(t *testing.T) {

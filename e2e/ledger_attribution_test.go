@@ -384,8 +384,8 @@ func TestLedgerDistributions(t *testing.T) {
 			require.Equal(t, workedAsset, worked.JSON["asset_id"])
 			require.Equal(t, 100.0, worked.JSON["value_amount"])
 			require.Equal(t, []any{
-				map[string]any{"contributor_id": workedB, "contributor_handle": "bee", "amount": 60.0, "claimed_amount": 0.0},
-				map[string]any{"contributor_id": "A", "contributor_handle": nil, "amount": 40.0, "claimed_amount": 0.0},
+				map[string]any{"contributor_id": workedB, "contributor_handle": "bee", "amount": 60.0, "claimed_amount": 0.0, "unpaid": false},
+				map[string]any{"contributor_id": "A", "contributor_handle": nil, "amount": 40.0, "claimed_amount": 0.0, "unpaid": false},
 			}, worked.JSON["payouts"])
 		})
 
@@ -436,16 +436,16 @@ func TestLedgerDistributions(t *testing.T) {
 			r := distribute(t, thirds, 100)
 			requireStatus(t, http.StatusCreated, r)
 			require.Equal(t, []any{
-				map[string]any{"contributor_id": "t1", "contributor_handle": nil, "amount": 33.34, "claimed_amount": 0.0},
-				map[string]any{"contributor_id": "t2", "contributor_handle": nil, "amount": 33.33, "claimed_amount": 0.0},
-				map[string]any{"contributor_id": "t3", "contributor_handle": nil, "amount": 33.33, "claimed_amount": 0.0},
+				map[string]any{"contributor_id": "t1", "contributor_handle": nil, "amount": 33.34, "claimed_amount": 0.0, "unpaid": false},
+				map[string]any{"contributor_id": "t2", "contributor_handle": nil, "amount": 33.33, "claimed_amount": 0.0, "unpaid": false},
+				map[string]any{"contributor_id": "t3", "contributor_handle": nil, "amount": 33.33, "claimed_amount": 0.0, "unpaid": false},
 			}, r.JSON["payouts"], "100 paid of 100: equal remainders, the first contributor id gets the odd cent")
 			r = distribute(t, thirds, 0.05)
 			requireStatus(t, http.StatusCreated, r)
 			require.Equal(t, []any{
-				map[string]any{"contributor_id": "t1", "contributor_handle": nil, "amount": 0.02, "claimed_amount": 0.0},
-				map[string]any{"contributor_id": "t2", "contributor_handle": nil, "amount": 0.02, "claimed_amount": 0.0},
-				map[string]any{"contributor_id": "t3", "contributor_handle": nil, "amount": 0.01, "claimed_amount": 0.0},
+				map[string]any{"contributor_id": "t1", "contributor_handle": nil, "amount": 0.02, "claimed_amount": 0.0, "unpaid": false},
+				map[string]any{"contributor_id": "t2", "contributor_handle": nil, "amount": 0.02, "claimed_amount": 0.0, "unpaid": false},
+				map[string]any{"contributor_id": "t3", "contributor_handle": nil, "amount": 0.01, "claimed_amount": 0.0, "unpaid": false},
 			}, r.JSON["payouts"], "0.05 paid of 0.05: 0.01 each, the two cents left to the first ids")
 		})
 
@@ -529,8 +529,8 @@ func TestLedgerAnswersNameContributorsByHandle(t *testing.T) {
 		d := request(t, http.MethodPost, sys.URL("/api/distributions"), map[string]any{"asset_id": asset, "value_amount": 40})
 		requireStatus(t, http.StatusCreated, d)
 		wantPayouts := []any{
-			map[string]any{"contributor_id": ada.id, "contributor_handle": "ada", "amount": 30.0, "claimed_amount": 0.0},
-			map[string]any{"contributor_id": "walk-in", "contributor_handle": nil, "amount": 10.0, "claimed_amount": 0.0},
+			map[string]any{"contributor_id": ada.id, "contributor_handle": "ada", "amount": 30.0, "claimed_amount": 0.0, "unpaid": false},
+			map[string]any{"contributor_id": "walk-in", "contributor_handle": nil, "amount": 10.0, "claimed_amount": 0.0, "unpaid": false},
 		}
 		require.Equal(t, wantPayouts, d.JSON["payouts"], "the create answer names its payees")
 		read := request(t, http.MethodGet, sys.URL("/api/distributions/"+d.JSON["id"].(string)), nil)

@@ -46,8 +46,8 @@ func TestContributionsAreClaimsUntilReviewed(t *testing.T) {
 		unpaid := request(t, http.MethodPost, sys.URL("/api/distributions"), map[string]any{"asset_id": asset, "value_amount": 20})
 		requireStatus(t, http.StatusCreated, unpaid)
 		require.ElementsMatch(t, []any{
-			map[string]any{"contributor_id": ada.ID, "amount": 10.0, "claimed_amount": 10.0, "contributor_handle": "ada"},
-			map[string]any{"contributor_id": "bob@example.com", "amount": 10.0, "claimed_amount": 0.0, "contributor_handle": nil},
+			map[string]any{"contributor_id": ada.ID, "amount": 10.0, "claimed_amount": 10.0, "contributor_handle": "ada", "unpaid": false},
+			map[string]any{"contributor_id": "bob@example.com", "amount": 10.0, "claimed_amount": 0.0, "contributor_handle": nil, "unpaid": false},
 		}, unpaid.JSON["payouts"], "unpaid: the spec's formula over everything, the claim's part marked (the flags earned ada nothing more)")
 
 		paid := request(t, http.MethodPost, sys.URL("/api/distributions"), map[string]any{"asset_id": asset, "value_amount": 20, "pay_cc": true},

@@ -3336,6 +3336,8 @@ func renderLedgerv1Payout(r *renderer, x *ledgerv1.Payout) error {
 	}
 	r.buf = append(r.buf, `,"claimed_amount":`...)
 	r.buf = appendJSONFloat(r.buf, x.ClaimedAmount, 64)
+	r.buf = append(r.buf, `,"unpaid":`...)
+	r.buf = strconv.AppendBool(r.buf, x.Unpaid)
 	r.buf = append(r.buf, '}')
 	return nil
 }

@@ -3558,6 +3558,13 @@ export interface components {
             /** @description contributor_handle is the payee's handle; null for one that never registered. */
             contributor_handle: string | null;
             contributor_id: string;
+            /**
+             * @description unpaid is true for a payout a distribution paid in CC minted nothing
+             *     for: its payee never registered (an implicit id such as github:octo or
+             *     email:ada@example.com), so no session could ever move the CC. The share
+             *     is recorded as computed; false in every other payout.
+             */
+            unpaid: boolean;
         };
         /** @description PipelineAttention is the set of conditions that need a human. */
         v1PipelineAttention: {

@@ -26,6 +26,9 @@ type Stake struct {
 type Payout struct {
 	ContributorID string
 	Amount        money.Micros
+	// Unpaid marks a payout a distribution paid in CC did not mint: its
+	// payee never registered, so no session could move the CC.
+	Unpaid bool
 	// Claimed is the part of Amount that claims earned (Stake.Claimed):
 	// Amount × claimed weight / weight, rounded down to the unit Amount
 	// is counted in.

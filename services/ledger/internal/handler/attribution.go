@@ -81,7 +81,7 @@ func distributionProto(d store.Distribution, limit, offset int) *ledgerv1.Distri
 	payouts := make([]*ledgerv1.Payout, 0, len(shown))
 	for _, p := range shown {
 		payouts = append(payouts, &ledgerv1.Payout{ContributorId: p.ContributorID, Amount: p.Amount.Float64(),
-			ContributorHandle: handle(d.Handles[p.ContributorID]), ClaimedAmount: p.Claimed.Float64()})
+			ContributorHandle: handle(d.Handles[p.ContributorID]), ClaimedAmount: p.Claimed.Float64(), Unpaid: p.Unpaid})
 	}
 	return &ledgerv1.Distribution{
 		Id: d.ID, AssetId: d.AssetID, ValueAmount: d.Value.Float64(), Payouts: payouts, CreatedAt: wire.Time(d.CreatedAt),

@@ -220,6 +220,10 @@ type Identity interface {
 	QueueCredentials(b *database.Batch, hashes []string, sessions map[string]Session, tokens map[string]APIToken)
 	// GetContributor returns a contributor. ErrNotFound when there is none.
 	GetContributor(ctx context.Context, id string) (Contributor, error)
+	// Registered is the set of ids that name a registered contributor (one
+	// with a handle, whose session may move its CC), of ids; an id of an
+	// implicit contributor or of none is not in it.
+	Registered(ctx context.Context, ids []string) (map[string]bool, error)
 	// ListContributors returns a page of the contributors f selects,
 	// oldest first (creation time, then id), each with its balances, and
 	// how many f matches.

@@ -411,6 +411,11 @@ func (a *App) createDistribution(ctx context.Context, d store.Distribution) (sto
 		if d.PaidCC && d.PayoutCount > MaxPaidPayouts {
 			return fault.New(fault.Rejected, "a distribution paid in CC may have at most %d payees; this one has %d", MaxPaidPayouts, d.PayoutCount)
 		}
+		if d.PaidCC {
+			if err := a.markUnpaid(ctx, r, d.Payouts); err != nil {
+				return err
+			}
+		}
 		if err := r.Attribution.InsertDistribution(ctx, d); err != nil {
 			return err
 		}
@@ -418,7 +423,7 @@ func (a *App) createDistribution(ctx context.Context, d store.Distribution) (sto
 			return nil
 		}
 		for _, p := range d.Payouts {
-			if p.Amount <= 0 {
+			if p.Amount <= 0 || p.Unpaid {
 				continue
 			}
 			if _, _, err := a.move(ctx, r, &eco, rate, movement{
@@ -444,6 +449,27 @@ func (a *App) createDistribution(ctx context.Context, d store.Distribution) (sto
 		d.Handles = page.Handles
 	}
 	return d, nil
+}
+
+// markUnpaid marks the payouts of a distribution paid in CC whose payee
+// never registered (an implicit id, github:octo or email:…, first named by
+// a contribution): CC minted to it could never move, since only the
+// contributor's own session moves CC, and would sit outstanding for good.
+// Such a payout keeps its share, recorded and shown (unpaid), and nothing
+// is minted for it.
+func (a *App) markUnpaid(ctx context.Context, r Repos, payouts []attribution.Payout) error {
+	ids := make([]string, len(payouts))
+	for i, p := range payouts {
+		ids[i] = p.ContributorID
+	}
+	registered, err := r.Identity.Registered(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range payouts {
+		payouts[i].Unpaid = !registered[payouts[i].ContributorID]
+	}
+	return nil
 }
 
 // PayoutPage is a distribution with one page of its payouts: Limit and

@@ -522,7 +522,7 @@ func TestConcurrentMovements(t *testing.T) {
 func TestDistributionPaysCC(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
-		e := setup(t, engine, "ada")
+		e := setup(t, engine, "ada", "bob", "cyd")
 		ctx := context.Background()
 		// 100 USD deposited mints 9 950 CC against 10 000 CC of backing:
 		// 50 CC of surplus (the spread) the treasury can pay out.
@@ -530,7 +530,7 @@ func TestDistributionPaysCC(t *testing.T) {
 		require.NoError(t, err)
 		asset := createAsset(t, e)
 		contribute(t, e, "bob", asset.ID, 30*cc, t0)
-		contribute(t, e, "cy", asset.ID, 10*cc, t0)
+		contribute(t, e, "cyd", asset.ID, 10*cc, t0)
 
 		plain, err := e.app.CreateStoreDistribution(ctx, store.Distribution{ID: "d0", AssetID: asset.ID, Value: 40 * cc, CreatedAt: t0})
 		require.NoError(t, err)
@@ -545,12 +545,15 @@ func TestDistributionPaysCC(t *testing.T) {
 		b, err = e.app.Balances(ctx, "bob")
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(30*cc), b.Available, "bob's payout minted as CC")
-		b, err = e.app.Balances(ctx, "cy")
+		b, err = e.app.Balances(ctx, "cyd")
 		require.NoError(t, err)
 		require.Equal(t, money.Micros(10*cc), b.Available)
 		back, err := e.app.GetDistribution(ctx, "d1", page(10, 0))
 		require.NoError(t, err)
 		require.True(t, back.PaidCC, "paid_cc round-trips")
+		for _, p := range back.Payouts {
+			require.False(t, p.Unpaid, "%s registered: paid", p.ContributorID)
+		}
 
 		_, err = e.app.CreateStoreDistribution(ctx, store.Distribution{ID: "d2", AssetID: asset.ID, Value: 40 * cc, CreatedAt: t0, PaidCC: true})
 		k, detail := kindOf(t, err)
@@ -558,6 +561,45 @@ func TestDistributionPaysCC(t *testing.T) {
 		require.Contains(t, detail, "backing")
 		_, err = e.app.GetDistribution(ctx, "d2", page(10, 0))
 		require.ErrorIs(t, err, store.ErrNotFound, "the refused distribution wrote nothing")
+		requireSound(t, e)
+	})
+}
+
+// TestDistributionPaysNoCCToAPayeeThatNeverRegistered is the issue's: CC
+// paid to github: and email: ids could never be moved, since only a
+// contributor's own session moves its CC. Such a payee's share is
+// computed and recorded unpaid, nothing is minted for it, and the
+// registered payee gets its share and no more.
+func TestDistributionPaysNoCCToAPayeeThatNeverRegistered(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada", "bob")
+		ctx := context.Background()
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(100 * cc), Reference: "r"}, nil)
+		require.NoError(t, err)
+		asset := createAsset(t, e)
+		contribute(t, e, "bob", asset.ID, 30*cc, t0)
+		contribute(t, e, "github:octo", asset.ID, 10*cc, t0)
+		before, err := e.app.Supply(ctx)
+		require.NoError(t, err)
+
+		d, err := e.app.CreateStoreDistribution(ctx, store.Distribution{ID: "d1", AssetID: asset.ID, Value: 40 * cc, CreatedAt: t0, PaidCC: true})
+		require.NoError(t, err)
+		unpaid := map[string]bool{}
+		for _, p := range d.Payouts {
+			unpaid[p.ContributorID] = p.Unpaid
+		}
+		require.Equal(t, map[string]bool{"bob": false, "github:octo": true}, unpaid)
+		require.Equal(t, map[string][2]money.Micros{"bob": {30 * cc, 0}, "github:octo": {10 * cc, 0}}, payouts(d), "the shares as computed")
+		b, err := e.app.Balances(ctx, "github:octo")
+		require.NoError(t, err)
+		require.Zero(t, b.Available, "nothing minted where nobody could move it")
+		after, err := e.app.Supply(ctx)
+		require.NoError(t, err)
+		require.Equal(t, before.OutstandingCC+30*cc, after.OutstandingCC, "bob's share alone was minted")
+		back, err := e.app.GetDistribution(ctx, "d1", page(10, 0))
+		require.NoError(t, err)
+		require.Equal(t, d.Payouts, back.Payouts, "unpaid is recorded")
 		requireSound(t, e)
 	})
 }

@@ -68,7 +68,8 @@ func TestAContributorDoesNotGradeItself(t *testing.T) {
 func TestClaimsArePaidOnlyOnceAccepted(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
-		e := setup(t, engine, "ada")
+		// The payees registered: CC is minted only to those.
+		e := setup(t, engine, "ada", "claimer", "done")
 		ctx := context.Background()
 		// 100 USD mints 9 950 CC: 50 CC of surplus to pay out.
 		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: 100, Reference: "r"}, nil)

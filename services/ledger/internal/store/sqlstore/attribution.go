@@ -518,14 +518,14 @@ func (s Attribution) InsertDistribution(ctx context.Context, d store.Distributio
 	for start := 0; start < len(d.Payouts); start += payoutBatch {
 		batch := d.Payouts[start:min(start+payoutBatch, len(d.Payouts))]
 		var q strings.Builder
-		q.WriteString(`INSERT INTO payouts (distribution_id, position, contributor_id, amount_micros, claimed_micros) VALUES `)
-		args := make([]any, 0, 5*len(batch))
+		q.WriteString(`INSERT INTO payouts (distribution_id, position, contributor_id, amount_micros, claimed_micros, unpaid) VALUES `)
+		args := make([]any, 0, 6*len(batch))
 		for i, p := range batch {
 			if i > 0 {
 				q.WriteString(", ")
 			}
-			fmt.Fprintf(&q, "(%s)", database.Placeholders(len(args)+1, 5))
-			args = append(args, d.ID, start+i, p.ContributorID, int64(p.Amount), int64(p.Claimed))
+			fmt.Fprintf(&q, "(%s)", database.Placeholders(len(args)+1, 6))
+			args = append(args, d.ID, start+i, p.ContributorID, int64(p.Amount), int64(p.Claimed), boolInt(p.Unpaid))
 		}
 		if _, err := s.q.Exec(ctx, q.String(), args...); err != nil {
 			return fmt.Errorf("insert payouts: %w", err)
@@ -575,7 +575,7 @@ func (s Attribution) GetDistribution(ctx context.Context, id string, limit, offs
 // payouts reads the payouts the condition where selects, each with its
 // payee's handle, and appends them to their distributions in ds.
 func (s Attribution) payouts(ctx context.Context, ds map[string]*store.Distribution, where string, args ...any) error {
-	rows, err := s.q.Query(ctx, `SELECT distribution_id, contributor_id, amount_micros, claimed_micros,
+	rows, err := s.q.Query(ctx, `SELECT distribution_id, contributor_id, amount_micros, claimed_micros, unpaid,
 		(SELECT handle FROM contributors WHERE contributors.id = payouts.contributor_id) FROM payouts `+where, args...)
 	if err != nil {
 		return fmt.Errorf("list payouts: %w", err)
@@ -586,12 +586,13 @@ func (s Attribution) payouts(ctx context.Context, ds map[string]*store.Distribut
 			distID          string
 			p               attribution.Payout
 			amount, claimed int64
+			unpaid          int
 			handle          *string
 		)
-		if err := rows.Scan(&distID, &p.ContributorID, &amount, &claimed, &handle); err != nil {
+		if err := rows.Scan(&distID, &p.ContributorID, &amount, &claimed, &unpaid, &handle); err != nil {
 			return fmt.Errorf("list payouts: %w", err)
 		}
-		p.Amount, p.Claimed = money.Micros(amount), money.Micros(claimed)
+		p.Amount, p.Claimed, p.Unpaid = money.Micros(amount), money.Micros(claimed), unpaid == 1
 		d := ds[distID]
 		if d == nil {
 			continue

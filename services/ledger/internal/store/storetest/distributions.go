@@ -122,14 +122,14 @@ func runDistributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		contribute(t, h, "A", a.ID, 1, base)
 		contribute(t, h, "B", a.ID, 1, base)
 
-		d := store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 100 * money.Scale, CreatedAt: base,
-			Payouts: []attribution.Payout{{ContributorID: "B", Amount: 60 * money.Scale}, {ContributorID: "A", Amount: 40 * money.Scale}}}
+		d := store.Distribution{ID: uuid.NewString(), AssetID: a.ID, Value: 100 * money.Scale, CreatedAt: base, PaidCC: true,
+			Payouts: []attribution.Payout{{ContributorID: "B", Amount: 60 * money.Scale}, {ContributorID: "A", Amount: 40 * money.Scale, Unpaid: true}}}
 		insertDistribution(t, h, d)
 		s := h.read().attribution
 		got, err := s.GetDistribution(ctx, d.ID, 100, 0)
 		require.NoError(t, err)
 		d.PayoutCount = 2
-		require.Equal(t, d, got, "the payout count is the number of payouts")
+		require.Equal(t, d, got, "the payout count is the number of payouts; an unpaid payout stays marked")
 
 		empty := createAsset(t, h, base)
 		e := store.Distribution{ID: uuid.NewString(), AssetID: empty.ID, Value: 5, CreatedAt: base.Add(time.Second), Payouts: []attribution.Payout{}}

@@ -104,6 +104,28 @@ func runIdentity(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, map[string]int{"contributors": 1, "sessions": 1, "api_tokens": 0}, counts)
 	})
 
+	t.Run("Registered names the ids of registered contributors, never an implicit one", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		now := base.Truncate(time.Microsecond)
+		ada := contributor("ada", now)
+		require.NoError(t, h.write(func(r repos) error {
+			return r.identity.Register(ctx, ada, store.Session{TokenHash: "h-ada", CreatedAt: now})
+		}))
+		require.NoError(t, h.write(func(r repos) error { return r.identity.EnsureContributor(ctx, Implicit("github:octo", now)) }))
+		ids := []string{ada.ID, "github:octo", "email:nobody@example.com"}
+		for i := range 600 { // past one statement's 500
+			ids = append(ids, fmt.Sprint("ghost-", i))
+		}
+		got, err := h.read().identity.Registered(ctx, ids)
+		require.NoError(t, err)
+		require.Equal(t, map[string]bool{ada.ID: true}, got)
+		got, err = h.read().identity.Registered(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, got)
+	})
+
 	t.Run("contributors list oldest first, by handle when asked", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)

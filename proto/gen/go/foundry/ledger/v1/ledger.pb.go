@@ -2017,6 +2017,11 @@ type Payout struct {
 	// claimed_amount is the part of amount that claims earned (contributions
 	// nobody reviewed yet): 0 in a distribution paid in CC, which weighs none.
 	ClaimedAmount float64 `protobuf:"fixed64,4,opt,name=claimed_amount,json=claimedAmount,proto3" json:"claimed_amount,omitempty"`
+	// unpaid is true for a payout a distribution paid in CC minted nothing
+	// for: its payee never registered (an implicit id such as github:octo or
+	// email:ada@example.com), so no session could ever move the CC. The share
+	// is recorded as computed; false in every other payout.
+	Unpaid        bool `protobuf:"varint,5,opt,name=unpaid,proto3" json:"unpaid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2077,6 +2082,13 @@ func (x *Payout) GetClaimedAmount() float64 {
 		return x.ClaimedAmount
 	}
 	return 0
+}
+
+func (x *Payout) GetUnpaid() bool {
+	if x != nil {
+		return x.Unpaid
+	}
+	return false
 }
 
 // Distribution is a persisted split of value among an asset's contributors.
@@ -8820,12 +8832,13 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x1cRecordGithubDeliveryResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12C\n" +
 	"\fcontribution\x18\x02 \x01(\v2\x1f.foundry.ledger.v1.ContributionR\fcontribution\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\tR\x06detail\"\xbb\x01\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"\xd3\x01\n" +
 	"\x06Payout\x12%\n" +
 	"\x0econtributor_id\x18\x01 \x01(\tR\rcontributorId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x01R\x06amount\x12K\n" +
 	"\x12contributor_handle\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\x11contributorHandle\x12%\n" +
-	"\x0eclaimed_amount\x18\x04 \x01(\x01R\rclaimedAmount\"\xab\x02\n" +
+	"\x0eclaimed_amount\x18\x04 \x01(\x01R\rclaimedAmount\x12\x16\n" +
+	"\x06unpaid\x18\x05 \x01(\bR\x06unpaid\"\xab\x02\n" +
 	"\fDistribution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\basset_id\x18\x02 \x01(\tR\aassetId\x12!\n" +
