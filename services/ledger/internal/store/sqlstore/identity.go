@@ -126,33 +126,24 @@ func (i Identity) GetContributor(ctx context.Context, id string) (store.Contribu
 	return c, nil
 }
 
-// Registered implements store.Identity, in statements of at most 500 ids
-// (SQLite's parameters are bounded).
+// Registered implements store.Identity, in statements of at most inChunk
+// ids (SQLite's parameters are bounded).
 func (i Identity) Registered(ctx context.Context, ids []string) (map[string]bool, error) {
 	out := make(map[string]bool, len(ids))
-	const chunk = 500
-	for from := 0; from < len(ids); from += chunk {
-		part := ids[from:min(from+chunk, len(ids))]
-		args := make([]any, len(part))
-		for j, id := range part {
-			args[j] = id
-		}
-		rows, err := i.q.Query(ctx, `SELECT id FROM contributors WHERE handle IS NOT NULL AND id IN (`+database.Placeholders(1, len(part))+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("find registered contributors: %w", err)
-		}
-		for rows.Next() {
+	err := queryIn(ctx, i.q, "find registered contributors", ids,
+		func(in string) string {
+			return `SELECT id FROM contributors WHERE handle IS NOT NULL AND id IN (` + in + `)`
+		},
+		func(rows database.Rows) error {
 			var id string
 			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("find registered contributors: %w", err)
+				return err
 			}
 			out[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("find registered contributors: %w", err)
-		}
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -120,30 +120,21 @@ func (s Integrity) SaveScrubState(ctx context.Context, st store.SealedState) err
 // lines in one statement.
 func (s Integrity) JournalMovements(ctx context.Context, ids []string) (map[string]audit.Movement, error) {
 	out := make(map[string]audit.Movement, len(ids))
-	// 500 ids a statement stays well under every engine's parameter limit.
-	const chunk = 500
-	for from := 0; from < len(ids); from += chunk {
-		part := ids[from:min(from+chunk, len(ids))]
-		args := make([]any, len(part))
-		for i, id := range part {
-			args[i] = id
-		}
-		rows, err := s.q.Query(ctx, `SELECT e.id, e.kind, COALESCE(e.contributor_id, ''), COALESCE(e.idea_id, ''), e.amount,
+	err := queryIn(ctx, s.q, "read journal entries", ids,
+		func(in string) string {
+			return `SELECT e.id, e.kind, COALESCE(e.contributor_id, ''), COALESCE(e.idea_id, ''), e.amount,
 				COALESCE(l.account, ''), COALESCE(l.delta, 0)
 			FROM cc_entries e LEFT JOIN cc_lines l ON l.entry_id = e.id
-			WHERE e.id IN (`+database.Placeholders(1, len(part))+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read journal entries: %w", err)
-		}
-		for rows.Next() {
+			WHERE e.id IN (` + in + `)`
+		},
+		func(rows database.Rows) error {
 			var (
 				m       audit.Movement
 				account string
 				delta   int64
 			)
 			if err := rows.Scan(&m.EntryID, &m.Kind, &m.Contributor, &m.Idea, &m.Amount, &account, &delta); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read journal entries: %w", err)
+				return err
 			}
 			got, seen := out[m.EntryID]
 			if !seen {
@@ -154,11 +145,10 @@ func (s Integrity) JournalMovements(ctx context.Context, ids []string) (map[stri
 				got.Lines[account] = delta
 			}
 			out[m.EntryID] = got
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read journal entries: %w", err)
-		}
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -256,33 +246,24 @@ func (s Integrity) Supply(ctx context.Context) (money.Micros, money.Micros, erro
 // Accounts implements store.Integrity.
 func (s Integrity) Accounts(ctx context.Context, names []string) (map[string]credit.Account, error) {
 	out := make(map[string]credit.Account, len(names))
-	const chunk = 500
-	for from := 0; from < len(names); from += chunk {
-		part := names[from:min(from+chunk, len(names))]
-		args := make([]any, len(part))
-		for i, n := range part {
-			args[i] = n
-		}
-		rows, err := s.q.Query(ctx, `SELECT account, bucket, COALESCE(contributor_id, ''), COALESCE(idea_id, '') FROM cc_accounts
-			WHERE account IN (`+database.Placeholders(1, len(part))+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read accounts: %w", err)
-		}
-		for rows.Next() {
+	err := queryIn(ctx, s.q, "read accounts", names,
+		func(in string) string {
+			return `SELECT account, bucket, COALESCE(contributor_id, ''), COALESCE(idea_id, '') FROM cc_accounts
+			WHERE account IN (` + in + `)`
+		},
+		func(rows database.Rows) error {
 			var (
 				name string
 				a    credit.Account
 			)
 			if err := rows.Scan(&name, &a.Bucket, &a.Contributor, &a.Idea); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read accounts: %w", err)
+				return err
 			}
 			out[name] = a
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read accounts: %w", err)
-		}
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
