@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -92,8 +91,8 @@ func credentialKey(c authz.Credentials) string {
 // tooMany answers 429 with Retry-After in whole seconds, rounded up, and
 // a detail saying why and for how long.
 func tooMany(w http.ResponseWriter, wait time.Duration, why string) {
-	secs := max(1, int(math.Ceil(wait.Seconds())))
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	secs := retrySeconds(wait)
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	writeJSONError(w, http.StatusTooManyRequests, ErrorBody{Detail: fmt.Sprintf("%s: try again in %d s", why, secs)})
 }
 
@@ -124,10 +123,14 @@ func limitReads(reads *ratelimit.Limiter, throttled prometheus.Counter) middlewa
 // readsThrottled counts the reads limitReads refused, registered on reg
 // (nil: none).
 func readsThrottled(reg prometheus.Registerer) prometheus.Counter {
-	c := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "foundry_gateway_reads_throttled_total",
-		Help: "Reads (GET, HEAD) answered 429 because their client address sent more than FOUNDRY_READS_PER_MIN a minute.",
-	})
+	return throttleCounter(reg, "foundry_gateway_reads_throttled_total",
+		"Reads (GET, HEAD) answered 429 because their client address sent more than FOUNDRY_READS_PER_MIN a minute.")
+}
+
+// throttleCounter is a counter of a throttle's 429s, registered on reg
+// (nil: none).
+func throttleCounter(reg prometheus.Registerer, name, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 	if reg != nil {
 		reg.MustRegister(c)
 	}
@@ -230,12 +233,6 @@ func principalMetadata(fwd *authz.Forwarder) func(context.Context, *http.Request
 // authThrottled counts the requests authenticate refused with 429 for
 // their address's failed authentications, registered on reg (nil: none).
 func authThrottled(reg prometheus.Registerer) prometheus.Counter {
-	c := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "foundry_gateway_auth_throttled_total",
-		Help: "Requests answered 429 because their client address sent too many credentials that did not verify.",
-	})
-	if reg != nil {
-		reg.MustRegister(c)
-	}
-	return c
+	return throttleCounter(reg, "foundry_gateway_auth_throttled_total",
+		"Requests answered 429 because their client address sent too many credentials that did not verify.")
 }
