@@ -137,7 +137,10 @@ func TestAttackDrivesTheAgentQueue(t *testing.T) {
 
 // TestAttackEditsStakedIdeas: anyone used to rename an idea others hold
 // stakes in, change the values the loop ranks by, and advance it. Now its
-// creator edits it (not its stage) and operators move stages.
+// creator edits it (not its stage) and operators move stages; nobody else
+// stakes on it while its creator may still rewrite its name and values
+// (pending review); once an operator accepted them, only operators change
+// them, and every change shows in its revisions for its stakers to read.
 func TestAttackEditsStakedIdeas(t *testing.T) {
 	t.Parallel()
 	eachEngine(t, func(t *testing.T, sys *allinonetest.System) {
@@ -146,13 +149,26 @@ func TestAttackEditsStakedIdeas(t *testing.T) {
 		created := request(t, http.MethodPost, sys.URL("/api/ideas"), map[string]any{"name": "Solar kettle", "potential_value": 100, "estimated_cost": 10}, creator.auth())
 		requireStatus(t, http.StatusCreated, created)
 		id := created.JSON["id"].(string)
+		require.Equal(t, creator.ID, created.JSON["created_by"])
+		require.Equal(t, "pending", created.JSON["review_status"])
 		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, backer.ID, 10, "backing"))
-		requireStatus(t, http.StatusCreated, request(t, http.MethodPost, sys.URL("/api/cc/stake"),
-			map[string]any{"contributor_id": backer.ID, "idea_id": id, "amount_cc": 100}, backer.auth()))
+		requireStatus(t, http.StatusCreated, creditDeposit(t, sys, creator.ID, 10, "own"))
+		stake := func(who creditUser, dry bool) response {
+			return request(t, http.MethodPost, sys.URL("/api/cc/stake"),
+				map[string]any{"contributor_id": who.ID, "idea_id": id, "amount_cc": 100, "dry_run": dry}, who.auth())
+		}
+		for _, dry := range []bool{true, false} {
+			r := stake(backer, dry)
+			requireStatus(t, http.StatusConflict, r)
+			require.Equal(t, "idea "+id+" waits for an operator to accept its name and values: until then only its creator may stake on it",
+				r.JSON["detail"], "dry run %v", dry)
+		}
+		require.Equal(t, 995.0, creditBalances(t, sys, backer.ID).Available, "the backer's CC did not move")
+		requireStatus(t, http.StatusCreated, stake(creator, false))
 		refusedWith(t, http.StatusForbidden, request(t, http.MethodPost, sys.URL("/api/ideas"),
 			map[string]any{"name": "Pre-staged", "stage": "testing"}, mallory.auth()))
 
-		before := snapshot(t, sys, "/api/ideas/"+id)
+		before := snapshot(t, sys, "/api/ideas/"+id, "/api/ideas/"+id+"/revisions")
 		patch := map[string]any{"name": "Mallory's kettle", "potential_value": 1e9}
 		refusedWith(t, http.StatusUnauthorized, request(t, http.MethodPatch, sys.URL("/api/ideas/"+id), patch, anonymous))
 		refusedWith(t, http.StatusForbidden, request(t, http.MethodPatch, sys.URL("/api/ideas/"+id), patch, mallory.auth()))
@@ -163,7 +179,15 @@ func TestAttackEditsStakedIdeas(t *testing.T) {
 			require.Contains(t, []int{http.StatusUnauthorized, http.StatusForbidden}, r.Status, "%s", r.Raw)
 			refusedWith(t, r.Status, r)
 		}
-		require.Equal(t, before, snapshot(t, sys, "/api/ideas/"+id), "nothing was written")
+		require.Equal(t, before, snapshot(t, sys, "/api/ideas/"+id, "/api/ideas/"+id+"/revisions"), "nothing was written")
+
+		// While pending, its creator revalues it; an operator accepts it,
+		// after which others stake and only operators revalue it.
+		requireStatus(t, http.StatusOK, request(t, http.MethodPatch, sys.URL("/api/ideas/"+id), map[string]any{"potential_value": 200}, creator.auth()))
+		requireStatus(t, http.StatusOK, request(t, http.MethodPatch, sys.URL("/api/ideas/"+id), map[string]any{"review_status": "accepted"}, operator))
+		requireStatus(t, http.StatusCreated, stake(backer, false))
+		refusedWith(t, http.StatusForbidden, request(t, http.MethodPatch, sys.URL("/api/ideas/"+id), map[string]any{"name": "Gold kettle"}, creator.auth()))
+		requireStatus(t, http.StatusOK, request(t, http.MethodPatch, sys.URL("/api/ideas/"+id), map[string]any{"potential_value": 150}, operator))
 
 		renamed := request(t, http.MethodPatch, sys.URL("/api/ideas/"+id), map[string]any{"description": "boils water"}, creator.auth())
 		requireStatus(t, http.StatusOK, renamed)
@@ -171,6 +195,29 @@ func TestAttackEditsStakedIdeas(t *testing.T) {
 		advanced := request(t, http.MethodPost, sys.URL("/api/ideas/"+id+"/advance"), nil, operator)
 		requireStatus(t, http.StatusOK, advanced)
 		require.Equal(t, "specced", advanced.JSON["stage"])
+
+		// The backer reads what it staked on and every change since; the
+		// description and the stage are no revision.
+		revs := request(t, http.MethodGet, sys.URL("/api/ideas/"+id+"/revisions"), nil, backer.auth())
+		requireStatus(t, http.StatusOK, revs)
+		type rev struct {
+			Value          float64
+			Review, Reason string
+			ByHandle       any
+		}
+		var got []rev
+		for _, r := range revs.JSON["revisions"].([]any) {
+			m := r.(map[string]any)
+			require.Equal(t, "Solar kettle", m["name"])
+			got = append(got, rev{m["potential_value"].(float64), m["review_status"].(string), m["reason"].(string), m["by_handle"]})
+		}
+		require.Equal(t, []rev{
+			{100, "pending", "created", "idea_creator"},
+			{200, "pending", "update", "idea_creator"},
+			{200, "accepted", "update", nil},
+			{150, "accepted", "update", nil},
+		}, got)
+		require.Equal(t, 4.0, revs.JSON["pagination"].(map[string]any)["total"])
 	})
 }
 

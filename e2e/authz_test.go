@@ -429,6 +429,7 @@ var authzRoutes = []*authzRoute{
 		requests: authzOne(http.StatusOK, authzFixed(map[string]any{"stage": "testing"})), fresh: authzFreshIdea},
 	{method: http.MethodGet, path: "/api/ideas/{id}", params: map[string]string{"id": "idea"}, requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodGet, path: "/api/ideas/{id}/stages", params: map[string]string{"id": "idea"}, requests: authzOne(http.StatusOK, nil)},
+	{method: http.MethodGet, path: "/api/ideas/{id}/revisions", params: map[string]string{"id": "idea"}, requests: authzOne(http.StatusOK, nil)},
 	{method: http.MethodPatch, path: "/api/ideas/{id}", params: map[string]string{"id": "self-idea"}, requests: []authzRequest{
 		{ok: http.StatusOK, body: authzFixed(map[string]any{"description": "edited by the matrix"}), rules: []authzRule{authzRuleIdeaCreator}},
 		{what: "with a `stage`", ok: http.StatusOK, body: authzFixed(map[string]any{"stage": "specced"}), rules: []authzRule{authzRuleIdeaCreator, authzRuleNoStage}},

@@ -396,11 +396,17 @@ func init() {
 		reflect.TypeFor[*portfoliov1.IdeaImpact](): func(r *renderer, m proto.Message) error {
 			return renderPortfoliov1IdeaImpact(r, m.(*portfoliov1.IdeaImpact))
 		},
+		reflect.TypeFor[*portfoliov1.IdeaRevision](): func(r *renderer, m proto.Message) error {
+			return renderPortfoliov1IdeaRevision(r, m.(*portfoliov1.IdeaRevision))
+		},
 		reflect.TypeFor[*portfoliov1.IdeaSignals](): func(r *renderer, m proto.Message) error {
 			return renderPortfoliov1IdeaSignals(r, m.(*portfoliov1.IdeaSignals))
 		},
 		reflect.TypeFor[*portfoliov1.IdeaSummary](): func(r *renderer, m proto.Message) error {
 			return renderPortfoliov1IdeaSummary(r, m.(*portfoliov1.IdeaSummary))
+		},
+		reflect.TypeFor[*portfoliov1.ListIdeaRevisionsResponse](): func(r *renderer, m proto.Message) error {
+			return renderPortfoliov1ListIdeaRevisionsResponse(r, m.(*portfoliov1.ListIdeaRevisionsResponse))
 		},
 		reflect.TypeFor[*portfoliov1.ListIdeaStagesResponse](): func(r *renderer, m proto.Message) error {
 			return renderPortfoliov1ListIdeaStagesResponse(r, m.(*portfoliov1.ListIdeaStagesResponse))
@@ -4994,6 +5000,14 @@ func renderPortfoliov1Idea(r *renderer, x *portfoliov1.Idea) error {
 	if err := r.str(x.ReviewStatus); err != nil {
 		return err
 	}
+	r.buf = append(r.buf, `,"created_by":`...)
+	if x.CreatedBy == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.CreatedBy.Value); err != nil {
+			return err
+		}
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -5013,6 +5027,53 @@ func renderPortfoliov1IdeaImpact(r *renderer, x *portfoliov1.IdeaImpact) error {
 	r.buf = appendJSONFloat(r.buf, x.PaidCc, 64)
 	r.buf = append(r.buf, `,"last_recorded_at":`...)
 	if err := r.str(x.LastRecordedAt); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderPortfoliov1IdeaRevision renders foundry.portfolio.v1.IdeaRevision.
+func renderPortfoliov1IdeaRevision(r *renderer, x *portfoliov1.IdeaRevision) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"name":`...)
+	if err := r.str(x.Name); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"potential_value":`...)
+	r.buf = appendJSONFloat(r.buf, x.PotentialValue, 64)
+	r.buf = append(r.buf, `,"estimated_cost":`...)
+	r.buf = appendJSONFloat(r.buf, x.EstimatedCost, 64)
+	r.buf = append(r.buf, `,"actual_value":`...)
+	r.buf = appendJSONFloat(r.buf, x.ActualValue, 64)
+	r.buf = append(r.buf, `,"actual_cost":`...)
+	r.buf = appendJSONFloat(r.buf, x.ActualCost, 64)
+	r.buf = append(r.buf, `,"confidence":`...)
+	r.buf = appendJSONFloat(r.buf, x.Confidence, 64)
+	r.buf = append(r.buf, `,"resistance_risk":`...)
+	r.buf = appendJSONFloat(r.buf, x.ResistanceRisk, 64)
+	r.buf = append(r.buf, `,"review_status":`...)
+	if err := r.str(x.ReviewStatus); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"at":`...)
+	if err := r.str(x.At); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"by":`...)
+	if err := r.str(x.By); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, `,"by_handle":`...)
+	if x.ByHandle == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.ByHandle.Value); err != nil {
+			return err
+		}
+	}
+	r.buf = append(r.buf, `,"reason":`...)
+	if err := r.str(x.Reason); err != nil {
 		return err
 	}
 	r.buf = append(r.buf, '}')
@@ -5070,6 +5131,38 @@ func renderPortfoliov1IdeaSummary(r *renderer, x *portfoliov1.IdeaSummary) error
 	r.buf = appendJSONFloat(r.buf, x.TotalActualValue, 64)
 	r.buf = append(r.buf, `,"total_value_gap":`...)
 	r.buf = appendJSONFloat(r.buf, x.TotalValueGap, 64)
+	r.buf = append(r.buf, '}')
+	return nil
+}
+
+// renderPortfoliov1ListIdeaRevisionsResponse renders foundry.portfolio.v1.ListIdeaRevisionsResponse.
+func renderPortfoliov1ListIdeaRevisionsResponse(r *renderer, x *portfoliov1.ListIdeaRevisionsResponse) error {
+	r.buf = append(r.buf, '{')
+	r.buf = append(r.buf, `"revisions":`...)
+	r.buf = append(r.buf, '[')
+	for i, e := range x.Revisions {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		if e == nil {
+			if err := r.message(planFor(e.ProtoReflect().Descriptor()), e.ProtoReflect()); err != nil {
+				return err
+			}
+		} else {
+			if err := renderPortfoliov1IdeaRevision(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	r.buf = append(r.buf, ']')
+	r.buf = append(r.buf, `,"pagination":`...)
+	if x.Pagination == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := renderCommonv1Pagination(r, x.Pagination); err != nil {
+			return err
+		}
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }

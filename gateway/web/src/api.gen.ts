@@ -1258,6 +1258,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ideas/{id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Returns a page of an idea's revisions: what steered it (its name, its values and their review) from its creation on, oldest first, each change with when, by whom and why. */
+        get: operations["PortfolioService_ListIdeaRevisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ideas/{id}/stages": {
         parameters: {
             query?: never;
@@ -3104,6 +3121,12 @@ export interface components {
             cost_vector: components["schemas"]["v1CostVector"] | null;
             /** @description created_at and updated_at are RFC 3339 UTC. */
             created_at: string;
+            /**
+             * @description created_by is the contributor who created the idea; null when an
+             *     operator did. While the idea is pending, only its creator may stake
+             *     on it (its values are the creator's own claims).
+             */
+            created_by: string | null;
             description: string;
             /** Format: double */
             estimated_cost: number;
@@ -3169,6 +3192,36 @@ export interface components {
             revenue_usd: number;
             /** Format: int32 */
             usage_records: number;
+        };
+        /**
+         * @description IdeaRevision is what steered an idea from `at` on: the name agents are
+         *     told, the values that rank it and whether an operator accepted them.
+         */
+        v1IdeaRevision: {
+            /** Format: double */
+            actual_cost: number;
+            /** Format: double */
+            actual_value: number;
+            at: string;
+            /** @description by and by_handle are as in StageChange. */
+            by: string;
+            by_handle: string | null;
+            /** Format: double */
+            confidence: number;
+            /** Format: double */
+            estimated_cost: number;
+            name: string;
+            /** Format: double */
+            potential_value: number;
+            /**
+             * @description reason is created (the idea's creation or a split's child), update (a
+             *     PATCH) or migrated (the idea's values when the history began).
+             */
+            reason: string;
+            /** Format: double */
+            resistance_risk: number;
+            /** @description review_status is accepted or pending, as on the idea. */
+            review_status: string;
         };
         /** @description IdeaSignals are one idea's right-sizing signals and the facts behind them. */
         v1IdeaSignals: {
@@ -3391,6 +3444,11 @@ export interface components {
             pagination: components["schemas"]["v1Pagination"] | null;
             records: components["schemas"]["v1ImpactRecord"][];
             totals: components["schemas"]["v1ImpactTotals"] | null;
+        };
+        /** @description ListIdeaRevisionsResponse is a page of the revisions, oldest first. */
+        v1ListIdeaRevisionsResponse: {
+            pagination: components["schemas"]["v1Pagination"] | null;
+            revisions: components["schemas"]["v1IdeaRevision"][];
         };
         /** @description ListIdeaStagesResponse is a page of the history, oldest first. */
         v1ListIdeaStagesResponse: {
@@ -7260,6 +7318,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1Question"];
+                };
+            };
+            /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    PortfolioService_ListIdeaRevisions: {
+        parameters: {
+            query?: {
+                /** @description limit defaults to 50; 1..500 when given. */
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ListIdeaRevisionsResponse"];
                 };
             };
             /** @description The request failed: the status says how (docs/api.md#errors), the body says why. */

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // Amount writes a sum of amounts to six decimals, the precision Foundry
@@ -24,6 +25,16 @@ func Amount(x float64) float64 {
 		return x
 	}
 	return math.Round(x*1e6) / 1e6
+}
+
+// OptString writes an optional text: s, or null when s is "" (a
+// StringValue, because the JSON of an unset proto3 optional field is
+// absent, and the API's documents say null).
+func OptString(s string) *wrapperspb.StringValue {
+	if s == "" {
+		return nil
+	}
+	return wrapperspb.String(s)
 }
 
 // Time writes t in UTC as RFC 3339 with nanoseconds.

@@ -17,6 +17,12 @@ func TestTime(t *testing.T) {
 	require.Equal(t, "2026-11-25T06:15:46Z", wire.Time(time.Date(2026, 11, 25, 6, 15, 46, 0, time.UTC)))
 }
 
+func TestOptString(t *testing.T) {
+	t.Parallel()
+	require.Nil(t, wire.OptString(""))
+	require.Equal(t, "ada", wire.OptString("ada").GetValue())
+}
+
 // TestAmount: a float sum is written to six decimals, without its
 // addition's noise; what six decimals cannot hold is written as it is.
 func TestAmount(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
+	"github.com/foundryhq/foundry/services/platform/fault"
 )
 
 const cc = money.Scale
@@ -322,4 +323,31 @@ func TestProject(t *testing.T) {
 	p = credit.Project("complete", 0)
 	require.InDelta(t, 1.0, p.HighMultiplier, 1e-9, "no coherence: no upside, never below low")
 	require.Equal(t, credit.Project("none", 0.5), credit.Project("bogus", 0.5))
+}
+
+// TestCheckStakeOn: a pending idea takes stakes from its creator alone;
+// an accepted one from anyone.
+func TestCheckStakeOn(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name            string
+		pending         bool
+		creator, staker string
+		refused         bool
+	}{
+		{"accepted, anyone", false, "ada", "bob", false},
+		{"accepted, an operator's idea", false, "", "bob", false},
+		{"pending, its creator", true, "ada", "ada", false},
+		{"pending, another contributor", true, "ada", "bob", true},
+		{"pending, no creator (an operator held it back)", true, "", "bob", true},
+		{"pending, no creator, no staker", true, "", "", true},
+	} {
+		err := credit.CheckStakeOn("kettle", tt.pending, tt.creator, tt.staker)
+		if !tt.refused {
+			require.NoError(t, err, tt.name)
+			continue
+		}
+		require.Equal(t, fault.Conflict, fault.KindOf(err), tt.name)
+		require.EqualError(t, err, "conflict: idea kettle waits for an operator to accept its name and values: until then only its creator may stake on it", tt.name)
+	}
 }

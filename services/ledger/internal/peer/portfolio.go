@@ -99,8 +99,14 @@ func (p Portfolio) Idea(ctx context.Context, id string) (usecase.IdeaInfo, error
 		return usecase.IdeaInfo{}, err
 	}
 	i := resp.GetIdea()
-	info := usecase.IdeaInfo{ID: i.GetId(), Stage: wire.Word(portfoliov1.Stage_name, i.GetStage()), Confidence: i.GetConfidence()}
-	p.cache.put(id, info, now)
+	info := usecase.IdeaInfo{ID: i.GetId(), Stage: wire.Word(portfoliov1.Stage_name, i.GetStage()), Confidence: i.GetConfidence(),
+		Pending: i.GetReviewStatus() == "pending", CreatedBy: i.GetCreatedBy().GetValue()}
+	// A pending idea is never kept: an operator's acceptance must let
+	// others stake at once, not a cache's lifetime later. An accepted one
+	// put back to pending takes stakes for at most IdeaCacheFor more.
+	if !info.Pending {
+		p.cache.put(id, info, now)
+	}
 	return info, nil
 }
 

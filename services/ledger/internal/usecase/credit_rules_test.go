@@ -347,3 +347,37 @@ func TestSupplyLimit(t *testing.T) {
 		requireSound(t, e)
 	})
 }
+
+// TestOnlyItsCreatorStakesOnAPendingIdea: while an idea's values wait for
+// an operator, its creator may still rewrite them, so nobody else may bet
+// on them: another contributor's stake, dry run included, is a 409 that
+// moves nothing. Its creator stakes, and so does anyone on an accepted
+// idea.
+func TestOnlyItsCreatorStakesOnAPendingIdea(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada", "bob")
+		ctx := context.Background()
+		for _, c := range []string{"ada", "bob"} {
+			_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: c, AmountUSD: units(10 * cc), Reference: c}, nil)
+			require.NoError(t, err)
+		}
+		for _, dry := range []bool{true, false} {
+			_, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "bob", IdeaID: "idea-pending-ada", AmountCC: 10, DryRun: dry}, nil)
+			k, detail := kindOf(t, err)
+			require.Equal(t, fault.Conflict, k, "dry run %v", dry)
+			require.Equal(t, "idea idea-pending-ada waits for an operator to accept its name and values: until then only its creator may stake on it", detail)
+		}
+		b, err := e.app.Balances(ctx, "bob")
+		require.NoError(t, err)
+		require.Equal(t, money.Micros(995*cc), b.Available, "nothing moved")
+		require.Zero(t, b.Staked)
+
+		own, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-pending-ada", AmountCC: 10}, nil)
+		require.NoError(t, err, "its creator stakes on its own claims")
+		require.Equal(t, money.Micros(10*cc), own.PositionCC)
+		accepted, err := e.app.Stake(ctx, usecase.StakeCmd{ContributorID: "bob", IdeaID: "idea-1", AmountCC: 10}, nil)
+		require.NoError(t, err, "anyone stakes on an accepted idea")
+		require.Equal(t, money.Micros(10*cc), accepted.PositionCC)
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,14 +38,20 @@ func page(limit, offset int) usecase.Page {
 
 var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 
-// ideas is a portfolio stand-in: every idea whose id starts with "idea-" exists.
+// ideas is a portfolio stand-in: every idea whose id starts with "idea-"
+// exists; "idea-pending-<contributor>" waits for an operator's review and
+// was created by that contributor.
 type ideas struct{}
 
 func (ideas) Idea(_ context.Context, id string) (usecase.IdeaInfo, error) {
-	if len(id) < 5 || id[:5] != "idea-" {
+	if !strings.HasPrefix(id, "idea-") {
 		return usecase.IdeaInfo{}, fault.New(fault.NotFound, "idea %s not found", id)
 	}
-	return usecase.IdeaInfo{ID: id, Stage: "specced", Confidence: 0.5}, nil
+	info := usecase.IdeaInfo{ID: id, Stage: "specced", Confidence: 0.5}
+	if creator, ok := strings.CutPrefix(id, "idea-pending-"); ok {
+		info.Pending, info.CreatedBy = true, creator
+	}
+	return info, nil
 }
 
 // repos builds every repository over q, as the ledger module does.

@@ -60,7 +60,8 @@ type StakeResult struct {
 
 // Stake moves available CC into a position on an idea; with DryRun it
 // returns the projection and writes nothing. The idea must exist in the
-// portfolio. The command's fields are checked first, then the handler's
+// portfolio and, while it waits for an operator's review, be the staker's
+// own (credit.CheckStakeOn). The command's fields are checked first, then the handler's
 // refusal, then what one movement may move (checkMovement).
 func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request) (StakeResult, error) {
 	cc, err := cmd.validate()
@@ -75,6 +76,9 @@ func (a *App) Stake(ctx context.Context, cmd StakeCmd, idem *idempotency.Request
 	}
 	idea, err := a.idea(ctx, cmd.IdeaID)
 	if err != nil {
+		return StakeResult{}, err
+	}
+	if err := credit.CheckStakeOn(idea.ID, idea.Pending, idea.CreatedBy, cmd.ContributorID); err != nil {
 		return StakeResult{}, err
 	}
 	out := StakeResult{DryRun: cmd.DryRun, ContributorID: cmd.ContributorID, IdeaID: idea.ID, AmountCC: cc,

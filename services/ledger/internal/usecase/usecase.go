@@ -71,6 +71,12 @@ type IdeaInfo struct {
 	Stage string
 	// Confidence (0..1) stands for the idea's coherence in projections.
 	Confidence float64
+	// Pending is true while an operator has not accepted the idea's name
+	// and values; CreatedBy is the contributor who created it ("" for an
+	// operator). Only the creator stakes on a pending idea
+	// (credit.CheckStakeOn).
+	Pending   bool
+	CreatedBy string
 }
 
 // Config configures the use cases. Zero values take the documented defaults.

@@ -3,8 +3,6 @@ package handler
 import (
 	"math"
 
-	"google.golang.org/protobuf/types/known/wrapperspb"
-
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/wire"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
@@ -29,9 +27,7 @@ func toProto(i idea.Idea) *portfoliov1.Idea {
 		UpdatedAt:         wire.Time(i.UpdatedAt),
 		ReviewStatus:      string(i.Review),
 	}
-	if i.ParentID != "" {
-		p.ParentIdeaId = wrapperspb.String(i.ParentID)
-	}
+	p.ParentIdeaId, p.CreatedBy = wire.OptString(i.ParentID), wire.OptString(i.CreatedBy)
 	if t := i.Impact; t != nil {
 		p.Impact = &portfoliov1.IdeaImpact{UsageRecords: int32(min(t.UsageRecords, math.MaxInt32)),
 			RevenueRecords: int32(min(t.RevenueRecords, math.MaxInt32)), EarnedCc: micros(t.EarnedMicros),

@@ -63,18 +63,32 @@ func (h *Handler) ListIdeaStages(ctx context.Context, req *portfoliov1.ListIdeaS
 	if err != nil {
 		return nil, err
 	}
-	out := &portfoliov1.ListIdeaStagesResponse{Changes: make([]*portfoliov1.StageChange, len(page.Changes)),
-		Pagination: paging.Of(page.Limit, page.Offset, page.Total, len(page.Changes), "")}
-	for i, c := range page.Changes {
+	out := &portfoliov1.ListIdeaStagesResponse{Changes: make([]*portfoliov1.StageChange, len(page.Items)),
+		Pagination: paging.Of(page.Limit, page.Offset, page.Total, len(page.Items), "")}
+	for i, c := range page.Items {
 		p := &portfoliov1.StageChange{To: wire.Enum[portfoliov1.Stage](portfoliov1.Stage_value, c.To), At: wire.Time(c.At),
-			By: c.Actor, Reason: c.Reason}
-		if c.ActorHandle != "" {
-			p.ByHandle = wrapperspb.String(c.ActorHandle)
-		}
+			By: c.Actor, Reason: c.Reason, ByHandle: wire.OptString(c.ActorHandle)}
 		if c.From != "" {
 			p.From = wrapperspb.String(string(c.From))
 		}
 		out.Changes[i] = p
+	}
+	return out, nil
+}
+
+// ListIdeaRevisions implements PortfolioService.ListIdeaRevisions.
+func (h *Handler) ListIdeaRevisions(ctx context.Context, req *portfoliov1.ListIdeaRevisionsRequest) (*portfoliov1.ListIdeaRevisionsResponse, error) {
+	page, err := h.app.Revisions(ctx, req.GetId(), req.Limit, req.GetOffset())
+	if err != nil {
+		return nil, err
+	}
+	out := &portfoliov1.ListIdeaRevisionsResponse{Revisions: make([]*portfoliov1.IdeaRevision, len(page.Items)),
+		Pagination: paging.Of(page.Limit, page.Offset, page.Total, len(page.Items), "")}
+	for i, r := range page.Items {
+		s := r.Steering
+		out.Revisions[i] = &portfoliov1.IdeaRevision{Name: s.Name, PotentialValue: s.PotentialValue, EstimatedCost: s.EstimatedCost,
+			ActualValue: s.ActualValue, ActualCost: s.ActualCost, Confidence: s.Confidence, ResistanceRisk: s.ResistanceRisk,
+			ReviewStatus: string(s.Review), At: wire.Time(r.At), By: r.Actor, ByHandle: wire.OptString(r.ActorHandle), Reason: r.Reason}
 	}
 	return out, nil
 }

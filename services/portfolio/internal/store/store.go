@@ -96,6 +96,18 @@ type StageChange struct {
 	ActorHandle string
 }
 
+// Revision is one change of what steers an idea (idea.Steering): the
+// values it had from At on, who set them and why.
+type Revision struct {
+	ID       string
+	IdeaID   string
+	Steering idea.Steering
+	At       time.Time
+	// Actor, ActorHandle and Reason are as in StageChange; Reason is
+	// created, update, split, merge or migrated.
+	Actor, ActorHandle, Reason string
+}
+
 // TaskEvent records that a task completed against an idea, and the stage
 // move it caused (From equals To when it moved nothing).
 type TaskEvent struct {
@@ -148,6 +160,12 @@ type Ideas interface {
 	// how many changes the history has. ErrNotFound when the idea does not
 	// exist.
 	Stages(ctx context.Context, ideaID string, limit, offset int) ([]StageChange, int, error)
+	// RecordRevision adds a revision to the idea's history of what steers
+	// it.
+	RecordRevision(ctx context.Context, r Revision) error
+	// Revisions returns a page of an idea's revisions, oldest first, and
+	// how many it has. ErrNotFound when the idea does not exist.
+	Revisions(ctx context.Context, ideaID string, limit, offset int) ([]Revision, int, error)
 	// Stints returns, for each stage of idea.Stages, the known times ideas
 	// stayed in it (a change's stint: its at minus the at of the idea's
 	// previous change) for the changes out of it at or after since,

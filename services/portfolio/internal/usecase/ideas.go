@@ -23,16 +23,26 @@ func (a *App) CreateIdea(ctx context.Context, ed idea.Editor, d idea.Draft) (ide
 		return idea.Idea{}, err
 	}
 	err = a.tx(ctx, func(r Repos) error {
-		if err := r.Ideas.Create(ctx, i); err != nil {
-			return err
-		}
-		return r.Ideas.RecordStage(ctx, store.StageChange{ID: a.cfg.NewID(), IdeaID: i.ID, To: i.Stage, At: i.CreatedAt,
-			Actor: ed.Actor, ActorHandle: ed.Handle, Reason: "created"})
+		return a.create(ctx, r, i, ed.Actor, ed.Handle)
 	})
 	if err != nil {
 		return idea.Idea{}, IdeaError(err, i.ID)
 	}
 	return i, nil
+}
+
+// create stores a new idea with the first entries of its histories: its
+// stage and its revision (what steers it), both "created" by actor.
+func (a *App) create(ctx context.Context, r Repos, i idea.Idea, actor, handle string) error {
+	if err := r.Ideas.Create(ctx, i); err != nil {
+		return err
+	}
+	if err := r.Ideas.RecordStage(ctx, store.StageChange{ID: a.cfg.NewID(), IdeaID: i.ID, To: i.Stage, At: i.CreatedAt,
+		Actor: actor, ActorHandle: handle, Reason: "created"}); err != nil {
+		return err
+	}
+	return r.Ideas.RecordRevision(ctx, store.Revision{ID: a.cfg.NewID(), IdeaID: i.ID, Steering: i.Steering(), At: i.CreatedAt,
+		Actor: actor, ActorHandle: handle, Reason: "created"})
 }
 
 // Idea returns an idea, archived or not. store.ErrNotFound when absent.
@@ -84,6 +94,12 @@ func (a *App) change(ctx context.Context, id string, m moved, rule func(*idea.Id
 		}
 		if after.Stage != before.Stage {
 			if err := r.Ideas.RecordStage(ctx, store.StageChange{ID: a.cfg.NewID(), IdeaID: id, From: before.Stage, To: after.Stage,
+				At: m.at, Actor: m.by, ActorHandle: m.handle, Reason: m.why}); err != nil {
+				return err
+			}
+		}
+		if idea.Revised(before, after) {
+			if err := r.Ideas.RecordRevision(ctx, store.Revision{ID: a.cfg.NewID(), IdeaID: id, Steering: after.Steering(),
 				At: m.at, Actor: m.by, ActorHandle: m.handle, Reason: m.why}); err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package usecase_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -77,4 +78,74 @@ func ids(ideas []idea.Idea) []string {
 		out[k] = i.ID
 	}
 	return out
+}
+
+// TestRevisionsShowWhatStakersBetOn: every change of an idea's name and
+// values is kept with who made it, so a staker can read what the idea
+// said when it staked and every change since; describing, tagging or
+// moving the idea is no revision.
+func TestRevisionsShowWhatStakersBetOn(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		app := usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
+			return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
+		}, usecase.Config{})
+		operator := idea.Editor{Operator: true, Actor: "admin"}
+		ada := idea.Editor{ContributorID: "ada-id", Actor: "ada-id", Handle: "ada"}
+		f := func(v float64) *float64 { return &v }
+		s := func(v string) *string { return &v }
+		_, err := app.CreateIdea(ctx, ada, idea.Draft{ID: "kettle", Name: "Kettle", PotentialValue: 10, EstimatedCost: 5})
+		require.NoError(t, err)
+		_, err = app.UpdateIdea(ctx, ada, "kettle", idea.Patch{PotentialValue: f(1e9), Confidence: f(1)})
+		require.NoError(t, err)
+		for _, p := range []idea.Patch{{Description: s("more")}, {Tags: &[]string{"energy"}}, {Stage: s("specced")}} {
+			_, err = app.UpdateIdea(ctx, operator, "kettle", p)
+			require.NoError(t, err)
+		}
+		_, err = app.UpdateIdea(ctx, operator, "kettle", idea.Patch{Review: s("accepted"), PotentialValue: f(500), Name: s("Solar kettle")})
+		require.NoError(t, err)
+
+		page, err := app.Revisions(ctx, "kettle", nil, 0)
+		require.NoError(t, err)
+		require.Equal(t, 3, page.Total, "created, the contributor's claim, the operator's acceptance; nothing for the rest")
+		type row struct {
+			name               string
+			value, confidence  float64
+			review             idea.Review
+			by, handle, reason string
+		}
+		var got []row
+		for _, r := range page.Items {
+			got = append(got, row{r.Steering.Name, r.Steering.PotentialValue, r.Steering.Confidence, r.Steering.Review, r.Actor, r.ActorHandle, r.Reason})
+		}
+		require.Equal(t, []row{
+			{"Kettle", 10, idea.DefaultConfidence, idea.Pending, "ada-id", "ada", "created"},
+			{"Kettle", 1e9, 1, idea.Pending, "ada-id", "ada", "update"},
+			{"Solar kettle", 500, 1, idea.Accepted, "admin", "", "update"},
+		}, got)
+
+		one := int32(1)
+		page, err = app.Revisions(ctx, "kettle", &one, 2)
+		require.NoError(t, err)
+		require.Equal(t, 3, page.Total)
+		require.Len(t, page.Items, 1)
+		require.Equal(t, "Solar kettle", page.Items[0].Steering.Name, "the last page")
+		_, err = app.Revisions(ctx, "missing", nil, 0)
+		require.Equal(t, fault.NotFound, fault.KindOf(err))
+
+		require.NoError(t, app.Split(ctx, "kettle", []idea.Idea{newIdea(t, "lid", "Lid")}))
+		page, err = app.Revisions(ctx, "lid", nil, 0)
+		require.NoError(t, err)
+		require.Len(t, page.Items, 1)
+		require.Equal(t, []string{"Lid", "split:kettle", "created"},
+			[]string{page.Items[0].Steering.Name, page.Items[0].Actor, page.Items[0].Reason}, "a split's child starts its own")
+	})
+}
+
+func newIdea(t *testing.T, id, name string) idea.Idea {
+	t.Helper()
+	i, err := idea.New(idea.Draft{ID: id, Name: name, PotentialValue: 1, EstimatedCost: 1}, id, time.Now())
+	require.NoError(t, err)
+	return i
 }

@@ -103,12 +103,8 @@ func (a *App) Split(ctx context.Context, parentID string, children []idea.Idea) 
 		}
 		for _, c := range children {
 			c.ParentID = parentID
-			if err := r.Ideas.Create(ctx, c); err != nil {
+			if err := a.create(ctx, r, c, "split:"+parentID, ""); err != nil {
 				return fmt.Errorf("create child %s: %w", c.ID, err)
-			}
-			if err := r.Ideas.RecordStage(ctx, store.StageChange{ID: a.cfg.NewID(), IdeaID: c.ID, To: c.Stage, At: c.CreatedAt,
-				Actor: "split:" + parentID, Reason: "created"}); err != nil {
-				return err
 			}
 		}
 		return nil

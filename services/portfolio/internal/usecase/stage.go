@@ -31,29 +31,42 @@ func (a *App) SetStage(ctx context.Context, ed idea.Editor, id, stage string) (i
 	})
 }
 
-// StagePage is a page of an idea's stage history.
-type StagePage struct {
-	Changes []store.StageChange
-	// Total counts the idea's changes; Limit and Offset are the page's
+// HistoryPage is a page of one of an idea's histories (its stages, its
+// revisions), oldest first.
+type HistoryPage[T any] struct {
+	Items []T
+	// Total counts the history's entries; Limit and Offset are the page's
 	// bounds, the defaults applied.
 	Total, Limit, Offset int
 }
 
-// Stages returns a page of an idea's stage history, oldest first (limit
+// Stages returns a page of an idea's stage history (history).
+func (a *App) Stages(ctx context.Context, id string, limit *int32, offset int32) (HistoryPage[store.StageChange], error) {
+	return history(ctx, id, limit, offset, a.read().Ideas.Stages)
+}
+
+// Revisions returns a page of an idea's revisions: what steered it
+// (idea.Steering) from its creation on, each change with who made it.
+func (a *App) Revisions(ctx context.Context, id string, limit *int32, offset int32) (HistoryPage[store.Revision], error) {
+	return history(ctx, id, limit, offset, a.read().Ideas.Revisions)
+}
+
+// history reads a page of an idea's history with read (limit
 // DefaultLimit when nil, else 1..MaxLimit, from offset): a history grows
-// with every change, and an idea moved back and forth for years must not
-// answer all of it at once. store.ErrNotFound (as a fault) when the idea
-// does not exist; a bad page is a 422 whether or not it does.
-func (a *App) Stages(ctx context.Context, id string, limit *int32, offset int32) (StagePage, error) {
+// with every change, and an idea changed back and forth for years must
+// not answer all of it at once. store.ErrNotFound (as a fault) when the
+// idea does not exist; a bad page is a 422 whether or not it does.
+func history[T any](ctx context.Context, id string, limit *int32, offset int32,
+	read func(ctx context.Context, ideaID string, limit, offset int) ([]T, int, error)) (HistoryPage[T], error) {
 	l, o, err := fault.Page(limit, offset, DefaultLimit, MaxLimit)
 	if err != nil {
-		return StagePage{}, err
+		return HistoryPage[T]{}, err
 	}
-	changes, total, err := a.read().Ideas.Stages(ctx, id, l, o)
+	items, total, err := read(ctx, id, l, o)
 	if err != nil {
-		return StagePage{}, IdeaError(err, id)
+		return HistoryPage[T]{}, IdeaError(err, id)
 	}
-	return StagePage{Changes: changes, Total: total, Limit: l, Offset: o}, nil
+	return HistoryPage[T]{Items: items, Total: total, Limit: l, Offset: o}, nil
 }
 
 // TaskOutcome is what reporting a completed task did to its idea.

@@ -612,49 +612,19 @@ func (r *Ideas) Stints(ctx context.Context, since time.Time) (map[idea.Stage][]t
 	return out, rows.Err()
 }
 
-// Stages implements store.Ideas in one statement: the idea's row (none:
-// ErrNotFound), the count of its changes and the page, two ranges of the
-// (idea_id, at, id) index. The page is LEFT JOINed so that an idea whose
-// page is empty (past the end) still answers one row, with its count and
-// NULL change columns.
+// stages is the stage history: stage_changes. An idea's first change
+// has no from_stage.
+var stages = newHistory("the stages", "stage_changes", "from_stage, to_stage, actor, reason, actor_handle")
+
+// Stages implements store.Ideas in one round trip (history.page): the
+// count of the idea's changes and the page are two ranges of the
+// (idea_id, at, id) index.
 func (r *Ideas) Stages(ctx context.Context, ideaID string, limit, offset int) ([]store.StageChange, int, error) {
-	rows, err := r.q.Query(ctx, `SELECT t.n, c.id, c.from_stage, c.to_stage, c.at, c.actor, c.reason, c.actor_handle
-		FROM ideas i
-		CROSS JOIN (SELECT COUNT(*) AS n FROM stage_changes WHERE idea_id = $1) t
-		LEFT JOIN (SELECT id, COALESCE(from_stage, '') AS from_stage, to_stage, at, actor, reason, actor_handle FROM stage_changes
-			WHERE idea_id = $1 ORDER BY at, id LIMIT $2 OFFSET $3) c ON TRUE
-		WHERE i.id = $1
-		ORDER BY c.at, c.id`, ideaID, limit, offset)
-	if err != nil {
-		return nil, 0, fmt.Errorf("read the stages of %s: %w", ideaID, err)
-	}
-	defer rows.Close()
-	out := []store.StageChange{}
-	found, total := false, 0
-	for rows.Next() {
-		var (
-			id, from, to, actor, reason, handle *string
-			at                                  *int64
-		)
-		if err := rows.Scan(&total, &id, &from, &to, &at, &actor, &reason, &handle); err != nil {
-			return nil, 0, fmt.Errorf("read the stages of %s: %w", ideaID, err)
+	return page(ctx, r.q, stages, ideaID, limit, offset, func() ([]any, func(string, time.Time) store.StageChange) {
+		var from, to, actor, reason, handle *string
+		return []any{&from, &to, &actor, &reason, &handle}, func(id string, at time.Time) store.StageChange {
+			return store.StageChange{ID: id, IdeaID: ideaID, From: idea.Stage(text(from)), To: idea.Stage(*to),
+				At: at, Actor: *actor, Reason: *reason, ActorHandle: text(handle)}
 		}
-		found = true
-		if id == nil {
-			continue // an empty page
-		}
-		c := store.StageChange{ID: *id, IdeaID: ideaID, From: idea.Stage(*from), To: idea.Stage(*to),
-			At: database.Time(*at), Actor: *actor, Reason: *reason}
-		if handle != nil {
-			c.ActorHandle = *handle
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("read the stages of %s: %w", ideaID, err)
-	}
-	if !found {
-		return nil, 0, fmt.Errorf("idea %s: %w", ideaID, store.ErrNotFound)
-	}
-	return out, total, nil
+	})
 }

@@ -227,3 +227,35 @@ func TestMigrationTakesSplitParentsOutOfTheTotals(t *testing.T) {
 		require.False(t, c.Split)
 	})
 }
+
+// TestMigrationStartsEveryIdeasRevisions: migration 0011 gives each idea
+// one "migrated" revision with its values as stored (a contributor's idea
+// pending), the first a staker can read back; later revisions follow it.
+func TestMigrationStartsEveryIdeasRevisions(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		db := dbtest.Open(t, engine, "portfolio", nil)
+		_, err := migrate.Up(ctx, db, migrationsBefore(t, "0011"))
+		require.NoError(t, err)
+		insertIdeaBefore(t, db, "a", idea.None, false)
+		insertIdeaBefore(t, db, "b", idea.Testing, true)
+		_, err = db.Exec(ctx, `UPDATE ideas SET created_by = 'ada-id', values_accepted = FALSE WHERE id = 'b'`)
+		require.NoError(t, err)
+
+		_, err = migrate.Up(ctx, db, store.Migrations())
+		require.NoError(t, err)
+		ideas := sqlstore.NewIdeas(db)
+		for _, want := range []store.Revision{
+			{ID: "migrated:a", IdeaID: "a", At: storetest.T0, Reason: "migrated",
+				Steering: idea.Steering{Name: "Idea a", PotentialValue: 1, EstimatedCost: 1, Confidence: 0.5, ResistanceRisk: 0.1, Review: idea.Accepted}},
+			{ID: "migrated:b", IdeaID: "b", At: storetest.T0, Reason: "migrated",
+				Steering: idea.Steering{Name: "Idea b", PotentialValue: 1, EstimatedCost: 1, Confidence: 0.5, ResistanceRisk: 0.1, Review: idea.Pending}},
+		} {
+			got, total, err := ideas.Revisions(ctx, want.IdeaID, 10, 0)
+			require.NoError(t, err)
+			require.Equal(t, []store.Revision{want}, got)
+			require.Equal(t, 1, total)
+		}
+	})
+}

@@ -432,6 +432,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	})
 
 	runStints(t, newHarness)
+	runRevisions(t, newHarness)
 }
 
 // IDs returns the ideas' ids, in order.

@@ -206,7 +206,11 @@ type Idea struct {
 	// then. A pending idea ranks after every accepted one and the pipeline
 	// loop does not pick it; once accepted, only operators change its name
 	// and values.
-	ReviewStatus  string `protobuf:"bytes,22,opt,name=review_status,json=reviewStatus,proto3" json:"review_status,omitempty"`
+	ReviewStatus string `protobuf:"bytes,22,opt,name=review_status,json=reviewStatus,proto3" json:"review_status,omitempty"`
+	// created_by is the contributor who created the idea; null when an
+	// operator did. While the idea is pending, only its creator may stake
+	// on it (its values are the creator's own claims).
+	CreatedBy     *wrapperspb.StringValue `protobuf:"bytes,23,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -393,6 +397,13 @@ func (x *Idea) GetReviewStatus() string {
 		return x.ReviewStatus
 	}
 	return ""
+}
+
+func (x *Idea) GetCreatedBy() *wrapperspb.StringValue {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return nil
 }
 
 // IdeaImpact sums an idea's impact records.
@@ -2047,6 +2058,260 @@ func (x *ListIdeaStagesResponse) GetPagination() *v1.Pagination {
 	return nil
 }
 
+// ListIdeaRevisionsRequest names the idea and a page of its revisions.
+type ListIdeaRevisionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// limit defaults to 50; 1..500 when given.
+	Limit         *int32 `protobuf:"varint,2,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Offset        int32  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListIdeaRevisionsRequest) Reset() {
+	*x = ListIdeaRevisionsRequest{}
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListIdeaRevisionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListIdeaRevisionsRequest) ProtoMessage() {}
+
+func (x *ListIdeaRevisionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListIdeaRevisionsRequest.ProtoReflect.Descriptor instead.
+func (*ListIdeaRevisionsRequest) Descriptor() ([]byte, []int) {
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ListIdeaRevisionsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ListIdeaRevisionsRequest) GetLimit() int32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *ListIdeaRevisionsRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+// IdeaRevision is what steered an idea from `at` on: the name agents are
+// told, the values that rank it and whether an operator accepted them.
+type IdeaRevision struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	PotentialValue float64                `protobuf:"fixed64,2,opt,name=potential_value,json=potentialValue,proto3" json:"potential_value,omitempty"`
+	EstimatedCost  float64                `protobuf:"fixed64,3,opt,name=estimated_cost,json=estimatedCost,proto3" json:"estimated_cost,omitempty"`
+	ActualValue    float64                `protobuf:"fixed64,4,opt,name=actual_value,json=actualValue,proto3" json:"actual_value,omitempty"`
+	ActualCost     float64                `protobuf:"fixed64,5,opt,name=actual_cost,json=actualCost,proto3" json:"actual_cost,omitempty"`
+	Confidence     float64                `protobuf:"fixed64,6,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	ResistanceRisk float64                `protobuf:"fixed64,7,opt,name=resistance_risk,json=resistanceRisk,proto3" json:"resistance_risk,omitempty"`
+	// review_status is accepted or pending, as on the idea.
+	ReviewStatus string `protobuf:"bytes,8,opt,name=review_status,json=reviewStatus,proto3" json:"review_status,omitempty"`
+	At           string `protobuf:"bytes,9,opt,name=at,proto3" json:"at,omitempty"`
+	// by and by_handle are as in StageChange.
+	By       string                  `protobuf:"bytes,10,opt,name=by,proto3" json:"by,omitempty"`
+	ByHandle *wrapperspb.StringValue `protobuf:"bytes,11,opt,name=by_handle,json=byHandle,proto3" json:"by_handle,omitempty"`
+	// reason is created (the idea's creation or a split's child), update (a
+	// PATCH) or migrated (the idea's values when the history began).
+	Reason        string `protobuf:"bytes,12,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IdeaRevision) Reset() {
+	*x = IdeaRevision{}
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IdeaRevision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IdeaRevision) ProtoMessage() {}
+
+func (x *IdeaRevision) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IdeaRevision.ProtoReflect.Descriptor instead.
+func (*IdeaRevision) Descriptor() ([]byte, []int) {
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *IdeaRevision) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *IdeaRevision) GetPotentialValue() float64 {
+	if x != nil {
+		return x.PotentialValue
+	}
+	return 0
+}
+
+func (x *IdeaRevision) GetEstimatedCost() float64 {
+	if x != nil {
+		return x.EstimatedCost
+	}
+	return 0
+}
+
+func (x *IdeaRevision) GetActualValue() float64 {
+	if x != nil {
+		return x.ActualValue
+	}
+	return 0
+}
+
+func (x *IdeaRevision) GetActualCost() float64 {
+	if x != nil {
+		return x.ActualCost
+	}
+	return 0
+}
+
+func (x *IdeaRevision) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+func (x *IdeaRevision) GetResistanceRisk() float64 {
+	if x != nil {
+		return x.ResistanceRisk
+	}
+	return 0
+}
+
+func (x *IdeaRevision) GetReviewStatus() string {
+	if x != nil {
+		return x.ReviewStatus
+	}
+	return ""
+}
+
+func (x *IdeaRevision) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+func (x *IdeaRevision) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+func (x *IdeaRevision) GetByHandle() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ByHandle
+	}
+	return nil
+}
+
+func (x *IdeaRevision) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ListIdeaRevisionsResponse is a page of the revisions, oldest first.
+type ListIdeaRevisionsResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Revisions []*IdeaRevision        `protobuf:"bytes,1,rep,name=revisions,proto3" json:"revisions,omitempty"`
+	// pagination.total counts the idea's revisions.
+	Pagination    *v1.Pagination `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListIdeaRevisionsResponse) Reset() {
+	*x = ListIdeaRevisionsResponse{}
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListIdeaRevisionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListIdeaRevisionsResponse) ProtoMessage() {}
+
+func (x *ListIdeaRevisionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListIdeaRevisionsResponse.ProtoReflect.Descriptor instead.
+func (*ListIdeaRevisionsResponse) Descriptor() ([]byte, []int) {
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ListIdeaRevisionsResponse) GetRevisions() []*IdeaRevision {
+	if x != nil {
+		return x.Revisions
+	}
+	return nil
+}
+
+func (x *ListIdeaRevisionsResponse) GetPagination() *v1.Pagination {
+	if x != nil {
+		return x.Pagination
+	}
+	return nil
+}
+
 // GetStageTimesRequest selects the window.
 type GetStageTimesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2058,7 +2323,7 @@ type GetStageTimesRequest struct {
 
 func (x *GetStageTimesRequest) Reset() {
 	*x = GetStageTimesRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2070,7 +2335,7 @@ func (x *GetStageTimesRequest) String() string {
 func (*GetStageTimesRequest) ProtoMessage() {}
 
 func (x *GetStageTimesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[28]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2083,7 +2348,7 @@ func (x *GetStageTimesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStageTimesRequest.ProtoReflect.Descriptor instead.
 func (*GetStageTimesRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{28}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetStageTimesRequest) GetDays() int32 {
@@ -2116,7 +2381,7 @@ type StageTime struct {
 
 func (x *StageTime) Reset() {
 	*x = StageTime{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2128,7 +2393,7 @@ func (x *StageTime) String() string {
 func (*StageTime) ProtoMessage() {}
 
 func (x *StageTime) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[29]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2406,7 @@ func (x *StageTime) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageTime.ProtoReflect.Descriptor instead.
 func (*StageTime) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{29}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StageTime) GetStage() Stage {
@@ -2187,7 +2452,7 @@ type GetStageTimesResponse struct {
 
 func (x *GetStageTimesResponse) Reset() {
 	*x = GetStageTimesResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2199,7 +2464,7 @@ func (x *GetStageTimesResponse) String() string {
 func (*GetStageTimesResponse) ProtoMessage() {}
 
 func (x *GetStageTimesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[30]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2212,7 +2477,7 @@ func (x *GetStageTimesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStageTimesResponse.ProtoReflect.Descriptor instead.
 func (*GetStageTimesResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{30}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetStageTimesResponse) GetStages() []*StageTime {
@@ -2248,7 +2513,7 @@ type SetIdeaTagsRequest struct {
 
 func (x *SetIdeaTagsRequest) Reset() {
 	*x = SetIdeaTagsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2525,7 @@ func (x *SetIdeaTagsRequest) String() string {
 func (*SetIdeaTagsRequest) ProtoMessage() {}
 
 func (x *SetIdeaTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[31]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2538,7 @@ func (x *SetIdeaTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaTagsRequest.ProtoReflect.Descriptor instead.
 func (*SetIdeaTagsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{31}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SetIdeaTagsRequest) GetId() string {
@@ -2300,7 +2565,7 @@ type SetIdeaTagsResponse struct {
 
 func (x *SetIdeaTagsResponse) Reset() {
 	*x = SetIdeaTagsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2312,7 +2577,7 @@ func (x *SetIdeaTagsResponse) String() string {
 func (*SetIdeaTagsResponse) ProtoMessage() {}
 
 func (x *SetIdeaTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[32]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2325,7 +2590,7 @@ func (x *SetIdeaTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetIdeaTagsResponse.ProtoReflect.Descriptor instead.
 func (*SetIdeaTagsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{32}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SetIdeaTagsResponse) GetIdea() *Idea {
@@ -2351,7 +2616,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2363,7 +2628,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[33]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2376,7 +2641,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{33}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Question) GetId() string {
@@ -2425,7 +2690,7 @@ type AddQuestionRequest struct {
 
 func (x *AddQuestionRequest) Reset() {
 	*x = AddQuestionRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2437,7 +2702,7 @@ func (x *AddQuestionRequest) String() string {
 func (*AddQuestionRequest) ProtoMessage() {}
 
 func (x *AddQuestionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[34]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +2715,7 @@ func (x *AddQuestionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddQuestionRequest.ProtoReflect.Descriptor instead.
 func (*AddQuestionRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{34}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AddQuestionRequest) GetId() string {
@@ -2477,7 +2742,7 @@ type AddQuestionResponse struct {
 
 func (x *AddQuestionResponse) Reset() {
 	*x = AddQuestionResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2489,7 +2754,7 @@ func (x *AddQuestionResponse) String() string {
 func (*AddQuestionResponse) ProtoMessage() {}
 
 func (x *AddQuestionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[35]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2502,7 +2767,7 @@ func (x *AddQuestionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddQuestionResponse.ProtoReflect.Descriptor instead.
 func (*AddQuestionResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{35}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AddQuestionResponse) GetQuestion() *Question {
@@ -2522,7 +2787,7 @@ type ListQuestionsRequest struct {
 
 func (x *ListQuestionsRequest) Reset() {
 	*x = ListQuestionsRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2534,7 +2799,7 @@ func (x *ListQuestionsRequest) String() string {
 func (*ListQuestionsRequest) ProtoMessage() {}
 
 func (x *ListQuestionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[36]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2547,7 +2812,7 @@ func (x *ListQuestionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuestionsRequest.ProtoReflect.Descriptor instead.
 func (*ListQuestionsRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{36}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListQuestionsRequest) GetId() string {
@@ -2567,7 +2832,7 @@ type ListQuestionsResponse struct {
 
 func (x *ListQuestionsResponse) Reset() {
 	*x = ListQuestionsResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2579,7 +2844,7 @@ func (x *ListQuestionsResponse) String() string {
 func (*ListQuestionsResponse) ProtoMessage() {}
 
 func (x *ListQuestionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[37]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2592,7 +2857,7 @@ func (x *ListQuestionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuestionsResponse.ProtoReflect.Descriptor instead.
 func (*ListQuestionsResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{37}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListQuestionsResponse) GetQuestions() []*Question {
@@ -2611,7 +2876,7 @@ type GetRightSizingRequest struct {
 
 func (x *GetRightSizingRequest) Reset() {
 	*x = GetRightSizingRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2623,7 +2888,7 @@ func (x *GetRightSizingRequest) String() string {
 func (*GetRightSizingRequest) ProtoMessage() {}
 
 func (x *GetRightSizingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[38]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2636,7 +2901,7 @@ func (x *GetRightSizingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRightSizingRequest.ProtoReflect.Descriptor instead.
 func (*GetRightSizingRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{38}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{41}
 }
 
 // RightSizingHealth counts the ideas raising each signal (an idea may raise several).
@@ -2658,7 +2923,7 @@ type RightSizingHealth struct {
 
 func (x *RightSizingHealth) Reset() {
 	*x = RightSizingHealth{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2670,7 +2935,7 @@ func (x *RightSizingHealth) String() string {
 func (*RightSizingHealth) ProtoMessage() {}
 
 func (x *RightSizingHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[39]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2683,7 +2948,7 @@ func (x *RightSizingHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingHealth.ProtoReflect.Descriptor instead.
 func (*RightSizingHealth) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{39}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RightSizingHealth) GetTotalIdeas() int32 {
@@ -2749,7 +3014,7 @@ type IdeaSignals struct {
 
 func (x *IdeaSignals) Reset() {
 	*x = IdeaSignals{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2761,7 +3026,7 @@ func (x *IdeaSignals) String() string {
 func (*IdeaSignals) ProtoMessage() {}
 
 func (x *IdeaSignals) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[40]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2774,7 +3039,7 @@ func (x *IdeaSignals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdeaSignals.ProtoReflect.Descriptor instead.
 func (*IdeaSignals) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{40}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *IdeaSignals) GetIdeaId() string {
@@ -2844,7 +3109,7 @@ type ProposedChild struct {
 
 func (x *ProposedChild) Reset() {
 	*x = ProposedChild{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2856,7 +3121,7 @@ func (x *ProposedChild) String() string {
 func (*ProposedChild) ProtoMessage() {}
 
 func (x *ProposedChild) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[41]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2869,7 +3134,7 @@ func (x *ProposedChild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProposedChild.ProtoReflect.Descriptor instead.
 func (*ProposedChild) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{41}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ProposedChild) GetName() string {
@@ -2907,7 +3172,7 @@ type RightSizingSuggestion struct {
 
 func (x *RightSizingSuggestion) Reset() {
 	*x = RightSizingSuggestion{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2919,7 +3184,7 @@ func (x *RightSizingSuggestion) String() string {
 func (*RightSizingSuggestion) ProtoMessage() {}
 
 func (x *RightSizingSuggestion) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[42]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2932,7 +3197,7 @@ func (x *RightSizingSuggestion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingSuggestion.ProtoReflect.Descriptor instead.
 func (*RightSizingSuggestion) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{42}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RightSizingSuggestion) GetSuggestionType() string {
@@ -2992,7 +3257,7 @@ type GetRightSizingResponse struct {
 
 func (x *GetRightSizingResponse) Reset() {
 	*x = GetRightSizingResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3004,7 +3269,7 @@ func (x *GetRightSizingResponse) String() string {
 func (*GetRightSizingResponse) ProtoMessage() {}
 
 func (x *GetRightSizingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[43]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3017,7 +3282,7 @@ func (x *GetRightSizingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRightSizingResponse.ProtoReflect.Descriptor instead.
 func (*GetRightSizingResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{43}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetRightSizingResponse) GetHealth() *RightSizingHealth {
@@ -3069,7 +3334,7 @@ type ApplyRightSizingRequest struct {
 
 func (x *ApplyRightSizingRequest) Reset() {
 	*x = ApplyRightSizingRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +3346,7 @@ func (x *ApplyRightSizingRequest) String() string {
 func (*ApplyRightSizingRequest) ProtoMessage() {}
 
 func (x *ApplyRightSizingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[44]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +3359,7 @@ func (x *ApplyRightSizingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRightSizingRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRightSizingRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{44}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ApplyRightSizingRequest) GetSuggestionType() string {
@@ -3155,7 +3420,7 @@ type RightSizingChange struct {
 
 func (x *RightSizingChange) Reset() {
 	*x = RightSizingChange{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3167,7 +3432,7 @@ func (x *RightSizingChange) String() string {
 func (*RightSizingChange) ProtoMessage() {}
 
 func (x *RightSizingChange) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[45]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3180,7 +3445,7 @@ func (x *RightSizingChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RightSizingChange.ProtoReflect.Descriptor instead.
 func (*RightSizingChange) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{45}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RightSizingChange) GetChangeType() string {
@@ -3224,7 +3489,7 @@ type ApplyRightSizingResponse struct {
 
 func (x *ApplyRightSizingResponse) Reset() {
 	*x = ApplyRightSizingResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3236,7 +3501,7 @@ func (x *ApplyRightSizingResponse) String() string {
 func (*ApplyRightSizingResponse) ProtoMessage() {}
 
 func (x *ApplyRightSizingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[46]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3249,7 +3514,7 @@ func (x *ApplyRightSizingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRightSizingResponse.ProtoReflect.Descriptor instead.
 func (*ApplyRightSizingResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{46}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ApplyRightSizingResponse) GetApplied() bool {
@@ -3284,7 +3549,7 @@ type ListRightSizingHistoryRequest struct {
 
 func (x *ListRightSizingHistoryRequest) Reset() {
 	*x = ListRightSizingHistoryRequest{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3296,7 +3561,7 @@ func (x *ListRightSizingHistoryRequest) String() string {
 func (*ListRightSizingHistoryRequest) ProtoMessage() {}
 
 func (x *ListRightSizingHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[47]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3309,7 +3574,7 @@ func (x *ListRightSizingHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRightSizingHistoryRequest.ProtoReflect.Descriptor instead.
 func (*ListRightSizingHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{47}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListRightSizingHistoryRequest) GetDays() int32 {
@@ -3337,7 +3602,7 @@ type HealthSnapshot struct {
 
 func (x *HealthSnapshot) Reset() {
 	*x = HealthSnapshot{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3614,7 @@ func (x *HealthSnapshot) String() string {
 func (*HealthSnapshot) ProtoMessage() {}
 
 func (x *HealthSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[48]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3627,7 @@ func (x *HealthSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthSnapshot.ProtoReflect.Descriptor instead.
 func (*HealthSnapshot) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{48}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *HealthSnapshot) GetId() string {
@@ -3431,7 +3696,7 @@ type ListRightSizingHistoryResponse struct {
 
 func (x *ListRightSizingHistoryResponse) Reset() {
 	*x = ListRightSizingHistoryResponse{}
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[49]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3443,7 +3708,7 @@ func (x *ListRightSizingHistoryResponse) String() string {
 func (*ListRightSizingHistoryResponse) ProtoMessage() {}
 
 func (x *ListRightSizingHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[49]
+	mi := &file_foundry_portfolio_v1_portfolio_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3456,7 +3721,7 @@ func (x *ListRightSizingHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRightSizingHistoryResponse.ProtoReflect.Descriptor instead.
 func (*ListRightSizingHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{49}
+	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListRightSizingHistoryResponse) GetSnapshots() []*HealthSnapshot {
@@ -3479,7 +3744,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\vValueVector\x12\x1a\n" +
 	"\badoption\x18\x01 \x01(\x01R\badoption\x12\x18\n" +
 	"\alineage\x18\x02 \x01(\x01R\alineage\x12)\n" +
-	"\x10friction_avoided\x18\x03 \x01(\x01R\x0ffrictionAvoided\"\xef\x06\n" +
+	"\x10friction_avoided\x18\x03 \x01(\x01R\x0ffrictionAvoided\"\xac\a\n" +
 	"\x04Idea\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -3509,7 +3774,9 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x14 \x01(\tR\tupdatedAt\x128\n" +
 	"\x06impact\x18\x15 \x01(\v2 .foundry.portfolio.v1.IdeaImpactR\x06impact\x12#\n" +
-	"\rreview_status\x18\x16 \x01(\tR\freviewStatus\"\xdb\x01\n" +
+	"\rreview_status\x18\x16 \x01(\tR\freviewStatus\x12;\n" +
+	"\n" +
+	"created_by\x18\x17 \x01(\v2\x1c.google.protobuf.StringValueR\tcreatedBy\"\xdb\x01\n" +
 	"\n" +
 	"IdeaImpact\x12#\n" +
 	"\rusage_records\x18\x01 \x01(\x05R\fusageRecords\x12'\n" +
@@ -3655,6 +3922,33 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\achanges\x18\x01 \x03(\v2!.foundry.portfolio.v1.StageChangeR\achanges\x12=\n" +
 	"\n" +
 	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
+	"pagination\"g\n" +
+	"\x18ListIdeaRevisionsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
+	"\x05limit\x18\x02 \x01(\x05H\x00R\x05limit\x88\x01\x01\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x05R\x06offsetB\b\n" +
+	"\x06_limit\"\x97\x03\n" +
+	"\fIdeaRevision\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
+	"\x0fpotential_value\x18\x02 \x01(\x01R\x0epotentialValue\x12%\n" +
+	"\x0eestimated_cost\x18\x03 \x01(\x01R\restimatedCost\x12!\n" +
+	"\factual_value\x18\x04 \x01(\x01R\vactualValue\x12\x1f\n" +
+	"\vactual_cost\x18\x05 \x01(\x01R\n" +
+	"actualCost\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\x06 \x01(\x01R\n" +
+	"confidence\x12'\n" +
+	"\x0fresistance_risk\x18\a \x01(\x01R\x0eresistanceRisk\x12#\n" +
+	"\rreview_status\x18\b \x01(\tR\freviewStatus\x12\x0e\n" +
+	"\x02at\x18\t \x01(\tR\x02at\x12\x0e\n" +
+	"\x02by\x18\n" +
+	" \x01(\tR\x02by\x129\n" +
+	"\tby_handle\x18\v \x01(\v2\x1c.google.protobuf.StringValueR\bbyHandle\x12\x16\n" +
+	"\x06reason\x18\f \x01(\tR\x06reason\"\x9c\x01\n" +
+	"\x19ListIdeaRevisionsResponse\x12@\n" +
+	"\trevisions\x18\x01 \x03(\v2\".foundry.portfolio.v1.IdeaRevisionR\trevisions\x12=\n" +
+	"\n" +
+	"pagination\x18\x02 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
 	"pagination\"8\n" +
 	"\x14GetStageTimesRequest\x12\x17\n" +
 	"\x04days\x18\x01 \x01(\x05H\x00R\x04days\x88\x01\x01B\a\n" +
@@ -3757,7 +4051,7 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\ahealthy\x18\a \x01(\x05R\ahealthy\x12)\n" +
 	"\x10suggestion_count\x18\b \x01(\x05R\x0fsuggestionCount\"d\n" +
 	"\x1eListRightSizingHistoryResponse\x12B\n" +
-	"\tsnapshots\x18\x01 \x03(\v2$.foundry.portfolio.v1.HealthSnapshotR\tsnapshots2\x92\x0f\n" +
+	"\tsnapshots\x18\x01 \x03(\v2$.foundry.portfolio.v1.HealthSnapshotR\tsnapshots2\x91\x10\n" +
 	"\x10PortfolioService\x12i\n" +
 	"\n" +
 	"CreateIdea\x12'.foundry.portfolio.v1.CreateIdeaRequest\x1a(.foundry.portfolio.v1.CreateIdeaResponse\"\b\xc2\xf3\x18\x04\n" +
@@ -3781,6 +4075,8 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"\fSetIdeaStage\x12).foundry.portfolio.v1.SetIdeaStageRequest\x1a*.foundry.portfolio.v1.SetIdeaStageResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x05\x12t\n" +
 	"\x0eListIdeaStages\x12+.foundry.portfolio.v1.ListIdeaStagesRequest\x1a,.foundry.portfolio.v1.ListIdeaStagesResponse\"\a\xc2\xf3\x18\x03\n" +
+	"\x01\x02\x12}\n" +
+	"\x11ListIdeaRevisions\x12..foundry.portfolio.v1.ListIdeaRevisionsRequest\x1a/.foundry.portfolio.v1.ListIdeaRevisionsResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12q\n" +
 	"\rGetStageTimes\x12*.foundry.portfolio.v1.GetStageTimesRequest\x1a+.foundry.portfolio.v1.GetStageTimesResponse\"\a\xc2\xf3\x18\x03\n" +
 	"\x01\x02\x12l\n" +
@@ -3811,7 +4107,7 @@ func file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP() []byte {
 	return file_foundry_portfolio_v1_portfolio_proto_rawDescData
 }
 
-var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_foundry_portfolio_v1_portfolio_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*CostVector)(nil),                     // 0: foundry.portfolio.v1.CostVector
 	(*ValueVector)(nil),                    // 1: foundry.portfolio.v1.ValueVector
@@ -3841,121 +4137,130 @@ var file_foundry_portfolio_v1_portfolio_proto_goTypes = []any{
 	(*ListIdeaStagesRequest)(nil),          // 25: foundry.portfolio.v1.ListIdeaStagesRequest
 	(*StageChange)(nil),                    // 26: foundry.portfolio.v1.StageChange
 	(*ListIdeaStagesResponse)(nil),         // 27: foundry.portfolio.v1.ListIdeaStagesResponse
-	(*GetStageTimesRequest)(nil),           // 28: foundry.portfolio.v1.GetStageTimesRequest
-	(*StageTime)(nil),                      // 29: foundry.portfolio.v1.StageTime
-	(*GetStageTimesResponse)(nil),          // 30: foundry.portfolio.v1.GetStageTimesResponse
-	(*SetIdeaTagsRequest)(nil),             // 31: foundry.portfolio.v1.SetIdeaTagsRequest
-	(*SetIdeaTagsResponse)(nil),            // 32: foundry.portfolio.v1.SetIdeaTagsResponse
-	(*Question)(nil),                       // 33: foundry.portfolio.v1.Question
-	(*AddQuestionRequest)(nil),             // 34: foundry.portfolio.v1.AddQuestionRequest
-	(*AddQuestionResponse)(nil),            // 35: foundry.portfolio.v1.AddQuestionResponse
-	(*ListQuestionsRequest)(nil),           // 36: foundry.portfolio.v1.ListQuestionsRequest
-	(*ListQuestionsResponse)(nil),          // 37: foundry.portfolio.v1.ListQuestionsResponse
-	(*GetRightSizingRequest)(nil),          // 38: foundry.portfolio.v1.GetRightSizingRequest
-	(*RightSizingHealth)(nil),              // 39: foundry.portfolio.v1.RightSizingHealth
-	(*IdeaSignals)(nil),                    // 40: foundry.portfolio.v1.IdeaSignals
-	(*ProposedChild)(nil),                  // 41: foundry.portfolio.v1.ProposedChild
-	(*RightSizingSuggestion)(nil),          // 42: foundry.portfolio.v1.RightSizingSuggestion
-	(*GetRightSizingResponse)(nil),         // 43: foundry.portfolio.v1.GetRightSizingResponse
-	(*ApplyRightSizingRequest)(nil),        // 44: foundry.portfolio.v1.ApplyRightSizingRequest
-	(*RightSizingChange)(nil),              // 45: foundry.portfolio.v1.RightSizingChange
-	(*ApplyRightSizingResponse)(nil),       // 46: foundry.portfolio.v1.ApplyRightSizingResponse
-	(*ListRightSizingHistoryRequest)(nil),  // 47: foundry.portfolio.v1.ListRightSizingHistoryRequest
-	(*HealthSnapshot)(nil),                 // 48: foundry.portfolio.v1.HealthSnapshot
-	(*ListRightSizingHistoryResponse)(nil), // 49: foundry.portfolio.v1.ListRightSizingHistoryResponse
-	nil,                                    // 50: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	(Stage)(0),                             // 51: foundry.portfolio.v1.Stage
-	(*wrapperspb.StringValue)(nil),         // 52: google.protobuf.StringValue
-	(*v1.Pagination)(nil),                  // 53: foundry.common.v1.Pagination
-	(*structpb.ListValue)(nil),             // 54: google.protobuf.ListValue
-	(*wrapperspb.DoubleValue)(nil),         // 55: google.protobuf.DoubleValue
-	(*wrapperspb.BoolValue)(nil),           // 56: google.protobuf.BoolValue
+	(*ListIdeaRevisionsRequest)(nil),       // 28: foundry.portfolio.v1.ListIdeaRevisionsRequest
+	(*IdeaRevision)(nil),                   // 29: foundry.portfolio.v1.IdeaRevision
+	(*ListIdeaRevisionsResponse)(nil),      // 30: foundry.portfolio.v1.ListIdeaRevisionsResponse
+	(*GetStageTimesRequest)(nil),           // 31: foundry.portfolio.v1.GetStageTimesRequest
+	(*StageTime)(nil),                      // 32: foundry.portfolio.v1.StageTime
+	(*GetStageTimesResponse)(nil),          // 33: foundry.portfolio.v1.GetStageTimesResponse
+	(*SetIdeaTagsRequest)(nil),             // 34: foundry.portfolio.v1.SetIdeaTagsRequest
+	(*SetIdeaTagsResponse)(nil),            // 35: foundry.portfolio.v1.SetIdeaTagsResponse
+	(*Question)(nil),                       // 36: foundry.portfolio.v1.Question
+	(*AddQuestionRequest)(nil),             // 37: foundry.portfolio.v1.AddQuestionRequest
+	(*AddQuestionResponse)(nil),            // 38: foundry.portfolio.v1.AddQuestionResponse
+	(*ListQuestionsRequest)(nil),           // 39: foundry.portfolio.v1.ListQuestionsRequest
+	(*ListQuestionsResponse)(nil),          // 40: foundry.portfolio.v1.ListQuestionsResponse
+	(*GetRightSizingRequest)(nil),          // 41: foundry.portfolio.v1.GetRightSizingRequest
+	(*RightSizingHealth)(nil),              // 42: foundry.portfolio.v1.RightSizingHealth
+	(*IdeaSignals)(nil),                    // 43: foundry.portfolio.v1.IdeaSignals
+	(*ProposedChild)(nil),                  // 44: foundry.portfolio.v1.ProposedChild
+	(*RightSizingSuggestion)(nil),          // 45: foundry.portfolio.v1.RightSizingSuggestion
+	(*GetRightSizingResponse)(nil),         // 46: foundry.portfolio.v1.GetRightSizingResponse
+	(*ApplyRightSizingRequest)(nil),        // 47: foundry.portfolio.v1.ApplyRightSizingRequest
+	(*RightSizingChange)(nil),              // 48: foundry.portfolio.v1.RightSizingChange
+	(*ApplyRightSizingResponse)(nil),       // 49: foundry.portfolio.v1.ApplyRightSizingResponse
+	(*ListRightSizingHistoryRequest)(nil),  // 50: foundry.portfolio.v1.ListRightSizingHistoryRequest
+	(*HealthSnapshot)(nil),                 // 51: foundry.portfolio.v1.HealthSnapshot
+	(*ListRightSizingHistoryResponse)(nil), // 52: foundry.portfolio.v1.ListRightSizingHistoryResponse
+	nil,                                    // 53: foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	(Stage)(0),                             // 54: foundry.portfolio.v1.Stage
+	(*wrapperspb.StringValue)(nil),         // 55: google.protobuf.StringValue
+	(*v1.Pagination)(nil),                  // 56: foundry.common.v1.Pagination
+	(*structpb.ListValue)(nil),             // 57: google.protobuf.ListValue
+	(*wrapperspb.DoubleValue)(nil),         // 58: google.protobuf.DoubleValue
+	(*wrapperspb.BoolValue)(nil),           // 59: google.protobuf.BoolValue
 }
 var file_foundry_portfolio_v1_portfolio_proto_depIdxs = []int32{
-	51, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
+	54, // 0: foundry.portfolio.v1.Idea.stage:type_name -> foundry.portfolio.v1.Stage
 	0,  // 1: foundry.portfolio.v1.Idea.cost_vector:type_name -> foundry.portfolio.v1.CostVector
 	1,  // 2: foundry.portfolio.v1.Idea.value_vector:type_name -> foundry.portfolio.v1.ValueVector
-	52, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
+	55, // 3: foundry.portfolio.v1.Idea.parent_idea_id:type_name -> google.protobuf.StringValue
 	3,  // 4: foundry.portfolio.v1.Idea.impact:type_name -> foundry.portfolio.v1.IdeaImpact
-	51, // 5: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	0,  // 6: foundry.portfolio.v1.CreateIdeaRequest.cost_vector:type_name -> foundry.portfolio.v1.CostVector
-	1,  // 7: foundry.portfolio.v1.CreateIdeaRequest.value_vector:type_name -> foundry.portfolio.v1.ValueVector
-	2,  // 8: foundry.portfolio.v1.CreateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	2,  // 9: foundry.portfolio.v1.ListIdeasResponse.ideas:type_name -> foundry.portfolio.v1.Idea
-	7,  // 10: foundry.portfolio.v1.ListIdeasResponse.summary:type_name -> foundry.portfolio.v1.IdeaSummary
-	53, // 11: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.common.v1.Pagination
-	2,  // 12: foundry.portfolio.v1.GetIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	51, // 13: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	54, // 14: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
-	2,  // 15: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	50, // 16: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
-	19, // 17: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
-	51, // 18: foundry.portfolio.v1.AdvanceIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	2,  // 19: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	51, // 20: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
-	2,  // 21: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	52, // 22: foundry.portfolio.v1.StageChange.from:type_name -> google.protobuf.StringValue
-	51, // 23: foundry.portfolio.v1.StageChange.to:type_name -> foundry.portfolio.v1.Stage
-	52, // 24: foundry.portfolio.v1.StageChange.by_handle:type_name -> google.protobuf.StringValue
-	26, // 25: foundry.portfolio.v1.ListIdeaStagesResponse.changes:type_name -> foundry.portfolio.v1.StageChange
-	53, // 26: foundry.portfolio.v1.ListIdeaStagesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	51, // 27: foundry.portfolio.v1.StageTime.stage:type_name -> foundry.portfolio.v1.Stage
-	55, // 28: foundry.portfolio.v1.StageTime.median_seconds:type_name -> google.protobuf.DoubleValue
-	55, // 29: foundry.portfolio.v1.StageTime.p90_seconds:type_name -> google.protobuf.DoubleValue
-	29, // 30: foundry.portfolio.v1.GetStageTimesResponse.stages:type_name -> foundry.portfolio.v1.StageTime
-	2,  // 31: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
-	33, // 32: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
-	33, // 33: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
-	41, // 34: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	52, // 35: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
-	39, // 36: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
-	40, // 37: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
-	42, // 38: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
-	41, // 39: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
-	56, // 40: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
-	52, // 41: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
-	45, // 42: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
-	48, // 43: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
-	16, // 44: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
-	4,  // 45: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
-	6,  // 46: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
-	9,  // 47: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
-	11, // 48: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
-	13, // 49: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
-	15, // 50: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
-	18, // 51: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
-	21, // 52: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
-	23, // 53: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
-	25, // 54: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
-	28, // 55: foundry.portfolio.v1.PortfolioService.GetStageTimes:input_type -> foundry.portfolio.v1.GetStageTimesRequest
-	31, // 56: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
-	34, // 57: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
-	36, // 58: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
-	38, // 59: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
-	44, // 60: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
-	47, // 61: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
-	5,  // 62: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
-	8,  // 63: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
-	10, // 64: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
-	12, // 65: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
-	14, // 66: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
-	17, // 67: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
-	20, // 68: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
-	22, // 69: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
-	24, // 70: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
-	27, // 71: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
-	30, // 72: foundry.portfolio.v1.PortfolioService.GetStageTimes:output_type -> foundry.portfolio.v1.GetStageTimesResponse
-	32, // 73: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
-	35, // 74: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
-	37, // 75: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
-	43, // 76: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
-	46, // 77: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
-	49, // 78: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
-	62, // [62:79] is the sub-list for method output_type
-	45, // [45:62] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	55, // 5: foundry.portfolio.v1.Idea.created_by:type_name -> google.protobuf.StringValue
+	54, // 6: foundry.portfolio.v1.CreateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	0,  // 7: foundry.portfolio.v1.CreateIdeaRequest.cost_vector:type_name -> foundry.portfolio.v1.CostVector
+	1,  // 8: foundry.portfolio.v1.CreateIdeaRequest.value_vector:type_name -> foundry.portfolio.v1.ValueVector
+	2,  // 9: foundry.portfolio.v1.CreateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	2,  // 10: foundry.portfolio.v1.ListIdeasResponse.ideas:type_name -> foundry.portfolio.v1.Idea
+	7,  // 11: foundry.portfolio.v1.ListIdeasResponse.summary:type_name -> foundry.portfolio.v1.IdeaSummary
+	56, // 12: foundry.portfolio.v1.ListIdeasResponse.pagination:type_name -> foundry.common.v1.Pagination
+	2,  // 13: foundry.portfolio.v1.GetIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	54, // 14: foundry.portfolio.v1.UpdateIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	57, // 15: foundry.portfolio.v1.UpdateIdeaRequest.tags:type_name -> google.protobuf.ListValue
+	2,  // 16: foundry.portfolio.v1.UpdateIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	53, // 17: foundry.portfolio.v1.GetProgressResponse.by_stage:type_name -> foundry.portfolio.v1.GetProgressResponse.ByStageEntry
+	19, // 18: foundry.portfolio.v1.ListTagsResponse.tags:type_name -> foundry.portfolio.v1.TagCount
+	54, // 19: foundry.portfolio.v1.AdvanceIdeaRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	2,  // 20: foundry.portfolio.v1.AdvanceIdeaResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	54, // 21: foundry.portfolio.v1.SetIdeaStageRequest.stage:type_name -> foundry.portfolio.v1.Stage
+	2,  // 22: foundry.portfolio.v1.SetIdeaStageResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	55, // 23: foundry.portfolio.v1.StageChange.from:type_name -> google.protobuf.StringValue
+	54, // 24: foundry.portfolio.v1.StageChange.to:type_name -> foundry.portfolio.v1.Stage
+	55, // 25: foundry.portfolio.v1.StageChange.by_handle:type_name -> google.protobuf.StringValue
+	26, // 26: foundry.portfolio.v1.ListIdeaStagesResponse.changes:type_name -> foundry.portfolio.v1.StageChange
+	56, // 27: foundry.portfolio.v1.ListIdeaStagesResponse.pagination:type_name -> foundry.common.v1.Pagination
+	55, // 28: foundry.portfolio.v1.IdeaRevision.by_handle:type_name -> google.protobuf.StringValue
+	29, // 29: foundry.portfolio.v1.ListIdeaRevisionsResponse.revisions:type_name -> foundry.portfolio.v1.IdeaRevision
+	56, // 30: foundry.portfolio.v1.ListIdeaRevisionsResponse.pagination:type_name -> foundry.common.v1.Pagination
+	54, // 31: foundry.portfolio.v1.StageTime.stage:type_name -> foundry.portfolio.v1.Stage
+	58, // 32: foundry.portfolio.v1.StageTime.median_seconds:type_name -> google.protobuf.DoubleValue
+	58, // 33: foundry.portfolio.v1.StageTime.p90_seconds:type_name -> google.protobuf.DoubleValue
+	32, // 34: foundry.portfolio.v1.GetStageTimesResponse.stages:type_name -> foundry.portfolio.v1.StageTime
+	2,  // 35: foundry.portfolio.v1.SetIdeaTagsResponse.idea:type_name -> foundry.portfolio.v1.Idea
+	36, // 36: foundry.portfolio.v1.AddQuestionResponse.question:type_name -> foundry.portfolio.v1.Question
+	36, // 37: foundry.portfolio.v1.ListQuestionsResponse.questions:type_name -> foundry.portfolio.v1.Question
+	44, // 38: foundry.portfolio.v1.RightSizingSuggestion.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	55, // 39: foundry.portfolio.v1.RightSizingSuggestion.overlap_with_id:type_name -> google.protobuf.StringValue
+	42, // 40: foundry.portfolio.v1.GetRightSizingResponse.health:type_name -> foundry.portfolio.v1.RightSizingHealth
+	43, // 41: foundry.portfolio.v1.GetRightSizingResponse.signals:type_name -> foundry.portfolio.v1.IdeaSignals
+	45, // 42: foundry.portfolio.v1.GetRightSizingResponse.suggestions:type_name -> foundry.portfolio.v1.RightSizingSuggestion
+	44, // 43: foundry.portfolio.v1.ApplyRightSizingRequest.proposed_children:type_name -> foundry.portfolio.v1.ProposedChild
+	59, // 44: foundry.portfolio.v1.ApplyRightSizingRequest.dry_run:type_name -> google.protobuf.BoolValue
+	55, // 45: foundry.portfolio.v1.RightSizingChange.related_idea_id:type_name -> google.protobuf.StringValue
+	48, // 46: foundry.portfolio.v1.ApplyRightSizingResponse.changes:type_name -> foundry.portfolio.v1.RightSizingChange
+	51, // 47: foundry.portfolio.v1.ListRightSizingHistoryResponse.snapshots:type_name -> foundry.portfolio.v1.HealthSnapshot
+	16, // 48: foundry.portfolio.v1.GetProgressResponse.ByStageEntry.value:type_name -> foundry.portfolio.v1.StageBucket
+	4,  // 49: foundry.portfolio.v1.PortfolioService.CreateIdea:input_type -> foundry.portfolio.v1.CreateIdeaRequest
+	6,  // 50: foundry.portfolio.v1.PortfolioService.ListIdeas:input_type -> foundry.portfolio.v1.ListIdeasRequest
+	9,  // 51: foundry.portfolio.v1.PortfolioService.GetIdea:input_type -> foundry.portfolio.v1.GetIdeaRequest
+	11, // 52: foundry.portfolio.v1.PortfolioService.UpdateIdea:input_type -> foundry.portfolio.v1.UpdateIdeaRequest
+	13, // 53: foundry.portfolio.v1.PortfolioService.GetStorage:input_type -> foundry.portfolio.v1.GetStorageRequest
+	15, // 54: foundry.portfolio.v1.PortfolioService.GetProgress:input_type -> foundry.portfolio.v1.GetProgressRequest
+	18, // 55: foundry.portfolio.v1.PortfolioService.ListTags:input_type -> foundry.portfolio.v1.ListTagsRequest
+	21, // 56: foundry.portfolio.v1.PortfolioService.AdvanceIdea:input_type -> foundry.portfolio.v1.AdvanceIdeaRequest
+	23, // 57: foundry.portfolio.v1.PortfolioService.SetIdeaStage:input_type -> foundry.portfolio.v1.SetIdeaStageRequest
+	25, // 58: foundry.portfolio.v1.PortfolioService.ListIdeaStages:input_type -> foundry.portfolio.v1.ListIdeaStagesRequest
+	28, // 59: foundry.portfolio.v1.PortfolioService.ListIdeaRevisions:input_type -> foundry.portfolio.v1.ListIdeaRevisionsRequest
+	31, // 60: foundry.portfolio.v1.PortfolioService.GetStageTimes:input_type -> foundry.portfolio.v1.GetStageTimesRequest
+	34, // 61: foundry.portfolio.v1.PortfolioService.SetIdeaTags:input_type -> foundry.portfolio.v1.SetIdeaTagsRequest
+	37, // 62: foundry.portfolio.v1.PortfolioService.AddQuestion:input_type -> foundry.portfolio.v1.AddQuestionRequest
+	39, // 63: foundry.portfolio.v1.PortfolioService.ListQuestions:input_type -> foundry.portfolio.v1.ListQuestionsRequest
+	41, // 64: foundry.portfolio.v1.PortfolioService.GetRightSizing:input_type -> foundry.portfolio.v1.GetRightSizingRequest
+	47, // 65: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:input_type -> foundry.portfolio.v1.ApplyRightSizingRequest
+	50, // 66: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:input_type -> foundry.portfolio.v1.ListRightSizingHistoryRequest
+	5,  // 67: foundry.portfolio.v1.PortfolioService.CreateIdea:output_type -> foundry.portfolio.v1.CreateIdeaResponse
+	8,  // 68: foundry.portfolio.v1.PortfolioService.ListIdeas:output_type -> foundry.portfolio.v1.ListIdeasResponse
+	10, // 69: foundry.portfolio.v1.PortfolioService.GetIdea:output_type -> foundry.portfolio.v1.GetIdeaResponse
+	12, // 70: foundry.portfolio.v1.PortfolioService.UpdateIdea:output_type -> foundry.portfolio.v1.UpdateIdeaResponse
+	14, // 71: foundry.portfolio.v1.PortfolioService.GetStorage:output_type -> foundry.portfolio.v1.GetStorageResponse
+	17, // 72: foundry.portfolio.v1.PortfolioService.GetProgress:output_type -> foundry.portfolio.v1.GetProgressResponse
+	20, // 73: foundry.portfolio.v1.PortfolioService.ListTags:output_type -> foundry.portfolio.v1.ListTagsResponse
+	22, // 74: foundry.portfolio.v1.PortfolioService.AdvanceIdea:output_type -> foundry.portfolio.v1.AdvanceIdeaResponse
+	24, // 75: foundry.portfolio.v1.PortfolioService.SetIdeaStage:output_type -> foundry.portfolio.v1.SetIdeaStageResponse
+	27, // 76: foundry.portfolio.v1.PortfolioService.ListIdeaStages:output_type -> foundry.portfolio.v1.ListIdeaStagesResponse
+	30, // 77: foundry.portfolio.v1.PortfolioService.ListIdeaRevisions:output_type -> foundry.portfolio.v1.ListIdeaRevisionsResponse
+	33, // 78: foundry.portfolio.v1.PortfolioService.GetStageTimes:output_type -> foundry.portfolio.v1.GetStageTimesResponse
+	35, // 79: foundry.portfolio.v1.PortfolioService.SetIdeaTags:output_type -> foundry.portfolio.v1.SetIdeaTagsResponse
+	38, // 80: foundry.portfolio.v1.PortfolioService.AddQuestion:output_type -> foundry.portfolio.v1.AddQuestionResponse
+	40, // 81: foundry.portfolio.v1.PortfolioService.ListQuestions:output_type -> foundry.portfolio.v1.ListQuestionsResponse
+	46, // 82: foundry.portfolio.v1.PortfolioService.GetRightSizing:output_type -> foundry.portfolio.v1.GetRightSizingResponse
+	49, // 83: foundry.portfolio.v1.PortfolioService.ApplyRightSizing:output_type -> foundry.portfolio.v1.ApplyRightSizingResponse
+	52, // 84: foundry.portfolio.v1.PortfolioService.ListRightSizingHistory:output_type -> foundry.portfolio.v1.ListRightSizingHistoryResponse
+	67, // [67:85] is the sub-list for method output_type
+	49, // [49:67] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_foundry_portfolio_v1_portfolio_proto_init() }
@@ -3970,14 +4275,15 @@ func file_foundry_portfolio_v1_portfolio_proto_init() {
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[15].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[25].OneofWrappers = []any{}
 	file_foundry_portfolio_v1_portfolio_proto_msgTypes[28].OneofWrappers = []any{}
-	file_foundry_portfolio_v1_portfolio_proto_msgTypes[47].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[31].OneofWrappers = []any{}
+	file_foundry_portfolio_v1_portfolio_proto_msgTypes[50].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_foundry_portfolio_v1_portfolio_proto_rawDesc), len(file_foundry_portfolio_v1_portfolio_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   51,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

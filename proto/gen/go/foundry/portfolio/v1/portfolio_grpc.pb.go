@@ -42,6 +42,7 @@ const (
 	PortfolioService_AdvanceIdea_FullMethodName            = "/foundry.portfolio.v1.PortfolioService/AdvanceIdea"
 	PortfolioService_SetIdeaStage_FullMethodName           = "/foundry.portfolio.v1.PortfolioService/SetIdeaStage"
 	PortfolioService_ListIdeaStages_FullMethodName         = "/foundry.portfolio.v1.PortfolioService/ListIdeaStages"
+	PortfolioService_ListIdeaRevisions_FullMethodName      = "/foundry.portfolio.v1.PortfolioService/ListIdeaRevisions"
 	PortfolioService_GetStageTimes_FullMethodName          = "/foundry.portfolio.v1.PortfolioService/GetStageTimes"
 	PortfolioService_SetIdeaTags_FullMethodName            = "/foundry.portfolio.v1.PortfolioService/SetIdeaTags"
 	PortfolioService_AddQuestion_FullMethodName            = "/foundry.portfolio.v1.PortfolioService/AddQuestion"
@@ -83,6 +84,10 @@ type PortfolioServiceClient interface {
 	// ListIdeaStages returns a page of an idea's stage history: every
 	// change, oldest first, with when, by whom and why.
 	ListIdeaStages(ctx context.Context, in *ListIdeaStagesRequest, opts ...grpc.CallOption) (*ListIdeaStagesResponse, error)
+	// ListIdeaRevisions returns a page of an idea's revisions: what steered
+	// it (its name, its values and their review) from its creation on,
+	// oldest first, each change with when, by whom and why.
+	ListIdeaRevisions(ctx context.Context, in *ListIdeaRevisionsRequest, opts ...grpc.CallOption) (*ListIdeaRevisionsResponse, error)
 	// GetStageTimes returns how long ideas stay in each stage: the median and
 	// 90th percentile of the stints that ended in the last days. Declared
 	// after GetIdea so that /api/ideas/stage-times wins over /api/ideas/{id}.
@@ -209,6 +214,16 @@ func (c *portfolioServiceClient) ListIdeaStages(ctx context.Context, in *ListIde
 	return out, nil
 }
 
+func (c *portfolioServiceClient) ListIdeaRevisions(ctx context.Context, in *ListIdeaRevisionsRequest, opts ...grpc.CallOption) (*ListIdeaRevisionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListIdeaRevisionsResponse)
+	err := c.cc.Invoke(ctx, PortfolioService_ListIdeaRevisions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *portfolioServiceClient) GetStageTimes(ctx context.Context, in *GetStageTimesRequest, opts ...grpc.CallOption) (*GetStageTimesResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetStageTimesResponse)
@@ -311,6 +326,10 @@ type PortfolioServiceServer interface {
 	// ListIdeaStages returns a page of an idea's stage history: every
 	// change, oldest first, with when, by whom and why.
 	ListIdeaStages(context.Context, *ListIdeaStagesRequest) (*ListIdeaStagesResponse, error)
+	// ListIdeaRevisions returns a page of an idea's revisions: what steered
+	// it (its name, its values and their review) from its creation on,
+	// oldest first, each change with when, by whom and why.
+	ListIdeaRevisions(context.Context, *ListIdeaRevisionsRequest) (*ListIdeaRevisionsResponse, error)
 	// GetStageTimes returns how long ideas stay in each stage: the median and
 	// 90th percentile of the stints that ended in the last days. Declared
 	// after GetIdea so that /api/ideas/stage-times wins over /api/ideas/{id}.
@@ -366,6 +385,9 @@ func (UnimplementedPortfolioServiceServer) SetIdeaStage(context.Context, *SetIde
 }
 func (UnimplementedPortfolioServiceServer) ListIdeaStages(context.Context, *ListIdeaStagesRequest) (*ListIdeaStagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListIdeaStages not implemented")
+}
+func (UnimplementedPortfolioServiceServer) ListIdeaRevisions(context.Context, *ListIdeaRevisionsRequest) (*ListIdeaRevisionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListIdeaRevisions not implemented")
 }
 func (UnimplementedPortfolioServiceServer) GetStageTimes(context.Context, *GetStageTimesRequest) (*GetStageTimesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetStageTimes not implemented")
@@ -589,6 +611,24 @@ func _PortfolioService_ListIdeaStages_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PortfolioService_ListIdeaRevisions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListIdeaRevisionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortfolioServiceServer).ListIdeaRevisions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortfolioService_ListIdeaRevisions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortfolioServiceServer).ListIdeaRevisions(ctx, req.(*ListIdeaRevisionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PortfolioService_GetStageTimes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetStageTimesRequest)
 	if err := dec(in); err != nil {
@@ -761,6 +801,10 @@ var PortfolioService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListIdeaStages",
 			Handler:    _PortfolioService_ListIdeaStages_Handler,
+		},
+		{
+			MethodName: "ListIdeaRevisions",
+			Handler:    _PortfolioService_ListIdeaRevisions_Handler,
 		},
 		{
 			MethodName: "GetStageTimes",
