@@ -9,8 +9,6 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
 )
 
@@ -20,9 +18,7 @@ func TestIdeasByStage(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		ctx := context.Background()
-		app := usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
-			return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
-		}, usecase.Config{})
+		app := openApp(t, engine, usecase.Config{})
 		op := idea.Editor{Operator: true, Actor: "admin"}
 		byStage := func() map[idea.Stage]int {
 			t.Helper()

@@ -11,8 +11,6 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
 )
 
@@ -24,9 +22,7 @@ func TestAnIdeaAnswersItsNewestImpact(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		ctx := context.Background()
-		app := usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
-			return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
-		}, usecase.Config{})
+		app := openApp(t, engine, usecase.Config{})
 		created, err := app.CreateIdea(ctx, idea.Editor{Operator: true, Actor: "admin"}, idea.Draft{ID: "kettle", Name: "Kettle",
 			PotentialValue: 90, EstimatedCost: 9})
 		require.NoError(t, err)

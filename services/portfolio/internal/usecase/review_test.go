@@ -11,8 +11,6 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
 )
 
@@ -26,9 +24,7 @@ func TestAContributorsValuesSteerNothingUntilAccepted(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		ctx := context.Background()
-		app := usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
-			return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
-		}, usecase.Config{})
+		app := openApp(t, engine, usecase.Config{})
 		operator := idea.Editor{Operator: true, Actor: "admin"}
 		mallory := idea.Editor{ContributorID: "mallory", Actor: "contributor:mallory", Handle: "mallory"}
 		f := func(v float64) *float64 { return &v }
@@ -88,9 +84,7 @@ func TestRevisionsShowWhatStakersBetOn(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		ctx := context.Background()
-		app := usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
-			return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
-		}, usecase.Config{})
+		app := openApp(t, engine, usecase.Config{})
 		operator := idea.Editor{Operator: true, Actor: "admin"}
 		ada := idea.Editor{ContributorID: "ada-id", Actor: "ada-id", Handle: "ada"}
 		f := func(v float64) *float64 { return &v }

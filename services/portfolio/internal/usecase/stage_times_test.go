@@ -12,8 +12,6 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
 )
 
@@ -26,9 +24,7 @@ func TestStageTimes(t *testing.T) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 		fc := clock.NewFake(t0)
-		app := usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
-			return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
-		}, usecase.Config{Clock: fc})
+		app := openApp(t, engine, usecase.Config{Clock: fc})
 		op := idea.Editor{Operator: true, Actor: "admin"}
 		create := func(id string) {
 			_, err := app.CreateIdea(ctx, op, idea.Draft{ID: id, Name: "Idea " + id})
