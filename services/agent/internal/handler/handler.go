@@ -69,13 +69,6 @@ func optTime(t time.Time) *wrapperspb.StringValue {
 	return wrapperspb.String(wire.Time(t))
 }
 
-func optString(s string) *wrapperspb.StringValue {
-	if s == "" {
-		return nil
-	}
-	return wrapperspb.String(s)
-}
-
 func optFloat(f *float64) *wrapperspb.DoubleValue {
 	if f == nil {
 		return nil
@@ -115,13 +108,13 @@ func toProto(t store.Task) (*agentv1.AgentTask, error) {
 		Id: t.ID, TaskId: t.ID, Direction: t.Direction, TaskType: string(t.Type), Status: status(t.Status),
 		Model: t.Model, Executor: t.Executor, Command: t.Command, Tier: t.Tier,
 		Output: t.Output, ProgressPct: t.ProgressPct, CurrentStep: t.CurrentStep, DecisionPrompt: t.DecisionPrompt,
-		ErrorSummary: optString(t.ErrorSummary), ErrorCategory: optString(t.ErrorCategory),
-		Context: c, WorkerId: optString(t.WorkerID), PromptVariant: optString(t.PromptVariant),
+		ErrorSummary: wire.OptString(t.ErrorSummary), ErrorCategory: wire.OptString(t.ErrorCategory),
+		Context: c, WorkerId: wire.OptString(t.WorkerID), PromptVariant: wire.OptString(t.PromptVariant),
 		ValueScore: optFloat(t.ValueScore), ResourceCost: optFloat(t.ResourceCost), DurationSeconds: optFloat(t.Duration),
 		CreatedAt: wire.Time(t.CreatedAt), UpdatedAt: wire.Time(t.UpdatedAt),
 		StartedAt: optTime(t.StartedAt), CompletedAt: optTime(t.CompletedAt),
 		Attempts: int32(t.Attempts), LeaseExpiresAt: optTime(t.LeaseExpiresAt),
-		MaxAttempts: int32(t.MaxAttempts), NextAttemptAt: optTime(t.NextAttemptAt), StatusReason: optString(t.StatusReason),
+		MaxAttempts: int32(t.MaxAttempts), NextAttemptAt: optTime(t.NextAttemptAt), StatusReason: wire.OptString(t.StatusReason),
 		TokensIn: optInt32(t.TokensIn), TokensOut: optInt32(t.TokensOut), CostUsd: optFloat(t.CostUSD),
 		PromptVersion: optVersion(t.PromptVersion), Prompt: t.Prompt,
 	}, nil
@@ -146,10 +139,10 @@ func toItem(t store.Task) *agentv1.AgentTaskListItem {
 	return &agentv1.AgentTaskListItem{
 		Id: t.ID, TaskId: t.ID, Direction: t.Direction, TaskType: string(t.Type), Status: status(t.Status),
 		Model: t.Model, Executor: t.Executor, ProgressPct: t.ProgressPct, DecisionPrompt: t.DecisionPrompt,
-		ErrorSummary: optString(t.ErrorSummary), ErrorCategory: optString(t.ErrorCategory),
+		ErrorSummary: wire.OptString(t.ErrorSummary), ErrorCategory: wire.OptString(t.ErrorCategory),
 		CreatedAt: wire.Time(t.CreatedAt), UpdatedAt: wire.Time(t.UpdatedAt),
 		Attempts: int32(t.Attempts), MaxAttempts: int32(t.MaxAttempts), NextAttemptAt: optTime(t.NextAttemptAt),
-		StatusReason: optString(t.StatusReason),
+		StatusReason: wire.OptString(t.StatusReason),
 	}
 }
 
@@ -214,7 +207,7 @@ func (h *Handler) GetTask(ctx context.Context, req *agentv1.GetTaskRequest) (*ag
 	p.AttemptErrors = make([]*agentv1.TaskAttempt, len(attempts))
 	for i, a := range attempts {
 		p.AttemptErrors[i] = &agentv1.TaskAttempt{Attempt: int32(a.Attempt), Status: status(a.Status),
-			ErrorSummary: a.Summary, ErrorCategory: a.Category, WorkerId: optString(a.WorkerID),
+			ErrorSummary: a.Summary, ErrorCategory: a.Category, WorkerId: wire.OptString(a.WorkerID),
 			StartedAt: optTime(a.StartedAt), FinishedAt: wire.Time(a.FinishedAt)}
 	}
 	return &agentv1.GetTaskResponse{Task: p}, nil
@@ -402,7 +395,7 @@ func (h *Handler) GetLoopStatus(ctx context.Context, _ *agentv1.GetLoopStatusReq
 	}
 	resp := &agentv1.GetLoopStatusResponse{
 		Enabled: st.Enabled, Running: st.Running, IntervalSeconds: st.Interval.Seconds(), Executor: st.Executor,
-		Replica: st.Holder, Leader: optString(st.Report.Leader), PassesByOutcome: map[string]int32{},
+		Replica: st.Holder, Leader: wire.OptString(st.Report.Leader), PassesByOutcome: map[string]int32{},
 	}
 	for _, o := range []string{loop.Advanced, loop.TaskFailed, loop.Idle, loop.Errored} {
 		resp.PassesByOutcome[o] = 0
@@ -472,9 +465,9 @@ func (h *Handler) RunLoopOnce(ctx context.Context, req *agentv1.RunLoopOnceReque
 // (an idle pass's idea) is null.
 func iterationProto(it loop.Iteration) *agentv1.LoopIteration {
 	out := &agentv1.LoopIteration{
-		Outcome: it.Outcome, IdeaId: optString(it.IdeaID), StageBefore: optString(it.StageBefore),
-		TaskType: optString(it.TaskType), TaskId: optString(it.TaskID), StageAfter: optString(it.StageAfter),
-		Detail: it.Detail, StartedAt: wire.Time(it.StartedAt), Id: optString(it.ID),
+		Outcome: it.Outcome, IdeaId: wire.OptString(it.IdeaID), StageBefore: wire.OptString(it.StageBefore),
+		TaskType: wire.OptString(it.TaskType), TaskId: wire.OptString(it.TaskID), StageAfter: wire.OptString(it.StageAfter),
+		Detail: it.Detail, StartedAt: wire.Time(it.StartedAt), Id: wire.OptString(it.ID),
 	}
 	if !it.FinishedAt.IsZero() {
 		out.FinishedAt = wire.Time(it.FinishedAt)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"google.golang.org/protobuf/types/known/structpb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	commonv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
 	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
@@ -37,7 +36,7 @@ func contributionProto(c store.Contribution) (*ledgerv1.Contribution, error) {
 	out := &ledgerv1.Contribution{
 		Id: c.ID, ContributorId: c.ContributorID, AssetId: c.AssetID, CostAmount: c.Cost.Float64(),
 		CoherenceScore: c.Coherence.Float64(), Metadata: meta, Source: c.Source, CreatedAt: wire.Time(c.CreatedAt),
-		ContributorHandle: handle(c.ContributorHandle), Status: c.Status, ClaimedCostAmount: c.ClaimedCost.Float64(),
+		ContributorHandle: wire.OptString(c.ContributorHandle), Status: c.Status, ClaimedCostAmount: c.ClaimedCost.Float64(),
 	}
 	if r := c.Review; r != nil {
 		verdict := attribution.VerdictAccept
@@ -47,15 +46,6 @@ func contributionProto(c store.Contribution) (*ledgerv1.Contribution, error) {
 		out.Review = &ledgerv1.ContributionReview{Verdict: verdict, Reason: r.Reason, ReviewedBy: r.By, ReviewedAt: wire.Time(r.At)}
 	}
 	return out, nil
-}
-
-// handle is a contributor's handle on the wire: null for one that never
-// registered ("").
-func handle(h string) *wrapperspb.StringValue {
-	if h == "" {
-		return nil
-	}
-	return wrapperspb.String(h)
 }
 
 func contributionsProto(cs []store.Contribution) ([]*ledgerv1.Contribution, error) {
@@ -81,7 +71,7 @@ func distributionProto(d store.Distribution, limit, offset int) *ledgerv1.Distri
 	payouts := make([]*ledgerv1.Payout, 0, len(shown))
 	for _, p := range shown {
 		payouts = append(payouts, &ledgerv1.Payout{ContributorId: p.ContributorID, Amount: p.Amount.Float64(),
-			ContributorHandle: handle(d.Handles[p.ContributorID]), ClaimedAmount: p.Claimed.Float64(), Unpaid: p.Unpaid})
+			ContributorHandle: wire.OptString(d.Handles[p.ContributorID]), ClaimedAmount: p.Claimed.Float64(), Unpaid: p.Unpaid})
 	}
 	return &ledgerv1.Distribution{
 		Id: d.ID, AssetId: d.AssetID, ValueAmount: d.Value.Float64(), Payouts: payouts, CreatedAt: wire.Time(d.CreatedAt),
@@ -274,7 +264,7 @@ func (h *Handler) ListContributors(ctx context.Context, req *ledgerv1.ListContri
 	}
 	out := &ledgerv1.ListContributorsResponse{Contributors: make([]*ledgerv1.ContributorSummary, len(page.Items)), Pagination: pageOf(page)}
 	for i, c := range page.Items {
-		out.Contributors[i] = &ledgerv1.ContributorSummary{Id: c.ID, Handle: handle(c.Handle), TrustLevel: c.TrustLevel,
+		out.Contributors[i] = &ledgerv1.ContributorSummary{Id: c.ID, Handle: wire.OptString(c.Handle), TrustLevel: c.TrustLevel,
 			CreatedAt: wire.Time(c.CreatedAt), AvailableCc: micros(c.Balances.Available), StakedCc: micros(c.Balances.Staked),
 			CoolingCc: micros(c.Balances.Cooling)}
 	}

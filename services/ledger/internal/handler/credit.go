@@ -81,7 +81,7 @@ func (h *Handler) Deposit(ctx context.Context, req *ledgerv1.DepositRequest) (*l
 	return &ledgerv1.DepositResponse{
 		ContributorId: d.ContributorID, AmountUsd: micros(d.AmountUSD), AmountCc: micros(d.MintedCC), Reference: d.Reference,
 		BuyRate: micros(d.BuyRate), SpreadUsd: micros(d.FeeUSD), Duplicate: d.Duplicate, CreatedAt: wire.Time(d.CreatedAt),
-		ContributorHandle: handle(d.ContributorHandle),
+		ContributorHandle: wire.OptString(d.ContributorHandle),
 	}, nil
 }
 
@@ -95,7 +95,7 @@ func (h *Handler) Withdraw(ctx context.Context, req *ledgerv1.WithdrawRequest) (
 	}
 	return &ledgerv1.WithdrawResponse{ContributorId: w.ContributorID, AmountCc: micros(w.AmountCC), AmountUsd: micros(w.AmountUSD),
 		SpreadUsd: micros(w.FeeUSD), SellRate: micros(w.SellRate), CreatedAt: wire.Time(w.CreatedAt),
-		ContributorHandle: handle(w.ContributorHandle)}, nil
+		ContributorHandle: wire.OptString(w.ContributorHandle)}, nil
 }
 
 // Stake implements LedgerService.Stake (owner, except on dry_run).
@@ -118,7 +118,7 @@ func (h *Handler) Stake(ctx context.Context, req *ledgerv1.StakeRequest) (*ledge
 		PositionCc: micros(s.PositionCC), AvailableCcAfter: micros(s.AvailableAfter), Stage: stage(s.Stage),
 		Projection: &ledgerv1.StakeProjection{LowMultiplier: s.Projection.LowMultiplier, HighMultiplier: s.Projection.HighMultiplier,
 			StageUnlockPct: s.Projection.StageUnlockPct},
-		ContributorHandle: handle(s.ContributorHandle),
+		ContributorHandle: wire.OptString(s.ContributorHandle),
 	}, nil
 }
 
@@ -132,7 +132,7 @@ func (h *Handler) Unstake(ctx context.Context, req *ledgerv1.UnstakeRequest) (*l
 	}
 	return &ledgerv1.UnstakeResponse{ContributorId: u.ContributorID, IdeaId: u.IdeaID, AmountCc: micros(u.AmountCC),
 		CooldownHours: int32(u.Cooldown.Hours()), AvailableAt: wire.Time(u.AvailableAt), Status: u.Status,
-		ContributorHandle: handle(u.ContributorHandle)}, nil
+		ContributorHandle: wire.OptString(u.ContributorHandle)}, nil
 }
 
 // CreatePledge implements LedgerService.CreatePledge (owner).
@@ -146,7 +146,7 @@ func (h *Handler) CreatePledge(ctx context.Context, req *ledgerv1.CreatePledgeRe
 	rpcmeta.SetHTTPStatus(ctx, http.StatusCreated)
 	return &ledgerv1.CreatePledgeResponse{Pledge: &ledgerv1.Pledge{Id: p.ID, ContributorId: p.ContributorID, IdeaId: p.IdeaID,
 		HoursPledged: micros(p.MicroHours), CcEquivalent: micros(p.CCEquivalent), CreatedAt: wire.Time(p.CreatedAt),
-		ContributorHandle: handle(p.ContributorHandle)}}, nil
+		ContributorHandle: wire.OptString(p.ContributorHandle)}}, nil
 }
 
 // GetBalances implements LedgerService.GetBalances.
@@ -157,7 +157,7 @@ func (h *Handler) GetBalances(ctx context.Context, req *ledgerv1.GetBalancesRequ
 	}
 	b := acc.Balances
 	return &ledgerv1.GetBalancesResponse{ContributorId: req.GetContributorId(), AvailableCc: micros(b.Available),
-		StakedCc: micros(b.Staked), CoolingCc: micros(b.Cooling), ContributorHandle: handle(acc.Contributor.Handle)}, nil
+		StakedCc: micros(b.Staked), CoolingCc: micros(b.Cooling), ContributorHandle: wire.OptString(acc.Contributor.Handle)}, nil
 }
 
 // ListInvestments implements LedgerService.ListInvestments.
@@ -166,7 +166,7 @@ func (h *Handler) ListInvestments(ctx context.Context, req *ledgerv1.ListInvestm
 	if err != nil {
 		return nil, err
 	}
-	out := &ledgerv1.ListInvestmentsResponse{ContributorId: req.GetId(), ContributorHandle: handle(inv.Contributor.Handle),
+	out := &ledgerv1.ListInvestmentsResponse{ContributorId: req.GetId(), ContributorHandle: wire.OptString(inv.Contributor.Handle),
 		Positions: make([]*ledgerv1.Position, len(inv.Positions)),
 		Summary: &ledgerv1.PositionSummary{PositionCount: int32(inv.Total), TotalStakedCc: micros(inv.Balances.Staked),
 			AvailableCc: micros(inv.Balances.Available), CoolingCc: micros(inv.Balances.Cooling)},
@@ -186,7 +186,7 @@ func (h *Handler) GetInvestmentHistory(ctx context.Context, req *ledgerv1.GetInv
 		return nil, err
 	}
 	out := &ledgerv1.GetInvestmentHistoryResponse{ContributorId: req.GetId(), Events: make([]*ledgerv1.FlowEvent, len(page.Items)),
-		Pagination: pageOf(page.Listed), ContributorHandle: handle(page.Contributor.Handle)}
+		Pagination: pageOf(page.Listed), ContributorHandle: wire.OptString(page.Contributor.Handle)}
 	for i, e := range page.Items {
 		ev := &ledgerv1.FlowEvent{Id: e.ID, Kind: string(e.Entry.Kind), AmountCc: micros(e.Amount), CreatedAt: wire.Time(e.CreatedAt),
 			AuditSeq: int32(e.AuditSeq), Lines: make([]*ledgerv1.JournalLine, len(e.Entry.Lines))}
@@ -277,7 +277,7 @@ func auditProto(l store.ListedRecord) *ledgerv1.AuditEntry {
 	}
 	return &ledgerv1.AuditEntry{Seq: int32(r.Entry.Seq), Kind: r.Entry.Kind, Actor: r.Entry.Actor, Subject: r.Entry.Subject,
 		Amount: micros(money.Micros(r.Entry.Amount)), Unit: unit, Attrs: attrs, PrevHash: r.PrevHash.String(), Hash: r.Hash.String(),
-		CreatedAt: wire.Time(r.Entry.At), ActorHandle: handle(l.ActorHandle), SubjectHandle: handle(l.SubjectHandle),
+		CreatedAt: wire.Time(r.Entry.At), ActorHandle: wire.OptString(l.ActorHandle), SubjectHandle: wire.OptString(l.SubjectHandle),
 		AmountMicros: strconv.FormatInt(r.Entry.Amount, 10)}
 }
 
