@@ -64,9 +64,11 @@ built-in template) in the environment. Exit status 0 completes the task with wha
 (the last 64 KiB); any other fails it, diagnosed from the output. A line
 "foundry:progress PCT STEP" (on either stream) reports progress. To report an outcome for
 the prompt A/B and what the run spent, write {"value_score": V,
-"resource_cost": C, "tokens_in": N, "tokens_out": N, "cost_usd": USD} (any
-of them) to $FOUNDRY_RESULT_FILE; without cost_usd the service estimates the
-cost from the tokens at the model's price.
+"resource_cost": C, "tokens_in": N, "tokens_out": N, "cost_usd": USD,
+"artifact": TEXT_OR_URL} (any of them) to $FOUNDRY_RESULT_FILE; without
+cost_usd the service estimates the cost from the tokens at the model's
+price. The artifact (at most 64 KiB) reaches the next stage's task with
+the output.
 
 While a task runs, the worker renews its claim every third of --lease; a
 signal (Ctrl-C) stops the command, hands the task back (pending, for the
@@ -170,6 +172,9 @@ type runResult struct {
 	// The run's usage, as its command reported it.
 	tokensIn, tokensOut *int32
 	costUSD             *float64
+	// artifact is a text or a URL the run produced, as its command
+	// reported it.
+	artifact *string
 }
 
 // runTask runs one claimed task and reports how it ended; on a signal it
@@ -207,7 +212,7 @@ func (e *env) runTask(ctx context.Context, o workerOptions, t *agentv1.AgentTask
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	req := &agentv1.UpdateTaskRequest{Id: t.GetId(), Output: proto.String(res.output), ValueScore: res.valueScore,
-		ResourceCost: res.resourceCost, TokensIn: res.tokensIn, TokensOut: res.tokensOut, CostUsd: res.costUSD}
+		ResourceCost: res.resourceCost, TokensIn: res.tokensIn, TokensOut: res.tokensOut, CostUsd: res.costUSD, Artifact: res.artifact}
 	switch {
 	case ctx.Err() != nil:
 		req = &agentv1.UpdateTaskRequest{Id: t.GetId(), Status: agentv1.TaskStatus_pending.Enum(), WorkerId: proto.String(o.id)}
@@ -298,10 +303,15 @@ func demoRun(ctx context.Context, t *agentv1.AgentTask) runResult {
 		fmt.Fprintf(&b, "earlier stages: %d\n", len(prev))
 		for _, p := range prev {
 			s := p.GetStructValue().GetFields()
-			fmt.Fprintf(&b, "- %s: %d bytes of output\n", s["task_type"].GetStringValue(), len(s["output"].GetStringValue()))
+			fmt.Fprintf(&b, "- %s: %d bytes of output", s["task_type"].GetStringValue(), len(s["output"].GetStringValue()))
+			if a := s["artifact"].GetStringValue(); a != "" {
+				fmt.Fprintf(&b, ", artifact %q", a)
+			}
+			b.WriteString("\n")
 		}
 	}
-	return runResult{ok: true, output: b.String(), valueScore: proto.Float64(1), resourceCost: proto.Float64(0)}
+	artifact := fmt.Sprintf("demo %s artifact of task %s", t.GetTaskType(), t.GetId())
+	return runResult{ok: true, output: b.String(), valueScore: proto.Float64(1), resourceCost: proto.Float64(0), artifact: &artifact}
 }
 
 // execRun runs the worker's command for the task, the task on its
@@ -362,10 +372,11 @@ func execRun(ctx context.Context, command string, t *agentv1.AgentTask, taskJSON
 			TokensIn     *int32   `json:"tokens_in"`
 			TokensOut    *int32   `json:"tokens_out"`
 			CostUSD      *float64 `json:"cost_usd"`
+			Artifact     *string  `json:"artifact"`
 		}
 		if json.Unmarshal(raw, &r) == nil {
 			res.valueScore, res.resourceCost = r.ValueScore, r.ResourceCost
-			res.tokensIn, res.tokensOut, res.costUSD = r.TokensIn, r.TokensOut, r.CostUSD
+			res.tokensIn, res.tokensOut, res.costUSD, res.artifact = r.TokensIn, r.TokensOut, r.CostUSD, r.Artifact
 		}
 	}
 	return res

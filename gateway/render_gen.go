@@ -718,6 +718,14 @@ func renderAgentv1AgentTask(r *renderer, x *agentv1.AgentTask) error {
 	if err := r.str(x.Prompt); err != nil {
 		return err
 	}
+	r.buf = append(r.buf, `,"artifact":`...)
+	if x.Artifact == nil {
+		r.buf = append(r.buf, "null"...)
+	} else {
+		if err := r.str(x.Artifact.Value); err != nil {
+			return err
+		}
+	}
 	r.buf = append(r.buf, '}')
 	return nil
 }

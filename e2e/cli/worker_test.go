@@ -41,8 +41,8 @@ func (l *lockedBuffer) String() string {
 // (its default executor), and foundry worker --demo beside it: an idea
 // created through the API reaches complete through a task per stage,
 // each claimed, run and reported by the worker, each carrying the idea
-// and every earlier stage's output in its context. A signal stops the
-// worker with exit 0.
+// and every earlier stage's output and artifact in its context (and its
+// prompt). A signal stops the worker with exit 0.
 func TestAWorkerDrivesAnIdeaToComplete(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
@@ -80,6 +80,7 @@ func TestAWorkerDrivesAnIdeaToComplete(t *testing.T) {
 			require.Equal(t, "completed", tk["status"], "%v", tk)
 			require.Equal(t, "demo-1", tk["worker_id"])
 			require.Contains(t, tk["output"], "demo executor (no model was called)")
+			require.Equal(t, "demo "+tk["task_type"].(string)+" artifact of task "+id, tk["artifact"], "stored with the task")
 			c := tk["context"].(map[string]any)
 			require.Equal(t, "Solar kettle", c["idea"].(map[string]any)["name"])
 			require.Equal(t, "A kettle that boils water with sunlight.", c["idea"].(map[string]any)["description"])
@@ -94,6 +95,8 @@ func TestAWorkerDrivesAnIdeaToComplete(t *testing.T) {
 			p := p.(map[string]any)
 			types = append(types, p["task_type"].(string))
 			require.Contains(t, p["output"], "demo executor", "the earlier stage's output itself")
+			require.Equal(t, "demo "+p["task_type"].(string)+" artifact of task "+p["task_id"].(string), p["artifact"], "and its artifact")
+			require.Contains(t, last["prompt"], "artifact:\n"+p["artifact"].(string), "the prompt carries it too")
 		}
 		require.Equal(t, []string{"spec", "impl", "test", "review"}, types, "oldest first")
 		require.Contains(t, last["output"], "earlier stages: 4", "the worker got them")
@@ -118,7 +121,7 @@ func TestAWorkerRunsItsCommandWithTheTaskOnStdin(t *testing.T) {
 		http.StatusCreated)["id"].(string)
 
 	command := `cat > "` + dir + `/$FOUNDRY_TASK_ID.json"; echo "foundry:progress 50 half way"; echo "working on $FOUNDRY_IDEA_ID"
-echo '{"value_score": 0.5, "resource_cost": 2}' > "$FOUNDRY_RESULT_FILE"
+echo '{"value_score": 0.5, "resource_cost": 2, "artifact": "https://example.com/pull/7"}' > "$FOUNDRY_RESULT_FILE"
 if [ "$FOUNDRY_TASK_TYPE" != impl ]; then echo "no spec writer installed" >&2; exit 3; fi`
 	stderr := &lockedBuffer{}
 	code := cli.Execute(context.Background(), []string{"worker", "--exec", command, "--exit-when-idle", "--worker", "exec-1"}, nil,
@@ -130,6 +133,7 @@ if [ "$FOUNDRY_TASK_TYPE" != impl ]; then echo "no spec writer installed" >&2; e
 	require.Contains(t, got["output"], "working on kettle")
 	require.Equal(t, 0.5, got["value_score"])
 	require.Equal(t, 2.0, got["resource_cost"])
+	require.Equal(t, "https://example.com/pull/7", got["artifact"], "the artifact from the result file")
 	var stdin map[string]any
 	raw, err := os.ReadFile(filepath.Join(dir, impl+".json"))
 	require.NoError(t, err)

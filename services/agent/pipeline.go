@@ -266,8 +266,12 @@ func (t loopTasks) Create(ctx context.Context, c loop.Candidate, direction strin
 	}
 	previous := make([]any, len(outs))
 	for i, o := range outs {
-		previous[i] = map[string]any{"task_id": o.TaskID, "task_type": string(o.Type), "output": o.Output,
+		p := map[string]any{"task_id": o.TaskID, "task_type": string(o.Type), "output": o.Output,
 			"completed_at": o.CompletedAt.UTC().Format(time.RFC3339Nano)}
+		if o.Artifact != "" {
+			p["artifact"] = o.Artifact
+		}
+		previous[i] = p
 	}
 	st, err := t.uc.Create(ctx, usecase.NewTask{
 		Direction: direction, Type: c.NextType, Context: map[string]any{
@@ -324,7 +328,7 @@ func (t loopTasks) finish(ctx context.Context, taskID string, r executor.Result,
 	status, output := string(task.Completed), r.Output
 	rep := r.Report
 	p := usecase.Patch{Status: &status, Output: &output, Stopped: stopped, ValueScore: rep.ValueScore,
-		ResourceCost: rep.ResourceCost, TokensIn: rep.TokensIn, TokensOut: rep.TokensOut, CostUSD: rep.CostUSD}
+		ResourceCost: rep.ResourceCost, TokensIn: rep.TokensIn, TokensOut: rep.TokensOut, CostUSD: rep.CostUSD, Artifact: rep.Artifact}
 	if t.claimAs != "" {
 		p.WorkerID = &t.claimAs
 	}
@@ -348,7 +352,7 @@ func (t loopTasks) finish(ctx context.Context, taskID string, r executor.Result,
 		// cost, say); the outcome it had must land all the same, or the
 		// idea's task would stay open with nobody to finish it.
 		output += "\nfoundry: the command's result file was ignored: " + err.Error()
-		p.ValueScore, p.ResourceCost, p.TokensIn, p.TokensOut, p.CostUSD = nil, nil, nil, nil, nil
+		p.ValueScore, p.ResourceCost, p.TokensIn, p.TokensOut, p.CostUSD, p.Artifact = nil, nil, nil, nil, nil, nil
 		_, err = t.uc.Update(ctx, taskID, p)
 	}
 	return err

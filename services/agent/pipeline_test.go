@@ -189,7 +189,7 @@ func (r reporting) Run(context.Context, executor.Task) (executor.Result, error) 
 }
 
 // TestTheLoopRecordsItsOwnRunsUsage: the loop's own runs (the exec
-// executor's result file) carry tokens and cost onto the task as a
+// executor's result file) carry tokens, cost and an artifact onto the task as a
 // worker's PATCH does, the cost estimated when only tokens came; a report
 // the task's rules refuse is dropped with a note and the run's outcome
 // still lands, so the idea is not left with an open task.
@@ -213,7 +213,9 @@ func TestTheLoopRecordsItsOwnRunsUsage(t *testing.T) {
 			return got
 		}
 
-		got := run("idea-1", executor.Report{TokensIn: i64(1000), TokensOut: i64(200), CostUSD: f64(0.5), ValueScore: f64(3)})
+		artifact := "https://example.com/pull/7"
+		got := run("idea-1", executor.Report{TokensIn: i64(1000), TokensOut: i64(200), CostUSD: f64(0.5), ValueScore: f64(3), Artifact: &artifact})
+		require.Equal(t, artifact, got.Artifact, "the run's artifact is kept with the task")
 		require.Equal(t, int64(1000), *got.TokensIn)
 		require.Equal(t, int64(200), *got.TokensOut)
 		require.Equal(t, 0.5, *got.CostUSD)

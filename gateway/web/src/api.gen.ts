@@ -1597,6 +1597,11 @@ export interface components {
          *     conflict.
          */
         AgentServiceUpdateTaskBody: {
+            /**
+             * @description artifact is a text or a URL the task produced, at most 65 536 bytes
+             *     (AgentTask.artifact); "" clears it.
+             */
+            artifact?: string;
             /** Format: double */
             cost_usd?: number;
             current_step?: string;
@@ -1848,6 +1853,13 @@ export interface components {
         };
         /** @description AgentTask is the full shape of a task. */
         v1AgentTask: {
+            /**
+             * @description artifact is what the task produced beside its output: a text (a
+             *     specification, a patch) or a URL to it (a pull request, a build), at
+             *     most 65 536 bytes, as its worker reported it; null when none. The
+             *     next stage's task of a loop idea carries it with the output.
+             */
+            artifact: string | null;
             /**
              * @description attempt_errors are the task's attempts that did not complete, first
              *     first: each one's error stays when the task is retried.

@@ -58,6 +58,8 @@ type Report struct {
 	TokensIn     *int64   `json:"tokens_in"`
 	TokensOut    *int64   `json:"tokens_out"`
 	CostUSD      *float64 `json:"cost_usd"`
+	// Artifact is a text or a URL the run produced (usecase.MaxArtifact).
+	Artifact *string `json:"artifact"`
 }
 
 // readReport reads the result file a command may have written; a missing

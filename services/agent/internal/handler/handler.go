@@ -116,7 +116,7 @@ func toProto(t store.Task) (*agentv1.AgentTask, error) {
 		Attempts: int32(t.Attempts), LeaseExpiresAt: optTime(t.LeaseExpiresAt),
 		MaxAttempts: int32(t.MaxAttempts), NextAttemptAt: optTime(t.NextAttemptAt), StatusReason: wire.OptString(t.StatusReason),
 		TokensIn: optInt32(t.TokensIn), TokensOut: optInt32(t.TokensOut), CostUsd: optFloat(t.CostUSD),
-		PromptVersion: optVersion(t.PromptVersion), Prompt: t.Prompt,
+		PromptVersion: optVersion(t.PromptVersion), Prompt: t.Prompt, Artifact: wire.OptString(t.Artifact),
 	}, nil
 }
 
@@ -216,7 +216,7 @@ func (h *Handler) GetTask(ctx context.Context, req *agentv1.GetTaskRequest) (*ag
 // UpdateTask implements AgentService.UpdateTask.
 func (h *Handler) UpdateTask(ctx context.Context, req *agentv1.UpdateTaskRequest) (*agentv1.UpdateTaskResponse, error) {
 	t, err := h.uc.Update(ctx, req.GetId(), usecase.Patch{
-		Status: wire.OptionalWord(agentv1.TaskStatus_name, req.Status), Output: req.Output, ProgressPct: req.ProgressPct, CurrentStep: req.CurrentStep,
+		Status: wire.OptionalWord(agentv1.TaskStatus_name, req.Status), Output: req.Output, Artifact: req.Artifact, ProgressPct: req.ProgressPct, CurrentStep: req.CurrentStep,
 		DecisionPrompt: req.DecisionPrompt, ErrorSummary: req.ErrorSummary, ErrorCategory: req.ErrorCategory,
 		WorkerID: req.WorkerId, ValueScore: req.ValueScore, ResourceCost: req.ResourceCost,
 		TokensIn: optInt64(req.TokensIn), TokensOut: optInt64(req.TokensOut), CostUSD: req.CostUsd,

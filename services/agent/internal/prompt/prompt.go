@@ -65,10 +65,11 @@ type Vars struct {
 	Previous []Output
 }
 
-// Output is one earlier stage's output.
+// Output is one earlier stage's output, and its artifact ("" when none).
 type Output struct {
 	TaskType string
 	Output   string
+	Artifact string
 }
 
 // Placeholders are the names a template may use, each {{name}}.
@@ -86,6 +87,9 @@ func Render(template string, v Vars) string {
 				b.WriteString("\n\n")
 			}
 			fmt.Fprintf(&b, "[%s]\n%s", o.TaskType, strings.TrimSpace(o.Output))
+			if a := strings.TrimSpace(o.Artifact); a != "" {
+				fmt.Fprintf(&b, "\nartifact:\n%s", a)
+			}
 		}
 		prev = b.String()
 	}

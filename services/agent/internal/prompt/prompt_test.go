@@ -21,6 +21,10 @@ func TestRender(t *testing.T) {
 	require.Contains(t, got, `<idea id="kettle" stage="specced">`)
 	require.Contains(t, got, "description: Boils water with {{direction}} sunlight.", "a value is not read for placeholders")
 	require.Contains(t, got, "<previous>\n[spec]\nThe spec.\n</previous>")
+	withArtifact := prompt.Render("{{previous}}", prompt.Vars{Previous: []prompt.Output{
+		{TaskType: "spec", Output: "The spec."}, {TaskType: "impl", Output: "Done.", Artifact: " https://example.com/pull/7\n"}}})
+	require.Equal(t, "[spec]\nThe spec.\n\n[impl]\nDone.\nartifact:\nhttps://example.com/pull/7", withArtifact,
+		"an earlier stage's artifact follows its output")
 
 	bare := prompt.Render("{{task_type}}: {{idea.name}} / {{previous}} / {{unknown}}", prompt.Vars{TaskType: "spec"})
 	require.Equal(t, "spec: (none) / (none) / {{unknown}}", bare)

@@ -63,7 +63,9 @@ type Task struct {
 	// stored before sources were recorded).
 	Source string
 
-	Output         string
+	Output string
+	// Artifact is a text or a URL the task produced beside its output.
+	Artifact       string
 	ProgressPct    float64
 	CurrentStep    string
 	DecisionPrompt string
@@ -221,7 +223,7 @@ type Tasks interface {
 	// StageOutputs returns the idea's completed tasks of SourceLoop,
 	// oldest first, at most limit of them (the newest), each output cut
 	// to its last maxOutput bytes.
-	StageOutputs(ctx context.Context, ideaID string, limit, maxOutput int) ([]StageOutput, error)
+	StageOutputs(ctx context.Context, ideaID string, limit, maxOutput, maxArtifact int) ([]StageOutput, error)
 }
 
 // Attempt is one attempt of a task that did not complete: how it ended
@@ -285,6 +287,7 @@ type StageOutput struct {
 	TaskID      string
 	Type        task.Type
 	Output      string
+	Artifact    string
 	CompletedAt time.Time
 }
 

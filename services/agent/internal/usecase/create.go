@@ -31,6 +31,9 @@ const (
 	MaxWorkerID    = 200
 	MaxCurrentStep = 1000
 	MaxDecision    = 20000
+	// MaxArtifact bounds a task's artifact in bytes (64 KiB): a text or a
+	// URL, carried into the next stage's context and prompt.
+	MaxArtifact = 64 << 10
 )
 
 // NewTask is a create request.
@@ -225,7 +228,7 @@ func (a *App) Get(ctx context.Context, id string) (store.Task, error) {
 // promptVars are what a new task's prompt is rendered with: its
 // direction, and from its context the idea (the pipeline loop's tasks
 // carry idea {name, description}, stage and the earlier stages' outputs,
-// previous [{task_type, output}]; a client's may too).
+// previous [{task_type, output, artifact}]; a client's may too).
 func promptVars(in NewTask, typ task.Type, ideaID string) prompt.Vars {
 	v := prompt.Vars{TaskType: string(typ), Direction: in.Direction, IdeaID: ideaID}
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
@@ -236,7 +239,7 @@ func promptVars(in NewTask, typ task.Type, ideaID string) prompt.Vars {
 	prev, _ := in.Context["previous"].([]any)
 	for _, p := range prev {
 		if m, ok := p.(map[string]any); ok {
-			v.Previous = append(v.Previous, prompt.Output{TaskType: str(m, "task_type"), Output: str(m, "output")})
+			v.Previous = append(v.Previous, prompt.Output{TaskType: str(m, "task_type"), Output: str(m, "output"), Artifact: str(m, "artifact")})
 		}
 	}
 	return v

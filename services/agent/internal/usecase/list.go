@@ -214,16 +214,18 @@ func (a *App) PendingLoopTasks(ctx context.Context, ideaIDs []string) (map[strin
 }
 
 // The earlier stages a loop task's context carries: the newest
-// MaxStageOutputs, each output's last StageOutputBytes, so the context
-// stays well under MaxContext beside the idea's description.
+// MaxStageOutputs, each output's last StageOutputBytes and artifact's
+// last StageArtifactBytes (a URL fits whole), so the context stays well
+// under MaxContext beside the idea's description.
 const (
-	MaxStageOutputs  = 6
-	StageOutputBytes = 5 << 10
+	MaxStageOutputs    = 6
+	StageOutputBytes   = 5 << 10
+	StageArtifactBytes = 2 << 10
 )
 
 // StageOutputs returns what the idea's completed loop tasks produced,
-// oldest first (MaxStageOutputs, StageOutputBytes).
+// oldest first (MaxStageOutputs, StageOutputBytes, StageArtifactBytes).
 func (a *App) StageOutputs(ctx context.Context, ideaID string) ([]store.StageOutput, error) {
-	out, err := a.read().Tasks.StageOutputs(ctx, ideaID, MaxStageOutputs, StageOutputBytes)
+	out, err := a.read().Tasks.StageOutputs(ctx, ideaID, MaxStageOutputs, StageOutputBytes, StageArtifactBytes)
 	return out, wrap("read the stage outputs of idea "+ideaID, err)
 }

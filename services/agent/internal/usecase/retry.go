@@ -73,7 +73,7 @@ func reopened(t store.Task, now time.Time) store.Task {
 	t.Status = task.Pending
 	t.WorkerID, t.ClaimedBy, t.LeaseSeconds, t.LeaseExpiresAt = "", "", 0, time.Time{}
 	t.ErrorSummary, t.ErrorCategory, t.StatusReason = "", "", ""
-	t.Output, t.ProgressPct, t.CurrentStep = "", 0, ""
+	t.Output, t.Artifact, t.ProgressPct, t.CurrentStep = "", "", 0, ""
 	t.NextAttemptAt, t.CompletedAt, t.Duration = time.Time{}, time.Time{}, nil
 	t.ValueScore, t.ResourceCost, t.TokensIn, t.TokensOut, t.CostUSD = nil, nil, nil, nil, nil
 	t.UpdatedAt = now

@@ -20,6 +20,7 @@ import (
 type Patch struct {
 	Status         *string
 	Output         *string
+	Artifact       *string
 	ProgressPct    *float64
 	CurrentStep    *string
 	DecisionPrompt *string
@@ -43,7 +44,7 @@ type Patch struct {
 
 // Empty reports whether the patch names no field.
 func (p Patch) Empty() bool {
-	return p.Status == nil && p.Output == nil && p.ProgressPct == nil && p.CurrentStep == nil && p.DecisionPrompt == nil &&
+	return p.Status == nil && p.Output == nil && p.Artifact == nil && p.ProgressPct == nil && p.CurrentStep == nil && p.DecisionPrompt == nil &&
 		p.ErrorSummary == nil && p.ErrorCategory == nil && p.WorkerID == nil && p.ValueScore == nil && p.ResourceCost == nil &&
 		p.TokensIn == nil && p.TokensOut == nil && p.CostUSD == nil
 }
@@ -99,6 +100,9 @@ func (p Patch) validate() error {
 	if p.DecisionPrompt != nil && utf8.RuneCountInString(*p.DecisionPrompt) > MaxDecision {
 		errs = append(errs, fault.Field("decision_prompt", "must be at most %d characters", MaxDecision))
 	}
+	if p.Artifact != nil && len(*p.Artifact) > MaxArtifact {
+		errs = append(errs, fault.Field("artifact", "must be at most %d bytes: a text or a URL to what is larger", MaxArtifact))
+	}
 	if len(errs) > 0 {
 		return fault.Validation(errs...)
 	}
@@ -121,7 +125,7 @@ func (p Patch) unchanged(t store.Task) bool {
 	if status != nil && *status == string(task.Failed) && t.Status == task.Discarded {
 		status = nil // the failure of a last attempt, sent again
 	}
-	return eqS(status, string(t.Status)) && eqS(p.Output, t.Output) && eqF(p.ProgressPct, t.ProgressPct) &&
+	return eqS(status, string(t.Status)) && eqS(p.Output, t.Output) && eqS(p.Artifact, t.Artifact) && eqF(p.ProgressPct, t.ProgressPct) &&
 		eqS(p.CurrentStep, t.CurrentStep) && eqS(p.DecisionPrompt, t.DecisionPrompt) &&
 		eqS(p.ErrorSummary, t.ErrorSummary) && eqS(p.ErrorCategory, t.ErrorCategory) && eqS(worker, t.WorkerID) &&
 		eqP(p.ValueScore, t.ValueScore) && eqP(p.ResourceCost, t.ResourceCost) &&
@@ -187,6 +191,9 @@ func (a *App) apply(cur store.Task, p Patch, lease time.Duration, now time.Time)
 
 	if p.Output != nil {
 		next.Output = *p.Output
+	}
+	if p.Artifact != nil {
+		next.Artifact = *p.Artifact
 	}
 	if p.ProgressPct != nil {
 		next.ProgressPct = *p.ProgressPct

@@ -31,7 +31,7 @@ const taskColumns = `id, direction, task_type, status, model, executor, tier, co
 	output, progress_pct, current_step, decision_prompt, error_summary, error_category,
 	worker_id, lease_seconds, lease_expires_at, attempts, value_score, resource_cost, duration_seconds,
 	created_at, updated_at, started_at, completed_at, claimed_by, source, max_attempts, next_attempt_at, status_reason,
-	tokens_in, tokens_out, cost_usd, prompt_version, prompt`
+	tokens_in, tokens_out, cost_usd, prompt_version, prompt, artifact`
 
 // scanner is a row or rows.
 type scanner interface{ Scan(dest ...any) error }
@@ -41,7 +41,7 @@ func scanTask(s scanner) (store.Task, error) {
 		t                                          store.Task
 		typ, status                                string
 		ideaID, variant, summary, category, worker *string
-		claimedBy, source, reason                  *string
+		claimedBy, source, reason, artifact        *string
 		leaseExpires, started, completed, next     *int64
 		promptVersion                              *int
 		created, updated                           int64
@@ -51,7 +51,7 @@ func scanTask(s scanner) (store.Task, error) {
 		&t.Output, &t.ProgressPct, &t.CurrentStep, &t.DecisionPrompt, &summary, &category,
 		&worker, &t.LeaseSeconds, &leaseExpires, &t.Attempts, &value, &cost, &duration,
 		&created, &updated, &started, &completed, &claimedBy, &source, &t.MaxAttempts, &next, &reason,
-		&t.TokensIn, &t.TokensOut, &t.CostUSD, &promptVersion, &t.Prompt)
+		&t.TokensIn, &t.TokensOut, &t.CostUSD, &promptVersion, &t.Prompt, &artifact)
 	if err != nil {
 		return store.Task{}, err
 	}
@@ -61,7 +61,7 @@ func scanTask(s scanner) (store.Task, error) {
 	t.LeaseExpiresAt, t.StartedAt, t.CompletedAt = timeOf(leaseExpires), timeOf(started), timeOf(completed)
 	t.CreatedAt, t.UpdatedAt = database.Time(created), database.Time(updated)
 	t.ValueScore, t.ResourceCost, t.Duration = value, cost, duration
-	t.ClaimedBy, t.Source, t.StatusReason = deref(claimedBy), deref(source), deref(reason)
+	t.ClaimedBy, t.Source, t.StatusReason, t.Artifact = deref(claimedBy), deref(source), deref(reason), deref(artifact)
 	t.NextAttemptAt = timeOf(next)
 	if promptVersion != nil {
 		t.PromptVersion = *promptVersion
@@ -118,7 +118,7 @@ func (s Tasks) Insert(ctx context.Context, t store.Task) error {
 
 // insertTask is a task's INSERT; a unique rule refusing it is an error.
 const insertTask = `INSERT INTO tasks (` + taskColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38)`
+		$12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39)`
 
 func insertArgs(t store.Task) []any {
 	return []any{t.ID, t.Direction, string(t.Type), string(t.Status), t.Model, t.Executor, t.Tier, t.Command, t.Context,
@@ -129,7 +129,7 @@ func insertArgs(t store.Task) []any {
 		database.Micros(t.CreatedAt), database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
 		database.NullString(t.ClaimedBy), database.NullString(t.Source),
 		t.MaxAttempts, database.NullMicros(t.NextAttemptAt), database.NullString(t.StatusReason),
-		t.TokensIn, t.TokensOut, t.CostUSD, nullInt(t.PromptVersion), t.Prompt}
+		t.TokensIn, t.TokensOut, t.CostUSD, nullInt(t.PromptVersion), t.Prompt, database.NullString(t.Artifact)}
 }
 
 // QueueInsert implements store.Tasks: without ON CONFLICT, so that a
@@ -197,7 +197,7 @@ func (s Tasks) QueueSave(b *database.Batch, t store.Task) {
 		lease_expires_at = $11, attempts = $12, value_score = $13, resource_cost = $14, duration_seconds = $15,
 		updated_at = $16, started_at = $17, completed_at = $18, prompt_variant = $19, claimed_by = $20,
 		max_attempts = $21, next_attempt_at = $22, status_reason = $23,
-		tokens_in = $24, tokens_out = $25, cost_usd = $26
+		tokens_in = $24, tokens_out = $25, cost_usd = $26, artifact = $27
 		WHERE id = $1`,
 		t.ID, string(t.Status), t.Output, t.ProgressPct, t.CurrentStep,
 		t.DecisionPrompt, database.NullString(t.ErrorSummary), database.NullString(t.ErrorCategory),
@@ -206,7 +206,7 @@ func (s Tasks) QueueSave(b *database.Batch, t store.Task) {
 		database.Micros(t.UpdatedAt), database.NullMicros(t.StartedAt), database.NullMicros(t.CompletedAt),
 		database.NullString(t.PromptVariant), database.NullString(t.ClaimedBy),
 		t.MaxAttempts, database.NullMicros(t.NextAttemptAt), database.NullString(t.StatusReason),
-		t.TokensIn, t.TokensOut, t.CostUSD)
+		t.TokensIn, t.TokensOut, t.CostUSD, database.NullString(t.Artifact))
 }
 
 // List implements store.Tasks.
@@ -445,7 +445,7 @@ func (s Tasks) PendingLoopTasks(ctx context.Context, ideaIDs []string, now time.
 func (s Tasks) Retry(ctx context.Context, now time.Time, limit int) ([]store.Task, error) {
 	out, err := scanTasks(s.q.Query(ctx, `UPDATE tasks SET status = 'pending', next_attempt_at = NULL,
 		worker_id = NULL, claimed_by = NULL, lease_seconds = 0, lease_expires_at = NULL,
-		error_summary = NULL, error_category = NULL, output = '', progress_pct = 0, current_step = '',
+		error_summary = NULL, error_category = NULL, output = '', artifact = NULL, progress_pct = 0, current_step = '',
 		value_score = NULL, resource_cost = NULL, tokens_in = NULL, tokens_out = NULL, cost_usd = NULL, completed_at = NULL, duration_seconds = NULL, updated_at = $1
 		WHERE id IN (SELECT id FROM tasks WHERE status = 'failed' AND next_attempt_at IS NOT NULL AND next_attempt_at <= $1
 			ORDER BY next_attempt_at, id LIMIT $2)
@@ -491,10 +491,11 @@ func (s Tasks) Attempts(ctx context.Context, taskID string) ([]store.Attempt, er
 	return out, rows.Err()
 }
 
-// StageOutputs implements store.Tasks. The output is cut in Go: the
-// engines' substring functions count characters, not bytes.
-func (s Tasks) StageOutputs(ctx context.Context, ideaID string, limit, maxOutput int) ([]store.StageOutput, error) {
-	rows, err := s.q.Query(ctx, `SELECT id, task_type, output, completed_at FROM tasks
+// StageOutputs implements store.Tasks. The output and the artifact are
+// cut in Go: the engines' substring functions count characters, not
+// bytes.
+func (s Tasks) StageOutputs(ctx context.Context, ideaID string, limit, maxOutput, maxArtifact int) ([]store.StageOutput, error) {
+	rows, err := s.q.Query(ctx, `SELECT id, task_type, output, COALESCE(artifact, ''), completed_at FROM tasks
 		WHERE idea_id = $1 AND source = $2 AND status = 'completed' ORDER BY completed_at DESC, id DESC LIMIT $3`,
 		ideaID, store.SourceLoop, limit)
 	if err != nil {
@@ -508,17 +509,23 @@ func (s Tasks) StageOutputs(ctx context.Context, ideaID string, limit, maxOutput
 			typ string
 			at  int64
 		)
-		if err := rows.Scan(&o.TaskID, &typ, &o.Output, &at); err != nil {
+		if err := rows.Scan(&o.TaskID, &typ, &o.Output, &o.Artifact, &at); err != nil {
 			return nil, fmt.Errorf("stage outputs of idea %s: %w", ideaID, err)
 		}
 		o.Type, o.CompletedAt = task.Type(typ), database.Time(at)
-		if over := len(o.Output) - maxOutput; over > 0 {
-			o.Output = strings.ToValidUTF8(o.Output[over:], "")
-		}
+		o.Output, o.Artifact = lastBytes(o.Output, maxOutput), lastBytes(o.Artifact, maxArtifact)
 		out = append(out, o)
 	}
 	slices.Reverse(out)
 	return out, rows.Err()
+}
+
+// lastBytes is s's last max bytes, cut at a character boundary.
+func lastBytes(s string, max int) string {
+	if over := len(s) - max; over > 0 {
+		return strings.ToValidUTF8(s[over:], "")
+	}
+	return s
 }
 
 // nullInt is n, or NULL for 0.

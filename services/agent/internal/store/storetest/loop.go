@@ -102,9 +102,11 @@ func runLoop(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 		api := pending("api-1", task.Spec, at(0))
 		api.IdeaID = "idea-2"
+		impl := loopTask("impl-1", "idea-1", task.Impl, task.Completed, strings.Repeat("x", 10)+"the end", 2*time.Minute)
+		impl.Artifact = "https://example.com/pull/7"
 		insert(t, h,
 			loopTask("spec-1", "idea-1", task.Spec, task.Completed, "a spec", time.Minute),
-			loopTask("impl-1", "idea-1", task.Impl, task.Completed, strings.Repeat("x", 10)+"the end", 2*time.Minute),
+			impl,
 			loopTask("test-1", "idea-1", task.Test, task.Pending, "", 3*time.Minute),
 			loopTask("spec-3", "idea-3", task.Spec, task.Failed, "no", time.Minute),
 			api)
@@ -122,13 +124,21 @@ func runLoop(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NoError(t, err)
 		require.Empty(t, none)
 
-		outs, err := h.read().tasks.StageOutputs(ctx, "idea-1", 10, 7)
+		outs, err := h.read().tasks.StageOutputs(ctx, "idea-1", 10, 7, 7)
 		require.NoError(t, err)
 		require.Equal(t, []store.StageOutput{
 			{TaskID: "spec-1", Type: task.Spec, Output: "a spec", CompletedAt: at(time.Minute)},
-			{TaskID: "impl-1", Type: task.Impl, Output: "the end", CompletedAt: at(2 * time.Minute)},
-		}, outs, "completed ones, oldest first, each output's last bytes")
-		newest, err := h.read().tasks.StageOutputs(ctx, "idea-1", 1, 100)
+			{TaskID: "impl-1", Type: task.Impl, Output: "the end", Artifact: "/pull/7", CompletedAt: at(2 * time.Minute)},
+		}, outs, "completed ones, oldest first, each output's and artifact's last bytes")
+		whole, err := h.read().tasks.StageOutputs(ctx, "idea-1", 10, 100, 7)
+		require.NoError(t, err)
+		require.Equal(t, "a spec", whole[0].Output)
+		require.Equal(t, "/pull/7", whole[1].Artifact, "the artifact's own bound")
+		require.Equal(t, strings.Repeat("x", 10)+"the end", whole[1].Output)
+		got, err := h.read().tasks.Get(ctx, "impl-1")
+		require.NoError(t, err)
+		require.Equal(t, "https://example.com/pull/7", got.Artifact, "stored with the task")
+		newest, err := h.read().tasks.StageOutputs(ctx, "idea-1", 1, 100, 100)
 		require.NoError(t, err)
 		require.Len(t, newest, 1)
 		require.Equal(t, "impl-1", newest[0].TaskID, "the limit keeps the newest")

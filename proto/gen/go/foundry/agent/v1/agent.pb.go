@@ -194,7 +194,12 @@ type AgentTask struct {
 	// prompt is the text rendered for the task from its prompt's template
 	// (the built-in one of its type when no prompt is stored): what its
 	// executor is given.
-	Prompt        string `protobuf:"bytes,36,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	Prompt string `protobuf:"bytes,36,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// artifact is what the task produced beside its output: a text (a
+	// specification, a patch) or a URL to it (a pull request, a build), at
+	// most 65 536 bytes, as its worker reported it; null when none. The
+	// next stage's task of a loop idea carries it with the output.
+	Artifact      *wrapperspb.StringValue `protobuf:"bytes,37,opt,name=artifact,proto3" json:"artifact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -479,6 +484,13 @@ func (x *AgentTask) GetPrompt() string {
 		return x.Prompt
 	}
 	return ""
+}
+
+func (x *AgentTask) GetArtifact() *wrapperspb.StringValue {
+	if x != nil {
+		return x.Artifact
+	}
+	return nil
 }
 
 // AgentPrompt is one version of a stored prompt.
@@ -1530,9 +1542,12 @@ type UpdateTaskRequest struct {
 	// tokens_in, tokens_out (0..2147483647) and cost_usd (US dollars,
 	// 0..1e9) are the run's usage; a finished task's missing cost_usd is
 	// estimated from its tokens at its model's price.
-	TokensIn      *int32   `protobuf:"varint,12,opt,name=tokens_in,json=tokensIn,proto3,oneof" json:"tokens_in,omitempty"`
-	TokensOut     *int32   `protobuf:"varint,13,opt,name=tokens_out,json=tokensOut,proto3,oneof" json:"tokens_out,omitempty"`
-	CostUsd       *float64 `protobuf:"fixed64,14,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
+	TokensIn  *int32   `protobuf:"varint,12,opt,name=tokens_in,json=tokensIn,proto3,oneof" json:"tokens_in,omitempty"`
+	TokensOut *int32   `protobuf:"varint,13,opt,name=tokens_out,json=tokensOut,proto3,oneof" json:"tokens_out,omitempty"`
+	CostUsd   *float64 `protobuf:"fixed64,14,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
+	// artifact is a text or a URL the task produced, at most 65 536 bytes
+	// (AgentTask.artifact); "" clears it.
+	Artifact      *string `protobuf:"bytes,15,opt,name=artifact,proto3,oneof" json:"artifact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1663,6 +1678,13 @@ func (x *UpdateTaskRequest) GetCostUsd() float64 {
 		return *x.CostUsd
 	}
 	return 0
+}
+
+func (x *UpdateTaskRequest) GetArtifact() string {
+	if x != nil && x.Artifact != nil {
+		return *x.Artifact
+	}
+	return ""
 }
 
 // UpdateTaskResponse wraps the updated task (the HTTP body is the task).
@@ -4139,7 +4161,7 @@ var File_foundry_agent_v1_agent_proto protoreflect.FileDescriptor
 
 const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xaf\r\n" +
+	"\x1cfoundry/agent/v1/agent.proto\x12\x10foundry.agent.v1\x1a\x1cfoundry/authz/v1/authz.proto\x1a\"foundry/common/v1/pagination.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xe9\r\n" +
 	"\tAgentTask\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1c\n" +
@@ -4182,7 +4204,8 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"tokens_out\x18! \x01(\v2\x1b.google.protobuf.Int32ValueR\ttokensOut\x127\n" +
 	"\bcost_usd\x18\" \x01(\v2\x1c.google.protobuf.DoubleValueR\acostUsd\x12B\n" +
 	"\x0eprompt_version\x18# \x01(\v2\x1b.google.protobuf.Int32ValueR\rpromptVersion\x12\x16\n" +
-	"\x06prompt\x18$ \x01(\tR\x06prompt\"\xa7\x01\n" +
+	"\x06prompt\x18$ \x01(\tR\x06prompt\x128\n" +
+	"\bartifact\x18% \x01(\v2\x1c.google.protobuf.StringValueR\bartifact\"\xa7\x01\n" +
 	"\vAgentPrompt\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12\x1b\n" +
@@ -4264,7 +4287,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x0eGetTaskRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"B\n" +
 	"\x0fGetTaskResponse\x12/\n" +
-	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\xf2\x05\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"\xa0\x06\n" +
 	"\x11UpdateTaskRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1c.foundry.agent.v1.TaskStatusH\x00R\x06status\x88\x01\x01\x12\x1b\n" +
@@ -4283,7 +4306,8 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"R\btokensIn\x88\x01\x01\x12\"\n" +
 	"\n" +
 	"tokens_out\x18\r \x01(\x05H\vR\ttokensOut\x88\x01\x01\x12\x1e\n" +
-	"\bcost_usd\x18\x0e \x01(\x01H\fR\acostUsd\x88\x01\x01B\t\n" +
+	"\bcost_usd\x18\x0e \x01(\x01H\fR\acostUsd\x88\x01\x01\x12\x1f\n" +
+	"\bartifact\x18\x0f \x01(\tH\rR\bartifact\x88\x01\x01B\t\n" +
 	"\a_statusB\t\n" +
 	"\a_outputB\x0f\n" +
 	"\r_progress_pctB\x0f\n" +
@@ -4298,7 +4322,8 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"_tokens_inB\r\n" +
 	"\v_tokens_outB\v\n" +
-	"\t_cost_usd\"E\n" +
+	"\t_cost_usdB\v\n" +
+	"\t_artifact\"E\n" +
 	"\x12UpdateTaskResponse\x12/\n" +
 	"\x04task\x18\x01 \x01(\v2\x1b.foundry.agent.v1.AgentTaskR\x04task\"X\n" +
 	"\x19ListAttentionTasksRequest\x12\x19\n" +
@@ -4695,117 +4720,118 @@ var file_foundry_agent_v1_agent_proto_depIdxs = []int32{
 	67,  // 16: foundry.agent.v1.AgentTask.tokens_out:type_name -> google.protobuf.Int32Value
 	66,  // 17: foundry.agent.v1.AgentTask.cost_usd:type_name -> google.protobuf.DoubleValue
 	67,  // 18: foundry.agent.v1.AgentTask.prompt_version:type_name -> google.protobuf.Int32Value
-	2,   // 19: foundry.agent.v1.CreatePromptResponse.prompt:type_name -> foundry.agent.v1.AgentPrompt
-	2,   // 20: foundry.agent.v1.ListPromptsResponse.prompts:type_name -> foundry.agent.v1.AgentPrompt
-	2,   // 21: foundry.agent.v1.GetPromptResponse.prompt:type_name -> foundry.agent.v1.AgentPrompt
-	0,   // 22: foundry.agent.v1.TaskAttempt.status:type_name -> foundry.agent.v1.TaskStatus
-	64,  // 23: foundry.agent.v1.TaskAttempt.worker_id:type_name -> google.protobuf.StringValue
-	64,  // 24: foundry.agent.v1.TaskAttempt.started_at:type_name -> google.protobuf.StringValue
-	0,   // 25: foundry.agent.v1.AgentTaskListItem.status:type_name -> foundry.agent.v1.TaskStatus
-	64,  // 26: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
-	64,  // 27: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
-	64,  // 28: foundry.agent.v1.AgentTaskListItem.next_attempt_at:type_name -> google.protobuf.StringValue
-	64,  // 29: foundry.agent.v1.AgentTaskListItem.status_reason:type_name -> google.protobuf.StringValue
-	65,  // 30: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	1,   // 31: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,   // 32: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	10,  // 33: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	68,  // 34: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
-	1,   // 35: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,   // 36: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	1,   // 37: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	10,  // 38: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
-	68,  // 39: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
-	55,  // 40: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
-	1,   // 41: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	1,   // 42: foundry.agent.v1.RetryTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	1,   // 43: foundry.agent.v1.CancelTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
-	0,   // 44: foundry.agent.v1.RetryTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
-	10,  // 45: foundry.agent.v1.RetryTasksResponse.retried:type_name -> foundry.agent.v1.AgentTaskListItem
-	31,  // 46: foundry.agent.v1.RetryTasksResponse.skipped:type_name -> foundry.agent.v1.SkippedTask
-	66,  // 47: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
-	66,  // 48: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
-	33,  // 49: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
-	66,  // 50: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
-	66,  // 51: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
-	37,  // 52: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
-	56,  // 53: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
-	57,  // 54: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
-	58,  // 55: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
-	59,  // 56: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
-	60,  // 57: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
-	61,  // 58: foundry.agent.v1.UsageSummary.usage_by_model:type_name -> foundry.agent.v1.UsageSummary.UsageByModelEntry
-	36,  // 59: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
-	38,  // 60: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
-	39,  // 61: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
-	66,  // 62: foundry.agent.v1.DayMetrics.success_rate:type_name -> google.protobuf.DoubleValue
-	66,  // 63: foundry.agent.v1.DayMetrics.p50_seconds:type_name -> google.protobuf.DoubleValue
-	66,  // 64: foundry.agent.v1.DayMetrics.p95_seconds:type_name -> google.protobuf.DoubleValue
-	43,  // 65: foundry.agent.v1.GetDailyMetricsResponse.days:type_name -> foundry.agent.v1.DayMetrics
-	66,  // 66: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
-	46,  // 67: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
-	62,  // 68: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
-	64,  // 69: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
-	66,  // 70: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
-	64,  // 71: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
-	64,  // 72: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
-	64,  // 73: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
-	64,  // 74: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
-	64,  // 75: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
-	64,  // 76: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
-	50,  // 77: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
-	63,  // 78: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
-	64,  // 79: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
-	50,  // 80: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
-	37,  // 81: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
-	37,  // 82: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
-	37,  // 83: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
-	40,  // 84: foundry.agent.v1.UsageSummary.UsageByModelEntry.value:type_name -> foundry.agent.v1.ModelUsage
-	11,  // 85: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
-	13,  // 86: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
-	15,  // 87: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
-	17,  // 88: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
-	19,  // 89: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
-	21,  // 90: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
-	23,  // 91: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
-	25,  // 92: foundry.agent.v1.AgentService.RetryTask:input_type -> foundry.agent.v1.RetryTaskRequest
-	27,  // 93: foundry.agent.v1.AgentService.CancelTask:input_type -> foundry.agent.v1.CancelTaskRequest
-	29,  // 94: foundry.agent.v1.AgentService.RetryTasks:input_type -> foundry.agent.v1.RetryTasksRequest
-	3,   // 95: foundry.agent.v1.AgentService.CreatePrompt:input_type -> foundry.agent.v1.CreatePromptRequest
-	5,   // 96: foundry.agent.v1.AgentService.ListPrompts:input_type -> foundry.agent.v1.ListPromptsRequest
-	7,   // 97: foundry.agent.v1.AgentService.GetPrompt:input_type -> foundry.agent.v1.GetPromptRequest
-	32,  // 98: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
-	35,  // 99: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
-	42,  // 100: foundry.agent.v1.AgentService.GetDailyMetrics:input_type -> foundry.agent.v1.GetDailyMetricsRequest
-	45,  // 101: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
-	48,  // 102: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
-	51,  // 103: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
-	53,  // 104: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
-	12,  // 105: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
-	14,  // 106: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
-	16,  // 107: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
-	18,  // 108: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
-	20,  // 109: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
-	22,  // 110: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
-	24,  // 111: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
-	26,  // 112: foundry.agent.v1.AgentService.RetryTask:output_type -> foundry.agent.v1.RetryTaskResponse
-	28,  // 113: foundry.agent.v1.AgentService.CancelTask:output_type -> foundry.agent.v1.CancelTaskResponse
-	30,  // 114: foundry.agent.v1.AgentService.RetryTasks:output_type -> foundry.agent.v1.RetryTasksResponse
-	4,   // 115: foundry.agent.v1.AgentService.CreatePrompt:output_type -> foundry.agent.v1.CreatePromptResponse
-	6,   // 116: foundry.agent.v1.AgentService.ListPrompts:output_type -> foundry.agent.v1.ListPromptsResponse
-	8,   // 117: foundry.agent.v1.AgentService.GetPrompt:output_type -> foundry.agent.v1.GetPromptResponse
-	34,  // 118: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
-	41,  // 119: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
-	44,  // 120: foundry.agent.v1.AgentService.GetDailyMetrics:output_type -> foundry.agent.v1.GetDailyMetricsResponse
-	47,  // 121: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
-	49,  // 122: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
-	52,  // 123: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
-	54,  // 124: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
-	105, // [105:125] is the sub-list for method output_type
-	85,  // [85:105] is the sub-list for method input_type
-	85,  // [85:85] is the sub-list for extension type_name
-	85,  // [85:85] is the sub-list for extension extendee
-	0,   // [0:85] is the sub-list for field type_name
+	64,  // 19: foundry.agent.v1.AgentTask.artifact:type_name -> google.protobuf.StringValue
+	2,   // 20: foundry.agent.v1.CreatePromptResponse.prompt:type_name -> foundry.agent.v1.AgentPrompt
+	2,   // 21: foundry.agent.v1.ListPromptsResponse.prompts:type_name -> foundry.agent.v1.AgentPrompt
+	2,   // 22: foundry.agent.v1.GetPromptResponse.prompt:type_name -> foundry.agent.v1.AgentPrompt
+	0,   // 23: foundry.agent.v1.TaskAttempt.status:type_name -> foundry.agent.v1.TaskStatus
+	64,  // 24: foundry.agent.v1.TaskAttempt.worker_id:type_name -> google.protobuf.StringValue
+	64,  // 25: foundry.agent.v1.TaskAttempt.started_at:type_name -> google.protobuf.StringValue
+	0,   // 26: foundry.agent.v1.AgentTaskListItem.status:type_name -> foundry.agent.v1.TaskStatus
+	64,  // 27: foundry.agent.v1.AgentTaskListItem.error_summary:type_name -> google.protobuf.StringValue
+	64,  // 28: foundry.agent.v1.AgentTaskListItem.error_category:type_name -> google.protobuf.StringValue
+	64,  // 29: foundry.agent.v1.AgentTaskListItem.next_attempt_at:type_name -> google.protobuf.StringValue
+	64,  // 30: foundry.agent.v1.AgentTaskListItem.status_reason:type_name -> google.protobuf.StringValue
+	65,  // 31: foundry.agent.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	1,   // 32: foundry.agent.v1.CreateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,   // 33: foundry.agent.v1.ListTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	10,  // 34: foundry.agent.v1.ListTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	68,  // 35: foundry.agent.v1.ListTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	1,   // 36: foundry.agent.v1.GetTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,   // 37: foundry.agent.v1.UpdateTaskRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	1,   // 38: foundry.agent.v1.UpdateTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	10,  // 39: foundry.agent.v1.ListAttentionTasksResponse.tasks:type_name -> foundry.agent.v1.AgentTaskListItem
+	68,  // 40: foundry.agent.v1.ListAttentionTasksResponse.pagination:type_name -> foundry.common.v1.Pagination
+	55,  // 41: foundry.agent.v1.CountTasksResponse.by_status:type_name -> foundry.agent.v1.CountTasksResponse.ByStatusEntry
+	1,   // 42: foundry.agent.v1.ClaimTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	1,   // 43: foundry.agent.v1.RetryTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	1,   // 44: foundry.agent.v1.CancelTaskResponse.task:type_name -> foundry.agent.v1.AgentTask
+	0,   // 45: foundry.agent.v1.RetryTasksRequest.status:type_name -> foundry.agent.v1.TaskStatus
+	10,  // 46: foundry.agent.v1.RetryTasksResponse.retried:type_name -> foundry.agent.v1.AgentTaskListItem
+	31,  // 47: foundry.agent.v1.RetryTasksResponse.skipped:type_name -> foundry.agent.v1.SkippedTask
+	66,  // 48: foundry.agent.v1.GetPipelineStatusResponse.longest_pending_seconds:type_name -> google.protobuf.DoubleValue
+	66,  // 49: foundry.agent.v1.GetPipelineStatusResponse.success_rate:type_name -> google.protobuf.DoubleValue
+	33,  // 50: foundry.agent.v1.GetPipelineStatusResponse.attention:type_name -> foundry.agent.v1.PipelineAttention
+	66,  // 51: foundry.agent.v1.ExecutionTime.p50_seconds:type_name -> google.protobuf.DoubleValue
+	66,  // 52: foundry.agent.v1.ExecutionTime.p95_seconds:type_name -> google.protobuf.DoubleValue
+	37,  // 53: foundry.agent.v1.SuccessRate.overall:type_name -> foundry.agent.v1.RateBucket
+	56,  // 54: foundry.agent.v1.SuccessRate.by_task_type:type_name -> foundry.agent.v1.SuccessRate.ByTaskTypeEntry
+	57,  // 55: foundry.agent.v1.SuccessRate.by_model:type_name -> foundry.agent.v1.SuccessRate.ByModelEntry
+	58,  // 56: foundry.agent.v1.SuccessRate.by_executor:type_name -> foundry.agent.v1.SuccessRate.ByExecutorEntry
+	59,  // 57: foundry.agent.v1.UsageSummary.tasks_by_model:type_name -> foundry.agent.v1.UsageSummary.TasksByModelEntry
+	60,  // 58: foundry.agent.v1.UsageSummary.tasks_by_executor:type_name -> foundry.agent.v1.UsageSummary.TasksByExecutorEntry
+	61,  // 59: foundry.agent.v1.UsageSummary.usage_by_model:type_name -> foundry.agent.v1.UsageSummary.UsageByModelEntry
+	36,  // 60: foundry.agent.v1.GetMetricsResponse.execution_time:type_name -> foundry.agent.v1.ExecutionTime
+	38,  // 61: foundry.agent.v1.GetMetricsResponse.success_rate:type_name -> foundry.agent.v1.SuccessRate
+	39,  // 62: foundry.agent.v1.GetMetricsResponse.usage:type_name -> foundry.agent.v1.UsageSummary
+	66,  // 63: foundry.agent.v1.DayMetrics.success_rate:type_name -> google.protobuf.DoubleValue
+	66,  // 64: foundry.agent.v1.DayMetrics.p50_seconds:type_name -> google.protobuf.DoubleValue
+	66,  // 65: foundry.agent.v1.DayMetrics.p95_seconds:type_name -> google.protobuf.DoubleValue
+	43,  // 66: foundry.agent.v1.GetDailyMetricsResponse.days:type_name -> foundry.agent.v1.DayMetrics
+	66,  // 67: foundry.agent.v1.VariantStats.roi:type_name -> google.protobuf.DoubleValue
+	46,  // 68: foundry.agent.v1.GetPromptABStatsResponse.variants:type_name -> foundry.agent.v1.VariantStats
+	62,  // 69: foundry.agent.v1.GetDiagnosticsCompletenessResponse.by_category:type_name -> foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntry
+	64,  // 70: foundry.agent.v1.LoopIteration.idea_id:type_name -> google.protobuf.StringValue
+	66,  // 71: foundry.agent.v1.LoopIteration.idea_score:type_name -> google.protobuf.DoubleValue
+	64,  // 72: foundry.agent.v1.LoopIteration.stage_before:type_name -> google.protobuf.StringValue
+	64,  // 73: foundry.agent.v1.LoopIteration.task_type:type_name -> google.protobuf.StringValue
+	64,  // 74: foundry.agent.v1.LoopIteration.task_id:type_name -> google.protobuf.StringValue
+	64,  // 75: foundry.agent.v1.LoopIteration.stage_after:type_name -> google.protobuf.StringValue
+	64,  // 76: foundry.agent.v1.LoopIteration.id:type_name -> google.protobuf.StringValue
+	64,  // 77: foundry.agent.v1.GetLoopStatusResponse.last_run_at:type_name -> google.protobuf.StringValue
+	50,  // 78: foundry.agent.v1.GetLoopStatusResponse.last_iteration:type_name -> foundry.agent.v1.LoopIteration
+	63,  // 79: foundry.agent.v1.GetLoopStatusResponse.passes_by_outcome:type_name -> foundry.agent.v1.GetLoopStatusResponse.PassesByOutcomeEntry
+	64,  // 80: foundry.agent.v1.GetLoopStatusResponse.leader:type_name -> google.protobuf.StringValue
+	50,  // 81: foundry.agent.v1.RunLoopOnceResponse.iteration:type_name -> foundry.agent.v1.LoopIteration
+	37,  // 82: foundry.agent.v1.SuccessRate.ByTaskTypeEntry.value:type_name -> foundry.agent.v1.RateBucket
+	37,  // 83: foundry.agent.v1.SuccessRate.ByModelEntry.value:type_name -> foundry.agent.v1.RateBucket
+	37,  // 84: foundry.agent.v1.SuccessRate.ByExecutorEntry.value:type_name -> foundry.agent.v1.RateBucket
+	40,  // 85: foundry.agent.v1.UsageSummary.UsageByModelEntry.value:type_name -> foundry.agent.v1.ModelUsage
+	11,  // 86: foundry.agent.v1.AgentService.CreateTask:input_type -> foundry.agent.v1.CreateTaskRequest
+	13,  // 87: foundry.agent.v1.AgentService.ListTasks:input_type -> foundry.agent.v1.ListTasksRequest
+	15,  // 88: foundry.agent.v1.AgentService.GetTask:input_type -> foundry.agent.v1.GetTaskRequest
+	17,  // 89: foundry.agent.v1.AgentService.UpdateTask:input_type -> foundry.agent.v1.UpdateTaskRequest
+	19,  // 90: foundry.agent.v1.AgentService.ListAttentionTasks:input_type -> foundry.agent.v1.ListAttentionTasksRequest
+	21,  // 91: foundry.agent.v1.AgentService.CountTasks:input_type -> foundry.agent.v1.CountTasksRequest
+	23,  // 92: foundry.agent.v1.AgentService.ClaimTask:input_type -> foundry.agent.v1.ClaimTaskRequest
+	25,  // 93: foundry.agent.v1.AgentService.RetryTask:input_type -> foundry.agent.v1.RetryTaskRequest
+	27,  // 94: foundry.agent.v1.AgentService.CancelTask:input_type -> foundry.agent.v1.CancelTaskRequest
+	29,  // 95: foundry.agent.v1.AgentService.RetryTasks:input_type -> foundry.agent.v1.RetryTasksRequest
+	3,   // 96: foundry.agent.v1.AgentService.CreatePrompt:input_type -> foundry.agent.v1.CreatePromptRequest
+	5,   // 97: foundry.agent.v1.AgentService.ListPrompts:input_type -> foundry.agent.v1.ListPromptsRequest
+	7,   // 98: foundry.agent.v1.AgentService.GetPrompt:input_type -> foundry.agent.v1.GetPromptRequest
+	32,  // 99: foundry.agent.v1.AgentService.GetPipelineStatus:input_type -> foundry.agent.v1.GetPipelineStatusRequest
+	35,  // 100: foundry.agent.v1.AgentService.GetMetrics:input_type -> foundry.agent.v1.GetMetricsRequest
+	42,  // 101: foundry.agent.v1.AgentService.GetDailyMetrics:input_type -> foundry.agent.v1.GetDailyMetricsRequest
+	45,  // 102: foundry.agent.v1.AgentService.GetPromptABStats:input_type -> foundry.agent.v1.GetPromptABStatsRequest
+	48,  // 103: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:input_type -> foundry.agent.v1.GetDiagnosticsCompletenessRequest
+	51,  // 104: foundry.agent.v1.AgentService.GetLoopStatus:input_type -> foundry.agent.v1.GetLoopStatusRequest
+	53,  // 105: foundry.agent.v1.AgentService.RunLoopOnce:input_type -> foundry.agent.v1.RunLoopOnceRequest
+	12,  // 106: foundry.agent.v1.AgentService.CreateTask:output_type -> foundry.agent.v1.CreateTaskResponse
+	14,  // 107: foundry.agent.v1.AgentService.ListTasks:output_type -> foundry.agent.v1.ListTasksResponse
+	16,  // 108: foundry.agent.v1.AgentService.GetTask:output_type -> foundry.agent.v1.GetTaskResponse
+	18,  // 109: foundry.agent.v1.AgentService.UpdateTask:output_type -> foundry.agent.v1.UpdateTaskResponse
+	20,  // 110: foundry.agent.v1.AgentService.ListAttentionTasks:output_type -> foundry.agent.v1.ListAttentionTasksResponse
+	22,  // 111: foundry.agent.v1.AgentService.CountTasks:output_type -> foundry.agent.v1.CountTasksResponse
+	24,  // 112: foundry.agent.v1.AgentService.ClaimTask:output_type -> foundry.agent.v1.ClaimTaskResponse
+	26,  // 113: foundry.agent.v1.AgentService.RetryTask:output_type -> foundry.agent.v1.RetryTaskResponse
+	28,  // 114: foundry.agent.v1.AgentService.CancelTask:output_type -> foundry.agent.v1.CancelTaskResponse
+	30,  // 115: foundry.agent.v1.AgentService.RetryTasks:output_type -> foundry.agent.v1.RetryTasksResponse
+	4,   // 116: foundry.agent.v1.AgentService.CreatePrompt:output_type -> foundry.agent.v1.CreatePromptResponse
+	6,   // 117: foundry.agent.v1.AgentService.ListPrompts:output_type -> foundry.agent.v1.ListPromptsResponse
+	8,   // 118: foundry.agent.v1.AgentService.GetPrompt:output_type -> foundry.agent.v1.GetPromptResponse
+	34,  // 119: foundry.agent.v1.AgentService.GetPipelineStatus:output_type -> foundry.agent.v1.GetPipelineStatusResponse
+	41,  // 120: foundry.agent.v1.AgentService.GetMetrics:output_type -> foundry.agent.v1.GetMetricsResponse
+	44,  // 121: foundry.agent.v1.AgentService.GetDailyMetrics:output_type -> foundry.agent.v1.GetDailyMetricsResponse
+	47,  // 122: foundry.agent.v1.AgentService.GetPromptABStats:output_type -> foundry.agent.v1.GetPromptABStatsResponse
+	49,  // 123: foundry.agent.v1.AgentService.GetDiagnosticsCompleteness:output_type -> foundry.agent.v1.GetDiagnosticsCompletenessResponse
+	52,  // 124: foundry.agent.v1.AgentService.GetLoopStatus:output_type -> foundry.agent.v1.GetLoopStatusResponse
+	54,  // 125: foundry.agent.v1.AgentService.RunLoopOnce:output_type -> foundry.agent.v1.RunLoopOnceResponse
+	106, // [106:126] is the sub-list for method output_type
+	86,  // [86:106] is the sub-list for method input_type
+	86,  // [86:86] is the sub-list for extension type_name
+	86,  // [86:86] is the sub-list for extension extendee
+	0,   // [0:86] is the sub-list for field type_name
 }
 
 func init() { file_foundry_agent_v1_agent_proto_init() }
