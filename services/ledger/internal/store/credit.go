@@ -320,6 +320,10 @@ type Audit interface {
 	// Backlog counts the queued entries and returns the oldest one's time
 	// (zero when the queue is empty).
 	Backlog(ctx context.Context) (int64, time.Time, error)
+	// QueueTail counts the queued entries up to limit (a bounded count:
+	// it reads at most limit index entries, whatever the backlog) and
+	// returns the newest one's time (zero when the queue is empty).
+	QueueTail(ctx context.Context, limit int) (int, time.Time, error)
 	// TreeHashes reads stored Merkle tree hashes by index; ErrNotFound
 	// when one is missing.
 	TreeHashes(ctx context.Context, idx []int64) ([]audit.Hash, error)

@@ -86,11 +86,19 @@ type env struct {
 
 func setup(t testing.TB, engine database.Engine, contributors ...string) env {
 	t.Helper()
+	return setupWith(t, engine, nil, contributors...)
+}
+
+// setupWith is setup with configure's changes to the use cases' Config.
+func setupWith(t testing.TB, engine database.Engine, configure func(*usecase.Config), contributors ...string) env {
+	t.Helper()
 	db := dbtest.Open(t, engine, "ledger", store.Migrations())
 	fc := clock.NewFake(t0)
-	app := usecase.New(db, repos, usecase.Config{
-		Clock: fc, Ideas: ideas{}, Signers: map[string]string{"ops": opsSecret}, AuditSigner: testSigner,
-	})
+	cfg := usecase.Config{Clock: fc, Ideas: ideas{}, Signers: map[string]string{"ops": opsSecret}, AuditSigner: testSigner}
+	if configure != nil {
+		configure(&cfg)
+	}
+	app := usecase.New(db, repos, cfg)
 	for i, c := range contributors {
 		require.NoError(t, app.Register(context.Background(),
 			store.Contributor{ID: c, Handle: c, TrustLevel: "tofu", CreatedAt: t0},

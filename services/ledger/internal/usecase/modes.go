@@ -150,6 +150,6 @@ func (a *App) changeMode(ctx context.Context, r Repos, eco *store.Economy, mode,
 		Detail: from + " → " + mode + ": " + reason, Actor: actor, CreatedAt: now}); err != nil {
 		return ModeChange{}, err
 	}
-	// appendNow saved eco with the chain's new head.
+	// appendOrQueue saved eco.
 	return ModeChange{Mode: mode, Reason: reason, Actor: actor, Since: now, Changed: true}, nil
 }

@@ -117,7 +117,7 @@ func (a *App) ObservePrice(ctx context.Context, price money.Micros, source, acto
 				return err
 			}
 		}
-		return nil // appendNow saved eco with the chain's new head
+		return nil // appendOrQueue saved eco
 	})
 	return out, err
 }

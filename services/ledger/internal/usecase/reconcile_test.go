@@ -201,3 +201,62 @@ func TestFreezeWhileTheLogRefusesToGrow(t *testing.T) {
 		require.ErrorIs(t, err, usecase.ErrLogRewound)
 	})
 }
+
+// TestAChangeOfModeLeavesALongBacklogToTheSequencer: a change of mode
+// used to integrate the whole audit queue in its own transaction, all of
+// it in memory (0.9 M entries: gigabytes, and past the monitor's
+// deadline, redone and lost each time). Behind more than one of the
+// sequencer's batches, it now commits at once and queues its entry after
+// every queued one; the sequencer's batches integrate them in order and
+// the log verifies. Behind a short queue it is appended at once, as
+// before.
+func TestAChangeOfModeLeavesALongBacklogToTheSequencer(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setupWith(t, engine, func(c *usecase.Config) { c.AuditBatch = 3 }, "ada")
+		ctx := context.Background()
+		kinds := func() []string {
+			t.Helper()
+			rows, err := e.db.Query(ctx, `SELECT kind FROM audit_entries ORDER BY seq`)
+			require.NoError(t, err)
+			defer rows.Close()
+			var out []string
+			for rows.Next() {
+				var k string
+				require.NoError(t, rows.Scan(&k))
+				out = append(out, k)
+			}
+			require.NoError(t, rows.Err())
+			return out
+		}
+
+		deposits(t, e.app, "short-", 1) // a deposit and its spread fee: within one batch
+		m, err := e.app.SetMode(ctx, usecase.ModeWarning, "a short backlog", "monitor")
+		require.NoError(t, err)
+		require.True(t, m.Changed)
+		require.Equal(t, []string{"deposit", "spread_fee", "monitor"}, kinds(), "appended at once, after the queue")
+
+		deposits(t, e.app, "long-", 3) // six entries: two batches
+		m, err = e.app.SetMode(ctx, usecase.ModeNormal, "a long backlog", "monitor")
+		require.NoError(t, err)
+		require.True(t, m.Changed, "the change commits at once")
+		mode, err := e.app.Supply(ctx)
+		require.NoError(t, err)
+		require.Equal(t, usecase.ModeNormal, mode.Mode)
+		b, err := e.app.AuditBacklog(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(7), b.Entries, "nothing drained by the change: six movements' entries and its own")
+		require.Len(t, kinds(), 3)
+
+		for range 3 {
+			n, err := e.app.Sequence(ctx)
+			require.NoError(t, err)
+			require.LessOrEqual(t, n, 3, "a batch at a time")
+		}
+		require.Equal(t, []string{"deposit", "spread_fee", "monitor", "deposit", "spread_fee", "deposit", "spread_fee",
+			"deposit", "spread_fee", "monitor"}, kinds(), "the change follows every movement that committed before it")
+		v, err := e.app.VerifyAudit(ctx, true)
+		require.NoError(t, err)
+		require.True(t, v.OK, "%+v", v.Result)
+	})
+}

@@ -173,6 +173,23 @@ func (a Audit) Backlog(ctx context.Context) (int64, time.Time, error) {
 	return n, database.Time(*oldest), nil
 }
 
+// QueueTail implements store.Audit: two reads of the (at, id) index, the
+// count stopped at limit and the newest entry at its end.
+func (a Audit) QueueTail(ctx context.Context, limit int) (int, time.Time, error) {
+	var (
+		n      int
+		newest *int64
+	)
+	if err := a.q.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM audit_queue LIMIT $1) c),
+		(SELECT at FROM audit_queue ORDER BY at DESC, id DESC LIMIT 1)`, limit).Scan(&n, &newest); err != nil {
+		return 0, time.Time{}, fmt.Errorf("measure the audit queue's tail: %w", err)
+	}
+	if newest == nil {
+		return n, time.Time{}, nil
+	}
+	return n, database.Time(*newest), nil
+}
+
 // TreeHashes implements store.Audit.
 func (a Audit) TreeHashes(ctx context.Context, idx []int64) ([]audit.Hash, error) {
 	if len(idx) == 0 {

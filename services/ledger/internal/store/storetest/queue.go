@@ -40,6 +40,13 @@ func runQueue(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n)
 		require.True(t, oldest.Equal(base))
+		tail, newest, err := h.read().audit.QueueTail(ctx, 1)
+		require.NoError(t, err)
+		require.Equal(t, 1, tail, "the count stops at its limit")
+		require.True(t, newest.Equal(base.Add(time.Second)), "the newest entry's time, whatever the limit")
+		tail, _, err = h.read().audit.QueueTail(ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, 2, tail)
 	})
 
 	t.Run("Apply queues a movement's audit entries; the queue hands them out oldest first and Append dequeues them", func(t *testing.T) {
@@ -73,6 +80,10 @@ func runQueue(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NoError(t, err)
 		require.Zero(t, n)
 		require.True(t, oldest.IsZero(), "no oldest time for an empty queue")
+		tail, newest, err := h.read().audit.QueueTail(ctx, 10)
+		require.NoError(t, err)
+		require.Zero(t, tail)
+		require.True(t, newest.IsZero(), "no newest time for an empty queue")
 
 		// Written out of order: the queue orders by time, then id. A fee's
 		// entry records no journal entry, and no attributes read back nil.
