@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -24,7 +25,9 @@ import (
 func assetProto(a store.Asset) *ledgerv1.Asset {
 	return &ledgerv1.Asset{
 		Id: a.ID, Type: a.Type, Name: a.Name, Description: a.Description,
-		TotalCost: a.TotalCost.Float64(), ContributionCount: int32(a.ContributionCount), CreatedAt: wire.Time(a.CreatedAt),
+		// The API's counts are 32-bit: a count past them answers the
+		// largest, not a negative number, until they widen.
+		TotalCost: a.TotalCost.Float64(), ContributionCount: int32(min(a.ContributionCount, math.MaxInt32)), CreatedAt: wire.Time(a.CreatedAt),
 	}
 }
 

@@ -42,6 +42,19 @@ func runContributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
+	t.Run("an asset's contribution count passes 32 bits", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		a := createAsset(t, h, base)
+		_, err := h.DB.Exec(ctx, `UPDATE assets SET contribution_count = 2147483647 WHERE id = $1`, a.ID)
+		require.NoError(t, err)
+		require.NoError(t, add(h, NewContribution("someone", a.ID, 5, base.Add(time.Second)), base))
+		asset, err := h.read().attribution.GetAsset(ctx, a.ID)
+		require.NoError(t, err)
+		require.Equal(t, 2147483648, asset.ContributionCount, "one past the largest 32-bit integer")
+	})
+
 	t.Run("a contribution names its contributor's handle when it registered one", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
