@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
+	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/store/sqlstore"
@@ -107,4 +108,39 @@ func seedContributions(b *testing.B, db *database.DB, n, k int) string {
 		}
 	}
 	return asset.ID
+}
+
+// BenchmarkHistoryPage reads the newest page of 50 of a contributor with
+// 2 000 movements, each with its lines.
+//
+//	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./services/ledger/internal/store/sqlstore -run '^$' -bench HistoryPage
+func BenchmarkHistoryPage(b *testing.B) {
+	for _, engine := range []database.Engine{database.Postgres, database.SQLite} {
+		b.Run(string(engine), func(b *testing.B) {
+			if engine == database.Postgres && dbtest.PostgresURL() == "" {
+				b.Skipf("%s is not set: skipping Postgres", dbtest.URLEnv)
+			}
+			db := dbtest.Open(b, engine, "ledger", store.Migrations())
+			ctx := context.Background()
+			at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+			for i := range 2000 {
+				je := store.JournalEntry{ID: uuid.NewString(), Entry: credit.Transfer(credit.KindDeposit, credit.Issuance, credit.Available("ada"), money.Scale),
+					ContributorID: "ada", Amount: money.Scale, CreatedAt: at.Add(time.Duration(i) * time.Millisecond)}
+				if err := db.Tx(ctx, func(tx database.Querier) error {
+					_, err := sqlstore.NewCredit(tx).Apply(ctx, store.Movement{Journal: je})
+					return err
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c := sqlstore.NewCredit(db)
+			b.ResetTimer()
+			for b.Loop() {
+				page, _, err := c.History(ctx, "ada", 50, 0)
+				if err != nil || len(page) != 50 {
+					b.Fatalf("%d entries, %v", len(page), err)
+				}
+			}
+		})
+	}
 }

@@ -386,10 +386,16 @@ func (c Credit) History(ctx context.Context, contributorID string, limit, offset
 	// ledger makes time-ordered (UUIDv7) for this: the order of the index
 	// cc_entries_contributor, so a page costs the same however long the
 	// history. The audit seq shown is the sequenced entry's that names the
-	// journal entry (0 while it waits in the queue).
-	rows, err := c.q.Query(ctx, `SELECT e.id, e.kind, COALESCE(e.idea_id, ''), e.amount, COALESCE(a.seq, e.audit_seq), e.created_at
-		FROM cc_entries e LEFT JOIN audit_entries a ON a.entry_id = e.id
-		WHERE e.contributor_id = $1 ORDER BY e.created_at DESC, e.id DESC LIMIT $2 OFFSET $3`,
+	// journal entry (0 while it waits in the queue). Each entry's lines
+	// come joined to it, a row a line, in the same statement: read per
+	// entry, a page of 50 was 51 round trips.
+	rows, err := c.q.Query(ctx, `SELECT e.id, e.kind, COALESCE(e.idea_id, ''), e.amount, COALESCE(a.seq, e.audit_seq), e.created_at,
+			l.bucket, COALESCE(l.contributor_id, ''), COALESCE(l.idea_id, ''), l.delta
+		FROM (SELECT id, kind, idea_id, amount, audit_seq, created_at FROM cc_entries
+			WHERE contributor_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3) e
+		LEFT JOIN audit_entries a ON a.entry_id = e.id
+		LEFT JOIN cc_lines l ON l.entry_id = e.id
+		ORDER BY e.created_at DESC, e.id DESC, l.account`,
 		contributorID, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read history of %s: %w", contributorID, err)
@@ -398,46 +404,30 @@ func (c Credit) History(ctx context.Context, contributorID string, limit, offset
 	out := []store.JournalEntry{}
 	for rows.Next() {
 		var (
-			e       store.JournalEntry
-			kind    string
-			created int64
+			e                           store.JournalEntry
+			kind                        string
+			created                     int64
+			bucket, lineOwner, lineIdea *string
+			delta                       *int64
 		)
-		if err := rows.Scan(&e.ID, &kind, &e.IdeaID, &e.Amount, &e.AuditSeq, &created); err != nil {
+		if err := rows.Scan(&e.ID, &kind, &e.IdeaID, &e.Amount, &e.AuditSeq, &created,
+			&bucket, &lineOwner, &lineIdea, &delta); err != nil {
 			return nil, 0, fmt.Errorf("read history of %s: %w", contributorID, err)
 		}
-		e.ContributorID, e.Entry.Kind, e.CreatedAt = contributorID, credit.Kind(kind), database.Time(created)
-		out = append(out, e)
+		if n := len(out); n == 0 || out[n-1].ID != e.ID {
+			e.ContributorID, e.Entry.Kind, e.CreatedAt = contributorID, credit.Kind(kind), database.Time(created)
+			out = append(out, e)
+		}
+		if delta != nil {
+			last := &out[len(out)-1]
+			last.Entry.Lines = append(last.Entry.Lines, credit.Line{
+				Account: credit.Account{Bucket: *bucket, Contributor: *lineOwner, Idea: *lineIdea}, Delta: money.Micros(*delta)})
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
-	for i := range out {
-		if out[i].Entry.Lines, err = c.lines(ctx, out[i].ID); err != nil {
-			return nil, 0, err
-		}
-	}
 	return out, total, nil
-}
-
-func (c Credit) lines(ctx context.Context, entryID string) ([]credit.Line, error) {
-	rows, err := c.q.Query(ctx, `SELECT bucket, COALESCE(contributor_id, ''), COALESCE(idea_id, ''), delta FROM cc_lines
-		WHERE entry_id = $1 ORDER BY account`, entryID)
-	if err != nil {
-		return nil, fmt.Errorf("read lines of %s: %w", entryID, err)
-	}
-	defer rows.Close()
-	var out []credit.Line
-	for rows.Next() {
-		var (
-			a     credit.Account
-			delta int64
-		)
-		if err := rows.Scan(&a.Bucket, &a.Contributor, &a.Idea, &delta); err != nil {
-			return nil, fmt.Errorf("read lines of %s: %w", entryID, err)
-		}
-		out = append(out, credit.Line{Account: a, Delta: money.Micros(delta)})
-	}
-	return out, rows.Err()
 }
 
 // JournalMismatches implements store.Credit. An account is mismatched when
