@@ -31,17 +31,26 @@ func (s Edges) Create(ctx context.Context, e store.Edge) error {
 	return nil
 }
 
-// edgeWhere builds the WHERE clause of f. Equality on edge_type with an
-// endpoint is what the (edge_type, from_node_id) and (edge_type,
-// to_node_id) indexes serve.
+// edgeWhere builds the WHERE clause of f, its conditions each an equality
+// on an indexed column. Every index on graph_edges ends in (created_at,
+// id), so the page's order is a range of the index that serves the
+// equalities (migration 0004).
 func edgeWhere(f store.EdgeFilter) (string, []any) {
+	return edgeWhereIn(f, f.Direction, false, 0)
+}
+
+// edgeWhereIn is edgeWhere with a node's edges taken in dir, its
+// placeholders numbered from after+1; notFrom leaves out, of a node's
+// incoming edges, those from the node itself (a loop, listed with its
+// outgoing ones).
+func edgeWhereIn(f store.EdgeFilter, dir graph.Direction, notFrom bool, after int) (string, []any) {
 	var (
 		conds []string
 		args  []any
 	)
 	add := func(cond string, v any) {
 		args = append(args, v)
-		conds = append(conds, strings.ReplaceAll(cond, "?", fmt.Sprintf("$%d", len(args))))
+		conds = append(conds, strings.ReplaceAll(cond, "?", fmt.Sprintf("$%d", after+len(args))))
 	}
 	if f.EdgeType != "" {
 		add("edge_type = ?", f.EdgeType)
@@ -53,11 +62,14 @@ func edgeWhere(f store.EdgeFilter) (string, []any) {
 		add("to_node_id = ?", f.ToNodeID)
 	}
 	if f.Node != "" {
-		switch f.Direction {
+		switch dir {
 		case graph.Outgoing:
 			add("from_node_id = ?", f.Node)
 		case graph.Incoming:
 			add("to_node_id = ?", f.Node)
+			if notFrom {
+				add("from_node_id <> ?", f.Node)
+			}
 		default:
 			add("(from_node_id = ? OR to_node_id = ?)", f.Node)
 		}
@@ -68,13 +80,33 @@ func edgeWhere(f store.EdgeFilter) (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-// edgesQuery is the page query of f and its arguments.
+// edgeColumns are an edge's columns, in List's order.
+const edgeColumns = `id, edge_type, from_node_id, to_node_id, weight, payload, created_at`
+
+// edgesQuery is the page query of f and its arguments. A node's edges in
+// both directions are the merge of its outgoing range and its incoming
+// one (less its loops, listed as outgoing), each cut at the page's end:
+// an OR over the two endpoints read every edge of a hub and sorted them
+// all for each page.
 func edgesQuery(f store.EdgeFilter) (string, []any) {
-	where, args := edgeWhere(f)
+	if f.Node == "" || f.Direction == graph.Outgoing || f.Direction == graph.Incoming {
+		where, args := edgeWhere(f)
+		n := len(args)
+		return `SELECT ` + edgeColumns + ` FROM graph_edges` + where +
+				fmt.Sprintf(` ORDER BY created_at, id LIMIT $%d OFFSET $%d`, n+1, n+2),
+			append(args, f.Limit, f.Offset)
+	}
+	out, args := edgeWhereIn(f, graph.Outgoing, false, 0)
+	in, inArgs := edgeWhereIn(f, graph.Incoming, true, len(args))
+	args = append(args, inArgs...)
 	n := len(args)
-	return `SELECT id, edge_type, from_node_id, to_node_id, weight, payload, created_at FROM graph_edges` + where +
-			fmt.Sprintf(` ORDER BY created_at, id LIMIT $%d OFFSET $%d`, n+1, n+2),
-		append(args, f.Limit, f.Offset)
+	// Each range is cut at the page's end ($n+1, limit + offset).
+	ranged := func(where string) string {
+		return fmt.Sprintf(`SELECT * FROM (SELECT %s FROM graph_edges%s ORDER BY created_at, id LIMIT $%d)`, edgeColumns, where, n+1)
+	}
+	return `SELECT ` + edgeColumns + ` FROM (` + ranged(out) + ` o UNION ALL ` + ranged(in) + ` i) e` +
+			fmt.Sprintf(` ORDER BY created_at, id LIMIT $%d OFFSET $%d`, n+2, n+3),
+		append(args, f.Limit+f.Offset, f.Limit, f.Offset)
 }
 
 // List implements store.Edges.

@@ -94,10 +94,34 @@ func runEdges(t *testing.T, newHarness func(t *testing.T) Harness) {
 			got = append(got, page...)
 		}
 		require.Equal(t, want, got, "pages concatenate to the whole, in order, without repeats")
+
+		// Both directions merge the node's outgoing and incoming edges
+		// (a loop once), page by page.
+		c := mustNode(t, h, "c")
+		both := append([]store.Edge(nil), want...)
+		for i := range 5 {
+			e := edge("back", b.ID, a.ID, t0.Add(time.Duration(i)*time.Second+time.Millisecond))
+			if i == 4 {
+				e = edge("loop", a.ID, a.ID, t0.Add(time.Duration(i)*time.Second))
+			}
+			createEdges(t, h, e)
+			both = append(both, e)
+		}
+		createEdges(t, h, edge("elsewhere", b.ID, c.ID, t0))
+		sortEdges(both)
+		got = nil
+		for offset := 0; offset < 14; offset += 4 {
+			page, total, err := h.read().edges.List(ctx, store.EdgeFilter{Node: a.ID, Direction: graph.Both, Limit: 4, Offset: offset})
+			require.NoError(t, err)
+			require.Equal(t, 12, total)
+			got = append(got, page...)
+		}
+		require.Equal(t, both, got, "both directions page in order, the loop once")
+
 		page, total, err := h.read().edges.List(ctx, store.EdgeFilter{Node: a.ID, Direction: graph.Outgoing, Limit: 3, Offset: 100})
 		require.NoError(t, err)
 		require.Empty(t, page)
-		require.Equal(t, 7, total, "the total does not depend on the page")
+		require.Equal(t, 8, total, "the total does not depend on the page (seven edges to b, the loop)")
 	})
 }
 
