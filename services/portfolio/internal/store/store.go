@@ -147,6 +147,10 @@ type Ideas interface {
 	// StageTotals returns the active ideas of each stage that has any,
 	// without scanning the portfolio (counters every write keeps).
 	StageTotals(ctx context.Context) (map[idea.Stage]int, error)
+	// StagePages returns, for each stage that has active ideas, the ids of
+	// a page of them (limit from offset) by score (descending, then id),
+	// each page a range of an index, whatever the portfolio's size.
+	StagePages(ctx context.Context, limit, offset int) (map[idea.Stage][]string, error)
 	// Active returns every active idea, by score (descending, then id).
 	Active(ctx context.Context) ([]idea.Idea, error)
 	// ChildCounts returns, per idea, how many ideas were split from it.

@@ -84,3 +84,49 @@ func TestListIdeasIsOneTrip(t *testing.T) {
 		}
 	})
 }
+
+// TestProgressReadsCountsAndPagesOnly: the progress dashboard is the
+// counts the writes keep and a page of each stage, two trips whatever
+// the portfolio's size (it read every active idea), and answers what it
+// did: every stage, its count, a page of its ids by score, archived ideas
+// left out.
+func TestProgressReadsCountsAndPagesOnly(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		ctx := context.Background()
+		trips := new(atomic.Int64)
+		app := usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
+			q = countingQ{Querier: q, n: trips}
+			return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
+		}, usecase.Config{})
+		op := idea.Editor{Operator: true, Actor: "admin"}
+		for _, d := range []idea.Draft{
+			{ID: "low", Name: "Low", PotentialValue: 1, EstimatedCost: 1},
+			{ID: "high", Name: "High", PotentialValue: 90, EstimatedCost: 1},
+			{ID: "mid", Name: "Mid", PotentialValue: 10, EstimatedCost: 1},
+			{ID: "done", Name: "Done", PotentialValue: 5, EstimatedCost: 1, Stage: "complete"},
+			{ID: "dup", Name: "Dup", PotentialValue: 50, EstimatedCost: 1},
+		} {
+			_, err := app.CreateIdea(ctx, op, d)
+			require.NoError(t, err)
+		}
+		_, err := app.Merge(ctx, "high", "dup")
+		require.NoError(t, err)
+
+		two := int32(2)
+		before := trips.Load()
+		p, err := app.Progress(ctx, &two, 0)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), trips.Load()-before, "the counts and the pages")
+		require.Equal(t, 4, p.Total, "the merged duplicate is archived")
+		require.Equal(t, 0.25, p.CompletionPct)
+		require.Equal(t, usecase.StageBucket{Count: 3, IdeaIDs: []string{"high", "mid"}}, p.ByStage[idea.None], "a page by score")
+		require.Equal(t, usecase.StageBucket{Count: 1, IdeaIDs: []string{"done"}}, p.ByStage[idea.Complete])
+		require.Equal(t, usecase.StageBucket{IdeaIDs: []string{}}, p.ByStage[idea.Testing], "every stage, empty ones too")
+		require.Len(t, p.ByStage, len(idea.Stages))
+		p, err = app.Progress(ctx, &two, 2)
+		require.NoError(t, err)
+		require.Equal(t, []string{"low"}, p.ByStage[idea.None].IdeaIDs, "the next page")
+		require.Equal(t, 3, p.ByStage[idea.None].Count)
+	})
+}

@@ -497,6 +497,40 @@ func (r *Ideas) Active(ctx context.Context) ([]idea.Idea, error) {
 	return queryIdeas(ctx, r.q, `SELECT `+ideaColumns+` FROM ideas WHERE archived = FALSE ORDER BY score DESC, id`)
 }
 
+// StagePages implements store.Ideas in one statement: a page of each
+// stage, each read from the ideas_stage_rank index (archived, stage,
+// score DESC, id), and the at most len(idea.Stages) × limit rows ordered
+// again once joined.
+func (r *Ideas) StagePages(ctx context.Context, limit, offset int) (map[idea.Stage][]string, error) {
+	query, args := stagePagesQuery(limit, offset)
+	rows, err := r.q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read a page of each stage: %w", err)
+	}
+	defer rows.Close()
+	out := map[idea.Stage][]string{}
+	for rows.Next() {
+		var stage, id string
+		if err := rows.Scan(&stage, &id); err != nil {
+			return nil, fmt.Errorf("read a page of each stage: %w", err)
+		}
+		out[idea.Stage(stage)] = append(out[idea.Stage(stage)], id)
+	}
+	return out, rows.Err()
+}
+
+// stagePagesQuery is StagePages' statement and its arguments.
+func stagePagesQuery(limit, offset int) (string, []any) {
+	parts := make([]string, len(idea.Stages))
+	args := []any{limit, offset}
+	for k, s := range idea.Stages {
+		args = append(args, string(s))
+		parts[k] = fmt.Sprintf(`SELECT * FROM (SELECT stage, score, id FROM ideas WHERE archived = FALSE AND stage = $%d
+			ORDER BY score DESC, id LIMIT $1 OFFSET $2) s%d`, len(args), k)
+	}
+	return `SELECT stage, id FROM (` + strings.Join(parts, ` UNION ALL `) + `) p ORDER BY stage, score DESC, id`, args
+}
+
 // ChildCounts implements store.Ideas.
 func (r *Ideas) ChildCounts(ctx context.Context) (map[string]int, error) {
 	rows, err := r.q.Query(ctx, `SELECT parent_idea_id, COUNT(*) FROM ideas WHERE parent_idea_id IS NOT NULL GROUP BY parent_idea_id`)

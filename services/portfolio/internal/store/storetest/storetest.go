@@ -414,6 +414,29 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, map[idea.Stage]int{idea.None: 1, idea.Specced: 1}, stages(), "a refused change counts nothing")
 	})
 
+	t.Run("a page of each stage's active ideas, by score", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		none, err := h.read().ideas.StagePages(ctx, 10, 0)
+		require.NoError(t, err)
+		require.Empty(t, none)
+		h.create(t, NewIdea(t, "a", 1, 1), NewIdea(t, "b", 9, 1), NewIdea(t, "c", 5, 1), NewIdea(t, "d", 5, 1),
+			NewIdea(t, "e", 7, 1), NewIdea(t, "f", 3, 1))
+		for id, to := range map[string]idea.Stage{"e": idea.Testing, "f": idea.Testing} {
+			_, err := h.change(id, func(i *idea.Idea) error { i.Stage = to; return nil })
+			require.NoError(t, err)
+		}
+		_, err = h.change("b", func(i *idea.Idea) error { i.Archived, i.MergedIntoID = true, "a"; return nil })
+		require.NoError(t, err)
+		got, err := h.read().ideas.StagePages(ctx, 2, 0)
+		require.NoError(t, err)
+		require.Equal(t, map[idea.Stage][]string{idea.None: {"c", "d"}, idea.Testing: {"e", "f"}}, got,
+			"by score, ties by id; the archived idea left out")
+		got, err = h.read().ideas.StagePages(ctx, 2, 2)
+		require.NoError(t, err)
+		require.Equal(t, map[idea.Stage][]string{idea.None: {"a"}}, got, "the next page of each stage")
+	})
+
 	t.Run("snapshots and counts", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
