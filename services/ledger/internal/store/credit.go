@@ -248,11 +248,16 @@ type Credit interface {
 	History(ctx context.Context, contributorID string, limit, offset int) ([]JournalEntry, int, error)
 	// JournalMismatches lists the accounts whose cached balance differs
 	// from the sum of their journal lines (empty when the cache is sound).
+	// It reads the whole journal: no check the ledger runs on a schedule
+	// calls it (the scrubber sums a slice of accounts a step, AccountSums);
+	// tests and migrations hold the data to it.
 	JournalMismatches(ctx context.Context) ([]string, error)
 	// Unreconciled lists, by audit seq, where the journal and the audit
 	// trail disagree (empty when every journal entry is recorded by exactly
 	// one audit entry and every movement's audit entry names its journal
-	// entry); at most limit of them.
+	// entry); at most limit of them. Whole history, like JournalMismatches:
+	// the coherence check reconciles what was written since its last look
+	// (Integrity.JournalLinks, Integrity.UnreconciledLog).
 	Unreconciled(ctx context.Context, limit int) ([]Discrepancy, error)
 
 	// InsertDeposit records a deposit. ErrAlreadyExists for a known reference.

@@ -64,6 +64,15 @@ type JournalLink struct {
 	LegacySeq int64
 }
 
+// CoherencePlace is where the coherence check's reconciliation resumes:
+// after the journal entry JournalAfter and after the audit entry
+// LogAfter. The zero place is the start of both.
+type CoherencePlace struct {
+	JournalAfter JournalKey
+	LogAfter     int64
+	UpdatedAt    time.Time
+}
+
 // AccountSum is an account's cached balance beside the sum of its
 // journal lines, read in one statement.
 type AccountSum struct {
@@ -98,6 +107,19 @@ type Integrity interface {
 	ScrubState(ctx context.Context) (SealedState, error)
 	// SaveScrubState writes the scrubber's state.
 	SaveScrubState(ctx context.Context, s SealedState) error
+
+	// CoherencePlace reads where the coherence check resumes (the zero
+	// place before its first check).
+	CoherencePlace(ctx context.Context) (CoherencePlace, error)
+	// SaveCoherencePlace writes where the coherence check resumes.
+	SaveCoherencePlace(ctx context.Context, p CoherencePlace) error
+	// UnreconciledLog returns up to limit of the audit entries after seq
+	// after and at most through whose link to the journal is wrong, by
+	// seq: a movement's entry that names no journal entry, names one that
+	// is not there, or names it differently in its column and its
+	// attributes; another entry whose attributes name a journal entry
+	// that is not there (a spread fee).
+	UnreconciledLog(ctx context.Context, after, through int64, limit int) ([]Discrepancy, error)
 
 	// JournalMovements reads the journal entries with these ids as
 	// movements (their lines by the account names stored), by id; an id

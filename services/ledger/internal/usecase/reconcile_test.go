@@ -260,3 +260,90 @@ func TestAChangeOfModeLeavesALongBacklogToTheSequencer(t *testing.T) {
 		require.True(t, v.OK, "%+v", v.Result)
 	})
 }
+
+// TestTheCoherenceCheckReadsWhatWasWrittenSince: each check reconciles
+// at most CoherenceSlice journal and audit entries past where the last
+// one stopped (it joined the whole journal with the whole trail every
+// interval), stays coherenceMargin behind the newest journal entries,
+// finds damage to what it reads, and keeps answering what it found until
+// a repair; damage behind its place is the scrubber's to find.
+func TestTheCoherenceCheckReadsWhatWasWrittenSince(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setupWith(t, engine, func(c *usecase.Config) { c.CoherenceSlice = 3 }, "ada")
+		ctx := context.Background()
+		place := func() (journalAfter string, logAfter int64) {
+			t.Helper()
+			require.NoError(t, e.db.QueryRow(ctx, `SELECT journal_after_id, log_after FROM coherence_place`).Scan(&journalAfter, &logAfter))
+			return journalAfter, logAfter
+		}
+		entries := func() []string {
+			t.Helper()
+			rows, err := e.db.Query(ctx, `SELECT id FROM cc_entries ORDER BY created_at, id`)
+			require.NoError(t, err)
+			defer rows.Close()
+			var ids []string
+			for rows.Next() {
+				var id string
+				require.NoError(t, rows.Scan(&id))
+				ids = append(ids, id)
+			}
+			return ids
+		}
+		deposits(t, e.app, "old-", 4) // 4 journal entries, 8 audit entries
+		sequence(t, e.app)
+		ids := entries()
+
+		c, err := e.app.CheckCoherence(ctx)
+		require.NoError(t, err)
+		require.Empty(t, c.Unreconciled)
+		journal, logged := place()
+		require.Equal(t, int64(3), logged, "three audit entries read")
+		require.Empty(t, journal, "entries of the last 10 s are read again next time")
+
+		e.clock.Advance(time.Minute)
+		_, err = e.app.CheckCoherence(ctx)
+		require.NoError(t, err)
+		journal, logged = place()
+		require.Equal(t, ids[2], journal, "three journal entries read")
+		require.Equal(t, int64(6), logged)
+
+		// Behind the place: the check does not see it; the scrubber does.
+		_, err = e.db.Exec(ctx, `DELETE FROM audit_entries WHERE entry_id = $1`, ids[0])
+		require.NoError(t, err)
+		// Ahead of it: the next check does.
+		_, err = e.db.Exec(ctx, `DELETE FROM audit_entries WHERE entry_id = $1`, ids[3])
+		require.NoError(t, err)
+		c, err = e.app.CheckCoherence(ctx)
+		require.NoError(t, err)
+		var got []string
+		for _, d := range c.Unreconciled {
+			got = append(got, d.EntryID)
+		}
+		require.Equal(t, []string{ids[3]}, got)
+		require.Equal(t, "journal entry "+ids[3]+" (deposit) is recorded by no audit entry", c.Unreconciled[0].Problem)
+		journal, logged = place()
+		require.Equal(t, ids[3], journal)
+		require.Equal(t, int64(8), logged, "up to the head")
+
+		c, err = e.app.CheckCoherence(ctx)
+		require.NoError(t, err)
+		require.Len(t, c.Unreconciled, 1, "still answered, from its open finding, though the place moved past it")
+		require.Equal(t, ids[3], c.Unreconciled[0].EntryID)
+		require.Equal(t, "journal entry "+ids[3]+" (deposit) is recorded by no audit entry", c.Unreconciled[0].Problem)
+		require.False(t, c.Trail().OK)
+
+		var scrubbed []string
+		for _, f := range scrubCycle(t, e.app) {
+			scrubbed = append(scrubbed, f.EntryID)
+		}
+		require.Contains(t, scrubbed, ids[0], "the scrubber finds what was behind the place")
+		c, err = e.app.CheckCoherence(ctx)
+		require.NoError(t, err)
+		got = nil
+		for _, d := range c.Unreconciled {
+			got = append(got, d.EntryID)
+		}
+		require.ElementsMatch(t, []string{ids[0], ids[3]}, got, "every open journal finding is answered")
+	})
+}

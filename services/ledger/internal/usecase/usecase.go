@@ -132,6 +132,9 @@ type Config struct {
 	// ScrubSlice is how many entries, journal entries and accounts one
 	// step of the scrubber checks of each (DefaultScrubSlice).
 	ScrubSlice int
+	// CoherenceSlice is how many journal entries and audit entries one
+	// coherence check reconciles of each, at most (DefaultCoherenceSlice).
+	CoherenceSlice int
 	// Metrics registers the use cases' counters (freezes); nil leaves
 	// them unregistered.
 	Metrics prometheus.Registerer
@@ -198,6 +201,9 @@ func New(db *database.DB, open Opener, cfg Config) *App {
 	}
 	if cfg.ScrubCycle == 0 {
 		cfg.ScrubCycle = DefaultScrubCycle
+	}
+	if cfg.CoherenceSlice <= 0 {
+		cfg.CoherenceSlice = DefaultCoherenceSlice
 	}
 	if cfg.ScrubSlice <= 0 {
 		cfg.ScrubSlice = DefaultScrubSlice

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -464,9 +465,10 @@ func (c Credit) JournalMismatches(ctx context.Context) ([]string, error) {
 }
 
 // auditEntryID is the SQL expression reading an audit entry's entry_id
-// attribute (NULL when it has none) on the querier's engine.
-func (c Credit) auditEntryID() string {
-	if c.q.Engine() == database.Postgres {
+// attribute (NULL when it has none) on engine (SQLite's json_extract;
+// Postgres's ->>).
+func auditEntryID(engine database.Engine) string {
+	if engine == database.Postgres {
 		return `(a.attrs::json ->> 'entry_id')`
 	}
 	return `json_extract(a.attrs, '$.entry_id')`
@@ -532,8 +534,25 @@ func (c Credit) Unreconciled(ctx context.Context, limit int) ([]store.Discrepanc
 		return nil, fmt.Errorf("reconcile the journal with the audit log: %w", err)
 	}
 
-	eid := c.auditEntryID()
-	in, args := "", []any{limit}
+	logged, err := unreconciledLog(ctx, c.q, 0, math.MaxInt64, limit)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, logged...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].AuditSeq < out[j].AuditSeq })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// unreconciledLog is the log's side of the reconciliation, over the
+// audit entries after seq after and at most through (a range of the
+// primary key): up to limit entries whose link to the journal is wrong,
+// by seq (store.Integrity.UnreconciledLog).
+func unreconciledLog(ctx context.Context, q database.Querier, after, through int64, limit int) ([]store.Discrepancy, error) {
+	eid := auditEntryID(q.Engine())
+	in, args := "", []any{limit, after, through}
 	for i, k := range movementKinds {
 		if i > 0 {
 			in += ", "
@@ -541,15 +560,22 @@ func (c Credit) Unreconciled(ctx context.Context, limit int) ([]store.Discrepanc
 		args = append(args, string(k))
 		in += fmt.Sprintf("$%d", len(args))
 	}
-	rows, err = c.q.Query(ctx, `SELECT a.seq, a.kind, COALESCE(a.entry_id, ''), COALESCE(`+eid+`, '') FROM audit_entries a
-		WHERE (a.kind IN (`+in+`) AND (a.entry_id IS NULL OR `+eid+` IS NULL OR `+eid+` <> a.entry_id
-				OR NOT EXISTS (SELECT 1 FROM cc_entries e WHERE e.id = a.entry_id)))
-			OR (a.kind NOT IN (`+in+`) AND `+eid+` IS NOT NULL AND NOT EXISTS (SELECT 1 FROM cc_entries e WHERE e.id = `+eid+`))
+	// Whether a journal entry exists is a lookup of its primary key for
+	// each entry of the range (a scalar subquery with LIMIT, which
+	// Postgres runs per row): as NOT EXISTS, a plan cached from a long
+	// range hashed every journal entry on every later call.
+	rows, err := q.Query(ctx, `SELECT a.seq, a.kind, COALESCE(a.entry_id, ''), COALESCE(`+eid+`, '') FROM audit_entries a
+		WHERE a.seq > $2 AND a.seq <= $3 AND (
+			(a.kind IN (`+in+`) AND (a.entry_id IS NULL OR `+eid+` IS NULL OR `+eid+` <> a.entry_id
+				OR (SELECT 1 FROM cc_entries e WHERE e.id = a.entry_id LIMIT 1) IS NULL))
+			OR (a.kind NOT IN (`+in+`) AND `+eid+` IS NOT NULL
+				AND (SELECT 1 FROM cc_entries e WHERE e.id = `+eid+` LIMIT 1) IS NULL))
 		ORDER BY a.seq LIMIT $1`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile the audit log with the journal: %w", err)
 	}
 	defer rows.Close()
+	out := []store.Discrepancy{}
 	for rows.Next() {
 		var (
 			d               store.Discrepancy
@@ -578,10 +604,6 @@ func (c Credit) Unreconciled(ctx context.Context, limit int) ([]store.Discrepanc
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reconcile the audit log with the journal: %w", err)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].AuditSeq < out[j].AuditSeq })
-	if len(out) > limit {
-		out = out[:limit]
 	}
 	return out, nil
 }

@@ -116,6 +116,49 @@ func (s Integrity) SaveScrubState(ctx context.Context, st store.SealedState) err
 	return nil
 }
 
+// CoherencePlace implements store.Integrity.
+func (s Integrity) CoherencePlace(ctx context.Context) (store.CoherencePlace, error) {
+	var (
+		p             store.CoherencePlace
+		journalAt, at int64
+	)
+	err := s.q.QueryRow(ctx, `SELECT journal_after_at, journal_after_id, log_after, updated_at FROM coherence_place WHERE id = 1`).
+		Scan(&journalAt, &p.JournalAfter.ID, &p.LogAfter, &at)
+	if errors.Is(err, database.ErrNoRows) {
+		return store.CoherencePlace{}, nil
+	}
+	if err != nil {
+		return store.CoherencePlace{}, fmt.Errorf("read where the coherence check resumes: %w", err)
+	}
+	if journalAt != 0 {
+		p.JournalAfter.CreatedAt = database.Time(journalAt)
+	}
+	p.UpdatedAt = database.Time(at)
+	return p, nil
+}
+
+// SaveCoherencePlace implements store.Integrity.
+func (s Integrity) SaveCoherencePlace(ctx context.Context, p store.CoherencePlace) error {
+	var journalAt int64
+	if !p.JournalAfter.CreatedAt.IsZero() {
+		journalAt = database.Micros(p.JournalAfter.CreatedAt)
+	}
+	_, err := s.q.Exec(ctx, `INSERT INTO coherence_place (id, journal_after_at, journal_after_id, log_after, updated_at)
+		VALUES (1, $1, $2, $3, $4)
+		ON CONFLICT (id) DO UPDATE SET journal_after_at = excluded.journal_after_at, journal_after_id = excluded.journal_after_id,
+			log_after = excluded.log_after, updated_at = excluded.updated_at`,
+		journalAt, p.JournalAfter.ID, p.LogAfter, database.Micros(p.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("save where the coherence check resumes: %w", err)
+	}
+	return nil
+}
+
+// UnreconciledLog implements store.Integrity.
+func (s Integrity) UnreconciledLog(ctx context.Context, after, through int64, limit int) ([]store.Discrepancy, error) {
+	return unreconciledLog(ctx, s.q, after, through, limit)
+}
+
 // JournalMovements implements store.Integrity: the entries and their
 // lines in one statement.
 func (s Integrity) JournalMovements(ctx context.Context, ids []string) (map[string]audit.Movement, error) {
@@ -156,12 +199,18 @@ func (s Integrity) JournalMovements(ctx context.Context, ids []string) (map[stri
 // JournalLinks implements store.Integrity. The row-value comparison walks
 // cc_entries_created in order on both engines.
 func (s Integrity) JournalLinks(ctx context.Context, after store.JournalKey, limit int) ([]store.JournalLink, error) {
-	rows, err := s.q.Query(ctx, `SELECT e.id, e.kind, e.created_at, e.audit_seq, COALESCE(a.seq, 0), COALESCE(a.kind, ''), COALESCE(q.kind, '')
-		FROM cc_entries e
-		LEFT JOIN audit_entries a ON a.entry_id = e.id
-		LEFT JOIN audit_queue q ON q.entry_id = e.id
-		WHERE (e.created_at, e.id) > ($1, $2)
-		ORDER BY e.created_at, e.id LIMIT $3`, database.Micros(after.CreatedAt), after.ID, limit)
+	// The page is a range of cc_entries_created first; each entry's audit
+	// entry and queued entry are then a lookup of their unique entry_id
+	// (scalar subqueries, which Postgres runs per row). Joined, a plan
+	// cached from the scrubber's first slice merged the whole journal with
+	// the queue and sorted it, on every later call.
+	rows, err := s.q.Query(ctx, `SELECT e.id, e.kind, e.created_at, e.audit_seq,
+			COALESCE((SELECT a.seq FROM audit_entries a WHERE a.entry_id = e.id), 0),
+			COALESCE((SELECT a.kind FROM audit_entries a WHERE a.entry_id = e.id), ''),
+			COALESCE((SELECT q.kind FROM audit_queue q WHERE q.entry_id = e.id), '')
+		FROM (SELECT id, kind, created_at, audit_seq FROM cc_entries
+			WHERE (created_at, id) > ($1, $2) ORDER BY created_at, id LIMIT $3) e
+		ORDER BY e.created_at, e.id`, database.Micros(after.CreatedAt), after.ID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the journal's links to the audit log: %w", err)
 	}

@@ -100,5 +100,40 @@ func runReconcile(t *testing.T, newHarness func(t *testing.T) Harness) {
 		got, err := h.read().credit.Unreconciled(ctx, 2)
 		require.NoError(t, err)
 		require.Len(t, got, 2, "cut at the limit")
+
+		// The log's side over a range of seqs, as the coherence check
+		// reads what was sequenced since its last look.
+		ranged := func(after, through int64, limit int) []int64 {
+			t.Helper()
+			got, err := h.read().integrity.UnreconciledLog(ctx, after, through, limit)
+			require.NoError(t, err)
+			seqs := []int64{}
+			for _, d := range got {
+				seqs = append(seqs, d.AuditSeq)
+			}
+			return seqs
+		}
+		require.Equal(t, []int64{4, 5, 7}, ranged(0, 8, 10), "the movement entries that name no journal entry rightly")
+		require.Equal(t, []int64{5}, ranged(4, 6, 10), "after 4, at most 6")
+		require.Equal(t, []int64{4}, ranged(0, 8, 1), "cut at the limit")
+		require.Empty(t, ranged(7, 8, 10))
+	})
+
+	t.Run("the coherence check's place is kept", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		zero, err := h.read().integrity.CoherencePlace(ctx)
+		require.NoError(t, err)
+		require.Equal(t, store.CoherencePlace{}, zero, "the start of both before the first check")
+		for _, p := range []store.CoherencePlace{
+			{JournalAfter: store.JournalKey{CreatedAt: base.Add(time.Microsecond), ID: "e-1"}, LogAfter: 12, UpdatedAt: base.Add(time.Minute)},
+			{LogAfter: 3, UpdatedAt: base.Add(2 * time.Minute)},
+		} {
+			require.NoError(t, h.write(func(r repos) error { return r.integrity.SaveCoherencePlace(ctx, p) }))
+			got, err := h.read().integrity.CoherencePlace(ctx)
+			require.NoError(t, err)
+			require.Equal(t, p, got)
+		}
 	})
 }
