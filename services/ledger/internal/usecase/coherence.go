@@ -103,7 +103,7 @@ func (a *App) CheckCoherence(ctx context.Context) (Coherence, error) {
 	if err != nil {
 		return Coherence{}, err
 	}
-	found, next, err := a.reconcileSince(ctx, began)
+	found, place, next, err := a.reconcileSince(ctx, began)
 	if err != nil {
 		return Coherence{}, err
 	}
@@ -114,8 +114,12 @@ func (a *App) CheckCoherence(ctx context.Context) (Coherence, error) {
 	if err := a.report(ctx, "coherence", began, findings...); err != nil {
 		return Coherence{}, err
 	}
-	if err := a.tx(ctx, func(r Repos) error { return r.Integrity.SaveCoherencePlace(ctx, next) }); err != nil {
-		return Coherence{}, err
+	// An idle ledger's checks (and the public status route's) write
+	// nothing: the place is saved only when it moved.
+	if next.JournalAfter != place.JournalAfter || next.LogAfter != place.LogAfter {
+		if err := a.tx(ctx, func(r Repos) error { return r.Integrity.SaveCoherencePlace(ctx, next) }); err != nil {
+			return Coherence{}, err
+		}
 	}
 	open, err := a.OpenFindings(ctx)
 	if err != nil {
@@ -141,26 +145,24 @@ const unreconciledPrefix = "the journal and the audit trail disagree: "
 // recorded by exactly one audit entry of its kind (unrecorded, the
 // scrubber's rule), and the audit entries sequenced after its place,
 // each naming a journal entry that exists. It returns what no repair
-// settled, by seq (at most maxUnreconciled), and the place to resume
-// from: past what it read, but never past the journal entries of the
-// last coherenceMargin before now.
-func (a *App) reconcileSince(ctx context.Context, now time.Time) ([]store.Discrepancy, store.CoherencePlace, error) {
+// settled, by seq (at most maxUnreconciled), the place it started from
+// and the place to resume from: past what it read, but never past the
+// journal entries of the last coherenceMargin before now.
+func (a *App) reconcileSince(ctx context.Context, now time.Time) (found []store.Discrepancy, place, next store.CoherencePlace, err error) {
 	r := a.read()
-	place, err := r.Integrity.CoherencePlace(ctx)
-	if err != nil {
-		return nil, store.CoherencePlace{}, err
+	if place, err = r.Integrity.CoherencePlace(ctx); err != nil {
+		return nil, place, next, err
 	}
 	eco, err := r.Credit.Economy(ctx)
 	if err != nil {
-		return nil, store.CoherencePlace{}, err
+		return nil, place, next, err
 	}
 	links, err := r.Integrity.JournalLinks(ctx, place.JournalAfter, a.cfg.CoherenceSlice)
 	if err != nil {
-		return nil, store.CoherencePlace{}, err
+		return nil, place, next, err
 	}
-	next := store.CoherencePlace{JournalAfter: place.JournalAfter, LogAfter: place.LogAfter, UpdatedAt: now}
+	next = store.CoherencePlace{JournalAfter: place.JournalAfter, LogAfter: place.LogAfter, UpdatedAt: now}
 	settledBefore := now.Add(-coherenceMargin)
-	var found []store.Discrepancy
 	for _, l := range links {
 		if problem := unrecorded(l); problem != "" {
 			seq := l.AuditSeq
@@ -179,7 +181,7 @@ func (a *App) reconcileSince(ctx context.Context, now time.Time) ([]store.Discre
 	if next.LogAfter > place.LogAfter {
 		logged, err := r.Integrity.UnreconciledLog(ctx, place.LogAfter, next.LogAfter, maxUnreconciled)
 		if err != nil {
-			return nil, store.CoherencePlace{}, err
+			return nil, place, next, err
 		}
 		found = append(found, logged...)
 	}
@@ -188,7 +190,7 @@ func (a *App) reconcileSince(ctx context.Context, now time.Time) ([]store.Discre
 		found = found[:maxUnreconciled]
 	}
 	found, err = a.unreconciled(ctx, found)
-	return found, next, err
+	return found, place, next, err
 }
 
 // openDiscrepancies are what the coherence check answers of the open

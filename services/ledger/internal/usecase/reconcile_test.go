@@ -345,5 +345,15 @@ func TestTheCoherenceCheckReadsWhatWasWrittenSince(t *testing.T) {
 			got = append(got, d.EntryID)
 		}
 		require.ElementsMatch(t, []string{ids[0], ids[3]}, got, "every open journal finding is answered")
+
+		// Caught up and idle, a check (the public status route's too)
+		// writes nothing.
+		var saved, again int64
+		require.NoError(t, e.db.QueryRow(ctx, `SELECT updated_at FROM coherence_place`).Scan(&saved))
+		e.clock.Advance(time.Minute)
+		_, err = e.app.CheckCoherence(ctx)
+		require.NoError(t, err)
+		require.NoError(t, e.db.QueryRow(ctx, `SELECT updated_at FROM coherence_place`).Scan(&again))
+		require.Equal(t, saved, again, "the place did not move, so it was not written")
 	})
 }
