@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foundryhq/foundry/services/ledger/internal/audit"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -29,15 +28,7 @@ func BenchmarkCheckCoherence(b *testing.B) {
 				}
 				db := dbtest.Open(b, engine, "ledger", store.Migrations())
 				ctx := context.Background()
-				skey, _, err := audit.GenerateKey("bench")
-				if err != nil {
-					b.Fatal(err)
-				}
-				signer, err := audit.NewSigner(skey)
-				if err != nil {
-					b.Fatal(err)
-				}
-				app := usecase.New(db, benchRepos, usecase.Config{Ideas: benchIdeas{}, AuditSigner: signer})
+				app, _ := benchApp(b, db)
 				if err := app.Register(ctx, store.Contributor{ID: "ada", Handle: "ada", TrustLevel: "tofu", CreatedAt: time.Now()},
 					store.Session{TokenHash: "bench", CreatedAt: time.Now()}); err != nil {
 					b.Fatal(err)

@@ -51,15 +51,7 @@ func BenchmarkStakeHistory(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				db := dbtest.Open(b, engine, "ledger", store.Migrations())
 				ctx := context.Background()
-				skey, _, err := audit.GenerateKey("bench")
-				if err != nil {
-					b.Fatal(err)
-				}
-				signer, err := audit.NewSigner(skey)
-				if err != nil {
-					b.Fatal(err)
-				}
-				app := usecase.New(db, benchRepos, usecase.Config{Ideas: benchIdeas{}, AuditSigner: signer})
+				app, signer := benchApp(b, db)
 				seedStaker(b, db, app)
 				if history {
 					seedHistory(b, db, signer)
@@ -78,6 +70,20 @@ func BenchmarkStakeHistory(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchApp is the ledger's use cases over db, with a signing key of its
+// own (returned, for a seed's checkpoint).
+func benchApp(b *testing.B, db *database.DB) (*usecase.App, *audit.Signer) {
+	skey, _, err := audit.GenerateKey("bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	signer, err := audit.NewSigner(skey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return usecase.New(db, benchRepos, usecase.Config{Ideas: benchIdeas{}, AuditSigner: signer}), signer
 }
 
 func sequenceAll(b *testing.B, app *usecase.App) {

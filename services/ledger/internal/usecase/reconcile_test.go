@@ -215,20 +215,7 @@ func TestAChangeOfModeLeavesALongBacklogToTheSequencer(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setupWith(t, engine, func(c *usecase.Config) { c.AuditBatch = 3 }, "ada")
 		ctx := context.Background()
-		kinds := func() []string {
-			t.Helper()
-			rows, err := e.db.Query(ctx, `SELECT kind FROM audit_entries ORDER BY seq`)
-			require.NoError(t, err)
-			defer rows.Close()
-			var out []string
-			for rows.Next() {
-				var k string
-				require.NoError(t, rows.Scan(&k))
-				out = append(out, k)
-			}
-			require.NoError(t, rows.Err())
-			return out
-		}
+		kinds := func() []string { return texts(t, e.db, `SELECT kind FROM audit_entries ORDER BY seq`) }
 
 		deposits(t, e.app, "short-", 1) // a deposit and its spread fee: within one batch
 		m, err := e.app.SetMode(ctx, usecase.ModeWarning, "a short backlog", "monitor")
@@ -277,22 +264,9 @@ func TestTheCoherenceCheckReadsWhatWasWrittenSince(t *testing.T) {
 			require.NoError(t, e.db.QueryRow(ctx, `SELECT journal_after_id, log_after FROM coherence_place`).Scan(&journalAfter, &logAfter))
 			return journalAfter, logAfter
 		}
-		entries := func() []string {
-			t.Helper()
-			rows, err := e.db.Query(ctx, `SELECT id FROM cc_entries ORDER BY created_at, id`)
-			require.NoError(t, err)
-			defer rows.Close()
-			var ids []string
-			for rows.Next() {
-				var id string
-				require.NoError(t, rows.Scan(&id))
-				ids = append(ids, id)
-			}
-			return ids
-		}
 		deposits(t, e.app, "old-", 4) // 4 journal entries, 8 audit entries
 		sequence(t, e.app)
-		ids := entries()
+		ids := texts(t, e.db, `SELECT id FROM cc_entries ORDER BY created_at, id`)
 
 		c, err := e.app.CheckCoherence(ctx)
 		require.NoError(t, err)
@@ -356,4 +330,20 @@ func TestTheCoherenceCheckReadsWhatWasWrittenSince(t *testing.T) {
 		require.NoError(t, e.db.QueryRow(ctx, `SELECT updated_at FROM coherence_place`).Scan(&again))
 		require.Equal(t, saved, again, "the place did not move, so it was not written")
 	})
+}
+
+// texts reads the one text column of query's rows, in order.
+func texts(t *testing.T, db *database.DB, query string) []string {
+	t.Helper()
+	rows, err := db.Query(context.Background(), query)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		out = append(out, s)
+	}
+	require.NoError(t, rows.Err())
+	return out
 }

@@ -14,7 +14,10 @@ import (
 // engine, with every repository as the portfolio module builds them.
 func openApp(t testing.TB, engine database.Engine, cfg usecase.Config) *usecase.App {
 	t.Helper()
-	return usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
-		return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
-	}, cfg)
+	return usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), repos, cfg)
+}
+
+// repos builds every repository over q.
+func repos(q database.Querier) usecase.Repos {
+	return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
-	"github.com/foundryhq/foundry/services/portfolio/internal/store/sqlstore"
 	"github.com/foundryhq/foundry/services/portfolio/internal/usecase"
 )
 
@@ -42,6 +41,15 @@ func (q countingQ) SendBatch(ctx context.Context, b *database.Batch) error {
 	return q.Querier.SendBatch(ctx, b)
 }
 
+// countingApp is openApp counting the trips its repositories make.
+func countingApp(t *testing.T, engine database.Engine) (*usecase.App, *atomic.Int64) {
+	t.Helper()
+	trips := new(atomic.Int64)
+	return usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
+		return repos(countingQ{Querier: q, n: trips})
+	}, usecase.Config{}), trips
+}
+
 // TestListIdeasIsOneTrip: a page of ideas, their tags, the total and the
 // portfolio summary are read in one trip, filtered or not, and every idea
 // of the page has its tags.
@@ -49,11 +57,7 @@ func TestListIdeasIsOneTrip(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		ctx := context.Background()
-		trips := new(atomic.Int64)
-		app := usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
-			q = countingQ{Querier: q, n: trips}
-			return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
-		}, usecase.Config{})
+		app, trips := countingApp(t, engine)
 		op := idea.Editor{Operator: true, Actor: "admin"}
 		for _, d := range []idea.Draft{
 			{ID: "a", Name: "Idea a", Tags: []string{"ml", "infra"}},
@@ -94,11 +98,7 @@ func TestProgressReadsCountsAndPagesOnly(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		ctx := context.Background()
-		trips := new(atomic.Int64)
-		app := usecase.New(dbtest.Open(t, engine, "portfolio", store.Migrations()), func(q database.Querier) usecase.Repos {
-			q = countingQ{Querier: q, n: trips}
-			return usecase.Repos{Ideas: sqlstore.NewIdeas(q), Questions: sqlstore.NewQuestions(q), Snapshots: sqlstore.NewSnapshots(q)}
-		}, usecase.Config{})
+		app, trips := countingApp(t, engine)
 		op := idea.Editor{Operator: true, Actor: "admin"}
 		for _, d := range []idea.Draft{
 			{ID: "low", Name: "Low", PotentialValue: 1, EstimatedCost: 1},

@@ -3,8 +3,6 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,56 +29,13 @@ func (r *recorder) Query(_ context.Context, q string, args ...any) (database.Row
 	return nil, errRecorded
 }
 
-// genericPlan is the plan Postgres caches for the statement read sends
-// once a prepared statement's plan is generic (pgx prepares every
-// statement, and Postgres switches to a generic plan after five
-// executions): the plan every later call of the check runs, whatever
-// its arguments.
+// genericPlan is the generic plan Postgres caches for the statement
+// read sends (dbtest.GenericPlan).
 func genericPlan(t *testing.T, db *database.DB, read func(q database.Querier) error) string {
 	t.Helper()
 	rec := &recorder{Querier: db}
 	require.ErrorIs(t, read(rec), errRecorded)
-	// EXECUTE takes its arguments as literals (a utility statement binds
-	// no parameters).
-	literals := make([]string, len(rec.args))
-	for i, a := range rec.args {
-		switch v := a.(type) {
-		case string:
-			literals[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
-		case int, int64:
-			literals[i] = fmt.Sprint(v)
-		default:
-			t.Fatalf("argument %d: a %T has no literal here", i+1, a)
-		}
-	}
-	var lines []string
-	require.NoError(t, db.Tx(context.Background(), func(tx database.Querier) error {
-		ctx := context.Background()
-		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `PREPARE planned AS `+rec.query); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `EXPLAIN EXECUTE planned(`+strings.Join(literals, ", ")+`)`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				return err
-			}
-			lines = append(lines, line)
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `DEALLOCATE planned`)
-		return err
-	}))
-	return strings.Join(lines, "\n")
+	return dbtest.GenericPlan(t, db, rec.query, rec.args)
 }
 
 // TestTheCoherenceChecksReadsAreRangesOfIndexes: the reconciliation the
