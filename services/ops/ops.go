@@ -29,6 +29,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/gauges"
 	"github.com/foundryhq/foundry/services/platform/lease"
+	"github.com/foundryhq/foundry/services/platform/retention"
 )
 
 // probe is a service whose readiness ops reports: its module's name (the
@@ -220,7 +221,10 @@ func Module(services ...app.Module) app.Module {
 			})
 			h.OnStop(uc.Close)
 			if cfg.RuntimeEventsRetention > 0 && telemetry.IsDatabase(sink.Backend()) {
-				r := &telemetry.Retainer{Events: uc, Retention: cfg.RuntimeEventsRetention, Clock: clock.Real{}, Log: h.Log}
+				// A sink prunes in one statement whatever the batch: the
+				// events are the sink's, not a repository's.
+				r := &retention.Retainer{What: "runtime telemetry", Retention: cfg.RuntimeEventsRetention, Clock: clock.Real{}, Log: h.Log,
+					Prune: func(ctx context.Context, before time.Time, _ int) (int64, error) { return uc.PruneEvents(ctx, before) }}
 				h.Go(r.Run)
 			}
 			if cfg.MonitorInterval > 0 {

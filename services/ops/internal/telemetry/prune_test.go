@@ -14,6 +14,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
+	"github.com/foundryhq/foundry/services/platform/retention"
 )
 
 // dbSinkOn returns a database sink on engine (a SQLite file, or a unique
@@ -88,13 +89,6 @@ func TestDatabaseSinkPrune(t *testing.T) {
 	})
 }
 
-// sinkEvents prunes the sink itself, as the ops use case does.
-type sinkEvents struct{ telemetry.Sink }
-
-func (s sinkEvents) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
-	return s.Prune(ctx, before)
-}
-
 // TestRetainerKeepsTheRetentionWindow: the retainer prunes at once and then
 // on every tick, against its clock: an event goes once it is older than
 // the retention, and not before.
@@ -110,7 +104,8 @@ func TestRetainerKeepsTheRetentionWindow(t *testing.T) {
 		require.NoError(t, s.Write(ctx, []telemetry.Event{at(60 * 24 * time.Hour), at(25 * time.Hour), at(2 * time.Hour), at(time.Minute)}))
 
 		fc := clock.NewFake(now)
-		r := &telemetry.Retainer{Events: sinkEvents{s}, Retention: 24 * time.Hour, Interval: 10 * time.Millisecond, Clock: fc}
+		r := &retention.Retainer{What: "runtime telemetry", Retention: 24 * time.Hour, Interval: 10 * time.Millisecond, Clock: fc,
+			Prune: func(ctx context.Context, before time.Time, _ int) (int64, error) { return s.Prune(ctx, before) }}
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {

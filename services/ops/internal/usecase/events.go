@@ -43,8 +43,6 @@ type RecordEventsCmd struct {
 	Events []RuntimeEvent
 }
 
-var _ telemetry.Pruner = (*App)(nil)
-
 // RecordedEvents is what became of a batch.
 type RecordedEvents struct {
 	// Accepted counts the events stored.
@@ -87,8 +85,8 @@ func (a *App) RecordEvents(ctx context.Context, cmd RecordEventsCmd) (RecordedEv
 }
 
 // PruneEvents deletes the runtime events that occurred before before and
-// reports how many (a file or off sink prunes nothing). It implements
-// telemetry.Pruner, for the retention runner.
+// reports how many (a file or off sink prunes nothing): the retention
+// runner's prune (ops.go).
 func (a *App) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
 	return a.sink.Prune(ctx, before)
 }
