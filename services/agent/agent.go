@@ -30,6 +30,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/gauges"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/periodic"
+	"github.com/foundryhq/foundry/services/platform/retention"
 )
 
 // Config holds the agent's own settings.
@@ -45,6 +46,10 @@ type Config struct {
 	Lease        time.Duration
 	MaxAttempts  int
 	ReapInterval time.Duration
+
+	// IdempotencyRetention is how long Idempotency-Key records are kept
+	// (0: for ever).
+	IdempotencyRetention time.Duration
 
 	// Retries: the default policy's waits and the per-type overrides.
 	RetryBackoff    time.Duration
@@ -92,6 +97,8 @@ func (c *Config) register(fs *config.FlagSet) {
 		"the default retry policy: the longest wait between two attempts")
 	fs.String(&c.RetryPolicies, "agent-retry-policies", "FOUNDRY_AGENT_RETRY_POLICIES", "",
 		"retry policies per task type as type=attempts[:backoff[:max_backoff]],... (for example impl=5:1m:1h,review=1); other types have the default")
+	fs.Duration(&c.IdempotencyRetention, "agent-idempotency-retention", "FOUNDRY_AGENT_IDEMPOTENCY_RETENTION",
+		usecase.DefaultIdempotencyRetention, "how long an Idempotency-Key's answer is kept for a retry; 0 keeps every key for ever")
 	fs.Duration(&c.ReapInterval, "agent-reap-interval", "FOUNDRY_AGENT_REAP_INTERVAL", 15*time.Second,
 		"how often expired leases are reaped (every replica reaps; it is idempotent)")
 	fs.String(&c.Routing, "agent-routing", "FOUNDRY_AGENT_ROUTING", "",
@@ -151,6 +158,9 @@ func (c *Config) useCases() (usecase.Config, error) {
 		MaxBackoff: c.RetryBackoffMax}, c.RetryPolicies)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("FOUNDRY_AGENT_MAX_ATTEMPTS, FOUNDRY_AGENT_RETRY_BACKOFF[_MAX] and FOUNDRY_AGENT_RETRY_POLICIES: %w", err))
+	}
+	if c.IdempotencyRetention < 0 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_IDEMPOTENCY_RETENTION: want a duration (0 keeps every key)"))
 	}
 	if c.ReapInterval <= 0 || c.OutboxInterval <= 0 {
 		errs = append(errs, errors.New("FOUNDRY_AGENT_REAP_INTERVAL and FOUNDRY_AGENT_OUTBOX_INTERVAL: want positive durations"))
@@ -242,6 +252,10 @@ func Module() app.Module {
 			h.RegisterService(&agentv1.AgentService_ServiceDesc, handler.New(uc, pl, cfg.Loop.RunOnceWait))
 			h.Go(func(ctx context.Context) { reap(ctx, h.Log, uc, cfg.ReapInterval) })
 			h.Go(func(ctx context.Context) { deliver(ctx, h.Log, uc, cfg.OutboxInterval) })
+			if cfg.IdempotencyRetention > 0 {
+				h.Go((&retention.Retainer{What: "idempotency keys", Prune: uc.PruneIdempotencyKeys,
+					Retention: cfg.IdempotencyRetention, Log: h.Log}).Run)
+			}
 			queue := gauges.New(h.Metrics, queueGauges...)
 			h.Go(func(ctx context.Context) { queue.Run(ctx, h.Log, every, readGauges(uc)) })
 			if cfg.Loop.Enabled {

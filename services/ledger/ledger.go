@@ -33,6 +33,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/gauges"
 	"github.com/foundryhq/foundry/services/platform/idempotency"
 	"github.com/foundryhq/foundry/services/platform/lease"
+	"github.com/foundryhq/foundry/services/platform/retention"
 )
 
 // Config holds the ledger's own settings.
@@ -59,6 +60,10 @@ type Config struct {
 	AuditBatch            int
 	AuditScrubCycle       time.Duration
 	AuditWitnesses        string
+
+	// IdempotencyRetention is how long Idempotency-Key records are kept
+	// (0: for ever).
+	IdempotencyRetention time.Duration
 }
 
 func (c *Config) register(fs *config.FlagSet) {
@@ -101,6 +106,8 @@ func (c *Config) register(fs *config.FlagSet) {
 	fs.Duration(&c.AuditScrubCycle, "audit-scrub-cycle", "FOUNDRY_AUDIT_SCRUB_CYCLE", usecase.DefaultScrubCycle,
 		"how long the audit scrubber may take to re-check every entry, journal entry and balance once (a small log takes seconds); "+
 			"0 turns the scrubber off")
+	fs.Duration(&c.IdempotencyRetention, "ledger-idempotency-retention", "FOUNDRY_LEDGER_IDEMPOTENCY_RETENTION",
+		usecase.DefaultIdempotencyRetention, "how long an Idempotency-Key's answer is kept for a retry; 0 keeps every key for ever")
 }
 
 // impactMaxUsageRate bounds FOUNDRY_IMPACT_USAGE_RATE: a unit of usage
@@ -137,6 +144,9 @@ func (c *Config) economy() (usecase.Config, error) {
 	}
 	if c.AuditBatch <= 0 {
 		return out, errors.New("FOUNDRY_AUDIT_BATCH: want a positive number")
+	}
+	if c.IdempotencyRetention < 0 {
+		return out, errors.New("FOUNDRY_LEDGER_IDEMPOTENCY_RETENTION: want a duration (0 keeps every key)")
 	}
 	scrub := c.AuditScrubCycle
 	switch {
@@ -282,6 +292,10 @@ func Module() app.Module {
 			}
 			if len(ecfg.Witnesses) > 0 {
 				h.Go(func(ctx context.Context) { runWitnesses(ctx, h.Log, uc, lease.HolderID("ledger")) })
+			}
+			if cfg.IdempotencyRetention > 0 {
+				h.Go((&retention.Retainer{What: "idempotency keys", Prune: uc.PruneIdempotencyKeys,
+					Retention: cfg.IdempotencyRetention, Log: h.Log}).Run)
 			}
 			if cfg.AuditScrubCycle > 0 {
 				h.Go(func(ctx context.Context) { runScrubber(ctx, h.Log, uc, lease.HolderID("ledger"), cfg.AuditScrubCycle) })

@@ -17,6 +17,12 @@
 //	    created_at   BIGINT NOT NULL,
 //	    PRIMARY KEY (scope, key)
 //	);
+//	CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+//
+// Records are kept for a retention (each service's
+// FOUNDRY_<SERVICE>_IDEMPOTENCY_RETENTION, pruned by Keys.Prune): a
+// retry with a key older than that runs again, as Stripe's do after a
+// day.
 package idempotency
 
 import (
@@ -92,6 +98,9 @@ type Keys interface {
 	Lookup(ctx context.Context, scope, key string) (Record, error)
 	// Save stores a record; ErrTaken when its key has one already.
 	Save(ctx context.Context, r Record) error
+	// Prune deletes at most batch records made before before, oldest
+	// first, and reports how many.
+	Prune(ctx context.Context, before time.Time, batch int) (int64, error)
 }
 
 // SQL is Keys over the idempotency_keys table of q's schema.
@@ -128,6 +137,18 @@ func (s SQL) Save(ctx context.Context, r Record) error {
 	return nil
 }
 
+// Prune implements Keys: a range of the created_at index, deleted by
+// primary key.
+func (s SQL) Prune(ctx context.Context, before time.Time, batch int) (int64, error) {
+	n, err := s.Q.Exec(ctx, `DELETE FROM idempotency_keys WHERE (scope, key) IN (
+		SELECT scope, key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2)`,
+		database.Micros(before), batch)
+	if err != nil {
+		return 0, fmt.Errorf("prune idempotency keys: %w", err)
+	}
+	return n, nil
+}
+
 // Runner runs use cases at most once per key over a service's
 // repositories R.
 type Runner[R any] struct {
@@ -139,6 +160,20 @@ type Runner[R any] struct {
 	Keys func(r R) Keys
 	// Now stamps the records.
 	Now func() time.Time
+}
+
+// Prune deletes at most batch of the records made before before, oldest
+// first, in one transaction, and reports how many: a service's retention
+// runner's prune (retention.Retainer). A retry with a pruned key runs
+// again.
+func (r Runner[R]) Prune(ctx context.Context, before time.Time, batch int) (int64, error) {
+	var n int64
+	err := r.Tx(ctx, func(repos R) error {
+		var err error
+		n, err = r.Keys(repos).Prune(ctx, before, batch)
+		return err
+	})
+	return n, err
 }
 
 // errLost marks a transaction that lost the race for its key to a

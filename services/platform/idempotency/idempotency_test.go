@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -30,6 +31,7 @@ CREATE TABLE idempotency_keys (
     created_at   BIGINT NOT NULL,
     PRIMARY KEY (scope, key)
 );
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
 CREATE TABLE effects (n BIGINT NOT NULL);
 `)}}
 
@@ -53,6 +55,36 @@ func TestSQLKeys(t *testing.T) {
 
 		_, err = keys.Lookup(ctx, "op:bob", "k")
 		require.ErrorIs(t, err, idempotency.ErrNotFound, "scopes are separate")
+	})
+}
+
+// TestSQLKeysArePrunedOldestFirst: Prune deletes at most a batch of the
+// records made before its time, oldest first, and none younger.
+func TestSQLKeysArePrunedOldestFirst(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		db := dbtest.Open(t, engine, "idem", schema)
+		ctx := context.Background()
+		keys := idempotency.SQL{Q: db}
+		for i, age := range []time.Duration{72 * time.Hour, 49 * time.Hour, 48*time.Hour + time.Minute, time.Hour} {
+			require.NoError(t, keys.Save(ctx, idempotency.Record{Scope: "op:ada", Key: fmt.Sprint("k", i), RequestHash: "h",
+				Response: "{}", CreatedAt: t0.Add(-age)}))
+		}
+		n, err := keys.Prune(ctx, t0.Add(-48*time.Hour), 2)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), n, "a batch")
+		for i, want := range []bool{false, false, true, true} {
+			_, err := keys.Lookup(ctx, "op:ada", fmt.Sprint("k", i))
+			require.Equal(t, want, err == nil, "k%d: the two oldest went first", i)
+		}
+		n, err = keys.Prune(ctx, t0.Add(-48*time.Hour), 2)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n, "the last one past the cut")
+		n, err = keys.Prune(ctx, t0.Add(-48*time.Hour), 2)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		_, err = keys.Lookup(ctx, "op:ada", "k3")
+		require.NoError(t, err, "an hour old: kept")
 	})
 }
 

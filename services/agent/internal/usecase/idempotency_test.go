@@ -3,6 +3,7 @@ package usecase_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -82,5 +83,33 @@ func TestClaimWithIdempotencyKey(t *testing.T) {
 		first, err := e.app.Get(ctx, a.ID)
 		require.NoError(t, err)
 		require.Equal(t, 1, first.Attempts, "claimed once")
+	})
+}
+
+// TestIdempotencyKeysLastTheirRetention: a key's record is pruned once
+// past its retention (PruneIdempotencyKeys, the retention runner's
+// prune), and a retry with it then creates again; a younger key stays.
+func TestIdempotencyKeysLastTheirRetention(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine)
+		ctx := context.Background()
+		old := usecase.NewTask{Direction: "write it", Type: "spec", Key: &idempotency.Request{Scope: "task:any", Key: "old", Hash: "h"}}
+		first, err := e.app.Create(ctx, old)
+		require.NoError(t, err)
+		e.clock.Advance(8 * 24 * time.Hour)
+		young := usecase.NewTask{Direction: "write it", Type: "spec", Key: &idempotency.Request{Scope: "task:any", Key: "young", Hash: "h"}}
+		kept, err := e.app.Create(ctx, young)
+		require.NoError(t, err)
+
+		n, err := e.app.PruneIdempotencyKeys(ctx, e.clock.Now().Add(-usecase.DefaultIdempotencyRetention), 10)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n, "the week-old key")
+		again, err := e.app.Create(ctx, old)
+		require.NoError(t, err)
+		require.NotEqual(t, first.ID, again.ID, "past its retention the key runs again")
+		same, err := e.app.Create(ctx, young)
+		require.NoError(t, err)
+		require.Equal(t, kept.ID, same.ID, "a young key still answers its first request")
 	})
 }

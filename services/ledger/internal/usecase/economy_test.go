@@ -292,6 +292,36 @@ func TestIdempotencyKey(t *testing.T) {
 	})
 }
 
+// TestIdempotencyKeysLastTheirRetention: a stake's key is pruned once
+// past its retention (PruneIdempotencyKeys, the retention runner's
+// prune); a retry with it then stakes again.
+func TestIdempotencyKeysLastTheirRetention(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
+		e := setup(t, engine, "ada")
+		ctx := context.Background()
+		_, err := e.app.Deposit(ctx, usecase.DepositCmd{ContributorID: "ada", AmountUSD: units(10 * cc), Reference: "r"}, nil)
+		require.NoError(t, err)
+		idem := &idempotency.Request{Scope: "stake:ada", Key: "k1", Hash: "h1"}
+		cmd := usecase.StakeCmd{ContributorID: "ada", IdeaID: "idea-1", AmountCC: units(100 * cc)}
+		_, err = e.app.Stake(ctx, cmd, idem)
+		require.NoError(t, err)
+		n, err := e.app.PruneIdempotencyKeys(ctx, e.clock.Now().Add(-usecase.DefaultIdempotencyRetention), 10)
+		require.NoError(t, err)
+		require.Zero(t, n, "a fresh key is kept")
+
+		e.clock.Advance(usecase.DefaultIdempotencyRetention + time.Second)
+		n, err = e.app.PruneIdempotencyKeys(ctx, e.clock.Now().Add(-usecase.DefaultIdempotencyRetention), 10)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		_, err = e.app.Stake(ctx, cmd, idem)
+		require.NoError(t, err)
+		b, err := e.app.Balances(ctx, "ada")
+		require.NoError(t, err)
+		require.Equal(t, money.Micros(200*cc), b.Staked, "past its retention the key stakes again")
+	})
+}
+
 func TestOracleBreakerAndBacking(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
