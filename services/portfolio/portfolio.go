@@ -17,6 +17,7 @@ import (
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/gauges"
 	"github.com/foundryhq/foundry/services/platform/periodic"
+	"github.com/foundryhq/foundry/services/platform/retention"
 	"github.com/foundryhq/foundry/services/portfolio/internal/handler"
 	"github.com/foundryhq/foundry/services/portfolio/internal/rightsizing"
 	"github.com/foundryhq/foundry/services/portfolio/internal/store"
@@ -31,6 +32,8 @@ type Config struct {
 	SnapshotInterval time.Duration
 	// SnapshotTimeout bounds one snapshot, the startup one included.
 	SnapshotTimeout time.Duration
+	// SnapshotRetention is how long snapshots are kept (0: for ever).
+	SnapshotRetention time.Duration
 	// Right-sizing's bounds.
 	CandidatesPerIdea int
 	MaxSuggestions    int
@@ -41,6 +44,8 @@ func (c *Config) register(fs *config.FlagSet) {
 		"how often a portfolio health snapshot is taken (one is taken at startup); 0 disables the schedule")
 	fs.Duration(&c.SnapshotTimeout, "rightsizing-snapshot-timeout", "FOUNDRY_RIGHTSIZING_SNAPSHOT_TIMEOUT", time.Minute,
 		"longest a health snapshot may take; past it the snapshot is abandoned and logged")
+	fs.Duration(&c.SnapshotRetention, "rightsizing-snapshot-retention", "FOUNDRY_RIGHTSIZING_SNAPSHOT_RETENTION",
+		usecase.DefaultSnapshotRetention, "how long portfolio health snapshots are kept; 0 keeps them all")
 	fs.Int(&c.CandidatesPerIdea, "rightsizing-candidates-per-idea", "FOUNDRY_RIGHTSIZING_CANDIDATES_PER_IDEA",
 		rightsizing.DefaultLimits.CandidatesPerIdea, "how many other ideas one idea is compared with for overlap")
 	fs.Int(&c.MaxSuggestions, "rightsizing-max-suggestions", "FOUNDRY_RIGHTSIZING_MAX_SUGGESTIONS",
@@ -66,6 +71,9 @@ func Module() app.Module {
 			if cfg.CandidatesPerIdea < 1 || cfg.MaxSuggestions < 1 {
 				return fmt.Errorf("-rightsizing-candidates-per-idea and -rightsizing-max-suggestions must be at least 1")
 			}
+			if cfg.SnapshotRetention < 0 {
+				return fmt.Errorf("FOUNDRY_RIGHTSIZING_SNAPSHOT_RETENTION: want a duration (0 keeps every snapshot)")
+			}
 			every, err := refresh.Interval()
 			if err != nil {
 				return err
@@ -82,6 +90,10 @@ func Module() app.Module {
 			h.Go(func(ctx context.Context) {
 				periodic.Run(ctx, cfg.SnapshotInterval, func() { snapshot(ctx, h.Log, uc, cfg.SnapshotTimeout) })
 			})
+			if cfg.SnapshotRetention > 0 {
+				h.Go((&retention.Retainer{What: "health snapshots", Prune: uc.PruneSnapshots,
+					Retention: cfg.SnapshotRetention, Log: h.Log}).Run)
+			}
 			stages := gauges.New(h.Metrics, stageGauges...)
 			h.Go(func(ctx context.Context) { stages.Run(ctx, h.Log, every, readGauges(uc)) })
 			return nil

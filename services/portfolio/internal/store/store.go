@@ -205,4 +205,7 @@ type Snapshots interface {
 	Save(ctx context.Context, s Snapshot) error
 	// Since returns the snapshots taken at or after since, oldest first.
 	Since(ctx context.Context, since time.Time) ([]Snapshot, error)
+	// Prune deletes at most batch of the snapshots taken before before,
+	// oldest first, and reports how many.
+	Prune(ctx context.Context, before time.Time, batch int) (int64, error)
 }

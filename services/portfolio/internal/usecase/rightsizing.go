@@ -163,6 +163,24 @@ func (a *App) TakeSnapshot(ctx context.Context) (store.Snapshot, error) {
 	return s, a.tx(ctx, func(r Repos) error { return r.Snapshots.Save(ctx, s) })
 }
 
+// DefaultSnapshotRetention is how long health snapshots are kept: past
+// the longest history GET /api/ideas/right-sizing/history answers
+// (MaxHistoryDays).
+const DefaultSnapshotRetention = 400 * 24 * time.Hour
+
+// PruneSnapshots deletes at most batch of the health snapshots taken
+// before before, oldest first, and reports how many: the retention
+// runner's prune (retention.Retainer).
+func (a *App) PruneSnapshots(ctx context.Context, before time.Time, batch int) (int64, error) {
+	var n int64
+	err := a.tx(ctx, func(r Repos) error {
+		var err error
+		n, err = r.Snapshots.Prune(ctx, before, batch)
+		return err
+	})
+	return n, err
+}
+
 // History window bounds, in days.
 const (
 	DefaultHistoryDays = 30

@@ -31,6 +31,16 @@ func (r *Snapshots) Save(ctx context.Context, sn store.Snapshot) error {
 	return nil
 }
 
+// Prune implements store.Snapshots: a range of health_snapshots_taken.
+func (r *Snapshots) Prune(ctx context.Context, before time.Time, batch int) (int64, error) {
+	n, err := r.q.Exec(ctx, `DELETE FROM health_snapshots WHERE id IN (
+		SELECT id FROM health_snapshots WHERE taken_at < $1 ORDER BY taken_at, id LIMIT $2)`, before.UnixMicro(), batch)
+	if err != nil {
+		return 0, fmt.Errorf("prune snapshots: %w", err)
+	}
+	return n, nil
+}
+
 // Since implements store.Snapshots.
 func (r *Snapshots) Since(ctx context.Context, since time.Time) ([]store.Snapshot, error) {
 	rows, err := r.q.Query(ctx, `SELECT id, taken_at, total_ideas, too_large, too_small, overlap, healthy, suggestion_count

@@ -452,6 +452,27 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		counts, err := h.read().ideas.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, store.Counts{Ideas: 1, IdeaTags: 2, Snapshots: 3}, counts)
+
+		var n int64
+		require.NoError(t, h.write(func(r repos) error {
+			var err error
+			n, err = r.snapshots.Prune(ctx, T0, 1)
+			return err
+		}))
+		require.Equal(t, int64(1), n, "a batch, oldest first")
+		got, err = h.read().snapshots.Since(ctx, T0.Add(-72*time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, []string{"1", "2"}, []string{got[0].ID, got[1].ID})
+		require.NoError(t, h.write(func(r repos) error {
+			var err error
+			n, err = r.snapshots.Prune(ctx, T0, 10)
+			return err
+		}))
+		require.Equal(t, int64(1), n, "what was taken before the cut, and no later one")
+		got, err = h.read().snapshots.Since(ctx, T0.Add(-72*time.Hour))
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.Equal(t, "2", got[0].ID)
 	})
 
 	runStints(t, newHarness)
