@@ -197,7 +197,27 @@ func completeV2(raw []byte) ([]byte, error) {
 		}
 	}
 	doc["tags"] = areas
+	int64Integers(doc)
 	return json.Marshal(doc)
+}
+
+// int64Integers types every 64-bit integer, a property or a parameter, as
+// the integer the gateway's JSON carries (render_int64.go), where the
+// generator types it a string as protojson writes it.
+func int64Integers(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if f, _ := v["format"].(string); v["type"] == "string" && (f == "int64" || f == "uint64") {
+			v["type"] = "integer"
+		}
+		for _, x := range v {
+			int64Integers(x)
+		}
+	case []any:
+		for _, x := range v {
+			int64Integers(x)
+		}
+	}
 }
 
 // completeResponses declares the operation's success statuses (the

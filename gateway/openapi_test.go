@@ -158,3 +158,27 @@ func operationIDs(doc map[string]any) []string {
 	slices.Sort(ids)
 	return ids
 }
+
+// TestOpenAPITypes64BitIntegersAsIntegers: a 64-bit property or parameter
+// is declared an integer, as the gateway renders it; other strings stay.
+func TestOpenAPITypes64BitIntegersAsIntegers(t *testing.T) {
+	t.Parallel()
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(`{
+		"paths": {"/api/x": {"get": {"parameters": [{"name": "seq", "in": "query", "type": "string", "format": "int64"}]}}},
+		"definitions": {"v1X": {"properties": {
+			"size": {"type": "string", "format": "uint64"},
+			"at": {"type": "string", "format": "date-time"},
+			"n": {"type": "integer", "format": "int32"},
+			"seqs": {"type": "array", "items": {"type": "string", "format": "int64"}}}}}}`), &doc))
+	int64Integers(doc)
+	got, err := json.Marshal(doc)
+	require.NoError(t, err)
+	require.JSONEq(t, `{
+		"paths": {"/api/x": {"get": {"parameters": [{"name": "seq", "in": "query", "type": "integer", "format": "int64"}]}}},
+		"definitions": {"v1X": {"properties": {
+			"size": {"type": "integer", "format": "uint64"},
+			"at": {"type": "string", "format": "date-time"},
+			"n": {"type": "integer", "format": "int32"},
+			"seqs": {"type": "array", "items": {"type": "integer", "format": "int64"}}}}}}`, string(got))
+}

@@ -16,6 +16,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // The gateway renders responses itself instead of through protojson: for a
@@ -26,7 +28,8 @@ import (
 // the kind, the enum's names), computed once per message descriptor.
 //
 // The output is byte for byte what marshalProtojson writes (protojson with
-// marshalOptions, then compact): TestRenderMatchesProtojson compares them
+// marshalOptions, compact, with 64-bit integers as numbers: render_int64.go):
+// TestRenderMatchesProtojson compares them
 // over every public Foundry message. What protojson would refuse (invalid
 // UTF-8, a google.protobuf.Value without a kind or with NaN, a Timestamp
 // out of range, a missing required field) is not reproduced: the render
@@ -75,14 +78,15 @@ func marshalJSON(msg proto.Message) ([]byte, error) {
 	return r.buf, nil
 }
 
-// marshalProtojson is marshalJSON through protojson: the reference the
-// renderer is tested against, and what it falls back to.
+// marshalProtojson is marshalJSON through protojson, its 64-bit integers
+// unquoted (wire.Int64AsNumbers): the reference the renderer is tested
+// against, and what it falls back to.
 func marshalProtojson(msg proto.Message) ([]byte, error) {
 	b, err := marshalOptions.Marshal(msg)
 	if err != nil {
 		return nil, err
 	}
-	return compact(b), nil
+	return wire.Int64AsNumbers(compact(b), msg.ProtoReflect().Descriptor()), nil
 }
 
 // planShape is how a message is rendered: its fields, or one of the
@@ -406,7 +410,7 @@ func (r *renderer) delegate(m protoreflect.Message) error {
 	if err != nil {
 		return errRenderDelegate
 	}
-	r.buf = append(r.buf, compact(b)...)
+	r.buf = append(r.buf, wire.Int64AsNumbers(compact(b), m.Descriptor())...)
 	return nil
 }
 
@@ -421,14 +425,10 @@ func (r *renderer) singular(v *valuePlan, val protoreflect.Value) error {
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
 		r.buf = strconv.AppendUint(r.buf, val.Uint(), 10)
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		// 64-bit integers are strings in JSON.
-		r.buf = append(r.buf, '"')
+		// Numbers, where protojson writes strings (render_int64.go).
 		r.buf = strconv.AppendInt(r.buf, val.Int(), 10)
-		r.buf = append(r.buf, '"')
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		r.buf = append(r.buf, '"')
 		r.buf = strconv.AppendUint(r.buf, val.Uint(), 10)
-		r.buf = append(r.buf, '"')
 	case protoreflect.FloatKind:
 		r.buf = appendJSONFloat(r.buf, val.Float(), 32)
 	case protoreflect.DoubleKind:

@@ -330,10 +330,10 @@ func (g *renderGen) singular(fd protoreflect.FieldDescriptor, expr string, inLis
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
 		return fmt.Sprintf("r.buf = strconv.AppendUint(r.buf, uint64(%s), 10)\n", expr), nil
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		// 64-bit integers are strings in JSON.
-		return fmt.Sprintf("r.buf = append(r.buf, '\"')\nr.buf = strconv.AppendInt(r.buf, %s, 10)\nr.buf = append(r.buf, '\"')\n", expr), nil
+		// Numbers, where protojson writes strings (render_int64.go).
+		return fmt.Sprintf("r.buf = strconv.AppendInt(r.buf, %s, 10)\n", expr), nil
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return fmt.Sprintf("r.buf = append(r.buf, '\"')\nr.buf = strconv.AppendUint(r.buf, %s, 10)\nr.buf = append(r.buf, '\"')\n", expr), nil
+		return fmt.Sprintf("r.buf = strconv.AppendUint(r.buf, %s, 10)\n", expr), nil
 	case protoreflect.FloatKind:
 		return fmt.Sprintf("r.buf = appendJSONFloat(r.buf, float64(%s), 32)\n", expr), nil
 	case protoreflect.DoubleKind:
