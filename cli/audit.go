@@ -63,7 +63,7 @@ func (e *env) auditList() *cobra.Command {
 // brokenChainError is a verification that found the chain broken: the
 // answer is printed, and the command exits 1 so a script notices.
 type brokenChainError struct {
-	seq    int32
+	seq    int64
 	reason string
 }
 
@@ -228,7 +228,7 @@ func (e *env) fetchLog(ctx context.Context, given string, held auditState, entri
 	}
 	if from <= c.size && c.size <= 1<<31-1 {
 		ev.Consistency = &ledgerv1.GetAuditConsistencyResponse{}
-		if _, err := e.client.call(ctx, opAuditConsistency, &ledgerv1.GetAuditConsistencyRequest{From: int32(from), To: int32(c.size)},
+		if _, err := e.client.call(ctx, opAuditConsistency, &ledgerv1.GetAuditConsistencyRequest{From: from, To: c.size},
 			ev.Consistency, callOpts{}); err != nil {
 			if !refused(err) {
 				return ev, err
@@ -252,7 +252,7 @@ func (e *env) fetchLog(ctx context.Context, given string, held auditState, entri
 		ev.KeyChanges = list.GetKeyChanges()
 		path, _ := followKeys(ev.KeyChanges, held.VerifierKey, ev.ServedKey)
 		for _, k := range path {
-			en, err := e.fetchProof(ctx, int64(k.GetSeq()), c.size)
+			en, err := e.fetchProof(ctx, k.GetSeq(), c.size)
 			if err != nil {
 				return ev, err
 			}
@@ -271,7 +271,7 @@ func (e *env) fetchProof(ctx context.Context, seq, size int64) (entryEvidence, e
 		return en, nil
 	}
 	p := &ledgerv1.GetAuditProofResponse{}
-	_, err := e.client.call(ctx, opAuditProof, &ledgerv1.GetAuditProofRequest{Seq: int32(seq), TreeSize: int32(size)}, p, callOpts{})
+	_, err := e.client.call(ctx, opAuditProof, &ledgerv1.GetAuditProofRequest{Seq: seq, TreeSize: size}, p, callOpts{})
 	switch {
 	case err == nil:
 		en.Proof = p

@@ -215,7 +215,7 @@ func verifyLog(ev logEvidence, held auditState, now time.Time) (logReport, *audi
 		}
 		// The old key signs nothing that covers its own change: a held
 		// checkpoint that does was signed after the key was retired.
-		if h := held.Checkpoint; h != nil && h.TreeSize > int64(path[0].GetSeq()) {
+		if h := held.Checkpoint; h != nil && h.TreeSize > path[0].GetSeq() {
 			return fail(logFailure("this client holds a checkpoint (%s) signed by %s that covers seq %d, where the log records "+
 				"that key's change to %s: it was signed after the key was retired", h.describe(), held.VerifierKey,
 				path[0].GetSeq(), path[0].GetToKey()))
@@ -282,7 +282,7 @@ func verifyLog(ev logEvidence, held auditState, now time.Time) (logReport, *audi
 		return fail(bad)
 	}
 	for _, c := range followed {
-		rep.KeyChanges = append(rep.KeyChanges, keyChangeReport{Seq: int64(c.GetSeq()), From: c.GetFromKey(), To: c.GetToKey()})
+		rep.KeyChanges = append(rep.KeyChanges, keyChangeReport{Seq: c.GetSeq(), From: c.GetFromKey(), To: c.GetToKey()})
 	}
 	next.Checkpoint = &heldCheckpoint{Note: ev.Note, TreeSize: cp.size, RootHash: rootText, VerifiedAt: now}
 	rep.Valid = true
@@ -331,7 +331,7 @@ func checkEntry(e entryEvidence, n int64, root tlog.Hash, r *entryReport) string
 		return "the server gave no proof"
 	}
 	p := e.Proof
-	if int64(p.GetSeq()) != e.Seq || int64(p.GetTreeSize()) != n {
+	if p.GetSeq() != e.Seq || p.GetTreeSize() != n {
 		return fmt.Sprintf("the server's proof is for seq %d in the tree of size %d, not seq %d in %d", p.GetSeq(), p.GetTreeSize(), e.Seq, n)
 	}
 	leaf, chainWhy, why := shownLeaf(e.Seq, p.GetEntry())
@@ -377,7 +377,7 @@ func shownLeaf(seq int64, en *ledgerv1.AuditEntry) (leaf tlog.Hash, chainWhy, wh
 	if float64(amount)/1e6 != en.GetAmount() {
 		return tlog.Hash{}, "", fmt.Sprintf("the entry's amount (%v) is not its amount_micros (%d) in whole units", en.GetAmount(), amount)
 	}
-	e := auditlog.Entry{Seq: int64(en.GetSeq()), Kind: en.GetKind(), At: at, Actor: en.GetActor(), Subject: en.GetSubject(),
+	e := auditlog.Entry{Seq: en.GetSeq(), Kind: en.GetKind(), At: at, Actor: en.GetActor(), Subject: en.GetSubject(),
 		Amount: amount, Attrs: en.GetAttrs()}
 	if e.Seq != seq {
 		return tlog.Hash{}, "", fmt.Sprintf("the server's proof shows the entry with seq %d", e.Seq)
@@ -401,7 +401,7 @@ func checkConsistency(c *ledgerv1.GetAuditConsistencyResponse, old int64, oldRoo
 	if c == nil {
 		return errors.New("the server gave no consistency proof")
 	}
-	if int64(c.GetFrom()) != old || int64(c.GetTo()) != n {
+	if c.GetFrom() != old || c.GetTo() != n {
 		return fmt.Errorf("the server's consistency proof is from tree size %d to %d, not %d to %d", c.GetFrom(), c.GetTo(), old, n)
 	}
 	proof, err := parseHashes(c.GetProof())

@@ -79,7 +79,7 @@ func (l *memLog) addEntry(t *testing.T, e auditlog.Entry) {
 // shownEntry is e after prev as GET /api/audit shows it.
 func shownEntry(e auditlog.Entry, prev [32]byte) *ledgerv1.AuditEntry {
 	h := auditlog.ChainHash(prev, e)
-	return &ledgerv1.AuditEntry{Seq: int32(e.Seq), Kind: e.Kind, Actor: e.Actor, Subject: e.Subject,
+	return &ledgerv1.AuditEntry{Seq: e.Seq, Kind: e.Kind, Actor: e.Actor, Subject: e.Subject,
 		Amount: float64(e.Amount) / 1e6, AmountMicros: strconv.FormatInt(e.Amount, 10), Unit: "cc", Attrs: e.Attrs,
 		PrevHash: hex.EncodeToString(prev[:]), Hash: hex.EncodeToString(h[:]), CreatedAt: e.At.UTC().Format(time.RFC3339Nano)}
 }
@@ -117,7 +117,7 @@ func (l *memLog) consistency(t *testing.T, from, to int64) *ledgerv1.GetAuditCon
 	t.Helper()
 	p, err := tlog.ProveTree(to, from, l.reader())
 	require.NoError(t, err)
-	return &ledgerv1.GetAuditConsistencyResponse{From: int32(from), To: int32(to), OldRoot: b64(l.root(t, from)),
+	return &ledgerv1.GetAuditConsistencyResponse{From: from, To: to, OldRoot: b64(l.root(t, from)),
 		NewRoot: b64(l.root(t, to)), Proof: b64s(p)}
 }
 
@@ -126,7 +126,7 @@ func (l *memLog) proof(t *testing.T, seq, n int64) *ledgerv1.GetAuditProofRespon
 	t.Helper()
 	p, err := tlog.ProveRecord(n, seq, l.reader())
 	require.NoError(t, err)
-	return &ledgerv1.GetAuditProofResponse{Seq: int32(seq), TreeSize: int32(n), LeafHash: b64(tlog.RecordHash(l.records[seq])),
+	return &ledgerv1.GetAuditProofResponse{Seq: seq, TreeSize: n, LeafHash: b64(tlog.RecordHash(l.records[seq])),
 		Proof: b64s(p), Entry: proto.Clone(l.entries[seq]).(*ledgerv1.AuditEntry)}
 }
 

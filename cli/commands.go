@@ -123,7 +123,7 @@ are merged into one answer of the same shape).`,
 		}
 		merged := &portfoliov1.ListIdeasResponse{}
 		seen := map[string]bool{}
-		err := e.eachPage("ideas", offset, func(at int32) (int, int32, error) {
+		err := e.eachPage("ideas", offset, func(at int32) (int, int64, error) {
 			req.Offset = at
 			page := &portfoliov1.ListIdeasResponse{}
 			if _, err := e.client.call(ctx, opListIdeas, req, page, callOpts{}); err != nil {
@@ -324,7 +324,7 @@ one answer of the same shape). Progress is shown on a terminal.`,
 		}
 		merged := &agentv1.ListTasksResponse{Pagination: &commonv1.Pagination{Offset: offset}}
 		seen := map[string]bool{}
-		err := e.eachPage("tasks", offset, func(at int32) (int, int32, error) {
+		err := e.eachPage("tasks", offset, func(at int32) (int, int64, error) {
 			req.Offset = at
 			page := &agentv1.ListTasksResponse{}
 			if _, err := e.client.call(ctx, opListTasks, req, page, callOpts{}); err != nil {
@@ -848,7 +848,7 @@ func (e *env) orJSON(raw []byte, err error) error {
 
 // eachPage calls page with successive offsets from start until a page is
 // empty or the total is reached, showing "what: n of total" on a terminal.
-func (e *env) eachPage(what string, start int32, page func(offset int32) (n int, total int32, err error)) error {
+func (e *env) eachPage(what string, start int32, page func(offset int32) (n int, total int64, err error)) error {
 	p := e.progress()
 	defer p.done()
 	got := 0
@@ -859,8 +859,8 @@ func (e *env) eachPage(what string, start int32, page func(offset int32) (n int,
 		}
 		got += n
 		offset += int32(n)
-		p.update("%s: %d of %d", what, got, max(total-start, 0))
-		if n == 0 || offset >= total {
+		p.update("%s: %d of %d", what, got, max(total-int64(start), 0))
+		if n == 0 || int64(offset) >= total {
 			return nil
 		}
 	}

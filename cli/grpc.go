@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -67,16 +65,8 @@ func (g *grpcTransport) call(ctx context.Context, o op, in, out proto.Message, m
 		m, fd := textField(o, out)
 		return []byte(m.Get(fd).String()), nil
 	}
-	// The JSON the gateway would have answered: the same options, compact.
-	b, err := marshalOptions.Marshal(responseBody(o, out))
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	// The JSON the gateway would have answered.
+	return renderMessage(responseBody(o, out))
 }
 
 // refusal turns a gRPC status into what REST would have said: the

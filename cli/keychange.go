@@ -39,7 +39,7 @@ func followKeys(changes []*ledgerv1.AuditKeyChange, from, to string) ([]*ledgerv
 		switch {
 		case err != nil:
 			return nil, logFailure("the server's change of audit key at seq %d does not verify: %v", c.GetSeq(), err)
-		case k.Seq != int64(c.GetSeq()) || k.From != c.GetFromKey() || k.To != c.GetToKey():
+		case k.Seq != c.GetSeq() || k.From != c.GetFromKey() || k.To != c.GetToKey():
 			return nil, logFailure("the server's change of audit key at seq %d is not the one its statement signs (seq %d, %s to %s)",
 				c.GetSeq(), k.Seq, k.From, k.To)
 		case !countersigned:
@@ -64,7 +64,7 @@ func followKeys(changes []*ledgerv1.AuditKeyChange, from, to string) ([]*ledgerv
 // carrying the statement the client verified.
 func checkKeyChanges(path []*ledgerv1.AuditKeyChange, proofs []entryEvidence, n int64, root [32]byte) *logError {
 	for i, c := range path {
-		if i >= len(proofs) || proofs[i].Seq != int64(c.GetSeq()) {
+		if i >= len(proofs) || proofs[i].Seq != c.GetSeq() {
 			return logFailure("the server gave no proof of its change of audit key at seq %d", c.GetSeq())
 		}
 		var r entryReport

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	commonv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
+	"github.com/foundryhq/foundry/services/platform/wire"
 )
 
 // format is how a command prints its answer (-o).
@@ -138,7 +139,8 @@ func (e *env) printMessage(m proto.Message) error {
 }
 
 // renderMessage is m as the REST API would answer it: the gateway's JSON
-// options, compact (protojson varies its spacing on purpose).
+// options, compact (protojson varies its spacing on purpose), with 64-bit
+// integers as numbers (wire.Int64AsNumbers).
 func renderMessage(m proto.Message) ([]byte, error) {
 	b, err := marshalOptions.Marshal(m)
 	if err != nil {
@@ -148,7 +150,7 @@ func renderMessage(m proto.Message) ([]byte, error) {
 	if err := json.Compact(&buf, b); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return wire.Int64AsNumbers(buf.Bytes(), m.ProtoReflect().Descriptor()), nil
 }
 
 // printObject writes one object of the API: its JSON (or its id) with -o

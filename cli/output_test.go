@@ -6,6 +6,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	agentv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/agent/v1"
+	commonv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
+	ledgerv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/ledger/v1"
 )
 
 func TestIDsAt(t *testing.T) {
@@ -65,4 +69,17 @@ func TestChoiceFlag(t *testing.T) {
 	require.Equal(t, []string{"a", "b"}, many)
 	require.Equal(t, "[a,b]", m.String())
 	require.Equal(t, "stringArray", m.Type())
+}
+
+// TestRenderMessageWrites64BitNumbers: an answer the CLI got over gRPC
+// prints as the REST API answers it, its 64-bit integers as numbers (a
+// total, an audit seq, a tree size), where protojson writes strings.
+func TestRenderMessageWrites64BitNumbers(t *testing.T) {
+	t.Parallel()
+	b, err := renderMessage(&ledgerv1.GetAuditProofResponse{Seq: 1<<31 + 3, TreeSize: 1<<31 + 5, Proof: []string{}})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"seq": 2147483651, "tree_size": 2147483653, "leaf_hash": "", "proof": [], "entry": null}`, string(b))
+	b, err = renderMessage(&agentv1.ListTasksResponse{Pagination: &commonv1.Pagination{Limit: 50, Total: 2}})
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"total":2,`)
 }

@@ -805,6 +805,13 @@ func authzSetField(t *testing.T, r authzRow, msg proto.Message, name, value stri
 		n, err := strconv.ParseInt(value, 10, 32)
 		require.NoError(t, err, "%s: %s=%q", r.name(), name, value)
 		v = protoreflect.ValueOfInt32(int32(n))
+	case protoreflect.Int64Kind:
+		if strings.HasPrefix(value, "<") {
+			return
+		}
+		n, err := strconv.ParseInt(value, 10, 64)
+		require.NoError(t, err, "%s: %s=%q", r.name(), name, value)
+		v = protoreflect.ValueOfInt64(n)
 	default:
 		t.Fatalf("%s: %s is a %s field, which the matrix does not fill", r.name(), name, fd.Kind())
 	}

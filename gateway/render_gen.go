@@ -1003,7 +1003,7 @@ func renderAgentv1GetLoopStatusResponse(r *renderer, x *agentv1.GetLoopStatusRes
 	r.buf = append(r.buf, `,"interval_seconds":`...)
 	r.buf = appendJSONFloat(r.buf, x.IntervalSeconds, 64)
 	r.buf = append(r.buf, `,"iterations":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Iterations), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Iterations, 10)
 	r.buf = append(r.buf, `,"last_run_at":`...)
 	if x.LastRunAt == nil {
 		r.buf = append(r.buf, "null"...)
@@ -1652,7 +1652,7 @@ func renderCommonv1Pagination(r *renderer, x *commonv1.Pagination) error {
 	r.buf = append(r.buf, `,"offset":`...)
 	r.buf = strconv.AppendInt(r.buf, int64(x.Offset), 10)
 	r.buf = append(r.buf, `,"total":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Total), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Total, 10)
 	r.buf = append(r.buf, `,"has_more":`...)
 	r.buf = strconv.AppendBool(r.buf, x.HasMore)
 	r.buf = append(r.buf, `,"next_cursor":`...)
@@ -1740,7 +1740,7 @@ func renderLedgerv1Asset(r *renderer, x *ledgerv1.Asset) error {
 	r.buf = append(r.buf, `,"total_cost":`...)
 	r.buf = appendJSONFloat(r.buf, x.TotalCost, 64)
 	r.buf = append(r.buf, `,"contribution_count":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.ContributionCount), 10)
+	r.buf = strconv.AppendInt(r.buf, x.ContributionCount, 10)
 	r.buf = append(r.buf, `,"created_at":`...)
 	if err := r.str(x.CreatedAt); err != nil {
 		return err
@@ -1753,7 +1753,7 @@ func renderLedgerv1Asset(r *renderer, x *ledgerv1.Asset) error {
 func renderLedgerv1AuditEntry(r *renderer, x *ledgerv1.AuditEntry) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"seq":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Seq), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Seq, 10)
 	r.buf = append(r.buf, `,"kind":`...)
 	if err := r.str(x.Kind); err != nil {
 		return err
@@ -1816,7 +1816,7 @@ func renderLedgerv1AuditEntry(r *renderer, x *ledgerv1.AuditEntry) error {
 func renderLedgerv1AuditKeyChange(r *renderer, x *ledgerv1.AuditKeyChange) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"seq":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Seq), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Seq, 10)
 	r.buf = append(r.buf, `,"from_key":`...)
 	if err := r.str(x.FromKey); err != nil {
 		return err
@@ -1853,15 +1853,15 @@ func renderLedgerv1AuditScrub(r *renderer, x *ledgerv1.AuditScrub) error {
 		}
 	}
 	r.buf = append(r.buf, `,"current_cycle":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.CurrentCycle), 10)
+	r.buf = strconv.AppendInt(r.buf, x.CurrentCycle, 10)
 	r.buf = append(r.buf, `,"started_at":`...)
 	if err := r.str(x.StartedAt); err != nil {
 		return err
 	}
 	r.buf = append(r.buf, `,"next_seq":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.NextSeq), 10)
+	r.buf = strconv.AppendInt(r.buf, x.NextSeq, 10)
 	r.buf = append(r.buf, `,"target_tree_size":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.TargetTreeSize), 10)
+	r.buf = strconv.AppendInt(r.buf, x.TargetTreeSize, 10)
 	r.buf = append(r.buf, `,"updated_at":`...)
 	if x.UpdatedAt == nil {
 		r.buf = append(r.buf, "null"...)
@@ -1886,7 +1886,7 @@ func renderLedgerv1AuditScrub(r *renderer, x *ledgerv1.AuditScrub) error {
 func renderLedgerv1AuditScrubCycle(r *renderer, x *ledgerv1.AuditScrubCycle) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"cycle":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Cycle), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Cycle, 10)
 	r.buf = append(r.buf, `,"started_at":`...)
 	if err := r.str(x.StartedAt); err != nil {
 		return err
@@ -1896,13 +1896,13 @@ func renderLedgerv1AuditScrubCycle(r *renderer, x *ledgerv1.AuditScrubCycle) err
 		return err
 	}
 	r.buf = append(r.buf, `,"through_seq":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.ThroughSeq), 10)
+	r.buf = strconv.AppendInt(r.buf, x.ThroughSeq, 10)
 	r.buf = append(r.buf, `,"entries_checked":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.EntriesChecked), 10)
+	r.buf = strconv.AppendInt(r.buf, x.EntriesChecked, 10)
 	r.buf = append(r.buf, `,"journal_entries_checked":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.JournalEntriesChecked), 10)
+	r.buf = strconv.AppendInt(r.buf, x.JournalEntriesChecked, 10)
 	r.buf = append(r.buf, `,"accounts_checked":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.AccountsChecked), 10)
+	r.buf = strconv.AppendInt(r.buf, x.AccountsChecked, 10)
 	r.buf = append(r.buf, `,"findings":`...)
 	r.buf = strconv.AppendInt(r.buf, int64(x.Findings), 10)
 	r.buf = append(r.buf, '}')
@@ -2235,7 +2235,7 @@ func renderLedgerv1FlowEvent(r *renderer, x *ledgerv1.FlowEvent) error {
 	}
 	r.buf = append(r.buf, ']')
 	r.buf = append(r.buf, `,"audit_seq":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.AuditSeq), 10)
+	r.buf = strconv.AppendInt(r.buf, x.AuditSeq, 10)
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -2291,9 +2291,9 @@ func renderLedgerv1GetAuditCheckpointResponse(r *renderer, x *ledgerv1.GetAuditC
 func renderLedgerv1GetAuditConsistencyResponse(r *renderer, x *ledgerv1.GetAuditConsistencyResponse) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"from":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.From), 10)
+	r.buf = strconv.AppendInt(r.buf, x.From, 10)
 	r.buf = append(r.buf, `,"to":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.To), 10)
+	r.buf = strconv.AppendInt(r.buf, x.To, 10)
 	r.buf = append(r.buf, `,"old_root":`...)
 	if err := r.str(x.OldRoot); err != nil {
 		return err
@@ -2321,9 +2321,9 @@ func renderLedgerv1GetAuditConsistencyResponse(r *renderer, x *ledgerv1.GetAudit
 func renderLedgerv1GetAuditProofResponse(r *renderer, x *ledgerv1.GetAuditProofResponse) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"seq":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Seq), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Seq, 10)
 	r.buf = append(r.buf, `,"tree_size":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.TreeSize), 10)
+	r.buf = strconv.AppendInt(r.buf, x.TreeSize, 10)
 	r.buf = append(r.buf, `,"leaf_hash":`...)
 	if err := r.str(x.LeafHash); err != nil {
 		return err
@@ -2864,7 +2864,7 @@ func renderLedgerv1IntegrityFinding(r *renderer, x *ledgerv1.IntegrityFinding) e
 	if x.Seq == nil {
 		r.buf = append(r.buf, "null"...)
 	} else {
-		r.buf = strconv.AppendInt(r.buf, int64(x.Seq.Value), 10)
+		r.buf = strconv.AppendInt(r.buf, x.Seq.Value, 10)
 	}
 	r.buf = append(r.buf, `,"entry_id":`...)
 	if x.EntryId == nil {
@@ -3556,13 +3556,13 @@ func renderLedgerv1RepairAuditResponse(r *renderer, x *ledgerv1.RepairAuditRespo
 	if x.LastVerifiedSeq == nil {
 		r.buf = append(r.buf, "null"...)
 	} else {
-		r.buf = strconv.AppendInt(r.buf, int64(x.LastVerifiedSeq.Value), 10)
+		r.buf = strconv.AppendInt(r.buf, x.LastVerifiedSeq.Value, 10)
 	}
 	r.buf = append(r.buf, `,"first_divergent_seq":`...)
 	if x.FirstDivergentSeq == nil {
 		r.buf = append(r.buf, "null"...)
 	} else {
-		r.buf = strconv.AppendInt(r.buf, int64(x.FirstDivergentSeq.Value), 10)
+		r.buf = strconv.AppendInt(r.buf, x.FirstDivergentSeq.Value, 10)
 	}
 	r.buf = append(r.buf, `,"repair_entry":`...)
 	if x.RepairEntry == nil {
@@ -3603,7 +3603,7 @@ func renderLedgerv1RepairAuditResponse(r *renderer, x *ledgerv1.RepairAuditRespo
 		if i > 0 {
 			r.buf = append(r.buf, ',')
 		}
-		r.buf = strconv.AppendInt(r.buf, int64(e), 10)
+		r.buf = strconv.AppendInt(r.buf, e, 10)
 	}
 	r.buf = append(r.buf, ']')
 	r.buf = append(r.buf, `,"lost_seqs":`...)
@@ -3612,7 +3612,7 @@ func renderLedgerv1RepairAuditResponse(r *renderer, x *ledgerv1.RepairAuditRespo
 		if i > 0 {
 			r.buf = append(r.buf, ',')
 		}
-		r.buf = strconv.AppendInt(r.buf, int64(e), 10)
+		r.buf = strconv.AppendInt(r.buf, e, 10)
 	}
 	r.buf = append(r.buf, ']')
 	r.buf = append(r.buf, `,"correction_entry_id":`...)
@@ -3676,11 +3676,11 @@ func renderLedgerv1RepairAuditResponse(r *renderer, x *ledgerv1.RepairAuditRespo
 func renderLedgerv1RepairedBreak(r *renderer, x *ledgerv1.RepairedBreak) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"repair_seq":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.RepairSeq), 10)
+	r.buf = strconv.AppendInt(r.buf, x.RepairSeq, 10)
 	r.buf = append(r.buf, `,"from_seq":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.FromSeq), 10)
+	r.buf = strconv.AppendInt(r.buf, x.FromSeq, 10)
 	r.buf = append(r.buf, `,"to_seq":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.ToSeq), 10)
+	r.buf = strconv.AppendInt(r.buf, x.ToSeq, 10)
 	r.buf = append(r.buf, `,"reason":`...)
 	if err := r.str(x.Reason); err != nil {
 		return err
@@ -3861,18 +3861,18 @@ func renderLedgerv1VerifyAuditResponse(r *renderer, x *ledgerv1.VerifyAuditRespo
 	r.buf = append(r.buf, `"valid":`...)
 	r.buf = strconv.AppendBool(r.buf, x.Valid)
 	r.buf = append(r.buf, `,"entries_checked":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.EntriesChecked), 10)
+	r.buf = strconv.AppendInt(r.buf, x.EntriesChecked, 10)
 	r.buf = append(r.buf, `,"last_verified_seq":`...)
 	if x.LastVerifiedSeq == nil {
 		r.buf = append(r.buf, "null"...)
 	} else {
-		r.buf = strconv.AppendInt(r.buf, int64(x.LastVerifiedSeq.Value), 10)
+		r.buf = strconv.AppendInt(r.buf, x.LastVerifiedSeq.Value, 10)
 	}
 	r.buf = append(r.buf, `,"first_divergent_seq":`...)
 	if x.FirstDivergentSeq == nil {
 		r.buf = append(r.buf, "null"...)
 	} else {
-		r.buf = strconv.AppendInt(r.buf, int64(x.FirstDivergentSeq.Value), 10)
+		r.buf = strconv.AppendInt(r.buf, x.FirstDivergentSeq.Value, 10)
 	}
 	r.buf = append(r.buf, `,"reason":`...)
 	if x.Reason == nil {
@@ -3883,7 +3883,7 @@ func renderLedgerv1VerifyAuditResponse(r *renderer, x *ledgerv1.VerifyAuditRespo
 		}
 	}
 	r.buf = append(r.buf, `,"verified_from_seq":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.VerifiedFromSeq), 10)
+	r.buf = strconv.AppendInt(r.buf, x.VerifiedFromSeq, 10)
 	r.buf = append(r.buf, `,"repaired_breaks":`...)
 	r.buf = append(r.buf, '[')
 	for i, e := range x.RepairedBreaks {
@@ -3902,7 +3902,7 @@ func renderLedgerv1VerifyAuditResponse(r *renderer, x *ledgerv1.VerifyAuditRespo
 	}
 	r.buf = append(r.buf, ']')
 	r.buf = append(r.buf, `,"tree_size":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.TreeSize), 10)
+	r.buf = strconv.AppendInt(r.buf, x.TreeSize, 10)
 	r.buf = append(r.buf, `,"root_hash":`...)
 	if err := r.str(x.RootHash); err != nil {
 		return err
@@ -3910,7 +3910,7 @@ func renderLedgerv1VerifyAuditResponse(r *renderer, x *ledgerv1.VerifyAuditRespo
 	r.buf = append(r.buf, `,"full":`...)
 	r.buf = strconv.AppendBool(r.buf, x.Full)
 	r.buf = append(r.buf, `,"unsequenced_entries":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.UnsequencedEntries), 10)
+	r.buf = strconv.AppendInt(r.buf, x.UnsequencedEntries, 10)
 	r.buf = append(r.buf, `,"unsequenced_age_seconds":`...)
 	r.buf = appendJSONFloat(r.buf, x.UnsequencedAgeSeconds, 64)
 	r.buf = append(r.buf, `,"findings":`...)

@@ -209,7 +209,7 @@ func IdeaListPB(l sqlcore.IdeaList) *portfoliov1.ListIdeasResponse {
 			ValidatedIdeas: int32(l.Summary.ValidatedIdeas), TotalPotentialValue: l.Summary.TotalPotentialValue,
 			TotalActualValue: l.Summary.TotalActualValue, TotalValueGap: l.Summary.TotalValueGap},
 		Pagination: &commonv1.Pagination{Limit: int32(l.Pagination.Limit), Offset: int32(l.Pagination.Offset),
-			Total: int32(l.Pagination.Total), HasMore: l.Pagination.HasMore},
+			Total: l.Pagination.Total, HasMore: l.Pagination.HasMore},
 	}
 	for k, i := range l.Ideas {
 		out.Ideas[k] = IdeaPB(i)
@@ -225,7 +225,7 @@ func IdeaList(p *portfoliov1.ListIdeasResponse) sqlcore.IdeaList {
 		Summary: sqlcore.IdeaSummary{TotalIdeas: int64(s.GetTotalIdeas()), UnvalidatedIdeas: int64(s.GetUnvalidatedIdeas()),
 			ValidatedIdeas: int64(s.GetValidatedIdeas()), TotalPotentialValue: s.GetTotalPotentialValue(),
 			TotalActualValue: s.GetTotalActualValue(), TotalValueGap: s.GetTotalValueGap()},
-		Pagination: sqlcore.Pagination{Limit: int(pg.GetLimit()), Offset: int(pg.GetOffset()), Total: int64(pg.GetTotal()),
+		Pagination: sqlcore.Pagination{Limit: int(pg.GetLimit()), Offset: int(pg.GetOffset()), Total: pg.GetTotal(),
 			HasMore: pg.GetHasMore()},
 	}
 	for k, i := range p.GetIdeas() {

@@ -2052,7 +2052,7 @@ export interface components {
         };
         /** @description Asset is something contributions accumulate against. */
         v1Asset: {
-            /** Format: int32 */
+            /** Format: int64 */
             contribution_count: number;
             /** @description created_at is RFC 3339 UTC. */
             created_at: string;
@@ -2106,7 +2106,7 @@ export interface components {
             hash: string;
             kind: string;
             prev_hash: string;
-            /** Format: int32 */
+            /** Format: int64 */
             seq: number;
             /**
              * @description subject is what the entry is about: for a movement, the contributor
@@ -2129,7 +2129,7 @@ export interface components {
             at: string;
             countersigned: boolean;
             from_key: string;
-            /** Format: int32 */
+            /** Format: int64 */
             seq: number;
             /**
              * @description statement is a signed note: "foundry audit key change v1", the log's
@@ -2142,7 +2142,7 @@ export interface components {
         /** @description AuditScrub is the scrubber's progress. */
         v1AuditScrub: {
             /**
-             * Format: int32
+             * Format: int64
              * @description current_cycle, started_at, next_seq and target_tree_size are the
              *     cycle in progress: the next entry its chain walk checks, of the
              *     checkpoint it rebuilds (0 before its chain walk begins).
@@ -2161,33 +2161,33 @@ export interface components {
              *     while.
              */
             late: string | null;
-            /** Format: int32 */
+            /** Format: int64 */
             next_seq: number;
             started_at: string;
-            /** Format: int32 */
+            /** Format: int64 */
             target_tree_size: number;
             /** @description updated_at is when a step last completed (null before the first). */
             updated_at: string | null;
         };
         /** @description AuditScrubCycle is one complete cycle of the scrubber. */
         v1AuditScrubCycle: {
-            /** Format: int32 */
+            /** Format: int64 */
             accounts_checked: number;
-            /** Format: int32 */
+            /** Format: int64 */
             cycle: number;
             ended_at: string;
-            /** Format: int32 */
+            /** Format: int64 */
             entries_checked: number;
             /**
              * Format: int32
              * @description findings counts what the cycle found, recorded or already open.
              */
             findings: number;
-            /** Format: int32 */
+            /** Format: int64 */
             journal_entries_checked: number;
             started_at: string;
             /**
-             * Format: int32
+             * Format: int64
              * @description through_seq is the last entry the cycle's chain walk covered.
              */
             through_seq: number;
@@ -2607,7 +2607,7 @@ export interface components {
             /** Format: double */
             amount_cc: number;
             /**
-             * Format: int32
+             * Format: int64
              * @description audit_seq is the audit entry that records the movement.
              */
             audit_seq: number;
@@ -2650,12 +2650,12 @@ export interface components {
          *     hashes in standard base64.
          */
         v1GetAuditConsistencyResponse: {
-            /** Format: int32 */
+            /** Format: int64 */
             from: number;
             new_root: string;
             old_root: string;
             proof: string[];
-            /** Format: int32 */
+            /** Format: int64 */
             to: number;
         };
         /**
@@ -2669,9 +2669,9 @@ export interface components {
             entry: components["schemas"]["v1AuditEntry"] | null;
             leaf_hash: string;
             proof: string[];
-            /** Format: int32 */
+            /** Format: int64 */
             seq: number;
-            /** Format: int32 */
+            /** Format: int64 */
             tree_size: number;
         };
         /** @description GetAutomationUsageResponse is the spec's ProviderUsageOverview. */
@@ -2856,9 +2856,8 @@ export interface components {
             /** Format: double */
             interval_seconds: number;
             /**
-             * Format: int32
-             * @description iterations counts every pass ever recorded, by any replica (a JSON
-             *     number: int64 would be a string).
+             * Format: int64
+             * @description iterations counts every pass ever recorded, by any replica.
              */
             iterations: number;
             last_iteration: components["schemas"]["v1LoopIteration"] | null;
@@ -3373,7 +3372,7 @@ export interface components {
             kind: string;
             mode: components["schemas"]["v1EconomyMode"];
             /**
-             * Format: int32
+             * Format: int64
              * @description seq, entry_id and account are the audit entry, journal entry and
              *     account concerned (null when none is).
              */
@@ -3606,8 +3605,9 @@ export interface components {
              */
             offset: number;
             /**
-             * Format: int32
-             * @description total counts the items the list's filters match.
+             * Format: int64
+             * @description total counts the items the list's filters match (int64: a history's
+             *     lists grow without bound; a JSON number all the same).
              */
             total: number;
         };
@@ -3844,9 +3844,9 @@ export interface components {
              *     recorded.
              */
             correction_entry_id: string | null;
-            /** Format: int32 */
+            /** Format: int64 */
             first_divergent_seq: number | null;
-            /** Format: int32 */
+            /** Format: int64 */
             last_verified_seq: number | null;
             lost_seqs: number[];
             mode: components["schemas"]["v1EconomyMode"];
@@ -3884,16 +3884,16 @@ export interface components {
          *     what the repair saw; everything else is checked.
          */
         v1RepairedBreak: {
-            /** Format: int32 */
+            /** Format: int64 */
             from_seq: number;
             /** @description reason is what verification reported when the repair was made. */
             reason: string;
             /**
-             * Format: int32
+             * Format: int64
              * @description repair_seq is the repair entry that records the break.
              */
             repair_seq: number;
-            /** Format: int32 */
+            /** Format: int64 */
             to_seq: number;
         };
         /** @description RetryTaskResponse wraps the task, pending again (the HTTP body is the task). */
@@ -4445,7 +4445,7 @@ export interface components {
          *     unsequenced_entries counts them.
          */
         v1VerifyAuditResponse: {
-            /** Format: int32 */
+            /** Format: int64 */
             entries_checked: number;
             /**
              * @description findings are the integrity findings no repair has resolved yet, the
@@ -4457,10 +4457,10 @@ export interface components {
              *     one's detail, and the economy is held at their mode.
              */
             findings: components["schemas"]["v1IntegrityFinding"][];
-            /** Format: int32 */
+            /** Format: int64 */
             first_divergent_seq: number | null;
             full: boolean;
-            /** Format: int32 */
+            /** Format: int64 */
             last_verified_seq: number | null;
             /** Format: int32 */
             open_findings: number;
@@ -4473,7 +4473,7 @@ export interface components {
             root_hash: string;
             scrub: components["schemas"]["v1AuditScrub"] | null;
             /**
-             * Format: int32
+             * Format: int64
              * @description tree_size and root_hash are the signed checkpoint verified against
              *     (root_hash in standard base64, as in the checkpoint; 0 and "" before
              *     the log's first batch).
@@ -4482,14 +4482,14 @@ export interface components {
             /** Format: double */
             unsequenced_age_seconds: number;
             /**
-             * Format: int32
+             * Format: int64
              * @description unsequenced_entries are movements' audit entries waiting for the
              *     sequencer; unsequenced_age_seconds is how long the oldest has waited.
              */
             unsequenced_entries: number;
             valid: boolean;
             /**
-             * Format: int32
+             * Format: int64
              * @description verified_from_seq is the seq the walk started at: 1 for a full walk
              *     (or before the first verification), otherwise the first seq after the
              *     last verified checkpoint.

@@ -12,7 +12,7 @@ import commonv1 "github.com/foundryhq/foundry/proto/gen/go/foundry/common/v1"
 // ("" when there is none, or when the list pages by offset alone).
 func Of(limit, offset, total, n int, next string) *commonv1.Pagination {
 	return &commonv1.Pagination{
-		Limit: int32(limit), Offset: int32(offset), Total: int32(total),
+		Limit: int32(limit), Offset: int32(offset), Total: int64(total),
 		HasMore: offset+n < total, NextCursor: next,
 	}
 }

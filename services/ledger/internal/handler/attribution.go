@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -27,7 +26,7 @@ func assetProto(a store.Asset) *ledgerv1.Asset {
 		Id: a.ID, Type: a.Type, Name: a.Name, Description: a.Description,
 		// The API's counts are 32-bit: a count past them answers the
 		// largest, not a negative number, until they widen.
-		TotalCost: a.TotalCost.Float64(), ContributionCount: int32(min(a.ContributionCount, math.MaxInt32)), CreatedAt: wire.Time(a.CreatedAt),
+		TotalCost: a.TotalCost.Float64(), ContributionCount: int64(a.ContributionCount), CreatedAt: wire.Time(a.CreatedAt),
 	}
 }
 

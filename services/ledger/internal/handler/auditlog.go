@@ -30,11 +30,11 @@ func b64s(hs []audit.Hash) []string {
 // reconciliation) and the sequencer's backlog.
 func logProto(v usecase.Verification, verdict audit.Result, b usecase.Backlog) *ledgerv1.VerifyAuditResponse {
 	out := verifyProto(verdict)
-	out.VerifiedFromSeq, out.TreeSize, out.Full = int32(v.From), int32(v.TreeSize), v.Full
+	out.VerifiedFromSeq, out.TreeSize, out.Full = v.From, v.TreeSize, v.Full
 	if v.TreeSize > 0 {
 		out.RootHash = b64(v.Root)
 	}
-	out.UnsequencedEntries = int32(b.Entries)
+	out.UnsequencedEntries = b.Entries
 	if !b.Oldest.IsZero() {
 		out.UnsequencedAgeSeconds = max(time.Since(b.Oldest).Seconds(), 0)
 	}
@@ -61,7 +61,7 @@ func findingProto(f store.Finding) *ledgerv1.IntegrityFinding {
 	out := &ledgerv1.IntegrityFinding{Id: f.ID, Kind: f.Kind, Mode: mode(f.Mode), Detail: f.Detail, FoundBy: f.FoundBy,
 		FoundAt: wire.Time(f.FoundAt)}
 	if f.Seq > 0 {
-		out.Seq = wrapperspb.Int32(int32(f.Seq))
+		out.Seq = wrapperspb.Int64(f.Seq)
 	}
 	if f.EntryID != "" {
 		out.EntryId = wrapperspb.String(f.EntryID)
@@ -77,12 +77,12 @@ func scrubProto(s usecase.ScrubReport, now time.Time) *ledgerv1.AuditScrub {
 	if s.Cycle <= 0 {
 		return nil
 	}
-	out := &ledgerv1.AuditScrub{CycleSeconds: s.Cycle.Seconds(), CurrentCycle: int32(s.Current), StartedAt: wire.Time(s.StartedAt),
-		NextSeq: int32(s.NextSeq), TargetTreeSize: int32(s.TargetSize)}
+	out := &ledgerv1.AuditScrub{CycleSeconds: s.Cycle.Seconds(), CurrentCycle: s.Current, StartedAt: wire.Time(s.StartedAt),
+		NextSeq: s.NextSeq, TargetTreeSize: s.TargetSize}
 	if l := s.Last; l != nil {
-		out.LastCycle = &ledgerv1.AuditScrubCycle{Cycle: int32(l.Cycle), StartedAt: wire.Time(l.StartedAt), EndedAt: wire.Time(l.EndedAt),
-			ThroughSeq: int32(l.ThroughSeq), EntriesChecked: int32(l.Entries), JournalEntriesChecked: int32(l.Journal),
-			AccountsChecked: int32(l.Accounts), Findings: int32(l.Findings)}
+		out.LastCycle = &ledgerv1.AuditScrubCycle{Cycle: l.Cycle, StartedAt: wire.Time(l.StartedAt), EndedAt: wire.Time(l.EndedAt),
+			ThroughSeq: l.ThroughSeq, EntriesChecked: l.Entries, JournalEntriesChecked: l.Journal,
+			AccountsChecked: l.Accounts, Findings: int32(l.Findings)}
 	}
 	if !s.UpdatedAt.IsZero() {
 		out.UpdatedAt = wrapperspb.String(wire.Time(s.UpdatedAt))
@@ -115,7 +115,7 @@ func (h *Handler) ListAuditKeyChanges(ctx context.Context, _ *ledgerv1.ListAudit
 	}
 	out := &ledgerv1.ListAuditKeyChangesResponse{KeyChanges: make([]*ledgerv1.AuditKeyChange, len(changes))}
 	for i, k := range changes {
-		out.KeyChanges[i] = &ledgerv1.AuditKeyChange{Seq: int32(k.Seq), FromKey: k.From, ToKey: k.To, Statement: k.Statement,
+		out.KeyChanges[i] = &ledgerv1.AuditKeyChange{Seq: k.Seq, FromKey: k.From, ToKey: k.To, Statement: k.Statement,
 			Countersigned: k.Countersigned, At: wire.Time(k.At)}
 	}
 	return out, nil
@@ -123,11 +123,11 @@ func (h *Handler) ListAuditKeyChanges(ctx context.Context, _ *ledgerv1.ListAudit
 
 // GetAuditProof implements LedgerService.GetAuditProof.
 func (h *Handler) GetAuditProof(ctx context.Context, req *ledgerv1.GetAuditProofRequest) (*ledgerv1.GetAuditProofResponse, error) {
-	p, err := h.app.InclusionProof(ctx, int64(req.GetSeq()), int64(req.GetTreeSize()))
+	p, err := h.app.InclusionProof(ctx, req.GetSeq(), req.GetTreeSize())
 	if err != nil {
 		return nil, err
 	}
-	out := &ledgerv1.GetAuditProofResponse{Seq: int32(p.Seq), TreeSize: int32(p.TreeSize), LeafHash: b64(p.LeafHash), Proof: b64s(p.Proof)}
+	out := &ledgerv1.GetAuditProofResponse{Seq: p.Seq, TreeSize: p.TreeSize, LeafHash: b64(p.LeafHash), Proof: b64s(p.Proof)}
 	if p.Entry != nil {
 		out.Entry = auditProto(*p.Entry)
 	}
@@ -136,10 +136,10 @@ func (h *Handler) GetAuditProof(ctx context.Context, req *ledgerv1.GetAuditProof
 
 // GetAuditConsistency implements LedgerService.GetAuditConsistency.
 func (h *Handler) GetAuditConsistency(ctx context.Context, req *ledgerv1.GetAuditConsistencyRequest) (*ledgerv1.GetAuditConsistencyResponse, error) {
-	c, err := h.app.ConsistencyProof(ctx, int64(req.GetFrom()), int64(req.GetTo()))
+	c, err := h.app.ConsistencyProof(ctx, req.GetFrom(), req.GetTo())
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.GetAuditConsistencyResponse{From: int32(c.From), To: int32(c.To), OldRoot: b64(c.OldRoot), NewRoot: b64(c.NewRoot),
+	return &ledgerv1.GetAuditConsistencyResponse{From: c.From, To: c.To, OldRoot: b64(c.OldRoot), NewRoot: b64(c.NewRoot),
 		Proof: b64s(c.Proof)}, nil
 }

@@ -189,7 +189,7 @@ func (h *Handler) GetInvestmentHistory(ctx context.Context, req *ledgerv1.GetInv
 		Pagination: pageOf(page.Listed), ContributorHandle: wire.OptString(page.Contributor.Handle)}
 	for i, e := range page.Items {
 		ev := &ledgerv1.FlowEvent{Id: e.ID, Kind: string(e.Entry.Kind), AmountCc: micros(e.Amount), CreatedAt: wire.Time(e.CreatedAt),
-			AuditSeq: int32(e.AuditSeq), Lines: make([]*ledgerv1.JournalLine, len(e.Entry.Lines))}
+			AuditSeq: e.AuditSeq, Lines: make([]*ledgerv1.JournalLine, len(e.Entry.Lines))}
 		if e.IdeaID != "" {
 			ev.IdeaId = wrapperspb.String(e.IdeaID)
 		}
@@ -275,7 +275,7 @@ func auditProto(l store.ListedRecord) *ledgerv1.AuditEntry {
 	if !micro {
 		unit = ""
 	}
-	return &ledgerv1.AuditEntry{Seq: int32(r.Entry.Seq), Kind: r.Entry.Kind, Actor: r.Entry.Actor, Subject: r.Entry.Subject,
+	return &ledgerv1.AuditEntry{Seq: r.Entry.Seq, Kind: r.Entry.Kind, Actor: r.Entry.Actor, Subject: r.Entry.Subject,
 		Amount: micros(money.Micros(r.Entry.Amount)), Unit: unit, Attrs: attrs, PrevHash: r.PrevHash.String(), Hash: r.Hash.String(),
 		CreatedAt: wire.Time(r.Entry.At), ActorHandle: wire.OptString(l.ActorHandle), SubjectHandle: wire.OptString(l.SubjectHandle),
 		AmountMicros: strconv.FormatInt(r.Entry.Amount, 10)}
@@ -295,25 +295,25 @@ func (h *Handler) ListAuditEntries(ctx context.Context, req *ledgerv1.ListAuditE
 }
 
 func repairedProto(b audit.Break) *ledgerv1.RepairedBreak {
-	return &ledgerv1.RepairedBreak{RepairSeq: int32(b.RepairSeq), FromSeq: int32(b.From), ToSeq: int32(b.To), Reason: b.Reason}
+	return &ledgerv1.RepairedBreak{RepairSeq: b.RepairSeq, FromSeq: b.From, ToSeq: b.To, Reason: b.Reason}
 }
 
 // verifyProto maps a chain's verdict (logProto adds what the log's
 // verification knows besides).
 func verifyProto(res audit.Result) *ledgerv1.VerifyAuditResponse {
-	out := &ledgerv1.VerifyAuditResponse{Valid: res.OK, EntriesChecked: int32(res.Checked),
+	out := &ledgerv1.VerifyAuditResponse{Valid: res.OK, EntriesChecked: res.Checked,
 		RepairedBreaks: make([]*ledgerv1.RepairedBreak, len(res.Repaired))}
 	for i, b := range res.Repaired {
 		out.RepairedBreaks[i] = repairedProto(b)
 	}
 	if res.LastVerified > 0 {
-		out.LastVerifiedSeq = wrapperspb.Int32(int32(res.LastVerified))
+		out.LastVerifiedSeq = wrapperspb.Int64(res.LastVerified)
 	}
 	if !res.OK {
 		// A finding that names no entry (a journal entry no audit entry
 		// records has no seq of its own) answers null, not seq 0.
 		if res.FirstDivergent > 0 {
-			out.FirstDivergentSeq = wrapperspb.Int32(int32(res.FirstDivergent))
+			out.FirstDivergentSeq = wrapperspb.Int64(res.FirstDivergent)
 		}
 		out.Reason = wrapperspb.String(res.Reason)
 	}
@@ -343,10 +343,10 @@ func (h *Handler) RepairAudit(ctx context.Context, _ *ledgerv1.RepairAuditReques
 	}
 	out := &ledgerv1.RepairAuditResponse{Repaired: rep.Repaired}
 	if rep.Found.LastVerified > 0 {
-		out.LastVerifiedSeq = wrapperspb.Int32(int32(rep.Found.LastVerified))
+		out.LastVerifiedSeq = wrapperspb.Int64(rep.Found.LastVerified)
 	}
 	if !rep.Found.OK {
-		out.FirstDivergentSeq = wrapperspb.Int32(int32(rep.Found.FirstDivergent))
+		out.FirstDivergentSeq = wrapperspb.Int64(rep.Found.FirstDivergent)
 	}
 	if rep.Seq > 0 {
 		out.RepairedBreak = repairedProto(rep.Break)
@@ -358,12 +358,8 @@ func (h *Handler) RepairAudit(ctx context.Context, _ *ledgerv1.RepairAuditReques
 	for i, b := range rep.Breaks {
 		out.RepairedBreaks[i] = repairedProto(b)
 	}
-	for _, seq := range rep.Restored {
-		out.RestoredSeqs = append(out.RestoredSeqs, int32(seq))
-	}
-	for _, seq := range rep.Lost {
-		out.LostSeqs = append(out.LostSeqs, int32(seq))
-	}
+	out.RestoredSeqs = append(out.RestoredSeqs, rep.Restored...)
+	out.LostSeqs = append(out.LostSeqs, rep.Lost...)
 	if rep.Correction != "" {
 		out.CorrectionEntryId = wrapperspb.String(rep.Correction)
 	}

@@ -28,6 +28,14 @@ var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 // newHandler serves a ledger with one registered contributor, ada.
 func newHandler(t *testing.T, engine database.Engine) *handler.Handler {
 	t.Helper()
+	app, _ := newApp(t, engine)
+	return handler.New(app, handler.Options{Clock: clock.NewFake(t0)})
+}
+
+// newApp is a ledger's use cases over a fresh database of engine, with one
+// registered contributor, ada, and the database.
+func newApp(t *testing.T, engine database.Engine) (*usecase.App, *database.DB) {
+	t.Helper()
 	db := dbtest.Open(t, engine, "ledger", store.Migrations())
 	app := usecase.New(db, func(q database.Querier) usecase.Repos {
 		return usecase.Repos{
@@ -37,7 +45,7 @@ func newHandler(t *testing.T, engine database.Engine) *handler.Handler {
 	}, usecase.Config{Clock: clock.NewFake(t0)})
 	require.NoError(t, app.Register(context.Background(), store.Contributor{ID: "ada-id", Handle: "ada", TrustLevel: "tofu", CreatedAt: t0},
 		store.Session{TokenHash: "ada-hash", CreatedAt: t0}))
-	return handler.New(app, handler.Options{Clock: clock.NewFake(t0)})
+	return app, db
 }
 
 // TestFieldsComeBeforeTheCaller: the handler checks who acts and reads the

@@ -137,10 +137,10 @@ func TestGraphRoundTrip(t *testing.T) {
 
 	in, err := h.ListNodeEdges(ctx, &opsv1.ListNodeEdgesRequest{NodeId: b.GetNode().GetId(), Direction: "incoming"})
 	require.NoError(t, err)
-	require.Equal(t, int32(1), in.GetPagination().GetTotal())
+	require.Equal(t, int64(1), in.GetPagination().GetTotal())
 	require.Equal(t, int32(50), in.GetPagination().GetLimit(), "the default page size")
 	out, err := h.ListNodeEdges(ctx, &opsv1.ListNodeEdgesRequest{NodeId: b.GetNode().GetId(), Direction: "outgoing"})
 	require.NoError(t, err)
 	require.Empty(t, out.GetEdges())
-	require.Equal(t, int32(0), out.GetPagination().GetTotal())
+	require.Equal(t, int64(0), out.GetPagination().GetTotal())
 }

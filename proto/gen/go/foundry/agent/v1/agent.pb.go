@@ -3946,9 +3946,8 @@ type GetLoopStatusResponse struct {
 	Enabled         bool    `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
 	Running         bool    `protobuf:"varint,2,opt,name=running,proto3" json:"running,omitempty"`
 	IntervalSeconds float64 `protobuf:"fixed64,3,opt,name=interval_seconds,json=intervalSeconds,proto3" json:"interval_seconds,omitempty"`
-	// iterations counts every pass ever recorded, by any replica (a JSON
-	// number: int64 would be a string).
-	Iterations int32 `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
+	// iterations counts every pass ever recorded, by any replica.
+	Iterations int64 `protobuf:"varint,4,opt,name=iterations,proto3" json:"iterations,omitempty"`
 	// last_run_at is when the newest recorded pass finished; null before the first.
 	LastRunAt *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=last_run_at,json=lastRunAt,proto3" json:"last_run_at,omitempty"`
 	// last_iteration is the newest recorded pass; null before the first.
@@ -4016,7 +4015,7 @@ func (x *GetLoopStatusResponse) GetIntervalSeconds() float64 {
 	return 0
 }
 
-func (x *GetLoopStatusResponse) GetIterations() int32 {
+func (x *GetLoopStatusResponse) GetIterations() int64 {
 	if x != nil {
 		return x.Iterations
 	}
@@ -4536,7 +4535,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\arunning\x18\x02 \x01(\bR\arunning\x12)\n" +
 	"\x10interval_seconds\x18\x03 \x01(\x01R\x0fintervalSeconds\x12\x1e\n" +
 	"\n" +
-	"iterations\x18\x04 \x01(\x05R\n" +
+	"iterations\x18\x04 \x01(\x03R\n" +
 	"iterations\x12<\n" +
 	"\vlast_run_at\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\tlastRunAt\x12F\n" +
 	"\x0elast_iteration\x18\x06 \x01(\v2\x1f.foundry.agent.v1.LoopIterationR\rlastIteration\x12h\n" +

@@ -14708,7 +14708,7 @@ func (m *GetLoopStatusResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Iterations |= int32(b&0x7F) << shift
+				m.Iterations |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}

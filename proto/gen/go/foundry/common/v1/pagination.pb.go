@@ -31,8 +31,9 @@ type Pagination struct {
 	Limit int32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
 	// offset is how many items precede the page in the list.
 	Offset int32 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
-	// total counts the items the list's filters match.
-	Total int32 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
+	// total counts the items the list's filters match (int64: a history's
+	// lists grow without bound; a JSON number all the same).
+	Total int64 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
 	// has_more is true when items follow this page.
 	HasMore bool `protobuf:"varint,4,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
 	// next_cursor, when not empty, asks for the page after this one
@@ -88,7 +89,7 @@ func (x *Pagination) GetOffset() int32 {
 	return 0
 }
 
-func (x *Pagination) GetTotal() int32 {
+func (x *Pagination) GetTotal() int64 {
 	if x != nil {
 		return x.Total
 	}
@@ -118,7 +119,7 @@ const file_foundry_common_v1_pagination_proto_rawDesc = "" +
 	"Pagination\x12\x14\n" +
 	"\x05limit\x18\x01 \x01(\x05R\x05limit\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x05R\x06offset\x12\x14\n" +
-	"\x05total\x18\x03 \x01(\x05R\x05total\x12\x19\n" +
+	"\x05total\x18\x03 \x01(\x03R\x05total\x12\x19\n" +
 	"\bhas_more\x18\x04 \x01(\bR\ahasMore\x12\x1f\n" +
 	"\vnext_cursor\x18\x05 \x01(\tR\n" +
 	"nextCursorB\xd4\x01\n" +

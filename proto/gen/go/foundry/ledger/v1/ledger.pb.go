@@ -13,7 +13,9 @@
 // the closed vocabularies (stages, task statuses, economy modes) are enums
 // whose value names are the lower-case words the JSON carries, other
 // enum-like fields are lowercase strings validated by the service, amounts are
-// doubles, counts are int32, a field the API may leave unset is a wrapper type
+// doubles, counts are int32 but where they grow without bound (audit sequence
+// numbers, tree sizes, history counts: int64, JSON numbers all the same), a
+// field the API may leave unset is a wrapper type
 // (rendered as JSON null), free-form JSON is google.protobuf.Struct.
 
 package ledgerv1
@@ -344,7 +346,7 @@ type Asset struct {
 	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
 	// total_cost is the exact sum of the asset's contribution cost_amount.
 	TotalCost         float64 `protobuf:"fixed64,5,opt,name=total_cost,json=totalCost,proto3" json:"total_cost,omitempty"`
-	ContributionCount int32   `protobuf:"varint,6,opt,name=contribution_count,json=contributionCount,proto3" json:"contribution_count,omitempty"`
+	ContributionCount int64   `protobuf:"varint,6,opt,name=contribution_count,json=contributionCount,proto3" json:"contribution_count,omitempty"`
 	// created_at is RFC 3339 UTC.
 	CreatedAt     string `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -416,7 +418,7 @@ func (x *Asset) GetTotalCost() float64 {
 	return 0
 }
 
-func (x *Asset) GetContributionCount() int32 {
+func (x *Asset) GetContributionCount() int64 {
 	if x != nil {
 		return x.ContributionCount
 	}
@@ -3844,7 +3846,7 @@ type FlowEvent struct {
 	// lines are the movement's journal lines: account and signed amount.
 	Lines []*JournalLine `protobuf:"bytes,6,rep,name=lines,proto3" json:"lines,omitempty"`
 	// audit_seq is the audit entry that records the movement.
-	AuditSeq      int32 `protobuf:"varint,7,opt,name=audit_seq,json=auditSeq,proto3" json:"audit_seq,omitempty"`
+	AuditSeq      int64 `protobuf:"varint,7,opt,name=audit_seq,json=auditSeq,proto3" json:"audit_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3921,7 +3923,7 @@ func (x *FlowEvent) GetLines() []*JournalLine {
 	return nil
 }
 
-func (x *FlowEvent) GetAuditSeq() int32 {
+func (x *FlowEvent) GetAuditSeq() int64 {
 	if x != nil {
 		return x.AuditSeq
 	}
@@ -5725,7 +5727,7 @@ func (x *RecordOraclePriceResponse) GetCleanReadings() int32 {
 // AuditEntry is one link of the hash chain.
 type AuditEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Seq   int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Seq   int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	Kind  string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	// actor is who made the entry: a contributor's id for a contributor's
 	// own movement, otherwise a principal such as "admin", "token:<id>",
@@ -5793,7 +5795,7 @@ func (*AuditEntry) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{84}
 }
 
-func (x *AuditEntry) GetSeq() int32 {
+func (x *AuditEntry) GetSeq() int64 {
 	if x != nil {
 		return x.Seq
 	}
@@ -6059,26 +6061,26 @@ func (x *VerifyAuditRequest) GetFull() bool {
 type VerifyAuditResponse struct {
 	state             protoimpl.MessageState  `protogen:"open.v1"`
 	Valid             bool                    `protobuf:"varint,1,opt,name=valid,proto3" json:"valid,omitempty"`
-	EntriesChecked    int32                   `protobuf:"varint,2,opt,name=entries_checked,json=entriesChecked,proto3" json:"entries_checked,omitempty"`
-	LastVerifiedSeq   *wrapperspb.Int32Value  `protobuf:"bytes,3,opt,name=last_verified_seq,json=lastVerifiedSeq,proto3" json:"last_verified_seq,omitempty"`
-	FirstDivergentSeq *wrapperspb.Int32Value  `protobuf:"bytes,4,opt,name=first_divergent_seq,json=firstDivergentSeq,proto3" json:"first_divergent_seq,omitempty"`
+	EntriesChecked    int64                   `protobuf:"varint,2,opt,name=entries_checked,json=entriesChecked,proto3" json:"entries_checked,omitempty"`
+	LastVerifiedSeq   *wrapperspb.Int64Value  `protobuf:"bytes,3,opt,name=last_verified_seq,json=lastVerifiedSeq,proto3" json:"last_verified_seq,omitempty"`
+	FirstDivergentSeq *wrapperspb.Int64Value  `protobuf:"bytes,4,opt,name=first_divergent_seq,json=firstDivergentSeq,proto3" json:"first_divergent_seq,omitempty"`
 	Reason            *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// verified_from_seq is the seq the walk started at: 1 for a full walk
 	// (or before the first verification), otherwise the first seq after the
 	// last verified checkpoint.
-	VerifiedFromSeq int32 `protobuf:"varint,6,opt,name=verified_from_seq,json=verifiedFromSeq,proto3" json:"verified_from_seq,omitempty"`
+	VerifiedFromSeq int64 `protobuf:"varint,6,opt,name=verified_from_seq,json=verifiedFromSeq,proto3" json:"verified_from_seq,omitempty"`
 	// repaired_breaks are the breaks repairs recorded and the walk accepted,
 	// in chain order.
 	RepairedBreaks []*RepairedBreak `protobuf:"bytes,7,rep,name=repaired_breaks,json=repairedBreaks,proto3" json:"repaired_breaks,omitempty"`
 	// tree_size and root_hash are the signed checkpoint verified against
 	// (root_hash in standard base64, as in the checkpoint; 0 and "" before
 	// the log's first batch).
-	TreeSize int32  `protobuf:"varint,8,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
+	TreeSize int64  `protobuf:"varint,8,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
 	RootHash string `protobuf:"bytes,9,opt,name=root_hash,json=rootHash,proto3" json:"root_hash,omitempty"`
 	Full     bool   `protobuf:"varint,10,opt,name=full,proto3" json:"full,omitempty"`
 	// unsequenced_entries are movements' audit entries waiting for the
 	// sequencer; unsequenced_age_seconds is how long the oldest has waited.
-	UnsequencedEntries    int32   `protobuf:"varint,11,opt,name=unsequenced_entries,json=unsequencedEntries,proto3" json:"unsequenced_entries,omitempty"`
+	UnsequencedEntries    int64   `protobuf:"varint,11,opt,name=unsequenced_entries,json=unsequencedEntries,proto3" json:"unsequenced_entries,omitempty"`
 	UnsequencedAgeSeconds float64 `protobuf:"fixed64,12,opt,name=unsequenced_age_seconds,json=unsequencedAgeSeconds,proto3" json:"unsequenced_age_seconds,omitempty"`
 	// findings are the integrity findings no repair has resolved yet, the
 	// oldest first (at most 100; open_findings counts them all): places where
@@ -6134,21 +6136,21 @@ func (x *VerifyAuditResponse) GetValid() bool {
 	return false
 }
 
-func (x *VerifyAuditResponse) GetEntriesChecked() int32 {
+func (x *VerifyAuditResponse) GetEntriesChecked() int64 {
 	if x != nil {
 		return x.EntriesChecked
 	}
 	return 0
 }
 
-func (x *VerifyAuditResponse) GetLastVerifiedSeq() *wrapperspb.Int32Value {
+func (x *VerifyAuditResponse) GetLastVerifiedSeq() *wrapperspb.Int64Value {
 	if x != nil {
 		return x.LastVerifiedSeq
 	}
 	return nil
 }
 
-func (x *VerifyAuditResponse) GetFirstDivergentSeq() *wrapperspb.Int32Value {
+func (x *VerifyAuditResponse) GetFirstDivergentSeq() *wrapperspb.Int64Value {
 	if x != nil {
 		return x.FirstDivergentSeq
 	}
@@ -6162,7 +6164,7 @@ func (x *VerifyAuditResponse) GetReason() *wrapperspb.StringValue {
 	return nil
 }
 
-func (x *VerifyAuditResponse) GetVerifiedFromSeq() int32 {
+func (x *VerifyAuditResponse) GetVerifiedFromSeq() int64 {
 	if x != nil {
 		return x.VerifiedFromSeq
 	}
@@ -6176,7 +6178,7 @@ func (x *VerifyAuditResponse) GetRepairedBreaks() []*RepairedBreak {
 	return nil
 }
 
-func (x *VerifyAuditResponse) GetTreeSize() int32 {
+func (x *VerifyAuditResponse) GetTreeSize() int64 {
 	if x != nil {
 		return x.TreeSize
 	}
@@ -6197,7 +6199,7 @@ func (x *VerifyAuditResponse) GetFull() bool {
 	return false
 }
 
-func (x *VerifyAuditResponse) GetUnsequencedEntries() int32 {
+func (x *VerifyAuditResponse) GetUnsequencedEntries() int64 {
 	if x != nil {
 		return x.UnsequencedEntries
 	}
@@ -6245,7 +6247,7 @@ type IntegrityFinding struct {
 	Mode EconomyMode `protobuf:"varint,3,opt,name=mode,proto3,enum=foundry.ledger.v1.EconomyMode" json:"mode,omitempty"`
 	// seq, entry_id and account are the audit entry, journal entry and
 	// account concerned (null when none is).
-	Seq     *wrapperspb.Int32Value  `protobuf:"bytes,4,opt,name=seq,proto3" json:"seq,omitempty"`
+	Seq     *wrapperspb.Int64Value  `protobuf:"bytes,4,opt,name=seq,proto3" json:"seq,omitempty"`
 	EntryId *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
 	Account *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=account,proto3" json:"account,omitempty"`
 	Detail  string                  `protobuf:"bytes,7,opt,name=detail,proto3" json:"detail,omitempty"`
@@ -6307,7 +6309,7 @@ func (x *IntegrityFinding) GetMode() EconomyMode {
 	return EconomyMode_economy_mode_unspecified
 }
 
-func (x *IntegrityFinding) GetSeq() *wrapperspb.Int32Value {
+func (x *IntegrityFinding) GetSeq() *wrapperspb.Int64Value {
 	if x != nil {
 		return x.Seq
 	}
@@ -6360,10 +6362,10 @@ type AuditScrub struct {
 	// current_cycle, started_at, next_seq and target_tree_size are the
 	// cycle in progress: the next entry its chain walk checks, of the
 	// checkpoint it rebuilds (0 before its chain walk begins).
-	CurrentCycle   int32  `protobuf:"varint,3,opt,name=current_cycle,json=currentCycle,proto3" json:"current_cycle,omitempty"`
+	CurrentCycle   int64  `protobuf:"varint,3,opt,name=current_cycle,json=currentCycle,proto3" json:"current_cycle,omitempty"`
 	StartedAt      string `protobuf:"bytes,4,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	NextSeq        int32  `protobuf:"varint,5,opt,name=next_seq,json=nextSeq,proto3" json:"next_seq,omitempty"`
-	TargetTreeSize int32  `protobuf:"varint,6,opt,name=target_tree_size,json=targetTreeSize,proto3" json:"target_tree_size,omitempty"`
+	NextSeq        int64  `protobuf:"varint,5,opt,name=next_seq,json=nextSeq,proto3" json:"next_seq,omitempty"`
+	TargetTreeSize int64  `protobuf:"varint,6,opt,name=target_tree_size,json=targetTreeSize,proto3" json:"target_tree_size,omitempty"`
 	// updated_at is when a step last completed (null before the first).
 	UpdatedAt *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// late says why the scrubber is behind (null when it is not): its cycle
@@ -6418,7 +6420,7 @@ func (x *AuditScrub) GetLastCycle() *AuditScrubCycle {
 	return nil
 }
 
-func (x *AuditScrub) GetCurrentCycle() int32 {
+func (x *AuditScrub) GetCurrentCycle() int64 {
 	if x != nil {
 		return x.CurrentCycle
 	}
@@ -6432,14 +6434,14 @@ func (x *AuditScrub) GetStartedAt() string {
 	return ""
 }
 
-func (x *AuditScrub) GetNextSeq() int32 {
+func (x *AuditScrub) GetNextSeq() int64 {
 	if x != nil {
 		return x.NextSeq
 	}
 	return 0
 }
 
-func (x *AuditScrub) GetTargetTreeSize() int32 {
+func (x *AuditScrub) GetTargetTreeSize() int64 {
 	if x != nil {
 		return x.TargetTreeSize
 	}
@@ -6463,14 +6465,14 @@ func (x *AuditScrub) GetLate() *wrapperspb.StringValue {
 // AuditScrubCycle is one complete cycle of the scrubber.
 type AuditScrubCycle struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
-	Cycle     int32                  `protobuf:"varint,1,opt,name=cycle,proto3" json:"cycle,omitempty"`
+	Cycle     int64                  `protobuf:"varint,1,opt,name=cycle,proto3" json:"cycle,omitempty"`
 	StartedAt string                 `protobuf:"bytes,2,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	EndedAt   string                 `protobuf:"bytes,3,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
 	// through_seq is the last entry the cycle's chain walk covered.
-	ThroughSeq            int32 `protobuf:"varint,4,opt,name=through_seq,json=throughSeq,proto3" json:"through_seq,omitempty"`
-	EntriesChecked        int32 `protobuf:"varint,5,opt,name=entries_checked,json=entriesChecked,proto3" json:"entries_checked,omitempty"`
-	JournalEntriesChecked int32 `protobuf:"varint,6,opt,name=journal_entries_checked,json=journalEntriesChecked,proto3" json:"journal_entries_checked,omitempty"`
-	AccountsChecked       int32 `protobuf:"varint,7,opt,name=accounts_checked,json=accountsChecked,proto3" json:"accounts_checked,omitempty"`
+	ThroughSeq            int64 `protobuf:"varint,4,opt,name=through_seq,json=throughSeq,proto3" json:"through_seq,omitempty"`
+	EntriesChecked        int64 `protobuf:"varint,5,opt,name=entries_checked,json=entriesChecked,proto3" json:"entries_checked,omitempty"`
+	JournalEntriesChecked int64 `protobuf:"varint,6,opt,name=journal_entries_checked,json=journalEntriesChecked,proto3" json:"journal_entries_checked,omitempty"`
+	AccountsChecked       int64 `protobuf:"varint,7,opt,name=accounts_checked,json=accountsChecked,proto3" json:"accounts_checked,omitempty"`
 	// findings counts what the cycle found, recorded or already open.
 	Findings      int32 `protobuf:"varint,8,opt,name=findings,proto3" json:"findings,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -6507,7 +6509,7 @@ func (*AuditScrubCycle) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{91}
 }
 
-func (x *AuditScrubCycle) GetCycle() int32 {
+func (x *AuditScrubCycle) GetCycle() int64 {
 	if x != nil {
 		return x.Cycle
 	}
@@ -6528,28 +6530,28 @@ func (x *AuditScrubCycle) GetEndedAt() string {
 	return ""
 }
 
-func (x *AuditScrubCycle) GetThroughSeq() int32 {
+func (x *AuditScrubCycle) GetThroughSeq() int64 {
 	if x != nil {
 		return x.ThroughSeq
 	}
 	return 0
 }
 
-func (x *AuditScrubCycle) GetEntriesChecked() int32 {
+func (x *AuditScrubCycle) GetEntriesChecked() int64 {
 	if x != nil {
 		return x.EntriesChecked
 	}
 	return 0
 }
 
-func (x *AuditScrubCycle) GetJournalEntriesChecked() int32 {
+func (x *AuditScrubCycle) GetJournalEntriesChecked() int64 {
 	if x != nil {
 		return x.JournalEntriesChecked
 	}
 	return 0
 }
 
-func (x *AuditScrubCycle) GetAccountsChecked() int32 {
+func (x *AuditScrubCycle) GetAccountsChecked() int64 {
 	if x != nil {
 		return x.AccountsChecked
 	}
@@ -6818,7 +6820,7 @@ func (x *ListAuditKeyChangesResponse) GetKeyChanges() []*AuditKeyChange {
 // from_key, the ones that cover it by to_key.
 type AuditKeyChange struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
-	Seq     int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Seq     int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	FromKey string                 `protobuf:"bytes,2,opt,name=from_key,json=fromKey,proto3" json:"from_key,omitempty"`
 	ToKey   string                 `protobuf:"bytes,3,opt,name=to_key,json=toKey,proto3" json:"to_key,omitempty"`
 	// statement is a signed note: "foundry audit key change v1", the log's
@@ -6861,7 +6863,7 @@ func (*AuditKeyChange) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{98}
 }
 
-func (x *AuditKeyChange) GetSeq() int32 {
+func (x *AuditKeyChange) GetSeq() int64 {
 	if x != nil {
 		return x.Seq
 	}
@@ -6908,8 +6910,8 @@ func (x *AuditKeyChange) GetAt() string {
 // (0 or unset: the latest).
 type GetAuditProofRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	TreeSize      int32                  `protobuf:"varint,2,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
+	Seq           int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	TreeSize      int64                  `protobuf:"varint,2,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6944,14 +6946,14 @@ func (*GetAuditProofRequest) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{99}
 }
 
-func (x *GetAuditProofRequest) GetSeq() int32 {
+func (x *GetAuditProofRequest) GetSeq() int64 {
 	if x != nil {
 		return x.Seq
 	}
 	return 0
 }
 
-func (x *GetAuditProofRequest) GetTreeSize() int32 {
+func (x *GetAuditProofRequest) GetTreeSize() int64 {
 	if x != nil {
 		return x.TreeSize
 	}
@@ -6965,8 +6967,8 @@ func (x *GetAuditProofRequest) GetTreeSize() int32 {
 // rather than trusting leaf_hash.
 type GetAuditProofResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
-	Seq      int32                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	TreeSize int32                  `protobuf:"varint,2,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
+	Seq      int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	TreeSize int64                  `protobuf:"varint,2,opt,name=tree_size,json=treeSize,proto3" json:"tree_size,omitempty"`
 	LeafHash string                 `protobuf:"bytes,3,opt,name=leaf_hash,json=leafHash,proto3" json:"leaf_hash,omitempty"`
 	Proof    []string               `protobuf:"bytes,4,rep,name=proof,proto3" json:"proof,omitempty"`
 	// entry is the audit entry proved; null for record 0, the log's genesis
@@ -7006,14 +7008,14 @@ func (*GetAuditProofResponse) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{100}
 }
 
-func (x *GetAuditProofResponse) GetSeq() int32 {
+func (x *GetAuditProofResponse) GetSeq() int64 {
 	if x != nil {
 		return x.Seq
 	}
 	return 0
 }
 
-func (x *GetAuditProofResponse) GetTreeSize() int32 {
+func (x *GetAuditProofResponse) GetTreeSize() int64 {
 	if x != nil {
 		return x.TreeSize
 	}
@@ -7044,8 +7046,8 @@ func (x *GetAuditProofResponse) GetEntry() *AuditEntry {
 // GetAuditConsistencyRequest names two tree sizes (to 0 or unset: the latest).
 type GetAuditConsistencyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	From          int32                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
-	To            int32                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
+	From          int64                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            int64                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -7080,14 +7082,14 @@ func (*GetAuditConsistencyRequest) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{101}
 }
 
-func (x *GetAuditConsistencyRequest) GetFrom() int32 {
+func (x *GetAuditConsistencyRequest) GetFrom() int64 {
 	if x != nil {
 		return x.From
 	}
 	return 0
 }
 
-func (x *GetAuditConsistencyRequest) GetTo() int32 {
+func (x *GetAuditConsistencyRequest) GetTo() int64 {
 	if x != nil {
 		return x.To
 	}
@@ -7098,8 +7100,8 @@ func (x *GetAuditConsistencyRequest) GetTo() int32 {
 // hashes in standard base64.
 type GetAuditConsistencyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	From          int32                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
-	To            int32                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
+	From          int64                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            int64                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
 	OldRoot       string                 `protobuf:"bytes,3,opt,name=old_root,json=oldRoot,proto3" json:"old_root,omitempty"`
 	NewRoot       string                 `protobuf:"bytes,4,opt,name=new_root,json=newRoot,proto3" json:"new_root,omitempty"`
 	Proof         []string               `protobuf:"bytes,5,rep,name=proof,proto3" json:"proof,omitempty"`
@@ -7137,14 +7139,14 @@ func (*GetAuditConsistencyResponse) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{102}
 }
 
-func (x *GetAuditConsistencyResponse) GetFrom() int32 {
+func (x *GetAuditConsistencyResponse) GetFrom() int64 {
 	if x != nil {
 		return x.From
 	}
 	return 0
 }
 
-func (x *GetAuditConsistencyResponse) GetTo() int32 {
+func (x *GetAuditConsistencyResponse) GetTo() int64 {
 	if x != nil {
 		return x.To
 	}
@@ -7178,9 +7180,9 @@ func (x *GetAuditConsistencyResponse) GetProof() []string {
 type RepairedBreak struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// repair_seq is the repair entry that records the break.
-	RepairSeq int32 `protobuf:"varint,1,opt,name=repair_seq,json=repairSeq,proto3" json:"repair_seq,omitempty"`
-	FromSeq   int32 `protobuf:"varint,2,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
-	ToSeq     int32 `protobuf:"varint,3,opt,name=to_seq,json=toSeq,proto3" json:"to_seq,omitempty"`
+	RepairSeq int64 `protobuf:"varint,1,opt,name=repair_seq,json=repairSeq,proto3" json:"repair_seq,omitempty"`
+	FromSeq   int64 `protobuf:"varint,2,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
+	ToSeq     int64 `protobuf:"varint,3,opt,name=to_seq,json=toSeq,proto3" json:"to_seq,omitempty"`
 	// reason is what verification reported when the repair was made.
 	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -7217,21 +7219,21 @@ func (*RepairedBreak) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{103}
 }
 
-func (x *RepairedBreak) GetRepairSeq() int32 {
+func (x *RepairedBreak) GetRepairSeq() int64 {
 	if x != nil {
 		return x.RepairSeq
 	}
 	return 0
 }
 
-func (x *RepairedBreak) GetFromSeq() int32 {
+func (x *RepairedBreak) GetFromSeq() int64 {
 	if x != nil {
 		return x.FromSeq
 	}
 	return 0
 }
 
-func (x *RepairedBreak) GetToSeq() int32 {
+func (x *RepairedBreak) GetToSeq() int64 {
 	if x != nil {
 		return x.ToSeq
 	}
@@ -7286,8 +7288,8 @@ func (*RepairAuditRequest) Descriptor() ([]byte, []int) {
 type RepairAuditResponse struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Repaired          bool                   `protobuf:"varint,1,opt,name=repaired,proto3" json:"repaired,omitempty"`
-	LastVerifiedSeq   *wrapperspb.Int32Value `protobuf:"bytes,2,opt,name=last_verified_seq,json=lastVerifiedSeq,proto3" json:"last_verified_seq,omitempty"`
-	FirstDivergentSeq *wrapperspb.Int32Value `protobuf:"bytes,3,opt,name=first_divergent_seq,json=firstDivergentSeq,proto3" json:"first_divergent_seq,omitempty"`
+	LastVerifiedSeq   *wrapperspb.Int64Value `protobuf:"bytes,2,opt,name=last_verified_seq,json=lastVerifiedSeq,proto3" json:"last_verified_seq,omitempty"`
+	FirstDivergentSeq *wrapperspb.Int64Value `protobuf:"bytes,3,opt,name=first_divergent_seq,json=firstDivergentSeq,proto3" json:"first_divergent_seq,omitempty"`
 	// repair_entry is the appended entry; null when the chain was sound.
 	RepairEntry *AuditEntry `protobuf:"bytes,4,opt,name=repair_entry,json=repairEntry,proto3" json:"repair_entry,omitempty"`
 	// repaired_break is the stretch the repair accepted; null when the chain
@@ -7298,8 +7300,8 @@ type RepairAuditResponse struct {
 	RepairedBreaks []*RepairedBreak `protobuf:"bytes,6,rep,name=repaired_breaks,json=repairedBreaks,proto3" json:"repaired_breaks,omitempty"`
 	// restored_seqs are the missing entries re-appended from their journal
 	// entries; lost_seqs those the journal lost too, recorded as lost.
-	RestoredSeqs []int32 `protobuf:"varint,7,rep,packed,name=restored_seqs,json=restoredSeqs,proto3" json:"restored_seqs,omitempty"`
-	LostSeqs     []int32 `protobuf:"varint,8,rep,packed,name=lost_seqs,json=lostSeqs,proto3" json:"lost_seqs,omitempty"`
+	RestoredSeqs []int64 `protobuf:"varint,7,rep,packed,name=restored_seqs,json=restoredSeqs,proto3" json:"restored_seqs,omitempty"`
+	LostSeqs     []int64 `protobuf:"varint,8,rep,packed,name=lost_seqs,json=lostSeqs,proto3" json:"lost_seqs,omitempty"`
 	// correction_entry_id is the correcting journal entry (null for none),
 	// which mends corrected_entries: every balance is again what the log
 	// recorded.
@@ -7358,14 +7360,14 @@ func (x *RepairAuditResponse) GetRepaired() bool {
 	return false
 }
 
-func (x *RepairAuditResponse) GetLastVerifiedSeq() *wrapperspb.Int32Value {
+func (x *RepairAuditResponse) GetLastVerifiedSeq() *wrapperspb.Int64Value {
 	if x != nil {
 		return x.LastVerifiedSeq
 	}
 	return nil
 }
 
-func (x *RepairAuditResponse) GetFirstDivergentSeq() *wrapperspb.Int32Value {
+func (x *RepairAuditResponse) GetFirstDivergentSeq() *wrapperspb.Int64Value {
 	if x != nil {
 		return x.FirstDivergentSeq
 	}
@@ -7393,14 +7395,14 @@ func (x *RepairAuditResponse) GetRepairedBreaks() []*RepairedBreak {
 	return nil
 }
 
-func (x *RepairAuditResponse) GetRestoredSeqs() []int32 {
+func (x *RepairAuditResponse) GetRestoredSeqs() []int64 {
 	if x != nil {
 		return x.RestoredSeqs
 	}
 	return nil
 }
 
-func (x *RepairAuditResponse) GetLostSeqs() []int32 {
+func (x *RepairAuditResponse) GetLostSeqs() []int64 {
 	if x != nil {
 		return x.LostSeqs
 	}
@@ -8701,7 +8703,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x1d\n" +
 	"\n" +
 	"total_cost\x18\x05 \x01(\x01R\ttotalCost\x12-\n" +
-	"\x12contribution_count\x18\x06 \x01(\x05R\x11contributionCount\x12\x1d\n" +
+	"\x12contribution_count\x18\x06 \x01(\x03R\x11contributionCount\x12\x1d\n" +
 	"\n" +
 	"created_at\x18\a \x01(\tR\tcreatedAt\"^\n" +
 	"\x12CreateAssetRequest\x12\x12\n" +
@@ -8990,7 +8992,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x05 \x01(\tR\tcreatedAt\x124\n" +
 	"\x05lines\x18\x06 \x03(\v2\x1e.foundry.ledger.v1.JournalLineR\x05lines\x12\x1b\n" +
-	"\taudit_seq\x18\a \x01(\x05R\bauditSeq\"D\n" +
+	"\taudit_seq\x18\a \x01(\x03R\bauditSeq\"D\n" +
 	"\vJournalLine\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x1b\n" +
 	"\tamount_cc\x18\x02 \x01(\x01R\bamountCc\"j\n" +
@@ -9141,7 +9143,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x0eclean_readings\x18\x05 \x01(\x05R\rcleanReadings\"\x83\x04\n" +
 	"\n" +
 	"AuditEntry\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x12\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05actor\x18\x03 \x01(\tR\x05actor\x12\x18\n" +
 	"\asubject\x18\x04 \x01(\tR\asubject\x12\x16\n" +
@@ -9174,17 +9176,17 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x04full\x18\x01 \x01(\bR\x04full\"\xe9\x05\n" +
 	"\x13VerifyAuditResponse\x12\x14\n" +
 	"\x05valid\x18\x01 \x01(\bR\x05valid\x12'\n" +
-	"\x0fentries_checked\x18\x02 \x01(\x05R\x0eentriesChecked\x12G\n" +
-	"\x11last_verified_seq\x18\x03 \x01(\v2\x1b.google.protobuf.Int32ValueR\x0flastVerifiedSeq\x12K\n" +
-	"\x13first_divergent_seq\x18\x04 \x01(\v2\x1b.google.protobuf.Int32ValueR\x11firstDivergentSeq\x124\n" +
+	"\x0fentries_checked\x18\x02 \x01(\x03R\x0eentriesChecked\x12G\n" +
+	"\x11last_verified_seq\x18\x03 \x01(\v2\x1b.google.protobuf.Int64ValueR\x0flastVerifiedSeq\x12K\n" +
+	"\x13first_divergent_seq\x18\x04 \x01(\v2\x1b.google.protobuf.Int64ValueR\x11firstDivergentSeq\x124\n" +
 	"\x06reason\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\x06reason\x12*\n" +
-	"\x11verified_from_seq\x18\x06 \x01(\x05R\x0fverifiedFromSeq\x12I\n" +
+	"\x11verified_from_seq\x18\x06 \x01(\x03R\x0fverifiedFromSeq\x12I\n" +
 	"\x0frepaired_breaks\x18\a \x03(\v2 .foundry.ledger.v1.RepairedBreakR\x0erepairedBreaks\x12\x1b\n" +
-	"\ttree_size\x18\b \x01(\x05R\btreeSize\x12\x1b\n" +
+	"\ttree_size\x18\b \x01(\x03R\btreeSize\x12\x1b\n" +
 	"\troot_hash\x18\t \x01(\tR\brootHash\x12\x12\n" +
 	"\x04full\x18\n" +
 	" \x01(\bR\x04full\x12/\n" +
-	"\x13unsequenced_entries\x18\v \x01(\x05R\x12unsequencedEntries\x126\n" +
+	"\x13unsequenced_entries\x18\v \x01(\x03R\x12unsequencedEntries\x126\n" +
 	"\x17unsequenced_age_seconds\x18\f \x01(\x01R\x15unsequencedAgeSeconds\x12?\n" +
 	"\bfindings\x18\r \x03(\v2#.foundry.ledger.v1.IntegrityFindingR\bfindings\x12#\n" +
 	"\ropen_findings\x18\x0e \x01(\x05R\fopenFindings\x123\n" +
@@ -9193,7 +9195,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x122\n" +
 	"\x04mode\x18\x03 \x01(\x0e2\x1e.foundry.ledger.v1.EconomyModeR\x04mode\x12-\n" +
-	"\x03seq\x18\x04 \x01(\v2\x1b.google.protobuf.Int32ValueR\x03seq\x127\n" +
+	"\x03seq\x18\x04 \x01(\v2\x1b.google.protobuf.Int64ValueR\x03seq\x127\n" +
 	"\bentry_id\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\aentryId\x126\n" +
 	"\aaccount\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\aaccount\x12\x16\n" +
 	"\x06detail\x18\a \x01(\tR\x06detail\x12\x19\n" +
@@ -9204,24 +9206,24 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\rcycle_seconds\x18\x01 \x01(\x01R\fcycleSeconds\x12A\n" +
 	"\n" +
 	"last_cycle\x18\x02 \x01(\v2\".foundry.ledger.v1.AuditScrubCycleR\tlastCycle\x12#\n" +
-	"\rcurrent_cycle\x18\x03 \x01(\x05R\fcurrentCycle\x12\x1d\n" +
+	"\rcurrent_cycle\x18\x03 \x01(\x03R\fcurrentCycle\x12\x1d\n" +
 	"\n" +
 	"started_at\x18\x04 \x01(\tR\tstartedAt\x12\x19\n" +
-	"\bnext_seq\x18\x05 \x01(\x05R\anextSeq\x12(\n" +
-	"\x10target_tree_size\x18\x06 \x01(\x05R\x0etargetTreeSize\x12;\n" +
+	"\bnext_seq\x18\x05 \x01(\x03R\anextSeq\x12(\n" +
+	"\x10target_tree_size\x18\x06 \x01(\x03R\x0etargetTreeSize\x12;\n" +
 	"\n" +
 	"updated_at\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\tupdatedAt\x120\n" +
 	"\x04late\x18\b \x01(\v2\x1c.google.protobuf.StringValueR\x04late\"\xaa\x02\n" +
 	"\x0fAuditScrubCycle\x12\x14\n" +
-	"\x05cycle\x18\x01 \x01(\x05R\x05cycle\x12\x1d\n" +
+	"\x05cycle\x18\x01 \x01(\x03R\x05cycle\x12\x1d\n" +
 	"\n" +
 	"started_at\x18\x02 \x01(\tR\tstartedAt\x12\x19\n" +
 	"\bended_at\x18\x03 \x01(\tR\aendedAt\x12\x1f\n" +
-	"\vthrough_seq\x18\x04 \x01(\x05R\n" +
+	"\vthrough_seq\x18\x04 \x01(\x03R\n" +
 	"throughSeq\x12'\n" +
-	"\x0fentries_checked\x18\x05 \x01(\x05R\x0eentriesChecked\x126\n" +
-	"\x17journal_entries_checked\x18\x06 \x01(\x05R\x15journalEntriesChecked\x12)\n" +
-	"\x10accounts_checked\x18\a \x01(\x05R\x0faccountsChecked\x12\x1a\n" +
+	"\x0fentries_checked\x18\x05 \x01(\x03R\x0eentriesChecked\x126\n" +
+	"\x17journal_entries_checked\x18\x06 \x01(\x03R\x15journalEntriesChecked\x12)\n" +
+	"\x10accounts_checked\x18\a \x01(\x03R\x0faccountsChecked\x12\x1a\n" +
 	"\bfindings\x18\b \x01(\x05R\bfindings\"\x1b\n" +
 	"\x19GetAuditCheckpointRequest\"0\n" +
 	"\x1aGetAuditCheckpointResponse\x12\x12\n" +
@@ -9234,46 +9236,46 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\vkey_changes\x18\x01 \x03(\v2!.foundry.ledger.v1.AuditKeyChangeR\n" +
 	"keyChanges\"\xa8\x01\n" +
 	"\x0eAuditKeyChange\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x19\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x19\n" +
 	"\bfrom_key\x18\x02 \x01(\tR\afromKey\x12\x15\n" +
 	"\x06to_key\x18\x03 \x01(\tR\x05toKey\x12\x1c\n" +
 	"\tstatement\x18\x04 \x01(\tR\tstatement\x12$\n" +
 	"\rcountersigned\x18\x05 \x01(\bR\rcountersigned\x12\x0e\n" +
 	"\x02at\x18\x06 \x01(\tR\x02at\"E\n" +
 	"\x14GetAuditProofRequest\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x1b\n" +
-	"\ttree_size\x18\x02 \x01(\x05R\btreeSize\"\xae\x01\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x1b\n" +
+	"\ttree_size\x18\x02 \x01(\x03R\btreeSize\"\xae\x01\n" +
 	"\x15GetAuditProofResponse\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x1b\n" +
-	"\ttree_size\x18\x02 \x01(\x05R\btreeSize\x12\x1b\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x1b\n" +
+	"\ttree_size\x18\x02 \x01(\x03R\btreeSize\x12\x1b\n" +
 	"\tleaf_hash\x18\x03 \x01(\tR\bleafHash\x12\x14\n" +
 	"\x05proof\x18\x04 \x03(\tR\x05proof\x123\n" +
 	"\x05entry\x18\x05 \x01(\v2\x1d.foundry.ledger.v1.AuditEntryR\x05entry\"@\n" +
 	"\x1aGetAuditConsistencyRequest\x12\x12\n" +
-	"\x04from\x18\x01 \x01(\x05R\x04from\x12\x0e\n" +
-	"\x02to\x18\x02 \x01(\x05R\x02to\"\x8d\x01\n" +
+	"\x04from\x18\x01 \x01(\x03R\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\x03R\x02to\"\x8d\x01\n" +
 	"\x1bGetAuditConsistencyResponse\x12\x12\n" +
-	"\x04from\x18\x01 \x01(\x05R\x04from\x12\x0e\n" +
-	"\x02to\x18\x02 \x01(\x05R\x02to\x12\x19\n" +
+	"\x04from\x18\x01 \x01(\x03R\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\x03R\x02to\x12\x19\n" +
 	"\bold_root\x18\x03 \x01(\tR\aoldRoot\x12\x19\n" +
 	"\bnew_root\x18\x04 \x01(\tR\anewRoot\x12\x14\n" +
 	"\x05proof\x18\x05 \x03(\tR\x05proof\"x\n" +
 	"\rRepairedBreak\x12\x1d\n" +
 	"\n" +
-	"repair_seq\x18\x01 \x01(\x05R\trepairSeq\x12\x19\n" +
-	"\bfrom_seq\x18\x02 \x01(\x05R\afromSeq\x12\x15\n" +
-	"\x06to_seq\x18\x03 \x01(\x05R\x05toSeq\x12\x16\n" +
+	"repair_seq\x18\x01 \x01(\x03R\trepairSeq\x12\x19\n" +
+	"\bfrom_seq\x18\x02 \x01(\x03R\afromSeq\x12\x15\n" +
+	"\x06to_seq\x18\x03 \x01(\x03R\x05toSeq\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x14\n" +
 	"\x12RepairAuditRequest\"\xdb\x06\n" +
 	"\x13RepairAuditResponse\x12\x1a\n" +
 	"\brepaired\x18\x01 \x01(\bR\brepaired\x12G\n" +
-	"\x11last_verified_seq\x18\x02 \x01(\v2\x1b.google.protobuf.Int32ValueR\x0flastVerifiedSeq\x12K\n" +
-	"\x13first_divergent_seq\x18\x03 \x01(\v2\x1b.google.protobuf.Int32ValueR\x11firstDivergentSeq\x12@\n" +
+	"\x11last_verified_seq\x18\x02 \x01(\v2\x1b.google.protobuf.Int64ValueR\x0flastVerifiedSeq\x12K\n" +
+	"\x13first_divergent_seq\x18\x03 \x01(\v2\x1b.google.protobuf.Int64ValueR\x11firstDivergentSeq\x12@\n" +
 	"\frepair_entry\x18\x04 \x01(\v2\x1d.foundry.ledger.v1.AuditEntryR\vrepairEntry\x12G\n" +
 	"\x0erepaired_break\x18\x05 \x01(\v2 .foundry.ledger.v1.RepairedBreakR\rrepairedBreak\x12I\n" +
 	"\x0frepaired_breaks\x18\x06 \x03(\v2 .foundry.ledger.v1.RepairedBreakR\x0erepairedBreaks\x12#\n" +
-	"\rrestored_seqs\x18\a \x03(\x05R\frestoredSeqs\x12\x1b\n" +
-	"\tlost_seqs\x18\b \x03(\x05R\blostSeqs\x12L\n" +
+	"\rrestored_seqs\x18\a \x03(\x03R\frestoredSeqs\x12\x1b\n" +
+	"\tlost_seqs\x18\b \x03(\x03R\blostSeqs\x12L\n" +
 	"\x13correction_entry_id\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\x11correctionEntryId\x12+\n" +
 	"\x11corrected_entries\x18\n" +
 	" \x03(\tR\x10correctedEntries\x12+\n" +
@@ -9625,7 +9627,7 @@ var file_foundry_ledger_v1_ledger_proto_goTypes = []any{
 	(v11.Stage)(0),                               // 130: foundry.portfolio.v1.Stage
 	(EconomyMode)(0),                             // 131: foundry.ledger.v1.EconomyMode
 	(*wrapperspb.DoubleValue)(nil),               // 132: google.protobuf.DoubleValue
-	(*wrapperspb.Int32Value)(nil),                // 133: google.protobuf.Int32Value
+	(*wrapperspb.Int64Value)(nil),                // 133: google.protobuf.Int64Value
 }
 var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	6,   // 0: foundry.ledger.v1.CreateAssetResponse.asset:type_name -> foundry.ledger.v1.Asset
@@ -9696,14 +9698,14 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	129, // 65: foundry.ledger.v1.AuditEntry.subject_handle:type_name -> google.protobuf.StringValue
 	84,  // 66: foundry.ledger.v1.ListAuditEntriesResponse.entries:type_name -> foundry.ledger.v1.AuditEntry
 	127, // 67: foundry.ledger.v1.ListAuditEntriesResponse.pagination:type_name -> foundry.common.v1.Pagination
-	133, // 68: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	133, // 69: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	133, // 68: foundry.ledger.v1.VerifyAuditResponse.last_verified_seq:type_name -> google.protobuf.Int64Value
+	133, // 69: foundry.ledger.v1.VerifyAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int64Value
 	129, // 70: foundry.ledger.v1.VerifyAuditResponse.reason:type_name -> google.protobuf.StringValue
 	103, // 71: foundry.ledger.v1.VerifyAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak
 	89,  // 72: foundry.ledger.v1.VerifyAuditResponse.findings:type_name -> foundry.ledger.v1.IntegrityFinding
 	90,  // 73: foundry.ledger.v1.VerifyAuditResponse.scrub:type_name -> foundry.ledger.v1.AuditScrub
 	131, // 74: foundry.ledger.v1.IntegrityFinding.mode:type_name -> foundry.ledger.v1.EconomyMode
-	133, // 75: foundry.ledger.v1.IntegrityFinding.seq:type_name -> google.protobuf.Int32Value
+	133, // 75: foundry.ledger.v1.IntegrityFinding.seq:type_name -> google.protobuf.Int64Value
 	129, // 76: foundry.ledger.v1.IntegrityFinding.entry_id:type_name -> google.protobuf.StringValue
 	129, // 77: foundry.ledger.v1.IntegrityFinding.account:type_name -> google.protobuf.StringValue
 	91,  // 78: foundry.ledger.v1.AuditScrub.last_cycle:type_name -> foundry.ledger.v1.AuditScrubCycle
@@ -9711,8 +9713,8 @@ var file_foundry_ledger_v1_ledger_proto_depIdxs = []int32{
 	129, // 80: foundry.ledger.v1.AuditScrub.late:type_name -> google.protobuf.StringValue
 	98,  // 81: foundry.ledger.v1.ListAuditKeyChangesResponse.key_changes:type_name -> foundry.ledger.v1.AuditKeyChange
 	84,  // 82: foundry.ledger.v1.GetAuditProofResponse.entry:type_name -> foundry.ledger.v1.AuditEntry
-	133, // 83: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int32Value
-	133, // 84: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int32Value
+	133, // 83: foundry.ledger.v1.RepairAuditResponse.last_verified_seq:type_name -> google.protobuf.Int64Value
+	133, // 84: foundry.ledger.v1.RepairAuditResponse.first_divergent_seq:type_name -> google.protobuf.Int64Value
 	84,  // 85: foundry.ledger.v1.RepairAuditResponse.repair_entry:type_name -> foundry.ledger.v1.AuditEntry
 	103, // 86: foundry.ledger.v1.RepairAuditResponse.repaired_break:type_name -> foundry.ledger.v1.RepairedBreak
 	103, // 87: foundry.ledger.v1.RepairAuditResponse.repaired_breaks:type_name -> foundry.ledger.v1.RepairedBreak

@@ -1441,7 +1441,7 @@ func request_LedgerService_GetAuditProof_0(ctx context.Context, marshaler runtim
 	if !ok {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "seq")
 	}
-	protoReq.Seq, err = runtime.Int32(val)
+	protoReq.Seq, err = runtime.Int64(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "seq", err)
 	}
@@ -1468,7 +1468,7 @@ func local_request_LedgerService_GetAuditProof_0(ctx context.Context, marshaler 
 	if !ok {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "seq")
 	}
-	protoReq.Seq, err = runtime.Int32(val)
+	protoReq.Seq, err = runtime.Int64(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "seq", err)
 	}

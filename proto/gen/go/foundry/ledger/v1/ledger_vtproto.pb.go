@@ -5543,7 +5543,7 @@ func (m *VerifyAuditResponse) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x2a
 	}
 	if m.FirstDivergentSeq != nil {
-		size, err := (*wrapperspb.Int32Value)(m.FirstDivergentSeq).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*wrapperspb.Int64Value)(m.FirstDivergentSeq).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -5553,7 +5553,7 @@ func (m *VerifyAuditResponse) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x22
 	}
 	if m.LastVerifiedSeq != nil {
-		size, err := (*wrapperspb.Int32Value)(m.LastVerifiedSeq).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*wrapperspb.Int64Value)(m.LastVerifiedSeq).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -5652,7 +5652,7 @@ func (m *IntegrityFinding) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x2a
 	}
 	if m.Seq != nil {
-		size, err := (*wrapperspb.Int32Value)(m.Seq).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*wrapperspb.Int64Value)(m.Seq).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -6625,7 +6625,7 @@ func (m *RepairAuditResponse) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x22
 	}
 	if m.FirstDivergentSeq != nil {
-		size, err := (*wrapperspb.Int32Value)(m.FirstDivergentSeq).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*wrapperspb.Int64Value)(m.FirstDivergentSeq).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -6635,7 +6635,7 @@ func (m *RepairAuditResponse) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x1a
 	}
 	if m.LastVerifiedSeq != nil {
-		size, err := (*wrapperspb.Int32Value)(m.LastVerifiedSeq).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*wrapperspb.Int64Value)(m.LastVerifiedSeq).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -9932,11 +9932,11 @@ func (m *VerifyAuditResponse) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.EntriesChecked))
 	}
 	if m.LastVerifiedSeq != nil {
-		l = (*wrapperspb.Int32Value)(m.LastVerifiedSeq).SizeVT()
+		l = (*wrapperspb.Int64Value)(m.LastVerifiedSeq).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.FirstDivergentSeq != nil {
-		l = (*wrapperspb.Int32Value)(m.FirstDivergentSeq).SizeVT()
+		l = (*wrapperspb.Int64Value)(m.FirstDivergentSeq).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Reason != nil {
@@ -10003,7 +10003,7 @@ func (m *IntegrityFinding) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.Mode))
 	}
 	if m.Seq != nil {
-		l = (*wrapperspb.Int32Value)(m.Seq).SizeVT()
+		l = (*wrapperspb.Int64Value)(m.Seq).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.EntryId != nil {
@@ -10345,11 +10345,11 @@ func (m *RepairAuditResponse) SizeVT() (n int) {
 		n += 2
 	}
 	if m.LastVerifiedSeq != nil {
-		l = (*wrapperspb.Int32Value)(m.LastVerifiedSeq).SizeVT()
+		l = (*wrapperspb.Int64Value)(m.LastVerifiedSeq).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.FirstDivergentSeq != nil {
-		l = (*wrapperspb.Int32Value)(m.FirstDivergentSeq).SizeVT()
+		l = (*wrapperspb.Int64Value)(m.FirstDivergentSeq).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.RepairEntry != nil {
@@ -11601,7 +11601,7 @@ func (m *Asset) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.ContributionCount |= int32(b&0x7F) << shift
+				m.ContributionCount |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -19188,7 +19188,7 @@ func (m *FlowEvent) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.AuditSeq |= int32(b&0x7F) << shift
+				m.AuditSeq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -22884,7 +22884,7 @@ func (m *AuditEntry) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Seq |= int32(b&0x7F) << shift
+				m.Seq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -23762,7 +23762,7 @@ func (m *VerifyAuditResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.EntriesChecked |= int32(b&0x7F) << shift
+				m.EntriesChecked |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -23797,9 +23797,9 @@ func (m *VerifyAuditResponse) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.LastVerifiedSeq == nil {
-				m.LastVerifiedSeq = &wrapperspb1.Int32Value{}
+				m.LastVerifiedSeq = &wrapperspb1.Int64Value{}
 			}
-			if err := (*wrapperspb.Int32Value)(m.LastVerifiedSeq).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*wrapperspb.Int64Value)(m.LastVerifiedSeq).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -23833,9 +23833,9 @@ func (m *VerifyAuditResponse) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.FirstDivergentSeq == nil {
-				m.FirstDivergentSeq = &wrapperspb1.Int32Value{}
+				m.FirstDivergentSeq = &wrapperspb1.Int64Value{}
 			}
-			if err := (*wrapperspb.Int32Value)(m.FirstDivergentSeq).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*wrapperspb.Int64Value)(m.FirstDivergentSeq).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -23889,7 +23889,7 @@ func (m *VerifyAuditResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.VerifiedFromSeq |= int32(b&0x7F) << shift
+				m.VerifiedFromSeq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -23942,7 +23942,7 @@ func (m *VerifyAuditResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.TreeSize |= int32(b&0x7F) << shift
+				m.TreeSize |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -24013,7 +24013,7 @@ func (m *VerifyAuditResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.UnsequencedEntries |= int32(b&0x7F) << shift
+				m.UnsequencedEntries |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -24282,9 +24282,9 @@ func (m *IntegrityFinding) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Seq == nil {
-				m.Seq = &wrapperspb1.Int32Value{}
+				m.Seq = &wrapperspb1.Int64Value{}
 			}
-			if err := (*wrapperspb.Int32Value)(m.Seq).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*wrapperspb.Int64Value)(m.Seq).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -24568,7 +24568,7 @@ func (m *AuditScrub) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.CurrentCycle |= int32(b&0x7F) << shift
+				m.CurrentCycle |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -24619,7 +24619,7 @@ func (m *AuditScrub) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.NextSeq |= int32(b&0x7F) << shift
+				m.NextSeq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -24638,7 +24638,7 @@ func (m *AuditScrub) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.TargetTreeSize |= int32(b&0x7F) << shift
+				m.TargetTreeSize |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -24780,7 +24780,7 @@ func (m *AuditScrubCycle) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Cycle |= int32(b&0x7F) << shift
+				m.Cycle |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -24863,7 +24863,7 @@ func (m *AuditScrubCycle) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.ThroughSeq |= int32(b&0x7F) << shift
+				m.ThroughSeq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -24882,7 +24882,7 @@ func (m *AuditScrubCycle) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.EntriesChecked |= int32(b&0x7F) << shift
+				m.EntriesChecked |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -24901,7 +24901,7 @@ func (m *AuditScrubCycle) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.JournalEntriesChecked |= int32(b&0x7F) << shift
+				m.JournalEntriesChecked |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -24920,7 +24920,7 @@ func (m *AuditScrubCycle) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.AccountsChecked |= int32(b&0x7F) << shift
+				m.AccountsChecked |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -25413,7 +25413,7 @@ func (m *AuditKeyChange) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Seq |= int32(b&0x7F) << shift
+				m.Seq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -25631,7 +25631,7 @@ func (m *GetAuditProofRequest) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Seq |= int32(b&0x7F) << shift
+				m.Seq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -25650,7 +25650,7 @@ func (m *GetAuditProofRequest) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.TreeSize |= int32(b&0x7F) << shift
+				m.TreeSize |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -25720,7 +25720,7 @@ func (m *GetAuditProofResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Seq |= int32(b&0x7F) << shift
+				m.Seq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -25739,7 +25739,7 @@ func (m *GetAuditProofResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.TreeSize |= int32(b&0x7F) << shift
+				m.TreeSize |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -25909,7 +25909,7 @@ func (m *GetAuditConsistencyRequest) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.From |= int32(b&0x7F) << shift
+				m.From |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -25928,7 +25928,7 @@ func (m *GetAuditConsistencyRequest) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.To |= int32(b&0x7F) << shift
+				m.To |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -25998,7 +25998,7 @@ func (m *GetAuditConsistencyResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.From |= int32(b&0x7F) << shift
+				m.From |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -26017,7 +26017,7 @@ func (m *GetAuditConsistencyResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.To |= int32(b&0x7F) << shift
+				m.To |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -26183,7 +26183,7 @@ func (m *RepairedBreak) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.RepairSeq |= int32(b&0x7F) << shift
+				m.RepairSeq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -26202,7 +26202,7 @@ func (m *RepairedBreak) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.FromSeq |= int32(b&0x7F) << shift
+				m.FromSeq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -26221,7 +26221,7 @@ func (m *RepairedBreak) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.ToSeq |= int32(b&0x7F) << shift
+				m.ToSeq |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -26410,9 +26410,9 @@ func (m *RepairAuditResponse) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.LastVerifiedSeq == nil {
-				m.LastVerifiedSeq = &wrapperspb1.Int32Value{}
+				m.LastVerifiedSeq = &wrapperspb1.Int64Value{}
 			}
-			if err := (*wrapperspb.Int32Value)(m.LastVerifiedSeq).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*wrapperspb.Int64Value)(m.LastVerifiedSeq).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -26446,9 +26446,9 @@ func (m *RepairAuditResponse) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.FirstDivergentSeq == nil {
-				m.FirstDivergentSeq = &wrapperspb1.Int32Value{}
+				m.FirstDivergentSeq = &wrapperspb1.Int64Value{}
 			}
-			if err := (*wrapperspb.Int32Value)(m.FirstDivergentSeq).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*wrapperspb.Int64Value)(m.FirstDivergentSeq).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -26560,7 +26560,7 @@ func (m *RepairAuditResponse) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType == 0 {
-				var v int32
+				var v int64
 				for shift := uint(0); ; shift += 7 {
 					if shift >= 64 {
 						return protohelpers.ErrIntOverflow
@@ -26570,7 +26570,7 @@ func (m *RepairAuditResponse) UnmarshalVT(dAtA []byte) error {
 					}
 					b := dAtA[iNdEx]
 					iNdEx++
-					v |= int32(b&0x7F) << shift
+					v |= int64(b&0x7F) << shift
 					if b < 0x80 {
 						break
 					}
@@ -26611,10 +26611,10 @@ func (m *RepairAuditResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				elementCount = count
 				if elementCount != 0 && len(m.RestoredSeqs) == 0 {
-					m.RestoredSeqs = make([]int32, 0, elementCount)
+					m.RestoredSeqs = make([]int64, 0, elementCount)
 				}
 				for iNdEx < postIndex {
-					var v int32
+					var v int64
 					for shift := uint(0); ; shift += 7 {
 						if shift >= 64 {
 							return protohelpers.ErrIntOverflow
@@ -26624,7 +26624,7 @@ func (m *RepairAuditResponse) UnmarshalVT(dAtA []byte) error {
 						}
 						b := dAtA[iNdEx]
 						iNdEx++
-						v |= int32(b&0x7F) << shift
+						v |= int64(b&0x7F) << shift
 						if b < 0x80 {
 							break
 						}
@@ -26636,7 +26636,7 @@ func (m *RepairAuditResponse) UnmarshalVT(dAtA []byte) error {
 			}
 		case 8:
 			if wireType == 0 {
-				var v int32
+				var v int64
 				for shift := uint(0); ; shift += 7 {
 					if shift >= 64 {
 						return protohelpers.ErrIntOverflow
@@ -26646,7 +26646,7 @@ func (m *RepairAuditResponse) UnmarshalVT(dAtA []byte) error {
 					}
 					b := dAtA[iNdEx]
 					iNdEx++
-					v |= int32(b&0x7F) << shift
+					v |= int64(b&0x7F) << shift
 					if b < 0x80 {
 						break
 					}
@@ -26687,10 +26687,10 @@ func (m *RepairAuditResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				elementCount = count
 				if elementCount != 0 && len(m.LostSeqs) == 0 {
-					m.LostSeqs = make([]int32, 0, elementCount)
+					m.LostSeqs = make([]int64, 0, elementCount)
 				}
 				for iNdEx < postIndex {
-					var v int32
+					var v int64
 					for shift := uint(0); ; shift += 7 {
 						if shift >= 64 {
 							return protohelpers.ErrIntOverflow
@@ -26700,7 +26700,7 @@ func (m *RepairAuditResponse) UnmarshalVT(dAtA []byte) error {
 						}
 						b := dAtA[iNdEx]
 						iNdEx++
-						v |= int32(b&0x7F) << shift
+						v |= int64(b&0x7F) << shift
 						if b < 0x80 {
 							break
 						}
