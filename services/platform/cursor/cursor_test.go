@@ -79,3 +79,21 @@ func TestAtAndSeq(t *testing.T) {
 		require.Equal(t, tc.field, errs[0].Field, name)
 	}
 }
+
+// TestOffsetsStopAtMaxOffset: a growing list pages by offset down to
+// MaxOffset and says to page by cursor past it.
+func TestOffsetsStopAtMaxOffset(t *testing.T) {
+	t.Parallel()
+	_, _, ok, errs := DecodeAt("tasks", "", MaxOffset)
+	require.False(t, ok)
+	require.Empty(t, errs, "the deepest offset is served")
+	_, _, _, errs = DecodeAt("tasks", "", MaxOffset+1)
+	require.Equal(t, []fault.FieldError{{Field: "offset",
+		Message: "must be at most 10000: read further pages by cursor (each page's pagination.next_cursor)"}}, errs)
+	_, errs = DecodeSeq("audit", "", MaxOffset)
+	require.Empty(t, errs)
+	_, errs = DecodeSeq("audit", "", MaxOffset+1)
+	require.Len(t, errs, 1)
+	require.Equal(t, "offset", errs[0].Field)
+	require.Contains(t, errs[0].Message, "by cursor")
+}

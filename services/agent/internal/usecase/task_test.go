@@ -12,6 +12,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/prompt"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
 	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/cursor"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 	"github.com/foundryhq/foundry/services/platform/fault"
@@ -338,11 +339,15 @@ func TestListByCursor(t *testing.T) {
 		for name, q := range map[string]usecase.ListQuery{
 			"made up":        {Cursor: "nope"},
 			"with an offset": {Cursor: first.Next, Offset: 1},
+			"too deep":       {Offset: cursor.MaxOffset + 1},
 		} {
 			_, err := e.app.List(ctx, q)
 			fe, ok := fault.As(err)
 			require.True(t, ok, name)
 			require.Equal(t, fault.Invalid, fe.Kind, name)
 		}
+		deepest, err := e.app.List(ctx, usecase.ListQuery{Offset: cursor.MaxOffset})
+		require.NoError(t, err)
+		require.Empty(t, deepest.Tasks, "the deepest offset is a page")
 	})
 }

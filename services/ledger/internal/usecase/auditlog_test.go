@@ -308,6 +308,7 @@ func TestAuditPageByCursor(t *testing.T) {
 			"another list's": {Cursor: cursor.Encode("tasks", "1", "x")},
 			"made up":        {Cursor: "bm90LWEtY3Vyc29y"},
 			"with an offset": {Cursor: first.Next, Offset: 2},
+			"too deep":       {Offset: cursor.MaxOffset + 1},
 		} {
 			_, err := e.app.AuditPage(ctx, p)
 			fe, ok := fault.As(err)

@@ -628,10 +628,25 @@ func TestIncidentsByCursor(t *testing.T) {
 		for name, p := range map[string]usecase.Page{
 			"another list's": {Cursor: cursor.Encode("audit", "3")},
 			"with an offset": {Cursor: first.Next, Offset: 1},
+			"too deep":       {Offset: cursor.MaxOffset + 1},
 		} {
 			_, err := e.app.Incidents(ctx, p)
 			k, _ := kindOf(t, err)
 			require.Equal(t, fault.Invalid, k, name)
+		}
+		for name, q := range map[string]usecase.ListContributionsCmd{
+			"deepest":  {Page: usecase.Page{Offset: cursor.MaxOffset}},
+			"too deep": {Page: usecase.Page{Offset: cursor.MaxOffset + 1}},
+			"by asset": {AssetID: "a", Page: usecase.Page{Offset: cursor.MaxOffset + 1}},
+		} {
+			_, err := e.app.ListContributions(ctx, q)
+			if name == "deepest" {
+				require.NoError(t, err, "the deepest offset is a page")
+				continue
+			}
+			k, detail := kindOf(t, err)
+			require.Equal(t, fault.Invalid, k, name)
+			require.Contains(t, detail, "offset: must be at most 10000: read further pages by cursor", name)
 		}
 	})
 }
