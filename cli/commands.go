@@ -323,21 +323,26 @@ one answer of the same shape). Progress is shown on a terminal.`,
 			req.Limit = proto.Int32(maxPage)
 		}
 		merged := &agentv1.ListTasksResponse{Pagination: &commonv1.Pagination{Offset: offset}}
-		seen := map[string]bool{}
+		// After the first page, each page is read by the cursor the last
+		// one gave: a new task does not shift it, and the server pages by
+		// offset no deeper than 10 000 tasks.
+		next := ""
 		err := e.eachPage("tasks", offset, func(at int32) (int, int64, error) {
-			req.Offset = at
+			req.Offset, req.Cursor = at, next
+			if next != "" {
+				req.Offset = 0
+			}
 			page := &agentv1.ListTasksResponse{}
 			if _, err := e.client.call(ctx, opListTasks, req, page, callOpts{}); err != nil {
 				return 0, 0, err
 			}
-			for _, t := range page.GetTasks() {
-				if !seen[t.GetId()] { // a new task shifts the pages by one meanwhile
-					seen[t.GetId()] = true
-					merged.Tasks = append(merged.Tasks, t)
-				}
+			merged.Tasks = append(merged.Tasks, page.GetTasks()...)
+			n, total := len(page.GetTasks()), page.GetPagination().GetTotal()
+			merged.Pagination.Total = total
+			if next = page.GetPagination().GetNextCursor(); next == "" {
+				total = int64(at) + int64(n) // the last page
 			}
-			merged.Pagination.Total = page.GetPagination().GetTotal()
-			return len(page.GetTasks()), page.GetPagination().GetTotal(), nil
+			return n, total, nil
 		})
 		if err != nil {
 			return err
