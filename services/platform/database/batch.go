@@ -75,6 +75,14 @@ func (b *Batch) Final() { b.final = true }
 // Len is the number of statements queued.
 func (b *Batch) Len() int { return len(b.items) }
 
+// Each calls f with each queued statement and its arguments, in order: a
+// test's recorder reads what a batch will run (dbtest.Recorder).
+func (b *Batch) Each(f func(query string, args []any)) {
+	for _, it := range b.items {
+		f(it.query, it.args)
+	}
+}
+
 // pgBatcher is what a pgx pool and a pgx transaction share for batches.
 type pgBatcher interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults

@@ -15,8 +15,9 @@ import (
 // Postgres switches to a generic plan after five executions), which is
 // the one a plan test must hold to an index range. settings are SET
 // LOCAL statements for the planner (enable_seqscan = off, say, to ask
-// whether it can do without a scan). args are bound as literals, strings
-// and integers only (EXECUTE is a utility statement and binds none).
+// whether it can do without a scan). args are bound as literals, strings,
+// numbers, booleans and nil only (EXECUTE is a utility statement and binds
+// none).
 func GenericPlan(t testing.TB, db *database.DB, query string, args []any, settings ...string) string {
 	t.Helper()
 	literals := make([]string, len(args))
@@ -24,8 +25,12 @@ func GenericPlan(t testing.TB, db *database.DB, query string, args []any, settin
 		switch v := a.(type) {
 		case string:
 			literals[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
-		case int, int32, int64:
+		case int, int32, int64, uint, uint32, uint64, float64:
 			literals[i] = fmt.Sprint(v)
+		case bool:
+			literals[i] = strings.ToUpper(fmt.Sprint(v))
+		case nil:
+			literals[i] = "NULL"
 		default:
 			t.Fatalf("argument %d: a %T has no literal here", i+1, a)
 		}
