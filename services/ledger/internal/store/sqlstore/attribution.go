@@ -694,8 +694,18 @@ func (s Attribution) ListContributions(ctx context.Context, f store.Contribution
 	if len(where) > 0 {
 		filter = " WHERE " + strings.Join(where, " AND ")
 	}
+	// The totals of the whole list and of an asset's are kept as
+	// contributions are written (migration 0027's trigger, the asset's
+	// contribution_count): no page counts them.
+	count := `SELECT COUNT(*) FROM contributions` + filter
+	switch {
+	case f.AssetID == "" && f.ContributorID == "":
+		count = `SELECT COALESCE(SUM(n), 0) FROM row_counts WHERE name = 'contributions'`
+	case f.ContributorID == "":
+		count = `SELECT COALESCE((SELECT contribution_count FROM assets WHERE id = $1), 0)`
+	}
 	var total int
-	if err := s.q.QueryRow(ctx, `SELECT COUNT(*) FROM contributions`+filter, args...).Scan(&total); err != nil {
+	if err := s.q.QueryRow(ctx, count, args...).Scan(&total); err != nil {
 		return nil, 0, 0, fmt.Errorf("count contributions: %w", err)
 	}
 	offset := f.Offset

@@ -3,7 +3,9 @@ package sqlstore_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
 	"github.com/foundryhq/foundry/services/ledger/internal/store/sqlstore"
+	"github.com/foundryhq/foundry/services/ledger/internal/store/storetest"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
@@ -141,6 +144,55 @@ func BenchmarkHistoryPage(b *testing.B) {
 					b.Fatalf("%d entries, %v", len(page), err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkParallelContributions measures contributions written by 8
+// goroutines at once (SetParallelism over GOMAXPROCS), each to an asset of
+// its own, a transaction each, on Postgres: with the trigger that keeps
+// the contributions' count (migration 0027, a row of row_counts each
+// insert adds to, the shard of its connection) and, as the baseline in
+// the same run, with it dropped.
+//
+//	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./services/ledger/internal/store/sqlstore -run '^$' -bench ParallelContributions -count 5
+func BenchmarkParallelContributions(b *testing.B) {
+	if dbtest.PostgresURL() == "" {
+		b.Skipf("%s is not set: skipping Postgres", dbtest.URLEnv)
+	}
+	for _, counted := range []bool{true, false} {
+		b.Run(fmt.Sprintf("counted=%t", counted), func(b *testing.B) {
+			db := dbtest.Open(b, database.Postgres, "ledger", store.Migrations())
+			ctx := context.Background()
+			if !counted {
+				if _, err := db.Exec(ctx, `DROP TRIGGER contributions_counted ON contributions`); err != nil {
+					b.Fatal(err)
+				}
+			}
+			at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+			const writers = 8
+			for i := range writers {
+				id := fmt.Sprintf("asset-%d", i)
+				if err := sqlstore.NewAttribution(db).CreateAsset(ctx, store.Asset{ID: id, Type: "CODE", Name: id, Description: "d", CreatedAt: at}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var next atomic.Int64
+			b.SetParallelism(max(1, writers/runtime.GOMAXPROCS(0)))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				asset := fmt.Sprintf("asset-%d", next.Add(1)%writers)
+				for pb.Next() {
+					c := storetest.NewContribution("ada", asset, 1, at)
+					if err := db.Tx(ctx, func(q database.Querier) error {
+						_, err := sqlstore.NewAttribution(q).AddContribution(ctx, c, storetest.Implicit("ada", at))
+						return err
+					}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		})
 	}
 }

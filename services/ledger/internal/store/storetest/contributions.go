@@ -176,6 +176,14 @@ func runContributions(t *testing.T, newHarness func(t *testing.T) Harness) {
 		counts, err := h.read().attribution.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 11, counts["contributions"], "two recorded, nine to fill the asset, none refused")
+		// The contributors' kept total (migration 0027) counted the ones a
+		// contribution created, not those a refused one would have.
+		_, total, err := h.read().identity.ListContributors(ctx, store.ContributorFilter{Limit: 1})
+		require.NoError(t, err)
+		people, err := h.read().identity.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, people["contributors"], total)
+		require.Equal(t, 3, total, "ada, the newcomer and big")
 	})
 
 	t.Run("contribution lists are ordered by time then id", func(t *testing.T) {

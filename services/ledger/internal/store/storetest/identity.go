@@ -139,6 +139,13 @@ func runIdentity(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 		implicit := Implicit("github:octo", now.Add(2*time.Second))
 		require.NoError(t, h.write(func(r repos) error { return r.identity.EnsureContributor(ctx, implicit) }))
+		// The total is kept as rows are inserted (migration 0027): an
+		// existing contributor ensured again, or a registration refused and
+		// rolled back, counts nothing.
+		require.NoError(t, h.write(func(r repos) error { return r.identity.EnsureContributor(ctx, implicit) }))
+		require.ErrorIs(t, h.write(func(r repos) error {
+			return r.identity.Register(ctx, contributor("erin", now), store.Session{TokenHash: "h-again", CreatedAt: now})
+		}), store.ErrAlreadyExists)
 		account := func(c store.Contributor) store.ContributorAccount { return store.ContributorAccount{Contributor: c} }
 		got, total, err := h.read().identity.ListContributors(ctx, store.ContributorFilter{Limit: 10})
 		require.NoError(t, err)
