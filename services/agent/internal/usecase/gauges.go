@@ -39,7 +39,7 @@ func (a *App) Gauges(ctx context.Context) (QueueGauges, error) {
 	r.Stats.QueueCounts(&batch, &counts)
 	r.Tasks.QueueOldestPending(&batch, &oldest, &ok)
 	r.Outbox.QueueBacklog(&batch, &out.Outbox)
-	if err := a.db.SendBatch(ctx, &batch); err != nil {
+	if err := r.Send(ctx, &batch); err != nil {
 		return QueueGauges{}, wrap("read the queue's gauges", err)
 	}
 	out.Counts, out.At = countsOf(counts), a.now()

@@ -63,7 +63,7 @@ func (a *App) PipelineStatus(ctx context.Context) (PipelineStatus, error) {
 		r.Tasks.QueueLastFinished(&batch, cfg.FailureStreak, &last)
 	}
 	r.Stats.QueueFinishedSince(&batch, windowStart(now, cfg.Window), &fin)
-	if err := a.db.SendBatch(ctx, &batch); err != nil {
+	if err := r.Send(ctx, &batch); err != nil {
 		return PipelineStatus{}, wrap("pipeline status", err)
 	}
 	c := countsOf(counts)
