@@ -159,8 +159,8 @@ func contributionOf(i idea.Idea) contribution {
 // amountMicros is an amount in exact micro-units, as the totals keep it.
 func amountMicros(v float64) int64 { return int64(math.Round(v * 1e6)) }
 
-// adjustTotals moves the totals, and the counts by stage, from before's
-// contribution to after's.
+// adjustTotals moves the totals, and the counts by stage and by tag, from
+// before's contribution to after's.
 func adjustTotals(ctx context.Context, tx database.Querier, before, after idea.Idea) error {
 	if b, a := contributionOf(before), contributionOf(after); a != b {
 		if _, err := tx.Exec(ctx, `UPDATE portfolio_totals SET total_ideas = total_ideas + $1, validated_ideas = validated_ideas + $2,
@@ -169,13 +169,30 @@ func adjustTotals(ctx context.Context, tx database.Querier, before, after idea.I
 			return err
 		}
 	}
-	return adjustStages(ctx, tx, before, after)
+	if err := adjustStages(ctx, tx, before, after); err != nil {
+		return err
+	}
+	return adjustTags(ctx, tx, before, after)
 }
 
-// adjustStages moves one active idea from before's stage to after's. The
-// rows are written in stage order (after portfolio_totals), so two
-// transactions moving ideas in opposite directions take the rows' locks in
-// the same order instead of deadlocking.
+// adjustTags moves the counts of active ideas by tag from before's tags to
+// after's.
+func adjustTags(ctx context.Context, tx database.Querier, before, after idea.Idea) error {
+	delta := map[string]int64{}
+	if !before.Archived {
+		for _, t := range before.Tags {
+			delta[t]--
+		}
+	}
+	if !after.Archived {
+		for _, t := range after.Tags {
+			delta[t]++
+		}
+	}
+	return addCounts(ctx, tx, "tag_totals", "tag", delta)
+}
+
+// adjustStages moves one active idea from before's stage to after's.
 func adjustStages(ctx context.Context, tx database.Querier, before, after idea.Idea) error {
 	delta := map[idea.Stage]int64{}
 	if !before.Archived {
@@ -184,17 +201,26 @@ func adjustStages(ctx context.Context, tx database.Querier, before, after idea.I
 	if !after.Archived {
 		delta[after.Stage]++
 	}
-	stages := make([]idea.Stage, 0, len(delta))
-	for st, d := range delta {
+	return addCounts(ctx, tx, "stage_totals", "stage", delta)
+}
+
+// addCounts adds delta to the ideas counted by key in table (stage_totals
+// or tag_totals; a constant, never input). The rows are written in key
+// order (after portfolio_totals), so two transactions moving ideas in
+// opposite directions take the rows' locks in the same order instead of
+// deadlocking.
+func addCounts[K ~string](ctx context.Context, tx database.Querier, table, key string, delta map[K]int64) error {
+	keys := make([]K, 0, len(delta))
+	for k, d := range delta {
 		if d != 0 {
-			stages = append(stages, st)
+			keys = append(keys, k)
 		}
 	}
-	slices.Sort(stages)
-	for _, st := range stages {
-		if _, err := tx.Exec(ctx, `INSERT INTO stage_totals (stage, ideas) VALUES ($1, $2)
-			ON CONFLICT (stage) DO UPDATE SET ideas = stage_totals.ideas + excluded.ideas`, string(st), delta[st]); err != nil {
-			return fmt.Errorf("count the ideas of stage %s: %w", st, err)
+	slices.Sort(keys)
+	for _, k := range keys {
+		if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (`+key+`, ideas) VALUES ($1, $2)
+			ON CONFLICT (`+key+`) DO UPDATE SET ideas = `+table+`.ideas + excluded.ideas`, string(k), delta[k]); err != nil {
+			return fmt.Errorf("count the ideas of %s %s: %w", key, k, err)
 		}
 	}
 	return nil
@@ -552,8 +578,8 @@ func (r *Ideas) ChildCounts(ctx context.Context) (map[string]int, error) {
 
 // Tags implements store.Ideas.
 func (r *Ideas) Tags(ctx context.Context) ([]store.TagCount, error) {
-	rows, err := r.q.Query(ctx, `SELECT t.tag, COUNT(*) FROM idea_tags t JOIN ideas i ON i.id = t.idea_id
-		WHERE i.archived = FALSE GROUP BY t.tag ORDER BY t.tag`)
+	// Kept by every idea write (adjustTags): one row per tag.
+	rows, err := r.q.Query(ctx, `SELECT tag, ideas FROM tag_totals WHERE ideas > 0 ORDER BY tag`)
 	if err != nil {
 		return nil, fmt.Errorf("tags catalog: %w", err)
 	}
