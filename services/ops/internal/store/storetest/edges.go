@@ -63,6 +63,7 @@ func runEdges(t *testing.T, newHarness func(t *testing.T) Harness) {
 			{"by type", store.EdgeFilter{EdgeType: "relates_to"}, []store.Edge{ac, bb}},
 			{"by both endpoints", store.EdgeFilter{FromNodeID: a.ID, ToNodeID: c.ID}, []store.Edge{ac}},
 			{"no match", store.EdgeFilter{EdgeType: "nope"}, []store.Edge{}},
+			{"every edge (a kept count)", store.EdgeFilter{}, []store.Edge{ab, ac, ca, bb}},
 		}
 		for _, tc := range tests {
 			tc.f.Limit = 50
