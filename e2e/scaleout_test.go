@@ -26,8 +26,8 @@ import (
 // machine: two processes of each service against one Postgres database,
 // started at once (their migrations race), behind a gateway that spreads
 // calls over both replicas of each. It checks that the migrations applied
-// once each, that calls reach both replicas, that one ops replica alone
-// runs the economy monitor, and that SIGKILLing a ledger replica under load
+// once each, that calls reach both replicas, that one ops replica at a
+// time runs the economy monitor, and that SIGKILLing a ledger replica under load
 // fails only the calls in flight on it: clients that retry (deposits carry
 // their reference, so a retry never mints twice) lose nothing.
 func TestScaleOutOnOnePostgres(t *testing.T) {
@@ -142,10 +142,29 @@ func TestScaleOutOnOnePostgres(t *testing.T) {
 	requireStatus(t, http.StatusOK, r)
 	require.InDelta(t, 99.5*float64(len(done)), r.JSON["available_cc"], 1e-6, "every acknowledged deposit once, none lost")
 
-	var holders, checks int
-	require.NoError(t, db.QueryRow(ctx, `SELECT count(DISTINCT holder), count(*) FROM ops.monitor_checks`).Scan(&holders, &checks))
+	// One ops replica leads the monitor at a time. On a loaded machine a
+	// leader can miss its lease's renewal (three intervals) and the other
+	// replica take over, which is the lease doing its job; what must never
+	// be is two replicas checking in the same stretch of time.
+	rows, err := db.Query(ctx, `SELECT holder, MIN(checked_at), MAX(checked_at), COUNT(*) FROM ops.monitor_checks
+		GROUP BY holder ORDER BY MIN(checked_at)`)
+	require.NoError(t, err)
+	var checks int
+	var lastEnd int64
+	var leaders []string
+	for rows.Next() {
+		var (
+			holder     string
+			first, end int64
+			n          int
+		)
+		require.NoError(t, rows.Scan(&holder, &first, &end, &n))
+		require.Greater(t, first, lastEnd, "%s checked while another replica led the monitor", holder)
+		leaders, lastEnd, checks = append(leaders, holder), end, checks+n
+	}
+	require.NoError(t, rows.Err())
 	require.GreaterOrEqual(t, checks, 2, "the monitor ran")
-	require.Equal(t, 1, holders, "one ops replica leads the monitor")
+	t.Logf("the monitor's leaders, in turn: %v", leaders)
 }
 
 // handled is the count of OK calls of a ledger method a process served,
