@@ -2,6 +2,7 @@ package allinonetest
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -128,7 +129,15 @@ func (p *Proc) Launch() {
 		p.t.Fatal("allinonetest.Proc needs the test package's TestMain to call allinonetest.Main")
 	}
 	p.cmd = exec.Command(os.Args[0], p.args...)
-	p.out = &syncBuffer{}
+	// A restarted process writes after what it wrote before: a failed
+	// test shows every run's output (a chaos run kills and restarts
+	// processes, and the run before the last is often the one that says
+	// why).
+	if p.out == nil {
+		p.out = &syncBuffer{}
+	} else {
+		_, _ = fmt.Fprintf(p.out, "\n--- %s started again ---\n", p.Name)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.Env = append(append(append(os.Environ(), "OTEL_SDK_DISABLED=true"), p.env...), childEnv+"=1")
 	if err := p.cmd.Start(); err != nil {
