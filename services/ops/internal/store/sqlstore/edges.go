@@ -93,14 +93,26 @@ func edgesCount(f store.EdgeFilter) (string, []any) {
 		// Every edge: kept by a trigger (migration 0005).
 		return `SELECT COALESCE(SUM(n), 0) FROM row_counts WHERE name = 'graph_edges'`, nil
 	}
-	if f.Node == "" || f.Direction == graph.Outgoing || f.Direction == graph.Incoming {
-		where, args := edgeWhere(f)
-		return `SELECT COUNT(*) FROM graph_edges` + where, args
+	out, in, args, both := nodeRanges(f)
+	if !both {
+		return `SELECT COUNT(*) FROM graph_edges` + out, args
 	}
-	out, args := edgeWhereIn(f, graph.Outgoing, false, 0)
+	return `SELECT (SELECT COUNT(*) FROM graph_edges` + out + `) + (SELECT COUNT(*) FROM graph_edges` + in + `)`, args
+}
+
+// nodeRanges are the WHERE clauses f reads and their arguments: one
+// (edgeWhere's) unless f is a node's edges in both directions (both),
+// which are two ranges: its outgoing edges (out) and its incoming ones
+// less its loops, listed as outgoing (in), in's placeholders numbered
+// after out's. edgesCount and edgesQuery read the same ranges.
+func nodeRanges(f store.EdgeFilter) (out, in string, args []any, both bool) {
+	if f.Node == "" || f.Direction == graph.Outgoing || f.Direction == graph.Incoming {
+		out, args = edgeWhere(f)
+		return out, "", args, false
+	}
+	out, args = edgeWhereIn(f, graph.Outgoing, false, 0)
 	in, inArgs := edgeWhereIn(f, graph.Incoming, true, len(args))
-	return `SELECT (SELECT COUNT(*) FROM graph_edges` + out + `) + (SELECT COUNT(*) FROM graph_edges` + in + `)`,
-		append(args, inArgs...)
+	return out, in, append(args, inArgs...), true
 }
 
 // edgesQuery is the page query of f and its arguments. A node's edges in
@@ -109,17 +121,13 @@ func edgesCount(f store.EdgeFilter) (string, []any) {
 // an OR over the two endpoints read every edge of a hub and sorted them
 // all for each page.
 func edgesQuery(f store.EdgeFilter) (string, []any) {
-	if f.Node == "" || f.Direction == graph.Outgoing || f.Direction == graph.Incoming {
-		where, args := edgeWhere(f)
-		n := len(args)
-		return `SELECT ` + edgeColumns + ` FROM graph_edges` + where +
+	out, in, args, both := nodeRanges(f)
+	n := len(args)
+	if !both {
+		return `SELECT ` + edgeColumns + ` FROM graph_edges` + out +
 				fmt.Sprintf(` ORDER BY created_at, id LIMIT $%d OFFSET $%d`, n+1, n+2),
 			append(args, f.Limit, f.Offset)
 	}
-	out, args := edgeWhereIn(f, graph.Outgoing, false, 0)
-	in, inArgs := edgeWhereIn(f, graph.Incoming, true, len(args))
-	args = append(args, inArgs...)
-	n := len(args)
 	// Each range is cut at the page's end ($n+1, limit + offset).
 	ranged := func(where string) string {
 		return fmt.Sprintf(`SELECT * FROM (SELECT %s FROM graph_edges%s ORDER BY created_at, id LIMIT $%d)`, edgeColumns, where, n+1)
