@@ -700,7 +700,7 @@ func (s Attribution) ListContributions(ctx context.Context, f store.Contribution
 	count := `SELECT COUNT(*) FROM contributions` + filter
 	switch {
 	case f.AssetID == "" && f.ContributorID == "":
-		count = `SELECT COALESCE(SUM(n), 0) FROM row_counts WHERE name = 'contributions'`
+		count = keptCount("contributions")
 	case f.ContributorID == "":
 		count = `SELECT COALESCE((SELECT contribution_count FROM assets WHERE id = $1), 0)`
 	}

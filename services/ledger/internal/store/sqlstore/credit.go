@@ -807,7 +807,7 @@ func (c Credit) InsertIncident(ctx context.Context, i store.Incident) error {
 func (c Credit) ListIncidents(ctx context.Context, before *store.IncidentKey, limit, offset int) ([]store.Incident, int, int, error) {
 	var total, through int
 	// Kept by a trigger (migration 0027): no walk of every incident.
-	if err := c.q.QueryRow(ctx, `SELECT COALESCE(SUM(n), 0) FROM row_counts WHERE name = 'incidents'`).Scan(&total); err != nil {
+	if err := c.q.QueryRow(ctx, keptCount("incidents")).Scan(&total); err != nil {
 		return nil, 0, 0, fmt.Errorf("count incidents: %w", err)
 	}
 	query, args := `SELECT id, kind, severity, detail, actor, created_at, resolved_at FROM incidents

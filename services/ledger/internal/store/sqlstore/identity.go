@@ -322,7 +322,7 @@ func (i Identity) ListContributors(ctx context.Context, f store.ContributorFilte
 	}
 	// The whole list's total is kept by a trigger (migration 0027); a
 	// handle names at most one contributor.
-	count := `SELECT COALESCE(SUM(n), 0) FROM row_counts WHERE name = 'contributors'`
+	count := keptCount("contributors")
 	if f.Handle != "" {
 		count = `SELECT COUNT(*) FROM contributors` + filter
 	}
