@@ -50,6 +50,9 @@ type Config struct {
 	// IdempotencyRetention is how long Idempotency-Key records are kept
 	// (0: for ever).
 	IdempotencyRetention time.Duration
+	// TaskRetention is how long a task that finished for good is kept (0:
+	// for ever).
+	TaskRetention time.Duration
 
 	// Retries: the default policy's waits and the per-type overrides.
 	RetryBackoff    time.Duration
@@ -99,6 +102,8 @@ func (c *Config) register(fs *config.FlagSet) {
 		"retry policies per task type as type=attempts[:backoff[:max_backoff]],... (for example impl=5:1m:1h,review=1); other types have the default")
 	fs.Duration(&c.IdempotencyRetention, "agent-idempotency-retention", "FOUNDRY_AGENT_IDEMPOTENCY_RETENTION",
 		usecase.DefaultIdempotencyRetention, "how long an Idempotency-Key's answer is kept for a retry; 0 keeps every key for ever")
+	fs.Duration(&c.TaskRetention, "agent-task-retention", "FOUNDRY_AGENT_TASK_RETENTION", usecase.DefaultTaskRetention,
+		"how long a task that finished for good (completed, timed out, discarded, cancelled) is kept; 0 keeps every task for ever")
 	fs.Duration(&c.ReapInterval, "agent-reap-interval", "FOUNDRY_AGENT_REAP_INTERVAL", 15*time.Second,
 		"how often expired leases are reaped (every replica reaps; it is idempotent)")
 	fs.String(&c.Routing, "agent-routing", "FOUNDRY_AGENT_ROUTING", "",
@@ -161,6 +166,9 @@ func (c *Config) useCases() (usecase.Config, error) {
 	}
 	if c.IdempotencyRetention < 0 {
 		errs = append(errs, errors.New("FOUNDRY_AGENT_IDEMPOTENCY_RETENTION: want a duration (0 keeps every key)"))
+	}
+	if c.TaskRetention < 0 {
+		errs = append(errs, errors.New("FOUNDRY_AGENT_TASK_RETENTION: want a duration (0 keeps every task)"))
 	}
 	if c.ReapInterval <= 0 || c.OutboxInterval <= 0 {
 		errs = append(errs, errors.New("FOUNDRY_AGENT_REAP_INTERVAL and FOUNDRY_AGENT_OUTBOX_INTERVAL: want positive durations"))
@@ -255,6 +263,10 @@ func Module() app.Module {
 			if cfg.IdempotencyRetention > 0 {
 				h.Go((&retention.Retainer{What: "idempotency keys", Prune: uc.PruneIdempotencyKeys,
 					Retention: cfg.IdempotencyRetention, Log: h.Log}).Run)
+			}
+			if cfg.TaskRetention > 0 {
+				h.Go((&retention.Retainer{What: "finished tasks", Prune: uc.PruneFinishedTasks,
+					Retention: cfg.TaskRetention, Log: h.Log}).Run)
 			}
 			queue := gauges.New(h.Metrics, queueGauges...)
 			h.Go(func(ctx context.Context) { queue.Run(ctx, h.Log, every, readGauges(uc)) })

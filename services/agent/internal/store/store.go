@@ -224,6 +224,28 @@ type Tasks interface {
 	// oldest first, at most limit of them (the newest), each output cut
 	// to its last maxOutput bytes.
 	StageOutputs(ctx context.Context, ideaID string, limit, maxOutput, maxArtifact int) ([]StageOutput, error)
+	// QueueStageOutput queues into b the keeping of what a completed task
+	// of SourceLoop produced among its idea's stage outputs, and the
+	// dropping of the idea's older ones past the newest keep: they outlive
+	// the task, which retention prunes (DeleteFinished).
+	QueueStageOutput(b *database.Batch, ideaID string, o StageOutput, keep int)
+	// DeleteFinished deletes at most batch of the tasks that finished
+	// before before (completed, timed out, discarded or cancelled; a
+	// failed task waits for its retry), oldest first, and returns what it
+	// deleted. A task changed by a concurrent transaction is deleted only
+	// if it still qualifies.
+	DeleteFinished(ctx context.Context, before time.Time, batch int) ([]Pruned, error)
+	// QueueDeleteAttempts queues into b the deletion of the tasks'
+	// recorded attempts.
+	QueueDeleteAttempts(b *database.Batch, taskIDs []string)
+}
+
+// Pruned is a task DeleteFinished deleted: what the task counts it
+// leaves must lose.
+type Pruned struct {
+	ID     string
+	Status task.Status
+	Type   task.Type
 }
 
 // Attempt is one attempt of a task that did not complete: how it ended
@@ -388,6 +410,9 @@ type Prompts interface {
 	SaveArm(ctx context.Context, a abtest.Arm, at time.Time) error
 	// Arms returns every variant's record.
 	Arms(ctx context.Context) ([]abtest.Arm, error)
+	// QueueDeleteOutcomes queues into b the deletion of the tasks'
+	// outcomes (their variants' records keep the sums).
+	QueueDeleteOutcomes(b *database.Batch, taskIDs []string)
 	// StartProbe marks a blocked variant's probe as made (abtest.Probing)
 	// unless it was already; false when it was (another task took the
 	// probe).
@@ -452,6 +477,9 @@ type Outbox interface {
 	// creation time of the oldest into b. The read covers the undelivered
 	// items only (a partial index), however many were delivered.
 	QueueBacklog(b *database.Batch, out *OutboxBacklog)
+	// QueueDeleteDelivered queues into b the deletion of the tasks' items
+	// that were delivered; one still undelivered stays to be delivered.
+	QueueDeleteDelivered(b *database.Batch, taskIDs []string)
 }
 
 // OutboxBacklog is the idea advancements not delivered yet.

@@ -19,14 +19,16 @@ import (
 // agentGrowing are the agent's tables that grow with its history (the
 // rollups by hour and day grow too, but by the clock, not the work).
 var agentGrowing = []string{"tasks", "task_attempts", "task_durations", "idempotency_keys", "idea_outbox",
-	"loop_passes", "idea_failures", "prompt_outcomes", "task_hourly", "task_daily", "task_finished_hourly"}
+	"loop_passes", "idea_failures", "prompt_outcomes", "task_hourly", "task_daily", "task_finished_hourly", "stage_outputs"}
 
 // TestPolledRoutesReadIndexRanges: every statement the routes the
 // dashboard polls send (the task list and its attention list, the
 // pipeline status, the metrics and their days, the diagnostics), and the
 // queue's gauges every metrics scrape reads, reads
 // the tables that grow with history by ranges of their indexes, in the
-// generic plan Postgres caches for it (dbtest.RequireIndexReads).
+// generic plan Postgres caches for it (dbtest.RequireIndexReads). The
+// hourly prune of finished tasks is held to ranges too: it runs however
+// long the history behind the retention is.
 func TestPolledRoutesReadIndexRanges(t *testing.T) {
 	t.Parallel()
 	db := dbtest.Open(t, database.Postgres, "agent", store.Migrations())
@@ -41,7 +43,10 @@ func TestPolledRoutesReadIndexRanges(t *testing.T) {
 		e.create(t, "impl", nil)
 		clk.Advance(time.Minute)
 	}
-	_, err := db.Exec(ctx, `ANALYZE`)
+	done := e.run(t, e.create(t, "spec", nil).ID, "completed", time.Minute)
+	_, err := app.Cancel(ctx, e.create(t, "test", nil).ID, "")
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `ANALYZE`)
 	require.NoError(t, err)
 
 	days, window := int32(30), 7
@@ -53,6 +58,10 @@ func TestPolledRoutesReadIndexRanges(t *testing.T) {
 		"GET /api/agent/metrics":            func() error { _, err := app.Metrics(ctx, &window); return err },
 		"GET /api/agent/metrics/daily":      func() error { _, err := app.DailyMetrics(ctx, &days); return err },
 		"the queue's gauges (every scrape)": func() error { _, err := app.Gauges(ctx); return err },
+		"the finished tasks' prune (hourly)": func() error {
+			_, err := app.PruneFinishedTasks(ctx, done.CompletedAt.Add(time.Hour), 10)
+			return err
+		},
 		"GET /api/agent/diagnostics-completeness": func() error {
 			_, err := app.Diagnostics(ctx)
 			return err

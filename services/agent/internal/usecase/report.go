@@ -222,7 +222,9 @@ func (a *App) Metrics(ctx context.Context, windowDays *int) (Metrics, error) {
 // exact, from durations, the window's tasks' (windowSums): the exact rule.
 // A task finishing between the two reads may add one duration, or leave
 // the durations read empty (the histogram's rule then): the limit keeps
-// the read bounded all the same.
+// the read bounded all the same. Fewer durations than the histogram
+// counts means the window reaches past the finished tasks' retention
+// (PruneFinishedTasks): the histogram, which keeps them all, answers.
 func percentiles(hist []metrics.Bucket, durations []float64, exact int, m *Metrics) {
 	var n int64
 	for _, b := range hist {
@@ -231,7 +233,7 @@ func percentiles(hist []metrics.Bucket, durations []float64, exact int, m *Metri
 	if n == 0 {
 		return
 	}
-	if n <= int64(exact) && len(durations) > 0 {
+	if n <= int64(exact) && int64(len(durations)) >= n {
 		slices.Sort(durations)
 		p50, p95 := metrics.PercentileSorted(durations, 50), metrics.PercentileSorted(durations, 95)
 		m.P50, m.P95, m.Samples, m.Exact = &p50, &p95, len(durations), true

@@ -507,6 +507,10 @@ func (a *App) changed(ctx context.Context, r Repos, b *database.Batch, cur, next
 		// What the loop's backoff of the idea reads (loop.Backoff).
 		if next.Status == task.Completed {
 			r.Stats.QueueIdeaSucceeded(b, next.IdeaID)
+			// What the idea's later stages are handed (StageOutputs), kept
+			// past the task's retention.
+			r.Tasks.QueueStageOutput(b, next.IdeaID, store.StageOutput{TaskID: next.ID, Type: next.Type,
+				Output: next.Output, Artifact: next.Artifact, CompletedAt: next.CompletedAt}, MaxStageOutputs)
 		} else if ideaFailed {
 			r.Stats.QueueIdeaFailed(b, next.IdeaID, next.CompletedAt, next.ErrorSummary)
 		}

@@ -155,6 +155,15 @@ func (o Outbox) Settle(ctx context.Context, it store.OutboxItem) error {
 	return nil
 }
 
+// QueueDeleteDelivered implements store.Outbox.
+func (o Outbox) QueueDeleteDelivered(b *database.Batch, taskIDs []string) {
+	if len(taskIDs) == 0 {
+		return
+	}
+	b.Exec(nil, `DELETE FROM idea_outbox WHERE delivered_at IS NOT NULL
+		AND task_id IN (`+database.Placeholders(1, len(taskIDs))+`)`, idArgs(taskIDs)...)
+}
+
 // QueueBacklog implements store.Outbox: the rows of the partial index
 // idea_outbox_due (delivered_at IS NULL) and nothing else.
 func (o Outbox) QueueBacklog(b *database.Batch, out *store.OutboxBacklog) {

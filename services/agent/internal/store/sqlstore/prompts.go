@@ -74,6 +74,14 @@ func (p Prompts) SaveArm(ctx context.Context, a abtest.Arm, at time.Time) error 
 	return nil
 }
 
+// QueueDeleteOutcomes implements store.Prompts.
+func (p Prompts) QueueDeleteOutcomes(b *database.Batch, taskIDs []string) {
+	if len(taskIDs) == 0 {
+		return
+	}
+	b.Exec(nil, `DELETE FROM prompt_outcomes WHERE task_id IN (`+database.Placeholders(1, len(taskIDs))+`)`, idArgs(taskIDs)...)
+}
+
 // Arms implements store.Prompts.
 func (p Prompts) Arms(ctx context.Context) ([]abtest.Arm, error) {
 	rows, err := p.q.Query(ctx, `SELECT `+armColumns+` FROM prompt_variants ORDER BY variant`)

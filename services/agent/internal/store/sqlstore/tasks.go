@@ -491,13 +491,12 @@ func (s Tasks) Attempts(ctx context.Context, taskID string) ([]store.Attempt, er
 	return out, rows.Err()
 }
 
-// StageOutputs implements store.Tasks. The output and the artifact are
-// cut in Go: the engines' substring functions count characters, not
-// bytes.
+// StageOutputs implements store.Tasks: a range of stage_outputs' key.
+// The output and the artifact are cut in Go: the engines' substring
+// functions count characters, not bytes.
 func (s Tasks) StageOutputs(ctx context.Context, ideaID string, limit, maxOutput, maxArtifact int) ([]store.StageOutput, error) {
-	rows, err := s.q.Query(ctx, `SELECT id, task_type, output, COALESCE(artifact, ''), completed_at FROM tasks
-		WHERE idea_id = $1 AND source = $2 AND status = 'completed' ORDER BY completed_at DESC, id DESC LIMIT $3`,
-		ideaID, store.SourceLoop, limit)
+	rows, err := s.q.Query(ctx, `SELECT task_id, task_type, output, artifact, completed_at FROM stage_outputs
+		WHERE idea_id = $1 ORDER BY completed_at DESC, task_id DESC LIMIT $2`, ideaID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("stage outputs of idea %s: %w", ideaID, err)
 	}
@@ -518,6 +517,81 @@ func (s Tasks) StageOutputs(ctx context.Context, ideaID string, limit, maxOutput
 	}
 	slices.Reverse(out)
 	return out, rows.Err()
+}
+
+// QueueStageOutput implements store.Tasks. The idea's rows past the
+// newest keep are a range of the key after them, so an idea keeps at most
+// keep rows however many loop tasks it completes.
+func (s Tasks) QueueStageOutput(b *database.Batch, ideaID string, o store.StageOutput, keep int) {
+	at := database.Micros(o.CompletedAt)
+	b.Exec(nil, `INSERT INTO stage_outputs (idea_id, completed_at, task_id, task_type, output, artifact)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (idea_id, completed_at, task_id) DO NOTHING`,
+		ideaID, at, o.TaskID, string(o.Type), o.Output, o.Artifact)
+	b.Exec(nil, `DELETE FROM stage_outputs WHERE idea_id = $1 AND task_id NOT IN (
+		SELECT task_id FROM stage_outputs WHERE idea_id = $1 ORDER BY completed_at DESC, task_id DESC LIMIT $2)`, ideaID, keep)
+}
+
+// finishedForGood is the statuses DeleteFinished prunes: every finished
+// one but failed, which waits for its retry.
+const finishedForGood = `status IN ('completed', 'timed_out', 'discarded', 'cancelled')`
+
+// DeleteFinished implements store.Tasks: a range of tasks_finished, oldest
+// first, then the rows by their keys. Two statements, not a DELETE over a
+// subquery: Postgres's generic plan for that walks the whole table for
+// the outer rows. The DELETE repeats the range's conditions so that on
+// Postgres a row a concurrent transaction changed in between (an
+// operator's retry) is checked again once it commits, and kept if it no
+// longer qualifies.
+func (s Tasks) DeleteFinished(ctx context.Context, before time.Time, batch int) ([]store.Pruned, error) {
+	cut := database.Micros(before)
+	rows, err := s.q.Query(ctx, `SELECT id FROM tasks WHERE completed_at IS NOT NULL AND completed_at < $1 AND `+finishedForGood+`
+		ORDER BY completed_at, id LIMIT $2`, cut, batch)
+	if err != nil {
+		return nil, fmt.Errorf("find finished tasks: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("find finished tasks: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find finished tasks: %w", err)
+	}
+	out := []store.Pruned{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err = s.q.Query(ctx, `DELETE FROM tasks WHERE id IN (`+database.Placeholders(2, len(ids))+`)
+		AND completed_at < $1 AND `+finishedForGood+` RETURNING id, status, task_type`, idArgs(ids, cut)...)
+	if err != nil {
+		return nil, fmt.Errorf("delete finished tasks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			p           store.Pruned
+			status, typ string
+		)
+		if err := rows.Scan(&p.ID, &status, &typ); err != nil {
+			return nil, fmt.Errorf("delete finished tasks: %w", err)
+		}
+		p.Status, p.Type = task.Status(status), task.Type(typ)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// QueueDeleteAttempts implements store.Tasks.
+func (s Tasks) QueueDeleteAttempts(b *database.Batch, taskIDs []string) {
+	if len(taskIDs) == 0 {
+		return
+	}
+	b.Exec(nil, `DELETE FROM task_attempts WHERE task_id IN (`+database.Placeholders(1, len(taskIDs))+`)`, idArgs(taskIDs)...)
 }
 
 // lastBytes is s's last max bytes, cut at a character boundary.

@@ -11,6 +11,7 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/loop"
 	"github.com/foundryhq/foundry/services/agent/internal/store"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/platform/database"
 )
 
 // pass is a pass of outcome that finished at finished.
@@ -124,23 +125,61 @@ func runLoop(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NoError(t, err)
 		require.Empty(t, none)
 
+		got, err := h.read().tasks.Get(ctx, "impl-1")
+		require.NoError(t, err)
+		require.Equal(t, "https://example.com/pull/7", got.Artifact, "stored with the task")
+	})
+
+	t.Run("an idea keeps its newest stage outputs, oldest first, past its tasks", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		keep := func(idea string, n int, outs ...store.StageOutput) {
+			t.Helper()
+			var b database.Batch
+			for _, o := range outs {
+				h.read().tasks.QueueStageOutput(&b, idea, o, n)
+			}
+			require.NoError(t, h.DB.SendBatch(ctx, &b))
+		}
+		spec := store.StageOutput{TaskID: "spec-1", Type: task.Spec, Output: "a spec", CompletedAt: at(time.Minute)}
+		impl := store.StageOutput{TaskID: "impl-1", Type: task.Impl, Output: strings.Repeat("x", 10) + "the end",
+			Artifact: "https://example.com/pull/7", CompletedAt: at(2 * time.Minute)}
+		keep("idea-1", 3, spec, impl)
+		keep("idea-2", 3, store.StageOutput{TaskID: "spec-2", Type: task.Spec, Output: "another", CompletedAt: at(time.Minute)})
+
 		outs, err := h.read().tasks.StageOutputs(ctx, "idea-1", 10, 7, 7)
 		require.NoError(t, err)
 		require.Equal(t, []store.StageOutput{
 			{TaskID: "spec-1", Type: task.Spec, Output: "a spec", CompletedAt: at(time.Minute)},
 			{TaskID: "impl-1", Type: task.Impl, Output: "the end", Artifact: "/pull/7", CompletedAt: at(2 * time.Minute)},
-		}, outs, "completed ones, oldest first, each output's and artifact's last bytes")
+		}, outs, "oldest first, each output's and artifact's last bytes")
 		whole, err := h.read().tasks.StageOutputs(ctx, "idea-1", 10, 100, 7)
 		require.NoError(t, err)
 		require.Equal(t, "a spec", whole[0].Output)
 		require.Equal(t, "/pull/7", whole[1].Artifact, "the artifact's own bound")
 		require.Equal(t, strings.Repeat("x", 10)+"the end", whole[1].Output)
-		got, err := h.read().tasks.Get(ctx, "impl-1")
-		require.NoError(t, err)
-		require.Equal(t, "https://example.com/pull/7", got.Artifact, "stored with the task")
 		newest, err := h.read().tasks.StageOutputs(ctx, "idea-1", 1, 100, 100)
 		require.NoError(t, err)
 		require.Len(t, newest, 1)
 		require.Equal(t, "impl-1", newest[0].TaskID, "the limit keeps the newest")
+
+		// Past keep, the idea's oldest go; another idea's stay.
+		keep("idea-1", 3, store.StageOutput{TaskID: "test-1", Type: task.Test, Output: "tested", CompletedAt: at(3 * time.Minute)},
+			store.StageOutput{TaskID: "review-1", Type: task.Review, Output: "reviewed", CompletedAt: at(4 * time.Minute)})
+		kept, err := h.read().tasks.StageOutputs(ctx, "idea-1", 10, 100, 100)
+		require.NoError(t, err)
+		ids := make([]string, len(kept))
+		for i, o := range kept {
+			ids[i] = o.TaskID
+		}
+		require.Equal(t, []string{"impl-1", "test-1", "review-1"}, ids, "the newest three")
+		other, err := h.read().tasks.StageOutputs(ctx, "idea-2", 10, 100, 100)
+		require.NoError(t, err)
+		require.Len(t, other, 1)
+		require.Equal(t, "another", other[0].Output)
+		none, err := h.read().tasks.StageOutputs(ctx, "idea-3", 10, 100, 100)
+		require.NoError(t, err)
+		require.Empty(t, none)
 	})
 }

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -369,4 +371,102 @@ func runTasks(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, []float64{}, few(8, 10), "11: more than the limit, none read")
 		require.Equal(t, []float64{}, few(0, 2), "3: more than the limit of 2")
 	})
+
+	t.Run("finished tasks go oldest first, a batch at a time, with their attempts, outcomes and delivered items", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		ctx := context.Background()
+		retrying := finished("failed-1", task.Failed, at(time.Minute), nil)
+		retrying.NextAttemptAt = at(time.Hour)
+		insert(t, h,
+			finished("completed-1", task.Completed, at(3*time.Minute), nil),
+			finished("cancelled-1", task.Cancelled, at(time.Minute), nil),
+			finished("timed-out-1", task.TimedOut, at(2*time.Minute), nil),
+			finished("discarded-1", task.Discarded, at(4*time.Minute), nil),
+			retrying,
+			pending("pending-1", task.Spec, at(0)),
+			finished("completed-2", task.Completed, at(time.Hour), nil))
+		for _, id := range []string{"completed-1", "cancelled-1", "completed-2"} {
+			_, err := h.read().prompts.RecordOutcome(ctx, store.Outcome{TaskID: id, Variant: "v1", ValueScore: 1, CreatedAt: at(0)})
+			require.NoError(t, err)
+		}
+		for _, it := range []store.OutboxItem{
+			{TaskID: "completed-1", IdeaID: "idea-1", TaskType: task.Spec, CreatedAt: at(0), NextAttemptAt: at(0)},
+			{TaskID: "discarded-1", IdeaID: "idea-2", TaskType: task.Spec, CreatedAt: at(0), NextAttemptAt: at(0)},
+		} {
+			_, err := h.read().outbox.Enqueue(ctx, it)
+			require.NoError(t, err)
+		}
+		delivered, err := h.read().outbox.TakeOne(ctx, "completed-1", at(time.Hour))
+		require.NoError(t, err)
+		delivered.DeliveredAt = at(time.Hour)
+		require.NoError(t, h.read().outbox.Settle(ctx, delivered))
+		var b database.Batch
+		for _, id := range []string{"cancelled-1", "discarded-1", "failed-1"} {
+			h.read().tasks.QueueAddAttempt(&b, store.Attempt{TaskID: id, Attempt: 1, Status: task.Failed, FinishedAt: at(time.Minute)})
+		}
+		require.NoError(t, h.DB.SendBatch(ctx, &b))
+
+		prune := func(batch int) []store.Pruned {
+			t.Helper()
+			var gone []store.Pruned
+			require.NoError(t, h.DB.Tx(ctx, func(q database.Querier) error {
+				r := h.over(q)
+				var err error
+				if gone, err = r.tasks.DeleteFinished(ctx, at(30*time.Minute), batch); err != nil {
+					return err
+				}
+				ids := make([]string, len(gone))
+				for i, p := range gone {
+					ids[i] = p.ID
+				}
+				var b database.Batch
+				r.tasks.QueueDeleteAttempts(&b, ids)
+				r.prompts.QueueDeleteOutcomes(&b, ids)
+				r.outbox.QueueDeleteDelivered(&b, ids)
+				return q.SendBatch(ctx, &b)
+			}))
+			return gone
+		}
+		require.Equal(t, []store.Pruned{
+			{ID: "cancelled-1", Status: task.Cancelled, Type: task.Impl},
+			{ID: "timed-out-1", Status: task.TimedOut, Type: task.Impl},
+		}, sortedPruned(prune(2)), "the two oldest")
+		require.Equal(t, []store.Pruned{
+			{ID: "completed-1", Status: task.Completed, Type: task.Impl},
+			{ID: "discarded-1", Status: task.Discarded, Type: task.Impl},
+		}, sortedPruned(prune(10)), "the rest that finished before the cut")
+		require.Empty(t, prune(10), "nothing more")
+
+		left, err := h.read().tasks.List(ctx, store.Filter{Limit: 10})
+		require.NoError(t, err)
+		ids := make([]string, len(left))
+		for i, tk := range left {
+			ids[i] = tk.ID
+		}
+		require.ElementsMatch(t, []string{"failed-1", "pending-1", "completed-2"}, ids,
+			"a failed task waiting for its retry, a live one, one finished after the cut")
+		for id, want := range map[string]int{"cancelled-1": 0, "discarded-1": 0, "failed-1": 1} {
+			attempts, err := h.read().tasks.Attempts(ctx, id)
+			require.NoError(t, err)
+			require.Len(t, attempts, want, id)
+		}
+		recorded, err := h.read().prompts.RecordOutcome(ctx, store.Outcome{TaskID: "completed-1", Variant: "v1", CreatedAt: at(0)})
+		require.NoError(t, err)
+		require.True(t, recorded, "the pruned task's outcome went")
+		recorded, err = h.read().prompts.RecordOutcome(ctx, store.Outcome{TaskID: "completed-2", Variant: "v1", CreatedAt: at(0)})
+		require.NoError(t, err)
+		require.False(t, recorded, "a kept task's outcome stays")
+		_, err = h.read().outbox.Get(ctx, "completed-1")
+		require.ErrorIs(t, err, store.ErrNotFound, "the delivered item went")
+		undelivered, err := h.read().outbox.Get(ctx, "discarded-1")
+		require.NoError(t, err, "an undelivered item stays to be delivered")
+		require.Equal(t, "idea-2", undelivered.IdeaID)
+	})
+}
+
+// sortedPruned is ps by id: one batch's rows come back in no set order.
+func sortedPruned(ps []store.Pruned) []store.Pruned {
+	slices.SortFunc(ps, func(a, b store.Pruned) int { return strings.Compare(a.ID, b.ID) })
+	return ps
 }
