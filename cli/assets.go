@@ -403,7 +403,7 @@ func (e *env) printDistribution(raw []byte, d *ledgerv1.Distribution, offset int
 	if err := e.table([]string{"CONTRIBUTOR", "AMOUNT"}, payouts); err != nil {
 		return err
 	}
-	if shown := offset + int32(len(d.GetPayouts())); shown < d.GetPayoutCount() {
+	if shown := int64(offset) + int64(len(d.GetPayouts())); shown < d.GetPayoutCount() {
 		e.note("%d of %d payouts shown: foundry distributions show %s --offset %d for more\n",
 			len(d.GetPayouts()), d.GetPayoutCount(), d.GetId(), shown)
 	}

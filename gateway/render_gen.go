@@ -847,7 +847,7 @@ func renderAgentv1ClaimTaskResponse(r *renderer, x *agentv1.ClaimTaskResponse) e
 func renderAgentv1CountTasksResponse(r *renderer, x *agentv1.CountTasksResponse) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"total":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Total), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Total, 10)
 	r.buf = append(r.buf, `,"by_status":`...)
 	if err := r.field(&planAgentv1CountTasksResponse.fields[1], x.ProtoReflect()); err != nil {
 		return err
@@ -894,13 +894,13 @@ func renderAgentv1DayMetrics(r *renderer, x *agentv1.DayMetrics) error {
 		return err
 	}
 	r.buf = append(r.buf, `,"created":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Created), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Created, 10)
 	r.buf = append(r.buf, `,"completed":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Completed), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Completed, 10)
 	r.buf = append(r.buf, `,"failed":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Failed), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Failed, 10)
 	r.buf = append(r.buf, `,"timed_out":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.TimedOut), 10)
+	r.buf = strconv.AppendInt(r.buf, x.TimedOut, 10)
 	r.buf = append(r.buf, `,"success_rate":`...)
 	if x.SuccessRate == nil {
 		r.buf = append(r.buf, "null"...)
@@ -945,7 +945,7 @@ func renderAgentv1ExecutionTime(r *renderer, x *agentv1.ExecutionTime) error {
 		r.buf = appendJSONFloat(r.buf, x.P95Seconds.Value, 64)
 	}
 	r.buf = append(r.buf, `,"sample_count":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.SampleCount), 10)
+	r.buf = strconv.AppendInt(r.buf, x.SampleCount, 10)
 	r.buf = append(r.buf, `,"exact":`...)
 	r.buf = strconv.AppendBool(r.buf, x.Exact)
 	r.buf = append(r.buf, '}')
@@ -980,9 +980,9 @@ func renderAgentv1GetDailyMetricsResponse(r *renderer, x *agentv1.GetDailyMetric
 func renderAgentv1GetDiagnosticsCompletenessResponse(r *renderer, x *agentv1.GetDiagnosticsCompletenessResponse) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"total_failed":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.TotalFailed), 10)
+	r.buf = strconv.AppendInt(r.buf, x.TotalFailed, 10)
 	r.buf = append(r.buf, `,"with_diagnostics":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.WithDiagnostics), 10)
+	r.buf = strconv.AppendInt(r.buf, x.WithDiagnostics, 10)
 	r.buf = append(r.buf, `,"missing_pct":`...)
 	r.buf = appendJSONFloat(r.buf, x.MissingPct, 64)
 	r.buf = append(r.buf, `,"by_category":`...)
@@ -1085,19 +1085,19 @@ func renderAgentv1GetMetricsResponse(r *renderer, x *agentv1.GetMetricsResponse)
 func renderAgentv1GetPipelineStatusResponse(r *renderer, x *agentv1.GetPipelineStatusResponse) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"pending":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Pending), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Pending, 10)
 	r.buf = append(r.buf, `,"running":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Running), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Running, 10)
 	r.buf = append(r.buf, `,"completed":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Completed), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Completed, 10)
 	r.buf = append(r.buf, `,"failed":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Failed), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Failed, 10)
 	r.buf = append(r.buf, `,"needs_decision":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.NeedsDecision), 10)
+	r.buf = strconv.AppendInt(r.buf, x.NeedsDecision, 10)
 	r.buf = append(r.buf, `,"timed_out":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.TimedOut), 10)
+	r.buf = strconv.AppendInt(r.buf, x.TimedOut, 10)
 	r.buf = append(r.buf, `,"total":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Total), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Total, 10)
 	r.buf = append(r.buf, `,"longest_pending_seconds":`...)
 	if x.LongestPendingSeconds == nil {
 		r.buf = append(r.buf, "null"...)
@@ -1123,9 +1123,9 @@ func renderAgentv1GetPipelineStatusResponse(r *renderer, x *agentv1.GetPipelineS
 		return err
 	}
 	r.buf = append(r.buf, `,"discarded":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Discarded), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Discarded, 10)
 	r.buf = append(r.buf, `,"cancelled":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Cancelled), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Cancelled, 10)
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -1353,7 +1353,7 @@ func renderAgentv1LoopIteration(r *renderer, x *agentv1.LoopIteration) error {
 func renderAgentv1ModelUsage(r *renderer, x *agentv1.ModelUsage) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"tasks":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Tasks), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Tasks, 10)
 	r.buf = append(r.buf, `,"tokens_in":`...)
 	r.buf = appendJSONFloat(r.buf, x.TokensIn, 64)
 	r.buf = append(r.buf, `,"tokens_out":`...)
@@ -1392,9 +1392,9 @@ func renderAgentv1PipelineAttention(r *renderer, x *agentv1.PipelineAttention) e
 func renderAgentv1RateBucket(r *renderer, x *agentv1.RateBucket) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"completed":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Completed), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Completed, 10)
 	r.buf = append(r.buf, `,"failed":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Failed), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Failed, 10)
 	r.buf = append(r.buf, `,"rate":`...)
 	r.buf = appendJSONFloat(r.buf, x.Rate, 64)
 	r.buf = append(r.buf, '}')
@@ -1572,9 +1572,9 @@ func renderAgentv1UpdateTaskResponse(r *renderer, x *agentv1.UpdateTaskResponse)
 func renderAgentv1UsageSummary(r *renderer, x *agentv1.UsageSummary) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"tasks_created":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.TasksCreated), 10)
+	r.buf = strconv.AppendInt(r.buf, x.TasksCreated, 10)
 	r.buf = append(r.buf, `,"tasks_finished":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.TasksFinished), 10)
+	r.buf = strconv.AppendInt(r.buf, x.TasksFinished, 10)
 	r.buf = append(r.buf, `,"total_duration_seconds":`...)
 	r.buf = appendJSONFloat(r.buf, x.TotalDurationSeconds, 64)
 	r.buf = append(r.buf, `,"total_resource_cost":`...)
@@ -1596,7 +1596,7 @@ func renderAgentv1UsageSummary(r *renderer, x *agentv1.UsageSummary) error {
 	r.buf = append(r.buf, `,"cost_usd":`...)
 	r.buf = appendJSONFloat(r.buf, x.CostUsd, 64)
 	r.buf = append(r.buf, `,"tasks_with_usage":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.TasksWithUsage), 10)
+	r.buf = strconv.AppendInt(r.buf, x.TasksWithUsage, 10)
 	r.buf = append(r.buf, `,"usage_by_model":`...)
 	if err := r.field(&planAgentv1UsageSummary.fields[11], x.ProtoReflect()); err != nil {
 		return err
@@ -1613,7 +1613,7 @@ func renderAgentv1VariantStats(r *renderer, x *agentv1.VariantStats) error {
 		return err
 	}
 	r.buf = append(r.buf, `,"samples":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Samples), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Samples, 10)
 	r.buf = append(r.buf, `,"total_value":`...)
 	r.buf = appendJSONFloat(r.buf, x.TotalValue, 64)
 	r.buf = append(r.buf, `,"total_cost":`...)
@@ -2177,7 +2177,7 @@ func renderLedgerv1Distribution(r *renderer, x *ledgerv1.Distribution) error {
 		return err
 	}
 	r.buf = append(r.buf, `,"payout_count":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.PayoutCount), 10)
+	r.buf = strconv.AppendInt(r.buf, x.PayoutCount, 10)
 	r.buf = append(r.buf, `,"paid_cc":`...)
 	r.buf = strconv.AppendBool(r.buf, x.PaidCc)
 	r.buf = append(r.buf, `,"pagination":`...)
@@ -2509,7 +2509,7 @@ func renderLedgerv1GetInvestPreviewResponse(r *renderer, x *ledgerv1.GetInvestPr
 	r.buf = append(r.buf, `,"stage_unlock_pct":`...)
 	r.buf = appendJSONFloat(r.buf, x.StageUnlockPct, 64)
 	r.buf = append(r.buf, `,"staker_count":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.StakerCount), 10)
+	r.buf = strconv.AppendInt(r.buf, x.StakerCount, 10)
 	r.buf = append(r.buf, `,"basis":`...)
 	if err := r.str(x.Basis); err != nil {
 		return err
@@ -2734,7 +2734,7 @@ func renderLedgerv1ImpactRecord(r *renderer, x *ledgerv1.ImpactRecord) error {
 	r.buf = append(r.buf, `,"earned_cc":`...)
 	r.buf = appendJSONFloat(r.buf, x.EarnedCc, 64)
 	r.buf = append(r.buf, `,"positions":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Positions), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Positions, 10)
 	r.buf = append(r.buf, `,"amount_usd":`...)
 	r.buf = appendJSONFloat(r.buf, x.AmountUsd, 64)
 	r.buf = append(r.buf, `,"minted_cc":`...)
@@ -2765,9 +2765,9 @@ func renderLedgerv1ImpactRecord(r *renderer, x *ledgerv1.ImpactRecord) error {
 func renderLedgerv1ImpactTotals(r *renderer, x *ledgerv1.ImpactTotals) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"usage_records":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.UsageRecords), 10)
+	r.buf = strconv.AppendInt(r.buf, x.UsageRecords, 10)
 	r.buf = append(r.buf, `,"revenue_records":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.RevenueRecords), 10)
+	r.buf = strconv.AppendInt(r.buf, x.RevenueRecords, 10)
 	r.buf = append(r.buf, `,"usage":`...)
 	r.buf = append(r.buf, '[')
 	for i, e := range x.Usage {
@@ -3420,7 +3420,7 @@ func renderLedgerv1Position(r *renderer, x *ledgerv1.Position) error {
 func renderLedgerv1PositionSummary(r *renderer, x *ledgerv1.PositionSummary) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"position_count":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.PositionCount), 10)
+	r.buf = strconv.AppendInt(r.buf, x.PositionCount, 10)
 	r.buf = append(r.buf, `,"total_staked_cc":`...)
 	r.buf = appendJSONFloat(r.buf, x.TotalStakedCc, 64)
 	r.buf = append(r.buf, `,"available_cc":`...)
@@ -3981,7 +3981,7 @@ func renderOpsv1AgentRecordedUsage(r *renderer, x *opsv1.AgentRecordedUsage) err
 	r.buf = append(r.buf, `"window_days":`...)
 	r.buf = strconv.AppendInt(r.buf, int64(x.WindowDays), 10)
 	r.buf = append(r.buf, `,"tasks":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.Tasks), 10)
+	r.buf = strconv.AppendInt(r.buf, x.Tasks, 10)
 	r.buf = append(r.buf, `,"tokens_in":`...)
 	r.buf = appendJSONFloat(r.buf, x.TokensIn, 64)
 	r.buf = append(r.buf, `,"tokens_out":`...)
@@ -4179,7 +4179,7 @@ func renderOpsv1GetNodeResponse(r *renderer, x *opsv1.GetNodeResponse) error {
 	}
 	r.buf = append(r.buf, ']')
 	r.buf = append(r.buf, `,"outgoing_edge_count":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.OutgoingEdgeCount), 10)
+	r.buf = strconv.AppendInt(r.buf, x.OutgoingEdgeCount, 10)
 	r.buf = append(r.buf, '}')
 	return nil
 }
@@ -5024,9 +5024,9 @@ func renderPortfoliov1Idea(r *renderer, x *portfoliov1.Idea) error {
 func renderPortfoliov1IdeaImpact(r *renderer, x *portfoliov1.IdeaImpact) error {
 	r.buf = append(r.buf, '{')
 	r.buf = append(r.buf, `"usage_records":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.UsageRecords), 10)
+	r.buf = strconv.AppendInt(r.buf, x.UsageRecords, 10)
 	r.buf = append(r.buf, `,"revenue_records":`...)
-	r.buf = strconv.AppendInt(r.buf, int64(x.RevenueRecords), 10)
+	r.buf = strconv.AppendInt(r.buf, x.RevenueRecords, 10)
 	r.buf = append(r.buf, `,"earned_cc":`...)
 	r.buf = appendJSONFloat(r.buf, x.EarnedCc, 64)
 	r.buf = append(r.buf, `,"revenue_usd":`...)

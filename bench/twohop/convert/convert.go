@@ -329,8 +329,8 @@ func TaskPatch(r *agentv1.UpdateTaskRequest) sqlcore.TaskPatch {
 // PipelinePB is the pipeline's status as the back end answers it.
 func PipelinePB(s sqlcore.PipelineStatus) *agentv1.GetPipelineStatusResponse {
 	return &agentv1.GetPipelineStatusResponse{
-		Pending: int32(s.Pending), Running: int32(s.Running), Completed: int32(s.Completed), Failed: int32(s.Failed),
-		NeedsDecision: int32(s.NeedsDecision), TimedOut: int32(s.TimedOut), Total: int32(s.Total),
+		Pending: s.Pending, Running: s.Running, Completed: s.Completed, Failed: s.Failed,
+		NeedsDecision: s.NeedsDecision, TimedOut: s.TimedOut, Total: s.Total,
 		LongestPendingSeconds: dblPB(s.LongestPendingSeconds), SuccessRate: dblPB(s.SuccessRate),
 		Attention: &agentv1.PipelineAttention{Stuck: s.Attention.Stuck, RepeatedFailures: s.Attention.RepeatedFailures,
 			LowSuccessRate: s.Attention.LowSuccessRate, Flags: s.Attention.Flags},
@@ -346,9 +346,9 @@ func Pipeline(p *agentv1.GetPipelineStatusResponse) sqlcore.PipelineStatus {
 		flags = []string{}
 	}
 	return sqlcore.PipelineStatus{
-		Pending: int64(p.GetPending()), Running: int64(p.GetRunning()), Completed: int64(p.GetCompleted()),
-		Failed: int64(p.GetFailed()), NeedsDecision: int64(p.GetNeedsDecision()), TimedOut: int64(p.GetTimedOut()),
-		Total: int64(p.GetTotal()), LongestPendingSeconds: dblOf(p.GetLongestPendingSeconds()),
+		Pending: p.GetPending(), Running: p.GetRunning(), Completed: p.GetCompleted(),
+		Failed: p.GetFailed(), NeedsDecision: p.GetNeedsDecision(), TimedOut: p.GetTimedOut(),
+		Total: p.GetTotal(), LongestPendingSeconds: dblOf(p.GetLongestPendingSeconds()),
 		SuccessRate: dblOf(p.GetSuccessRate()),
 		Attention: sqlcore.Attention{Stuck: a.GetStuck(), RepeatedFailures: a.GetRepeatedFailures(),
 			LowSuccessRate: a.GetLowSuccessRate(), Flags: flags},
@@ -359,7 +359,7 @@ func Pipeline(p *agentv1.GetPipelineStatusResponse) sqlcore.PipelineStatus {
 func ratesPB(m map[string]*sqlcore.Rate) map[string]*agentv1.RateBucket {
 	out := make(map[string]*agentv1.RateBucket, len(m))
 	for k, r := range m {
-		out[k] = &agentv1.RateBucket{Completed: int32(r.Completed), Failed: int32(r.Failed), Rate: r.Rate}
+		out[k] = &agentv1.RateBucket{Completed: r.Completed, Failed: r.Failed, Rate: r.Rate}
 	}
 	return out
 }
@@ -367,23 +367,7 @@ func ratesPB(m map[string]*sqlcore.Rate) map[string]*agentv1.RateBucket {
 func rates(m map[string]*agentv1.RateBucket) map[string]*sqlcore.Rate {
 	out := make(map[string]*sqlcore.Rate, len(m))
 	for k, r := range m {
-		out[k] = &sqlcore.Rate{Completed: int64(r.GetCompleted()), Failed: int64(r.GetFailed()), Rate: r.GetRate()}
-	}
-	return out
-}
-
-func countsPB(m map[string]int64) map[string]int32 {
-	out := make(map[string]int32, len(m))
-	for k, n := range m {
-		out[k] = int32(n)
-	}
-	return out
-}
-
-func counts(m map[string]int32) map[string]int64 {
-	out := make(map[string]int64, len(m))
-	for k, n := range m {
-		out[k] = int64(n)
+		out[k] = &sqlcore.Rate{Completed: r.GetCompleted(), Failed: r.GetFailed(), Rate: r.GetRate()}
 	}
 	return out
 }
@@ -393,13 +377,13 @@ func MetricsPB(m sqlcore.Metrics) *agentv1.GetMetricsResponse {
 	et, sr, u := m.ExecutionTime, m.SuccessRate, m.Usage
 	return &agentv1.GetMetricsResponse{
 		ExecutionTime: &agentv1.ExecutionTime{P50Seconds: dblPB(et.P50Seconds), P95Seconds: dblPB(et.P95Seconds),
-			SampleCount: int32(et.SampleCount), Exact: et.Exact},
+			SampleCount: int64(et.SampleCount), Exact: et.Exact},
 		SuccessRate: &agentv1.SuccessRate{
-			Overall:    &agentv1.RateBucket{Completed: int32(sr.Overall.Completed), Failed: int32(sr.Overall.Failed), Rate: sr.Overall.Rate},
+			Overall:    &agentv1.RateBucket{Completed: sr.Overall.Completed, Failed: sr.Overall.Failed, Rate: sr.Overall.Rate},
 			ByTaskType: ratesPB(sr.ByTaskType), ByModel: ratesPB(sr.ByModel), ByExecutor: ratesPB(sr.ByExecutor)},
-		Usage: &agentv1.UsageSummary{TasksCreated: int32(u.TasksCreated), TasksFinished: int32(u.TasksFinished),
+		Usage: &agentv1.UsageSummary{TasksCreated: u.TasksCreated, TasksFinished: u.TasksFinished,
 			TotalDurationSeconds: u.TotalDurationSeconds, TotalResourceCost: u.TotalResourceCost,
-			TotalValueScore: u.TotalValueScore, TasksByModel: countsPB(u.TasksByModel), TasksByExecutor: countsPB(u.TasksByExecutor)},
+			TotalValueScore: u.TotalValueScore, TasksByModel: u.TasksByModel, TasksByExecutor: u.TasksByExecutor},
 		WindowDays: int32(m.WindowDays), WindowStart: m.WindowStart,
 	}
 }
@@ -411,13 +395,13 @@ func Metrics(p *agentv1.GetMetricsResponse) sqlcore.Metrics {
 	m.ExecutionTime.P50Seconds, m.ExecutionTime.P95Seconds = dblOf(et.GetP50Seconds()), dblOf(et.GetP95Seconds())
 	m.ExecutionTime.SampleCount, m.ExecutionTime.Exact = int(et.GetSampleCount()), et.GetExact()
 	o := sr.GetOverall()
-	m.SuccessRate.Overall = sqlcore.Rate{Completed: int64(o.GetCompleted()), Failed: int64(o.GetFailed()), Rate: o.GetRate()}
+	m.SuccessRate.Overall = sqlcore.Rate{Completed: o.GetCompleted(), Failed: o.GetFailed(), Rate: o.GetRate()}
 	m.SuccessRate.ByTaskType, m.SuccessRate.ByModel = rates(sr.GetByTaskType()), rates(sr.GetByModel())
 	m.SuccessRate.ByExecutor = rates(sr.GetByExecutor())
-	m.Usage.TasksCreated, m.Usage.TasksFinished = int64(u.GetTasksCreated()), int64(u.GetTasksFinished())
+	m.Usage.TasksCreated, m.Usage.TasksFinished = u.GetTasksCreated(), u.GetTasksFinished()
 	m.Usage.TotalDurationSeconds, m.Usage.TotalResourceCost = u.GetTotalDurationSeconds(), u.GetTotalResourceCost()
 	m.Usage.TotalValueScore = u.GetTotalValueScore()
-	m.Usage.TasksByModel, m.Usage.TasksByExecutor = counts(u.GetTasksByModel()), counts(u.GetTasksByExecutor())
+	m.Usage.TasksByModel, m.Usage.TasksByExecutor = u.GetTasksByModel(), u.GetTasksByExecutor()
 	m.WindowDays, m.WindowStart = int(p.GetWindowDays()), p.GetWindowStart()
 	return m
 }

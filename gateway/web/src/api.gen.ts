@@ -1840,7 +1840,7 @@ export interface components {
             /** Format: double */
             cost_usd: number;
             /**
-             * Format: int32
+             * Format: int64
              * @description tasks counts the finished tasks that reported usage.
              */
             tasks: number;
@@ -2304,7 +2304,7 @@ export interface components {
             by_status: {
                 [key: string]: number;
             };
-            /** Format: int32 */
+            /** Format: int64 */
             total: number;
         };
         /** @description CreateAssetRequest creates an asset. */
@@ -2465,15 +2465,15 @@ export interface components {
         };
         /** @description DayMetrics is one UTC day of the pipeline. */
         v1DayMetrics: {
-            /** Format: int32 */
+            /** Format: int64 */
             completed: number;
             /** Format: double */
             cost_usd: number;
-            /** Format: int32 */
+            /** Format: int64 */
             created: number;
             /** @description day is the date, YYYY-MM-DD (UTC). */
             day: string;
-            /** Format: int32 */
+            /** Format: int64 */
             failed: number;
             /**
              * Format: double
@@ -2490,7 +2490,7 @@ export interface components {
              *     none finished.
              */
             success_rate: number | null;
-            /** Format: int32 */
+            /** Format: int64 */
             timed_out: number;
             /**
              * Format: double
@@ -2538,7 +2538,7 @@ export interface components {
             /** @description paid_cc is true when the payouts were paid as CC. */
             paid_cc: boolean;
             /**
-             * Format: int32
+             * Format: int64
              * @description payout_count is the number of payouts in all, whatever the page holds
              *     (pagination.total, kept for the clients that read it here).
              */
@@ -2596,7 +2596,7 @@ export interface components {
             /** Format: double */
             p95_seconds: number | null;
             /**
-             * Format: int32
+             * Format: int64
              * @description sample_count is how many finished tasks' durations the percentiles
              *     describe.
              */
@@ -2748,10 +2748,10 @@ export interface components {
              *     diagnostics; 0 when none failed.
              */
             missing_pct: number;
-            /** Format: int32 */
+            /** Format: int64 */
             total_failed: number;
             /**
-             * Format: int32
+             * Format: int64
              * @description with_diagnostics counts failed tasks with a non-empty error_summary.
              */
             with_diagnostics: number;
@@ -2828,7 +2828,7 @@ export interface components {
              *     stages unlocked.
              */
             stage_unlock_pct: number;
-            /** Format: int32 */
+            /** Format: int64 */
             staker_count: number;
             /** Format: double */
             total_cc_staked: number;
@@ -2894,7 +2894,7 @@ export interface components {
             id: string;
             node_type: string;
             /**
-             * Format: int32
+             * Format: int64
              * @description outgoing_edge_count counts all of the node's outgoing edges.
              */
             outgoing_edge_count: number;
@@ -2925,17 +2925,17 @@ export interface components {
         /** @description GetPipelineStatusResponse is the queue by status plus its attention object. */
         v1GetPipelineStatusResponse: {
             attention: components["schemas"]["v1PipelineAttention"] | null;
-            /** Format: int32 */
+            /** Format: int64 */
             cancelled: number;
-            /** Format: int32 */
+            /** Format: int64 */
             completed: number;
             /**
-             * Format: int32
+             * Format: int64
              * @description discarded and cancelled count the tasks of the statuses the spec does
              *     not name (the retry policy's dead letters, an operator's cancels).
              */
             discarded: number;
-            /** Format: int32 */
+            /** Format: int64 */
             failed: number;
             generated_at: string;
             /**
@@ -2943,14 +2943,14 @@ export interface components {
              * @description longest_pending_seconds is the oldest pending task's wait; null when none is pending.
              */
             longest_pending_seconds: number | null;
-            /** Format: int32 */
+            /** Format: int64 */
             needs_decision: number;
             /**
-             * Format: int32
+             * Format: int64
              * @description Task counts by status.
              */
             pending: number;
-            /** Format: int32 */
+            /** Format: int64 */
             running: number;
             /**
              * Format: double
@@ -2958,9 +2958,9 @@ export interface components {
              *     null when nothing finished in it.
              */
             success_rate: number | null;
-            /** Format: int32 */
+            /** Format: int64 */
             timed_out: number;
-            /** Format: int32 */
+            /** Format: int64 */
             total: number;
         };
         /** @description GetPrincipalResponse describes the caller. */
@@ -3193,7 +3193,7 @@ export interface components {
             last_recorded_at: string;
             /** Format: double */
             paid_cc: number;
-            /** Format: int32 */
+            /** Format: int64 */
             revenue_records: number;
             /**
              * Format: double
@@ -3201,7 +3201,7 @@ export interface components {
              *     minted and paid to its stakers.
              */
             revenue_usd: number;
-            /** Format: int32 */
+            /** Format: int64 */
             usage_records: number;
         };
         /**
@@ -3301,7 +3301,7 @@ export interface components {
             kind: string;
             /** Format: double */
             minted_cc: number;
-            /** Format: int32 */
+            /** Format: int64 */
             positions: number;
             /**
              * Format: double
@@ -3321,12 +3321,12 @@ export interface components {
             last_recorded_at: string | null;
             /** Format: double */
             paid_cc: number;
-            /** Format: int32 */
+            /** Format: int64 */
             revenue_records: number;
             /** Format: double */
             revenue_usd: number;
             usage: components["schemas"]["v1ImpactUsage"][];
-            /** Format: int32 */
+            /** Format: int64 */
             usage_records: number;
         };
         /** @description ImpactUsage is the usage of one unit. */
@@ -3558,7 +3558,7 @@ export interface components {
         v1ModelUsage: {
             /** Format: double */
             cost_usd: number;
-            /** Format: int32 */
+            /** Format: int64 */
             tasks: number;
             /** Format: double */
             tokens_in: number;
@@ -3706,7 +3706,7 @@ export interface components {
             available_cc: number;
             /** Format: double */
             cooling_cc: number;
-            /** Format: int32 */
+            /** Format: int64 */
             position_count: number;
             /** Format: double */
             total_staked_cc: number;
@@ -3761,9 +3761,9 @@ export interface components {
         };
         /** @description RateBucket is completed versus failed for one slice of tasks. */
         v1RateBucket: {
-            /** Format: int32 */
+            /** Format: int64 */
             completed: number;
-            /** Format: int32 */
+            /** Format: int64 */
             failed: number;
             /**
              * Format: double
@@ -4355,11 +4355,11 @@ export interface components {
             tasks_by_model: {
                 [key: string]: number;
             };
-            /** Format: int32 */
+            /** Format: int64 */
             tasks_created: number;
-            /** Format: int32 */
+            /** Format: int64 */
             tasks_finished: number;
-            /** Format: int32 */
+            /** Format: int64 */
             tasks_with_usage: number;
             /**
              * Format: double
@@ -4412,7 +4412,7 @@ export interface components {
              * @description roi = total_value / total_cost; 0 when total_cost is 0.
              */
             roi: number | null;
-            /** Format: int32 */
+            /** Format: int64 */
             samples: number;
             /**
              * Format: double

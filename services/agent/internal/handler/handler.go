@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -248,11 +247,11 @@ func (h *Handler) CountTasks(ctx context.Context, _ *agentv1.CountTasksRequest) 
 	if err != nil {
 		return nil, err
 	}
-	by := make(map[string]int32, len(c.ByStatus))
+	by := make(map[string]int64, len(c.ByStatus))
 	for s, n := range c.ByStatus {
-		by[string(s)] = int32(n)
+		by[string(s)] = int64(n)
 	}
-	return &agentv1.CountTasksResponse{Total: int32(c.Total), ByStatus: by}, nil
+	return &agentv1.CountTasksResponse{Total: int64(c.Total), ByStatus: by}, nil
 }
 
 // reporter is the caller as the task rules see it: its credential's id,
@@ -293,11 +292,11 @@ func (h *Handler) GetPipelineStatus(ctx context.Context, _ *agentv1.GetPipelineS
 		return nil, err
 	}
 	out := &agentv1.GetPipelineStatusResponse{
-		Pending: int32(s.Counts.ByStatus[task.Pending]), Running: int32(s.Counts.ByStatus[task.Running]),
-		Completed: int32(s.Counts.ByStatus[task.Completed]), Failed: int32(s.Counts.ByStatus[task.Failed]),
-		NeedsDecision: int32(s.Counts.ByStatus[task.NeedsDecision]), TimedOut: int32(s.Counts.ByStatus[task.TimedOut]),
-		Discarded: int32(s.Counts.ByStatus[task.Discarded]), Cancelled: int32(s.Counts.ByStatus[task.Cancelled]),
-		Total: int32(s.Counts.Total), SuccessRate: optFloat(s.SuccessRate),
+		Pending: int64(s.Counts.ByStatus[task.Pending]), Running: int64(s.Counts.ByStatus[task.Running]),
+		Completed: int64(s.Counts.ByStatus[task.Completed]), Failed: int64(s.Counts.ByStatus[task.Failed]),
+		NeedsDecision: int64(s.Counts.ByStatus[task.NeedsDecision]), TimedOut: int64(s.Counts.ByStatus[task.TimedOut]),
+		Discarded: int64(s.Counts.ByStatus[task.Discarded]), Cancelled: int64(s.Counts.ByStatus[task.Cancelled]),
+		Total: int64(s.Counts.Total), SuccessRate: optFloat(s.SuccessRate),
 		Attention: &agentv1.PipelineAttention{Stuck: s.Flags.Stuck, RepeatedFailures: s.Flags.RepeatedFailures,
 			LowSuccessRate: s.Flags.LowSuccessRate, Flags: s.Flags.Names},
 		GeneratedAt: wire.Time(s.GeneratedAt),
@@ -309,7 +308,7 @@ func (h *Handler) GetPipelineStatus(ctx context.Context, _ *agentv1.GetPipelineS
 }
 
 func bucket(r metrics.Rate) *agentv1.RateBucket {
-	return &agentv1.RateBucket{Completed: int32(r.Completed), Failed: int32(r.Failed), Rate: r.Value()}
+	return &agentv1.RateBucket{Completed: int64(r.Completed), Failed: int64(r.Failed), Rate: r.Value()}
 }
 
 func buckets(m map[string]metrics.Rate) map[string]*agentv1.RateBucket {
@@ -320,10 +319,10 @@ func buckets(m map[string]metrics.Rate) map[string]*agentv1.RateBucket {
 	return out
 }
 
-func counts(m map[string]int) map[string]int32 {
-	out := make(map[string]int32, len(m))
+func counts(m map[string]int) map[string]int64 {
+	out := make(map[string]int64, len(m))
 	for k, n := range m {
-		out[k] = int32(n)
+		out[k] = int64(n)
 	}
 	return out
 }
@@ -331,7 +330,7 @@ func counts(m map[string]int) map[string]int32 {
 func spentByModel(m map[string]usecase.Spent) map[string]*agentv1.ModelUsage {
 	out := make(map[string]*agentv1.ModelUsage, len(m))
 	for model, s := range m {
-		out[model] = &agentv1.ModelUsage{Tasks: int32(s.Tasks), TokensIn: float64(s.TokensIn), TokensOut: float64(s.TokensOut),
+		out[model] = &agentv1.ModelUsage{Tasks: s.Tasks, TokensIn: float64(s.TokensIn), TokensOut: float64(s.TokensOut),
 			CostUsd: s.CostUSD}
 	}
 	return out
@@ -344,16 +343,16 @@ func (h *Handler) GetMetrics(ctx context.Context, req *agentv1.GetMetricsRequest
 		return nil, err
 	}
 	return &agentv1.GetMetricsResponse{
-		ExecutionTime: &agentv1.ExecutionTime{P50Seconds: optFloat(m.P50), P95Seconds: optFloat(m.P95), SampleCount: int32(m.Samples),
+		ExecutionTime: &agentv1.ExecutionTime{P50Seconds: optFloat(m.P50), P95Seconds: optFloat(m.P95), SampleCount: int64(m.Samples),
 			Exact: m.Exact},
 		SuccessRate: &agentv1.SuccessRate{Overall: bucket(m.Overall), ByTaskType: buckets(m.ByType), ByModel: buckets(m.ByModel),
 			ByExecutor: buckets(m.ByExecutor)},
 		Usage: &agentv1.UsageSummary{
-			TasksCreated: int32(m.Usage.TasksCreated), TasksFinished: int32(m.Usage.TasksFinished),
+			TasksCreated: int64(m.Usage.TasksCreated), TasksFinished: int64(m.Usage.TasksFinished),
 			TotalDurationSeconds: wire.Amount(m.Usage.DurationSeconds), TotalResourceCost: wire.Amount(m.Usage.ResourceCost),
 			TotalValueScore: wire.Amount(m.Usage.ValueScore), TasksByModel: counts(m.Usage.ByModel), TasksByExecutor: counts(m.Usage.ByExecutor),
 			TokensIn: float64(m.Usage.Spent.TokensIn), TokensOut: float64(m.Usage.Spent.TokensOut), CostUsd: m.Usage.Spent.CostUSD,
-			TasksWithUsage: int32(m.Usage.Spent.Tasks), UsageByModel: spentByModel(m.Usage.SpentByModel),
+			TasksWithUsage: m.Usage.Spent.Tasks, UsageByModel: spentByModel(m.Usage.SpentByModel),
 		},
 		WindowDays:  int32(m.WindowDays),
 		WindowStart: wire.Time(m.Since),
@@ -369,7 +368,7 @@ func (h *Handler) GetPromptABStats(ctx context.Context, _ *agentv1.GetPromptABSt
 	out := make([]*agentv1.VariantStats, len(vs))
 	for i, v := range vs {
 		out[i] = &agentv1.VariantStats{
-			Variant: v.Arm.Variant, Samples: int32(v.Arm.Samples), TotalValue: v.Arm.SumValue, TotalCost: v.Arm.SumCost,
+			Variant: v.Arm.Variant, Samples: int64(v.Arm.Samples), TotalValue: v.Arm.SumValue, TotalCost: v.Arm.SumCost,
 			Roi: wrapperspb.Double(v.ROI), SelectionProbability: v.Probability, Blocked: v.Blocked, Exploring: v.Exploring,
 			TaskType: string(v.TaskType), Version: int32(v.Version), Probe: string(v.Arm.Probe),
 		}
@@ -383,7 +382,7 @@ func (h *Handler) GetDiagnosticsCompleteness(ctx context.Context, _ *agentv1.Get
 	if err != nil {
 		return nil, err
 	}
-	return &agentv1.GetDiagnosticsCompletenessResponse{TotalFailed: int32(d.TotalFailed), WithDiagnostics: int32(d.WithDiagnostics),
+	return &agentv1.GetDiagnosticsCompletenessResponse{TotalFailed: int64(d.TotalFailed), WithDiagnostics: int64(d.WithDiagnostics),
 		MissingPct: d.MissingPct, ByCategory: counts(d.ByCategory)}, nil
 }
 
@@ -395,13 +394,13 @@ func (h *Handler) GetLoopStatus(ctx context.Context, _ *agentv1.GetLoopStatusReq
 	}
 	resp := &agentv1.GetLoopStatusResponse{
 		Enabled: st.Enabled, Running: st.Running, IntervalSeconds: st.Interval.Seconds(), Executor: st.Executor,
-		Replica: st.Holder, Leader: wire.OptString(st.Report.Leader), PassesByOutcome: map[string]int32{},
+		Replica: st.Holder, Leader: wire.OptString(st.Report.Leader), PassesByOutcome: map[string]int64{},
 	}
 	for _, o := range []string{loop.Advanced, loop.TaskFailed, loop.Idle, loop.Errored} {
 		resp.PassesByOutcome[o] = 0
 	}
 	for o, n := range st.Report.Counts {
-		resp.PassesByOutcome[o] = int32(min(n, math.MaxInt32))
+		resp.PassesByOutcome[o] = n
 		resp.Iterations += n
 	}
 	if p := st.Report.Latest; p != nil {
@@ -491,8 +490,8 @@ func (h *Handler) GetDailyMetrics(ctx context.Context, req *agentv1.GetDailyMetr
 	}
 	out := &agentv1.GetDailyMetricsResponse{Days: make([]*agentv1.DayMetrics, len(days))}
 	for i, d := range days {
-		m := &agentv1.DayMetrics{Day: d.Day.Format(time.DateOnly), Created: int32(d.Created), Completed: int32(d.Completed),
-			Failed: int32(d.Failed), TimedOut: int32(d.TimedOut),
+		m := &agentv1.DayMetrics{Day: d.Day.Format(time.DateOnly), Created: d.Created, Completed: d.Completed,
+			Failed: d.Failed, TimedOut: d.TimedOut,
 			TokensIn: float64(d.Spent.TokensIn), TokensOut: float64(d.Spent.TokensOut), CostUsd: d.Spent.CostUSD}
 		if d.HasRate {
 			m.SuccessRate = wrapperspb.Double(d.SuccessRate)

@@ -77,7 +77,7 @@ func distributionProto(d store.Distribution, limit, offset int) *ledgerv1.Distri
 	}
 	return &ledgerv1.Distribution{
 		Id: d.ID, AssetId: d.AssetID, ValueAmount: d.Value.Float64(), Payouts: payouts, CreatedAt: wire.Time(d.CreatedAt),
-		PayoutCount: int32(d.PayoutCount), PaidCc: d.PaidCC,
+		PayoutCount: int64(d.PayoutCount), PaidCc: d.PaidCC,
 		Pagination: paging.Of(limit, offset, d.PayoutCount, len(shown), ""),
 	}
 }

@@ -168,7 +168,7 @@ func (h *Handler) ListInvestments(ctx context.Context, req *ledgerv1.ListInvestm
 	}
 	out := &ledgerv1.ListInvestmentsResponse{ContributorId: req.GetId(), ContributorHandle: wire.OptString(inv.Contributor.Handle),
 		Positions: make([]*ledgerv1.Position, len(inv.Positions)),
-		Summary: &ledgerv1.PositionSummary{PositionCount: int32(inv.Total), TotalStakedCc: micros(inv.Balances.Staked),
+		Summary: &ledgerv1.PositionSummary{PositionCount: int64(inv.Total), TotalStakedCc: micros(inv.Balances.Staked),
 			AvailableCc: micros(inv.Balances.Available), CoolingCc: micros(inv.Balances.Cooling)},
 		Pagination: paging.Of(inv.Limit, inv.Offset, inv.Total, len(inv.Positions), "")}
 	for i, p := range inv.Positions {
@@ -212,7 +212,7 @@ func (h *Handler) GetInvestPreview(ctx context.Context, req *ledgerv1.GetInvestP
 		basis = "impact"
 	}
 	return &ledgerv1.GetInvestPreviewResponse{IdeaId: p.Idea.ID, Stage: stage(p.Idea.Stage), CoherenceScore: p.Coherence,
-		TotalCcStaked: micros(p.StakedCC), StakerCount: int32(p.Stakers), StageUnlockPct: p.Projection.StageUnlockPct,
+		TotalCcStaked: micros(p.StakedCC), StakerCount: int64(p.Stakers), StageUnlockPct: p.Projection.StageUnlockPct,
 		Basis: basis, PaidCc: micros(p.PaidCC),
 		Projections: &ledgerv1.InvestProjection{LowMultiplier: p.Projection.LowMultiplier, HighMultiplier: p.Projection.HighMultiplier}}, nil
 }

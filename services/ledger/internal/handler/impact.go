@@ -18,7 +18,7 @@ import (
 
 func impactProto(r store.ImpactRecord) *ledgerv1.ImpactRecord {
 	out := &ledgerv1.ImpactRecord{Id: r.ID, IdeaId: r.IdeaID, Kind: r.Kind, Reference: r.Reference, Evidence: r.Evidence,
-		Quantity: micros(r.Quantity), Unit: r.Unit, EarnedCc: micros(r.EarnedCC), Positions: int32(r.Positions),
+		Quantity: micros(r.Quantity), Unit: r.Unit, EarnedCc: micros(r.EarnedCC), Positions: int64(r.Positions),
 		AmountUsd: micros(r.AmountUSD), MintedCc: micros(r.MintedCC), FeeUsd: micros(r.FeeUSD), Source: r.Source,
 		CreatedAt: wire.Time(r.CreatedAt)}
 	if r.EntryID != "" {
@@ -75,7 +75,7 @@ func (h *Handler) ListIdeaImpact(ctx context.Context, req *ledgerv1.ListIdeaImpa
 		return nil, err
 	}
 	t := page.Totals
-	totals := &ledgerv1.ImpactTotals{UsageRecords: int32(t.UsageRecords), RevenueRecords: int32(t.RevenueRecords),
+	totals := &ledgerv1.ImpactTotals{UsageRecords: int64(t.UsageRecords), RevenueRecords: int64(t.RevenueRecords),
 		Usage: make([]*ledgerv1.ImpactUsage, len(t.Usage)), EarnedCc: micros(t.EarnedCC), RevenueUsd: micros(t.RevenueUSD),
 		PaidCc: micros(t.PaidCC)}
 	for i, u := range t.Usage {

@@ -58,7 +58,7 @@ func (h *Handler) GetNode(ctx context.Context, req *opsv1.GetNodeRequest) (*opsv
 	}
 	return &opsv1.GetNodeResponse{
 		Id: pb.GetId(), NodeType: pb.GetNodeType(), ExternalId: pb.GetExternalId(), Payload: pb.GetPayload(),
-		CreatedAt: pb.GetCreatedAt(), UpdatedAt: pb.GetUpdatedAt(), OutgoingEdges: out, OutgoingEdgeCount: int32(v.OutgoingTotal),
+		CreatedAt: pb.GetCreatedAt(), UpdatedAt: pb.GetUpdatedAt(), OutgoingEdges: out, OutgoingEdgeCount: int64(v.OutgoingTotal),
 	}, nil
 }
 

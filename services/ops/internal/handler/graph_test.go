@@ -133,7 +133,7 @@ func TestGraphRoundTrip(t *testing.T) {
 	require.Len(t, got.GetOutgoingEdges(), 1)
 	require.Equal(t, e.GetEdge().GetId(), got.GetOutgoingEdges()[0].GetId())
 	require.Equal(t, e.GetEdge().GetCreatedAt(), got.GetOutgoingEdges()[0].GetCreatedAt(), "times read back as written")
-	require.Equal(t, int32(1), got.GetOutgoingEdgeCount())
+	require.Equal(t, int64(1), got.GetOutgoingEdgeCount())
 
 	in, err := h.ListNodeEdges(ctx, &opsv1.ListNodeEdgesRequest{NodeId: b.GetNode().GetId(), Direction: "incoming"})
 	require.NoError(t, err)

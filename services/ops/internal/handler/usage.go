@@ -47,7 +47,7 @@ func providerUsagePB(r usage.Row) *opsv1.ProviderUsage {
 		out.PrimaryMetric = q.Metric.Name
 	}
 	if rec := r.Agent; rec != nil {
-		out.AgentRecorded = &opsv1.AgentRecordedUsage{WindowDays: int32(rec.WindowDays), Tasks: int32(rec.Tasks),
+		out.AgentRecorded = &opsv1.AgentRecordedUsage{WindowDays: int32(rec.WindowDays), Tasks: rec.Tasks,
 			TokensIn: float64(rec.TokensIn), TokensOut: float64(rec.TokensOut), CostUsd: rec.CostUSD}
 		if r.Source == usage.SourceAgent {
 			out.UsageUsed, out.Unit, out.PrimaryMetric = wrapperspb.Double(float64(rec.TokensIn+rec.TokensOut)), "tokens", "agent_recorded_tokens"

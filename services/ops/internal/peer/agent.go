@@ -32,7 +32,7 @@ func (a Agent) Spent(ctx context.Context, days int) ([]usage.ModelSpent, error) 
 	}
 	out := make([]usage.ModelSpent, 0, len(resp.GetUsage().GetUsageByModel()))
 	for model, u := range resp.GetUsage().GetUsageByModel() {
-		out = append(out, usage.ModelSpent{Model: model, Recorded: usage.Recorded{Tasks: int64(u.GetTasks()),
+		out = append(out, usage.ModelSpent{Model: model, Recorded: usage.Recorded{Tasks: u.GetTasks(),
 			TokensIn: int64(u.GetTokensIn()), TokensOut: int64(u.GetTokensOut()), CostUSD: u.GetCostUsd()}})
 	}
 	return out, nil

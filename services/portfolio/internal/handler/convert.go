@@ -1,8 +1,6 @@
 package handler
 
 import (
-	"math"
-
 	portfoliov1 "github.com/foundryhq/foundry/proto/gen/go/foundry/portfolio/v1"
 	"github.com/foundryhq/foundry/services/platform/wire"
 	"github.com/foundryhq/foundry/services/portfolio/internal/idea"
@@ -29,8 +27,8 @@ func toProto(i idea.Idea) *portfoliov1.Idea {
 	}
 	p.ParentIdeaId, p.CreatedBy = wire.OptString(i.ParentID), wire.OptString(i.CreatedBy)
 	if t := i.Impact; t != nil {
-		p.Impact = &portfoliov1.IdeaImpact{UsageRecords: int32(min(t.UsageRecords, math.MaxInt32)),
-			RevenueRecords: int32(min(t.RevenueRecords, math.MaxInt32)), EarnedCc: micros(t.EarnedMicros),
+		p.Impact = &portfoliov1.IdeaImpact{UsageRecords: t.UsageRecords,
+			RevenueRecords: t.RevenueRecords, EarnedCc: micros(t.EarnedMicros),
 			RevenueUsd: micros(t.RevenueMicros), PaidCc: micros(t.PaidMicros), LastRecordedAt: wire.Time(t.LastAt)}
 	}
 	return p

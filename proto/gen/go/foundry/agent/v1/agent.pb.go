@@ -13,8 +13,10 @@
 // the closed vocabularies (stages, task statuses, economy modes) are enums
 // whose value names are the lower-case words the JSON carries, other
 // enum-like fields are lowercase strings validated by the service, amounts are
-// doubles, counts are int32, a field the API may leave unset is a wrapper type
-// (rendered as JSON null), free-form JSON is google.protobuf.Struct.
+// doubles, counts are int32 but where they grow without bound (task counts,
+// history totals: int64, JSON numbers all the same), a field the API may
+// leave unset is a wrapper type (rendered as JSON null), free-form JSON is
+// google.protobuf.Struct.
 
 package agentv1
 
@@ -1880,9 +1882,9 @@ func (*CountTasksRequest) Descriptor() ([]byte, []int) {
 // CountTasksResponse counts every task.
 type CountTasksResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Total int32                  `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
+	Total int64                  `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
 	// by_status has every status as a key, zero counts included.
-	ByStatus      map[string]int32 `protobuf:"bytes,2,rep,name=by_status,json=byStatus,proto3" json:"by_status,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	ByStatus      map[string]int64 `protobuf:"bytes,2,rep,name=by_status,json=byStatus,proto3" json:"by_status,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1917,14 +1919,14 @@ func (*CountTasksResponse) Descriptor() ([]byte, []int) {
 	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
-func (x *CountTasksResponse) GetTotal() int32 {
+func (x *CountTasksResponse) GetTotal() int64 {
 	if x != nil {
 		return x.Total
 	}
 	return 0
 }
 
-func (x *CountTasksResponse) GetByStatus() map[string]int32 {
+func (x *CountTasksResponse) GetByStatus() map[string]int64 {
 	if x != nil {
 		return x.ByStatus
 	}
@@ -2529,13 +2531,13 @@ func (x *PipelineAttention) GetFlags() []string {
 type GetPipelineStatusResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Task counts by status.
-	Pending       int32 `protobuf:"varint,1,opt,name=pending,proto3" json:"pending,omitempty"`
-	Running       int32 `protobuf:"varint,2,opt,name=running,proto3" json:"running,omitempty"`
-	Completed     int32 `protobuf:"varint,3,opt,name=completed,proto3" json:"completed,omitempty"`
-	Failed        int32 `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
-	NeedsDecision int32 `protobuf:"varint,5,opt,name=needs_decision,json=needsDecision,proto3" json:"needs_decision,omitempty"`
-	TimedOut      int32 `protobuf:"varint,6,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
-	Total         int32 `protobuf:"varint,7,opt,name=total,proto3" json:"total,omitempty"`
+	Pending       int64 `protobuf:"varint,1,opt,name=pending,proto3" json:"pending,omitempty"`
+	Running       int64 `protobuf:"varint,2,opt,name=running,proto3" json:"running,omitempty"`
+	Completed     int64 `protobuf:"varint,3,opt,name=completed,proto3" json:"completed,omitempty"`
+	Failed        int64 `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
+	NeedsDecision int64 `protobuf:"varint,5,opt,name=needs_decision,json=needsDecision,proto3" json:"needs_decision,omitempty"`
+	TimedOut      int64 `protobuf:"varint,6,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	Total         int64 `protobuf:"varint,7,opt,name=total,proto3" json:"total,omitempty"`
 	// longest_pending_seconds is the oldest pending task's wait; null when none is pending.
 	LongestPendingSeconds *wrapperspb.DoubleValue `protobuf:"bytes,8,opt,name=longest_pending_seconds,json=longestPendingSeconds,proto3" json:"longest_pending_seconds,omitempty"`
 	// success_rate is completed / (completed + failed) over the rolling window;
@@ -2545,8 +2547,8 @@ type GetPipelineStatusResponse struct {
 	GeneratedAt string                  `protobuf:"bytes,11,opt,name=generated_at,json=generatedAt,proto3" json:"generated_at,omitempty"`
 	// discarded and cancelled count the tasks of the statuses the spec does
 	// not name (the retry policy's dead letters, an operator's cancels).
-	Discarded     int32 `protobuf:"varint,12,opt,name=discarded,proto3" json:"discarded,omitempty"`
-	Cancelled     int32 `protobuf:"varint,13,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	Discarded     int64 `protobuf:"varint,12,opt,name=discarded,proto3" json:"discarded,omitempty"`
+	Cancelled     int64 `protobuf:"varint,13,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2581,49 +2583,49 @@ func (*GetPipelineStatusResponse) Descriptor() ([]byte, []int) {
 	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
-func (x *GetPipelineStatusResponse) GetPending() int32 {
+func (x *GetPipelineStatusResponse) GetPending() int64 {
 	if x != nil {
 		return x.Pending
 	}
 	return 0
 }
 
-func (x *GetPipelineStatusResponse) GetRunning() int32 {
+func (x *GetPipelineStatusResponse) GetRunning() int64 {
 	if x != nil {
 		return x.Running
 	}
 	return 0
 }
 
-func (x *GetPipelineStatusResponse) GetCompleted() int32 {
+func (x *GetPipelineStatusResponse) GetCompleted() int64 {
 	if x != nil {
 		return x.Completed
 	}
 	return 0
 }
 
-func (x *GetPipelineStatusResponse) GetFailed() int32 {
+func (x *GetPipelineStatusResponse) GetFailed() int64 {
 	if x != nil {
 		return x.Failed
 	}
 	return 0
 }
 
-func (x *GetPipelineStatusResponse) GetNeedsDecision() int32 {
+func (x *GetPipelineStatusResponse) GetNeedsDecision() int64 {
 	if x != nil {
 		return x.NeedsDecision
 	}
 	return 0
 }
 
-func (x *GetPipelineStatusResponse) GetTimedOut() int32 {
+func (x *GetPipelineStatusResponse) GetTimedOut() int64 {
 	if x != nil {
 		return x.TimedOut
 	}
 	return 0
 }
 
-func (x *GetPipelineStatusResponse) GetTotal() int32 {
+func (x *GetPipelineStatusResponse) GetTotal() int64 {
 	if x != nil {
 		return x.Total
 	}
@@ -2658,14 +2660,14 @@ func (x *GetPipelineStatusResponse) GetGeneratedAt() string {
 	return ""
 }
 
-func (x *GetPipelineStatusResponse) GetDiscarded() int32 {
+func (x *GetPipelineStatusResponse) GetDiscarded() int64 {
 	if x != nil {
 		return x.Discarded
 	}
 	return 0
 }
 
-func (x *GetPipelineStatusResponse) GetCancelled() int32 {
+func (x *GetPipelineStatusResponse) GetCancelled() int64 {
 	if x != nil {
 		return x.Cancelled
 	}
@@ -2727,7 +2729,7 @@ type ExecutionTime struct {
 	P95Seconds *wrapperspb.DoubleValue `protobuf:"bytes,2,opt,name=p95_seconds,json=p95Seconds,proto3" json:"p95_seconds,omitempty"`
 	// sample_count is how many finished tasks' durations the percentiles
 	// describe.
-	SampleCount int32 `protobuf:"varint,3,opt,name=sample_count,json=sampleCount,proto3" json:"sample_count,omitempty"`
+	SampleCount int64 `protobuf:"varint,3,opt,name=sample_count,json=sampleCount,proto3" json:"sample_count,omitempty"`
 	// exact is true when the percentiles were computed from the durations
 	// themselves (windows of up to 1 000 durations), false when they were
 	// read from the daily duration histogram (relative error below 2 %).
@@ -2780,7 +2782,7 @@ func (x *ExecutionTime) GetP95Seconds() *wrapperspb.DoubleValue {
 	return nil
 }
 
-func (x *ExecutionTime) GetSampleCount() int32 {
+func (x *ExecutionTime) GetSampleCount() int64 {
 	if x != nil {
 		return x.SampleCount
 	}
@@ -2797,8 +2799,8 @@ func (x *ExecutionTime) GetExact() bool {
 // RateBucket is completed versus failed for one slice of tasks.
 type RateBucket struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
-	Completed int32                  `protobuf:"varint,1,opt,name=completed,proto3" json:"completed,omitempty"`
-	Failed    int32                  `protobuf:"varint,2,opt,name=failed,proto3" json:"failed,omitempty"`
+	Completed int64                  `protobuf:"varint,1,opt,name=completed,proto3" json:"completed,omitempty"`
+	Failed    int64                  `protobuf:"varint,2,opt,name=failed,proto3" json:"failed,omitempty"`
 	// rate is completed / (completed + failed); 0 when both are 0.
 	Rate          float64 `protobuf:"fixed64,3,opt,name=rate,proto3" json:"rate,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2835,14 +2837,14 @@ func (*RateBucket) Descriptor() ([]byte, []int) {
 	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
-func (x *RateBucket) GetCompleted() int32 {
+func (x *RateBucket) GetCompleted() int64 {
 	if x != nil {
 		return x.Completed
 	}
 	return 0
 }
 
-func (x *RateBucket) GetFailed() int32 {
+func (x *RateBucket) GetFailed() int64 {
 	if x != nil {
 		return x.Failed
 	}
@@ -2928,21 +2930,21 @@ func (x *SuccessRate) GetByExecutor() map[string]*RateBucket {
 // UsageSummary counts what the pipeline used in the window.
 type UsageSummary struct {
 	state                protoimpl.MessageState `protogen:"open.v1"`
-	TasksCreated         int32                  `protobuf:"varint,1,opt,name=tasks_created,json=tasksCreated,proto3" json:"tasks_created,omitempty"`
-	TasksFinished        int32                  `protobuf:"varint,2,opt,name=tasks_finished,json=tasksFinished,proto3" json:"tasks_finished,omitempty"`
+	TasksCreated         int64                  `protobuf:"varint,1,opt,name=tasks_created,json=tasksCreated,proto3" json:"tasks_created,omitempty"`
+	TasksFinished        int64                  `protobuf:"varint,2,opt,name=tasks_finished,json=tasksFinished,proto3" json:"tasks_finished,omitempty"`
 	TotalDurationSeconds float64                `protobuf:"fixed64,3,opt,name=total_duration_seconds,json=totalDurationSeconds,proto3" json:"total_duration_seconds,omitempty"`
 	// total_resource_cost and total_value_score sum the reported measurements.
 	TotalResourceCost float64          `protobuf:"fixed64,4,opt,name=total_resource_cost,json=totalResourceCost,proto3" json:"total_resource_cost,omitempty"`
 	TotalValueScore   float64          `protobuf:"fixed64,5,opt,name=total_value_score,json=totalValueScore,proto3" json:"total_value_score,omitempty"`
-	TasksByModel      map[string]int32 `protobuf:"bytes,6,rep,name=tasks_by_model,json=tasksByModel,proto3" json:"tasks_by_model,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	TasksByExecutor   map[string]int32 `protobuf:"bytes,7,rep,name=tasks_by_executor,json=tasksByExecutor,proto3" json:"tasks_by_executor,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	TasksByModel      map[string]int64 `protobuf:"bytes,6,rep,name=tasks_by_model,json=tasksByModel,proto3" json:"tasks_by_model,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	TasksByExecutor   map[string]int64 `protobuf:"bytes,7,rep,name=tasks_by_executor,json=tasksByExecutor,proto3" json:"tasks_by_executor,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// The usage the window's finished tasks reported: tokens (JSON numbers,
 	// so doubles), cost in US dollars, and how many tasks reported any; by
 	// model too.
 	TokensIn       float64                `protobuf:"fixed64,8,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
 	TokensOut      float64                `protobuf:"fixed64,9,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
 	CostUsd        float64                `protobuf:"fixed64,10,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
-	TasksWithUsage int32                  `protobuf:"varint,11,opt,name=tasks_with_usage,json=tasksWithUsage,proto3" json:"tasks_with_usage,omitempty"`
+	TasksWithUsage int64                  `protobuf:"varint,11,opt,name=tasks_with_usage,json=tasksWithUsage,proto3" json:"tasks_with_usage,omitempty"`
 	UsageByModel   map[string]*ModelUsage `protobuf:"bytes,12,rep,name=usage_by_model,json=usageByModel,proto3" json:"usage_by_model,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
@@ -2978,14 +2980,14 @@ func (*UsageSummary) Descriptor() ([]byte, []int) {
 	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
-func (x *UsageSummary) GetTasksCreated() int32 {
+func (x *UsageSummary) GetTasksCreated() int64 {
 	if x != nil {
 		return x.TasksCreated
 	}
 	return 0
 }
 
-func (x *UsageSummary) GetTasksFinished() int32 {
+func (x *UsageSummary) GetTasksFinished() int64 {
 	if x != nil {
 		return x.TasksFinished
 	}
@@ -3013,14 +3015,14 @@ func (x *UsageSummary) GetTotalValueScore() float64 {
 	return 0
 }
 
-func (x *UsageSummary) GetTasksByModel() map[string]int32 {
+func (x *UsageSummary) GetTasksByModel() map[string]int64 {
 	if x != nil {
 		return x.TasksByModel
 	}
 	return nil
 }
 
-func (x *UsageSummary) GetTasksByExecutor() map[string]int32 {
+func (x *UsageSummary) GetTasksByExecutor() map[string]int64 {
 	if x != nil {
 		return x.TasksByExecutor
 	}
@@ -3048,7 +3050,7 @@ func (x *UsageSummary) GetCostUsd() float64 {
 	return 0
 }
 
-func (x *UsageSummary) GetTasksWithUsage() int32 {
+func (x *UsageSummary) GetTasksWithUsage() int64 {
 	if x != nil {
 		return x.TasksWithUsage
 	}
@@ -3065,7 +3067,7 @@ func (x *UsageSummary) GetUsageByModel() map[string]*ModelUsage {
 // ModelUsage is what one model's finished tasks spent in a window.
 type ModelUsage struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tasks         int32                  `protobuf:"varint,1,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Tasks         int64                  `protobuf:"varint,1,opt,name=tasks,proto3" json:"tasks,omitempty"`
 	TokensIn      float64                `protobuf:"fixed64,2,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
 	TokensOut     float64                `protobuf:"fixed64,3,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
 	CostUsd       float64                `protobuf:"fixed64,4,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
@@ -3103,7 +3105,7 @@ func (*ModelUsage) Descriptor() ([]byte, []int) {
 	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
-func (x *ModelUsage) GetTasks() int32 {
+func (x *ModelUsage) GetTasks() int64 {
 	if x != nil {
 		return x.Tasks
 	}
@@ -3262,10 +3264,10 @@ type DayMetrics struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// day is the date, YYYY-MM-DD (UTC).
 	Day       string `protobuf:"bytes,1,opt,name=day,proto3" json:"day,omitempty"`
-	Created   int32  `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
-	Completed int32  `protobuf:"varint,3,opt,name=completed,proto3" json:"completed,omitempty"`
-	Failed    int32  `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
-	TimedOut  int32  `protobuf:"varint,5,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	Created   int64  `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	Completed int64  `protobuf:"varint,3,opt,name=completed,proto3" json:"completed,omitempty"`
+	Failed    int64  `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
+	TimedOut  int64  `protobuf:"varint,5,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
 	// success_rate is completed over the tasks finished that day; null when
 	// none finished.
 	SuccessRate *wrapperspb.DoubleValue `protobuf:"bytes,6,opt,name=success_rate,json=successRate,proto3" json:"success_rate,omitempty"`
@@ -3320,28 +3322,28 @@ func (x *DayMetrics) GetDay() string {
 	return ""
 }
 
-func (x *DayMetrics) GetCreated() int32 {
+func (x *DayMetrics) GetCreated() int64 {
 	if x != nil {
 		return x.Created
 	}
 	return 0
 }
 
-func (x *DayMetrics) GetCompleted() int32 {
+func (x *DayMetrics) GetCompleted() int64 {
 	if x != nil {
 		return x.Completed
 	}
 	return 0
 }
 
-func (x *DayMetrics) GetFailed() int32 {
+func (x *DayMetrics) GetFailed() int64 {
 	if x != nil {
 		return x.Failed
 	}
 	return 0
 }
 
-func (x *DayMetrics) GetTimedOut() int32 {
+func (x *DayMetrics) GetTimedOut() int64 {
 	if x != nil {
 		return x.TimedOut
 	}
@@ -3477,7 +3479,7 @@ func (*GetPromptABStatsRequest) Descriptor() ([]byte, []int) {
 type VariantStats struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Variant    string                 `protobuf:"bytes,1,opt,name=variant,proto3" json:"variant,omitempty"`
-	Samples    int32                  `protobuf:"varint,2,opt,name=samples,proto3" json:"samples,omitempty"`
+	Samples    int64                  `protobuf:"varint,2,opt,name=samples,proto3" json:"samples,omitempty"`
 	TotalValue float64                `protobuf:"fixed64,3,opt,name=total_value,json=totalValue,proto3" json:"total_value,omitempty"`
 	TotalCost  float64                `protobuf:"fixed64,4,opt,name=total_cost,json=totalCost,proto3" json:"total_cost,omitempty"`
 	// roi = total_value / total_cost; 0 when total_cost is 0.
@@ -3539,7 +3541,7 @@ func (x *VariantStats) GetVariant() string {
 	return ""
 }
 
-func (x *VariantStats) GetSamples() int32 {
+func (x *VariantStats) GetSamples() int64 {
 	if x != nil {
 		return x.Samples
 	}
@@ -3694,14 +3696,14 @@ func (*GetDiagnosticsCompletenessRequest) Descriptor() ([]byte, []int) {
 // GetDiagnosticsCompletenessResponse measures diagnostics over all failed tasks.
 type GetDiagnosticsCompletenessResponse struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
-	TotalFailed int32                  `protobuf:"varint,1,opt,name=total_failed,json=totalFailed,proto3" json:"total_failed,omitempty"`
+	TotalFailed int64                  `protobuf:"varint,1,opt,name=total_failed,json=totalFailed,proto3" json:"total_failed,omitempty"`
 	// with_diagnostics counts failed tasks with a non-empty error_summary.
-	WithDiagnostics int32 `protobuf:"varint,2,opt,name=with_diagnostics,json=withDiagnostics,proto3" json:"with_diagnostics,omitempty"`
+	WithDiagnostics int64 `protobuf:"varint,2,opt,name=with_diagnostics,json=withDiagnostics,proto3" json:"with_diagnostics,omitempty"`
 	// missing_pct is the percentage (0..100) of failed tasks without
 	// diagnostics; 0 when none failed.
 	MissingPct float64 `protobuf:"fixed64,3,opt,name=missing_pct,json=missingPct,proto3" json:"missing_pct,omitempty"`
 	// by_category counts failed tasks by error_category ("unknown" included).
-	ByCategory    map[string]int32 `protobuf:"bytes,4,rep,name=by_category,json=byCategory,proto3" json:"by_category,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	ByCategory    map[string]int64 `protobuf:"bytes,4,rep,name=by_category,json=byCategory,proto3" json:"by_category,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3736,14 +3738,14 @@ func (*GetDiagnosticsCompletenessResponse) Descriptor() ([]byte, []int) {
 	return file_foundry_agent_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
-func (x *GetDiagnosticsCompletenessResponse) GetTotalFailed() int32 {
+func (x *GetDiagnosticsCompletenessResponse) GetTotalFailed() int64 {
 	if x != nil {
 		return x.TotalFailed
 	}
 	return 0
 }
 
-func (x *GetDiagnosticsCompletenessResponse) GetWithDiagnostics() int32 {
+func (x *GetDiagnosticsCompletenessResponse) GetWithDiagnostics() int64 {
 	if x != nil {
 		return x.WithDiagnostics
 	}
@@ -3757,7 +3759,7 @@ func (x *GetDiagnosticsCompletenessResponse) GetMissingPct() float64 {
 	return 0
 }
 
-func (x *GetDiagnosticsCompletenessResponse) GetByCategory() map[string]int32 {
+func (x *GetDiagnosticsCompletenessResponse) GetByCategory() map[string]int64 {
 	if x != nil {
 		return x.ByCategory
 	}
@@ -3953,7 +3955,7 @@ type GetLoopStatusResponse struct {
 	// last_iteration is the newest recorded pass; null before the first.
 	LastIteration *LoopIteration `protobuf:"bytes,6,opt,name=last_iteration,json=lastIteration,proto3" json:"last_iteration,omitempty"`
 	// passes_by_outcome counts every recorded pass by outcome.
-	PassesByOutcome map[string]int32 `protobuf:"bytes,7,rep,name=passes_by_outcome,json=passesByOutcome,proto3" json:"passes_by_outcome,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	PassesByOutcome map[string]int64 `protobuf:"bytes,7,rep,name=passes_by_outcome,json=passesByOutcome,proto3" json:"passes_by_outcome,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// executor is this replica's executor: "external" or "exec".
 	Executor string `protobuf:"bytes,8,opt,name=executor,proto3" json:"executor,omitempty"`
 	// leader holds the loop's lease now; null when no replica does.
@@ -4036,7 +4038,7 @@ func (x *GetLoopStatusResponse) GetLastIteration() *LoopIteration {
 	return nil
 }
 
-func (x *GetLoopStatusResponse) GetPassesByOutcome() map[string]int32 {
+func (x *GetLoopStatusResponse) GetPassesByOutcome() map[string]int64 {
 	if x != nil {
 		return x.PassesByOutcome
 	}
@@ -4336,11 +4338,11 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"paginationJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\x05totalR\x05limitR\x06offset\"\x13\n" +
 	"\x11CountTasksRequest\"\xb8\x01\n" +
 	"\x12CountTasksResponse\x12\x14\n" +
-	"\x05total\x18\x01 \x01(\x05R\x05total\x12O\n" +
+	"\x05total\x18\x01 \x01(\x03R\x05total\x12O\n" +
 	"\tby_status\x18\x02 \x03(\v22.foundry.agent.v1.CountTasksResponse.ByStatusEntryR\bbyStatus\x1a;\n" +
 	"\rByStatusEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x8a\x01\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x8a\x01\n" +
 	"\x10ClaimTaskRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1d\n" +
 	"\n" +
@@ -4377,20 +4379,20 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x10low_success_rate\x18\x03 \x01(\bR\x0elowSuccessRate\x12\x14\n" +
 	"\x05flags\x18\x04 \x03(\tR\x05flags\"\x98\x04\n" +
 	"\x19GetPipelineStatusResponse\x12\x18\n" +
-	"\apending\x18\x01 \x01(\x05R\apending\x12\x18\n" +
-	"\arunning\x18\x02 \x01(\x05R\arunning\x12\x1c\n" +
-	"\tcompleted\x18\x03 \x01(\x05R\tcompleted\x12\x16\n" +
-	"\x06failed\x18\x04 \x01(\x05R\x06failed\x12%\n" +
-	"\x0eneeds_decision\x18\x05 \x01(\x05R\rneedsDecision\x12\x1b\n" +
-	"\ttimed_out\x18\x06 \x01(\x05R\btimedOut\x12\x14\n" +
-	"\x05total\x18\a \x01(\x05R\x05total\x12T\n" +
+	"\apending\x18\x01 \x01(\x03R\apending\x12\x18\n" +
+	"\arunning\x18\x02 \x01(\x03R\arunning\x12\x1c\n" +
+	"\tcompleted\x18\x03 \x01(\x03R\tcompleted\x12\x16\n" +
+	"\x06failed\x18\x04 \x01(\x03R\x06failed\x12%\n" +
+	"\x0eneeds_decision\x18\x05 \x01(\x03R\rneedsDecision\x12\x1b\n" +
+	"\ttimed_out\x18\x06 \x01(\x03R\btimedOut\x12\x14\n" +
+	"\x05total\x18\a \x01(\x03R\x05total\x12T\n" +
 	"\x17longest_pending_seconds\x18\b \x01(\v2\x1c.google.protobuf.DoubleValueR\x15longestPendingSeconds\x12?\n" +
 	"\fsuccess_rate\x18\t \x01(\v2\x1c.google.protobuf.DoubleValueR\vsuccessRate\x12A\n" +
 	"\tattention\x18\n" +
 	" \x01(\v2#.foundry.agent.v1.PipelineAttentionR\tattention\x12!\n" +
 	"\fgenerated_at\x18\v \x01(\tR\vgeneratedAt\x12\x1c\n" +
-	"\tdiscarded\x18\f \x01(\x05R\tdiscarded\x12\x1c\n" +
-	"\tcancelled\x18\r \x01(\x05R\tcancelled\"I\n" +
+	"\tdiscarded\x18\f \x01(\x03R\tdiscarded\x12\x1c\n" +
+	"\tcancelled\x18\r \x01(\x03R\tcancelled\"I\n" +
 	"\x11GetMetricsRequest\x12$\n" +
 	"\vwindow_days\x18\x01 \x01(\x05H\x00R\n" +
 	"windowDays\x88\x01\x01B\x0e\n" +
@@ -4400,12 +4402,12 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"p50Seconds\x12=\n" +
 	"\vp95_seconds\x18\x02 \x01(\v2\x1c.google.protobuf.DoubleValueR\n" +
 	"p95Seconds\x12!\n" +
-	"\fsample_count\x18\x03 \x01(\x05R\vsampleCount\x12\x14\n" +
+	"\fsample_count\x18\x03 \x01(\x03R\vsampleCount\x12\x14\n" +
 	"\x05exact\x18\x04 \x01(\bR\x05exact\"V\n" +
 	"\n" +
 	"RateBucket\x12\x1c\n" +
-	"\tcompleted\x18\x01 \x01(\x05R\tcompleted\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\x05R\x06failed\x12\x12\n" +
+	"\tcompleted\x18\x01 \x01(\x03R\tcompleted\x12\x16\n" +
+	"\x06failed\x18\x02 \x01(\x03R\x06failed\x12\x12\n" +
 	"\x04rate\x18\x03 \x01(\x01R\x04rate\"\xc1\x04\n" +
 	"\vSuccessRate\x126\n" +
 	"\aoverall\x18\x01 \x01(\v2\x1c.foundry.agent.v1.RateBucketR\aoverall\x12O\n" +
@@ -4424,8 +4426,8 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
 	"\x05value\x18\x02 \x01(\v2\x1c.foundry.agent.v1.RateBucketR\x05value:\x028\x01\"\xe2\x06\n" +
 	"\fUsageSummary\x12#\n" +
-	"\rtasks_created\x18\x01 \x01(\x05R\ftasksCreated\x12%\n" +
-	"\x0etasks_finished\x18\x02 \x01(\x05R\rtasksFinished\x124\n" +
+	"\rtasks_created\x18\x01 \x01(\x03R\ftasksCreated\x12%\n" +
+	"\x0etasks_finished\x18\x02 \x01(\x03R\rtasksFinished\x124\n" +
 	"\x16total_duration_seconds\x18\x03 \x01(\x01R\x14totalDurationSeconds\x12.\n" +
 	"\x13total_resource_cost\x18\x04 \x01(\x01R\x11totalResourceCost\x12*\n" +
 	"\x11total_value_score\x18\x05 \x01(\x01R\x0ftotalValueScore\x12V\n" +
@@ -4436,20 +4438,20 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"tokens_out\x18\t \x01(\x01R\ttokensOut\x12\x19\n" +
 	"\bcost_usd\x18\n" +
 	" \x01(\x01R\acostUsd\x12(\n" +
-	"\x10tasks_with_usage\x18\v \x01(\x05R\x0etasksWithUsage\x12V\n" +
+	"\x10tasks_with_usage\x18\v \x01(\x03R\x0etasksWithUsage\x12V\n" +
 	"\x0eusage_by_model\x18\f \x03(\v20.foundry.agent.v1.UsageSummary.UsageByModelEntryR\fusageByModel\x1a?\n" +
 	"\x11TasksByModelEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aB\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1aB\n" +
 	"\x14TasksByExecutorEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a]\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a]\n" +
 	"\x11UsageByModelEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
 	"\x05value\x18\x02 \x01(\v2\x1c.foundry.agent.v1.ModelUsageR\x05value:\x028\x01\"y\n" +
 	"\n" +
 	"ModelUsage\x12\x14\n" +
-	"\x05tasks\x18\x01 \x01(\x05R\x05tasks\x12\x1b\n" +
+	"\x05tasks\x18\x01 \x01(\x03R\x05tasks\x12\x1b\n" +
 	"\ttokens_in\x18\x02 \x01(\x01R\btokensIn\x12\x1d\n" +
 	"\n" +
 	"tokens_out\x18\x03 \x01(\x01R\ttokensOut\x12\x19\n" +
@@ -4467,10 +4469,10 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"DayMetrics\x12\x10\n" +
 	"\x03day\x18\x01 \x01(\tR\x03day\x12\x18\n" +
-	"\acreated\x18\x02 \x01(\x05R\acreated\x12\x1c\n" +
-	"\tcompleted\x18\x03 \x01(\x05R\tcompleted\x12\x16\n" +
-	"\x06failed\x18\x04 \x01(\x05R\x06failed\x12\x1b\n" +
-	"\ttimed_out\x18\x05 \x01(\x05R\btimedOut\x12?\n" +
+	"\acreated\x18\x02 \x01(\x03R\acreated\x12\x1c\n" +
+	"\tcompleted\x18\x03 \x01(\x03R\tcompleted\x12\x16\n" +
+	"\x06failed\x18\x04 \x01(\x03R\x06failed\x12\x1b\n" +
+	"\ttimed_out\x18\x05 \x01(\x03R\btimedOut\x12?\n" +
 	"\fsuccess_rate\x18\x06 \x01(\v2\x1c.google.protobuf.DoubleValueR\vsuccessRate\x12=\n" +
 	"\vp50_seconds\x18\a \x01(\v2\x1c.google.protobuf.DoubleValueR\n" +
 	"p50Seconds\x12=\n" +
@@ -4486,7 +4488,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\x17GetPromptABStatsRequest\"\xec\x02\n" +
 	"\fVariantStats\x12\x18\n" +
 	"\avariant\x18\x01 \x01(\tR\avariant\x12\x18\n" +
-	"\asamples\x18\x02 \x01(\x05R\asamples\x12\x1f\n" +
+	"\asamples\x18\x02 \x01(\x03R\asamples\x12\x1f\n" +
 	"\vtotal_value\x18\x03 \x01(\x01R\n" +
 	"totalValue\x12\x1d\n" +
 	"\n" +
@@ -4503,15 +4505,15 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	"\bvariants\x18\x01 \x03(\v2\x1e.foundry.agent.v1.VariantStatsR\bvariants\"#\n" +
 	"!GetDiagnosticsCompletenessRequest\"\xb9\x02\n" +
 	"\"GetDiagnosticsCompletenessResponse\x12!\n" +
-	"\ftotal_failed\x18\x01 \x01(\x05R\vtotalFailed\x12)\n" +
-	"\x10with_diagnostics\x18\x02 \x01(\x05R\x0fwithDiagnostics\x12\x1f\n" +
+	"\ftotal_failed\x18\x01 \x01(\x03R\vtotalFailed\x12)\n" +
+	"\x10with_diagnostics\x18\x02 \x01(\x03R\x0fwithDiagnostics\x12\x1f\n" +
 	"\vmissing_pct\x18\x03 \x01(\x01R\n" +
 	"missingPct\x12e\n" +
 	"\vby_category\x18\x04 \x03(\v2D.foundry.agent.v1.GetDiagnosticsCompletenessResponse.ByCategoryEntryR\n" +
 	"byCategory\x1a=\n" +
 	"\x0fByCategoryEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x95\x04\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x95\x04\n" +
 	"\rLoopIteration\x12\x18\n" +
 	"\aoutcome\x18\x01 \x01(\tR\aoutcome\x125\n" +
 	"\aidea_id\x18\x02 \x01(\v2\x1c.google.protobuf.StringValueR\x06ideaId\x12;\n" +
@@ -4546,7 +4548,7 @@ const file_foundry_agent_v1_agent_proto_rawDesc = "" +
 	" \x01(\tR\areplica\x1aB\n" +
 	"\x14PassesByOutcomeEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"-\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"-\n" +
 	"\x12RunLoopOnceRequest\x12\x17\n" +
 	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"T\n" +
 	"\x13RunLoopOnceResponse\x12=\n" +

@@ -9655,7 +9655,7 @@ func (m *CountTasksResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Total |= int32(b&0x7F) << shift
+				m.Total |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -9690,10 +9690,10 @@ func (m *CountTasksResponse) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.ByStatus == nil {
-				m.ByStatus = make(map[string]int32)
+				m.ByStatus = make(map[string]int64)
 			}
 			var mapkey string
-			var mapvalue int32
+			var mapvalue int64
 			for iNdEx < postIndex {
 				entryPreIndex := iNdEx
 				var wire uint64
@@ -9751,7 +9751,7 @@ func (m *CountTasksResponse) UnmarshalVT(dAtA []byte) error {
 						}
 						b := dAtA[iNdEx]
 						iNdEx++
-						mapvalue |= int32(b&0x7F) << shift
+						mapvalue |= int64(b&0x7F) << shift
 						if b < 0x80 {
 							break
 						}
@@ -11014,7 +11014,7 @@ func (m *GetPipelineStatusResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Pending |= int32(b&0x7F) << shift
+				m.Pending |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11033,7 +11033,7 @@ func (m *GetPipelineStatusResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Running |= int32(b&0x7F) << shift
+				m.Running |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11052,7 +11052,7 @@ func (m *GetPipelineStatusResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Completed |= int32(b&0x7F) << shift
+				m.Completed |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11071,7 +11071,7 @@ func (m *GetPipelineStatusResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Failed |= int32(b&0x7F) << shift
+				m.Failed |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11090,7 +11090,7 @@ func (m *GetPipelineStatusResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.NeedsDecision |= int32(b&0x7F) << shift
+				m.NeedsDecision |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11109,7 +11109,7 @@ func (m *GetPipelineStatusResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.TimedOut |= int32(b&0x7F) << shift
+				m.TimedOut |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11128,7 +11128,7 @@ func (m *GetPipelineStatusResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Total |= int32(b&0x7F) << shift
+				m.Total |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11287,7 +11287,7 @@ func (m *GetPipelineStatusResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Discarded |= int32(b&0x7F) << shift
+				m.Discarded |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11306,7 +11306,7 @@ func (m *GetPipelineStatusResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Cancelled |= int32(b&0x7F) << shift
+				m.Cancelled |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11519,7 +11519,7 @@ func (m *ExecutionTime) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.SampleCount |= int32(b&0x7F) << shift
+				m.SampleCount |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11609,7 +11609,7 @@ func (m *RateBucket) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Completed |= int32(b&0x7F) << shift
+				m.Completed |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -11628,7 +11628,7 @@ func (m *RateBucket) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Failed |= int32(b&0x7F) << shift
+				m.Failed |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -12183,7 +12183,7 @@ func (m *UsageSummary) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.TasksCreated |= int32(b&0x7F) << shift
+				m.TasksCreated |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -12202,7 +12202,7 @@ func (m *UsageSummary) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.TasksFinished |= int32(b&0x7F) << shift
+				m.TasksFinished |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -12270,10 +12270,10 @@ func (m *UsageSummary) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.TasksByModel == nil {
-				m.TasksByModel = make(map[string]int32)
+				m.TasksByModel = make(map[string]int64)
 			}
 			var mapkey string
-			var mapvalue int32
+			var mapvalue int64
 			for iNdEx < postIndex {
 				entryPreIndex := iNdEx
 				var wire uint64
@@ -12331,7 +12331,7 @@ func (m *UsageSummary) UnmarshalVT(dAtA []byte) error {
 						}
 						b := dAtA[iNdEx]
 						iNdEx++
-						mapvalue |= int32(b&0x7F) << shift
+						mapvalue |= int64(b&0x7F) << shift
 						if b < 0x80 {
 							break
 						}
@@ -12383,10 +12383,10 @@ func (m *UsageSummary) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.TasksByExecutor == nil {
-				m.TasksByExecutor = make(map[string]int32)
+				m.TasksByExecutor = make(map[string]int64)
 			}
 			var mapkey string
-			var mapvalue int32
+			var mapvalue int64
 			for iNdEx < postIndex {
 				entryPreIndex := iNdEx
 				var wire uint64
@@ -12444,7 +12444,7 @@ func (m *UsageSummary) UnmarshalVT(dAtA []byte) error {
 						}
 						b := dAtA[iNdEx]
 						iNdEx++
-						mapvalue |= int32(b&0x7F) << shift
+						mapvalue |= int64(b&0x7F) << shift
 						if b < 0x80 {
 							break
 						}
@@ -12513,7 +12513,7 @@ func (m *UsageSummary) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.TasksWithUsage |= int32(b&0x7F) << shift
+				m.TasksWithUsage |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -12712,7 +12712,7 @@ func (m *ModelUsage) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Tasks |= int32(b&0x7F) << shift
+				m.Tasks |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -13128,7 +13128,7 @@ func (m *DayMetrics) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Created |= int32(b&0x7F) << shift
+				m.Created |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -13147,7 +13147,7 @@ func (m *DayMetrics) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Completed |= int32(b&0x7F) << shift
+				m.Completed |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -13166,7 +13166,7 @@ func (m *DayMetrics) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Failed |= int32(b&0x7F) << shift
+				m.Failed |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -13185,7 +13185,7 @@ func (m *DayMetrics) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.TimedOut |= int32(b&0x7F) << shift
+				m.TimedOut |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -13564,7 +13564,7 @@ func (m *VariantStats) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Samples |= int32(b&0x7F) << shift
+				m.Samples |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -13962,7 +13962,7 @@ func (m *GetDiagnosticsCompletenessResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.TotalFailed |= int32(b&0x7F) << shift
+				m.TotalFailed |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -13981,7 +13981,7 @@ func (m *GetDiagnosticsCompletenessResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.WithDiagnostics |= int32(b&0x7F) << shift
+				m.WithDiagnostics |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -14027,10 +14027,10 @@ func (m *GetDiagnosticsCompletenessResponse) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.ByCategory == nil {
-				m.ByCategory = make(map[string]int32)
+				m.ByCategory = make(map[string]int64)
 			}
 			var mapkey string
-			var mapvalue int32
+			var mapvalue int64
 			for iNdEx < postIndex {
 				entryPreIndex := iNdEx
 				var wire uint64
@@ -14088,7 +14088,7 @@ func (m *GetDiagnosticsCompletenessResponse) UnmarshalVT(dAtA []byte) error {
 						}
 						b := dAtA[iNdEx]
 						iNdEx++
-						mapvalue |= int32(b&0x7F) << shift
+						mapvalue |= int64(b&0x7F) << shift
 						if b < 0x80 {
 							break
 						}
@@ -14815,10 +14815,10 @@ func (m *GetLoopStatusResponse) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.PassesByOutcome == nil {
-				m.PassesByOutcome = make(map[string]int32)
+				m.PassesByOutcome = make(map[string]int64)
 			}
 			var mapkey string
-			var mapvalue int32
+			var mapvalue int64
 			for iNdEx < postIndex {
 				entryPreIndex := iNdEx
 				var wire uint64
@@ -14876,7 +14876,7 @@ func (m *GetLoopStatusResponse) UnmarshalVT(dAtA []byte) error {
 						}
 						b := dAtA[iNdEx]
 						iNdEx++
-						mapvalue |= int32(b&0x7F) << shift
+						mapvalue |= int64(b&0x7F) << shift
 						if b < 0x80 {
 							break
 						}

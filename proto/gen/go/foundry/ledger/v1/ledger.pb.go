@@ -2107,7 +2107,7 @@ type Distribution struct {
 	CreatedAt string    `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// payout_count is the number of payouts in all, whatever the page holds
 	// (pagination.total, kept for the clients that read it here).
-	PayoutCount int32 `protobuf:"varint,6,opt,name=payout_count,json=payoutCount,proto3" json:"payout_count,omitempty"`
+	PayoutCount int64 `protobuf:"varint,6,opt,name=payout_count,json=payoutCount,proto3" json:"payout_count,omitempty"`
 	// paid_cc is true when the payouts were paid as CC.
 	PaidCc bool `protobuf:"varint,7,opt,name=paid_cc,json=paidCc,proto3" json:"paid_cc,omitempty"`
 	// pagination places payouts among all the distribution's payouts: the
@@ -2183,7 +2183,7 @@ func (x *Distribution) GetCreatedAt() string {
 	return ""
 }
 
-func (x *Distribution) GetPayoutCount() int32 {
+func (x *Distribution) GetPayoutCount() int64 {
 	if x != nil {
 		return x.PayoutCount
 	}
@@ -2648,7 +2648,7 @@ type GetInvestPreviewResponse struct {
 	// stage_unlock_pct is the percentage (0..100) of the idea's value its
 	// stages unlocked.
 	StageUnlockPct float64 `protobuf:"fixed64,6,opt,name=stage_unlock_pct,json=stageUnlockPct,proto3" json:"stage_unlock_pct,omitempty"`
-	StakerCount    int32   `protobuf:"varint,7,opt,name=staker_count,json=stakerCount,proto3" json:"staker_count,omitempty"`
+	StakerCount    int64   `protobuf:"varint,7,opt,name=staker_count,json=stakerCount,proto3" json:"staker_count,omitempty"`
 	// basis is what the projection rests on: "stage" (the stage's
 	// heuristic) or "impact" (what the idea's revenue paid per CC staked,
 	// plus the stage's upside).
@@ -2731,7 +2731,7 @@ func (x *GetInvestPreviewResponse) GetStageUnlockPct() float64 {
 	return 0
 }
 
-func (x *GetInvestPreviewResponse) GetStakerCount() int32 {
+func (x *GetInvestPreviewResponse) GetStakerCount() int64 {
 	if x != nil {
 		return x.StakerCount
 	}
@@ -2867,7 +2867,7 @@ type ImpactRecord struct {
 	// earned_cc is the attribution a usage record added over all the
 	// positions it reached; positions how many it reached or paid.
 	EarnedCc  float64 `protobuf:"fixed64,8,opt,name=earned_cc,json=earnedCc,proto3" json:"earned_cc,omitempty"`
-	Positions int32   `protobuf:"varint,9,opt,name=positions,proto3" json:"positions,omitempty"`
+	Positions int64   `protobuf:"varint,9,opt,name=positions,proto3" json:"positions,omitempty"`
 	// amount_usd, minted_cc and fee_usd are a revenue record's: the USD it
 	// brought, the CC minted at the buy rate and paid, the spread kept.
 	AmountUsd float64 `protobuf:"fixed64,10,opt,name=amount_usd,json=amountUsd,proto3" json:"amount_usd,omitempty"`
@@ -2968,7 +2968,7 @@ func (x *ImpactRecord) GetEarnedCc() float64 {
 	return 0
 }
 
-func (x *ImpactRecord) GetPositions() int32 {
+func (x *ImpactRecord) GetPositions() int64 {
 	if x != nil {
 		return x.Positions
 	}
@@ -3398,8 +3398,8 @@ func (x *ImpactUsage) GetQuantity() float64 {
 // ImpactTotals sum an idea's impact records.
 type ImpactTotals struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
-	UsageRecords   int32                  `protobuf:"varint,1,opt,name=usage_records,json=usageRecords,proto3" json:"usage_records,omitempty"`
-	RevenueRecords int32                  `protobuf:"varint,2,opt,name=revenue_records,json=revenueRecords,proto3" json:"revenue_records,omitempty"`
+	UsageRecords   int64                  `protobuf:"varint,1,opt,name=usage_records,json=usageRecords,proto3" json:"usage_records,omitempty"`
+	RevenueRecords int64                  `protobuf:"varint,2,opt,name=revenue_records,json=revenueRecords,proto3" json:"revenue_records,omitempty"`
 	Usage          []*ImpactUsage         `protobuf:"bytes,3,rep,name=usage,proto3" json:"usage,omitempty"`
 	EarnedCc       float64                `protobuf:"fixed64,4,opt,name=earned_cc,json=earnedCc,proto3" json:"earned_cc,omitempty"`
 	RevenueUsd     float64                `protobuf:"fixed64,5,opt,name=revenue_usd,json=revenueUsd,proto3" json:"revenue_usd,omitempty"`
@@ -3440,14 +3440,14 @@ func (*ImpactTotals) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{51}
 }
 
-func (x *ImpactTotals) GetUsageRecords() int32 {
+func (x *ImpactTotals) GetUsageRecords() int64 {
 	if x != nil {
 		return x.UsageRecords
 	}
 	return 0
 }
 
-func (x *ImpactTotals) GetRevenueRecords() int32 {
+func (x *ImpactTotals) GetRevenueRecords() int64 {
 	if x != nil {
 		return x.RevenueRecords
 	}
@@ -3625,7 +3625,7 @@ func (x *ListIdeaImpactResponse) GetPagination() *v1.Pagination {
 // them, whatever page the positions are.
 type PositionSummary struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	PositionCount int32                  `protobuf:"varint,1,opt,name=position_count,json=positionCount,proto3" json:"position_count,omitempty"`
+	PositionCount int64                  `protobuf:"varint,1,opt,name=position_count,json=positionCount,proto3" json:"position_count,omitempty"`
 	TotalStakedCc float64                `protobuf:"fixed64,2,opt,name=total_staked_cc,json=totalStakedCc,proto3" json:"total_staked_cc,omitempty"`
 	AvailableCc   float64                `protobuf:"fixed64,3,opt,name=available_cc,json=availableCc,proto3" json:"available_cc,omitempty"`
 	CoolingCc     float64                `protobuf:"fixed64,4,opt,name=cooling_cc,json=coolingCc,proto3" json:"cooling_cc,omitempty"`
@@ -3663,7 +3663,7 @@ func (*PositionSummary) Descriptor() ([]byte, []int) {
 	return file_foundry_ledger_v1_ledger_proto_rawDescGZIP(), []int{54}
 }
 
-func (x *PositionSummary) GetPositionCount() int32 {
+func (x *PositionSummary) GetPositionCount() int64 {
 	if x != nil {
 		return x.PositionCount
 	}
@@ -8848,7 +8848,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\apayouts\x18\x04 \x03(\v2\x19.foundry.ledger.v1.PayoutR\apayouts\x12\x1d\n" +
 	"\n" +
 	"created_at\x18\x05 \x01(\tR\tcreatedAt\x12!\n" +
-	"\fpayout_count\x18\x06 \x01(\x05R\vpayoutCount\x12\x17\n" +
+	"\fpayout_count\x18\x06 \x01(\x03R\vpayoutCount\x12\x17\n" +
 	"\apaid_cc\x18\a \x01(\bR\x06paidCc\x12=\n" +
 	"\n" +
 	"pagination\x18\b \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
@@ -8888,7 +8888,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x0ftotal_cc_staked\x18\x04 \x01(\x01R\rtotalCcStaked\x12E\n" +
 	"\vprojections\x18\x05 \x01(\v2#.foundry.ledger.v1.InvestProjectionR\vprojections\x12(\n" +
 	"\x10stage_unlock_pct\x18\x06 \x01(\x01R\x0estageUnlockPct\x12!\n" +
-	"\fstaker_count\x18\a \x01(\x05R\vstakerCount\x12\x14\n" +
+	"\fstaker_count\x18\a \x01(\x03R\vstakerCount\x12\x14\n" +
 	"\x05basis\x18\b \x01(\tR\x05basis\x12\x17\n" +
 	"\apaid_cc\x18\t \x01(\x01R\x06paidCc\"\xd6\x01\n" +
 	"\bPosition\x12\x17\n" +
@@ -8909,7 +8909,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\bquantity\x18\x06 \x01(\x01R\bquantity\x12\x12\n" +
 	"\x04unit\x18\a \x01(\tR\x04unit\x12\x1b\n" +
 	"\tearned_cc\x18\b \x01(\x01R\bearnedCc\x12\x1c\n" +
-	"\tpositions\x18\t \x01(\x05R\tpositions\x12\x1d\n" +
+	"\tpositions\x18\t \x01(\x03R\tpositions\x12\x1d\n" +
 	"\n" +
 	"amount_usd\x18\n" +
 	" \x01(\x01R\tamountUsd\x12\x1b\n" +
@@ -8945,8 +8945,8 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x04unit\x18\x01 \x01(\tR\x04unit\x12\x1a\n" +
 	"\bquantity\x18\x02 \x01(\x01R\bquantity\"\xb1\x02\n" +
 	"\fImpactTotals\x12#\n" +
-	"\rusage_records\x18\x01 \x01(\x05R\fusageRecords\x12'\n" +
-	"\x0frevenue_records\x18\x02 \x01(\x05R\x0erevenueRecords\x124\n" +
+	"\rusage_records\x18\x01 \x01(\x03R\fusageRecords\x12'\n" +
+	"\x0frevenue_records\x18\x02 \x01(\x03R\x0erevenueRecords\x124\n" +
 	"\x05usage\x18\x03 \x03(\v2\x1e.foundry.ledger.v1.ImpactUsageR\x05usage\x12\x1b\n" +
 	"\tearned_cc\x18\x04 \x01(\x01R\bearnedCc\x12\x1f\n" +
 	"\vrevenue_usd\x18\x05 \x01(\x01R\n" +
@@ -8966,7 +8966,7 @@ const file_foundry_ledger_v1_ledger_proto_rawDesc = "" +
 	"pagination\x18\x04 \x01(\v2\x1d.foundry.common.v1.PaginationR\n" +
 	"pagination\"\xa2\x01\n" +
 	"\x0fPositionSummary\x12%\n" +
-	"\x0eposition_count\x18\x01 \x01(\x05R\rpositionCount\x12&\n" +
+	"\x0eposition_count\x18\x01 \x01(\x03R\rpositionCount\x12&\n" +
 	"\x0ftotal_staked_cc\x18\x02 \x01(\x01R\rtotalStakedCc\x12!\n" +
 	"\favailable_cc\x18\x03 \x01(\x01R\vavailableCc\x12\x1d\n" +
 	"\n" +

@@ -15485,7 +15485,7 @@ func (m *Distribution) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.PayoutCount |= int32(b&0x7F) << shift
+				m.PayoutCount |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -16556,7 +16556,7 @@ func (m *GetInvestPreviewResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.StakerCount |= int32(b&0x7F) << shift
+				m.StakerCount |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -17053,7 +17053,7 @@ func (m *ImpactRecord) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Positions |= int32(b&0x7F) << shift
+				m.Positions |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -18042,7 +18042,7 @@ func (m *ImpactTotals) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.UsageRecords |= int32(b&0x7F) << shift
+				m.UsageRecords |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -18061,7 +18061,7 @@ func (m *ImpactTotals) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.RevenueRecords |= int32(b&0x7F) << shift
+				m.RevenueRecords |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -18553,7 +18553,7 @@ func (m *PositionSummary) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.PositionCount |= int32(b&0x7F) << shift
+				m.PositionCount |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}

@@ -12,8 +12,10 @@
 // the closed vocabularies (stages, task statuses, economy modes) are enums
 // whose value names are the lower-case words the JSON carries, other
 // enum-like fields are lowercase strings validated by the service, amounts are
-// doubles, counts are int32, a field the API may leave unset is a wrapper type
-// (rendered as JSON null), free-form JSON is google.protobuf.Struct.
+// doubles, counts are int32 but where they grow without bound (task counts,
+// history totals: int64, JSON numbers all the same), a field the API may
+// leave unset is a wrapper type (rendered as JSON null), free-form JSON is
+// google.protobuf.Struct.
 
 package opsv1
 
@@ -713,7 +715,7 @@ type AgentRecordedUsage struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	WindowDays int32                  `protobuf:"varint,1,opt,name=window_days,json=windowDays,proto3" json:"window_days,omitempty"`
 	// tasks counts the finished tasks that reported usage.
-	Tasks         int32   `protobuf:"varint,2,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Tasks         int64   `protobuf:"varint,2,opt,name=tasks,proto3" json:"tasks,omitempty"`
 	TokensIn      float64 `protobuf:"fixed64,3,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
 	TokensOut     float64 `protobuf:"fixed64,4,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
 	CostUsd       float64 `protobuf:"fixed64,5,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
@@ -758,7 +760,7 @@ func (x *AgentRecordedUsage) GetWindowDays() int32 {
 	return 0
 }
 
-func (x *AgentRecordedUsage) GetTasks() int32 {
+func (x *AgentRecordedUsage) GetTasks() int64 {
 	if x != nil {
 		return x.Tasks
 	}
@@ -1553,7 +1555,7 @@ type GetNodeResponse struct {
 	// ListNodeEdges).
 	OutgoingEdges []*Edge `protobuf:"bytes,7,rep,name=outgoing_edges,json=outgoingEdges,proto3" json:"outgoing_edges,omitempty"`
 	// outgoing_edge_count counts all of the node's outgoing edges.
-	OutgoingEdgeCount int32 `protobuf:"varint,8,opt,name=outgoing_edge_count,json=outgoingEdgeCount,proto3" json:"outgoing_edge_count,omitempty"`
+	OutgoingEdgeCount int64 `protobuf:"varint,8,opt,name=outgoing_edge_count,json=outgoingEdgeCount,proto3" json:"outgoing_edge_count,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -1637,7 +1639,7 @@ func (x *GetNodeResponse) GetOutgoingEdges() []*Edge {
 	return nil
 }
 
-func (x *GetNodeResponse) GetOutgoingEdgeCount() int32 {
+func (x *GetNodeResponse) GetOutgoingEdgeCount() int64 {
 	if x != nil {
 		return x.OutgoingEdgeCount
 	}
@@ -2276,7 +2278,7 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\x12AgentRecordedUsage\x12\x1f\n" +
 	"\vwindow_days\x18\x01 \x01(\x05R\n" +
 	"windowDays\x12\x14\n" +
-	"\x05tasks\x18\x02 \x01(\x05R\x05tasks\x12\x1b\n" +
+	"\x05tasks\x18\x02 \x01(\x03R\x05tasks\x12\x1b\n" +
 	"\ttokens_in\x18\x03 \x01(\x01R\btokensIn\x12\x1d\n" +
 	"\n" +
 	"tokens_out\x18\x04 \x01(\x01R\ttokensOut\x12\x19\n" +
@@ -2354,7 +2356,7 @@ const file_foundry_ops_v1_ops_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x06 \x01(\tR\tupdatedAt\x12;\n" +
 	"\x0eoutgoing_edges\x18\a \x03(\v2\x14.foundry.ops.v1.EdgeR\routgoingEdges\x12.\n" +
-	"\x13outgoing_edge_count\x18\b \x01(\x05R\x11outgoingEdgeCount\"\xcb\x01\n" +
+	"\x13outgoing_edge_count\x18\b \x01(\x03R\x11outgoingEdgeCount\"\xcb\x01\n" +
 	"\x11CreateEdgeRequest\x12\x1b\n" +
 	"\tedge_type\x18\x01 \x01(\tR\bedgeType\x12 \n" +
 	"\ffrom_node_id\x18\x02 \x01(\tR\n" +

@@ -12,8 +12,10 @@
 // the closed vocabularies (stages, task statuses, economy modes) are enums
 // whose value names are the lower-case words the JSON carries, other
 // enum-like fields are lowercase strings validated by the service, amounts are
-// doubles, counts are int32, a field the API may leave unset is a wrapper type
-// (rendered as JSON null), free-form JSON is google.protobuf.Struct.
+// doubles, counts are int32 but where they grow without bound (task counts,
+// history totals: int64, JSON numbers all the same), a field the API may
+// leave unset is a wrapper type (rendered as JSON null), free-form JSON is
+// google.protobuf.Struct.
 
 package opsv1
 

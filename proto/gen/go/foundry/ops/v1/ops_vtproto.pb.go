@@ -4432,7 +4432,7 @@ func (m *AgentRecordedUsage) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.Tasks |= int32(b&0x7F) << shift
+				m.Tasks |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -6570,7 +6570,7 @@ func (m *GetNodeResponse) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.OutgoingEdgeCount |= int32(b&0x7F) << shift
+				m.OutgoingEdgeCount |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}

@@ -14,8 +14,10 @@
 // the closed vocabularies (stages, task statuses, economy modes) are enums
 // whose value names are the lower-case words the JSON carries, other
 // enum-like fields are lowercase strings validated by the service, amounts are
-// doubles, counts are int32, a field the API may leave unset is a wrapper type
-// (rendered as JSON null), free-form JSON is google.protobuf.Struct.
+// doubles, counts are int32 but where they grow without bound (history
+// totals: int64, JSON numbers all the same), a field the API may leave unset
+// is a wrapper type (rendered as JSON null), free-form JSON is
+// google.protobuf.Struct.
 
 package portfoliov1
 
@@ -409,8 +411,8 @@ func (x *Idea) GetCreatedBy() *wrapperspb.StringValue {
 // IdeaImpact sums an idea's impact records.
 type IdeaImpact struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
-	UsageRecords   int32                  `protobuf:"varint,1,opt,name=usage_records,json=usageRecords,proto3" json:"usage_records,omitempty"`
-	RevenueRecords int32                  `protobuf:"varint,2,opt,name=revenue_records,json=revenueRecords,proto3" json:"revenue_records,omitempty"`
+	UsageRecords   int64                  `protobuf:"varint,1,opt,name=usage_records,json=usageRecords,proto3" json:"usage_records,omitempty"`
+	RevenueRecords int64                  `protobuf:"varint,2,opt,name=revenue_records,json=revenueRecords,proto3" json:"revenue_records,omitempty"`
 	// earned_cc is the attribution its usage records added to positions.
 	EarnedCc float64 `protobuf:"fixed64,3,opt,name=earned_cc,json=earnedCc,proto3" json:"earned_cc,omitempty"`
 	// revenue_usd is what its revenue records brought; paid_cc what they
@@ -453,14 +455,14 @@ func (*IdeaImpact) Descriptor() ([]byte, []int) {
 	return file_foundry_portfolio_v1_portfolio_proto_rawDescGZIP(), []int{3}
 }
 
-func (x *IdeaImpact) GetUsageRecords() int32 {
+func (x *IdeaImpact) GetUsageRecords() int64 {
 	if x != nil {
 		return x.UsageRecords
 	}
 	return 0
 }
 
-func (x *IdeaImpact) GetRevenueRecords() int32 {
+func (x *IdeaImpact) GetRevenueRecords() int64 {
 	if x != nil {
 		return x.RevenueRecords
 	}
@@ -3779,8 +3781,8 @@ const file_foundry_portfolio_v1_portfolio_proto_rawDesc = "" +
 	"created_by\x18\x17 \x01(\v2\x1c.google.protobuf.StringValueR\tcreatedBy\"\xdb\x01\n" +
 	"\n" +
 	"IdeaImpact\x12#\n" +
-	"\rusage_records\x18\x01 \x01(\x05R\fusageRecords\x12'\n" +
-	"\x0frevenue_records\x18\x02 \x01(\x05R\x0erevenueRecords\x12\x1b\n" +
+	"\rusage_records\x18\x01 \x01(\x03R\fusageRecords\x12'\n" +
+	"\x0frevenue_records\x18\x02 \x01(\x03R\x0erevenueRecords\x12\x1b\n" +
 	"\tearned_cc\x18\x03 \x01(\x01R\bearnedCc\x12\x1f\n" +
 	"\vrevenue_usd\x18\x04 \x01(\x01R\n" +
 	"revenueUsd\x12\x17\n" +

@@ -5423,7 +5423,7 @@ func (m *IdeaImpact) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.UsageRecords |= int32(b&0x7F) << shift
+				m.UsageRecords |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -5442,7 +5442,7 @@ func (m *IdeaImpact) UnmarshalVT(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.RevenueRecords |= int32(b&0x7F) << shift
+				m.RevenueRecords |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
