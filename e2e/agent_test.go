@@ -186,7 +186,7 @@ func TestAgentTasks(t *testing.T) {
 			require.Equal(t, wantPage(2, 1, 4, true), page)
 			rest := request(t, http.MethodGet, sys.URL("/api/agent/tasks?limit=2&cursor="+next), nil)
 			require.Equal(t, []string{specID}, listIDs(t, rest), "the cursor reads on after the page's last task")
-			require.Equal(t, wantPage(2, 3, 4, false), taskPage(t, rest), "its offset counts the tasks before it")
+			require.Equal(t, wantPage(2, 3, 4, false), taskPage(t, rest), "its offset is the one its cursor carries")
 			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/agent/tasks?offset=1&cursor="+next), nil), "offset")
 			requireFieldError(t, request(t, http.MethodGet, sys.URL("/api/agent/tasks?cursor=not-a-cursor"), nil), "cursor")
 			require.Equal(t, wantPage(500, 0, 4, false), taskPage(t, request(t, http.MethodGet, sys.URL("/api/agent/tasks?limit=500"), nil)))

@@ -52,11 +52,23 @@ const MaxOffset = 10_000
 // deepOffset is the offset field's refusal past MaxOffset.
 var deepOffset = fault.Field("offset", "must be at most %d: read further pages by cursor (each page's pagination.next_cursor)", MaxOffset)
 
-// EncodeAt is the cursor of list after the item created at at with id:
-// the key of the lists ordered by creation time, then id (tasks,
-// contributions, incidents).
-func EncodeAt(list string, at time.Time, id string) string {
-	return Encode(list, strconv.FormatInt(at.UnixMicro(), 10), id)
+// At is where a page of a list ordered by creation time, then id (tasks,
+// contributions, incidents), starts: after the item created at At with
+// ID, which is the list's Offset-th from its head.
+type At struct {
+	At     time.Time
+	ID     string
+	Offset int
+}
+
+// EncodeAt is the cursor of list after the item created at at with id,
+// the page after it starting at offset. The cursor carries the offset so
+// that a page read by it says where it is in the list without counting
+// the rows before it, which costs as much as an offset read (issue 38):
+// it is the item's offset when the first page was read, since items added
+// at the list's head meanwhile do not move a cursor.
+func EncodeAt(list string, at time.Time, id string, offset int) string {
+	return Encode(list, strconv.FormatInt(at.UnixMicro(), 10), id, strconv.Itoa(offset))
 }
 
 // DecodeAt reads a page's cursor c of list (EncodeAt's) beside its offset:
@@ -64,22 +76,26 @@ func EncodeAt(list string, at time.Time, id string) string {
 // with an offset (a cursor says where the page starts), or an offset past
 // MaxOffset comes back as the field's refusal, to join the command's one
 // validation.
-func DecodeAt(list, c string, offset int) (at time.Time, id string, ok bool, errs []fault.FieldError) {
+func DecodeAt(list, c string, offset int) (k At, ok bool, errs []fault.FieldError) {
 	if c == "" {
-		return time.Time{}, "", false, checkDepth(offset)
+		return At{}, false, checkDepth(offset)
 	}
-	key, err := Decode(list, c, 2)
+	key, err := Decode(list, c, 3)
 	var us int64
 	if err == nil {
 		us, err = strconv.ParseInt(key[0], 10, 64)
 	}
-	switch {
-	case err != nil || key[1] == "":
-		return time.Time{}, "", false, []fault.FieldError{refused}
-	case offset != 0:
-		return time.Time{}, "", false, []fault.FieldError{withOffset}
+	if err == nil {
+		k.Offset, err = strconv.Atoi(key[2])
 	}
-	return time.UnixMicro(us).UTC(), key[1], true, nil
+	switch {
+	case err != nil || key[1] == "" || k.Offset < 0:
+		return At{}, false, []fault.FieldError{refused}
+	case offset != 0:
+		return At{}, false, []fault.FieldError{withOffset}
+	}
+	k.At, k.ID = time.UnixMicro(us).UTC(), key[1]
+	return k, true, nil
 }
 
 // EncodeSeq is the cursor of list after the item with sequence number seq

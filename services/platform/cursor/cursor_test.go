@@ -37,12 +37,11 @@ func TestRefusals(t *testing.T) {
 func TestAtAndSeq(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 3, 2, 9, 30, 0, 123456000, time.UTC)
-	got, id, ok, errs := DecodeAt("tasks", EncodeAt("tasks", at, "t-1"), 0)
+	got, ok, errs := DecodeAt("tasks", EncodeAt("tasks", at, "t-1", 150), 0)
 	require.True(t, ok)
 	require.Empty(t, errs)
-	require.Equal(t, at, got)
-	require.Equal(t, "t-1", id)
-	_, _, ok, errs = DecodeAt("tasks", "", 3)
+	require.Equal(t, At{At: at, ID: "t-1", Offset: 150}, got, "the page's offset rides in the cursor")
+	_, ok, errs = DecodeAt("tasks", "", 3)
 	require.False(t, ok, "no cursor: an offset page")
 	require.Empty(t, errs)
 	for name, tc := range map[string]struct {
@@ -50,13 +49,16 @@ func TestAtAndSeq(t *testing.T) {
 		offset int
 		field  string
 	}{
-		"another list's":  {EncodeAt("incidents", at, "x"), 0, "cursor"},
-		"a bad time":      {Encode("tasks", "soon", "x"), 0, "cursor"},
-		"no id":           {Encode("tasks", "1", ""), 0, "cursor"},
-		"with an offset":  {EncodeAt("tasks", at, "x"), 2, "offset"},
+		"another list's":  {EncodeAt("incidents", at, "x", 1), 0, "cursor"},
+		"a bad time":      {Encode("tasks", "soon", "x", "1"), 0, "cursor"},
+		"no id":           {Encode("tasks", "1", "", "1"), 0, "cursor"},
+		"a bad offset":    {Encode("tasks", "1", "x", "many"), 0, "cursor"},
+		"a negative one":  {Encode("tasks", "1", "x", "-1"), 0, "cursor"},
+		"an older cursor": {Encode("tasks", "1", "x"), 0, "cursor"},
+		"with an offset":  {EncodeAt("tasks", at, "x", 1), 2, "offset"},
 		"bad, and offset": {"%%", 2, "cursor"},
 	} {
-		_, _, ok, errs := DecodeAt("tasks", tc.c, tc.offset)
+		_, ok, errs := DecodeAt("tasks", tc.c, tc.offset)
 		require.False(t, ok, name)
 		require.Len(t, errs, 1, name)
 		require.Equal(t, tc.field, errs[0].Field, name)
@@ -84,10 +86,10 @@ func TestAtAndSeq(t *testing.T) {
 // MaxOffset and says to page by cursor past it.
 func TestOffsetsStopAtMaxOffset(t *testing.T) {
 	t.Parallel()
-	_, _, ok, errs := DecodeAt("tasks", "", MaxOffset)
+	_, ok, errs := DecodeAt("tasks", "", MaxOffset)
 	require.False(t, ok)
 	require.Empty(t, errs, "the deepest offset is served")
-	_, _, _, errs = DecodeAt("tasks", "", MaxOffset+1)
+	_, _, errs = DecodeAt("tasks", "", MaxOffset+1)
 	require.Equal(t, []fault.FieldError{{Field: "offset",
 		Message: "must be at most 10000: read further pages by cursor (each page's pagination.next_cursor)"}}, errs)
 	_, errs = DecodeSeq("audit", "", MaxOffset)

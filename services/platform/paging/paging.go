@@ -16,3 +16,14 @@ func Of(limit, offset, total, n int, next string) *commonv1.Pagination {
 		HasMore: offset+n < total, NextCursor: next,
 	}
 }
+
+// ByCursor is Of for a list that pages by cursor, whose use case read one
+// item past the page to learn whether another follows and gave next
+// exactly then: has_more is next's. A page read by cursor carries the
+// offset its first page saw, so items added at the list's head meanwhile
+// make offset+n fall short of the total on the last page.
+func ByCursor(limit, offset, total, n int, next string) *commonv1.Pagination {
+	p := Of(limit, offset, total, n, next)
+	p.HasMore = next != ""
+	return p
+}

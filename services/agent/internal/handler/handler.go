@@ -186,7 +186,7 @@ func (h *Handler) ListTasks(ctx context.Context, req *agentv1.ListTasksRequest) 
 		return nil, err
 	}
 	return &agentv1.ListTasksResponse{Tasks: toItems(page.Tasks),
-		Pagination: paging.Of(page.Limit, page.Offset, page.Total, len(page.Tasks), page.Next)}, nil
+		Pagination: paging.ByCursor(page.Limit, page.Offset, page.Total, len(page.Tasks), page.Next)}, nil
 }
 
 // GetTask implements AgentService.GetTask.

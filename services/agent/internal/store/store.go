@@ -117,12 +117,10 @@ type Filter struct {
 	Type   task.Type
 	IdeaID string
 	// Before, when set, keeps the tasks after it in the list's order
-	// (older, or as old with a smaller id): a keyset page. Through keeps
-	// it and those before it in that order, for counting what precedes
-	// such a page.
-	Before, Through *Key
-	Limit           int
-	Offset          int
+	// (older, or as old with a smaller id): a keyset page.
+	Before *Key
+	Limit  int
+	Offset int
 }
 
 // Key is a task's place in the newest-first list: its creation time,

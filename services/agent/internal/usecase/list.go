@@ -82,38 +82,35 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 		fe, _ := fault.As(err)
 		errs = append(errs, fe.Fields...)
 	}
-	at, id, ok, cerrs := cursor.DecodeAt(taskList, q.Cursor, q.Offset)
+	at, ok, cerrs := cursor.DecodeAt(taskList, q.Cursor, q.Offset)
 	errs = append(errs, cerrs...)
+	offset := q.Offset
 	if ok {
-		f.Before = &store.Key{CreatedAt: at, ID: id}
+		f.Before, offset = &store.Key{CreatedAt: at.At, ID: at.ID}, at.Offset
 	}
 	if len(errs) > 0 {
 		return Page{}, fault.Validation(errs...)
 	}
-	f.Limit = limit
+	// One task past the page says whether another follows, whatever the
+	// total (tasks created at the head meanwhile add to it, not to what
+	// follows a cursor).
+	f.Limit = limit + 1
 	r := a.read()
 	tasks, err := r.Tasks.List(ctx, f)
 	if err != nil {
 		return Page{}, wrap("list tasks", err)
 	}
-	offset := q.Offset
-	if f.Before != nil {
-		// What precedes a keyset page: the matching tasks down to its
-		// cursor's, counted (the index's order, as an offset would walk
-		// it); the cursor's own task counts only while it still matches.
-		before := f
-		before.Before, before.Through = nil, f.Before
-		if offset, err = r.Tasks.Count(ctx, before); err != nil {
-			return Page{}, wrap("list tasks", err)
-		}
-	}
+	more := len(tasks) > limit
+	tasks = tasks[:min(len(tasks), limit)]
+	// A keyset page's offset is its cursor's: counting the tasks before
+	// it would cost what an offset read does.
 	page := Page{Tasks: tasks, Limit: limit, Offset: offset}
 	if f.IdeaID != "" {
 		// The status counters are not kept per idea.
 		if page.Total, err = r.Tasks.Count(ctx, store.Filter{Status: f.Status, Type: f.Type, IdeaID: f.IdeaID}); err != nil {
 			return Page{}, wrap("list tasks", err)
 		}
-		page.Next = nextTaskCursor(page)
+		page.Next = nextTaskCursor(page, more)
 		return page, nil
 	}
 	counts, err := r.Stats.Counts(ctx)
@@ -125,18 +122,19 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 			page.Total += int(c.N)
 		}
 	}
-	page.Next = nextTaskCursor(page)
+	page.Next = nextTaskCursor(page, more)
 	return page, nil
 }
 
-// nextTaskCursor is the cursor after page's last task, when tasks follow.
-func nextTaskCursor(page Page) string {
+// nextTaskCursor is the cursor after page's last task, when more tasks
+// follow it.
+func nextTaskCursor(page Page, more bool) string {
 	n := len(page.Tasks)
-	if n == 0 || page.Offset+n >= page.Total {
+	if n == 0 || !more {
 		return ""
 	}
 	last := page.Tasks[n-1]
-	return cursor.EncodeAt(taskList, last.CreatedAt, last.ID)
+	return cursor.EncodeAt(taskList, last.CreatedAt, last.ID, page.Offset+n)
 }
 
 // Attention returns a page of the tasks that need a human (failed or

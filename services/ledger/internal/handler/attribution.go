@@ -244,6 +244,12 @@ func pageOf[T any](l usecase.Listed[T]) *commonv1.Pagination {
 	return paging.Of(l.Limit, l.Offset, l.Total, len(l.Items), l.Next)
 }
 
+// cursorPageOf is pageOf for the lists that page by cursor too (the audit
+// log, incidents, contributions): has_more is whether a cursor follows.
+func cursorPageOf[T any](l usecase.Listed[T]) *commonv1.Pagination {
+	return paging.ByCursor(l.Limit, l.Offset, l.Total, len(l.Items), l.Next)
+}
+
 // ListContributions implements LedgerService.ListContributions.
 func (h *Handler) ListContributions(ctx context.Context, req *ledgerv1.ListContributionsRequest) (*ledgerv1.ListContributionsResponse, error) {
 	page, err := h.app.ListContributions(ctx, usecase.ListContributionsCmd{AssetID: req.GetAssetId(), ContributorID: req.GetContributorId(),
@@ -255,7 +261,7 @@ func (h *Handler) ListContributions(ctx context.Context, req *ledgerv1.ListContr
 	if err != nil {
 		return nil, err
 	}
-	return &ledgerv1.ListContributionsResponse{Contributions: out, Pagination: pageOf(page)}, nil
+	return &ledgerv1.ListContributionsResponse{Contributions: out, Pagination: cursorPageOf(page)}, nil
 }
 
 // ListContributors implements LedgerService.ListContributors.

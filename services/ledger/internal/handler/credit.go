@@ -287,7 +287,7 @@ func (h *Handler) ListAuditEntries(ctx context.Context, req *ledgerv1.ListAuditE
 	if err != nil {
 		return nil, err
 	}
-	out := &ledgerv1.ListAuditEntriesResponse{Entries: make([]*ledgerv1.AuditEntry, len(page.Items)), Pagination: pageOf(page)}
+	out := &ledgerv1.ListAuditEntriesResponse{Entries: make([]*ledgerv1.AuditEntry, len(page.Items)), Pagination: cursorPageOf(page)}
 	for i, r := range page.Items {
 		out.Entries[i] = auditProto(r)
 	}
@@ -425,7 +425,7 @@ func (h *Handler) ListIncidents(ctx context.Context, req *ledgerv1.ListIncidents
 	if err != nil {
 		return nil, err
 	}
-	out := &ledgerv1.ListIncidentsResponse{Incidents: make([]*ledgerv1.Incident, len(page.Items)), Pagination: pageOf(page)}
+	out := &ledgerv1.ListIncidentsResponse{Incidents: make([]*ledgerv1.Incident, len(page.Items)), Pagination: cursorPageOf(page)}
 	for i, in := range page.Items {
 		out.Incidents[i] = &ledgerv1.Incident{Id: in.ID, Kind: in.Kind, Severity: in.Severity, Detail: in.Detail, Actor: in.Actor,
 			CreatedAt: wire.Time(in.CreatedAt)}

@@ -300,9 +300,8 @@ type Credit interface {
 	// ListIncidents returns a page of incidents, newest first, and how
 	// many there are.
 	// With before set, the page starts after that incident in the
-	// newest-first order (a keyset page) and the offset is ignored; through
-	// counts, for such a page, the incidents up to and including before.
-	ListIncidents(ctx context.Context, before *IncidentKey, limit, offset int) (page []Incident, total, through int, err error)
+	// newest-first order (a keyset page) and the offset is ignored.
+	ListIncidents(ctx context.Context, before *IncidentKey, limit, offset int) (page []Incident, total int, err error)
 
 	// Counts returns row counts of the journal and incident tables, for
 	// storage reports.

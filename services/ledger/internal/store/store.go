@@ -297,10 +297,9 @@ type Attribution interface {
 	// contributor does not exist.
 	ListContributorContributions(ctx context.Context, contributorID string, limit, offset int) ([]Contribution, int, error)
 	// ListContributions returns a page of the contributions f selects,
-	// oldest first (creation time, then id), the number f's filters match,
-	// and the page's offset (f.Offset, or for a keyset page the number of
-	// matching contributions up to and including f.After's).
-	ListContributions(ctx context.Context, f ContributionFilter) (page []Contribution, total, offset int, err error)
+	// oldest first (creation time, then id), and the number f's filters
+	// match. A keyset page (f.After) ignores f.Offset.
+	ListContributions(ctx context.Context, f ContributionFilter) (page []Contribution, total int, err error)
 
 	// RecordGitHubContribution records a push delivery inside the caller's
 	// transaction (the delivery keys' foreign keys to the contribution are

@@ -26,23 +26,28 @@ type ListContributionsCmd struct {
 // is an empty list, as any filter that matches nothing.
 func (a *App) ListContributions(ctx context.Context, q ListContributionsCmd) (Listed[store.Contribution], error) {
 	limit, offset, errs := fault.PageFields(q.Page.Limit, q.Page.Offset, attribution.MaxContributionPage, attribution.MaxContributionPage)
-	f := store.ContributionFilter{AssetID: q.AssetID, ContributorID: q.ContributorID, Limit: limit, Offset: offset}
-	after, id, ok, cerrs := cursor.DecodeAt(contributionList, q.Page.Cursor, offset)
+	// One contribution past the page says whether another follows.
+	f := store.ContributionFilter{AssetID: q.AssetID, ContributorID: q.ContributorID, Limit: limit + 1, Offset: offset}
+	after, ok, cerrs := cursor.DecodeAt(contributionList, q.Page.Cursor, offset)
 	errs = append(errs, cerrs...)
 	if ok {
-		f.After = &store.ContributionKey{CreatedAt: after, ID: id}
+		// A keyset page's offset is its cursor's: counting the
+		// contributions before it would cost what an offset read does.
+		f.After, offset = &store.ContributionKey{CreatedAt: after.At, ID: after.ID}, after.Offset
 	}
 	if len(errs) > 0 {
 		return Listed[store.Contribution]{}, fault.Validation(errs...)
 	}
-	items, total, at, err := a.read().Attribution.ListContributions(ctx, f)
+	items, total, err := a.read().Attribution.ListContributions(ctx, f)
 	if err != nil {
 		return Listed[store.Contribution]{}, err
 	}
-	out := Listed[store.Contribution]{Items: items, Total: total, Limit: limit, Offset: at}
-	if n := len(items); n > 0 && at+n < total {
+	more := len(items) > limit
+	items = items[:min(len(items), limit)]
+	out := Listed[store.Contribution]{Items: items, Total: total, Limit: limit, Offset: offset}
+	if n := len(items); n > 0 && more {
 		last := items[n-1]
-		out.Next = cursor.EncodeAt(contributionList, last.CreatedAt, last.ID)
+		out.Next = cursor.EncodeAt(contributionList, last.CreatedAt, last.ID, offset+n)
 	}
 	return out, nil
 }

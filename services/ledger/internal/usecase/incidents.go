@@ -15,25 +15,27 @@ const incidentList = "incidents"
 // Incidents returns a page of incidents, newest first (credit.Page).
 func (a *App) Incidents(ctx context.Context, p Page) (Listed[store.Incident], error) {
 	limit, offset, errs := fault.PageFields(p.Limit, p.Offset, credit.DefaultPage, credit.MaxPage)
-	at, id, ok, cerrs := cursor.DecodeAt(incidentList, p.Cursor, offset)
+	at, ok, cerrs := cursor.DecodeAt(incidentList, p.Cursor, offset)
 	if errs = append(errs, cerrs...); len(errs) > 0 {
 		return Listed[store.Incident]{}, fault.Validation(errs...)
 	}
 	var before *store.IncidentKey
 	if ok {
-		before = &store.IncidentKey{CreatedAt: at, ID: id}
+		// A keyset page's offset is its cursor's: counting the incidents
+		// before it would cost what an offset read does.
+		before, offset = &store.IncidentKey{CreatedAt: at.At, ID: at.ID}, at.Offset
 	}
-	items, total, through, err := a.read().Credit.ListIncidents(ctx, before, limit, offset)
+	// One incident past the page says whether another follows.
+	items, total, err := a.read().Credit.ListIncidents(ctx, before, limit+1, offset)
 	if err != nil {
 		return Listed[store.Incident]{}, err
 	}
-	if before != nil {
-		offset = through
-	}
+	more := len(items) > limit
+	items = items[:min(len(items), limit)]
 	out := Listed[store.Incident]{Items: items, Total: total, Limit: limit, Offset: offset}
-	if n := len(items); n > 0 && offset+n < total {
+	if n := len(items); n > 0 && more {
 		last := items[n-1]
-		out.Next = cursor.EncodeAt(incidentList, last.CreatedAt, last.ID)
+		out.Next = cursor.EncodeAt(incidentList, last.CreatedAt, last.ID, offset+n)
 	}
 	return out, nil
 }

@@ -259,9 +259,6 @@ func filterWhere(f store.Filter) (string, []any) {
 	if f.Before != nil {
 		keyset(f.Before, "<", "<")
 	}
-	if f.Through != nil {
-		keyset(f.Through, ">", ">=")
-	}
 	if len(where) == 0 {
 		return "", nil
 	}

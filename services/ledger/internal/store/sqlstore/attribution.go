@@ -677,7 +677,7 @@ func boolInt(b bool) int {
 // and the unfiltered list contributions_created, all in (created_at, id)
 // order, so a keyset page starts where its cursor points instead of
 // walking an offset.
-func (s Attribution) ListContributions(ctx context.Context, f store.ContributionFilter) ([]store.Contribution, int, int, error) {
+func (s Attribution) ListContributions(ctx context.Context, f store.ContributionFilter) ([]store.Contribution, int, error) {
 	var (
 		where []string
 		args  []any
@@ -706,17 +706,12 @@ func (s Attribution) ListContributions(ctx context.Context, f store.Contribution
 	}
 	var total int
 	if err := s.q.QueryRow(ctx, count, args...).Scan(&total); err != nil {
-		return nil, 0, 0, fmt.Errorf("count contributions: %w", err)
+		return nil, 0, fmt.Errorf("count contributions: %w", err)
 	}
-	offset := f.Offset
 	pageWhere, pageArgs := where, args
 	if f.After != nil {
 		pageArgs = append(append([]any{}, args...), database.Micros(f.After.CreatedAt), f.After.ID)
 		a, b := len(pageArgs)-1, len(pageArgs)
-		through := append(append([]string{}, where...), database.Keyset("<", "<=", a, b))
-		if err := s.q.QueryRow(ctx, `SELECT COUNT(*) FROM contributions WHERE `+strings.Join(through, " AND "), pageArgs...).Scan(&offset); err != nil {
-			return nil, 0, 0, fmt.Errorf("count contributions: %w", err)
-		}
 		pageWhere = append(append([]string{}, where...), database.Keyset(">", ">", a, b))
 	}
 	query := `SELECT ` + contributionRead + ` FROM contributions`
@@ -731,16 +726,16 @@ func (s Attribution) ListContributions(ctx context.Context, f store.Contribution
 	query += fmt.Sprintf(" ORDER BY created_at, id LIMIT $%d OFFSET $%d", len(pageArgs)-1, len(pageArgs))
 	rows, err := s.q.Query(ctx, query, pageArgs...)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("list contributions: %w", err)
+		return nil, 0, fmt.Errorf("list contributions: %w", err)
 	}
 	defer rows.Close()
 	out := []store.Contribution{}
 	for rows.Next() {
 		c, err := scanContribution(rows)
 		if err != nil {
-			return nil, 0, 0, fmt.Errorf("list contributions: %w", err)
+			return nil, 0, fmt.Errorf("list contributions: %w", err)
 		}
 		out = append(out, c)
 	}
-	return out, total, offset, rows.Err()
+	return out, total, rows.Err()
 }

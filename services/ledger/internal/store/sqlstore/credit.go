@@ -804,26 +804,22 @@ func (c Credit) InsertIncident(ctx context.Context, i store.Incident) error {
 }
 
 // ListIncidents implements store.Credit.
-func (c Credit) ListIncidents(ctx context.Context, before *store.IncidentKey, limit, offset int) ([]store.Incident, int, int, error) {
-	var total, through int
+func (c Credit) ListIncidents(ctx context.Context, before *store.IncidentKey, limit, offset int) ([]store.Incident, int, error) {
+	var total int
 	// Kept by a trigger (migration 0027): no walk of every incident.
 	if err := c.q.QueryRow(ctx, keptCount("incidents")).Scan(&total); err != nil {
-		return nil, 0, 0, fmt.Errorf("count incidents: %w", err)
+		return nil, 0, fmt.Errorf("count incidents: %w", err)
 	}
 	query, args := `SELECT id, kind, severity, detail, actor, created_at, resolved_at FROM incidents
 		ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, []any{limit, offset}
 	if before != nil {
-		at := database.Micros(before.CreatedAt)
-		if err := c.q.QueryRow(ctx, `SELECT COUNT(*) FROM incidents WHERE `+database.Keyset(">", ">=", 1, 2),
-			at, before.ID).Scan(&through); err != nil {
-			return nil, 0, 0, fmt.Errorf("count incidents: %w", err)
-		}
 		query, args = `SELECT id, kind, severity, detail, actor, created_at, resolved_at FROM incidents
-		WHERE `+database.Keyset("<", "<", 1, 2)+` ORDER BY created_at DESC, id DESC LIMIT $3`, []any{at, before.ID, limit}
+		WHERE `+database.Keyset("<", "<", 1, 2)+` ORDER BY created_at DESC, id DESC LIMIT $3`,
+			[]any{database.Micros(before.CreatedAt), before.ID, limit}
 	}
 	rows, err := c.q.Query(ctx, query, args...)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("list incidents: %w", err)
+		return nil, 0, fmt.Errorf("list incidents: %w", err)
 	}
 	defer rows.Close()
 	out := []store.Incident{}
@@ -834,7 +830,7 @@ func (c Credit) ListIncidents(ctx context.Context, before *store.IncidentKey, li
 			resolved *int64
 		)
 		if err := rows.Scan(&i.ID, &i.Kind, &i.Severity, &i.Detail, &i.Actor, &created, &resolved); err != nil {
-			return nil, 0, 0, fmt.Errorf("list incidents: %w", err)
+			return nil, 0, fmt.Errorf("list incidents: %w", err)
 		}
 		i.CreatedAt = database.Time(created)
 		if resolved != nil {
@@ -842,7 +838,7 @@ func (c Credit) ListIncidents(ctx context.Context, before *store.IncidentKey, li
 		}
 		out = append(out, i)
 	}
-	return out, total, through, rows.Err()
+	return out, total, rows.Err()
 }
 
 // Counts implements store.Credit.

@@ -91,7 +91,7 @@ func runOracle(t *testing.T, newHarness func(t *testing.T) Harness) {
 		wantTotal := 0
 		list := func(limit, offset int) []store.Incident {
 			t.Helper()
-			got, total, _, err := h.read().credit.ListIncidents(ctx, nil, limit, offset)
+			got, total, err := h.read().credit.ListIncidents(ctx, nil, limit, offset)
 			require.NoError(t, err)
 			require.Equal(t, wantTotal, total, "every incident is counted, whatever the page")
 			return got
@@ -111,10 +111,10 @@ func runOracle(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Equal(t, []store.Incident{resolved}, list(1, 1), "a page")
 		require.Equal(t, []store.Incident{}, list(10, 3))
 		after := store.IncidentKey{CreatedAt: tie.CreatedAt, ID: tie.ID}
-		page, total, through, err := h.read().credit.ListIncidents(ctx, &after, 10, 0)
+		page, total, err := h.read().credit.ListIncidents(ctx, &after, 10, 2)
 		require.NoError(t, err)
-		require.Equal(t, []store.Incident{resolved, open}, page, "a keyset page: after the first, its twin in time next")
-		require.Equal(t, [2]int{3, 1}, [2]int{total, through}, "the first precedes it")
+		require.Equal(t, []store.Incident{resolved, open}, page, "a keyset page: after the first, its twin in time next; the offset ignored")
+		require.Equal(t, 3, total)
 		counts, err := h.read().credit.Counts(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"cc_entries": 0, "incidents": 3}, counts)
