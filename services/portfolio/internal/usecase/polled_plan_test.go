@@ -20,7 +20,8 @@ var portfolioGrowing = []string{"ideas", "idea_tags", "idea_questions", "idea_ta
 // TestPolledRoutesReadIndexRanges: every statement the routes the
 // dashboard reads send (the ideas, the portfolio's progress, an idea, its
 // stage history, revisions and questions, the tags, the stage times and
-// the health history) reads the tables that grow with history by ranges
+// the health history, and the storage report's row counts) reads the
+// tables that grow with history by ranges
 // of their indexes, in the generic plan Postgres caches for it
 // (dbtest.RequireIndexReads). Right-sizing is not here: it still reads
 // every active idea (issue 38).
@@ -58,5 +59,6 @@ func TestPolledRoutesReadIndexRanges(t *testing.T) {
 		"GET /api/ideas/tags":                 func() error { _, err := app.Tags(ctx); return err },
 		"GET /api/ideas/stage-times":          func() error { _, err := app.StageTimes(ctx, &days); return err },
 		"GET /api/ideas/right-sizing/history": func() error { _, err := app.History(ctx, &days); return err },
+		"GET /api/ideas/storage":              func() error { _, err := app.Storage(ctx); return err },
 	}, portfolioGrowing...)
 }

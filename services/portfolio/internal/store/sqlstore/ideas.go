@@ -597,15 +597,33 @@ func (r *Ideas) Tags(ctx context.Context) ([]store.TagCount, error) {
 
 // Counts implements store.Ideas.
 func (r *Ideas) Counts(ctx context.Context) (store.Counts, error) {
-	var c store.Counts
-	err := r.q.QueryRow(ctx, `SELECT
-		(SELECT COUNT(*) FROM ideas), (SELECT COUNT(*) FROM idea_questions),
-		(SELECT COUNT(*) FROM idea_tags), (SELECT COUNT(*) FROM health_snapshots)`).
-		Scan(&c.Ideas, &c.Questions, &c.IdeaTags, &c.Snapshots)
+	// Kept by triggers (migration 0014): no walk of any table.
+	rows, err := r.q.Query(ctx, `SELECT name, SUM(n) FROM row_counts GROUP BY name`)
 	if err != nil {
 		return store.Counts{}, fmt.Errorf("count rows: %w", err)
 	}
-	return c, nil
+	defer rows.Close()
+	var c store.Counts
+	for rows.Next() {
+		var (
+			name string
+			n    int
+		)
+		if err := rows.Scan(&name, &n); err != nil {
+			return store.Counts{}, fmt.Errorf("count rows: %w", err)
+		}
+		switch name {
+		case "ideas":
+			c.Ideas = n
+		case "idea_questions":
+			c.Questions = n
+		case "idea_tags":
+			c.IdeaTags = n
+		case "health_snapshots":
+			c.Snapshots = n
+		}
+	}
+	return c, rows.Err()
 }
 
 // RecordStage implements store.Ideas. The stint is worked out in the

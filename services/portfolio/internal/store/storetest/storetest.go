@@ -473,6 +473,18 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		require.Equal(t, "2", got[0].ID)
+
+		// The counts are kept as rows come and go: pruned snapshots, a
+		// question, tags rewritten, another idea.
+		require.NoError(t, h.write(func(r repos) error {
+			return r.questions.Add(ctx, store.Question{ID: "q1", IdeaID: "a", Text: "why?", Status: "open", CreatedAt: T0})
+		}))
+		_, err = h.change("a", func(i *idea.Idea) error { i.Tags = []string{"t3"}; return nil })
+		require.NoError(t, err)
+		h.create(t, NewIdea(t, "b", 1, 1))
+		counts, err = h.read().ideas.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, store.Counts{Ideas: 2, Questions: 1, IdeaTags: 1, Snapshots: 1}, counts)
 	})
 
 	runStints(t, newHarness)
