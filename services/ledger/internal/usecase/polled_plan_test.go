@@ -22,12 +22,12 @@ var ledgerGrowing = []string{"contributors", "sessions", "assets", "contribution
 
 // TestPolledRoutesReadIndexRanges: every statement the public routes the
 // dashboard polls or reads send (the incident status, its incidents, the
-// audit log, the supply and its history, contributors, contributions, the
-// exchange rate, and the monitor's coherence check) reads the tables that
+// audit log, the supply and its history, contributors, contributions,
+// assets, the exchange rate, and the monitor's coherence check) reads the tables that
 // grow with history by ranges of their indexes, in the generic plan
 // Postgres caches for it (dbtest.RequireIndexReads): no route's cost grows
-// with the ledger's age. (The totals of incidents, contributors and
-// contributions were counts of their whole tables.)
+// with the ledger's age. (The totals of incidents, contributors,
+// contributions and assets were counts of their whole tables.)
 func TestPolledRoutesReadIndexRanges(t *testing.T) {
 	t.Parallel()
 	db := dbtest.Open(t, database.Postgres, "ledger", store.Migrations())
@@ -69,5 +69,6 @@ func TestPolledRoutesReadIndexRanges(t *testing.T) {
 			_, err := app.ListContributions(ctx, usecase.ListContributionsCmd{AssetID: "asset-1"})
 			return err
 		},
+		"GET /api/assets": func() error { _, err := app.ListAssets(ctx, usecase.Page{}); return err },
 	}, ledgerGrowing...)
 }

@@ -70,10 +70,11 @@ func (s Attribution) GetAsset(ctx context.Context, id string) (store.Asset, erro
 	return a, nil
 }
 
-// ListAssets implements store.Attribution.
+// ListAssets implements store.Attribution. The total is kept by a
+// trigger (migration 0028): no page counts every asset.
 func (s Attribution) ListAssets(ctx context.Context, limit, offset int) ([]store.Asset, int, error) {
 	var total int
-	if err := s.q.QueryRow(ctx, `SELECT COUNT(*) FROM assets`).Scan(&total); err != nil {
+	if err := s.q.QueryRow(ctx, keptCount("assets")).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count assets: %w", err)
 	}
 	rows, err := s.q.Query(ctx, `SELECT `+assetColumns+` FROM assets ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`, limit, offset)
