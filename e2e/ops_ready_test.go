@@ -144,7 +144,7 @@ func TestReadyAndPersistenceWithTelemetry(t *testing.T) {
 				require.Equal(t, "ok", row["status"], name)
 				require.GreaterOrEqual(t, row["schema_version"], 1.0, name)
 			}
-			require.Equal(t, 5.0, rows["ops"]["schema_version"], "ops has its graph (with its edges in time order and counted), usage and monitor tables")
+			require.Equal(t, 6.0, rows["ops"]["schema_version"], "ops has its graph (with its edges in time order and counted, in all and by node), usage and monitor tables")
 			if engine == database.Postgres {
 				require.NotContains(t, string(p.Raw), "password")
 			}

@@ -207,7 +207,7 @@ func TestGetPersistence(t *testing.T) {
 		require.Len(t, resp.GetServices(), 2)
 		ledger, ops := resp.GetServices()[0], resp.GetServices()[1]
 		require.Equal(t, []any{"ledger", "sqlite", int32(2), "ok"}, []any{ledger.GetService(), ledger.GetBackend(), ledger.GetSchemaVersion(), ledger.GetStatus()})
-		require.Equal(t, []any{"ops", "sqlite", int32(5), "ok", "ops"}, []any{ops.GetService(), ops.GetBackend(), ops.GetSchemaVersion(), ops.GetStatus(), ops.GetSchema()})
+		require.Equal(t, []any{"ops", "sqlite", int32(6), "ok", "ops"}, []any{ops.GetService(), ops.GetBackend(), ops.GetSchemaVersion(), ops.GetStatus(), ops.GetSchema()})
 		require.NotEmpty(t, ops.GetTarget(), "the administrator sees where the data lives")
 		require.Equal(t, &opsv1.TelemetryPersistence{Backend: "file", Target: path, Status: "ok"}, resp.GetTelemetry())
 

@@ -84,14 +84,26 @@ func edgeWhereIn(f store.EdgeFilter, dir graph.Direction, notFrom bool, after in
 const edgeColumns = `id, edge_type, from_node_id, to_node_id, weight, payload, created_at`
 
 // edgesCount is the query that counts the edges of f and its arguments:
-// the kept count of every edge without a filter, else a range of the
-// index that serves the filter. A node's edges in both directions are
-// counted as two ranges, as they are read (edgesQuery): counted with an
-// OR over the two endpoints, they were a scan of every edge.
+// the kept count of every edge without a filter, a node's kept counts for
+// its edges in a direction, else a range of the index that serves the
+// filter. A node's edges in both directions are counted as two ranges, as
+// they are read (edgesQuery): counted with an OR over the two endpoints,
+// they were a scan of every edge.
 func edgesCount(f store.EdgeFilter) (string, []any) {
-	if f.EdgeType == "" && f.FromNodeID == "" && f.ToNodeID == "" && f.Node == "" {
-		// Every edge: kept by a trigger (migration 0005).
-		return `SELECT COALESCE(SUM(n), 0) FROM row_counts WHERE name = 'graph_edges'`, nil
+	if f.EdgeType == "" && f.FromNodeID == "" && f.ToNodeID == "" {
+		switch {
+		case f.Node == "":
+			// Every edge: kept by a trigger (migration 0005).
+			return `SELECT COALESCE(SUM(n), 0) FROM row_counts WHERE name = 'graph_edges'`, nil
+		case f.Direction == graph.Outgoing:
+			// A node's edges: kept by a trigger (migration 0006).
+			return `SELECT COALESCE(SUM(outgoing), 0) FROM node_edge_counts WHERE node_id = $1`, []any{f.Node}
+		case f.Direction == graph.Incoming:
+			return `SELECT COALESCE(SUM(incoming), 0) FROM node_edge_counts WHERE node_id = $1`, []any{f.Node}
+		default:
+			// A loop is listed once, with the outgoing edges.
+			return `SELECT COALESCE(SUM(outgoing + incoming - loops), 0) FROM node_edge_counts WHERE node_id = $1`, []any{f.Node}
+		}
 	}
 	out, in, args, both := nodeRanges(f)
 	if !both {

@@ -38,6 +38,8 @@ func runEdges(t *testing.T, newHarness func(t *testing.T) Harness) {
 		require.Zero(t, total)
 	})
 
+	// The totals of a node's edges are its kept counts (migration 0006),
+	// the others ranges of an index: each case checks its total too.
 	t.Run("traversal both ways, by type", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
@@ -58,6 +60,9 @@ func runEdges(t *testing.T, newHarness func(t *testing.T) Harness) {
 			{"both", store.EdgeFilter{Node: a.ID, Direction: graph.Both}, []store.Edge{ab, ac, ca}},
 			{"both, typed", store.EdgeFilter{Node: a.ID, Direction: graph.Both, EdgeType: "depends_on"}, []store.Edge{ab, ca}},
 			{"a self-loop is listed once", store.EdgeFilter{Node: b.ID, Direction: graph.Both}, []store.Edge{ab, bb}},
+			{"a self-loop is outgoing", store.EdgeFilter{Node: b.ID, Direction: graph.Outgoing}, []store.Edge{bb}},
+			{"and incoming", store.EdgeFilter{Node: b.ID, Direction: graph.Incoming}, []store.Edge{ab, bb}},
+			{"an end only", store.EdgeFilter{Node: c.ID, Direction: graph.Incoming}, []store.Edge{ac}},
 			{"by type and from", store.EdgeFilter{EdgeType: "depends_on", FromNodeID: c.ID}, []store.Edge{ca}},
 			{"by type and to", store.EdgeFilter{EdgeType: "depends_on", ToNodeID: b.ID}, []store.Edge{ab}},
 			{"by type", store.EdgeFilter{EdgeType: "relates_to"}, []store.Edge{ac, bb}},
