@@ -167,10 +167,6 @@ type Tasks interface {
 	QueueSave(b *database.Batch, t Task)
 	// List returns a page, newest first.
 	List(ctx context.Context, f Filter) ([]Task, error)
-	// Count counts the tasks f's filters keep (its page ignored). Lists
-	// without an idea take their totals from the status counters instead;
-	// an idea's tasks are few, and indexed.
-	Count(ctx context.Context, f Filter) (int, error)
 	// Attention returns a page of the failed and needs_decision tasks,
 	// newest first.
 	Attention(ctx context.Context, limit, offset int) ([]Task, error)
@@ -339,6 +335,9 @@ type Stats interface {
 	Counts(ctx context.Context) ([]Count, error)
 	// QueueCounts queues Counts' read into b.
 	QueueCounts(b *database.Batch, out *[]Count)
+	// IdeaCount counts the idea's tasks of status and of typ (either
+	// empty: any), from the counts kept per idea.
+	IdeaCount(ctx context.Context, ideaID string, status task.Status, typ task.Type) (int, error)
 	// AddDaily adds d to its day's row.
 	AddDaily(ctx context.Context, d Daily) error
 	// QueueAddDaily queues AddDaily's statement into b.

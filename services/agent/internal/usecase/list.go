@@ -106,8 +106,8 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 	// it would cost what an offset read does.
 	page := Page{Tasks: tasks, Limit: limit, Offset: offset}
 	if f.IdeaID != "" {
-		// The status counters are not kept per idea.
-		if page.Total, err = r.Tasks.Count(ctx, store.Filter{Status: f.Status, Type: f.Type, IdeaID: f.IdeaID}); err != nil {
+		// An idea's tasks are counted apart (migration 0016).
+		if page.Total, err = r.Stats.IdeaCount(ctx, f.IdeaID, f.Status, f.Type); err != nil {
 			return Page{}, wrap("list tasks", err)
 		}
 		page.Next = nextTaskCursor(page, more)

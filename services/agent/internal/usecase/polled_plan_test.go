@@ -19,7 +19,7 @@ import (
 // agentGrowing are the agent's tables that grow with its history (the
 // rollups by hour and day grow too, but by the clock, not the work).
 var agentGrowing = []string{"tasks", "task_attempts", "task_durations", "idempotency_keys", "idea_outbox",
-	"loop_passes", "idea_failures", "prompt_outcomes", "task_hourly", "task_daily", "task_finished_hourly", "stage_outputs"}
+	"loop_passes", "idea_failures", "prompt_outcomes", "task_hourly", "task_daily", "task_finished_hourly", "stage_outputs", "idea_task_counts"}
 
 // TestPolledRoutesReadIndexRanges: every statement the routes the
 // dashboard polls send (the task list and its attention list, the
@@ -51,8 +51,12 @@ func TestPolledRoutesReadIndexRanges(t *testing.T) {
 
 	days, window := int32(30), 7
 	dbtest.RequireCallsReadIndexRanges(t, db, &rec, map[string]func() error{
-		"GET /api/agent/tasks":              func() error { _, err := app.List(ctx, usecase.ListQuery{}); return err },
-		"GET /api/agent/tasks?status=":      func() error { _, err := app.List(ctx, usecase.ListQuery{Status: "pending"}); return err },
+		"GET /api/agent/tasks":         func() error { _, err := app.List(ctx, usecase.ListQuery{}); return err },
+		"GET /api/agent/tasks?status=": func() error { _, err := app.List(ctx, usecase.ListQuery{Status: "pending"}); return err },
+		"GET /api/agent/tasks?idea_id=": func() error {
+			_, err := app.List(ctx, usecase.ListQuery{IdeaID: "idea-1", Status: "pending"})
+			return err
+		},
 		"GET /api/agent/tasks/attention":    func() error { _, err := app.Attention(ctx, nil, 0); return err },
 		"GET /api/agent/pipeline-status":    func() error { _, err := app.PipelineStatus(ctx); return err },
 		"GET /api/agent/metrics":            func() error { _, err := app.Metrics(ctx, &window); return err },

@@ -3,6 +3,7 @@ package usecase_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -297,14 +298,15 @@ func TestListsAndAttention(t *testing.T) {
 
 // TestACursorPageCountsNothing: a page read by cursor sends no count of
 // the tasks before it (it cost what an offset read does: 0.3 s at a
-// million tasks), and the list's total comes from the kept counters.
+// million tasks), and the list's total comes from the kept counters, an
+// idea's list's from the idea's (migration 0016).
 func TestACursorPageCountsNothing(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, engine database.Engine) {
 		e := setup(t, engine)
 		ctx := context.Background()
-		for range 4 {
-			e.create(t, "impl", nil)
+		for k := range 4 {
+			e.create(t, "impl", map[string]any{"idea_id": fmt.Sprint("idea-", k%2)})
 			e.clock.Advance(time.Second)
 		}
 		first, err := e.app.List(ctx, usecase.ListQuery{Limit: ptr(2)})
@@ -317,6 +319,13 @@ func TestACursorPageCountsNothing(t *testing.T) {
 		require.Len(t, second.Tasks, 2)
 		require.Equal(t, 2, second.Offset)
 		require.Equal(t, 4, second.Total)
+		ideas, err := recorded.List(ctx, usecase.ListQuery{IdeaID: "idea-1", Limit: ptr(1)})
+		require.NoError(t, err)
+		require.Equal(t, 2, ideas.Total, "idea-1's tasks, kept")
+		require.NotEmpty(t, ideas.Next)
+		pending, err := recorded.List(ctx, usecase.ListQuery{IdeaID: "idea-1", Status: "running"})
+		require.NoError(t, err)
+		require.Zero(t, pending.Total)
 		stmts := rec.Take()
 		require.NotEmpty(t, stmts)
 		for _, st := range stmts {

@@ -63,6 +63,18 @@ func (s Stats) Counts(ctx context.Context) ([]store.Count, error) {
 	return out, s.q.SendBatch(ctx, b)
 }
 
+// IdeaCount implements store.Stats: a range of idea_task_counts' key,
+// kept by migration 0016's triggers.
+func (s Stats) IdeaCount(ctx context.Context, ideaID string, status task.Status, typ task.Type) (int, error) {
+	var n int
+	err := s.q.QueryRow(ctx, `SELECT COALESCE(SUM(n), 0) FROM idea_task_counts WHERE idea_id = $1
+		AND ($2 = '' OR status = $2) AND ($3 = '' OR task_type = $3)`, ideaID, string(status), string(typ)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count the tasks of idea %s: %w", ideaID, err)
+	}
+	return n, nil
+}
+
 // QueueCounts implements store.Stats.
 func (s Stats) QueueCounts(b *database.Batch, out *[]store.Count) {
 	b.Query(func(rows database.Rows) error {

@@ -222,16 +222,6 @@ func (s Tasks) List(ctx context.Context, f store.Filter) ([]store.Task, error) {
 	return out, nil
 }
 
-// Count implements store.Tasks.
-func (s Tasks) Count(ctx context.Context, f store.Filter) (int, error) {
-	where, args := filterWhere(f)
-	var n int
-	if err := s.q.QueryRow(ctx, `SELECT count(*) FROM tasks`+where, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count tasks: %w", err)
-	}
-	return n, nil
-}
-
 // filterWhere is the WHERE clause (empty when nothing filters) and its
 // arguments for f's filters.
 func filterWhere(f store.Filter) (string, []any) {
