@@ -8,6 +8,6 @@ import (
 
 func TestKeyset(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "(created_at < $3 OR (created_at = $3 AND id < $4))", Keyset("<", "<", 3, 4))
-	require.Equal(t, "(created_at > $1 OR (created_at = $1 AND id >= $2))", Keyset(">", ">=", 1, 2))
+	require.Equal(t, "(created_at <= $3 AND (created_at < $3 OR id < $4))", Keyset("<", "<", 3, 4))
+	require.Equal(t, "(created_at >= $1 AND (created_at > $1 OR id >= $2))", Keyset(">", ">=", 1, 2))
 }

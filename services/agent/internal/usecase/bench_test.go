@@ -11,6 +11,8 @@ import (
 	"github.com/foundryhq/foundry/services/agent/internal/metrics"
 	"github.com/foundryhq/foundry/services/agent/internal/routing"
 	"github.com/foundryhq/foundry/services/agent/internal/task"
+	"github.com/foundryhq/foundry/services/agent/internal/usecase"
+	"github.com/foundryhq/foundry/services/platform/cursor"
 	"github.com/foundryhq/foundry/services/platform/database"
 	"github.com/foundryhq/foundry/services/platform/database/dbtest"
 )
@@ -220,4 +222,82 @@ func insertRows(ctx context.Context, q database.Querier, table string, ncols int
 		}
 	}
 	return nil
+}
+
+// BenchmarkListWithoutCounting measures, on Postgres with 200 000 tasks
+// of one idea, what a page of the task list costs now and what the counts
+// it no longer sends cost, in one run: the idea's list (its total from the
+// kept idea_task_counts, migration 0016, against a count of the idea's
+// tasks) and a page 190 000 deep read by cursor (its offset carried by the
+// cursor, against a count of the tasks before it).
+//
+//	FOUNDRY_TEST_DATABASE_URL=postgres://... go test ./services/agent/internal/usecase -run '^$' -bench ListWithoutCounting -benchtime 100x
+func BenchmarkListWithoutCounting(b *testing.B) {
+	if dbtest.PostgresURL() == "" {
+		b.Skipf("%s is not set: skipping Postgres", dbtest.URLEnv)
+	}
+	const n, depth = 200_000, 190_000
+	e := setup(b, database.Postgres)
+	ctx := context.Background()
+	start := e.clock.Now().Add(-time.Duration(n) * time.Second)
+	// The counting triggers off for the load (one statement updating one
+	// counter row 200 000 times walks an ever longer chain of its
+	// versions), the counts written once after it.
+	err := e.db.Tx(ctx, func(tx database.Querier) error {
+		for _, q := range []string{`SET LOCAL session_replication_role = replica`,
+			`INSERT INTO tasks (id, direction, task_type, status, model, executor, tier, command, context, idea_id, created_at, updated_at)
+			SELECT 'task-' || lpad(g::text, 7, '0'), 'd', 'impl', 'pending', 'm', 'codex', 'balanced', 'c', '{}', 'idea-1',
+				CAST($1 AS BIGINT) + CAST(g AS BIGINT) * 1000000, CAST($1 AS BIGINT) + CAST(g AS BIGINT) * 1000000
+			FROM generate_series(1, $2) g`,
+			`INSERT INTO task_counts (status, task_type, n) VALUES ('pending', 'impl', $2)`,
+			`INSERT INTO idea_task_counts (idea_id, status, task_type, n) VALUES ('idea-1', 'pending', 'impl', $2)`,
+		} {
+			args := []any{database.Micros(start), n}
+			if !strings.Contains(q, "$1") {
+				args = args[1:]
+				q = strings.ReplaceAll(q, "$2", "$1")
+			}
+			if strings.HasPrefix(q, "SET") {
+				args = nil
+			}
+			if _, err := tx.Exec(ctx, q, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.db.Exec(ctx, `ANALYZE tasks`); err != nil {
+		b.Fatal(err)
+	}
+	// The task at depth in the newest-first order, and the cursor after it.
+	at := start.Add(time.Duration(n-depth) * time.Second)
+	id := fmt.Sprintf("task-%07d", n-depth)
+	after := cursor.EncodeAt("tasks", at, id, depth)
+	count := func(query string, args ...any) func() error {
+		return func() error {
+			var k int
+			return e.db.QueryRow(ctx, query, args...).Scan(&k)
+		}
+	}
+	b.Run("idea-page/kept-total", func(b *testing.B) {
+		timed(b, func() error { _, err := e.app.List(ctx, usecase.ListQuery{IdeaID: "idea-1"}); return err })
+	})
+	b.Run("idea-page/the-count-it-sent", func(b *testing.B) {
+		timed(b, count(`SELECT count(*) FROM tasks WHERE idea_id = $1`, "idea-1"))
+	})
+	b.Run("deep-cursor-page/carried-offset", func(b *testing.B) {
+		timed(b, func() error {
+			p, err := e.app.List(ctx, usecase.ListQuery{Cursor: after})
+			if err == nil && (p.Offset != depth || len(p.Tasks) == 0) {
+				err = fmt.Errorf("offset %d, %d tasks", p.Offset, len(p.Tasks))
+			}
+			return err
+		})
+	})
+	b.Run("deep-cursor-page/the-count-it-sent", func(b *testing.B) {
+		timed(b, count(`SELECT count(*) FROM tasks WHERE `+database.Keyset(">", ">=", 1, 2), database.Micros(at), id))
+	})
 }

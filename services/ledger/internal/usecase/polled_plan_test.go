@@ -3,10 +3,14 @@ package usecase_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
+	"github.com/foundryhq/foundry/services/ledger/internal/money"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
+	"github.com/foundryhq/foundry/services/ledger/internal/store/storetest"
 	"github.com/foundryhq/foundry/services/ledger/internal/usecase"
 	"github.com/foundryhq/foundry/services/platform/clock"
 	"github.com/foundryhq/foundry/services/platform/database"
@@ -46,6 +50,13 @@ func TestPolledRoutesReadIndexRanges(t *testing.T) {
 	require.NoError(t, err)
 	_, err = app.Unfreeze(ctx, "drill over", "admin")
 	require.NoError(t, err)
+	asset, err := app.CreateAsset(ctx, usecase.CreateAssetCmd{Type: attribution.TypeCode, Name: "asset", Description: "d"})
+	require.NoError(t, err)
+	for k := range 2 {
+		c := storetest.NewContribution("ada", asset.ID, money.Scale, t0.Add(time.Duration(k)*time.Second))
+		_, err := app.AddContribution(ctx, c, storetest.Implicit("ada", t0), nil)
+		require.NoError(t, err)
+	}
 	_, err = db.Exec(ctx, `ANALYZE`)
 	require.NoError(t, err)
 
@@ -70,5 +81,21 @@ func TestPolledRoutesReadIndexRanges(t *testing.T) {
 			return err
 		},
 		"GET /api/assets": func() error { _, err := app.ListAssets(ctx, usecase.Page{}); return err },
+		"GET /api/incidents?cursor=": func() error {
+			one := int32(1)
+			first, err := app.Incidents(ctx, usecase.Page{Limit: &one})
+			if err == nil {
+				_, err = app.Incidents(ctx, usecase.Page{Limit: &one, Cursor: first.Next})
+			}
+			return err
+		},
+		"GET /api/contributions?cursor=": func() error {
+			one := int32(1)
+			first, err := app.ListContributions(ctx, usecase.ListContributionsCmd{Page: usecase.Page{Limit: &one}})
+			if err == nil {
+				_, err = app.ListContributions(ctx, usecase.ListContributionsCmd{Page: usecase.Page{Limit: &one, Cursor: first.Next}})
+			}
+			return err
+		},
 	}, ledgerGrowing...)
 }
