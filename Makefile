@@ -202,6 +202,15 @@ bench-http: ## Measure the hot REST routes against bare single-hop and two-hop (
 	go build -trimpath -o bin/bench-twohop-back ./bench/twohop/back
 	go run ./bench/cmd/bench-http $(BENCH_HTTP_FLAGS)
 
+.PHONY: bench-scale
+# Needs a Postgres server it may create a scratch database on
+# (FOUNDRY_BENCH_DATABASE_URL, default the local one). BENCH_SCALE_ROWS (default
+# 100000) is read by the command from the environment; BENCH_SCALE_FLAGS adds
+# flags, e.g. BENCH_SCALE_FLAGS="-d 2s -idle 10s -routes audit,tasks-cursor".
+bench-scale: ## Measure the routes and background jobs fresh and after seeding BENCH_SCALE_ROWS rows per dominant table through the API (Postgres).
+	go build -trimpath $(BUILDVCS) -o bin/foundry ./cmd/foundry
+	go run ./bench/cmd/bench-scale $(BENCH_SCALE_FLAGS)
+
 .PHONY: bench
 bench: ## Run the Go benchmarks (Postgres ones need FOUNDRY_TEST_DATABASE_URL).
 	go test -run '^$$' -bench . $(MODULES)

@@ -21,30 +21,24 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/foundryhq/foundry/bench/internal/harness"
 )
 
 func main() {
@@ -76,7 +70,7 @@ type options struct {
 
 func run() error {
 	var o options
-	flag.StringVar(&o.databaseURL, "database-url", envOr("FOUNDRY_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+	flag.StringVar(&o.databaseURL, "database-url", harness.EnvOr("FOUNDRY_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
 		"Postgres server to create the scratch database on (FOUNDRY_BENCH_DATABASE_URL)")
 	flag.StringVar(&o.foundry, "foundry", "bin/foundry", "the Foundry binary")
 	flag.BoolVar(&o.foundrySplit, "foundry-split", true,
@@ -111,7 +105,7 @@ func run() error {
 	defer stop()
 	var dbURL string
 	if o.engine == "postgres" {
-		u, drop, err := scratchDatabase(ctx, o.databaseURL)
+		u, drop, err := harness.ScratchDatabase(ctx, o.databaseURL)
 		if err != nil {
 			return err
 		}
@@ -134,14 +128,14 @@ func run() error {
 			return err
 		}
 	}
-	foundryAddr := freeAddr()
+	foundryAddr := harness.FreeAddr()
 	foundry, err := startFoundrySet(ctx, o, data, foundryAddr)
 	if err != nil {
 		return err
 	}
 	defer foundry.stop()
 	if dbURL != "" {
-		fmt.Printf("foundry %s up on %s (%s; database %s)\n", o.foundry, foundryAddr, foundry.shape, redact(dbURL))
+		fmt.Printf("foundry %s up on %s (%s; database %s)\n", o.foundry, foundryAddr, foundry.shape, harness.Redact(dbURL))
 	} else {
 		fmt.Printf("foundry %s up on %s (%s; SQLite in %s)\n", o.foundry, foundryAddr, foundry.shape, data)
 	}
@@ -156,14 +150,14 @@ func run() error {
 		targets = append(targets, target{name: "foundry-b", base: "http://" + foundry.compareAddr, procs: foundry.compare})
 	}
 	if dbURL != "" {
-		bareAddr := freeAddr()
-		bare, err := start(o.bare, nil, "-addr="+bareAddr, "-database-url="+dbURL, "-pool=16")
+		bareAddr := harness.FreeAddr()
+		bare, err := harness.Start(o.bare, nil, "-addr="+bareAddr, "-database-url="+dbURL, "-pool=16")
 		if err != nil {
 			return err
 		}
-		defer bare.stop()
-		if err := waitHTTP(ctx, "http://"+bareAddr+"/api/agent/pipeline-status", 30*time.Second); err != nil {
-			return fmt.Errorf("bare: %w\n%s", err, bare.output())
+		defer bare.Stop()
+		if err := harness.WaitHTTP(ctx, "http://"+bareAddr+"/api/agent/pipeline-status", 30*time.Second); err != nil {
+			return fmt.Errorf("bare: %w\n%s", err, bare.Output())
 		}
 		fmt.Printf("bare %s up on %s\n", o.bare, bareAddr)
 		targets = append(targets, target{name: "bare", base: "http://" + bareAddr, procs: []proc{{p: bare}}})
@@ -176,7 +170,7 @@ func run() error {
 		targets = append(targets, twohop.target)
 	}
 	for _, p := range foundry.procs {
-		if rss, err := residentMiB(p.p.cmd.Process.Pid); err == nil {
+		if rss, err := harness.ResidentMiB(p.p.Pid()); err == nil {
 			if p.role == "" {
 				// All modules share the process: any one service's RSS is below it.
 				fmt.Printf("foundry idle RSS after seeding: %.1f MiB (every module in one process)\n", rss)
@@ -217,7 +211,7 @@ func run() error {
 				return fmt.Errorf("%s: prepare: %w", r.name, err)
 			}
 		}
-		res := result{route: r.name, write: r.write, stats: map[string]*stats{}}
+		res := result{route: r.name, write: r.write, stats: map[string]*harness.Stats{}}
 		// A server that lacks the route (the two-hop front serves only the
 		// routes it lists) is left out of its rounds and reported as "—".
 		var serving []target
@@ -226,7 +220,7 @@ func run() error {
 				continue
 			}
 			serving = append(serving, t)
-			res.stats[t.name] = &stats{}
+			res.stats[t.name] = &harness.Stats{}
 			if _, err := drive(ctx, client, t, r, o.concurrency, o.warmup); err != nil {
 				return fmt.Errorf("%s against %s (warm-up): %w", r.name, t.name, err)
 			}
@@ -244,9 +238,9 @@ func run() error {
 						go func() { profiled <- saveProfile(ctx, p.admin, o.round, o.profile+"/"+name+".cpu.pprof") }()
 					}
 				}
-				before, cerr := sampleCPU(t.pids())
+				before, cerr := harness.SampleCPU(t.pids())
 				s, err := drive(ctx, client, t, r, o.concurrency, o.round)
-				after, cerr2 := sampleCPU(t.pids())
+				after, cerr2 := harness.SampleCPU(t.pids())
 				if cerr = errors.Join(cerr, cerr2); cerr != nil {
 					return fmt.Errorf("%s: CPU time: %w", r.name, cerr)
 				}
@@ -260,8 +254,8 @@ func run() error {
 				if err != nil {
 					return fmt.Errorf("%s against %s: %w", r.name, t.name, err)
 				}
-				s.cpu = after.sub(before)
-				res.stats[t.name].add(s)
+				s.CPU = after.Sub(before)
+				res.stats[t.name].Add(s)
 			}
 		}
 		results = append(results, res)
@@ -280,133 +274,6 @@ func run() error {
 		fmt.Printf("\nidle RSS, each in its own process: %s\n", strings.Join(lines, ", "))
 	}
 	return nil
-}
-
-const adminKey = "bench-admin-key-0123456789abcdef0123"
-
-// The gateway's principal key pair (foundry gateway keygen made it for the
-// benchmark): a gateway started apart from the services (-split) signs
-// with it, and they believe it.
-const (
-	principalSigningKey  = "PRIVATE+KEY+foundry-bench-gateway+22411bf5+ARweCNGSo3s98dERGfX/jzHhm15+gv22QjHb4MBOme4U"
-	principalVerifierKey = "foundry-bench-gateway+22411bf5+AXDOwhEvZ7hfwm60CUCT63dOBZkrmiRuzRVEBTvsB3rV"
-)
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
-// scratchDatabase creates a fresh database on the server of base and
-// returns its URL and a function that drops it.
-func scratchDatabase(ctx context.Context, base string) (string, func(), error) {
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		return "", nil, fmt.Errorf("connect to %s: %w", redact(base), err)
-	}
-	b := make([]byte, 5)
-	_, _ = rand.Read(b)
-	name := "foundry_bench_" + hex.EncodeToString(b)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		_ = admin.Close(ctx)
-		return "", nil, fmt.Errorf("create database %s: %w", name, err)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	drop := func() {
-		if _, err := admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			fmt.Fprintf(os.Stderr, "bench-http: drop database %s: %v\n", name, err)
-		}
-		_ = admin.Close(context.Background())
-	}
-	return u.String(), drop, nil
-}
-
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
-}
-
-func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// startFoundry starts Foundry's binary on data at the production log
-// level, with registration and reads unthrottled (the seed registers
-// freely, the load reads from one address); extra
-// flags (-target, peer addresses) follow. data is a postgres:// URL, or the
-// directory of embedded SQLite's files: -database-url is then given empty,
-// so a FOUNDRY_DATABASE_URL in the environment does not apply.
-func startFoundry(bin, data, httpAddr, grpcAddr, adminAddr string, pprof bool, extra ...string) (*process, error) {
-	dbURL, dataDir := data, os.TempDir()
-	if !strings.HasPrefix(data, "postgres://") && !strings.HasPrefix(data, "postgresql://") {
-		dbURL, dataDir = "", data
-	}
-	args := append([]string{"-database-url=" + dbURL, "-http-addr=" + httpAddr, "-grpc-addr=" + grpcAddr, "-admin-addr=" + adminAddr,
-		"-admin-key=" + adminKey, "-service-key=" + adminKey + "-service", "-log-level=info", "-log-format=json", "-data-dir=" + dataDir}, extra...)
-	env := []string{"FOUNDRY_REGISTER_RATE_PER_MIN=0", "FOUNDRY_READS_PER_MIN=0", fmt.Sprintf("FOUNDRY_PPROF=%t", pprof),
-		"FOUNDRY_PRINCIPAL_SIGNING_KEY=" + principalSigningKey, "FOUNDRY_PRINCIPAL_VERIFIER_KEYS=" + principalVerifierKey}
-	return start(bin, env, args...)
-}
-
-// process is a started server; its output goes to a temporary file (at
-// the info level Foundry writes a line per request, as in production),
-// read back for error messages.
-type process struct {
-	cmd *exec.Cmd
-	out *os.File
-}
-
-func (p *process) output() string {
-	b, _ := os.ReadFile(p.out.Name())
-	const tail = 8 << 10
-	if len(b) > tail {
-		b = b[len(b)-tail:]
-	}
-	return string(b)
-}
-
-func start(bin string, env []string, args ...string) (*process, error) {
-	out, err := os.CreateTemp("", "bench-http-*.log")
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		_ = out.Close()
-		_ = os.Remove(out.Name())
-		return nil, fmt.Errorf("start %s: %w (run `make build`?)", bin, err)
-	}
-	return &process{cmd: cmd, out: out}, nil
-}
-
-func (p *process) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
-	_ = p.out.Close()
-	_ = os.Remove(p.out.Name())
 }
 
 // saveProfile saves a CPU profile of the next d (whole seconds) to path.
@@ -433,39 +300,6 @@ func saveProfile(ctx context.Context, adminAddr string, d time.Duration, path st
 		return err
 	}
 	return f.Close()
-}
-
-// residentMiB is a process's resident set (VmRSS, Linux) in MiB.
-func residentMiB(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kib float64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%f kB", &kib); err != nil {
-				return 0, err
-			}
-			return kib / 1024, nil
-		}
-	}
-	return 0, errors.New("no VmRSS")
-}
-
-func waitHTTP(ctx context.Context, u string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("%s did not answer 200 within %s", u, limit)
 }
 
 // seeded is what the seed made.
@@ -506,7 +340,7 @@ var seedClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transp
 // to, 200 ideas, and finished agent tasks for the metrics to describe.
 func seedData(ctx context.Context, base string, stakers int) (seeded, error) {
 	var s seeded
-	admin := http.Header{"X-API-Key": {adminKey}}
+	admin := http.Header{"X-API-Key": {harness.AdminKey}}
 	for role, dst := range map[string]*http.Header{"operator": &s.operator, "worker": &s.worker} {
 		var tok struct {
 			Token string `json:"token"`
@@ -573,103 +407,49 @@ func seedData(ctx context.Context, base string, stakers int) (seeded, error) {
 
 // register registers a contributor and returns its id and session token.
 func register(ctx context.Context, base, handle string) (id, token string, err error) {
-	var reg struct {
-		ContributorID string `json:"contributor_id"`
-		SessionToken  string `json:"session_token"`
-	}
-	err = call(ctx, base, http.MethodPost, "/api/onboarding/register", map[string]any{"handle": handle}, nil, &reg)
-	return reg.ContributorID, reg.SessionToken, err
+	return harness.Register(ctx, seedClient, base, handle)
 }
 
 // seedStakers registers n contributors and funds each with a deposit of
 // enough USD, at the buy rate in force, for stakesEach stakes of stakeCC,
 // seedWorkers at a time.
 func seedStakers(ctx context.Context, base string, admin http.Header, n int) ([]staker, error) {
-	var rate struct {
-		BuyRate float64 `json:"buy_rate"` // CC a deposited USD mints
-	}
-	if err := call(ctx, base, http.MethodGet, "/api/cc/exchange-rate", nil, nil, &rate); err != nil {
+	usd, rate, err := harness.USDFor(ctx, seedClient, base, stakesEach*stakeCC)
+	if err != nil {
 		return nil, err
 	}
-	if rate.BuyRate <= 0 {
-		return nil, fmt.Errorf("buy rate %v: want a positive rate", rate.BuyRate)
-	}
-	// Whole cents, rounded up: the deposit mints rounding down.
-	usd := math.Ceil(stakesEach*stakeCC/rate.BuyRate*100) / 100
-	fmt.Printf("seeding %d contributors, %.2f USD each (%d stakes of %v CC at %v CC/USD)\n", n, usd, stakesEach, stakeCC, rate.BuyRate)
+	fmt.Printf("seeding %d contributors, %.2f USD each (%d stakes of %v CC at %v CC/USD)\n", n, usd, stakesEach, stakeCC, rate)
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		out      = make([]staker, n)
-		next     atomic.Int64
-		done     atomic.Int64
-		firstErr error
-		errOnce  sync.Once
-		wg       sync.WaitGroup
-	)
+	out := make([]staker, n)
+	var done atomic.Int64
 	begin := time.Now()
-	for range min(seedWorkers, n) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-				err := func() error {
-					id, token, err := register(ctx, base, fmt.Sprintf("staker-%d", i))
-					if err != nil {
-						return err
-					}
-					body := map[string]any{"contributor_id": id, "amount_usd": usd, "reference": fmt.Sprintf("staker-%d", i)}
-					if err := call(ctx, base, http.MethodPost, "/api/cc/deposit", body, admin, nil); err != nil {
-						return err
-					}
-					out[i] = staker{id: id, auth: http.Header{"Authorization": {"Bearer " + token}}}
-					return nil
-				}()
-				if err != nil {
-					errOnce.Do(func() { firstErr = fmt.Errorf("contributor %d: %w", i, err); cancel() })
-					return
-				}
-				if d := done.Add(1); d%100 == 0 || d == int64(n) {
-					fmt.Printf("  %d/%d contributors registered and funded (%.1fs)\n", d, n, time.Since(begin).Seconds())
-				}
+	err = harness.Parallel(ctx, n, seedWorkers, func(ctx context.Context, i int) error {
+		err := func() error {
+			id, token, err := register(ctx, base, fmt.Sprintf("staker-%d", i))
+			if err != nil {
+				return err
 			}
-		})
-	}
-	wg.Wait()
-	return out, firstErr
+			body := map[string]any{"contributor_id": id, "amount_usd": usd, "reference": fmt.Sprintf("staker-%d", i)}
+			if err := call(ctx, base, http.MethodPost, "/api/cc/deposit", body, admin, nil); err != nil {
+				return err
+			}
+			out[i] = staker{id: id, auth: http.Header{"Authorization": {"Bearer " + token}}}
+			return nil
+		}()
+		if err != nil {
+			return fmt.Errorf("contributor %d: %w", i, err)
+		}
+		if d := done.Add(1); d%100 == 0 || d == int64(n) {
+			fmt.Printf("  %d/%d contributors registered and funded (%.1fs)\n", d, n, time.Since(begin).Seconds())
+		}
+		return nil
+	})
+	return out, err
 }
 
 // call sends one JSON request and decodes a 2xx answer into out.
 func call(ctx context.Context, base, method, path string, body any, h http.Header, out any) error {
-	var b []byte
-	if body != nil {
-		var err error
-		if b, err = json.Marshal(body); err != nil {
-			return err
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range h {
-		req.Header[k] = v
-	}
-	resp, err := seedClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-	}
-	if out != nil {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
+	return harness.Call(ctx, seedClient, base, method, path, body, h, out)
 }
 
 // route is one measured operation: request makes the i-th request of a
@@ -775,99 +555,10 @@ func routeTable(s seeded, conn *pgx.Conn) []route {
 	}
 }
 
-// stats are one server's measurements of a route.
-type stats struct {
-	requests  int64
-	elapsed   time.Duration
-	latencies []time.Duration
-	cpu       cpuSample // used during the rounds
-}
-
-func (s *stats) add(o *stats) {
-	s.requests += o.requests
-	s.elapsed += o.elapsed
-	s.latencies = append(s.latencies, o.latencies...)
-	s.cpu = s.cpu.add(o.cpu)
-}
-
-// perRequest is CPU time per request in microseconds.
-func (s *stats) perRequest(d time.Duration) float64 {
-	if s.requests == 0 {
-		return 0
-	}
-	return float64(d.Microseconds()) / float64(s.requests)
-}
-
-func (s *stats) rate() float64 { return float64(s.requests) / s.elapsed.Seconds() }
-
-func (s *stats) percentile(p float64) time.Duration {
-	if len(s.latencies) == 0 {
-		return 0
-	}
-	l := slices.Clone(s.latencies)
-	slices.Sort(l)
-	return l[min(len(l)-1, int(p/100*float64(len(l))))]
-}
-
 // drive runs r against t with c clients for d and measures it; any
 // request that fails or answers other than 2xx fails the run.
-func drive(ctx context.Context, client *http.Client, t target, r route, c int, d time.Duration) (*stats, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		n        atomic.Int64
-		firstErr error
-		errOnce  sync.Once
-		wg       sync.WaitGroup
-	)
-	lat := make([][]time.Duration, c)
-	begin := time.Now()
-	deadline := begin.Add(d)
-	for w := range c {
-		wg.Go(func() {
-			for time.Now().Before(deadline) && ctx.Err() == nil {
-				method, path, body, h := r.request(n.Add(1))
-				req, err := http.NewRequestWithContext(ctx, method, t.base+path, bytes.NewReader(body))
-				if err != nil {
-					errOnce.Do(func() { firstErr = err; cancel() })
-					return
-				}
-				if body != nil {
-					req.Header.Set("Content-Type", "application/json")
-				}
-				for k, v := range h {
-					req.Header[k] = v
-				}
-				t0 := time.Now()
-				resp, err := client.Do(req)
-				if err == nil {
-					raw, _ := io.ReadAll(resp.Body)
-					_ = resp.Body.Close()
-					if resp.StatusCode/100 != 2 {
-						err = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(raw))
-					}
-				}
-				if err != nil {
-					if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-						return
-					}
-					errOnce.Do(func() { firstErr = err; cancel() })
-					return
-				}
-				lat[w] = append(lat[w], time.Since(t0))
-			}
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	s := &stats{elapsed: time.Since(begin)}
-	for _, l := range lat {
-		s.latencies = append(s.latencies, l...)
-	}
-	s.requests = int64(len(s.latencies))
-	return s, nil
+func drive(ctx context.Context, client *http.Client, t target, r route, c int, d time.Duration) (*harness.Stats, error) {
+	return harness.Drive(ctx, client, t.base, r.request, c, d)
 }
 
 // goal is what a route must reach against each baseline (0: none): every
@@ -902,7 +593,7 @@ func (g goal) String() string {
 type result struct {
 	route string
 	write bool
-	stats map[string]*stats
+	stats map[string]*harness.Stats
 }
 
 // column is one server's columns in the report: its name, and its
@@ -951,7 +642,7 @@ func report(w io.Writer, results []result, targets []target, o options) {
 		fmt.Fprintf(tw, "%s\t", r.route)
 		for _, c := range cols {
 			if st := r.stats[c.name]; st != nil {
-				fmt.Fprintf(tw, "%.0f\t%s\t%s\t", st.rate(), ms(st.percentile(50)), ms(st.percentile(99)))
+				fmt.Fprintf(tw, "%.0f\t%s\t%s\t", st.Rate(), ms(st.Percentile(50)), ms(st.Percentile(99)))
 			} else {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t", none, none, none)
 			}
@@ -965,7 +656,7 @@ func report(w io.Writer, results []result, targets []target, o options) {
 				fmt.Fprintf(tw, "%s\t", none)
 				continue
 			}
-			ratio := f.rate() / b.rate()
+			ratio := f.Rate() / b.Rate()
 			fmt.Fprintf(tw, "%.2f\t", ratio)
 			if want := g.of(base); want > 0 && ratio < want {
 				below = true
@@ -999,15 +690,15 @@ func report(w io.Writer, results []result, targets []target, o options) {
 				fmt.Fprint(tw, strings.Repeat(none+"\t", len(c.roles)+2))
 				continue
 			}
-			fmt.Fprintf(tw, "%.0f\t", st.perRequest(st.cpu.process()))
+			fmt.Fprintf(tw, "%.0f\t", st.PerRequest(st.CPU.Process()))
 			for i := range c.roles {
-				if i < len(st.cpu.procs) {
-					fmt.Fprintf(tw, "%.0f\t", st.perRequest(st.cpu.procs[i]))
+				if i < len(st.CPU.Procs) {
+					fmt.Fprintf(tw, "%.0f\t", st.PerRequest(st.CPU.Procs[i]))
 				} else {
 					fmt.Fprintf(tw, "%s\t", none)
 				}
 			}
-			fmt.Fprintf(tw, "%.0f\t", st.perRequest(st.cpu.machine))
+			fmt.Fprintf(tw, "%.0f\t", st.PerRequest(st.CPU.Machine))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -1032,7 +723,7 @@ func reportScrub(ctx context.Context, w io.Writer, base string) error {
 			} `json:"last_cycle"`
 		} `json:"scrub"`
 	}
-	if err := call(ctx, base, http.MethodGet, "/api/audit/verify", nil, http.Header{"X-API-Key": {adminKey}}, &v); err != nil {
+	if err := call(ctx, base, http.MethodGet, "/api/audit/verify", nil, http.Header{"X-API-Key": {harness.AdminKey}}, &v); err != nil {
 		return err
 	}
 	sc := v.Scrub

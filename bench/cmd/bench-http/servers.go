@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/foundryhq/foundry/bench/internal/harness"
 )
 
 // target is one server the routes are driven against: its base URL and
@@ -25,14 +27,14 @@ type target struct {
 // profiles).
 type proc struct {
 	role  string
-	p     *process
+	p     *harness.Process
 	admin string
 }
 
 func (t target) pids() []int {
 	out := make([]int, len(t.procs))
 	for i, p := range t.procs {
-		out[i] = p.p.cmd.Process.Pid
+		out[i] = p.p.Pid()
 	}
 	return out
 }
@@ -40,7 +42,7 @@ func (t target) pids() []int {
 // group is a set of processes started together: started in start order
 // (stop stops them in reverse), procs in the report's.
 type group struct {
-	started []*process
+	started []*harness.Process
 	procs   []proc
 	// shape says how Foundry runs, for the report.
 	shape string
@@ -52,7 +54,7 @@ type group struct {
 
 func (g *group) stop() {
 	for _, p := range slices.Backward(g.started) {
-		p.stop()
+		p.Stop()
 	}
 }
 
@@ -69,16 +71,16 @@ func startFoundrySet(ctx context.Context, o options, data, httpAddr string) (*gr
 	if !o.foundrySplit {
 		admin := ""
 		if pprof {
-			admin = freeAddr()
+			admin = harness.FreeAddr()
 		}
-		p, err := startFoundry(o.foundry, data, httpAddr, freeAddr(), admin, pprof)
+		p, err := harness.StartFoundry(o.foundry, data, httpAddr, harness.FreeAddr(), admin, pprof)
 		if err != nil {
 			return nil, err
 		}
-		g.started, g.procs, g.shape = []*process{p}, []proc{{p: p, admin: admin}}, "every module in one process"
-		if err := waitHTTP(ctx, "http://"+httpAddr+"/api/ready", 60*time.Second); err != nil {
+		g.started, g.procs, g.shape = []*harness.Process{p}, []proc{{p: p, admin: admin}}, "every module in one process"
+		if err := harness.WaitHTTP(ctx, "http://"+httpAddr+"/api/ready", 60*time.Second); err != nil {
 			g.stop()
-			return nil, fmt.Errorf("foundry: %w\n%s", err, p.output())
+			return nil, fmt.Errorf("foundry: %w\n%s", err, p.Output())
 		}
 		return g, nil
 	}
@@ -87,15 +89,15 @@ func startFoundrySet(ctx context.Context, o options, data, httpAddr string) (*gr
 		return nil, err
 	}
 	services := slices.DeleteFunc(names, func(n string) bool { return n == "gateway" })
-	grpcAddr, modulesAdmin := freeAddr(), freeAddr()
-	modules, err := startFoundry(o.foundry, data, freeAddr(), grpcAddr, modulesAdmin, pprof, "-target="+strings.Join(services, ","))
+	grpcAddr, modulesAdmin := harness.FreeAddr(), harness.FreeAddr()
+	modules, err := harness.StartFoundry(o.foundry, data, harness.FreeAddr(), grpcAddr, modulesAdmin, pprof, "-target="+strings.Join(services, ","))
 	if err != nil {
 		return nil, err
 	}
 	g.started = append(g.started, modules)
-	if err := waitHTTP(ctx, "http://"+modulesAdmin+"/readyz", 60*time.Second); err != nil {
+	if err := harness.WaitHTTP(ctx, "http://"+modulesAdmin+"/readyz", 60*time.Second); err != nil {
 		g.stop()
-		return nil, fmt.Errorf("foundry's modules (-target=%s): %w\n%s", strings.Join(services, ","), err, modules.output())
+		return nil, fmt.Errorf("foundry's modules (-target=%s): %w\n%s", strings.Join(services, ","), err, modules.Output())
 	}
 	gateway, err := startGateway(ctx, o.foundry, data, httpAddr, grpcAddr, services, pprof)
 	if err != nil {
@@ -106,7 +108,7 @@ func startFoundrySet(ctx context.Context, o options, data, httpAddr string) (*gr
 	g.procs = []proc{gateway, {role: "modules", p: modules, admin: modulesAdmin}}
 	g.shape = "two processes: the gateway, and " + strings.Join(services, ", ")
 	if o.compareGateway != "" {
-		g.compareAddr = freeAddr()
+		g.compareAddr = harness.FreeAddr()
 		other, err := startGateway(ctx, o.compareGateway, data, g.compareAddr, grpcAddr, services, false)
 		if err != nil {
 			g.stop()
@@ -123,19 +125,19 @@ func startFoundrySet(ctx context.Context, o options, data, httpAddr string) (*gr
 func startGateway(ctx context.Context, bin, data, httpAddr, grpcAddr string, services []string, pprof bool) (proc, error) {
 	admin := ""
 	if pprof {
-		admin = freeAddr()
+		admin = harness.FreeAddr()
 	}
 	extra := []string{"-target=gateway"}
 	for _, s := range services {
 		extra = append(extra, "-"+s+"-addr="+grpcAddr)
 	}
-	p, err := startFoundry(bin, data, httpAddr, freeAddr(), admin, pprof, extra...)
+	p, err := harness.StartFoundry(bin, data, httpAddr, harness.FreeAddr(), admin, pprof, extra...)
 	if err != nil {
 		return proc{}, err
 	}
-	if err := waitHTTP(ctx, "http://"+httpAddr+"/api/ready", 60*time.Second); err != nil {
-		p.stop()
-		return proc{}, fmt.Errorf("foundry's gateway (%s): %w\n%s", bin, err, p.output())
+	if err := harness.WaitHTTP(ctx, "http://"+httpAddr+"/api/ready", 60*time.Second); err != nil {
+		p.Stop()
+		return proc{}, fmt.Errorf("foundry's gateway (%s): %w\n%s", bin, err, p.Output())
 	}
 	return proc{role: "gateway", p: p, admin: admin}, nil
 }
@@ -149,20 +151,20 @@ type twoHop struct {
 // startTwoHop starts bench/twohop's back end on dbURL and its front
 // calling it, and reads the routes the front serves.
 func startTwoHop(ctx context.Context, o options, dbURL string) (*twoHop, error) {
-	backAddr, frontAddr := freeAddr(), freeAddr()
-	back, err := start(o.twohopBack, nil, "-addr="+backAddr, "-database-url="+dbURL, "-pool=16")
+	backAddr, frontAddr := harness.FreeAddr(), harness.FreeAddr()
+	back, err := harness.Start(o.twohopBack, nil, "-addr="+backAddr, "-database-url="+dbURL, "-pool=16")
 	if err != nil {
 		return nil, err
 	}
-	front, err := start(o.twohopFront, nil, "-addr="+frontAddr, "-backend="+backAddr)
+	front, err := harness.Start(o.twohopFront, nil, "-addr="+frontAddr, "-backend="+backAddr)
 	if err != nil {
-		back.stop()
+		back.Stop()
 		return nil, err
 	}
-	h := &twoHop{group: group{started: []*process{back, front}}}
-	if err := waitHTTP(ctx, "http://"+frontAddr+"/ready", 30*time.Second); err != nil {
+	h := &twoHop{group: group{started: []*harness.Process{back, front}}}
+	if err := harness.WaitHTTP(ctx, "http://"+frontAddr+"/ready", 30*time.Second); err != nil {
 		h.stop()
-		return nil, fmt.Errorf("two-hop: %w\nfront:\n%s\nback:\n%s", err, front.output(), back.output())
+		return nil, fmt.Errorf("two-hop: %w\nfront:\n%s\nback:\n%s", err, front.Output(), back.Output())
 	}
 	serves, err := frontRoutes(ctx, "http://"+frontAddr+"/routes")
 	if err != nil {
