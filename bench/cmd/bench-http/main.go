@@ -394,9 +394,10 @@ func seedData(ctx context.Context, base string, stakers int) (seeded, error) {
 		if err := call(ctx, base, http.MethodPatch, "/api/agent/tasks/"+task.ID, map[string]any{"status": "running", "worker_id": "seed"}, s.worker, nil); err != nil {
 			return s, err
 		}
-		done := map[string]any{"status": "completed", "output": "ok"}
+		// A worker's report on its running task names the worker.
+		done := map[string]any{"status": "completed", "output": "ok", "worker_id": "seed"}
 		if i%5 == 0 {
-			done = map[string]any{"status": "failed", "output": "provider returned 503"}
+			done = map[string]any{"status": "failed", "output": "provider returned 503", "worker_id": "seed"}
 		}
 		if err := call(ctx, base, http.MethodPatch, "/api/agent/tasks/"+task.ID, done, s.worker, nil); err != nil {
 			return s, err
