@@ -98,6 +98,22 @@ func DecodeAt(list, c string, offset int) (k At, ok bool, errs []fault.FieldErro
 	return k, true, nil
 }
 
+// PageAt cuts items, read with one item past a page of limit, to the page
+// starting at offset, and returns the cursor of list after the page's last
+// item when another item followed it ("" otherwise). The item read past
+// the page, not offset+n < total, says whether items follow: a page read
+// by cursor carries the offset its first page saw, and items added at the
+// list's head meanwhile grow the total, not what follows the page. key
+// gives an item's creation time and id.
+func PageAt[T any](list string, items []T, limit, offset int, key func(T) (time.Time, string)) ([]T, string) {
+	if limit <= 0 || len(items) <= limit {
+		return items[:min(len(items), max(limit, 0))], ""
+	}
+	items = items[:limit]
+	at, id := key(items[limit-1])
+	return items, EncodeAt(list, at, id, offset+limit)
+}
+
 // EncodeSeq is the cursor of list after the item with sequence number seq
 // (the audit log).
 func EncodeSeq(list string, seq int64) string { return Encode(list, strconv.FormatInt(seq, 10)) }

@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -98,4 +99,25 @@ func TestOffsetsStopAtMaxOffset(t *testing.T) {
 	require.Len(t, errs, 1)
 	require.Equal(t, "offset", errs[0].Field)
 	require.Contains(t, errs[0].Message, "by cursor")
+}
+
+// TestPageAt: a page read with one item past its limit is cut to the
+// limit and gives the cursor after its last item, at the next page's
+// offset; a page with nothing past it gives none, whatever it holds.
+func TestPageAt(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC)
+	key := func(i int) (time.Time, string) { return at.Add(time.Duration(i) * time.Second), fmt.Sprint("id-", i) }
+	page, next := PageAt("tasks", []int{1, 2, 3}, 2, 40, key)
+	require.Equal(t, []int{1, 2}, page)
+	got, ok, errs := DecodeAt("tasks", next, 0)
+	require.True(t, ok)
+	require.Empty(t, errs)
+	require.Equal(t, At{At: at.Add(2 * time.Second), ID: "id-2", Offset: 42}, got)
+	page, next = PageAt("tasks", []int{1, 2}, 2, 40, key)
+	require.Equal(t, []int{1, 2}, page)
+	require.Empty(t, next, "a full page, nothing past it")
+	page, next = PageAt("tasks", []int{}, 2, 0, key)
+	require.Empty(t, page)
+	require.Empty(t, next)
 }

@@ -3,6 +3,7 @@ package usecase
 import (
 	"context"
 	"errors"
+	"time"
 	"unicode/utf8"
 
 	"github.com/foundryhq/foundry/services/agent/internal/store"
@@ -100,17 +101,17 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 	if err != nil {
 		return Page{}, wrap("list tasks", err)
 	}
-	more := len(tasks) > limit
-	tasks = tasks[:min(len(tasks), limit)]
 	// A keyset page's offset is its cursor's: counting the tasks before
 	// it would cost what an offset read does.
-	page := Page{Tasks: tasks, Limit: limit, Offset: offset}
+	page := Page{Limit: limit, Offset: offset}
+	page.Tasks, page.Next = cursor.PageAt(taskList, tasks, limit, offset, func(t store.Task) (time.Time, string) {
+		return t.CreatedAt, t.ID
+	})
 	if f.IdeaID != "" {
 		// An idea's tasks are counted apart (migration 0016).
 		if page.Total, err = r.Stats.IdeaCount(ctx, f.IdeaID, f.Status, f.Type); err != nil {
 			return Page{}, wrap("list tasks", err)
 		}
-		page.Next = nextTaskCursor(page, more)
 		return page, nil
 	}
 	counts, err := r.Stats.Counts(ctx)
@@ -122,19 +123,7 @@ func (a *App) List(ctx context.Context, q ListQuery) (Page, error) {
 			page.Total += int(c.N)
 		}
 	}
-	page.Next = nextTaskCursor(page, more)
 	return page, nil
-}
-
-// nextTaskCursor is the cursor after page's last task, when more tasks
-// follow it.
-func nextTaskCursor(page Page, more bool) string {
-	n := len(page.Tasks)
-	if n == 0 || !more {
-		return ""
-	}
-	last := page.Tasks[n-1]
-	return cursor.EncodeAt(taskList, last.CreatedAt, last.ID, page.Offset+n)
 }
 
 // Attention returns a page of the tasks that need a human (failed or

@@ -2,6 +2,7 @@ package usecase
 
 import (
 	"context"
+	"time"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/attribution"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
@@ -42,13 +43,10 @@ func (a *App) ListContributions(ctx context.Context, q ListContributionsCmd) (Li
 	if err != nil {
 		return Listed[store.Contribution]{}, err
 	}
-	more := len(items) > limit
-	items = items[:min(len(items), limit)]
-	out := Listed[store.Contribution]{Items: items, Total: total, Limit: limit, Offset: offset}
-	if n := len(items); n > 0 && more {
-		last := items[n-1]
-		out.Next = cursor.EncodeAt(contributionList, last.CreatedAt, last.ID, offset+n)
-	}
+	out := Listed[store.Contribution]{Total: total, Limit: limit, Offset: offset}
+	out.Items, out.Next = cursor.PageAt(contributionList, items, limit, offset, func(c store.Contribution) (time.Time, string) {
+		return c.CreatedAt, c.ID
+	})
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package usecase
 
 import (
 	"context"
+	"time"
 
 	"github.com/foundryhq/foundry/services/ledger/internal/credit"
 	"github.com/foundryhq/foundry/services/ledger/internal/store"
@@ -30,12 +31,9 @@ func (a *App) Incidents(ctx context.Context, p Page) (Listed[store.Incident], er
 	if err != nil {
 		return Listed[store.Incident]{}, err
 	}
-	more := len(items) > limit
-	items = items[:min(len(items), limit)]
-	out := Listed[store.Incident]{Items: items, Total: total, Limit: limit, Offset: offset}
-	if n := len(items); n > 0 && more {
-		last := items[n-1]
-		out.Next = cursor.EncodeAt(incidentList, last.CreatedAt, last.ID, offset+n)
-	}
+	out := Listed[store.Incident]{Total: total, Limit: limit, Offset: offset}
+	out.Items, out.Next = cursor.PageAt(incidentList, items, limit, offset, func(i store.Incident) (time.Time, string) {
+		return i.CreatedAt, i.ID
+	})
 	return out, nil
 }
