@@ -157,11 +157,7 @@ func (o Outbox) Settle(ctx context.Context, it store.OutboxItem) error {
 
 // QueueDeleteDelivered implements store.Outbox.
 func (o Outbox) QueueDeleteDelivered(b *database.Batch, taskIDs []string) {
-	if len(taskIDs) == 0 {
-		return
-	}
-	b.Exec(nil, `DELETE FROM idea_outbox WHERE delivered_at IS NOT NULL
-		AND task_id IN (`+database.Placeholders(1, len(taskIDs))+`)`, idArgs(taskIDs)...)
+	queueDeleteOf(b, "idea_outbox", "delivered_at IS NOT NULL", taskIDs)
 }
 
 // QueueBacklog implements store.Outbox: the rows of the partial index

@@ -76,10 +76,7 @@ func (p Prompts) SaveArm(ctx context.Context, a abtest.Arm, at time.Time) error 
 
 // QueueDeleteOutcomes implements store.Prompts.
 func (p Prompts) QueueDeleteOutcomes(b *database.Batch, taskIDs []string) {
-	if len(taskIDs) == 0 {
-		return
-	}
-	b.Exec(nil, `DELETE FROM prompt_outcomes WHERE task_id IN (`+database.Placeholders(1, len(taskIDs))+`)`, idArgs(taskIDs)...)
+	queueDeleteOf(b, "prompt_outcomes", "", taskIDs)
 }
 
 // Arms implements store.Prompts.

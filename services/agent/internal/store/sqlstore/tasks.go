@@ -575,10 +575,20 @@ func (s Tasks) DeleteFinished(ctx context.Context, before time.Time, batch int) 
 
 // QueueDeleteAttempts implements store.Tasks.
 func (s Tasks) QueueDeleteAttempts(b *database.Batch, taskIDs []string) {
+	queueDeleteOf(b, "task_attempts", "", taskIDs)
+}
+
+// queueDeleteOf queues into b the deletion of table's rows of the tasks
+// (its task_id one of taskIDs) that also meet cond ("": all of them): what
+// hangs on a pruned task, in each repository that keeps some.
+func queueDeleteOf(b *database.Batch, table, cond string, taskIDs []string) {
 	if len(taskIDs) == 0 {
 		return
 	}
-	b.Exec(nil, `DELETE FROM task_attempts WHERE task_id IN (`+database.Placeholders(1, len(taskIDs))+`)`, idArgs(taskIDs)...)
+	if cond != "" {
+		cond += " AND "
+	}
+	b.Exec(nil, `DELETE FROM `+table+` WHERE `+cond+`task_id IN (`+database.Placeholders(1, len(taskIDs))+`)`, idArgs(taskIDs)...)
 }
 
 // lastBytes is s's last max bytes, cut at a character boundary.
